@@ -1,0 +1,1 @@
+"""emmy: an MLIR-style compiler from PyTorch programs to CUDA, written on xDSL."""

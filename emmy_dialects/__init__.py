@@ -1,0 +1,26 @@
+"""emmy dialects, one module per IR level, and the context that knows all of them."""
+
+from xdsl.context import Context
+from xdsl.dialects.arith import Arith
+from xdsl.dialects.builtin import Builtin
+from xdsl.dialects.func import Func
+from xdsl.dialects.math import Math
+from xdsl.dialects.memref import MemRef
+from xdsl.dialects.scf import Scf
+
+
+def emmy_dialects():
+    """Every emmy dialect, lowest dependency first."""
+    from emmy.dialects.fused import Fused
+    from emmy.dialects.loop import Loop
+    from emmy.dialects.prim import Prim
+
+    return (Prim, Fused, Loop)
+
+
+def make_context() -> Context:
+    """A context with the emmy dialects and the upstream ones they are used with."""
+    ctx = Context()
+    for dialect in (Builtin, Func, Arith, Math, Scf, MemRef, *emmy_dialects()):
+        ctx.load_dialect(dialect)
+    return ctx

@@ -1,0 +1,144 @@
+"""Fused IR (`fused`): which primitives share one GPU kernel.
+
+A `fused.kernel` sits in the host `func.func` where its results are needed. Its region is
+isolated: it sees only its operands (as entry-block arguments), computes with `prim` ops on
+value tensors and ends in a `fused.yield` of its results.
+
+    %y = fused.kernel @k_rms_norm(%x, %w) : (tensor<32x2048xf32>, tensor<2048xf32>) -> tensor<32x2048xf32> {
+    ^bb0(%a: tensor<32x2048xf32>, %b: tensor<2048xf32>):
+      ...
+      fused.yield %r : tensor<32x2048xf32>
+    }
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import StringAttr, SymbolRefAttr, TensorType
+from xdsl.ir import Attribute, Dialect, Region, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    lazy_traits_def,
+    prop_def,
+    region_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, Pure, RecursiveMemoryEffect
+from xdsl.utils.exceptions import VerifyException
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """Ends a `fused.kernel` with the tensors it produces."""
+
+    name = "fused.yield"
+    arguments = var_operand_def(TensorType)
+    traits = lazy_traits_def(lambda: (IsTerminator(), Pure(), HasParent(KernelOp)))
+
+    assembly_format = "attr-dict ($arguments^ `:` type($arguments))?"
+
+    def __init__(self, *values: SSAValue):
+        super().__init__(operands=[values])
+
+
+@irdl_op_definition
+class KernelOp(IRDLOperation):
+    """One future GPU kernel: an isolated region of prim computation on value tensors."""
+
+    name = "fused.kernel"
+    kernel_name = prop_def(StringAttr, prop_name="sym_name")
+    inputs = var_operand_def(TensorType)
+    outputs = var_result_def(TensorType)
+    body = region_def("single_block")
+    traits = lazy_traits_def(lambda: (IsolatedFromAbove(), RecursiveMemoryEffect()))
+
+    def __init__(
+        self,
+        name: str,
+        inputs: Sequence[SSAValue],
+        output_types: Sequence[Attribute],
+        body: Region,
+    ):
+        super().__init__(
+            operands=[inputs],
+            result_types=[output_types],
+            regions=[body],
+            properties={"sym_name": StringAttr(name)},
+        )
+
+    def verify_(self) -> None:
+        block = self.body.block
+        if len(block.args) != len(self.inputs):
+            raise VerifyException(
+                f"kernel body takes {len(block.args)} arguments but the kernel has "
+                f"{len(self.inputs)} operands"
+            )
+        for index, (arg, value) in enumerate(zip(block.args, self.inputs)):
+            if arg.type != value.type:
+                raise VerifyException(
+                    f"kernel body argument #{index} has type {arg.type} but operand "
+                    f"#{index} has type {value.type}"
+                )
+        terminator = block.last_op
+        if not isinstance(terminator, YieldOp):
+            raise VerifyException("a fused.kernel body must end in a fused.yield")
+        yielded = [v.type for v in terminator.arguments]
+        expected = [r.type for r in self.outputs]
+        if len(yielded) != len(expected):
+            raise VerifyException(
+                f"fused.yield yields {len(yielded)} values but the kernel has "
+                f"{len(expected)} results"
+            )
+        for index, (got, want) in enumerate(zip(yielded, expected)):
+            if got != want:
+                raise VerifyException(
+                    f"fused.yield value #{index} has type {got} but kernel result #{index} "
+                    f"has type {want}"
+                )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_attribute(SymbolRefAttr(self.kernel_name))
+        printer.print_string("(")
+        printer.print_list(self.inputs, printer.print_ssa_value)
+        printer.print_string(") : (")
+        printer.print_list((v.type for v in self.inputs), printer.print_attribute)
+        printer.print_string(") -> ")
+        types = [r.type for r in self.outputs]
+        if len(types) == 1:
+            printer.print_attribute(types[0])
+        else:
+            printer.print_string("(")
+            printer.print_list(types, printer.print_attribute)
+            printer.print_string(")")
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=True)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> KernelOp:
+        name = parser.parse_symbol_name()
+        operands = parser.parse_comma_separated_list(
+            Parser.Delimiter.PAREN, parser.parse_unresolved_operand
+        )
+        parser.parse_punctuation(":")
+        pos = parser.pos
+        types = parser.parse_comma_separated_list(Parser.Delimiter.PAREN, parser.parse_type)
+        inputs = parser.resolve_operands(operands, types, pos)
+        parser.parse_punctuation("->")
+        if parser.parse_optional_punctuation("(") is not None:
+            output_types = parser.parse_comma_separated_list(
+                Parser.Delimiter.NONE, parser.parse_type
+            )
+            parser.parse_punctuation(")")
+        else:
+            output_types = [parser.parse_type()]
+        body = parser.parse_region()
+        return cls(name.data, inputs, output_types, body)
+
+
+Fused = Dialect("fused", [KernelOp, YieldOp], [])

@@ -1,0 +1,423 @@
+"""Loop IR (`loop`): how each kernel iterates, as loop nests over memref buffers.
+
+    loop.kernel @k_rms_norm(%x: memref<32x2048xf32>, %w: memref<2048xf32>, %y: memref<32x2048xf32>) {
+      loop.for %i in 0 to 32 {
+        %ss = loop.for %j in 0 to 2048 reduce add init 0.0 : f32 {
+          %v = loop.load %x[%i, %j] : memref<32x2048xf32>
+          %sq = arith.mulf %v, %v : f32
+          loop.yield %sq : f32
+        }
+        ...
+        loop.for %j in 0 to 2048 {
+          ...
+          loop.store %r, %y[%i, %j] : memref<32x2048xf32>
+        }
+      }
+    }
+
+A parallel `loop.for` promises that its iterations are independent. A reduction `loop.for`
+yields one contribution per iteration and returns `init` combined with every contribution
+under its combiner; the order of combination is unspecified, so later levels may split the
+reduction across threads. Indices are `index` SSA values (arith on `index` builds index
+expressions). The host function launches a kernel with `loop.launch`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import (
+    FloatAttr,
+    FunctionType,
+    IndexType,
+    IntAttr,
+    IntegerAttr,
+    MemRefType,
+    StringAttr,
+    SymbolRefAttr,
+)
+from xdsl.ir import Attribute, Block, Dialect, Region, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    lazy_traits_def,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import (
+    HasCanonicalizationPatternsTrait,
+    HasParent,
+    IsolatedFromAbove,
+    IsTerminator,
+    MemoryReadEffect,
+    MemoryWriteEffect,
+    NoTerminator,
+    Pure,
+    RecursiveMemoryEffect,
+    SymbolOpInterface,
+    SymbolTable,
+)
+from xdsl.utils.exceptions import VerifyException
+
+from emmy.dialects.combiner import init_attr, parse_init_literal, print_init, verify_init
+
+
+@irdl_op_definition
+class KernelOp(IRDLOperation):
+    """A GPU kernel as a loop nest; its arguments are the buffers it reads and writes."""
+
+    name = "loop.kernel"
+    sym_name = prop_def(StringAttr)
+    function_type = prop_def(FunctionType)
+    body = region_def("single_block")
+    traits = traits_def(IsolatedFromAbove(), NoTerminator(), SymbolOpInterface())
+
+    def __init__(self, name: str, buffer_types: Sequence[Attribute], body: Region):
+        super().__init__(
+            regions=[body],
+            properties={
+                "sym_name": StringAttr(name),
+                "function_type": FunctionType.from_lists(buffer_types, []),
+            },
+        )
+
+    @property
+    def buffer_types(self) -> tuple[Attribute, ...]:
+        return tuple(self.function_type.inputs.data)
+
+    def verify_(self) -> None:
+        args = self.body.block.args
+        if tuple(a.type for a in args) != self.buffer_types:
+            raise VerifyException("kernel body arguments must match the kernel signature")
+        for index, arg in enumerate(args):
+            if not isinstance(arg.type, MemRefType):
+                raise VerifyException(f"kernel argument #{index} must be a memref, got {arg.type}")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_attribute(SymbolRefAttr(self.sym_name))
+        printer.print_string("(")
+        printer.print_list(
+            self.body.block.args,
+            lambda arg: (
+                printer.print_ssa_value(arg),
+                printer.print_string(": "),
+                printer.print_attribute(arg.type),
+            ),
+        )
+        printer.print_string(") ")
+        printer.print_region(self.body, print_entry_block_args=False)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> KernelOp:
+        name = parser.parse_symbol_name()
+        args = parser.parse_comma_separated_list(Parser.Delimiter.PAREN, parser.parse_argument)
+        body = parser.parse_region(args)
+        return cls(name.data, [a.type for a in args], body)
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """Ends a `loop.for` body; a reduction loop yields this iteration's contribution."""
+
+    name = "loop.yield"
+    arguments = var_operand_def()
+    traits = lazy_traits_def(lambda: (IsTerminator(), Pure(), HasParent(ForOp)))
+
+    assembly_format = "attr-dict ($arguments^ `:` type($arguments))?"
+
+    def __init__(self, *values: SSAValue):
+        super().__init__(operands=[values])
+
+
+class ForOpHasCanonicalizationPatterns(HasCanonicalizationPatternsTrait):
+    @classmethod
+    def get_canonicalization_patterns(cls):
+        from emmy.passes.loop_canonicalization import FoldUnitLoop, HoistInvariantLoad
+
+        return (FoldUnitLoop(), HoistInvariantLoad())
+
+
+@irdl_op_definition
+class ForOp(IRDLOperation):
+    """`loop.for %i in lower to upper`, parallel, or a reduction when it has a combiner."""
+
+    name = "loop.for"
+    lower = prop_def(IntAttr)
+    upper = prop_def(IntAttr)
+    kind = opt_prop_def(StringAttr)
+    init = opt_prop_def(Attribute)
+    accumulator = var_result_def()
+    body = region_def("single_block")
+    traits = traits_def(RecursiveMemoryEffect(), ForOpHasCanonicalizationPatterns())
+
+    def __init__(
+        self,
+        lower: int,
+        upper: int,
+        body: Region,
+        reduction: tuple[str, FloatAttr | IntegerAttr] | None = None,
+    ):
+        properties: dict[str, Attribute] = {"lower": IntAttr(lower), "upper": IntAttr(upper)}
+        result_types: list[Attribute] = []
+        if reduction is not None:
+            kind, init = reduction
+            properties.update(kind=StringAttr(kind), init=init)
+            result_types.append(init.type)
+        block = body.block
+        if block.last_op is None or not block.last_op.has_trait(IsTerminator):
+            block.add_op(YieldOp())
+        super().__init__(result_types=[result_types], regions=[body], properties=properties)
+
+    @staticmethod
+    def empty(lower: int, upper: int, reduction=None) -> ForOp:
+        """A loop with an empty body, whose block argument is the induction variable."""
+        body = Region(Block(arg_types=[IndexType()]))
+        return ForOp(lower, upper, body, reduction)
+
+    @property
+    def induction_var(self) -> SSAValue:
+        return self.body.block.args[0]
+
+    @property
+    def trip_count(self) -> int:
+        return self.upper.data - self.lower.data
+
+    @property
+    def is_reduction(self) -> bool:
+        return self.kind is not None
+
+    def verify_(self) -> None:
+        if self.lower.data < 0 or self.upper.data < self.lower.data:
+            raise VerifyException(
+                f"loop bounds {self.lower.data} to {self.upper.data} must satisfy "
+                "0 <= lower <= upper"
+            )
+        block = self.body.block
+        if len(block.args) != 1 or not isinstance(block.args[0].type, IndexType):
+            raise VerifyException("loop body must take exactly one index induction variable")
+        terminator = block.last_op
+        if not isinstance(terminator, YieldOp):
+            raise VerifyException("loop body must end in a loop.yield")
+        if (self.kind is None) != (self.init is None):
+            raise VerifyException("a reduction loop needs both a combiner and an init")
+        if self.kind is None:
+            if self.accumulator:
+                raise VerifyException("a parallel loop has no results")
+            if terminator.arguments:
+                raise VerifyException(
+                    f"a parallel loop body yields nothing, but it yields "
+                    f"{len(terminator.arguments)} values"
+                )
+            return
+        accumulator_type = self.init.type
+        verify_init(self.kind.data, self.init, accumulator_type)
+        if len(self.accumulator) != 1 or self.accumulator[0].type != accumulator_type:
+            raise VerifyException(
+                f"a reduction loop has one result of its init type {accumulator_type}"
+            )
+        yielded = [v.type for v in terminator.arguments]
+        if yielded != [accumulator_type]:
+            raise VerifyException(
+                f"reduction body must yield one {accumulator_type}, but it yields "
+                f"({', '.join(str(t) for t in yielded)})"
+            )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_ssa_value(self.induction_var)
+        printer.print_string(f" in {self.lower.data} to {self.upper.data}")
+        if self.kind is not None:
+            printer.print_string(f" reduce {self.kind.data} init ")
+            print_init(printer, self.init)
+            printer.print_string(" : ")
+            printer.print_attribute(self.init.type)
+        printer.print_string(" ")
+        printer.print_region(
+            self.body,
+            print_entry_block_args=False,
+            print_block_terminators=self.kind is not None,
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ForOp:
+        induction_var = parser.parse_argument(expect_type=False)
+        parser.parse_keyword("in")
+        lower = parser.parse_integer(allow_boolean=False)
+        parser.parse_keyword("to")
+        upper = parser.parse_integer(allow_boolean=False)
+        reduction = None
+        if parser.parse_optional_keyword("reduce") is not None:
+            kind = parser.parse_identifier()
+            parser.parse_keyword("init")
+            pos = parser.pos
+            value = parse_init_literal(parser)
+            parser.parse_punctuation(":")
+            reduction = (kind, init_attr(parser, value, parser.parse_type(), pos))
+        body = parser.parse_region([induction_var.resolve(IndexType())])
+        return cls(lower, upper, body, reduction)
+
+
+def _verify_indices(memref: SSAValue, indices: Sequence[SSAValue]) -> MemRefType:
+    memref_type = memref.type
+    assert isinstance(memref_type, MemRefType)
+    rank = memref_type.get_num_dims()
+    if len(indices) != rank:
+        raise VerifyException(
+            f"{len(indices)} indices given for a rank-{rank} memref {memref_type}"
+        )
+    for position, index in enumerate(indices):
+        if not isinstance(index.type, IndexType):
+            raise VerifyException(f"index #{position} must have type index, got {index.type}")
+    return memref_type
+
+
+def _print_access(printer: Printer, memref: SSAValue, indices: Sequence[SSAValue]) -> None:
+    printer.print_ssa_value(memref)
+    printer.print_string("[")
+    printer.print_list(indices, printer.print_ssa_value)
+    printer.print_string("] : ")
+    printer.print_attribute(memref.type)
+
+
+def _parse_access(parser: Parser) -> tuple[SSAValue, list[SSAValue]]:
+    memref = parser.parse_unresolved_operand()
+    indices = parser.parse_comma_separated_list(
+        Parser.Delimiter.SQUARE, parser.parse_unresolved_operand
+    )
+    parser.parse_punctuation(":")
+    pos = parser.pos
+    memref_type = parser.parse_type()
+    if not isinstance(memref_type, MemRefType):
+        parser.raise_error(f"expected a memref type, got {memref_type}", pos, parser.pos)
+    (buffer,) = parser.resolve_operands([memref], [memref_type], pos)
+    resolved = parser.resolve_operands(indices, [IndexType()] * len(indices), pos)
+    return buffer, resolved
+
+
+@irdl_op_definition
+class LoadOp(IRDLOperation):
+    """Reads one element of a buffer: `%v = loop.load %x[%i, %j] : memref<...>`."""
+
+    name = "loop.load"
+    memref = operand_def(MemRefType)
+    indices = var_operand_def(IndexType)
+    result = result_def()
+    traits = traits_def(MemoryReadEffect())
+
+    def __init__(self, memref: SSAValue, indices: Sequence[SSAValue]):
+        assert isinstance(memref.type, MemRefType)
+        super().__init__(
+            operands=[memref, indices], result_types=[memref.type.get_element_type()]
+        )
+
+    def verify_(self) -> None:
+        memref_type = _verify_indices(self.memref, self.indices)
+        if self.result.type != memref_type.get_element_type():
+            raise VerifyException(
+                f"loaded type {self.result.type} differs from the element type "
+                f"{memref_type.get_element_type()}"
+            )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        _print_access(printer, self.memref, self.indices)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> LoadOp:
+        return cls(*_parse_access(parser))
+
+
+@irdl_op_definition
+class StoreOp(IRDLOperation):
+    """Writes one element of a buffer: `loop.store %v, %y[%i, %j] : memref<...>`."""
+
+    name = "loop.store"
+    value = operand_def()
+    memref = operand_def(MemRefType)
+    indices = var_operand_def(IndexType)
+    traits = traits_def(MemoryWriteEffect())
+
+    def __init__(self, value: SSAValue, memref: SSAValue, indices: Sequence[SSAValue]):
+        super().__init__(operands=[value, memref, indices])
+
+    def verify_(self) -> None:
+        memref_type = _verify_indices(self.memref, self.indices)
+        if self.value.type != memref_type.get_element_type():
+            raise VerifyException(
+                f"stored type {self.value.type} differs from the element type "
+                f"{memref_type.get_element_type()}"
+            )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_ssa_value(self.value)
+        printer.print_string(", ")
+        _print_access(printer, self.memref, self.indices)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> StoreOp:
+        value = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        buffer, indices = _parse_access(parser)
+        element_type = buffer.type.get_element_type()
+        (resolved,) = parser.resolve_operands([value], [element_type], parser.pos)
+        return cls(resolved, buffer, indices)
+
+
+@irdl_op_definition
+class LaunchOp(IRDLOperation):
+    """Host side: runs a `loop.kernel` on buffers, `loop.launch @k(%x, %y) : memref<..>, ..`."""
+
+    name = "loop.launch"
+    kernel = prop_def(SymbolRefAttr)
+    buffers = var_operand_def(MemRefType)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+
+    def __init__(self, kernel: str, buffers: Sequence[SSAValue]):
+        super().__init__(operands=[buffers], properties={"kernel": SymbolRefAttr(kernel)})
+
+    def verify_(self) -> None:
+        kernel = SymbolTable.lookup_symbol(self, self.kernel)
+        if not isinstance(kernel, KernelOp):
+            raise VerifyException(f"'{self.kernel}' does not name a loop.kernel")
+        given = tuple(b.type for b in self.buffers)
+        if given != kernel.buffer_types:
+            raise VerifyException(
+                f"launch passes ({', '.join(map(str, given))}) but {self.kernel} takes "
+                f"({', '.join(map(str, kernel.buffer_types))})"
+            )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_attribute(self.kernel)
+        printer.print_string("(")
+        printer.print_list(self.buffers, printer.print_ssa_value)
+        printer.print_string(")")
+        if self.buffers:
+            printer.print_string(" : ")
+            printer.print_list((b.type for b in self.buffers), printer.print_attribute)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> LaunchOp:
+        kernel = parser.parse_symbol_name()
+        operands = parser.parse_comma_separated_list(
+            Parser.Delimiter.PAREN, parser.parse_unresolved_operand
+        )
+        types = []
+        pos = parser.pos
+        if operands:
+            parser.parse_punctuation(":")
+            types = parser.parse_comma_separated_list(Parser.Delimiter.NONE, parser.parse_type)
+        return cls(kernel.data, parser.resolve_operands(operands, types, pos))
+
+
+Loop = Dialect("loop", [KernelOp, ForOp, YieldOp, LoadOp, StoreOp, LaunchOp], [])

@@ -1,0 +1,291 @@
+"""Tensor IR (`prim`): the small set of primitives every torch op decomposes into.
+
+Every op works on value tensors (builtin `tensor` types with static shapes):
+- `prim.map` applies a scalar `arith`/`math` body elementwise to same-shaped operands;
+- `prim.reduce` folds some axes with a combiner (`add`, `mul`, `max`, `min`) from an init;
+- `prim.broadcast` expands size-1 and missing leading dims, numpy-style (right-aligned).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects import arith, math
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    FloatAttr,
+    IntegerAttr,
+    StringAttr,
+    TensorType,
+    UnitAttr,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Dialect, Region, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    lazy_traits_def,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import HasParent, IsTerminator, Pure, RecursiveMemoryEffect
+from xdsl.utils.exceptions import VerifyException
+
+from emmy.dialects.combiner import init_attr, parse_init_literal, print_init, verify_init
+
+SCALAR_DIALECTS = ("arith", "math")
+
+
+def tensor_shape(value: SSAValue) -> tuple[int, ...]:
+    assert isinstance(value.type, TensorType)
+    return tuple(value.type.get_shape())
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """Ends a `prim.map` body with the scalar it computes for one element."""
+
+    name = "prim.yield"
+    arguments = var_operand_def()
+    traits = lazy_traits_def(lambda: (IsTerminator(), Pure(), HasParent(MapOp)))
+
+    assembly_format = "attr-dict ($arguments^ `:` type($arguments))?"
+
+    def __init__(self, *values: SSAValue):
+        super().__init__(operands=[values])
+
+
+@irdl_op_definition
+class MapOp(IRDLOperation):
+    """Elementwise map: `result[i] = body(inputs[0][i], inputs[1][i], ...)`."""
+
+    name = "prim.map"
+    inputs = var_operand_def(TensorType)
+    result = result_def(TensorType)
+    body = region_def("single_block")
+    traits = traits_def(RecursiveMemoryEffect())
+
+    def __init__(self, inputs: Sequence[SSAValue], result_type: TensorType, body: Region):
+        super().__init__(operands=[inputs], result_types=[result_type], regions=[body])
+
+    def verify_(self) -> None:
+        shape = tensor_shape(self.result)
+        element_type = self.result.type.get_element_type()
+        for index, value in enumerate(self.inputs):
+            if tensor_shape(value) != shape:
+                raise VerifyException(
+                    f"input #{index} has shape {list(tensor_shape(value))} but the result "
+                    f"has shape {list(shape)}; broadcast it first"
+                )
+        block = self.body.block
+        if len(block.args) != len(self.inputs):
+            raise VerifyException(
+                f"body takes {len(block.args)} scalars but the map has {len(self.inputs)} inputs"
+            )
+        for index, (arg, value) in enumerate(zip(block.args, self.inputs)):
+            if arg.type != value.type.get_element_type():
+                raise VerifyException(
+                    f"body argument #{index} has type {arg.type} but input #{index} has "
+                    f"element type {value.type.get_element_type()}"
+                )
+        for op in block.ops:
+            if op is block.last_op:
+                break
+            if op.dialect_name() not in SCALAR_DIALECTS:
+                raise VerifyException(
+                    f"a map body holds only arith and math ops, found '{op.name}'"
+                )
+        terminator = block.last_op
+        if not isinstance(terminator, YieldOp) or len(terminator.arguments) != 1:
+            raise VerifyException("a map body must end in a prim.yield of one scalar")
+        if terminator.arguments[0].type != element_type:
+            raise VerifyException(
+                f"body yields {terminator.arguments[0].type} but the result element type "
+                f"is {element_type}"
+            )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string("(")
+        printer.print_list(self.inputs, printer.print_ssa_value)
+        printer.print_string(") : (")
+        printer.print_list((v.type for v in self.inputs), printer.print_attribute)
+        printer.print_string(") -> ")
+        printer.print_attribute(self.result.type)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=True)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> MapOp:
+        operands = parser.parse_comma_separated_list(
+            Parser.Delimiter.PAREN, parser.parse_unresolved_operand
+        )
+        parser.parse_punctuation(":")
+        pos = parser.pos
+        types = parser.parse_comma_separated_list(Parser.Delimiter.PAREN, parser.parse_type)
+        inputs = parser.resolve_operands(operands, types, pos)
+        parser.parse_punctuation("->")
+        result_type = parser.parse_type()
+        body = parser.parse_region()
+        if not isinstance(result_type, TensorType):
+            parser.raise_error(f"prim.map produces a tensor, got {result_type}", pos)
+        return cls(inputs, result_type, body)
+
+    @staticmethod
+    def build(
+        inputs: Sequence[SSAValue], result_type: TensorType, scalar_ops_and_result
+    ) -> MapOp:
+        """Builds a map whose body is made by `scalar_ops_and_result(block_args)`, which
+        returns the body's ops and the scalar to yield."""
+        block = Block(arg_types=[v.type.get_element_type() for v in inputs])
+        ops, value = scalar_ops_and_result(block.args)
+        block.add_ops([*ops, YieldOp(value)])
+        return MapOp(inputs, result_type, Region(block))
+
+
+@irdl_op_definition
+class ReduceOp(IRDLOperation):
+    """Folds `axes` of the input with a combiner, starting from `init`."""
+
+    name = "prim.reduce"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    kind = prop_def(StringAttr)
+    axes = prop_def(DenseArrayBase)
+    init = prop_def(Attribute)
+    keepdim = opt_prop_def(UnitAttr)
+    traits = traits_def(Pure())
+
+    def __init__(
+        self,
+        kind: str,
+        value: SSAValue,
+        axes: Sequence[int],
+        init: FloatAttr | IntegerAttr,
+        keepdim: bool,
+        result_type: TensorType,
+    ):
+        super().__init__(
+            operands=[value],
+            result_types=[result_type],
+            properties={
+                "kind": StringAttr(kind),
+                "axes": DenseArrayBase.from_list(i64, list(axes)),
+                "init": init,
+                "keepdim": UnitAttr() if keepdim else None,
+            },
+        )
+
+    @property
+    def axis_list(self) -> tuple[int, ...]:
+        return tuple(self.axes.get_values())
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.kind.data} ")
+        printer.print_ssa_value(self.input)
+        printer.print_string(" axes [")
+        printer.print_list(self.axis_list, lambda a: printer.print_string(str(a)))
+        printer.print_string("]")
+        if self.keepdim is not None:
+            printer.print_string(" keepdim")
+        printer.print_string(" init ")
+        print_init(printer, self.init)
+        printer.print_string(" : ")
+        printer.print_attribute(self.input.type)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ReduceOp:
+        kind = parser.parse_identifier()
+        operand = parser.parse_unresolved_operand()
+        parser.parse_keyword("axes")
+        axes = parser.parse_comma_separated_list(
+            Parser.Delimiter.SQUARE, lambda: parser.parse_integer(allow_boolean=False)
+        )
+        keepdim = parser.parse_optional_keyword("keepdim") is not None
+        parser.parse_keyword("init")
+        init_pos = parser.pos
+        init_text = parse_init_literal(parser)
+        parser.parse_punctuation(":")
+        pos = parser.pos
+        input_type = parser.parse_type()
+        parser.parse_punctuation("->")
+        result_type = parser.parse_type()
+        if not isinstance(input_type, TensorType) or not isinstance(result_type, TensorType):
+            parser.raise_error("prim.reduce takes and produces tensors", pos, parser.pos)
+        (value,) = parser.resolve_operands([operand], [input_type], pos)
+        init = init_attr(parser, init_text, input_type.get_element_type(), init_pos)
+        return cls(kind, value, axes, init, keepdim, result_type)
+
+    def verify_(self) -> None:
+        element_type = self.input.type.get_element_type()
+        verify_init(self.kind.data, self.init, element_type)
+        if self.result.type.get_element_type() != element_type:
+            raise VerifyException(
+                f"result element type {self.result.type.get_element_type()} differs from "
+                f"the input element type {element_type}"
+            )
+        shape = tensor_shape(self.input)
+        axes = self.axis_list
+        for axis in axes:
+            if not 0 <= axis < len(shape):
+                raise VerifyException(
+                    f"reduce axis {axis} is out of range for a rank-{len(shape)} input"
+                )
+        if len(set(axes)) != len(axes):
+            raise VerifyException(f"reduce axes {list(axes)} repeat an axis")
+        expected = reduced_shape(shape, axes, self.keepdim is not None)
+        if tensor_shape(self.result) != expected:
+            raise VerifyException(
+                f"reducing axes {list(axes)} of shape {list(shape)} gives shape "
+                f"{list(expected)}, but the result has shape {list(tensor_shape(self.result))}"
+            )
+
+
+def reduced_shape(shape: Sequence[int], axes: Sequence[int], keepdim: bool) -> tuple[int, ...]:
+    if keepdim:
+        return tuple(1 if d in axes else n for d, n in enumerate(shape))
+    return tuple(n for d, n in enumerate(shape) if d not in axes)
+
+
+@irdl_op_definition
+class BroadcastOp(IRDLOperation):
+    """Numpy-style broadcast: dims align from the right; a size-1 or missing dim expands."""
+
+    name = "prim.broadcast"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, value: SSAValue, result_type: TensorType):
+        super().__init__(operands=[value], result_types=[result_type])
+
+    def verify_(self) -> None:
+        source, target = tensor_shape(self.input), tensor_shape(self.result)
+        if self.input.type.get_element_type() != self.result.type.get_element_type():
+            raise VerifyException("broadcast must keep the element type")
+        if len(source) > len(target):
+            raise VerifyException(
+                f"cannot broadcast rank {len(source)} to the smaller rank {len(target)}"
+            )
+        offset = len(target) - len(source)
+        for d, n in enumerate(source):
+            if n not in (1, target[offset + d]):
+                raise VerifyException(
+                    f"cannot broadcast shape {list(source)} to {list(target)}: dim {d} has "
+                    f"size {n}, expected 1 or {target[offset + d]}"
+                )
+
+
+Prim = Dialect("prim", [MapOp, YieldOp, ReduceOp, BroadcastOp], [])
+
+__all__ = ["Prim", "MapOp", "YieldOp", "ReduceOp", "BroadcastOp", "reduced_shape"]

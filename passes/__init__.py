@@ -1,0 +1,1 @@
+"""emmy passes, one module per pass, and the pass registry."""

@@ -1,0 +1,1 @@
+"""Canonicalization patterns of the `loop` dialect."""

@@ -1,0 +1,1 @@
+"""emmy command-line drivers and runtimes."""
