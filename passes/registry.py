@@ -1,0 +1,35 @@
+"""The registry of passes that `emmy-opt` and the `emmy` driver know by name.
+
+A pass author adds a pass by listing its class here, or at run time with `register_pass`.
+"""
+
+from collections.abc import Callable
+
+from xdsl.passes import ModulePass
+from xdsl.transforms.canonicalize import CanonicalizePass
+from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
+from xdsl.transforms.dead_code_elimination import DeadCodeElimination
+
+_extra_passes: dict[str, type[ModulePass]] = {}
+
+
+def register_pass(pass_class: type[ModulePass]) -> None:
+    """Makes a pass from another package available to `emmy-opt` and the pipelines."""
+    _extra_passes[pass_class.name] = pass_class
+
+
+def registered_passes() -> dict[str, type[ModulePass]]:
+    from emmy.passes.lower_fused_to_loop import LowerFusedToLoopPass
+
+    builtin = (
+        LowerFusedToLoopPass,
+        CanonicalizePass,
+        CommonSubexpressionElimination,
+        DeadCodeElimination,
+    )
+    return {**{p.name: p for p in builtin}, **_extra_passes}
+
+
+def pass_factories() -> dict[str, Callable[[], type[ModulePass]]]:
+    """The registry in the shape xDSL's pass-pipeline parser expects."""
+    return {name: (lambda p=p: p) for name, p in registered_passes().items()}
