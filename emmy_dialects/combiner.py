@@ -9,7 +9,8 @@ from __future__ import annotations
 import math
 
 from xdsl.dialects.builtin import AnyFloat, FloatAttr, IndexType, IntegerAttr, IntegerType
-from xdsl.ir import Attribute
+from xdsl.dialects import arith
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
@@ -39,6 +40,26 @@ def identity(kind: str, element_type: Attribute) -> FloatAttr | IntegerAttr:
         }[kind]
         return IntegerAttr(value, element_type)
     raise VerifyException(f"no combiner identity for element type {element_type}")
+
+
+_FLOAT_COMBINE = {
+    "add": arith.AddfOp,
+    "mul": arith.MulfOp,
+    "max": arith.MaximumfOp,
+    "min": arith.MinimumfOp,
+}
+_INTEGER_COMBINE = {
+    "add": arith.AddiOp,
+    "mul": arith.MuliOp,
+    "max": arith.MaxSIOp,
+    "min": arith.MinSIOp,
+}
+
+
+def combine(kind: str, lhs: SSAValue, rhs: SSAValue) -> Operation:
+    """The scalar op that combines two partial results under `kind`."""
+    table = _FLOAT_COMBINE if isinstance(lhs.type, AnyFloat) else _INTEGER_COMBINE
+    return table[kind](lhs, rhs)
 
 
 def verify_init(kind: str, init: Attribute, element_type: Attribute) -> None:

@@ -1,1 +1,66 @@
-"""Canonicalization patterns of the `loop` dialect."""
+"""Canonicalization patterns of the `loop` dialect, run by `canonicalize`."""
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IndexType
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+from xdsl.rewriter import InsertPoint
+
+from emmy.dialects import loop
+from emmy.dialects.combiner import combine, identity
+
+
+class FoldUnitLoop(RewritePattern):
+    """A loop of one iteration becomes its body at the lower bound; a reduction of one
+    iteration becomes its contribution combined with the init; a loop of none disappears
+    (a reduction of none is its init)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: loop.ForOp, rewriter: PatternRewriter) -> None:
+        if op.trip_count > 1:
+            return
+        if op.trip_count == 0:
+            if op.is_reduction:
+                rewriter.replace_op(op, arith.ConstantOp(op.init))
+            else:
+                rewriter.erase_op(op)
+            return
+        lower = arith.ConstantOp.from_int_and_width(op.lower.data, IndexType())
+        rewriter.insert_op(lower, InsertPoint.before(op))
+        block = op.body.block
+        terminator = block.last_op
+        assert isinstance(terminator, loop.YieldOp)
+        contributions = terminator.arguments
+        rewriter.inline_block(block, InsertPoint.before(op), [lower.result])
+        rewriter.erase_op(terminator)
+        if not op.is_reduction:
+            rewriter.erase_op(op)
+            return
+        (contribution,) = contributions
+        kind, element_type = op.kind.data, op.init.type
+        if op.init == identity(kind, element_type):
+            rewriter.replace_op(op, [], [contribution])
+            return
+        init = arith.ConstantOp(op.init)
+        rewriter.replace_op(op, [init, combine(kind, init.result, contribution)])
+
+
+class HoistInvariantLoad(RewritePattern):
+    """A load whose indices are all defined outside its loop reads the same element in every
+    iteration: it moves before the loop, unless the kernel writes that buffer."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: loop.LoadOp, rewriter: PatternRewriter) -> None:
+        for_op = op.parent_op()
+        if not isinstance(for_op, loop.ForOp):
+            return
+        if any(for_op.is_ancestor(index.owner) for index in op.indices if index.owner):
+            return
+        kernel = for_op.parent_op()
+        while kernel is not None and not isinstance(kernel, loop.KernelOp):
+            kernel = kernel.parent_op()
+        if kernel is None or any(
+            isinstance(user, loop.StoreOp) for user in (u.operation for u in op.memref.uses)
+        ):
+            return
+        op.detach()
+        rewriter.insert_op(op, InsertPoint.before(for_op))

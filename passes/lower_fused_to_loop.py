@@ -1,19 +1,311 @@
-"""`lower-fused-to-loop`: each `fused.kernel` becomes a `loop.kernel` and its launch."""
+"""`lower-fused-to-loop`: each `fused.kernel` becomes a `loop.kernel` and its launch.
 
-from dataclasses import dataclass
+The host function switches from value tensors to buffers: its arguments and results become
+memrefs, every kernel result gets a `memref.alloc`, and each `fused.kernel` becomes a
+`loop.launch` of a module-level `loop.kernel` that takes the input buffers, then the output
+buffers.
+
+Inside a kernel, outputs of one shape share one parallel loop nest over that shape. The
+value stored at an output index is built by walking the prim graph backwards from the
+yielded value, so producers are fused into their consumers and no intermediate tensor
+becomes a buffer:
+- a kernel input is a `loop.load` at the index;
+- `prim.map` clones its scalar body onto the scalars of its inputs at the same index;
+- `prim.broadcast` reads its input at index 0 along expanded dims;
+- `prim.reduce` becomes reduction `loop.for`s over the reduced axes (nested when several).
+
+Every op is placed in the outermost loop where its operands exist, so a row reduction in an
+RMSNorm lands in the row loop before the column loop instead of being recomputed per element,
+and a value needed twice at the same index (softmax's row max) is computed once. A value that
+depends only on an inner output dim is still recomputed for each outer index: loop order
+follows the output's dims.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects import arith, func, memref
+from xdsl.dialects.builtin import IndexType, MemRefType, ModuleOp, TensorType
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
+
+from emmy.dialects import fused, loop, prim
+from emmy.dialects.combiner import combine, identity
+
+
+def buffer_type(tensor_type: TensorType) -> MemRefType:
+    return MemRefType(tensor_type.get_element_type(), tensor_type.get_shape())
+
+
+@dataclass
+class _Scope:
+    """One level of the loop nest under construction.
+
+    `anchor` is the child loop currently being filled: ops placed at this level go before it,
+    so they are computed before the child runs. `known` memoizes what has been computed at
+    this level, keyed by what was computed and at which index.
+    """
+
+    block: Block
+    anchor: Operation | None = None
+    known: dict[tuple, SSAValue] = field(default_factory=dict)
+
+    def insert(self, op: Operation) -> None:
+        if self.anchor is not None:
+            self.block.insert_op_before(op, self.anchor)
+        elif (last := self.block.last_op) is not None and isinstance(last, loop.YieldOp):
+            self.block.insert_op_before(op, last)
+        else:
+            self.block.add_op(op)
+
+
+class _KernelBodyBuilder:
+    """Builds the loop nests of one kernel: see the module docstring."""
+
+    def __init__(self, body: Block, inputs: dict[SSAValue, SSAValue], keep_unit_dims: bool):
+        self.scopes = [_Scope(body)]
+        self.inputs = inputs
+        self.keep_unit_dims = keep_unit_dims
+        self.depth: dict[SSAValue, int] = {}
+        self._zero: SSAValue | None = None
+
+    @property
+    def zero(self) -> SSAValue:
+        """Index 0, created on first use at the top of the kernel."""
+        if self._zero is None:
+            zero = arith.ConstantOp.from_int_and_width(0, IndexType())
+            zero.result.name_hint = "c0"
+            self._place(zero, 0)
+            self._zero = zero.result
+        return self._zero
+
+    def _place(self, op: Operation, depth: int) -> None:
+        self.scopes[depth].insert(op)
+        for result in op.results:
+            self.depth[result] = depth
+
+    def _depth_of(self, values) -> int:
+        return max((self.depth.get(v, 0) for v in values), default=0)
+
+    def _memoized(self, key: tuple, depth: int, build) -> SSAValue:
+        for scope in self.scopes[: depth + 1]:
+            if key in scope.known:
+                return scope.known[key]
+        value = build()
+        self.scopes[self.depth[value]].known[key] = value
+        return value
+
+    def _scalar_op(self, op: Operation) -> SSAValue:
+        """Places a pure scalar op at the depth of its operands, reusing an identical one."""
+        key = (op.name, tuple(op.operands), tuple(op.properties.items()), tuple(op.attributes.items()))
+        depth = self._depth_of(op.operands)
+
+        def build() -> SSAValue:
+            self._place(op, depth)
+            return op.results[0]
+
+        value = self._memoized(key, depth, build)
+        if value is not op.results[0]:
+            op.erase()
+        return value
+
+    def _open_loop(self, extent: int, name: str, reduction=None) -> loop.ForOp:
+        """Opens a loop as the innermost scope; ops placed below go into its body."""
+        parent = len(self.scopes) - 1
+        for_op = loop.ForOp.empty(0, extent, reduction)
+        self._place(for_op, parent)
+        self.scopes[parent].anchor = for_op
+        for_op.induction_var.name_hint = name
+        self.depth[for_op.induction_var] = parent + 1
+        self.scopes.append(_Scope(for_op.body.block))
+        return for_op
+
+    def _index_dim(self, extent: int, name: str) -> SSAValue:
+        """The index along a dim: a new loop's induction variable, or 0 for a dropped
+        size-1 dim."""
+        if extent == 1 and not self.keep_unit_dims:
+            return self.zero
+        return self._open_loop(extent, name).induction_var
+
+    def store_outputs(self, outputs: list[tuple[SSAValue, SSAValue]]) -> None:
+        """One parallel loop nest over the shared shape of `outputs`, storing each one."""
+        shape = outputs[0][0].type.get_shape()
+        base = len(self.scopes)
+        index = tuple(self._index_dim(n, f"i{d}") for d, n in enumerate(shape))
+        for value, buffer in outputs:
+            scalar = self.element(value, index)
+            self.scopes[-1].insert(loop.StoreOp(scalar, buffer, index))
+        del self.scopes[base:]
+        self.scopes[-1].anchor = None
+
+    def element(self, value: SSAValue, index: tuple[SSAValue, ...]) -> SSAValue:
+        """The scalar `value[index]`, computed at the outermost possible loop level."""
+        depth = self._depth_of(index)
+        return self._memoized((value, index), depth, lambda: self._compute(value, index))
+
+    def _compute(self, value: SSAValue, index: tuple[SSAValue, ...]) -> SSAValue:
+        if value in self.inputs:
+            load = loop.LoadOp(self.inputs[value], index)
+            self._place(load, self._depth_of(index))
+            return load.result
+        op = value.owner
+        if isinstance(op, prim.MapOp):
+            return self._map(op, index)
+        if isinstance(op, prim.BroadcastOp):
+            source, target = op.input.type.get_shape(), op.result.type.get_shape()
+            offset = len(target) - len(source)
+            source_index = tuple(
+                self.zero if n == 1 and target[offset + d] != 1 else index[offset + d]
+                for d, n in enumerate(source)
+            )
+            return self.element(op.input, source_index)
+        if isinstance(op, prim.ReduceOp):
+            return self._reduce(op, index)
+        raise PassFailedException(f"cannot lower '{op.name}' inside a fused.kernel to loops")
+
+    def _map(self, op: prim.MapOp, index: tuple[SSAValue, ...]) -> SSAValue:
+        mapping = {
+            arg: self.element(value, index)
+            for arg, value in zip(op.body.block.args, op.inputs)
+        }
+        *body_ops, terminator = op.body.block.ops
+        for body_op in body_ops:
+            (result,) = body_op.results
+            mapping[result] = self._scalar_op(body_op.clone(value_mapper=mapping))
+        return mapping[terminator.arguments[0]]
+
+    def _reduce(self, op: prim.ReduceOp, index: tuple[SSAValue, ...]) -> SSAValue:
+        shape = op.input.type.get_shape()
+        axes = op.axis_list
+        kept = iter(index)
+        source_index: list[SSAValue | None] = []
+        for d in range(len(shape)):
+            if d in axes:
+                if op.keepdim is not None:
+                    next(kept)
+                source_index.append(None)
+            else:
+                source_index.append(next(kept))
+        home = self._depth_of(index)
+        # The reduction's loops nest at `home`, beside the deeper loops being built now.
+        saved = self.scopes[home + 1 :]
+        saved_anchor = self.scopes[home].anchor
+        del self.scopes[home + 1 :]
+        kind = op.kind.data
+        element_type = op.input.type.get_element_type()
+        loops: list[loop.ForOp] = []
+        for d in axes:
+            init = op.init if not loops else identity(kind, element_type)
+            if shape[d] == 1 and not self.keep_unit_dims:
+                source_index[d] = self.zero
+                continue
+            loops.append(self._open_loop(shape[d], f"r{d}", (kind, init)))
+            source_index[d] = loops[-1].induction_var
+        result = self.element(op.input, tuple(source_index))
+        for for_op in reversed(loops):
+            terminator = for_op.body.block.last_op
+            for_op.body.block.erase_op(terminator)
+            for_op.body.block.add_op(loop.YieldOp(result))
+            result = for_op.accumulator[0]
+            self.scopes.pop()
+        if not loops and op.init != identity(kind, element_type):
+            init = arith.ConstantOp(op.init)
+            self._place(init, 0)
+            result = self._scalar_op(combine(kind, init.result, result))
+        self.scopes[home].anchor = saved_anchor
+        self.scopes.extend(saved)
+        return result
+
+
+def _kernel_name(requested: str, taken: set[str]) -> str:
+    name, suffix = requested, 1
+    while name in taken:
+        name, suffix = f"{requested}_{suffix}", suffix + 1
+    taken.add(name)
+    return name
+
+
+def _lower_kernel(
+    op: fused.KernelOp, buffers: list[SSAValue], outputs: list[SSAValue], name: str,
+    keep_unit_dims: bool,
+) -> loop.KernelOp:
+    types = [b.type for b in (*buffers, *outputs)]
+    body = Block(arg_types=types)
+    for arg, source in zip(body.args, op.body.block.args):
+        arg.name_hint = source.name_hint
+    out_args = body.args[len(buffers) :]
+    for position, arg in enumerate(out_args):
+        arg.name_hint = "out" if len(out_args) == 1 else f"out{position}"
+    builder = _KernelBodyBuilder(body, dict(zip(op.body.block.args, body.args)), keep_unit_dims)
+    terminator = op.body.block.last_op
+    assert isinstance(terminator, fused.YieldOp)
+    by_shape: dict[tuple[int, ...], list[tuple[SSAValue, SSAValue]]] = {}
+    for value, buffer in zip(terminator.arguments, out_args):
+        by_shape.setdefault(tuple(value.type.get_shape()), []).append((value, buffer))
+    for group in by_shape.values():
+        builder.store_outputs(group)
+    kernel = loop.KernelOp(name, types, Region(body))
+    kernel.location = op.location
+    return kernel
+
+
+def _lower_host(host: func.FuncOp, module: ModuleOp, taken: set[str], keep_unit_dims: bool):
+    def converted(t):
+        return buffer_type(t) if isinstance(t, TensorType) else t
+
+    inputs = [converted(t) for t in host.function_type.inputs.data]
+    outputs = [converted(t) for t in host.function_type.outputs.data]
+    block = Block(arg_types=inputs)
+    values: dict[SSAValue, SSAValue] = {}
+    for old, new in zip(host.body.block.args, block.args):
+        new.name_hint = old.name_hint
+        values[old] = new
+    for op in host.body.block.ops:
+        if isinstance(op, func.ReturnOp):
+            block.add_op(func.ReturnOp(*(values[v] for v in op.arguments)))
+        elif isinstance(op, fused.KernelOp):
+            allocs = [memref.AllocOp([], [], buffer_type(r.type)) for r in op.outputs]
+            block.add_ops(allocs)
+            for alloc, result in zip(allocs, op.outputs):
+                alloc.memref.name_hint = result.name_hint
+                values[result] = alloc.memref
+            name = _kernel_name(op.kernel_name.data, taken)
+            buffers = [values[v] for v in op.inputs]
+            outs = [a.memref for a in allocs]
+            module.body.block.insert_op_before(
+                _lower_kernel(op, buffers, outs, name, keep_unit_dims), host
+            )
+            block.add_op(loop.LaunchOp(name, [*buffers, *outs]))
+        else:
+            raise PassFailedException(
+                f"'{op.name}' in host function @{host.sym_name.data}: a host function holds "
+                "only fused.kernel launches and func.return at this level"
+            )
+    lowered = func.FuncOp(host.sym_name.data, (inputs, outputs), Region(block))
+    lowered.location = host.location
+    module.body.block.insert_op_before(lowered, host)
+    module.body.block.erase_op(host, safe_erase=False)
 
 
 @dataclass(frozen=True)
 class LowerFusedToLoopPass(ModulePass):
-    """Lowers fused kernels to loop nests over buffers (work in progress)."""
+    """Lowers each fused.kernel to a loop.kernel of loop nests over buffers, and its launch."""
 
     name = "lower-fused-to-loop"
 
     keep_unit_dims: bool = False
+    """Give size-1 dims their own one-trip loop instead of indexing them at 0."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        raise NotImplementedError
+        taken = {
+            o.sym_name.data for o in op.body.block.ops if isinstance(o, loop.KernelOp)
+        }
+        hosts = [
+            f for f in op.body.block.ops
+            if isinstance(f, func.FuncOp) and any(isinstance(o, fused.KernelOp) for o in f.walk())
+        ]
+        for host in hosts:
+            _lower_host(host, op, taken, self.keep_unit_dims)
