@@ -25,6 +25,7 @@ class FoldUnitLoop(RewritePattern):
                 rewriter.erase_op(op)
             return
         lower = arith.ConstantOp.from_int_and_width(op.lower.data, IndexType())
+        lower.result.name_hint = f"c{op.lower.data}"
         rewriter.insert_op(lower, InsertPoint.before(op))
         block = op.body.block
         terminator = block.last_op

@@ -141,6 +141,11 @@ class _KernelBodyBuilder:
         del self.scopes[base:]
         self.scopes[-1].anchor = None
 
+    def finish(self) -> None:
+        # Index 0 also keys the memo for size-1 dims, so it may exist without a use.
+        if self._zero is not None and not self._zero.uses:
+            self.scopes[0].block.erase_op(self._zero.owner)
+
     def element(self, value: SSAValue, index: tuple[SSAValue, ...]) -> SSAValue:
         """The scalar `value[index]`, computed at the outermost possible loop level."""
         depth = self._depth_of(index)
@@ -247,6 +252,7 @@ def _lower_kernel(
         by_shape.setdefault(tuple(value.type.get_shape()), []).append((value, buffer))
     for group in by_shape.values():
         builder.store_outputs(group)
+    builder.finish()
     kernel = loop.KernelOp(name, types, Region(body))
     kernel.location = op.location
     return kernel
