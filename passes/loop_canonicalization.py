@@ -2,6 +2,7 @@
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import IndexType
+from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.rewriter import InsertPoint
 
@@ -45,23 +46,25 @@ class FoldUnitLoop(RewritePattern):
         rewriter.replace_op(op, [init, combine(kind, init.result, contribution)])
 
 
+def _defined_inside(value: SSAValue, op: Operation) -> bool:
+    owner = value.owner
+    defining = owner if isinstance(owner, Operation) else owner.parent_op()
+    return defining is not None and (defining is op or op.is_ancestor(defining))
+
+
 class HoistInvariantLoad(RewritePattern):
-    """A load whose indices are all defined outside its loop reads the same element in every
-    iteration: it moves before the loop, unless the kernel writes that buffer."""
+    """A load in a loop body whose indices are all defined outside the loop reads the same
+    element in every iteration: it moves before the loop, unless the kernel writes that
+    buffer."""
 
     @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: loop.LoadOp, rewriter: PatternRewriter) -> None:
-        for_op = op.parent_op()
-        if not isinstance(for_op, loop.ForOp):
-            return
-        if any(for_op.is_ancestor(index.owner) for index in op.indices if index.owner):
-            return
-        kernel = for_op.parent_op()
-        while kernel is not None and not isinstance(kernel, loop.KernelOp):
-            kernel = kernel.parent_op()
-        if kernel is None or any(
-            isinstance(user, loop.StoreOp) for user in (u.operation for u in op.memref.uses)
-        ):
-            return
-        op.detach()
-        rewriter.insert_op(op, InsertPoint.before(for_op))
+    def match_and_rewrite(self, op: loop.ForOp, rewriter: PatternRewriter) -> None:
+        for load in list(op.body.block.ops):
+            if not isinstance(load, loop.LoadOp):
+                continue
+            if any(_defined_inside(index, op) for index in load.indices):
+                continue
+            if any(isinstance(use.operation, loop.StoreOp) for use in load.memref.uses):
+                continue
+            load.detach()
+            rewriter.insert_op(load, InsertPoint.before(op))
