@@ -62,30 +62,61 @@ def combine(kind: str, lhs: SSAValue, rhs: SSAValue) -> Operation:
     return table[kind](lhs, rhs)
 
 
-def verify_init(kind: str, init: Attribute, element_type: Attribute) -> None:
+def verify_reduction(kind: str, init: Attribute) -> Attribute:
+    """Checks a combiner and its init; returns the init's type, the type being reduced."""
     verify_combiner(kind)
     if not isinstance(init, FloatAttr | IntegerAttr) or isinstance(init.type, IndexType):
-        raise VerifyException(f"init must be a float or integer constant, got {init}")
-    if init.type != element_type:
+        raise VerifyException(
+            f"init must be a float or (non-index) integer constant, got {init}"
+        )
+    return init.type
+
+
+def verify_init(kind: str, init: Attribute, element_type: Attribute) -> None:
+    if verify_reduction(kind, init) != element_type:
         raise VerifyException(
             f"init type {init.type} does not match the element type {element_type}"
         )
+
+
+def parse_combiner(parser: Parser) -> str:
+    """Parses a combiner name, rejecting unknown ones where they are written."""
+    pos = parser.pos
+    kind = parser.parse_identifier(context_msg=" for the combiner")
+    if kind not in COMBINERS:
+        parser.raise_error(
+            f"unknown combiner '{kind}'; expected one of {', '.join(COMBINERS)}", pos, parser.pos
+        )
+    return kind
+
+
+def float_literal(value: float) -> str:
+    """`value` as a literal the parser reads back: `1e-07` lexes as an integer followed by
+    an identifier, so a mantissa always gets a decimal point."""
+    if math.isnan(value) or math.isinf(value):
+        return repr(value)
+    mantissa, e, exponent = repr(value).partition("e")
+    if "." not in mantissa:
+        mantissa += ".0"
+    return mantissa + e + exponent
 
 
 def print_init(printer: Printer, init: FloatAttr | IntegerAttr) -> None:
     """Prints an init value as a bare number (`0.0`, `-inf`, `3`), typed by context."""
     value = init.value.data
     if isinstance(init, FloatAttr):
-        printer.print_string(repr(float(value)))
+        printer.print_string(float_literal(float(value)))
     else:
         printer.print_string(str(value))
 
 
 def parse_init_literal(parser: Parser) -> float | int:
-    """Parses a bare number, `inf` or `-inf`; its type comes later from the op's types."""
+    """Parses a bare number, `inf`, `-inf` or `nan`; its type comes later from the op's types."""
     sign = -1 if parser.parse_optional_punctuation("-") is not None else 1
     if parser.parse_optional_keyword("inf") is not None:
         return sign * math.inf
+    if parser.parse_optional_keyword("nan") is not None:
+        return math.nan
     return sign * parser.parse_number(context_msg=" for the init value")
 
 
@@ -95,5 +126,12 @@ def init_attr(
     if isinstance(element_type, AnyFloat):
         return FloatAttr(float(value), element_type)
     if isinstance(element_type, IntegerType) and isinstance(value, int):
-        return IntegerAttr(value, element_type)
+        low, high = element_type.value_range()
+        if low <= value < high:
+            return IntegerAttr(value, element_type)
+        parser.raise_error(
+            f"init {value} is out of range for {element_type}; expected {low} <= init < {high}",
+            pos,
+            parser.pos,
+        )
     parser.raise_error(f"init {value} is not a valid {element_type} constant", pos, parser.pos)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from xdsl.dialects import func
 from xdsl.dialects.builtin import StringAttr, SymbolRefAttr, TensorType
 from xdsl.ir import Attribute, Dialect, Region, SSAValue
 from xdsl.irdl import (
@@ -31,6 +32,10 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, Pure, RecursiveMemoryEffect
 from xdsl.utils.exceptions import VerifyException
 
+from emmy.dialects.prim import BroadcastOp, MapOp, ReduceOp, parse_tensor_type
+
+PRIM_OPS = (MapOp, ReduceOp, BroadcastOp)
+
 
 @irdl_op_definition
 class YieldOp(IRDLOperation):
@@ -40,10 +45,34 @@ class YieldOp(IRDLOperation):
     arguments = var_operand_def(TensorType)
     traits = lazy_traits_def(lambda: (IsTerminator(), Pure(), HasParent(KernelOp)))
 
-    assembly_format = "attr-dict ($arguments^ `:` type($arguments))?"
-
     def __init__(self, *values: SSAValue):
         super().__init__(operands=[values])
+
+    def print(self, printer: Printer) -> None:
+        printer.print_op_attributes(self.attributes)
+        if self.arguments:
+            printer.print_string(" ")
+            printer.print_list(self.arguments, printer.print_ssa_value)
+            printer.print_string(" : ")
+            printer.print_list((v.type for v in self.arguments), printer.print_attribute)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> YieldOp:
+        attributes = parser.parse_optional_attr_dict()
+        operands = parser.parse_optional_undelimited_comma_separated_list(
+            parser.parse_optional_unresolved_operand, parser.parse_unresolved_operand
+        )
+        values = []
+        if operands is not None:
+            parser.parse_punctuation(":")
+            pos = parser.pos
+            types = parser.parse_comma_separated_list(
+                Parser.Delimiter.NONE, lambda: parse_tensor_type(parser, "fused.yield value")
+            )
+            values = parser.resolve_operands(operands, types, pos)
+        op = cls(*values)
+        op.attributes.update(attributes)
+        return op
 
 
 @irdl_op_definition
@@ -72,6 +101,14 @@ class KernelOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
+        parent = self.parent_op()
+        if not isinstance(parent, func.FuncOp):
+            where = f"'{parent.name}'" if parent is not None else "no parent op"
+            raise VerifyException(
+                f"a fused.kernel is launched from a host func.func, but its parent is {where}"
+            )
+        if not self.outputs:
+            raise VerifyException("a fused.kernel has at least one result; it has none")
         block = self.body.block
         if len(block.args) != len(self.inputs):
             raise VerifyException(
@@ -85,6 +122,11 @@ class KernelOp(IRDLOperation):
                     f"#{index} has type {value.type}"
                 )
         terminator = block.last_op
+        for op in block.ops:
+            if op is not terminator and not isinstance(op, PRIM_OPS):
+                raise VerifyException(
+                    f"a fused.kernel body holds only prim ops, found '{op.name}'"
+                )
         if not isinstance(terminator, YieldOp):
             raise VerifyException("a fused.kernel body must end in a fused.yield")
         yielded = [v.type for v in terminator.arguments]
@@ -106,7 +148,9 @@ class KernelOp(IRDLOperation):
         printer.print_attribute(SymbolRefAttr(self.kernel_name))
         printer.print_string("(")
         printer.print_list(self.inputs, printer.print_ssa_value)
-        printer.print_string(") : (")
+        printer.print_string(")")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : (")
         printer.print_list((v.type for v in self.inputs), printer.print_attribute)
         printer.print_string(") -> ")
         types = [r.type for r in self.outputs]
@@ -125,20 +169,33 @@ class KernelOp(IRDLOperation):
         operands = parser.parse_comma_separated_list(
             Parser.Delimiter.PAREN, parser.parse_unresolved_operand
         )
+        attributes = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         pos = parser.pos
-        types = parser.parse_comma_separated_list(Parser.Delimiter.PAREN, parser.parse_type)
+        types = parser.parse_comma_separated_list(
+            Parser.Delimiter.PAREN, lambda: parse_tensor_type(parser, "fused.kernel operand")
+        )
         inputs = parser.resolve_operands(operands, types, pos)
         parser.parse_punctuation("->")
-        if parser.parse_optional_punctuation("(") is not None:
+
+        def parse_result_type() -> TensorType:
+            return parse_tensor_type(parser, "fused.kernel result")
+
+        if parser.parse_optional_punctuation("(") is None:
+            output_types = [parse_result_type()]
+        elif parser.parse_optional_punctuation(")") is not None:
+            # `()` parses so that a kernel without results reaches the verifier, which
+            # says why it is wrong.
+            output_types = []
+        else:
             output_types = parser.parse_comma_separated_list(
-                Parser.Delimiter.NONE, parser.parse_type
+                Parser.Delimiter.NONE, parse_result_type
             )
             parser.parse_punctuation(")")
-        else:
-            output_types = [parser.parse_type()]
         body = parser.parse_region()
-        return cls(name.data, inputs, output_types, body)
+        op = cls(name.data, inputs, output_types, body)
+        op.attributes.update(attributes)
+        return op
 
 
 Fused = Dialect("fused", [KernelOp, YieldOp], [])

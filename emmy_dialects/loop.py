@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     FloatAttr,
     FunctionType,
@@ -33,10 +34,11 @@ from xdsl.dialects.builtin import (
     IntAttr,
     IntegerAttr,
     MemRefType,
+    ModuleOp,
     StringAttr,
     SymbolRefAttr,
 )
-from xdsl.ir import Attribute, Block, Dialect, Region, SSAValue
+from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
@@ -67,7 +69,29 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from emmy.dialects.combiner import init_attr, parse_init_literal, print_init, verify_init
+from emmy.dialects.combiner import (
+    init_attr,
+    parse_combiner,
+    parse_init_literal,
+    print_init,
+    verify_reduction,
+)
+
+
+KERNEL_BODY_DIALECTS = ("loop", "arith", "math")
+
+
+def _type_list(types: Sequence[Attribute]) -> str:
+    return ", ".join(str(t) for t in types)
+
+
+def _verify_in_kernel(op: Operation) -> None:
+    """Loops and buffer accesses run on the device, so they live inside a loop.kernel."""
+    ancestor = op.parent_op()
+    while ancestor is not None and not isinstance(ancestor, KernelOp):
+        ancestor = ancestor.parent_op()
+    if ancestor is None:
+        raise VerifyException(f"'{op.name}' must be nested in a loop.kernel")
 
 
 @irdl_op_definition
@@ -94,12 +118,32 @@ class KernelOp(IRDLOperation):
         return tuple(self.function_type.inputs.data)
 
     def verify_(self) -> None:
-        args = self.body.block.args
-        if tuple(a.type for a in args) != self.buffer_types:
-            raise VerifyException("kernel body arguments must match the kernel signature")
-        for index, arg in enumerate(args):
-            if not isinstance(arg.type, MemRefType):
-                raise VerifyException(f"kernel argument #{index} must be a memref, got {arg.type}")
+        parent = self.parent_op()
+        if not isinstance(parent, ModuleOp):
+            where = f"'{parent.name}'" if parent is not None else "no parent op"
+            raise VerifyException(
+                f"a loop.kernel is a module-level symbol that loop.launch can find, but its "
+                f"parent is {where}"
+            )
+        if self.function_type.outputs.data:
+            raise VerifyException(
+                f"a loop.kernel returns nothing, it writes its buffer arguments; its type "
+                f"{self.function_type} has results"
+            )
+        arg_types = tuple(a.type for a in self.body.block.args)
+        if arg_types != self.buffer_types:
+            raise VerifyException(
+                f"kernel body takes ({_type_list(arg_types)}) but the kernel signature "
+                f"says ({_type_list(self.buffer_types)})"
+            )
+        for index, arg_type in enumerate(arg_types):
+            if not isinstance(arg_type, MemRefType):
+                raise VerifyException(f"kernel argument #{index} must be a memref, got {arg_type}")
+        for op in self.body.walk():
+            if op.dialect_name() not in KERNEL_BODY_DIALECTS:
+                raise VerifyException(
+                    f"a loop.kernel body holds only loop, arith and math ops, found '{op.name}'"
+                )
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
@@ -113,15 +157,23 @@ class KernelOp(IRDLOperation):
                 printer.print_attribute(arg.type),
             ),
         )
-        printer.print_string(") ")
-        printer.print_region(self.body, print_entry_block_args=False)
+        printer.print_string(")")
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_string(" ")
+        # The arguments were printed in the signature; an empty body's entry block label
+        # would re-declare them, which the parser rejects.
+        printer.print_region(self.body, print_entry_block_args=False, print_empty_block=False)
 
     @classmethod
     def parse(cls, parser: Parser) -> KernelOp:
         name = parser.parse_symbol_name()
         args = parser.parse_comma_separated_list(Parser.Delimiter.PAREN, parser.parse_argument)
+        attributes = parser.parse_optional_attr_dict_with_keyword()
         body = parser.parse_region(args)
-        return cls(name.data, [a.type for a in args], body)
+        op = cls(name.data, [a.type for a in args], body)
+        if attributes is not None:
+            op.attributes.update(attributes.data)
+        return op
 
 
 @irdl_op_definition
@@ -196,6 +248,7 @@ class ForOp(IRDLOperation):
         return self.kind is not None
 
     def verify_(self) -> None:
+        _verify_in_kernel(self)
         if self.lower.data < 0 or self.upper.data < self.lower.data:
             raise VerifyException(
                 f"loop bounds {self.lower.data} to {self.upper.data} must satisfy "
@@ -203,7 +256,10 @@ class ForOp(IRDLOperation):
             )
         block = self.body.block
         if len(block.args) != 1 or not isinstance(block.args[0].type, IndexType):
-            raise VerifyException("loop body must take exactly one index induction variable")
+            raise VerifyException(
+                f"loop body must take exactly one index induction variable, but it takes "
+                f"({_type_list([a.type for a in block.args])})"
+            )
         terminator = block.last_op
         if not isinstance(terminator, YieldOp):
             raise VerifyException("loop body must end in a loop.yield")
@@ -218,8 +274,7 @@ class ForOp(IRDLOperation):
                     f"{len(terminator.arguments)} values"
                 )
             return
-        accumulator_type = self.init.type
-        verify_init(self.kind.data, self.init, accumulator_type)
+        accumulator_type = verify_reduction(self.kind.data, self.init)
         if len(self.accumulator) != 1 or self.accumulator[0].type != accumulator_type:
             raise VerifyException(
                 f"a reduction loop has one result of its init type {accumulator_type}"
@@ -240,6 +295,7 @@ class ForOp(IRDLOperation):
             print_init(printer, self.init)
             printer.print_string(" : ")
             printer.print_attribute(self.init.type)
+        printer.print_op_attributes(self.attributes, print_keyword=True)
         printer.print_string(" ")
         printer.print_region(
             self.body,
@@ -256,14 +312,21 @@ class ForOp(IRDLOperation):
         upper = parser.parse_integer(allow_boolean=False)
         reduction = None
         if parser.parse_optional_keyword("reduce") is not None:
-            kind = parser.parse_identifier()
+            kind = parse_combiner(parser)
             parser.parse_keyword("init")
             pos = parser.pos
             value = parse_init_literal(parser)
             parser.parse_punctuation(":")
             reduction = (kind, init_attr(parser, value, parser.parse_type(), pos))
+        attributes = parser.parse_optional_attr_dict_with_keyword()
+        body_pos = parser.pos
         body = parser.parse_region([induction_var.resolve(IndexType())])
-        return cls(lower, upper, body, reduction)
+        if len(body.blocks) != 1:
+            parser.raise_error("a loop.for body is a single block", body_pos, parser.pos)
+        op = cls(lower, upper, body, reduction)
+        if attributes is not None:
+            op.attributes.update(attributes.data)
+        return op
 
 
 def _verify_indices(memref: SSAValue, indices: Sequence[SSAValue]) -> MemRefType:
@@ -272,35 +335,42 @@ def _verify_indices(memref: SSAValue, indices: Sequence[SSAValue]) -> MemRefType
     rank = memref_type.get_num_dims()
     if len(indices) != rank:
         raise VerifyException(
-            f"{len(indices)} indices given for a rank-{rank} memref {memref_type}"
+            f"a rank-{rank} {memref_type} takes {rank} indices, but {len(indices)} are given"
         )
-    for position, index in enumerate(indices):
-        if not isinstance(index.type, IndexType):
-            raise VerifyException(f"index #{position} must have type index, got {index.type}")
     return memref_type
 
 
-def _print_access(printer: Printer, memref: SSAValue, indices: Sequence[SSAValue]) -> None:
-    printer.print_ssa_value(memref)
+def _print_access(printer: Printer, op: LoadOp | StoreOp) -> None:
+    printer.print_ssa_value(op.memref)
     printer.print_string("[")
-    printer.print_list(indices, printer.print_ssa_value)
-    printer.print_string("] : ")
-    printer.print_attribute(memref.type)
+    printer.print_list(op.indices, printer.print_ssa_value)
+    printer.print_string("]")
+    printer.print_op_attributes(op.attributes)
+    printer.print_string(" : ")
+    printer.print_attribute(op.memref.type)
 
 
-def _parse_access(parser: Parser) -> tuple[SSAValue, list[SSAValue]]:
+def _parse_memref_type(parser: Parser, what: str) -> MemRefType:
+    pos = parser.pos
+    parsed = parser.parse_type()
+    if not isinstance(parsed, MemRefType):
+        parser.raise_error(f"{what} must be a memref, got {parsed}", pos, parser.pos)
+    return parsed
+
+
+def _parse_access(parser: Parser) -> tuple[SSAValue, list[SSAValue], dict[str, Attribute]]:
+    """Parses `%buffer[%indices] attr-dict : memref-type`."""
     memref = parser.parse_unresolved_operand()
     indices = parser.parse_comma_separated_list(
         Parser.Delimiter.SQUARE, parser.parse_unresolved_operand
     )
+    attributes = parser.parse_optional_attr_dict()
     parser.parse_punctuation(":")
     pos = parser.pos
-    memref_type = parser.parse_type()
-    if not isinstance(memref_type, MemRefType):
-        parser.raise_error(f"expected a memref type, got {memref_type}", pos, parser.pos)
+    memref_type = _parse_memref_type(parser, "an accessed buffer")
     (buffer,) = parser.resolve_operands([memref], [memref_type], pos)
     resolved = parser.resolve_operands(indices, [IndexType()] * len(indices), pos)
-    return buffer, resolved
+    return buffer, resolved, attributes
 
 
 @irdl_op_definition
@@ -320,6 +390,7 @@ class LoadOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
+        _verify_in_kernel(self)
         memref_type = _verify_indices(self.memref, self.indices)
         if self.result.type != memref_type.get_element_type():
             raise VerifyException(
@@ -329,11 +400,14 @@ class LoadOp(IRDLOperation):
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
-        _print_access(printer, self.memref, self.indices)
+        _print_access(printer, self)
 
     @classmethod
     def parse(cls, parser: Parser) -> LoadOp:
-        return cls(*_parse_access(parser))
+        buffer, indices, attributes = _parse_access(parser)
+        op = cls(buffer, indices)
+        op.attributes.update(attributes)
+        return op
 
 
 @irdl_op_definition
@@ -350,6 +424,7 @@ class StoreOp(IRDLOperation):
         super().__init__(operands=[value, memref, indices])
 
     def verify_(self) -> None:
+        _verify_in_kernel(self)
         memref_type = _verify_indices(self.memref, self.indices)
         if self.value.type != memref_type.get_element_type():
             raise VerifyException(
@@ -361,16 +436,18 @@ class StoreOp(IRDLOperation):
         printer.print_string(" ")
         printer.print_ssa_value(self.value)
         printer.print_string(", ")
-        _print_access(printer, self.memref, self.indices)
+        _print_access(printer, self)
 
     @classmethod
     def parse(cls, parser: Parser) -> StoreOp:
         value = parser.parse_unresolved_operand()
         parser.parse_punctuation(",")
-        buffer, indices = _parse_access(parser)
+        buffer, indices, attributes = _parse_access(parser)
         element_type = buffer.type.get_element_type()
         (resolved,) = parser.resolve_operands([value], [element_type], parser.pos)
-        return cls(resolved, buffer, indices)
+        op = cls(resolved, buffer, indices)
+        op.attributes.update(attributes)
+        return op
 
 
 @irdl_op_definition
@@ -386,14 +463,30 @@ class LaunchOp(IRDLOperation):
         super().__init__(operands=[buffers], properties={"kernel": SymbolRefAttr(kernel)})
 
     def verify_(self) -> None:
-        kernel = SymbolTable.lookup_symbol(self, self.kernel)
+        host = self.parent_op()
+        if not isinstance(host, func.FuncOp):
+            where = f"'{host.name}'" if host is not None else "no parent op"
+            raise VerifyException(
+                f"a loop.launch runs on the host, in a func.func, but its parent is {where}"
+            )
+        if self.kernel.nested_references.data:
+            raise VerifyException(
+                f"a loop.launch names a module-level loop.kernel, got the nested reference "
+                f"{self.kernel}"
+            )
+        table = host.parent_op()
+        while table is not None and not table.has_trait(SymbolTable):
+            table = table.parent_op()
+        kernel = SymbolTable.lookup_symbol(table, self.kernel) if table is not None else None
+        if kernel is None:
+            raise VerifyException(f"no loop.kernel named {self.kernel} in the enclosing module")
         if not isinstance(kernel, KernelOp):
-            raise VerifyException(f"'{self.kernel}' does not name a loop.kernel")
+            raise VerifyException(f"'{self.kernel}' names a '{kernel.name}', not a loop.kernel")
         given = tuple(b.type for b in self.buffers)
         if given != kernel.buffer_types:
             raise VerifyException(
-                f"launch passes ({', '.join(map(str, given))}) but {self.kernel} takes "
-                f"({', '.join(map(str, kernel.buffer_types))})"
+                f"launch passes ({_type_list(given)}) but {self.kernel} takes "
+                f"({_type_list(kernel.buffer_types)})"
             )
 
     def print(self, printer: Printer) -> None:
@@ -402,6 +495,7 @@ class LaunchOp(IRDLOperation):
         printer.print_string("(")
         printer.print_list(self.buffers, printer.print_ssa_value)
         printer.print_string(")")
+        printer.print_op_attributes(self.attributes)
         if self.buffers:
             printer.print_string(" : ")
             printer.print_list((b.type for b in self.buffers), printer.print_attribute)
@@ -412,12 +506,17 @@ class LaunchOp(IRDLOperation):
         operands = parser.parse_comma_separated_list(
             Parser.Delimiter.PAREN, parser.parse_unresolved_operand
         )
+        attributes = parser.parse_optional_attr_dict()
         types = []
         pos = parser.pos
         if operands:
             parser.parse_punctuation(":")
-            types = parser.parse_comma_separated_list(Parser.Delimiter.NONE, parser.parse_type)
-        return cls(kernel.data, parser.resolve_operands(operands, types, pos))
+            types = parser.parse_comma_separated_list(
+                Parser.Delimiter.NONE, lambda: _parse_memref_type(parser, "loop.launch buffer")
+            )
+        op = cls(kernel.data, parser.resolve_operands(operands, types, pos))
+        op.attributes.update(attributes)
+        return op
 
 
 Loop = Dialect("loop", [KernelOp, ForOp, YieldOp, LoadOp, StoreOp, LaunchOp], [])

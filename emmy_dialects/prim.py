@@ -12,15 +12,18 @@ from collections.abc import Sequence
 
 from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import (
+    AnyFloat,
     DenseArrayBase,
     FloatAttr,
+    IndexType,
     IntegerAttr,
+    IntegerType,
     StringAttr,
     TensorType,
     UnitAttr,
     i64,
 )
-from xdsl.ir import Attribute, Block, Dialect, Region, SSAValue
+from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
@@ -38,7 +41,13 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsTerminator, Pure, RecursiveMemoryEffect
 from xdsl.utils.exceptions import VerifyException
 
-from emmy.dialects.combiner import init_attr, parse_init_literal, print_init, verify_init
+from emmy.dialects.combiner import (
+    init_attr,
+    parse_combiner,
+    parse_init_literal,
+    print_init,
+    verify_init,
+)
 
 SCALAR_DIALECTS = ("arith", "math")
 
@@ -46,6 +55,36 @@ SCALAR_DIALECTS = ("arith", "math")
 def tensor_shape(value: SSAValue) -> tuple[int, ...]:
     assert isinstance(value.type, TensorType)
     return tuple(value.type.get_shape())
+
+
+def parse_tensor_type(parser: Parser, what: str) -> TensorType:
+    """Parses a type that must be a ranked tensor, failing at the type's position."""
+    pos = parser.pos
+    parsed = parser.parse_type()
+    if not isinstance(parsed, TensorType):
+        parser.raise_error(f"{what} must be a ranked tensor, got {parsed}", pos, parser.pos)
+    return parsed
+
+
+def _is_scalar_type(type: Attribute) -> bool:
+    return isinstance(type, AnyFloat | IntegerType | IndexType)
+
+
+def _verify_scalar_body_op(op: Operation, map_op: MapOp) -> None:
+    """A map body is cloned onto the scalars of one element when the map is lowered, so it
+    may compute only on scalars, and only on values of its own."""
+    for value in (*op.operands, *op.results):
+        if not _is_scalar_type(value.type):
+            raise VerifyException(
+                f"a map body computes on scalars, but '{op.name}' has a value of type "
+                f"{value.type}"
+            )
+    for value in op.operands:
+        if not map_op.body.is_ancestor(value.owner):
+            raise VerifyException(
+                f"'{op.name}' in a map body uses a value defined outside the map; a map "
+                "body sees only its block arguments and what it computes from them"
+            )
 
 
 @irdl_op_definition
@@ -87,7 +126,8 @@ class MapOp(IRDLOperation):
         block = self.body.block
         if len(block.args) != len(self.inputs):
             raise VerifyException(
-                f"body takes {len(block.args)} scalars but the map has {len(self.inputs)} inputs"
+                f"a map body takes one scalar per input ({len(self.inputs)}), but it takes "
+                f"{len(block.args)}"
             )
         for index, (arg, value) in enumerate(zip(block.args, self.inputs)):
             if arg.type != value.type.get_element_type():
@@ -102,9 +142,15 @@ class MapOp(IRDLOperation):
                 raise VerifyException(
                     f"a map body holds only arith and math ops, found '{op.name}'"
                 )
+            _verify_scalar_body_op(op, self)
         terminator = block.last_op
-        if not isinstance(terminator, YieldOp) or len(terminator.arguments) != 1:
+        if not isinstance(terminator, YieldOp):
             raise VerifyException("a map body must end in a prim.yield of one scalar")
+        if len(terminator.arguments) != 1:
+            raise VerifyException(
+                f"a map body yields one scalar per element, but its prim.yield yields "
+                f"{len(terminator.arguments)} values"
+            )
         if terminator.arguments[0].type != element_type:
             raise VerifyException(
                 f"body yields {terminator.arguments[0].type} but the result element type "
@@ -114,7 +160,9 @@ class MapOp(IRDLOperation):
     def print(self, printer: Printer) -> None:
         printer.print_string("(")
         printer.print_list(self.inputs, printer.print_ssa_value)
-        printer.print_string(") : (")
+        printer.print_string(")")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : (")
         printer.print_list((v.type for v in self.inputs), printer.print_attribute)
         printer.print_string(") -> ")
         printer.print_attribute(self.result.type)
@@ -126,16 +174,19 @@ class MapOp(IRDLOperation):
         operands = parser.parse_comma_separated_list(
             Parser.Delimiter.PAREN, parser.parse_unresolved_operand
         )
+        attributes = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         pos = parser.pos
-        types = parser.parse_comma_separated_list(Parser.Delimiter.PAREN, parser.parse_type)
+        types = parser.parse_comma_separated_list(
+            Parser.Delimiter.PAREN, lambda: parse_tensor_type(parser, "prim.map input")
+        )
         inputs = parser.resolve_operands(operands, types, pos)
         parser.parse_punctuation("->")
-        result_type = parser.parse_type()
+        result_type = parse_tensor_type(parser, "prim.map result")
         body = parser.parse_region()
-        if not isinstance(result_type, TensorType):
-            parser.raise_error(f"prim.map produces a tensor, got {result_type}", pos)
-        return cls(inputs, result_type, body)
+        op = cls(inputs, result_type, body)
+        op.attributes.update(attributes)
+        return op
 
     @staticmethod
     def build(
@@ -196,6 +247,7 @@ class ReduceOp(IRDLOperation):
             printer.print_string(" keepdim")
         printer.print_string(" init ")
         print_init(printer, self.init)
+        printer.print_op_attributes(self.attributes)
         printer.print_string(" : ")
         printer.print_attribute(self.input.type)
         printer.print_string(" -> ")
@@ -203,30 +255,31 @@ class ReduceOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> ReduceOp:
-        kind = parser.parse_identifier()
+        kind = parse_combiner(parser)
         operand = parser.parse_unresolved_operand()
         parser.parse_keyword("axes")
-        axes = parser.parse_comma_separated_list(
-            Parser.Delimiter.SQUARE, lambda: parser.parse_integer(allow_boolean=False)
-        )
+        axes = parser.parse_comma_separated_list(Parser.Delimiter.SQUARE, lambda: _parse_axis(parser))
         keepdim = parser.parse_optional_keyword("keepdim") is not None
         parser.parse_keyword("init")
         init_pos = parser.pos
         init_text = parse_init_literal(parser)
+        attributes = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         pos = parser.pos
-        input_type = parser.parse_type()
+        input_type = parse_tensor_type(parser, "prim.reduce input")
         parser.parse_punctuation("->")
-        result_type = parser.parse_type()
-        if not isinstance(input_type, TensorType) or not isinstance(result_type, TensorType):
-            parser.raise_error("prim.reduce takes and produces tensors", pos, parser.pos)
+        result_type = parse_tensor_type(parser, "prim.reduce result")
         (value,) = parser.resolve_operands([operand], [input_type], pos)
         init = init_attr(parser, init_text, input_type.get_element_type(), init_pos)
-        return cls(kind, value, axes, init, keepdim, result_type)
+        op = cls(kind, value, axes, init, keepdim, result_type)
+        op.attributes.update(attributes)
+        return op
 
     def verify_(self) -> None:
         element_type = self.input.type.get_element_type()
         verify_init(self.kind.data, self.init, element_type)
+        if self.axes.elt_type != i64:
+            raise VerifyException(f"reduce axes must be an i64 array, got {self.axes}")
         if self.result.type.get_element_type() != element_type:
             raise VerifyException(
                 f"result element type {self.result.type.get_element_type()} differs from "
@@ -249,6 +302,15 @@ class ReduceOp(IRDLOperation):
             )
 
 
+def _parse_axis(parser: Parser) -> int:
+    pos = parser.pos
+    axis = parser.parse_integer(allow_boolean=False, context_msg=" for a reduce axis")
+    low, high = i64.value_range()
+    if not low <= axis < high:
+        parser.raise_error(f"reduce axis {axis} does not fit in i64", pos, parser.pos)
+    return axis
+
+
 def reduced_shape(shape: Sequence[int], axes: Sequence[int], keepdim: bool) -> tuple[int, ...]:
     if keepdim:
         return tuple(1 if d in axes else n for d, n in enumerate(shape))
@@ -264,15 +326,43 @@ class BroadcastOp(IRDLOperation):
     result = result_def(TensorType)
     traits = traits_def(Pure())
 
-    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
-
     def __init__(self, value: SSAValue, result_type: TensorType):
         super().__init__(operands=[value], result_types=[result_type])
 
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_ssa_value(self.input)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.input.type)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> BroadcastOp:
+        operand = parser.parse_unresolved_operand()
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        pos = parser.pos
+        input_type = parse_tensor_type(parser, "prim.broadcast input")
+        parser.parse_punctuation("->")
+        result_type = parse_tensor_type(parser, "prim.broadcast result")
+        (value,) = parser.resolve_operands([operand], [input_type], pos)
+        op = cls(value, result_type)
+        op.attributes.update(attributes)
+        return op
+
     def verify_(self) -> None:
         source, target = tensor_shape(self.input), tensor_shape(self.result)
-        if self.input.type.get_element_type() != self.result.type.get_element_type():
-            raise VerifyException("broadcast must keep the element type")
+        input_element, result_element = (
+            self.input.type.get_element_type(),
+            self.result.type.get_element_type(),
+        )
+        if input_element != result_element:
+            raise VerifyException(
+                f"result element type {result_element} differs from the input element type "
+                f"{input_element}; a broadcast only copies elements"
+            )
         if len(source) > len(target):
             raise VerifyException(
                 f"cannot broadcast rank {len(source)} to the smaller rank {len(target)}"

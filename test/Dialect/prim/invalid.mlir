@@ -1,0 +1,239 @@
+// RUN: emmy-opt %s --split-input-file --verify-diagnostics
+
+func.func @map_input_shape(%x: tensor<4x4xf32>, %y: tensor<4x8xf32>) {
+  // expected-error @+1 {{input #1 has shape [4, 8] but the result has shape [4, 4]; broadcast it first}}
+  %r = prim.map(%x, %y) : (tensor<4x4xf32>, tensor<4x8xf32>) -> tensor<4x4xf32> {
+  ^bb0(%a: f32, %b: f32):
+    prim.yield %a : f32
+  }
+  func.return
+}
+
+// -----
+
+func.func @map_body_arg_count(%x: tensor<4xf32>) {
+  // expected-error @+1 {{a map body takes one scalar per input (1), but it takes 2}}
+  %r = prim.map(%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: f32, %b: f32):
+    prim.yield %a : f32
+  }
+  func.return
+}
+
+// -----
+
+func.func @map_body_arg_type(%x: tensor<4xf32>) {
+  // expected-error @+1 {{body argument #0 has type f16 but input #0 has element type f32}}
+  %r = prim.map(%x) : (tensor<4xf32>) -> tensor<4xf16> {
+  ^bb0(%a: f16):
+    prim.yield %a : f16
+  }
+  func.return
+}
+
+// -----
+
+func.func @map_body_non_scalar_op(%x: tensor<4xf32>) {
+  // expected-error @+1 {{a map body holds only arith and math ops, found 'prim.reduce'}}
+  %r = prim.map(%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: f32):
+    %s = prim.reduce add %x axes [0] init 0.0 : tensor<4xf32> -> tensor<f32>
+    prim.yield %a : f32
+  }
+  func.return
+}
+
+// -----
+
+func.func @map_body_tensor_arith(%x: tensor<4xf32>) {
+  // expected-error @+1 {{a map body computes on scalars, but 'arith.addf' has a value of type tensor<4xf32>}}
+  %r = prim.map(%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: f32):
+    %t = arith.addf %x, %x : tensor<4xf32>
+    prim.yield %a : f32
+  }
+  func.return
+}
+
+// -----
+
+func.func @map_body_captures(%x: tensor<4xf32>, %s: f32) {
+  // expected-error @+1 {{'arith.mulf' in a map body uses a value defined outside the map}}
+  %r = prim.map(%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: f32):
+    %m = arith.mulf %a, %s : f32
+    prim.yield %m : f32
+  }
+  func.return
+}
+
+// -----
+
+func.func @map_yields_two(%x: tensor<4xf32>) {
+  // expected-error @+1 {{a map body yields one scalar per element, but its prim.yield yields 2 values}}
+  %r = prim.map(%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: f32):
+    prim.yield %a, %a : f32, f32
+  }
+  func.return
+}
+
+// -----
+
+func.func @map_yields_nothing(%x: tensor<4xf32>) {
+  // expected-error @+1 {{a map body yields one scalar per element, but its prim.yield yields 0 values}}
+  %r = prim.map(%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: f32):
+    prim.yield
+  }
+  func.return
+}
+
+// -----
+
+func.func @map_yield_type(%x: tensor<4xf32>) {
+  // expected-error @+1 {{body yields f32 but the result element type is f16}}
+  %r = prim.map(%x) : (tensor<4xf32>) -> tensor<4xf16> {
+  ^bb0(%a: f32):
+    prim.yield %a : f32
+  }
+  func.return
+}
+
+// -----
+
+func.func @map_result_not_tensor(%x: tensor<4xf32>) {
+  // expected-error @+1 {{f32 should be of base attribute tensor}}
+  %r = "prim.map"(%x) ({
+  ^bb0(%a: f32):
+    "prim.yield"(%a) : (f32) -> ()
+  }) : (tensor<4xf32>) -> f32
+  func.return
+}
+
+// -----
+
+func.func @yield_outside_map(%v: f32) {
+  // expected-error @+1 {{'prim.yield' expects parent op 'prim.map'}}
+  prim.yield %v : f32
+}
+
+// -----
+
+func.func @reduce_unknown_combiner(%x: tensor<4xf32>) {
+  // expected-error @+1 {{unknown combiner 'sum'; expected one of add, mul, max, min}}
+  %r = "prim.reduce"(%x) <{kind = "sum", axes = array<i64: 0>, init = 0.0 : f32}> : (tensor<4xf32>) -> tensor<f32>
+  func.return
+}
+
+// -----
+
+func.func @reduce_init_type(%x: tensor<4xf32>) {
+  // expected-error @+1 {{init type f16 does not match the element type f32}}
+  %r = "prim.reduce"(%x) <{kind = "add", axes = array<i64: 0>, init = 0.0 : f16}> : (tensor<4xf32>) -> tensor<f32>
+  func.return
+}
+
+// -----
+
+func.func @reduce_init_not_a_number(%x: tensor<4xf32>) {
+  // expected-error @+1 {{init must be a float or (non-index) integer constant, got "zero"}}
+  %r = "prim.reduce"(%x) <{kind = "add", axes = array<i64: 0>, init = "zero"}> : (tensor<4xf32>) -> tensor<f32>
+  func.return
+}
+
+// -----
+
+func.func @reduce_index_init(%x: tensor<4xindex>) {
+  // expected-error @+1 {{init must be a float or (non-index) integer constant, got 0 : index}}
+  %r = "prim.reduce"(%x) <{kind = "add", axes = array<i64: 0>, init = 0 : index}> : (tensor<4xindex>) -> tensor<index>
+  func.return
+}
+
+// -----
+
+func.func @reduce_axes_not_i64(%x: tensor<4xf32>) {
+  // expected-error @+1 {{reduce axes must be an i64 array, got array<i32: 0>}}
+  %r = "prim.reduce"(%x) <{kind = "add", axes = array<i32: 0>, init = 0.0 : f32}> : (tensor<4xf32>) -> tensor<f32>
+  func.return
+}
+
+// -----
+
+func.func @reduce_result_element_type(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{result element type f16 differs from the input element type f32}}
+  %r = prim.reduce add %x axes [1] init 0.0 : tensor<4x8xf32> -> tensor<4xf16>
+  func.return
+}
+
+// -----
+
+func.func @reduce_axis_out_of_range(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{reduce axis 2 is out of range for a rank-2 input}}
+  %r = prim.reduce add %x axes [2] init 0.0 : tensor<4x8xf32> -> tensor<4x8xf32>
+  func.return
+}
+
+// -----
+
+func.func @reduce_negative_axis(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{reduce axis -1 is out of range for a rank-2 input}}
+  %r = prim.reduce add %x axes [-1] init 0.0 : tensor<4x8xf32> -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @reduce_repeated_axis(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{reduce axes [1, 1] repeat an axis}}
+  %r = prim.reduce add %x axes [1, 1] init 0.0 : tensor<4x8xf32> -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @reduce_missing_keepdim(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{reducing axes [1] of shape [4, 8] gives shape [4], but the result has shape [4, 1]}}
+  %r = prim.reduce add %x axes [1] init 0.0 : tensor<4x8xf32> -> tensor<4x1xf32>
+  func.return
+}
+
+// -----
+
+func.func @reduce_unexpected_keepdim(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{reducing axes [0, 1] of shape [4, 8] gives shape [1, 1], but the result has shape []}}
+  %r = prim.reduce max %x axes [0, 1] keepdim init -inf : tensor<4x8xf32> -> tensor<f32>
+  func.return
+}
+
+// -----
+
+func.func @broadcast_element_type(%x: tensor<4xf32>) {
+  // expected-error @+1 {{result element type f16 differs from the input element type f32; a broadcast only copies elements}}
+  %r = prim.broadcast %x : tensor<4xf32> -> tensor<2x4xf16>
+  func.return
+}
+
+// -----
+
+func.func @broadcast_to_smaller_rank(%x: tensor<1x4xf32>) {
+  // expected-error @+1 {{cannot broadcast rank 2 to the smaller rank 1}}
+  %r = prim.broadcast %x : tensor<1x4xf32> -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @broadcast_dim_mismatch(%x: tensor<3xf32>) {
+  // expected-error @+1 {{cannot broadcast shape [3] to [4, 5]: dim 0 has size 3, expected 1 or 5}}
+  %r = prim.broadcast %x : tensor<3xf32> -> tensor<4x5xf32>
+  func.return
+}
+
+// -----
+
+func.func @broadcast_not_tensor(%x: tensor<f32>) {
+  // expected-error @+1 {{f32 should be of base attribute tensor}}
+  %r = "prim.broadcast"(%x) : (tensor<f32>) -> f32
+  func.return
+}

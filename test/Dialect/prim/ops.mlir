@@ -1,0 +1,222 @@
+// RUN: emmy-opt %s | emmy-opt | filecheck %s
+// RUN: emmy-opt %s --print-op-generic | emmy-opt | filecheck %s
+
+// CHECK-LABEL: func.func @map_unary(
+// CHECK-SAME:    %[[X:.*]]: tensor<4x8xf32>) -> tensor<4x8xf32> {
+// CHECK-NEXT:    %[[Y:.*]] = prim.map(%[[X]]) : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+// CHECK-NEXT:    ^bb0(%[[V:.*]]: f32):
+// CHECK-NEXT:      %[[E:.*]] = math.exp %[[V]] : f32
+// CHECK-NEXT:      prim.yield %[[E]] : f32
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return %[[Y]] : tensor<4x8xf32>
+func.func @map_unary(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %y = prim.map(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%v: f32):
+    %e = math.exp %v : f32
+    prim.yield %e : f32
+  }
+  func.return %y : tensor<4x8xf32>
+}
+
+// CHECK-LABEL: func.func @map_several_inputs(
+// CHECK-SAME:    %[[X:[a-z0-9_]+]]: tensor<2x3xf32>, %[[Y:[a-z0-9_]+]]: tensor<2x3xf32>, %[[Z:[a-z0-9_]+]]: tensor<2x3xf32>)
+// CHECK-NEXT:    %[[R:.*]] = prim.map(%[[X]], %[[Y]], %[[Z]]) : (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32> {
+// CHECK-NEXT:    ^bb0(%[[A:[a-z0-9_]+]]: f32, %[[B:[a-z0-9_]+]]: f32, %[[C:[a-z0-9_]+]]: f32):
+// CHECK-NEXT:      %[[EPS:.*]] = arith.constant 1.000000e-05 : f32
+// CHECK-NEXT:      %[[S:.*]] = arith.addf %[[B]], %[[EPS]] : f32
+// CHECK-NEXT:      %[[RS:.*]] = math.rsqrt %[[S]] : f32
+// CHECK-NEXT:      %[[M:.*]] = arith.mulf %[[A]], %[[RS]] : f32
+// CHECK-NEXT:      %[[O:.*]] = arith.mulf %[[M]], %[[C]] : f32
+// CHECK-NEXT:      prim.yield %[[O]] : f32
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return %[[R]] : tensor<2x3xf32>
+func.func @map_several_inputs(%x: tensor<2x3xf32>, %y: tensor<2x3xf32>, %z: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %r = prim.map(%x, %y, %z) : (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32> {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %eps = arith.constant 1.0e-5 : f32
+    %s = arith.addf %b, %eps : f32
+    %rs = math.rsqrt %s : f32
+    %m = arith.mulf %a, %rs : f32
+    %o = arith.mulf %m, %c : f32
+    prim.yield %o : f32
+  }
+  func.return %r : tensor<2x3xf32>
+}
+
+// The result element type is the yielded scalar's, not the inputs'.
+
+// CHECK-LABEL: func.func @map_compare_select(
+// CHECK-SAME:    %[[X:[a-z0-9_]+]]: tensor<4xf16>, %[[Y:[a-z0-9_]+]]: tensor<4xf16>)
+// CHECK-NEXT:    %[[GT:.*]] = prim.map(%[[X]], %[[Y]]) : (tensor<4xf16>, tensor<4xf16>) -> tensor<4xi1> {
+// CHECK-NEXT:    ^bb0(%[[A:[a-z0-9_]+]]: f16, %[[B:[a-z0-9_]+]]: f16):
+// CHECK-NEXT:      %[[C:.*]] = arith.cmpf ogt, %[[A]], %[[B]] : f16
+// CHECK-NEXT:      prim.yield %[[C]] : i1
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %[[MAX:.*]] = prim.map(%[[GT]], %[[X]], %[[Y]]) : (tensor<4xi1>, tensor<4xf16>, tensor<4xf16>) -> tensor<4xf16> {
+// CHECK-NEXT:    ^bb0(%[[C2:[a-z0-9_]+]]: i1, %[[A2:[a-z0-9_]+]]: f16, %[[B2:[a-z0-9_]+]]: f16):
+// CHECK-NEXT:      %[[S:.*]] = arith.select %[[C2]], %[[A2]], %[[B2]] : f16
+// CHECK-NEXT:      prim.yield %[[S]] : f16
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return %[[GT]], %[[MAX]] : tensor<4xi1>, tensor<4xf16>
+func.func @map_compare_select(%x: tensor<4xf16>, %y: tensor<4xf16>) -> (tensor<4xi1>, tensor<4xf16>) {
+  %gt = prim.map(%x, %y) : (tensor<4xf16>, tensor<4xf16>) -> tensor<4xi1> {
+  ^bb0(%a: f16, %b: f16):
+    %c = arith.cmpf ogt, %a, %b : f16
+    prim.yield %c : i1
+  }
+  %max = prim.map(%gt, %x, %y) : (tensor<4xi1>, tensor<4xf16>, tensor<4xf16>) -> tensor<4xf16> {
+  ^bb0(%c: i1, %a: f16, %b: f16):
+    %s = arith.select %c, %a, %b : f16
+    prim.yield %s : f16
+  }
+  func.return %gt, %max : tensor<4xi1>, tensor<4xf16>
+}
+
+// CHECK-LABEL: func.func @map_0d(
+// CHECK-SAME:    %[[X:.*]]: tensor<bf16>) -> tensor<f32> {
+// CHECK-NEXT:    %[[Y:.*]] = prim.map(%[[X]]) : (tensor<bf16>) -> tensor<f32> {
+// CHECK-NEXT:    ^bb0(%[[V:.*]]: bf16):
+// CHECK-NEXT:      %[[W:.*]] = arith.extf %[[V]] : bf16 to f32
+// CHECK-NEXT:      %[[T:.*]] = math.tanh %[[W]] : f32
+// CHECK-NEXT:      prim.yield %[[T]] : f32
+// CHECK-NEXT:    }
+func.func @map_0d(%x: tensor<bf16>) -> tensor<f32> {
+  %y = prim.map(%x) : (tensor<bf16>) -> tensor<f32> {
+  ^bb0(%v: bf16):
+    %w = arith.extf %v : bf16 to f32
+    %t = math.tanh %w : f32
+    prim.yield %t : f32
+  }
+  func.return %y : tensor<f32>
+}
+
+// A map without inputs fills its result with what its body computes.
+
+// CHECK-LABEL: func.func @map_no_inputs() -> tensor<3xi32> {
+// CHECK-NEXT:    %{{.*}} = prim.map() : () -> tensor<3xi32> {
+// CHECK-NEXT:      %[[C:.*]] = arith.constant 7 : i32
+// CHECK-NEXT:      prim.yield %[[C]] : i32
+// CHECK-NEXT:    }
+func.func @map_no_inputs() -> tensor<3xi32> {
+  %y = prim.map() : () -> tensor<3xi32> {
+    %c = arith.constant 7 : i32
+    prim.yield %c : i32
+  }
+  func.return %y : tensor<3xi32>
+}
+
+// CHECK-LABEL: func.func @reduce_combiners(
+// CHECK-SAME:    %[[X:.*]]: tensor<4x8xf32>)
+// CHECK-NEXT:    %{{.*}} = prim.reduce add %[[X]] axes [1] init 0.0 : tensor<4x8xf32> -> tensor<4xf32>
+// CHECK-NEXT:    %{{.*}} = prim.reduce mul %[[X]] axes [1] init 1.0 : tensor<4x8xf32> -> tensor<4xf32>
+// CHECK-NEXT:    %{{.*}} = prim.reduce max %[[X]] axes [1] init -inf : tensor<4x8xf32> -> tensor<4xf32>
+// CHECK-NEXT:    %{{.*}} = prim.reduce min %[[X]] axes [1] init inf : tensor<4x8xf32> -> tensor<4xf32>
+func.func @reduce_combiners(%x: tensor<4x8xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %sum = prim.reduce add %x axes [1] init 0.0 : tensor<4x8xf32> -> tensor<4xf32>
+  %prod = prim.reduce mul %x axes [1] init 1.0 : tensor<4x8xf32> -> tensor<4xf32>
+  %max = prim.reduce max %x axes [1] init -inf : tensor<4x8xf32> -> tensor<4xf32>
+  %min = prim.reduce min %x axes [1] init inf : tensor<4x8xf32> -> tensor<4xf32>
+  func.return %sum, %prod, %max, %min : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// Axes may come in any order; the printed order is the written one.
+
+// CHECK-LABEL: func.func @reduce_keepdim(
+// CHECK-SAME:    %[[X:.*]]: tensor<2x3x4xbf16>)
+// CHECK-NEXT:    %{{.*}} = prim.reduce add %[[X]] axes [1] keepdim init 0.0 : tensor<2x3x4xbf16> -> tensor<2x1x4xbf16>
+// CHECK-NEXT:    %{{.*}} = prim.reduce max %[[X]] axes [0, 2] keepdim init -inf : tensor<2x3x4xbf16> -> tensor<1x3x1xbf16>
+// CHECK-NEXT:    %{{.*}} = prim.reduce add %[[X]] axes [2, 0, 1] keepdim init 0.5 : tensor<2x3x4xbf16> -> tensor<1x1x1xbf16>
+func.func @reduce_keepdim(%x: tensor<2x3x4xbf16>) -> (tensor<2x1x4xbf16>, tensor<1x3x1xbf16>, tensor<1x1x1xbf16>) {
+  %a = prim.reduce add %x axes [1] keepdim init 0.0 : tensor<2x3x4xbf16> -> tensor<2x1x4xbf16>
+  %b = prim.reduce max %x axes [0, 2] keepdim init -inf : tensor<2x3x4xbf16> -> tensor<1x3x1xbf16>
+  %c = prim.reduce add %x axes [2, 0, 1] keepdim init 0.5 : tensor<2x3x4xbf16> -> tensor<1x1x1xbf16>
+  func.return %a, %b, %c : tensor<2x1x4xbf16>, tensor<1x3x1xbf16>, tensor<1x1x1xbf16>
+}
+
+// An init is rounded to the element type (f16's largest finite value is 65504); a
+// reduction over no axes is a copy.
+
+// CHECK-LABEL: func.func @reduce_to_0d(
+// CHECK-SAME:    %[[X:[a-z0-9_]+]]: tensor<2x3xf16>, %[[S:[a-z0-9_]+]]: tensor<f16>)
+// CHECK-NEXT:    %{{.*}} = prim.reduce min %[[X]] axes [0, 1] init 65504.0 : tensor<2x3xf16> -> tensor<f16>
+// CHECK-NEXT:    %{{.*}} = prim.reduce add %[[S]] axes [] init 0.0 : tensor<f16> -> tensor<f16>
+func.func @reduce_to_0d(%x: tensor<2x3xf16>, %s: tensor<f16>) -> (tensor<f16>, tensor<f16>) {
+  %all = prim.reduce min %x axes [0, 1] init 6.55e4 : tensor<2x3xf16> -> tensor<f16>
+  %none = prim.reduce add %s axes [] init 0.0 : tensor<f16> -> tensor<f16>
+  func.return %all, %none : tensor<f16>, tensor<f16>
+}
+
+// CHECK-LABEL: func.func @reduce_integers(
+// CHECK-SAME:    %[[X:[a-z0-9_]+]]: tensor<5x6xi32>, %[[Y:[a-z0-9_]+]]: tensor<5xi8>)
+// CHECK-NEXT:    %{{.*}} = prim.reduce add %[[X]] axes [0] init 0 : tensor<5x6xi32> -> tensor<6xi32>
+// CHECK-NEXT:    %{{.*}} = prim.reduce max %[[X]] axes [1] init -2147483648 : tensor<5x6xi32> -> tensor<5xi32>
+// CHECK-NEXT:    %{{.*}} = prim.reduce min %[[Y]] axes [0] init 127 : tensor<5xi8> -> tensor<i8>
+// CHECK-NEXT:    %{{.*}} = prim.reduce mul %[[Y]] axes [0] init 3 : tensor<5xi8> -> tensor<i8>
+func.func @reduce_integers(%x: tensor<5x6xi32>, %y: tensor<5xi8>) -> (tensor<6xi32>, tensor<5xi32>, tensor<i8>, tensor<i8>) {
+  %sum = prim.reduce add %x axes [0] init 0 : tensor<5x6xi32> -> tensor<6xi32>
+  %max = prim.reduce max %x axes [1] init -2147483648 : tensor<5x6xi32> -> tensor<5xi32>
+  %min = prim.reduce min %y axes [0] init 127 : tensor<5xi8> -> tensor<i8>
+  %prod = prim.reduce mul %y axes [0] init 3 : tensor<5xi8> -> tensor<i8>
+  func.return %sum, %max, %min, %prod : tensor<6xi32>, tensor<5xi32>, tensor<i8>, tensor<i8>
+}
+
+// A float init without a fraction or with an exponent still prints as a float literal.
+
+// CHECK-LABEL: func.func @reduce_float_init_literals(
+// CHECK-SAME:    %[[X:.*]]: tensor<4xf64>)
+// CHECK-NEXT:    %{{.*}} = prim.reduce add %[[X]] axes [0] init 1.0e-07 : tensor<4xf64> -> tensor<f64>
+// CHECK-NEXT:    %{{.*}} = prim.reduce max %[[X]] axes [0] init -1.0e+20 : tensor<4xf64> -> tensor<f64>
+// CHECK-NEXT:    %{{.*}} = prim.reduce mul %[[X]] axes [0] init 3.0 : tensor<4xf64> -> tensor<f64>
+// CHECK-NEXT:    %{{.*}} = prim.reduce min %[[X]] axes [0] init nan : tensor<4xf64> -> tensor<f64>
+func.func @reduce_float_init_literals(%x: tensor<4xf64>) -> (tensor<f64>, tensor<f64>, tensor<f64>, tensor<f64>) {
+  %a = prim.reduce add %x axes [0] init 1.0e-7 : tensor<4xf64> -> tensor<f64>
+  %b = prim.reduce max %x axes [0] init -1.0e20 : tensor<4xf64> -> tensor<f64>
+  %c = prim.reduce mul %x axes [0] init 3 : tensor<4xf64> -> tensor<f64>
+  %d = prim.reduce min %x axes [0] init nan : tensor<4xf64> -> tensor<f64>
+  func.return %a, %b, %c, %d : tensor<f64>, tensor<f64>, tensor<f64>, tensor<f64>
+}
+
+// CHECK-LABEL: func.func @broadcast(
+// CHECK-SAME:    %[[ROW:[a-z0-9_]+]]: tensor<8xf32>, %[[COL:[a-z0-9_]+]]: tensor<4x1xf32>, %[[S:[a-z0-9_]+]]: tensor<f32>, %[[X:[a-z0-9_]+]]: tensor<4x8xf32>)
+// CHECK-NEXT:    %{{.*}} = prim.broadcast %[[ROW]] : tensor<8xf32> -> tensor<4x8xf32>
+// CHECK-NEXT:    %{{.*}} = prim.broadcast %[[COL]] : tensor<4x1xf32> -> tensor<4x8xf32>
+// CHECK-NEXT:    %{{.*}} = prim.broadcast %[[S]] : tensor<f32> -> tensor<2x4x8xf32>
+// CHECK-NEXT:    %{{.*}} = prim.broadcast %[[X]] : tensor<4x8xf32> -> tensor<4x8xf32>
+func.func @broadcast(%row: tensor<8xf32>, %col: tensor<4x1xf32>, %s: tensor<f32>, %x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<2x4x8xf32>, tensor<4x8xf32>) {
+  %a = prim.broadcast %row : tensor<8xf32> -> tensor<4x8xf32>
+  %b = prim.broadcast %col : tensor<4x1xf32> -> tensor<4x8xf32>
+  %c = prim.broadcast %s : tensor<f32> -> tensor<2x4x8xf32>
+  %d = prim.broadcast %x : tensor<4x8xf32> -> tensor<4x8xf32>
+  func.return %a, %b, %c, %d : tensor<4x8xf32>, tensor<4x8xf32>, tensor<2x4x8xf32>, tensor<4x8xf32>
+}
+
+// Leading dims are added and size-1 dims expanded in one broadcast.
+
+// CHECK-LABEL: func.func @broadcast_low_precision(
+// CHECK-SAME:    %[[X:[a-z0-9_]+]]: tensor<1x1xbf16>, %[[Y:[a-z0-9_]+]]: tensor<3x1xf16>)
+// CHECK-NEXT:    %{{.*}} = prim.broadcast %[[X]] : tensor<1x1xbf16> -> tensor<5x2x3xbf16>
+// CHECK-NEXT:    %{{.*}} = prim.broadcast %[[Y]] : tensor<3x1xf16> -> tensor<2x3x4xf16>
+func.func @broadcast_low_precision(%x: tensor<1x1xbf16>, %y: tensor<3x1xf16>) -> (tensor<5x2x3xbf16>, tensor<2x3x4xf16>) {
+  %a = prim.broadcast %x : tensor<1x1xbf16> -> tensor<5x2x3xbf16>
+  %b = prim.broadcast %y : tensor<3x1xf16> -> tensor<2x3x4xf16>
+  func.return %a, %b : tensor<5x2x3xbf16>, tensor<2x3x4xf16>
+}
+
+// Discardable attributes survive a round trip, written before the types.
+
+// CHECK-LABEL: func.func @attributes(
+// CHECK-NEXT:    %[[M:.*]] = prim.map(%{{.*}}) {tag = 1 : i64} : (tensor<4xf32>) -> tensor<4xf32> {
+// CHECK-NEXT:    ^bb0(%[[V:.*]]: f32):
+// CHECK-NEXT:      prim.yield {tag} %[[V]] : f32
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %[[R:.*]] = prim.reduce add %[[M]] axes [0] keepdim init 0.0 {tag = 2 : i64} : tensor<4xf32> -> tensor<1xf32>
+// CHECK-NEXT:    %{{.*}} = prim.broadcast %[[R]] {tag = 3 : i64} : tensor<1xf32> -> tensor<4xf32>
+func.func @attributes(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %m = prim.map(%x) {tag = 1 : i64} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%v: f32):
+    prim.yield {tag} %v : f32
+  }
+  %r = prim.reduce add %m axes [0] keepdim init 0.0 {tag = 2 : i64} : tensor<4xf32> -> tensor<1xf32>
+  %b = prim.broadcast %r {tag = 3 : i64} : tensor<1xf32> -> tensor<4xf32>
+  func.return %b : tensor<4xf32>
+}
