@@ -32,7 +32,7 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, Pure, RecursiveMemoryEffect
 from xdsl.utils.exceptions import VerifyException
 
-from emmy.dialects.prim import BroadcastOp, MapOp, ReduceOp, parse_tensor_type
+from emmy.dialects.prim import BroadcastOp, MapOp, ReduceOp, ends_in, parse_tensor_type
 
 PRIM_OPS = (MapOp, ReduceOp, BroadcastOp)
 
@@ -112,8 +112,8 @@ class KernelOp(IRDLOperation):
         block = self.body.block
         if len(block.args) != len(self.inputs):
             raise VerifyException(
-                f"kernel body takes {len(block.args)} arguments but the kernel has "
-                f"{len(self.inputs)} operands"
+                f"a fused.kernel body takes one argument per operand ({len(self.inputs)}), "
+                f"but it takes {len(block.args)}"
             )
         for index, (arg, value) in enumerate(zip(block.args, self.inputs)):
             if arg.type != value.type:
@@ -128,13 +128,15 @@ class KernelOp(IRDLOperation):
                     f"a fused.kernel body holds only prim ops, found '{op.name}'"
                 )
         if not isinstance(terminator, YieldOp):
-            raise VerifyException("a fused.kernel body must end in a fused.yield")
+            raise VerifyException(
+                f"a fused.kernel body must end in a fused.yield, but {ends_in(block)}"
+            )
         yielded = [v.type for v in terminator.arguments]
         expected = [r.type for r in self.outputs]
         if len(yielded) != len(expected):
             raise VerifyException(
-                f"fused.yield yields {len(yielded)} values but the kernel has "
-                f"{len(expected)} results"
+                f"fused.yield yields one value per kernel result ({len(expected)}), but it "
+                f"yields {len(yielded)}"
             )
         for index, (got, want) in enumerate(zip(yielded, expected)):
             if got != want:

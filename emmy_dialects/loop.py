@@ -76,6 +76,7 @@ from emmy.dialects.combiner import (
     print_init,
     verify_reduction,
 )
+from emmy.dialects.prim import ends_in
 
 
 KERNEL_BODY_DIALECTS = ("loop", "arith", "math")
@@ -262,7 +263,7 @@ class ForOp(IRDLOperation):
             )
         terminator = block.last_op
         if not isinstance(terminator, YieldOp):
-            raise VerifyException("loop body must end in a loop.yield")
+            raise VerifyException(f"a loop body must end in a loop.yield, but {ends_in(block)}")
         if (self.kind is None) != (self.init is None):
             raise VerifyException("a reduction loop needs both a combiner and an init")
         if self.kind is None:
@@ -270,8 +271,8 @@ class ForOp(IRDLOperation):
                 raise VerifyException("a parallel loop has no results")
             if terminator.arguments:
                 raise VerifyException(
-                    f"a parallel loop body yields nothing, but it yields "
-                    f"{len(terminator.arguments)} values"
+                    f"a parallel loop body yields nothing, but its loop.yield yields "
+                    f"({_type_list([v.type for v in terminator.arguments])})"
                 )
             return
         accumulator_type = verify_reduction(self.kind.data, self.init)

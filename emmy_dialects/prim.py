@@ -57,6 +57,13 @@ def tensor_shape(value: SSAValue) -> tuple[int, ...]:
     return tuple(value.type.get_shape())
 
 
+def ends_in(block: Block) -> str:
+    """Says how a region body ends, for an error about its terminator."""
+    if block.last_op is None:
+        return "it is empty"
+    return f"it ends in '{block.last_op.name}'"
+
+
 def parse_tensor_type(parser: Parser, what: str) -> TensorType:
     """Parses a type that must be a ranked tensor, failing at the type's position."""
     pos = parser.pos
@@ -145,11 +152,13 @@ class MapOp(IRDLOperation):
             _verify_scalar_body_op(op, self)
         terminator = block.last_op
         if not isinstance(terminator, YieldOp):
-            raise VerifyException("a map body must end in a prim.yield of one scalar")
+            raise VerifyException(
+                f"a map body must end in a prim.yield of one scalar, but {ends_in(block)}"
+            )
         if len(terminator.arguments) != 1:
             raise VerifyException(
                 f"a map body yields one scalar per element, but its prim.yield yields "
-                f"{len(terminator.arguments)} values"
+                f"({', '.join(str(v.type) for v in terminator.arguments)})"
             )
         if terminator.arguments[0].type != element_type:
             raise VerifyException(

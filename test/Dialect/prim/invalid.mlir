@@ -70,7 +70,7 @@ func.func @map_body_captures(%x: tensor<4xf32>, %s: f32) {
 // -----
 
 func.func @map_yields_two(%x: tensor<4xf32>) {
-  // expected-error @+1 {{a map body yields one scalar per element, but its prim.yield yields 2 values}}
+  // expected-error @+1 {{a map body yields one scalar per element, but its prim.yield yields (f32, f32)}}
   %r = prim.map(%x) : (tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%a: f32):
     prim.yield %a, %a : f32, f32
@@ -81,7 +81,7 @@ func.func @map_yields_two(%x: tensor<4xf32>) {
 // -----
 
 func.func @map_yields_nothing(%x: tensor<4xf32>) {
-  // expected-error @+1 {{a map body yields one scalar per element, but its prim.yield yields 0 values}}
+  // expected-error @+1 {{a map body yields one scalar per element, but its prim.yield yields ()}}
   %r = prim.map(%x) : (tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%a: f32):
     prim.yield
@@ -102,7 +102,7 @@ func.func @map_yield_type(%x: tensor<4xf32>) {
 
 // -----
 
-func.func @map_result_not_tensor(%x: tensor<4xf32>) {
+func.func @map_generic_result_not_tensor(%x: tensor<4xf32>) {
   // expected-error @+1 {{f32 should be of base attribute tensor}}
   %r = "prim.map"(%x) ({
   ^bb0(%a: f32):
@@ -232,8 +232,106 @@ func.func @broadcast_dim_mismatch(%x: tensor<3xf32>) {
 
 // -----
 
-func.func @broadcast_not_tensor(%x: tensor<f32>) {
+func.func @broadcast_generic_result_not_tensor(%x: tensor<f32>) {
   // expected-error @+1 {{f32 should be of base attribute tensor}}
   %r = "prim.broadcast"(%x) : (tensor<f32>) -> f32
+  func.return
+}
+
+// -----
+
+func.func @map_empty_body(%x: tensor<4xf32>) {
+  // expected-error @+1 {{a map body must end in a prim.yield of one scalar, but it is empty}}
+  %r = prim.map(%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: f32):
+  }
+  func.return
+}
+
+// -----
+
+// Malformed custom syntax is a parse error at the offending token.
+
+func.func @map_input_not_tensor(%x: f32) {
+  // expected-error @+1 {{prim.map input must be a ranked tensor, got f32}}
+  %r = prim.map(%x) : (f32) -> tensor<4xf32> {
+  ^bb0(%a: f32):
+    prim.yield %a : f32
+  }
+  func.return
+}
+
+// -----
+
+func.func @map_result_not_tensor(%x: tensor<4xf32>) {
+  // expected-error @+1 {{prim.map result must be a ranked tensor, got f32}}
+  %r = prim.map(%x) : (tensor<4xf32>) -> f32 {
+  ^bb0(%a: f32):
+    prim.yield %a : f32
+  }
+  func.return
+}
+
+// -----
+
+func.func @map_missing_body(%x: tensor<4xf32>) {
+  %r = prim.map(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  // expected-error @+1 {{Expected region}}
+  func.return
+}
+
+// -----
+
+func.func @reduce_unknown_combiner_name(%x: tensor<4xf32>) {
+  // expected-error @+1 {{unknown combiner 'sum'; expected one of add, mul, max, min}}
+  %r = prim.reduce sum %x axes [0] init 0.0 : tensor<4xf32> -> tensor<f32>
+  func.return
+}
+
+// -----
+
+func.func @reduce_input_not_tensor(%x: memref<4xf32>) {
+  // expected-error @+1 {{prim.reduce input must be a ranked tensor, got memref<4xf32>}}
+  %r = prim.reduce add %x axes [0] init 0.0 : memref<4xf32> -> tensor<f32>
+  func.return
+}
+
+// -----
+
+func.func @reduce_float_init_for_integers(%x: tensor<4xi32>) {
+  // expected-error @+1 {{init 0.5 is not a valid i32 constant}}
+  %r = prim.reduce add %x axes [0] init 0.5 : tensor<4xi32> -> tensor<i32>
+  func.return
+}
+
+// -----
+
+func.func @reduce_init_out_of_range(%x: tensor<4xi8>) {
+  // expected-error @+1 {{init 300 is out of range for i8; expected -128 <= init < 256}}
+  %r = prim.reduce max %x axes [0] init 300 : tensor<4xi8> -> tensor<i8>
+  func.return
+}
+
+// -----
+
+func.func @reduce_infinite_integer_init(%x: tensor<4xi32>) {
+  // expected-error @+1 {{init -inf is not a valid i32 constant}}
+  %r = prim.reduce max %x axes [0] init -inf : tensor<4xi32> -> tensor<i32>
+  func.return
+}
+
+// -----
+
+func.func @reduce_axis_too_large(%x: tensor<4xf32>) {
+  // expected-error @+1 {{reduce axis 99999999999999999999999 does not fit in i64}}
+  %r = prim.reduce add %x axes [99999999999999999999999] init 0.0 : tensor<4xf32> -> tensor<f32>
+  func.return
+}
+
+// -----
+
+func.func @broadcast_result_not_tensor_syntax(%x: tensor<f32>) {
+  // expected-error @+1 {{prim.broadcast result must be a ranked tensor, got f32}}
+  %r = prim.broadcast %x : tensor<f32> -> f32
   func.return
 }

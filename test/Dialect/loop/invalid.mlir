@@ -1,0 +1,405 @@
+// RUN: emmy-opt %s --split-input-file --verify-diagnostics
+
+// expected-error @+1 {{kernel argument #1 must be a memref, got f32}}
+loop.kernel @scalar_argument(%x: memref<4xf32>, %s: f32) {
+}
+
+// -----
+
+// expected-error @+1 {{kernel body takes (memref<4xf16>) but the kernel signature says (memref<4xf32>)}}
+"loop.kernel"() <{sym_name = "signature_mismatch", function_type = (memref<4xf32>) -> ()}> ({
+^bb0(%x: memref<4xf16>):
+}) : () -> ()
+
+// -----
+
+// expected-error @+1 {{a loop.kernel returns nothing, it writes its buffer arguments; its type (memref<4xf32>) -> f32 has results}}
+"loop.kernel"() <{sym_name = "with_results", function_type = (memref<4xf32>) -> f32}> ({
+^bb0(%x: memref<4xf32>):
+}) : () -> ()
+
+// -----
+
+func.func @host() {
+  // expected-error @+1 {{a loop.kernel is a module-level symbol that loop.launch can find, but its parent is 'func.func'}}
+  loop.kernel @nested() {
+  }
+  func.return
+}
+
+// -----
+
+// expected-error @+1 {{a loop.kernel body holds only loop, arith and math ops, found 'memref.alloc'}}
+loop.kernel @allocates(%x: memref<4xf32>) {
+  %scratch = memref.alloc() : memref<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{a loop.kernel body holds only loop, arith and math ops, found 'prim.broadcast'}}
+loop.kernel @tensor_op(%x: memref<4xf32>) {
+  loop.for %i in 0 to 4 {
+    %t = arith.constant dense<1.0> : tensor<f32>
+    %b = prim.broadcast %t : tensor<f32> -> tensor<4xf32>
+  }
+}
+
+// -----
+
+func.func @for_on_host() {
+  // expected-error @+1 {{'loop.for' must be nested in a loop.kernel}}
+  loop.for %i in 0 to 4 {
+  }
+  func.return
+}
+
+// -----
+
+func.func @store_on_host(%x: memref<4xf32>, %v: f32, %i: index) {
+  // expected-error @+1 {{'loop.store' must be nested in a loop.kernel}}
+  loop.store %v, %x[%i] : memref<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @load_on_host(%x: memref<4xf32>, %i: index) -> f32 {
+  // expected-error @+1 {{'loop.load' must be nested in a loop.kernel}}
+  %v = loop.load %x[%i] : memref<4xf32>
+  func.return %v : f32
+}
+
+// -----
+
+loop.kernel @descending_bounds(%x: memref<4xf32>) {
+  // expected-error @+1 {{loop bounds 4 to 2 must satisfy 0 <= lower <= upper}}
+  loop.for %i in 4 to 2 {
+  }
+}
+
+// -----
+
+loop.kernel @negative_lower_bound(%x: memref<4xf32>) {
+  // expected-error @+1 {{loop bounds -1 to 4 must satisfy 0 <= lower <= upper}}
+  loop.for %i in -1 to 4 {
+  }
+}
+
+// -----
+
+loop.kernel @float_induction_variable(%x: memref<4xf32>) {
+  // expected-error @+1 {{loop body must take exactly one index induction variable, but it takes (f32)}}
+  "loop.for"() <{lower = #builtin.int<0>, upper = #builtin.int<4>}> ({
+  ^bb0(%i: f32):
+    "loop.yield"() : () -> ()
+  }) : () -> ()
+}
+
+// -----
+
+loop.kernel @two_induction_variables(%x: memref<4xf32>) {
+  // expected-error @+1 {{loop body must take exactly one index induction variable, but it takes (index, index)}}
+  "loop.for"() <{lower = #builtin.int<0>, upper = #builtin.int<4>}> ({
+  ^bb0(%i: index, %j: index):
+    "loop.yield"() : () -> ()
+  }) : () -> ()
+}
+
+// -----
+
+loop.kernel @combiner_without_init(%x: memref<4xf32>) {
+  // expected-error @+1 {{a reduction loop needs both a combiner and an init}}
+  %r = "loop.for"() <{lower = #builtin.int<0>, upper = #builtin.int<4>, kind = "add"}> ({
+  ^bb0(%i: index):
+    %v = loop.load %x[%i] : memref<4xf32>
+    "loop.yield"(%v) : (f32) -> ()
+  }) : () -> f32
+}
+
+// -----
+
+loop.kernel @parallel_with_result(%x: memref<4xf32>) {
+  // expected-error @+1 {{a parallel loop has no results}}
+  %r = "loop.for"() <{lower = #builtin.int<0>, upper = #builtin.int<4>}> ({
+  ^bb0(%i: index):
+    "loop.yield"() : () -> ()
+  }) : () -> f32
+}
+
+// -----
+
+loop.kernel @parallel_yields_value(%x: memref<4xf32>) {
+  // expected-error @+1 {{a parallel loop body yields nothing, but its loop.yield yields (f32)}}
+  loop.for %i in 0 to 4 {
+    %v = loop.load %x[%i] : memref<4xf32>
+    loop.yield %v : f32
+  }
+}
+
+// -----
+
+loop.kernel @unknown_combiner(%x: memref<4xf32>) {
+  // expected-error @+1 {{unknown combiner 'avg'; expected one of add, mul, max, min}}
+  %r = "loop.for"() <{lower = #builtin.int<0>, upper = #builtin.int<4>, kind = "avg", init = 0.0 : f32}> ({
+  ^bb0(%i: index):
+    %v = loop.load %x[%i] : memref<4xf32>
+    "loop.yield"(%v) : (f32) -> ()
+  }) : () -> f32
+}
+
+// -----
+
+loop.kernel @init_not_a_number(%x: memref<4xf32>) {
+  // expected-error @+1 {{init must be a float or (non-index) integer constant, got "zero"}}
+  %r = "loop.for"() <{lower = #builtin.int<0>, upper = #builtin.int<4>, kind = "add", init = "zero"}> ({
+  ^bb0(%i: index):
+    %v = loop.load %x[%i] : memref<4xf32>
+    "loop.yield"(%v) : (f32) -> ()
+  }) : () -> f32
+}
+
+// -----
+
+loop.kernel @index_accumulator(%x: memref<4xf32>) {
+  // expected-error @+1 {{init must be a float or (non-index) integer constant, got 0 : index}}
+  %r = "loop.for"() <{lower = #builtin.int<0>, upper = #builtin.int<4>, kind = "add", init = 0 : index}> ({
+  ^bb0(%i: index):
+    "loop.yield"(%i) : (index) -> ()
+  }) : () -> index
+}
+
+// -----
+
+loop.kernel @result_type_differs_from_init(%x: memref<4xf32>) {
+  // expected-error @+1 {{a reduction loop has one result of its init type f32}}
+  %r = "loop.for"() <{lower = #builtin.int<0>, upper = #builtin.int<4>, kind = "add", init = 0.0 : f32}> ({
+  ^bb0(%i: index):
+    %v = loop.load %x[%i] : memref<4xf32>
+    "loop.yield"(%v) : (f32) -> ()
+  }) : () -> f16
+}
+
+// -----
+
+loop.kernel @reduction_yields_wrong_type(%x: memref<4xf16>) {
+  // expected-error @+1 {{reduction body must yield one f32, but it yields (f16)}}
+  %r = loop.for %i in 0 to 4 reduce add init 0.0 : f32 {
+    %v = loop.load %x[%i] : memref<4xf16>
+    loop.yield %v : f16
+  }
+}
+
+// -----
+
+loop.kernel @reduction_yields_nothing(%x: memref<4xf32>) {
+  // expected-error @+1 {{reduction body must yield one f32, but it yields ()}}
+  %r = loop.for %i in 0 to 4 reduce max init -inf : f32 {
+    %v = loop.load %x[%i] : memref<4xf32>
+  }
+}
+
+// -----
+
+loop.kernel @nested_reduction_yields_wrong_type(%x: memref<4x4xf32>) {
+  // expected-error @+1 {{reduction body must yield one f32, but it yields (index)}}
+  %r = loop.for %i in 0 to 4 reduce add init 0.0 : f32 {
+    %s = loop.for %j in 0 to 4 reduce add init 0.0 : f32 {
+      %v = loop.load %x[%i, %j] : memref<4x4xf32>
+      loop.yield %v : f32
+    }
+    loop.yield %i : index
+  }
+}
+
+// -----
+
+loop.kernel @yield_outside_loop(%x: memref<4xf32>) {
+  // expected-error @+1 {{'loop.yield' expects parent op 'loop.for'}}
+  loop.yield
+}
+
+// -----
+
+loop.kernel @load_index_count(%x: memref<4x8xf32>) {
+  loop.for %i in 0 to 4 {
+    // expected-error @+1 {{a rank-2 memref<4x8xf32> takes 2 indices, but 1 are given}}
+    %v = loop.load %x[%i] : memref<4x8xf32>
+  }
+}
+
+// -----
+
+loop.kernel @store_index_count(%x: memref<4xf32>, %y: memref<f32>) {
+  loop.for %i in 0 to 4 {
+    %v = loop.load %x[%i] : memref<4xf32>
+    // expected-error @+1 {{a rank-0 memref<f32> takes 0 indices, but 1 are given}}
+    loop.store %v, %y[%i] : memref<f32>
+  }
+}
+
+// -----
+
+loop.kernel @float_index(%x: memref<4xf32>) {
+  %f = arith.constant 0.0 : f32
+  // expected-error @+1 {{f32 should be of base attribute index}}
+  %v = "loop.load"(%x, %f) : (memref<4xf32>, f32) -> f32
+}
+
+// -----
+
+loop.kernel @loaded_type(%x: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{loaded type f16 differs from the element type f32}}
+  %v = "loop.load"(%x, %c0) : (memref<4xf32>, index) -> f16
+}
+
+// -----
+
+loop.kernel @stored_type(%x: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %h = arith.constant 1.0 : f16
+  // expected-error @+1 {{stored type f16 differs from the element type f32}}
+  "loop.store"(%h, %x, %c0) : (f16, memref<4xf32>, index) -> ()
+}
+
+// -----
+
+func.func @launch_unknown_kernel(%x: memref<4xf32>) {
+  // expected-error @+1 {{no loop.kernel named @missing in the enclosing module}}
+  loop.launch @missing(%x) : memref<4xf32>
+  func.return
+}
+
+// -----
+
+func.func private @not_a_kernel(memref<4xf32>)
+
+func.func @launch_a_function(%x: memref<4xf32>) {
+  // expected-error @+1 {{'@not_a_kernel' names a 'func.func', not a loop.kernel}}
+  loop.launch @not_a_kernel(%x) : memref<4xf32>
+  func.return
+}
+
+// -----
+
+loop.kernel @k(%x: memref<4xf32>, %y: memref<4xf32>) {
+}
+
+func.func @launch_buffer_types(%x: memref<4xf32>, %y: memref<4xf16>) {
+  // expected-error @+1 {{launch passes (memref<4xf32>, memref<4xf16>) but @k takes (memref<4xf32>, memref<4xf32>)}}
+  loop.launch @k(%x, %y) : memref<4xf32>, memref<4xf16>
+  func.return
+}
+
+// -----
+
+loop.kernel @k(%x: memref<4xf32>, %y: memref<4xf32>) {
+}
+
+func.func @launch_buffer_count(%x: memref<4xf32>) {
+  // expected-error @+1 {{launch passes (memref<4xf32>) but @k takes (memref<4xf32>, memref<4xf32>)}}
+  loop.launch @k(%x) : memref<4xf32>
+  func.return
+}
+
+// -----
+
+loop.kernel @k() {
+}
+
+loop.kernel @launches_from_kernel() {
+  // expected-error @+1 {{a loop.launch runs on the host, in a func.func, but its parent is 'loop.kernel'}}
+  loop.launch @k()
+}
+
+// -----
+
+loop.kernel @k() {
+}
+
+func.func @nested_reference() {
+  // expected-error @+1 {{a loop.launch names a module-level loop.kernel, got the nested reference @k::@inner}}
+  "loop.launch"() <{kernel = @k::@inner}> : () -> ()
+  func.return
+}
+
+// -----
+
+func.func @launch_scalar(%s: f32) {
+  // expected-error @+1 {{f32 should be of base attribute memref}}
+  "loop.launch"(%s) <{kernel = @k}> : (f32) -> ()
+  func.return
+}
+
+// -----
+
+// Malformed custom syntax is a parse error at the offending token.
+
+loop.kernel @fractional_bound(%x: memref<4xf32>) {
+  // expected-error @+1 {{Expected integer literal}}
+  loop.for %i in 0 to 1.5 {
+  }
+}
+
+// -----
+
+loop.kernel @unknown_combiner_name(%x: memref<4xf32>) {
+  // expected-error @+1 {{unknown combiner 'avg'; expected one of add, mul, max, min}}
+  %r = loop.for %i in 0 to 4 reduce avg init 0.0 : f32 {
+    %v = loop.load %x[%i] : memref<4xf32>
+    loop.yield %v : f32
+  }
+}
+
+// -----
+
+loop.kernel @memref_accumulator(%x: memref<4xf32>) {
+  // expected-error @+1 {{init 0.0 is not a valid memref<4xf32> constant}}
+  %r = loop.for %i in 0 to 4 reduce add init 0.0 : memref<4xf32> {
+    loop.yield %x : memref<4xf32>
+  }
+}
+
+// -----
+
+loop.kernel @extra_block(%x: memref<4xf32>) {
+  // expected-error @+1 {{a loop.for body is a single block}}
+  loop.for %i in 0 to 4 {
+    loop.yield
+  ^bb1:
+    loop.yield
+  }
+}
+
+// -----
+
+loop.kernel @load_from_scalar(%x: memref<4xf32>) {
+  %f = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{an accessed buffer must be a memref, got f32}}
+  %v = loop.load %f[%c0] : f32
+}
+
+// -----
+
+loop.kernel @float_index_syntax(%x: memref<4xf32>) {
+  %f = arith.constant 0.0 : f32
+  // expected-error @+1 {{operand is used with type index, but has been previously used or defined with type f32}}
+  %v = loop.load %x[%f] : memref<4xf32>
+}
+
+// -----
+
+func.func @launch_scalar_syntax(%s: f32) {
+  // expected-error @+1 {{loop.launch buffer must be a memref, got f32}}
+  loop.launch @k(%s) : f32
+  func.return
+}
+
+// -----
+
+func.func @launch_type_count(%x: memref<4xf32>) {
+  // expected-error @+1 {{expected 2 operand types but had 1}}
+  loop.launch @k(%x) : memref<4xf32>, memref<4xf32>
+  func.return
+}
