@@ -1,0 +1,180 @@
+"""The `emmy` command.
+
+    emmy exec FILE.mlir [--function NAME] [--inputs in.npz] [--seed N] [-o out.npz]
+
+runs a host function of a program at the prim, fused or loop level on the CPU interpreter,
+on the inputs of an .npz file (arrays `arr_0`, `arr_1`, ... as `numpy.savez(path, *arrays)`
+writes them) or on fresh random ones, prints a summary of each result and writes the results
+to `-o` in the same layout, so one run's outputs can be another's inputs.
+
+Bad input never shows a Python traceback: parse, verify and execution errors print
+`file:line:col: error: message` with the offending source line, and the exit status is 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+
+from emmy.dialects import make_context
+from emmy.tools.diagnostics import (
+    CompileError,
+    Source,
+    internal_error,
+    op_diagnostic,
+    parse,
+    verify,
+)
+from emmy.tools.interpreter import ExecutionError, find_function, random_inputs, run_module
+
+
+class CommandError(Exception):
+    """A user-facing error; its message is printed as is and the command exits with 1."""
+
+
+def read_source(path: str) -> Source:
+    try:
+        return Source(path, Path(path).read_text())
+    except OSError as error:
+        raise CommandError(f"error: cannot read {path}: {error.strerror}") from error
+
+
+@contextmanager
+def rendered_for(source: Source) -> Iterator[None]:
+    """Reports the CompileErrors raised inside as `source`'s located diagnostics."""
+    try:
+        yield
+    except CompileError as error:
+        raise CommandError("".join(map(source.render, error.diagnostics)).rstrip("\n")) from error
+
+
+def read_module(source: Source) -> ModuleOp:
+    """Parses and verifies an IR file; raises CompileError with the location of a problem."""
+    module = parse(make_context(), source, 1, source.text)
+    verify(module)
+    return module
+
+
+def load_inputs(path: str, count: int) -> list[np.ndarray]:
+    try:
+        archive = np.load(path)
+    except (OSError, ValueError) as error:
+        raise CommandError(f"error: cannot read inputs from {path}: {error}") from error
+    if not isinstance(archive, np.lib.npyio.NpzFile):
+        raise CommandError(f"error: {path} is not an .npz archive")
+    with archive:
+        arrays = dict(archive)
+    expected = [f"arr_{index}" for index in range(count)]
+    if set(arrays) != set(expected):
+        raise CommandError(
+            f"error: {path} holds {', '.join(sorted(arrays)) or 'no arrays'}, but the function "
+            f"takes {count} inputs, expected as {', '.join(expected) or 'no arrays'} "
+            "(the names numpy.savez(path, *arrays) gives)"
+        )
+    return [arrays[name] for name in expected]
+
+
+def summarize(array: np.ndarray, shown: int = 6) -> str:
+    """Shape, dtype, range and the first few values of a result."""
+    parts = [f"{'x'.join(map(str, array.shape)) or 'scalar'} {array.dtype}"]
+    if array.size and array.dtype.kind in "fiub":
+        values = array.astype(np.float64)
+        finite = values[np.isfinite(values)]
+        if finite.size:
+            parts.append(f"min {finite.min():.6g} max {finite.max():.6g} mean {finite.mean():.6g}")
+        if nan_count := int(np.isnan(values).sum()):
+            parts.append(f"{nan_count} NaN")
+    first = ", ".join(f"{value:.6g}" for value in array.reshape(-1)[:shown].tolist())
+    parts.append(f"[{first}{', ...' if array.size > shown else ''}]")
+    return "  ".join(parts)
+
+
+def run_exec(args: argparse.Namespace) -> int:
+    source = read_source(args.file)
+    with rendered_for(source):
+        module = read_module(source)
+        try:
+            function = find_function(module, args.function)
+        except ValueError as error:
+            raise CompileError(op_diagnostic(module, str(error))) from error
+        if args.inputs is not None:
+            inputs = load_inputs(args.inputs, len(function.function_type.inputs.data))
+            origin = f"inputs from {args.inputs}"
+        else:
+            inputs = random_inputs(function, args.seed)
+            origin = f"random inputs (seed {args.seed})"
+        try:
+            outputs = run_module(module, inputs, args.function)
+        except ValueError as error:
+            raise CompileError(op_diagnostic(function, str(error))) from error
+        except ExecutionError as error:
+            raise CompileError(op_diagnostic(error.op, str(error))) from error
+    print(f"@{args.function} on {origin}: {len(outputs)} result{'s' * (len(outputs) != 1)}")
+    for index, (output, output_type) in enumerate(zip(outputs, function.function_type.outputs)):
+        print(f"  #{index} {output_type}: {summarize(output)}")
+    if args.output is not None:
+        try:
+            # Through a file object, so that numpy writes the path as given rather than
+            # appending `.npz`.
+            with open(args.output, "wb") as file:
+                np.savez(file, *outputs)
+        except OSError as error:
+            raise CommandError(f"error: cannot write {args.output}: {error}") from error
+        print(f"wrote {args.output}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="emmy",
+        description="emmy: an MLIR-style compiler from PyTorch to CUDA.",
+        allow_abbrev=False,
+    )
+    commands = parser.add_subparsers(
+        title="commands", dest="command_name", required=True, metavar="COMMAND"
+    )
+    execute = commands.add_parser(
+        "exec",
+        help="run an IR file on the CPU interpreter",
+        description="Run a host function of a prim-, fused- or loop-level IR file on the CPU "
+        "interpreter and print a summary of its results.",
+        allow_abbrev=False,
+    )
+    execute.add_argument("file", help="the .mlir file to run")
+    execute.add_argument(
+        "--function", default="forward", help="the func.func to run (default: forward)"
+    )
+    execute.add_argument(
+        "--inputs",
+        metavar="NPZ",
+        help="the inputs, as arr_0, arr_1, ... in an .npz file (default: random inputs)",
+    )
+    execute.add_argument(
+        "--seed", type=int, default=0, help="seed of the random inputs (default: 0)"
+    )
+    execute.add_argument(
+        "-o", "--output", metavar="NPZ", help="write the results to an .npz file"
+    )
+    execute.set_defaults(command=run_exec)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.command(args)
+    except CommandError as error:
+        print(error, file=sys.stderr)
+    except Exception as error:
+        print(internal_error(f"in emmy {args.command_name}", error), file=sys.stderr)
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
