@@ -14,8 +14,9 @@ def emmy_dialects():
     from emmy.dialects.fused import Fused
     from emmy.dialects.loop import Loop
     from emmy.dialects.prim import Prim
+    from emmy.dialects.torch import Torch
 
-    return (Prim, Fused, Loop)
+    return (Prim, Fused, Loop, Torch)
 
 
 def make_context() -> Context:
