@@ -667,7 +667,9 @@ class MatrixProductOp(IRDLOperation):
     def __init__(self, lhs: SSAValue, rhs: SSAValue, result_type: Attribute):
         super().__init__(operands=[lhs, rhs], result_types=[result_type])
 
-    def batch_shape(self, lhs_batch: tuple[int, ...], rhs_batch: tuple[int, ...]) -> tuple[int, ...]:
+    def batch_shape(
+        self, lhs_batch: tuple[int, ...], rhs_batch: tuple[int, ...]
+    ) -> tuple[int, ...]:
         raise NotImplementedError
 
     def verify_(self) -> None:
@@ -688,7 +690,9 @@ class MatmulOp(MatrixProductOp):
 
     name = "torch.matmul"
 
-    def batch_shape(self, lhs_batch: tuple[int, ...], rhs_batch: tuple[int, ...]) -> tuple[int, ...]:
+    def batch_shape(
+        self, lhs_batch: tuple[int, ...], rhs_batch: tuple[int, ...]
+    ) -> tuple[int, ...]:
         return broadcast_shapes(lhs_batch, rhs_batch)
 
 
@@ -698,7 +702,9 @@ class BmmOp(MatrixProductOp):
 
     name = "torch.bmm"
 
-    def batch_shape(self, lhs_batch: tuple[int, ...], rhs_batch: tuple[int, ...]) -> tuple[int, ...]:
+    def batch_shape(
+        self, lhs_batch: tuple[int, ...], rhs_batch: tuple[int, ...]
+    ) -> tuple[int, ...]:
         if len(lhs_batch) != 1 or lhs_batch != rhs_batch:
             raise VerifyException(
                 f"bmm takes rank-3 operands with one batch size, got batch dims "
@@ -1009,9 +1015,7 @@ class PermuteOp(ShapeOp):
     def verify_shape(self, shape: tuple[int, ...]) -> None:
         dims = self.dims.get_values()
         if sorted(dims) != list(range(len(shape))):
-            raise VerifyException(
-                f"dims {list(dims)} must be a permutation of 0..{len(shape) - 1}"
-            )
+            raise VerifyException(f"dims {list(dims)} must be a permutation of 0..{len(shape) - 1}")
         verify_result_shape(self, [shape[d] for d in dims], f"permuting by {list(dims)}")
 
 
@@ -1180,8 +1184,7 @@ class ConstantOp(IRDLOperation):
     def verify_(self) -> None:
         if self.value.type != self.result.type:
             raise VerifyException(
-                f"constant of type {self.value.type} must produce that type, not "
-                f"{self.result.type}"
+                f"constant of type {self.value.type} must produce that type, not {self.result.type}"
             )
 
     def print(self, printer: Printer) -> None:
