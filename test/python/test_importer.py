@@ -1,0 +1,522 @@
+"""The PyTorch frontend and importer: programs in, verified Torch IR out, or a located error."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+import torch
+from xdsl.dialects import func
+from xdsl.dialects.builtin import FileLineColLoc, ModuleOp, StringAttr
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+
+from emmy.dialects import make_context
+from emmy.dialects import torch as t
+from emmy.tools.frontend import FrontendError, compile_source, load_program
+
+LAMBDA_MODULE = """
+class Apply(nn.Module):
+    def __init__(self, f):
+        super().__init__()
+        self.f = f
+
+    def forward(self, *args):
+        return self.f(*args)
+"""
+
+LLAMA_DECODER_LAYER = """
+def rotate_half(x):
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+class Attention(nn.Module):
+    def __init__(self, dim, n_heads, n_kv_heads, max_seq_len):
+        super().__init__()
+        self.n_heads, self.n_kv_heads = n_heads, n_kv_heads
+        self.head_dim = dim // n_heads
+        self.wq = nn.Linear(dim, n_heads * self.head_dim, bias=False)
+        self.wk = nn.Linear(dim, n_kv_heads * self.head_dim, bias=False)
+        self.wv = nn.Linear(dim, n_kv_heads * self.head_dim, bias=False)
+        self.wo = nn.Linear(n_heads * self.head_dim, dim, bias=False)
+        inv_freq = 1.0 / 10000 ** (torch.arange(0, self.head_dim, 2).float() / self.head_dim)
+        angles = torch.outer(torch.arange(max_seq_len).float(), inv_freq)
+        angles = torch.cat((angles, angles), dim=-1)
+        self.register_buffer("cos", angles.cos(), persistent=False)
+        self.register_buffer("sin", angles.sin(), persistent=False)
+
+    def forward(self, x):
+        batch, seq, _ = x.shape
+        q = self.wq(x).view(batch, seq, self.n_heads, self.head_dim).transpose(1, 2)
+        k = self.wk(x).view(batch, seq, self.n_kv_heads, self.head_dim).transpose(1, 2)
+        v = self.wv(x).view(batch, seq, self.n_kv_heads, self.head_dim).transpose(1, 2)
+        cos, sin = self.cos[:seq], self.sin[:seq]
+        q = q * cos + rotate_half(q) * sin
+        k = k * cos + rotate_half(k) * sin
+        out = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+        return self.wo(out.transpose(1, 2).reshape(batch, seq, -1))
+
+
+class MLP(nn.Module):
+    def __init__(self, dim, hidden):
+        super().__init__()
+        self.gate = nn.Linear(dim, hidden, bias=False)
+        self.up = nn.Linear(dim, hidden, bias=False)
+        self.down = nn.Linear(hidden, dim, bias=False)
+
+    def forward(self, x):
+        return self.down(F.silu(self.gate(x)) * self.up(x))
+
+
+class DecoderLayer(nn.Module):
+    def __init__(self, dim, n_heads, n_kv_heads, max_seq_len):
+        super().__init__()
+        self.attention_norm = nn.RMSNorm(dim, eps=1e-6)
+        self.attention = Attention(dim, n_heads, n_kv_heads, max_seq_len)
+        self.mlp_norm = nn.RMSNorm(dim, eps=1e-6)
+        self.mlp = MLP(dim, 4 * dim)
+
+    def forward(self, x):
+        h = x + self.attention(self.attention_norm(x))
+        return h + self.mlp(self.mlp_norm(h))
+
+
+DecoderLayer(64, 4, 2, 16)(torch.randn(2, 8, 64))
+"""
+
+
+def applied(expression: str, *inputs: str) -> str:
+    """A program that applies `lambda x, y, ...: expression` to example inputs."""
+    names = "xyzw"[: len(inputs)]
+    return f"{LAMBDA_MODULE}\nApply(lambda {', '.join(names)}: {expression})({', '.join(inputs)})"
+
+
+X = "torch.randn(2, 8, 16)"
+
+# name: (program, torch ops that must appear)
+PROGRAMS = {
+    "rms_norm": ("nn.RMSNorm(16)(torch.randn(2, 8, 16))", {"torch.rms_norm"}),
+    "rms_norm_bf16": (
+        "nn.RMSNorm(16).to(torch.bfloat16)(torch.randn(2, 8, 16, dtype=torch.bfloat16))",
+        {"torch.rms_norm"},
+    ),
+    "layer_norm": ("nn.LayerNorm(16)(torch.randn(2, 8, 16))", {"torch.layer_norm"}),
+    "layer_norm_without_bias": (
+        "nn.LayerNorm(16, bias=False)(torch.randn(2, 8, 16))",
+        {"torch.layer_norm"},
+    ),
+    "linear": ("nn.Linear(16, 4)(torch.randn(2, 8, 16))", {"torch.linear"}),
+    "linear_without_bias": (
+        "nn.Linear(16, 4, bias=False)(torch.randn(2, 8, 16))",
+        {"torch.linear"},
+    ),
+    "softmax_non_last_dim": (
+        applied("F.softmax(x, dim=1) + F.log_softmax(x, dim=0)", X),
+        {"torch.softmax", "torch.log_softmax"},
+    ),
+    "gelu": (applied('F.gelu(x) + F.gelu(x, approximate="tanh")', X), {"torch.gelu"}),
+    "swiglu_mlp": (
+        """
+class SwiGLU(nn.Module):
+    def __init__(self, dim, hidden):
+        super().__init__()
+        self.gate = nn.Linear(dim, hidden, bias=False)
+        self.up = nn.Linear(dim, hidden, bias=False)
+        self.down = nn.Linear(hidden, dim, bias=False)
+
+    def forward(self, x):
+        return self.down(F.silu(self.gate(x)) * self.up(x))
+
+SwiGLU(16, 64)(torch.randn(2, 8, 16))
+""",
+        {"torch.linear", "torch.silu", "torch.mul"},
+    ),
+    "causal_sdpa": (
+        applied(
+            "F.scaled_dot_product_attention(x, x, x, is_causal=True)", "torch.randn(2, 4, 8, 16)"
+        ),
+        {"torch.sdpa"},
+    ),
+    "sdpa_with_masks": (
+        applied(
+            "F.scaled_dot_product_attention(x, x, x, attn_mask=y) "
+            "+ F.scaled_dot_product_attention(x, x, x, attn_mask=z, scale=0.5)",
+            "torch.randn(2, 4, 8, 16)",
+            "torch.ones(8, 8, dtype=torch.bool).tril()",
+            "torch.randn(8, 8)",
+        ),
+        {"torch.sdpa"},
+    ),
+    "embedding": ("nn.Embedding(10, 4)(torch.tensor([[1, 2], [3, 4]]))", {"torch.embedding"}),
+    "views": (
+        applied(
+            "x.reshape(16, 16).view(2, 8, 16).permute(2, 0, 1).transpose(0, 1)"
+            ".unsqueeze(0).squeeze(0)[:, None].expand(2, 3, 16, 8)[..., 1:7:2]",
+            X,
+        ),
+        {
+            "torch.reshape",
+            "torch.permute",
+            "torch.transpose",
+            "torch.unsqueeze",
+            "torch.squeeze",
+            "torch.expand",
+            "torch.slice",
+        },
+    ),
+    "cat_split_select": (
+        applied("torch.cat([x, x * 2], dim=-1).chunk(2, dim=-1)[1] + x[:, 3:4] + x[-1]", X),
+        {"torch.cat", "torch.slice", "torch.squeeze"},
+    ),
+    "reductions": (
+        applied(
+            "x.var(-1) + x.var(-1, unbiased=False) + x.mean(-1) + x.amax(-1) + x.amin(-1) "
+            "+ x.sum(-1, keepdim=True).squeeze(-1) + x.sum()",
+            X,
+        ),
+        {"torch.var", "torch.mean", "torch.amax", "torch.amin", "torch.sum"},
+    ),
+    "where_clamp_comparisons": (
+        applied(
+            "torch.where(x > 0, x, 0.0) + x.clamp(-1, 1) + x.clamp(min=0.5) "
+            "+ (x <= 0.5).float() + (x == x).float() + (x != 1).float() + (x >= x).float() "
+            "+ torch.where(x < 1, 1.0, x) + x.masked_fill(x < 0, float('-inf'))",
+            X,
+        ),
+        {
+            "torch.where",
+            "torch.clamp",
+            "torch.gt",
+            "torch.le",
+            "torch.eq",
+            "torch.ne",
+            "torch.ge",
+            "torch.lt",
+            "torch.to",
+            "torch.constant",
+        },
+    ),
+    "arithmetic": (
+        applied(
+            "(x + 1) * 2 - x / 3 + x.add(x, alpha=2) + 1 - x + 2 ** x + x ** 2 "
+            "+ torch.maximum(x, y) + torch.minimum(x, y) + torch.exp(x) + torch.log(x) "
+            "+ torch.sqrt(x) + torch.rsqrt(x) + torch.tanh(x) + torch.sigmoid(x) + torch.relu(-x)",
+            X,
+            "torch.randn(16)",
+        ),
+        {
+            "torch.add",
+            "torch.sub",
+            "torch.mul",
+            "torch.div",
+            "torch.pow",
+            "torch.maximum",
+            "torch.minimum",
+            "torch.exp",
+            "torch.log",
+            "torch.sqrt",
+            "torch.rsqrt",
+            "torch.tanh",
+            "torch.sigmoid",
+            "torch.relu",
+            "torch.neg",
+        },
+    ),
+    "to_bfloat16": (applied("x.to(torch.bfloat16) * 0.5", X), {"torch.to", "torch.mul"}),
+    "matmul": (
+        applied(
+            "x @ y + torch.bmm(x, y) + (x[0] @ y[0]) + torch.matmul(x[0, 0], y)[:, None] + x[0, 0] @ y[0, 0]",
+            "torch.randn(3, 4, 4)",
+            "torch.randn(3, 4, 4)",
+        ),
+        {"torch.matmul", "torch.bmm"},
+    ),
+    "factories": (
+        applied("x + torch.ones(16) + torch.full((8, 16), 2.0) + torch.arange(16)", X),
+        {"torch.constant"},
+    ),
+    "llama_decoder_layer": (
+        LLAMA_DECODER_LAYER,
+        {"torch.rms_norm", "torch.linear", "torch.sdpa", "torch.slice", "torch.cat", "torch.silu"},
+    ),
+}
+
+
+def print_ir(module: ModuleOp, debuginfo: bool = False) -> str:
+    stream = io.StringIO()
+    Printer(stream, print_debuginfo=debuginfo).print_op(module)
+    return stream.getvalue()
+
+
+def forward_of(module: ModuleOp) -> func.FuncOp:
+    (forward,) = module.body.block.ops
+    assert isinstance(forward, func.FuncOp) and forward.sym_name.data == "forward"
+    return forward
+
+
+def argument_roles(forward: func.FuncOp) -> list[tuple[str, str, str]]:
+    """(name, role, target) of each argument of @forward."""
+    roles = []
+    for argument, attrs in zip(forward.body.block.args, forward.arg_attrs.data):
+        ((role, target),) = attrs.data.items()
+        roles.append((argument.name_hint, role, target.data))
+    return roles
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_program_imports_verifies_and_round_trips(name: str):
+    source, expected_ops = PROGRAMS[name]
+    module = compile_source(source, f"{name}.py")
+    module.verify()
+    for debuginfo in (False, True):
+        text = print_ir(module, debuginfo)
+        reparsed = Parser(make_context(), text).parse_module()
+        reparsed.verify()
+        assert print_ir(reparsed, debuginfo) == text
+    op_names = {op.name for op in module.walk()}
+    assert expected_ops <= op_names
+    assert {n for n in op_names if not n.startswith("torch.")} == {
+        "builtin.module",
+        "func.func",
+        "func.return",
+    }
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_every_torch_op_is_located_in_the_program(name: str):
+    module = compile_source(PROGRAMS[name][0], f"{name}.py")
+    for op in module.walk():
+        if op.name.startswith("torch."):
+            assert isinstance(op.location, FileLineColLoc), op
+            assert op.location.filename.data == f"{name}.py"
+
+
+def test_parameters_are_function_arguments_in_signature_order():
+    program = load_program("nn.Linear(3, 2)(torch.randn(4, 3))", "<string>")
+    forward = forward_of(program.to_torch_ir())
+    assert argument_roles(forward) == [
+        ("p_weight", "emmy.param", "weight"),
+        ("p_bias", "emmy.param", "bias"),
+        ("input", "emmy.input", "input"),
+    ]
+    weight, bias, x = program.forward_arguments()
+    assert weight is program.module.weight and bias is program.module.bias
+    assert x is program.example_args[0]
+    (linear,) = [op for op in forward.walk() if isinstance(op, t.LinearOp)]
+    assert linear.weight is forward.body.block.args[0]
+    assert linear.bias is forward.body.block.args[1]
+
+
+def test_buffers_and_lifted_constants_are_function_arguments():
+    program = load_program(
+        """
+class Shifted(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("scale", torch.full((4,), 2.0))
+        self.register_buffer("shift", torch.ones(4), persistent=False)
+        self.offset = torch.arange(4.0)
+
+    def forward(self, x):
+        return x * self.scale + self.shift + self.offset
+
+Shifted()(torch.randn(3, 4))
+""",
+        "shifted.py",
+    )
+    forward = forward_of(program.to_torch_ir())
+    assert argument_roles(forward) == [
+        ("b_scale", "emmy.buffer", "scale"),
+        ("b_shift", "emmy.buffer", "shift"),
+        ("c_offset", "emmy.constant", "offset"),
+        ("x", "emmy.input", "x"),
+    ]
+    values = program.forward_arguments()
+    expected = [
+        program.module.scale,
+        program.module.shift,
+        program.module.offset,
+        program.example_args[0],
+    ]
+    assert all(torch.equal(a, b) for a, b in zip(values, expected, strict=True))
+
+
+def test_llama_layer_weights_and_rotary_tables_are_arguments():
+    forward = forward_of(compile_source(LLAMA_DECODER_LAYER, "llama.py"))
+    roles = argument_roles(forward)
+    assert ("p_attention_wq_weight", "emmy.param", "attention.wq.weight") in roles
+    assert ("b_attention_cos", "emmy.buffer", "attention.cos") in roles
+    assert roles[-1] == ("x", "emmy.input", "x")
+    assert not [
+        op for op in forward.walk() if isinstance(op, t.ConstantOp) and op.result.type.get_shape()
+    ]
+
+
+def test_tensor_promotion_is_an_explicit_conversion():
+    module = compile_source(applied("x + y", "torch.randn(4).half()", "torch.randn(4)"), "p.py")
+    to, add = [op for op in module.walk() if op.name.startswith("torch.")]
+    assert isinstance(to, t.ToOp) and str(to.result.type) == "tensor<4xf32>"
+    assert isinstance(add, t.AddOp) and add.lhs is to.result
+
+
+def test_scalar_is_a_constant_of_the_tensors_type():
+    module = compile_source(applied("x * 0.1", "torch.randn(4, dtype=torch.bfloat16)"), "p.py")
+    (constant,) = [op for op in module.walk() if isinstance(op, t.ConstantOp)]
+    assert str(constant.result.type) == "tensor<bf16>"
+    # the value is 0.1 rounded to bf16, as torch rounds the scalar
+    assert constant.value.get_values() == (torch.tensor(0.1, dtype=torch.bfloat16).item(),)
+
+
+def test_add_alpha_scales_the_other_operand():
+    module = compile_source(
+        applied("x.add(y, alpha=3)", "torch.randn(4)", "torch.randn(4)"), "p.py"
+    )
+    constant, mul, add = [op for op in module.walk() if op.name.startswith("torch.")]
+    assert constant.value.get_values() == (3.0,)
+    assert isinstance(mul, t.MulOp) and isinstance(add, t.AddOp) and add.rhs is mul.result
+
+
+def test_rms_norm_default_eps_is_resolved_for_the_compute_type():
+    module = compile_source("nn.RMSNorm(8).half()(torch.randn(2, 8).half())", "p.py")
+    (norm,) = [op for op in module.walk() if isinstance(op, t.RmsNormOp)]
+    assert norm.eps.value.data == torch.finfo(torch.float32).eps
+
+
+def test_sdpa_default_scale_is_resolved():
+    module = compile_source(
+        applied("F.scaled_dot_product_attention(x, x, x)", "torch.randn(1, 2, 4, 64)"), "p.py"
+    )
+    (sdpa,) = [op for op in module.walk() if isinstance(op, t.SdpaOp)]
+    assert sdpa.scale.value.data == 0.125 and sdpa.is_causal is None
+
+
+def test_grouped_query_attention_repeats_key_value_heads():
+    module = compile_source(
+        applied(
+            "F.scaled_dot_product_attention(x, y, y, enable_gqa=True)",
+            "torch.randn(1, 4, 8, 16)",
+            "torch.randn(1, 2, 8, 16)",
+        ),
+        "p.py",
+    )
+    (sdpa,) = [op for op in module.walk() if isinstance(op, t.SdpaOp)]
+    assert str(sdpa.key.type) == str(sdpa.value.type) == "tensor<1x4x8x16xf32>"
+
+
+def test_ops_are_located_at_their_source_line_and_call():
+    source = "class M(nn.Module):\n    def forward(self, x):\n        return torch.exp(x) + 1\nM()(torch.randn(3))"
+    module = compile_source(source, "<string>")
+    locations = {op.name: op.location for op in module.walk() if op.name.startswith("torch.")}
+    exp = locations["torch.exp"]
+    assert (exp.filename, exp.line.data, exp.column.data) == (StringAttr("<string>"), 3, 22)
+    assert locations["torch.add"].line.data == 3
+
+
+def test_ops_in_helper_functions_are_located_in_the_helper():
+    module = compile_source(LLAMA_DECODER_LAYER, "llama.py")
+    (neg, *_) = [op for op in module.walk() if isinstance(op, t.NegOp)]
+    assert (
+        neg.location.line.data
+        == LLAMA_DECODER_LAYER.splitlines().index(
+            "    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)"
+        )
+        + 1
+    )
+
+
+def test_unsupported_op_names_the_aten_op_and_the_source_line():
+    source = "class M(nn.Module):\n    def forward(self, x):\n        return torch.cumsum(x, 0) * 2\nM()(torch.randn(3))"
+    with pytest.raises(FrontendError) as error:
+        compile_source(source, "<string>")
+    message = str(error.value)
+    assert message.startswith("<string>:3:22: error: unsupported PyTorch op 'aten.cumsum.default'")
+    assert "        return torch.cumsum(x, 0) * 2" in message.splitlines()
+
+
+@pytest.mark.parametrize(
+    "expression, inputs, message",
+    [
+        ("F.dropout(x, 0.5)", ["torch.randn(4)"], "dropout in training mode (p=0.5) is random"),
+        (
+            "F.scaled_dot_product_attention(x, x, x, dropout_p=0.1)",
+            ["torch.randn(1, 4, 8)"],
+            "attention dropout (dropout_p=0.1) is random",
+        ),
+        (
+            "x.contiguous(memory_format=torch.channels_last)",
+            ["torch.randn(1, 2, 3, 4)"],
+            "memory format torch.channels_last is not supported",
+        ),
+        ("x.exp_()", ["torch.randn(4)"], "unsupported PyTorch op 'aten.exp_.default'"),
+        ("x.to(torch.uint8)", ["torch.randn(4)"], "dtype torch.uint8 is not supported"),
+        (
+            "torch.view_as_complex(x)",
+            ["torch.randn(4, 2)"],
+            "unsupported PyTorch op 'aten.view_as_complex.default'",
+        ),
+        (
+            "x.var(-1, correction=0.5)",
+            ["torch.randn(4)"],
+            "a fractional variance correction (0.5) is not supported",
+        ),
+        ("x.max(-1)", ["torch.randn(4, 2)"], "unsupported PyTorch op 'aten.max.dim'"),
+    ],
+)
+def test_forms_without_an_exact_torch_op_are_errors(
+    expression: str, inputs: list[str], message: str
+):
+    with pytest.raises(FrontendError) as error:
+        compile_source(applied(expression, *inputs), "p.py")
+    assert message in str(error.value)
+    assert error.value.location is not None and error.value.location.filename.data == "p.py"
+
+
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        (
+            "nn.Linear(3, 2)(torch.randn(4, 3)",
+            "<string>:1:16: error: invalid Python: '(' was never closed",
+        ),
+        ("x = 1\nx + 2", "<string>:2:1: error: the last statement must call an nn.Module"),
+        (
+            "y = nn.ReLU()(torch.randn(3))",
+            "<string>:1:1: error: the last statement must call an nn.Module",
+        ),
+        (
+            "torch.relu(torch.randn(3))",
+            "<string>:1:1: error: the last statement calls a builtin_function_or_method, not an nn.Module",
+        ),
+        (
+            "def f():\n    raise ValueError('boom')\nf()\nnn.ReLU()(torch.randn(3))",
+            "<string>:2:5: error: the program raised: ValueError: boom",
+        ),
+        (
+            "nn.Linear(3, 2)(torch.randn(4, 5))",
+            "<string>:1:1: error: torch.export failed: RuntimeError",
+        ),
+        (
+            "nn.Linear(3, 2)(*[torch.randn(4, 3)])",
+            "<string>:1:1: error: the last call takes plain arguments",
+        ),
+    ],
+)
+def test_bad_programs_are_located_errors(source: str, expected: str):
+    with pytest.raises(FrontendError) as error:
+        compile_source(source, "<string>")
+    assert str(error.value).startswith(expected)
+    assert "Traceback" not in str(error.value)
+
+
+def test_program_keeps_the_eager_reference():
+    program = load_program(
+        "nn.Sequential(nn.Linear(3, 4), nn.Dropout(0.5))(torch.randn(2, 3))", "p.py"
+    )
+    assert not program.module.training
+    again = load_program(
+        "nn.Sequential(nn.Linear(3, 4), nn.Dropout(0.5))(torch.randn(2, 3))", "p.py"
+    )
+    # torch.manual_seed(0) precedes the program: the same weights and inputs every time
+    assert torch.equal(program.example_args[0], again.example_args[0])
+    assert torch.equal(program.module(*program.example_args), again.module(*again.example_args))

@@ -1,0 +1,846 @@
+"""The PyTorch importer: a `torch.export.ExportedProgram` in, Torch IR out.
+
+    module = import_exported_program(exported, "<string>", source.splitlines())
+
+The result is one `func.func @forward`. Its arguments are, in the order of the exported
+program's signature, the parameters, buffers and lifted tensor constants (so weights are
+host-function arguments, never baked into kernels) and then the user's inputs. Each argument
+is named after its placeholder (`%p_n_weight`, `%b_cos`, `%x`) and carries one attribute
+saying what it is and where its value comes from:
+
+    {emmy.param = "n.weight"}       a parameter: `exported.state_dict["n.weight"]`
+    {emmy.buffer = "cos"}           a buffer: `state_dict` or, if not persistent, `constants`
+    {emmy.constant = "c"}           a lifted tensor constant: `exported.constants["c"]`
+    {emmy.input = "x"}              the user input of that name
+
+`forward_arguments` gathers those values. The function's results are the module's outputs.
+
+The graph keeps torch.export's high-level aten ops (no `run_decompositions`), and each maps
+to the `torch` op of the same meaning, with type promotion made explicit (`torch.to`, scalars
+as 0-d `torch.constant`s of the computation type). Every op is located at the line of the
+user's source that produced it. An op or form that Torch IR cannot represent exactly raises
+`FrontendError` naming the aten op and quoting that line; the importer never guesses.
+"""
+
+from __future__ import annotations
+
+import linecache
+import operator
+import re
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Any
+
+import torch
+from torch.export import ExportedProgram
+from torch.export.graph_signature import (
+    ConstantArgument,
+    InputKind,
+    OutputKind,
+    TensorArgument,
+)
+from torch.fx import Node
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseIntOrFPElementsAttr,
+    DictionaryAttr,
+    FileLineColLoc,
+    FunctionType,
+    LocationAttr,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+    UnknownLoc,
+    bf16,
+    f16,
+    f32,
+    f64,
+    i1,
+    i32,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+
+from emmy.dialects import torch as t
+from emmy.tools.frontend import FrontendError, location
+
+ELEMENT_TYPES: dict[torch.dtype, Attribute] = {
+    torch.float32: f32,
+    torch.float16: f16,
+    torch.bfloat16: bf16,
+    torch.float64: f64,
+    torch.int64: i64,
+    torch.int32: i32,
+    torch.bool: i1,
+}
+TORCH_DTYPES = {element: dtype for dtype, element in ELEMENT_TYPES.items()}
+
+ARGUMENT_ROLES = {
+    InputKind.PARAMETER: "emmy.param",
+    InputKind.BUFFER: "emmy.buffer",
+    InputKind.CONSTANT_TENSOR: "emmy.constant",
+    InputKind.USER_INPUT: "emmy.input",
+}
+
+# Checks torch.export leaves in the graph that hold for every value of the traced program.
+NO_OP_ASSERTS = {"aten._assert_tensor_metadata.default", "aten._assert_scalar.default"}
+
+STACK_FRAME = re.compile(r'File "(?P<file>[^"]*)", line (?P<line>\d+)')
+
+
+def import_exported_program(
+    exported: ExportedProgram,
+    source_name: str,
+    source_lines: Sequence[str],
+    call_location: FileLineColLoc | None = None,
+) -> ModuleOp:
+    """Torch IR for `exported`; `source_name` and `source_lines` are the user's program, for
+    the locations of ops and the text of errors. `call_location`, where the program calls
+    the module, locates `@forward` and the ops that no line of the user's source produced
+    (those of a library module called directly, such as `nn.RMSNorm(64)(x)`)."""
+    module = _Importer(exported, source_name, source_lines, call_location).run()
+    module.verify()
+    return module
+
+
+def forward_arguments(exported: ExportedProgram, user_inputs: Sequence[Any]) -> list[torch.Tensor]:
+    """The values of `@forward`'s arguments, given the user's inputs flattened in the
+    signature's order (non-tensor inputs included: export bakes them into the graph)."""
+    remaining = iter(user_inputs)
+    values = []
+    for spec in exported.graph_signature.input_specs:
+        if spec.kind is InputKind.USER_INPUT:
+            value = next(remaining)
+            if isinstance(spec.arg, TensorArgument):
+                values.append(value)
+        elif spec.kind is InputKind.CONSTANT_TENSOR or spec.target not in exported.state_dict:
+            values.append(exported.constants[spec.target])
+        else:
+            values.append(exported.state_dict[spec.target])
+    return values
+
+
+Handler = Callable[["_Importer", Node, dict[str, Any]], "SSAValue | list[SSAValue]"]
+HANDLERS: dict[str, Handler] = {}
+
+
+def handles(*targets: str) -> Callable[[Handler], Handler]:
+    def register(handler: Handler) -> Handler:
+        for target in targets:
+            HANDLERS[target] = handler
+        return handler
+
+    return register
+
+
+def target_name(node: Node) -> str:
+    if isinstance(node.target, torch._ops.OpOverload):
+        return str(node.target)  # e.g. aten.cumsum.default
+    return getattr(node.target, "__name__", str(node.target))
+
+
+def bind_arguments(node: Node) -> dict[str, Any]:
+    """The node's arguments by schema name, defaults filled in."""
+    bound = {}
+    for index, argument in enumerate(node.target._schema.arguments):
+        if index < len(node.args):
+            bound[argument.name] = node.args[index]
+        elif argument.name in node.kwargs:
+            bound[argument.name] = node.kwargs[argument.name]
+        elif argument.has_default_value():
+            bound[argument.name] = argument.default_value
+    return bound
+
+
+class _Importer:
+    """Builds `@forward` node by node: `values` maps each fx node to its SSA value (to a list
+    of them for an op with several results, such as split), and every op emitted while a
+    node is imported gets that node's location."""
+
+    def __init__(
+        self,
+        exported: ExportedProgram,
+        source_name: str,
+        source_lines: Sequence[str],
+        call_location: FileLineColLoc | None,
+    ):
+        self.exported = exported
+        self.source_name = source_name
+        self.source_lines = source_lines
+        self.call_location = call_location
+        self.values: dict[Node, SSAValue | list[SSAValue]] = {}
+        self.ops: list[Operation] = []
+        self.location: LocationAttr = UnknownLoc()
+
+    # --- diagnostics ------------------------------------------------------------------------
+
+    def source_line(self, file: str, line: int) -> str:
+        if file == self.source_name:
+            return self.source_lines[line - 1] if 1 <= line <= len(self.source_lines) else ""
+        return linecache.getline(file, line).rstrip("\n")
+
+    def location_of(self, node: Node) -> LocationAttr:
+        """The innermost frame of the user's source in the node's stack trace (else the
+        call location, else the innermost frame), at the call of the torch function the node
+        came from if that appears on the line, else at the line's first token."""
+        trace = node.meta.get("stack_trace") or ""
+        frames = [(m["file"], int(m["line"])) for m in STACK_FRAME.finditer(trace)]
+        user_frames = [frame for frame in frames if frame[0] == self.source_name]
+        if not user_frames and self.call_location is not None:
+            return self.call_location
+        if not frames:
+            return UnknownLoc()
+        file, line = (user_frames or frames)[-1]
+        text = self.source_line(file, line)
+        column = len(text) - len(text.lstrip()) + 1
+        torch_fn = node.meta.get("torch_fn")
+        if torch_fn:
+            function = torch_fn[1].rpartition(".")[2]
+            if call := re.search(rf"\b{re.escape(function)}\s*\(", text):
+                column = call.start() + 1
+        return location(file, line, column)
+
+    def error(self, message: str) -> FrontendError:
+        if not isinstance(self.location, FileLineColLoc):
+            return FrontendError(message, None)
+        line = self.source_line(self.location.filename.data, self.location.line.data)
+        return FrontendError(message, self.location, line)
+
+    # --- building ---------------------------------------------------------------------------
+
+    def emit(self, op: Operation) -> SSAValue | None:
+        op.location = self.location
+        self.ops.append(op)
+        return op.results[0] if op.results else None
+
+    def tensor_type(self, value: Any) -> TensorType:
+        if not isinstance(value, torch.Tensor):
+            raise self.error(f"expected a tensor, got {type(value).__name__}")
+        if value.dtype not in ELEMENT_TYPES:
+            raise self.error(f"dtype {value.dtype} is not supported")
+        if not all(isinstance(size, int) for size in value.shape):
+            raise self.error(f"dynamic shapes are not supported, got shape {list(value.shape)}")
+        return TensorType(ELEMENT_TYPES[value.dtype], value.shape)
+
+    def result_type(self, node: Node) -> TensorType:
+        return self.tensor_type(node.meta["val"])
+
+    def result_element(self, node: Node) -> Attribute:
+        return self.result_type(node).get_element_type()
+
+    def tensor(self, arg: Any) -> SSAValue:
+        value = self.values.get(arg) if isinstance(arg, Node) else None
+        if not isinstance(value, SSAValue):
+            raise self.error(f"expected a tensor operand, got {arg!r}")
+        return value
+
+    def convert(self, value: SSAValue, element_type: Attribute) -> SSAValue:
+        if t.element_type_of(value) == element_type:
+            return value
+        return self.emit(t.ToOp(value, TensorType(element_type, t.shape_of(value))))
+
+    def operand(self, arg: Any, element_type: Attribute) -> SSAValue:
+        """A tensor or Python scalar operand as a tensor of the computation type."""
+        if isinstance(arg, (bool, int, float)):
+            return self.constant(torch.tensor(arg, dtype=TORCH_DTYPES[element_type]))
+        return self.convert(self.tensor(arg), element_type)
+
+    def constant(self, value: torch.Tensor) -> SSAValue:
+        flat = value.flatten()
+        splat = flat.numel() > 0 and bool((flat == flat[0]).all())
+        elements = flat[:1].tolist() if splat else flat.tolist()
+        attr = DenseIntOrFPElementsAttr.from_list(self.tensor_type(value), elements)
+        return self.emit(t.ConstantOp(attr))
+
+    def promoted_element(self, lhs: Any, rhs: Any) -> Attribute:
+        """torch's type promotion of two operands, tensors or scalars: a 0-d tensor or a
+        scalar only raises the category (bool < int < float), not the width."""
+
+        def stand_in(arg: Any) -> Any:
+            if not isinstance(arg, Node):
+                return arg
+            fake = arg.meta["val"]
+            return torch.empty((0,) * min(fake.dim(), 1), dtype=fake.dtype)
+
+        return ELEMENT_TYPES[torch.result_type(stand_in(lhs), stand_in(rhs))]
+
+    def dim(self, dim: int, rank: int) -> int:
+        if not -rank <= dim < rank:
+            raise self.error(f"dim {dim} is out of range for rank {rank}")
+        return dim % rank
+
+    # --- the graph --------------------------------------------------------------------------
+
+    def run(self) -> ModuleOp:
+        graph = self.exported.graph
+        placeholders = {node.name: node for node in graph.nodes if node.op == "placeholder"}
+        arguments: list[tuple[Node, str, str]] = []
+        for spec in self.exported.graph_signature.input_specs:
+            if isinstance(spec.arg, ConstantArgument):
+                continue  # a non-tensor input: export baked its value into the graph
+            if not isinstance(spec.arg, TensorArgument) or spec.kind not in ARGUMENT_ROLES:
+                raise self.error(f"unsupported input {spec.arg} of kind {spec.kind.name}")
+            role_target = spec.arg.name if spec.kind is InputKind.USER_INPUT else spec.target
+            arguments.append((placeholders[spec.arg.name], ARGUMENT_ROLES[spec.kind], role_target))
+        block = Block(arg_types=[self.result_type(node) for node, _, _ in arguments])
+        for argument, (node, _, _) in zip(block.args, arguments, strict=True):
+            argument.name_hint = node.name
+            self.values[node] = argument
+
+        results: list[SSAValue] = []
+        for node in graph.nodes:
+            self.location = self.location_of(node)
+            if node.op == "call_function":
+                self.import_call(node)
+            elif node.op == "output":
+                results = self.outputs(node)
+            elif node.op != "placeholder":
+                raise self.error(f"unsupported graph node '{node.op}' ({node.target})")
+
+        self.location = self.call_location or UnknownLoc()
+        self.emit(func.ReturnOp(*results))
+        block.add_ops(self.ops)
+        forward = func.FuncOp(
+            "forward",
+            FunctionType.from_lists(block.arg_types, [r.type for r in results]),
+            Region(block),
+            arg_attrs=ArrayAttr(
+                [DictionaryAttr({role: StringAttr(target)}) for _, role, target in arguments]
+            ),
+        )
+        forward.location = self.location
+        return ModuleOp([forward])
+
+    def outputs(self, node: Node) -> list[SSAValue]:
+        results = []
+        specs = self.exported.graph_signature.output_specs
+        for spec, value in zip(specs, node.args[0], strict=True):
+            if spec.kind is not OutputKind.USER_OUTPUT:
+                raise self.error(
+                    f"the program mutates its inputs or buffers ({spec.kind.name} of "
+                    f"'{spec.target}'); emmy compiles functional programs"
+                )
+            if not isinstance(spec.arg, TensorArgument):
+                raise self.error(f"the module returns a non-tensor value {spec.arg}")
+            results.append(self.tensor(value))
+        return results
+
+    def import_call(self, node: Node) -> None:
+        name = target_name(node)
+        if name in NO_OP_ASSERTS:
+            return
+        if node.target is operator.getitem:
+            pieces, index = node.args
+            if not isinstance(self.values.get(pieces), list):
+                raise self.error(f"unsupported indexing of '{pieces.name}'")
+            self.values[node] = self.values[pieces][index]
+            return
+        handler = HANDLERS.get(name)
+        if handler is None:
+            raise self.error(f"unsupported PyTorch op '{name}'")
+        value = handler(self, node, bind_arguments(node))
+        if isinstance(value, SSAValue) and value.name_hint is None:
+            value.name_hint = node.name
+        self.values[node] = value
+
+
+# --- elementwise --------------------------------------------------------------------------
+
+
+def unary(op_class: type[t.UnaryOp], ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    x = ir.operand(a["self"], ir.result_element(node))
+    return ir.emit(op_class(x, ir.result_type(node)))
+
+
+for _target, _op in {
+    "aten.neg.default": t.NegOp,
+    "aten.abs.default": t.AbsOp,
+    "aten.relu.default": t.ReluOp,
+    "aten.exp.default": t.ExpOp,
+    "aten.log.default": t.LogOp,
+    "aten.sqrt.default": t.SqrtOp,
+    "aten.rsqrt.default": t.RsqrtOp,
+    "aten.tanh.default": t.TanhOp,
+    "aten.sigmoid.default": t.SigmoidOp,
+    "aten.silu.default": t.SiluOp,
+}.items():
+    HANDLERS[_target] = partial(unary, _op)
+
+
+@handles("aten.gelu.default")
+def gelu(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    x = ir.operand(a["self"], ir.result_element(node))
+    return ir.emit(t.GeluOp(x, ir.result_type(node), a["approximate"]))
+
+
+@handles("aten.clamp.default", "aten.clamp_min.default", "aten.clamp_max.default")
+def clamp(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    x = ir.operand(a["self"], ir.result_element(node))
+    bounds = [None if a.get(k) is None else float(a[k]) for k in ("min", "max")]
+    return ir.emit(t.ClampOp(x, ir.result_type(node), *bounds))
+
+
+def arithmetic(
+    op_class: type[t.BinaryOp],
+    operands: tuple[str, str],
+    ir: _Importer,
+    node: Node,
+    a: dict[str, Any],
+) -> SSAValue:
+    """`lhs op alpha * rhs`, computed in the result's type (torch converts both operands to
+    it: an int tensor divided or raised to a float power is converted to float first)."""
+    element = ir.result_element(node)
+    lhs, rhs = (ir.operand(a[name], element) for name in operands)
+    alpha = a.get("alpha", 1)
+    if alpha != 1:
+        rhs = ir.emit(t.MulOp(rhs, ir.operand(alpha, element), rhs.type))
+    return ir.emit(op_class(lhs, rhs, ir.result_type(node)))
+
+
+for _target, (_op, _operands) in {
+    "aten.add.Tensor": (t.AddOp, ("self", "other")),
+    "aten.add.Scalar": (t.AddOp, ("self", "other")),
+    "aten.sub.Tensor": (t.SubOp, ("self", "other")),
+    "aten.sub.Scalar": (t.SubOp, ("self", "other")),
+    "aten.rsub.Tensor": (t.SubOp, ("other", "self")),
+    "aten.rsub.Scalar": (t.SubOp, ("other", "self")),
+    "aten.mul.Tensor": (t.MulOp, ("self", "other")),
+    "aten.mul.Scalar": (t.MulOp, ("self", "other")),
+    "aten.div.Tensor": (t.DivOp, ("self", "other")),
+    "aten.div.Scalar": (t.DivOp, ("self", "other")),
+    "aten.pow.Tensor_Tensor": (t.PowOp, ("self", "exponent")),
+    "aten.pow.Tensor_Scalar": (t.PowOp, ("self", "exponent")),
+    "aten.pow.Scalar": (t.PowOp, ("self", "exponent")),
+    "aten.maximum.default": (t.MaximumOp, ("self", "other")),
+    "aten.minimum.default": (t.MinimumOp, ("self", "other")),
+}.items():
+    HANDLERS[_target] = partial(arithmetic, _op, _operands)
+
+
+@handles("aten.reciprocal.default")
+def reciprocal(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    element = ir.result_element(node)
+    one = ir.operand(1, element)
+    return ir.emit(t.DivOp(one, ir.operand(a["self"], element), ir.result_type(node)))
+
+
+@handles("aten.square.default")
+def square(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    x = ir.operand(a["self"], ir.result_element(node))
+    return ir.emit(t.MulOp(x, x, ir.result_type(node)))
+
+
+def comparison(
+    op_class: type[t.ComparisonOp], ir: _Importer, node: Node, a: dict[str, Any]
+) -> SSAValue:
+    element = ir.promoted_element(a["self"], a["other"])
+    lhs, rhs = (ir.operand(a[name], element) for name in ("self", "other"))
+    return ir.emit(op_class(lhs, rhs, ir.result_type(node)))
+
+
+for _name, _op in {
+    "gt": t.GtOp,
+    "lt": t.LtOp,
+    "ge": t.GeOp,
+    "le": t.LeOp,
+    "eq": t.EqOp,
+    "ne": t.NeOp,
+}.items():
+    HANDLERS[f"aten.{_name}.Tensor"] = HANDLERS[f"aten.{_name}.Scalar"] = partial(comparison, _op)
+
+
+def select(ir: _Importer, node: Node, condition: Any, on_true: Any, on_false: Any) -> SSAValue:
+    mask = ir.tensor(condition)
+    if t.element_type_of(mask) != i1:
+        raise ir.error(f"the condition must be a bool tensor, got {mask.type}")
+    element = ir.result_element(node)
+    on_true, on_false = ir.operand(on_true, element), ir.operand(on_false, element)
+    return ir.emit(t.WhereOp(mask, on_true, on_false, ir.result_type(node)))
+
+
+@handles("aten.where.self", "aten.where.ScalarSelf", "aten.where.ScalarOther", "aten.where.Scalar")
+def where(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    return select(ir, node, a["condition"], a["self"], a["other"])
+
+
+@handles("aten.masked_fill.Scalar", "aten.masked_fill.Tensor")
+def masked_fill(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    return select(ir, node, a["mask"], a["value"], a["self"])
+
+
+# --- conversions and identities -----------------------------------------------------------
+
+
+def check_layout(ir: _Importer, a: dict[str, Any]) -> None:
+    """Torch IR has value semantics, so it can only honour the default strided layout."""
+    memory_format = a.get("memory_format")
+    if memory_format not in (None, torch.preserve_format, torch.contiguous_format):
+        raise ir.error(f"memory format {memory_format} is not supported")
+    if a.get("layout") not in (None, torch.strided):
+        raise ir.error(f"layout {a['layout']} is not supported")
+
+
+@handles(
+    "aten.to.dtype",
+    "aten.to.dtype_layout",
+    "aten.to.device",
+    "aten.to.other",
+    "aten._to_copy.default",
+    "aten.type_as.default",
+)
+def to(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    check_layout(ir, a)
+    return ir.operand(a["self"], ir.result_element(node))
+
+
+@handles(
+    "aten.clone.default",
+    "aten.contiguous.default",
+    "aten.alias.default",
+    "aten.detach.default",
+    "aten.detach_.default",
+    "aten.lift_fresh_copy.default",
+)
+def identity(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    check_layout(ir, a)
+    return ir.tensor(a["self"])
+
+
+@handles("aten.dropout.default")
+def dropout(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    if a["train"] and a["p"] != 0:
+        raise ir.error(
+            f"dropout in training mode (p={a['p']}) is random; call it with training=False"
+        )
+    return ir.tensor(a["input"])
+
+
+@handles(
+    "aten.ones.default",
+    "aten.zeros.default",
+    "aten.full.default",
+    "aten.arange.default",
+    "aten.arange.start",
+    "aten.arange.start_step",
+    "aten.scalar_tensor.default",
+    "aten.ones_like.default",
+    "aten.zeros_like.default",
+    "aten.full_like.default",
+    "aten.new_ones.default",
+    "aten.new_zeros.default",
+    "aten.new_full.default",
+)
+def factory(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    """A tensor made from its arguments alone (a `*_like` reads only its input's shape and
+    dtype): computed now, with torch, and kept as a literal."""
+
+    def stand_in(arg: Any) -> Any:
+        if isinstance(arg, Node):
+            return torch.zeros(arg.meta["val"].shape, dtype=arg.meta["val"].dtype)
+        return arg
+
+    kwargs = {k: stand_in(v) for k, v in node.kwargs.items() if k != "device"}
+    value = node.target(*map(stand_in, node.args), **kwargs)
+    return ir.constant(value)
+
+
+# --- reductions ---------------------------------------------------------------------------
+
+
+def reduced_dims(ir: _Importer, dims: Any, rank: int) -> list[int]:
+    if dims is None or (isinstance(dims, Sequence) and len(dims) == 0):
+        return list(range(rank))
+    dims = [dims] if isinstance(dims, int) else dims
+    return sorted({ir.dim(d, rank) for d in dims})
+
+
+def reduction(
+    op_class: type[t.ReductionOp], ir: _Importer, node: Node, a: dict[str, Any]
+) -> SSAValue:
+    """Reduces in the result's type: `dtype=` and the int64 sum of integers convert the
+    input first, as torch does."""
+    x = ir.operand(a["self"], ir.result_element(node))
+    dims = reduced_dims(ir, a.get("dim"), len(t.shape_of(x)))
+    return ir.emit(op_class(x, ir.result_type(node), dims, a.get("keepdim", False)))
+
+
+for _target, _op in {
+    "aten.sum.default": t.SumOp,
+    "aten.sum.dim_IntList": t.SumOp,
+    "aten.mean.default": t.MeanOp,
+    "aten.mean.dim": t.MeanOp,
+    "aten.amax.default": t.AmaxOp,
+    "aten.amin.default": t.AminOp,
+    "aten.max.default": t.AmaxOp,
+    "aten.min.default": t.AminOp,
+}.items():
+    HANDLERS[_target] = partial(reduction, _op)
+
+
+@handles("aten.var.dim", "aten.var.correction")
+def var(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    if "unbiased" in a:
+        correction = 1 if a["unbiased"] else 0
+    else:
+        correction = 1 if a["correction"] is None else a["correction"]
+    if correction != int(correction):
+        raise ir.error(f"a fractional variance correction ({correction}) is not supported")
+    x = ir.operand(a["self"], ir.result_element(node))
+    dims = reduced_dims(ir, a.get("dim"), len(t.shape_of(x)))
+    keepdim = a.get("keepdim", False)
+    return ir.emit(t.VarOp(x, ir.result_type(node), dims, keepdim, int(correction)))
+
+
+# --- contractions -------------------------------------------------------------------------
+
+
+@handles("aten.linear.default")
+def linear(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    bias = None if a.get("bias") is None else ir.tensor(a["bias"])
+    return ir.emit(
+        t.LinearOp(ir.tensor(a["input"]), ir.tensor(a["weight"]), bias, ir.result_type(node))
+    )
+
+
+def unsqueeze_value(ir: _Importer, value: SSAValue, dim: int) -> SSAValue:
+    shape = t.shape_of(value)
+    result = TensorType(t.element_type_of(value), (*shape[:dim], 1, *shape[dim:]))
+    return ir.emit(t.UnsqueezeOp(value, result, dim))
+
+
+@handles("aten.matmul.default")
+def matmul(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    """torch.matmul; a vector operand becomes a one-row (or one-column) matrix whose unit
+    dim is squeezed from the product, as torch defines it."""
+    lhs, rhs = ir.tensor(a["self"]), ir.tensor(a["other"])
+    squeezed = []
+    if len(t.shape_of(lhs)) == 1:
+        lhs = unsqueeze_value(ir, lhs, 0)
+        squeezed.append(-2)
+    if len(t.shape_of(rhs)) == 1:
+        rhs = unsqueeze_value(ir, rhs, 1)
+        squeezed.append(-1)
+    lhs_shape, rhs_shape = t.shape_of(lhs), t.shape_of(rhs)
+    batch = t.broadcast_shapes(lhs_shape[:-2], rhs_shape[:-2])
+    shape = (*batch, lhs_shape[-2], rhs_shape[-1])
+    product = ir.emit(t.MatmulOp(lhs, rhs, TensorType(t.element_type_of(lhs), shape)))
+    if not squeezed:
+        return product
+    dims = sorted(len(shape) + d for d in squeezed)
+    return ir.emit(t.SqueezeOp(product, ir.result_type(node), dims))
+
+
+def matrix_product(
+    op_class: type[t.MatrixProductOp], ir: _Importer, node: Node, a: dict[str, Any]
+) -> SSAValue:
+    return ir.emit(op_class(ir.tensor(a["self"]), ir.tensor(a["mat2"]), ir.result_type(node)))
+
+
+HANDLERS["aten.mm.default"] = partial(matrix_product, t.MatmulOp)
+HANDLERS["aten.bmm.default"] = partial(matrix_product, t.BmmOp)
+
+
+# --- normalizations, attention, lookup ----------------------------------------------------
+
+
+@handles("aten.rms_norm.default")
+def rms_norm(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    x = ir.tensor(a["input"])
+    eps = a.get("eps")
+    if eps is None:
+        # torch's default is the epsilon of the compute type (f32 for f16 and bf16)
+        dtype = node.meta["val"].dtype
+        eps = torch.finfo(torch.promote_types(dtype, torch.float32)).eps
+    weight = None if a.get("weight") is None else ir.tensor(a["weight"])
+    return ir.emit(t.RmsNormOp(x, weight, a["normalized_shape"], eps, ir.result_type(node)))
+
+
+@handles("aten.layer_norm.default")
+def layer_norm(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    weight, bias = (None if a.get(k) is None else ir.tensor(a[k]) for k in ("weight", "bias"))
+    return ir.emit(
+        t.LayerNormOp(
+            ir.tensor(a["input"]),
+            weight,
+            bias,
+            a["normalized_shape"],
+            a["eps"],
+            ir.result_type(node),
+        )
+    )
+
+
+def softmax(
+    op_class: type[t.SoftmaxFamilyOp], ir: _Importer, node: Node, a: dict[str, Any]
+) -> SSAValue:
+    """`dtype=` (and `_softmax`'s half_to_float) convert the input first, as torch does."""
+    x = ir.operand(a["self"], ir.result_element(node))
+    dim = ir.dim(a["dim"], len(t.shape_of(x)))
+    return ir.emit(op_class(x, ir.result_type(node), dim))
+
+
+for _target, _op in {
+    "aten.softmax.int": t.SoftmaxOp,
+    "aten._softmax.default": t.SoftmaxOp,
+    "aten.log_softmax.int": t.LogSoftmaxOp,
+    "aten._log_softmax.default": t.LogSoftmaxOp,
+}.items():
+    HANDLERS[_target] = partial(softmax, _op)
+
+
+def repeat_heads(ir: _Importer, value: SSAValue, groups: int) -> SSAValue:
+    """`value.repeat_interleave(groups, dim=-3)`: each key/value head serves `groups`
+    consecutive query heads."""
+    shape = t.shape_of(value)
+    element = t.element_type_of(value)
+    head_dim = len(shape) - 3
+    unsqueezed = unsqueeze_value(ir, value, head_dim + 1)
+    expanded_shape = (*shape[: head_dim + 1], groups, *shape[head_dim + 1 :])
+    expanded = ir.emit(t.ExpandOp(unsqueezed, TensorType(element, expanded_shape)))
+    repeated = (*shape[:head_dim], shape[head_dim] * groups, *shape[head_dim + 1 :])
+    return ir.emit(t.ReshapeOp(expanded, TensorType(element, repeated)))
+
+
+@handles("aten.scaled_dot_product_attention.default")
+def sdpa(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    if a["dropout_p"] != 0:
+        raise ir.error(
+            f"attention dropout (dropout_p={a['dropout_p']}) is random; only dropout_p=0 is supported"
+        )
+    query, key, value = (ir.tensor(a[k]) for k in ("query", "key", "value"))
+    query_heads, key_heads = t.shape_of(query)[-3:-2], t.shape_of(key)[-3:-2]
+    if a["enable_gqa"] and query_heads != key_heads:
+        groups = query_heads[0] // key_heads[0]
+        key, value = repeat_heads(ir, key, groups), repeat_heads(ir, value, groups)
+    mask = None if a["attn_mask"] is None else ir.tensor(a["attn_mask"])
+    scale = a["scale"]
+    if scale is None:
+        scale = t.default_sdpa_scale(t.shape_of(query)[-1])
+    return ir.emit(t.SdpaOp(query, key, value, mask, a["is_causal"], scale, ir.result_type(node)))
+
+
+@handles("aten.embedding.default")
+def embedding(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    # padding_idx, scale_grad_by_freq and sparse only change the gradient
+    return ir.emit(
+        t.EmbeddingOp(ir.tensor(a["weight"]), ir.tensor(a["indices"]), ir.result_type(node))
+    )
+
+
+# --- views and data movement --------------------------------------------------------------
+
+
+@handles("aten.view.default", "aten.reshape.default", "aten._unsafe_view.default")
+def reshape(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    return ir.emit(t.ReshapeOp(ir.tensor(a["self"]), ir.result_type(node)))
+
+
+@handles("aten.expand.default")
+def expand(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    x = ir.tensor(a["self"])
+    if x.type == ir.result_type(node):
+        return x
+    return ir.emit(t.ExpandOp(x, ir.result_type(node)))
+
+
+@handles("aten.permute.default")
+def permute(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    x = ir.tensor(a["self"])
+    dims = [ir.dim(d, len(t.shape_of(x))) for d in a["dims"]]
+    return ir.emit(t.PermuteOp(x, ir.result_type(node), dims))
+
+
+def transpose_value(ir: _Importer, node: Node, x: SSAValue, dim0: int, dim1: int) -> SSAValue:
+    rank = len(t.shape_of(x))
+    return ir.emit(t.TransposeOp(x, ir.result_type(node), ir.dim(dim0, rank), ir.dim(dim1, rank)))
+
+
+@handles("aten.transpose.int")
+def transpose(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    return transpose_value(ir, node, ir.tensor(a["self"]), a["dim0"], a["dim1"])
+
+
+@handles("aten.t.default")
+def matrix_transpose(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    x = ir.tensor(a["self"])
+    if len(t.shape_of(x)) < 2:
+        return x  # torch defines t() of a vector or scalar as itself
+    return transpose_value(ir, node, x, 0, 1)
+
+
+@handles("aten.unsqueeze.default")
+def unsqueeze(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    x = ir.tensor(a["self"])
+    return unsqueeze_value(ir, x, ir.dim(a["dim"], len(t.shape_of(x)) + 1))
+
+
+@handles("aten.squeeze.default", "aten.squeeze.dim", "aten.squeeze.dims")
+def squeeze(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    """torch skips named dims whose size is not 1, so only the size-1 ones are kept."""
+    x = ir.tensor(a["self"])
+    shape = t.shape_of(x)
+    dims = [d for d in reduced_dims(ir, a.get("dim"), len(shape)) if shape[d] == 1]
+    if not dims:
+        return x
+    return ir.emit(t.SqueezeOp(x, ir.result_type(node), dims))
+
+
+def slice_value(ir: _Importer, x: SSAValue, dim: int, start: int, end: int, step: int) -> SSAValue:
+    shape = list(t.shape_of(x))
+    shape[dim] = -(-(end - start) // step)
+    return ir.emit(t.SliceOp(x, TensorType(t.element_type_of(x), shape), dim, start, end, step))
+
+
+def clamp_index(index: int | None, size: int, default: int) -> int:
+    """aten.slice's bounds: negative counts from the end, then clamps to [0, size]."""
+    if index is None:
+        return default
+    if index < 0:
+        index += size
+    return min(max(index, 0), size)
+
+
+@handles("aten.slice.Tensor")
+def slice_(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    x = ir.tensor(a["self"])
+    shape = t.shape_of(x)
+    dim = ir.dim(a["dim"], len(shape))
+    if a["step"] < 1:
+        raise ir.error(f"slice step must be positive, got {a['step']}")
+    start = clamp_index(a["start"], shape[dim], 0)
+    end = max(clamp_index(a["end"], shape[dim], shape[dim]), start)
+    return slice_value(ir, x, dim, start, end, a["step"])
+
+
+@handles("aten.select.int")
+def select_index(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    x = ir.tensor(a["self"])
+    shape = t.shape_of(x)
+    dim = ir.dim(a["dim"], len(shape))
+    index = a["index"] + shape[dim] if a["index"] < 0 else a["index"]
+    row = slice_value(ir, x, dim, index, index + 1, 1)
+    return ir.emit(t.SqueezeOp(row, ir.result_type(node), [dim]))
+
+
+@handles("aten.split.Tensor", "aten.split_with_sizes.default", "aten.chunk.default")
+def split(ir: _Importer, node: Node, a: dict[str, Any]) -> list[SSAValue]:
+    """The pieces, as consecutive slices whose sizes torch.export recorded."""
+    x = ir.tensor(a["self"])
+    dim = ir.dim(a["dim"], len(t.shape_of(x)))
+    pieces, start = [], 0
+    for piece in node.meta["val"]:
+        size = piece.shape[dim]
+        pieces.append(slice_value(ir, x, dim, start, start + size, 1))
+        start += size
+    return pieces
+
+
+@handles("aten.cat.default")
+def cat(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    element = ir.result_element(node)
+    inputs = [ir.operand(arg, element) for arg in a["tensors"]]
+    rank = len(ir.result_type(node).get_shape())
+    if any(len(t.shape_of(v)) != rank for v in inputs):
+        raise ir.error("cat of tensors of different ranks (legacy empty inputs) is not supported")
+    return ir.emit(t.CatOp(inputs, ir.result_type(node), ir.dim(a["dim"], rank)))
