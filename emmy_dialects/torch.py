@@ -7,6 +7,7 @@
 Conventions every op keeps, so that passes need not re-derive them:
 - Tensors are builtin `tensor` types with static shapes (the program is specialized to its
   example inputs) of f16, bf16, f32 or f64, of i32 or i64 for indices, or of i1 for masks.
+  Integers are signed; i1 is torch's bool, so true > false (compare it unsigned).
 - Each op computes exactly what the aten op of the same name computes, with torch's numerics:
   f16 and bf16 ops compute in f32 (torch's "opmath" type) and round their result once.
 - Type promotion is explicit: operands of an elementwise op share one element type (the

@@ -391,6 +391,8 @@ def arithmetic(
     """`lhs op alpha * rhs`, computed in the result's type (torch converts both operands to
     it: an int tensor divided or raised to a float power is converted to float first)."""
     element = ir.result_element(node)
+    if element == i1:
+        raise ir.error(f"arithmetic on bool tensors ('{target_name(node)}') is not supported")
     lhs, rhs = (ir.operand(a[name], element) for name in operands)
     alpha = a.get("alpha", 1)
     if alpha != 1:

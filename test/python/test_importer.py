@@ -461,6 +461,7 @@ def test_unsupported_op_names_the_aten_op_and_the_source_line():
             "a fractional variance correction (0.5) is not supported",
         ),
         ("x.max(-1)", ["torch.randn(4, 2)"], "unsupported PyTorch op 'aten.max.dim'"),
+        ("(x > 0) + (x < 1)", ["torch.randn(4)"], "arithmetic on bool tensors ('aten.add.Tensor')"),
     ],
 )
 def test_forms_without_an_exact_torch_op_are_errors(
