@@ -32,9 +32,7 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, Pure, RecursiveMemoryEffect
 from xdsl.utils.exceptions import VerifyException
 
-from emmy.dialects.prim import BroadcastOp, MapOp, ReduceOp, ends_in, parse_tensor_type
-
-PRIM_OPS = (MapOp, ReduceOp, BroadcastOp)
+from emmy.dialects.prim import Prim, ends_in, parse_tensor_type
 
 
 @irdl_op_definition
@@ -123,7 +121,7 @@ class KernelOp(IRDLOperation):
                 )
         terminator = block.last_op
         for op in block.ops:
-            if op is not terminator and not isinstance(op, PRIM_OPS):
+            if op is not terminator and op.dialect_name() != Prim.name:
                 raise VerifyException(
                     f"a fused.kernel body holds only prim ops, found '{op.name}'"
                 )

@@ -3,12 +3,16 @@
 Every op works on value tensors (builtin `tensor` types with static shapes):
 - `prim.map` applies a scalar `arith`/`math` body elementwise to same-shaped operands;
 - `prim.reduce` folds some axes with a combiner (`add`, `mul`, `max`, `min`) from an init;
-- `prim.broadcast` expands size-1 and missing leading dims, numpy-style (right-aligned).
+- `prim.broadcast` expands size-1 and missing leading dims, numpy-style (right-aligned);
+- views that only move elements: `prim.permute`, `prim.reshape`, `prim.slice`, `prim.concat`;
+- `prim.gather` picks rows of a table by index (embeddings), `prim.iota` numbers positions;
+- `prim.contract` is the batched matrix product that matmul, linear and attention become.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from math import prod
 
 from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import (
@@ -20,6 +24,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     StringAttr,
     TensorType,
+    I64,
     UnitAttr,
     i64,
 )
@@ -385,6 +390,299 @@ class BroadcastOp(IRDLOperation):
                 )
 
 
-Prim = Dialect("prim", [MapOp, YieldOp, ReduceOp, BroadcastOp], [])
+def _verify_same_element_type(op: IRDLOperation, *values: SSAValue) -> None:
+    expected = op.result.type.get_element_type()
+    for value in values:
+        if value.type.get_element_type() != expected:
+            raise VerifyException(
+                f"operand element type {value.type.get_element_type()} differs from the "
+                f"result element type {expected}"
+            )
 
-__all__ = ["Prim", "MapOp", "YieldOp", "ReduceOp", "BroadcastOp", "reduced_shape"]
+
+def _verify_dim(dim: int, rank: int) -> None:
+    if not 0 <= dim < rank:
+        raise VerifyException(f"dim {dim} is out of range for rank {rank}")
+
+
+@irdl_op_definition
+class PermuteOp(IRDLOperation):
+    """A view that reorders dims: result dim `k` is input dim `permutation[k]`."""
+
+    name = "prim.permute"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    dims = prop_def(DenseArrayBase[I64])
+    traits = traits_def(Pure())
+
+    assembly_format = "$input $dims attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, value: SSAValue, permutation: Sequence[int], result_type: TensorType):
+        super().__init__(
+            operands=[value],
+            result_types=[result_type],
+            properties={"dims": DenseArrayBase.from_list(i64, list(permutation))},
+        )
+
+    @property
+    def permutation(self) -> tuple[int, ...]:
+        return tuple(self.dims.get_values())
+
+    def verify_(self) -> None:
+        _verify_same_element_type(self, self.input)
+        source = tensor_shape(self.input)
+        if sorted(self.permutation) != list(range(len(source))):
+            raise VerifyException(
+                f"{list(self.permutation)} is not a permutation of the {len(source)} input dims"
+            )
+        expected = [source[d] for d in self.permutation]
+        if list(tensor_shape(self.result)) != expected:
+            raise VerifyException(
+                f"permuting shape {list(source)} by {list(self.permutation)} gives "
+                f"{expected}, but the result has shape {list(tensor_shape(self.result))}"
+            )
+
+
+@irdl_op_definition
+class ReshapeOp(IRDLOperation):
+    """A view with another shape over the same elements in row-major order."""
+
+    name = "prim.reshape"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, value: SSAValue, result_type: TensorType):
+        super().__init__(operands=[value], result_types=[result_type])
+
+    def verify_(self) -> None:
+        _verify_same_element_type(self, self.input)
+        source, target = tensor_shape(self.input), tensor_shape(self.result)
+        if prod(source) != prod(target):
+            raise VerifyException(
+                f"cannot reshape {list(source)} ({prod(source)} elements) to {list(target)} "
+                f"({prod(target)} elements)"
+            )
+
+
+@irdl_op_definition
+class SliceOp(IRDLOperation):
+    """A strided window along one dim: `result[.., i, ..] = input[.., start + step * i, ..]`."""
+
+    name = "prim.slice"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    dim = prop_def(IntegerAttr[I64])
+    start = prop_def(IntegerAttr[I64])
+    step = prop_def(IntegerAttr[I64])
+    traits = traits_def(Pure())
+
+    assembly_format = (
+        "$input `dim` $dim `start` $start `step` $step attr-dict "
+        "`:` type($input) `->` type($result)"
+    )
+
+    def __init__(self, value: SSAValue, dim: int, start: int, step: int, result_type: TensorType):
+        super().__init__(
+            operands=[value],
+            result_types=[result_type],
+            properties={
+                "dim": IntegerAttr(dim, i64),
+                "start": IntegerAttr(start, i64),
+                "step": IntegerAttr(step, i64),
+            },
+        )
+
+    def verify_(self) -> None:
+        _verify_same_element_type(self, self.input)
+        source, target = tensor_shape(self.input), tensor_shape(self.result)
+        dim, start, step = self.dim.value.data, self.start.value.data, self.step.value.data
+        if len(source) != len(target):
+            raise VerifyException("a slice keeps the rank")
+        _verify_dim(dim, len(source))
+        if step < 1 or start < 0:
+            raise VerifyException(f"slice start {start} must be >= 0 and step {step} >= 1")
+        for d, (n, m) in enumerate(zip(source, target)):
+            if d != dim and n != m:
+                raise VerifyException(f"a slice along dim {dim} changed the size of dim {d}")
+        if target[dim] and start + step * (target[dim] - 1) >= source[dim]:
+            raise VerifyException(
+                f"{target[dim]} elements from {start} in steps of {step} overrun the "
+                f"{source[dim]} elements of dim {dim}"
+            )
+
+
+@irdl_op_definition
+class ConcatOp(IRDLOperation):
+    """Joins tensors along one dim; all other dims agree."""
+
+    name = "prim.concat"
+    inputs = var_operand_def(TensorType)
+    result = result_def(TensorType)
+    dim = prop_def(IntegerAttr[I64])
+    traits = traits_def(Pure())
+
+    assembly_format = "$inputs `dim` $dim attr-dict `:` type($inputs) `->` type($result)"
+
+    def __init__(self, values: Sequence[SSAValue], dim: int, result_type: TensorType):
+        super().__init__(
+            operands=[values],
+            result_types=[result_type],
+            properties={"dim": IntegerAttr(dim, i64)},
+        )
+
+    def verify_(self) -> None:
+        if not self.inputs:
+            raise VerifyException("a concat needs at least one input")
+        _verify_same_element_type(self, *self.inputs)
+        target = tensor_shape(self.result)
+        dim = self.dim.value.data
+        _verify_dim(dim, len(target))
+        total = 0
+        for index, value in enumerate(self.inputs):
+            shape = tensor_shape(value)
+            if len(shape) != len(target) or any(
+                n != m for d, (n, m) in enumerate(zip(shape, target)) if d != dim
+            ):
+                raise VerifyException(
+                    f"input #{index} of shape {list(shape)} does not fit a concat along dim "
+                    f"{dim} into {list(target)}"
+                )
+            total += shape[dim]
+        if total != target[dim]:
+            raise VerifyException(
+                f"inputs add up to {total} along dim {dim}, but the result has {target[dim]}"
+            )
+
+
+@irdl_op_definition
+class GatherOp(IRDLOperation):
+    """Rows of a table picked by integer indices:
+    `result[i.., j..] = table[indices[i..], j..]` (an embedding lookup)."""
+
+    name = "prim.gather"
+    table = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+
+    assembly_format = (
+        "$table `[` $indices `]` attr-dict `:` type($table) `,` type($indices) "
+        "`->` type($result)"
+    )
+
+    def __init__(self, table: SSAValue, indices: SSAValue, result_type: TensorType):
+        super().__init__(operands=[table, indices], result_types=[result_type])
+
+    def verify_(self) -> None:
+        _verify_same_element_type(self, self.table)
+        if not isinstance(self.indices.type.get_element_type(), IntegerType):
+            raise VerifyException(
+                f"gather indices must be integers, got {self.indices.type.get_element_type()}"
+            )
+        table, indices = tensor_shape(self.table), tensor_shape(self.indices)
+        if not table:
+            raise VerifyException("a gather table needs at least one dim")
+        expected = [*indices, *table[1:]]
+        if list(tensor_shape(self.result)) != expected:
+            raise VerifyException(
+                f"gathering rows of {list(table)} at indices of shape {list(indices)} gives "
+                f"{expected}, but the result has shape {list(tensor_shape(self.result))}"
+            )
+
+
+@irdl_op_definition
+class ContractOp(IRDLOperation):
+    """Batched matrix product `[.., M, K] x [.., K, N] -> [.., M, N]` with equal batch dims,
+    summed in the element type (widen the operands first for a wider accumulator)."""
+
+    name = "prim.contract"
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+
+    assembly_format = (
+        "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
+    )
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue, result_type: TensorType):
+        super().__init__(operands=[lhs, rhs], result_types=[result_type])
+
+    def verify_(self) -> None:
+        _verify_same_element_type(self, self.lhs, self.rhs)
+        lhs, rhs = tensor_shape(self.lhs), tensor_shape(self.rhs)
+        if len(lhs) < 2 or len(lhs) != len(rhs):
+            raise VerifyException(
+                f"contract operands must have the same rank >= 2, got {list(lhs)} and {list(rhs)}"
+            )
+        if lhs[:-2] != rhs[:-2] or lhs[-1] != rhs[-2]:
+            raise VerifyException(
+                f"cannot contract {list(lhs)} with {list(rhs)}: batch dims must be equal and "
+                "the lhs's last dim must equal the rhs's second-to-last"
+            )
+        expected = [*lhs[:-1], rhs[-1]]
+        if list(tensor_shape(self.result)) != expected:
+            raise VerifyException(
+                f"contracting {list(lhs)} with {list(rhs)} gives {expected}, but the result "
+                f"has shape {list(tensor_shape(self.result))}"
+            )
+
+
+@irdl_op_definition
+class IotaOp(IRDLOperation):
+    """Each element's position along one dim: `result[i0, i1, ..] = i_dim`."""
+
+    name = "prim.iota"
+    result = result_def(TensorType)
+    dim = prop_def(IntegerAttr[I64])
+    traits = traits_def(Pure())
+
+    assembly_format = "`dim` $dim attr-dict `:` type($result)"
+
+    def __init__(self, dim: int, result_type: TensorType):
+        super().__init__(result_types=[result_type], properties={"dim": IntegerAttr(dim, i64)})
+
+    def verify_(self) -> None:
+        if not isinstance(self.result.type.get_element_type(), IntegerType):
+            raise VerifyException(
+                f"iota produces integers, got {self.result.type.get_element_type()}"
+            )
+        _verify_dim(self.dim.value.data, len(tensor_shape(self.result)))
+
+
+Prim = Dialect(
+    "prim",
+    [
+        MapOp,
+        YieldOp,
+        ReduceOp,
+        BroadcastOp,
+        PermuteOp,
+        ReshapeOp,
+        SliceOp,
+        ConcatOp,
+        GatherOp,
+        ContractOp,
+        IotaOp,
+    ],
+    [],
+)
+
+__all__ = [
+    "Prim",
+    "MapOp",
+    "YieldOp",
+    "ReduceOp",
+    "BroadcastOp",
+    "PermuteOp",
+    "ReshapeOp",
+    "SliceOp",
+    "ConcatOp",
+    "GatherOp",
+    "ContractOp",
+    "IotaOp",
+    "reduced_shape",
+]

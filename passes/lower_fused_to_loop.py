@@ -24,10 +24,11 @@ follows the output's dims.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from math import prod
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref
-from xdsl.dialects.builtin import IndexType, MemRefType, ModuleOp, TensorType
+from xdsl.dialects.builtin import AnyFloat, IndexType, MemRefType, ModuleOp, TensorType
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
@@ -157,19 +158,42 @@ class _KernelBodyBuilder:
             self._place(load, self._depth_of(index))
             return load.result
         op = value.owner
-        if isinstance(op, prim.MapOp):
-            return self._map(op, index)
-        if isinstance(op, prim.BroadcastOp):
-            source, target = op.input.type.get_shape(), op.result.type.get_shape()
-            offset = len(target) - len(source)
-            source_index = tuple(
-                self.zero if n == 1 and target[offset + d] != 1 else index[offset + d]
-                for d, n in enumerate(source)
-            )
-            return self.element(op.input, source_index)
-        if isinstance(op, prim.ReduceOp):
-            return self._reduce(op, index)
-        raise PassFailedException(f"cannot lower '{op.name}' inside a fused.kernel to loops")
+        lowering = self._LOWERINGS.get(type(op))
+        if lowering is None:
+            raise PassFailedException(f"cannot lower '{op.name}' inside a fused.kernel to loops")
+        return lowering(self, op, index)
+
+    # Index arithmetic, folded where an operand is a constant 0 or 1 so that plain views
+    # print as plain indices.
+
+    def _index_constant(self, value: int) -> SSAValue:
+        if value == 0:
+            return self.zero
+        return self._scalar_op(arith.ConstantOp.from_int_and_width(value, IndexType()))
+
+    def _index_add(self, lhs: SSAValue, rhs: int | SSAValue) -> SSAValue:
+        if isinstance(rhs, int):
+            if rhs == 0:
+                return lhs
+            rhs = self._index_constant(rhs)
+        if lhs is self.zero:
+            return rhs
+        return self._scalar_op(arith.AddiOp(lhs, rhs))
+
+    def _index_mul(self, lhs: SSAValue, factor: int) -> SSAValue:
+        if factor == 1 or lhs is self.zero:
+            return lhs
+        return self._scalar_op(arith.MuliOp(lhs, self._index_constant(factor)))
+
+    def _index_divmod(self, lhs: SSAValue, divisor: int, modulus: int) -> SSAValue:
+        """`(lhs // divisor) % modulus` for a non-negative `lhs`; modulus 0 means none."""
+        if lhs is self.zero:
+            return self.zero
+        if divisor != 1:
+            lhs = self._scalar_op(arith.DivUIOp(lhs, self._index_constant(divisor)))
+        if modulus == 0:
+            return lhs
+        return self._scalar_op(arith.RemUIOp(lhs, self._index_constant(modulus)))
 
     def _map(self, op: prim.MapOp, index: tuple[SSAValue, ...]) -> SSAValue:
         mapping = {
@@ -182,47 +206,175 @@ class _KernelBodyBuilder:
             mapping[result] = self._scalar_op(body_op.clone(value_mapper=mapping))
         return mapping[terminator.arguments[0]]
 
+    def _broadcast(self, op: prim.BroadcastOp, index: tuple[SSAValue, ...]) -> SSAValue:
+        source, target = op.input.type.get_shape(), op.result.type.get_shape()
+        offset = len(target) - len(source)
+        source_index = tuple(
+            self.zero if n == 1 and target[offset + d] != 1 else index[offset + d]
+            for d, n in enumerate(source)
+        )
+        return self.element(op.input, source_index)
+
+    def _permute(self, op: prim.PermuteOp, index: tuple[SSAValue, ...]) -> SSAValue:
+        source_index: list[SSAValue] = [self.zero] * len(index)
+        for result_dim, source_dim in enumerate(op.permutation):
+            source_index[source_dim] = index[result_dim]
+        return self.element(op.input, tuple(source_index))
+
+    def _reshape(self, op: prim.ReshapeOp, index: tuple[SSAValue, ...]) -> SSAValue:
+        """Splits both shapes into runs of dims with equal products; within a run, the result
+        index is linearized and split again over the source dims."""
+        source, target = op.input.type.get_shape(), op.result.type.get_shape()
+        source_index: list[SSAValue] = []
+        s = t = 0
+        while s < len(source) or t < len(target):
+            s_end, t_end = min(s + 1, len(source)), min(t + 1, len(target))
+            s_size, t_size = prod(source[s:s_end]), prod(target[t:t_end])
+            while s_size != t_size:
+                if s_size < t_size:
+                    s_size, s_end = s_size * source[s_end], s_end + 1
+                else:
+                    t_size, t_end = t_size * target[t_end], t_end + 1
+            linear = self.zero
+            for d in range(t, t_end):
+                linear = self._index_add(self._index_mul(linear, target[d]), index[d])
+            stride, leading = s_size, True
+            for d in range(s, s_end):
+                stride //= source[d]
+                if source[d] == 1:
+                    source_index.append(self.zero)
+                    continue
+                # The run's leading dim needs no modulus: `linear` < the run's size.
+                modulus = 0 if leading else source[d]
+                source_index.append(self._index_divmod(linear, stride, modulus))
+                leading = False
+            s, t = s_end, t_end
+        return self.element(op.input, tuple(source_index))
+
+    def _slice(self, op: prim.SliceOp, index: tuple[SSAValue, ...]) -> SSAValue:
+        d = op.dim.value.data
+        source_index = list(index)
+        source_index[d] = self._index_add(
+            self._index_mul(index[d], op.step.value.data), op.start.value.data
+        )
+        return self.element(op.input, tuple(source_index))
+
+    def _concat(self, op: prim.ConcatOp, index: tuple[SSAValue, ...]) -> SSAValue:
+        """Every piece is read at an index clamped into its bounds and the right one is
+        selected, so no read goes out of bounds."""
+        d = op.dim.value.data
+        offsets, offset = [], 0
+        for piece in op.inputs:
+            offsets.append(offset)
+            offset += piece.type.get_shape()[d]
+        result = None
+        for piece, start in reversed(list(zip(op.inputs, offsets))):
+            size = piece.type.get_shape()[d]
+            local = index[d]
+            if start:
+                local = self._scalar_op(arith.SubiOp(local, self._index_constant(start)))
+                local = self._scalar_op(arith.MaxSIOp(local, self.zero))
+            local = self._scalar_op(arith.MinSIOp(local, self._index_constant(size - 1)))
+            value = self.element(piece, (*index[:d], local, *index[d + 1 :]))
+            if result is None:
+                result = value
+                continue
+            inside = self._scalar_op(
+                arith.CmpiOp(index[d], self._index_constant(start + size), "ult")
+            )
+            result = self._scalar_op(arith.SelectOp(inside, value, result))
+        return result
+
+    def _gather(self, op: prim.GatherOp, index: tuple[SSAValue, ...]) -> SSAValue:
+        rank = len(op.indices.type.get_shape())
+        row = self.element(op.indices, index[:rank])
+        row_index = self._scalar_op(arith.IndexCastOp(row, IndexType()))
+        return self.element(op.table, (row_index, *index[rank:]))
+
+    def _iota(self, op: prim.IotaOp, index: tuple[SSAValue, ...]) -> SSAValue:
+        position = index[op.dim.value.data]
+        return self._scalar_op(arith.IndexCastOp(position, op.result.type.get_element_type()))
+
     def _reduce(self, op: prim.ReduceOp, index: tuple[SSAValue, ...]) -> SSAValue:
         shape = op.input.type.get_shape()
         axes = op.axis_list
         kept = iter(index)
-        source_index: list[SSAValue | None] = []
+        source_index: list[SSAValue] = []
         for d in range(len(shape)):
             if d in axes:
                 if op.keepdim is not None:
                     next(kept)
-                source_index.append(None)
+                source_index.append(self.zero)
             else:
                 source_index.append(next(kept))
+
+        def contribution(reduction_index: list[SSAValue]) -> SSAValue:
+            for d, position in zip(axes, reduction_index):
+                source_index[d] = position
+            return self.element(op.input, tuple(source_index))
+
+        extents = [(shape[d], f"r{d}") for d in axes]
+        return self._reduction(op.kind.data, op.init, extents, index, contribution)
+
+    def _contract(self, op: prim.ContractOp, index: tuple[SSAValue, ...]) -> SSAValue:
+        *batch, m, n = index
+        extent = op.lhs.type.get_shape()[-1]
+        element_type = op.result.type.get_element_type()
+
+        def contribution(reduction_index: list[SSAValue]) -> SSAValue:
+            (k,) = reduction_index
+            lhs = self.element(op.lhs, (*batch, m, k))
+            rhs = self.element(op.rhs, (*batch, k, n))
+            product = arith.MulfOp if isinstance(element_type, AnyFloat) else arith.MuliOp
+            return self._scalar_op(product(lhs, rhs))
+
+        init = identity("add", element_type)
+        return self._reduction("add", init, [(extent, "k")], index, contribution)
+
+    def _reduction(self, kind, init, extents, index, contribution) -> SSAValue:
+        """Nested reduction loops over `extents`, placed in the outermost loop where `index`
+        exists (beside the deeper loops being built now); the outermost starts from `init`,
+        inner ones from the combiner's identity."""
         home = self._depth_of(index)
-        # The reduction's loops nest at `home`, beside the deeper loops being built now.
         saved = self.scopes[home + 1 :]
         saved_anchor = self.scopes[home].anchor
         del self.scopes[home + 1 :]
-        kind = op.kind.data
-        element_type = op.input.type.get_element_type()
+        element_type = init.type
         loops: list[loop.ForOp] = []
-        for d in axes:
-            init = op.init if not loops else identity(kind, element_type)
-            if shape[d] == 1 and not self.keep_unit_dims:
-                source_index[d] = self.zero
+        reduction_index: list[SSAValue] = []
+        for extent, name in extents:
+            if extent == 1 and not self.keep_unit_dims:
+                reduction_index.append(self.zero)
                 continue
-            loops.append(self._open_loop(shape[d], f"r{d}", (kind, init)))
-            source_index[d] = loops[-1].induction_var
-        result = self.element(op.input, tuple(source_index))
+            start = init if not loops else identity(kind, element_type)
+            loops.append(self._open_loop(extent, name, (kind, start)))
+            reduction_index.append(loops[-1].induction_var)
+        result = contribution(reduction_index)
         for for_op in reversed(loops):
-            terminator = for_op.body.block.last_op
-            for_op.body.block.erase_op(terminator)
+            for_op.body.block.erase_op(for_op.body.block.last_op)
             for_op.body.block.add_op(loop.YieldOp(result))
             result = for_op.accumulator[0]
             self.scopes.pop()
-        if not loops and op.init != identity(kind, element_type):
-            init = arith.ConstantOp(op.init)
-            self._place(init, 0)
-            result = self._scalar_op(combine(kind, init.result, result))
+        if not loops and init != identity(kind, element_type):
+            start = arith.ConstantOp(init)
+            self._place(start, 0)
+            result = self._scalar_op(combine(kind, start.result, result))
         self.scopes[home].anchor = saved_anchor
         self.scopes.extend(saved)
         return result
+
+    _LOWERINGS = {
+        prim.MapOp: _map,
+        prim.BroadcastOp: _broadcast,
+        prim.PermuteOp: _permute,
+        prim.ReshapeOp: _reshape,
+        prim.SliceOp: _slice,
+        prim.ConcatOp: _concat,
+        prim.GatherOp: _gather,
+        prim.IotaOp: _iota,
+        prim.ReduceOp: _reduce,
+        prim.ContractOp: _contract,
+    }
 
 
 def _kernel_name(requested: str, taken: set[str]) -> str:

@@ -9,7 +9,8 @@ milliseconds:
   type is represented.
 - prim: `prim.map` runs its body once with the whole input tensors as the block arguments;
   `prim.reduce` is a numpy reduction over `axes` combined with `init` (honouring `keepdim`);
-  `prim.broadcast` is `np.broadcast_to` (right-aligned, like numpy).
+  `prim.broadcast` is `np.broadcast_to` (right-aligned, like numpy); the views are their numpy
+  counterparts, `prim.contract` is `np.matmul` and `prim.gather` is fancy indexing.
 - fused: `fused.kernel` runs its region on its operands and returns what `fused.yield` yields.
 - host: `func.func` / `func.call` / `func.return`; `memref.alloc` makes a buffer of the
   memref's shape and dtype, filled with NaN for floats (zero otherwise) so that an element a
@@ -139,6 +140,61 @@ class PrimFunctions(InterpreterFunctions):
     ) -> PythonValues:
         (value,) = args
         return (np.broadcast_to(value, op.result.type.get_shape()),)
+
+    @impl(prim.PermuteOp)
+    def run_permute(
+        self, interpreter: Interpreter, op: prim.PermuteOp, args: PythonValues
+    ) -> PythonValues:
+        return (np.transpose(args[0], op.permutation),)
+
+    @impl(prim.ReshapeOp)
+    def run_reshape(
+        self, interpreter: Interpreter, op: prim.ReshapeOp, args: PythonValues
+    ) -> PythonValues:
+        return (np.reshape(args[0], op.result.type.get_shape()),)
+
+    @impl(prim.SliceOp)
+    def run_slice(
+        self, interpreter: Interpreter, op: prim.SliceOp, args: PythonValues
+    ) -> PythonValues:
+        dim, start, step = op.dim.value.data, op.start.value.data, op.step.value.data
+        size = op.result.type.get_shape()[dim]
+        window = [slice(None)] * len(op.result.type.get_shape())
+        window[dim] = slice(start, start + step * size, step)
+        return (args[0][tuple(window)],)
+
+    @impl(prim.ConcatOp)
+    def run_concat(
+        self, interpreter: Interpreter, op: prim.ConcatOp, args: PythonValues
+    ) -> PythonValues:
+        return (np.concatenate(args, axis=op.dim.value.data),)
+
+    @impl(prim.GatherOp)
+    def run_gather(
+        self, interpreter: Interpreter, op: prim.GatherOp, args: PythonValues
+    ) -> PythonValues:
+        table, indices = args
+        if indices.size and not (0 <= indices.min() and indices.max() < table.shape[0]):
+            raise ValueError(
+                f"gather index out of range [0, {table.shape[0]}): {indices.min()}..{indices.max()}"
+            )
+        return (table[indices],)
+
+    @impl(prim.ContractOp)
+    def run_contract(
+        self, interpreter: Interpreter, op: prim.ContractOp, args: PythonValues
+    ) -> PythonValues:
+        lhs, rhs = args
+        return (to_type(np.matmul(lhs, rhs), op.result.type.get_element_type()),)
+
+    @impl(prim.IotaOp)
+    def run_iota(
+        self, interpreter: Interpreter, op: prim.IotaOp, args: PythonValues
+    ) -> PythonValues:
+        shape = op.result.type.get_shape()
+        dim = op.dim.value.data
+        positions = np.arange(shape[dim]).reshape([-1 if d == dim else 1 for d in range(len(shape))])
+        return (to_type(np.broadcast_to(positions, shape), op.result.type.get_element_type()),)
 
 
 @register_impls
