@@ -18,6 +18,7 @@ from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import (
     AnyFloat,
     DenseArrayBase,
+    DenseIntOrFPElementsAttr,
     FloatAttr,
     IndexType,
     IntegerAttr,
@@ -653,6 +654,43 @@ class IotaOp(IRDLOperation):
         _verify_dim(self.dim.value.data, len(tensor_shape(self.result)))
 
 
+@irdl_op_definition
+class ConstantOp(IRDLOperation):
+    """A tensor known at compile time. Splats are better written as a `prim.map` without
+    inputs, which fuses; a dense constant stays in the host function, as a buffer."""
+
+    name = "prim.constant"
+    value = prop_def(DenseIntOrFPElementsAttr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+
+    def __init__(self, value: DenseIntOrFPElementsAttr):
+        super().__init__(result_types=[value.type], properties={"value": value})
+
+    def print(self, printer: Printer) -> None:
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" ")
+        printer.print_attribute(self.value)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ConstantOp:
+        attributes = parser.parse_optional_attr_dict()
+        pos = parser.pos
+        value = parser.parse_attribute()
+        if not isinstance(value, DenseIntOrFPElementsAttr):
+            parser.raise_error(f"prim.constant takes a dense tensor, got {value}", pos, parser.pos)
+        op = cls(value)
+        op.attributes.update(attributes)
+        return op
+
+    def verify_(self) -> None:
+        if not isinstance(self.value.type, TensorType) or self.value.type != self.result.type:
+            raise VerifyException(
+                f"constant value of type {self.value.type} must be a tensor of the result type "
+                f"{self.result.type}"
+            )
+
+
 Prim = Dialect(
     "prim",
     [
@@ -667,6 +705,7 @@ Prim = Dialect(
         GatherOp,
         ContractOp,
         IotaOp,
+        ConstantOp,
     ],
     [],
 )
@@ -684,5 +723,6 @@ __all__ = [
     "GatherOp",
     "ContractOp",
     "IotaOp",
+    "ConstantOp",
     "reduced_shape",
 ]

@@ -28,7 +28,15 @@ from math import prod
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref
-from xdsl.dialects.builtin import AnyFloat, IndexType, MemRefType, ModuleOp, TensorType
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    IndexType,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+    UnitAttr,
+)
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
@@ -377,7 +385,8 @@ class _KernelBodyBuilder:
     }
 
 
-def _kernel_name(requested: str, taken: set[str]) -> str:
+def _unique_symbol(requested: str, taken: set[str]) -> str:
+    """`requested`, or with the first numeric suffix that no other symbol has."""
     name, suffix = requested, 1
     while name in taken:
         name, suffix = f"{requested}_{suffix}", suffix + 1
@@ -430,17 +439,27 @@ def _lower_host(host: func.FuncOp, module: ModuleOp, taken: set[str], keep_unit_
             for alloc, result in zip(allocs, op.outputs):
                 alloc.memref.name_hint = result.name_hint
                 values[result] = alloc.memref
-            name = _kernel_name(op.kernel_name.data, taken)
+            name = _unique_symbol(op.kernel_name.data, taken)
             buffers = [values[v] for v in op.inputs]
             outs = [a.memref for a in allocs]
             module.body.block.insert_op_before(
                 _lower_kernel(op, buffers, outs, name, keep_unit_dims), host
             )
             block.add_op(loop.LaunchOp(name, [*buffers, *outs]))
+        elif isinstance(op, prim.ConstantOp):
+            name = _unique_symbol(op.result.name_hint or "cst", taken)
+            constant = memref.GlobalOp.get(
+                StringAttr(name), buffer_type(op.result.type), op.value, constant=UnitAttr()
+            )
+            module.body.block.insert_op_before(constant, host)
+            get = memref.GetGlobalOp(name, buffer_type(op.result.type))
+            get.memref.name_hint = op.result.name_hint
+            block.add_op(get)
+            values[op.result] = get.memref
         else:
             raise PassFailedException(
                 f"'{op.name}' in host function @{host.sym_name.data}: a host function holds "
-                "only fused.kernel launches and func.return at this level"
+                "only fused.kernel launches, dense prim.constants and func.return at this level"
             )
     lowered = func.FuncOp(host.sym_name.data, (inputs, outputs), Region(block))
     lowered.location = host.location
@@ -459,7 +478,9 @@ class LowerFusedToLoopPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         taken = {
-            o.sym_name.data for o in op.body.block.ops if isinstance(o, loop.KernelOp)
+            o.sym_name.data
+            for o in op.body.block.ops
+            if isinstance(o, loop.KernelOp | memref.GlobalOp | func.FuncOp)
         }
         hosts = [
             f for f in op.body.block.ops

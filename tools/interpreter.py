@@ -42,7 +42,7 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 from xdsl.dialects import func, memref
-from xdsl.dialects.builtin import MemRefType, ModuleOp, TensorType
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, MemRefType, ModuleOp, TensorType
 from xdsl.interpreter import (
     Interpreter,
     InterpreterFunctions,
@@ -86,6 +86,12 @@ def shape_and_element_type(value_type: Attribute) -> tuple[tuple[int, ...], Attr
     return (), value_type
 
 
+def dense_array(value: DenseIntOrFPElementsAttr, shaped_type: Attribute) -> np.ndarray:
+    shape, element_type = shape_and_element_type(shaped_type)
+    values = to_type(np.array(value.get_values()), element_type)
+    return np.array(values.reshape(shape))
+
+
 @register_impls
 class HostFunctions(InterpreterFunctions):
     """Buffers on the host side; `func` itself runs through xDSL's `FuncFunctions`."""
@@ -103,6 +109,14 @@ class HostFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: memref.DeallocOp, args: PythonValues
     ) -> PythonValues:
         return ()
+
+    @impl(memref.GetGlobalOp)
+    def run_get_global(
+        self, interpreter: Interpreter, op: memref.GetGlobalOp, args: PythonValues
+    ) -> PythonValues:
+        global_op = interpreter.get_op_for_symbol(op.name_)
+        assert isinstance(global_op, memref.GlobalOp)
+        return (dense_array(global_op.initial_value, op.memref.type),)
 
 
 @register_impls
@@ -140,6 +154,12 @@ class PrimFunctions(InterpreterFunctions):
     ) -> PythonValues:
         (value,) = args
         return (np.broadcast_to(value, op.result.type.get_shape()),)
+
+    @impl(prim.ConstantOp)
+    def run_constant(
+        self, interpreter: Interpreter, op: prim.ConstantOp, args: PythonValues
+    ) -> PythonValues:
+        return (dense_array(op.value, op.result.type),)
 
     @impl(prim.PermuteOp)
     def run_permute(
