@@ -258,7 +258,7 @@ class ForOp(IRDLOperation):
         block = self.body.block
         if len(block.args) != 1 or not isinstance(block.args[0].type, IndexType):
             raise VerifyException(
-                f"loop body must take exactly one index induction variable, but it takes "
+                f"a loop body takes one index induction variable, but it takes "
                 f"({_type_list([a.type for a in block.args])})"
             )
         terminator = block.last_op
@@ -283,8 +283,8 @@ class ForOp(IRDLOperation):
         yielded = [v.type for v in terminator.arguments]
         if yielded != [accumulator_type]:
             raise VerifyException(
-                f"reduction body must yield one {accumulator_type}, but it yields "
-                f"({', '.join(str(t) for t in yielded)})"
+                f"a reduction loop body yields one {accumulator_type} per iteration, but its "
+                f"loop.yield yields ({_type_list(yielded)})"
             )
 
     def print(self, printer: Printer) -> None:

@@ -88,7 +88,7 @@ loop.kernel @negative_lower_bound(%x: memref<4xf32>) {
 // -----
 
 loop.kernel @float_induction_variable(%x: memref<4xf32>) {
-  // expected-error @+1 {{loop body must take exactly one index induction variable, but it takes (f32)}}
+  // expected-error @+1 {{a loop body takes one index induction variable, but it takes (f32)}}
   "loop.for"() <{lower = #builtin.int<0>, upper = #builtin.int<4>}> ({
   ^bb0(%i: f32):
     "loop.yield"() : () -> ()
@@ -98,7 +98,7 @@ loop.kernel @float_induction_variable(%x: memref<4xf32>) {
 // -----
 
 loop.kernel @two_induction_variables(%x: memref<4xf32>) {
-  // expected-error @+1 {{loop body must take exactly one index induction variable, but it takes (index, index)}}
+  // expected-error @+1 {{a loop body takes one index induction variable, but it takes (index, index)}}
   "loop.for"() <{lower = #builtin.int<0>, upper = #builtin.int<4>}> ({
   ^bb0(%i: index, %j: index):
     "loop.yield"() : () -> ()
@@ -182,7 +182,7 @@ loop.kernel @result_type_differs_from_init(%x: memref<4xf32>) {
 // -----
 
 loop.kernel @reduction_yields_wrong_type(%x: memref<4xf16>) {
-  // expected-error @+1 {{reduction body must yield one f32, but it yields (f16)}}
+  // expected-error @+1 {{a reduction loop body yields one f32 per iteration, but its loop.yield yields (f16)}}
   %r = loop.for %i in 0 to 4 reduce add init 0.0 : f32 {
     %v = loop.load %x[%i] : memref<4xf16>
     loop.yield %v : f16
@@ -192,7 +192,7 @@ loop.kernel @reduction_yields_wrong_type(%x: memref<4xf16>) {
 // -----
 
 loop.kernel @reduction_yields_nothing(%x: memref<4xf32>) {
-  // expected-error @+1 {{reduction body must yield one f32, but it yields ()}}
+  // expected-error @+1 {{a reduction loop body yields one f32 per iteration, but its loop.yield yields ()}}
   %r = loop.for %i in 0 to 4 reduce max init -inf : f32 {
     %v = loop.load %x[%i] : memref<4xf32>
   }
@@ -201,7 +201,7 @@ loop.kernel @reduction_yields_nothing(%x: memref<4xf32>) {
 // -----
 
 loop.kernel @nested_reduction_yields_wrong_type(%x: memref<4x4xf32>) {
-  // expected-error @+1 {{reduction body must yield one f32, but it yields (index)}}
+  // expected-error @+1 {{a reduction loop body yields one f32 per iteration, but its loop.yield yields (index)}}
   %r = loop.for %i in 0 to 4 reduce add init 0.0 : f32 {
     %s = loop.for %j in 0 to 4 reduce add init 0.0 : f32 {
       %v = loop.load %x[%i, %j] : memref<4x4xf32>
