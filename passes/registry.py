@@ -19,13 +19,19 @@ def register_pass(pass_class: type[ModulePass]) -> None:
 
 
 def registered_passes() -> dict[str, type[ModulePass]]:
+    from emmy.passes.fuse_prims import FusePrimsPass
+    from emmy.passes.decompose_torch import DecomposeTorchPass
     from emmy.passes.lower_fused_to_loop import LowerFusedToLoopPass
+    from emmy.passes.pipelines import PIPELINES
 
     builtin = (
+        DecomposeTorchPass,
+        FusePrimsPass,
         LowerFusedToLoopPass,
         CanonicalizePass,
         CommonSubexpressionElimination,
         DeadCodeElimination,
+        *PIPELINES,
     )
     return {**{p.name: p for p in builtin}, **_extra_passes}
 

@@ -1,8 +1,12 @@
 """The `emmy` command.
 
+    emmy compile (-c SOURCE | FILE.py) [--ir LEVEL] [-o FILE]
+    emmy run (-c SOURCE | FILE.py) [--device cpu] [--seed N]
     emmy exec FILE.mlir [--function NAME] [--inputs in.npz] [--seed N] [-o out.npz]
 
-runs a host function of a program at the prim, fused or loop level on the CPU interpreter,
+`compile` prints a PyTorch program at one level; `run` checks every level against PyTorch eager
+(see `emmy.tools.differential`); `exec`
+runs a host function of an IR file at the prim, fused or loop level on the CPU interpreter,
 on the inputs of an .npz file (arrays `arr_0`, `arr_1`, ... as `numpy.savez(path, *arrays)`
 writes them) or on fresh random ones, prints a summary of each result and writes the results
 to `-o` in the same layout, so one run's outputs can be another's inputs.
@@ -15,12 +19,15 @@ from __future__ import annotations
 
 import argparse
 import sys
+from io import StringIO
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import PassFailedException
 
 from emmy.dialects import make_context
 from emmy.tools.diagnostics import (
@@ -31,6 +38,9 @@ from emmy.tools.diagnostics import (
     parse,
     verify,
 )
+from emmy.passes.pipelines import LEVELS
+from emmy.tools.differential import EXECUTABLE_LEVELS, TOLERANCES, check_levels, lower
+from emmy.tools.frontend import FrontendError, Program, load_program
 from emmy.tools.interpreter import ExecutionError, find_function, random_inputs, run_module
 
 
@@ -130,6 +140,83 @@ def run_exec(args: argparse.Namespace) -> int:
     return 0
 
 
+def read_program(args: argparse.Namespace) -> Program:
+    """The PyTorch program named on the command line: `-c SOURCE` or a Python file."""
+    if args.source is not None:
+        text, filename = args.source, "<source>"
+    elif args.file is not None:
+        text, filename = read_source(args.file).text, args.file
+    else:
+        raise CommandError("error: give a program, as -c SOURCE or as a Python file")
+    try:
+        return load_program(text, filename)
+    except FrontendError as error:
+        raise CommandError(str(error)) from error
+
+
+def torch_ir_of(program: Program) -> ModuleOp:
+    try:
+        return program.to_torch_ir()
+    except FrontendError as error:
+        raise CommandError(str(error)) from error
+
+
+def program_source(program: Program) -> Source:
+    return Source(program.filename, "\n".join(program.source_lines))
+
+
+def run_compile(args: argparse.Namespace) -> int:
+    program = read_program(args)
+    module = torch_ir_of(program)
+    with rendered_for(program_source(program)):
+        module = lower_with_diagnostics(module, args.ir)
+    text = StringIO()
+    Printer(stream=text).print_op(module)
+    text = f"{text.getvalue()}\n"
+    if args.output is None:
+        sys.stdout.write(text)
+        return 0
+    try:
+        Path(args.output).write_text(text)
+    except OSError as error:
+        raise CommandError(f"error: cannot write {args.output}: {error.strerror}") from error
+    return 0
+
+
+def lower_with_diagnostics(module: ModuleOp, level: str) -> ModuleOp:
+    """`module` taken to `level`; a pass failure is reported at the program's source."""
+    try:
+        return lower(module, level)
+    except PassFailedException as error:
+        raise CompileError(op_diagnostic(module, f"lowering to {level} failed: {error}")) from error
+
+
+def run_run(args: argparse.Namespace) -> int:
+    if args.device != "cpu":
+        raise CommandError(f"error: --device {args.device} is not available yet; use --device cpu")
+    program = read_program(args)
+    module = torch_ir_of(program)
+    with rendered_for(program_source(program)):
+        for level in EXECUTABLE_LEVELS:
+            lower_with_diagnostics(module, level)
+        try:
+            reports = check_levels(program, module, EXECUTABLE_LEVELS, args.seed)
+        except ExecutionError as error:
+            raise CompileError(op_diagnostic(error.op, str(error), module)) from error
+    print(f"{'level':<8}{'max abs error':>16}{'max rel error':>16}  result")
+    for report in reports:
+        verdict = "pass" if report.passed else "FAIL"
+        print(
+            f"{report.level:<8}{report.max_abs_error:>16.3e}{report.max_rel_error:>16.3e}  {verdict}"
+        )
+    return 0 if all(r.passed for r in reports) else 1
+
+
+def add_program_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", nargs="?", help="a Python file holding the program")
+    parser.add_argument("-c", dest="source", metavar="SOURCE", help="the program as a string")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="emmy",
@@ -139,6 +226,41 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(
         title="commands", dest="command_name", required=True, metavar="COMMAND"
     )
+    levels = ", ".join(LEVELS)
+    compile_ = commands.add_parser(
+        "compile",
+        help="print a PyTorch program at one IR level",
+        description="Import a PyTorch program with torch.export and print it at one IR level. "
+        "SOURCE is Python with torch, nn and F imported; its last statement calls an "
+        "nn.Module on example tensors, e.g. \"nn.RMSNorm(2048)(torch.randn(1, 32, 2048))\".",
+        allow_abbrev=False,
+    )
+    add_program_arguments(compile_)
+    compile_.add_argument(
+        "--ir", choices=LEVELS, default="torch", metavar="LEVEL",
+        help=f"the level to print: {levels} (default: torch)",
+    )
+    compile_.add_argument("-o", "--output", metavar="FILE", help="write the IR to FILE")
+    compile_.set_defaults(command=run_compile)
+
+    run = commands.add_parser(
+        "run",
+        help="check every IR level of a PyTorch program against PyTorch eager",
+        description="Run the program at every executable level "
+        f"({', '.join(EXECUTABLE_LEVELS)}) on the same fresh random inputs and compare each "
+        "with PyTorch eager; exit 1 on any mismatch. Tolerances by dtype (rtol, atol): "
+        + "; ".join(f"{str(d).removeprefix('torch.')} {r:g}, {a:g}" for d, (r, a) in TOLERANCES.items())
+        + "; integers and booleans exactly.",
+        allow_abbrev=False,
+    )
+    add_program_arguments(run)
+    run.add_argument(
+        "--device", choices=("cpu", "cuda"), default="cpu",
+        help="where the compiled levels run (default: cpu, the interpreter)",
+    )
+    run.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default: 0)")
+    run.set_defaults(command=run_run)
+
     execute = commands.add_parser(
         "exec",
         help="run an IR file on the CPU interpreter",
