@@ -32,7 +32,7 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, Pure, RecursiveMemoryEffect
 from xdsl.utils.exceptions import VerifyException
 
-from emmy.dialects.prim import Prim, ends_in, parse_tensor_type
+from emmy.dialects.prim import Prim, ends_in, parse_tensor_type, verify_static_shapes
 
 
 @irdl_op_definition
@@ -107,6 +107,7 @@ class KernelOp(IRDLOperation):
             )
         if not self.outputs:
             raise VerifyException("a fused.kernel has at least one result; it has none")
+        verify_static_shapes(self)
         block = self.body.block
         if len(block.args) != len(self.inputs):
             raise VerifyException(

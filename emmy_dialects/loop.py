@@ -140,6 +140,10 @@ class KernelOp(IRDLOperation):
         for index, arg_type in enumerate(arg_types):
             if not isinstance(arg_type, MemRefType):
                 raise VerifyException(f"kernel argument #{index} must be a memref, got {arg_type}")
+            if not arg_type.has_static_shape():
+                raise VerifyException(
+                    f"kernel argument #{index} has type {arg_type}, but shapes must be static"
+                )
         for op in self.body.walk():
             if op.dialect_name() not in KERNEL_BODY_DIALECTS:
                 raise VerifyException(

@@ -23,6 +23,7 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     IntegerType,
+    ShapedType,
     StringAttr,
     TensorType,
     I64,
@@ -61,6 +62,16 @@ SCALAR_DIALECTS = ("arith", "math")
 def tensor_shape(value: SSAValue) -> tuple[int, ...]:
     assert isinstance(value.type, TensorType)
     return tuple(value.type.get_shape())
+
+
+def verify_static_shapes(op: Operation) -> None:
+    """Loop extents and buffer sizes are read off shapes, so every shape is static."""
+    for role, values in (("operand", op.operands), ("result", op.results)):
+        for index, value in enumerate(values):
+            if isinstance(value.type, ShapedType) and not value.type.has_static_shape():
+                raise VerifyException(
+                    f"{role} #{index} has type {value.type}, but shapes must be static"
+                )
 
 
 def ends_in(block: Block) -> str:
@@ -128,6 +139,7 @@ class MapOp(IRDLOperation):
         super().__init__(operands=[inputs], result_types=[result_type], regions=[body])
 
     def verify_(self) -> None:
+        verify_static_shapes(self)
         shape = tensor_shape(self.result)
         element_type = self.result.type.get_element_type()
         for index, value in enumerate(self.inputs):
@@ -291,6 +303,7 @@ class ReduceOp(IRDLOperation):
         return op
 
     def verify_(self) -> None:
+        verify_static_shapes(self)
         element_type = self.input.type.get_element_type()
         verify_init(self.kind.data, self.init, element_type)
         if self.axes.elt_type != i64:
@@ -368,6 +381,7 @@ class BroadcastOp(IRDLOperation):
         return op
 
     def verify_(self) -> None:
+        verify_static_shapes(self)
         source, target = tensor_shape(self.input), tensor_shape(self.result)
         input_element, result_element = (
             self.input.type.get_element_type(),

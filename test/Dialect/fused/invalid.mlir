@@ -11,6 +11,17 @@
 
 // -----
 
+func.func @dynamic_shape(%x: tensor<?xf32>) -> tensor<?xf32> {
+  // expected-error @+1 {{operand #0 has type tensor<?xf32>, but shapes must be static}}
+  %r = fused.kernel @k(%x) : (tensor<?xf32>) -> tensor<?xf32> {
+  ^bb0(%a: tensor<?xf32>):
+    fused.yield %a : tensor<?xf32>
+  }
+  func.return %r : tensor<?xf32>
+}
+
+// -----
+
 func.func @nested_kernel(%x: tensor<4xf32>) -> tensor<4xf32> {
   %y = fused.kernel @k_outer(%x) : (tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%a: tensor<4xf32>):

@@ -6,6 +6,12 @@ loop.kernel @scalar_argument(%x: memref<4xf32>, %s: f32) {
 
 // -----
 
+// expected-error @+1 {{kernel argument #0 has type memref<?x4xf32>, but shapes must be static}}
+loop.kernel @dynamic_buffer(%x: memref<?x4xf32>) {
+}
+
+// -----
+
 // expected-error @+1 {{kernel body takes (memref<4xf16>) but the kernel signature says (memref<4xf32>)}}
 "loop.kernel"() <{sym_name = "signature_mismatch", function_type = (memref<4xf32>) -> ()}> ({
 ^bb0(%x: memref<4xf16>):
