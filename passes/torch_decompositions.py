@@ -1,0 +1,542 @@
+"""The rewrite patterns of `decompose-torch`, one per family of torch ops.
+
+Elementwise ops are data: `ELEMENTWISE` maps each torch op class to the scalar computation
+of its map body. The other patterns build on the helpers of `emmy.passes.decompose_torch`
+(`PrimBuilder.map` / `widen` / `convert` / `reduce` / `contract`), which locate every op
+they create at the torch op and handle 16-bit floats the way torch does.
+"""
+
+from __future__ import annotations
+
+import math as pymath
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from math import prod
+
+from xdsl.dialects import arith, math
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, i1, i32, i64
+from xdsl.ir import Operation, SSAValue
+
+from emmy.dialects import prim
+from emmy.dialects import torch as t
+from emmy.passes.decompose_torch import (
+    Body,
+    PrimBuilder,
+    TorchOpDecomposition,
+    Unsupported,
+    compute_type,
+    is_float,
+    splat_value,
+)
+
+# --- elementwise --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Scalar:
+    """The map body of an elementwise torch op: `compute(body, op, *operand_scalars)`.
+
+    An `exact` computation gives the same result in any float type (no rounding happens:
+    neg, max, comparisons, select, conversions), so it runs in the element type. Otherwise
+    16-bit floats are widened to f32 and the result is rounded back once."""
+
+    compute: Callable[..., SSAValue]
+    exact: bool = False
+
+
+def exact(compute: Callable[..., SSAValue]) -> Scalar:
+    return Scalar(compute, exact=True)
+
+
+def unary_math(op_class: type[Operation]) -> Scalar:
+    return Scalar(lambda b, op, x: b.emit(op_class(x)))
+
+
+def constant_operand(value: SSAValue) -> float | int | None:
+    """The value of a scalar that is an `arith.constant` in the body (a splat operand)."""
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, FloatAttr | IntegerAttr):
+        return owner.value.value.data
+    return None
+
+
+def sigmoid(b: Body, x: SSAValue) -> SSAValue:
+    """`1 / (1 + exp(-x))`."""
+    one = b.like(1.0, x)
+    return b.div(one, b.add(one, b.emit(math.ExpOp(b.neg(x)))))
+
+
+def silu(b: Body, x: SSAValue) -> SSAValue:
+    """`x / (1 + exp(-x))`, as torch's kernel computes `x * sigmoid(x)`."""
+    return b.div(x, b.add(b.like(1.0, x), b.emit(math.ExpOp(b.neg(x)))))
+
+
+GELU_TANH_BETA = pymath.sqrt(2) * (2 / pymath.sqrt(pymath.pi)) * 0.5
+GELU_TANH_KAPPA = 0.044715
+
+
+def gelu(b: Body, op: t.GeluOp, x: SSAValue) -> SSAValue:
+    """torch's kernels: `x * 0.5 * (1 + erf(x / sqrt(2)))`, or with `approximate="tanh"`
+    `0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))`."""
+    half_x = b.mul(x, b.like(0.5, x))
+    if op.approximate.data == "tanh":
+        cube = b.mul(b.mul(x, x), x)
+        inner = b.mul(b.like(GELU_TANH_BETA, x), b.add(x, b.mul(b.like(GELU_TANH_KAPPA, x), cube)))
+        return b.mul(half_x, b.add(b.like(1.0, x), b.emit(math.TanhOp(inner))))
+    erf = b.emit(math.ErfOp(b.mul(x, b.like(pymath.sqrt(0.5), x))))
+    return b.mul(half_x, b.add(b.like(1.0, x), erf))
+
+
+def clamp(b: Body, op: t.ClampOp, x: SSAValue) -> SSAValue:
+    """`min(max(x, min), max)` with the bounds converted to the element type, as torch's
+    kernel does; NaN stays NaN."""
+    if op.min is not None:
+        x = b.max(x, b.like(op.min.value.data, x))
+    if op.max is not None:
+        x = b.min(x, b.like(op.max.value.data, x))
+    return x
+
+
+def integer_power(b: Body, x: SSAValue, exponent: int) -> SSAValue:
+    """`x ** exponent` by repeated squaring, wrapping like torch's integer pow."""
+    result, square = None, x
+    while exponent:
+        if exponent & 1:
+            result = square if result is None else b.mul(result, square)
+        exponent >>= 1
+        if exponent:
+            square = b.mul(square, square)
+    return b.like(1, x) if result is None else result
+
+
+def power(b: Body, op: t.PowOp, x: SSAValue, y: SSAValue) -> SSAValue:
+    """torch's pow: a constant exponent of 2, 3, 0.5, -0.5, -1 or -2 is computed as the
+    multiplications, sqrt, rsqrt or division torch's kernel uses; any other float exponent
+    is `math.powf`; an integer base needs a non-negative constant exponent."""
+    exponent = constant_operand(y)
+    if is_float(x.type):
+        special = {
+            2.0: lambda: b.mul(x, x),
+            3.0: lambda: b.mul(b.mul(x, x), x),
+            0.5: lambda: b.emit(math.SqrtOp(x)),
+            -0.5: lambda: b.emit(math.RsqrtOp(x)),
+            -1.0: lambda: b.div(b.like(1.0, x), x),
+            -2.0: lambda: b.div(b.like(1.0, x), b.mul(x, x)),
+        }
+        if exponent in special:
+            return special[exponent]()
+        return b.emit(math.PowFOp(x, y))
+    if x.type == i1:
+        raise Unsupported("pow of i1 (bool) values is not supported")
+    if exponent is None or exponent < 0:
+        raise Unsupported(
+            "an integer pow needs a constant, non-negative exponent (a splat constant)"
+        )
+    return integer_power(b, x, int(exponent))
+
+
+def comparison(relation: str) -> Scalar:
+    return exact(lambda b, op, x, y: b.compare(relation, x, y))
+
+
+ELEMENTWISE: dict[type[Operation], Scalar] = {
+    t.NegOp: exact(lambda b, op, x: b.neg(x)),
+    t.AbsOp: exact(lambda b, op, x: b.abs(x)),
+    t.ReluOp: exact(lambda b, op, x: b.max(x, b.like(0, x))),
+    t.ExpOp: unary_math(math.ExpOp),
+    t.LogOp: unary_math(math.LogOp),
+    t.SqrtOp: unary_math(math.SqrtOp),
+    t.RsqrtOp: unary_math(math.RsqrtOp),
+    t.TanhOp: unary_math(math.TanhOp),
+    t.SigmoidOp: Scalar(lambda b, op, x: sigmoid(b, x)),
+    t.SiluOp: Scalar(lambda b, op, x: silu(b, x)),
+    t.GeluOp: Scalar(gelu),
+    t.ClampOp: exact(clamp),
+    t.ToOp: exact(lambda b, op, x: b.convert(x, t.element_type_of(op.result))),
+    t.AddOp: Scalar(lambda b, op, x, y: b.add(x, y)),
+    t.SubOp: Scalar(lambda b, op, x, y: b.sub(x, y)),
+    t.MulOp: Scalar(lambda b, op, x, y: b.mul(x, y)),
+    t.DivOp: Scalar(lambda b, op, x, y: b.div(x, y)),
+    t.PowOp: Scalar(power),
+    t.MaximumOp: exact(lambda b, op, x, y: b.max(x, y)),
+    t.MinimumOp: exact(lambda b, op, x, y: b.min(x, y)),
+    t.GtOp: comparison("gt"),
+    t.LtOp: comparison("lt"),
+    t.GeOp: comparison("ge"),
+    t.LeOp: comparison("le"),
+    t.EqOp: comparison("eq"),
+    t.NeOp: comparison("ne"),
+    t.WhereOp: exact(lambda b, op, condition, x, y: b.select(condition, x, y)),
+}
+"""The scalar computation of each elementwise torch op."""
+
+
+class ElementwiseToMap(TorchOpDecomposition):
+    """An elementwise op: its operands broadcast to the result's shape, one `prim.map`."""
+
+    op_types = tuple(ELEMENTWISE)
+
+    def decompose(self, op: Operation, build: PrimBuilder) -> SSAValue:
+        scalar = ELEMENTWISE[type(op)]
+        result = op.results[0]
+        if isinstance(op, t.ToOp) and op.input.type == result.type:
+            return op.input
+        return build.map(
+            op.operands,
+            t.shape_of(result),
+            t.element_type_of(result),
+            lambda b, *xs: scalar.compute(b, op, *xs),
+            widen=not scalar.exact,
+        )
+
+
+# --- reductions ---------------------------------------------------------------------------
+
+
+def reduced_count(shape: Sequence[int], axes: Sequence[int]) -> int:
+    return prod(shape[d] for d in axes)
+
+
+class ReductionToReduce(TorchOpDecomposition):
+    """sum / mean / amax / amin: a `prim.reduce`. Sums of 16-bit floats add in f32 (a map
+    widens the input) and round once; mean divides the sum by the count in a map."""
+
+    op_types = (t.SumOp, t.MeanOp, t.AmaxOp, t.AminOp)
+
+    def decompose(self, op: t.ReductionOp, build: PrimBuilder) -> SSAValue:
+        x, axes = op.input, op.dim_list
+        keepdim = op.keepdim is not None
+        element_type = t.element_type_of(x)
+        if isinstance(op, t.AmaxOp | t.AminOp):
+            kind = "max" if isinstance(op, t.AmaxOp) else "min"
+            if element_type == i1:
+                # max/min of bools is or/and: reduce 0/1 as i32 rather than rely on how a
+                # combiner orders i1
+                widened = build.reduce(kind, build.convert(x, i32), axes, keepdim)
+                return build.convert(widened, i1)
+            return build.reduce(kind, x, axes, keepdim)
+        if element_type == i1:
+            raise Unsupported("a sum of i1 (bool) values is not supported; convert them first")
+        total = build.reduce("add", build.widen(x), axes, keepdim)
+        if isinstance(op, t.SumOp):
+            return build.convert(total, element_type)
+        count = reduced_count(t.shape_of(x), axes)
+        return build.map(
+            [total], t.shape_of(total), element_type, lambda b, s: b.div(s, b.like(count, s))
+        )
+
+
+def centered_squares(
+    build: PrimBuilder, x: SSAValue, total: SSAValue, count: int
+) -> SSAValue:
+    """`(x - total / count)^2` elementwise, `total` broadcast back to `x`'s shape."""
+
+    def compute(b: Body, v: SSAValue, s: SSAValue) -> SSAValue:
+        d = b.sub(v, b.div(s, b.like(count, s)))
+        return b.mul(d, d)
+
+    return build.map([x, total], t.shape_of(x), t.element_type_of(x), compute)
+
+
+class VarToReduce(TorchOpDecomposition):
+    """var: the mean (a sum, keepdim), the sum of centered squares, divided by
+    `max(0, N - correction)`; in f32 for 16-bit inputs, rounded once."""
+
+    op_types = (t.VarOp,)
+
+    def decompose(self, op: t.VarOp, build: PrimBuilder) -> SSAValue:
+        x = build.widen(op.input)
+        axes = op.dim_list
+        count = reduced_count(t.shape_of(x), axes)
+        total = build.reduce("add", x, axes, keepdim=True)
+        squares = build.reduce(
+            "add", centered_squares(build, x, total, count), axes, op.keepdim is not None
+        )
+        divisor = max(0, count - op.correction.value.data)
+        return build.map(
+            [squares],
+            t.shape_of(squares),
+            t.element_type_of(op.result),
+            lambda b, s: b.div(s, b.like(divisor, s)),
+        )
+
+
+# --- normalizations -----------------------------------------------------------------------
+
+
+def normalized_axes(op: t.NormOp) -> tuple[list[int], int]:
+    """The trailing axes a norm normalizes over, and how many elements they hold."""
+    rank = len(t.shape_of(op.input))
+    normalized = op.normalized_shape.get_values()
+    return list(range(rank - len(normalized), rank)), prod(normalized)
+
+
+class RmsNormToPrims(TorchOpDecomposition):
+    """rms_norm as torch computes it: `x * rsqrt(mean(x^2) + eps) [* weight]` with x (and
+    the weight) in f32 for 16-bit inputs, rounded once."""
+
+    op_types = (t.RmsNormOp,)
+
+    def decompose(self, op: t.RmsNormOp, build: PrimBuilder) -> SSAValue:
+        x, shape = op.input, t.shape_of(op.input)
+        axes, count = normalized_axes(op)
+        opmath = compute_type(t.element_type_of(x))
+        eps = op.eps.value.data
+        squares = build.map([x], shape, opmath, lambda b, v: b.mul(v, v))
+        total = build.reduce("add", squares, axes, keepdim=True)
+
+        def inverse_rms(b: Body, s: SSAValue) -> SSAValue:
+            mean = b.div(s, b.like(count, s))
+            return b.emit(math.RsqrtOp(b.add(mean, b.like(eps, s))))
+
+        scale = build.map([total], t.shape_of(total), opmath, inverse_rms)
+
+        def normalize(b: Body, v: SSAValue, r: SSAValue, *weight: SSAValue) -> SSAValue:
+            y = b.mul(v, r)
+            return b.mul(y, weight[0]) if weight else y
+
+        weight = [op.weight] if op.weight is not None else []
+        return build.map([x, scale, *weight], shape, t.element_type_of(op.result), normalize)
+
+
+class LayerNormToPrims(TorchOpDecomposition):
+    """layer_norm, two-pass: the mean, the biased variance from centered squares, then
+    `(x - mean) * rsqrt(var + eps) [* weight] [+ bias]`; f32 for 16-bit inputs, rounded
+    once."""
+
+    op_types = (t.LayerNormOp,)
+
+    def decompose(self, op: t.LayerNormOp, build: PrimBuilder) -> SSAValue:
+        x = build.widen(op.input)
+        shape = t.shape_of(x)
+        axes, count = normalized_axes(op)
+        eps = op.eps.value.data
+        total = build.reduce("add", x, axes, keepdim=True)
+        squares = build.reduce(
+            "add", centered_squares(build, x, total, count), axes, keepdim=True
+        )
+        has_weight, has_bias = op.weight is not None, op.bias is not None
+
+        def normalize(b: Body, v: SSAValue, s: SSAValue, q: SSAValue, *affine: SSAValue):
+            centered = b.sub(v, b.div(s, b.like(count, s)))
+            variance = b.div(q, b.like(count, q))
+            y = b.mul(centered, b.emit(math.RsqrtOp(b.add(variance, b.like(eps, q)))))
+            if has_weight:
+                y = b.mul(y, affine[0])
+            if has_bias:
+                y = b.add(y, affine[-1])
+            return y
+
+        affine = [v for v in (op.weight, op.bias) if v is not None]
+        return build.map(
+            [x, total, squares, *affine], shape, t.element_type_of(op.result), normalize
+        )
+
+
+def softmax_statistics(
+    build: PrimBuilder, x: SSAValue, dim: int
+) -> tuple[SSAValue, SSAValue, SSAValue]:
+    """The row max (keepdim, in x's type: max is exact), `exp(x - max)` in the compute
+    type, and its row sum (keepdim)."""
+    shape = t.shape_of(x)
+    opmath = compute_type(t.element_type_of(x))
+    row_max = build.reduce("max", x, [dim], keepdim=True)
+    exps = build.map(
+        [x, row_max], shape, opmath, lambda b, v, m: b.emit(math.ExpOp(b.sub(v, m)))
+    )
+    return row_max, exps, build.reduce("add", exps, [dim], keepdim=True)
+
+
+def softmax(build: PrimBuilder, x: SSAValue, dim: int, result_element) -> SSAValue:
+    _, exps, total = softmax_statistics(build, x, dim)
+    return build.map([exps, total], t.shape_of(x), result_element, lambda b, e, s: b.div(e, s))
+
+
+class SoftmaxToPrims(TorchOpDecomposition):
+    """softmax `exp(x - max) / sum`, log_softmax `x - max - log(sum)`, along any dim, with
+    the row statistics reduced keepdim and broadcast back; f32 for 16-bit inputs."""
+
+    op_types = (t.SoftmaxOp, t.LogSoftmaxOp)
+
+    def decompose(self, op: t.SoftmaxFamilyOp, build: PrimBuilder) -> SSAValue:
+        x, dim = op.input, op.dim.value.data
+        element_type = t.element_type_of(op.result)
+        if isinstance(op, t.SoftmaxOp):
+            return softmax(build, x, dim, element_type)
+        row_max, _, total = softmax_statistics(build, x, dim)
+
+        def log_softmax(b: Body, v: SSAValue, m: SSAValue, s: SSAValue) -> SSAValue:
+            return b.sub(b.sub(v, m), b.emit(math.LogOp(s)))
+
+        return build.map([x, row_max, total], t.shape_of(x), element_type, log_softmax)
+
+
+# --- contractions and attention -----------------------------------------------------------
+
+
+class LinearToContract(TorchOpDecomposition):
+    """linear: the input reshaped to [M, K], the weight permuted to [K, N], one
+    `prim.contract` (in f32 for 16-bit operands), a map adding the bias (and rounding),
+    reshaped back to [..., N]."""
+
+    op_types = (t.LinearOp,)
+
+    def decompose(self, op: t.LinearOp, build: PrimBuilder) -> SSAValue:
+        x_shape = t.shape_of(op.input)
+        n, k = t.shape_of(op.weight)
+        rows = prod(x_shape[:-1])
+        x = build.widen(build.reshape(op.input, [rows, k]))
+        weight = build.widen(build.permute(op.weight, [1, 0]))
+        product = build.contract(x, weight)
+        element_type = t.element_type_of(op.result)
+        if op.bias is not None:
+            y = build.map(
+                [product, op.bias], [rows, n], element_type, lambda b, p, c: b.add(p, c)
+            )
+        else:
+            y = build.convert(product, element_type)
+        return build.reshape(y, [*x_shape[:-1], n])
+
+
+class MatmulToContract(TorchOpDecomposition):
+    """matmul / bmm: both operands broadcast to the result's batch dims, one
+    `prim.contract` (in f32 for 16-bit operands, rounded once)."""
+
+    op_types = (t.MatmulOp, t.BmmOp)
+
+    def decompose(self, op: t.MatrixProductOp, build: PrimBuilder) -> SSAValue:
+        element_type = t.element_type_of(op.result)
+        if element_type == i1:
+            raise Unsupported("a matrix product of i1 (bool) values is not supported")
+        *batch, m, n = t.shape_of(op.result)
+        k = t.shape_of(op.lhs)[-1]
+        lhs = build.widen(build.broadcast(op.lhs, [*batch, m, k]))
+        rhs = build.widen(build.broadcast(op.rhs, [*batch, k, n]))
+        return build.convert(build.contract(lhs, rhs), element_type)
+
+
+class SdpaToPrims(TorchOpDecomposition):
+    """Attention: scores `q @ k^T` (a contract with the permuted key), one map scaling
+    them and masking (an i1 mask selects -inf where false, a float mask is added, causal
+    compares a query and a key `prim.iota`: -inf where key > query), softmax over the
+    keys, a contract with the value. In f32 for 16-bit inputs, rounded once at the end."""
+
+    op_types = (t.SdpaOp,)
+
+    def decompose(self, op: t.SdpaOp, build: PrimBuilder) -> SSAValue:
+        query, key = build.widen(op.query), build.widen(build.transpose_last(op.key))
+        scores = build.contract(query, key)
+        shape = t.shape_of(scores)
+        rank = len(shape)
+        operands = [scores]
+        mask = op.attn_mask
+        if mask is not None:
+            operands.append(mask)
+        causal = op.is_causal is not None
+        if causal:
+            operands += [build.iota(rank - 2, shape, i64), build.iota(rank - 1, shape, i64)]
+        scale = op.scale.value.data
+        boolean_mask = mask is not None and t.element_type_of(mask) == i1
+
+        def masked_scores(b: Body, s: SSAValue, *rest: SSAValue) -> SSAValue:
+            s = b.mul(s, b.like(scale, s))
+            minus_inf = b.like(-pymath.inf, s)
+            if mask is not None:
+                m = rest[0]
+                s = b.select(m, s, minus_inf) if boolean_mask else b.add(s, m)
+            if causal:
+                query_position, key_position = rest[-2:]
+                keep = b.compare("le", key_position, query_position)
+                s = b.select(keep, s, minus_inf)
+            return s
+
+        masked = build.map(operands, shape, t.element_type_of(scores), masked_scores)
+        probabilities = softmax(build, masked, rank - 1, t.element_type_of(scores))
+        out = build.contract(probabilities, build.widen(op.value))
+        return build.convert(out, t.element_type_of(op.result))
+
+
+class EmbeddingToGather(TorchOpDecomposition):
+    """embedding: `prim.gather` of the weight's rows."""
+
+    op_types = (t.EmbeddingOp,)
+
+    def decompose(self, op: t.EmbeddingOp, build: PrimBuilder) -> SSAValue:
+        return build.emit(prim.GatherOp(op.weight, op.indices, op.result.type))
+
+
+# --- views, data movement, constants ------------------------------------------------------
+
+
+class ViewToPrim(TorchOpDecomposition):
+    """reshape / unsqueeze / squeeze -> `prim.reshape`, permute / transpose ->
+    `prim.permute`, expand -> `prim.broadcast`, slice -> `prim.slice`, cat ->
+    `prim.concat`. A view that changes nothing is its input."""
+
+    op_types = (
+        t.ReshapeOp,
+        t.UnsqueezeOp,
+        t.SqueezeOp,
+        t.PermuteOp,
+        t.TransposeOp,
+        t.ExpandOp,
+        t.SliceOp,
+        t.CatOp,
+    )
+
+    def decompose(self, op: Operation, build: PrimBuilder) -> SSAValue:
+        shape = t.shape_of(op.results[0])
+        if isinstance(op, t.ReshapeOp | t.UnsqueezeOp | t.SqueezeOp):
+            return build.reshape(op.input, shape)
+        if isinstance(op, t.PermuteOp):
+            return build.permute(op.input, op.dims.get_values())
+        if isinstance(op, t.TransposeOp):
+            permutation = list(range(len(shape)))
+            dim0, dim1 = op.dim0.value.data, op.dim1.value.data
+            permutation[dim0], permutation[dim1] = dim1, dim0
+            return build.permute(op.input, permutation)
+        if isinstance(op, t.ExpandOp):
+            return build.broadcast(op.input, shape)
+        if isinstance(op, t.SliceOp):
+            if shape == t.shape_of(op.input):
+                return op.input  # start 0, and step 1 or a dim of size <= 1
+            dim, start, step = (a.value.data for a in (op.dim, op.start, op.step))
+            return build.emit(prim.SliceOp(op.input, dim, start, step, op.result.type))
+        assert isinstance(op, t.CatOp)
+        if len(op.inputs) == 1:
+            return op.inputs[0]
+        return build.emit(prim.ConcatOp(op.inputs, op.dim.value.data, op.result.type))
+
+
+class ConstantToPrim(TorchOpDecomposition):
+    """A splat constant becomes a `prim.map` without inputs yielding an `arith.constant`
+    (so it fuses, and maps that use it fold it into their bodies); any other constant a
+    `prim.constant`."""
+
+    op_types = (t.ConstantOp,)
+
+    def decompose(self, op: t.ConstantOp, build: PrimBuilder) -> SSAValue:
+        value = splat_value(op.result)
+        if value is None:
+            return build.emit(prim.ConstantOp(op.value))
+        element_type = t.element_type_of(op.result)
+        return build.map(
+            [], t.shape_of(op.result), element_type, lambda b: b.constant(value, element_type)
+        )
+
+
+DECOMPOSITIONS: tuple[type[TorchOpDecomposition], ...] = (
+    ElementwiseToMap,
+    ReductionToReduce,
+    VarToReduce,
+    RmsNormToPrims,
+    LayerNormToPrims,
+    SoftmaxToPrims,
+    LinearToContract,
+    MatmulToContract,
+    SdpaToPrims,
+    EmbeddingToGather,
+    ViewToPrim,
+    ConstantToPrim,
+)
+"""Every pattern of `decompose-torch`."""
