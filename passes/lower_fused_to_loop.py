@@ -168,7 +168,7 @@ class _KernelBodyBuilder:
         op = value.owner
         lowering = self._LOWERINGS.get(type(op))
         if lowering is None:
-            raise PassFailedException(f"cannot lower '{op.name}' inside a fused.kernel to loops")
+            raise PassFailedException(f"cannot lower '{op.name}' inside a fused.kernel to loops", op)
         return lowering(self, op, index)
 
     # Index arithmetic, folded where an operand is a constant 0 or 1 so that plain views
@@ -459,7 +459,8 @@ def _lower_host(host: func.FuncOp, module: ModuleOp, taken: set[str], keep_unit_
         else:
             raise PassFailedException(
                 f"'{op.name}' in host function @{host.sym_name.data}: a host function holds "
-                "only fused.kernel launches, dense prim.constants and func.return at this level"
+                "only fused.kernel launches, dense prim.constants and func.return at this level",
+                op,
             )
     lowered = func.FuncOp(host.sym_name.data, (inputs, outputs), Region(block))
     lowered.location = host.location
@@ -482,9 +483,6 @@ class LowerFusedToLoopPass(ModulePass):
             for o in op.body.block.ops
             if isinstance(o, loop.KernelOp | memref.GlobalOp | func.FuncOp)
         }
-        hosts = [
-            f for f in op.body.block.ops
-            if isinstance(f, func.FuncOp) and any(isinstance(o, fused.KernelOp) for o in f.walk())
-        ]
+        hosts = [f for f in op.body.block.ops if isinstance(f, func.FuncOp)]
         for host in hosts:
             _lower_host(host, op, taken, self.keep_unit_dims)

@@ -12,7 +12,7 @@
 // DROP:           loop.store %{{.*}}, %{{.*}}[%[[C0]], %[[J]]] : memref<1x5xf32>
 
 // KEEP-LABEL: loop.kernel @k_relu(
-// KEEP-NEXT:    loop.for %[[I:.*]] in 0 to 1 {
+// KEEP:         loop.for %[[I:.*]] in 0 to 1 {
 // KEEP-NEXT:      loop.for %[[J:.*]] in 0 to 5 {
 // KEEP:             loop.store %{{.*}}, %{{.*}}[%[[I]], %[[J]]] : memref<1x5xf32>
 
