@@ -109,7 +109,13 @@ class _KernelBodyBuilder:
 
     def _scalar_op(self, op: Operation) -> SSAValue:
         """Places a pure scalar op at the depth of its operands, reusing an identical one."""
-        key = (op.name, tuple(op.operands), tuple(op.properties.items()), tuple(op.attributes.items()))
+        key = (
+            op.name,
+            tuple(op.operands),
+            tuple(op.result_types),
+            tuple(op.properties.items()),
+            tuple(op.attributes.items()),
+        )
         depth = self._depth_of(op.operands)
 
         def build() -> SSAValue:

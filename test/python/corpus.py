@@ -1,0 +1,217 @@
+"""The differential corpus: small PyTorch programs that cover every supported op and the
+compositions people run, written as `emmy compile -c` sources.
+
+`DT` in a source stands for the dtype under test (`torch.float32` or `torch.bfloat16`).
+"""
+
+LLAMA_LAYER = """
+class Attention(nn.Module):
+    def __init__(self, dim, heads, seq):
+        super().__init__()
+        self.heads, self.head_dim = heads, dim // heads
+        self.q = nn.Linear(dim, dim, bias=False)
+        self.k = nn.Linear(dim, dim, bias=False)
+        self.v = nn.Linear(dim, dim, bias=False)
+        self.o = nn.Linear(dim, dim, bias=False)
+        position = torch.arange(seq).float()[:, None]
+        frequency = 1.0 / 10000 ** (torch.arange(0, self.head_dim, 2).float() / self.head_dim)
+        angles = torch.cat([position * frequency, position * frequency], dim=-1)
+        self.register_buffer("cos", angles.cos())
+        self.register_buffer("sin", angles.sin())
+
+    def rotate(self, x):
+        half = x.shape[-1] // 2
+        rotated = torch.cat([-x[..., half:], x[..., :half]], dim=-1)
+        return x * self.cos + rotated * self.sin
+
+    def forward(self, x):
+        b, s, d = x.shape
+        q = self.q(x).view(b, s, self.heads, self.head_dim).transpose(1, 2)
+        k = self.k(x).view(b, s, self.heads, self.head_dim).transpose(1, 2)
+        v = self.v(x).view(b, s, self.heads, self.head_dim).transpose(1, 2)
+        y = F.scaled_dot_product_attention(self.rotate(q), self.rotate(k), v, is_causal=True)
+        return self.o(y.transpose(1, 2).reshape(b, s, d))
+
+class MLP(nn.Module):
+    def __init__(self, dim, hidden):
+        super().__init__()
+        self.gate = nn.Linear(dim, hidden, bias=False)
+        self.up = nn.Linear(dim, hidden, bias=False)
+        self.down = nn.Linear(hidden, dim, bias=False)
+
+    def forward(self, x):
+        return self.down(F.silu(self.gate(x)) * self.up(x))
+
+class DecoderLayer(nn.Module):
+    def __init__(self, dim=32, heads=4, hidden=64, seq=8):
+        super().__init__()
+        self.attention_norm = nn.RMSNorm(dim, eps=1e-5)
+        self.attention = Attention(dim, heads, seq)
+        self.mlp_norm = nn.RMSNorm(dim, eps=1e-5)
+        self.mlp = MLP(dim, hidden)
+
+    def forward(self, x):
+        h = x + self.attention(self.attention_norm(x))
+        return h + self.mlp(self.mlp_norm(h))
+
+DecoderLayer().to(DT)(torch.randn(2, 8, 32, dtype=DT))
+"""
+
+PROGRAMS: dict[str, str] = {
+    "rms_norm": "nn.RMSNorm(64).to(DT)(torch.randn(2, 8, 64, dtype=DT))",
+    "layer_norm": "nn.LayerNorm(48).to(DT)(torch.randn(4, 48, dtype=DT))",
+    "softmax_last_dim": "nn.Softmax(dim=-1)(torch.randn(3, 5, 16, dtype=DT))",
+    "softmax_middle_dim": "nn.Softmax(dim=1)(torch.randn(2, 8, 4, dtype=DT))",
+    "log_softmax": "nn.LogSoftmax(dim=0)(torch.randn(6, 10, dtype=DT))",
+    "linear_bias": "nn.Linear(24, 16).to(DT)(torch.randn(3, 5, 24, dtype=DT))",
+    "linear_no_bias": "nn.Linear(3, 2, bias=False).to(DT)(torch.randn(4, 3, dtype=DT))",
+    "gelu_mlp": """
+class GeluMLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.up, self.down = nn.Linear(16, 32), nn.Linear(32, 16)
+    def forward(self, x):
+        return self.down(F.gelu(self.up(x))) + F.gelu(x, approximate="tanh")
+GeluMLP().to(DT)(torch.randn(4, 16, dtype=DT))
+""",
+    "swiglu_mlp": """
+class SwiGLU(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gate = nn.Linear(16, 40, bias=False)
+        self.up = nn.Linear(16, 40, bias=False)
+        self.down = nn.Linear(40, 16, bias=False)
+    def forward(self, x):
+        return self.down(F.silu(self.gate(x)) * self.up(x))
+SwiGLU().to(DT)(torch.randn(2, 3, 16, dtype=DT))
+""",
+    "causal_attention": """
+class CausalAttention(nn.Module):
+    def forward(self, q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+CausalAttention()(torch.randn(1, 2, 6, 8, dtype=DT), torch.randn(1, 2, 6, 8, dtype=DT),
+                  torch.randn(1, 2, 6, 8, dtype=DT))
+""",
+    "masked_attention": """
+class MaskedAttention(nn.Module):
+    def forward(self, q, k, v, mask, bias):
+        a = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        b = F.scaled_dot_product_attention(q, k, v, attn_mask=bias, scale=0.3)
+        return a + b
+MaskedAttention()(torch.randn(2, 5, 8, dtype=DT), torch.randn(2, 7, 8, dtype=DT),
+                  torch.randn(2, 7, 4, dtype=DT), torch.rand(5, 7) > 0.3,
+                  torch.randn(5, 7, dtype=DT))
+""",
+    "elementwise_unary": """
+class Unary(nn.Module):
+    def forward(self, x):
+        p = x.abs() + 0.5
+        return (torch.exp(x) + torch.log(p) + torch.sqrt(p) + torch.rsqrt(p) + torch.tanh(x)
+                + torch.sigmoid(x) + torch.relu(x) + F.silu(x) - x.neg() + p.pow(2) + p ** 0.5)
+Unary()(torch.randn(4, 12, dtype=DT))
+""",
+    "elementwise_binary_broadcast": """
+class Binary(nn.Module):
+    def forward(self, a, b):
+        return (a + b) * (a - b) / (b.abs() + 1) + torch.maximum(a, b) - torch.minimum(a, 2 * b)
+Binary()(torch.randn(3, 1, 5, dtype=DT), torch.randn(4, 5, dtype=DT))
+""",
+    "where_clamp_compare": """
+class Select(nn.Module):
+    def forward(self, x, y):
+        return torch.where(x > y, x, y.clamp(min=-0.5, max=0.5)) + (x <= 0).to(x.dtype)
+Select()(torch.randn(6, 7, dtype=DT), torch.randn(6, 7, dtype=DT))
+""",
+    "reductions": """
+class Reductions(nn.Module):
+    def forward(self, x):
+        return (x.sum(dim=1), x.mean(dim=(0, 2), keepdim=True), x.amax(dim=-1),
+                x.amin(dim=0), torch.var(x, dim=2), torch.var(x, dim=1, correction=0))
+Reductions()(torch.randn(3, 4, 10, dtype=DT))
+""",
+    "matmul_bmm": """
+class Products(nn.Module):
+    def forward(self, a, b, c):
+        return torch.matmul(a, b) + torch.bmm(a, c)
+Products()(torch.randn(2, 3, 5, dtype=DT), torch.randn(2, 5, 4, dtype=DT),
+           torch.randn(2, 5, 4, dtype=DT))
+""",
+    "embedding": """
+class Embed(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.table = nn.Embedding(20, 8)
+    def forward(self, ids):
+        return self.table(ids) * 2
+Embed().to(DT)(torch.randint(0, 20, (2, 5)))
+""",
+    "views": """
+class Views(nn.Module):
+    def forward(self, x):
+        a = x.reshape(4, 6).transpose(0, 1).unsqueeze(0)
+        b = x.permute(2, 0, 1).reshape(1, 6, 4)
+        c = x[:, 1:3, ::3].squeeze(0).expand(2, 2, 2)
+        return a + b, c.sum(0)
+Views()(torch.randn(1, 4, 6, dtype=DT))
+""",
+    "cat_slice": """
+class CatSlice(nn.Module):
+    def forward(self, x, y):
+        return torch.cat([x[:, :3], y, x[:, 5:]], dim=1)
+CatSlice()(torch.randn(4, 8, dtype=DT), torch.randn(4, 2, dtype=DT))
+""",
+    "to_dtype": """
+class Casts(nn.Module):
+    def forward(self, x):
+        return x.to(torch.bfloat16).to(torch.float32) * 3, x.to(torch.float16)
+Casts()(torch.randn(5, 6, dtype=DT))
+""",
+    "constants": """
+class Constants(nn.Module):
+    def forward(self, x):
+        return x * torch.ones(4, dtype=x.dtype) + torch.arange(4, dtype=x.dtype) - 1.5
+Constants()(torch.randn(3, 4, dtype=DT))
+""",
+    "residual_rms_norm": """
+class ResidualNorm(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.RMSNorm(32)
+    def forward(self, x, residual):
+        h = x + residual
+        return self.norm(h), h
+ResidualNorm().to(DT)(torch.randn(4, 32, dtype=DT), torch.randn(4, 32, dtype=DT))
+""",
+    "layer_norm_linear": """
+class NormLinear(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm, self.proj = nn.LayerNorm(16), nn.Linear(16, 8)
+    def forward(self, x):
+        return torch.relu(self.proj(self.norm(x)))
+NormLinear().to(DT)(torch.randn(2, 4, 16, dtype=DT))
+""",
+    "softmax_attention_by_hand": """
+class ManualAttention(nn.Module):
+    def forward(self, q, k, v):
+        scores = q @ k.transpose(-2, -1) / 4.0
+        return torch.softmax(scores, dim=-1) @ v
+ManualAttention()(torch.randn(2, 6, 16, dtype=DT), torch.randn(2, 6, 16, dtype=DT),
+                  torch.randn(2, 6, 16, dtype=DT))
+""",
+    "two_layer_norms_shared_input": """
+class TwoNorms(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = nn.LayerNorm(12), nn.RMSNorm(12)
+    def forward(self, x):
+        return self.a(x) * self.b(x)
+TwoNorms().to(DT)(torch.randn(5, 12, dtype=DT))
+""",
+    "llama_decoder_layer": LLAMA_LAYER,
+}
+
+
+def source(name: str, dtype: str) -> str:
+    """The program `name` with its dtype placeholder set to `torch.<dtype>`."""
+    return PROGRAMS[name].replace("DT", f"torch.{dtype}")
