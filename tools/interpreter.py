@@ -333,6 +333,9 @@ class LoopFunctions(InterpreterFunctions):
         check_in_bounds(buffer, indices)
         # Indices that do not vary along an axis the value varies along write the same
         # element several times; the last write wins, as it would in a racy parallel loop.
+        if not indices:
+            buffer[()] = np.asarray(value).reshape(-1)[-1]
+            return ()
         *indices, value = np.broadcast_arrays(*indices, value)
         buffer[tuple(indices)] = value
         return ()
