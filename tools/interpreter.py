@@ -1,4 +1,4 @@
-"""CPU execution of emmy programs at the prim, fused and loop levels, on numpy arrays.
+"""CPU execution of emmy programs at the torch, prim, fused and loop levels, on numpy arrays.
 
 `run_module(module, inputs, function="forward")` runs a host `func.func` through xDSL's
 interpreter framework and returns its results as numpy arrays. Every SSA value is a numpy
@@ -11,6 +11,7 @@ milliseconds:
   `prim.reduce` is a numpy reduction over `axes` combined with `init` (honouring `keepdim`);
   `prim.broadcast` is `np.broadcast_to` (right-aligned, like numpy); the views are their numpy
   counterparts, `prim.contract` is `np.matmul` and `prim.gather` is fancy indexing.
+- torch: each op runs PyTorch's own CPU op on the arrays, see `emmy.tools.torch_functions`.
 - fused: `fused.kernel` runs its region on its operands and returns what `fused.yield` yields.
 - host: `func.func` / `func.call` / `func.return`; `memref.alloc` makes a buffer of the
   memref's shape and dtype, filled with NaN for floats (zero otherwise) so that an element a
@@ -60,6 +61,7 @@ from xdsl.utils.exceptions import InterpretationError
 
 from emmy.dialects import fused, loop, prim
 from emmy.tools.scalar_functions import ScalarFunctions, numpy_dtype, to_type
+from emmy.tools.torch_functions import TorchFunctions
 
 COMBINERS: dict[str, np.ufunc] = {
     "add": np.add,
@@ -352,6 +354,7 @@ def make_interpreter(
         FuncFunctions(),
         HostFunctions(),
         ScalarFunctions(),
+        TorchFunctions(),
         PrimFunctions(),
         FusedFunctions(),
         LoopFunctions(),
