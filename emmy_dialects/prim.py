@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from math import prod
 
-from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import (
     AnyFloat,
     DenseArrayBase,
@@ -182,6 +181,11 @@ class MapOp(IRDLOperation):
             raise VerifyException(
                 f"body yields {terminator.arguments[0].type} but the result element type "
                 f"is {element_type}"
+            )
+        if not self.body.is_ancestor(terminator.arguments[0].owner):
+            raise VerifyException(
+                "a map body yields a value defined outside the map; a map body sees only its "
+                "block arguments and what it computes from them"
             )
 
     def print(self, printer: Printer) -> None:

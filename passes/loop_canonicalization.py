@@ -21,29 +21,29 @@ class FoldUnitLoop(RewritePattern):
             return
         if op.trip_count == 0:
             if op.is_reduction:
-                rewriter.replace_op(op, arith.ConstantOp(op.init))
+                rewriter.replace(op, arith.ConstantOp(op.init))
             else:
-                rewriter.erase_op(op)
+                rewriter.erase(op)
             return
         lower = arith.ConstantOp.from_int_and_width(op.lower.data, IndexType())
         lower.result.name_hint = f"c{op.lower.data}"
-        rewriter.insert_op(lower, InsertPoint.before(op))
+        rewriter.insert(lower, InsertPoint.before(op))
         block = op.body.block
         terminator = block.last_op
         assert isinstance(terminator, loop.YieldOp)
         contributions = terminator.arguments
         rewriter.inline_block(block, InsertPoint.before(op), [lower.result])
-        rewriter.erase_op(terminator)
+        rewriter.erase(terminator)
         if not op.is_reduction:
-            rewriter.erase_op(op)
+            rewriter.erase(op)
             return
         (contribution,) = contributions
         kind, element_type = op.kind.data, op.init.type
         if op.init == identity(kind, element_type):
-            rewriter.replace_op(op, [], [contribution])
+            rewriter.replace(op, [], [contribution])
             return
         init = arith.ConstantOp(op.init)
-        rewriter.replace_op(op, [init, combine(kind, init.result, contribution)])
+        rewriter.replace(op, [init, combine(kind, init.result, contribution)])
 
 
 def _defined_inside(value: SSAValue, op: Operation) -> bool:
@@ -67,4 +67,4 @@ class HoistInvariantLoad(RewritePattern):
             if any(isinstance(use.operation, loop.StoreOp) for use in load.memref.uses):
                 continue
             load.detach()
-            rewriter.insert_op(load, InsertPoint.before(op))
+            rewriter.insert(load, InsertPoint.before(op))

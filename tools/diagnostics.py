@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
-from xdsl.ir import Operation
+from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, NameLoc, StringAttr, UnknownLoc
+from xdsl.ir import Attribute, Operation
 from xdsl.parser import Parser
 from xdsl.parser.generic_parser import ParserState
 from xdsl.traits import NoTerminator
@@ -204,13 +204,21 @@ def diagnostic_at(location: FileLineColLoc, message: str) -> Diagnostic:
     return Diagnostic(location.filename.data, location.line.data, location.column.data, one_line(message))
 
 
+def file_location(location: Attribute) -> FileLineColLoc | None:
+    """The source position in a location, looking through the name that decompose-torch
+    gives each op (`loc("rms_norm"("model.py":3:12))`)."""
+    while isinstance(location, NameLoc):
+        location = location.location
+    return location if isinstance(location, FileLineColLoc) else None
+
+
 def op_diagnostic(op: Operation, message: str, outer: Operation | None = None) -> Diagnostic:
     """An error at `op`, or at its nearest ancestor with a known location (ops that a pass
     creates have none unless the pass copied one), or else at `outer`."""
     for node in (op, outer):
         while node is not None:
-            if isinstance(node.location, FileLineColLoc):
-                return diagnostic_at(node.location, message)
+            if (location := file_location(node.location)) is not None:
+                return diagnostic_at(location, message)
             node = node.parent_op()
     return Diagnostic("<unknown>", 1, 1, one_line(message))
 
@@ -226,7 +234,11 @@ def verify(module: ModuleOp) -> None:
                 if len(region.blocks) == 1 and region.block.first_op is None and not op.has_trait(NoTerminator):
                     raise DiagnosticException("its single-block region is empty but needs a terminator")
         except DiagnosticException as error:
-            raise CompileError(op_diagnostic(op, f"'{op.name}' op {error}")) from None
+            message = str(error)
+            # Some messages (xDSL's traits among them) already start with the op's name.
+            if not message.startswith(f"'{op.name}'"):
+                message = f"'{op.name}' op {message}"
+            raise CompileError(op_diagnostic(op, message)) from None
         except Exception as error:
             raise CompileError(op_diagnostic(op, internal_error(f"while verifying '{op.name}'", error))) from None
 

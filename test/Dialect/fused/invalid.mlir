@@ -166,7 +166,8 @@ func.func @generic_operand_not_tensor(%x: f32) -> tensor<4xf32> {
   %r = "fused.kernel"(%x) <{sym_name = "k"}> ({
   ^bb0(%a: f32):
     %f = prim.map() : () -> tensor<4xf32> {
-      prim.yield %a : f32
+      %c = arith.constant 1.0 : f32
+      prim.yield %c : f32
     }
     "fused.yield"(%f) : (tensor<4xf32>) -> ()
   }) : (f32) -> tensor<4xf32>

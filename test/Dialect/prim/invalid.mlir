@@ -364,3 +364,14 @@ func.func @broadcast_result_not_tensor_syntax(%x: tensor<f32>) {
   %r = prim.broadcast %x : tensor<f32> -> f32
   func.return
 }
+
+// -----
+
+func.func @map_yields_an_outside_value(%x: tensor<4xf32>, %s: f32) -> tensor<4xf32> {
+  // expected-error @+1 {{a map body yields a value defined outside the map}}
+  %y = prim.map(%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%v: f32):
+    prim.yield %s : f32
+  }
+  func.return %y : tensor<4xf32>
+}
