@@ -14,9 +14,10 @@ def emmy_dialects():
     from emmy.dialects.fused import Fused
     from emmy.dialects.loop import Loop
     from emmy.dialects.prim import Prim
+    from emmy.dialects.tile import Tile
     from emmy.dialects.torch import Torch
 
-    return (Prim, Fused, Loop, Torch)
+    return (Torch, Prim, Fused, Loop, Tile)
 
 
 def make_context() -> Context:

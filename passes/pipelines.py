@@ -19,6 +19,7 @@ from xdsl.transforms.common_subexpression_elimination import CommonSubexpression
 from emmy.passes.decompose_torch import DecomposeTorchPass
 from emmy.passes.fuse_prims import FusePrimsPass
 from emmy.passes.lower_fused_to_loop import LowerFusedToLoopPass
+from emmy.passes.lower_loop_to_tile import LowerLoopToTilePass
 
 STAGES: dict[str, tuple[ModulePass, ...]] = {
     "prim": (
@@ -31,6 +32,9 @@ STAGES: dict[str, tuple[ModulePass, ...]] = {
         LowerFusedToLoopPass(),
         CanonicalizePass(),
         CommonSubexpressionElimination(),
+    ),
+    "tile": (
+        LowerLoopToTilePass(),
     ),
 }
 
@@ -81,4 +85,12 @@ class TorchToLoopPipeline(TorchToLevelPipeline):
     level = "loop"
 
 
-PIPELINES = (TorchToPrimPipeline, TorchToFusedPipeline, TorchToLoopPipeline)
+@dataclass(frozen=True)
+class TorchToTilePipeline(TorchToLevelPipeline):
+    """Pipeline: Torch IR to Tile IR (..., lower-loop-to-tile)."""
+
+    name = "torch-to-tile"
+    level = "tile"
+
+
+PIPELINES = (TorchToPrimPipeline, TorchToFusedPipeline, TorchToLoopPipeline, TorchToTilePipeline)

@@ -22,12 +22,14 @@ def registered_passes() -> dict[str, type[ModulePass]]:
     from emmy.passes.fuse_prims import FusePrimsPass
     from emmy.passes.decompose_torch import DecomposeTorchPass
     from emmy.passes.lower_fused_to_loop import LowerFusedToLoopPass
+    from emmy.passes.lower_loop_to_tile import LowerLoopToTilePass
     from emmy.passes.pipelines import PIPELINES
 
     builtin = (
         DecomposeTorchPass,
         FusePrimsPass,
         LowerFusedToLoopPass,
+        LowerLoopToTilePass,
         CanonicalizePass,
         CommonSubexpressionElimination,
         DeadCodeElimination,

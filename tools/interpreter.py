@@ -59,7 +59,7 @@ from xdsl.ir import Attribute, Operation
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import InterpretationError
 
-from emmy.dialects import fused, loop, prim
+from emmy.dialects import fused, loop, prim, tile
 from emmy.tools.scalar_functions import ScalarFunctions, numpy_dtype, to_type
 from emmy.tools.torch_functions import TorchFunctions
 
@@ -234,24 +234,26 @@ class FusedFunctions(InterpreterFunctions):
         return ReturnedValues(args), ()
 
 
-def enclosing_loops(op: Operation) -> Iterator[loop.ForOp]:
+LOOP_OPS = (loop.ForOp, tile.ForOp)
+"""Loop IR and Tile IR run alike: a schedule changes where iterations run, not what they do."""
+
+
+def enclosing_loops(op: Operation) -> Iterator[loop.ForOp | tile.ForOp]:
     parent = op.parent_op()
     while parent is not None:
-        if isinstance(parent, loop.ForOp):
+        if isinstance(parent, LOOP_OPS):
             yield parent
         parent = parent.parent_op()
 
 
-def loop_depth(op: loop.ForOp) -> int:
+def loop_depth(op: loop.ForOp | tile.ForOp) -> int:
     """0 for an outermost loop, 1 for a loop directly inside it, and so on."""
     return sum(1 for _ in enclosing_loops(op))
 
 
-def loop_nest_depth(kernel: loop.KernelOp) -> int:
+def loop_nest_depth(kernel: loop.KernelOp | tile.KernelOp) -> int:
     """How deep the loops of a kernel nest: the number of loop axes of its values."""
-    return max(
-        (loop_depth(op) + 1 for op in kernel.walk() if isinstance(op, loop.ForOp)), default=0
-    )
+    return max((loop_depth(op) + 1 for op in kernel.walk() if isinstance(op, LOOP_OPS)), default=0)
 
 
 def check_in_bounds(buffer: np.ndarray, indices: Sequence[np.ndarray]) -> None:
@@ -265,46 +267,54 @@ def check_in_bounds(buffer: np.ndarray, indices: Sequence[np.ndarray]) -> None:
 
 
 def _outside_kernel() -> int:
-    raise InterpretationError("loop.for runs only inside a loop.kernel")
+    raise InterpretationError("a loop runs only inside a kernel")
 
 
 @register_impls
 class LoopFunctions(InterpreterFunctions):
-    """Loop IR, vectorised across loop iterations (see the module docstring)."""
+    """Loop IR and Tile IR, vectorised across loop iterations (see the module docstring)."""
 
     LOOP_AXES = "loop_axes"
     """Interpreter data: the number of loop axes of the kernel that is running."""
+
+    def _launch(self, interpreter: Interpreter, symbol, args: PythonValues) -> PythonValues:
+        # Kernels have no CallableOpInterface, so a launch runs the kernel's body itself
+        # rather than going through `interpreter.call_op`.
+        kernel = interpreter.get_op_for_symbol(symbol)
+        interpreter.set_data(LoopFunctions, self.LOOP_AXES, loop_nest_depth(kernel))
+        interpreter.run_ssacfg_region(kernel.body, args, kernel.sym_name.data)
+        return ()
 
     @impl(loop.LaunchOp)
     def run_launch(
         self, interpreter: Interpreter, op: loop.LaunchOp, args: PythonValues
     ) -> PythonValues:
-        # loop.kernel has no CallableOpInterface, so the launch runs the kernel's body itself
-        # rather than going through `interpreter.call_op`.
-        kernel = interpreter.get_op_for_symbol(op.kernel)
-        assert isinstance(kernel, loop.KernelOp)
-        interpreter.set_data(LoopFunctions, self.LOOP_AXES, loop_nest_depth(kernel))
-        interpreter.run_ssacfg_region(kernel.body, args, kernel.sym_name.data)
-        return ()
+        return self._launch(interpreter, op.kernel, args)
 
-    @impl(loop.ForOp)
-    def run_for(
-        self, interpreter: Interpreter, op: loop.ForOp, args: PythonValues
+    @impl(tile.LaunchOp)
+    def run_tile_launch(
+        self, interpreter: Interpreter, op: tile.LaunchOp, args: PythonValues
     ) -> PythonValues:
-        if op.trip_count == 0:
+        return self._launch(interpreter, op.kernel, args)
+
+    def _for(
+        self, interpreter: Interpreter, op: loop.ForOp | tile.ForOp, args: PythonValues
+    ) -> PythonValues:
+        trip_count = op.upper.data - op.lower.data
+        if trip_count == 0:
             return (to_type(op.init.value.data, op.init.type),) if op.is_reduction else ()
         axes = interpreter.get_data(LoopFunctions, self.LOOP_AXES, _outside_kernel)
         axis = loop_depth(op)
         axis_shape = [1] * axes
-        axis_shape[axis] = op.trip_count
+        axis_shape[axis] = trip_count
         induction_var = np.arange(op.lower.data, op.upper.data, dtype=np.int64).reshape(axis_shape)
-        yielded = interpreter.run_ssacfg_region(op.body, (induction_var,), "loop.for")
+        yielded = interpreter.run_ssacfg_region(op.body, (induction_var,), op.name)
         if not op.is_reduction:
             return ()
         contribution = np.asarray(yielded[0])
         contribution = contribution.reshape((1,) * (axes - contribution.ndim) + contribution.shape)
         every_iteration = list(contribution.shape)
-        every_iteration[axis] = op.trip_count
+        every_iteration[axis] = trip_count
         total = COMBINERS[op.kind.data].reduce(
             np.broadcast_to(contribution, every_iteration),
             axis=axis,
@@ -313,24 +323,36 @@ class LoopFunctions(InterpreterFunctions):
         )
         return (to_type(total, op.init.type),)
 
+    @impl(loop.ForOp)
+    def run_for(
+        self, interpreter: Interpreter, op: loop.ForOp, args: PythonValues
+    ) -> PythonValues:
+        return self._for(interpreter, op, args)
+
+    @impl(tile.ForOp)
+    def run_tile_for(
+        self, interpreter: Interpreter, op: tile.ForOp, args: PythonValues
+    ) -> PythonValues:
+        return self._for(interpreter, op, args)
+
     @impl_terminator(loop.YieldOp)
     def run_yield(
         self, interpreter: Interpreter, op: loop.YieldOp, args: PythonValues
     ) -> tuple[TerminatorValue, PythonValues]:
         return ReturnedValues(args), ()
 
-    @impl(loop.LoadOp)
-    def run_load(
-        self, interpreter: Interpreter, op: loop.LoadOp, args: PythonValues
-    ) -> PythonValues:
+    @impl_terminator(tile.YieldOp)
+    def run_tile_yield(
+        self, interpreter: Interpreter, op: tile.YieldOp, args: PythonValues
+    ) -> tuple[TerminatorValue, PythonValues]:
+        return ReturnedValues(args), ()
+
+    def _load(self, args: PythonValues) -> PythonValues:
         buffer, *indices = args
         check_in_bounds(buffer, indices)
         return (np.asarray(buffer[tuple(indices)]),)
 
-    @impl(loop.StoreOp)
-    def run_store(
-        self, interpreter: Interpreter, op: loop.StoreOp, args: PythonValues
-    ) -> PythonValues:
+    def _store(self, args: PythonValues) -> PythonValues:
         value, buffer, *indices = args
         check_in_bounds(buffer, indices)
         # Indices that do not vary along an axis the value varies along write the same
@@ -341,6 +363,30 @@ class LoopFunctions(InterpreterFunctions):
         *indices, value = np.broadcast_arrays(*indices, value)
         buffer[tuple(indices)] = value
         return ()
+
+    @impl(loop.LoadOp)
+    def run_load(
+        self, interpreter: Interpreter, op: loop.LoadOp, args: PythonValues
+    ) -> PythonValues:
+        return self._load(args)
+
+    @impl(loop.StoreOp)
+    def run_store(
+        self, interpreter: Interpreter, op: loop.StoreOp, args: PythonValues
+    ) -> PythonValues:
+        return self._store(args)
+
+    @impl(memref.LoadOp)
+    def run_memref_load(
+        self, interpreter: Interpreter, op: memref.LoadOp, args: PythonValues
+    ) -> PythonValues:
+        return self._load(args)
+
+    @impl(memref.StoreOp)
+    def run_memref_store(
+        self, interpreter: Interpreter, op: memref.StoreOp, args: PythonValues
+    ) -> PythonValues:
+        return self._store(args)
 
 
 def make_interpreter(

@@ -1,0 +1,377 @@
+"""Tile IR (`tile`): how a kernel's iterations map onto the GPU — the schedule, as data.
+
+    tile.kernel @k_rms_norm(%x: memref<32x2048xf32>, %w: memref<2048xf32>, %y: memref<32x2048xf32>) grid [32, 1, 1] block [256, 1, 1] {
+      tile.for %i in 0 to 32 map grid {
+        %ss = tile.for %j in 0 to 2048 map thread reduce add init 0.0 : f32 {
+          %v = memref.load %x[%i, %j] : memref<32x2048xf32>
+          ...
+          tile.yield %sq : f32
+        }
+        ...
+        tile.for %j in 0 to 2048 map thread {
+          ...
+          memref.store %r, %y[%i, %j] : memref<32x2048xf32>
+        }
+      }
+    }
+
+The kernel carries the launch shape (`grid`, `block`). Each loop carries its mapping:
+- `grid`: iterations go to blocks, `blockIdx.x`, `blockIdx.x + gridDim.x`, ...; the loops of
+  one nest mapped to the grid share the block index, outermost first;
+- `thread`: iterations go to the threads of a block, strided by the block size; a reduction
+  mapped to threads is combined across the block (warp shuffles, then shared memory), and
+  every thread gets the total;
+- `global`: iterations go to every thread of the grid, strided by the grid's thread count
+  (a one-dimensional nest, which has no outer loop to give the blocks);
+- `serial`: each thread runs every iteration.
+Element accesses are upstream `memref.load` / `memref.store`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    FloatAttr,
+    FunctionType,
+    I64,
+    IndexType,
+    IntAttr,
+    IntegerAttr,
+    MemRefType,
+    StringAttr,
+    SymbolRefAttr,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Dialect, Region, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    lazy_traits_def,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import (
+    HasParent,
+    IsolatedFromAbove,
+    IsTerminator,
+    NoTerminator,
+    Pure,
+    RecursiveMemoryEffect,
+    SymbolOpInterface,
+    SymbolTable,
+)
+from xdsl.utils.exceptions import VerifyException
+
+from emmy.dialects.combiner import (
+    init_attr,
+    parse_combiner,
+    parse_init_literal,
+    print_init,
+    verify_reduction,
+)
+
+MAPPINGS = ("grid", "thread", "global", "serial")
+MAX_THREADS = 1024
+
+
+def _print_shape(printer: Printer, keyword: str, shape: Sequence[int]) -> None:
+    printer.print_string(f" {keyword} [{', '.join(map(str, shape))}]")
+
+
+def _parse_shape(parser: Parser, keyword: str) -> list[int]:
+    parser.parse_keyword(keyword)
+    return parser.parse_comma_separated_list(
+        Parser.Delimiter.SQUARE, lambda: parser.parse_integer(allow_boolean=False)
+    )
+
+
+def verify_launch_shape(grid: Sequence[int], block: Sequence[int]) -> None:
+    if len(grid) != 3 or len(block) != 3 or min(*grid, *block) < 1:
+        raise VerifyException(
+            f"grid {list(grid)} and block {list(block)} must each have 3 positive sizes"
+        )
+    threads = block[0] * block[1] * block[2]
+    if threads > MAX_THREADS or threads % 32:
+        raise VerifyException(
+            f"a block of {threads} threads must be a multiple of 32 and at most {MAX_THREADS}"
+        )
+
+
+@irdl_op_definition
+class KernelOp(IRDLOperation):
+    """A scheduled kernel: the loop nest of a `loop.kernel` with its launch shape."""
+
+    name = "tile.kernel"
+    sym_name = prop_def(StringAttr)
+    function_type = prop_def(FunctionType)
+    grid = prop_def(DenseArrayBase[I64])
+    block = prop_def(DenseArrayBase[I64])
+    body = region_def("single_block")
+    traits = traits_def(IsolatedFromAbove(), NoTerminator(), SymbolOpInterface())
+
+    def __init__(
+        self,
+        name: str,
+        buffer_types: Sequence[Attribute],
+        grid: Sequence[int],
+        block: Sequence[int],
+        body: Region,
+    ):
+        super().__init__(
+            regions=[body],
+            properties={
+                "sym_name": StringAttr(name),
+                "function_type": FunctionType.from_lists(buffer_types, []),
+                "grid": DenseArrayBase.from_list(i64, list(grid)),
+                "block": DenseArrayBase.from_list(i64, list(block)),
+            },
+        )
+
+    @property
+    def buffer_types(self) -> tuple[Attribute, ...]:
+        return tuple(self.function_type.inputs.data)
+
+    @property
+    def grid_shape(self) -> tuple[int, ...]:
+        return tuple(self.grid.get_values())
+
+    @property
+    def block_shape(self) -> tuple[int, ...]:
+        return tuple(self.block.get_values())
+
+    def verify_(self) -> None:
+        verify_launch_shape(self.grid_shape, self.block_shape)
+        args = self.body.block.args
+        if tuple(a.type for a in args) != self.buffer_types:
+            raise VerifyException("kernel body arguments must match the kernel signature")
+        for index, arg in enumerate(args):
+            if not isinstance(arg.type, MemRefType):
+                raise VerifyException(f"kernel argument #{index} must be a memref, got {arg.type}")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_attribute(SymbolRefAttr(self.sym_name))
+        printer.print_string("(")
+        printer.print_list(
+            self.body.block.args,
+            lambda arg: (
+                printer.print_ssa_value(arg),
+                printer.print_string(": "),
+                printer.print_attribute(arg.type),
+            ),
+        )
+        printer.print_string(")")
+        _print_shape(printer, "grid", self.grid_shape)
+        _print_shape(printer, "block", self.block_shape)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> KernelOp:
+        name = parser.parse_symbol_name()
+        args = parser.parse_comma_separated_list(Parser.Delimiter.PAREN, parser.parse_argument)
+        grid = _parse_shape(parser, "grid")
+        block = _parse_shape(parser, "block")
+        body = parser.parse_region(args)
+        return cls(name.data, [a.type for a in args], grid, block, body)
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """Ends a `tile.for` body; a reduction yields this iteration's contribution."""
+
+    name = "tile.yield"
+    arguments = var_operand_def()
+    traits = lazy_traits_def(lambda: (IsTerminator(), Pure(), HasParent(ForOp)))
+
+    assembly_format = "attr-dict ($arguments^ `:` type($arguments))?"
+
+    def __init__(self, *values: SSAValue):
+        super().__init__(operands=[values])
+
+
+@irdl_op_definition
+class ForOp(IRDLOperation):
+    """`tile.for %i in lower to upper map MAPPING`, parallel or, with a combiner, a reduction
+    (the same semantics as `loop.for`, see `emmy.dialects.loop`)."""
+
+    name = "tile.for"
+    lower = prop_def(IntAttr)
+    upper = prop_def(IntAttr)
+    mapping = prop_def(StringAttr)
+    kind = opt_prop_def(StringAttr)
+    init = opt_prop_def(Attribute)
+    accumulator = var_result_def()
+    body = region_def("single_block")
+    traits = traits_def(RecursiveMemoryEffect())
+
+    def __init__(
+        self,
+        lower: int,
+        upper: int,
+        mapping: str,
+        body: Region,
+        reduction: tuple[str, FloatAttr | IntegerAttr] | None = None,
+    ):
+        properties: dict[str, Attribute] = {
+            "lower": IntAttr(lower),
+            "upper": IntAttr(upper),
+            "mapping": StringAttr(mapping),
+        }
+        result_types: list[Attribute] = []
+        if reduction is not None:
+            kind, init = reduction
+            properties.update(kind=StringAttr(kind), init=init)
+            result_types.append(init.type)
+        block = body.block
+        if block.last_op is None or not block.last_op.has_trait(IsTerminator):
+            block.add_op(YieldOp())
+        super().__init__(result_types=[result_types], regions=[body], properties=properties)
+
+    @property
+    def induction_var(self) -> SSAValue:
+        return self.body.block.args[0]
+
+    @property
+    def is_reduction(self) -> bool:
+        return self.kind is not None
+
+    def verify_(self) -> None:
+        if self.mapping.data not in MAPPINGS:
+            raise VerifyException(
+                f"unknown mapping '{self.mapping.data}'; expected one of {', '.join(MAPPINGS)}"
+            )
+        if self.lower.data < 0 or self.upper.data < self.lower.data:
+            raise VerifyException(
+                f"loop bounds {self.lower.data} to {self.upper.data} must satisfy "
+                "0 <= lower <= upper"
+            )
+        block = self.body.block
+        if len(block.args) != 1 or not isinstance(block.args[0].type, IndexType):
+            raise VerifyException("a tile.for body takes one index induction variable")
+        terminator = block.last_op
+        if not isinstance(terminator, YieldOp):
+            raise VerifyException("a tile.for body must end in a tile.yield")
+        if (self.kind is None) != (self.init is None):
+            raise VerifyException("a reduction loop needs both a combiner and an init")
+        yielded = [v.type for v in terminator.arguments]
+        if self.kind is None:
+            if self.accumulator or yielded:
+                raise VerifyException("a parallel tile.for has no results and yields nothing")
+            return
+        if self.mapping.data in ("grid", "global"):
+            raise VerifyException(
+                f"a reduction cannot be mapped to {self.mapping.data}: blocks do not combine "
+                "their results"
+            )
+        accumulator_type = verify_reduction(self.kind.data, self.init)
+        if [r.type for r in self.accumulator] != [accumulator_type] or yielded != [
+            accumulator_type
+        ]:
+            raise VerifyException(
+                f"a reduction tile.for has one result and yields one value of its init type "
+                f"{accumulator_type}"
+            )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_ssa_value(self.induction_var)
+        printer.print_string(f" in {self.lower.data} to {self.upper.data} map {self.mapping.data}")
+        if self.kind is not None:
+            printer.print_string(f" reduce {self.kind.data} init ")
+            print_init(printer, self.init)
+            printer.print_string(" : ")
+            printer.print_attribute(self.init.type)
+        printer.print_string(" ")
+        printer.print_region(
+            self.body,
+            print_entry_block_args=False,
+            print_block_terminators=self.kind is not None,
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ForOp:
+        induction_var = parser.parse_argument(expect_type=False)
+        parser.parse_keyword("in")
+        lower = parser.parse_integer(allow_boolean=False)
+        parser.parse_keyword("to")
+        upper = parser.parse_integer(allow_boolean=False)
+        parser.parse_keyword("map")
+        pos = parser.pos
+        mapping = parser.parse_identifier()
+        if mapping not in MAPPINGS:
+            parser.raise_error(
+                f"unknown mapping '{mapping}'; expected one of {', '.join(MAPPINGS)}",
+                pos,
+                parser.pos,
+            )
+        reduction = None
+        if parser.parse_optional_keyword("reduce") is not None:
+            kind = parse_combiner(parser)
+            parser.parse_keyword("init")
+            pos = parser.pos
+            value = parse_init_literal(parser)
+            parser.parse_punctuation(":")
+            reduction = (kind, init_attr(parser, value, parser.parse_type(), pos))
+        body_pos = parser.pos
+        body = parser.parse_region([induction_var.resolve(IndexType())])
+        if len(body.blocks) != 1:
+            parser.raise_error("a tile.for body is a single block", body_pos, parser.pos)
+        return cls(lower, upper, mapping, body, reduction)
+
+
+@irdl_op_definition
+class LaunchOp(IRDLOperation):
+    """Host side: runs a `tile.kernel` on buffers with its launch shape."""
+
+    name = "tile.launch"
+    kernel = prop_def(SymbolRefAttr)
+    buffers = var_operand_def(MemRefType)
+
+    def __init__(self, kernel: str, buffers: Sequence[SSAValue]):
+        super().__init__(operands=[buffers], properties={"kernel": SymbolRefAttr(kernel)})
+
+    def verify_(self) -> None:
+        kernel = SymbolTable.lookup_symbol(self, self.kernel)
+        if not isinstance(kernel, KernelOp):
+            raise VerifyException(f"'{self.kernel}' does not name a tile.kernel")
+        given = tuple(b.type for b in self.buffers)
+        if given != kernel.buffer_types:
+            raise VerifyException(
+                f"launch passes ({', '.join(map(str, given))}) but {self.kernel} takes "
+                f"({', '.join(map(str, kernel.buffer_types))})"
+            )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_attribute(self.kernel)
+        printer.print_string("(")
+        printer.print_list(self.buffers, printer.print_ssa_value)
+        printer.print_string(")")
+        if self.buffers:
+            printer.print_string(" : ")
+            printer.print_list((b.type for b in self.buffers), printer.print_attribute)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> LaunchOp:
+        kernel = parser.parse_symbol_name()
+        operands = parser.parse_comma_separated_list(
+            Parser.Delimiter.PAREN, parser.parse_unresolved_operand
+        )
+        types: list[Attribute] = []
+        pos = parser.pos
+        if operands:
+            parser.parse_punctuation(":")
+            types = parser.parse_comma_separated_list(Parser.Delimiter.NONE, parser.parse_type)
+        return cls(kernel.data, parser.resolve_operands(operands, types, pos))
+
+
+Tile = Dialect("tile", [KernelOp, ForOp, YieldOp, LaunchOp], [])
