@@ -8,7 +8,7 @@ The heuristic, for the loop nests lower-fused-to-loop produces (one nest per out
   an elementwise kernel, and the reductions and the column loop of a norm or softmax, whose
   reductions are then combined across the block.
 - A nest that is a single loop goes to every thread of the grid (`global`).
-- Everything deeper runs serially in each thread (a contraction's inner product, for now).
+- Everything deeper runs serially in each thread (a reduction inside a thread-mapped loop).
 - Block size: the thread-mapped extents rounded up to a warp, at most 256 threads (512 for
   rows of 2048 elements or more, so that each thread keeps several loads in flight);
   the grid covers the largest nest's grid iterations (at most 65535 blocks; loops mapped to

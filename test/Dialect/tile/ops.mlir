@@ -1,0 +1,32 @@
+// RUN: emmy-opt %s | emmy-opt | filecheck %s
+// RUN: emmy-opt %s --print-op-generic | emmy-opt | filecheck %s
+
+// CHECK-LABEL: tile.kernel @every_mapping(
+// CHECK-SAME:    %{{.*}}: memref<4x64xf32>, %{{.*}}: memref<4xf32>) grid [4, 1, 1] block [64, 1, 1] {
+// CHECK-NEXT:    tile.for %[[I:.*]] in 0 to 4 map grid {
+// CHECK-NEXT:      %[[S:.*]] = tile.for %[[J:.*]] in 0 to 64 map thread reduce max init -inf : f32 {
+// CHECK:             tile.yield %{{.*}} : f32
+// CHECK:           %[[T:.*]] = tile.for %{{.*}} in 0 to 3 map serial reduce add init 0.0 : f32 {
+// CHECK:           memref.store
+// CHECK:         tile.for %{{.*}} in 0 to 256 map global {
+// CHECK-LABEL: func.func @host(
+// CHECK:         tile.launch @every_mapping(%{{.*}}, %{{.*}}) : memref<4x64xf32>, memref<4xf32>
+tile.kernel @every_mapping(%x: memref<4x64xf32>, %y: memref<4xf32>) grid [4, 1, 1] block [64, 1, 1] {
+  tile.for %i in 0 to 4 map grid {
+    %s = tile.for %j in 0 to 64 map thread reduce max init -inf : f32 {
+      %v = memref.load %x[%i, %j] : memref<4x64xf32>
+      tile.yield %v : f32
+    }
+    %t = tile.for %k in 0 to 3 map serial reduce add init 0.0 : f32 {
+      tile.yield %s : f32
+    }
+    memref.store %t, %y[%i] : memref<4xf32>
+  }
+  tile.for %g in 0 to 256 map global {
+  }
+}
+func.func @host(%x: memref<4x64xf32>) -> memref<4xf32> {
+  %y = memref.alloc() : memref<4xf32>
+  tile.launch @every_mapping(%x, %y) : memref<4x64xf32>, memref<4xf32>
+  func.return %y : memref<4xf32>
+}
