@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from xdsl.dialects.builtin import AnyFloat, FloatAttr, IndexType, IntegerAttr, IntegerType
+from xdsl.dialects.builtin import StringAttr, AnyFloat, FloatAttr, IndexType, IntegerAttr, IntegerType
 from xdsl.dialects import arith
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.parser import Parser
@@ -135,3 +135,25 @@ def init_attr(
             parser.pos,
         )
     parser.raise_error(f"init {value} is not a valid {element_type} constant", pos, parser.pos)
+
+
+def print_reduction(printer: Printer, kind: StringAttr | None, init: Attribute | None) -> None:
+    """Prints a loop's ` reduce KIND init VALUE : TYPE` clause, if it has one."""
+    if kind is None:
+        return
+    printer.print_string(f" reduce {kind.data} init ")
+    print_init(printer, init)
+    printer.print_string(" : ")
+    printer.print_attribute(init.type)
+
+
+def parse_reduction(parser: Parser) -> tuple[str, FloatAttr | IntegerAttr] | None:
+    """Parses an optional ` reduce KIND init VALUE : TYPE` clause."""
+    if parser.parse_optional_keyword("reduce") is None:
+        return None
+    kind = parse_combiner(parser)
+    parser.parse_keyword("init")
+    pos = parser.pos
+    value = parse_init_literal(parser)
+    parser.parse_punctuation(":")
+    return kind, init_attr(parser, value, parser.parse_type(), pos)

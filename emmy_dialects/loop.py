@@ -26,7 +26,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     FloatAttr,
     FunctionType,
@@ -65,25 +64,23 @@ from xdsl.traits import (
     Pure,
     RecursiveMemoryEffect,
     SymbolOpInterface,
-    SymbolTable,
 )
 from xdsl.utils.exceptions import VerifyException
 
-from emmy.dialects.combiner import (
-    init_attr,
-    parse_combiner,
-    parse_init_literal,
-    print_init,
-    verify_reduction,
+from emmy.dialects.combiner import parse_reduction, print_reduction, verify_reduction
+from emmy.dialects.launch import (
+    parse_launch,
+    parse_memref_type,
+    parse_signature,
+    print_launch,
+    print_signature,
+    type_list,
+    verify_launch,
 )
 from emmy.dialects.prim import ends_in
 
 
 KERNEL_BODY_DIALECTS = ("loop", "arith", "math")
-
-
-def _type_list(types: Sequence[Attribute]) -> str:
-    return ", ".join(str(t) for t in types)
 
 
 def _verify_in_kernel(op: Operation) -> None:
@@ -134,8 +131,8 @@ class KernelOp(IRDLOperation):
         arg_types = tuple(a.type for a in self.body.block.args)
         if arg_types != self.buffer_types:
             raise VerifyException(
-                f"kernel body takes ({_type_list(arg_types)}) but the kernel signature "
-                f"says ({_type_list(self.buffer_types)})"
+                f"kernel body takes ({type_list(arg_types)}) but the kernel signature "
+                f"says ({type_list(self.buffer_types)})"
             )
         for index, arg_type in enumerate(arg_types):
             if not isinstance(arg_type, MemRefType):
@@ -151,18 +148,7 @@ class KernelOp(IRDLOperation):
                 )
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_attribute(SymbolRefAttr(self.sym_name))
-        printer.print_string("(")
-        printer.print_list(
-            self.body.block.args,
-            lambda arg: (
-                printer.print_ssa_value(arg),
-                printer.print_string(": "),
-                printer.print_attribute(arg.type),
-            ),
-        )
-        printer.print_string(")")
+        print_signature(printer, self.sym_name, self.body.block.args)
         printer.print_op_attributes(self.attributes, print_keyword=True)
         printer.print_string(" ")
         # The arguments were printed in the signature; an empty body's entry block label
@@ -171,8 +157,7 @@ class KernelOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> KernelOp:
-        name = parser.parse_symbol_name()
-        args = parser.parse_comma_separated_list(Parser.Delimiter.PAREN, parser.parse_argument)
+        name, args = parse_signature(parser)
         attributes = parser.parse_optional_attr_dict_with_keyword()
         body = parser.parse_region(args)
         op = cls(name.data, [a.type for a in args], body)
@@ -263,7 +248,7 @@ class ForOp(IRDLOperation):
         if len(block.args) != 1 or not isinstance(block.args[0].type, IndexType):
             raise VerifyException(
                 f"a loop body takes one index induction variable, but it takes "
-                f"({_type_list([a.type for a in block.args])})"
+                f"({type_list([a.type for a in block.args])})"
             )
         terminator = block.last_op
         if not isinstance(terminator, YieldOp):
@@ -276,7 +261,7 @@ class ForOp(IRDLOperation):
             if terminator.arguments:
                 raise VerifyException(
                     f"a parallel loop body yields nothing, but its loop.yield yields "
-                    f"({_type_list([v.type for v in terminator.arguments])})"
+                    f"({type_list([v.type for v in terminator.arguments])})"
                 )
             return
         accumulator_type = verify_reduction(self.kind.data, self.init)
@@ -288,18 +273,14 @@ class ForOp(IRDLOperation):
         if yielded != [accumulator_type]:
             raise VerifyException(
                 f"a reduction loop body yields one {accumulator_type} per iteration, but its "
-                f"loop.yield yields ({_type_list(yielded)})"
+                f"loop.yield yields ({type_list(yielded)})"
             )
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_ssa_value(self.induction_var)
         printer.print_string(f" in {self.lower.data} to {self.upper.data}")
-        if self.kind is not None:
-            printer.print_string(f" reduce {self.kind.data} init ")
-            print_init(printer, self.init)
-            printer.print_string(" : ")
-            printer.print_attribute(self.init.type)
+        print_reduction(printer, self.kind, self.init)
         printer.print_op_attributes(self.attributes, print_keyword=True)
         printer.print_string(" ")
         printer.print_region(
@@ -315,14 +296,7 @@ class ForOp(IRDLOperation):
         lower = parser.parse_integer(allow_boolean=False)
         parser.parse_keyword("to")
         upper = parser.parse_integer(allow_boolean=False)
-        reduction = None
-        if parser.parse_optional_keyword("reduce") is not None:
-            kind = parse_combiner(parser)
-            parser.parse_keyword("init")
-            pos = parser.pos
-            value = parse_init_literal(parser)
-            parser.parse_punctuation(":")
-            reduction = (kind, init_attr(parser, value, parser.parse_type(), pos))
+        reduction = parse_reduction(parser)
         attributes = parser.parse_optional_attr_dict_with_keyword()
         body_pos = parser.pos
         body = parser.parse_region([induction_var.resolve(IndexType())])
@@ -355,14 +329,6 @@ def _print_access(printer: Printer, op: LoadOp | StoreOp) -> None:
     printer.print_attribute(op.memref.type)
 
 
-def _parse_memref_type(parser: Parser, what: str) -> MemRefType:
-    pos = parser.pos
-    parsed = parser.parse_type()
-    if not isinstance(parsed, MemRefType):
-        parser.raise_error(f"{what} must be a memref, got {parsed}", pos, parser.pos)
-    return parsed
-
-
 def _parse_access(parser: Parser) -> tuple[SSAValue, list[SSAValue], dict[str, Attribute]]:
     """Parses `%buffer[%indices] attr-dict : memref-type`."""
     memref = parser.parse_unresolved_operand()
@@ -372,7 +338,7 @@ def _parse_access(parser: Parser) -> tuple[SSAValue, list[SSAValue], dict[str, A
     attributes = parser.parse_optional_attr_dict()
     parser.parse_punctuation(":")
     pos = parser.pos
-    memref_type = _parse_memref_type(parser, "an accessed buffer")
+    memref_type = parse_memref_type(parser, "an accessed buffer")
     (buffer,) = parser.resolve_operands([memref], [memref_type], pos)
     resolved = parser.resolve_operands(indices, [IndexType()] * len(indices), pos)
     return buffer, resolved, attributes
@@ -468,61 +434,15 @@ class LaunchOp(IRDLOperation):
         super().__init__(operands=[buffers], properties={"kernel": SymbolRefAttr(kernel)})
 
     def verify_(self) -> None:
-        host = self.parent_op()
-        if not isinstance(host, func.FuncOp):
-            where = f"'{host.name}'" if host is not None else "no parent op"
-            raise VerifyException(
-                f"a loop.launch runs on the host, in a func.func, but its parent is {where}"
-            )
-        if self.kernel.nested_references.data:
-            raise VerifyException(
-                f"a loop.launch names a module-level loop.kernel, got the nested reference "
-                f"{self.kernel}"
-            )
-        table = host.parent_op()
-        while table is not None and not table.has_trait(SymbolTable):
-            table = table.parent_op()
-        kernel = SymbolTable.lookup_symbol(table, self.kernel) if table is not None else None
-        if kernel is None:
-            raise VerifyException(f"no loop.kernel named {self.kernel} in the enclosing module")
-        if not isinstance(kernel, KernelOp):
-            raise VerifyException(f"'{self.kernel}' names a '{kernel.name}', not a loop.kernel")
-        if not isinstance(kernel.properties.get("function_type"), FunctionType):
-            # The kernel may be verified after this launch; its own verifier reports this.
-            return
-        given = tuple(b.type for b in self.buffers)
-        if given != kernel.buffer_types:
-            raise VerifyException(
-                f"launch passes ({_type_list(given)}) but {self.kernel} takes "
-                f"({_type_list(kernel.buffer_types)})"
-            )
+        verify_launch(self, self.kernel, self.buffers, KernelOp)
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_attribute(self.kernel)
-        printer.print_string("(")
-        printer.print_list(self.buffers, printer.print_ssa_value)
-        printer.print_string(")")
-        printer.print_op_attributes(self.attributes)
-        if self.buffers:
-            printer.print_string(" : ")
-            printer.print_list((b.type for b in self.buffers), printer.print_attribute)
+        print_launch(printer, self, self.kernel, self.buffers)
 
     @classmethod
     def parse(cls, parser: Parser) -> LaunchOp:
-        kernel = parser.parse_symbol_name()
-        operands = parser.parse_comma_separated_list(
-            Parser.Delimiter.PAREN, parser.parse_unresolved_operand
-        )
-        attributes = parser.parse_optional_attr_dict()
-        types = []
-        pos = parser.pos
-        if operands:
-            parser.parse_punctuation(":")
-            types = parser.parse_comma_separated_list(
-                Parser.Delimiter.NONE, lambda: _parse_memref_type(parser, "loop.launch buffer")
-            )
-        op = cls(kernel.data, parser.resolve_operands(operands, types, pos))
+        kernel, buffers, attributes = parse_launch(parser, "loop.launch")
+        op = cls(kernel, buffers)
         op.attributes.update(attributes)
         return op
 

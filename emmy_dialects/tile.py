@@ -44,7 +44,7 @@ from xdsl.dialects.builtin import (
     SymbolRefAttr,
     i64,
 )
-from xdsl.ir import Attribute, Block, Dialect, Region, SSAValue
+from xdsl.ir import Attribute, Dialect, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
@@ -66,16 +66,16 @@ from xdsl.traits import (
     Pure,
     RecursiveMemoryEffect,
     SymbolOpInterface,
-    SymbolTable,
 )
 from xdsl.utils.exceptions import VerifyException
 
-from emmy.dialects.combiner import (
-    init_attr,
-    parse_combiner,
-    parse_init_literal,
-    print_init,
-    verify_reduction,
+from emmy.dialects.combiner import parse_reduction, print_reduction, verify_reduction
+from emmy.dialects.launch import (
+    parse_launch,
+    parse_signature,
+    print_launch,
+    print_signature,
+    verify_launch,
 )
 
 MAPPINGS = ("grid", "thread", "global", "serial")
@@ -157,18 +157,7 @@ class KernelOp(IRDLOperation):
                 raise VerifyException(f"kernel argument #{index} must be a memref, got {arg.type}")
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_attribute(SymbolRefAttr(self.sym_name))
-        printer.print_string("(")
-        printer.print_list(
-            self.body.block.args,
-            lambda arg: (
-                printer.print_ssa_value(arg),
-                printer.print_string(": "),
-                printer.print_attribute(arg.type),
-            ),
-        )
-        printer.print_string(")")
+        print_signature(printer, self.sym_name, self.body.block.args)
         _print_shape(printer, "grid", self.grid_shape)
         _print_shape(printer, "block", self.block_shape)
         printer.print_string(" ")
@@ -176,8 +165,7 @@ class KernelOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> KernelOp:
-        name = parser.parse_symbol_name()
-        args = parser.parse_comma_separated_list(Parser.Delimiter.PAREN, parser.parse_argument)
+        name, args = parse_signature(parser)
         grid = _parse_shape(parser, "grid")
         block = _parse_shape(parser, "block")
         body = parser.parse_region(args)
@@ -285,11 +273,7 @@ class ForOp(IRDLOperation):
         printer.print_string(" ")
         printer.print_ssa_value(self.induction_var)
         printer.print_string(f" in {self.lower.data} to {self.upper.data} map {self.mapping.data}")
-        if self.kind is not None:
-            printer.print_string(f" reduce {self.kind.data} init ")
-            print_init(printer, self.init)
-            printer.print_string(" : ")
-            printer.print_attribute(self.init.type)
+        print_reduction(printer, self.kind, self.init)
         printer.print_string(" ")
         printer.print_region(
             self.body,
@@ -313,14 +297,7 @@ class ForOp(IRDLOperation):
                 pos,
                 parser.pos,
             )
-        reduction = None
-        if parser.parse_optional_keyword("reduce") is not None:
-            kind = parse_combiner(parser)
-            parser.parse_keyword("init")
-            pos = parser.pos
-            value = parse_init_literal(parser)
-            parser.parse_punctuation(":")
-            reduction = (kind, init_attr(parser, value, parser.parse_type(), pos))
+        reduction = parse_reduction(parser)
         body_pos = parser.pos
         body = parser.parse_region([induction_var.resolve(IndexType())])
         if len(body.blocks) != 1:
@@ -340,38 +317,17 @@ class LaunchOp(IRDLOperation):
         super().__init__(operands=[buffers], properties={"kernel": SymbolRefAttr(kernel)})
 
     def verify_(self) -> None:
-        kernel = SymbolTable.lookup_symbol(self, self.kernel)
-        if not isinstance(kernel, KernelOp):
-            raise VerifyException(f"'{self.kernel}' does not name a tile.kernel")
-        given = tuple(b.type for b in self.buffers)
-        if given != kernel.buffer_types:
-            raise VerifyException(
-                f"launch passes ({', '.join(map(str, given))}) but {self.kernel} takes "
-                f"({', '.join(map(str, kernel.buffer_types))})"
-            )
+        verify_launch(self, self.kernel, self.buffers, KernelOp)
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_attribute(self.kernel)
-        printer.print_string("(")
-        printer.print_list(self.buffers, printer.print_ssa_value)
-        printer.print_string(")")
-        if self.buffers:
-            printer.print_string(" : ")
-            printer.print_list((b.type for b in self.buffers), printer.print_attribute)
+        print_launch(printer, self, self.kernel, self.buffers)
 
     @classmethod
     def parse(cls, parser: Parser) -> LaunchOp:
-        kernel = parser.parse_symbol_name()
-        operands = parser.parse_comma_separated_list(
-            Parser.Delimiter.PAREN, parser.parse_unresolved_operand
-        )
-        types: list[Attribute] = []
-        pos = parser.pos
-        if operands:
-            parser.parse_punctuation(":")
-            types = parser.parse_comma_separated_list(Parser.Delimiter.NONE, parser.parse_type)
-        return cls(kernel.data, parser.resolve_operands(operands, types, pos))
+        kernel, buffers, attributes = parse_launch(parser, "tile.launch")
+        op = cls(kernel, buffers)
+        op.attributes.update(attributes)
+        return op
 
 
 Tile = Dialect("tile", [KernelOp, ForOp, YieldOp, LaunchOp], [])
