@@ -4,7 +4,7 @@ compositions people run, written as `emmy compile -c` sources.
 `DT` in a source stands for the dtype under test (`torch.float32` or `torch.bfloat16`).
 """
 
-LLAMA_LAYER = """
+ROTARY_ATTENTION = """
 class Attention(nn.Module):
     def __init__(self, dim, heads, seq):
         super().__init__()
@@ -31,7 +31,9 @@ class Attention(nn.Module):
         v = self.v(x).view(b, s, self.heads, self.head_dim).transpose(1, 2)
         y = F.scaled_dot_product_attention(self.rotate(q), self.rotate(k), v, is_causal=True)
         return self.o(y.transpose(1, 2).reshape(b, s, d))
+"""
 
+SWIGLU_DECODER_LAYER = """
 class MLP(nn.Module):
     def __init__(self, dim, hidden):
         super().__init__()
@@ -53,9 +55,55 @@ class DecoderLayer(nn.Module):
     def forward(self, x):
         h = x + self.attention(self.attention_norm(x))
         return h + self.mlp(self.mlp_norm(h))
-
-DecoderLayer().to(DT)(torch.randn(2, 8, 32, dtype=DT))
 """
+"""An RMSNorm-attention-RMSNorm-SwiGLU decoder block around whichever `Attention` class
+the program defines before it: `DecoderLayer(dim, heads, hidden, seq)`."""
+
+LLAMA_LAYER = (
+    ROTARY_ATTENTION
+    + SWIGLU_DECODER_LAYER
+    + "\nDecoderLayer().to(DT)(torch.randn(2, 8, 32, dtype=DT))\n"
+)
+
+LLAMA_GQA_LAYER = (
+    """
+def rotate_half(x):
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+class Attention(nn.Module):
+    def __init__(self, dim, n_heads, max_seq_len, n_kv_heads=2):
+        super().__init__()
+        self.n_heads, self.n_kv_heads = n_heads, n_kv_heads
+        self.head_dim = dim // n_heads
+        self.wq = nn.Linear(dim, n_heads * self.head_dim, bias=False)
+        self.wk = nn.Linear(dim, n_kv_heads * self.head_dim, bias=False)
+        self.wv = nn.Linear(dim, n_kv_heads * self.head_dim, bias=False)
+        self.wo = nn.Linear(n_heads * self.head_dim, dim, bias=False)
+        inv_freq = 1.0 / 10000 ** (torch.arange(0, self.head_dim, 2).float() / self.head_dim)
+        angles = torch.outer(torch.arange(max_seq_len).float(), inv_freq)
+        angles = torch.cat((angles, angles), dim=-1)
+        self.register_buffer("cos", angles.cos(), persistent=False)
+        self.register_buffer("sin", angles.sin(), persistent=False)
+
+    def forward(self, x):
+        batch, seq, _ = x.shape
+        q = self.wq(x).view(batch, seq, self.n_heads, self.head_dim).transpose(1, 2)
+        k = self.wk(x).view(batch, seq, self.n_kv_heads, self.head_dim).transpose(1, 2)
+        v = self.wv(x).view(batch, seq, self.n_kv_heads, self.head_dim).transpose(1, 2)
+        cos, sin = self.cos[:seq], self.sin[:seq]
+        q = q * cos + rotate_half(q) * sin
+        k = k * cos + rotate_half(k) * sin
+        out = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+        return self.wo(out.transpose(1, 2).reshape(batch, seq, -1))
+"""
+    + SWIGLU_DECODER_LAYER
+    + "\nDecoderLayer(32, 4, 128, 16).to(DT)(torch.randn(2, 8, 32, dtype=DT))\n"
+)
+"""The decoder layer with grouped-query attention (two key/value heads for four query heads),
+rotation in a module-level helper, and rotary tables for 16 positions sliced to the sequence."""
+
 
 PROGRAMS: dict[str, str] = {
     "rms_norm": "nn.RMSNorm(64).to(DT)(torch.randn(2, 8, 64, dtype=DT))",
@@ -209,9 +257,15 @@ class TwoNorms(nn.Module):
 TwoNorms().to(DT)(torch.randn(5, 12, dtype=DT))
 """,
     "llama_decoder_layer": LLAMA_LAYER,
+    "llama_gqa_decoder_layer": LLAMA_GQA_LAYER,
 }
+
+
+def with_dtype(program: str, dtype: str) -> str:
+    """A program text with its dtype placeholder `DT` set to `torch.<dtype>`."""
+    return program.replace("DT", f"torch.{dtype}")
 
 
 def source(name: str, dtype: str) -> str:
     """The program `name` with its dtype placeholder set to `torch.<dtype>`."""
-    return PROGRAMS[name].replace("DT", f"torch.{dtype}")
+    return with_dtype(PROGRAMS[name], dtype)

@@ -1,10 +1,11 @@
 """decompose-torch, checked numerically against PyTorch eager.
 
-Each program is loaded with the frontend, imported to Torch IR, decomposed to prim, verified,
-and run on the CPU interpreter with FRESH random user inputs (seeded apart from the example
-inputs the program was traced with); PyTorch eager runs the same module on the same inputs.
-Every program runs in fp32 and in bf16 (`DTYPE` in its source is the dtype under test), except
-those without floating-point math.
+The programs are the differential corpus (`corpus.py`) and, here, edge cases the corpus does
+not reach. Each program is loaded with the frontend, imported to Torch IR, decomposed to prim,
+verified, and run on the CPU interpreter with FRESH random user inputs (seeded apart from the
+example inputs the program was traced with); PyTorch eager runs the same module on the same
+inputs. Every program runs in fp32 and in bf16 (`DT` in its source is the dtype under test),
+except those without floating-point math.
 
 Tolerances (`numpy.testing.assert_allclose`, `|actual - expected| <= atol + rtol * |expected|`):
 - fp32: rtol = atol = 1e-5: elementwise ops and reductions agree to a few ulps (the
@@ -14,7 +15,7 @@ Tolerances (`numpy.testing.assert_allclose`, `|actual - expected| <= atol + rtol
 - bf16: rtol = atol = 2e-2. One bf16 ulp is 2^-8 (0.4%) relative; the decomposition computes
   each op in f32 and rounds once, as torch's kernels do, but torch rounds some intermediates
   the decomposition does not (e.g. the attention probabilities in its CPU flash kernel), so a
-  result can sit a few ulps away. Deep programs (the decoder layer) use 5e-2, since a one-ulp
+  result can sit a few ulps away. Deep programs (the decoder layers) use 5e-2, since a one-ulp
   difference in an early bf16 intermediate propagates through several matrix products.
 - Views, comparisons, where, conversions and integer programs are exact under any of these
   (they are checked with the same helper, whose tolerance only matters for rounding ops).
@@ -37,6 +38,10 @@ from emmy.passes.decompose_torch import DecomposeTorchPass
 from emmy.tools.frontend import load_program
 from emmy.tools.importer import forward_arguments
 from emmy.tools.interpreter import run_module
+
+from corpus import PROGRAMS as CORPUS
+from corpus import source as corpus_source
+from corpus import with_dtype
 
 FRESH_SEED = 1234
 """The example inputs come from `torch.manual_seed(0)`; fresh ones from this seed."""
@@ -149,82 +154,8 @@ def applied(expression: str, *inputs: str, buffers: str = "") -> str:
 
 
 def randn(*shape: int) -> str:
-    return f"torch.randn({', '.join(map(str, shape))}, dtype=DTYPE)"
+    return f"torch.randn({', '.join(map(str, shape))}, dtype=DT)"
 
-
-SWIGLU = """
-class SwiGLU(nn.Module):
-    def __init__(self, dim, hidden):
-        super().__init__()
-        self.gate = nn.Linear(dim, hidden, bias=False)
-        self.up = nn.Linear(dim, hidden, bias=False)
-        self.down = nn.Linear(hidden, dim, bias=False)
-
-    def forward(self, x):
-        return self.down(F.silu(self.gate(x)) * self.up(x))
-
-SwiGLU(16, 48).to(DTYPE)(torch.randn(2, 8, 16, dtype=DTYPE))
-"""
-
-LLAMA_DECODER_LAYER = """
-def rotate_half(x):
-    half = x.shape[-1] // 2
-    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
-
-
-class Attention(nn.Module):
-    def __init__(self, dim, n_heads, n_kv_heads, max_seq_len):
-        super().__init__()
-        self.n_heads, self.n_kv_heads = n_heads, n_kv_heads
-        self.head_dim = dim // n_heads
-        self.wq = nn.Linear(dim, n_heads * self.head_dim, bias=False)
-        self.wk = nn.Linear(dim, n_kv_heads * self.head_dim, bias=False)
-        self.wv = nn.Linear(dim, n_kv_heads * self.head_dim, bias=False)
-        self.wo = nn.Linear(n_heads * self.head_dim, dim, bias=False)
-        inv_freq = 1.0 / 10000 ** (torch.arange(0, self.head_dim, 2).float() / self.head_dim)
-        angles = torch.outer(torch.arange(max_seq_len).float(), inv_freq)
-        angles = torch.cat((angles, angles), dim=-1)
-        self.register_buffer("cos", angles.cos().to(DTYPE), persistent=False)
-        self.register_buffer("sin", angles.sin().to(DTYPE), persistent=False)
-
-    def forward(self, x):
-        batch, seq, _ = x.shape
-        q = self.wq(x).view(batch, seq, self.n_heads, self.head_dim).transpose(1, 2)
-        k = self.wk(x).view(batch, seq, self.n_kv_heads, self.head_dim).transpose(1, 2)
-        v = self.wv(x).view(batch, seq, self.n_kv_heads, self.head_dim).transpose(1, 2)
-        cos, sin = self.cos[:seq], self.sin[:seq]
-        q = q * cos + rotate_half(q) * sin
-        k = k * cos + rotate_half(k) * sin
-        out = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
-        return self.wo(out.transpose(1, 2).reshape(batch, seq, -1))
-
-
-class MLP(nn.Module):
-    def __init__(self, dim, hidden):
-        super().__init__()
-        self.gate = nn.Linear(dim, hidden, bias=False)
-        self.up = nn.Linear(dim, hidden, bias=False)
-        self.down = nn.Linear(hidden, dim, bias=False)
-
-    def forward(self, x):
-        return self.down(F.silu(self.gate(x)) * self.up(x))
-
-
-class DecoderLayer(nn.Module):
-    def __init__(self, dim, n_heads, n_kv_heads, max_seq_len):
-        super().__init__()
-        self.attention_norm = nn.RMSNorm(dim, eps=1e-6)
-        self.attention = Attention(dim, n_heads, n_kv_heads, max_seq_len)
-        self.mlp_norm = nn.RMSNorm(dim, eps=1e-6)
-        self.mlp = MLP(dim, 4 * dim)
-
-    def forward(self, x):
-        h = x + self.attention(self.attention_norm(x))
-        return h + self.mlp(self.mlp_norm(h))
-
-
-DecoderLayer(32, 4, 2, 16).to(DTYPE)(torch.randn(2, 8, 32, dtype=DTYPE))
-"""
 
 CAUSAL_MASK = "torch.ones(5, 7, dtype=torch.bool).tril()"
 """A boolean attention mask that keeps at least one key for every query."""
@@ -239,7 +170,7 @@ class Case:
     dtypes: tuple[str, ...] = ("float32", "bfloat16")
 
 
-CASES: dict[str, Case] = {
+EDGE_CASES: dict[str, Case] = {
     "neg_abs_relu": Case(applied("(-x, x.abs(), torch.relu(x))", X)),
     "exp_log_sqrt_rsqrt": Case(
         applied("(x.exp(), x.abs().log(), x.abs().sqrt(), (x.abs() + 0.25).rsqrt())", X)
@@ -283,7 +214,7 @@ CASES: dict[str, Case] = {
         applied(
             "(x.to(torch.bfloat16), x.to(torch.float32), x.to(torch.float16),"
             " (x * 8).to(torch.int32),"
-            " (x > 0).to(DTYPE), (x * 8).to(torch.int64).to(DTYPE), x.to(torch.bool),"
+            " (x > 0).to(DT), (x * 8).to(torch.int64).to(DT), x.to(torch.bool),"
             " (x * 4).to(torch.int32).to(torch.bool), (x * 4).to(torch.int64).to(torch.int32),"
             " (x * 4).to(torch.int32).to(torch.int64))",
             X,
@@ -315,11 +246,9 @@ CASES: dict[str, Case] = {
             X,
         )
     ),
-    "rms_norm": Case("nn.RMSNorm(32, eps=1e-6).to(DTYPE)(torch.randn(2, 4, 32, dtype=DTYPE))"),
     "rms_norm_without_weight_over_two_dims": Case(
         applied("(F.rms_norm(x, (4, 32)), F.rms_norm(x, (32,)))", randn(2, 4, 32))
     ),
-    "layer_norm": Case("nn.LayerNorm(32).to(DTYPE)(torch.randn(2, 4, 32, dtype=DTYPE))"),
     "layer_norm_variants": Case(
         applied(
             "(F.layer_norm(x, (4, 32)), F.layer_norm(x, (32,), eps=1e-3),"
@@ -330,9 +259,6 @@ CASES: dict[str, Case] = {
     ),
     "softmax_non_last_dim": Case(applied("(F.softmax(x, dim=1), F.softmax(x, dim=0))", X)),
     "log_softmax": Case(applied("(F.log_softmax(x, dim=-1), F.log_softmax(x, dim=1))", X)),
-    "linear_with_bias": Case(
-        "nn.Linear(16, 8).to(DTYPE)(torch.randn(2, 3, 16, dtype=DTYPE))", kind="matmul"
-    ),
     "linear_without_bias": Case(
         applied(
             "(F.linear(x, y), F.linear(x[0, 0], y), F.linear(x[0], y))",
@@ -351,7 +277,6 @@ CASES: dict[str, Case] = {
         kind="matmul",
     ),
     "bmm": Case(applied("torch.bmm(x, y)", randn(3, 4, 5), randn(3, 5, 6)), kind="matmul"),
-    "swiglu_mlp": Case(SWIGLU, kind="matmul"),
     "causal_sdpa": Case(
         applied(
             "(F.scaled_dot_product_attention(x, y, z, is_causal=True),"
@@ -376,9 +301,6 @@ CASES: dict[str, Case] = {
         ),
         kind="matmul",
     ),
-    "embedding": Case(
-        "nn.Embedding(10, 8).to(DTYPE)(torch.tensor([[0, 3, 9], [9, 2, 1]]))"
-    ),
     "views": Case(
         applied(
             "(x.view(10, 8), x.reshape(2, 40), x.unsqueeze(1), x[:, 0:1].squeeze(1),"
@@ -398,8 +320,8 @@ CASES: dict[str, Case] = {
     ),
     "constants": Case(
         applied(
-            "(x + torch.ones(5, 8, dtype=DTYPE), x * torch.arange(8).to(DTYPE),"
-            " torch.full((2, 5, 8), 3.0, dtype=DTYPE) - x,"
+            "(x + torch.ones(5, 8, dtype=DT), x * torch.arange(8).to(DT),"
+            " torch.full((2, 5, 8), 3.0, dtype=DT) - x,"
             " torch.where(x > 0, x, torch.zeros_like(x)))",
             X,
         )
@@ -415,12 +337,36 @@ class Block(nn.Module):
     def forward(self, x):
         return x + F.silu(self.proj(self.norm(x)))
 
-Block().to(DTYPE)(torch.randn(2, 4, 16, dtype=DTYPE))
+Block().to(DT)(torch.randn(2, 4, 16, dtype=DT))
 """,
         kind="matmul",
     ),
-    "llama_decoder_layer": Case(LLAMA_DECODER_LAYER, kind="deep"),
 }
+"""Programs for forms the corpus does not reach, or reaches only in part."""
+
+CORPUS_KINDS = {
+    "linear_bias": "matmul",
+    "linear_no_bias": "matmul",
+    "gelu_mlp": "matmul",
+    "swiglu_mlp": "matmul",
+    "causal_attention": "matmul",
+    "masked_attention": "matmul",
+    "matmul_bmm": "matmul",
+    "layer_norm_linear": "matmul",
+    "softmax_attention_by_hand": "matmul",
+    "llama_decoder_layer": "deep",
+    "llama_gqa_decoder_layer": "deep",
+}
+"""The tolerance kind of each corpus program that is not "default"."""
+
+CASES: dict[str, Case] = {
+    **{name: Case(text, CORPUS_KINDS.get(name, "default")) for name, text in CORPUS.items()},
+    **EDGE_CASES,
+}
+
+
+def test_corpus_kinds_name_corpus_programs():
+    assert CORPUS_KINDS.keys() <= CORPUS.keys()
 
 
 @pytest.mark.parametrize(
@@ -430,7 +376,7 @@ Block().to(DTYPE)(torch.randn(2, 4, 16, dtype=DTYPE))
 def test_program_matches_eager(name: str, dtype: str):
     case = CASES[name]
     rtol, atol = TOLERANCES[(dtype, case.kind)]
-    check_against_eager(case.source.replace("DTYPE", f"torch.{dtype}"), rtol, atol)
+    check_against_eager(with_dtype(case.source, dtype), rtol, atol)
 
 
 def test_every_torch_op_is_covered():
@@ -440,7 +386,7 @@ def test_every_torch_op_is_covered():
     seen = set()
     for case in CASES.values():
         for dtype in case.dtypes:
-            source = case.source.replace("DTYPE", f"torch.{dtype}")
+            source = with_dtype(case.source, dtype)
             module = load_program(source, "<test>").to_torch_ir()
             seen |= {op.name for op in module.walk() if op.dialect_name() == "torch"}
     assert {op.name for op in Torch.operations} - seen == set()
@@ -469,13 +415,13 @@ def test_nan_propagates_as_in_torch(dtype: str):
         randn(8),
     )
     rtol, atol = TOLERANCES[(dtype, "default")]
-    check_against_eager(source.replace("DTYPE", f"torch.{dtype}"), rtol, atol, fresh=with_nans)
+    check_against_eager(with_dtype(source, dtype), rtol, atol, fresh=with_nans)
 
 
 def test_every_op_is_located_at_its_torch_op():
     """Every op the pass creates, scalar ops in map bodies included, is located at
     NameLoc(<torch op short name>, <that torch op's location>)."""
-    source = LLAMA_DECODER_LAYER.replace("DTYPE", "torch.bfloat16")
+    source = corpus_source("llama_gqa_decoder_layer", "bfloat16")
     module = load_program(source, "llama.py").to_torch_ir()
     torch_ops = {
         (op.name.partition(".")[2], op.location)
@@ -517,7 +463,7 @@ def test_the_pass_is_registered():
 
 def test_bf16_results_are_bf16_values():
     """The interpreter holds bf16 as float32; every bf16 output must be exactly a bf16."""
-    source = CASES["llama_decoder_layer"].source.replace("DTYPE", "torch.bfloat16")
+    source = corpus_source("llama_gqa_decoder_layer", "bfloat16")
     program = load_program(source, "<test>")
     module = decomposed(program.to_torch_ir())
     inputs = [to_numpy(v) for v in program.forward_arguments()]

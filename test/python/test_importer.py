@@ -15,6 +15,9 @@ from emmy.dialects import make_context
 from emmy.dialects import torch as t
 from emmy.tools.frontend import FrontendError, compile_source, load_program
 
+from corpus import PROGRAMS as CORPUS
+from corpus import source
+
 LAMBDA_MODULE = """
 class Apply(nn.Module):
     def __init__(self, f):
@@ -25,67 +28,6 @@ class Apply(nn.Module):
         return self.f(*args)
 """
 
-LLAMA_DECODER_LAYER = """
-def rotate_half(x):
-    half = x.shape[-1] // 2
-    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
-
-
-class Attention(nn.Module):
-    def __init__(self, dim, n_heads, n_kv_heads, max_seq_len):
-        super().__init__()
-        self.n_heads, self.n_kv_heads = n_heads, n_kv_heads
-        self.head_dim = dim // n_heads
-        self.wq = nn.Linear(dim, n_heads * self.head_dim, bias=False)
-        self.wk = nn.Linear(dim, n_kv_heads * self.head_dim, bias=False)
-        self.wv = nn.Linear(dim, n_kv_heads * self.head_dim, bias=False)
-        self.wo = nn.Linear(n_heads * self.head_dim, dim, bias=False)
-        inv_freq = 1.0 / 10000 ** (torch.arange(0, self.head_dim, 2).float() / self.head_dim)
-        angles = torch.outer(torch.arange(max_seq_len).float(), inv_freq)
-        angles = torch.cat((angles, angles), dim=-1)
-        self.register_buffer("cos", angles.cos(), persistent=False)
-        self.register_buffer("sin", angles.sin(), persistent=False)
-
-    def forward(self, x):
-        batch, seq, _ = x.shape
-        q = self.wq(x).view(batch, seq, self.n_heads, self.head_dim).transpose(1, 2)
-        k = self.wk(x).view(batch, seq, self.n_kv_heads, self.head_dim).transpose(1, 2)
-        v = self.wv(x).view(batch, seq, self.n_kv_heads, self.head_dim).transpose(1, 2)
-        cos, sin = self.cos[:seq], self.sin[:seq]
-        q = q * cos + rotate_half(q) * sin
-        k = k * cos + rotate_half(k) * sin
-        out = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
-        return self.wo(out.transpose(1, 2).reshape(batch, seq, -1))
-
-
-class MLP(nn.Module):
-    def __init__(self, dim, hidden):
-        super().__init__()
-        self.gate = nn.Linear(dim, hidden, bias=False)
-        self.up = nn.Linear(dim, hidden, bias=False)
-        self.down = nn.Linear(hidden, dim, bias=False)
-
-    def forward(self, x):
-        return self.down(F.silu(self.gate(x)) * self.up(x))
-
-
-class DecoderLayer(nn.Module):
-    def __init__(self, dim, n_heads, n_kv_heads, max_seq_len):
-        super().__init__()
-        self.attention_norm = nn.RMSNorm(dim, eps=1e-6)
-        self.attention = Attention(dim, n_heads, n_kv_heads, max_seq_len)
-        self.mlp_norm = nn.RMSNorm(dim, eps=1e-6)
-        self.mlp = MLP(dim, 4 * dim)
-
-    def forward(self, x):
-        h = x + self.attention(self.attention_norm(x))
-        return h + self.mlp(self.mlp_norm(h))
-
-
-DecoderLayer(64, 4, 2, 16)(torch.randn(2, 8, 64))
-"""
-
-
 def applied(expression: str, *inputs: str) -> str:
     """A program that applies `lambda x, y, ...: expression` to example inputs."""
     names = "xyzw"[: len(inputs)]
@@ -94,61 +36,12 @@ def applied(expression: str, *inputs: str) -> str:
 
 X = "torch.randn(2, 8, 16)"
 
-# name: (program, torch ops that must appear)
-PROGRAMS = {
-    "rms_norm": ("nn.RMSNorm(16)(torch.randn(2, 8, 16))", {"torch.rms_norm"}),
-    "rms_norm_bf16": (
-        "nn.RMSNorm(16).to(torch.bfloat16)(torch.randn(2, 8, 16, dtype=torch.bfloat16))",
-        {"torch.rms_norm"},
-    ),
-    "layer_norm": ("nn.LayerNorm(16)(torch.randn(2, 8, 16))", {"torch.layer_norm"}),
+# Programs for forms the corpus does not reach. name: (program, torch ops that must appear)
+EDGE_CASES = {
     "layer_norm_without_bias": (
         "nn.LayerNorm(16, bias=False)(torch.randn(2, 8, 16))",
         {"torch.layer_norm"},
     ),
-    "linear": ("nn.Linear(16, 4)(torch.randn(2, 8, 16))", {"torch.linear"}),
-    "linear_without_bias": (
-        "nn.Linear(16, 4, bias=False)(torch.randn(2, 8, 16))",
-        {"torch.linear"},
-    ),
-    "softmax_non_last_dim": (
-        applied("F.softmax(x, dim=1) + F.log_softmax(x, dim=0)", X),
-        {"torch.softmax", "torch.log_softmax"},
-    ),
-    "gelu": (applied('F.gelu(x) + F.gelu(x, approximate="tanh")', X), {"torch.gelu"}),
-    "swiglu_mlp": (
-        """
-class SwiGLU(nn.Module):
-    def __init__(self, dim, hidden):
-        super().__init__()
-        self.gate = nn.Linear(dim, hidden, bias=False)
-        self.up = nn.Linear(dim, hidden, bias=False)
-        self.down = nn.Linear(hidden, dim, bias=False)
-
-    def forward(self, x):
-        return self.down(F.silu(self.gate(x)) * self.up(x))
-
-SwiGLU(16, 64)(torch.randn(2, 8, 16))
-""",
-        {"torch.linear", "torch.silu", "torch.mul"},
-    ),
-    "causal_sdpa": (
-        applied(
-            "F.scaled_dot_product_attention(x, x, x, is_causal=True)", "torch.randn(2, 4, 8, 16)"
-        ),
-        {"torch.sdpa"},
-    ),
-    "sdpa_with_masks": (
-        applied(
-            "F.scaled_dot_product_attention(x, x, x, attn_mask=y) "
-            "+ F.scaled_dot_product_attention(x, x, x, attn_mask=z, scale=0.5)",
-            "torch.randn(2, 4, 8, 16)",
-            "torch.ones(8, 8, dtype=torch.bool).tril()",
-            "torch.randn(8, 8)",
-        ),
-        {"torch.sdpa"},
-    ),
-    "embedding": ("nn.Embedding(10, 4)(torch.tensor([[1, 2], [3, 4]]))", {"torch.embedding"}),
     "views": (
         applied(
             "x.reshape(16, 16).view(2, 8, 16).permute(2, 0, 1).transpose(0, 1)"
@@ -223,7 +116,6 @@ SwiGLU(16, 64)(torch.randn(2, 8, 16))
             "torch.neg",
         },
     ),
-    "to_bfloat16": (applied("x.to(torch.bfloat16) * 0.5", X), {"torch.to", "torch.mul"}),
     "matmul": (
         applied(
             "x @ y + torch.bmm(x, y) + (x[0] @ y[0]) + torch.matmul(x[0, 0], y)[:, None] + x[0, 0] @ y[0, 0]",
@@ -236,11 +128,45 @@ SwiGLU(16, 64)(torch.randn(2, 8, 16))
         applied("x + torch.ones(16) + torch.full((8, 16), 2.0) + torch.arange(16)", X),
         {"torch.constant"},
     ),
-    "llama_decoder_layer": (
-        LLAMA_DECODER_LAYER,
-        {"torch.rms_norm", "torch.linear", "torch.sdpa", "torch.slice", "torch.cat", "torch.silu"},
-    ),
 }
+
+# corpus program: torch ops that must appear
+CORPUS_OPS = {
+    "rms_norm": {"torch.rms_norm"},
+    "layer_norm": {"torch.layer_norm"},
+    "linear_bias": {"torch.linear"},
+    "linear_no_bias": {"torch.linear"},
+    "softmax_middle_dim": {"torch.softmax"},
+    "log_softmax": {"torch.log_softmax"},
+    "gelu_mlp": {"torch.gelu"},
+    "swiglu_mlp": {"torch.linear", "torch.silu", "torch.mul"},
+    "causal_attention": {"torch.sdpa"},
+    "masked_attention": {"torch.sdpa"},
+    "embedding": {"torch.embedding"},
+    "to_dtype": {"torch.to", "torch.mul"},
+    "llama_gqa_decoder_layer": {
+        "torch.rms_norm",
+        "torch.linear",
+        "torch.sdpa",
+        "torch.slice",
+        "torch.cat",
+        "torch.silu",
+    },
+}
+
+# name: (program, torch ops that must appear): every corpus program in fp32 and bf16, and the
+# edge cases
+PROGRAMS = {
+    f"{name}_{dtype}": (source(name, dtype), CORPUS_OPS.get(name, set()))
+    for name in CORPUS
+    for dtype in ("float32", "bfloat16")
+} | EDGE_CASES
+
+LLAMA_GQA_FP32 = source("llama_gqa_decoder_layer", "float32")
+
+
+def test_expected_ops_name_corpus_programs():
+    assert CORPUS_OPS.keys() <= CORPUS.keys()
 
 
 def print_ir(module: ModuleOp, debuginfo: bool = False) -> str:
@@ -343,7 +269,7 @@ Shifted()(torch.randn(3, 4))
 
 
 def test_llama_layer_weights_and_rotary_tables_are_arguments():
-    forward = forward_of(compile_source(LLAMA_DECODER_LAYER, "llama.py"))
+    forward = forward_of(compile_source(LLAMA_GQA_FP32, "llama.py"))
     roles = argument_roles(forward)
     assert ("p_attention_wq_weight", "emmy.param", "attention.wq.weight") in roles
     assert ("b_attention_cos", "emmy.buffer", "attention.cos") in roles
@@ -414,11 +340,11 @@ def test_ops_are_located_at_their_source_line_and_call():
 
 
 def test_ops_in_helper_functions_are_located_in_the_helper():
-    module = compile_source(LLAMA_DECODER_LAYER, "llama.py")
+    module = compile_source(LLAMA_GQA_FP32, "llama.py")
     (neg, *_) = [op for op in module.walk() if isinstance(op, t.NegOp)]
     assert (
         neg.location.line.data
-        == LLAMA_DECODER_LAYER.splitlines().index(
+        == LLAMA_GQA_FP32.splitlines().index(
             "    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)"
         )
         + 1
