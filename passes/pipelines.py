@@ -20,6 +20,7 @@ from emmy.passes.decompose_torch import DecomposeTorchPass
 from emmy.passes.fuse_prims import FusePrimsPass
 from emmy.passes.lower_fused_to_loop import LowerFusedToLoopPass
 from emmy.passes.lower_loop_to_tile import LowerLoopToTilePass
+from emmy.passes.lower_tile_to_kernel import LowerTileToKernelPass
 
 STAGES: dict[str, tuple[ModulePass, ...]] = {
     "prim": (
@@ -35,6 +36,11 @@ STAGES: dict[str, tuple[ModulePass, ...]] = {
     ),
     "tile": (
         LowerLoopToTilePass(),
+    ),
+    "kernel": (
+        LowerTileToKernelPass(),
+        CanonicalizePass(),
+        CommonSubexpressionElimination(),
     ),
 }
 
@@ -93,4 +99,18 @@ class TorchToTilePipeline(TorchToLevelPipeline):
     level = "tile"
 
 
-PIPELINES = (TorchToPrimPipeline, TorchToFusedPipeline, TorchToLoopPipeline, TorchToTilePipeline)
+@dataclass(frozen=True)
+class TorchToKernelPipeline(TorchToLevelPipeline):
+    """Pipeline: Torch IR to Kernel IR (..., lower-tile-to-kernel, canonicalize, cse)."""
+
+    name = "torch-to-kernel"
+    level = "kernel"
+
+
+PIPELINES = (
+    TorchToPrimPipeline,
+    TorchToFusedPipeline,
+    TorchToLoopPipeline,
+    TorchToTilePipeline,
+    TorchToKernelPipeline,
+)

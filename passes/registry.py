@@ -23,6 +23,7 @@ def registered_passes() -> dict[str, type[ModulePass]]:
     from emmy.passes.decompose_torch import DecomposeTorchPass
     from emmy.passes.lower_fused_to_loop import LowerFusedToLoopPass
     from emmy.passes.lower_loop_to_tile import LowerLoopToTilePass
+    from emmy.passes.lower_tile_to_kernel import LowerTileToKernelPass
     from emmy.passes.pipelines import PIPELINES
 
     builtin = (
@@ -30,6 +31,7 @@ def registered_passes() -> dict[str, type[ModulePass]]:
         FusePrimsPass,
         LowerFusedToLoopPass,
         LowerLoopToTilePass,
+        LowerTileToKernelPass,
         CanonicalizePass,
         CommonSubexpressionElimination,
         DeadCodeElimination,
