@@ -1,0 +1,796 @@
+"""The GPU runtime (`emmy.tools.gpu_runtime`) and the timing harness (`emmy.tools.bench`).
+
+Without a GPU: compiling to cubins (nvcc, and NVRTC where its library loads), the disk cache,
+compile errors, reading and checking host functions, argument packing, the statistics and the
+reports. With one (tests marked `gpu`, skipped elsewhere): kernels launched on torch tensors
+against PyTorch, launch errors, the timeout of a spinning kernel, host functions and
+bench_program."""
+
+from __future__ import annotations
+
+import ctypes
+import datetime
+import json
+import sys
+import types
+
+import numpy as np
+import pytest
+import torch
+from xdsl.context import Context
+from xdsl.dialects.arith import Arith
+from xdsl.dialects.builtin import Builtin, ModuleOp
+from xdsl.dialects.func import Func
+from xdsl.dialects.memref import MemRef
+from xdsl.parser import Parser
+
+from emmy.tools import bench, gpu_runtime
+from emmy.tools.gpu_runtime import (
+    CudaCompileError,
+    CudaError,
+    CudaLaunchError,
+    CudaModule,
+    CudaTimeoutError,
+    HostFunctionError,
+    HostProgram,
+    compile_cuda,
+    run_host_function,
+    synchronize,
+)
+
+needs_gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+needs_nvcc = pytest.mark.skipif(gpu_runtime.nvcc_version() is None, reason="needs nvcc on PATH")
+needs_nvrtc = pytest.mark.skipif(
+    gpu_runtime.nvrtc_version() is None, reason="the NVRTC library (libnvrtc) does not load here"
+)
+COMPILERS = [
+    pytest.param("nvrtc", marks=needs_nvrtc),
+    pytest.param("nvcc", marks=needs_nvcc),
+]
+
+KERNELS = r"""
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+
+extern "C" __global__ void vadd(const float* a, const float* b, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = a[i] + b[i];
+}
+
+extern "C" __global__ void vadd_bf16(const __nv_bfloat16* a, const __nv_bfloat16* b,
+                                     __nv_bfloat16* out, long long n) {
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = __float2bfloat16(__bfloat162float(a[i]) + __bfloat162float(b[i]));
+}
+
+extern "C" __global__ void scale(const float* x, float* out, int n, float factor) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = x[i] * factor;
+}
+
+// One block per row: out = x * rsqrt(mean(x^2) + eps) * w.
+extern "C" __global__ void rms_norm(const float* __restrict__ x, const float* __restrict__ w,
+                                    float* __restrict__ out, int cols, float eps) {
+  __shared__ float warp_sums[32];
+  const float* row = x + (size_t)blockIdx.x * cols;
+  float sum = 0.f;
+  for (int j = threadIdx.x; j < cols; j += blockDim.x) sum += row[j] * row[j];
+  for (int offset = 16; offset > 0; offset >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+  if ((threadIdx.x & 31) == 0) warp_sums[threadIdx.x >> 5] = sum;
+  __syncthreads();
+  if (threadIdx.x < 32) {
+    float s = threadIdx.x < (blockDim.x >> 5) ? warp_sums[threadIdx.x] : 0.f;
+    for (int offset = 16; offset > 0; offset >>= 1) s += __shfl_xor_sync(0xffffffffu, s, offset);
+    if (threadIdx.x == 0) warp_sums[0] = s;
+  }
+  __syncthreads();
+  float inv = rsqrtf(warp_sums[0] / cols + eps);
+  for (int j = threadIdx.x; j < cols; j += blockDim.x)
+    out[(size_t)blockIdx.x * cols + j] = row[j] * inv * w[j];
+}
+
+// Reverses each block's slice through dynamic shared memory (over 48 KiB of it).
+extern "C" __global__ void reverse_blocks(const float* x, float* out, int per_block) {
+  extern __shared__ float staged[];
+  const float* in = x + (size_t)blockIdx.x * per_block;
+  for (int j = threadIdx.x; j < per_block; j += blockDim.x) staged[j] = in[j];
+  __syncthreads();
+  for (int j = threadIdx.x; j < per_block; j += blockDim.x)
+    out[(size_t)blockIdx.x * per_block + j] = staged[per_block - 1 - j];
+}
+
+extern "C" __global__ void spin(volatile int* flag, int* done) {
+  while (*flag) {}
+  *done = 1;
+}
+"""
+
+BROKEN = r"""
+extern "C" __global__ void fine(float* x) { x[0] = 1.0f; }
+
+extern "C" __global__ void __launch_bounds__(128) broken(float* x) {
+  x[0] = undefined_value;
+}
+"""
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    """Every test compiles into its own cache directory."""
+    monkeypatch.setenv("EMMY_CACHE_DIR", str(tmp_path / "cache"))
+
+
+@pytest.fixture
+def compile_counter(monkeypatch):
+    """Counts the compiler runs behind compile_cuda (cache misses)."""
+    calls = []
+    real = gpu_runtime._compile_uncached
+
+    def counting(source, arch, compiler, flags):
+        calls.append((arch, compiler))
+        return real(source, arch, compiler, flags)
+
+    monkeypatch.setattr(gpu_runtime, "_compile_uncached", counting)
+    return calls
+
+
+# --- compiling -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("compiler", COMPILERS)
+def test_compiles_a_cubin(compiler):
+    cubin = compile_cuda(KERNELS, "sm_90a", compiler=compiler)
+    assert cubin[:4] == b"\x7fELF"
+    assert b"vadd_bf16" in cubin and b"rms_norm" in cubin
+
+
+def test_cuda_headers_are_found():
+    found = gpu_runtime.cuda_include_dir()
+    if found is None:
+        pytest.skip("no CUDA toolkit headers on this machine")
+    directory, how = found
+    assert gpu_runtime._has_headers(directory), how
+
+
+def test_cuda_home_comes_first(tmp_path, monkeypatch):
+    include = tmp_path / "toolkit" / "include"
+    include.mkdir(parents=True)
+    for header in ("cuda_fp16.h", "cuda_bf16.h"):
+        (include / header).write_text("")
+    monkeypatch.setenv("CUDA_HOME", str(tmp_path / "toolkit"))
+    gpu_runtime.cuda_include_dir.cache_clear()
+    try:
+        assert gpu_runtime.cuda_include_dir() == (str(include), "$CUDA_HOME")
+    finally:
+        monkeypatch.undo()
+        gpu_runtime.cuda_include_dir.cache_clear()
+
+
+@pytest.mark.parametrize("compiler", COMPILERS)
+def test_second_compile_hits_the_disk_cache(compiler, compile_counter, tmp_path):
+    first = compile_cuda(KERNELS, "sm_90a", compiler=compiler)
+    second = compile_cuda(KERNELS, "sm_90a", compiler=compiler)
+    assert first == second
+    assert compile_counter == [("sm_90a", compiler)]
+    cached = list((tmp_path / "cache" / "cubin").glob("*.cubin"))
+    assert len(cached) == 1 and cached[0].read_bytes() == first
+    assert cached[0].with_suffix(".cu").read_text() == KERNELS
+
+
+@pytest.mark.parametrize("compiler", COMPILERS)
+def test_cache_misses_on_another_arch_source_or_option(compiler, compile_counter):
+    compile_cuda(KERNELS, "sm_90a", compiler=compiler)
+    compile_cuda(KERNELS, "sm_90", compiler=compiler)
+    compile_cuda(KERNELS + "\n// changed\n", "sm_90a", compiler=compiler)
+    compile_cuda(KERNELS, "sm_90a", compiler=compiler, options=["-lineinfo"])
+    assert len(compile_counter) == 4
+    compile_cuda(KERNELS, "sm_90", compiler=compiler)
+    assert len(compile_counter) == 4
+
+
+@needs_nvcc
+def test_cache_can_be_bypassed(compile_counter, tmp_path):
+    compile_cuda(KERNELS, compiler="nvcc", use_cache=False)
+    compile_cuda(KERNELS, compiler="nvcc", use_cache=False)
+    assert len(compile_counter) == 2
+    assert not (tmp_path / "cache").exists()
+
+
+@pytest.mark.parametrize("compiler", COMPILERS)
+def test_compile_error_names_the_kernel_and_keeps_the_log(compiler):
+    with pytest.raises(CudaCompileError) as caught:
+        compile_cuda(BROKEN, compiler=compiler)
+    error = caught.value
+    assert error.kernels == ["broken"]
+    assert "undefined_value" in error.log and "emmy.cu(5)" in error.log
+    assert "in kernel broken" in str(error) and "undefined_value" in str(error)
+    assert (error.arch, error.compiler) == ("sm_90a", compiler)
+
+
+@pytest.mark.parametrize("compiler", COMPILERS)
+def test_compile_error_outside_kernels(compiler):
+    with pytest.raises(CudaCompileError) as caught:
+        compile_cuda('#include "no_such_header.h"\n' + BROKEN.replace("undefined_value", "1"),
+                     compiler=compiler)
+    assert caught.value.kernels == []
+    assert "outside any __global__ function" in str(caught.value)
+
+
+def test_failed_compiles_are_not_cached(compile_counter):
+    compiler = gpu_runtime.available_compiler()
+    for _ in range(2):
+        with pytest.raises(CudaCompileError):
+            compile_cuda(BROKEN, compiler=compiler)
+    assert len(compile_counter) == 2
+
+
+@needs_nvcc
+def test_nvcc_stands_in_when_nvrtc_is_missing(monkeypatch, compile_counter):
+    monkeypatch.setattr(gpu_runtime, "nvrtc_version", lambda: None)
+    assert gpu_runtime.available_compiler() == "nvcc"
+    assert compile_cuda(KERNELS)[:4] == b"\x7fELF"
+    assert compile_counter == [("sm_90a", "nvcc")]
+    with pytest.raises(CudaError, match="NVRTC is not available"):
+        compile_cuda(KERNELS, compiler="nvrtc")
+
+
+def test_kernel_definitions_and_log_lines():
+    source = 'extern "C" __global__ void a(int* x) {}\n' \
+             'extern "C" __global__ __launch_bounds__(256, 1) void b(int* x)\n{\n}\n' \
+             '__global__ void __launch_bounds__(64) c(int* x) {}\n'
+    assert gpu_runtime.kernel_definitions(source) == [(1, "a"), (2, "b"), (5, "c")]
+    log = "emmy.cu(3): error: bad\nemmy.cu(5): error: worse\nemmy.cu(4): error: again\n"
+    assert gpu_runtime.kernels_in_log(source, log) == ["b", "c"]
+    ptxas = "ptxas error   : Entry function 'a' uses too much shared data (0x10000 bytes)"
+    assert gpu_runtime.kernels_in_log(source, ptxas) == ["a"]
+
+
+def test_bad_arch_and_compiler_names():
+    with pytest.raises(ValueError, match="arch"):
+        compile_cuda(KERNELS, "90a")
+    with pytest.raises(ValueError, match="compiler"):
+        compile_cuda(KERNELS, compiler="clang")
+
+
+# --- launch arguments ----------------------------------------------------------------------
+
+
+def test_scalar_parameters_take_the_kernel_parameter_size():
+    pack = gpu_runtime._scalar_parameter
+    assert isinstance(pack(7, 4, 0, "k"), ctypes.c_int32)
+    assert isinstance(pack(7, 8, 0, "k"), ctypes.c_int64)
+    assert isinstance(pack(3_000_000_000, 4, 0, "k"), ctypes.c_uint32)
+    assert isinstance(pack(np.int64(5), 2, 0, "k"), ctypes.c_int16)
+    assert isinstance(pack(1.5, 4, 0, "k"), ctypes.c_float)
+    assert pack(1.5, 8, 0, "k").value == 1.5 and isinstance(pack(1.5, 8, 0, "k"), ctypes.c_double)
+    assert isinstance(pack(np.float32(2.0), None, 0, "k"), ctypes.c_float)
+    with pytest.raises(CudaLaunchError, match="argument 2 = 4294967296 does not fit"):
+        pack(1 << 32, 4, 2, "k")
+    with pytest.raises(CudaLaunchError, match="kernel .k.: argument 0 is a c_short of 2 bytes, but the parameter has 4"):
+        pack(ctypes.c_int16(1), 4, 0, "k")
+    with pytest.raises(CudaLaunchError, match="float, but the parameter has 2 bytes"):
+        pack(1.0, 2, 0, "k")
+    with pytest.raises(CudaLaunchError, match="unsupported type str"):
+        pack("x", 8, 0, "k")
+
+
+def test_grid_and_block_sizes():
+    assert gpu_runtime._dims(4, "grid", "k") == (4, 1, 1)
+    assert gpu_runtime._dims([2, 3], "grid", "k") == (2, 3, 1)
+    with pytest.raises(CudaLaunchError, match="kernel 'k': block must be 1 to 3 positive"):
+        gpu_runtime._dims((1, 1, 1, 1), "block", "k")
+    with pytest.raises(CudaLaunchError):
+        gpu_runtime._dims((0,), "grid", "k")
+
+
+def test_errors_name_the_last_pending_launches(monkeypatch):
+    monkeypatch.setattr(gpu_runtime, "_pending", {})
+    monkeypatch.setattr(gpu_runtime, "_pending_dropped", {})
+    for index in range(gpu_runtime.PENDING_NAMES_KEPT + 36):
+        gpu_runtime._record_launch(7, f"k{index}")
+    kept = gpu_runtime.pending_kernels()
+    assert len(kept) == gpu_runtime.PENDING_NAMES_KEPT and kept[-1] == "k99" and kept[0] == "k36"
+    assert gpu_runtime._pending_text().startswith("36 earlier launches and k36, k37")
+
+
+# --- host functions ------------------------------------------------------------------------
+
+
+def host_context() -> Context:
+    """The upstream dialects, with `kernel.*` ops read generically (the kernel dialect is
+    not needed to run a host function)."""
+    ctx = Context(allow_unregistered=True)
+    for dialect in (Builtin, Func, MemRef, Arith):
+        ctx.load_dialect(dialect)
+    return ctx
+
+
+def parse(text: str) -> ModuleOp:
+    module = Parser(host_context(), text).parse_module()
+    module.verify()
+    return module
+
+
+ROWS, COLS = 64, 256
+
+RMS_HOST = f"""
+"memref.global"() <{{sym_name = "weight", sym_visibility = "private", type = memref<{COLS}xf32>,
+  initial_value = dense<[{", ".join(f"{0.5 + i / COLS:.6e}" for i in range(COLS))}]> : tensor<{COLS}xf32>,
+  constant}}> : () -> ()
+func.func @forward(%x: memref<{ROWS}x{COLS}xf32>) -> memref<{ROWS}x{COLS}xf32> {{
+  %scaled = memref.alloc() : memref<{ROWS}x{COLS}xf32>
+  %n = arith.constant {ROWS * COLS} : i32
+  %two = arith.constant 2.0 : f32
+  "kernel.launch"(%x, %scaled, %n, %two) <{{kernel = @scale, grid = array<i64: {ROWS * COLS // 256}, 1, 1>,
+    block = array<i64: 256, 1, 1>, smem = 0 : i64}}> : (memref<{ROWS}x{COLS}xf32>, memref<{ROWS}x{COLS}xf32>, i32, f32) -> ()
+  %w = memref.get_global @weight : memref<{COLS}xf32>
+  %out = memref.alloc() : memref<{ROWS}x{COLS}xf32>
+  %cols = arith.constant {COLS} : i32
+  %eps = arith.constant 1.0e-05 : f32
+  "kernel.launch"(%scaled, %w, %out, %cols, %eps) <{{kernel = @rms_norm, grid = [{ROWS} : i64],
+    block = [128 : i64]}}> : (memref<{ROWS}x{COLS}xf32>, memref<{COLS}xf32>, memref<{ROWS}x{COLS}xf32>, i32, f32) -> ()
+  memref.dealloc %scaled : memref<{ROWS}x{COLS}xf32>
+  func.return %out : memref<{ROWS}x{COLS}xf32>
+}}
+"""
+
+
+def rms_weight() -> torch.Tensor:
+    return torch.tensor([0.5 + i / COLS for i in range(COLS)], dtype=torch.float64)
+
+
+def rms_reference(x: torch.Tensor, w: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
+    x = x.double()
+    return x * torch.rsqrt((x * x).mean(-1, keepdim=True) + eps) * w.double()
+
+
+def test_host_program_reads_launches_and_signature():
+    program = HostProgram(parse(RMS_HOST), KERNELS)
+    assert [(p.shape, p.dtype) for p in program.parameters] == [((ROWS, COLS), torch.float32)]
+    first, second = program.launches
+    assert (first.kernel, first.grid, first.block, first.smem) == ("scale", (ROWS * COLS // 256, 1, 1), (256, 1, 1), 0)
+    assert (second.kernel, second.grid, second.block, second.smem) == ("rms_norm", (ROWS,), (128,), 0)
+    assert len(second.operands) == 5
+
+
+@pytest.mark.parametrize(
+    "inputs, message",
+    [
+        ([], r"@forward takes 1 arguments \(memref<64x256xf32>\), got 0"),
+        ([torch.randn(ROWS, COLS), torch.randn(1)], "takes 1 arguments"),
+        ([torch.randn(ROWS, COLS + 1)],
+         r"argument 0 of @forward is memref<64x256xf32>: expected a float32 tensor of shape "
+         r"\[64, 256\], got a float32 tensor of shape \[64, 257\]"),
+        ([torch.randn(ROWS, COLS, dtype=torch.bfloat16)], "got a bfloat16 tensor of shape"),
+        ([np.zeros((ROWS, COLS), np.float32)], "got ndarray"),
+    ],
+)
+def test_inputs_are_checked_before_anything_runs(inputs, message):
+    # No GPU is touched: the check comes before compiling and loading.
+    with pytest.raises(HostFunctionError, match=message):
+        run_host_function(parse(RMS_HOST), inputs, cuda_source=KERNELS)
+
+
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ('%y = "arith.addf"(%c, %c) : (f32, f32) -> f32', "'arith.addf' is not a host op"),
+        ('"kernel.launch"(%x) <{kernel = @k, block = array<i64: 32>}> : (memref<4xf32>) -> ()',
+         "has no grid"),
+        ('"kernel.launch"(%x) <{grid = array<i64: 1>, block = array<i64: 32>}> : (memref<4xf32>) -> ()',
+         "names no kernel"),
+        ('"kernel.launch"(%x) <{kernel = @k, grid = array<i64: 1, 1, 1, 1>, block = array<i64: 32>}> : '
+         "(memref<4xf32>) -> ()", "grid of 4 sizes"),
+        ("%g = memref.get_global @missing : memref<4xf32>", "names no memref.global"),
+        ('%m = "memref.alloc"(%i) <{operandSegmentSizes = array<i32: 1, 0>}> : (index) -> memref<?xf32>',
+         "dynamic sizes"),
+    ],
+)
+def test_host_ops_the_runtime_cannot_run(body, message):
+    text = f"""
+    func.func @forward(%x: memref<4xf32>) -> memref<4xf32> {{
+      %c = arith.constant 1.0 : f32
+      %i = arith.constant 4 : index
+      {body}
+      func.return %x : memref<4xf32>
+    }}
+    """
+    with pytest.raises(HostFunctionError, match=message):
+        HostProgram(parse(text), "")
+
+
+def test_missing_function_and_return():
+    with pytest.raises(HostFunctionError, match=r"no func.func @forward in the module \(functions: @main\)"):
+        HostProgram(parse("func.func @main() {\n func.return\n}"), "")
+    with pytest.raises(HostFunctionError, match="dynamic shape"):
+        HostProgram(parse("func.func @forward(%x: memref<?xf32>) {\n func.return\n}"), "")
+
+
+def test_dense_globals_become_tensors():
+    from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType, bf16, i32
+
+    splat = DenseIntOrFPElementsAttr.from_list(TensorType(bf16, [2, 3]), [1.5] * 6)
+    assert torch.equal(
+        gpu_runtime.dense_tensor(splat, (2, 3), torch.bfloat16), torch.full((2, 3), 1.5, dtype=torch.bfloat16)
+    )
+    values = DenseIntOrFPElementsAttr.from_list(TensorType(i32, [2, 2]), [1, -2, 3, 4])
+    assert gpu_runtime.dense_tensor(values, (2, 2), torch.int32).tolist() == [[1, -2], [3, 4]]
+
+
+def test_cuda_comes_from_the_cuda_target(monkeypatch):
+    program = HostProgram(parse(RMS_HOST))
+    fake = types.ModuleType("emmy.tools.cuda_target")
+    fake.print_cuda = lambda module: f"// {len(list(module.walk()))} ops\n{KERNELS}"
+    monkeypatch.setitem(sys.modules, "emmy.tools.cuda_target", fake)
+    assert program.cuda_source().endswith(KERNELS)
+
+
+def test_cuda_target_as_an_xdsl_target(monkeypatch):
+    from dataclasses import dataclass
+
+    from xdsl.utils.target import Target
+
+    @dataclass(frozen=True)
+    class CudaTarget(Target):
+        name = "cuda"
+
+        def emit(self, ctx, module, output):
+            output.write("// printed by the target\n")
+
+    fake = types.ModuleType("emmy.tools.cuda_target")
+    fake.CudaTarget = CudaTarget
+    monkeypatch.setitem(sys.modules, "emmy.tools.cuda_target", fake)
+    assert gpu_runtime.cuda_source_of(parse(RMS_HOST)) == "// printed by the target\n"
+
+
+def test_no_cuda_target_says_to_pass_the_source(monkeypatch):
+    monkeypatch.setitem(sys.modules, "emmy.tools.cuda_target", types.ModuleType("emmy.tools.cuda_target"))
+    with pytest.raises(CudaError, match="pass cuda_source"):
+        gpu_runtime.cuda_source_of(parse(RMS_HOST))
+
+
+KERNEL_IR = """
+kernel.func @k_square(%x: memref<32x2048xf32>, %y: memref<32x2048xf32>) block [256, 1, 1] {
+  %row = kernel.block_id x
+  %tid = kernel.thread_id x
+  %c2048 = arith.constant 2048 : index
+  %c256 = arith.constant 256 : index
+  scf.for %j = %tid to %c2048 step %c256 {
+    %v = memref.load %x[%row, %j] : memref<32x2048xf32>
+    %s = arith.mulf %v, %v : f32
+    memref.store %s, %y[%row, %j] : memref<32x2048xf32>
+  }
+}
+
+func.func @forward(%x: memref<32x2048xf32>) -> memref<32x2048xf32> {
+  %y = memref.alloc() : memref<32x2048xf32>
+  kernel.launch @k_square(%x, %y) grid [32, 1, 1] block [256, 1, 1] smem 0 : memref<32x2048xf32>, memref<32x2048xf32>
+  func.return %y : memref<32x2048xf32>
+}
+"""
+
+
+def kernel_ir_program() -> HostProgram:
+    """A program in the real kernel dialect, its CUDA printed by the cuda target (skipped
+    where either is missing)."""
+    kernel = pytest.importorskip("emmy.dialects.kernel")
+    pytest.importorskip("emmy.tools.cuda_target")
+    from emmy.dialects import make_context
+
+    ctx = make_context()
+    if "kernel" not in ctx.registered_dialect_names:
+        ctx.load_dialect(kernel.Kernel)
+    module = Parser(ctx, KERNEL_IR).parse_module()
+    module.verify()
+    return HostProgram(module)
+
+
+def test_kernel_ir_through_the_cuda_target_compiles():
+    program = kernel_ir_program()
+    [launch] = program.launches
+    assert (launch.kernel, launch.grid, launch.block, launch.smem) == ("k_square", (32, 1, 1), (256, 1, 1), 0)
+    source = program.cuda_source()
+    assert "k_square(" in source
+    assert compile_cuda(source)[:4] == b"\x7fELF"
+
+
+# --- statistics and reports ----------------------------------------------------------------
+
+
+def test_quantiles_and_summary():
+    assert bench.median([3.0, 1.0, 2.0]) == 2.0
+    assert bench.median([4.0, 1.0, 2.0, 3.0]) == 2.5
+    assert bench.quantile([0.0, 10.0], 0.2) == 2.0
+    summary = bench.summarize([1.0, 2.0, 3.0, 4.0, 100.0])
+    assert summary["n"] == 5 and summary["median_us"] == 3.0 and summary["mean_us"] == 22.0
+    assert (summary["min_us"], summary["max_us"]) == (1.0, 100.0)
+    assert summary["p20_us"] == pytest.approx(1.8) and summary["p80_us"] == pytest.approx(23.2)
+    with pytest.raises(ValueError):
+        bench.median([])
+
+
+class FakeTimer:
+    """Hands out preset samples and records what it was asked to time."""
+
+    def __init__(self, *series: list[float]):
+        self.series = list(series)
+        self.calls = []
+
+    def __call__(self, fn, warmup, reps, flush):
+        fn()
+        self.calls.append((warmup, reps, flush))
+        return self.series.pop(0)
+
+
+def test_time_cuda_is_the_median_of_the_timer():
+    timer = FakeTimer([5.0, 1.0, 9.0, 3.0, 7.0])
+    assert bench.time_cuda(lambda: None, warmup=2, reps=5, timer=timer) == 5.0
+    assert timer.calls == [(2, 5, True)]
+    result = bench.measure(lambda: None, timer=FakeTimer([1.0]), flush_l2=False)
+    assert result["method"] == "custom" and result["median_us"] == 1.0
+    with pytest.raises(ValueError, match="reps"):
+        bench.measure(lambda: None, reps=0, timer=timer)
+    with pytest.raises(ValueError, match="method"):
+        bench.measure(lambda: None, method="stopwatch")
+
+
+def test_copy_bandwidth_counts_read_and_write(monkeypatch):
+    # 2 GiB read + 2 GiB written in 1000 µs.
+    monkeypatch.setattr(bench.torch, "randint", lambda *a, **k: torch.empty(0, dtype=torch.uint8))
+    monkeypatch.setattr(bench.torch, "empty_like", lambda t: torch.empty(0, dtype=torch.uint8))
+    gbps = bench.device_copy_bandwidth(nbytes=2 << 30, timer=FakeTimer([1000.0]))
+    assert gbps == pytest.approx(2 * (2 << 30) / 1e-3 / 1e9)
+
+
+PROGRAM = "nn.RMSNorm(64, eps=1e-5).to(DT)(torch.randn(8, 64, dtype=DT))"
+
+
+def rms_norm_emmy(args):
+    weight, x = args
+    return [torch.nn.functional.rms_norm(x, (x.shape[-1],), weight, 1e-5)]
+
+
+def test_bench_program_checks_then_times_cpu_plumbing():
+    timer = FakeTimer([30.0, 40.0, 20.0], [10.0, 12.0, 11.0])
+    result = bench.bench_program(
+        PROGRAM, "bfloat16", rms_norm_emmy, backends=("eager", "emmy"), device="cpu", timer=timer,
+        copy_bandwidth_gbps=100.0,
+    )
+    eager, emmy = result["backends"]
+    assert result["dtype"] == "bfloat16" and result["timer"] == "custom"
+    assert result["bytes"] == (64 + 8 * 64 + 8 * 64) * 2  # weight, x, output in bf16
+    assert eager["correct"] and emmy["correct"], emmy.get("error")
+    assert (eager["median_us"], emmy["median_us"]) == (30.0, 11.0)
+    assert emmy["vs_eager"] == pytest.approx(30.0 / 11.0) and emmy["vs_compile"] is None
+    assert emmy["gbps"] == pytest.approx(result["bytes"] / 11e-6 / 1e9)
+    assert emmy["copy_fraction"] == pytest.approx(emmy["gbps"] / 100.0)
+
+
+def test_a_wrong_backend_is_reported_and_not_timed():
+    timer = FakeTimer([10.0])
+    result = bench.bench_program(
+        PROGRAM, torch.float32, lambda args: [args[1] * 2], backends=("eager", "emmy"),
+        device="cpu", timer=timer,
+    )
+    eager, emmy = result["backends"]
+    assert len(timer.calls) == 1  # eager only
+    assert not emmy["correct"] and "median_us" not in emmy
+    assert "output 0 differs" in emmy["error"] and emmy["vs_eager"] is None
+
+
+def test_a_backend_that_raises_is_reported():
+    def broken(args):
+        raise RuntimeError("no kernel for that")
+
+    result = bench.bench_program(PROGRAM, "float32", broken, backends=("eager", "emmy"),
+                                 device="cpu", timer=FakeTimer([10.0]))
+    assert result["backends"][1]["error"] == "RuntimeError: no kernel for that"
+
+
+def test_nan_never_passes():
+    expected = [torch.tensor([1.0, 2.0])]
+    assert bench.check_outputs([torch.tensor([1.0, float("nan")])], expected)["correct"] is False
+    assert bench.check_outputs([torch.tensor([1.0, 2.0 + 1e-6])], expected)["correct"] is True
+    shape = bench.check_outputs([torch.zeros(3)], expected)
+    assert not shape["correct"] and "shape [3]" in shape["error"]
+
+
+def sample_results():
+    return {
+        "program": "nn.RMSNorm(4096)(torch.randn(8192, 4096))", "dtype": "float32", "device": "cuda",
+        "bytes": 268_451_840, "timer": "cuda-events", "copy_bandwidth_gbps": 4000.0,
+        "backends": [
+            {"backend": "eager", "correct": True, "median_us": 312.0, "gbps": 860.4,
+             "vs_eager": 1.0, "vs_compile": 72.9 / 312.0, "copy_fraction": 0.2151},
+            {"backend": "torch.compile", "correct": True, "median_us": 72.9, "gbps": 3682.5,
+             "vs_eager": 312.0 / 72.9, "vs_compile": 1.0, "copy_fraction": 0.9206},
+            {"backend": "emmy", "correct": False, "error": "output 0 differs at [0, 0]",
+             "vs_eager": None, "vs_compile": None},
+        ],
+    }
+
+
+def test_format_table():
+    table = bench.format_table(sample_results()).splitlines()
+    assert table[0].startswith("nn.RMSNorm(4096)(torch.randn(8192, 4096))  [float32, 268,451,840 bytes")
+    assert table[1].split() == ["backend", "median", "µs", "GB/s", "x", "eager", "x", "compile", "%", "copy"]
+    assert table[2].split() == ["eager", "312.00", "860.4", "1.00", "0.23", "21.5"]
+    assert table[3].split() == ["torch.compile", "72.90", "3,682.5", "4.28", "1.00", "92.1"]
+    assert table[4] == "emmy             FAIL: output 0 differs at [0, 0]"
+
+
+def test_to_json_records_the_environment(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys, "argv", ["bench.py", "-c", "nn.RMSNorm(8)(torch.randn(2, 8))"])
+    path = tmp_path / "result.json"
+    results = sample_results()
+    results["backends"][0]["stdev_us"] = float("nan")
+    written = bench.to_json([results], path)
+    document = json.loads(path.read_text())
+    assert document == written
+    assert document["torch"] == torch.__version__
+    assert document["command"] == "bench.py -c 'nn.RMSNorm(8)(torch.randn(2, 8))'"
+    assert datetime.datetime.fromisoformat(document["date"]).tzinfo is not None
+    assert document["gpu"] == (torch.cuda.get_device_name() if torch.cuda.is_available() else None)
+    assert document["results"][0]["backends"][1]["median_us"] == 72.9
+    assert document["results"][0]["backends"][0]["stdev_us"] is None  # NaN is not JSON
+
+
+# --- on the GPU ----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def kernels():
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    return CudaModule(compile_cuda(KERNELS))
+
+
+def fresh(*shape, dtype=torch.float32, seed=0):
+    generator = torch.Generator(device="cuda").manual_seed(seed)
+    return torch.randn(*shape, generator=generator, device="cuda", dtype=torch.float32).to(dtype)
+
+
+@needs_gpu
+def test_vector_add_matches_pytorch(kernels):
+    n = 1_000_003
+    a, b = fresh(n, seed=1), fresh(n, seed=2)
+    out = torch.full_like(a, float("nan"))
+    kernels.launch("vadd", grid=(n + 255) // 256, block=256, args=[a, b, out, n])
+    synchronize(timeout_s=30)
+    torch.testing.assert_close(out, a + b, rtol=0, atol=0)
+
+
+@needs_gpu
+def test_bf16_vector_add_uses_the_cuda_headers(kernels):
+    n = 4097
+    a, b = fresh(n, dtype=torch.bfloat16, seed=3), fresh(n, dtype=torch.bfloat16, seed=4)
+    out = torch.full_like(a, float("nan"))
+    kernels.launch("vadd_bf16", (n + 127) // 128, 128, [a, b, out, n])
+    synchronize(timeout_s=30)
+    torch.testing.assert_close(out, a + b, rtol=0, atol=0)
+
+
+@needs_gpu
+def test_rms_norm_matches_pytorch(kernels):
+    rows, cols = 512, 4096
+    x, w = fresh(rows, cols, seed=5), fresh(cols, seed=6)
+    out = torch.full_like(x, float("nan"))
+    kernels.launch("rms_norm", rows, 256, [x, w, out, cols, 1e-5])
+    synchronize(timeout_s=30)
+    reference = rms_reference(x, w)
+    assert not out.isnan().any()
+    assert float((out.double() - reference).norm() / reference.norm()) < 1e-6
+    eager = torch.nn.functional.rms_norm(x, (cols,), w, 1e-5)
+    torch.testing.assert_close(out, eager, rtol=1e-5, atol=1e-5)
+
+
+@needs_gpu
+def test_more_than_48k_of_dynamic_shared_memory(kernels):
+    per_block, blocks = 20_000, 8  # 80 000 bytes of shared memory per block
+    x = fresh(blocks * per_block, seed=7)
+    out = torch.full_like(x, float("nan"))
+    kernels.launch("reverse_blocks", blocks, 256, [x, out, per_block], smem=per_block * 4)
+    synchronize(timeout_s=30)
+    torch.testing.assert_close(out, x.view(blocks, per_block).flip(-1).reshape(-1), rtol=0, atol=0)
+
+
+@needs_gpu
+def test_launch_errors_name_the_kernel(kernels):
+    a = fresh(16)
+    with pytest.raises(CudaLaunchError, match=r"launching kernel 'vadd' \(grid \(1, 1, 1\), block \(2048, 1, 1\)"
+                       r".*CUDA_ERROR_INVALID_VALUE") as caught:
+        kernels.launch("vadd", 1, 2048, [a, a, a, 16])
+    assert caught.value.kernels == ["vadd"] and caught.value.error == "CUDA_ERROR_INVALID_VALUE"
+    with pytest.raises(CudaLaunchError, match="kernel 'vadd': it takes 4 parameters, got 3 arguments"):
+        kernels.launch("vadd", 1, 32, [a, a, a])
+    with pytest.raises(CudaLaunchError, match="kernel 'vadd': argument 0 is a tensor on cpu"):
+        kernels.launch("vadd", 1, 32, [a.cpu(), a, a, 16])
+    with pytest.raises(CudaLaunchError, match="argument 1 is a non-contiguous tensor"):
+        kernels.launch("vadd", 1, 32, [a, fresh(4, 8).t(), a, 16])
+    with pytest.raises(CudaLaunchError, match="no kernel 'vad' in the module.*extern \"C\""):
+        kernels.launch("vad", 1, 32, [a, a, a, 16])
+    synchronize(timeout_s=30)  # nothing went wrong on the device
+
+
+@needs_gpu
+def test_a_spinning_kernel_times_out_instead_of_hanging(kernels):
+    from cuda.bindings import driver
+
+    flag = torch.ones(1, dtype=torch.int32, device="cuda")
+    done = torch.zeros(1, dtype=torch.int32, device="cuda")
+    torch.cuda.synchronize()  # the flag is set before the kernel reads it
+    flags = int(driver.CUstream_flags.CU_STREAM_NON_BLOCKING)
+    _, spin_stream = driver.cuStreamCreate(flags)
+    _, clear_stream = driver.cuStreamCreate(flags)
+    try:
+        kernels.launch("spin", 1, 1, [flag, done], stream=int(spin_stream))
+        with pytest.raises(CudaTimeoutError, match="still running after 0.5 s: spin") as caught:
+            synchronize(timeout_s=0.5)
+        assert caught.value.kernels == ["spin"]
+        assert gpu_runtime.pending_kernels() == ["spin"]
+        # Let it end: clear the flag through a copy on a stream that does not wait for it.
+        zero = np.zeros(1, dtype=np.int32)
+        (error,) = driver.cuMemcpyHtoDAsync(flag.data_ptr(), zero, 4, clear_stream)
+        assert error == driver.CUresult.CUDA_SUCCESS
+        assert driver.cuStreamSynchronize(clear_stream)[0] == driver.CUresult.CUDA_SUCCESS
+        synchronize(timeout_s=30)
+        assert gpu_runtime.pending_kernels() == []
+        assert done.item() == 1
+    finally:
+        driver.cuStreamDestroy(spin_stream)
+        driver.cuStreamDestroy(clear_stream)
+
+
+@needs_gpu
+def test_host_function_runs_on_the_gpu():
+    x = fresh(ROWS, COLS, seed=8)
+    program = HostProgram(parse(RMS_HOST), KERNELS)
+    (out,) = program([x], poison=True)
+    assert out.device.type == "cuda" and out.dtype == torch.float32
+    assert not out.isnan().any()  # every element written
+    reference = rms_reference(2 * x, rms_weight())
+    assert float((out.double() - reference).norm() / reference.norm()) < 1e-6
+    (again,) = program([x.cpu()])  # CPU inputs are copied over
+    torch.testing.assert_close(again, out, rtol=0, atol=0)
+
+
+@needs_gpu
+def test_host_function_names_a_kernel_the_cuda_lacks():
+    source = KERNELS.replace("void rms_norm(", "void rms_norm_v2(")
+    with pytest.raises(CudaLaunchError, match="no kernel 'rms_norm'"):
+        run_host_function(parse(RMS_HOST), [fresh(ROWS, COLS)], cuda_source=source)
+
+
+@needs_gpu
+def test_bench_program_on_the_gpu(kernels):
+    def emmy_fn(args):
+        weight, x = args
+        out = torch.empty_like(x)
+        rows, cols = x.shape
+        kernels.launch("rms_norm", rows, 256, [x, weight, out, cols, 1e-5])
+        return [out]
+
+    source = "nn.RMSNorm(1024, eps=1e-5)(torch.randn(256, 1024))"
+    result = bench.bench_program(source, torch.float32, emmy_fn, warmup=3, reps=20,
+                                 compile_mode="default")
+    rows = {row["backend"]: row for row in result["backends"]}
+    assert set(rows) == {"eager", "torch.compile", "emmy"}
+    for row in rows.values():
+        assert row["correct"], row.get("error")
+        assert row["median_us"] > 0 and row["gbps"] > 0
+    assert rows["eager"]["vs_eager"] == 1.0 and rows["torch.compile"]["vs_compile"] == 1.0
+    print(bench.format_table(result))
+
+
+@needs_gpu
+def test_copy_bandwidth_on_the_gpu():
+    gbps = bench.device_copy_bandwidth(nbytes=256 << 20, warmup=2, reps=10)
+    assert 100 < gbps < 20_000
+
+
+@needs_gpu
+def test_kernel_ir_runs_on_the_gpu():
+    program = kernel_ir_program()
+    x = fresh(32, 2048, seed=9)
+    (y,) = program([x], poison=True)
+    torch.testing.assert_close(y, x * x, rtol=0, atol=0)

@@ -1,0 +1,487 @@
+"""Timing on the GPU, the way DESIGN.md's performance method says.
+
+    from emmy.tools.bench import bench_program, format_table, to_json, device_copy_bandwidth
+
+    copy = device_copy_bandwidth()                                  # GB/s, read + write
+    result = bench_program("nn.RMSNorm(2048)(torch.randn(8192, 2048))", torch.bfloat16,
+                           emmy_fn=my_kernels, copy_bandwidth_gbps=copy)
+    print(format_table(result))
+    to_json(result, "rmsnorm.json")
+
+or from the shell, eager against torch.compile: `python -m emmy.tools.bench -c SOURCE --dtype bfloat16`.
+
+Timing (`time_cuda`, `measure`)
+- `fn` runs `warmup` times untimed, then about `reps` times, each between two CUDA events, with
+  the L2 cache flushed before each run (a 256 MiB buffer, or four times the device's L2, is
+  zeroed: more than the H200's 60 MB L2), and the median is reported in microseconds.
+- `method="auto"` uses `triton.testing.do_bench` when triton imports (it times the same way:
+  events around each run, its own L2 flush; `warmup`/`reps` become its millisecond budgets from
+  a 5-run estimate, so the count of runs is approximate), else the events loop above
+  (`method="events"`). The summary names the method used.
+- A `timer` argument replaces the GPU timing altogether (`timer(fn, warmup, reps, flush_l2)` ->
+  samples in µs): the statistics and reports can be tested without a GPU.
+
+Programs (`bench_program`)
+- The source is an `emmy compile -c` program (see `emmy.tools.frontend`); `DT` in it stands for
+  the dtype under test (as in the differential corpus). Its module and floating inputs are cast
+  to `dtype` and moved to the device; inputs are fresh random values shaped like the example
+  inputs (`emmy.tools.differential.random_inputs`, seeded: the same on every run, never zeros).
+- Backends: PyTorch eager (the reference), `torch.compile(mode="max-autotune")`, and emmy when
+  `emmy_fn` is given. `emmy_fn(args)` receives `@forward`'s arguments in its signature's order
+  (parameters, buffers, constants, then the inputs; all on the device) and returns the outputs:
+  `emmy_fn=HostProgram(kernel_ir)` plugs the GPU runtime in.
+- Each backend's outputs are checked against eager's BEFORE it is timed, elementwise within the
+  dtype's tolerance (`emmy.tools.differential.TOLERANCES`; NaN never passes); a backend that
+  fails (wrong values, or an exception) is reported with its error and not timed.
+- Reported per backend: median µs, GB/s (bytes of every `@forward` argument plus every output,
+  over the median time: the least traffic the program needs), `vs_eager` = eager's time over
+  this one's (a speedup: above 1 is faster) and `vs_compile` likewise against torch.compile, and,
+  given the measured copy bandwidth, `copy_fraction` = GB/s over it (the roofline fraction of a
+  memory-bound program).
+
+`device_copy_bandwidth()` measures that ceiling: a 2 GiB device-to-device copy, bytes read plus
+bytes written over the median time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import re
+import shlex
+import statistics
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+
+Timer = Callable[[Callable[[], Any], int, int, bool], list[float]]
+"""`timer(fn, warmup, reps, flush_l2)` -> the time of each timed run, in microseconds."""
+
+L2_FLUSH_BYTES = 256 << 20
+
+# --- statistics ----------------------------------------------------------------------------
+
+
+def quantile(samples: Sequence[float], q: float) -> float:
+    """The q-quantile (0 <= q <= 1) with linear interpolation between order statistics."""
+    if not samples:
+        raise ValueError("no samples")
+    if not 0 <= q <= 1:
+        raise ValueError(f"q must be within [0, 1], got {q}")
+    ordered = sorted(samples)
+    position = q * (len(ordered) - 1)
+    low = math.floor(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def median(samples: Sequence[float]) -> float:
+    return quantile(samples, 0.5)
+
+
+def summarize(samples: Sequence[float]) -> dict[str, float]:
+    """n, median, mean, min, max, the 20th and 80th percentiles and the standard deviation."""
+    return {
+        "n": len(samples),
+        "median_us": median(samples),
+        "mean_us": statistics.fmean(samples),
+        "min_us": min(samples),
+        "max_us": max(samples),
+        "p20_us": quantile(samples, 0.2),
+        "p80_us": quantile(samples, 0.8),
+        "stdev_us": statistics.stdev(samples) if len(samples) > 1 else 0.0,
+    }
+
+
+# --- timing --------------------------------------------------------------------------------
+
+_flush_buffer: torch.Tensor | None = None
+
+
+def flush_l2() -> None:
+    """Evicts the L2 cache by zeroing a buffer several times its size."""
+    global _flush_buffer
+    if _flush_buffer is None:
+        l2 = getattr(torch.cuda.get_device_properties(torch.cuda.current_device()), "L2_cache_size", 0)
+        _flush_buffer = torch.empty(max(L2_FLUSH_BYTES, 4 * l2), dtype=torch.int8, device="cuda")
+    _flush_buffer.zero_()
+
+
+def event_timer(fn: Callable[[], Any], warmup: int, reps: int, flush: bool) -> list[float]:
+    """Times `reps` runs of `fn` after `warmup` untimed ones, each between CUDA events."""
+    for _ in range(warmup):
+        fn()
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    for start, end in zip(starts, ends):
+        if flush:
+            flush_l2()
+        start.record()
+        fn()
+        end.record()
+    torch.cuda.synchronize()
+    return [start.elapsed_time(end) * 1e3 for start, end in zip(starts, ends)]
+
+
+def triton_timer(fn: Callable[[], Any], warmup: int, reps: int, flush: bool) -> list[float]:
+    """`triton.testing.do_bench` (it always flushes L2), asked for every sample; `warmup` and
+    `reps` become its millisecond budgets from a 5-run estimate that includes the flush, as
+    do_bench's own estimate does."""
+    from triton.testing import do_bench
+
+    fn()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(5):
+        flush_l2()
+        fn()
+    end.record()
+    torch.cuda.synchronize()
+    estimate_ms = max(start.elapsed_time(end) / 5, 1e-3)
+    budgets = {"warmup": max(estimate_ms * warmup, 1e-3), "rep": max(estimate_ms * reps, 1e-3)}
+    try:
+        times = do_bench(fn, **budgets, return_mode="all")
+    except (AssertionError, TypeError, ValueError):  # a triton without return_mode="all"
+        times = [do_bench(fn, **budgets, return_mode="median")]
+    return [t * 1e3 for t in (times if isinstance(times, list | tuple) else [times])]
+
+
+def _triton_available() -> bool:
+    try:
+        import triton.testing  # noqa: F401
+    except Exception:
+        return False
+    return True
+
+
+def measure(
+    fn: Callable[[], Any],
+    warmup: int = 10,
+    reps: int = 100,
+    *,
+    flush_l2: bool = True,
+    method: str = "auto",
+    timer: Timer | None = None,
+) -> dict[str, Any]:
+    """`summarize` of the run times of `fn` (see the module doc), plus "method": the timer used
+    ("triton.do_bench", "cuda-events", or "custom" for a `timer` argument)."""
+    if warmup < 0 or reps < 1:
+        raise ValueError(f"need warmup >= 0 and reps >= 1, got {warmup} and {reps}")
+    if timer is not None:
+        name = "custom"
+    elif method == "triton" or (method == "auto" and _triton_available()):
+        timer, name = triton_timer, "triton.do_bench"
+    elif method in ("auto", "events"):
+        timer, name = event_timer, "cuda-events"
+    else:
+        raise ValueError(f"method must be 'auto', 'triton' or 'events', got {method!r}")
+    samples = timer(fn, warmup, reps, flush_l2)
+    return {**summarize(samples), "method": name}
+
+
+def time_cuda(
+    fn: Callable[[], Any],
+    warmup: int = 10,
+    reps: int = 100,
+    *,
+    flush_l2: bool = True,
+    method: str = "auto",
+    timer: Timer | None = None,
+) -> float:
+    """The median time of `fn` in microseconds (see `measure`)."""
+    return measure(fn, warmup, reps, flush_l2=flush_l2, method=method, timer=timer)["median_us"]
+
+
+def device_copy_bandwidth(
+    nbytes: int = 2 << 30, warmup: int = 3, reps: int = 20, *, method: str = "auto",
+    timer: Timer | None = None,
+) -> float:
+    """The measured device-to-device copy bandwidth in GB/s (1e9 bytes/s), counting the bytes
+    read and the bytes written, over the median of `reps` copies of `nbytes` random bytes."""
+    source = torch.randint(0, 256, (nbytes,), dtype=torch.uint8, device="cuda")
+    target = torch.empty_like(source)
+    microseconds = time_cuda(
+        lambda: target.copy_(source), warmup, reps, flush_l2=False, method=method, timer=timer
+    )
+    return 2 * nbytes / (microseconds * 1e-6) / 1e9
+
+
+# --- programs ------------------------------------------------------------------------------
+
+
+def _dtype(dtype: torch.dtype | str) -> torch.dtype:
+    if isinstance(dtype, torch.dtype):
+        return dtype
+    aliases = {"fp32": "float32", "f32": "float32", "bf16": "bfloat16", "fp16": "float16",
+               "f16": "float16", "half": "float16", "float": "float32"}
+    value = getattr(torch, aliases.get(dtype, dtype), None)
+    if not isinstance(value, torch.dtype):
+        raise ValueError(f"unknown dtype {dtype!r}")
+    return value
+
+
+def _leaves(value: Any) -> list[torch.Tensor]:
+    return [v for v in torch.utils._pytree.tree_leaves(value) if isinstance(v, torch.Tensor)]
+
+
+def check_outputs(
+    actual: Sequence[torch.Tensor], expected: Sequence[torch.Tensor]
+) -> dict[str, Any]:
+    """Compares outputs with the reference's, elementwise within the tolerance of the
+    reference's dtype (NaN never passes): "correct", "max_abs_error", "rel_error"
+    (‖actual − expected‖ / ‖expected‖, in float64) and "error" (why not, or None)."""
+    from emmy.tools.differential import TOLERANCES
+
+    report: dict[str, Any] = {"correct": True, "max_abs_error": 0.0, "rel_error": 0.0, "error": None}
+    if len(actual) != len(expected):
+        return {**report, "correct": False,
+                "error": f"{len(actual)} outputs, the reference has {len(expected)}"}
+    for index, (got, want) in enumerate(zip(actual, expected)):
+        if tuple(got.shape) != tuple(want.shape):
+            return {**report, "correct": False,
+                    "error": f"output {index} has shape {list(got.shape)}, expected {list(want.shape)}"}
+        got64 = got.detach().to("cpu", torch.float64)
+        want64 = want.detach().to("cpu", torch.float64)
+        difference = (got64 - want64).abs()
+        if got64.numel():
+            report["max_abs_error"] = max(report["max_abs_error"], float(difference.nan_to_num(math.inf).max()))
+        norm = float(want64.norm())
+        relative = float((got64 - want64).norm()) / norm if norm else float(difference.sum())
+        report["rel_error"] = max(report["rel_error"], relative)
+        rtol, atol = TOLERANCES.get(want.dtype, (0.0, 0.0))
+        bad = ~(difference <= atol + rtol * want64.abs())  # NaN compares false: never passes
+        if bool(bad.any()):
+            where = tuple(int(i) for i in bad.nonzero()[0])
+            report.update(
+                correct=False,
+                error=f"output {index} differs at {list(where)}: {float(got64[where])} vs "
+                      f"{float(want64[where])} (rtol {rtol}, atol {atol}); "
+                      f"{int(bad.sum())} of {bad.numel()} elements",
+            )
+            return report
+    return report
+
+
+def _forward_arguments(program: Any, module: torch.nn.Module, inputs: list[Any], device: str) -> list[torch.Tensor]:
+    """`@forward`'s arguments from the cast module (so they carry the benchmarked dtype)."""
+    from torch.export.graph_signature import InputKind, TensorArgument
+
+    remaining = iter(inputs)
+    values = []
+    for spec in program.exported.graph_signature.input_specs:
+        if spec.kind is InputKind.USER_INPUT:
+            value = next(remaining)
+            if isinstance(spec.arg, TensorArgument):
+                values.append(value)
+        elif spec.kind is InputKind.PARAMETER:
+            values.append(module.get_parameter(spec.target).detach())
+        elif spec.kind is InputKind.BUFFER:
+            values.append(module.get_buffer(spec.target))
+        else:
+            values.append(program.exported.constants[spec.target].to(device))
+    return values
+
+
+def bench_program(
+    source: str,
+    dtype: torch.dtype | str = torch.float32,
+    emmy_fn: Callable[[list[torch.Tensor]], Sequence[torch.Tensor]] | None = None,
+    *,
+    backends: Sequence[str] = ("eager", "torch.compile", "emmy"),
+    warmup: int = 10,
+    reps: int = 100,
+    seed: int = 0,
+    device: str = "cuda",
+    compile_mode: str = "max-autotune",
+    copy_bandwidth_gbps: float | None = None,
+    method: str = "auto",
+    timer: Timer | None = None,
+    name: str | None = None,
+) -> dict[str, Any]:
+    """Checks, then times, a program's backends (see the module doc); returns a dict with the
+    program, dtype, bytes, timer and a "backends" list of per-backend dicts."""
+    from emmy.tools.differential import random_inputs
+    from emmy.tools.frontend import load_program
+
+    dtype = _dtype(dtype)
+    text = re.sub(r"\bDT\b", f"torch.{str(dtype).removeprefix('torch.')}", source)
+    program = load_program(text, "<bench>")
+    module = program.module.to(device=device, dtype=dtype).eval()
+    leaves, spec = torch.utils._pytree.tree_flatten((program.example_args, program.example_kwargs))
+    fresh = [
+        (v.to(dtype) if v.is_floating_point() else v).to(device) if isinstance(v, torch.Tensor) else v
+        for v in random_inputs(program, seed)
+    ]
+    args, kwargs = torch.utils._pytree.tree_unflatten(fresh, spec)
+    forward_args = _forward_arguments(program, module, fresh, device)
+
+    runners: dict[str, Callable[[], Sequence[torch.Tensor]]] = {}
+    for backend in backends:
+        if backend == "eager":
+            runners[backend] = lambda: _leaves(module(*args, **kwargs))
+        elif backend == "torch.compile":
+            compiled = torch.compile(module, mode=compile_mode)
+            runners[backend] = lambda compiled=compiled: _leaves(compiled(*args, **kwargs))
+        elif backend == "emmy":
+            if emmy_fn is not None:
+                runners[backend] = lambda: list(emmy_fn(forward_args))
+        else:
+            raise ValueError(f"unknown backend {backend!r}: eager, torch.compile or emmy")
+    if "eager" not in runners:
+        raise ValueError("the eager backend is the reference: it cannot be left out")
+
+    with torch.no_grad():
+        reference = runners["eager"]()
+        nbytes = sum(t.numel() * t.element_size() for t in [*forward_args, *reference])
+        rows = []
+        for backend, run in runners.items():
+            row: dict[str, Any] = {"backend": backend}
+            try:
+                outputs = reference if backend == "eager" else run()
+                if backend == "eager":
+                    nan = any(bool(t.isnan().any()) for t in reference if t.is_floating_point())
+                    row.update(correct=not nan, max_abs_error=0.0, rel_error=0.0,
+                               error="eager's output has NaN: the program is not checkable" if nan else None)
+                else:
+                    row.update(check_outputs(outputs, reference))
+            except Exception as error:  # a backend that cannot run is reported, not fatal
+                row.update(correct=False, error=f"{type(error).__name__}: {error}".strip())
+            if row["correct"]:
+                stats = measure(run, warmup, reps, method=method, timer=timer)
+                row.update(stats, gbps=nbytes / (stats["median_us"] * 1e-6) / 1e9)
+                if copy_bandwidth_gbps:
+                    row["copy_fraction"] = row["gbps"] / copy_bandwidth_gbps
+            rows.append(row)
+
+    times = {row["backend"]: row.get("median_us") for row in rows}
+    for row in rows:
+        mine = row.get("median_us")
+        for key, other in (("vs_eager", "eager"), ("vs_compile", "torch.compile")):
+            theirs = times.get(other)
+            row[key] = theirs / mine if mine and theirs else None
+    timed = [row.get("method") for row in rows if row.get("method")]
+    return {
+        "program": name or _program_name(source),
+        "dtype": str(dtype).removeprefix("torch."),
+        "device": device,
+        "bytes": nbytes,
+        "timer": timed[0] if timed else None,
+        "warmup": warmup,
+        "reps": reps,
+        "seed": seed,
+        "copy_bandwidth_gbps": copy_bandwidth_gbps,
+        "backends": rows,
+    }
+
+
+def _program_name(source: str) -> str:
+    lines = [line.strip() for line in source.strip().splitlines() if line.strip()]
+    last = lines[-1] if lines else ""
+    return last if len(last) <= 80 else last[:77] + "..."
+
+
+# --- reports -------------------------------------------------------------------------------
+
+
+def _as_list(results: dict[str, Any] | Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [results] if isinstance(results, dict) else list(results)
+
+
+def _number(value: float | None, digits: int) -> str:
+    return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def format_table(results: dict[str, Any] | Sequence[dict[str, Any]]) -> str:
+    """A text table per program: backend, median µs, GB/s, speedup over eager and over
+    torch.compile (and the fraction of copy bandwidth, when measured)."""
+    blocks = []
+    for result in _as_list(results):
+        with_copy = result.get("copy_bandwidth_gbps") is not None
+        header = (
+            f"{result['program']}  [{result['dtype']}, {result['bytes']:,} bytes moved at least"
+            + (f", copy bandwidth {result['copy_bandwidth_gbps']:,.0f} GB/s" if with_copy else "")
+            + (f", timer {result['timer']}" if result.get("timer") else "")
+            + "]"
+        )
+        columns = f"{'backend':<15}{'median µs':>12}{'GB/s':>10}{'x eager':>10}{'x compile':>11}"
+        if with_copy:
+            columns += f"{'% copy':>8}"
+        lines = [header, columns]
+        for row in result["backends"]:
+            if not row.get("correct"):
+                lines.append(f"{row['backend']:<15}  FAIL: {row.get('error')}")
+                continue
+            line = (
+                f"{row['backend']:<15}{_number(row.get('median_us'), 2):>12}"
+                f"{_number(row.get('gbps'), 1):>10}{_number(row.get('vs_eager'), 2):>10}"
+                f"{_number(row.get('vs_compile'), 2):>11}"
+            )
+            if with_copy:
+                fraction = row.get("copy_fraction")
+                line += f"{_number(None if fraction is None else 100 * fraction, 1):>8}"
+            lines.append(line)
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def environment() -> dict[str, Any]:
+    """The GPU, torch version, command line and date that a report is read with."""
+    gpu = torch.cuda.get_device_name() if torch.cuda.is_available() else None
+    return {
+        "gpu": gpu,
+        "torch": torch.__version__,
+        "command": shlex.join(sys.argv),
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
+def to_json(results: dict[str, Any] | Sequence[dict[str, Any]], path: str | Path) -> dict[str, Any]:
+    """Writes the results with `environment()` to `path` as JSON; returns what was written."""
+    document = {**environment(), "results": _jsonable(_as_list(results))}
+    Path(path).write_text(json.dumps(document, indent=2) + "\n")
+    return document
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m emmy.tools.bench",
+        description="Time a PyTorch program under eager and torch.compile (max-autotune).",
+    )
+    parser.add_argument("-c", dest="source", required=True, help="the program, as for emmy compile -c")
+    parser.add_argument("--dtype", default="float32", help="float32, bfloat16 or float16 (DT in the source)")
+    parser.add_argument("--warmup", type=int, default=10)
+    parser.add_argument("--reps", type=int, default=100)
+    parser.add_argument("--no-compile", action="store_true", help="leave torch.compile out")
+    parser.add_argument("--copy-bandwidth", action="store_true", help="measure the 2 GiB copy bandwidth first")
+    parser.add_argument("--json", help="also write the results to this file")
+    args = parser.parse_args(argv)
+    copy = device_copy_bandwidth() if args.copy_bandwidth else None
+    backends = ("eager",) if args.no_compile else ("eager", "torch.compile")
+    result = bench_program(
+        args.source, args.dtype, backends=backends, warmup=args.warmup, reps=args.reps,
+        copy_bandwidth_gbps=copy,
+    )
+    print(format_table(result))
+    if args.json:
+        to_json(result, args.json)
+    return 0 if all(row["correct"] for row in result["backends"]) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
