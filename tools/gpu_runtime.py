@@ -409,16 +409,19 @@ def _compile_nvrtc(source: str, arch: str, flags: list[str]) -> bytes:
     try:
         encoded = [flag.encode() for flag in flags]
         (compiled,) = nvrtc.nvrtcCompileProgram(program, len(encoded), encoded)
+        # NVRTC writes into the buffers it is given: they must be fresh bytearrays. (The usual
+        # `b" " * size` hands it CPython's shared one-byte b" " when the log is empty, size 1,
+        # and its NUL then turns every b" " of the process into b"\0".)
         (size,) = check(nvrtc.nvrtcGetProgramLogSize(program), "nvrtcGetProgramLogSize")
-        buffer = b" " * size
+        buffer = bytearray(size)
         check(nvrtc.nvrtcGetProgramLog(program, buffer), "nvrtcGetProgramLog")
-        log = buffer.rstrip(b"\0").decode(errors="replace")
+        log = bytes(buffer).rstrip(b"\0").decode(errors="replace")
         if compiled != nvrtc.nvrtcResult.NVRTC_SUCCESS:
             raise _compile_error(source, arch, "nvrtc", log)
         (size,) = check(nvrtc.nvrtcGetCUBINSize(program), "nvrtcGetCUBINSize")
-        cubin = b" " * size
+        cubin = bytearray(size)
         check(nvrtc.nvrtcGetCUBIN(program, cubin), "nvrtcGetCUBIN")
-        return cubin
+        return bytes(cubin)
     finally:
         nvrtc.nvrtcDestroyProgram(program)
 
