@@ -144,7 +144,12 @@ def _stack_traces_through(tree: ast.Module, code_name: str) -> Iterator[None]:
     """Makes torch.export keep the frames of the program's own functions in the stack traces
     it records, which otherwise hold only `forward` methods: an op in a helper such as
     `rotate_half` is then located in the helper, not at its caller."""
-    anchors = torch.fx.proxy._STACK_TRACE_ANCHORS
+    anchors = getattr(torch.fx.proxy, "_STACK_TRACE_ANCHORS", None)
+    if anchors is None:
+        # Older torch (the GPU hosts' 2.11) has no anchors: ops in helpers are then located
+        # at the helper's caller.
+        yield
+        return
     functions = {(code_name, n.name) for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
     added = (functions | {(code_name, "<lambda>")}) - anchors
     anchors.update(added)
