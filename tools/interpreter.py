@@ -31,6 +31,8 @@ milliseconds:
   Consequence: iterations that write a location another iteration reads or writes (a race
   under the parallel-loop promise, such as a scratch buffer shared by the iterations of an
   outer loop) see the last write of the whole vectorised loop, not their own.
+- kernel: `kernel.launch` runs a `kernel.func` in a SIMT emulator, every thread of a block
+  at once, see `emmy.tools.simt`.
 
 Loads and stores check their indices and fail on out-of-bounds accesses rather than let
 numpy wrap negative indices around. Float errors (overflow, division by zero, NaN) follow
@@ -61,6 +63,7 @@ from xdsl.utils.exceptions import InterpretationError
 
 from emmy.dialects import fused, loop, prim, tile
 from emmy.tools.scalar_functions import ScalarFunctions, numpy_dtype, to_type
+from emmy.tools.simt import SimtFunctions
 from emmy.tools.torch_functions import TorchFunctions
 
 COMBINERS: dict[str, np.ufunc] = {
@@ -396,6 +399,7 @@ def make_interpreter(
     interpreter = Interpreter(module, index_bitwidth=64, listeners=tuple(listeners))
     # ScalarFunctions stands in for xDSL's ArithFunctions and MathFunctions, which compute on
     # one FloatAttr or IntegerAttr at a time and would claim the same ops.
+    loop_functions = LoopFunctions()
     for functions in (
         FuncFunctions(),
         HostFunctions(),
@@ -403,9 +407,12 @@ def make_interpreter(
         TorchFunctions(),
         PrimFunctions(),
         FusedFunctions(),
-        LoopFunctions(),
+        loop_functions,
     ):
         interpreter.register_implementations(functions)
+    # Kernel IR; inside a kernel, memref.load and memref.store are per-thread accesses, so
+    # SimtFunctions takes them over and hands those outside kernels back to LoopFunctions.
+    interpreter.register_implementations(SimtFunctions(loop_functions), override=True)
     return interpreter
 
 

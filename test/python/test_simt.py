@@ -1,0 +1,718 @@
+"""The SIMT emulator (`emmy.tools.simt`) on hand-written Kernel IR, against numpy."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.parser import Parser
+from xdsl.utils.exceptions import VerifyException
+
+from emmy.dialects import make_context
+from emmy.tools.interpreter import ExecutionError, run_module
+
+
+def parse(text: str, verify: bool = True) -> ModuleOp:
+    module = Parser(make_context(), text).parse_module()
+    if verify:
+        module.verify()
+    return module
+
+
+def run(text: str, *inputs: np.ndarray, verify: bool = True) -> list[np.ndarray]:
+    return run_module(parse(text, verify), list(inputs))
+
+
+def randn(*shape: int, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+# ---- whole kernels ---------------------------------------------------------------------------
+
+VECTOR_ADD = """
+kernel.func @add(%a: memref<1000xf32>, %b: memref<1000xf32>, %c: memref<1000xf32>) block [128, 1, 1] {
+  %tid = kernel.thread_id x
+  %bid = kernel.block_id x
+  %bdim = kernel.block_dim x
+  %gdim = kernel.grid_dim x
+  %base = arith.muli %bid, %bdim : index
+  %start = arith.addi %base, %tid : index
+  %stride = arith.muli %bdim, %gdim : index
+  %n = arith.constant 1000 : index
+  scf.for %i = %start to %n step %stride {
+    %x = memref.load %a[%i] : memref<1000xf32>
+    %y = memref.load %b[%i] : memref<1000xf32>
+    %s = arith.addf %x, %y : f32
+    memref.store %s, %c[%i] : memref<1000xf32>
+  }
+}
+
+func.func @forward(%a: memref<1000xf32>, %b: memref<1000xf32>) -> memref<1000xf32> {
+  %c = memref.alloc() : memref<1000xf32>
+  kernel.launch @add(%a, %b, %c) grid [3, 1, 1] block [128, 1, 1] smem 0 : memref<1000xf32>, memref<1000xf32>, memref<1000xf32>
+  func.return %c : memref<1000xf32>
+}
+"""
+
+
+def test_vector_add_with_a_grid_stride_loop():
+    a, b = randn(1000), randn(1000, seed=1)
+    (c,) = run(VECTOR_ADD, a, b)
+    np.testing.assert_array_equal(c, a + b)
+
+
+def test_blocks_run_in_chunks(monkeypatch):
+    # One block per chunk: the same answer as all blocks in lockstep.
+    from emmy.tools import simt
+
+    monkeypatch.setattr(simt, "CHUNK_THREADS", 1)
+    a, b = randn(1000), randn(1000, seed=1)
+    (c,) = run(VECTOR_ADD, a, b)
+    np.testing.assert_array_equal(c, a + b)
+
+
+def warp_sum(value: str, kind: str = "addf", prefix: str = "w", offsets=(16, 8, 4, 2, 1)) -> str:
+    """IR reducing `%value` (f32) across the warp with shuffle-xor; the total is `%{prefix}1`."""
+    lines, current = [], value
+    for offset in offsets:
+        offset_value = f"%{prefix}o{offset}"
+        lines.append(f"{offset_value} = arith.constant {offset} : i32")
+        lines.append(f"%{prefix}s{offset} = kernel.shuffle xor %{current}, {offset_value} : f32")
+        lines.append(f"%{prefix}{offset} = arith.{kind} %{current}, %{prefix}s{offset} : f32")
+        current = f"{prefix}{offset}"
+    return "\n  ".join(lines)
+
+
+def block_reduce(value: str, kind: str, identity: str, prefix: str) -> str:
+    """IR reducing `%value` over a block of 256 threads: within each warp by shuffles, across
+    the 8 warps through shared memory; every thread gets the total as `%{prefix}_total`."""
+    return f"""
+  {warp_sum(value, kind, prefix + "a")}
+  %{prefix}_partials = kernel.shared_alloc : memref<8xf32, 3 : i32>
+  %{prefix}_result = kernel.shared_alloc : memref<1xf32, 3 : i32>
+  scf.if %lane0 {{
+    memref.store %{prefix}a1, %{prefix}_partials[%warp] : memref<8xf32, 3 : i32>
+  }}
+  kernel.barrier
+  scf.if %warp0 {{
+    %{prefix}_in = arith.cmpi ult, %lane, %c8 : index
+    %{prefix}_mine = scf.if %{prefix}_in -> (f32) {{
+      %{prefix}_p = memref.load %{prefix}_partials[%lane] : memref<8xf32, 3 : i32>
+      scf.yield %{prefix}_p : f32
+    }} else {{
+      %{prefix}_id = arith.constant {identity} : f32
+      scf.yield %{prefix}_id : f32
+    }}
+    {warp_sum(prefix + "_mine", kind, prefix + "b", (4, 2, 1))}
+    scf.if %lane0 {{
+      memref.store %{prefix}b1, %{prefix}_result[%c0] : memref<1xf32, 3 : i32>
+    }}
+  }}
+  kernel.barrier
+  %{prefix}_total = memref.load %{prefix}_result[%c0] : memref<1xf32, 3 : i32>
+"""
+
+
+BLOCK_PROLOGUE = """
+  %tid = kernel.thread_id x
+  %row = kernel.block_id x
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  %c256 = arith.constant 256 : index
+  %lane = arith.remui %tid, %c32 : index
+  %warp = arith.divui %tid, %c32 : index
+  %lane0 = arith.cmpi eq, %lane, %c0 : index
+  %warp0 = arith.cmpi eq, %warp, %c0 : index
+"""
+
+RMS_NORM = f"""
+kernel.func @rms_norm(%x: memref<32x2048xf32>, %w: memref<2048xf32>, %y: memref<32x2048xf32>) block [256, 1, 1] {{
+  {BLOCK_PROLOGUE}
+  %n = arith.constant 2048 : index
+  %zero = arith.constant 0.0 : f32
+  %partial = scf.for %j = %tid to %n step %c256 iter_args(%acc = %zero) -> (f32) {{
+    %v = memref.load %x[%row, %j] : memref<32x2048xf32>
+    %sq = arith.mulf %v, %v : f32
+    %acc2 = arith.addf %acc, %sq : f32
+    scf.yield %acc2 : f32
+  }}
+  {block_reduce("partial", "addf", "0.0", "sum")}
+  %count = arith.constant 2048.0 : f32
+  %mean = arith.divf %sum_total, %count : f32
+  %eps = arith.constant 1.0e-6 : f32
+  %shifted = arith.addf %mean, %eps : f32
+  %scale = math.rsqrt %shifted : f32
+  scf.for %j = %tid to %n step %c256 {{
+    %v = memref.load %x[%row, %j] : memref<32x2048xf32>
+    %g = memref.load %w[%j] : memref<2048xf32>
+    %s = arith.mulf %v, %scale : f32
+    %o = arith.mulf %s, %g : f32
+    memref.store %o, %y[%row, %j] : memref<32x2048xf32>
+  }}
+}}
+
+func.func @forward(%x: memref<32x2048xf32>, %w: memref<2048xf32>) -> memref<32x2048xf32> {{
+  %y = memref.alloc() : memref<32x2048xf32>
+  kernel.launch @rms_norm(%x, %w, %y) grid [32, 1, 1] block [256, 1, 1] smem 0 : memref<32x2048xf32>, memref<2048xf32>, memref<32x2048xf32>
+  func.return %y : memref<32x2048xf32>
+}}
+"""
+
+
+def test_rms_norm_block_per_row():
+    x, w = randn(32, 2048), randn(2048, seed=1)
+    module = parse(RMS_NORM)
+    start = time.perf_counter()
+    (y,) = run_module(module, [x, w])
+    elapsed = time.perf_counter() - start
+    x64 = x.astype(np.float64)
+    expected = x64 / np.sqrt((x64 * x64).mean(axis=1, keepdims=True) + 1e-6) * w
+    np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-5)
+    assert elapsed < 1.0, f"the emulator took {elapsed:.2f} s"
+
+
+SOFTMAX = f"""
+kernel.func @softmax(%x: memref<8x1000xf32>, %y: memref<8x1000xf32>) block [256, 1, 1] {{
+  {BLOCK_PROLOGUE}
+  %n = arith.constant 1000 : index
+  %lowest = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  %local_max = scf.for %j = %tid to %n step %c256 iter_args(%m = %lowest) -> (f32) {{
+    %v = memref.load %x[%row, %j] : memref<8x1000xf32>
+    %m2 = arith.maximumf %m, %v : f32
+    scf.yield %m2 : f32
+  }}
+  {block_reduce("local_max", "maximumf", "0xFF800000", "max")}
+  %local_sum = scf.for %j = %tid to %n step %c256 iter_args(%s = %zero) -> (f32) {{
+    %v = memref.load %x[%row, %j] : memref<8x1000xf32>
+    %d = arith.subf %v, %max_total : f32
+    %e = math.exp %d : f32
+    %s2 = arith.addf %s, %e : f32
+    scf.yield %s2 : f32
+  }}
+  {block_reduce("local_sum", "addf", "0.0", "sum")}
+  scf.for %j = %tid to %n step %c256 {{
+    %v = memref.load %x[%row, %j] : memref<8x1000xf32>
+    %d = arith.subf %v, %max_total : f32
+    %e = math.exp %d : f32
+    %p = arith.divf %e, %sum_total : f32
+    memref.store %p, %y[%row, %j] : memref<8x1000xf32>
+  }}
+}}
+
+func.func @forward(%x: memref<8x1000xf32>) -> memref<8x1000xf32> {{
+  %y = memref.alloc() : memref<8x1000xf32>
+  kernel.launch @softmax(%x, %y) grid [8, 1, 1] block [256, 1, 1] smem 0 : memref<8x1000xf32>, memref<8x1000xf32>
+  func.return %y : memref<8x1000xf32>
+}}
+"""
+
+
+def test_softmax_max_then_sum():
+    x = randn(8, 1000) * 4
+    (y,) = run(SOFTMAX, x)
+    x64 = x.astype(np.float64)
+    e = np.exp(x64 - x64.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(y, e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-7)
+
+
+ATOMIC_SUM = f"""
+kernel.func @sum(%x: memref<10000xf32>, %total: memref<1xf32>) block [256, 1, 1] {{
+  %tid = kernel.thread_id x
+  %bid = kernel.block_id x
+  %bdim = kernel.block_dim x
+  %gdim = kernel.grid_dim x
+  %c0 = arith.constant 0 : index
+  %c32 = arith.constant 32 : index
+  %base = arith.muli %bid, %bdim : index
+  %start = arith.addi %base, %tid : index
+  %stride = arith.muli %bdim, %gdim : index
+  %n = arith.constant 10000 : index
+  %zero = arith.constant 0.0 : f32
+  %partial = scf.for %i = %start to %n step %stride iter_args(%acc = %zero) -> (f32) {{
+    %v = memref.load %x[%i] : memref<10000xf32>
+    %acc2 = arith.addf %acc, %v : f32
+    scf.yield %acc2 : f32
+  }}
+  {warp_sum("partial")}
+  %lane = arith.remui %tid, %c32 : index
+  %lane0 = arith.cmpi eq, %lane, %c0 : index
+  scf.if %lane0 {{
+    %old = kernel.atomic add %w1, %total[%c0] : memref<1xf32>
+  }}
+}}
+
+func.func @forward(%x: memref<10000xf32>, %total: memref<1xf32>) -> memref<1xf32> {{
+  kernel.launch @sum(%x, %total) grid [5, 1, 1] block [256, 1, 1] smem 0 : memref<10000xf32>, memref<1xf32>
+  func.return %total : memref<1xf32>
+}}
+"""
+
+
+def test_reduction_with_atomics():
+    x = randn(10000)
+    (total,) = run(ATOMIC_SUM, x, np.zeros(1, np.float32))
+    np.testing.assert_allclose(total[0], x.astype(np.float64).sum(), rtol=1e-5)
+
+
+ATOMIC_ORDER = """
+kernel.func @count(%counter: memref<4xi32>, %old: memref<2x64xi32>, %mx: memref<4xf32>) block [64, 1, 1] {
+  %tid = kernel.thread_id x
+  %bid = kernel.block_id x
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %one = arith.constant 1 : i32
+  %slot = arith.remui %tid, %c3 : index
+  %o = kernel.atomic add %one, %counter[%slot] : memref<4xi32>
+  memref.store %o, %old[%bid, %tid] : memref<2x64xi32>
+  %t = arith.index_cast %tid : index to i32
+  %f = arith.sitofp %t : i32 to f32
+  %m = kernel.atomic max %f, %mx[%c0] : memref<4xf32>
+  %n = kernel.atomic min %f, %mx[%c1] : memref<4xf32>
+}
+
+func.func @forward(%counter: memref<4xi32>, %mx: memref<4xf32>) -> memref<2x64xi32> {
+  %old = memref.alloc() : memref<2x64xi32>
+  kernel.launch @count(%counter, %old, %mx) grid [2, 1, 1] block [64, 1, 1] smem 0 : memref<4xi32>, memref<2x64xi32>, memref<4xf32>
+  func.return %old : memref<2x64xi32>
+}
+"""
+
+
+def test_atomics_serialise_in_thread_order():
+    module = parse(ATOMIC_ORDER)
+    from emmy.tools.interpreter import find_function, make_interpreter
+
+    initial = np.array([100, 200, 300, 400], np.int32)
+    counter = initial.copy()
+    mx = np.array([-1.0, 1000.0, 7.0, 7.0], np.float32)
+    interpreter = make_interpreter(module)
+    (old,) = interpreter.call_op(find_function(module, "forward"), (counter, mx))
+    # Block 0's threads come before block 1's, each block's in thread order.
+    slot = np.arange(64) % 3
+    rank = np.array([(slot[:t] == slot[t]).sum() for t in range(64)])
+    per_block = np.bincount(slot, minlength=4)
+    expected = np.stack([initial[slot] + rank, initial[slot] + per_block[slot] + rank])
+    np.testing.assert_array_equal(old, expected)
+    np.testing.assert_array_equal(counter, [100 + 2 * 22, 200 + 2 * 21, 300 + 2 * 21, 400])
+    np.testing.assert_array_equal(mx, [63.0, 0.0, 7.0, 7.0])
+
+
+SHUFFLES = """
+kernel.func @shuffles(%out: memref<5x64xi32>) block [64, 1, 1] {
+  %tid = kernel.thread_id x
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %v = arith.index_cast %tid : index to i32
+  %five = arith.constant 5 : i32
+  %three = arith.constant 3 : i32
+  %thirty_nine = arith.constant 39 : i32
+  %x = kernel.shuffle xor %v, %five : i32
+  %d = kernel.shuffle down %v, %three : i32
+  %u = kernel.shuffle up %v, %three : i32
+  %i = kernel.shuffle idx %v, %thirty_nine : i32
+  %lane_per_thread = arith.constant 31 : i32
+  %src = arith.subi %lane_per_thread, %v : i32
+  %r = kernel.shuffle idx %v, %src : i32
+  memref.store %x, %out[%c0, %tid] : memref<5x64xi32>
+  memref.store %d, %out[%c1, %tid] : memref<5x64xi32>
+  memref.store %u, %out[%c2, %tid] : memref<5x64xi32>
+  memref.store %i, %out[%c3, %tid] : memref<5x64xi32>
+  memref.store %r, %out[%c4, %tid] : memref<5x64xi32>
+}
+
+func.func @forward() -> memref<5x64xi32> {
+  %out = memref.alloc() : memref<5x64xi32>
+  kernel.launch @shuffles(%out) grid [1, 1, 1] block [64, 1, 1] smem 0 : memref<5x64xi32>
+  func.return %out : memref<5x64xi32>
+}
+"""
+
+
+def test_shuffle_modes():
+    (out,) = run(SHUFFLES)
+    tid = np.arange(64)
+    lane, warp_base = tid % 32, tid - tid % 32
+    np.testing.assert_array_equal(out[0], warp_base + (lane ^ 5))
+    np.testing.assert_array_equal(out[1], np.where(lane + 3 < 32, tid + 3, tid))
+    np.testing.assert_array_equal(out[2], np.where(lane >= 3, tid - 3, tid))
+    np.testing.assert_array_equal(out[3], warp_base + 7)  # 39 mod 32
+    # Lanes 0..31 of warp 0 read 31 - lane; warp 1's threads 32..63 compute negative
+    # sources, which wrap mod 32 like any idx source.
+    np.testing.assert_array_equal(out[4], warp_base + ((31 - tid) & 31))
+
+
+DIVERGENT_IF = """
+kernel.func @branches(%x: memref<64xf32>, %y: memref<64xf32>) block [64, 1, 1] {
+  %tid = kernel.thread_id x
+  %c3 = arith.constant 3 : index
+  %c0 = arith.constant 0 : index
+  %c10 = arith.constant 10 : index
+  %r = arith.remui %tid, %c3 : index
+  %is0 = arith.cmpi eq, %r, %c0 : index
+  %v = memref.load %x[%tid] : memref<64xf32>
+  %out = scf.if %is0 -> (f32) {
+    %two = arith.constant 2.0 : f32
+    %d = arith.mulf %v, %two : f32
+    scf.yield %d : f32
+  } else {
+    %one = arith.constant 1.0 : f32
+    %big = arith.cmpi ugt, %tid, %c10 : index
+    %e = scf.if %big -> (f32) {
+      %a = arith.addf %v, %one : f32
+      scf.yield %a : f32
+    } else {
+      %a = arith.subf %v, %one : f32
+      scf.yield %a : f32
+    }
+    scf.yield %e : f32
+  }
+  memref.store %out, %y[%tid] : memref<64xf32>
+  %low = arith.cmpi ult, %tid, %c10 : index
+  scf.if %low {
+    %zero = arith.constant 0.0 : f32
+    memref.store %zero, %x[%tid] : memref<64xf32>
+  }
+}
+
+func.func @forward(%x: memref<64xf32>) -> memref<64xf32> {
+  %y = memref.alloc() : memref<64xf32>
+  kernel.launch @branches(%x, %y) grid [1, 1, 1] block [64, 1, 1] smem 0 : memref<64xf32>, memref<64xf32>
+  func.return %y : memref<64xf32>
+}
+"""
+
+
+def test_divergent_if_merges_results_and_masks_stores():
+    x = randn(64)
+    module = parse(DIVERGENT_IF)
+    from emmy.tools.interpreter import find_function, make_interpreter
+
+    x_buffer = x.copy()
+    (y,) = make_interpreter(module).call_op(find_function(module, "forward"), (x_buffer,))
+    tid = np.arange(64)
+    expected = np.where(tid % 3 == 0, x * 2, np.where(tid > 10, x + 1, x - 1))
+    np.testing.assert_array_equal(y, expected.astype(np.float32))
+    np.testing.assert_array_equal(x_buffer, np.where(tid < 10, 0, x))
+
+
+PER_THREAD_TRIP_COUNTS = """
+kernel.func @triangle(%y: memref<64xi32>) block [64, 1, 1] {
+  %tid = kernel.thread_id x
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0 : i32
+  %sum = scf.for %i = %c0 to %tid step %c1 iter_args(%acc = %zero) -> (i32) {
+    %v = arith.index_cast %i : index to i32
+    %acc2 = arith.addi %acc, %v : i32
+    scf.yield %acc2 : i32
+  }
+  memref.store %sum, %y[%tid] : memref<64xi32>
+}
+
+func.func @forward() -> memref<64xi32> {
+  %y = memref.alloc() : memref<64xi32>
+  kernel.launch @triangle(%y) grid [1, 1, 1] block [64, 1, 1] smem 0 : memref<64xi32>
+  func.return %y : memref<64xi32>
+}
+"""
+
+
+def test_loop_with_per_thread_trip_counts_keeps_each_threads_last_value():
+    (y,) = run(PER_THREAD_TRIP_COUNTS)
+    tid = np.arange(64)
+    np.testing.assert_array_equal(y, tid * (tid - 1) // 2)
+
+
+VECTOR_ACCESS = """
+kernel.func @reverse4(%x: memref<4x128xf32>, %y: memref<4x128xf32>) block [32, 4, 1] {
+  %tx = kernel.thread_id x
+  %ty = kernel.thread_id y
+  %c4 = arith.constant 4 : index
+  %j = arith.muli %tx, %c4 : index
+  %a, %b, %c, %d = kernel.vector_load %x[%ty, %j] : memref<4x128xf32>
+  kernel.vector_store %d, %c, %b, %a, %y[%ty, %j] : memref<4x128xf32>
+}
+
+func.func @forward(%x: memref<4x128xf32>) -> memref<4x128xf32> {
+  %y = memref.alloc() : memref<4x128xf32>
+  kernel.launch @reverse4(%x, %y) grid [1, 1, 1] block [32, 4, 1] smem 0 : memref<4x128xf32>, memref<4x128xf32>
+  func.return %y : memref<4x128xf32>
+}
+"""
+
+
+def test_vector_loads_and_stores_with_a_2d_block():
+    x = randn(4, 128)
+    (y,) = run(VECTOR_ACCESS, x)
+    np.testing.assert_array_equal(y, x.reshape(4, 32, 4)[:, :, ::-1].reshape(4, 128))
+
+
+def test_misaligned_vector_access_is_an_error():
+    text = VECTOR_ACCESS.replace(
+        "%j = arith.muli %tx, %c4 : index",
+        "%j0 = arith.muli %tx, %c4 : index\n  %c2 = arith.constant 2 : index\n"
+        "  %j1 = arith.addi %j0, %c2 : index\n  %c124 = arith.constant 124 : index\n"
+        "  %j = arith.minui %j1, %c124 : index",
+    )
+    with pytest.raises(ExecutionError, match=r"kernel.vector_load.*thread \(0, 0, 0\).*aligned"):
+        run(text, randn(4, 128))
+
+
+CP_ASYNC = """
+kernel.func @stage(%x: memref<2x256xf32>, %y: memref<2x256xf32>) block [64, 1, 1] {
+  %tid = kernel.thread_id x
+  %row = kernel.block_id x
+  %c4 = arith.constant 4 : index
+  %c255 = arith.constant 255 : index
+  %tile = kernel.dynamic_shared offset 16 : memref<256xf32, 3 : i32>
+  %j = arith.muli %tid, %c4 : index
+  kernel.cp_async %tile[%j], %x[%row, %j] bytes 16 : memref<256xf32, 3 : i32>, memref<2x256xf32>
+  kernel.cp_async_commit
+  kernel.cp_async_wait 0
+  kernel.barrier
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %c256 = arith.constant 256 : index
+  scf.for %k = %tid to %c256 step %c64 {
+    %mirror = arith.subi %c255, %k : index
+    %v = memref.load %tile[%mirror] : memref<256xf32, 3 : i32>
+    memref.store %v, %y[%row, %k] : memref<2x256xf32>
+  }
+}
+
+func.func @forward(%x: memref<2x256xf32>) -> memref<2x256xf32> {
+  %y = memref.alloc() : memref<2x256xf32>
+  kernel.launch @stage(%x, %y) grid [2, 1, 1] block [64, 1, 1] smem 1040 : memref<2x256xf32>, memref<2x256xf32>
+  func.return %y : memref<2x256xf32>
+}
+"""
+
+
+def test_cp_async_into_dynamic_shared_memory():
+    x = randn(2, 256)
+    (y,) = run(CP_ASYNC, x)
+    np.testing.assert_array_equal(y, x[:, ::-1])
+
+
+def test_cp_async_data_needs_a_barrier_before_other_threads_read_it():
+    text = CP_ASYNC.replace("  kernel.barrier\n", "")
+    with pytest.raises(ExecutionError, match=r"'memref.load'.*reads shared element \[255\].*barrier"):
+        run(text, randn(2, 256))
+
+
+def test_dynamic_shared_view_beyond_the_launch_size_is_an_error():
+    text = CP_ASYNC.replace("smem 1040", "smem 1024")
+    with pytest.raises(ExecutionError, match=r"kernel.dynamic_shared.*\[16, 1040\).*1024 bytes"):
+        run(text, randn(2, 256), verify=False)
+
+
+TRANSPOSE = """
+kernel.func @transpose(%x: memref<64x96xf32>, %y: memref<96x64xf32>) block [32, 8, 1] {
+  %tx = kernel.thread_id x
+  %ty = kernel.thread_id y
+  %bx = kernel.block_id x
+  %by = kernel.block_id y
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  %tile = kernel.shared_alloc : memref<32x33xf32, 3 : i32>
+  %col = arith.muli %bx, %c32 : index
+  %row = arith.muli %by, %c32 : index
+  %j = arith.addi %col, %tx : index
+  scf.for %k = %c0 to %c32 step %c8 {
+    %r = arith.addi %ty, %k : index
+    %i = arith.addi %row, %r : index
+    %v = memref.load %x[%i, %j] : memref<64x96xf32>
+    memref.store %v, %tile[%r, %tx] : memref<32x33xf32, 3 : i32>
+  }
+  kernel.barrier
+  %out_col = arith.addi %row, %tx : index
+  scf.for %k = %c0 to %c32 step %c8 {
+    %r = arith.addi %ty, %k : index
+    %out_row = arith.addi %col, %r : index
+    %v = memref.load %tile[%tx, %r] : memref<32x33xf32, 3 : i32>
+    memref.store %v, %y[%out_row, %out_col] : memref<96x64xf32>
+  }
+}
+
+func.func @forward(%x: memref<64x96xf32>) -> memref<96x64xf32> {
+  %y = memref.alloc() : memref<96x64xf32>
+  kernel.launch @transpose(%x, %y) grid [3, 2, 1] block [32, 8, 1] smem 0 : memref<64x96xf32>, memref<96x64xf32>
+  func.return %y : memref<96x64xf32>
+}
+"""
+
+
+def test_tiled_transpose_with_a_2d_grid_and_a_shared_tile():
+    x = randn(64, 96)
+    (y,) = run(TRANSPOSE, x)
+    np.testing.assert_array_equal(y, x.T)
+
+
+def test_threads_storing_different_values_to_one_shared_element_race():
+    text = TRANSPOSE.replace(
+        "memref.store %v, %tile[%r, %tx] : memref<32x33xf32, 3 : i32>",
+        "memref.store %v, %tile[%c0, %tx] : memref<32x33xf32, 3 : i32>",
+    )
+    with pytest.raises(
+        ExecutionError,
+        match=r"'memref.store'.*thread \(0, 0, 0\) of block \(0, 0, 0\) and another thread "
+        r"of its block store different values to shared element \[0, 0\]",
+    ):
+        run(text, randn(64, 96))
+
+
+def test_uniform_store_keeps_the_highest_threads_value():
+    text = """
+kernel.func @last(%y: memref<1xi32>) block [64, 1, 1] {
+  %tid = kernel.thread_id x
+  %c0 = arith.constant 0 : index
+  %c50 = arith.constant 50 : index
+  %v = arith.index_cast %tid : index to i32
+  %low = arith.cmpi ult, %tid, %c50 : index
+  scf.if %low {
+    memref.store %v, %y[%c0] : memref<1xi32>
+  }
+}
+
+func.func @forward() -> memref<1xi32> {
+  %y = memref.alloc() : memref<1xi32>
+  kernel.launch @last(%y) grid [1, 1, 1] block [64, 1, 1] smem 0 : memref<1xi32>
+  func.return %y : memref<1xi32>
+}
+"""
+    (y,) = run(text)
+    assert y[0] == 49
+
+
+UNINITIALISED_SHARED = """
+kernel.func @peek(%y: memref<32xf32>) block [32, 1, 1] {
+  %tid = kernel.thread_id x
+  %s = kernel.shared_alloc : memref<32xf32, 3 : i32>
+  %v = memref.load %s[%tid] : memref<32xf32, 3 : i32>
+  memref.store %v, %y[%tid] : memref<32xf32>
+}
+
+func.func @forward() -> memref<32xf32> {
+  %y = memref.alloc() : memref<32xf32>
+  kernel.launch @peek(%y) grid [1, 1, 1] block [32, 1, 1] smem 0 : memref<32xf32>
+  func.return %y : memref<32xf32>
+}
+"""
+
+
+def test_unwritten_shared_memory_reads_nan():
+    (y,) = run(UNINITIALISED_SHARED)
+    assert np.isnan(y).all()
+
+
+# ---- errors --------------------------------------------------------------------------------
+
+BARRIER_UNDER_DIVERGENCE = """
+kernel.func @bad(%y: memref<64xf32>) block [64, 1, 1] {
+  %tid = kernel.thread_id x
+  %c40 = arith.constant 40 : index
+  %low = arith.cmpi ult, %tid, %c40 : index
+  scf.if %low {
+    kernel.barrier
+  }
+}
+
+func.func @forward() -> memref<64xf32> {
+  %y = memref.alloc() : memref<64xf32>
+  kernel.launch @bad(%y) grid [1, 1, 1] block [64, 1, 1] smem 0 : memref<64xf32>
+  func.return %y : memref<64xf32>
+}
+"""
+
+
+def test_barrier_under_divergent_control_flow_is_an_error():
+    # The verifier rejects this kernel; the emulator reports it too, when it runs unverified.
+    with pytest.raises(VerifyException):
+        parse(BARRIER_UNDER_DIVERGENCE)
+    with pytest.raises(
+        ExecutionError,
+        match=r"'kernel.barrier'.*barrier under divergent control flow.*40 of 64 threads "
+        r"reach it \(thread \(40, 0, 0\) of block \(0, 0, 0\) does not\)",
+    ):
+        run(BARRIER_UNDER_DIVERGENCE, verify=False)
+
+
+def test_barrier_under_block_uniform_control_flow_is_fine():
+    # Every thread of block 0 reaches it; no thread of block 1 does.
+    text = BARRIER_UNDER_DIVERGENCE.replace(
+        "%tid = kernel.thread_id x", "%tid = kernel.block_id x"
+    ).replace("%c40 = arith.constant 40", "%c40 = arith.constant 1").replace(
+        "grid [1, 1, 1]", "grid [2, 1, 1]"
+    )
+    run(text)
+
+
+def test_out_of_bounds_load_names_the_op_and_thread():
+    # Element 1000 is the third iteration of global thread 1000 - 2 * 384 = 232.
+    text = VECTOR_ADD.replace("arith.constant 1000 : index", "arith.constant 1001 : index")
+    with pytest.raises(
+        ExecutionError,
+        match=r"'memref.load'.*thread \(104, 0, 0\) of block \(1, 0, 0\).*index #0 is 1000, "
+        r"out of bounds for a dimension of size 1000",
+    ) as error:
+        run(text, randn(1000), randn(1000))
+    assert error.value.op.name == "memref.load"
+
+
+def test_out_of_bounds_store_names_the_op():
+    text = DIVERGENT_IF.replace("memref.store %zero, %x[%tid]", "memref.store %zero, %x[%c10]")
+    text = text.replace("%c10 = arith.constant 10 : index", "%c10 = arith.constant 64 : index")
+    with pytest.raises(ExecutionError, match=r"'memref.store'.*index #0 is 64"):
+        run(text, randn(64))
+
+
+def test_inactive_threads_do_not_fault():
+    # Threads past the end compute out-of-bounds indices but never use them.
+    guarded = """
+kernel.func @guarded(%x: memref<100xf32>, %y: memref<100xf32>) block [128, 1, 1] {
+  %tid = kernel.thread_id x
+  %n = arith.constant 100 : index
+  %in = arith.cmpi ult, %tid, %n : index
+  scf.if %in {
+    %v = memref.load %x[%tid] : memref<100xf32>
+    memref.store %v, %y[%tid] : memref<100xf32>
+  }
+}
+
+func.func @forward(%x: memref<100xf32>) -> memref<100xf32> {
+  %y = memref.alloc() : memref<100xf32>
+  kernel.launch @guarded(%x, %y) grid [1, 1, 1] block [128, 1, 1] smem 0 : memref<100xf32>, memref<100xf32>
+  func.return %y : memref<100xf32>
+}
+"""
+    x = randn(100)
+    (y,) = run(guarded, x)
+    np.testing.assert_array_equal(y, x)
+
+
+def test_missing_barrier_is_reported_as_a_race():
+    text = RMS_NORM.replace("  kernel.barrier\n", "", 1)
+    with pytest.raises(ExecutionError, match=r"'memref.load'.*reads shared element \[1\].*"
+                       r"thread \(32, 0, 0\) stored since the last barrier"):
+        run(text, randn(32, 2048), randn(2048))
+
+
+def test_shuffle_in_a_partly_active_warp_is_an_error():
+    text = SHUFFLES.replace(
+        "%x = kernel.shuffle xor %v, %five : i32",
+        "%c20 = arith.constant 20 : index\n  %some = arith.cmpi ult, %tid, %c20 : index\n"
+        "  %x = scf.if %some -> (i32) {\n"
+        "    %s = kernel.shuffle xor %v, %five : i32\n    scf.yield %s : i32\n"
+        "  } else {\n    scf.yield %v : i32\n  }",
+    )
+    with pytest.raises(ExecutionError, match=r"'kernel.shuffle'.*only 20 of the 32 lanes of warp 0"):
+        run(text)

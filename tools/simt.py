@@ -1,0 +1,801 @@
+"""A SIMT emulator for Kernel IR: `kernel.launch` runs a `kernel.func` on numpy, every thread
+of a block at once.
+
+Execution model
+---------------
+`kernel.launch @k(args) grid [..] block [..] smem N` runs the kernel's body once per *chunk*
+of blocks: the blocks of the grid, in linear order (x fastest), are cut into chunks of about
+`CHUNK_THREADS` threads (fewer when they use much shared memory), and every thread of every
+block of a chunk runs in lockstep. Each SSA value inside the kernel is a numpy array with one
+element per thread of the chunk, shape `(threads,)`, or a 0-d array for a value that is the
+same for every thread (constants, block dimensions, loop counters of uniform loops; the
+scalar impls of `emmy.tools.scalar_functions` broadcast the two, so they run unchanged).
+Threads are numbered block-major: thread `t` of the chunk is thread `t % T` (linear,
+`x + bx * (y + by * z)`) of block `t // T`, where `T` is the block size; warps are 32
+consecutive linear thread ids of a block, as on the GPU. CUDA blocks are independent (they
+may run in any order, or at the same time), so a race-free kernel cannot
+tell lockstep blocks from sequential ones.
+
+- `kernel.thread_id x|y|z`, `kernel.block_id`: per-thread index arrays; `kernel.block_dim`,
+  `kernel.grid_dim`: uniform.
+- Divergence is a mask of the active threads. `scf.if` on a per-thread condition runs the
+  then-region with `mask & cond` and the else-region with `mask & ~cond` (a region no thread
+  takes does not run) and merges the results with `np.where(cond, then, else)`; on a uniform
+  condition it runs one region. `scf.for` with uniform bounds iterates in Python; with
+  per-thread bounds (a strided loop `for j = tid; j < n; j += blockDim`) it runs until no
+  thread is left, each iteration under the mask of the threads still iterating, and merges
+  the loop-carried values by that mask, so a thread's results are those of its own last
+  iteration. A step that is not positive is an error (it would never end). Values computed
+  for inactive threads are garbage and never observable: they are never stored, and inactive
+  threads' indices are never used, so they cannot fail.
+- `memref.load` / `memref.store` (and the vector, atomic and cp.async accesses) check the
+  indices of the active threads and fail on an out-of-bounds access, naming the thread and
+  the block; a store writes only active threads. When several threads of one store write one
+  element, the highest-numbered thread's value stays (CUDA leaves the winner unspecified).
+  Global buffers are the host's numpy arrays, mutated in place.
+- Shared memory: `kernel.shared_alloc` gives each block its own array (one per op per block,
+  however often the op runs, like a `__shared__` variable); `kernel.dynamic_shared offset N`
+  is a view at byte offset N of the block's dynamic shared memory, a byte buffer of the
+  launch's `smem` size (a view that does not fit is an error). Shared memory starts as NaN
+  for floats and all-ones bits (-1) for integers, so reading what no one wrote shows.
+- `kernel.barrier` is a phase boundary: lockstep execution has already finished every access
+  before it. Every thread of a block must reach it: a barrier that only some threads of a
+  block reach (in a block with any thread there) is an error, "barrier under divergent
+  control flow". (The kernel verifier rejects a barrier under thread-dependent control flow
+  statically; this catches what its analysis cannot see, and unverified IR.)
+- Shared-memory races: within a phase (between two barriers), a thread that reads a shared
+  element another thread stored, or stores a different value to an element another thread
+  stored, is an error naming both threads ("a missing kernel.barrier?"): lockstep execution
+  would otherwise hide the race, which on a GPU gives wrong answers. Write-after-read hazards
+  and races on global memory are not detected. Atomics are not races and are not tracked.
+- `kernel.shuffle xor|down|up|idx %v, %b` (warp of 32, width 32, PTX `shfl.sync` with a full
+  mask): lane `l` reads lane `l ^ b` (xor), `l + b` (down), `l - b` (up) or `b mod 32` (idx);
+  a source lane outside 0..31 gives the lane its own value. Every existing lane of a warp must
+  take part (a warp only partly active is an error), and reading a lane beyond the end of a
+  partial last warp (in a block that is not whole warps, which the verifier rejects) is an
+  error.
+- `kernel.atomic add|max|min %v, %buf[%i]` returns the old values. The active threads of one
+  atomic op are serialised in thread order (block-major, as numbered above; blocks of later
+  chunks after those of earlier ones): each thread sees the value left by the threads before
+  it. Sums are therefore exactly the serial sums in that order. (bf16 buffers are held as
+  float32 and round once after the op.)
+- `kernel.vector_load` / `kernel.vector_store` access N consecutive elements along the last
+  dimension; like the hardware they require the first element to be aligned to N elements'
+  bytes (from the start of the buffer or of the dynamic shared memory).
+- `kernel.cp_async` copies immediately (source read and destination written at the op),
+  aligned like a vector access; `kernel.cp_async_commit` / `kernel.cp_async_wait` do nothing.
+  The destination counts as written by the issuing thread, so another thread must still pass
+  a barrier before it reads it.
+
+Host side: `kernel.launch` passes its operands (numpy arrays from `memref.alloc` /
+`memref.get_global`, or function arguments) to the kernel, which writes them in place.
+`memref.load` / `memref.store` outside a kernel (Tile IR uses them too) run as the functions
+given to `SimtFunctions` run them, so it takes those ops over from them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from math import prod
+
+import numpy as np
+from xdsl.dialects import memref, scf
+from xdsl.interpreter import (
+    Interpreter,
+    InterpreterFunctions,
+    PythonValues,
+    ReturnedValues,
+    TerminatorValue,
+    impl,
+    impl_terminator,
+    register_impls,
+)
+from xdsl.ir import Attribute, Operation, Region
+from xdsl.utils.exceptions import InterpretationError
+
+from emmy.dialects import kernel
+from emmy.tools.scalar_functions import numpy_dtype, to_type
+
+WARP_SIZE = 32
+
+CHUNK_THREADS = 1 << 16
+"""About how many threads (whole blocks, at least one) run in lockstep at a time."""
+
+CHUNK_SHARED_BYTES = 1 << 26
+"""About how many bytes the shared memory of the blocks of one chunk may take."""
+
+ATOMIC_UFUNCS: dict[str, np.ufunc] = {"add": np.add, "max": np.maximum, "min": np.minimum}
+
+
+def _uninitialised(shape: Sequence[int], element_type: Attribute) -> np.ndarray:
+    dtype = numpy_dtype(element_type)
+    if dtype.kind == "f":
+        return np.full(shape, np.nan, dtype)
+    if dtype == np.bool_:
+        return np.ones(shape, dtype)
+    return np.full(shape, -1, np.int64).astype(dtype)
+
+
+def _differs(old: np.ndarray, new: np.ndarray) -> np.ndarray:
+    """Elementwise: the values are different (two NaNs are the same)."""
+    different = old != new
+    if old.dtype.kind == "f":
+        different &= ~(np.isnan(old) & np.isnan(new))
+    return different
+
+
+@dataclass(eq=False)
+class Banked:
+    """Shared memory, one bank per block of a chunk: `data` has a leading bank axis, and
+    thread `t` of the chunk accesses bank `bank[t]`, its block."""
+
+    data: np.ndarray
+    bank: np.ndarray
+    byte_offset: int
+    """Where element 0 of a bank lies from the start of its memory, for alignment checks:
+    static buffers start on their own 16-byte boundary, dynamic views at their offset."""
+    writers: np.ndarray
+    """For each element, the thread of the block that stored it in the current phase, or -1."""
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.data.shape[1:]
+
+
+@dataclass(eq=False)
+class Chunk:
+    """The blocks of a launch that run together, and the state of their threads."""
+
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    first_block: int
+    blocks: int
+    smem: int
+    mask: np.ndarray = field(init=False)
+    full: bool = True
+    """The mask is all threads."""
+    shared: dict[Operation, Banked] = field(default_factory=dict)
+    dynamic: np.ndarray = field(init=False)
+    dynamic_writers: np.ndarray = field(init=False)
+    writers: list[np.ndarray] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.block_size = prod(self.block)
+        self.threads = self.blocks * self.block_size
+        everyone = np.arange(self.threads, dtype=np.int64)
+        self.thread = everyone % self.block_size
+        """The linear thread id in its block, of each thread of the chunk."""
+        self.block_of = everyone // self.block_size
+        """The block (within the chunk) of each thread."""
+        self.mask = np.ones(self.threads, np.bool_)
+        self.dynamic = np.full((self.blocks, self.smem), 0xFF, np.uint8)
+        self.dynamic_writers = np.full((self.blocks, self.smem), -1, np.int32)
+        self.writers.append(self.dynamic_writers)
+
+    def thread_ids(self, dim: int) -> np.ndarray:
+        bx, by, _ = self.block
+        return [self.thread % bx, self.thread // bx % by, self.thread // (bx * by)][dim]
+
+    def block_ids(self, dim: int) -> np.ndarray:
+        gx, gy, _ = self.grid
+        linear = self.first_block + self.block_of
+        ids = [linear % gx, linear // gx % gy, linear // (gx * gy)][dim]
+        return ids if self.blocks > 1 else np.asarray(ids[0])
+
+    def describe(self, thread: int) -> str:
+        """Who chunk thread `thread` is, for error messages."""
+        bx, by, _ = self.block
+        gx, gy, _ = self.grid
+        t = int(self.thread[thread])
+        b = self.first_block + int(self.block_of[thread])
+        return (
+            f"thread ({t % bx}, {t // bx % by}, {t // (bx * by)}) of block "
+            f"({b % gx}, {b // gx % gy}, {b // (gx * gy)})"
+        )
+
+    def describe_block(self, block: int) -> str:
+        gx, gy, _ = self.grid
+        b = self.first_block + block
+        return f"block ({b % gx}, {b // gx % gy}, {b // (gx * gy)})"
+
+    @contextmanager
+    def masked(self, mask: np.ndarray) -> Iterator[None]:
+        saved, saved_full = self.mask, self.full
+        self.mask, self.full = mask, bool(mask.all())
+        try:
+            yield
+        finally:
+            self.mask, self.full = saved, saved_full
+
+    def per_thread(self, value: object) -> np.ndarray:
+        return np.broadcast_to(np.asarray(value), (self.threads,))
+
+
+def _outside_kernel() -> None:
+    return None
+
+
+def _check_step(step: np.ndarray, active: np.ndarray | None) -> None:
+    bad = np.asarray(step) <= 0
+    if active is not None and bad.ndim:
+        bad = bad & active
+    if np.any(bad):
+        raise InterpretationError(f"scf.for step {int(np.min(step))} is not positive")
+
+
+@register_impls
+class SimtFunctions(InterpreterFunctions):
+    """Kernel IR, `scf` and `memref` element accesses, in lockstep across threads (see the
+    module docstring)."""
+
+    CHUNK = "chunk"
+    """Interpreter data: the `Chunk` running now, None outside kernels."""
+
+    def __init__(self, outside_kernels: InterpreterFunctions):
+        self.outside_kernels = outside_kernels
+        """Runs `memref.load` / `memref.store` outside kernels (Tile IR, the host), through
+        its `@impl` methods `run_memref_load` / `run_memref_store` (which, decorated, return
+        an `OpImplResult`)."""
+
+    # ---- state ---------------------------------------------------------------------------
+
+    @staticmethod
+    def chunk(interpreter: Interpreter) -> Chunk | None:
+        return interpreter.get_data(SimtFunctions, SimtFunctions.CHUNK, _outside_kernel)
+
+    @staticmethod
+    def in_kernel(interpreter: Interpreter) -> Chunk:
+        chunk = SimtFunctions.chunk(interpreter)
+        if chunk is None:
+            raise InterpretationError("runs only inside a kernel.func that kernel.launch runs")
+        return chunk
+
+    def run_region(
+        self, interpreter: Interpreter, region: Region, args: PythonValues, mask: np.ndarray | None
+    ) -> PythonValues:
+        chunk = self.chunk(interpreter)
+        if chunk is None or mask is None:
+            return interpreter.run_ssacfg_region(region, args, region.parent_op().name)
+        with chunk.masked(mask):
+            return interpreter.run_ssacfg_region(region, args, region.parent_op().name)
+
+    # ---- launch --------------------------------------------------------------------------
+
+    @impl(kernel.LaunchOp)
+    def run_launch(
+        self, interpreter: Interpreter, op: kernel.LaunchOp, args: PythonValues
+    ) -> PythonValues:
+        function = interpreter.get_op_for_symbol(op.kernel)
+        if not isinstance(function, kernel.FuncOp):
+            raise InterpretationError(f"{op.kernel} is a '{function.name}', not a kernel.func")
+        grid, block, smem = launch_shape(op.grid_shape), launch_shape(op.block_shape), op.smem_bytes
+        blocks = prod(grid)
+        # Shared memory costs 5 bytes a byte: the data and the int32 writer of each element.
+        shared_bytes = 5 * (smem + function.static_shared_bytes)
+        per_chunk = max(
+            1, min(CHUNK_THREADS // prod(block), CHUNK_SHARED_BYTES // max(shared_bytes, 1))
+        )
+        outer = self.chunk(interpreter)
+        try:
+            with np.errstate(all="ignore"):
+                for first in range(0, blocks, per_chunk):
+                    chunk = Chunk(grid, block, first, min(per_chunk, blocks - first), smem)
+                    interpreter.set_data(SimtFunctions, self.CHUNK, chunk)
+                    interpreter.run_ssacfg_region(function.body, args, function.sym_name.data)
+        finally:
+            interpreter.set_data(SimtFunctions, self.CHUNK, outer)
+        return ()
+
+    @impl(kernel.ThreadIdOp)
+    def run_thread_id(
+        self, interpreter: Interpreter, op: kernel.ThreadIdOp, args: PythonValues
+    ) -> PythonValues:
+        return (self.in_kernel(interpreter).thread_ids(_dimension(op)),)
+
+    @impl(kernel.BlockIdOp)
+    def run_block_id(
+        self, interpreter: Interpreter, op: kernel.BlockIdOp, args: PythonValues
+    ) -> PythonValues:
+        return (self.in_kernel(interpreter).block_ids(_dimension(op)),)
+
+    @impl(kernel.BlockDimOp)
+    def run_block_dim(
+        self, interpreter: Interpreter, op: kernel.BlockDimOp, args: PythonValues
+    ) -> PythonValues:
+        return (np.asarray(self.in_kernel(interpreter).block[_dimension(op)], np.int64),)
+
+    @impl(kernel.GridDimOp)
+    def run_grid_dim(
+        self, interpreter: Interpreter, op: kernel.GridDimOp, args: PythonValues
+    ) -> PythonValues:
+        return (np.asarray(self.in_kernel(interpreter).grid[_dimension(op)], np.int64),)
+
+    # ---- structured control flow ---------------------------------------------------------
+
+    @impl(scf.IfOp)
+    def run_if(self, interpreter: Interpreter, op: scf.IfOp, args: PythonValues) -> PythonValues:
+        (cond,) = args
+        cond = np.asarray(cond)
+        chunk = self.chunk(interpreter)
+        if cond.ndim == 0 or chunk is None:
+            if cond.ndim != 0:
+                raise InterpretationError("a per-element scf.if condition outside a kernel")
+            region = op.true_region if cond else op.false_region
+            return interpreter.run_ssacfg_region(region, (), "scf.if")
+        taken = chunk.mask & cond
+        not_taken = chunk.mask & ~cond
+        then_results = else_results = None
+        if taken.any():
+            then_results = self.run_region(interpreter, op.true_region, (), taken)
+        if not_taken.any() and op.false_region.blocks:
+            else_results = self.run_region(interpreter, op.false_region, (), not_taken)
+        if then_results is None:
+            return else_results or ()
+        if else_results is None:
+            return then_results
+        return tuple(
+            np.where(cond, then_value, else_value)
+            for then_value, else_value in zip(then_results, else_results)
+        )
+
+    @impl(scf.ForOp)
+    def run_for(self, interpreter: Interpreter, op: scf.ForOp, args: PythonValues) -> PythonValues:
+        lower, upper, step, *carried = (np.asarray(value) for value in args)
+        iv_type = op.lb.type
+        chunk = self.chunk(interpreter)
+        if lower.ndim == upper.ndim == step.ndim == 0:
+            _check_step(step, None)
+            for i in range(int(lower), int(upper), int(step)):
+                carried = interpreter.run_ssacfg_region(
+                    op.body, (to_type(np.asarray(i), iv_type), *carried), "scf.for"
+                )
+            return tuple(carried)
+        if chunk is None:
+            raise InterpretationError("per-element scf.for bounds outside a kernel")
+        induction = chunk.per_thread(lower)
+        active = chunk.mask & (induction < upper)
+        _check_step(step, active)
+        while active.any():
+            results = self.run_region(interpreter, op.body, (induction, *carried), active)
+            if active.all():
+                carried = list(results)
+            else:
+                carried = [np.where(active, new, old) for new, old in zip(results, carried)]
+            induction = to_type(induction + step, iv_type)
+            active = active & (induction < upper)
+        return tuple(carried)
+
+    @impl_terminator(scf.YieldOp)
+    def run_yield(
+        self, interpreter: Interpreter, op: scf.YieldOp, args: PythonValues
+    ) -> tuple[TerminatorValue, PythonValues]:
+        return ReturnedValues(args), ()
+
+    # ---- synchronisation and warp shuffles ---------------------------------------------
+
+    @impl(kernel.BarrierOp)
+    def run_barrier(
+        self, interpreter: Interpreter, op: kernel.BarrierOp, args: PythonValues
+    ) -> PythonValues:
+        chunk = self.in_kernel(interpreter)
+        reached = chunk.mask.reshape(chunk.blocks, chunk.block_size)
+        if not chunk.full:
+            some, every = reached.any(axis=1), reached.all(axis=1)
+            if (some & ~every).any():
+                block = int(np.flatnonzero(some & ~every)[0])
+                absent = int(np.flatnonzero(~reached[block])[0]) + block * chunk.block_size
+                raise InterpretationError(
+                    f"barrier under divergent control flow: in {chunk.describe_block(block)}, "
+                    f"{int(reached[block].sum())} of {chunk.block_size} threads reach it "
+                    f"({chunk.describe(absent)} does not)"
+                )
+            for writers in chunk.writers:
+                writers[some] = -1
+        else:
+            for writers in chunk.writers:
+                writers.fill(-1)
+        return ()
+
+    @impl(kernel.ShuffleOp)
+    def run_shuffle(
+        self, interpreter: Interpreter, op: kernel.ShuffleOp, args: PythonValues
+    ) -> PythonValues:
+        chunk = self.in_kernel(interpreter)
+        value, offset = (np.asarray(arg) for arg in args)
+        lane = chunk.thread % WARP_SIZE
+        if not chunk.full:
+            # Warps never straddle blocks: pad each block to whole warps.
+            warps = -(-chunk.block_size // WARP_SIZE)
+            padded = np.zeros((chunk.blocks, warps * WARP_SIZE), np.int8)
+            padded[:, chunk.block_size :] = -1
+            padded[:, : chunk.block_size] = chunk.mask.reshape(chunk.blocks, -1)
+            per_warp = padded.reshape(chunk.blocks, warps, WARP_SIZE)
+            existing = per_warp >= 0
+            active = per_warp > 0
+            partial = active.any(axis=2) & (active != existing).any(axis=2)
+            if partial.any():
+                block, warp = (int(i[0]) for i in np.nonzero(partial))
+                raise InterpretationError(
+                    f"shuffle under divergent control flow: only "
+                    f"{int(active[block, warp].sum())} of the {int(existing[block, warp].sum())} "
+                    f"lanes of warp {warp} of {chunk.describe_block(block)} take part"
+                )
+        mode = op.mode.data
+        # PTX reads the offset as an unsigned 32-bit number.
+        offset = offset.astype(np.int64) & 0xFFFFFFFF
+        if mode == "xor":
+            source = lane ^ offset
+        elif mode == "down":
+            source = lane + offset
+        elif mode == "up":
+            source = lane - offset
+        else:
+            source = offset & (WARP_SIZE - 1)
+        source = np.where((source >= 0) & (source < WARP_SIZE), source, lane)
+        if value.ndim == 0:
+            return (value,)
+        source_thread = chunk.thread - lane + source
+        missing = source_thread >= chunk.block_size
+        if not chunk.full:
+            missing &= chunk.mask
+        if missing.any():
+            reader = int(np.flatnonzero(missing)[0])
+            lane_read = int(np.broadcast_to(source, missing.shape)[reader])
+            raise InterpretationError(
+                f"{chunk.describe(reader)} reads lane {lane_read} of its warp, beyond the last "
+                f"thread of the block"
+            )
+        source_thread = np.minimum(source_thread, chunk.block_size - 1)
+        return (chunk.per_thread(value)[chunk.block_of * chunk.block_size + source_thread],)
+
+    # ---- memory --------------------------------------------------------------------------
+
+    @impl(kernel.SharedAllocOp)
+    def run_shared_alloc(
+        self, interpreter: Interpreter, op: kernel.SharedAllocOp, args: PythonValues
+    ) -> PythonValues:
+        chunk = self.in_kernel(interpreter)
+        if op not in chunk.shared:
+            memref_type = op.result.type
+            element_type = memref_type.get_element_type()
+            shape = (chunk.blocks, *memref_type.get_shape())
+            writers = np.full(shape, -1, np.int32)
+            chunk.writers.append(writers)
+            chunk.shared[op] = Banked(
+                _uninitialised(shape, element_type), chunk.block_of, 0, writers
+            )
+        return (chunk.shared[op],)
+
+    @impl(kernel.DynamicSharedOp)
+    def run_dynamic_shared(
+        self, interpreter: Interpreter, op: kernel.DynamicSharedOp, args: PythonValues
+    ) -> PythonValues:
+        chunk = self.in_kernel(interpreter)
+        if op not in chunk.shared:
+            memref_type = op.result.type
+            element_type = memref_type.get_element_type()
+            dtype = numpy_dtype(element_type)
+            shape = tuple(memref_type.get_shape())
+            offset = op.byte_offset
+            end = offset + prod(shape) * dtype.itemsize
+            if end > chunk.smem:
+                raise InterpretationError(
+                    f"the view needs bytes [{offset}, {end}) of dynamic shared memory, but the "
+                    f"launch gives {chunk.smem} bytes"
+                )
+            if offset % dtype.itemsize:
+                raise InterpretationError(
+                    f"byte offset {offset} is not aligned to the {dtype.itemsize}-byte elements"
+                )
+            data = chunk.dynamic[:, offset:end].view(dtype).reshape(chunk.blocks, *shape)
+            writers = chunk.dynamic_writers[:, offset : end : dtype.itemsize].reshape(
+                chunk.blocks, *shape
+            )
+            assert np.shares_memory(writers, chunk.dynamic_writers)
+            chunk.shared[op] = Banked(data, chunk.block_of, offset, writers)
+        return (chunk.shared[op],)
+
+    @impl(memref.LoadOp)
+    def run_load(
+        self, interpreter: Interpreter, op: memref.LoadOp, args: PythonValues
+    ) -> PythonValues:
+        if self.chunk(interpreter) is None:
+            return self.outside_kernels.run_memref_load(interpreter, op, args).values
+        buffer, *indices = args
+        return (self.load(interpreter, buffer, indices, 0),)
+
+    @impl(memref.StoreOp)
+    def run_store(
+        self, interpreter: Interpreter, op: memref.StoreOp, args: PythonValues
+    ) -> PythonValues:
+        if self.chunk(interpreter) is None:
+            return self.outside_kernels.run_memref_store(interpreter, op, args).values
+        value, buffer, *indices = args
+        self.store(interpreter, buffer, indices, [value], op.memref.type.get_element_type())
+        return ()
+
+    @impl(kernel.VectorLoadOp)
+    def run_vector_load(
+        self, interpreter: Interpreter, op: kernel.VectorLoadOp, args: PythonValues
+    ) -> PythonValues:
+        buffer, *indices = args
+        width = len(op.results)
+        self.check_aligned(interpreter, buffer, indices, width)
+        return tuple(self.load(interpreter, buffer, indices, k) for k in range(width))
+
+    @impl(kernel.VectorStoreOp)
+    def run_vector_store(
+        self, interpreter: Interpreter, op: kernel.VectorStoreOp, args: PythonValues
+    ) -> PythonValues:
+        width = len(op.values)
+        values, (buffer, *indices) = args[:width], args[width:]
+        self.check_aligned(interpreter, buffer, indices, width)
+        self.store(interpreter, buffer, indices, values, op.memref.type.get_element_type())
+        return ()
+
+    @impl(kernel.CpAsyncOp)
+    def run_cp_async(
+        self, interpreter: Interpreter, op: kernel.CpAsyncOp, args: PythonValues
+    ) -> PythonValues:
+        # The operands are the destination and its indices, then the source and its indices.
+        destination_type = op.operands[0].type
+        destination_rank = destination_type.get_num_dims()
+        destination, *rest = args
+        destination_indices = rest[:destination_rank]
+        source, *source_indices = rest[destination_rank:]
+        width = op.elements
+        self.check_aligned(interpreter, source, source_indices, width)
+        self.check_aligned(interpreter, destination, destination_indices, width)
+        values = [self.load(interpreter, source, source_indices, k) for k in range(width)]
+        element_type = destination_type.get_element_type()
+        self.store(interpreter, destination, destination_indices, values, element_type)
+        return ()
+
+    @impl(kernel.CpAsyncCommitOp)
+    def run_cp_async_commit(
+        self, interpreter: Interpreter, op: kernel.CpAsyncCommitOp, args: PythonValues
+    ) -> PythonValues:
+        return ()
+
+    @impl(kernel.CpAsyncWaitOp)
+    def run_cp_async_wait(
+        self, interpreter: Interpreter, op: kernel.CpAsyncWaitOp, args: PythonValues
+    ) -> PythonValues:
+        return ()
+
+    @impl(kernel.AtomicOp)
+    def run_atomic(
+        self, interpreter: Interpreter, op: kernel.AtomicOp, args: PythonValues
+    ) -> PythonValues:
+        value, buffer, *indices = args
+        chunk = self.in_kernel(interpreter)
+        element_type = op.memref.type.get_element_type()
+        located = self.locate(chunk, buffer, indices, 0)
+        if located is None:
+            return (np.zeros(chunk.threads, numpy_dtype(element_type)),)
+        data, target, active = located
+        combine = ATOMIC_UFUNCS[op.kind.data]
+        values = to_type(chunk.per_thread(value), element_type)
+        values = values[active] if active is not None else values
+        if data.ndim == 0:
+            data, target = data.reshape(1), (np.zeros((), np.int64),)
+        target = tuple(np.broadcast_to(i, values.shape) for i in target)
+        keys = np.ravel_multi_index(target, data.shape)
+        order = np.argsort(keys, kind="stable")
+        sorted_keys = keys[order]
+        starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
+        counts = np.diff(np.r_[starts, len(keys)])
+        old = np.empty_like(values)
+        # Elements only one thread updates, all at once.
+        alone = order[starts[counts == 1]]
+        alone_target = tuple(i[alone] for i in target)
+        old[alone] = data[alone_target]
+        data[alone_target] = to_type(combine(old[alone], values[alone]), element_type)
+        # Elements several threads update: serially, in thread order.
+        for start, count in zip(starts[counts > 1], counts[counts > 1]):
+            threads = order[start : start + count]
+            element = tuple(i[threads[0]] for i in target)
+            serial = np.r_[data[element], values[threads]].astype(values.dtype)
+            running = combine.accumulate(serial)
+            old[threads] = running[:-1]
+            data[element] = to_type(running[-1], element_type)
+        if active is None:
+            return (old,)
+        result = np.zeros(chunk.threads, old.dtype)
+        result[active] = old
+        return (result,)
+
+    # ---- element access helpers ----------------------------------------------------------
+
+    def locate(
+        self, chunk: Chunk, buffer: object, indices: Sequence[object], shift: int
+    ) -> tuple[np.ndarray, tuple[np.ndarray, ...], np.ndarray | None] | None:
+        """The storage array, and for each active thread the index tuple into it of element
+        `indices` (+ `shift` along the last dimension); the selection of active threads (None:
+        all), to which the index arrays are restricted (unless they are uniform, 0-d). None
+        when no thread is active. Fails on an out-of-bounds index of an active thread."""
+        if isinstance(buffer, Banked):
+            data, shape = buffer.data, buffer.shape
+        else:
+            data = buffer
+            shape = buffer.shape
+        indices = [np.asarray(i) for i in indices]
+        if shift:
+            indices[-1] = indices[-1] + shift
+        active = None if chunk.full else chunk.mask
+        if active is not None and not active.any():
+            return None
+        uniform = all(i.ndim == 0 for i in indices) and not isinstance(buffer, Banked)
+        if uniform:
+            self.check_bounds(chunk, indices, shape, None)
+            return data, tuple(indices), active
+        indices = [chunk.per_thread(i) for i in indices]
+        if active is not None:
+            indices = [i[active] for i in indices]
+        self.check_bounds(chunk, indices, shape, active)
+        if isinstance(buffer, Banked):
+            bank = buffer.bank if active is None else buffer.bank[active]
+            indices = [bank, *indices]
+        return data, tuple(indices), active
+
+    @staticmethod
+    def check_bounds(
+        chunk: Chunk, indices: Sequence[np.ndarray], shape: Sequence[int], active: np.ndarray | None
+    ) -> None:
+        if len(indices) != len(shape):
+            raise InterpretationError(f"{len(indices)} indices for a buffer of shape {list(shape)}")
+        for position, (index, size) in enumerate(zip(indices, shape)):
+            bad = (index < 0) | (index >= size)
+            if bad.any():
+                if index.ndim == 0:
+                    where = "every thread here"
+                else:
+                    first = int(np.flatnonzero(bad)[0])
+                    thread = first if active is None else int(np.flatnonzero(active)[first])
+                    where, index = chunk.describe(thread), index[first]
+                raise InterpretationError(
+                    f"{where}: index #{position} is {int(index)}, out of bounds for a "
+                    f"dimension of size {size}"
+                )
+
+    def load(
+        self, interpreter: Interpreter, buffer: object, indices: Sequence[object], shift: int
+    ) -> np.ndarray:
+        chunk = self.in_kernel(interpreter)
+        located = self.locate(chunk, buffer, indices, shift)
+        if located is None:
+            dtype = (buffer.data if isinstance(buffer, Banked) else buffer).dtype
+            return np.zeros((), dtype)
+        data, target, active = located
+        if isinstance(buffer, Banked):
+            self.check_read(chunk, buffer, target, active)
+        values = np.asarray(data[target])
+        if active is None or values.ndim == 0:
+            return values
+        result = np.zeros(chunk.threads, values.dtype)
+        result[active] = values
+        return result
+
+    def store(
+        self,
+        interpreter: Interpreter,
+        buffer: object,
+        indices: Sequence[object],
+        values: Sequence[object],
+        element_type: Attribute,
+    ) -> None:
+        """Stores `values[k]` at `indices` + k along the last dimension."""
+        chunk = self.in_kernel(interpreter)
+        for shift, value in enumerate(values):
+            value = to_type(value, element_type)
+            located = self.locate(chunk, buffer, indices, shift)
+            if located is None:
+                return
+            data, target, active = located
+            if value.ndim and not all(np.ndim(i) == 0 for i in target):
+                value = chunk.per_thread(value)
+                if active is not None:
+                    value = value[active]
+            elif value.ndim:
+                # Every active thread stores to one element: the highest one's value stays.
+                value = chunk.per_thread(value)
+                value = value[np.flatnonzero(active)[-1] if active is not None else -1]
+            if isinstance(buffer, Banked):
+                self.check_write(chunk, buffer, target, active, value)
+            data[target] = value
+            if isinstance(buffer, Banked):
+                self.check_same_element(chunk, buffer, target, active, value)
+                thread = chunk.thread if active is None else chunk.thread[active]
+                buffer.writers[target] = thread
+
+    def check_aligned(
+        self, interpreter: Interpreter, buffer: object, indices: Sequence[object], width: int
+    ) -> None:
+        chunk = self.in_kernel(interpreter)
+        data = buffer.data[0] if isinstance(buffer, Banked) else np.asarray(buffer)
+        offset = buffer.byte_offset if isinstance(buffer, Banked) else 0
+        strides = np.cumprod((1, *data.shape[::-1][:-1]))[::-1] if data.ndim else ()
+        flat = sum(np.asarray(i) * int(s) for i, s in zip(indices, strides))
+        vector_bytes = width * data.dtype.itemsize
+        misaligned = (offset + np.asarray(flat) * data.dtype.itemsize) % vector_bytes != 0
+        if misaligned.ndim and not chunk.full:
+            misaligned = misaligned & chunk.mask
+        if misaligned.any():
+            who = "every thread"
+            if misaligned.ndim:
+                who = chunk.describe(int(np.flatnonzero(misaligned)[0]))
+            raise InterpretationError(
+                f"{who}: a {width}-element access is not aligned to its {vector_bytes} bytes"
+            )
+
+    @staticmethod
+    def check_read(
+        chunk: Chunk, buffer: Banked, target: tuple[np.ndarray, ...], active: np.ndarray | None
+    ) -> None:
+        writer = buffer.writers[target]
+        reader = chunk.thread if active is None else chunk.thread[active]
+        race = (writer >= 0) & (writer != reader)
+        if race.any():
+            first = int(np.flatnonzero(race)[0])
+            thread = first if active is None else int(np.flatnonzero(active)[first])
+            element = [int(i[first]) for i in target[1:]]
+            raise InterpretationError(
+                f"{chunk.describe(thread)} reads shared element {element}, which thread "
+                f"{_thread_coordinates(chunk, int(writer[first]))} stored since the last "
+                f"barrier (a missing kernel.barrier?)"
+            )
+
+    @staticmethod
+    def check_write(
+        chunk: Chunk,
+        buffer: Banked,
+        target: tuple[np.ndarray, ...],
+        active: np.ndarray | None,
+        value: np.ndarray,
+    ) -> None:
+        writer = buffer.writers[target]
+        thread = chunk.thread if active is None else chunk.thread[active]
+        race = (writer >= 0) & (writer != thread) & _differs(buffer.data[target], value)
+        if race.any():
+            first = int(np.flatnonzero(race)[0])
+            reporter = first if active is None else int(np.flatnonzero(active)[first])
+            element = [int(i[first]) for i in target[1:]]
+            raise InterpretationError(
+                f"{chunk.describe(reporter)} stores to shared element {element}, which thread "
+                f"{_thread_coordinates(chunk, int(writer[first]))} stored a different value "
+                f"to since the last barrier (a missing kernel.barrier?)"
+            )
+
+    @staticmethod
+    def check_same_element(
+        chunk: Chunk,
+        buffer: Banked,
+        target: tuple[np.ndarray, ...],
+        active: np.ndarray | None,
+        value: np.ndarray,
+    ) -> None:
+        """Threads of one store that wrote different values to one element."""
+        lost = _differs(buffer.data[target], value)
+        if np.ndim(lost) and lost.any():
+            first = int(np.flatnonzero(lost)[0])
+            thread = first if active is None else int(np.flatnonzero(active)[first])
+            element = [int(i[first]) for i in target[1:]]
+            raise InterpretationError(
+                f"{chunk.describe(thread)} and another thread of its block store different "
+                f"values to shared element {element} at once"
+            )
+
+
+def _thread_coordinates(chunk: Chunk, thread: int) -> str:
+    bx, by, _ = chunk.block
+    return f"({thread % bx}, {thread // bx % by}, {thread // (bx * by)})"
+
+
+def _dimension(op: kernel.ThreadIdOp) -> int:
+    return kernel.DIMENSIONS.index(op.dim)
+
+
+def launch_shape(values: Sequence[int]) -> tuple[int, int, int]:
+    return tuple([*values, 1, 1, 1][:3])  # type: ignore[return-value]
