@@ -192,6 +192,24 @@ class SingleInputOp(IRDLOperation):
     ):
         super().__init__(operands=[input], result_types=[result_type], properties=properties)
 
+    def verify_type_kept(self, subject: str) -> None:
+        if self.input.type != self.result.type:
+            raise VerifyException(
+                f"{subject} keeps its operand type {self.input.type}, "
+                f"but the result is {self.result.type}"
+            )
+
+
+class SingleDimOp(SingleInputOp):
+    """One tensor in, one out, along the dim `dim`."""
+
+    dim = prop_def(IntegerAttr[I64])
+
+    assembly_format = single_input_format("`dim` $dim")
+
+    def __init__(self, input: SSAValue, result_type: Attribute, dim: int):
+        super().__init__(input, result_type, {"dim": int_attr(dim)})
+
 
 # --- elementwise ------------------------------------------------------------------------------
 
@@ -200,11 +218,7 @@ class UnaryOp(SingleInputOp):
     """Elementwise `result[i] = f(input[i])`, keeping shape and element type."""
 
     def verify_(self) -> None:
-        if self.input.type != self.result.type:
-            raise VerifyException(
-                f"an elementwise op keeps its operand type {self.input.type}, "
-                f"but the result is {self.result.type}"
-            )
+        self.verify_type_kept("an elementwise op")
 
 
 class FloatUnaryOp(UnaryOp):
@@ -350,8 +364,8 @@ class ToOp(SingleInputOp):
             )
 
 
-class BinaryOp(IRDLOperation):
-    """Elementwise op on two operands of one element type, broadcast numpy-style."""
+class TwoInputOp(IRDLOperation):
+    """Two tensors `lhs` and `rhs` in, one tensor out."""
 
     lhs = operand_def(AnyTorchTensor)
     rhs = operand_def(AnyTorchTensor)
@@ -362,6 +376,10 @@ class BinaryOp(IRDLOperation):
 
     def __init__(self, lhs: SSAValue, rhs: SSAValue, result_type: Attribute):
         super().__init__(operands=[lhs, rhs], result_types=[result_type])
+
+
+class BinaryOp(TwoInputOp):
+    """Elementwise op on two operands of one element type, broadcast numpy-style."""
 
     def result_element_type(self) -> Attribute:
         return element_type_of(self.lhs)
@@ -655,18 +673,8 @@ class LinearOp(IRDLOperation):
         verify_result_shape(self, (*shape_of(self.input)[:-1], n), "input [..., K] @ weight^T")
 
 
-class MatrixProductOp(IRDLOperation):
+class MatrixProductOp(TwoInputOp):
     """Batched matrix product of lhs [..., M, K] and rhs [..., K, N]."""
-
-    lhs = operand_def(AnyTorchTensor)
-    rhs = operand_def(AnyTorchTensor)
-    result = result_def(AnyTorchTensor)
-    traits = traits_def(Pure())
-
-    assembly_format = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
-
-    def __init__(self, lhs: SSAValue, rhs: SSAValue, result_type: Attribute):
-        super().__init__(operands=[lhs, rhs], result_types=[result_type])
 
     def batch_shape(
         self, lhs_batch: tuple[int, ...], rhs_batch: tuple[int, ...]
@@ -726,6 +734,19 @@ class NormOp(IRDLOperation):
     eps = prop_def(FloatAttr[Float64Type])
     traits = traits_def(Pure())
 
+    def __init__(
+        self,
+        operands: Sequence[SSAValue | None],
+        normalized_shape: Sequence[int],
+        eps: float,
+        result_type: Attribute,
+    ):
+        super().__init__(
+            operands=operands,
+            result_types=[result_type],
+            properties={"normalized_shape": dims_attr(normalized_shape), "eps": float_attr(eps)},
+        )
+
     def affine_operands(self) -> tuple[SSAValue | None, ...]:
         raise NotImplementedError
 
@@ -772,11 +793,7 @@ class RmsNormOp(NormOp):
         eps: float,
         result_type: Attribute,
     ):
-        super().__init__(
-            operands=[input, weight],
-            result_types=[result_type],
-            properties={"normalized_shape": dims_attr(normalized_shape), "eps": float_attr(eps)},
-        )
+        super().__init__([input, weight], normalized_shape, eps, result_type)
 
     def affine_operands(self) -> tuple[SSAValue | None, ...]:
         return (self.weight,)
@@ -808,35 +825,21 @@ class LayerNormOp(NormOp):
         eps: float,
         result_type: Attribute,
     ):
-        super().__init__(
-            operands=[input, weight, bias],
-            result_types=[result_type],
-            properties={"normalized_shape": dims_attr(normalized_shape), "eps": float_attr(eps)},
-        )
+        super().__init__([input, weight, bias], normalized_shape, eps, result_type)
 
     def affine_operands(self) -> tuple[SSAValue | None, ...]:
         return (self.weight, self.bias)
 
 
-class SoftmaxFamilyOp(SingleInputOp):
+class SoftmaxFamilyOp(SingleDimOp):
     """A normalization of exponentials along `dim`."""
 
     input = operand_def(FloatTensor)
     result = result_def(FloatTensor)
-    dim = prop_def(IntegerAttr[I64])
-
-    assembly_format = single_input_format("`dim` $dim")
-
-    def __init__(self, input: SSAValue, result_type: Attribute, dim: int):
-        super().__init__(input, result_type, {"dim": int_attr(dim)})
 
     def verify_(self) -> None:
         verify_dim(self.dim.value.data, len(shape_of(self.input)))
-        if self.input.type != self.result.type:
-            raise VerifyException(
-                f"{self.name} keeps its operand type {self.input.type}, but the result is "
-                f"{self.result.type}"
-            )
+        self.verify_type_kept(self.name)
 
 
 @irdl_op_definition
@@ -1001,17 +1004,22 @@ class ExpandOp(ShapeOp):
             raise VerifyException(f"cannot expand shape {list(shape)} to {list(target)}")
 
 
-@irdl_op_definition
-class PermuteOp(ShapeOp):
-    """`result.shape[i] = input.shape[dims[i]]`."""
+class DimsShapeOp(ShapeOp):
+    """A shape op on the list of dims `dims`."""
 
-    name = "torch.permute"
     dims = prop_def(DenseArrayBase.constr(i64))
 
     assembly_format = single_input_format("`dims` $dims")
 
     def __init__(self, input: SSAValue, result_type: Attribute, dims: Sequence[int]):
         super().__init__(input, result_type, {"dims": dims_attr(dims)})
+
+
+@irdl_op_definition
+class PermuteOp(DimsShapeOp):
+    """`result.shape[i] = input.shape[dims[i]]`."""
+
+    name = "torch.permute"
 
     def verify_shape(self, shape: tuple[int, ...]) -> None:
         dims = self.dims.get_values()
@@ -1043,16 +1051,10 @@ class TransposeOp(ShapeOp):
 
 
 @irdl_op_definition
-class UnsqueezeOp(ShapeOp):
+class UnsqueezeOp(ShapeOp, SingleDimOp):
     """Inserts a size-1 dim at `dim` of the result."""
 
     name = "torch.unsqueeze"
-    dim = prop_def(IntegerAttr[I64])
-
-    assembly_format = single_input_format("`dim` $dim")
-
-    def __init__(self, input: SSAValue, result_type: Attribute, dim: int):
-        super().__init__(input, result_type, {"dim": int_attr(dim)})
 
     def verify_shape(self, shape: tuple[int, ...]) -> None:
         dim = self.dim.value.data
@@ -1061,16 +1063,10 @@ class UnsqueezeOp(ShapeOp):
 
 
 @irdl_op_definition
-class SqueezeOp(ShapeOp):
+class SqueezeOp(DimsShapeOp):
     """Removes the size-1 dims `dims`."""
 
     name = "torch.squeeze"
-    dims = prop_def(DenseArrayBase.constr(i64))
-
-    assembly_format = single_input_format("`dims` $dims")
-
-    def __init__(self, input: SSAValue, result_type: Attribute, dims: Sequence[int]):
-        super().__init__(input, result_type, {"dims": dims_attr(dims)})
 
     def verify_shape(self, shape: tuple[int, ...]) -> None:
         dims = self.dims.get_values()
