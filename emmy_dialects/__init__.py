@@ -12,12 +12,13 @@ from xdsl.dialects.scf import Scf
 def emmy_dialects():
     """Every emmy dialect, lowest dependency first."""
     from emmy.dialects.fused import Fused
+    from emmy.dialects.kernel import Kernel
     from emmy.dialects.loop import Loop
     from emmy.dialects.prim import Prim
     from emmy.dialects.tile import Tile
     from emmy.dialects.torch import Torch
 
-    return (Torch, Prim, Fused, Loop, Tile)
+    return (Torch, Prim, Fused, Loop, Tile, Kernel)
 
 
 def make_context() -> Context:

@@ -212,6 +212,7 @@ class EmmyOptMain(xDSLOptMain):
 
     def register_all_targets(self):
         self.available_targets["mlir"] = lambda: MLIRTarget
+        self.available_targets["cuda"] = lambda: importlib.import_module("emmy.tools.cuda_target").CudaTarget
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser):
         add = arg_parser.add_argument

@@ -1,0 +1,1344 @@
+"""Kernel IR (`kernel`): the hardware primitives that realise a schedule on an NVIDIA GPU.
+
+    kernel.func @k_scale(%x: memref<32x2048xf32>, %y: memref<32x2048xf32>) block [256, 1, 1] {
+      %row = kernel.block_id x
+      %tid = kernel.thread_id x
+      %c2048 = arith.constant 2048 : index
+      %c256 = arith.constant 256 : index
+      scf.for %j = %tid to %c2048 step %c256 {
+        %v = memref.load %x[%row, %j] : memref<32x2048xf32>
+        %s = arith.mulf %v, %v : f32
+        memref.store %s, %y[%row, %j] : memref<32x2048xf32>
+      }
+    }
+
+    func.func @forward(%x: memref<32x2048xf32>) -> memref<32x2048xf32> {
+      %y = memref.alloc() : memref<32x2048xf32>
+      kernel.launch @k_scale(%x, %y) grid [32, 1, 1] block [256, 1, 1] smem 0 : memref<32x2048xf32>, memref<32x2048xf32>
+      func.return %y : memref<32x2048xf32>
+    }
+
+A `kernel.func` is the code of one thread; every thread of a block of the `block` shape runs
+it. Control flow is upstream `scf.for` / `scf.if`, scalars are `arith` / `math`, and element
+accesses are upstream `memref.load` / `memref.store` with `index` operands. Buffers are dense
+row-major memrefs with static shapes: kernel arguments are global memory (the default memory
+space) and shared memory is memory space 3, spelled `memref<256xf32, 3 : i32>` (the form xDSL
+round-trips; a bare `3` parses as `3 : i64`, which is accepted too but is a different type).
+
+Semantics of the primitives, for the SIMT emulator and the CUDA printer:
+- `kernel.shuffle` exchanges a value within a warp (all 32 lanes, full mask, width 32), like
+  `__shfl_<mode>_sync`: `xor` reads lane `lane ^ offset`, `down` lane `lane + offset`, `up` lane
+  `lane - offset` (a lane whose source is outside the warp reads its own value), `idx` lane
+  `offset mod 32`.
+- `kernel.atomic` combines a value into one element and returns the element's old value; `max`
+  and `min` on floats follow `arith.maximumf` / `arith.minimumf` (NaN wins, -0.0 < +0.0).
+- `kernel.vector_load` / `kernel.vector_store` access N consecutive elements along the last
+  dimension in one N * element-size byte access (at most 16 bytes); the flat element offset of
+  the first element must be a multiple of N, so the access is aligned.
+- `kernel.cp_async` starts an asynchronous global-to-shared copy; `kernel.cp_async_commit`
+  closes the current group of copies and `kernel.cp_async_wait N` waits until at most N groups
+  of this thread are pending (other threads see the data after a `kernel.barrier`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from math import prod
+
+from xdsl.dialects import func, memref, scf
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    DenseArrayBase,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    FunctionType,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    NoneAttr,
+    StringAttr,
+    SymbolRefAttr,
+    I64,
+    i32,
+    i64,
+)
+from xdsl.ir import Attribute, Dialect, Operation, Region, SSAValue
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import (
+    IsolatedFromAbove,
+    MemoryReadEffect,
+    MemoryWriteEffect,
+    NoMemoryEffect,
+    NoTerminator,
+    Pure,
+    SymbolOpInterface,
+    SymbolTable,
+)
+from xdsl.utils.exceptions import VerifyException
+
+SHARED_MEMORY_SPACE = 3
+"""The memory space of shared memory, as in NVVM (`memref<8xf32, 3 : i32>`)."""
+
+MAX_SHARED_BYTES = 232448
+"""Shared memory one block may use on sm_90 (227 KB), static and dynamic together."""
+
+MAX_BLOCK_THREADS = 1024
+MAX_BLOCK_SHAPE = (1024, 1024, 64)
+MAX_GRID_SHAPE = (2**31 - 1, 65535, 65535)
+WARP_SIZE = 32
+SHARED_ALIGNMENT = 16
+"""Every shared buffer starts on a 16-byte boundary, so that 16-byte vector accesses are aligned."""
+
+DIMENSIONS = ("x", "y", "z")
+SHUFFLE_MODES = ("xor", "down", "up", "idx")
+ATOMIC_KINDS = ("add", "max", "min")
+CP_ASYNC_BYTES = (4, 8, 16)
+
+BODY_OPS = frozenset(
+    {"scf.for", "scf.if", "scf.yield", "memref.load", "memref.store"}
+)
+BODY_DIALECTS = ("kernel", "arith", "math")
+
+
+# --- types ------------------------------------------------------------------------------------
+
+
+def shared_memory_space() -> IntegerAttr:
+    return IntegerAttr(SHARED_MEMORY_SPACE, i32)
+
+
+def shared_memref(shape: Sequence[int], element_type: Attribute) -> MemRefType:
+    """The type of a shared-memory buffer: `memref<shape x element, 3 : i32>`."""
+    return MemRefType(element_type, shape, NoneAttr(), shared_memory_space())
+
+
+def is_shared(memref_type: Attribute) -> bool:
+    """Whether a memref type is in shared memory (memory space 3, of any integer type)."""
+    if not isinstance(memref_type, MemRefType):
+        return False
+    space = memref_type.memory_space
+    return isinstance(space, IntegerAttr) and space.value.data == SHARED_MEMORY_SPACE
+
+
+def element_bytes(element_type: Attribute) -> int:
+    """The size in bytes of one element in a kernel buffer (an i1 takes a byte, an index 8)."""
+    if isinstance(element_type, IndexType):
+        return 8
+    if isinstance(element_type, IntegerType):
+        return max(1, (element_type.width.data + 7) // 8)
+    if isinstance(element_type, (Float16Type, BFloat16Type)):
+        return 2
+    if isinstance(element_type, Float32Type):
+        return 4
+    if isinstance(element_type, Float64Type):
+        return 8
+    raise VerifyException(
+        f"kernel buffers hold f16, bf16, f32, f64, integer or index elements, got {element_type}"
+    )
+
+
+def buffer_bytes(memref_type: MemRefType) -> int:
+    return prod(memref_type.get_shape()) * element_bytes(memref_type.get_element_type())
+
+
+def _shared_bytes(memref_type: Attribute) -> int:
+    if not isinstance(memref_type, MemRefType) or not memref_type.has_static_shape():
+        return 0
+    try:
+        return buffer_bytes(memref_type)
+    except VerifyException:
+        return 0
+
+
+def _round_up(value: int, multiple: int) -> int:
+    return -(-value // multiple) * multiple
+
+
+def _type_list(types: Iterable[Attribute]) -> str:
+    return ", ".join(str(t) for t in types)
+
+
+def _verify_dense_buffer(memref_type: MemRefType, what: str) -> None:
+    if not memref_type.has_static_shape():
+        raise VerifyException(f"{what} has type {memref_type}, but shapes must be static")
+    if not isinstance(memref_type.layout, NoneAttr):
+        raise VerifyException(
+            f"{what} has type {memref_type}, but kernel buffers are dense row-major, with the "
+            f"default layout"
+        )
+    element_bytes(memref_type.get_element_type())
+
+
+def _verify_shared(memref_type: MemRefType, what: str) -> None:
+    _verify_dense_buffer(memref_type, what)
+    if not is_shared(memref_type):
+        raise VerifyException(
+            f"{what} is shared memory, which is memory space {SHARED_MEMORY_SPACE} "
+            f"(memref<..., 3 : i32>), but its type is {memref_type}"
+        )
+
+
+def _verify_global(memref_type: MemRefType, what: str) -> None:
+    _verify_dense_buffer(memref_type, what)
+    if is_shared(memref_type):
+        raise VerifyException(
+            f"{what} is global memory, but its type {memref_type} is in shared memory space "
+            f"{SHARED_MEMORY_SPACE}"
+        )
+    if not isinstance(memref_type.memory_space, NoneAttr):
+        raise VerifyException(
+            f"{what} is global memory, which has the default memory space, but its type is "
+            f"{memref_type}"
+        )
+
+
+def _verify_in_kernel(op: Operation) -> FuncOp:
+    """Device primitives run on the GPU, so they live inside a kernel.func."""
+    ancestor = op.parent_op()
+    while ancestor is not None and not isinstance(ancestor, FuncOp):
+        ancestor = ancestor.parent_op()
+    if ancestor is None:
+        raise VerifyException(f"'{op.name}' must be nested in a kernel.func")
+    return ancestor
+
+
+def _verify_shape3(values: Sequence[int], what: str, limits: Sequence[int]) -> None:
+    if len(values) != 3:
+        raise VerifyException(f"a {what} has 3 dimensions (x, y, z), got {list(values)}")
+    for dim, value, limit in zip(DIMENSIONS, values, limits):
+        if not 1 <= value <= limit:
+            raise VerifyException(
+                f"{what} {list(values)}: dimension {dim} must be between 1 and {limit}"
+            )
+
+
+def verify_block_shape(block: Sequence[int]) -> None:
+    """A block is at most 1024 threads, whole warps only."""
+    _verify_shape3(block, "block", MAX_BLOCK_SHAPE)
+    threads = prod(block)
+    if threads > MAX_BLOCK_THREADS:
+        raise VerifyException(
+            f"block {list(block)} has {threads} threads, but a block has at most "
+            f"{MAX_BLOCK_THREADS}"
+        )
+    if threads % WARP_SIZE:
+        raise VerifyException(
+            f"block {list(block)} has {threads} threads, which is not a multiple of the warp "
+            f"size {WARP_SIZE}"
+        )
+
+
+def _verify_indices(memref_value: SSAValue, indices: Sequence[SSAValue]) -> MemRefType:
+    memref_type = memref_value.type
+    assert isinstance(memref_type, MemRefType)
+    rank = memref_type.get_num_dims()
+    if len(indices) != rank:
+        raise VerifyException(
+            f"a rank-{rank} {memref_type} takes {rank} indices, but {len(indices)} are given"
+        )
+    return memref_type
+
+
+def _verify_run_along_last_dim(memref_type: MemRefType, count: int, what: str) -> None:
+    """`count` consecutive elements along the last dimension, in one access of at most 16 bytes."""
+    shape = memref_type.get_shape()
+    if not shape:
+        raise VerifyException(f"{what} needs a buffer with at least one dimension, got {memref_type}")
+    size = count * element_bytes(memref_type.get_element_type())
+    if size > 16 or size & (size - 1):
+        raise VerifyException(
+            f"{what} of {count} x {memref_type.get_element_type()} is {size} bytes, but one access "
+            f"is 1, 2, 4, 8 or 16 bytes"
+        )
+    if shape[-1] % count:
+        raise VerifyException(
+            f"{what} of {count} elements must divide the last dimension of {memref_type} "
+            f"({shape[-1]}), so that no access crosses a row"
+        )
+
+
+# --- thread-dependence -------------------------------------------------------------------------
+
+
+def thread_dependent_values(kernel: FuncOp) -> set[SSAValue]:
+    """The values of `kernel` that may differ between the threads of one block.
+
+    A def-use taint analysis from `kernel.thread_id`: block ids, block and grid dimensions and
+    constants are uniform; an op's results depend on the thread when an operand does; a load
+    when its indices do (memory is assumed race-free); an atomic's old value always does; an
+    `scf.for`'s induction variable and results when its bounds do, and an `scf.if`'s results
+    when its condition does. Loop-carried values are iterated to a fixed point."""
+    dependent: set[SSAValue] = set()
+    changed = True
+
+    def mark(values: Iterable[SSAValue]) -> None:
+        nonlocal changed
+        for value in values:
+            if value not in dependent:
+                dependent.add(value)
+                changed = True
+
+    while changed:
+        changed = False
+        for op in kernel.body.walk():
+            if isinstance(op, ThreadIdOp | AtomicOp):
+                mark(op.results)
+            elif isinstance(op, ShuffleOp):
+                # Every lane of a warp holds a uniform value, so every lane reads it back.
+                if op.value in dependent:
+                    mark(op.results)
+            elif isinstance(op, memref.LoadOp | VectorLoadOp):
+                if any(i in dependent for i in op.indices):
+                    mark(op.results)
+            elif isinstance(op, scf.ForOp):
+                carried = op.body.block.args[1:]
+                if any(v in dependent for v in (op.lb, op.ub, op.step)):
+                    # Threads run different iterations, or different numbers of them.
+                    mark(op.body.block.args)
+                    mark(op.results)
+                terminator = op.body.block.last_op
+                yields = terminator.operands if isinstance(terminator, scf.YieldOp) else ()
+                for index, result in enumerate(op.results):
+                    sources = [*op.iter_args[index : index + 1], *yields[index : index + 1]]
+                    if any(v in dependent for v in sources):
+                        mark([result, *carried[index : index + 1]])
+            elif isinstance(op, scf.IfOp):
+                if op.cond in dependent:
+                    mark(op.results)
+                for region in op.regions:
+                    if region.blocks and isinstance(region.block.last_op, scf.YieldOp):
+                        for result, value in zip(op.results, region.block.last_op.operands):
+                            if value in dependent:
+                                mark([result])
+            elif any(v in dependent for v in op.operands):
+                mark(op.results)
+    return dependent
+
+
+def divergent_ancestor(op: Operation, dependent: set[SSAValue]) -> Operation | None:
+    """The innermost `scf.if` or `scf.for` around `op` (inside its kernel) that threads of one
+    block may take differently, if any."""
+    ancestor = op.parent_op()
+    while ancestor is not None and not isinstance(ancestor, FuncOp):
+        if isinstance(ancestor, scf.IfOp) and ancestor.cond in dependent:
+            return ancestor
+        if isinstance(ancestor, scf.ForOp) and any(
+            v in dependent for v in (ancestor.lb, ancestor.ub, ancestor.step)
+        ):
+            return ancestor
+        ancestor = ancestor.parent_op()
+    return None
+
+
+# --- parsing helpers ---------------------------------------------------------------------------
+
+
+def _parse_memref_type(parser: Parser, what: str) -> MemRefType:
+    pos = parser.pos
+    parsed = parser.parse_type()
+    if not isinstance(parsed, MemRefType):
+        parser.raise_error(f"{what} must be a memref, got {parsed}", pos, parser.pos)
+    return parsed
+
+
+def _parse_word(parser: Parser, choices: Sequence[str], what: str) -> str:
+    pos = parser.pos
+    word = parser.parse_optional_identifier()
+    if word not in choices:
+        parser.raise_error(f"expected {what}: {', '.join(choices)}", pos, max(parser.pos, pos + 1))
+    return word
+
+
+def _parse_int(parser: Parser, what: str) -> int:
+    return parser.parse_integer(allow_boolean=False, context_msg=f" for {what}")
+
+
+def _parse_shape3(parser: Parser, what: str) -> list[int]:
+    return parser.parse_comma_separated_list(
+        Parser.Delimiter.SQUARE, lambda: _parse_int(parser, what)
+    )
+
+
+def _print_shape3(printer: Printer, keyword: str, values: Sequence[int]) -> None:
+    printer.print_string(f" {keyword} [{', '.join(str(v) for v in values)}]")
+
+
+def _print_access(printer: Printer, buffer: SSAValue, indices: Sequence[SSAValue]) -> None:
+    printer.print_ssa_value(buffer)
+    printer.print_string("[")
+    printer.print_list(indices, printer.print_ssa_value)
+    printer.print_string("]")
+
+
+def _parse_indices(parser: Parser) -> list:
+    return parser.parse_comma_separated_list(
+        Parser.Delimiter.SQUARE, parser.parse_unresolved_operand
+    )
+
+
+def _resolve_access(parser: Parser, buffer, indices, memref_type: MemRefType, pos: int):
+    (resolved,) = parser.resolve_operands([buffer], [memref_type], pos)
+    return resolved, parser.resolve_operands(indices, [IndexType()] * len(indices), pos)
+
+
+def _shape_property(values: Sequence[int]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, list(values))
+
+
+# --- ops -------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class FuncOp(IRDLOperation):
+    """A GPU kernel: the code one thread runs, compiled for blocks of shape `block`."""
+
+    name = "kernel.func"
+    sym_name = prop_def(StringAttr)
+    function_type = prop_def(FunctionType)
+    block = prop_def(DenseArrayBase.constr(i64))
+    body = region_def("single_block")
+    traits = traits_def(IsolatedFromAbove(), NoTerminator(), SymbolOpInterface())
+
+    def __init__(
+        self,
+        name: str,
+        buffer_types: Sequence[Attribute],
+        block: Sequence[int],
+        body: Region,
+    ):
+        super().__init__(
+            regions=[body],
+            properties={
+                "sym_name": StringAttr(name),
+                "function_type": FunctionType.from_lists(buffer_types, []),
+                "block": _shape_property(block),
+            },
+        )
+
+    @property
+    def buffer_types(self) -> tuple[Attribute, ...]:
+        return tuple(self.function_type.inputs.data)
+
+    @property
+    def block_shape(self) -> tuple[int, ...]:
+        return tuple(self.block.get_values())
+
+    @property
+    def threads(self) -> int:
+        return prod(self.block_shape)
+
+    def shared_allocs(self) -> list[SharedAllocOp]:
+        return [op for op in self.body.walk() if isinstance(op, SharedAllocOp)]
+
+    @property
+    def static_shared_bytes(self) -> int:
+        """Bytes of static shared memory, each buffer rounded up to 16 bytes (buffers that
+        do not verify count nothing; their own ops report them)."""
+        return sum(
+            _round_up(_shared_bytes(op.result.type), SHARED_ALIGNMENT) for op in self.shared_allocs()
+        )
+
+    @property
+    def dynamic_shared_bytes(self) -> int:
+        """The dynamic shared memory a launch must provide: the end of the last view."""
+        ends = [
+            op.byte_offset + _shared_bytes(op.result.type)
+            for op in self.body.walk()
+            if isinstance(op, DynamicSharedOp)
+        ]
+        return max(ends, default=0)
+
+    def verify_(self) -> None:
+        parent = self.parent_op()
+        if not isinstance(parent, ModuleOp):
+            where = f"'{parent.name}'" if parent is not None else "no parent op"
+            raise VerifyException(
+                f"a kernel.func is a module-level symbol that kernel.launch can find, but its "
+                f"parent is {where}"
+            )
+        if self.function_type.outputs.data:
+            raise VerifyException(
+                f"a kernel.func returns nothing, it writes its buffer arguments; its type "
+                f"{self.function_type} has results"
+            )
+        verify_block_shape(self.block_shape)
+        arg_types = tuple(a.type for a in self.body.block.args)
+        if arg_types != self.buffer_types:
+            raise VerifyException(
+                f"kernel body takes ({_type_list(arg_types)}) but the kernel signature "
+                f"says ({_type_list(self.buffer_types)})"
+            )
+        for index, arg_type in enumerate(arg_types):
+            if not isinstance(arg_type, MemRefType):
+                raise VerifyException(f"kernel argument #{index} must be a memref, got {arg_type}")
+            _verify_global(arg_type, f"kernel argument #{index}")
+        for op in self.body.walk():
+            if op.dialect_name() not in BODY_DIALECTS and op.name not in BODY_OPS:
+                raise VerifyException(
+                    f"a kernel.func body holds only kernel, arith and math ops, scf.for, scf.if, "
+                    f"scf.yield, memref.load and memref.store, found '{op.name}'"
+                )
+            if isinstance(op, LaunchOp):
+                raise VerifyException("a kernel.launch runs on the host, not inside a kernel.func")
+        static = self.static_shared_bytes
+        if static > MAX_SHARED_BYTES:
+            raise VerifyException(
+                f"kernel @{self.sym_name.data} allocates {static} bytes of static shared memory, "
+                f"over the {MAX_SHARED_BYTES}-byte (227 KB) limit of one block"
+            )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_attribute(SymbolRefAttr(self.sym_name))
+        printer.print_string("(")
+        printer.print_list(
+            self.body.block.args,
+            lambda arg: (
+                printer.print_ssa_value(arg),
+                printer.print_string(": "),
+                printer.print_attribute(arg.type),
+            ),
+        )
+        printer.print_string(")")
+        _print_shape3(printer, "block", self.block_shape)
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False, print_empty_block=False)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> FuncOp:
+        name = parser.parse_symbol_name()
+        args = parser.parse_comma_separated_list(Parser.Delimiter.PAREN, parser.parse_argument)
+        parser.parse_keyword("block")
+        block = _parse_shape3(parser, "a block dimension")
+        attributes = parser.parse_optional_attr_dict_with_keyword()
+        body = parser.parse_region(args)
+        op = cls(name.data, [a.type for a in args], block, body)
+        if attributes is not None:
+            op.attributes.update(attributes.data)
+        return op
+
+
+class _IdOp(IRDLOperation):
+    """A special register: `%t = kernel.thread_id x`."""
+
+    dimension = prop_def(StringAttr)
+    result = result_def(IndexType)
+    traits = traits_def(Pure())
+
+    def __init__(self, dimension: str):
+        super().__init__(properties={"dimension": StringAttr(dimension)}, result_types=[IndexType()])
+
+    @property
+    def dim(self) -> str:
+        return self.dimension.data
+
+    def verify_(self) -> None:
+        _verify_in_kernel(self)
+        if self.dimension.data not in DIMENSIONS:
+            raise VerifyException(
+                f"dimension must be x, y or z, got '{self.dimension.data}'"
+            )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.dimension.data}")
+        printer.print_op_attributes(self.attributes)
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        dimension = _parse_word(parser, DIMENSIONS, "a dimension")
+        attributes = parser.parse_optional_attr_dict()
+        op = cls(dimension)
+        op.attributes.update(attributes)
+        return op
+
+
+@irdl_op_definition
+class ThreadIdOp(_IdOp):
+    """This thread's index in its block along a dimension (`threadIdx`)."""
+
+    name = "kernel.thread_id"
+
+
+@irdl_op_definition
+class BlockIdOp(_IdOp):
+    """This block's index in the grid along a dimension (`blockIdx`); uniform in a block."""
+
+    name = "kernel.block_id"
+
+
+@irdl_op_definition
+class BlockDimOp(_IdOp):
+    """The block's extent along a dimension (`blockDim`)."""
+
+    name = "kernel.block_dim"
+
+
+@irdl_op_definition
+class GridDimOp(_IdOp):
+    """The grid's extent along a dimension (`gridDim`)."""
+
+    name = "kernel.grid_dim"
+
+
+@irdl_op_definition
+class SharedAllocOp(IRDLOperation):
+    """A static shared-memory buffer of the block: `%s = kernel.shared_alloc : memref<8xf32, 3 : i32>`.
+
+    Like a `__shared__` variable, there is one buffer per op per block, for the whole kernel,
+    however often the op runs (in a loop, say); its contents start undefined."""
+
+    name = "kernel.shared_alloc"
+    result = result_def(MemRefType)
+    traits = traits_def(NoMemoryEffect())
+
+    def __init__(self, result_type: MemRefType):
+        super().__init__(result_types=[result_type])
+
+    def verify_(self) -> None:
+        _verify_in_kernel(self)
+        _verify_shared(self.result.type, "a kernel.shared_alloc buffer")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> SharedAllocOp:
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        op = cls(_parse_memref_type(parser, "a kernel.shared_alloc result"))
+        op.attributes.update(attributes)
+        return op
+
+
+@irdl_op_definition
+class DynamicSharedOp(IRDLOperation):
+    """A view of the dynamic shared memory (sized by the launch) at a byte offset:
+    `%d = kernel.dynamic_shared offset 0 : memref<1024xf32, 3 : i32>`."""
+
+    name = "kernel.dynamic_shared"
+    offset = prop_def(IntegerAttr[I64])
+    result = result_def(MemRefType)
+    traits = traits_def(Pure())
+
+    def __init__(self, offset: int, result_type: MemRefType):
+        super().__init__(properties={"offset": IntegerAttr(offset, i64)}, result_types=[result_type])
+
+    @property
+    def byte_offset(self) -> int:
+        return self.offset.value.data
+
+    def verify_(self) -> None:
+        _verify_in_kernel(self)
+        _verify_shared(self.result.type, "a kernel.dynamic_shared view")
+        offset = self.byte_offset
+        if offset < 0 or offset % SHARED_ALIGNMENT:
+            raise VerifyException(
+                f"a dynamic shared view starts at a byte offset that is a non-negative multiple "
+                f"of {SHARED_ALIGNMENT}, got {offset}"
+            )
+        end = offset + buffer_bytes(self.result.type)
+        if end > MAX_SHARED_BYTES:
+            raise VerifyException(
+                f"a dynamic shared view ending at byte {end} is over the {MAX_SHARED_BYTES}-byte "
+                f"(227 KB) limit of one block"
+            )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" offset {self.byte_offset}")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> DynamicSharedOp:
+        parser.parse_keyword("offset")
+        offset = _parse_int(parser, "a byte offset")
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        op = cls(offset, _parse_memref_type(parser, "a kernel.dynamic_shared result"))
+        op.attributes.update(attributes)
+        return op
+
+
+@irdl_op_definition
+class BarrierOp(IRDLOperation):
+    """`kernel.barrier`: waits for every thread of the block (`__syncthreads()`), which is why
+    every thread must reach it: it may not sit under control flow that depends on the thread."""
+
+    name = "kernel.barrier"
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = "attr-dict"
+
+    def __init__(self):
+        super().__init__()
+
+    def verify_(self) -> None:
+        kernel = _verify_in_kernel(self)
+        divergent = divergent_ancestor(self, thread_dependent_values(kernel))
+        if isinstance(divergent, scf.IfOp):
+            raise VerifyException(
+                "a kernel.barrier must be reached by every thread of the block, but it is inside "
+                "an scf.if whose condition depends on kernel.thread_id"
+            )
+        if divergent is not None:
+            raise VerifyException(
+                "a kernel.barrier must be reached by every thread of the block, but it is inside "
+                "an scf.for whose bounds depend on kernel.thread_id"
+            )
+
+
+SHUFFLE_TYPES = (Float16Type, BFloat16Type, Float32Type, Float64Type, IndexType)
+
+
+@irdl_op_definition
+class ShuffleOp(IRDLOperation):
+    """Reads `value` from another lane of the warp: `%r = kernel.shuffle xor %v, %offset : f32`
+    (all 32 lanes take part; `offset` is an i32 lane mask, delta or index)."""
+
+    name = "kernel.shuffle"
+    mode = prop_def(StringAttr)
+    value = operand_def()
+    offset = operand_def()
+    result = result_def()
+    traits = traits_def(Pure())
+
+    def __init__(self, mode: str, value: SSAValue, offset: SSAValue):
+        super().__init__(
+            operands=[value, offset],
+            result_types=[value.type],
+            properties={"mode": StringAttr(mode)},
+        )
+
+    def verify_(self) -> None:
+        _verify_in_kernel(self)
+        if self.mode.data not in SHUFFLE_MODES:
+            raise VerifyException(
+                f"shuffle mode must be one of {', '.join(SHUFFLE_MODES)}, got '{self.mode.data}'"
+            )
+        if self.offset.type != i32:
+            raise VerifyException(
+                f"a shuffle's lane offset is an i32, got {self.offset.type}"
+            )
+        value_type = self.value.type
+        if not (
+            isinstance(value_type, SHUFFLE_TYPES)
+            or (isinstance(value_type, IntegerType) and value_type.width.data in (32, 64))
+        ):
+            raise VerifyException(
+                f"a shuffle moves an f16, bf16, f32, f64, i32, i64 or index, got {value_type}"
+            )
+        if self.result.type != value_type:
+            raise VerifyException(
+                f"a shuffle's result has the type of its value, {value_type}, got {self.result.type}"
+            )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.mode.data} ")
+        printer.print_ssa_value(self.value)
+        printer.print_string(", ")
+        printer.print_ssa_value(self.offset)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.value.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ShuffleOp:
+        mode = _parse_word(parser, SHUFFLE_MODES, "a shuffle mode")
+        value = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        offset = parser.parse_unresolved_operand()
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        pos = parser.pos
+        value_type = parser.parse_type()
+        resolved_value, resolved_offset = parser.resolve_operands(
+            [value, offset], [value_type, i32], pos
+        )
+        op = cls(mode, resolved_value, resolved_offset)
+        op.attributes.update(attributes)
+        return op
+
+
+@irdl_op_definition
+class AtomicOp(IRDLOperation):
+    """Combines `value` into one buffer element atomically and returns the old element:
+    `%old = kernel.atomic add %v, %buf[%i, %j] : memref<..>`."""
+
+    name = "kernel.atomic"
+    kind = prop_def(StringAttr)
+    value = operand_def()
+    memref = operand_def(MemRefType)
+    indices = var_operand_def(IndexType)
+    result = result_def()
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+
+    def __init__(self, kind: str, value: SSAValue, buffer: SSAValue, indices: Sequence[SSAValue]):
+        super().__init__(
+            operands=[value, buffer, indices],
+            result_types=[value.type],
+            properties={"kind": StringAttr(kind)},
+        )
+
+    def verify_(self) -> None:
+        _verify_in_kernel(self)
+        kind = self.kind.data
+        if kind not in ATOMIC_KINDS:
+            raise VerifyException(
+                f"atomic kind must be one of {', '.join(ATOMIC_KINDS)}, got '{kind}'"
+            )
+        memref_type = _verify_indices(self.memref, self.indices)
+        element = memref_type.get_element_type()
+        if self.value.type != element or self.result.type != element:
+            raise VerifyException(
+                f"an atomic combines and returns the element type {element}, got value "
+                f"{self.value.type} and result {self.result.type}"
+            )
+        integer = isinstance(element, IntegerType) and element.width.data in (32, 64)
+        if kind == "add":
+            ok = integer or isinstance(element, (Float16Type, BFloat16Type, Float32Type, Float64Type))
+            supported = "f16, bf16, f32, f64, i32 or i64"
+        else:
+            ok = integer or isinstance(element, (Float32Type, Float64Type))
+            supported = "f32, f64, i32 or i64"
+        if not ok:
+            raise VerifyException(f"an atomic {kind} works on {supported} elements, got {element}")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.kind.data} ")
+        printer.print_ssa_value(self.value)
+        printer.print_string(", ")
+        _print_access(printer, self.memref, self.indices)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.memref.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> AtomicOp:
+        kind = _parse_word(parser, ATOMIC_KINDS, "an atomic kind")
+        value = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        buffer = parser.parse_unresolved_operand()
+        indices = _parse_indices(parser)
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        pos = parser.pos
+        memref_type = _parse_memref_type(parser, "an atomic's buffer")
+        resolved, resolved_indices = _resolve_access(parser, buffer, indices, memref_type, pos)
+        (resolved_value,) = parser.resolve_operands([value], [memref_type.get_element_type()], pos)
+        op = cls(kind, resolved_value, resolved, resolved_indices)
+        op.attributes.update(attributes)
+        return op
+
+
+_BOUND_RESULTS = re.compile(r"\s*=\s*((?:\d+:)?[\w$.-]+%(?:\s*,\s*(?:\d+:)?[\w$.-]+%)*)")
+
+
+def _bound_result_count(parser: Parser, op_name: str) -> int | None:
+    """How many results the text binds before the op name (`%a, %b = kernel.vector_load` or
+    `%v:4 = ...`). xDSL hands a custom parser no result count, and a vector load's results are
+    its only statement of the vector width, so the parser reads them back from the source."""
+    content = parser.lexer.input.content
+    start = content.rfind(op_name, 0, parser.pos)
+    if start < 0:
+        return None
+    window = content[max(0, start - 4096) : start][::-1]
+    match = _BOUND_RESULTS.match(window)
+    if match is None:
+        return None
+    count = 0
+    for result in match.group(1).split(","):
+        group, colon, _ = result.strip().partition(":")
+        count += int(group[::-1]) if colon else 1
+    return count
+
+
+@irdl_op_definition
+class VectorLoadOp(IRDLOperation):
+    """Loads N consecutive elements along the last dimension in one access:
+    `%a, %b, %c, %d = kernel.vector_load %buf[%i, %j] : memref<4x64xf32>`."""
+
+    name = "kernel.vector_load"
+    memref = operand_def(MemRefType)
+    indices = var_operand_def(IndexType)
+    values = var_result_def()
+    traits = traits_def(MemoryReadEffect())
+
+    def __init__(self, buffer: SSAValue, indices: Sequence[SSAValue], width: int):
+        assert isinstance(buffer.type, MemRefType)
+        super().__init__(
+            operands=[buffer, indices],
+            result_types=[[buffer.type.get_element_type()] * width],
+        )
+
+    @property
+    def width(self) -> int:
+        return len(self.values)
+
+    def verify_(self) -> None:
+        _verify_in_kernel(self)
+        memref_type = _verify_indices(self.memref, self.indices)
+        element = memref_type.get_element_type()
+        if not self.values:
+            raise VerifyException("a vector load has at least one result")
+        for value in self.values:
+            if value.type != element:
+                raise VerifyException(
+                    f"a vector load's results have the element type {element}, got {value.type}"
+                )
+        _verify_run_along_last_dim(memref_type, len(self.values), "a vector load")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        _print_access(printer, self.memref, self.indices)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.memref.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> VectorLoadOp:
+        name_pos = parser.pos
+        width = _bound_result_count(parser, cls.name)
+        if not width:
+            parser.raise_error(
+                "a kernel.vector_load's width is the number of results it binds, as in "
+                "`%a, %b = kernel.vector_load ...`",
+                name_pos,
+            )
+        buffer = parser.parse_unresolved_operand()
+        indices = _parse_indices(parser)
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        pos = parser.pos
+        memref_type = _parse_memref_type(parser, "a vector load's buffer")
+        resolved, resolved_indices = _resolve_access(parser, buffer, indices, memref_type, pos)
+        op = cls(resolved, resolved_indices, width)
+        op.attributes.update(attributes)
+        return op
+
+
+@irdl_op_definition
+class VectorStoreOp(IRDLOperation):
+    """Stores N consecutive elements along the last dimension in one access:
+    `kernel.vector_store %a, %b, %c, %d, %buf[%i, %j] : memref<4x64xf32>`."""
+
+    name = "kernel.vector_store"
+    values = var_operand_def()
+    memref = operand_def(MemRefType)
+    indices = var_operand_def(IndexType)
+    traits = traits_def(MemoryWriteEffect())
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    def __init__(self, values: Sequence[SSAValue], buffer: SSAValue, indices: Sequence[SSAValue]):
+        super().__init__(operands=[values, buffer, indices])
+
+    @property
+    def width(self) -> int:
+        return len(self.values)
+
+    def verify_(self) -> None:
+        _verify_in_kernel(self)
+        memref_type = _verify_indices(self.memref, self.indices)
+        element = memref_type.get_element_type()
+        if not self.values:
+            raise VerifyException("a vector store stores at least one value")
+        for value in self.values:
+            if value.type != element:
+                raise VerifyException(
+                    f"a vector store's values have the element type {element}, got {value.type}"
+                )
+        _verify_run_along_last_dim(memref_type, len(self.values), "a vector store")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_list(self.values, printer.print_ssa_value)
+        printer.print_string(", ")
+        _print_access(printer, self.memref, self.indices)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.memref.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> VectorStoreOp:
+        operands = [parser.parse_unresolved_operand()]
+        while parser.parse_optional_punctuation(",") is not None:
+            operands.append(parser.parse_unresolved_operand())
+        indices = _parse_indices(parser)
+        *values, buffer = operands
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        pos = parser.pos
+        memref_type = _parse_memref_type(parser, "a vector store's buffer")
+        resolved, resolved_indices = _resolve_access(parser, buffer, indices, memref_type, pos)
+        resolved_values = parser.resolve_operands(
+            values, [memref_type.get_element_type()] * len(values), pos
+        )
+        op = cls(resolved_values, resolved, resolved_indices)
+        op.attributes.update(attributes)
+        return op
+
+
+@irdl_op_definition
+class CpAsyncOp(IRDLOperation):
+    """Starts an asynchronous copy of `bytes` bytes from global to shared memory:
+    `kernel.cp_async %dst[%i], %src[%j] bytes 16 : memref<..., 3 : i32>, memref<...>`."""
+
+    name = "kernel.cp_async"
+    destination = operand_def(MemRefType)
+    destination_indices = var_operand_def(IndexType)
+    source = operand_def(MemRefType)
+    source_indices = var_operand_def(IndexType)
+    bytes = prop_def(IntegerAttr[I64])
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    def __init__(
+        self,
+        dst: SSAValue,
+        dst_indices: Sequence[SSAValue],
+        src: SSAValue,
+        src_indices: Sequence[SSAValue],
+        size: int,
+    ):
+        super().__init__(
+            operands=[dst, dst_indices, src, src_indices],
+            properties={"bytes": IntegerAttr(size, i64)},
+        )
+
+    @property
+    def size(self) -> int:
+        """The bytes copied."""
+        return self.bytes.value.data
+
+    @property
+    def elements(self) -> int:
+        return self.size // element_bytes(self.source.type.get_element_type())
+
+    def verify_(self) -> None:
+        _verify_in_kernel(self)
+        dst_type = _verify_indices(self.destination, self.destination_indices)
+        src_type = _verify_indices(self.source, self.source_indices)
+        _verify_shared(dst_type, "a cp_async destination")
+        _verify_global(src_type, "a cp_async source")
+        size = self.size
+        if size not in CP_ASYNC_BYTES:
+            raise VerifyException(f"a cp_async copies 4, 8 or 16 bytes, got {size}")
+        element = src_type.get_element_type()
+        if dst_type.get_element_type() != element:
+            raise VerifyException(
+                f"a cp_async copies between buffers of one element type, got {element} to "
+                f"{dst_type.get_element_type()}"
+            )
+        width = element_bytes(element)
+        if size % width:
+            raise VerifyException(f"a cp_async of {size} bytes does not copy whole {element} elements")
+        _verify_run_along_last_dim(src_type, size // width, "a cp_async")
+        _verify_run_along_last_dim(dst_type, size // width, "a cp_async")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        _print_access(printer, self.destination, self.destination_indices)
+        printer.print_string(", ")
+        _print_access(printer, self.source, self.source_indices)
+        printer.print_string(f" bytes {self.size}")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.destination.type)
+        printer.print_string(", ")
+        printer.print_attribute(self.source.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> CpAsyncOp:
+        dst = parser.parse_unresolved_operand()
+        dst_indices = _parse_indices(parser)
+        parser.parse_punctuation(",")
+        src = parser.parse_unresolved_operand()
+        src_indices = _parse_indices(parser)
+        parser.parse_keyword("bytes")
+        size = _parse_int(parser, "a copy size")
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        pos = parser.pos
+        dst_type = _parse_memref_type(parser, "a cp_async destination")
+        parser.parse_punctuation(",")
+        src_type = _parse_memref_type(parser, "a cp_async source")
+        dst_value, dst_resolved = _resolve_access(parser, dst, dst_indices, dst_type, pos)
+        src_value, src_resolved = _resolve_access(parser, src, src_indices, src_type, pos)
+        op = cls(dst_value, dst_resolved, src_value, src_resolved, size)
+        op.attributes.update(attributes)
+        return op
+
+
+@irdl_op_definition
+class CpAsyncCommitOp(IRDLOperation):
+    """`kernel.cp_async_commit`: closes this thread's current group of cp_async copies."""
+
+    name = "kernel.cp_async_commit"
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = "attr-dict"
+
+    def __init__(self):
+        super().__init__()
+
+    def verify_(self) -> None:
+        _verify_in_kernel(self)
+
+
+@irdl_op_definition
+class CpAsyncWaitOp(IRDLOperation):
+    """`kernel.cp_async_wait 0`: waits until at most `pending` committed groups of this thread's
+    copies are still in flight."""
+
+    name = "kernel.cp_async_wait"
+    pending = prop_def(IntegerAttr[I64])
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+
+    def __init__(self, pending: int):
+        super().__init__(properties={"pending": IntegerAttr(pending, i64)})
+
+    @property
+    def pending_groups(self) -> int:
+        return self.pending.value.data
+
+    def verify_(self) -> None:
+        _verify_in_kernel(self)
+        if self.pending_groups < 0:
+            raise VerifyException(
+                f"a cp_async_wait leaves a non-negative number of groups pending, got "
+                f"{self.pending_groups}"
+            )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.pending_groups}")
+        printer.print_op_attributes(self.attributes)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> CpAsyncWaitOp:
+        pending = _parse_int(parser, "the number of pending groups")
+        attributes = parser.parse_optional_attr_dict()
+        op = cls(pending)
+        op.attributes.update(attributes)
+        return op
+
+
+@irdl_op_definition
+class LaunchOp(IRDLOperation):
+    """Host side: runs a kernel.func on a grid of blocks:
+    `kernel.launch @k(%x, %y) grid [32, 1, 1] block [256, 1, 1] smem 0 : memref<..>, memref<..>`
+    (`smem` is the bytes of dynamic shared memory)."""
+
+    name = "kernel.launch"
+    kernel = prop_def(SymbolRefAttr)
+    grid = prop_def(DenseArrayBase.constr(i64))
+    block = prop_def(DenseArrayBase.constr(i64))
+    smem = prop_def(IntegerAttr[I64])
+    buffers = var_operand_def(MemRefType)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+
+    def __init__(
+        self,
+        kernel: str,
+        buffers: Sequence[SSAValue],
+        grid: Sequence[int],
+        block: Sequence[int],
+        smem: int = 0,
+    ):
+        super().__init__(
+            operands=[buffers],
+            properties={
+                "kernel": SymbolRefAttr(kernel),
+                "grid": _shape_property(grid),
+                "block": _shape_property(block),
+                "smem": IntegerAttr(smem, i64),
+            },
+        )
+
+    @property
+    def callee(self) -> SymbolRefAttr:
+        """The kernel.func launched (the `kernel` property)."""
+        return self.kernel
+
+    @property
+    def smem_bytes(self) -> int:
+        """Bytes of dynamic shared memory."""
+        return self.smem.value.data
+
+    @property
+    def grid_shape(self) -> tuple[int, ...]:
+        return tuple(self.grid.get_values())
+
+    @property
+    def block_shape(self) -> tuple[int, ...]:
+        return tuple(self.block.get_values())
+
+    def kernel_op(self) -> FuncOp | None:
+        """The kernel.func this launch names, if the enclosing module has it."""
+        table = self.parent_op()
+        while table is not None and not table.has_trait(SymbolTable):
+            table = table.parent_op()
+        if table is None:
+            return None
+        found = SymbolTable.lookup_symbol(table, self.kernel)
+        return found if isinstance(found, FuncOp) else None
+
+    def verify_(self) -> None:
+        host = self.parent_op()
+        if not isinstance(host, func.FuncOp):
+            where = f"'{host.name}'" if host is not None else "no parent op"
+            raise VerifyException(
+                f"a kernel.launch runs on the host, in a func.func, but its parent is {where}"
+            )
+        if self.kernel.nested_references.data:
+            raise VerifyException(
+                f"a kernel.launch names a module-level kernel.func, got the nested reference "
+                f"{self.kernel}"
+            )
+        _verify_shape3(self.grid_shape, "grid", MAX_GRID_SHAPE)
+        verify_block_shape(self.block_shape)
+        smem = self.smem_bytes
+        if smem < 0:
+            raise VerifyException(f"dynamic shared memory is a number of bytes, got {smem}")
+        table = host.parent_op()
+        while table is not None and not table.has_trait(SymbolTable):
+            table = table.parent_op()
+        kernel = SymbolTable.lookup_symbol(table, self.kernel) if table is not None else None
+        if kernel is None:
+            raise VerifyException(f"no kernel.func named {self.kernel} in the enclosing module")
+        if not isinstance(kernel, FuncOp):
+            raise VerifyException(f"'{self.kernel}' names a '{kernel.name}', not a kernel.func")
+        if not isinstance(kernel.properties.get("function_type"), FunctionType) or not isinstance(
+            kernel.properties.get("block"), DenseArrayBase
+        ):
+            # The kernel may be verified after this launch; its own verifier reports this.
+            return
+        if self.block_shape != kernel.block_shape:
+            raise VerifyException(
+                f"launch block {list(self.block_shape)} differs from the block "
+                f"{list(kernel.block_shape)} that {self.kernel} is compiled for"
+            )
+        given = tuple(b.type for b in self.buffers)
+        if given != kernel.buffer_types:
+            raise VerifyException(
+                f"launch passes ({_type_list(given)}) but {self.kernel} takes "
+                f"({_type_list(kernel.buffer_types)})"
+            )
+        static = kernel.static_shared_bytes
+        needed = kernel.dynamic_shared_bytes
+        if smem + static > MAX_SHARED_BYTES:
+            raise VerifyException(
+                f"launch gives {self.kernel} {smem} bytes of dynamic shared memory on top of its "
+                f"{static} static bytes, {smem + static} in all, over the {MAX_SHARED_BYTES}-byte "
+                f"(227 KB) limit of one block"
+            )
+        if smem < needed:
+            raise VerifyException(
+                f"launch gives {self.kernel} {smem} bytes of dynamic shared memory, but its "
+                f"kernel.dynamic_shared views need {needed}"
+            )
+        written = _written_arguments(kernel)
+        seen: dict[SSAValue, int] = {}
+        for index, buffer in enumerate(self.buffers):
+            if buffer in seen and (index in written or seen[buffer] in written):
+                raise VerifyException(
+                    f"launch passes one buffer as arguments #{seen[buffer]} and #{index} of "
+                    f"{self.kernel}, which writes one of them; kernel arguments must not alias "
+                    f"(they are __restrict__)"
+                )
+            seen.setdefault(buffer, index)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_attribute(self.kernel)
+        printer.print_string("(")
+        printer.print_list(self.buffers, printer.print_ssa_value)
+        printer.print_string(")")
+        _print_shape3(printer, "grid", self.grid_shape)
+        _print_shape3(printer, "block", self.block_shape)
+        printer.print_string(f" smem {self.smem_bytes}")
+        printer.print_op_attributes(self.attributes)
+        if self.buffers:
+            printer.print_string(" : ")
+            printer.print_list((b.type for b in self.buffers), printer.print_attribute)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> LaunchOp:
+        kernel = parser.parse_symbol_name()
+        operands = parser.parse_comma_separated_list(
+            Parser.Delimiter.PAREN, parser.parse_unresolved_operand
+        )
+        parser.parse_keyword("grid")
+        grid = _parse_shape3(parser, "a grid dimension")
+        parser.parse_keyword("block")
+        block = _parse_shape3(parser, "a block dimension")
+        parser.parse_keyword("smem")
+        smem = _parse_int(parser, "the dynamic shared memory bytes")
+        attributes = parser.parse_optional_attr_dict()
+        types = []
+        pos = parser.pos
+        if operands:
+            parser.parse_punctuation(":")
+            types = parser.parse_comma_separated_list(
+                Parser.Delimiter.NONE, lambda: _parse_memref_type(parser, "a kernel.launch buffer")
+            )
+        op = cls(kernel.data, parser.resolve_operands(operands, types, pos), grid, block, smem)
+        op.attributes.update(attributes)
+        return op
+
+
+def written_buffers(kernel: FuncOp) -> set[SSAValue]:
+    """The buffers (kernel arguments and shared buffers) that some op of the kernel writes."""
+    written: set[SSAValue] = set()
+    for op in kernel.body.walk():
+        if isinstance(op, memref.StoreOp | AtomicOp | VectorStoreOp):
+            written.add(op.memref)
+        elif isinstance(op, CpAsyncOp):
+            written.add(op.destination)
+    return written
+
+
+def _written_arguments(kernel: FuncOp) -> set[int]:
+    written = written_buffers(kernel)
+    return {index for index, arg in enumerate(kernel.body.block.args) if arg in written}
+
+
+Kernel = Dialect(
+    "kernel",
+    [
+        FuncOp,
+        ThreadIdOp,
+        BlockIdOp,
+        BlockDimOp,
+        GridDimOp,
+        SharedAllocOp,
+        DynamicSharedOp,
+        BarrierOp,
+        ShuffleOp,
+        AtomicOp,
+        VectorLoadOp,
+        VectorStoreOp,
+        CpAsyncOp,
+        CpAsyncCommitOp,
+        CpAsyncWaitOp,
+        LaunchOp,
+    ],
+    [],
+)

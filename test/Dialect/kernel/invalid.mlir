@@ -1,0 +1,741 @@
+// RUN: emmy-opt %s --split-input-file --verify-diagnostics
+
+// --- kernel.func ---------------------------------------------------------------------------
+
+func.func @host() {
+  // expected-error @+1 {{a kernel.func is a module-level symbol that kernel.launch can find, but its parent is 'func.func'}}
+  kernel.func @nested() block [32, 1, 1] {
+  }
+  func.return
+}
+
+// -----
+
+// expected-error @+1 {{a kernel.func returns nothing, it writes its buffer arguments; its type (memref<4xf32>) -> f32 has results}}
+"kernel.func"() <{sym_name = "with_results", function_type = (memref<4xf32>) -> f32, block = array<i64: 32, 1, 1>}> ({
+^bb0(%x: memref<4xf32>):
+}) : () -> ()
+
+// -----
+
+// expected-error @+1 {{kernel body takes (memref<4xf16>) but the kernel signature says (memref<4xf32>)}}
+"kernel.func"() <{sym_name = "signature_mismatch", function_type = (memref<4xf32>) -> (), block = array<i64: 32, 1, 1>}> ({
+^bb0(%x: memref<4xf16>):
+}) : () -> ()
+
+// -----
+
+// expected-error @+1 {{a block has 3 dimensions (x, y, z), got [256, 1]}}
+kernel.func @two_dims() block [256, 1] {
+}
+
+// -----
+
+// expected-error @+1 {{block [32, 1, 0]: dimension z must be between 1 and 64}}
+kernel.func @empty_dim() block [32, 1, 0] {
+}
+
+// -----
+
+// expected-error @+1 {{block [1, 1, 128]: dimension z must be between 1 and 64}}
+kernel.func @deep() block [1, 1, 128] {
+}
+
+// -----
+
+// expected-error @+1 {{block [64, 32, 1] has 2048 threads, but a block has at most 1024}}
+kernel.func @too_many_threads() block [64, 32, 1] {
+}
+
+// -----
+
+// expected-error @+1 {{block [48, 1, 1] has 48 threads, which is not a multiple of the warp size 32}}
+kernel.func @partial_warp() block [48, 1, 1] {
+}
+
+// -----
+
+// expected-error @+1 {{kernel argument #1 must be a memref, got f32}}
+kernel.func @scalar_argument(%x: memref<4xf32>, %s: f32) block [32, 1, 1] {
+}
+
+// -----
+
+// expected-error @+1 {{kernel argument #0 has type memref<?x4xf32>, but shapes must be static}}
+kernel.func @dynamic_buffer(%x: memref<?x4xf32>) block [32, 1, 1] {
+}
+
+// -----
+
+// expected-error @+1 {{kernel argument #0 has type memref<4xf32, strided<[2]>>, but kernel buffers are dense row-major, with the default layout}}
+kernel.func @strided_buffer(%x: memref<4xf32, strided<[2]>>) block [32, 1, 1] {
+}
+
+// -----
+
+// expected-error @+1 {{kernel buffers hold f16, bf16, f32, f64, integer or index elements, got f80}}
+kernel.func @long_double(%x: memref<4xf80>) block [32, 1, 1] {
+}
+
+// -----
+
+// expected-error @+1 {{kernel argument #0 is global memory, but its type memref<4xf32, 3 : i32> is in shared memory space 3}}
+kernel.func @shared_argument(%x: memref<4xf32, 3 : i32>) block [32, 1, 1] {
+}
+
+// -----
+
+// expected-error @+1 {{kernel argument #0 is global memory, which has the default memory space, but its type is memref<4xf32, 5 : i32>}}
+kernel.func @local_argument(%x: memref<4xf32, 5 : i32>) block [32, 1, 1] {
+}
+
+// -----
+
+// expected-error @+1 {{a kernel.func body holds only kernel, arith and math ops, scf.for, scf.if, scf.yield, memref.load and memref.store, found 'memref.alloc'}}
+kernel.func @allocates(%x: memref<4xf32>) block [32, 1, 1] {
+  %scratch = memref.alloc() : memref<4xf32>
+}
+
+// -----
+
+kernel.func @k() block [32, 1, 1] {
+}
+
+kernel.func @launches_from_kernel() block [32, 1, 1] {
+  // expected-error @+1 {{a kernel.launch runs on the host, in a func.func, but its parent is 'kernel.func'}}
+  kernel.launch @k() grid [1, 1, 1] block [32, 1, 1] smem 0
+}
+
+// -----
+
+// 232448 bytes is the most one block may use; each shared buffer is rounded up to 16 bytes.
+// expected-error @+1 {{kernel @too_much_shared allocates 232464 bytes of static shared memory, over the 232448-byte (227 KB) limit of one block}}
+kernel.func @too_much_shared() block [32, 1, 1] {
+  %a = kernel.shared_alloc : memref<58000xf32, 3 : i32>
+  %b = kernel.shared_alloc : memref<112xf32, 3 : i32>
+  %c = kernel.shared_alloc : memref<1xf32, 3 : i32>
+}
+
+// --- thread and block ids -----------------------------------------------------------------
+
+// -----
+
+func.func @thread_id_on_host() {
+  // expected-error @+1 {{'kernel.thread_id' must be nested in a kernel.func}}
+  %t = kernel.thread_id x
+  func.return
+}
+
+// -----
+
+func.func @grid_dim_on_host() {
+  // expected-error @+1 {{'kernel.grid_dim' must be nested in a kernel.func}}
+  %t = kernel.grid_dim x
+  func.return
+}
+
+// -----
+
+kernel.func @bad_dimension() block [32, 1, 1] {
+  // expected-error @+1 {{dimension must be x, y or z, got 'w'}}
+  %t = "kernel.block_id"() <{dimension = "w"}> : () -> index
+}
+
+// -----
+
+kernel.func @bad_dimension_syntax() block [32, 1, 1] {
+  // expected-error @+1 {{expected a dimension: x, y, z}}
+  %t = kernel.block_dim w
+}
+
+// --- shared memory ------------------------------------------------------------------------
+
+// -----
+
+kernel.func @global_shared_alloc() block [32, 1, 1] {
+  // expected-error @+1 {{a kernel.shared_alloc buffer is shared memory, which is memory space 3 (memref<..., 3 : i32>), but its type is memref<8xf32>}}
+  %s = kernel.shared_alloc : memref<8xf32>
+}
+
+// -----
+
+kernel.func @dynamic_shared_alloc() block [32, 1, 1] {
+  // expected-error @+1 {{a kernel.shared_alloc buffer has type memref<?xf32, 3 : i32>, but shapes must be static}}
+  %s = "kernel.shared_alloc"() : () -> memref<?xf32, 3 : i32>
+}
+
+// -----
+
+func.func @shared_alloc_on_host() {
+  // expected-error @+1 {{'kernel.shared_alloc' must be nested in a kernel.func}}
+  %s = kernel.shared_alloc : memref<8xf32, 3 : i32>
+  func.return
+}
+
+// -----
+
+kernel.func @misaligned_view() block [32, 1, 1] {
+  // expected-error @+1 {{a dynamic shared view starts at a byte offset that is a non-negative multiple of 16, got 4}}
+  %d = kernel.dynamic_shared offset 4 : memref<8xf32, 3 : i32>
+}
+
+// -----
+
+kernel.func @negative_view() block [32, 1, 1] {
+  // expected-error @+1 {{a dynamic shared view starts at a byte offset that is a non-negative multiple of 16, got -16}}
+  %d = kernel.dynamic_shared offset -16 : memref<8xf32, 3 : i32>
+}
+
+// -----
+
+kernel.func @huge_view() block [32, 1, 1] {
+  // expected-error @+1 {{a dynamic shared view ending at byte 232464 is over the 232448-byte (227 KB) limit of one block}}
+  %d = kernel.dynamic_shared offset 16 : memref<58112xf32, 3 : i32>
+}
+
+// -----
+
+kernel.func @global_view() block [32, 1, 1] {
+  // expected-error @+1 {{a kernel.dynamic_shared view is shared memory, which is memory space 3 (memref<..., 3 : i32>), but its type is memref<8xf32, 1 : i32>}}
+  %d = kernel.dynamic_shared offset 0 : memref<8xf32, 1 : i32>
+}
+
+// --- barriers -------------------------------------------------------------------------------
+
+// -----
+
+kernel.func @barrier_under_lane_if() block [64, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %c32 = arith.constant 32 : index
+  %t = kernel.thread_id x
+  %lane = arith.remui %t, %c32 : index
+  %first = arith.cmpi eq, %lane, %c0 : index
+  scf.if %first {
+    // expected-error @+1 {{a kernel.barrier must be reached by every thread of the block, but it is inside an scf.if whose condition depends on kernel.thread_id}}
+    kernel.barrier
+  }
+}
+
+// -----
+
+kernel.func @barrier_in_strided_loop() block [64, 1, 1] {
+  %c64 = arith.constant 64 : index
+  %c1024 = arith.constant 1024 : index
+  %t = kernel.thread_id y
+  scf.for %j = %t to %c1024 step %c64 {
+    // expected-error @+1 {{a kernel.barrier must be reached by every thread of the block, but it is inside an scf.for whose bounds depend on kernel.thread_id}}
+    kernel.barrier
+  }
+}
+
+// -----
+
+// Under a uniform if that is itself inside a divergent one.
+kernel.func @barrier_nested() block [64, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %b = kernel.block_id x
+  %t = kernel.thread_id x
+  %low = arith.cmpi ult, %t, %b : index
+  %first_block = arith.cmpi eq, %b, %c0 : index
+  scf.if %low {
+    scf.if %first_block {
+      // expected-error @+1 {{inside an scf.if whose condition depends on kernel.thread_id}}
+      kernel.barrier
+    }
+  }
+}
+
+// -----
+
+// A loop-carried value that picks up the thread id makes the loop's result thread-dependent.
+kernel.func @barrier_after_carried_taint() block [64, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %t = kernel.thread_id x
+  %sum = scf.for %i = %c0 to %c4 step %c1 iter_args(%acc = %c0) -> (index) {
+    %next = arith.addi %acc, %t : index
+    scf.yield %next : index
+  }
+  scf.for %j = %c0 to %sum step %c1 {
+    // expected-error @+1 {{inside an scf.for whose bounds depend on kernel.thread_id}}
+    kernel.barrier
+  }
+}
+
+// -----
+
+// Loads at thread-dependent indices, shuffles of thread-dependent values and the old values
+// of atomics all depend on the thread.
+kernel.func @barrier_after_load(%x: memref<64xf32>) block [64, 1, 1] {
+  %zero = arith.constant 0.0 : f32
+  %t = kernel.thread_id x
+  %v = memref.load %x[%t] : memref<64xf32>
+  %positive = arith.cmpf ogt, %v, %zero : f32
+  scf.if %positive {
+    // expected-error @+1 {{inside an scf.if whose condition depends on kernel.thread_id}}
+    kernel.barrier
+  }
+}
+
+// -----
+
+kernel.func @barrier_after_shuffle() block [64, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1 : i32
+  %t = kernel.thread_id x
+  %s = kernel.shuffle down %t, %one : index
+  %zero = arith.cmpi eq, %s, %c0 : index
+  scf.if %zero {
+    // expected-error @+1 {{inside an scf.if whose condition depends on kernel.thread_id}}
+    kernel.barrier
+  }
+}
+
+// -----
+
+kernel.func @barrier_after_atomic(%counter: memref<1xi32>) block [64, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1 : i32
+  %ticket = kernel.atomic add %one, %counter[%c0] : memref<1xi32>
+  %first = arith.cmpi eq, %ticket, %one : i32
+  scf.if %first {
+    // expected-error @+1 {{inside an scf.if whose condition depends on kernel.thread_id}}
+    kernel.barrier
+  }
+}
+
+// -----
+
+// An if whose result is computed from the thread id.
+kernel.func @barrier_after_if_result() block [64, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %true = arith.constant true
+  %t = kernel.thread_id x
+  %r = scf.if %true -> (index) {
+    scf.yield %t : index
+  } else {
+    scf.yield %c0 : index
+  }
+  scf.for %i = %c0 to %r step %c1 {
+    // expected-error @+1 {{inside an scf.for whose bounds depend on kernel.thread_id}}
+    kernel.barrier
+  }
+}
+
+// -----
+
+func.func @barrier_on_host() {
+  // expected-error @+1 {{'kernel.barrier' must be nested in a kernel.func}}
+  kernel.barrier
+  func.return
+}
+
+// --- shuffles -------------------------------------------------------------------------------
+
+// -----
+
+kernel.func @index_offset() block [32, 1, 1] {
+  %v = arith.constant 1.0 : f32
+  %c1 = arith.constant 1 : index
+  // expected-error @+1 {{a shuffle's lane offset is an i32, got index}}
+  %r = "kernel.shuffle"(%v, %c1) <{mode = "xor"}> : (f32, index) -> f32
+}
+
+// -----
+
+kernel.func @bad_mode() block [32, 1, 1] {
+  %v = arith.constant 1.0 : f32
+  %c1 = arith.constant 1 : i32
+  // expected-error @+1 {{shuffle mode must be one of xor, down, up, idx, got 'butterfly'}}
+  %r = "kernel.shuffle"(%v, %c1) <{mode = "butterfly"}> : (f32, i32) -> f32
+}
+
+// -----
+
+kernel.func @bad_mode_syntax() block [32, 1, 1] {
+  %v = arith.constant 1.0 : f32
+  %c1 = arith.constant 1 : i32
+  // expected-error @+1 {{expected a shuffle mode: xor, down, up, idx}}
+  %r = kernel.shuffle butterfly %v, %c1 : f32
+}
+
+// -----
+
+kernel.func @shuffle_bool() block [32, 1, 1] {
+  %v = arith.constant true
+  %c1 = arith.constant 1 : i32
+  // expected-error @+1 {{a shuffle moves an f16, bf16, f32, f64, i32, i64 or index, got i1}}
+  %r = kernel.shuffle xor %v, %c1 : i1
+}
+
+// -----
+
+kernel.func @shuffle_result_type() block [32, 1, 1] {
+  %v = arith.constant 1.0 : f32
+  %c1 = arith.constant 1 : i32
+  // expected-error @+1 {{a shuffle's result has the type of its value, f32, got f16}}
+  %r = "kernel.shuffle"(%v, %c1) <{mode = "xor"}> : (f32, i32) -> f16
+}
+
+// -----
+
+func.func @shuffle_on_host(%v: f32, %c1: i32) {
+  // expected-error @+1 {{'kernel.shuffle' must be nested in a kernel.func}}
+  %r = kernel.shuffle xor %v, %c1 : f32
+  func.return
+}
+
+// --- atomics --------------------------------------------------------------------------------
+
+// -----
+
+kernel.func @bad_atomic_kind(%x: memref<4xf32>) block [32, 1, 1] {
+  %v = arith.constant 1.0 : f32
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{atomic kind must be one of add, max, min, got 'mul'}}
+  %r = "kernel.atomic"(%v, %x, %c0) <{kind = "mul"}> : (f32, memref<4xf32>, index) -> f32
+}
+
+// -----
+
+kernel.func @atomic_index_count(%x: memref<4x4xf32>) block [32, 1, 1] {
+  %v = arith.constant 1.0 : f32
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{a rank-2 memref<4x4xf32> takes 2 indices, but 1 are given}}
+  %r = kernel.atomic add %v, %x[%c0] : memref<4x4xf32>
+}
+
+// -----
+
+kernel.func @atomic_value_type(%x: memref<4xf32>) block [32, 1, 1] {
+  %v = arith.constant 1.0 : f16
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{an atomic combines and returns the element type f32, got value f16 and result f16}}
+  %r = "kernel.atomic"(%v, %x, %c0) <{kind = "add"}> : (f16, memref<4xf32>, index) -> f16
+}
+
+// -----
+
+kernel.func @atomic_max_half(%x: memref<4xf16>) block [32, 1, 1] {
+  %v = arith.constant 1.0 : f16
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{an atomic max works on f32, f64, i32 or i64 elements, got f16}}
+  %r = kernel.atomic max %v, %x[%c0] : memref<4xf16>
+}
+
+// -----
+
+kernel.func @atomic_add_short(%x: memref<4xi16>) block [32, 1, 1] {
+  %v = arith.constant 1 : i16
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{an atomic add works on f16, bf16, f32, f64, i32 or i64 elements, got i16}}
+  %r = kernel.atomic add %v, %x[%c0] : memref<4xi16>
+}
+
+// --- vector accesses ------------------------------------------------------------------------
+
+// -----
+
+kernel.func @vector_crosses_rows(%x: memref<4x6xf32>) block [32, 1, 1] {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{a vector load of 4 elements must divide the last dimension of memref<4x6xf32> (6), so that no access crosses a row}}
+  %a, %b, %c, %d = kernel.vector_load %x[%c0, %c0] : memref<4x6xf32>
+}
+
+// -----
+
+kernel.func @vector_too_wide(%x: memref<64xf32>) block [32, 1, 1] {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{a vector load of 8 x f32 is 32 bytes, but one access is 1, 2, 4, 8 or 16 bytes}}
+  %v:8 = kernel.vector_load %x[%c0] : memref<64xf32>
+}
+
+// -----
+
+kernel.func @vector_of_three(%x: memref<63xf32>) block [32, 1, 1] {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{a vector load of 3 x f32 is 12 bytes, but one access is 1, 2, 4, 8 or 16 bytes}}
+  %a, %b, %c = kernel.vector_load %x[%c0] : memref<63xf32>
+}
+
+// -----
+
+kernel.func @vector_of_scalar(%x: memref<f32>) block [32, 1, 1] {
+  // expected-error @+1 {{a vector load needs a buffer with at least one dimension, got memref<f32>}}
+  %a = kernel.vector_load %x[] : memref<f32>
+}
+
+// -----
+
+kernel.func @vector_unbound(%x: memref<8xf32>) block [32, 1, 1] {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{a kernel.vector_load's width is the number of results it binds, as in `%a, %b = kernel.vector_load ...`}}
+  kernel.vector_load %x[%c0] : memref<8xf32>
+}
+
+// -----
+
+kernel.func @vector_no_results(%x: memref<8xf32>) block [32, 1, 1] {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{a vector load has at least one result}}
+  "kernel.vector_load"(%x, %c0) : (memref<8xf32>, index) -> ()
+}
+
+// -----
+
+kernel.func @vector_result_type(%x: memref<8xf32>) block [32, 1, 1] {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{a vector load's results have the element type f32, got f16}}
+  %a, %b = "kernel.vector_load"(%x, %c0) : (memref<8xf32>, index) -> (f32, f16)
+}
+
+// -----
+
+kernel.func @vector_index_count(%x: memref<4x8xf32>) block [32, 1, 1] {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{a rank-2 memref<4x8xf32> takes 2 indices, but 1 are given}}
+  %a, %b = kernel.vector_load %x[%c0] : memref<4x8xf32>
+}
+
+// -----
+
+kernel.func @vector_store_crosses_rows(%x: memref<4x6xbf16>) block [32, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %v = arith.constant 1.0 : bf16
+  // expected-error @+1 {{a vector store of 4 elements must divide the last dimension of memref<4x6xbf16> (6), so that no access crosses a row}}
+  kernel.vector_store %v, %v, %v, %v, %x[%c0, %c0] : memref<4x6xbf16>
+}
+
+// -----
+
+kernel.func @vector_store_type(%x: memref<8xf32>) block [32, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %v = arith.constant 1.0 : f32
+  %h = arith.constant 1.0 : f16
+  // expected-error @+1 {{a vector store's values have the element type f32, got f16}}
+  "kernel.vector_store"(%v, %h, %x, %c0) <{operandSegmentSizes = array<i32: 2, 1, 1>}> : (f32, f16, memref<8xf32>, index) -> ()
+}
+
+// -----
+
+func.func @vector_store_on_host(%x: memref<8xf32>, %v: f32, %c0: index) {
+  // expected-error @+1 {{'kernel.vector_store' must be nested in a kernel.func}}
+  kernel.vector_store %v, %v, %x[%c0] : memref<8xf32>
+  func.return
+}
+
+// --- cp.async -------------------------------------------------------------------------------
+
+// -----
+
+kernel.func @cp_async_to_global(%x: memref<64xf32>, %y: memref<64xf32>) block [32, 1, 1] {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{a cp_async destination is shared memory, which is memory space 3 (memref<..., 3 : i32>), but its type is memref<64xf32>}}
+  kernel.cp_async %y[%c0], %x[%c0] bytes 16 : memref<64xf32>, memref<64xf32>
+}
+
+// -----
+
+kernel.func @cp_async_from_shared() block [32, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %a = kernel.shared_alloc : memref<64xf32, 3 : i32>
+  %b = kernel.shared_alloc : memref<64xf32, 3 : i32>
+  // expected-error @+1 {{a cp_async source is global memory, but its type memref<64xf32, 3 : i32> is in shared memory space 3}}
+  kernel.cp_async %a[%c0], %b[%c0] bytes 16 : memref<64xf32, 3 : i32>, memref<64xf32, 3 : i32>
+}
+
+// -----
+
+kernel.func @cp_async_size(%x: memref<64xf32>) block [32, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %s = kernel.shared_alloc : memref<64xf32, 3 : i32>
+  // expected-error @+1 {{a cp_async copies 4, 8 or 16 bytes, got 32}}
+  kernel.cp_async %s[%c0], %x[%c0] bytes 32 : memref<64xf32, 3 : i32>, memref<64xf32>
+}
+
+// -----
+
+kernel.func @cp_async_types(%x: memref<64xf32>) block [32, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %s = kernel.shared_alloc : memref<64xi32, 3 : i32>
+  // expected-error @+1 {{a cp_async copies between buffers of one element type, got f32 to i32}}
+  kernel.cp_async %s[%c0], %x[%c0] bytes 16 : memref<64xi32, 3 : i32>, memref<64xf32>
+}
+
+// -----
+
+kernel.func @cp_async_part_element(%x: memref<64xf64>) block [32, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %s = kernel.shared_alloc : memref<64xf64, 3 : i32>
+  // expected-error @+1 {{a cp_async of 4 bytes does not copy whole f64 elements}}
+  kernel.cp_async %s[%c0], %x[%c0] bytes 4 : memref<64xf64, 3 : i32>, memref<64xf64>
+}
+
+// -----
+
+kernel.func @cp_async_crosses_rows(%x: memref<4x6xf32>) block [32, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %s = kernel.shared_alloc : memref<64xf32, 3 : i32>
+  // expected-error @+1 {{a cp_async of 4 elements must divide the last dimension of memref<4x6xf32> (6), so that no access crosses a row}}
+  kernel.cp_async %s[%c0], %x[%c0, %c0] bytes 16 : memref<64xf32, 3 : i32>, memref<4x6xf32>
+}
+
+// -----
+
+kernel.func @cp_async_wait_negative() block [32, 1, 1] {
+  // expected-error @+1 {{a cp_async_wait leaves a non-negative number of groups pending, got -1}}
+  kernel.cp_async_wait -1
+}
+
+// -----
+
+func.func @cp_async_commit_on_host() {
+  // expected-error @+1 {{'kernel.cp_async_commit' must be nested in a kernel.func}}
+  kernel.cp_async_commit
+  func.return
+}
+
+// --- kernel.launch ------------------------------------------------------------------------
+
+// -----
+
+kernel.func @k() block [32, 1, 1] {
+}
+
+// expected-error @+1 {{a kernel.launch runs on the host, in a func.func, but its parent is 'builtin.module'}}
+kernel.launch @k() grid [1, 1, 1] block [32, 1, 1] smem 0
+
+// -----
+
+func.func @launch_unknown_kernel(%x: memref<4xf32>) {
+  // expected-error @+1 {{no kernel.func named @missing in the enclosing module}}
+  kernel.launch @missing(%x) grid [1, 1, 1] block [32, 1, 1] smem 0 : memref<4xf32>
+  func.return
+}
+
+// -----
+
+func.func private @not_a_kernel(memref<4xf32>)
+
+func.func @launch_a_function(%x: memref<4xf32>) {
+  // expected-error @+1 {{'@not_a_kernel' names a 'func.func', not a kernel.func}}
+  kernel.launch @not_a_kernel(%x) grid [1, 1, 1] block [32, 1, 1] smem 0 : memref<4xf32>
+  func.return
+}
+
+// -----
+
+kernel.func @k() block [32, 1, 1] {
+}
+
+func.func @nested_reference() {
+  // expected-error @+1 {{a kernel.launch names a module-level kernel.func, got the nested reference @k::@inner}}
+  "kernel.launch"() <{kernel = @k::@inner, grid = array<i64: 1, 1, 1>, block = array<i64: 32, 1, 1>, smem = 0 : i64}> : () -> ()
+  func.return
+}
+
+// -----
+
+kernel.func @k() block [256, 1, 1] {
+}
+
+func.func @launch_block_mismatch() {
+  // expected-error @+1 {{launch block [128, 1, 1] differs from the block [256, 1, 1] that @k is compiled for}}
+  kernel.launch @k() grid [1, 1, 1] block [128, 1, 1] smem 0
+  func.return
+}
+
+// -----
+
+kernel.func @k() block [32, 1, 1] {
+}
+
+func.func @launch_partial_warp() {
+  // expected-error @+1 {{block [16, 1, 1] has 16 threads, which is not a multiple of the warp size 32}}
+  kernel.launch @k() grid [1, 1, 1] block [16, 1, 1] smem 0
+  func.return
+}
+
+// -----
+
+kernel.func @k(%x: memref<4xf32>, %y: memref<4xf32>) block [32, 1, 1] {
+}
+
+func.func @launch_buffer_types(%x: memref<4xf32>, %y: memref<4xf16>) {
+  // expected-error @+1 {{launch passes (memref<4xf32>, memref<4xf16>) but @k takes (memref<4xf32>, memref<4xf32>)}}
+  kernel.launch @k(%x, %y) grid [1, 1, 1] block [32, 1, 1] smem 0 : memref<4xf32>, memref<4xf16>
+  func.return
+}
+
+// -----
+
+kernel.func @k() block [32, 1, 1] {
+}
+
+func.func @launch_empty_grid() {
+  // expected-error @+1 {{grid [1, 0, 1]: dimension y must be between 1 and 65535}}
+  kernel.launch @k() grid [1, 0, 1] block [32, 1, 1] smem 0
+  func.return
+}
+
+// -----
+
+kernel.func @k() block [32, 1, 1] {
+}
+
+func.func @launch_tall_grid() {
+  // expected-error @+1 {{grid [1, 65536, 1]: dimension y must be between 1 and 65535}}
+  kernel.launch @k() grid [1, 65536, 1] block [32, 1, 1] smem 0
+  func.return
+}
+
+// -----
+
+kernel.func @k() block [32, 1, 1] {
+}
+
+func.func @launch_negative_smem() {
+  // expected-error @+1 {{dynamic shared memory is a number of bytes, got -4}}
+  kernel.launch @k() grid [1, 1, 1] block [32, 1, 1] smem -4
+  func.return
+}
+
+// -----
+
+kernel.func @k() block [32, 1, 1] {
+  %s = kernel.shared_alloc : memref<1024xf32, 3 : i32>
+}
+
+func.func @launch_too_much_smem() {
+  // expected-error @+1 {{launch gives @k 229377 bytes of dynamic shared memory on top of its 4096 static bytes, 233473 in all, over the 232448-byte (227 KB) limit of one block}}
+  kernel.launch @k() grid [1, 1, 1] block [32, 1, 1] smem 229377
+  func.return
+}
+
+// -----
+
+kernel.func @k() block [32, 1, 1] {
+  %d = kernel.dynamic_shared offset 1024 : memref<256xf32, 3 : i32>
+}
+
+func.func @launch_too_little_smem() {
+  // expected-error @+1 {{launch gives @k 1024 bytes of dynamic shared memory, but its kernel.dynamic_shared views need 2048}}
+  kernel.launch @k() grid [1, 1, 1] block [32, 1, 1] smem 1024
+  func.return
+}
+
+// -----
+
+kernel.func @k(%x: memref<4xf32>, %y: memref<4xf32>) block [32, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %v = memref.load %x[%c0] : memref<4xf32>
+  memref.store %v, %y[%c0] : memref<4xf32>
+}
+
+func.func @launch_aliasing(%x: memref<4xf32>) {
+  // expected-error @+1 {{launch passes one buffer as arguments #0 and #1 of @k, which writes one of them; kernel arguments must not alias (they are __restrict__)}}
+  kernel.launch @k(%x, %x) grid [1, 1, 1] block [32, 1, 1] smem 0 : memref<4xf32>, memref<4xf32>
+  func.return
+}

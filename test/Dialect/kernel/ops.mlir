@@ -1,0 +1,167 @@
+// RUN: emmy-opt %s | emmy-opt | filecheck %s
+// RUN: emmy-opt %s --print-op-generic | emmy-opt | filecheck %s
+
+// Every kernel op in its custom form. Shared memory is memory space 3, written `3 : i32`
+// (a bare `3` reads as `3 : i64`, also shared memory, but a different type).
+
+// CHECK-LABEL: kernel.func @k_ids(
+// CHECK-SAME:    %[[X:[a-z0-9_]+]]: memref<4x64xf32>) block [64, 2, 1] {
+// CHECK-NEXT:    %[[TX:.*]] = kernel.thread_id x
+// CHECK-NEXT:    %[[TY:.*]] = kernel.thread_id y
+// CHECK-NEXT:    %[[TZ:.*]] = kernel.thread_id z
+// CHECK-NEXT:    %[[BX:.*]] = kernel.block_id x
+// CHECK-NEXT:    %[[BY:.*]] = kernel.block_id y
+// CHECK-NEXT:    %[[BZ:.*]] = kernel.block_id z
+// CHECK-NEXT:    %[[DX:.*]] = kernel.block_dim x
+// CHECK-NEXT:    %[[DY:.*]] = kernel.block_dim y
+// CHECK-NEXT:    %[[DZ:.*]] = kernel.block_dim z
+// CHECK-NEXT:    %[[GX:.*]] = kernel.grid_dim x
+// CHECK-NEXT:    %[[GY:.*]] = kernel.grid_dim y
+// CHECK-NEXT:    %[[GZ:.*]] = kernel.grid_dim z {tag}
+// CHECK-NEXT:    %[[S:.*]] = arith.addi %[[TX]], %[[TY]] : index
+// CHECK-NEXT:    %[[V:.*]] = memref.load %[[X]][%[[BX]], %[[S]]] : memref<4x64xf32>
+// CHECK-NEXT:    memref.store %[[V]], %[[X]][%[[BY]], %[[TZ]]] : memref<4x64xf32>
+// CHECK-NEXT:  }
+kernel.func @k_ids(%x: memref<4x64xf32>) block [64, 2, 1] {
+  %tx = kernel.thread_id x
+  %ty = kernel.thread_id y
+  %tz = kernel.thread_id z
+  %bx = kernel.block_id x
+  %by = kernel.block_id y
+  %bz = kernel.block_id z
+  %dx = kernel.block_dim x
+  %dy = kernel.block_dim y
+  %dz = kernel.block_dim z
+  %gx = kernel.grid_dim x
+  %gy = kernel.grid_dim y
+  %gz = kernel.grid_dim z {tag}
+  %s = arith.addi %tx, %ty : index
+  %v = memref.load %x[%bx, %s] : memref<4x64xf32>
+  memref.store %v, %x[%by, %tz] : memref<4x64xf32>
+}
+
+// CHECK-LABEL: kernel.func @k_shared(
+// CHECK-SAME:    %[[X:[a-z0-9_]+]]: memref<4x64xf32>, %[[G:[a-z0-9_]+]]: memref<64xf16>) block [128, 1, 1] attributes {tag} {
+// CHECK-NEXT:    %[[S:.*]] = kernel.shared_alloc : memref<8xf32, 3 : i32>
+// CHECK-NEXT:    %[[S64:.*]] = kernel.shared_alloc {tag} : memref<4x64xf16, 3 : i64>
+// CHECK-NEXT:    %[[D:.*]] = kernel.dynamic_shared offset 16 : memref<1024xf32, 3 : i32>
+// CHECK-NEXT:    %[[D2:.*]] = kernel.dynamic_shared offset 0 {tag} : memref<2x2xf64, 3 : i32>
+// CHECK-NEXT:    %[[C0:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    %[[C16:.*]] = arith.constant 16 : i32
+// CHECK-NEXT:    %[[T:.*]] = kernel.thread_id x
+// CHECK-NEXT:    %[[V:.*]] = memref.load %[[X]][%[[C0]], %[[C0]]] : memref<4x64xf32>
+// CHECK-NEXT:    memref.store %[[V]], %[[S]][%[[C0]]] : memref<8xf32, 3 : i32>
+// CHECK-NEXT:    memref.store %[[V]], %[[D]][%[[T]]] : memref<1024xf32, 3 : i32>
+// CHECK-NEXT:    kernel.barrier
+// CHECK-NEXT:    kernel.barrier {tag}
+// CHECK-NEXT:    %[[R0:.*]] = kernel.shuffle xor %[[V]], %[[C16]] : f32
+// CHECK-NEXT:    %[[R1:.*]] = kernel.shuffle down %[[R0]], %[[C16]] : f32
+// CHECK-NEXT:    %[[R2:.*]] = kernel.shuffle up %[[R1]], %[[C16]] : f32
+// CHECK-NEXT:    %[[R3:.*]] = kernel.shuffle idx %[[T]], %[[C16]] {tag} : index
+// CHECK-NEXT:    %[[O0:.*]] = kernel.atomic add %[[R2]], %[[S]][%[[C0]]] : memref<8xf32, 3 : i32>
+// CHECK-NEXT:    %[[O1:.*]] = kernel.atomic max %[[O0]], %[[X]][%[[C0]], %[[R3]]] : memref<4x64xf32>
+// CHECK-NEXT:    %[[O2:.*]] = kernel.atomic min %[[O1]], %[[D]][%[[T]]] {tag} : memref<1024xf32, 3 : i32>
+// CHECK-NEXT:    %[[A:.*]], %[[B:.*]], %[[C:.*]], %[[E:.*]] = kernel.vector_load %[[X]][%[[C0]], %[[C0]]] : memref<4x64xf32>
+// CHECK-NEXT:    %[[W0:.*]], %[[W1:.*]] = kernel.vector_load %[[X]][%[[C0]], %[[C0]]] {tag} : memref<4x64xf32>
+// CHECK-NEXT:    %[[ONE:.*]] = kernel.vector_load %[[S]][%[[C0]]] : memref<8xf32, 3 : i32>
+// CHECK-NEXT:    kernel.vector_store %[[A]], %[[B]], %[[C]], %[[E]], %[[X]][%[[C0]], %[[C0]]] : memref<4x64xf32>
+// CHECK-NEXT:    kernel.vector_store %[[W1]], %[[W0]], %[[D]][%[[T]]] {tag} : memref<1024xf32, 3 : i32>
+// CHECK-NEXT:    kernel.cp_async %[[S64]][%[[C0]], %[[C0]]], %[[G]][%[[C0]]] bytes 16 : memref<4x64xf16, 3 : i64>, memref<64xf16>
+// CHECK-NEXT:    kernel.cp_async %[[D]][%[[T]]], %[[X]][%[[C0]], %[[T]]] bytes 4 {tag} : memref<1024xf32, 3 : i32>, memref<4x64xf32>
+// CHECK-NEXT:    kernel.cp_async_commit
+// CHECK-NEXT:    kernel.cp_async_commit {tag}
+// CHECK-NEXT:    kernel.cp_async_wait 0
+// CHECK-NEXT:    kernel.cp_async_wait 2 {tag}
+// CHECK-NEXT:  }
+kernel.func @k_shared(%x: memref<4x64xf32>, %g: memref<64xf16>) block [128, 1, 1] attributes {tag} {
+  %s = kernel.shared_alloc : memref<8xf32, 3 : i32>
+  %s64 = kernel.shared_alloc {tag} : memref<4x64xf16, 3>
+  %d = kernel.dynamic_shared offset 16 : memref<1024xf32, 3 : i32>
+  %d2 = kernel.dynamic_shared offset 0 {tag} : memref<2x2xf64, 3 : i32>
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : i32
+  %t = kernel.thread_id x
+  %v = memref.load %x[%c0, %c0] : memref<4x64xf32>
+  memref.store %v, %s[%c0] : memref<8xf32, 3 : i32>
+  memref.store %v, %d[%t] : memref<1024xf32, 3 : i32>
+  kernel.barrier
+  kernel.barrier {tag}
+  %r0 = kernel.shuffle xor %v, %c16 : f32
+  %r1 = kernel.shuffle down %r0, %c16 : f32
+  %r2 = kernel.shuffle up %r1, %c16 : f32
+  %r3 = kernel.shuffle idx %t, %c16 {tag} : index
+  %o0 = kernel.atomic add %r2, %s[%c0] : memref<8xf32, 3 : i32>
+  %o1 = kernel.atomic max %o0, %x[%c0, %r3] : memref<4x64xf32>
+  %o2 = kernel.atomic min %o1, %d[%t] {tag} : memref<1024xf32, 3 : i32>
+  %a, %b, %c, %e = kernel.vector_load %x[%c0, %c0] : memref<4x64xf32>
+  %w:2 = kernel.vector_load %x[%c0, %c0] {tag} : memref<4x64xf32>
+  %one = kernel.vector_load %s[%c0] : memref<8xf32, 3 : i32>
+  kernel.vector_store %a, %b, %c, %e, %x[%c0, %c0] : memref<4x64xf32>
+  kernel.vector_store %w#1, %w#0, %d[%t] {tag} : memref<1024xf32, 3 : i32>
+  kernel.cp_async %s64[%c0, %c0], %g[%c0] bytes 16 : memref<4x64xf16, 3>, memref<64xf16>
+  kernel.cp_async %d[%t], %x[%c0, %t] bytes 4 {tag} : memref<1024xf32, 3 : i32>, memref<4x64xf32>
+  kernel.cp_async_commit
+  kernel.cp_async_commit {tag}
+  kernel.cp_async_wait 0
+  kernel.cp_async_wait 2 {tag}
+}
+
+// Barriers under uniform control flow: a loop over a block-uniform range, and an if on the
+// block id. A barrier after a thread-dependent if is fine: every thread reaches it.
+
+// CHECK-LABEL: kernel.func @k_uniform_barriers(
+// CHECK:         scf.for
+// CHECK-NEXT:      kernel.barrier
+// CHECK:         scf.if
+// CHECK-NEXT:      kernel.barrier
+// CHECK:         scf.if
+// CHECK-NEXT:      arith.constant
+// CHECK-NEXT:      memref.store
+// CHECK-NEXT:    }
+// CHECK-NEXT:    kernel.barrier
+kernel.func @k_uniform_barriers(%x: memref<32xf32>) block [32, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %b = kernel.block_id x
+  %n = kernel.grid_dim x
+  %t = kernel.thread_id x
+  %end = arith.addi %b, %n : index
+  scf.for %i = %b to %end step %c1 {
+    kernel.barrier
+  }
+  %first_block = arith.cmpi eq, %b, %c0 : index
+  scf.if %first_block {
+    kernel.barrier
+  }
+  %first_thread = arith.cmpi eq, %t, %c0 : index
+  scf.if %first_thread {
+    %v = arith.constant 1.0 : f32
+    memref.store %v, %x[%t] : memref<32xf32>
+  }
+  kernel.barrier
+}
+
+// CHECK-LABEL: kernel.func @k_empty() block [32, 1, 1] {
+// CHECK-NEXT:  }
+kernel.func @k_empty() block [32, 1, 1] {
+}
+
+// The host allocates buffers and launches kernels with a grid, a block and the bytes of
+// dynamic shared memory.
+
+// CHECK-LABEL: func.func @forward(
+// CHECK-SAME:    %[[X:[a-z0-9_]+]]: memref<4x64xf32>, %[[G:[a-z0-9_]+]]: memref<64xf16>) -> memref<32xf32> {
+// CHECK-NEXT:    %[[Y:.*]] = memref.alloc() : memref<32xf32>
+// CHECK-NEXT:    kernel.launch @k_ids(%[[X]]) grid [4, 2, 1] block [64, 2, 1] smem 0 : memref<4x64xf32>
+// CHECK-NEXT:    kernel.launch @k_shared(%[[X]], %[[G]]) grid [1, 1, 1] block [128, 1, 1] smem 4112 {tag} : memref<4x64xf32>, memref<64xf16>
+// CHECK-NEXT:    kernel.launch @k_uniform_barriers(%[[Y]]) grid [2147483647, 65535, 65535] block [32, 1, 1] smem 0 : memref<32xf32>
+// CHECK-NEXT:    kernel.launch @k_empty() grid [1, 1, 1] block [32, 1, 1] smem 0
+// CHECK-NEXT:    func.return %[[Y]] : memref<32xf32>
+func.func @forward(%x: memref<4x64xf32>, %g: memref<64xf16>) -> memref<32xf32> {
+  %y = memref.alloc() : memref<32xf32>
+  kernel.launch @k_ids(%x) grid [4, 2, 1] block [64, 2, 1] smem 0 : memref<4x64xf32>
+  kernel.launch @k_shared(%x, %g) grid [1, 1, 1] block [128, 1, 1] smem 4112 {tag} : memref<4x64xf32>, memref<64xf16>
+  kernel.launch @k_uniform_barriers(%y) grid [2147483647, 65535, 65535] block [32, 1, 1] smem 0 : memref<32xf32>
+  kernel.launch @k_empty() grid [1, 1, 1] block [32, 1, 1] smem 0
+  func.return %y : memref<32xf32>
+}

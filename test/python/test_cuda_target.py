@@ -1,0 +1,217 @@
+"""The `cuda` target: its CUDA compiles with nvcc without errors or warnings, is deterministic,
+and what it cannot print is a located error.
+
+Every RUN line of test/Target/CUDA/*.mlir that prints CUDA, and the hand-written kernels of
+test/Dialect/kernel/ops.mlir, are compiled with `nvcc -arch=sm_90a -cubin --Werror all-warnings`
+(skipped, saying so, where nvcc is absent).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from contextlib import redirect_stderr, redirect_stdout
+from io import StringIO
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from emmy.dialects import make_context
+from emmy.tools.cuda_target import CudaTarget, CudaTargetError, _round_to_format, print_cuda
+from emmy.tools.opt import main
+from xdsl.parser import Parser
+
+TEST_ROOT = Path(__file__).resolve().parents[1]
+TARGET_TESTS = sorted((TEST_ROOT / "Target" / "CUDA").glob("*.mlir"))
+KERNEL_OPS = TEST_ROOT / "Dialect" / "kernel" / "ops.mlir"
+NVCC = shutil.which("nvcc")
+needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH, so the CUDA cannot be compiled")
+
+
+def _cuda_runs() -> list[tuple[str, Path, list[str]]]:
+    """(id, input, emmy-opt arguments) for each RUN line that prints CUDA."""
+    runs = []
+    for path in TARGET_TESTS:
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            match = re.match(r"//\s*RUN:\s*(.*)", line)
+            if match is None:
+                continue
+            command = shlex.split(match.group(1).split("|")[0])
+            if command[0] != "emmy-opt":  # `not emmy-opt ...`: an expected failure
+                continue
+            args = [str(path) if word == "%s" else word for word in command[1:]]
+            runs.append((f"{path.stem}:{number}", path, args))
+    runs.append(("kernel-ops", KERNEL_OPS, [str(KERNEL_OPS), "-t", "cuda"]))
+    return runs
+
+
+RUNS = _cuda_runs()
+
+
+def emmy_opt(args: list[str]) -> str:
+    with redirect_stdout(StringIO()) as out, redirect_stderr(StringIO()) as err:
+        status = main(args)
+    assert status == 0, f"emmy-opt {' '.join(args)} failed:\n{err.getvalue()}"
+    return out.getvalue()
+
+
+def nvcc_compile(source: str, tmp_path: Path) -> None:
+    path = tmp_path / "kernels.cu"
+    path.write_text(source)
+    command = [
+        NVCC, "-arch=sm_90a", "-cubin", "--Werror", "all-warnings", "-o", str(tmp_path / "kernels.cubin"),
+        str(path),
+    ]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    log = (result.stdout + result.stderr).strip()
+    assert result.returncode == 0 and not log, f"{' '.join(command)}:\n{log}\n--- source ---\n{source}"
+
+
+def test_every_target_test_is_compiled():
+    assert len(RUNS) >= len(TARGET_TESTS), "each test/Target/CUDA file has a RUN line that prints CUDA"
+    assert any("fast-math=true" in " ".join(args) for _, _, args in RUNS)
+
+
+@needs_nvcc
+@pytest.mark.parametrize("path,args", [(p, a) for _, p, a in RUNS], ids=[i for i, _, _ in RUNS])
+def test_printed_cuda_compiles_without_warnings(path: Path, args: list[str], tmp_path: Path):
+    source = emmy_opt(args)
+    assert "__global__" in source
+    nvcc_compile(source, tmp_path)
+
+
+@pytest.mark.parametrize("path,args", [(p, a) for _, p, a in RUNS], ids=[i for i, _, _ in RUNS])
+def test_printing_twice_gives_identical_cuda(path: Path, args: list[str]):
+    assert emmy_opt(args) == emmy_opt(args)
+
+
+def test_cuda_does_not_depend_on_the_hash_seed():
+    """Sets and dicts must not order the output: two processes with different hash seeds."""
+    path = TEST_ROOT / "Target" / "CUDA" / "atomics.mlir"
+    outputs = []
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        command = [sys.executable, "-c", "import sys; from emmy.tools.opt import main; sys.exit(main(sys.argv[1:]))"]
+        result = subprocess.run([*command, str(path), "-t", "cuda"], capture_output=True, text=True, env=env)
+        assert result.returncode == 0, result.stderr
+        outputs.append(result.stdout)
+    assert outputs[0] == outputs[1]
+
+
+def parse(text: str):
+    module = Parser(make_context(), text).parse_module()
+    module.verify()
+    return module
+
+
+def test_print_cuda_is_the_target():
+    module = parse(KERNEL_OPS.read_text())
+    stream = StringIO()
+    CudaTarget(fast_math=True).emit(make_context(), module, stream)
+    assert stream.getvalue() == print_cuda(module, fast_math=True)
+    assert stream.getvalue() != print_cuda(module)
+
+
+def test_the_host_function_is_not_printed():
+    source = print_cuda(parse(KERNEL_OPS.read_text()))
+    assert "forward" not in source
+    assert source.count("__global__") == 4
+    assert "the host function" in source.splitlines()[1]
+
+
+def test_an_unsupported_op_is_an_error_naming_it():
+    module = parse(
+        """
+        kernel.func @k(%x: memref<32xi32>) block [32, 1, 1] {
+          %t = kernel.thread_id x
+          %v = memref.load %x[%t] : memref<32xi32>
+          %p = math.ctpop %v : i32
+          memref.store %p, %x[%t] : memref<32xi32>
+        }
+        """
+    )
+    with pytest.raises(CudaTargetError, match="cannot print 'math.ctpop'") as raised:
+        print_cuda(module)
+    assert raised.value.op.name == "math.ctpop"
+
+
+def test_target_errors_are_located_and_bad_options_rejected(tmp_path: Path):
+    path = tmp_path / "bad.mlir"
+    path.write_text(
+        "kernel.func @k(%x: memref<32xf32>) block [32, 1, 1] {\n"
+        "  %t = kernel.thread_id x\n"
+        "  %v = memref.load %x[%t] : memref<32xf32>\n"
+        "  %n = arith.constant 2 : i32\n"
+        "  %p = math.fpowi %v, %n : f32, i32\n"
+        "  memref.store %p, %x[%t] : memref<32xf32>\n"
+        "}\n"
+    )
+    with redirect_stdout(StringIO()) as out, redirect_stderr(StringIO()) as err:
+        assert main([str(path), "-t", "cuda"]) == 1
+    assert f"{path}:5:3: error: target 'cuda' failed: the cuda target cannot print 'math.fpowi'" in err.getvalue()
+    assert "__global__" not in out.getvalue()
+    with redirect_stdout(StringIO()), redirect_stderr(StringIO()) as err:
+        assert main([str(path), "-t", "cuda{fastmath=true}"]) == 1
+    assert "bad options for target 'cuda'" in err.getvalue()
+
+
+# --- literals ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_f16_rounding_matches_numpy(seed: int):
+    rng = np.random.default_rng(seed)
+    values = np.concatenate([
+        rng.standard_normal(2000) * 10.0 ** rng.integers(-9, 6, 2000),
+        [65504.0, 65519.99, 65520.0, 1e9, 5.96e-8, 2.9e-8, 3e-8, -0.0, 0.1, 1 / 3],
+    ])
+    for value in values:
+        with np.errstate(over="ignore"):
+            expected = float(np.float16(value))
+        assert _round_to_format(float(value), 10, -14, 15) == expected or (
+            math.isnan(expected) and math.isnan(_round_to_format(float(value), 10, -14, 15))
+        ), value
+
+
+def test_bf16_rounding_is_to_nearest_even():
+    one_ulp = 2.0**-7
+    assert _round_to_format(1.0 + one_ulp / 2, 7, -126, 127) == 1.0  # a tie rounds to even
+    assert _round_to_format(1.0 + 3 * one_ulp / 2, 7, -126, 127) == 1.0 + 2 * one_ulp
+    assert _round_to_format(1.0 + one_ulp / 2 + 2.0**-40, 7, -126, 127) == 1.0 + one_ulp
+    assert _round_to_format(-1.01, 7, -126, 127) == -1.0078125
+    assert _round_to_format(3.4e38, 7, -126, 127) == math.inf
+
+
+def test_constants_are_exact():
+    source = print_cuda(
+        parse(
+            """
+            kernel.func @k(%x: memref<8xf32>, %h: memref<8xf16>, %d: memref<8xf64>) block [32, 1, 1] {
+              %c0 = arith.constant 0 : index
+              %a = arith.constant 0.1 : f32
+              %b = arith.constant 16777217.0 : f32
+              %n = arith.constant 0x7FC00000 : f32
+              %h0 = arith.constant 0.1 : f16
+              %d0 = arith.constant 0.1 : f64
+              memref.store %a, %x[%c0] : memref<8xf32>
+              %c1 = arith.constant 1 : index
+              memref.store %b, %x[%c1] : memref<8xf32>
+              %c2 = arith.constant 2 : index
+              memref.store %n, %x[%c2] : memref<8xf32>
+              memref.store %h0, %h[%c0] : memref<8xf16>
+              memref.store %d0, %d[%c0] : memref<8xf64>
+            }
+            """
+        )
+    )
+    assert "x[0] = 0.1f;" in source
+    assert "x[1] = 16777216.0f;" in source  # the f32 nearest to 16777217
+    assert "x[2] = __int_as_float(0x7fc00000);" in source
+    assert "h[0] = __float2half_rn(0.099975586f);" in source
+    assert "d[0] = 0.1;" in source

@@ -1,0 +1,1197 @@
+"""The `cuda` target: CUDA C++ for every `kernel.func` of a module.
+
+    emmy-opt -t cuda kernels.mlir
+    emmy-opt -t 'cuda{fast-math=true}' kernels.mlir
+
+Each kernel.func becomes `extern "C" __global__ void __launch_bounds__(THREADS) NAME(...)`
+taking one `__restrict__` pointer per buffer argument (`const` when the kernel never writes
+the buffer). The host function is not printed: the runtime reads the launches (grid, block,
+dynamic shared memory) from the IR.
+
+How Kernel IR reads as CUDA:
+- every SSA value is one C variable, declared where its op is, named after the value's name
+  hint when it has one (`float sq = v * v;`); constants are written inline; values that
+  nothing uses are not printed;
+- `index` is `long`; f16 and bf16 values are `__half` and `__nv_bfloat16`, computed with their
+  intrinsics (`__hadd`, `__hmul`, ...); math functions on them go through float and round once;
+- `scf.for` is `for (long i = lb; i < ub; i += step)` and its loop-carried values are variables
+  declared before the loop and assigned at the end of each iteration; `scf.if` results are
+  variables assigned in each branch;
+- buffers are dense row-major: `memref.load %x[%i, %j] : memref<32x2048xf32>` is
+  `x[i * 2048 + j]`; shared buffers are `__shared__` arrays declared at the top of the kernel
+  (one per `kernel.shared_alloc`, as the op means), dynamic shared views are typed pointers into
+  `extern __shared__ unsigned char emmy_smem[]`;
+- `arith.maximumf` / `minimumf` keep their NaN-propagating semantics (`fmaxf` does not), as do
+  `kernel.atomic max` / `min` on floats (a compare-and-swap loop);
+- integer add/sub/mul on iN wrap (computed unsigned), as in arith; `index` arithmetic is plain
+  `long` arithmetic (it addresses memory, and does not overflow).
+
+The `fast-math` option uses CUDA's fast intrinsics: `__expf`, `__logf`, `__fdividef`,
+`__sinf`, ..., and `fmaxf` / `fminf` for maximumf / minimumf (ignoring NaN and the sign of
+zero). An op the target cannot print is an error naming the op and its location, never
+invalid C++. The output is deterministic: the same module prints byte-identical CUDA.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from io import StringIO
+from typing import IO
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects import arith, memref, scf
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    FloatAttr,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    Signedness,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.utils.exceptions import DiagnosticException
+from xdsl.utils.target import Target
+
+from emmy.dialects import kernel
+
+__all__ = ["CudaTarget", "CudaTargetError", "print_cuda"]
+
+
+class CudaTargetError(DiagnosticException):
+    """An op the cuda target cannot print; `emmy-opt` reports it at the op's location."""
+
+    def __init__(self, message: str, op: Operation):
+        super().__init__(message, op)
+        self.op = op
+
+
+@dataclass(frozen=True)
+class CudaTarget(Target):
+    """CUDA C++ for the module's kernel.funcs (`-t cuda`, `-t 'cuda{fast-math=true}'`)."""
+
+    name = "cuda"
+
+    fast_math: bool = False
+    """Use CUDA's fast approximate intrinsics (__expf, __logf, __fdividef, ...) and fmaxf/fminf."""
+
+    def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
+        output.write(print_cuda(module, fast_math=self.fast_math))
+
+
+def print_cuda(module: ModuleOp, fast_math: bool = False) -> str:
+    """The CUDA C++ of every kernel.func in `module`, in module order."""
+    features = _Features()
+    kernels = [
+        _KernelPrinter(op, features, fast_math).print()
+        for op in module.body.block.ops
+        if isinstance(op, kernel.FuncOp)
+    ]
+    out = StringIO()
+    out.write(
+        "// CUDA C++ printed by emmy's cuda target (emmy-opt -t cuda) from Kernel IR.\n"
+        "// Only the kernels are printed: the host function, with its buffer allocations and its\n"
+        "// kernel.launch ops (grid, block, dynamic shared memory bytes), stays in the IR.\n"
+        f"// Options: fast-math={'true' if fast_math else 'false'}.\n"
+    )
+    if "fp16" in features.includes:
+        out.write("#include <cuda_fp16.h>\n")
+    if "bf16" in features.includes:
+        out.write("#include <cuda_bf16.h>\n")
+    for name in _HELPER_ORDER:
+        if name in features.helpers:
+            out.write("\n" + _HELPERS[name](features))
+    for text in kernels:
+        out.write("\n" + text)
+    return out.getvalue()
+
+
+# --- types ----------------------------------------------------------------------------------
+
+
+@dataclass
+class _Features:
+    includes: set[str] = field(default_factory=set)
+    helpers: set[str] = field(default_factory=set)
+    # The element types each float helper is needed for, as C types.
+    helper_types: dict[str, set[str]] = field(default_factory=dict)
+
+    def helper(self, name: str, c_type: str) -> None:
+        self.helpers.add(name)
+        self.helper_types.setdefault(name, set()).add(c_type)
+
+
+def _is_int(t: Attribute, width: int | None = None) -> bool:
+    return (
+        isinstance(t, IntegerType)
+        and t.signedness.data == Signedness.SIGNLESS
+        and (width is None or t.width.data == width)
+    )
+
+
+def _is_half(t: Attribute) -> bool:
+    return isinstance(t, Float16Type | BFloat16Type)
+
+
+def _is_float(t: Attribute) -> bool:
+    return isinstance(t, Float16Type | BFloat16Type | Float32Type | Float64Type)
+
+
+_SIGNED = {1: "bool", 8: "signed char", 16: "short", 32: "int", 64: "long long"}
+_UNSIGNED = {1: "bool", 8: "unsigned char", 16: "unsigned short", 32: "unsigned int", 64: "unsigned long long"}
+
+
+def _c_type(t: Attribute, op: Operation, unsigned: bool = False) -> str:
+    """The C type of a scalar type; an error at `op` for a type CUDA printing does not know."""
+    if isinstance(t, IndexType):
+        return "unsigned long" if unsigned else "long"
+    if isinstance(t, IntegerType) and _is_int(t) and t.width.data in _SIGNED:
+        return (_UNSIGNED if unsigned else _SIGNED)[t.width.data]
+    if isinstance(t, Float32Type):
+        return "float"
+    if isinstance(t, Float64Type):
+        return "double"
+    if isinstance(t, Float16Type):
+        return "__half"
+    if isinstance(t, BFloat16Type):
+        return "__nv_bfloat16"
+    raise CudaTargetError(
+        f"the cuda target has no C type for {t} (it prints f16, bf16, f32, f64, i1, i8, i16, "
+        f"i32, i64 and index)",
+        op,
+    )
+
+
+def _bits(t: Attribute) -> int:
+    if isinstance(t, IndexType):
+        return 64
+    if isinstance(t, IntegerType):
+        return t.width.data
+    return {Float16Type: 16, BFloat16Type: 16, Float32Type: 32, Float64Type: 64}[type(t)]
+
+
+# --- literals -------------------------------------------------------------------------------
+
+
+def _round_to_format(value: float, mantissa_bits: int, min_exponent: int, max_exponent: int) -> float:
+    """`value` rounded to nearest-even in a binary format (f16: 10, -14, 15; bf16: 7, -126, 127)."""
+    if value == 0 or not math.isfinite(value):
+        return value
+    magnitude = Fraction(abs(value))
+    exponent = max(math.frexp(abs(value))[1] - 1, min_exponent)
+    quantum = Fraction(2) ** (exponent - mantissa_bits)
+    rounded = round(magnitude / quantum) * quantum
+    if rounded >= Fraction(2) ** (max_exponent + 1):
+        return math.copysign(math.inf, value)
+    return math.copysign(float(rounded), value)
+
+
+def _shortest(value: np.floating) -> str:
+    """The shortest decimal that reads back as `value`: positional for everyday magnitudes
+    (`2048.0`, `0.001`), scientific for the others (`1e-06`, `3.4028235e+38`)."""
+    if value == 0 or 1e-4 <= abs(value) < 1e16:
+        return np.format_float_positional(value, unique=True, trim="0")
+    return np.format_float_scientific(value, unique=True, trim="-")
+
+
+def _f32_literal(value: float, parenthesize: bool = True) -> str:
+    """An exact float literal, `1.0f`, the shortest that reads back as the same f32;
+    infinities and NaN as bit patterns. A negative one is parenthesized unless it is a
+    function argument."""
+    if math.isnan(value):
+        return "__int_as_float(0x7fc00000)"
+    if math.isinf(value):
+        text = "-__int_as_float(0x7f800000)" if value < 0 else "__int_as_float(0x7f800000)"
+    else:
+        text = _shortest(np.float32(value)) + "f"
+    return f"({text})" if parenthesize and text.startswith("-") else text
+
+
+def _f64_literal(value: float) -> str:
+    if math.isnan(value):
+        return "__longlong_as_double(0x7ff8000000000000LL)"
+    if math.isinf(value):
+        text = "__longlong_as_double(0x7ff0000000000000LL)"
+        return text if value > 0 else f"(-{text})"
+    text = _shortest(np.float64(value))
+    return f"({text})" if text.startswith("-") else text
+
+
+def _float_literal(value: float, t: Attribute) -> str:
+    if isinstance(t, Float64Type):
+        return _f64_literal(value)
+    if isinstance(t, Float32Type):
+        return _f32_literal(float(np.float32(value)))
+    if isinstance(t, Float16Type):
+        return f"__float2half_rn({_f32_literal(_round_to_format(value, 10, -14, 15), False)})"
+    return f"__float2bfloat16_rn({_f32_literal(_round_to_format(value, 7, -126, 127), False)})"
+
+
+def _int_literal(value: int, t: Attribute) -> str:
+    if _is_int(t, 1):
+        return "true" if value & 1 else "false"
+    bits = _bits(t)
+    value &= (1 << bits) - 1
+    if value >= 1 << (bits - 1):
+        value -= 1 << bits
+    if bits == 64 and value == -(1 << 63):
+        text = "(-9223372036854775807LL - 1)"
+    elif bits == 32 and value == -(1 << 31):
+        text = "(-2147483647 - 1)"
+    elif isinstance(t, IndexType):
+        text = str(value) if -(1 << 31) < value < 1 << 31 else f"{value}L"
+    elif bits == 64:
+        text = f"{value}LL"
+    elif bits in (8, 16):
+        text = f"({_SIGNED[bits]}){value}"
+    else:
+        text = str(value)
+    return f"({text})" if text.startswith("-") else text
+
+
+# --- names ----------------------------------------------------------------------------------
+
+_RESERVED = frozenset(
+    """
+    alignas alignof and asm auto bool break case catch char char16_t char32_t class const
+    constexpr const_cast continue decltype default delete do double dynamic_cast else enum
+    explicit export extern false float for friend goto if inline int long mutable namespace new
+    noexcept not nullptr operator or private protected public register reinterpret_cast return
+    short signed sizeof static static_assert static_cast struct switch template this
+    thread_local throw true try typedef typeid typename union unsigned using virtual void
+    volatile wchar_t while xor main std
+    threadIdx blockIdx blockDim gridDim warpSize dim3 float2 float4 double2 uint2 uint4
+    __half __nv_bfloat16 signbit isnan isinf max min abs fabs fabsf
+    expf exp2f expm1f logf log2f log10f log1pf sqrtf rsqrtf tanhf erff sinf cosf tanf asinf
+    acosf atanf atan2f sinhf coshf asinhf acoshf atanhf powf cbrtf ceilf floorf roundf rintf
+    truncf copysignf fmaf fmaxf fminf exp exp2 expm1 log log2 log10 log1p sqrt rsqrt tanh erf
+    sin cos tan asin acos atan atan2 sinh cosh asinh acosh atanh pow cbrt ceil floor round rint
+    trunc copysign fma fmax fmin llabs
+    """.split()
+)
+
+
+def _sanitize(hint: str) -> str:
+    name = re.sub(r"[^A-Za-z0-9_]", "_", hint)
+    if not name or name[0].isdigit() or name.startswith("_") or name.startswith("emmy"):
+        name = f"v_{name}".replace("__", "_")
+    if name in _RESERVED:
+        name = f"{name}_"
+    return name
+
+
+class _Names:
+    """Unique C names: a value's name hint where it has one, else `vN`."""
+
+    def __init__(self):
+        self.taken: set[str] = set()
+        self.counter = 0
+
+    def fresh(self, hint: str | None = None) -> str:
+        if hint:
+            base = _sanitize(hint)
+            if base not in self.taken:
+                self.taken.add(base)
+                return base
+            suffix = 1
+            while f"{base}_{suffix}" in self.taken:
+                suffix += 1
+            self.taken.add(f"{base}_{suffix}")
+            return f"{base}_{suffix}"
+        while f"v{self.counter}" in self.taken:
+            self.counter += 1
+        name = f"v{self.counter}"
+        self.taken.add(name)
+        return name
+
+
+def _valid_identifier(name: str) -> bool:
+    return re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) is not None and name not in _RESERVED
+
+
+# --- liveness -------------------------------------------------------------------------------
+
+_PURE_OP_TYPES: tuple[type[Operation], ...] = (
+    memref.LoadOp,
+    kernel.VectorLoadOp,
+    kernel.ThreadIdOp,
+    kernel.BlockIdOp,
+    kernel.BlockDimOp,
+    kernel.GridDimOp,
+    kernel.SharedAllocOp,
+    kernel.DynamicSharedOp,
+    kernel.ShuffleOp,
+)
+
+
+def _is_pure(op: Operation) -> bool:
+    return op.dialect_name() in ("arith", "math") or isinstance(op, _PURE_OP_TYPES)
+
+
+def _needed_values(body: Block) -> set[SSAValue]:
+    """The values that some printed effect depends on (stores, atomics, copies, barriers,
+    the bounds of loops and the conditions of ifs); the others are not printed, so that the
+    CUDA has no unused variables."""
+    needed: set[SSAValue] = set()
+    changed = True
+
+    def need(values: Iterable[SSAValue]) -> None:
+        nonlocal changed
+        for value in values:
+            if value not in needed:
+                needed.add(value)
+                changed = True
+
+    while changed:
+        changed = False
+        for op in body.walk():
+            if isinstance(op, scf.ForOp):
+                need([op.lb, op.ub, op.step])
+                terminator = op.body.block.last_op
+                for index, result in enumerate(op.results):
+                    carried = op.body.block.args[index + 1]
+                    if result in needed or carried in needed:
+                        need([result, carried, op.iter_args[index]])
+                        if isinstance(terminator, scf.YieldOp):
+                            need([terminator.operands[index]])
+            elif isinstance(op, scf.IfOp):
+                need([op.cond])
+                for index, result in enumerate(op.results):
+                    if result in needed:
+                        for region in op.regions:
+                            terminator = region.block.last_op if region.blocks else None
+                            if isinstance(terminator, scf.YieldOp):
+                                need([terminator.operands[index]])
+            elif isinstance(op, scf.YieldOp):
+                continue
+            elif not _is_pure(op) or any(r in needed for r in op.results):
+                need(op.operands)
+    return needed
+
+
+# --- the kernel printer ---------------------------------------------------------------------
+
+_MATH_F32 = {
+    "math.absf": "fabsf", "math.ceil": "ceilf", "math.floor": "floorf", "math.round": "roundf",
+    "math.roundeven": "rintf", "math.trunc": "truncf", "math.sqrt": "sqrtf", "math.rsqrt": "rsqrtf",
+    "math.cbrt": "cbrtf", "math.exp": "expf", "math.exp2": "exp2f", "math.expm1": "expm1f",
+    "math.log": "logf", "math.log2": "log2f", "math.log10": "log10f", "math.log1p": "log1pf",
+    "math.sin": "sinf", "math.cos": "cosf", "math.tan": "tanf", "math.asin": "asinf",
+    "math.acos": "acosf", "math.atan": "atanf", "math.sinh": "sinhf", "math.cosh": "coshf",
+    "math.tanh": "tanhf", "math.asinh": "asinhf", "math.acosh": "acoshf", "math.atanh": "atanhf",
+    "math.erf": "erff", "math.atan2": "atan2f", "math.powf": "powf", "math.copysign": "copysignf",
+    "math.fma": "fmaf",
+}
+_FAST_F32 = {
+    "math.exp": "__expf", "math.log": "__logf", "math.log2": "__log2f", "math.log10": "__log10f",
+    "math.sin": "__sinf", "math.cos": "__cosf", "math.tan": "__tanf", "math.powf": "__powf",
+}
+_HALF_INTRINSICS = {"arith.addf": "__hadd", "arith.subf": "__hsub", "arith.mulf": "__hmul", "arith.divf": "__hdiv"}
+_FLOAT_OPERATORS = {"arith.addf": "+", "arith.subf": "-", "arith.mulf": "*", "arith.divf": "/"}
+_INT_OPERATORS = {
+    "arith.addi": "+", "arith.subi": "-", "arith.muli": "*", "arith.andi": "&", "arith.ori": "|",
+    "arith.xori": "^", "arith.divsi": "/", "arith.remsi": "%", "arith.shli": "<<", "arith.shrsi": ">>",
+}
+_CMPI = {
+    "eq": "==", "ne": "!=", "slt": "<", "sle": "<=", "sgt": ">", "sge": ">=",
+    "ult": "<", "ule": "<=", "ugt": ">", "uge": ">=",
+}
+_ATOMIC_FUNCTIONS = {"add": "atomicAdd", "max": "atomicMax", "min": "atomicMin"}
+_SHUFFLE_FUNCTIONS = {"xor": "__shfl_xor_sync", "down": "__shfl_down_sync", "up": "__shfl_up_sync", "idx": "__shfl_sync"}
+
+
+def _is_zero_constant(value: SSAValue) -> bool:
+    owner = value.owner
+    return (
+        isinstance(owner, arith.ConstantOp)
+        and isinstance(owner.value, FloatAttr)
+        and owner.value.value.data == 0.0
+    )
+
+
+def _unsigned(expr: str, u: str) -> str:
+    """`expr` as the unsigned C type `u`; a non-negative literal converts by itself."""
+    return expr if re.fullmatch(r"\d+(L|LL)?", expr) else f"({u}){expr}"
+
+
+def _to_float(expr: str, t: Attribute) -> str:
+    if isinstance(t, Float16Type):
+        return f"__half2float({expr})"
+    if isinstance(t, BFloat16Type):
+        return f"__bfloat162float({expr})"
+    return expr
+
+
+def _from_float(expr: str, t: Attribute) -> str:
+    if isinstance(t, Float16Type):
+        return f"__float2half_rn({expr})"
+    if isinstance(t, BFloat16Type):
+        return f"__float2bfloat16_rn({expr})"
+    return expr
+
+
+class _KernelPrinter:
+    def __init__(self, func: kernel.FuncOp, features: _Features, fast_math: bool):
+        self.func = func
+        self.features = features
+        self.fast_math = fast_math
+        self.names = _Names()
+        self.exprs: dict[SSAValue, str] = {}
+        self.lines: list[str] = []
+        self.depth = 1
+        self.needed = _needed_values(func.body.block)
+        self.current: Operation = func
+
+    # -- output helpers --
+
+    def line(self, text: str) -> None:
+        self.lines.append("  " * self.depth + text)
+
+    def expr(self, value: SSAValue) -> str:
+        if value not in self.exprs:
+            # xDSL does not check dominance, so a use may come before its definition.
+            name = f"%{value.name_hint}" if value.name_hint else "a value"
+            raise CudaTargetError(
+                f"'{self.current.name}' uses {name}, whose definition does not come before it in "
+                f"this block or an enclosing one",
+                self.current,
+            )
+        return self.exprs[value]
+
+    def c_type(self, t: Attribute, op: Operation, unsigned: bool = False) -> str:
+        c = _c_type(t, op, unsigned)
+        if c == "__half":
+            self.features.includes.add("fp16")
+        elif c == "__nv_bfloat16":
+            self.features.includes.add("bf16")
+        return c
+
+    def declare(self, value: SSAValue, op: Operation, expression: str) -> None:
+        """`T name = expression;` for a value something needs."""
+        name = self.names.fresh(value.name_hint)
+        self.line(f"{self.c_type(value.type, op)} {name} = {expression};")
+        self.exprs[value] = name
+
+    # -- kernel --
+
+    def print(self) -> str:
+        func = self.func
+        name = func.sym_name.data
+        if not _valid_identifier(name):
+            raise CudaTargetError(f"kernel name \"{name}\" is not a C identifier", func)
+        written = kernel.written_buffers(func)
+        params = []
+        for index, arg in enumerate(func.body.block.args):
+            arg_type = arg.type
+            assert isinstance(arg_type, MemRefType)
+            element = self.c_type(arg_type.get_element_type(), func)
+            arg_name = self.names.fresh(arg.name_hint or f"arg{index}")
+            const = "" if arg in written else "const "
+            params.append(f"{const}{element}* __restrict__ {arg_name}")
+            self.exprs[arg] = arg_name
+        block = func.block_shape
+        header = (
+            f"// kernel.func @{name}: block [{', '.join(map(str, block))}], "
+            f"{func.static_shared_bytes} bytes of static shared memory"
+        )
+        if func.dynamic_shared_bytes:
+            header += f", at least {func.dynamic_shared_bytes} bytes of dynamic shared memory"
+        signature = (
+            f'extern "C" __global__ void __launch_bounds__({func.threads}) {name}('
+            f"{', '.join(params)}) {{"
+        )
+        # Shared buffers are block-wide and live for the whole kernel: declared up front.
+        for op in func.body.walk():
+            if isinstance(op, kernel.SharedAllocOp) and op.result in self.needed:
+                self.shared_alloc(op)
+        views = [op for op in func.body.walk() if isinstance(op, kernel.DynamicSharedOp)]
+        if any(op.result in self.needed for op in views):
+            self.line("extern __shared__ __align__(16) unsigned char emmy_smem[];")
+        self.block(func.body.block)
+        return "\n".join([header, signature, *self.lines, "}"]) + "\n"
+
+    def forget(self, block: Block) -> None:
+        """Values of a block whose C scope has closed (xDSL does not check dominance, so the
+        IR may use them after it)."""
+        for value in block.args:
+            self.exprs.pop(value, None)
+        for op in block.walk():
+            for value in op.results:
+                if not isinstance(op, kernel.SharedAllocOp):
+                    self.exprs.pop(value, None)
+            for region in op.regions:
+                for inner in region.blocks:
+                    for value in inner.args:
+                        self.exprs.pop(value, None)
+
+    def block(self, block: Block) -> None:
+        for op in block.ops:
+            if isinstance(op, scf.YieldOp | kernel.SharedAllocOp):
+                continue
+            if _is_pure(op) and not any(r in self.needed for r in op.results):
+                continue
+            self.op(op)
+
+    def op(self, op: Operation) -> None:
+        self.current = op
+        method = _OP_PRINTERS.get(type(op))
+        if method is not None:
+            method(self, op)
+            return
+        if op.name in _MATH_F32:
+            self.math(op)
+            return
+        raise CudaTargetError(f"the cuda target cannot print '{op.name}'", op)
+
+    def unsupported(self, op: Operation, why: str) -> None:
+        raise CudaTargetError(f"the cuda target cannot print '{op.name}': {why}", op)
+
+    def scalar_operands(self, op: Operation) -> None:
+        for value in (*op.operands, *op.results):
+            if isinstance(value.type, MemRefType) or not (
+                _is_float(value.type) or isinstance(value.type, IndexType) or _is_int(value.type)
+            ):
+                self.unsupported(op, f"{value.type} is not a scalar type it prints")
+            self.c_type(value.type, op)
+
+    # -- memory --
+
+    def address(self, buffer: SSAValue, indices: Sequence[SSAValue]) -> str:
+        """`x[i * 2048 + j]`: the element of a dense row-major buffer."""
+        memref_type = buffer.type
+        assert isinstance(memref_type, MemRefType)
+        shape = memref_type.get_shape()
+        terms: list[str] = []
+        offset = 0
+        for dim, index in enumerate(indices):
+            stride = math.prod(shape[dim + 1 :])
+            owner = index.owner
+            if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+                offset += owner.value.value.data * stride
+                continue
+            terms.append(self.expr(index) if stride == 1 else f"{self.expr(index)} * {stride}")
+        if offset or not terms:
+            terms.append(str(offset))
+        return f"{self.expr(buffer)}[{' + '.join(terms)}]"
+
+    def shared_alloc(self, op: kernel.SharedAllocOp) -> None:
+        memref_type = op.result.type
+        assert isinstance(memref_type, MemRefType)
+        element = self.c_type(memref_type.get_element_type(), op)
+        name = self.names.fresh(op.result.name_hint or "smem")
+        size = math.prod(memref_type.get_shape())
+        self.line(f"__shared__ alignas(16) {element} {name}[{size}];")
+        self.exprs[op.result] = name
+
+    def dynamic_shared(self, op: kernel.DynamicSharedOp) -> None:
+        memref_type = op.result.type
+        assert isinstance(memref_type, MemRefType)
+        element = self.c_type(memref_type.get_element_type(), op)
+        name = self.names.fresh(op.result.name_hint or "dsmem")
+        self.line(f"{element}* {name} = reinterpret_cast<{element}*>(emmy_smem + {op.byte_offset});")
+        self.exprs[op.result] = name
+
+    def load(self, op: memref.LoadOp) -> None:
+        self.c_type(op.res.type, op)
+        self.declare(op.res, op, self.address(op.memref, op.indices))
+
+    def store(self, op: memref.StoreOp) -> None:
+        self.c_type(op.value.type, op)
+        self.line(f"{self.address(op.memref, op.indices)} = {self.expr(op.value)};")
+
+    def vector_type(self, element: Attribute, count: int) -> str:
+        size = count * _bits(element) // 8 if not _is_int(element, 1) else count
+        if isinstance(element, Float32Type) and count in (2, 4):
+            return f"float{count}"
+        if isinstance(element, Float64Type) and count == 2:
+            return "double2"
+        return {16: "uint4", 8: "uint2", 4: "unsigned int", 2: "unsigned short", 1: "unsigned char"}[size]
+
+    def vector_load(self, op: kernel.VectorLoadOp) -> None:
+        element = op.memref.type.get_element_type()
+        c = self.c_type(element, op)
+        count = len(op.values)
+        vector = self.vector_type(element, count)
+        hint = op.values[0].name_hint
+        array = self.names.fresh(f"{hint}_vec" if hint else "vec")
+        self.line(f"alignas(16) {c} {array}[{count}];")
+        self.line(
+            f"*reinterpret_cast<{vector}*>({array}) = "
+            f"*reinterpret_cast<const {vector}*>(&{self.address(op.memref, op.indices)});"
+        )
+        for index, value in enumerate(op.values):
+            if value in self.needed:
+                self.declare(value, op, f"{array}[{index}]")
+
+    def vector_store(self, op: kernel.VectorStoreOp) -> None:
+        element = op.memref.type.get_element_type()
+        c = self.c_type(element, op)
+        count = len(op.values)
+        vector = self.vector_type(element, count)
+        array = self.names.fresh("vec")
+        values = ", ".join(self.expr(v) for v in op.values)
+        self.line(f"alignas(16) {c} {array}[{count}] = {{{values}}};")
+        self.line(
+            f"*reinterpret_cast<{vector}*>(&{self.address(op.memref, op.indices)}) = "
+            f"*reinterpret_cast<const {vector}*>({array});"
+        )
+
+    def atomic(self, op: kernel.AtomicOp) -> None:
+        element = op.value.type
+        c = self.c_type(element, op)
+        address = f"&{self.address(op.memref, op.indices)}"
+        value = self.expr(op.value)
+        kind = op.kind.data
+        if kind != "add" and isinstance(element, Float32Type | Float64Type):
+            helper = "emmy_atomic_maximumf" if kind == "max" else "emmy_atomic_minimumf"
+            self.features.helper(helper, c)
+            self.features.helper("emmy_maximumf" if kind == "max" else "emmy_minimumf", c)
+            call = f"{helper}({address}, {value})"
+        elif kind == "add" and _is_int(element, 64):
+            # CUDA adds 64-bit integers as unsigned, which wraps the same.
+            call = (
+                f"atomicAdd(reinterpret_cast<unsigned long long*>({address}), "
+                f"(unsigned long long){value})"
+            )
+            if op.result in self.needed:
+                call = f"(long long){call}"
+        else:
+            call = f"{_ATOMIC_FUNCTIONS[kind]}({address}, {value})"
+        if op.result in self.needed:
+            self.declare(op.result, op, call)
+        else:
+            self.line(f"{call};")
+
+    def cp_async(self, op: kernel.CpAsyncOp) -> None:
+        self.c_type(op.source.type.get_element_type(), op)
+        size = op.size
+        # .cg (cache at L2 only) takes 16 bytes; smaller copies use .ca.
+        cache = "cg" if size == 16 else "ca"
+        destination = f"&{self.address(op.destination, op.destination_indices)}"
+        source = f"&{self.address(op.source, op.source_indices)}"
+        self.line(
+            f'asm volatile("cp.async.{cache}.shared.global [%0], [%1], {size};\\n" :: '
+            f'"r"(static_cast<unsigned int>(__cvta_generic_to_shared({destination}))), '
+            f'"l"({source}) : "memory");'
+        )
+
+    def cp_async_commit(self, op: kernel.CpAsyncCommitOp) -> None:
+        self.line('asm volatile("cp.async.commit_group;\\n" ::: "memory");')
+
+    def cp_async_wait(self, op: kernel.CpAsyncWaitOp) -> None:
+        self.line(f'asm volatile("cp.async.wait_group {op.pending_groups};\\n" ::: "memory");')
+
+    # -- threads --
+
+    def special_register(self, op: kernel.ThreadIdOp, register: str) -> None:
+        self.declare(op.result, op, f"{register}.{op.dimension.data}")
+
+    def barrier(self, op: kernel.BarrierOp) -> None:
+        self.line("__syncthreads();")
+
+    def shuffle(self, op: kernel.ShuffleOp) -> None:
+        self.c_type(op.value.type, op)
+        function = _SHUFFLE_FUNCTIONS[op.mode.data]
+        value, offset = self.expr(op.value), self.expr(op.offset)
+        self.declare(op.result, op, f"{function}(0xffffffffu, {value}, {offset})")
+
+    # -- control flow --
+
+    def for_loop(self, op: scf.ForOp) -> None:
+        body = op.body.block
+        iv = body.args[0]
+        iv_type = self.c_type(iv.type, op)
+        carried: list[tuple[int, str]] = []
+        for index, (result, init) in enumerate(zip(op.results, op.iter_args)):
+            arg = body.args[index + 1]
+            if result not in self.needed and arg not in self.needed:
+                continue
+            name = self.names.fresh(result.name_hint or arg.name_hint)
+            self.line(f"{self.c_type(result.type, op)} {name} = {self.expr(init)};")
+            self.exprs[arg] = name
+            self.exprs[result] = name
+            carried.append((index, name))
+        iv_name = self.names.fresh(iv.name_hint or "i")
+        self.exprs[iv] = iv_name
+        self.line(
+            f"for ({iv_type} {iv_name} = {self.expr(op.lb)}; {iv_name} < {self.expr(op.ub)}; "
+            f"{iv_name} += {self.expr(op.step)}) {{"
+        )
+        self.depth += 1
+        self.block(body)
+        terminator = body.last_op
+        assert isinstance(terminator, scf.YieldOp)
+        self.current = terminator
+        self.assign_yields(
+            op, [(name, terminator.operands[index]) for index, name in carried],
+            {body.args[index + 1] for index, _ in carried},
+        )
+        self.forget(body)
+        self.depth -= 1
+        self.line("}")
+
+    def assign_yields(
+        self, op: Operation, assignments: list[tuple[str, SSAValue]], overwritten: set[SSAValue]
+    ) -> None:
+        """`name = value;` for each loop-carried variable; through temporaries when a yielded
+        value is another carried variable that an earlier assignment would overwrite."""
+        assignments = [(name, value) for name, value in assignments if self.expr(value) != name]
+        assigned: set[str] = set()
+        clobbered = False
+        for name, value in assignments:
+            clobbered |= value in overwritten and self.expr(value) in assigned
+            assigned.add(name)
+        if clobbered:
+            temporaries = []
+            for name, value in assignments:
+                temporary = self.names.fresh(f"{name}_next")
+                self.line(f"{self.c_type(value.type, op)} {temporary} = {self.expr(value)};")
+                temporaries.append((name, temporary))
+            for name, temporary in temporaries:
+                self.line(f"{name} = {temporary};")
+            return
+        for name, value in assignments:
+            self.line(f"{name} = {self.expr(value)};")
+
+    def if_op(self, op: scf.IfOp) -> None:
+        results = []
+        for index, result in enumerate(op.results):
+            if result in self.needed:
+                name = self.names.fresh(result.name_hint)
+                self.line(f"{self.c_type(result.type, op)} {name};")
+                self.exprs[result] = name
+                results.append((index, name))
+        self.line(f"if ({self.expr(op.cond)}) {{")
+        self.branch(op.true_region.block, results)
+        else_block = op.false_region.block if op.false_region.blocks else None
+        else_has_ops = else_block is not None and any(
+            not isinstance(o, scf.YieldOp) for o in else_block.ops
+        )
+        if else_block is not None and (results or else_has_ops):
+            self.line("} else {")
+            self.branch(else_block, results)
+        self.line("}")
+
+    def branch(self, block: Block, results: list[tuple[int, str]]) -> None:
+        self.depth += 1
+        self.block(block)
+        terminator = block.last_op
+        if results:
+            assert isinstance(terminator, scf.YieldOp)
+            self.current = terminator
+            for index, name in results:
+                self.line(f"{name} = {self.expr(terminator.operands[index])};")
+        self.forget(block)
+        self.depth -= 1
+
+    # -- arith --
+
+    def constant(self, op: arith.ConstantOp) -> None:
+        value = op.value
+        t = op.result.type
+        if isinstance(value, FloatAttr) and _is_float(t):
+            self.c_type(t, op)
+            self.exprs[op.result] = _float_literal(value.value.data, t)
+        elif isinstance(value, IntegerAttr) and (_is_int(t) or isinstance(t, IndexType)):
+            self.c_type(t, op)
+            self.exprs[op.result] = _int_literal(value.value.data, t)
+        else:
+            self.unsupported(op, f"the constant {value} is not a scalar")
+
+    def float_binary(self, op: Operation) -> None:
+        self.scalar_operands(op)
+        lhs, rhs = (self.expr(v) for v in op.operands)
+        t = op.results[0].type
+        if _is_half(t):
+            self.declare(op.results[0], op, f"{_HALF_INTRINSICS[op.name]}({lhs}, {rhs})")
+        elif op.name == "arith.divf" and _is_zero_constant(op.operands[1]):
+            # IEEE division by zero (a mean over nothing, say); nvcc diagnoses a literal 0.0f.
+            zero = "__int_as_float" if isinstance(t, Float32Type) else "__longlong_as_double"
+            sign = "0x80000000" if isinstance(t, Float32Type) else "0x8000000000000000LL"
+            bits = sign if math.copysign(1.0, op.operands[1].owner.value.value.data) < 0 else "0"
+            self.declare(op.results[0], op, f"{lhs} / {zero}({bits})")
+        elif op.name == "arith.divf" and self.fast_math and isinstance(t, Float32Type):
+            self.declare(op.results[0], op, f"__fdividef({lhs}, {rhs})")
+        else:
+            self.declare(op.results[0], op, f"{lhs} {_FLOAT_OPERATORS[op.name]} {rhs}")
+
+    def negf(self, op: arith.NegfOp) -> None:
+        self.scalar_operands(op)
+        operand = self.expr(op.operand)
+        t = op.result.type
+        self.declare(op.result, op, f"__hneg({operand})" if _is_half(t) else f"-{operand}")
+
+    def max_min_f(self, op: Operation) -> None:
+        self.scalar_operands(op)
+        lhs, rhs = (self.expr(v) for v in op.operands)
+        t = op.results[0].type
+        c = self.c_type(t, op)
+        is_max = op.name in ("arith.maximumf", "arith.maxnumf")
+        ignores_nan = op.name in ("arith.maxnumf", "arith.minnumf") or self.fast_math
+        if ignores_nan:
+            # IEEE maxNum / minNum: the other operand of a NaN.
+            if _is_half(t):
+                function = "__hmax" if is_max else "__hmin"
+            elif isinstance(t, Float64Type):
+                function = "fmax" if is_max else "fmin"
+            else:
+                function = "fmaxf" if is_max else "fminf"
+        else:
+            function = "emmy_maximumf" if is_max else "emmy_minimumf"
+            self.features.helper(function, c)
+            if _is_half(t):
+                self.features.helper(function, "float")
+        self.declare(op.results[0], op, f"{function}({lhs}, {rhs})")
+
+    def math(self, op: Operation) -> None:
+        self.scalar_operands(op)
+        t = op.results[0].type
+        if not _is_float(t):
+            self.unsupported(op, f"it prints float math functions, not on {t}")
+        operands = [self.expr(v) for v in op.operands]
+        if _is_half(t) and op.name == "math.absf":
+            self.declare(op.results[0], op, f"__habs({operands[0]})")
+            return
+        if _is_half(t) and op.name == "math.fma":
+            self.declare(op.results[0], op, f"__hfma({', '.join(operands)})")
+            return
+        function = _MATH_F32[op.name]
+        if self.fast_math:
+            function = _FAST_F32.get(op.name, function)
+        if isinstance(t, Float64Type):
+            function = _MATH_F32[op.name][:-1]  # expf -> exp: the double overloads
+        arguments = ", ".join(_to_float(operand, t) for operand in operands)
+        self.declare(op.results[0], op, _from_float(f"{function}({arguments})", t))
+
+    def int_binary(self, op: Operation) -> None:
+        self.scalar_operands(op)
+        lhs, rhs = (self.expr(v) for v in op.operands)
+        t = op.results[0].type
+        symbol = _INT_OPERATORS[op.name]
+        if _is_int(t, 1):
+            if op.name not in ("arith.andi", "arith.ori", "arith.xori"):
+                self.unsupported(op, "on i1 it prints only andi, ori and xori")
+            self.declare(op.results[0], op, f"{lhs} {symbol} {rhs}")
+            return
+        c = self.c_type(t, op)
+        if _bits(t) < 32:
+            # Computed in int, where i8 and i16 cannot overflow, and wrapped back.
+            self.declare(op.results[0], op, f"({c})({lhs} {symbol} {rhs})")
+        elif op.name in ("arith.addi", "arith.subi", "arith.muli") and not isinstance(t, IndexType):
+            # Wrapping, as arith's: computed on the unsigned type.
+            u = self.c_type(t, op, unsigned=True)
+            self.declare(op.results[0], op, f"({c})({_unsigned(lhs, u)} {symbol} {_unsigned(rhs, u)})")
+        else:
+            self.declare(op.results[0], op, f"{lhs} {symbol} {rhs}")
+
+    def unsigned_binary(self, op: Operation) -> None:
+        self.scalar_operands(op)
+        lhs, rhs = (self.expr(v) for v in op.operands)
+        t = op.results[0].type
+        if _is_int(t, 1):
+            self.unsupported(op, "it does not print unsigned arithmetic on i1")
+        c = self.c_type(t, op)
+        u = self.c_type(t, op, unsigned=True)
+        symbol = {"arith.divui": "/", "arith.remui": "%", "arith.shrui": ">>"}[op.name]
+        a, b = _unsigned(lhs, u), rhs if op.name == "arith.shrui" else _unsigned(rhs, u)
+        self.declare(op.results[0], op, f"({c})({a} {symbol} {b})")
+
+    def int_max_min(self, op: Operation) -> None:
+        self.scalar_operands(op)
+        lhs, rhs = (self.expr(v) for v in op.operands)
+        t = op.results[0].type
+        if _is_int(t, 1):
+            self.unsupported(op, "it does not print max/min on i1")
+        greater = op.name in ("arith.maxsi", "arith.maxui")
+        if op.name in ("arith.maxui", "arith.minui"):
+            u = self.c_type(t, op, unsigned=True)
+            a, b = _unsigned(lhs, u), _unsigned(rhs, u)
+        else:
+            a, b = lhs, rhs
+        self.declare(op.results[0], op, f"{a} {'>' if greater else '<'} {b} ? {lhs} : {rhs}")
+
+    def floor_ceil_div(self, op: Operation) -> None:
+        self.scalar_operands(op)
+        a, b = (self.expr(v) for v in op.operands)
+        t = op.results[0].type
+        if _is_int(t, 1):
+            self.unsupported(op, "it does not print division on i1")
+        if op.name == "arith.floordivsi":
+            adjust = f"{a} / {b} - ({a} % {b} != 0 && (({a} % {b} < 0) != ({b} < 0)))"
+        else:
+            adjust = f"{a} / {b} + ({a} % {b} != 0 && (({a} % {b} < 0) == ({b} < 0)))"
+        self.declare(op.results[0], op, f"({self.c_type(t, op)})({adjust})")
+
+    def cmpi(self, op: arith.CmpiOp) -> None:
+        self.scalar_operands(op)
+        predicate = arith.CMPI_COMPARISON_OPERATIONS[op.predicate.value.data]
+        lhs, rhs = self.expr(op.lhs), self.expr(op.rhs)
+        if predicate.startswith("u"):
+            u = self.c_type(op.lhs.type, op, unsigned=True)
+            lhs, rhs = _unsigned(lhs, u), _unsigned(rhs, u)
+        self.declare(op.result, op, f"{lhs} {_CMPI[predicate]} {rhs}")
+
+    def cmpf(self, op: arith.CmpfOp) -> None:
+        self.scalar_operands(op)
+        predicate = arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data]
+        t = op.lhs.type
+        # Comparisons of f16 / bf16 are exact in float.
+        a, b = _to_float(self.expr(op.lhs), t), _to_float(self.expr(op.rhs), t)
+        expression = {
+            "false": "false",
+            "oeq": f"{a} == {b}",
+            "ogt": f"{a} > {b}",
+            "oge": f"{a} >= {b}",
+            "olt": f"{a} < {b}",
+            "ole": f"{a} <= {b}",
+            "one": f"({a} < {b} || {a} > {b})",
+            "ord": f"({a} == {a} && {b} == {b})",
+            "ueq": f"!({a} < {b} || {a} > {b})",
+            "ugt": f"!({a} <= {b})",
+            "uge": f"!({a} < {b})",
+            "ult": f"!({a} >= {b})",
+            "ule": f"!({a} > {b})",
+            "une": f"{a} != {b}",
+            "uno": f"({a} != {a} || {b} != {b})",
+            "true": "true",
+        }[predicate]
+        self.declare(op.result, op, expression)
+
+    def select(self, op: arith.SelectOp) -> None:
+        self.scalar_operands(op)
+        self.declare(
+            op.result, op, f"{self.expr(op.cond)} ? {self.expr(op.lhs)} : {self.expr(op.rhs)}"
+        )
+
+    def cast(self, op: Operation) -> None:
+        self.scalar_operands(op)
+        (source,) = op.operands
+        (result,) = op.results
+        s, t = source.type, result.type
+        x = self.expr(source)
+        c = self.c_type(t, op)
+        name = op.name
+        if name == "arith.extf":
+            if _is_half(s):
+                x = _to_float(x, s)
+                expression = x if isinstance(t, Float32Type) else f"(double){x}"
+            else:
+                expression = f"(double){x}"
+        elif name == "arith.truncf":
+            if isinstance(t, Float32Type):
+                expression = f"(float){x}"
+            elif isinstance(s, Float64Type):
+                expression = f"__double2half({x})" if isinstance(t, Float16Type) else f"__double2bfloat16({x})"
+            else:
+                expression = _from_float(x, t)
+        elif name in ("arith.sitofp", "arith.uitofp"):
+            unsigned = name == "arith.uitofp"
+            if _is_int(s, 1):
+                x = f"(int){x}"
+                s = IntegerType(32)
+            if _bits(s) < 32:
+                x = f"({'unsigned int' if unsigned else 'int'})({self.c_type(s, op, unsigned)}){x}"
+                s = IntegerType(32)
+            elif unsigned:
+                x = f"({self.c_type(s, op, True)}){x}"
+            if _is_half(t):
+                prefix = "__" + ("u" if unsigned else "") + ("int" if _bits(s) == 32 else "ll")
+                suffix = "half_rn" if isinstance(t, Float16Type) else "bfloat16_rn"
+                expression = f"{prefix}2{suffix}({x})"
+            else:
+                expression = f"({c}){x}"
+        elif name in ("arith.fptosi", "arith.fptoui"):
+            if _is_int(t, 1):
+                self.unsupported(op, "it does not convert floats to i1")
+            x = _to_float(x, s)
+            if name == "arith.fptoui":
+                expression = f"({c})({self.c_type(t, op, True)}){x}"
+            else:
+                expression = f"({c}){x}"
+        elif name in ("arith.extsi", "arith.extui"):
+            if _is_int(s, 1):
+                expression = f"-({c}){x}" if name == "arith.extsi" else f"({c}){x}"
+            elif name == "arith.extui":
+                expression = f"({c})({self.c_type(s, op, True)}){x}"
+            else:
+                expression = f"({c}){x}"
+        elif name == "arith.trunci":
+            expression = f"(bool)({x} & 1)" if _is_int(t, 1) else f"({c}){x}"
+        elif name == "arith.index_cast":
+            expression = f"({c}){x}"
+        elif name == "arith.bitcast":
+            expression = self.bitcast(op, x, s, t)
+        else:  # pragma: no cover - the table lists only these
+            self.unsupported(op, "unknown cast")
+        self.declare(result, op, expression)
+
+    def bitcast(self, op: Operation, x: str, s: Attribute, t: Attribute) -> str:
+        if type(s) is type(t) and _bits(s) == _bits(t):
+            return x
+        table = {
+            (Float32Type, 32): "__float_as_int", (32, Float32Type): "__int_as_float",
+            (Float64Type, 64): "__double_as_longlong", (64, Float64Type): "__longlong_as_double",
+            (Float16Type, 16): "__half_as_short", (16, Float16Type): "__short_as_half",
+            (BFloat16Type, 16): "__bfloat16_as_short", (16, BFloat16Type): "__short_as_bfloat16",
+        }
+        key = (type(s) if _is_float(s) else _bits(s), type(t) if _is_float(t) else _bits(t))
+        if key not in table:
+            self.unsupported(op, f"it does not bitcast {s} to {t}")
+        return f"{table[key]}({x})"
+
+
+def _cast_printer(printer: _KernelPrinter, op: Operation) -> None:
+    printer.cast(op)
+
+
+_OP_PRINTERS: dict[type[Operation], Callable[[_KernelPrinter, Operation], None]] = {
+    arith.ConstantOp: _KernelPrinter.constant,
+    arith.AddfOp: _KernelPrinter.float_binary,
+    arith.SubfOp: _KernelPrinter.float_binary,
+    arith.MulfOp: _KernelPrinter.float_binary,
+    arith.DivfOp: _KernelPrinter.float_binary,
+    arith.NegfOp: _KernelPrinter.negf,
+    arith.MaximumfOp: _KernelPrinter.max_min_f,
+    arith.MinimumfOp: _KernelPrinter.max_min_f,
+    arith.MaxnumfOp: _KernelPrinter.max_min_f,
+    arith.MinnumfOp: _KernelPrinter.max_min_f,
+    arith.AddiOp: _KernelPrinter.int_binary,
+    arith.SubiOp: _KernelPrinter.int_binary,
+    arith.MuliOp: _KernelPrinter.int_binary,
+    arith.AndIOp: _KernelPrinter.int_binary,
+    arith.OrIOp: _KernelPrinter.int_binary,
+    arith.XOrIOp: _KernelPrinter.int_binary,
+    arith.DivSIOp: _KernelPrinter.int_binary,
+    arith.RemSIOp: _KernelPrinter.int_binary,
+    arith.ShLIOp: _KernelPrinter.int_binary,
+    arith.ShRSIOp: _KernelPrinter.int_binary,
+    arith.DivUIOp: _KernelPrinter.unsigned_binary,
+    arith.RemUIOp: _KernelPrinter.unsigned_binary,
+    arith.ShRUIOp: _KernelPrinter.unsigned_binary,
+    arith.MaxSIOp: _KernelPrinter.int_max_min,
+    arith.MinSIOp: _KernelPrinter.int_max_min,
+    arith.MaxUIOp: _KernelPrinter.int_max_min,
+    arith.MinUIOp: _KernelPrinter.int_max_min,
+    arith.FloorDivSIOp: _KernelPrinter.floor_ceil_div,
+    arith.CeilDivSIOp: _KernelPrinter.floor_ceil_div,
+    arith.CmpiOp: _KernelPrinter.cmpi,
+    arith.CmpfOp: _KernelPrinter.cmpf,
+    arith.SelectOp: _KernelPrinter.select,
+    arith.ExtFOp: _cast_printer,
+    arith.TruncFOp: _cast_printer,
+    arith.SIToFPOp: _cast_printer,
+    arith.UIToFPOp: _cast_printer,
+    arith.FPToSIOp: _cast_printer,
+    arith.FPToUIOp: _cast_printer,
+    arith.ExtSIOp: _cast_printer,
+    arith.ExtUIOp: _cast_printer,
+    arith.TruncIOp: _cast_printer,
+    arith.IndexCastOp: _cast_printer,
+    arith.BitcastOp: _cast_printer,
+    memref.LoadOp: _KernelPrinter.load,
+    memref.StoreOp: _KernelPrinter.store,
+    scf.ForOp: _KernelPrinter.for_loop,
+    scf.IfOp: _KernelPrinter.if_op,
+    kernel.ThreadIdOp: lambda p, op: p.special_register(op, "threadIdx"),
+    kernel.BlockIdOp: lambda p, op: p.special_register(op, "blockIdx"),
+    kernel.BlockDimOp: lambda p, op: p.special_register(op, "blockDim"),
+    kernel.GridDimOp: lambda p, op: p.special_register(op, "gridDim"),
+    kernel.DynamicSharedOp: _KernelPrinter.dynamic_shared,
+    kernel.BarrierOp: _KernelPrinter.barrier,
+    kernel.ShuffleOp: _KernelPrinter.shuffle,
+    kernel.AtomicOp: _KernelPrinter.atomic,
+    kernel.VectorLoadOp: _KernelPrinter.vector_load,
+    kernel.VectorStoreOp: _KernelPrinter.vector_store,
+    kernel.CpAsyncOp: _KernelPrinter.cp_async,
+    kernel.CpAsyncCommitOp: _KernelPrinter.cp_async_commit,
+    kernel.CpAsyncWaitOp: _KernelPrinter.cp_async_wait,
+}
+
+
+# --- helper functions -----------------------------------------------------------------------
+
+_SIGN = {"float": "__float_as_int({x}) < 0", "double": "__double_as_longlong({x}) < 0"}
+_FROM_FLOAT = {"__half": "__float2half_rn", "__nv_bfloat16": "__float2bfloat16_rn"}
+_TO_FLOAT = {"__half": "__half2float", "__nv_bfloat16": "__bfloat162float"}
+_C_TYPE_ORDER = ("float", "double", "__half", "__nv_bfloat16")
+
+
+def _max_min_helper(name: str, maximum: bool) -> Callable[[_Features], str]:
+    def text(features: _Features) -> str:
+        operation = "maximumf" if maximum else "minimumf"
+        parts = [
+            f"// arith.{operation}: NaN when either operand is NaN, and -0.0 < +0.0 "
+            f"({'fmaxf' if maximum else 'fminf'} would return the other operand of a NaN).\n"
+        ]
+        for c in _C_TYPE_ORDER:
+            if c not in features.helper_types[name]:
+                continue
+            if c in _SIGN:
+                negative = _SIGN[c].format(x="a")
+                pick = "b : a" if maximum else "a : b"
+                compare = ">" if maximum else "<"
+                parts.append(
+                    f"__device__ __forceinline__ {c} {name}({c} a, {c} b) {{\n"
+                    f"  if (a != a || b != b) return a + b;\n"
+                    f"  if (a == b) return {negative} ? {pick};\n"
+                    f"  return a {compare} b ? a : b;\n"
+                    f"}}\n"
+                )
+            else:
+                parts.append(
+                    f"__device__ __forceinline__ {c} {name}({c} a, {c} b) {{\n"
+                    f"  return {_FROM_FLOAT[c]}({name}({_TO_FLOAT[c]}(a), {_TO_FLOAT[c]}(b)));\n"
+                    f"}}\n"
+                )
+        return "".join(parts)
+
+    return text
+
+
+def _atomic_helper(name: str, combine: str) -> Callable[[_Features], str]:
+    def text(features: _Features) -> str:
+        parts = [
+            f"// kernel.atomic {'max' if 'max' in name else 'min'} on floats: a compare-and-swap "
+            f"loop storing {combine}(old, value); returns the old value.\n"
+        ]
+        for c in _C_TYPE_ORDER:
+            if c not in features.helper_types[name]:
+                continue
+            word, to_word, from_word = {
+                "float": ("unsigned int", "__float_as_uint", "__uint_as_float"),
+                "double": ("unsigned long long", "__double_as_longlong", "__longlong_as_double"),
+            }[c]
+            cast = f"({word})" if c == "double" else ""
+            parts.append(
+                f"__device__ __forceinline__ {c} {name}({c}* address, {c} value) {{\n"
+                f"  {word}* word = reinterpret_cast<{word}*>(address);\n"
+                f"  {word} old = *word;\n"
+                f"  {word} assumed;\n"
+                f"  do {{\n"
+                f"    assumed = old;\n"
+                f"    old = atomicCAS(word, assumed, {cast}{to_word}({combine}({from_word}(assumed), value)));\n"
+                f"  }} while (old != assumed);\n"
+                f"  return {from_word}(old);\n"
+                f"}}\n"
+            )
+        return "".join(parts)
+
+    return text
+
+
+_HELPERS: dict[str, Callable[[_Features], str]] = {
+    "emmy_maximumf": _max_min_helper("emmy_maximumf", True),
+    "emmy_minimumf": _max_min_helper("emmy_minimumf", False),
+    "emmy_atomic_maximumf": _atomic_helper("emmy_atomic_maximumf", "emmy_maximumf"),
+    "emmy_atomic_minimumf": _atomic_helper("emmy_atomic_minimumf", "emmy_minimumf"),
+}
+_HELPER_ORDER = tuple(_HELPERS)
