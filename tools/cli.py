@@ -1,11 +1,13 @@
 """The `emmy` command.
 
     emmy compile (-c SOURCE | FILE.py) [--ir LEVEL] [-o FILE]
-    emmy run (-c SOURCE | FILE.py) [--device cpu] [--seed N]
+    emmy run (-c SOURCE | FILE.py) [--device cpu|cuda] [--seed N] [--bench] [--json FILE]
+    emmy bench --suite memory-bound [--json FILE]
     emmy exec FILE.mlir [--function NAME] [--inputs in.npz] [--seed N] [-o out.npz]
 
 `compile` prints a PyTorch program at one level; `run` checks every level against PyTorch eager
-(see `emmy.tools.differential`); `exec`
+on the CPU interpreter (see `emmy.tools.differential`), or, with `--device cuda`, the compiled
+kernels on the GPU, timed with `--bench` (see `emmy.tools.bench`); `bench` times a suite; `exec`
 runs a host function of an IR file at the prim, fused or loop level on the CPU interpreter,
 on the inputs of an .npz file (arrays `arr_0`, `arr_1`, ... as `numpy.savez(path, *arrays)`
 writes them) or on fresh random ones, prints a summary of each result and writes the results
@@ -25,6 +27,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
+import torch
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import PassFailedException
@@ -41,6 +44,7 @@ from emmy.tools.diagnostics import (
 from emmy.passes.pipelines import LEVELS
 from emmy.tools.differential import EXECUTABLE_LEVELS, TOLERANCES, check_levels, lower
 from emmy.tools.frontend import FrontendError, Program, load_program
+from emmy.tools.suites import SUITES
 from emmy.tools.interpreter import ExecutionError, find_function, random_inputs, run_module
 
 
@@ -191,9 +195,59 @@ def lower_with_diagnostics(module: ModuleOp, level: str) -> ModuleOp:
         raise CompileError(op_diagnostic(module, f"lowering to {level} failed: {error}")) from error
 
 
+def gpu_results(source: str, program: Program, module: ModuleOp, bench: bool, copy=None) -> dict:
+    """Checks the program's kernels on the GPU against eager and, with `bench`, times them
+    against eager and torch.compile (see `emmy.tools.bench`)."""
+    from emmy.tools.bench import bench_program
+    from emmy.tools.gpu_runtime import HostProgram
+
+    with rendered_for(program_source(program)):
+        kernels = HostProgram(lower_with_diagnostics(module, "kernel"))
+    leaves = torch.utils._pytree.tree_leaves((program.example_args, program.example_kwargs))
+    dtype = next((t.dtype for t in leaves if torch.is_tensor(t) and t.is_floating_point()), None)
+    backends = ("eager", "torch.compile", "emmy") if bench else ("eager", "emmy")
+    return bench_program(
+        source, dtype or torch.float32, emmy_fn=kernels, backends=backends,
+        warmup=10 if bench else 0, reps=100 if bench else 1, copy_bandwidth_gbps=copy,
+    )
+
+
+def run_on_gpu(args: argparse.Namespace) -> int:
+    from emmy.tools.bench import format_table, to_json
+
+    program = read_program(args)
+    source = args.source if args.source is not None else read_source(args.file).text
+    result = gpu_results(source, program, torch_ir_of(program), args.bench)
+    print(format_table(result))
+    if args.json:
+        to_json(result, args.json)
+    return 0 if all(row["correct"] for row in result["backends"]) else 1
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    from emmy.tools.bench import device_copy_bandwidth, format_table, to_json
+    from emmy.tools.suites import suite_cases
+
+    copy = device_copy_bandwidth()
+    print(f"device copy bandwidth: {copy:.0f} GB/s", flush=True)
+    results = []
+    for name, shape, dtype, source in suite_cases(args.suite):
+        text = source.replace("DT", f"torch.{dtype}")
+        program = load_program(text, f"<{name}>")
+        result = gpu_results(text, program, torch_ir_of(program), bench=True, copy=copy)
+        result.update(program=name, shape=shape)
+        results.append(result)
+        print(f"{name} {shape} {dtype}", format_table(result), sep="\n", flush=True)
+        if args.json:
+            to_json(results, args.json)
+    return 0 if all(r["correct"] for result in results for r in result["backends"]) else 1
+
+
 def run_run(args: argparse.Namespace) -> int:
-    if args.device != "cpu":
-        raise CommandError(f"error: --device {args.device} is not available yet; use --device cpu")
+    if args.device == "cuda":
+        return run_on_gpu(args)
+    if args.bench or args.json:
+        raise CommandError("error: --bench and --json time the GPU kernels: add --device cuda")
     program = read_program(args)
     module = torch_ir_of(program)
     with rendered_for(program_source(program)):
@@ -259,7 +313,23 @@ def build_parser() -> argparse.ArgumentParser:
         help="where the compiled levels run (default: cpu, the interpreter)",
     )
     run.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default: 0)")
+    run.add_argument(
+        "--bench", action="store_true",
+        help="with --device cuda: also time eager, torch.compile (max-autotune) and emmy",
+    )
+    run.add_argument("--json", metavar="FILE", help="with --device cuda: write the results as JSON")
     run.set_defaults(command=run_run)
+
+    bench = commands.add_parser(
+        "bench",
+        help="time a benchmark suite on the GPU",
+        description="Check, then time, every program of a suite at each of its shapes and dtypes "
+        "under eager PyTorch, torch.compile (max-autotune) and emmy, on the current CUDA device.",
+        allow_abbrev=False,
+    )
+    bench.add_argument("--suite", choices=sorted(SUITES), required=True)
+    bench.add_argument("--json", metavar="FILE", help="write the results as JSON (after each case)")
+    bench.set_defaults(command=run_bench)
 
     execute = commands.add_parser(
         "exec",
