@@ -83,6 +83,7 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import (
     IsolatedFromAbove,
+    MemoryAllocEffect,
     MemoryReadEffect,
     MemoryWriteEffect,
     NoMemoryEffect,
@@ -110,6 +111,7 @@ DIMENSIONS = ("x", "y", "z")
 SHUFFLE_MODES = ("xor", "down", "up", "idx")
 ATOMIC_KINDS = ("add", "max", "min")
 CP_ASYNC_BYTES = (4, 8, 16)
+MAX_VECTOR_BYTES = 16
 
 BODY_OPS = frozenset(
     {"scf.for", "scf.if", "scf.yield", "memref.load", "memref.store"}
@@ -262,7 +264,7 @@ def _verify_run_along_last_dim(memref_type: MemRefType, count: int, what: str) -
     if not shape:
         raise VerifyException(f"{what} needs a buffer with at least one dimension, got {memref_type}")
     size = count * element_bytes(memref_type.get_element_type())
-    if size > 16 or size & (size - 1):
+    if size > MAX_VECTOR_BYTES or size & (size - 1):
         raise VerifyException(
             f"{what} of {count} x {memref_type.get_element_type()} is {size} bytes, but one access "
             f"is 1, 2, 4, 8 or 16 bytes"
@@ -607,7 +609,8 @@ class SharedAllocOp(IRDLOperation):
 
     name = "kernel.shared_alloc"
     result = result_def(MemRefType)
-    traits = traits_def(NoMemoryEffect())
+    # Two allocations of one type are two buffers: the effect keeps CSE from merging them.
+    traits = traits_def(MemoryAllocEffect())
 
     def __init__(self, result_type: MemRefType):
         super().__init__(result_types=[result_type])

@@ -25,12 +25,24 @@ The kernel carries the launch shape (`grid`, `block`). Each loop carries its map
   (a one-dimensional nest, which has no outer loop to give the blocks);
 - `serial`: each thread runs every iteration.
 Element accesses are upstream `memref.load` / `memref.store`.
+
+Two more choices make a schedule fast, and neither changes what a kernel computes (the CPU
+interpreter runs Tile IR as if they were absent):
+- `vector N` on a `thread` or `global` loop: each thread takes N consecutive iterations at a
+  time, so the loop's accesses along the last dimension become N-wide (up to 16-byte) vector
+  loads and stores (`tile.for %j in 0 to 4096 map thread vector 8 { ... }`);
+- `tile.stage %x[%i] async : memref<...>` at the top of a `grid` loop: the block copies the
+  row of `%x` that the leading indices pick into shared memory once (`sync` through registers,
+  `async` with cp.async), and every load of that row after it in the loop reads the copy — a
+  norm or softmax reads its row from global memory once, not once per pass.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from math import prod
 
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     FloatAttr,
@@ -49,6 +61,7 @@ from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
     lazy_traits_def,
+    operand_def,
     opt_prop_def,
     prop_def,
     region_def,
@@ -69,6 +82,7 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 
+from emmy.dialects.kernel import element_bytes
 from emmy.dialects.combiner import parse_reduction, print_reduction, verify_reduction
 from emmy.dialects.launch import (
     parse_launch,
@@ -79,7 +93,31 @@ from emmy.dialects.launch import (
 )
 
 MAPPINGS = ("grid", "thread", "global", "serial")
+VECTOR_MAPPINGS = ("thread", "global")
+VECTOR_WIDTHS = (2, 4, 8, 16)
+STAGE_MODES = ("sync", "async")
 MAX_THREADS = 1024
+MAX_STAGE_BYTES = 48 * 1024
+"""What one block may stage: the static shared memory a kernel gets without opting in."""
+
+
+def contiguous_offset(index: SSAValue, induction_var: SSAValue) -> int | None:
+    """c when `index` is `induction_var + c` (c a constant, 0 for the variable itself): the
+    accesses that a vectorised loop makes N-wide."""
+    if index is induction_var:
+        return 0
+    owner = index.owner
+    if not isinstance(owner, arith.AddiOp):
+        return None
+    for variable, other in ((owner.lhs, owner.rhs), (owner.rhs, owner.lhs)):
+        constant = other.owner
+        if (
+            variable is induction_var
+            and isinstance(constant, arith.ConstantOp)
+            and isinstance(constant.value, IntegerAttr)
+        ):
+            return constant.value.value.data
+    return None
 
 
 def _print_shape(printer: Printer, keyword: str, shape: Sequence[int]) -> None:
@@ -197,6 +235,7 @@ class ForOp(IRDLOperation):
     mapping = prop_def(StringAttr)
     kind = opt_prop_def(StringAttr)
     init = opt_prop_def(Attribute)
+    vector = opt_prop_def(IntAttr)
     accumulator = var_result_def()
     body = region_def("single_block")
     traits = traits_def(RecursiveMemoryEffect())
@@ -208,12 +247,15 @@ class ForOp(IRDLOperation):
         mapping: str,
         body: Region,
         reduction: tuple[str, FloatAttr | IntegerAttr] | None = None,
+        vector: int = 1,
     ):
         properties: dict[str, Attribute] = {
             "lower": IntAttr(lower),
             "upper": IntAttr(upper),
             "mapping": StringAttr(mapping),
         }
+        if vector != 1:
+            properties["vector"] = IntAttr(vector)
         result_types: list[Attribute] = []
         if reduction is not None:
             kind, init = reduction
@@ -232,6 +274,31 @@ class ForOp(IRDLOperation):
     def is_reduction(self) -> bool:
         return self.kind is not None
 
+    @property
+    def vector_width(self) -> int:
+        """How many consecutive iterations a thread takes at a time."""
+        return self.vector.data if self.vector is not None else 1
+
+    def _verify_vector(self) -> None:
+        width = self.vector_width
+        if width == 1:
+            return
+        if width not in VECTOR_WIDTHS:
+            raise VerifyException(
+                f"vector width {width} must be one of {', '.join(map(str, VECTOR_WIDTHS))}"
+            )
+        if self.mapping.data not in VECTOR_MAPPINGS:
+            raise VerifyException(
+                f"only a loop mapped to thread or global is vectorised, not {self.mapping.data}"
+            )
+        if self.lower.data % width or (self.upper.data - self.lower.data) % width:
+            raise VerifyException(
+                f"vector width {width} must divide the loop's start {self.lower.data} and its "
+                f"trip count {self.upper.data - self.lower.data}"
+            )
+        if any(isinstance(op, ForOp) for op in self.body.walk()):
+            raise VerifyException("a vectorised tile.for holds no loops")
+
     def verify_(self) -> None:
         if self.mapping.data not in MAPPINGS:
             raise VerifyException(
@@ -242,6 +309,7 @@ class ForOp(IRDLOperation):
                 f"loop bounds {self.lower.data} to {self.upper.data} must satisfy "
                 "0 <= lower <= upper"
             )
+        self._verify_vector()
         block = self.body.block
         if len(block.args) != 1 or not isinstance(block.args[0].type, IndexType):
             raise VerifyException("a tile.for body takes one index induction variable")
@@ -273,6 +341,8 @@ class ForOp(IRDLOperation):
         printer.print_string(" ")
         printer.print_ssa_value(self.induction_var)
         printer.print_string(f" in {self.lower.data} to {self.upper.data} map {self.mapping.data}")
+        if self.vector_width != 1:
+            printer.print_string(f" vector {self.vector_width}")
         print_reduction(printer, self.kind, self.init)
         printer.print_string(" ")
         printer.print_region(
@@ -297,12 +367,96 @@ class ForOp(IRDLOperation):
                 pos,
                 parser.pos,
             )
+        vector = 1
+        if parser.parse_optional_keyword("vector") is not None:
+            vector = parser.parse_integer(allow_boolean=False, allow_negative=False)
         reduction = parse_reduction(parser)
         body_pos = parser.pos
         body = parser.parse_region([induction_var.resolve(IndexType())])
         if len(body.blocks) != 1:
             parser.raise_error("a tile.for body is a single block", body_pos, parser.pos)
-        return cls(lower, upper, mapping, body, reduction)
+        return cls(lower, upper, mapping, body, reduction, vector)
+
+
+@irdl_op_definition
+class StageOp(IRDLOperation):
+    """`tile.stage %x[%i] async : memref<32x2048xf32>`: the block copies the row of `%x` at
+    the leading indices into shared memory, and the loads of that row after it in the
+    enclosing grid loop read the copy (see the module docstring)."""
+
+    name = "tile.stage"
+    buffer = operand_def(MemRefType)
+    indices = var_operand_def(IndexType)
+    mode = prop_def(StringAttr)
+    traits = lazy_traits_def(lambda: (HasParent(ForOp),))
+
+    def __init__(self, buffer: SSAValue, indices: Sequence[SSAValue], mode: str):
+        super().__init__(operands=[buffer, indices], properties={"mode": StringAttr(mode)})
+
+    @property
+    def row_type(self) -> MemRefType:
+        """The shape and element type of the staged row."""
+        memref_type = self.buffer.type
+        assert isinstance(memref_type, MemRefType)
+        return MemRefType(memref_type.element_type, memref_type.get_shape()[len(self.indices) :])
+
+    def verify_(self) -> None:
+        if self.mode.data not in STAGE_MODES:
+            raise VerifyException(
+                f"unknown staging mode '{self.mode.data}'; expected one of {', '.join(STAGE_MODES)}"
+            )
+        parent = self.parent_op()
+        if not isinstance(parent, ForOp) or parent.mapping.data != "grid":
+            raise VerifyException("a row is staged by a block: tile.stage belongs in a grid loop")
+        rank = self.buffer.type.get_num_dims()
+        if len(self.indices) != rank - 1:
+            raise VerifyException(
+                f"a staged row is the last dimension: a rank-{rank} buffer takes {rank - 1} "
+                f"leading indices, got {len(self.indices)}"
+            )
+        row = self.row_type
+        size = prod(row.get_shape()) * element_bytes(row.element_type)
+        if size > MAX_STAGE_BYTES:
+            raise VerifyException(
+                f"a staged row of {size} bytes is over the {MAX_STAGE_BYTES} bytes of a block's "
+                "static shared memory"
+            )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_ssa_value(self.buffer)
+        printer.print_string("[")
+        printer.print_list(self.indices, printer.print_ssa_value)
+        printer.print_string(f"] {self.mode.data}")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.buffer.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> StageOp:
+        buffer = parser.parse_unresolved_operand()
+        indices = parser.parse_comma_separated_list(
+            Parser.Delimiter.SQUARE, parser.parse_unresolved_operand
+        )
+        pos = parser.pos
+        mode = parser.parse_identifier()
+        if mode not in STAGE_MODES:
+            parser.raise_error(
+                f"unknown staging mode '{mode}'; expected one of {', '.join(STAGE_MODES)}",
+                pos,
+                parser.pos,
+            )
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        type_pos = parser.pos
+        memref_type = parser.parse_type()
+        if not isinstance(memref_type, MemRefType):
+            parser.raise_error(f"a staged buffer is a memref, got {memref_type}", type_pos)
+        resolved = parser.resolve_operand(buffer, memref_type)
+        resolved_indices = [parser.resolve_operand(i, IndexType()) for i in indices]
+        op = cls(resolved, resolved_indices, mode)
+        op.attributes.update(attributes)
+        return op
 
 
 @irdl_op_definition
@@ -330,4 +484,4 @@ class LaunchOp(IRDLOperation):
         return op
 
 
-Tile = Dialect("tile", [KernelOp, ForOp, YieldOp, LaunchOp], [])
+Tile = Dialect("tile", [KernelOp, ForOp, YieldOp, StageOp, LaunchOp], [])

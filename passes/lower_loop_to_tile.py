@@ -9,13 +9,21 @@ The heuristic, for the loop nests lower-fused-to-loop produces (one nest per out
   reductions are then combined across the block.
 - A nest that is a single loop goes to every thread of the grid (`global`).
 - Everything deeper runs serially in each thread (a reduction inside a thread-mapped loop).
-- Block size: the thread-mapped extents rounded up to a warp, at most 256 threads (512 for
-  rows of 2048 elements or more, so that each thread keeps several loads in flight);
+- Vector width: a thread or global loop that holds no loop and reads or writes along the last
+  dimension at its induction variable (plus a constant) takes 16 bytes of its widest such
+  element at a time (8 bf16, 4 f32), halved until it divides the loop's start and trip count.
+- Staging: in the last grid loop of a nest, a row (the leading indices are the grid loops'
+  variables) of a buffer the kernel only reads, loaded by two or more of the thread loops, is
+  staged in shared memory, so that the passes of a norm or softmax read it from global memory
+  once; asynchronously (cp.async) when the row is a whole number of 16-byte chunks. Rows are
+  staged while they fit in 32 KiB together, which leaves room for several blocks per SM.
+- Block size: the thread-mapped extents, in vectors, rounded up to a warp, at most 512 threads;
   the grid covers the largest nest's grid iterations (at most 65535 blocks; loops mapped to
   the grid stride by the grid size, so any grid is correct).
 
-The schedule is data: `block-size=N` overrides the block size of every kernel, and a
-`tile.block_size` integer attribute on a `loop.kernel` overrides it for that kernel.
+The schedule is data: `block-size=N`, `vector-width=N` and `stage=none|sync|async` override the
+heuristic for every kernel, and the attributes `tile.block_size`, `tile.vector_width` (integers)
+and `tile.stage` (a string) on a `loop.kernel` override it for that kernel.
 """
 
 from __future__ import annotations
@@ -25,15 +33,42 @@ from math import prod
 
 from xdsl.context import Context
 from xdsl.dialects import memref
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, StringAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from emmy.dialects import loop, tile
+from emmy.dialects.kernel import element_bytes
 
 MAX_GRID = 65535
+MAX_BLOCK = 512
+VECTOR_BYTES = 16
+STAGE_BUDGET_BYTES = 32 * 1024
 BLOCK_SIZE_ATTRIBUTE = "tile.block_size"
+VECTOR_WIDTH_ATTRIBUTE = "tile.vector_width"
+STAGE_ATTRIBUTE = "tile.stage"
+STAGE_CHOICES = ("auto", "none", *tile.STAGE_MODES)
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """What the user fixed of a schedule; 0 or "auto" leaves it to the heuristic."""
+
+    block_size: int = 0
+    vector_width: int = 0
+    stage: str = "auto"
+
+    def for_kernel(self, kernel: loop.KernelOp) -> Overrides:
+        attributes = kernel.attributes
+        block = attributes.get(BLOCK_SIZE_ATTRIBUTE)
+        vector = attributes.get(VECTOR_WIDTH_ATTRIBUTE)
+        stage = attributes.get(STAGE_ATTRIBUTE)
+        return Overrides(
+            block.value.data if isinstance(block, IntegerAttr) else self.block_size,
+            vector.value.data if isinstance(vector, IntegerAttr) else self.vector_width,
+            stage.data if isinstance(stage, StringAttr) else self.stage,
+        )
 
 
 def _child_loops(op: loop.ForOp) -> list[loop.ForOp]:
@@ -67,18 +102,100 @@ def _mappings(kernel: loop.KernelOp) -> dict[loop.ForOp, str]:
     return mappings
 
 
-def _block_size(kernel: loop.KernelOp, mappings: dict[loop.ForOp, str], override: int) -> int:
-    if isinstance(attribute := kernel.attributes.get(BLOCK_SIZE_ATTRIBUTE), IntegerAttr):
-        return attribute.value.data
+def _accesses(body: Block) -> list[loop.LoadOp | loop.StoreOp]:
+    return [op for op in body.walk() if isinstance(op, loop.LoadOp | loop.StoreOp)]
+
+
+def _is_inside(value: SSAValue, region_op: Operation) -> bool:
+    owner = value.owner
+    op = owner.parent_op() if isinstance(owner, Block) else owner
+    while op is not None:
+        if op is region_op:
+            return True
+        op = op.parent_op()
+    return False
+
+
+def _contiguous_accesses(for_op: loop.ForOp) -> list[loop.LoadOp | loop.StoreOp]:
+    """The accesses of a loop that run along the last dimension with its induction variable."""
+    return [
+        access
+        for access in _accesses(for_op.body.block)
+        if access.indices
+        and tile.contiguous_offset(access.indices[-1], for_op.induction_var) is not None
+        and not any(_is_inside(index, for_op) for index in access.indices[:-1])
+    ]
+
+
+def _vector_width(for_op: loop.ForOp, override: int) -> int:
+    if _child_loops(for_op):
+        return 1
+    if override:
+        width = override
+    else:
+        accesses = _contiguous_accesses(for_op)
+        if not accesses:
+            return 1
+        widest = max(element_bytes(a.memref.type.get_element_type()) for a in accesses)
+        width = max(1, VECTOR_BYTES // widest)
+    while width > 1 and (for_op.lower.data % width or for_op.trip_count % width):
+        width //= 2
+    return width
+
+
+def _block_size(
+    mappings: dict[loop.ForOp, str], widths: dict[loop.ForOp, int], override: int
+) -> int:
     if override:
         return override
-    extents = [f.trip_count for f, m in mappings.items() if m in ("thread", "global")]
+    extents = [
+        -(-f.trip_count // widths.get(f, 1))
+        for f, m in mappings.items()
+        if m in ("thread", "global")
+    ]
     widest = max(extents, default=1)
-    cap = 512 if widest >= 2048 else 256
-    return min(cap, max(32, -(-widest // 32) * 32))
+    return min(MAX_BLOCK, max(32, -(-widest // 32) * 32))
 
 
-def _grid_size(mappings: dict[loop.ForOp, str], block: int) -> int:
+def _staged_rows(
+    kernel: loop.KernelOp, mappings: dict[loop.ForOp, str], mode: str
+) -> dict[loop.ForOp, list[tuple[SSAValue, tuple[SSAValue, ...], str]]]:
+    """For the last grid loop of each nest, the read-only buffers whose rows it stages."""
+    if mode == "none":
+        return {}
+    written = {o.memref for o in _accesses(kernel.body.block) if isinstance(o, loop.StoreOp)}
+    staged: dict[loop.ForOp, list[tuple[SSAValue, tuple[SSAValue, ...], str]]] = {}
+    budget = STAGE_BUDGET_BYTES
+    for grid_loop, mapping in mappings.items():
+        children = _child_loops(grid_loop)
+        if mapping != "grid" or any(mappings.get(c) == "grid" for c in children):
+            continue
+        grid_variables = {f.induction_var for f in _enclosing_and_self(grid_loop)}
+
+        def known_at_top(index: SSAValue) -> bool:
+            return index in grid_variables or not _is_inside(index, grid_loop)
+
+        readers: dict[tuple[SSAValue, tuple[SSAValue, ...]], int] = {}
+        for child in children:
+            for row_key in {
+                (a.memref, tuple(a.indices[:-1]))
+                for a in _accesses(child.body.block)
+                if isinstance(a, loop.LoadOp) and all(map(known_at_top, a.indices[:-1]))
+            }:
+                readers[row_key] = readers.get(row_key, 0) + 1
+        for (buffer, rows), count in readers.items():
+            memref_type = buffer.type
+            assert isinstance(memref_type, MemRefType)
+            row = memref_type.get_shape()[-1] * element_bytes(memref_type.get_element_type())
+            if buffer in written or count < 2 or row > budget:
+                continue
+            budget -= row
+            chosen = mode if mode != "auto" else ("async" if row % VECTOR_BYTES == 0 else "sync")
+            staged.setdefault(grid_loop, []).append((buffer, rows, chosen))
+    return staged
+
+
+def _grid_size(mappings: dict[loop.ForOp, str], widths: dict[loop.ForOp, int], block: int) -> int:
     nests: dict[Operation, list[int]] = {}
     for for_op, mapping in mappings.items():
         root = for_op
@@ -87,20 +204,35 @@ def _grid_size(mappings: dict[loop.ForOp, str], block: int) -> int:
         if mapping == "grid":
             nests.setdefault(root, []).append(for_op.trip_count)
         elif mapping == "global":
-            nests.setdefault(root, []).append(-(-for_op.trip_count // block))
+            per_block = block * widths.get(for_op, 1)
+            nests.setdefault(root, []).append(-(-for_op.trip_count // per_block))
     return max(1, min(MAX_GRID, max((prod(e) for e in nests.values()), default=1)))
 
 
-def _convert_body(source: Block, target: Block, mappings, values: dict[SSAValue, SSAValue]):
+@dataclass
+class _Schedule:
+    mappings: dict[loop.ForOp, str]
+    widths: dict[loop.ForOp, int]
+    staged: dict[loop.ForOp, list[tuple[SSAValue, tuple[SSAValue, ...], str]]]
+
+
+def _convert_body(source: Block, target: Block, schedule: _Schedule, values: dict[SSAValue, SSAValue]):
     for op in source.ops:
         if isinstance(op, loop.ForOp):
             reduction = (op.kind.data, op.init) if op.is_reduction else None
             body = Block(arg_types=[op.induction_var.type])
             body.args[0].name_hint = op.induction_var.name_hint
             values[op.induction_var] = body.args[0]
-            _convert_body(op.body.block, body, mappings, values)
+            for buffer, rows, mode in schedule.staged.get(op, ()):
+                body.add_op(tile.StageOp(values[buffer], [values[i] for i in rows], mode))
+            _convert_body(op.body.block, body, schedule, values)
             converted = tile.ForOp(
-                op.lower.data, op.upper.data, mappings.get(op, "serial"), Region(body), reduction
+                op.lower.data,
+                op.upper.data,
+                schedule.mappings.get(op, "serial"),
+                Region(body),
+                reduction,
+                schedule.widths.get(op, 1),
             )
         elif isinstance(op, loop.YieldOp):
             converted = tile.YieldOp(*(values[v] for v in op.arguments))
@@ -118,16 +250,30 @@ def _convert_body(source: Block, target: Block, mappings, values: dict[SSAValue,
         target.add_op(converted)
 
 
-def _lower_kernel(kernel: loop.KernelOp, block_size: int) -> tile.KernelOp:
+def _enclosing_and_self(for_op: loop.ForOp) -> list[loop.ForOp]:
+    chain = [for_op]
+    while isinstance(chain[0].parent_op(), loop.ForOp):
+        chain.insert(0, chain[0].parent_op())
+    return chain
+
+
+def _lower_kernel(kernel: loop.KernelOp, overrides: Overrides) -> tile.KernelOp:
+    overrides = overrides.for_kernel(kernel)
     mappings = _mappings(kernel)
-    block = _block_size(kernel, mappings, block_size)
+    widths = {
+        f: _vector_width(f, overrides.vector_width)
+        for f, m in mappings.items()
+        if m in tile.VECTOR_MAPPINGS
+    }
+    schedule = _Schedule(mappings, widths, _staged_rows(kernel, mappings, overrides.stage))
+    block = _block_size(mappings, widths, overrides.block_size)
     body = Block(arg_types=kernel.buffer_types)
     values: dict[SSAValue, SSAValue] = {}
     for old, new in zip(kernel.body.block.args, body.args):
         new.name_hint = old.name_hint
         values[old] = new
-    _convert_body(kernel.body.block, body, mappings, values)
-    grid = _grid_size(mappings, block)
+    _convert_body(kernel.body.block, body, schedule, values)
+    grid = _grid_size(mappings, widths, block)
     lowered = tile.KernelOp(
         kernel.sym_name.data, kernel.buffer_types, [grid, 1, 1], [block, 1, 1], Region(body)
     )
@@ -144,13 +290,30 @@ class LowerLoopToTilePass(ModulePass):
     block_size: int = 0
     """Threads per block for every kernel; 0 lets the heuristic choose."""
 
+    vector_width: int = 0
+    """Iterations a thread takes at a time in every vectorisable loop (1 turns vectors off);
+    0 lets the heuristic choose."""
+
+    stage: str = "auto"
+    """Shared-memory staging of re-read rows: auto (the heuristic), none, sync or async."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.block_size and (self.block_size % 32 or not 32 <= self.block_size <= 1024):
             raise PassFailedException(
                 f"block-size {self.block_size} must be a multiple of 32 between 32 and 1024"
             )
+        if self.vector_width not in (0, 1, *tile.VECTOR_WIDTHS):
+            raise PassFailedException(
+                f"vector-width {self.vector_width} must be 0 (the heuristic), 1 or one of "
+                f"{', '.join(map(str, tile.VECTOR_WIDTHS))}"
+            )
+        if self.stage not in STAGE_CHOICES:
+            raise PassFailedException(
+                f"stage '{self.stage}' must be one of {', '.join(STAGE_CHOICES)}"
+            )
+        overrides = Overrides(self.block_size, self.vector_width, self.stage)
         for kernel in [k for k in op.body.block.ops if isinstance(k, loop.KernelOp)]:
-            op.body.block.insert_op_before(_lower_kernel(kernel, self.block_size), kernel)
+            op.body.block.insert_op_before(_lower_kernel(kernel, overrides), kernel)
             op.body.block.erase_op(kernel, safe_erase=False)
         for launch in [o for o in op.walk() if isinstance(o, loop.LaunchOp)]:
             replacement = tile.LaunchOp(launch.kernel.root_reference.data, launch.buffers)

@@ -3,9 +3,18 @@
 Each mapping becomes a loop over the iterations a thread owns (`scf.for`):
 - `grid`: the loops of a nest mapped to the grid are linearised into one loop from
   `blockIdx.x` in steps of `gridDim.x`, and each iteration's indices are split back out;
-- `thread`: from `threadIdx.x` in steps of `blockDim.x`;
+- `thread`: from `threadIdx.x` in steps of the block size (a constant, so that the compiler
+  unrolls a loop of a known trip count);
 - `global`: from `blockIdx.x * blockDim.x + threadIdx.x` in steps of `gridDim.x * blockDim.x`;
 - `serial`: every iteration, in each thread.
+A loop of `vector N` starts N times further and steps N times further, and its body is
+repeated for the N consecutive iterations; the accesses along the last dimension at the
+induction variable (plus a multiple of N) become one `kernel.vector_load` / `vector_store` of N
+elements (16 bytes at most), the rest stay scalar. A `tile.stage` becomes a shared row
+(`kernel.shared_alloc`), a barrier (the previous iteration's readers are done with it), a copy
+of the row by the whole block in 16-byte pieces (`kernel.cp_async` + commit + wait, or vector
+loads and stores through registers for `sync`) and a barrier; the loads of that row after it in
+the grid loop read the shared row.
 A reduction mapped to threads first folds each thread's iterations into a partial result,
 then combines the partials of a warp with butterfly shuffles (`kernel.shuffle xor` 16, 8, 4,
 2, 1), writes one partial per warp to shared memory, and after a barrier every warp reads
@@ -16,7 +25,8 @@ becomes a `kernel.launch` with the kernel's grid and block.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from math import prod
 
 from xdsl.context import Context
@@ -31,6 +41,18 @@ from emmy.dialects.combiner import combine, identity
 WARP = 32
 
 
+@dataclass
+class _Lane:
+    """Which of the consecutive iterations of a vectorised loop the body is being emitted for,
+    and the vector accesses its first iteration emitted (keyed by the Tile IR access)."""
+
+    loop: tile.ForOp
+    width: int
+    index: int = 0
+    loads: dict[Operation, kernel.VectorLoadOp] = field(default_factory=dict)
+    stores: dict[Operation, tuple[list[SSAValue], list[SSAValue]]] = field(default_factory=dict)
+
+
 class _KernelBuilder:
     """Emits one kernel.func body; `block` is where ops go next."""
 
@@ -42,6 +64,9 @@ class _KernelBuilder:
         self.block_dim = self._add(kernel.BlockDimOp("x")).results[0]
         self.grid_dim = self._add(kernel.GridDimOp("x")).results[0]
         self.values: dict[SSAValue, SSAValue] = {}
+        self.staged: dict[tuple[SSAValue, tuple[SSAValue, ...]], SSAValue] = {}
+        """(Tile IR buffer, leading indices) -> the shared row that holds it."""
+        self.lane: _Lane | None = None
 
     def _add(self, op: Operation) -> Operation:
         self.block.add_op(op)
@@ -52,14 +77,111 @@ class _KernelBuilder:
         op.result.name_hint = f"c{value}"
         return op.result
 
+    def _index(self, op_type, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        return self._add(op_type(lhs, rhs)).results[0]
+
     def convert(self, source: Block) -> None:
         for op in source.ops:
-            if isinstance(op, tile.ForOp):
-                self._loop(op)
-            elif not isinstance(op, tile.YieldOp):
-                clone = self._add(op.clone(value_mapper=self.values))
-                for old, new in zip(op.results, clone.results):
-                    self.values[old] = new
+            self.convert_op(op)
+
+    def convert_op(self, op: Operation) -> None:
+        if isinstance(op, tile.ForOp):
+            self._loop(op)
+        elif isinstance(op, tile.StageOp):
+            self._stage(op)
+        elif isinstance(op, memref.LoadOp):
+            self._load(op)
+        elif isinstance(op, memref.StoreOp):
+            self._store(op)
+        elif not isinstance(op, tile.YieldOp):
+            clone = self._add(op.clone(value_mapper=self.values))
+            for old, new in zip(op.results, clone.results):
+                self.values[old] = new
+
+    # -- accesses --
+
+    def _target(self, buffer: SSAValue, indices: Sequence[SSAValue]):
+        """The kernel buffer and indices an access of Tile IR reads: a staged row, or the
+        buffer itself."""
+        row = self.staged.get((buffer, tuple(indices[:-1])))
+        if row is not None:
+            return row, [self.values[indices[-1]]]
+        return self.values[buffer], [self.values[i] for i in indices]
+
+    def _is_vector_access(self, buffer: SSAValue, indices: Sequence[SSAValue], target) -> bool:
+        lane = self.lane
+        if lane is None:
+            return False
+        offset = tile.contiguous_offset(indices[-1], lane.loop.induction_var) if indices else None
+        memref_type = target.type
+        element = kernel.element_bytes(memref_type.get_element_type())
+        return (
+            offset is not None
+            and offset % lane.width == 0
+            and memref_type.get_shape()[-1] % lane.width == 0
+            and lane.width * element <= kernel.MAX_VECTOR_BYTES
+            and not any(_defined_in(index, lane.loop) for index in indices[:-1])
+        )
+
+    def _load(self, op: memref.LoadOp) -> None:
+        target, indices = self._target(op.memref, op.indices)
+        lane = self.lane
+        if lane is not None and self._is_vector_access(op.memref, op.indices, target):
+            if lane.index == 0:
+                lane.loads[op] = self._add(kernel.VectorLoadOp(target, indices, lane.width))
+            self.values[op.res] = lane.loads[op].values[lane.index]
+            return
+        self.values[op.res] = self._add(memref.LoadOp.get(target, indices)).res
+
+    def _store(self, op: memref.StoreOp) -> None:
+        target, indices = self._target(op.memref, op.indices)
+        value = self.values[op.value]
+        lane = self.lane
+        # A store is held back to the last iteration, so no iteration may read its buffer.
+        if (
+            lane is not None
+            and self._is_vector_access(op.memref, op.indices, target)
+            and op.memref not in _loaded_buffers(lane.loop)
+        ):
+            first_indices, stored = lane.stores.setdefault(op, (indices, []))
+            stored.append(value)
+            if lane.index == lane.width - 1:
+                self._add(kernel.VectorStoreOp(stored, target, first_indices))
+            return
+        self._add(memref.StoreOp.get(value, target, indices))
+
+    def _stage(self, op: tile.StageOp) -> None:
+        row_type = op.row_type
+        element = row_type.get_element_type()
+        size = row_type.get_shape()[-1]
+        element_bytes = kernel.element_bytes(element)
+        width = kernel.MAX_VECTOR_BYTES // element_bytes
+        while size % width:
+            width //= 2
+        copy_bytes = width * element_bytes
+        asynchronous = op.mode.data == "async" and copy_bytes in kernel.CP_ASYNC_BYTES
+        row = self._add(kernel.SharedAllocOp(kernel.shared_memref([size], element))).results[0]
+        row.name_hint = f"{op.buffer.name_hint or 'row'}_row"
+        source = self.values[op.buffer]
+        leading = [self.values[i] for i in op.indices]
+        self._add(kernel.BarrierOp())
+
+        def copy(j: SSAValue, _) -> None:
+            if asynchronous:
+                self._add(kernel.CpAsyncOp(row, [j], source, [*leading, j], copy_bytes))
+                return
+            loaded = self._add(kernel.VectorLoadOp(source, [*leading, j], width)).results
+            self._add(kernel.VectorStoreOp(loaded, row, [j]))
+
+        start = self._index(arith.MuliOp, self.thread_id, self.constant(width))
+        self._scf_for(start, self.constant(size), self.constant(self.threads * width), None, copy)
+        if asynchronous:
+            self._add(kernel.CpAsyncCommitOp())
+            self._add(kernel.CpAsyncWaitOp(0))
+        self._add(kernel.BarrierOp())
+        self.staged[(op.buffer, tuple(op.indices))] = row
+
+    # -- loops --
 
     def _scf_for(self, start, stop, step, init: SSAValue | None, fill) -> scf.ForOp:
         """An `scf.for` whose body `fill(induction_var, accumulator)` builds and which
@@ -77,20 +199,26 @@ class _KernelBuilder:
         if mapping == "grid":
             self._grid_loops(op)
             return
-        lower, upper = op.lower.data, op.upper.data
+        lower, upper, width = op.lower.data, op.upper.data, op.vector_width
         if mapping == "thread":
-            start = self._add(arith.AddiOp(self.thread_id, self.constant(lower))).results[0]
-            step = self.block_dim
+            first = self.thread_id
+            step = self.constant(self.threads * width)
         elif mapping == "global":
-            first = self._add(arith.MuliOp(self.block_id, self.block_dim)).results[0]
-            first = self._add(arith.AddiOp(first, self.thread_id)).results[0]
-            start = self._add(arith.AddiOp(first, self.constant(lower))).results[0]
-            step = self._add(arith.MuliOp(self.grid_dim, self.block_dim)).results[0]
+            first = self._index(arith.MuliOp, self.block_id, self.block_dim)
+            first = self._index(arith.AddiOp, first, self.thread_id)
+            step = self._index(arith.MuliOp, self.grid_dim, self.constant(self.threads * width))
         else:
-            start, step = self.constant(lower), self.constant(1)
+            first, step = self.constant(0), self.constant(1)
+        if width != 1:
+            first = self._index(arith.MuliOp, first, self.constant(width))
+        start = self._index(arith.AddiOp, first, self.constant(lower)) if lower else first
         stop = self.constant(upper)
         if not op.is_reduction:
-            self._scf_for(start, stop, step, None, lambda iv, _: self._body(op, iv))
+
+            def run(iv: SSAValue, _) -> None:
+                self._body(op, iv)
+
+            self._scf_for(start, stop, step, None, run)
             return
         kind = op.kind.data
         element_type = op.init.type
@@ -98,21 +226,37 @@ class _KernelBuilder:
         init = self._add(arith.ConstantOp(start_value)).results[0]
 
         def fold(iv: SSAValue, accumulator: SSAValue) -> SSAValue:
-            contribution = self._body(op, iv)
-            return self._add(combine(kind, accumulator, contribution)).results[0]
+            for contribution in self._body(op, iv):
+                accumulator = self._add(combine(kind, accumulator, contribution)).results[0]
+            return accumulator
 
         partial = self._scf_for(start, stop, step, init, fold).results[0]
         if mapping == "thread":
             total = self._block_reduce(kind, partial)
-            first = self._add(arith.ConstantOp(op.init)).results[0]
-            partial = self._add(combine(kind, first, total)).results[0]
+            first_value = self._add(arith.ConstantOp(op.init)).results[0]
+            partial = self._add(combine(kind, first_value, total)).results[0]
         self.values[op.accumulator[0]] = partial
 
-    def _body(self, op: tile.ForOp, induction_var: SSAValue) -> SSAValue | None:
-        self.values[op.induction_var] = induction_var
-        self.convert(op.body.block)
-        terminator = op.body.block.last_op
-        return self.values[terminator.arguments[0]] if op.is_reduction else None
+    def _body(self, op: tile.ForOp, induction_var: SSAValue) -> list[SSAValue]:
+        """Emits the body once per consecutive iteration a thread takes; returns what each
+        iteration of a reduction contributes."""
+        width = op.vector_width
+        outer = self.lane
+        lane = _Lane(op, width)
+        self.lane = lane if width > 1 else None
+        contributions = []
+        for index in range(width):
+            lane.index = index
+            self.values[op.induction_var] = (
+                self._index(arith.AddiOp, induction_var, self.constant(index))
+                if index
+                else induction_var
+            )
+            self.convert(op.body.block)
+            if op.is_reduction:
+                contributions.append(self.values[op.body.block.last_op.arguments[0]])
+        self.lane = outer
+        return contributions
 
     def _grid_loops(self, outermost: tile.ForOp) -> None:
         chain = [outermost]
@@ -127,24 +271,19 @@ class _KernelBuilder:
             stride = prod(extents)
             for for_op, extent in zip(chain, extents):
                 stride //= extent
-                index = self._add(arith.DivUIOp(linear, self.constant(stride))).results[0]
+                index = self._index(arith.DivUIOp, linear, self.constant(stride))
                 if for_op is not outermost:
-                    index = self._add(arith.RemUIOp(index, self.constant(extent))).results[0]
+                    index = self._index(arith.RemUIOp, index, self.constant(extent))
                 if for_op.lower.data:
-                    index = self._add(arith.AddiOp(index, self.constant(for_op.lower.data)))
-                    index = index.results[0]
+                    index = self._index(arith.AddiOp, index, self.constant(for_op.lower.data))
                 self.values[for_op.induction_var] = index
+            staged = dict(self.staged)
             for for_op in chain:
                 nested = chain[chain.index(for_op) + 1] if for_op is not chain[-1] else None
                 for body_op in for_op.body.block.ops:
-                    if body_op is nested or isinstance(body_op, tile.YieldOp):
-                        continue
-                    if isinstance(body_op, tile.ForOp):
-                        self._loop(body_op)
-                        continue
-                    clone = self._add(body_op.clone(value_mapper=self.values))
-                    for old, new in zip(body_op.results, clone.results):
-                        self.values[old] = new
+                    if body_op is not nested:
+                        self.convert_op(body_op)
+            self.staged = staged  # a staged row holds this iteration's row only
 
         self._scf_for(self.block_id, self.constant(prod(extents)), self.grid_dim, None, fill)
 
@@ -182,6 +321,18 @@ class _KernelBuilder:
         total = self._warp_reduce(kind, value)
         self._add(kernel.BarrierOp())
         return total
+
+
+def _defined_in(value: SSAValue, region_op: Operation) -> bool:
+    owner = value.owner
+    op = owner.parent_op() if isinstance(owner, Block) else owner
+    while op is not None and op is not region_op:
+        op = op.parent_op()
+    return op is region_op
+
+
+def _loaded_buffers(for_op: tile.ForOp) -> set[SSAValue]:
+    return {o.memref for o in for_op.body.walk() if isinstance(o, memref.LoadOp)}
 
 
 def _lower_kernel(source: tile.KernelOp) -> kernel.FuncOp:

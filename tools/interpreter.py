@@ -338,6 +338,13 @@ class LoopFunctions(InterpreterFunctions):
     ) -> PythonValues:
         return self._for(interpreter, op, args)
 
+    @impl(tile.StageOp)
+    def run_stage(
+        self, interpreter: Interpreter, op: tile.StageOp, args: PythonValues
+    ) -> PythonValues:
+        # A staged row is a copy of the same values: loads of it read the buffer itself here.
+        return ()
+
     @impl_terminator(loop.YieldOp)
     def run_yield(
         self, interpreter: Interpreter, op: loop.YieldOp, args: PythonValues

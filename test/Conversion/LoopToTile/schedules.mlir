@@ -1,22 +1,30 @@
 // RUN: emmy-opt %s --split-input-file --lower-loop-to-tile | filecheck %s
 // RUN: emmy-opt %s --split-input-file --lower-loop-to-tile=block-size=128 | filecheck %s --check-prefix=OVERRIDE
+// RUN: emmy-opt %s --split-input-file -p 'lower-loop-to-tile{vector-width=1 stage=sync}' | filecheck %s --check-prefix=SCALAR
 
 // A norm-shaped nest: the rows go to the grid, the reduction and the column loop to the
-// threads of a block; rows of 2048 or more get 512 threads.
+// threads of a block, 4 f32 (16 bytes) at a time; the row, read by both loops, is staged in
+// shared memory with cp.async; 2048 / 4 vectors take 512 threads.
 
 // CHECK-LABEL: tile.kernel @k_rms_norm(
 // CHECK-SAME:    grid [32, 1, 1] block [512, 1, 1] {
 // CHECK:         tile.for %[[I:.*]] in 0 to 32 map grid {
-// CHECK-NEXT:      %[[S:.*]] = tile.for %[[R:.*]] in 0 to 2048 map thread reduce add init 0.0 : f32 {
-// CHECK-NEXT:        memref.load %{{.*}}[%[[I]], %[[R]]] : memref<32x2048xf32>
+// CHECK-NEXT:      tile.stage %[[X:.*]][%[[I]]] async : memref<32x2048xf32>
+// CHECK-NEXT:      %[[S:.*]] = tile.for %[[R:.*]] in 0 to 2048 map thread vector 4 reduce add init 0.0 : f32 {
+// CHECK-NEXT:        memref.load %[[X]][%[[I]], %[[R]]] : memref<32x2048xf32>
 // CHECK:             tile.yield
-// CHECK:           tile.for %[[J:.*]] in 0 to 2048 map thread {
+// CHECK:           tile.for %[[J:.*]] in 0 to 2048 map thread vector 4 {
 // CHECK:             memref.store %{{.*}}, %{{.*}}[%[[I]], %[[J]]] : memref<32x2048xf32>
 // CHECK-LABEL: func.func @forward(
 // CHECK:         tile.launch @k_rms_norm(
 
 // OVERRIDE-LABEL: tile.kernel @k_rms_norm(
 // OVERRIDE-SAME:    block [128, 1, 1]
+
+// SCALAR-LABEL: tile.kernel @k_rms_norm(
+// SCALAR-SAME:    grid [32, 1, 1] block [512, 1, 1] {
+// SCALAR:         tile.stage %{{.*}}[%{{.*}}] sync : memref<32x2048xf32>
+// SCALAR-NEXT:    tile.for %{{.*}} in 0 to 2048 map thread reduce add
 
 loop.kernel @k_rms_norm(%x: memref<32x2048xf32>, %y: memref<32x2048xf32>) {
   loop.for %i in 0 to 32 {
@@ -41,13 +49,19 @@ func.func @forward(%x: memref<32x2048xf32>) -> memref<32x2048xf32> {
 // -----
 
 // An elementwise nest: the leading dims go to the grid, the last to the threads; a block
-// covers a short row with a whole number of warps.
+// covers a short row with a whole number of warps. A row of 40 takes 4 f32 at a time (10
+// vectors, one warp); nothing is read twice, so nothing is staged.
 
 // CHECK-LABEL: tile.kernel @k_add(
-// CHECK-SAME:    grid [12, 1, 1] block [64, 1, 1] {
+// CHECK-SAME:    grid [12, 1, 1] block [32, 1, 1] {
 // CHECK-NEXT:    tile.for %{{.*}} in 0 to 3 map grid {
 // CHECK-NEXT:      tile.for %{{.*}} in 0 to 4 map grid {
-// CHECK-NEXT:        tile.for %{{.*}} in 0 to 40 map thread {
+// CHECK-NEXT:        tile.for %{{.*}} in 0 to 40 map thread vector 4 {
+
+// SCALAR-LABEL: tile.kernel @k_add(
+// SCALAR-SAME:    grid [12, 1, 1] block [64, 1, 1] {
+// SCALAR-NOT:     tile.stage
+// SCALAR:         tile.for %{{.*}} in 0 to 40 map thread {
 
 loop.kernel @k_add(%x: memref<3x4x40xf32>, %y: memref<3x4x40xf32>) {
   loop.for %a in 0 to 3 {
@@ -63,12 +77,12 @@ loop.kernel @k_add(%x: memref<3x4x40xf32>, %y: memref<3x4x40xf32>) {
 
 // -----
 
-// A one-dimensional nest spreads over every thread of the grid; a kernel attribute overrides
-// the block size for that kernel.
+// A one-dimensional nest spreads over every thread of the grid, 4 f32 a thread at a time; a
+// kernel attribute overrides the block size for that kernel: 10000 / (1024 * 4) is 3 blocks.
 
 // CHECK-LABEL: tile.kernel @k_scale(
-// CHECK-SAME:    grid [10, 1, 1] block [1024, 1, 1] {
-// CHECK-NEXT:    tile.for %{{.*}} in 0 to 10000 map global {
+// CHECK-SAME:    grid [3, 1, 1] block [1024, 1, 1] {
+// CHECK-NEXT:    tile.for %{{.*}} in 0 to 10000 map global vector 4 {
 
 // OVERRIDE-LABEL: tile.kernel @k_scale(
 // OVERRIDE-SAME:    block [1024, 1, 1]
@@ -83,13 +97,14 @@ loop.kernel @k_scale(%x: memref<10000xf32>, %y: memref<10000xf32>) attributes {t
 // -----
 
 // A contraction: every output element goes to the grid and its inner product to the threads
-// of a block (tensor-core schedules come with the contraction work).
+// of a block (tensor-core schedules come with the contraction work); the row of %a is read
+// along the reduction, 4 at a time.
 
 // CHECK-LABEL: tile.kernel @k_matmul(
 // CHECK-SAME:    grid [32, 1, 1] block [32, 1, 1] {
 // CHECK:         tile.for %{{.*}} in 0 to 4 map grid {
 // CHECK-NEXT:      tile.for %{{.*}} in 0 to 8 map grid {
-// CHECK-NEXT:        tile.for %{{.*}} in 0 to 16 map thread reduce add init 0.0 : f32 {
+// CHECK-NEXT:        tile.for %{{.*}} in 0 to 16 map thread vector 4 reduce add init 0.0 : f32 {
 
 loop.kernel @k_matmul(%a: memref<4x16xf32>, %b: memref<16x8xf32>, %c: memref<4x8xf32>) {
   loop.for %i in 0 to 4 {
@@ -103,4 +118,66 @@ loop.kernel @k_matmul(%a: memref<4x16xf32>, %b: memref<16x8xf32>, %c: memref<4x8
       loop.store %s, %c[%i, %j] : memref<4x8xf32>
     }
   }
+}
+
+// -----
+
+// Kernel attributes fix the schedule of one kernel: no vectors, no staging. A bf16 row that
+// is read twice is otherwise staged; a row that the kernel writes is never staged.
+
+// CHECK-LABEL: tile.kernel @k_pinned(
+// CHECK-SAME:    grid [8, 1, 1] block [256, 1, 1] {
+// CHECK-NOT:     tile.stage
+// CHECK:         tile.for %{{.*}} in 0 to 256 map thread reduce max
+// CHECK-LABEL: tile.kernel @k_bf16(
+// CHECK-SAME:    grid [8, 1, 1] block [32, 1, 1] {
+// CHECK-NEXT:    tile.for %[[I:.*]] in 0 to 8 map grid {
+// CHECK-NEXT:      tile.stage %{{.*}}[%[[I]]] async : memref<8x256xbf16>
+// CHECK-NEXT:      tile.for %{{.*}} in 0 to 256 map thread vector 8 reduce max
+// CHECK-LABEL: tile.kernel @k_in_place(
+// CHECK-NOT:     tile.stage
+// CHECK:         tile.launch
+
+loop.kernel @k_pinned(%x: memref<8x256xbf16>, %y: memref<8x256xbf16>) attributes {tile.vector_width = 1 : i64, tile.stage = "none"} {
+  loop.for %i in 0 to 8 {
+    %m = loop.for %r in 0 to 256 reduce max init -inf : bf16 {
+      %v = loop.load %x[%i, %r] : memref<8x256xbf16>
+      loop.yield %v : bf16
+    }
+    loop.for %j in 0 to 256 {
+      %v = loop.load %x[%i, %j] : memref<8x256xbf16>
+      %d = arith.subf %v, %m : bf16
+      loop.store %d, %y[%i, %j] : memref<8x256xbf16>
+    }
+  }
+}
+loop.kernel @k_bf16(%x: memref<8x256xbf16>, %y: memref<8x256xbf16>) {
+  loop.for %i in 0 to 8 {
+    %m = loop.for %r in 0 to 256 reduce max init -inf : bf16 {
+      %v = loop.load %x[%i, %r] : memref<8x256xbf16>
+      loop.yield %v : bf16
+    }
+    loop.for %j in 0 to 256 {
+      %v = loop.load %x[%i, %j] : memref<8x256xbf16>
+      %d = arith.subf %v, %m : bf16
+      loop.store %d, %y[%i, %j] : memref<8x256xbf16>
+    }
+  }
+}
+loop.kernel @k_in_place(%x: memref<8x256xf32>) {
+  loop.for %i in 0 to 8 {
+    %m = loop.for %r in 0 to 256 reduce max init -inf : f32 {
+      %v = loop.load %x[%i, %r] : memref<8x256xf32>
+      loop.yield %v : f32
+    }
+    loop.for %j in 0 to 256 {
+      %v = loop.load %x[%i, %j] : memref<8x256xf32>
+      %d = arith.subf %v, %m : f32
+      loop.store %d, %x[%i, %j] : memref<8x256xf32>
+    }
+  }
+}
+func.func @forward(%x: memref<8x256xf32>) {
+  loop.launch @k_in_place(%x) : memref<8x256xf32>
+  func.return
 }

@@ -47,3 +47,73 @@ func.func @launch_wrong_buffers(%x: memref<8xf32>) {
   tile.launch @k(%x) : memref<8xf32>
   func.return
 }
+
+// -----
+
+tile.kernel @odd_vector(%x: memref<4xf32>) grid [1, 1, 1] block [32, 1, 1] {
+  // expected-error @+1 {{vector width 3 must be one of 2, 4, 8, 16}}
+  tile.for %i in 0 to 6 map thread vector 3 {
+  }
+}
+
+// -----
+
+tile.kernel @vector_not_dividing(%x: memref<6xf32>) grid [1, 1, 1] block [32, 1, 1] {
+  // expected-error @+1 {{vector width 4 must divide the loop's start 0 and its trip count 6}}
+  tile.for %i in 0 to 6 map thread vector 4 {
+  }
+}
+
+// -----
+
+tile.kernel @serial_vector(%x: memref<8xf32>) grid [1, 1, 1] block [32, 1, 1] {
+  // expected-error @+1 {{only a loop mapped to thread or global is vectorised, not serial}}
+  tile.for %i in 0 to 8 map serial vector 4 {
+  }
+}
+
+// -----
+
+tile.kernel @vector_around_a_loop(%x: memref<8xf32>) grid [1, 1, 1] block [32, 1, 1] {
+  // expected-error @+1 {{a vectorised tile.for holds no loops}}
+  tile.for %i in 0 to 8 map thread vector 4 {
+    tile.for %k in 0 to 2 map serial {
+    }
+  }
+}
+
+// -----
+
+tile.kernel @stage_outside_grid(%x: memref<4x64xf32>) grid [1, 1, 1] block [32, 1, 1] {
+  tile.for %i in 0 to 4 map thread {
+    // expected-error @+1 {{a row is staged by a block: tile.stage belongs in a grid loop}}
+    tile.stage %x[%i] sync : memref<4x64xf32>
+  }
+}
+
+// -----
+
+tile.kernel @stage_too_big(%x: memref<4x16384xf32>) grid [4, 1, 1] block [32, 1, 1] {
+  tile.for %i in 0 to 4 map grid {
+    // expected-error @+1 {{a staged row of 65536 bytes is over the 49152 bytes of a block's static shared memory}}
+    tile.stage %x[%i] async : memref<4x16384xf32>
+  }
+}
+
+// -----
+
+tile.kernel @stage_not_a_row(%x: memref<4x8x64xf32>) grid [4, 1, 1] block [32, 1, 1] {
+  tile.for %i in 0 to 4 map grid {
+    // expected-error @+1 {{a staged row is the last dimension: a rank-3 buffer takes 2 leading indices, got 1}}
+    tile.stage %x[%i] async : memref<4x8x64xf32>
+  }
+}
+
+// -----
+
+tile.kernel @stage_mode(%x: memref<4x64xf32>) grid [4, 1, 1] block [32, 1, 1] {
+  tile.for %i in 0 to 4 map grid {
+    // expected-error @+1 {{unknown staging mode 'tma'; expected one of sync, async}}
+    tile.stage %x[%i] tma : memref<4x64xf32>
+  }
+}

@@ -30,3 +30,25 @@ func.func @host(%x: memref<4x64xf32>) -> memref<4xf32> {
   tile.launch @every_mapping(%x, %y) : memref<4x64xf32>, memref<4xf32>
   func.return %y : memref<4xf32>
 }
+
+// A vectorised loop and a staged row round-trip.
+
+// CHECK-LABEL: tile.kernel @staged_and_vectorised(
+// CHECK:         tile.for %[[I:.*]] in 0 to 4 map grid {
+// CHECK-NEXT:      tile.stage %{{.*}}[%[[I]]] async : memref<4x64xbf16>
+// CHECK-NEXT:      tile.for %{{.*}} in 0 to 64 map thread vector 8 reduce max init -inf : bf16 {
+// CHECK:           tile.for %{{.*}} in 0 to 64 map thread vector 8 {
+tile.kernel @staged_and_vectorised(%x: memref<4x64xbf16>, %y: memref<4x64xbf16>) grid [4, 1, 1] block [32, 1, 1] {
+  tile.for %i in 0 to 4 map grid {
+    tile.stage %x[%i] async : memref<4x64xbf16>
+    %m = tile.for %j in 0 to 64 map thread vector 8 reduce max init -inf : bf16 {
+      %v = memref.load %x[%i, %j] : memref<4x64xbf16>
+      tile.yield %v : bf16
+    }
+    tile.for %j in 0 to 64 map thread vector 8 {
+      %v = memref.load %x[%i, %j] : memref<4x64xbf16>
+      %d = arith.subf %v, %m : bf16
+      memref.store %d, %y[%i, %j] : memref<4x64xbf16>
+    }
+  }
+}

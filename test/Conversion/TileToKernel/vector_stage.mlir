@@ -1,0 +1,78 @@
+// RUN: emmy-opt %s --split-input-file --lower-tile-to-kernel --canonicalize --cse | filecheck %s
+
+// A staged row: a shared copy of the row (8 bf16 = 16 bytes a cp.async, 32 threads of 8 cover
+// 256 elements in one step), between a barrier for the previous row's readers and one for
+// this row's; both loops then read the shared row 8 at a time and the store is one vector.
+
+// CHECK-LABEL: kernel.func @k_softmax_like(
+// CHECK:         %[[TID:.*]] = kernel.thread_id x
+// CHECK:         scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:      %[[ROW:.*]] = kernel.shared_alloc : memref<256xbf16, 3 : i32>
+// CHECK-NEXT:      kernel.barrier
+// CHECK-NEXT:      %[[J0:.*]] = arith.muli %[[TID]], %{{.*}} : index
+// CHECK-NEXT:      scf.for %[[J:.*]] = %[[J0]] to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:        kernel.cp_async %[[ROW]][%[[J]]], %{{.*}}[%[[I]], %[[J]]] bytes 16
+// CHECK-NEXT:      }
+// CHECK-NEXT:      kernel.cp_async_commit
+// CHECK-NEXT:      kernel.cp_async_wait 0
+// CHECK-NEXT:      kernel.barrier
+// CHECK:           scf.for
+// CHECK-NEXT:        %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} = kernel.vector_load %[[ROW]][%{{.*}}] : memref<256xbf16, 3 : i32>
+// CHECK:             arith.maximumf
+// CHECK:           kernel.shuffle xor
+// CHECK:           scf.for
+// CHECK-NEXT:        kernel.vector_load %[[ROW]]
+// CHECK:             kernel.vector_store {{.*}} : memref<8x256xbf16>
+
+tile.kernel @k_softmax_like(%x: memref<8x256xbf16>, %y: memref<8x256xbf16>) grid [8, 1, 1] block [32, 1, 1] {
+  tile.for %i in 0 to 8 map grid {
+    tile.stage %x[%i] async : memref<8x256xbf16>
+    %m = tile.for %j in 0 to 256 map thread vector 8 reduce max init -inf : bf16 {
+      %v = memref.load %x[%i, %j] : memref<8x256xbf16>
+      tile.yield %v : bf16
+    }
+    tile.for %j in 0 to 256 map thread vector 8 {
+      %v = memref.load %x[%i, %j] : memref<8x256xbf16>
+      %d = arith.subf %v, %m : bf16
+      memref.store %d, %y[%i, %j] : memref<8x256xbf16>
+    }
+  }
+}
+
+// -----
+
+// Synchronous staging copies through registers. Accesses that do not run along the vectorised
+// variable (the transposed %w, %y at an offset of 2, not a multiple of 4) stay scalar, one per
+// consecutive iteration, and so do the stores to %y, which the loop also reads.
+
+// CHECK-LABEL: kernel.func @k_mixed(
+// CHECK:         kernel.barrier
+// CHECK-NEXT:    %[[J0:.*]] = arith.muli
+// CHECK-NEXT:    scf.for %[[J:.*]] = %[[J0]]
+// CHECK-NEXT:      %[[A:.*]], %[[B:.*]], %[[C:.*]], %[[D:.*]] = kernel.vector_load %{{.*}}[%{{.*}}, %[[J]]] : memref<4x64xf32>
+// CHECK-NEXT:      kernel.vector_store %[[A]], %[[B]], %[[C]], %[[D]], %{{.*}}[%[[J]]] : memref<64xf32, 3 : i32>
+// CHECK:         kernel.barrier
+// CHECK-NEXT:    scf.for %[[K:.*]] =
+// CHECK-NEXT:      kernel.vector_load %{{.*}}[%[[K]]] : memref<64xf32, 3 : i32>
+// CHECK-NEXT:      memref.load %{{.*}}[%[[K]], %{{.*}}] : memref<64x4xf32>
+// CHECK-NEXT:      arith.addi %[[K]]
+// CHECK-NEXT:      memref.load %{{.*}}[%{{.*}}, %{{.*}}] : memref<4x64xf32>
+// CHECK:           memref.store %{{.*}}, %{{.*}}[%{{.*}}, %[[K]]] : memref<4x64xf32>
+// CHECK-COUNT-3:   memref.store
+// CHECK-NOT:       kernel.vector_store
+
+tile.kernel @k_mixed(%x: memref<4x64xf32>, %w: memref<64x4xf32>, %y: memref<4x64xf32>) grid [4, 1, 1] block [32, 1, 1] {
+  %c2 = arith.constant 2 : index
+  tile.for %i in 0 to 4 map grid {
+    tile.stage %x[%i] sync : memref<4x64xf32>
+    tile.for %j in 0 to 60 map thread vector 4 {
+      %v = memref.load %x[%i, %j] : memref<4x64xf32>
+      %t = memref.load %w[%j, %i] : memref<64x4xf32>
+      %jj = arith.addi %j, %c2 : index
+      %u = memref.load %y[%i, %jj] : memref<4x64xf32>
+      %s = arith.addf %v, %t : f32
+      %r = arith.addf %s, %u : f32
+      memref.store %r, %y[%i, %j] : memref<4x64xf32>
+    }
+  }
+}
