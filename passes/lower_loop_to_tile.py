@@ -17,7 +17,9 @@ The heuristic, for the loop nests lower-fused-to-loop produces (one nest per out
   staged in shared memory, so that the passes of a norm or softmax read it from global memory
   once; asynchronously (cp.async) when the row is a whole number of 16-byte chunks. Rows are
   staged while they fit in 32 KiB together, which leaves room for several blocks per SM.
-- Block size: the thread-mapped extents, in vectors, rounded up to a warp, at most 512 threads;
+- Block size: a thread takes 4 vectors of the widest thread-mapped loop, so the block is a
+  quarter of that extent (in vectors) rounded up to a warp, at most 512 threads: small blocks
+  let an SM hold many rows at once, and so many loads in flight;
   the grid covers the largest nest's grid iterations (at most 65535 blocks; loops mapped to
   the grid stride by the grid size, so any grid is correct).
 
@@ -43,6 +45,7 @@ from emmy.dialects.kernel import element_bytes
 
 MAX_GRID = 65535
 MAX_BLOCK = 512
+VECTORS_PER_THREAD = 4
 VECTOR_BYTES = 16
 STAGE_BUDGET_BYTES = 32 * 1024
 BLOCK_SIZE_ATTRIBUTE = "tile.block_size"
@@ -153,8 +156,8 @@ def _block_size(
         for f, m in mappings.items()
         if m in ("thread", "global")
     ]
-    widest = max(extents, default=1)
-    return min(MAX_BLOCK, max(32, -(-widest // 32) * 32))
+    threads = -(-max(extents, default=1) // VECTORS_PER_THREAD)
+    return min(MAX_BLOCK, max(32, -(-threads // 32) * 32))
 
 
 def _staged_rows(

@@ -173,8 +173,8 @@ class _KernelBuilder:
             loaded = self._add(kernel.VectorLoadOp(source, [*leading, j], width)).results
             self._add(kernel.VectorStoreOp(loaded, row, [j]))
 
-        start = self._index(arith.MuliOp, self.thread_id, self.constant(width))
-        self._scf_for(start, self.constant(size), self.constant(self.threads * width), None, copy)
+        first = self._index(arith.MuliOp, self.thread_id, self.constant(width))
+        self._block_strided(first, 0, size, self.threads * width, None, copy)
         if asynchronous:
             self._add(kernel.CpAsyncCommitOp())
             self._add(kernel.CpAsyncWaitOp(0))
@@ -194,43 +194,56 @@ class _KernelBuilder:
         self.block = outer
         return self._add(scf.ForOp(start, stop, step, [init] if init is not None else [], body))
 
+    def _block_strided(self, first: SSAValue, lower: int, upper: int, stride: int, init, fill):
+        """The loop over `first + lower`, `first + lower + stride`, ... below `upper`, where
+        `first` is below `stride` in every thread; when `stride` divides the range, a loop of
+        that constant count (which the CUDA compiler unrolls, keeping every load in flight)."""
+        if (upper - lower) % stride:
+            start = self._index(arith.AddiOp, first, self.constant(lower)) if lower else first
+            return self._scf_for(start, self.constant(upper), self.constant(stride), init, fill)
+        base = self._index(arith.AddiOp, first, self.constant(lower)) if lower else first
+
+        def counted(step: SSAValue, accumulator: SSAValue | None):
+            offset = self._index(arith.MuliOp, step, self.constant(stride))
+            return fill(self._index(arith.AddiOp, base, offset), accumulator)
+
+        count = (upper - lower) // stride
+        return self._scf_for(self.constant(0), self.constant(count), self.constant(1), init, counted)
+
     def _loop(self, op: tile.ForOp) -> None:
         mapping = op.mapping.data
         if mapping == "grid":
             self._grid_loops(op)
             return
         lower, upper, width = op.lower.data, op.upper.data, op.vector_width
-        if mapping == "thread":
-            first = self.thread_id
-            step = self.constant(self.threads * width)
-        elif mapping == "global":
-            first = self._index(arith.MuliOp, self.block_id, self.block_dim)
-            first = self._index(arith.AddiOp, first, self.thread_id)
-            step = self._index(arith.MuliOp, self.grid_dim, self.constant(self.threads * width))
-        else:
-            first, step = self.constant(0), self.constant(1)
-        if width != 1:
-            first = self._index(arith.MuliOp, first, self.constant(width))
-        start = self._index(arith.AddiOp, first, self.constant(lower)) if lower else first
-        stop = self.constant(upper)
-        if not op.is_reduction:
+        init = None
+        if op.is_reduction:
+            kind = op.kind.data
+            start_value = identity(kind, op.init.type) if mapping == "thread" else op.init
+            init = self._add(arith.ConstantOp(start_value)).results[0]
 
-            def run(iv: SSAValue, _) -> None:
-                self._body(op, iv)
-
-            self._scf_for(start, stop, step, None, run)
-            return
-        kind = op.kind.data
-        element_type = op.init.type
-        start_value = identity(kind, element_type) if mapping == "thread" else op.init
-        init = self._add(arith.ConstantOp(start_value)).results[0]
-
-        def fold(iv: SSAValue, accumulator: SSAValue) -> SSAValue:
+        def fill(iv: SSAValue, accumulator: SSAValue | None) -> SSAValue | None:
             for contribution in self._body(op, iv):
                 accumulator = self._add(combine(kind, accumulator, contribution)).results[0]
             return accumulator
 
-        partial = self._scf_for(start, stop, step, init, fold).results[0]
+        if mapping == "thread":
+            first = self._index(arith.MuliOp, self.thread_id, self.constant(width))
+            loop_op = self._block_strided(first, lower, upper, self.threads * width, init, fill)
+        else:
+            if mapping == "global":
+                first = self._index(arith.MuliOp, self.block_id, self.block_dim)
+                first = self._index(arith.AddiOp, first, self.thread_id)
+                first = self._index(arith.MuliOp, first, self.constant(width))
+                start = self._index(arith.AddiOp, first, self.constant(lower))
+                per_grid = self.constant(self.threads * width)
+                step = self._index(arith.MuliOp, self.grid_dim, per_grid)
+            else:
+                start, step = self.constant(lower), self.constant(1)
+            loop_op = self._scf_for(start, self.constant(upper), step, init, fill)
+        if not op.is_reduction:
+            return
+        partial = loop_op.results[0]
         if mapping == "thread":
             total = self._block_reduce(kind, partial)
             first_value = self._add(arith.ConstantOp(op.init)).results[0]

@@ -27,7 +27,11 @@ Programs (`bench_program`)
   to `dtype` and moved to the device; inputs are fresh random values shaped like the example
   inputs (`emmy.tools.differential.random_inputs`, seeded: the same on every run, never zeros).
 - Backends: PyTorch eager (the reference), `torch.compile(mode="max-autotune")`, and emmy when
-  `emmy_fn` is given. `emmy_fn(args)` receives `@forward`'s arguments in its signature's order
+  `emmy_fn` is given. The inputs are marked static for torch.compile
+  (`torch._dynamo.mark_static_address`), so that its CUDA-graph replays read them where they
+  are instead of first copying them into the graph's own buffers (which would time a copy of
+  every input too); emmy's CUDA-graph replay (`gpu_runtime.GraphedHostProgram`) reads them in
+  place the same way. `emmy_fn(args)` receives `@forward`'s arguments in its signature's order
   (parameters, buffers, constants, then the inputs; all on the device) and returns the outputs:
   `emmy_fn=HostProgram(kernel_ir)` plugs the GPU runtime in.
 - Each backend's outputs are checked against eager's BEFORE it is timed, elementwise within the
@@ -326,6 +330,8 @@ def bench_program(
         if backend == "eager":
             runners[backend] = lambda: _leaves(module(*args, **kwargs))
         elif backend == "torch.compile":
+            for tensor in _leaves((args, kwargs)):
+                torch._dynamo.mark_static_address(tensor)
             runners[backend] = _compiled_runner(torch.compile(module, mode=compile_mode), args, kwargs)
         elif backend == "emmy":
             if emmy_fn is not None:

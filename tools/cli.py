@@ -2,7 +2,7 @@
 
     emmy compile (-c SOURCE | FILE.py) [--ir LEVEL] [-o FILE]
     emmy run (-c SOURCE | FILE.py) [--device cpu|cuda] [--seed N] [--bench] [--json FILE]
-    emmy bench --suite memory-bound [--json FILE]
+    emmy bench --suite memory-bound [--only REGEX] [--json FILE]
     emmy exec FILE.mlir [--function NAME] [--inputs in.npz] [--seed N] [-o out.npz]
 
 `compile` prints a PyTorch program at one level; `run` checks every level against PyTorch eager
@@ -20,6 +20,7 @@ Bad input never shows a Python traceback: parse, verify and execution errors pri
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from io import StringIO
 from collections.abc import Iterator, Sequence
@@ -230,10 +231,16 @@ def gpu_results(source: str, program: Program, module: ModuleOp, bench: bool, co
     return result
 
 
+def require_gpu(command: str) -> None:
+    if not torch.cuda.is_available():
+        raise CommandError(f"error: {command} runs on a CUDA GPU, and torch sees none here")
+
+
 def run_on_gpu(args: argparse.Namespace) -> int:
     from emmy.tools.bench import format_table, to_json
 
     program = read_program(args)
+    require_gpu("emmy run --device cuda")
     source = args.source if args.source is not None else read_source(args.file).text
     result = gpu_results(source, program, torch_ir_of(program), args.bench)
     print(format_table(result))
@@ -246,10 +253,17 @@ def run_bench(args: argparse.Namespace) -> int:
     from emmy.tools.bench import device_copy_bandwidth, format_table, to_json
     from emmy.tools.suites import suite_cases
 
+    cases = [
+        case for case in suite_cases(args.suite)
+        if args.only is None or re.search(args.only, " ".join(case[:3]))
+    ]
+    if not cases:
+        raise CommandError(f"error: no case of suite {args.suite} matches --only {args.only!r}")
+    require_gpu("emmy bench")
     copy = device_copy_bandwidth()
     print(f"device copy bandwidth: {copy:.0f} GB/s", flush=True)
     results = []
-    for name, shape, dtype, source in suite_cases(args.suite):
+    for name, shape, dtype, source in cases:
         text = source.replace("DT", f"torch.{dtype}")
         program = load_program(text, f"<{name}>")
         result = gpu_results(text, program, torch_ir_of(program), bench=True, copy=copy)
@@ -346,6 +360,11 @@ def build_parser() -> argparse.ArgumentParser:
         allow_abbrev=False,
     )
     bench.add_argument("--suite", choices=sorted(SUITES), required=True)
+    bench.add_argument(
+        "--only", metavar="REGEX",
+        help="run the cases whose 'program shape dtype' (e.g. 'rms_norm 8192x4096 bfloat16') "
+        "matches REGEX",
+    )
     bench.add_argument("--json", metavar="FILE", help="write the results as JSON (after each case)")
     bench.set_defaults(command=run_bench)
 

@@ -848,8 +848,6 @@ class _KernelPrinter:
         else:
             function = "emmy_maximumf" if is_max else "emmy_minimumf"
             self.features.helper(function, c)
-            if _is_half(t):
-                self.features.helper(function, "float")
         self.declare(op.results[0], op, f"{function}({lhs}, {rhs})")
 
     def math(self, op: Operation) -> None:
@@ -1147,9 +1145,15 @@ def _max_min_helper(name: str, maximum: bool) -> Callable[[_Features], str]:
                     f"}}\n"
                 )
             else:
+                # The result is one of the operands (or a NaN): pick it rather than round.
+                pick = "b : a" if maximum else "a : b"
+                compare = ">" if maximum else "<"
                 parts.append(
                     f"__device__ __forceinline__ {c} {name}({c} a, {c} b) {{\n"
-                    f"  return {_FROM_FLOAT[c]}({name}({_TO_FLOAT[c]}(a), {_TO_FLOAT[c]}(b)));\n"
+                    f"  float x = {_TO_FLOAT[c]}(a), y = {_TO_FLOAT[c]}(b);\n"
+                    f"  if (x != x || y != y) return {_FROM_FLOAT[c]}(x + y);\n"
+                    f"  if (x == y) return __float_as_int(x) < 0 ? {pick};\n"
+                    f"  return x {compare} y ? a : b;\n"
                     f"}}\n"
                 )
         return "".join(parts)

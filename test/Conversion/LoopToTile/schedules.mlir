@@ -4,10 +4,10 @@
 
 // A norm-shaped nest: the rows go to the grid, the reduction and the column loop to the
 // threads of a block, 4 f32 (16 bytes) at a time; the row, read by both loops, is staged in
-// shared memory with cp.async; 2048 / 4 vectors take 512 threads.
+// shared memory with cp.async; a thread takes 4 of the 2048 / 4 vectors: 128 threads.
 
 // CHECK-LABEL: tile.kernel @k_rms_norm(
-// CHECK-SAME:    grid [32, 1, 1] block [512, 1, 1] {
+// CHECK-SAME:    grid [32, 1, 1] block [128, 1, 1] {
 // CHECK:         tile.for %[[I:.*]] in 0 to 32 map grid {
 // CHECK-NEXT:      tile.stage %[[X:.*]][%[[I]]] async : memref<32x2048xf32>
 // CHECK-NEXT:      %[[S:.*]] = tile.for %[[R:.*]] in 0 to 2048 map thread vector 4 reduce add init 0.0 : f32 {
@@ -59,7 +59,7 @@ func.func @forward(%x: memref<32x2048xf32>) -> memref<32x2048xf32> {
 // CHECK-NEXT:        tile.for %{{.*}} in 0 to 40 map thread vector 4 {
 
 // SCALAR-LABEL: tile.kernel @k_add(
-// SCALAR-SAME:    grid [12, 1, 1] block [64, 1, 1] {
+// SCALAR-SAME:    grid [12, 1, 1] block [32, 1, 1] {
 // SCALAR-NOT:     tile.stage
 // SCALAR:         tile.for %{{.*}} in 0 to 40 map thread {
 
@@ -126,7 +126,7 @@ loop.kernel @k_matmul(%a: memref<4x16xf32>, %b: memref<16x8xf32>, %c: memref<4x8
 // is read twice is otherwise staged; a row that the kernel writes is never staged.
 
 // CHECK-LABEL: tile.kernel @k_pinned(
-// CHECK-SAME:    grid [8, 1, 1] block [256, 1, 1] {
+// CHECK-SAME:    grid [8, 1, 1] block [64, 1, 1] {
 // CHECK-NOT:     tile.stage
 // CHECK:         tile.for %{{.*}} in 0 to 256 map thread reduce max
 // CHECK-LABEL: tile.kernel @k_bf16(

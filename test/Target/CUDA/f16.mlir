@@ -1,14 +1,18 @@
 // RUN: emmy-opt %s -t cuda | filecheck %s
 
 // f16 values are __half: arithmetic through the __h* intrinsics, comparisons exact in float,
-// maximumf through the float helper, constants rounded to f16 and written as the exact float
-// they are, conversions with CUDA's round-to-nearest intrinsics.
+// maximumf compared in float and picking one operand (no rounding unless a NaN), constants
+// rounded to f16 and written as the exact float they are, conversions with CUDA's
+// round-to-nearest intrinsics.
 
 // CHECK:       #include <cuda_fp16.h>
 // CHECK-NOT:   #include <cuda_bf16.h>
-// CHECK:       __device__ __forceinline__ float emmy_maximumf(float a, float b) {
+// CHECK-NOT:   emmy_maximumf(float a, float b)
 // CHECK:       __device__ __forceinline__ __half emmy_maximumf(__half a, __half b) {
-// CHECK-NEXT:    return __float2half_rn(emmy_maximumf(__half2float(a), __half2float(b)));
+// CHECK-NEXT:    float x = __half2float(a), y = __half2float(b);
+// CHECK-NEXT:    if (x != x || y != y) return __float2half_rn(x + y);
+// CHECK-NEXT:    if (x == y) return __float_as_int(x) < 0 ? b : a;
+// CHECK-NEXT:    return x > y ? a : b;
 // CHECK-NEXT:  }
 
 // CHECK-LABEL: extern "C" __global__ void __launch_bounds__(64) half_ops(const __half* __restrict__ x, __half* __restrict__ y, int* __restrict__ n) {

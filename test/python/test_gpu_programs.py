@@ -1,0 +1,80 @@
+"""Compiled programs on the GPU: every corpus program and every memory-bound suite program,
+taken to Kernel IR, printed as CUDA, run through the GPU runtime and compared with PyTorch
+eager on fresh random inputs; and CUDA-graph replay of a host program. Skipped without a GPU
+(CI has none; `../shared/gpu-host/README.md` says how to run them on a GPU host)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from emmy.tools import bench
+from emmy.tools.differential import lower
+from emmy.tools.frontend import load_program
+from emmy.tools.gpu_runtime import GraphedHostProgram, HostProgram
+from emmy.tools.suites import MEMORY_BOUND_PROGRAMS
+
+from corpus import PROGRAMS
+
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+
+SUITE_SHAPES = [(3, 40), (16, 4096), (2, 3, 1000)]
+
+
+def host_program(text: str) -> HostProgram:
+    program = load_program(text, "<source>")
+    return HostProgram(lower(program.to_torch_ir(), "kernel"))
+
+
+def check_on_gpu(text: str, dtype: torch.dtype, runner=None) -> None:
+    kernels = host_program(text.replace("DT", f"torch.{str(dtype).removeprefix('torch.')}"))
+
+    def poisoned(args):
+        return kernels(args, poison=True)  # an element no kernel writes stays NaN
+
+    result = bench.bench_program(
+        text, dtype, emmy_fn=runner(kernels) if runner else poisoned,
+        backends=("eager", "emmy"), warmup=0, reps=1,
+    )
+    for row in result["backends"]:
+        assert row["correct"], f"{row['backend']}: {row.get('error')}"
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_corpus_program_matches_eager_on_the_gpu(name: str, dtype: torch.dtype) -> None:
+    check_on_gpu(PROGRAMS[name], dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("shape", SUITE_SHAPES, ids=lambda shape: "x".join(map(str, shape)))
+@pytest.mark.parametrize("name", sorted(MEMORY_BOUND_PROGRAMS))
+def test_suite_program_matches_eager_on_the_gpu(name: str, shape, dtype: torch.dtype) -> None:
+    check_on_gpu(MEMORY_BOUND_PROGRAMS[name].replace("SHAPE", repr(shape)), dtype)
+
+
+@pytest.mark.parametrize("name", ["rms_norm", "add_rms_norm"])
+def test_graph_replay_matches_eager_and_reads_the_inputs_anew(name: str) -> None:
+    text = MEMORY_BOUND_PROGRAMS[name].replace("SHAPE", "(64, 2048)")
+    check_on_gpu(text, torch.bfloat16, runner=GraphedHostProgram)
+    kernels = host_program(text.replace("DT", "torch.float32"))
+    graphed = GraphedHostProgram(kernels)
+    inputs = [torch.randn(2048, device="cuda")] + [
+        torch.randn(64, 2048, device="cuda") for _ in range(len(kernels.parameters) - 1)
+    ]
+    first = [t.clone() for t in graphed(inputs)]
+    for tensor in inputs:
+        tensor.mul_(2.0)  # same addresses, new values: a replay reads them
+    second = graphed(inputs)
+    direct = kernels(inputs)
+    for old, new, expected in zip(first, second, direct):
+        torch.testing.assert_close(new, expected, rtol=1e-6, atol=1e-6)
+        assert not torch.equal(old, new)
+
+
+def test_misaligned_views_are_copied_before_vector_access() -> None:
+    kernels = host_program("nn.GELU()(torch.randn(4, 64))")
+    storage = torch.randn(4 * 64 + 1, device="cuda")
+    view = storage[1:].view(4, 64)  # 4 bytes past an aligned address
+    (out,) = kernels([view])
+    torch.testing.assert_close(out, torch.nn.functional.gelu(view), rtol=1e-5, atol=1e-5)
