@@ -17,9 +17,11 @@ The heuristic, for the loop nests lower-fused-to-loop produces (one nest per out
   staged in shared memory, so that the passes of a norm or softmax read it from global memory
   once; asynchronously (cp.async) when the row is a whole number of 16-byte chunks. Rows are
   staged while they fit in 32 KiB together, which leaves room for several blocks per SM.
-- Block size: a thread takes 4 vectors of the widest thread-mapped loop, so the block is a
-  quarter of that extent (in vectors) rounded up to a warp, at most 512 threads: small blocks
-  let an SM hold many rows at once, and so many loads in flight;
+- Block size: with 256 or more grid iterations (rows), a thread takes 4 vectors of the widest
+  thread-mapped loop, so the block is a quarter of that extent (in vectors) rounded up to a
+  warp, at most 512 threads: small blocks let an SM hold many rows at once, and so many loads
+  in flight; with fewer rows, which leave SMs idle anyway, a thread takes one vector, so that
+  each row is done sooner;
   the grid covers the largest nest's grid iterations (at most 65535 blocks; loops mapped to
   the grid stride by the grid size, so any grid is correct).
 
@@ -46,6 +48,9 @@ from emmy.dialects.kernel import element_bytes
 MAX_GRID = 65535
 MAX_BLOCK = 512
 VECTORS_PER_THREAD = 4
+MANY_ROWS = 256
+"""Grid iterations from which a thread takes several vectors: about two rows per SM of an
+H100 or H200 (132 SMs); fewer rows get a thread per vector, so that each row finishes sooner."""
 VECTOR_BYTES = 16
 STAGE_BUDGET_BYTES = 32 * 1024
 BLOCK_SIZE_ATTRIBUTE = "tile.block_size"
@@ -156,7 +161,9 @@ def _block_size(
         for f, m in mappings.items()
         if m in ("thread", "global")
     ]
-    threads = -(-max(extents, default=1) // VECTORS_PER_THREAD)
+    rows = max(_nest_extents(mappings, widths, 1).values(), default=1)
+    per_thread = VECTORS_PER_THREAD if rows >= MANY_ROWS else 1
+    threads = -(-max(extents, default=1) // per_thread)
     return min(MAX_BLOCK, max(32, -(-threads // 32) * 32))
 
 
@@ -199,6 +206,15 @@ def _staged_rows(
 
 
 def _grid_size(mappings: dict[loop.ForOp, str], widths: dict[loop.ForOp, int], block: int) -> int:
+    extents = _nest_extents(mappings, widths, block).values()
+    return max(1, min(MAX_GRID, max(extents, default=1)))
+
+
+def _nest_extents(
+    mappings: dict[loop.ForOp, str], widths: dict[loop.ForOp, int], block: int
+) -> dict[Operation, int]:
+    """The blocks each nest needs: its grid iterations (its blocks of `block` threads for a
+    one-dimensional nest)."""
     nests: dict[Operation, list[int]] = {}
     for for_op, mapping in mappings.items():
         root = for_op
@@ -209,7 +225,7 @@ def _grid_size(mappings: dict[loop.ForOp, str], widths: dict[loop.ForOp, int], b
         elif mapping == "global":
             per_block = block * widths.get(for_op, 1)
             nests.setdefault(root, []).append(-(-for_op.trip_count // per_block))
-    return max(1, min(MAX_GRID, max((prod(e) for e in nests.values()), default=1)))
+    return {root: prod(extents) for root, extents in nests.items()}
 
 
 @dataclass

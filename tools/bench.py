@@ -330,6 +330,9 @@ def bench_program(
         if backend == "eager":
             runners[backend] = lambda: _leaves(module(*args, **kwargs))
         elif backend == "torch.compile":
+            # A fresh cache: the programs of a suite share forward code, and past dynamo's
+            # recompile limit a call would quietly run uncompiled.
+            torch._dynamo.reset()
             for tensor in _leaves((args, kwargs)):
                 torch._dynamo.mark_static_address(tensor)
             runners[backend] = _compiled_runner(torch.compile(module, mode=compile_mode), args, kwargs)

@@ -4,10 +4,11 @@
 
 // A norm-shaped nest: the rows go to the grid, the reduction and the column loop to the
 // threads of a block, 4 f32 (16 bytes) at a time; the row, read by both loops, is staged in
-// shared memory with cp.async; a thread takes 4 of the 2048 / 4 vectors: 128 threads.
+// shared memory with cp.async; 32 rows leave most SMs idle, so a thread takes one of the
+// 2048 / 4 vectors: 512 threads.
 
 // CHECK-LABEL: tile.kernel @k_rms_norm(
-// CHECK-SAME:    grid [32, 1, 1] block [128, 1, 1] {
+// CHECK-SAME:    grid [32, 1, 1] block [512, 1, 1] {
 // CHECK:         tile.for %[[I:.*]] in 0 to 32 map grid {
 // CHECK-NEXT:      tile.stage %[[X:.*]][%[[I]]] async : memref<32x2048xf32>
 // CHECK-NEXT:      %[[S:.*]] = tile.for %[[R:.*]] in 0 to 2048 map thread vector 4 reduce add init 0.0 : f32 {
@@ -59,7 +60,7 @@ func.func @forward(%x: memref<32x2048xf32>) -> memref<32x2048xf32> {
 // CHECK-NEXT:        tile.for %{{.*}} in 0 to 40 map thread vector 4 {
 
 // SCALAR-LABEL: tile.kernel @k_add(
-// SCALAR-SAME:    grid [12, 1, 1] block [32, 1, 1] {
+// SCALAR-SAME:    grid [12, 1, 1] block [64, 1, 1] {
 // SCALAR-NOT:     tile.stage
 // SCALAR:         tile.for %{{.*}} in 0 to 40 map thread {
 
@@ -126,7 +127,7 @@ loop.kernel @k_matmul(%a: memref<4x16xf32>, %b: memref<16x8xf32>, %c: memref<4x8
 // is read twice is otherwise staged; a row that the kernel writes is never staged.
 
 // CHECK-LABEL: tile.kernel @k_pinned(
-// CHECK-SAME:    grid [8, 1, 1] block [64, 1, 1] {
+// CHECK-SAME:    grid [8, 1, 1] block [256, 1, 1] {
 // CHECK-NOT:     tile.stage
 // CHECK:         tile.for %{{.*}} in 0 to 256 map thread reduce max
 // CHECK-LABEL: tile.kernel @k_bf16(
@@ -136,6 +137,8 @@ loop.kernel @k_matmul(%a: memref<4x16xf32>, %b: memref<16x8xf32>, %c: memref<4x8
 // CHECK-NEXT:      tile.for %{{.*}} in 0 to 256 map thread vector 8 reduce max
 // CHECK-LABEL: tile.kernel @k_in_place(
 // CHECK-NOT:     tile.stage
+// CHECK-LABEL: tile.kernel @k_many_rows(
+// CHECK-SAME:    grid [512, 1, 1] block [64, 1, 1] {
 // CHECK:         tile.launch
 
 loop.kernel @k_pinned(%x: memref<8x256xbf16>, %y: memref<8x256xbf16>) attributes {tile.vector_width = 1 : i64, tile.stage = "none"} {
@@ -174,6 +177,16 @@ loop.kernel @k_in_place(%x: memref<8x256xf32>) {
       %v = loop.load %x[%i, %j] : memref<8x256xf32>
       %d = arith.subf %v, %m : f32
       loop.store %d, %x[%i, %j] : memref<8x256xf32>
+    }
+  }
+}
+// 512 rows: a thread takes 4 of the 1024 / 4 vectors of a row.
+loop.kernel @k_many_rows(%x: memref<512x1024xf32>, %y: memref<512x1024xf32>) {
+  loop.for %i in 0 to 512 {
+    loop.for %j in 0 to 1024 {
+      %v = loop.load %x[%i, %j] : memref<512x1024xf32>
+      %d = arith.mulf %v, %v : f32
+      loop.store %d, %y[%i, %j] : memref<512x1024xf32>
     }
   }
 }

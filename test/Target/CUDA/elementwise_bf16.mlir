@@ -71,7 +71,7 @@ kernel.func @scale_bf16(%x: memref<4096xbf16>, %w: memref<4096xbf16>, %y: memref
 // CHECK-NEXT:    __nv_bfloat16 u3 = u0_vec[3];
 // CHECK-NEXT:    float f0 = __bfloat162float(g0);
 // CHECK-NEXT:    float n0 = -f0;
-// CHECK-NEXT:    float e0 = expf(n0);
+// CHECK-NEXT:    float e0 = exp2f(n0 * 1.44269504f);
 // CHECK-NEXT:    float d0 = e0 + 1.0f;
 // CHECK-NEXT:    float s0 = f0 / d0;
 // CHECK-NEXT:    __nv_bfloat16 b0 = __float2bfloat16_rn(s0);

@@ -15,7 +15,7 @@
 
 // CHECK-LABEL: extern "C" __global__ void __launch_bounds__(32) functions(const float* __restrict__ x, float* __restrict__ y, const double* __restrict__ dx, double* __restrict__ dy, const __half* __restrict__ hx, __half* __restrict__ hy) {
 // CHECK:         float v = x[tid];
-// PRECISE-NEXT:  float e = expf(v);
+// PRECISE-NEXT:  float e = exp2f(v * 1.44269504f);
 // FAST-NEXT:     float e = __expf(v);
 // PRECISE-NEXT:  float l = logf(v);
 // FAST-NEXT:     float l = __logf(v);
@@ -42,7 +42,7 @@
 // CHECK-NEXT:    double dq = de / dv;
 // CHECK-NEXT:    dy[tid] = dq;
 // CHECK-NEXT:    __half hv = hx[tid];
-// PRECISE-NEXT:  __half he = __float2half_rn(expf(__half2float(hv)));
+// PRECISE-NEXT:  __half he = __float2half_rn(exp2f(__half2float(hv) * 1.44269504f));
 // FAST-NEXT:     __half he = __float2half_rn(__expf(__half2float(hv)));
 // CHECK-NEXT:    __half hq = __hdiv(he, hv);
 // CHECK-NEXT:    hy[tid] = hq;

@@ -42,7 +42,7 @@
 // CHECK-NEXT:    for (long j_1 = tid; j_1 < 1024; j_1 += 128) {
 // CHECK-NEXT:      float v_1 = x[row * 1024 + j_1];
 // CHECK-NEXT:      float d = v_1 - rowmax;
-// CHECK-NEXT:      float e = expf(d);
+// CHECK-NEXT:      float e = exp2f(d * 1.44269504f);
 // CHECK-NEXT:      float s_next = s + e;
 // CHECK-NEXT:      s = s_next;
 // CHECK-NEXT:    }
@@ -54,7 +54,7 @@
 // CHECK-NEXT:    for (long j_2 = tid; j_2 < 1024; j_2 += 128) {
 // CHECK-NEXT:      float v_2 = x[row * 1024 + j_2];
 // CHECK-NEXT:      float d_1 = v_2 - rowmax;
-// CHECK-NEXT:      float e_1 = expf(d_1);
+// CHECK-NEXT:      float e_1 = exp2f(d_1 * 1.44269504f);
 // CHECK-NEXT:      float o = e_1 * inv;
 // CHECK-NEXT:      y[row * 1024 + j_2] = o;
 // CHECK-NEXT:    }
