@@ -31,8 +31,9 @@ Programs (`bench_program`)
   (`torch._dynamo.mark_static_address`), so that its CUDA-graph replays read them where they
   are instead of first copying them into the graph's own buffers (which would time a copy of
   every input too). Shapes are static (`dynamic=False`: a second shape of one forward would
-  otherwise be compiled for dynamic shapes), and `allow_recompiles()` lifts the recompile
-  limit, so that every program of a suite is compiled for its own shapes. `emmy_fn(args)` receives `@forward`'s arguments in its signature's order
+  otherwise be compiled for dynamic shapes). One process should time one torch.compile'd
+  program: later compiles in a process were measured far slower and erratic on an H200
+  (`emmy bench` runs each case in a process of its own for that reason). `emmy_fn(args)` receives `@forward`'s arguments in its signature's order
   (parameters, buffers, constants, then the inputs; all on the device) and returns the outputs:
   `emmy_fn=HostProgram(kernel_ir)` plugs the GPU runtime in.
 - Each backend's outputs are checked against eager's BEFORE it is timed, elementwise within the
@@ -52,7 +53,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import itertools
 import json
 import math
 import re
@@ -334,7 +334,7 @@ def bench_program(
         elif backend == "torch.compile":
             for tensor in _leaves((args, kwargs)):
                 torch._dynamo.mark_static_address(tensor)
-            compiled = torch.compile(_fresh_forward(module), mode=compile_mode, dynamic=False)
+            compiled = torch.compile(module, mode=compile_mode, dynamic=False)
             runners[backend] = _compiled_runner(compiled, args, kwargs)
         elif backend == "emmy":
             if emmy_fn is not None:
@@ -387,30 +387,6 @@ def bench_program(
         "copy_bandwidth_gbps": copy_bandwidth_gbps,
         "backends": rows,
     }
-
-
-_compiled_cases = itertools.count()
-
-
-def _fresh_forward(module: torch.nn.Module) -> Callable[..., Any]:
-    """A function that calls `module`, with a code object of its own. Dynamo caches compiled
-    code per code object: the programs of a suite share forward code (`nn.RMSNorm.forward` at
-    every shape and dtype), and a recompile of shared code measured far slower (seen on an
-    H200: 100-170 µs where a first compile of the same program ran 40-70 µs). A fresh frame
-    makes every case a first compile."""
-    text = "def forward(*args, **kwargs):\n    return module(*args, **kwargs)\n"
-    namespace: dict[str, Any] = {}
-    exec(compile(text, f"<emmy bench case {next(_compiled_cases)}>", "exec"), {"module": module}, namespace)
-    return namespace["forward"]
-
-
-def allow_recompiles() -> None:
-    """The programs of a suite share forward code (`nn.RMSNorm.forward` at every shape and
-    dtype): lifts dynamo's recompile limit, past which a call would quietly run uncompiled."""
-    for name in ("recompile_limit", "cache_size_limit", "accumulated_recompile_limit",
-                 "accumulated_cache_size_limit"):
-        if hasattr(torch._dynamo.config, name):
-            setattr(torch._dynamo.config, name, 4096)
 
 
 def _compiled_runner(compiled: Callable[..., Any], args: Any, kwargs: Any) -> Callable[[], list[torch.Tensor]]:

@@ -2,7 +2,7 @@
 
     emmy compile (-c SOURCE | FILE.py) [--ir LEVEL] [-o FILE]
     emmy run (-c SOURCE | FILE.py) [--device cpu|cuda] [--seed N] [--bench] [--json FILE]
-    emmy bench --suite memory-bound [--only REGEX] [--json FILE]
+    emmy bench --suite memory-bound [--only REGEX] [--json FILE] [--in-process]
     emmy exec FILE.mlir [--function NAME] [--inputs in.npz] [--seed N] [-o out.npz]
 
 `compile` prints a PyTorch program at one level; `run` checks every level against PyTorch eager
@@ -20,6 +20,7 @@ Bad input never shows a Python traceback: parse, verify and execution errors pri
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
 from io import StringIO
@@ -213,7 +214,7 @@ def lower_with_diagnostics(module: ModuleOp, level: str) -> ModuleOp:
 def gpu_results(source: str, program: Program, module: ModuleOp, bench: bool, copy=None) -> dict:
     """Checks the program's kernels on the GPU against eager and, with `bench`, times them
     against eager and torch.compile (see `emmy.tools.bench`)."""
-    from emmy.tools.bench import allow_recompiles, bench_program
+    from emmy.tools.bench import bench_program
     from emmy.tools.gpu_runtime import GraphedHostProgram, HostProgram
 
     with rendered_for(program_source(program)):
@@ -221,7 +222,6 @@ def gpu_results(source: str, program: Program, module: ModuleOp, bench: bool, co
     leaves = torch.utils._pytree.tree_leaves((program.example_args, program.example_kwargs))
     dtype = next((t.dtype for t in leaves if torch.is_tensor(t) and t.is_floating_point()), None)
     backends = ("eager", "torch.compile", "emmy") if bench else ("eager", "emmy")
-    allow_recompiles()
 
     # Timed, emmy's launches replay as one CUDA graph (checked against eager first), as
     # torch.compile's max-autotune replays its own: the Python launch path costs more than a
@@ -253,30 +253,70 @@ def run_on_gpu(args: argparse.Namespace) -> int:
     return 0 if all(row["correct"] for row in result["backends"]) else 1
 
 
+def case_name(case: tuple[str, str, str, str]) -> str:
+    """'rms_norm 8192x4096 bfloat16': what `--only` matches."""
+    return " ".join(case[:3])
+
+
 def run_bench(args: argparse.Namespace) -> int:
-    from emmy.tools.bench import device_copy_bandwidth, format_table, to_json
+    from emmy.tools.bench import device_copy_bandwidth, to_json
     from emmy.tools.suites import suite_cases
 
     cases = [
         case for case in suite_cases(args.suite)
-        if args.only is None or re.search(args.only, " ".join(case[:3]))
+        if args.only is None or re.search(args.only, case_name(case))
     ]
     if not cases:
         raise CommandError(f"error: no case of suite {args.suite} matches --only {args.only!r}")
     require_gpu("emmy bench")
-    copy = device_copy_bandwidth()
+    copy = args.copy_bandwidth or device_copy_bandwidth()
     print(f"device copy bandwidth: {copy:.0f} GB/s", flush=True)
+    run_case = bench_case if args.in_process or len(cases) == 1 else bench_case_in_subprocess
     results = []
-    for name, shape, dtype, source in cases:
-        text = source.replace("DT", f"torch.{dtype}")
-        program = load_program(text, f"<{name}>")
-        result = gpu_results(text, program, torch_ir_of(program), bench=True, copy=copy)
-        result.update(program=name, shape=shape)
-        results.append(result)
-        print(f"{name} {shape} {dtype}", format_table(result), sep="\n", flush=True)
+    for index, case in enumerate(cases, 1):
+        print(f"[{index}/{len(cases)}] {case_name(case)}", flush=True)
+        results.append(run_case(args.suite, case, copy))
         if args.json:
             to_json(results, args.json)
     return 0 if all(r["correct"] for result in results for r in result["backends"]) else 1
+
+
+def bench_case(suite: str, case: tuple[str, str, str, str], copy: float) -> dict:
+    from emmy.tools.bench import format_table
+
+    name, shape, dtype, source = case
+    text = source.replace("DT", f"torch.{dtype}")
+    program = load_program(text, f"<{name}>")
+    result = gpu_results(text, program, torch_ir_of(program), bench=True, copy=copy)
+    result.update(program=name, shape=shape)
+    print(format_table(result), flush=True)
+    return result
+
+
+def bench_case_in_subprocess(suite: str, case: tuple[str, str, str, str], copy: float) -> dict:
+    """Times one case in a fresh `emmy bench` process: torch.compile'd programs timed after
+    others in one process were measured far slower, and erratic, on an H200."""
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as directory:
+        output = Path(directory) / "case.json"
+        command = [
+            sys.executable, "-m", "emmy.tools.cli", "bench", "--suite", suite, "--in-process",
+            "--only", f"^{re.escape(case_name(case))}$", "--copy-bandwidth", repr(copy),
+            "--json", str(output),
+        ]
+        completed = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        lines = completed.stdout.splitlines()
+        print("\n".join(line for line in lines if not line.startswith(("device copy", "["))), flush=True)
+        if output.exists():
+            return json.loads(output.read_text())["results"][0]
+    name, shape, dtype, _ = case
+    error = f"the benchmark process exited {completed.returncode}: " + " | ".join(lines[-3:])
+    return {
+        "program": name, "shape": shape, "dtype": dtype, "copy_bandwidth_gbps": copy,
+        "backends": [{"backend": "emmy", "correct": False, "error": error}],
+    }
 
 
 def run_run(args: argparse.Namespace) -> int:
@@ -370,6 +410,15 @@ def build_parser() -> argparse.ArgumentParser:
         "matches REGEX",
     )
     bench.add_argument("--json", metavar="FILE", help="write the results as JSON (after each case)")
+    bench.add_argument(
+        "--in-process", action="store_true",
+        help="time every case in this process (by default each case runs in a process of its "
+        "own, so that no torch.compile'd program is timed after another)",
+    )
+    bench.add_argument(
+        "--copy-bandwidth", type=float, metavar="GBPS",
+        help="the device copy bandwidth to report fractions of, instead of measuring it",
+    )
     bench.set_defaults(command=run_bench)
 
     execute = commands.add_parser(
