@@ -215,3 +215,44 @@ def test_constants_are_exact():
     assert "x[2] = __int_as_float(0x7fc00000);" in source
     assert "h[0] = __float2half_rn(0.099975586f);" in source
     assert "d[0] = 0.1;" in source
+
+
+@needs_nvcc
+def test_every_corpus_and_suite_kernel_compiles(tmp_path: Path):
+    """The CUDA of every differential-corpus program (fp32 and bf16) and of every memory-bound
+    suite program at its shapes compiles for sm_90a without warnings."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from corpus import PROGRAMS, with_dtype
+    from emmy.tools.differential import lower
+    from emmy.tools.frontend import load_program
+    from emmy.tools.suites import suite_cases
+
+    sources = {
+        f"{name}-{dtype}": with_dtype(text, dtype)
+        for name, text in PROGRAMS.items()
+        for dtype in ("float32", "bfloat16")
+    }
+    for name, shape, dtype, text in suite_cases("memory-bound"):
+        sources[f"suite-{name}-{shape}-{dtype}"] = with_dtype(text, dtype)
+
+    # torch.export is not thread-safe: lower in this thread, run nvcc in parallel.
+    cuda = {
+        key: print_cuda(lower(load_program(text, f"<{key}>").to_torch_ir(), "kernel"))
+        for key, text in sorted(sources.items())
+    }
+
+    def compile_one(item: tuple[str, str]) -> str | None:
+        key, source = item
+        directory = tmp_path / key
+        directory.mkdir()
+        try:
+            nvcc_compile(source, directory)
+        except AssertionError as error:
+            return f"{key}: {error}"
+        return None
+
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        failures = [f for f in pool.map(compile_one, cuda.items()) if f]
+    assert len(sources) >= 2 * 25 + 36
+    assert not failures, "\n\n".join(failures)

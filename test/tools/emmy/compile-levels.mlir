@@ -34,3 +34,26 @@
 
 // RUN: emmy compile -c "nn.Linear(3, 2)(torch.randn(4, 3))" --ir loop -o %t && emmy-opt %t | filecheck %s --check-prefix=FILE
 // FILE: loop.kernel @k_linear(
+
+// RUN: emmy compile -c "nn.RMSNorm(2048)(torch.randn(1,32,2048))" --ir tile | filecheck %s --check-prefix=TILE
+// TILE:          tile.kernel @k_rms_norm({{.*}}) grid [32, 1, 1] block [512, 1, 1] {
+// TILE:            tile.for %[[I:.*]] in 0 to 32 map grid {
+// TILE-NEXT:         tile.stage %{{.*}}[%{{.*}}, %[[I]]] async
+// TILE-NEXT:         tile.for %{{.*}} in 0 to 2048 map thread vector 4 reduce add
+// TILE:            tile.for %{{.*}} in 0 to 2048 map thread vector 4 {
+// TILE:          tile.launch @k_rms_norm
+
+// RUN: emmy compile -c "nn.RMSNorm(2048)(torch.randn(1,32,2048))" --ir kernel | emmy-opt | filecheck %s --check-prefix=KERNEL
+// KERNEL:        kernel.func @k_rms_norm(
+// KERNEL:          kernel.cp_async
+// KERNEL:          kernel.vector_load
+// KERNEL:          kernel.shuffle xor
+// KERNEL:          kernel.vector_store
+// KERNEL:        kernel.launch @k_rms_norm({{.*}}) grid [32, 1, 1] block [512, 1, 1] smem 0
+
+// RUN: emmy compile -c "nn.RMSNorm(2048).to(torch.bfloat16)(torch.randn(1,32,2048,dtype=torch.bfloat16))" --ir cuda -o %t.cu && filecheck %s --check-prefix=CUDA < %t.cu
+// RUN: nvcc -arch=sm_90a -c %t.cu -o %t.o
+// CUDA:          #include <cuda_bf16.h>
+// CUDA:          extern "C" __global__ void __launch_bounds__(256) k_rms_norm(const __nv_bfloat16* __restrict__ p_weight, const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ out) {
+// CUDA:            cp.async.cg.shared.global
+// CUDA:            *reinterpret_cast<uint4*>
