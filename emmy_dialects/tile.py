@@ -120,6 +120,16 @@ def contiguous_offset(index: SSAValue, induction_var: SSAValue) -> int | None:
     return None
 
 
+def _parse_choice(parser: Parser, choices: Sequence[str], what: str) -> str:
+    pos = parser.pos
+    word = parser.parse_identifier()
+    if word not in choices:
+        parser.raise_error(
+            f"unknown {what} '{word}'; expected one of {', '.join(choices)}", pos, parser.pos
+        )
+    return word
+
+
 def _print_shape(printer: Printer, keyword: str, shape: Sequence[int]) -> None:
     printer.print_string(f" {keyword} [{', '.join(map(str, shape))}]")
 
@@ -359,14 +369,7 @@ class ForOp(IRDLOperation):
         parser.parse_keyword("to")
         upper = parser.parse_integer(allow_boolean=False)
         parser.parse_keyword("map")
-        pos = parser.pos
-        mapping = parser.parse_identifier()
-        if mapping not in MAPPINGS:
-            parser.raise_error(
-                f"unknown mapping '{mapping}'; expected one of {', '.join(MAPPINGS)}",
-                pos,
-                parser.pos,
-            )
+        mapping = _parse_choice(parser, MAPPINGS, "mapping")
         vector = 1
         if parser.parse_optional_keyword("vector") is not None:
             vector = parser.parse_integer(allow_boolean=False, allow_negative=False)
@@ -438,14 +441,7 @@ class StageOp(IRDLOperation):
         indices = parser.parse_comma_separated_list(
             Parser.Delimiter.SQUARE, parser.parse_unresolved_operand
         )
-        pos = parser.pos
-        mode = parser.parse_identifier()
-        if mode not in STAGE_MODES:
-            parser.raise_error(
-                f"unknown staging mode '{mode}'; expected one of {', '.join(STAGE_MODES)}",
-                pos,
-                parser.pos,
-            )
+        mode = _parse_choice(parser, STAGE_MODES, "staging mode")
         attributes = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         type_pos = parser.pos

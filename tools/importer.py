@@ -60,6 +60,7 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
+from xdsl.utils.exceptions import VerifyException
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from emmy.dialects import torch as t
@@ -339,7 +340,15 @@ class _Importer:
         handler = HANDLERS.get(name)
         if handler is None:
             raise self.error(f"unsupported PyTorch op '{name}'")
+        first = len(self.ops)
         value = handler(self, node, bind_arguments(node))
+        for op in self.ops[first:]:
+            # A form of the op that Torch IR does not take (operands of mixed dtypes, say)
+            # is the user's error, at their line, not an invalid module.
+            try:
+                op.verify()
+            except VerifyException as error:
+                raise self.error(f"unsupported form of PyTorch op '{name}': {error}") from None
         if isinstance(value, SSAValue) and value.name_hint is None:
             value.name_hint = node.name
         self.values[node] = value

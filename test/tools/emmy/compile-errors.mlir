@@ -15,3 +15,10 @@
 
 // RUN: not emmy compile -c "nn.RMSNorm(8)(torch.randn(2, 8)" 2>&1 | filecheck %s --check-prefix=SYNTAX
 // SYNTAX: <source>:1:{{[0-9]+}}: error: invalid Python
+
+// A form of an op that Torch IR does not take is the user's error at the call, not an
+// internal error: here a bf16 input with the fp32 weight of an RMSNorm left in fp32.
+// RUN: not emmy compile -c "nn.RMSNorm(8)(torch.randn(2, 8, dtype=torch.bfloat16))" 2>&1 | filecheck %s --check-prefix=MIXED
+// MIXED: <source>:1:1: error: unsupported form of PyTorch op 'aten.rms_norm.default': operands must share one element type, got bf16, bf16, f32
+// MIXED-NOT: internal error
+// MIXED-NOT: Traceback
