@@ -22,7 +22,10 @@ The kernel carries the launch shape (`grid`, `block`). Each loop carries its map
   mapped to threads is combined across the block (warp shuffles, then shared memory), and
   every thread gets the total;
 - `global`: iterations go to every thread of the grid, strided by the grid's thread count
-  (a one-dimensional nest, which has no outer loop to give the blocks);
+  (a one-dimensional nest, which has no outer loop to give the blocks); a reduction mapped
+  to global is split across blocks: each block combines its threads' partials, and the
+  blocks' totals are combined with atomics into the one element the result is stored to
+  (which the host sets to the init first);
 - `serial`: each thread runs every iteration.
 Element accesses are upstream `memref.load` / `memref.store`.
 
@@ -42,7 +45,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from math import prod
 
-from xdsl.dialects import arith
+from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     FloatAttr,
@@ -54,6 +57,9 @@ from xdsl.dialects.builtin import (
     MemRefType,
     StringAttr,
     SymbolRefAttr,
+    f32,
+    f64,
+    i32,
     i64,
 )
 from xdsl.ir import Attribute, Dialect, Region, SSAValue
@@ -96,6 +102,8 @@ MAPPINGS = ("grid", "thread", "global", "serial")
 VECTOR_MAPPINGS = ("thread", "global")
 VECTOR_WIDTHS = (2, 4, 8, 16)
 STAGE_MODES = ("sync", "async")
+SPLIT_KINDS = ("add", "max", "min")
+SPLIT_TYPES = (f32, f64, i32, i64)
 MAX_THREADS = 1024
 MAX_STAGE_BYTES = 48 * 1024
 """What one block may stage: the static shared memory a kernel gets without opting in."""
@@ -309,6 +317,31 @@ class ForOp(IRDLOperation):
         if any(isinstance(op, ForOp) for op in self.body.walk()):
             raise VerifyException("a vectorised tile.for holds no loops")
 
+    def _verify_split_reduction(self) -> None:
+        if self.kind.data not in SPLIT_KINDS:
+            raise VerifyException(
+                f"a reduction mapped to global combines the blocks' totals with atomics, which "
+                f"take {', '.join(SPLIT_KINDS)}, not {self.kind.data}"
+            )
+        if self.init.type not in SPLIT_TYPES:
+            raise VerifyException(
+                f"a reduction mapped to global combines the blocks' totals with atomics, on "
+                f"f32, f64, i32 or i64, not {self.init.type}"
+            )
+        uses = [use.operation for use in self.accumulator[0].uses]
+        store = uses[0] if len(uses) == 1 else None
+        if not (
+            isinstance(store, memref.StoreOp)
+            and store.value is self.accumulator[0]
+            and store.parent_block() is self.parent_block()
+            and all(isinstance(i.owner, arith.ConstantOp) for i in store.indices)
+        ):
+            raise VerifyException(
+                "a reduction mapped to global combines the blocks' totals with atomics into "
+                "the element it is stored to: its result has one use, a memref.store beside "
+                "the loop at constant indices"
+            )
+
     def verify_(self) -> None:
         if self.mapping.data not in MAPPINGS:
             raise VerifyException(
@@ -333,12 +366,13 @@ class ForOp(IRDLOperation):
             if self.accumulator or yielded:
                 raise VerifyException("a parallel tile.for has no results and yields nothing")
             return
-        if self.mapping.data in ("grid", "global"):
+        if self.mapping.data == "grid":
             raise VerifyException(
-                f"a reduction cannot be mapped to {self.mapping.data}: blocks do not combine "
-                "their results"
+                "a reduction cannot be mapped to grid: blocks do not combine their results"
             )
         accumulator_type = verify_reduction(self.kind.data, self.init)
+        if self.mapping.data == "global":
+            self._verify_split_reduction()
         if [r.type for r in self.accumulator] != [accumulator_type] or yielded != [
             accumulator_type
         ]:

@@ -7,7 +7,11 @@ The heuristic, for the loop nests lower-fused-to-loop produces (one nest per out
 - The loops directly inside the last grid loop go to the threads of a block: the columns of
   an elementwise kernel, and the reductions and the column loop of a norm or softmax, whose
   reductions are then combined across the block.
-- A nest that is a single loop goes to every thread of the grid (`global`).
+- A nest that is a single loop goes to every thread of the grid (`global`); so does a single
+  reduction of 65536 or more iterations whose result is only stored, at constant indices, with
+  a combiner and type atomics take (add, max, min on f32, f64, i32, i64): its blocks each reduce
+  a part, and combine their totals with atomics (`split-reductions=false` keeps it in one
+  block).
 - Everything deeper runs serially in each thread (a reduction inside a thread-mapped loop).
 - Vector width: a thread or global loop that holds no loop and reads or writes along the last
   dimension at its induction variable (plus a constant) takes 16 bytes of its widest such
@@ -36,7 +40,7 @@ from dataclasses import dataclass
 from math import prod
 
 from xdsl.context import Context
-from xdsl.dialects import memref
+from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, StringAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
@@ -48,6 +52,9 @@ from emmy.dialects.kernel import element_bytes
 MAX_GRID = 65535
 MAX_BLOCK = 512
 VECTORS_PER_THREAD = 4
+SPLIT_REDUCTION_TRIP_COUNT = 65536
+"""From this length a reduction of a whole buffer is split across blocks (shorter ones fit one
+block's loads in flight)."""
 MANY_ROWS = 256
 """Grid iterations from which a thread takes several vectors: about two rows per SM of an
 H100 or H200 (132 SMs); fewer rows get a thread per vector, so that each row finishes sooner."""
@@ -66,6 +73,7 @@ class Overrides:
     block_size: int = 0
     vector_width: int = 0
     stage: str = "auto"
+    split_reductions: bool = True
 
     def for_kernel(self, kernel: loop.KernelOp) -> Overrides:
         attributes = kernel.attributes
@@ -76,6 +84,7 @@ class Overrides:
             block.value.data if isinstance(block, IntegerAttr) else self.block_size,
             vector.value.data if isinstance(vector, IntegerAttr) else self.vector_width,
             stage.data if isinstance(stage, StringAttr) else self.stage,
+            self.split_reductions,
         )
 
 
@@ -95,7 +104,22 @@ def _grid_chain(root: loop.ForOp) -> list[loop.ForOp]:
         chain.append(children[0])
 
 
-def _mappings(kernel: loop.KernelOp) -> dict[loop.ForOp, str]:
+def _splits_across_blocks(reduction: loop.ForOp) -> bool:
+    """A long reduction whose result is only stored (at constant indices), with a combiner
+    and type that atomics take: its blocks can each reduce a part and combine with atomics."""
+    uses = [use.operation for use in reduction.accumulator[0].uses]
+    return (
+        reduction.trip_count >= SPLIT_REDUCTION_TRIP_COUNT
+        and reduction.kind.data in tile.SPLIT_KINDS
+        and reduction.init.type in tile.SPLIT_TYPES
+        and len(uses) == 1
+        and isinstance(uses[0], loop.StoreOp)
+        and uses[0].value is reduction.accumulator[0]
+        and all(isinstance(i.owner, arith.ConstantOp) for i in uses[0].indices)
+    )
+
+
+def _mappings(kernel: loop.KernelOp, split_reductions: bool) -> dict[loop.ForOp, str]:
     mappings: dict[loop.ForOp, str] = {}
     for root in kernel.body.block.ops:
         if not isinstance(root, loop.ForOp):
@@ -105,7 +129,10 @@ def _mappings(kernel: loop.KernelOp) -> dict[loop.ForOp, str]:
             mappings[grid_loop] = "grid"
         threaded = _child_loops(chain[-1]) if chain else [root]
         for thread_loop in threaded:
-            one_dimensional = not chain and not thread_loop.is_reduction
+            one_dimensional = not chain and (
+                not thread_loop.is_reduction
+                or (split_reductions and _splits_across_blocks(thread_loop))
+            )
             mappings[thread_loop] = "global" if one_dimensional else "thread"
     return mappings
 
@@ -278,7 +305,7 @@ def _enclosing_and_self(for_op: loop.ForOp) -> list[loop.ForOp]:
 
 def _lower_kernel(kernel: loop.KernelOp, overrides: Overrides) -> tile.KernelOp:
     overrides = overrides.for_kernel(kernel)
-    mappings = _mappings(kernel)
+    mappings = _mappings(kernel, overrides.split_reductions)
     widths = {
         f: _vector_width(f, overrides.vector_width)
         for f, m in mappings.items()
@@ -316,6 +343,9 @@ class LowerLoopToTilePass(ModulePass):
     stage: str = "auto"
     """Shared-memory staging of re-read rows: auto (the heuristic), none, sync or async."""
 
+    split_reductions: bool = True
+    """Split long reductions of a whole buffer across blocks, combined with atomics."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.block_size and (self.block_size % 32 or not 32 <= self.block_size <= 1024):
             raise PassFailedException(
@@ -330,7 +360,9 @@ class LowerLoopToTilePass(ModulePass):
             raise PassFailedException(
                 f"stage '{self.stage}' must be one of {', '.join(STAGE_CHOICES)}"
             )
-        overrides = Overrides(self.block_size, self.vector_width, self.stage)
+        overrides = Overrides(
+            self.block_size, self.vector_width, self.stage, self.split_reductions
+        )
         for kernel in [k for k in op.body.block.ops if isinstance(k, loop.KernelOp)]:
             op.body.block.insert_op_before(_lower_kernel(kernel, overrides), kernel)
             op.body.block.erase_op(kernel, safe_erase=False)

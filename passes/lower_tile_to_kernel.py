@@ -15,6 +15,10 @@ elements (16 bytes at most), the rest stay scalar. A `tile.stage` becomes a shar
 of the row by the whole block in 16-byte pieces (`kernel.cp_async` + commit + wait, or vector
 loads and stores through registers for `sync`) and a barrier; the loads of that row after it in
 the grid loop read the shared row.
+A reduction mapped to global (split across blocks) is reduced the same way within each
+block; then one thread of the block combines the block's total into the element the result
+is stored to with a `kernel.atomic`, and a small kernel `@<name>_init`, launched first, stores
+the reduction's init there.
 A reduction mapped to threads first folds each thread's iterations into a partial result,
 then combines the partials of a warp with butterfly shuffles (`kernel.shuffle xor` 16, 8, 4,
 2, 1), writes one partial per warp to shared memory, and after a barrier every warp reads
@@ -67,6 +71,8 @@ class _KernelBuilder:
         self.staged: dict[tuple[SSAValue, tuple[SSAValue, ...]], SSAValue] = {}
         """(Tile IR buffer, leading indices) -> the shared row that holds it."""
         self.lane: _Lane | None = None
+        self.split_totals: dict[SSAValue, SSAValue] = {}
+        """Tile IR result of a reduction split across blocks -> this block's total."""
 
     def _add(self, op: Operation) -> Operation:
         self.block.add_op(op)
@@ -134,6 +140,9 @@ class _KernelBuilder:
         self.values[op.res] = self._add(memref.LoadOp.get(target, indices)).res
 
     def _store(self, op: memref.StoreOp) -> None:
+        if op.value in self.split_totals:
+            self._atomic_store(op)
+            return
         target, indices = self._target(op.memref, op.indices)
         value = self.values[op.value]
         lane = self.lane
@@ -149,6 +158,23 @@ class _KernelBuilder:
                 self._add(kernel.VectorStoreOp(stored, target, first_indices))
             return
         self._add(memref.StoreOp.get(value, target, indices))
+
+    def _atomic_store(self, op: memref.StoreOp) -> None:
+        """One thread of each block combines the block's total into the stored element."""
+        reduction = op.value.owner
+        first = self._index_compare(self.thread_id, 0)
+        then = Block()
+        atomic = kernel.AtomicOp(
+            reduction.kind.data,
+            self.split_totals[op.value],
+            self.values[op.memref],
+            [self.values[i] for i in op.indices],
+        )
+        then.add_ops([atomic, scf.YieldOp()])
+        self._add(scf.IfOp(first, [], Region(then), Region(Block([scf.YieldOp()]))))
+
+    def _index_compare(self, value: SSAValue, constant: int) -> SSAValue:
+        return self._add(arith.CmpiOp(value, self.constant(constant), "eq")).results[0]
 
     def _stage(self, op: tile.StageOp) -> None:
         row_type = op.row_type
@@ -219,7 +245,7 @@ class _KernelBuilder:
         init = None
         if op.is_reduction:
             kind = op.kind.data
-            start_value = identity(kind, op.init.type) if mapping == "thread" else op.init
+            start_value = op.init if mapping == "serial" else identity(kind, op.init.type)
             init = self._add(arith.ConstantOp(start_value)).results[0]
 
         def fill(iv: SSAValue, accumulator: SSAValue | None) -> SSAValue | None:
@@ -244,6 +270,10 @@ class _KernelBuilder:
         if not op.is_reduction:
             return
         partial = loop_op.results[0]
+        if mapping == "global":
+            # The blocks' totals meet in the stored element, which holds the init already.
+            self.split_totals[op.accumulator[0]] = self._block_reduce(kind, partial)
+            return
         if mapping == "thread":
             total = self._block_reduce(kind, partial)
             first_value = self._add(arith.ConstantOp(op.init)).results[0]
@@ -319,7 +349,7 @@ class _KernelBuilder:
         shared = shared.results[0]
         lane = self._add(arith.RemUIOp(self.thread_id, self.constant(WARP))).results[0]
         warp = self._add(arith.DivUIOp(self.thread_id, self.constant(WARP))).results[0]
-        is_first_lane = self._add(arith.CmpiOp(lane, self.constant(0), "eq")).results[0]
+        is_first_lane = self._index_compare(lane, 0)
         then = Block()
         then.add_ops([memref.StoreOp.get(warp_total, shared, [warp]), scf.YieldOp()])
         self._add(scf.IfOp(is_first_lane, [], Region(then), Region(Block([scf.YieldOp()]))))
@@ -348,6 +378,40 @@ def _loaded_buffers(for_op: tile.ForOp) -> set[SSAValue]:
     return {o.memref for o in for_op.body.walk() if isinstance(o, memref.LoadOp)}
 
 
+def _split_reduction_init(source: tile.KernelOp) -> kernel.FuncOp | None:
+    """The kernel that stores the init of each reduction split across blocks into the element
+    its blocks combine their totals into; None when the kernel splits none."""
+    stores = [
+        use.operation
+        for loop_op in source.walk()
+        if isinstance(loop_op, tile.ForOp) and loop_op.is_reduction and loop_op.mapping.data == "global"
+        for use in loop_op.accumulator[0].uses
+    ]
+    if not stores:
+        return None
+    body = Block(arg_types=source.buffer_types)
+    for old, new in zip(source.body.block.args, body.args):
+        new.name_hint = old.name_hint
+    thread = kernel.ThreadIdOp("x")
+    zero = arith.ConstantOp.from_int_and_width(0, IndexType())
+    first = arith.CmpiOp(thread, zero, "eq")
+    then = Block()
+    arguments = dict(zip(source.body.block.args, body.args))
+    for store in stores:
+        init = arith.ConstantOp(store.value.owner.init)
+        indices = [arith.ConstantOp(i.owner.value) for i in store.indices]
+        then.add_ops([init, *indices])
+        then.add_op(memref.StoreOp.get(init, arguments[store.memref], indices))
+    then.add_op(scf.YieldOp())
+    body.add_ops([thread, zero, first])
+    body.add_op(scf.IfOp(first, [], Region(then), Region(Block([scf.YieldOp()]))))
+    init_kernel = kernel.FuncOp(
+        f"{source.sym_name.data}_init", source.buffer_types, [WARP, 1, 1], Region(body)
+    )
+    init_kernel.location = source.location
+    return init_kernel
+
+
 def _lower_kernel(source: tile.KernelOp) -> kernel.FuncOp:
     body = Block(arg_types=source.buffer_types)
     threads = prod(source.block_shape)
@@ -372,15 +436,24 @@ class LowerTileToKernelPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         shapes = {}
+        initialised = set()
         for source in [k for k in op.body.block.ops if isinstance(k, tile.KernelOp)]:
             shapes[source.sym_name.data] = (source.grid_shape, source.block_shape)
+            init = _split_reduction_init(source)
+            if init is not None:
+                initialised.add(source.sym_name.data)
+                op.body.block.insert_op_before(init, source)
             op.body.block.insert_op_before(_lower_kernel(source), source)
             op.body.block.erase_op(source, safe_erase=False)
         for launch in [o for o in op.walk() if isinstance(o, tile.LaunchOp)]:
             name = launch.kernel.root_reference.data
             grid, block = shapes[name]
-            replacement = kernel.LaunchOp(name, launch.buffers, grid, block, 0)
-            replacement.location = launch.location
             parent = launch.parent_block()
-            parent.insert_op_before(replacement, launch)
+            launches = [kernel.LaunchOp(name, launch.buffers, grid, block, 0)]
+            if name in initialised:
+                init = kernel.LaunchOp(f"{name}_init", launch.buffers, [1, 1, 1], [WARP, 1, 1], 0)
+                launches.insert(0, init)
+            for replacement in launches:
+                replacement.location = launch.location
+                parent.insert_op_before(replacement, launch)
             parent.erase_op(launch)

@@ -177,6 +177,12 @@ class Reductions(nn.Module):
                 x.amin(dim=0), torch.var(x, dim=2), torch.var(x, dim=1, correction=0))
 Reductions()(torch.randn(3, 4, 10, dtype=DT))
 """,
+    "whole_buffer_reductions": """
+class WholeBuffer(nn.Module):
+    def forward(self, x):
+        return x.sum(), x.amax(), x.amin()
+WholeBuffer()(torch.randn(98304, dtype=DT))
+""",
     "matmul_bmm": """
 class Products(nn.Module):
     def forward(self, a, b, c):

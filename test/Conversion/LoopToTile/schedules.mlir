@@ -1,6 +1,7 @@
 // RUN: emmy-opt %s --split-input-file --lower-loop-to-tile | filecheck %s
 // RUN: emmy-opt %s --split-input-file --lower-loop-to-tile=block-size=128 | filecheck %s --check-prefix=OVERRIDE
 // RUN: emmy-opt %s --split-input-file -p 'lower-loop-to-tile{vector-width=1 stage=sync}' | filecheck %s --check-prefix=SCALAR
+// RUN: emmy-opt %s --split-input-file --lower-loop-to-tile=split-reductions=false | filecheck %s --check-prefix=NOSPLIT
 
 // A norm-shaped nest: the rows go to the grid, the reduction and the column loop to the
 // threads of a block, 4 f32 (16 bytes) at a time; the row, read by both loops, is staged in
@@ -193,4 +194,37 @@ loop.kernel @k_many_rows(%x: memref<512x1024xf32>, %y: memref<512x1024xf32>) {
 func.func @forward(%x: memref<8x256xf32>) {
   loop.launch @k_in_place(%x) : memref<8x256xf32>
   func.return
+}
+
+// -----
+
+// A long reduction of a whole buffer, whose result is only stored, is split across the grid:
+// 65536 / (512 threads * 4) = 32 blocks, whose totals meet through atomics. Without the
+// split, or for a combiner atomics lack (mul), it stays in one block.
+
+// CHECK-LABEL: tile.kernel @k_sum(
+// CHECK-SAME:    grid [32, 1, 1] block [512, 1, 1] {
+// CHECK-NEXT:    %[[S:.*]] = tile.for %{{.*}} in 0 to 65536 map global vector 4 reduce add init 0.0 : f32 {
+// CHECK:         memref.store %[[S]], %{{.*}}[] : memref<f32>
+// CHECK-LABEL: tile.kernel @k_prod(
+// CHECK-SAME:    grid [1, 1, 1] block [512, 1, 1] {
+// CHECK-NEXT:    tile.for %{{.*}} in 0 to 65536 map thread vector 4 reduce mul
+
+// NOSPLIT-LABEL: tile.kernel @k_sum(
+// NOSPLIT-SAME:    grid [1, 1, 1] block [512, 1, 1] {
+// NOSPLIT-NEXT:    tile.for %{{.*}} in 0 to 65536 map thread vector 4 reduce add
+
+loop.kernel @k_sum(%x: memref<65536xf32>, %y: memref<f32>) {
+  %s = loop.for %i in 0 to 65536 reduce add init 0.0 : f32 {
+    %v = loop.load %x[%i] : memref<65536xf32>
+    loop.yield %v : f32
+  }
+  loop.store %s, %y[] : memref<f32>
+}
+loop.kernel @k_prod(%x: memref<65536xf32>, %y: memref<f32>) {
+  %s = loop.for %i in 0 to 65536 reduce mul init 1.0 : f32 {
+    %v = loop.load %x[%i] : memref<65536xf32>
+    loop.yield %v : f32
+  }
+  loop.store %s, %y[] : memref<f32>
 }

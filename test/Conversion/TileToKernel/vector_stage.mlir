@@ -73,3 +73,40 @@ tile.kernel @k_mixed(%x: memref<4x64xf32>, %w: memref<64x4xf32>, %y: memref<4x64
     }
   }
 }
+
+// -----
+
+// A reduction split across blocks: each block reduces its part (warp shuffles, then shared
+// memory), and its first thread adds the block's total into %y with an atomic; an init
+// kernel, launched first on the same buffers, stores the init (here 0.0) into %y.
+
+// CHECK-LABEL: kernel.func @k_sum_init(%x: memref<4096xf32>, %y: memref<f32>) block [32, 1, 1] {
+// CHECK:         scf.if
+// CHECK-NEXT:      %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:      memref.store %[[ZERO]], %y[] : memref<f32>
+// CHECK-LABEL: kernel.func @k_sum(
+// CHECK:         kernel.vector_load
+// CHECK:         kernel.shuffle xor
+// CHECK:         kernel.barrier
+// CHECK:         kernel.barrier
+// CHECK-NEXT:    %[[FIRST:.*]] = arith.cmpi eq
+// CHECK-NEXT:    scf.if %[[FIRST]] {
+// CHECK-NEXT:      kernel.atomic add %{{.*}}, %y[] : memref<f32>
+// CHECK-NOT:     memref.store
+// CHECK-LABEL: func.func @forward(
+// CHECK-NEXT:    %[[OUT:.*]] = memref.alloc() : memref<f32>
+// CHECK-NEXT:    kernel.launch @k_sum_init(%{{.*}}, %[[OUT]]) grid [1, 1, 1] block [32, 1, 1] smem 0
+// CHECK-NEXT:    kernel.launch @k_sum(%{{.*}}, %[[OUT]]) grid [2, 1, 1] block [512, 1, 1] smem 0
+
+tile.kernel @k_sum(%x: memref<4096xf32>, %y: memref<f32>) grid [2, 1, 1] block [512, 1, 1] {
+  %s = tile.for %i in 0 to 4096 map global vector 4 reduce add init 0.0 : f32 {
+    %v = memref.load %x[%i] : memref<4096xf32>
+    tile.yield %v : f32
+  }
+  memref.store %s, %y[] : memref<f32>
+}
+func.func @forward(%x: memref<4096xf32>) -> memref<f32> {
+  %y = memref.alloc() : memref<f32>
+  tile.launch @k_sum(%x, %y) : memref<4096xf32>, memref<f32>
+  func.return %y : memref<f32>
+}

@@ -117,3 +117,37 @@ tile.kernel @stage_mode(%x: memref<4x64xf32>) grid [4, 1, 1] block [32, 1, 1] {
     tile.stage %x[%i] tma : memref<4x64xf32>
   }
 }
+
+// -----
+
+tile.kernel @split_product(%x: memref<64xf32>, %y: memref<f32>) grid [2, 1, 1] block [32, 1, 1] {
+  // expected-error @+1 {{a reduction mapped to global combines the blocks' totals with atomics, which take add, max, min, not mul}}
+  %s = tile.for %i in 0 to 64 map global reduce mul init 1.0 : f32 {
+    %v = memref.load %x[%i] : memref<64xf32>
+    tile.yield %v : f32
+  }
+  memref.store %s, %y[] : memref<f32>
+}
+
+// -----
+
+tile.kernel @split_bf16(%x: memref<64xbf16>, %y: memref<bf16>) grid [2, 1, 1] block [32, 1, 1] {
+  // expected-error @+1 {{on f32, f64, i32 or i64, not bf16}}
+  %s = tile.for %i in 0 to 64 map global reduce add init 0.0 : bf16 {
+    %v = memref.load %x[%i] : memref<64xbf16>
+    tile.yield %v : bf16
+  }
+  memref.store %s, %y[] : memref<bf16>
+}
+
+// -----
+
+tile.kernel @split_used(%x: memref<64xf32>, %y: memref<f32>) grid [2, 1, 1] block [32, 1, 1] {
+  // expected-error @+1 {{its result has one use, a memref.store beside the loop at constant indices}}
+  %s = tile.for %i in 0 to 64 map global reduce add init 0.0 : f32 {
+    %v = memref.load %x[%i] : memref<64xf32>
+    tile.yield %v : f32
+  }
+  %t = arith.mulf %s, %s : f32
+  memref.store %t, %y[] : memref<f32>
+}
