@@ -11,13 +11,15 @@
 or from the shell, eager against torch.compile: `python -m emmy.tools.bench -c SOURCE --dtype bfloat16`.
 
 Timing (`time_cuda`, `measure`)
-- `fn` runs `warmup` times untimed, then about `reps` times, each between two CUDA events, with
-  the L2 cache flushed before each run (a 256 MiB buffer, or four times the device's L2, is
+- `fn` runs `warmup` times untimed, then `reps` times, each between two CUDA events, with the
+  L2 cache flushed before each run (a 256 MiB buffer, or four times the device's L2, is
   zeroed: more than the H200's 60 MB L2), and the median is reported in microseconds.
-- `method="auto"` uses `triton.testing.do_bench` when triton imports (it times the same way:
-  events around each run, its own L2 flush; `warmup`/`reps` become its millisecond budgets from
-  a 5-run estimate, so the count of runs is approximate), else the events loop above
-  (`method="events"`). The summary names the method used.
+- Each timed run is the GPU's time for one call: after the flush a spin kernel keeps the GPU
+  busy for twice the host's time per call (`host_call_us`) until the host has queued the start
+  event, the call and the end event, so the events do not time a host slower at issuing the
+  work than the GPU is at doing it. The host's own time per call is reported beside it
+  (`host_us`): torch.compile's calls cost about 60 µs of it on an H200 host (dynamo guards,
+  CUDA-graph bookkeeping), eager's about 15 µs, so a small kernel called once waits that long.
 - A `timer` argument replaces the GPU timing altogether (`timer(fn, warmup, reps, flush_l2)` ->
   samples in µs): the statistics and reports can be tested without a GPU.
 
@@ -31,15 +33,14 @@ Programs (`bench_program`)
   (`torch._dynamo.mark_static_address`), so that its CUDA-graph replays read them where they
   are instead of first copying them into the graph's own buffers (which would time a copy of
   every input too). Shapes are static (`dynamic=False`: a second shape of one forward would
-  otherwise be compiled for dynamic shapes). One process should time one torch.compile'd
-  program: later compiles in a process were measured far slower and erratic on an H200
-  (`emmy bench` runs each case in a process of its own for that reason). `emmy_fn(args)` receives `@forward`'s arguments in its signature's order
+  otherwise be compiled for dynamic shapes), and dynamo is reset before each compile, so that
+  no program inherits the cache entries of an earlier one. `emmy_fn(args)` receives `@forward`'s arguments in its signature's order
   (parameters, buffers, constants, then the inputs; all on the device) and returns the outputs:
   `emmy_fn=HostProgram(kernel_ir)` plugs the GPU runtime in.
 - Each backend's outputs are checked against eager's BEFORE it is timed, elementwise within the
   dtype's tolerance (`emmy.tools.differential.TOLERANCES`; NaN never passes); a backend that
   fails (wrong values, or an exception) is reported with its error and not timed.
-- Reported per backend: median µs, GB/s (bytes of every `@forward` argument plus every output,
+- Reported per backend: median µs (of the GPU, as above), the host's µs per call, GB/s (bytes of every `@forward` argument plus every output,
   over the median time: the least traffic the program needs), `vs_eager` = eager's time over
   this one's (a speedup: above 1 is faster) and `vs_compile` likewise against torch.compile, and,
   given the measured copy bandwidth, `copy_fraction` = GB/s over it (the roofline fraction of a
@@ -59,6 +60,7 @@ import re
 import shlex
 import statistics
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -69,6 +71,7 @@ Timer = Callable[[Callable[[], Any], int, int, bool], list[float]]
 """`timer(fn, warmup, reps, flush_l2)` -> the time of each timed run, in microseconds."""
 
 L2_FLUSH_BYTES = 256 << 20
+SPIN_CYCLES_PER_US = 2000  # an H200's top SM clock is 1980 MHz: a spin that is long enough there is elsewhere too
 
 # --- statistics ----------------------------------------------------------------------------
 
@@ -118,52 +121,37 @@ def flush_l2() -> None:
     _flush_buffer.zero_()
 
 
+def host_call_us(fn: Callable[[], Any], reps: int = 20) -> float:
+    """The median time the host spends in one call of `fn`, in microseconds: what a call costs
+    before its GPU work can start (launches, guards, graph bookkeeping)."""
+    samples = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - start) * 1e6)
+    torch.cuda.synchronize()
+    return median(samples)
+
+
 def event_timer(fn: Callable[[], Any], warmup: int, reps: int, flush: bool) -> list[float]:
-    """Times `reps` runs of `fn` after `warmup` untimed ones, each between CUDA events."""
+    """Times `reps` runs of `fn` after `warmup` untimed ones, each between CUDA events, with the
+    GPU kept busy (a spin kernel after the L2 flush) until the host has queued the whole run:
+    the events then time the GPU's work alone, not a host that is slower to issue it than the
+    GPU is to do it (torch.compile's calls cost about 60 µs of host time on an H200 host)."""
     for _ in range(warmup):
         fn()
+    spin_cycles = int((2 * host_call_us(fn, 5) + 50) * SPIN_CYCLES_PER_US)
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
     for start, end in zip(starts, ends):
         if flush:
             flush_l2()
+        torch.cuda._sleep(spin_cycles)
         start.record()
         fn()
         end.record()
     torch.cuda.synchronize()
     return [start.elapsed_time(end) * 1e3 for start, end in zip(starts, ends)]
-
-
-def triton_timer(fn: Callable[[], Any], warmup: int, reps: int, flush: bool) -> list[float]:
-    """`triton.testing.do_bench` (it always flushes L2), asked for every sample; `warmup` and
-    `reps` become its millisecond budgets from a 5-run estimate that includes the flush, as
-    do_bench's own estimate does."""
-    from triton.testing import do_bench
-
-    fn()
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(5):
-        flush_l2()
-        fn()
-    end.record()
-    torch.cuda.synchronize()
-    estimate_ms = max(start.elapsed_time(end) / 5, 1e-3)
-    budgets = {"warmup": max(estimate_ms * warmup, 1e-3), "rep": max(estimate_ms * reps, 1e-3)}
-    try:
-        times = do_bench(fn, **budgets, return_mode="all")
-    except (AssertionError, TypeError, ValueError):  # a triton without return_mode="all"
-        times = [do_bench(fn, **budgets, return_mode="median")]
-    return [t * 1e3 for t in (times if isinstance(times, list | tuple) else [times])]
-
-
-def _triton_available() -> bool:
-    try:
-        import triton.testing  # noqa: F401
-    except Exception:
-        return False
-    return True
 
 
 def measure(
@@ -172,22 +160,14 @@ def measure(
     reps: int = 100,
     *,
     flush_l2: bool = True,
-    method: str = "auto",
     timer: Timer | None = None,
 ) -> dict[str, Any]:
     """`summarize` of the run times of `fn` (see the module doc), plus "method": the timer used
-    ("triton.do_bench", "cuda-events", or "custom" for a `timer` argument)."""
+    ("cuda-events", or "custom" for a `timer` argument)."""
     if warmup < 0 or reps < 1:
         raise ValueError(f"need warmup >= 0 and reps >= 1, got {warmup} and {reps}")
-    if timer is not None:
-        name = "custom"
-    elif method == "triton" or (method == "auto" and _triton_available()):
-        timer, name = triton_timer, "triton.do_bench"
-    elif method in ("auto", "events"):
-        timer, name = event_timer, "cuda-events"
-    else:
-        raise ValueError(f"method must be 'auto', 'triton' or 'events', got {method!r}")
-    samples = timer(fn, warmup, reps, flush_l2)
+    name = "cuda-events" if timer is None else "custom"
+    samples = (timer or event_timer)(fn, warmup, reps, flush_l2)
     return {**summarize(samples), "method": name}
 
 
@@ -197,23 +177,21 @@ def time_cuda(
     reps: int = 100,
     *,
     flush_l2: bool = True,
-    method: str = "auto",
     timer: Timer | None = None,
 ) -> float:
     """The median time of `fn` in microseconds (see `measure`)."""
-    return measure(fn, warmup, reps, flush_l2=flush_l2, method=method, timer=timer)["median_us"]
+    return measure(fn, warmup, reps, flush_l2=flush_l2, timer=timer)["median_us"]
 
 
 def device_copy_bandwidth(
-    nbytes: int = 2 << 30, warmup: int = 3, reps: int = 20, *, method: str = "auto",
-    timer: Timer | None = None,
+    nbytes: int = 2 << 30, warmup: int = 3, reps: int = 20, *, timer: Timer | None = None,
 ) -> float:
     """The measured device-to-device copy bandwidth in GB/s (1e9 bytes/s), counting the bytes
     read and the bytes written, over the median of `reps` copies of `nbytes` random bytes."""
     source = torch.randint(0, 256, (nbytes,), dtype=torch.uint8, device="cuda")
     target = torch.empty_like(source)
     microseconds = time_cuda(
-        lambda: target.copy_(source), warmup, reps, flush_l2=False, method=method, timer=timer
+        lambda: target.copy_(source), warmup, reps, flush_l2=False, timer=timer
     )
     return 2 * nbytes / (microseconds * 1e-6) / 1e9
 
@@ -306,7 +284,6 @@ def bench_program(
     device: str = "cuda",
     compile_mode: str = "max-autotune",
     copy_bandwidth_gbps: float | None = None,
-    method: str = "auto",
     timer: Timer | None = None,
     name: str | None = None,
 ) -> dict[str, Any]:
@@ -334,6 +311,7 @@ def bench_program(
         elif backend == "torch.compile":
             for tensor in _leaves((args, kwargs)):
                 torch._dynamo.mark_static_address(tensor)
+            torch._dynamo.reset()  # no cache entries, nor their recompile limit, from an earlier program
             compiled = torch.compile(module, mode=compile_mode, dynamic=False)
             runners[backend] = _compiled_runner(compiled, args, kwargs)
         elif backend == "emmy":
@@ -362,7 +340,9 @@ def bench_program(
                 row.update(correct=False, error=f"{type(error).__name__}: {error}".strip())
             outputs = None  # a live output of a CUDA-graph replay would make the next one slow
             if row["correct"]:
-                stats = measure(run, warmup, reps, method=method, timer=timer)
+                stats = measure(run, warmup, reps, timer=timer)
+                if timer is None:
+                    stats["host_us"] = host_call_us(run)
                 row.update(stats, gbps=nbytes / (stats["median_us"] * 1e-6) / 1e9)
                 if copy_bandwidth_gbps:
                     row["copy_fraction"] = row["gbps"] / copy_bandwidth_gbps
@@ -421,8 +401,8 @@ def _number(value: float | None, digits: int) -> str:
 
 
 def format_table(results: dict[str, Any] | Sequence[dict[str, Any]]) -> str:
-    """A text table per program: backend, median µs, GB/s, speedup over eager and over
-    torch.compile (and the fraction of copy bandwidth, when measured)."""
+    """A text table per program: backend, median µs, the host's µs per call, GB/s, speedup over
+    eager and over torch.compile (and the fraction of copy bandwidth, when measured)."""
     blocks = []
     for result in _as_list(results):
         with_copy = result.get("copy_bandwidth_gbps") is not None
@@ -432,7 +412,7 @@ def format_table(results: dict[str, Any] | Sequence[dict[str, Any]]) -> str:
             + (f", timer {result['timer']}" if result.get("timer") else "")
             + "]"
         )
-        columns = f"{'backend':<15}{'median µs':>12}{'GB/s':>10}{'x eager':>10}{'x compile':>11}"
+        columns = f"{'backend':<15}{'median µs':>12}{'host µs':>10}{'GB/s':>10}{'x eager':>10}{'x compile':>11}"
         if with_copy:
             columns += f"{'% copy':>8}"
         lines = [header, columns]
@@ -442,6 +422,7 @@ def format_table(results: dict[str, Any] | Sequence[dict[str, Any]]) -> str:
                 continue
             line = (
                 f"{row['backend']:<15}{_number(row.get('median_us'), 2):>12}"
+                f"{_number(row.get('host_us'), 1):>10}"
                 f"{_number(row.get('gbps'), 1):>10}{_number(row.get('vs_eager'), 2):>10}"
                 f"{_number(row.get('vs_compile'), 2):>11}"
             )

@@ -2,7 +2,7 @@
 
     emmy compile (-c SOURCE | FILE.py) [--ir LEVEL] [-o FILE]
     emmy run (-c SOURCE | FILE.py) [--device cpu|cuda] [--seed N] [--bench] [--json FILE]
-    emmy bench --suite memory-bound [--only REGEX] [--json FILE] [--in-process]
+    emmy bench --suite memory-bound [--only REGEX] [--json FILE] [--copy-bandwidth GBPS]
     emmy exec FILE.mlir [--function NAME] [--inputs in.npz] [--seed N] [-o out.npz]
 
 `compile` prints a PyTorch program at one level; `run` checks every level against PyTorch eager
@@ -20,7 +20,6 @@ Bad input never shows a Python traceback: parse, verify and execution errors pri
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 from io import StringIO
@@ -271,17 +270,16 @@ def run_bench(args: argparse.Namespace) -> int:
     require_gpu("emmy bench")
     copy = args.copy_bandwidth or device_copy_bandwidth()
     print(f"device copy bandwidth: {copy:.0f} GB/s", flush=True)
-    run_case = bench_case if args.in_process or len(cases) == 1 else bench_case_in_subprocess
     results = []
     for index, case in enumerate(cases, 1):
         print(f"[{index}/{len(cases)}] {case_name(case)}", flush=True)
-        results.append(run_case(args.suite, case, copy))
+        results.append(bench_case(case, copy))
         if args.json:
             to_json(results, args.json)
     return 0 if all(r["correct"] for result in results for r in result["backends"]) else 1
 
 
-def bench_case(suite: str, case: tuple[str, str, str, str], copy: float) -> dict:
+def bench_case(case: tuple[str, str, str, str], copy: float) -> dict:
     from emmy.tools.bench import format_table
 
     name, shape, dtype, source = case
@@ -291,32 +289,6 @@ def bench_case(suite: str, case: tuple[str, str, str, str], copy: float) -> dict
     result.update(program=name, shape=shape)
     print(format_table(result), flush=True)
     return result
-
-
-def bench_case_in_subprocess(suite: str, case: tuple[str, str, str, str], copy: float) -> dict:
-    """Times one case in a fresh `emmy bench` process: torch.compile'd programs timed after
-    others in one process were measured far slower, and erratic, on an H200."""
-    import subprocess
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as directory:
-        output = Path(directory) / "case.json"
-        command = [
-            sys.executable, "-m", "emmy.tools.cli", "bench", "--suite", suite, "--in-process",
-            "--only", f"^{re.escape(case_name(case))}$", "--copy-bandwidth", repr(copy),
-            "--json", str(output),
-        ]
-        completed = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        lines = completed.stdout.splitlines()
-        print("\n".join(line for line in lines if not line.startswith(("device copy", "["))), flush=True)
-        if output.exists():
-            return json.loads(output.read_text())["results"][0]
-    name, shape, dtype, _ = case
-    error = f"the benchmark process exited {completed.returncode}: " + " | ".join(lines[-3:])
-    return {
-        "program": name, "shape": shape, "dtype": dtype, "copy_bandwidth_gbps": copy,
-        "backends": [{"backend": "emmy", "correct": False, "error": error}],
-    }
 
 
 def run_run(args: argparse.Namespace) -> int:
@@ -410,11 +382,6 @@ def build_parser() -> argparse.ArgumentParser:
         "matches REGEX",
     )
     bench.add_argument("--json", metavar="FILE", help="write the results as JSON (after each case)")
-    bench.add_argument(
-        "--in-process", action="store_true",
-        help="time every case in this process (by default each case runs in a process of its "
-        "own, so that no torch.compile'd program is timed after another)",
-    )
     bench.add_argument(
         "--copy-bandwidth", type=float, metavar="GBPS",
         help="the device copy bandwidth to report fractions of, instead of measuring it",
