@@ -21,7 +21,9 @@ How Kernel IR reads as CUDA:
   `x[i * 2048 + j]`; shared buffers are `__shared__` arrays declared at the top of the kernel
   (one per `kernel.shared_alloc`, as the op means), dynamic shared views are typed pointers into
   `extern __shared__ unsigned char emmy_smem[]`;
-- `arith.maximumf` / `minimumf` keep their NaN-propagating semantics (`fmaxf` does not), as do
+- `arith.maximumf` / `minimumf` keep their NaN-propagating semantics (`fmaxf` does not: on f32,
+  f16 and bf16 they are PTX's `max.NaN` / `min.NaN`, the sign of a zero result taken from the
+  operands), as do
   `kernel.atomic max` / `min` on floats (a compare-and-swap loop);
 - integer add/sub/mul on iN wrap (computed unsigned), as in arith; `index` arithmetic is plain
   `long` arithmetic (it addresses memory, and does not overflow).
@@ -1128,10 +1130,21 @@ _OP_PRINTERS: dict[type[Operation], Callable[[_KernelPrinter, Operation], None]]
 
 # --- helper functions -----------------------------------------------------------------------
 
-_SIGN = {"float": "__float_as_int({x}) < 0", "double": "__double_as_longlong({x}) < 0"}
-_FROM_FLOAT = {"__half": "__float2half_rn", "__nv_bfloat16": "__float2bfloat16_rn"}
-_TO_FLOAT = {"__half": "__half2float", "__nv_bfloat16": "__bfloat162float"}
 _C_TYPE_ORDER = ("float", "double", "__half", "__nv_bfloat16")
+
+
+# The hardware's NaN-propagating max / min (sm_80 and later), and the bits of each type.
+_MAX_MIN_NAN = {
+    "float": ('asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b))',
+              'asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b))'),
+    "__half": ("r = __hmax_nan(a, b)", "r = __hmin_nan(a, b)"),
+    "__nv_bfloat16": ("r = __hmax_nan(a, b)", "r = __hmin_nan(a, b)"),
+}
+_BITS = {
+    "float": ("unsigned int", "__float_as_uint", "__uint_as_float", "0x7fffffffu", "0x80000000u"),
+    "__half": ("unsigned short", "__half_as_ushort", "__ushort_as_half", "0x7fff", "0x8000"),
+    "__nv_bfloat16": ("unsigned short", "__bfloat16_as_ushort", "__ushort_as_bfloat16", "0x7fff", "0x8000"),
+}
 
 
 def _max_min_helper(name: str, maximum: bool) -> Callable[[_Features], str]:
@@ -1139,32 +1152,32 @@ def _max_min_helper(name: str, maximum: bool) -> Callable[[_Features], str]:
         operation = "maximumf" if maximum else "minimumf"
         parts = [
             f"// arith.{operation}: NaN when either operand is NaN, and -0.0 < +0.0 "
-            f"({'fmaxf' if maximum else 'fminf'} would return the other operand of a NaN).\n"
+            f"({'fmaxf' if maximum else 'fminf'} would return the other operand of a NaN). A zero "
+            f"result is -0.0 {'only when both operands are' if maximum else 'when either operand is'}, "
+            f"whatever sign the instruction gives it.\n"
         ]
         for c in _C_TYPE_ORDER:
             if c not in features.helper_types[name]:
                 continue
-            if c in _SIGN:
-                negative = _SIGN[c].format(x="a")
+            if c in _MAX_MIN_NAN:
+                word, to_bits, from_bits, magnitude, sign = _BITS[c]
+                combine = "&" if maximum else "|"
+                parts.append(
+                    f"__device__ __forceinline__ {c} {name}({c} a, {c} b) {{\n"
+                    f"  {c} r;\n"
+                    f"  {_MAX_MIN_NAN[c][0 if maximum else 1]};\n"
+                    f"  if (({to_bits}(r) & {magnitude}) != 0) return r;\n"
+                    f"  return {from_bits}(static_cast<{word}>(({to_bits}(a) {combine} {to_bits}(b)) & {sign}));\n"
+                    f"}}\n"
+                )
+            else:  # double: PTX has no NaN-propagating max.f64
                 pick = "b : a" if maximum else "a : b"
                 compare = ">" if maximum else "<"
                 parts.append(
                     f"__device__ __forceinline__ {c} {name}({c} a, {c} b) {{\n"
                     f"  if (a != a || b != b) return a + b;\n"
-                    f"  if (a == b) return {negative} ? {pick};\n"
+                    f"  if (a == b) return __double_as_longlong(a) < 0 ? {pick};\n"
                     f"  return a {compare} b ? a : b;\n"
-                    f"}}\n"
-                )
-            else:
-                # The result is one of the operands (or a NaN): pick it rather than round.
-                pick = "b : a" if maximum else "a : b"
-                compare = ">" if maximum else "<"
-                parts.append(
-                    f"__device__ __forceinline__ {c} {name}({c} a, {c} b) {{\n"
-                    f"  float x = {_TO_FLOAT[c]}(a), y = {_TO_FLOAT[c]}(b);\n"
-                    f"  if (x != x || y != y) return {_FROM_FLOAT[c]}(x + y);\n"
-                    f"  if (x == y) return __float_as_int(x) < 0 ? {pick};\n"
-                    f"  return x {compare} y ? a : b;\n"
                     f"}}\n"
                 )
         return "".join(parts)

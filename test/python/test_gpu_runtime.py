@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import datetime
 import json
+import math
 import sys
 import time
 import types
@@ -818,3 +819,53 @@ def test_kernel_ir_runs_on_the_gpu():
     x = fresh(32, 2048, seed=9)
     (y,) = program([x], poison=True)
     torch.testing.assert_close(y, x * x, rtol=0, atol=0)
+
+
+MAX_MIN_IR = """
+kernel.func @k_max_min(%x: memref<{n}x{t}>, %y: memref<{n}x{t}>, %hi: memref<{n}x{t}>, %lo: memref<{n}x{t}>) block [{n}, 1, 1] {{
+  %i = kernel.thread_id x
+  %a = memref.load %x[%i] : memref<{n}x{t}>
+  %b = memref.load %y[%i] : memref<{n}x{t}>
+  %max = arith.maximumf %a, %b : {t}
+  %min = arith.minimumf %a, %b : {t}
+  memref.store %max, %hi[%i] : memref<{n}x{t}>
+  memref.store %min, %lo[%i] : memref<{n}x{t}>
+}}
+
+func.func @forward(%x: memref<{n}x{t}>, %y: memref<{n}x{t}>) -> (memref<{n}x{t}>, memref<{n}x{t}>) {{
+  %hi = memref.alloc() : memref<{n}x{t}>
+  %lo = memref.alloc() : memref<{n}x{t}>
+  kernel.launch @k_max_min(%x, %y, %hi, %lo) grid [1, 1, 1] block [{n}, 1, 1] smem 0 : memref<{n}x{t}>, memref<{n}x{t}>, memref<{n}x{t}>, memref<{n}x{t}>
+  func.return %hi, %lo : memref<{n}x{t}>, memref<{n}x{t}>
+}}
+"""
+
+
+def ieee_maximum_minimum(a: float, b: float) -> tuple[float, float]:
+    """IEEE 754-2019 maximum and minimum, as arith.maximumf / minimumf define them."""
+    if math.isnan(a) or math.isnan(b):
+        return math.nan, math.nan
+    if a == b == 0:
+        negative = (math.copysign(1, a) < 0, math.copysign(1, b) < 0)
+        return (-0.0 if all(negative) else 0.0), (-0.0 if any(negative) else 0.0)
+    return max(a, b), min(a, b)
+
+
+@needs_gpu
+@pytest.mark.parametrize("t, dtype", [("f32", torch.float32), ("f16", torch.float16),
+                                      ("bf16", torch.bfloat16), ("f64", torch.float64)])
+def test_maximumf_and_minimumf_on_the_gpu_propagate_nan_and_order_zeros(t, dtype):
+    from emmy.dialects import make_context
+
+    special = [math.nan, math.inf, -math.inf, 0.0, -0.0, 1.5, -1.5, 3.0]
+    pairs = [(a, b) for a in special for b in special]
+    module = Parser(make_context(), MAX_MIN_IR.format(n=len(pairs), t=t)).parse_module()
+    module.verify()
+    x = torch.tensor([a for a, _ in pairs], dtype=dtype, device="cuda")
+    y = torch.tensor([b for _, b in pairs], dtype=dtype, device="cuda")
+    hi, lo = HostProgram(module)([x, y], poison=True)
+    for index, (a, b) in enumerate(pairs):
+        for got, want in zip((float(hi[index]), float(lo[index])), ieee_maximum_minimum(a, b)):
+            assert (math.isnan(got) and math.isnan(want)) or (
+                got == want and math.copysign(1, got) == math.copysign(1, want)
+            ), (t, a, b, got, want)

@@ -12,9 +12,10 @@
 // CHECK-NEXT:    if (a != a || b != b) return a + b;
 // CHECK-NEXT:    if (a == b) return __double_as_longlong(a) < 0 ? b : a;
 // CHECK:       __device__ __forceinline__ float emmy_minimumf(float a, float b) {
-// CHECK-NEXT:    if (a != a || b != b) return a + b;
-// CHECK-NEXT:    if (a == b) return __float_as_int(a) < 0 ? a : b;
-// CHECK-NEXT:    return a < b ? a : b;
+// CHECK-NEXT:    float r;
+// CHECK-NEXT:    asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+// CHECK-NEXT:    if ((__float_as_uint(r) & 0x7fffffffu) != 0) return r;
+// CHECK-NEXT:    return __uint_as_float(static_cast<unsigned int>((__float_as_uint(a) | __float_as_uint(b)) & 0x80000000u));
 // CHECK-NEXT:  }
 // CHECK:       // kernel.atomic max on floats: a compare-and-swap loop storing emmy_maximumf(old, value); returns the old value.
 // CHECK-NEXT:  __device__ __forceinline__ float emmy_atomic_maximumf(float* address, float value) {

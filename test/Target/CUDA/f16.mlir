@@ -1,7 +1,8 @@
 // RUN: emmy-opt %s -t cuda | filecheck %s
 
 // f16 values are __half: arithmetic through the __h* intrinsics, comparisons exact in float,
-// maximumf compared in float and picking one operand (no rounding unless a NaN), constants
+// maximumf through the NaN-propagating __hmax_nan with the sign of a zero result fixed from
+// the operands' sign bits, constants
 // rounded to f16 and written as the exact float they are, conversions with CUDA's
 // round-to-nearest intrinsics.
 
@@ -9,10 +10,10 @@
 // CHECK-NOT:   #include <cuda_bf16.h>
 // CHECK-NOT:   emmy_maximumf(float a, float b)
 // CHECK:       __device__ __forceinline__ __half emmy_maximumf(__half a, __half b) {
-// CHECK-NEXT:    float x = __half2float(a), y = __half2float(b);
-// CHECK-NEXT:    if (x != x || y != y) return __float2half_rn(x + y);
-// CHECK-NEXT:    if (x == y) return __float_as_int(x) < 0 ? b : a;
-// CHECK-NEXT:    return x > y ? a : b;
+// CHECK-NEXT:    __half r;
+// CHECK-NEXT:    r = __hmax_nan(a, b);
+// CHECK-NEXT:    if ((__half_as_ushort(r) & 0x7fff) != 0) return r;
+// CHECK-NEXT:    return __ushort_as_half(static_cast<unsigned short>((__half_as_ushort(a) & __half_as_ushort(b)) & 0x8000));
 // CHECK-NEXT:  }
 
 // CHECK-LABEL: extern "C" __global__ void __launch_bounds__(64) half_ops(const __half* __restrict__ x, __half* __restrict__ y, int* __restrict__ n) {

@@ -6,11 +6,12 @@
 // the same for the sum of exp(x - max); then a strided loop writes exp(x - max) / sum. Lane l
 // reads warp l % 4's partial, so xor shuffles over 2 and 1 give every lane the row's total.
 
-// CHECK:       // arith.maximumf: NaN when either operand is NaN, and -0.0 < +0.0 (fmaxf would return the other operand of a NaN).
+// CHECK:       // arith.maximumf: NaN when either operand is NaN, and -0.0 < +0.0 (fmaxf would return the other operand of a NaN). A zero result is -0.0 only when both operands are, whatever sign the instruction gives it.
 // CHECK-NEXT:  __device__ __forceinline__ float emmy_maximumf(float a, float b) {
-// CHECK-NEXT:    if (a != a || b != b) return a + b;
-// CHECK-NEXT:    if (a == b) return __float_as_int(a) < 0 ? b : a;
-// CHECK-NEXT:    return a > b ? a : b;
+// CHECK-NEXT:    float r;
+// CHECK-NEXT:    asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+// CHECK-NEXT:    if ((__float_as_uint(r) & 0x7fffffffu) != 0) return r;
+// CHECK-NEXT:    return __uint_as_float(static_cast<unsigned int>((__float_as_uint(a) & __float_as_uint(b)) & 0x80000000u));
 // CHECK-NEXT:  }
 
 // CHECK-LABEL: // kernel.func @softmax: block [128, 1, 1], 32 bytes of static shared memory
