@@ -83,12 +83,19 @@ def _format_value(value: Any) -> str:
     return str(value)
 
 
+UNDOCUMENTED_PASS_SUMMARIES = {
+    "cse": "Replaces each operation that repeats an earlier, equivalent one by its results.",
+    "dce": "Erases operations whose results are unused and which have no side effects.",
+}
+"""One-line descriptions of the xDSL passes we register whose classes have no docstring."""
+
+
 def pass_summary(pass_class: type[ModulePass]) -> str:
     """The first paragraph of the pass's docstring, on one line."""
     doc = pass_class.__dict__.get("__doc__") or ""
     # @dataclass makes up a docstring, the constructor's signature, for a class without one.
-    if doc.startswith(f"{pass_class.__name__}("):
-        return ""
+    if not doc or doc.startswith(f"{pass_class.__name__}("):
+        return UNDOCUMENTED_PASS_SUMMARIES.get(pass_class.name, "")
     return " ".join(inspect.cleandoc(doc).split("\n\n")[0].split())
 
 

@@ -3,6 +3,11 @@
 
 // RUN: emmy-opt --list-passes | filecheck %s
 // CHECK:      canonicalize
+// CHECK-NEXT:   Applies all canonicalization patterns.
+// CHECK-NEXT: cse
+// CHECK-NEXT:   Replaces each operation that repeats an earlier, equivalent one by its results.
+// CHECK-NEXT: dce
+// CHECK-NEXT:   Erases operations whose results are unused
 // CHECK:      lower-fused-to-loop
 // CHECK-NEXT:   Lowers each fused.kernel to a loop.kernel
 // CHECK-NEXT:   keep-unit-dims: bool = false
