@@ -17,13 +17,18 @@
 
 The kernel carries the launch shape (`grid`, `block`). Each loop carries its mapping:
 - `grid`: iterations go to blocks, `blockIdx.x`, `blockIdx.x + gridDim.x`, ...; the loops of
-  one nest mapped to the grid share the block index, outermost first;
+  one nest mapped to the grid share the block index, outermost first; the grid loops of a
+  nest whose innermost grid loop holds a `global` loop (a two-dimensional nest) go to rows of
+  blocks instead (`blockIdx.y`, strided by `gridDim.y`), and the global loop to the blocks of
+  a row (`blockIdx.x`): a few long rows of an elementwise kernel spread over many blocks. A
+  grid with more than one row of blocks is for two-dimensional nests only (any other nest
+  would run once per row);
 - `thread`: iterations go to the threads of a block, strided by the block size; a reduction
   mapped to threads is combined across the block (warp shuffles, then shared memory), and
   every thread gets the total;
 - `global`: iterations go to every thread of the grid, strided by the grid's thread count
-  (a one-dimensional nest, which has no outer loop to give the blocks); a reduction mapped
-  to global is split across blocks: each block combines its threads' partials, and the
+  (a one-dimensional nest, which has no outer loop to give the blocks), or of a row of blocks
+  (in a two-dimensional nest); a reduction mapped to global, a whole nest, is split across blocks: each block combines its threads' partials, and the
   blocks' totals are combined with atomics into the one element the result is stored to
   (which the host sets to the init first);
 - `serial`: each thread runs every iteration.
@@ -107,6 +112,19 @@ SPLIT_TYPES = (f32, f64, i32, i64)
 MAX_THREADS = 1024
 MAX_STAGE_BYTES = 48 * 1024
 """What one block may stage: the static shared memory a kernel gets without opting in."""
+
+
+def two_dimensional_global(root: ForOp) -> ForOp | None:
+    """The global loop of a two-dimensional nest rooted at `root` (grid loops, the innermost
+    of which holds a global loop), or None for any other nest."""
+    innermost = root
+    while innermost.mapping.data == "grid":
+        inner = [o for o in innermost.body.block.ops if isinstance(o, ForOp)]
+        if len(inner) == 1 and inner[0].mapping.data == "grid":
+            innermost = inner[0]
+            continue
+        return next((o for o in inner if o.mapping.data == "global"), None)
+    return None
 
 
 def contiguous_offset(index: SSAValue, induction_var: SSAValue) -> int | None:
@@ -205,6 +223,14 @@ class KernelOp(IRDLOperation):
 
     def verify_(self) -> None:
         verify_launch_shape(self.grid_shape, self.block_shape)
+        if self.grid_shape[1] > 1:
+            for nest in self.body.block.ops:
+                if isinstance(nest, ForOp) and two_dimensional_global(nest) is None:
+                    raise VerifyException(
+                        f"grid {list(self.grid_shape)} has {self.grid_shape[1]} rows of blocks, "
+                        f"which only a nest of grid loops around a global loop spreads over: "
+                        f"the kernel's other nests would run once per row"
+                    )
         args = self.body.block.args
         if tuple(a.type for a in args) != self.buffer_types:
             raise VerifyException("kernel body arguments must match the kernel signature")
@@ -372,6 +398,11 @@ class ForOp(IRDLOperation):
             )
         accumulator_type = verify_reduction(self.kind.data, self.init)
         if self.mapping.data == "global":
+            if not isinstance(self.parent_op(), KernelOp):
+                raise VerifyException(
+                    "a reduction mapped to global is split across the blocks of the grid: it "
+                    "is a whole nest, not inside another loop"
+                )
             self._verify_split_reduction()
         if [r.type for r in self.accumulator] != [accumulator_type] or yielded != [
             accumulator_type

@@ -12,6 +12,11 @@ The heuristic, for the loop nests lower-fused-to-loop produces (one nest per out
   a combiner and type atomics take (add, max, min on f32, f64, i32, i64): its blocks each reduce
   a part, and combine their totals with atomics (`split-reductions=false` keeps it in one
   block).
+- A kernel's only nest, if elementwise (the loops inside its grid loops are parallel and
+  hold no loops) and with fewer than 256 grid iterations (rows), is two-dimensional: its
+  grid loops go to rows of blocks and the loops inside them to `global`, over the blocks of
+  a row, so that 16 rows of 4096 still reach about 128 blocks (a block of one vector per
+  thread, sized so that the grid has about 128 blocks in all).
 - Everything deeper runs serially in each thread (a reduction inside a thread-mapped loop).
 - Vector width: a thread or global loop that holds no loop and reads or writes along the last
   dimension at its induction variable (plus a constant) takes 16 bytes of its widest such
@@ -27,7 +32,8 @@ The heuristic, for the loop nests lower-fused-to-loop produces (one nest per out
   in flight; with fewer rows, which leave SMs idle anyway, a thread takes one vector, so that
   each row is done sooner;
   the grid covers the largest nest's grid iterations (at most 65535 blocks; loops mapped to
-  the grid stride by the grid size, so any grid is correct).
+  the grid stride by the grid size, so any grid is correct), and a two-dimensional nest's
+  rows by its columns of blocks.
 
 The schedule is data: `block-size=N`, `vector-width=N` and `stage=none|sync|async` override the
 heuristic for every kernel, and the attributes `tile.block_size`, `tile.vector_width` (integers)
@@ -58,6 +64,8 @@ block's loads in flight)."""
 MANY_ROWS = 256
 """Grid iterations from which a thread takes several vectors: about two rows per SM of an
 H100 or H200 (132 SMs); fewer rows get a thread per vector, so that each row finishes sooner."""
+SPREAD_BLOCKS = 128
+"""The blocks a two-dimensional nest aims at: about one per SM of an H100 or H200."""
 VECTOR_BYTES = 16
 STAGE_BUDGET_BYTES = 32 * 1024
 BLOCK_SIZE_ATTRIBUTE = "tile.block_size"
@@ -119,21 +127,32 @@ def _splits_across_blocks(reduction: loop.ForOp) -> bool:
     )
 
 
+def _spreads_rows_over_blocks(roots: list[loop.ForOp], chain: list[loop.ForOp]) -> bool:
+    """A kernel's only nest, elementwise (its loops inside the grid loops are parallel and
+    hold no loops), with fewer grid iterations than MANY_ROWS: its rows go to rows of blocks
+    and each row's iterations over a row of blocks (a two-dimensional nest), so that a few
+    long rows still reach every SM."""
+    if len(roots) != 1 or not chain or prod(f.trip_count for f in chain) >= MANY_ROWS:
+        return False
+    inner = _child_loops(chain[-1])
+    return all(not f.is_reduction and not _child_loops(f) for f in inner)
+
+
 def _mappings(kernel: loop.KernelOp, split_reductions: bool) -> dict[loop.ForOp, str]:
     mappings: dict[loop.ForOp, str] = {}
-    for root in kernel.body.block.ops:
-        if not isinstance(root, loop.ForOp):
-            continue
+    roots = [op for op in kernel.body.block.ops if isinstance(op, loop.ForOp)]
+    for root in roots:
         chain = _grid_chain(root)
         for grid_loop in chain:
             mappings[grid_loop] = "grid"
         threaded = _child_loops(chain[-1]) if chain else [root]
+        two_dimensional = _spreads_rows_over_blocks(roots, chain)
         for thread_loop in threaded:
             one_dimensional = not chain and (
                 not thread_loop.is_reduction
                 or (split_reductions and _splits_across_blocks(thread_loop))
             )
-            mappings[thread_loop] = "global" if one_dimensional else "thread"
+            mappings[thread_loop] = "global" if one_dimensional or two_dimensional else "thread"
     return mappings
 
 
@@ -188,10 +207,23 @@ def _block_size(
         for f, m in mappings.items()
         if m in ("thread", "global")
     ]
-    rows = max(_nest_extents(mappings, widths, 1).values(), default=1)
-    per_thread = VECTORS_PER_THREAD if rows >= MANY_ROWS else 1
-    threads = -(-max(extents, default=1) // per_thread)
+    if _row_count(mappings):
+        # Two-dimensional: about SPREAD_BLOCKS blocks in all, a vector per thread.
+        threads = -(-_row_count(mappings) * max(extents) // SPREAD_BLOCKS)
+    else:
+        rows = max(_nest_extents(mappings, widths, 1).values(), default=1)
+        per_thread = VECTORS_PER_THREAD if rows >= MANY_ROWS else 1
+        threads = -(-max(extents, default=1) // per_thread)
     return min(MAX_BLOCK, max(32, -(-threads // 32) * 32))
+
+
+def _row_count(mappings: dict[loop.ForOp, str]) -> int:
+    """The grid iterations of a kernel's two-dimensional nest (its rows of blocks), or 0."""
+    for for_op, mapping in mappings.items():
+        parent = for_op.parent_op()
+        if mapping == "global" and isinstance(parent, loop.ForOp):
+            return prod(f.trip_count for f in _enclosing_and_self(parent))
+    return 0
 
 
 def _staged_rows(
@@ -205,7 +237,7 @@ def _staged_rows(
     budget = STAGE_BUDGET_BYTES
     for grid_loop, mapping in mappings.items():
         children = _child_loops(grid_loop)
-        if mapping != "grid" or any(mappings.get(c) == "grid" for c in children):
+        if mapping != "grid" or any(mappings.get(c) in ("grid", "global") for c in children):
             continue
         grid_variables = {f.induction_var for f in _enclosing_and_self(grid_loop)}
 
@@ -232,9 +264,19 @@ def _staged_rows(
     return staged
 
 
-def _grid_size(mappings: dict[loop.ForOp, str], widths: dict[loop.ForOp, int], block: int) -> int:
+def _grid_shape(
+    mappings: dict[loop.ForOp, str], widths: dict[loop.ForOp, int], block: int
+) -> list[int]:
+    rows = _row_count(mappings)
+    if rows:
+        columns = max(
+            -(-f.trip_count // (block * widths.get(f, 1)))
+            for f, m in mappings.items()
+            if m == "global"
+        )
+        return [min(MAX_GRID, columns), min(MAX_GRID, rows), 1]
     extents = _nest_extents(mappings, widths, block).values()
-    return max(1, min(MAX_GRID, max(extents, default=1)))
+    return [max(1, min(MAX_GRID, max(extents, default=1))), 1, 1]
 
 
 def _nest_extents(
@@ -319,9 +361,9 @@ def _lower_kernel(kernel: loop.KernelOp, overrides: Overrides) -> tile.KernelOp:
         new.name_hint = old.name_hint
         values[old] = new
     _convert_body(kernel.body.block, body, schedule, values)
-    grid = _grid_size(mappings, widths, block)
     lowered = tile.KernelOp(
-        kernel.sym_name.data, kernel.buffer_types, [grid, 1, 1], [block, 1, 1], Region(body)
+        kernel.sym_name.data, kernel.buffer_types, _grid_shape(mappings, widths, block),
+        [block, 1, 1], Region(body),
     )
     lowered.location = kernel.location
     return lowered

@@ -2,7 +2,8 @@
 
 Each mapping becomes a loop over the iterations a thread owns (`scf.for`):
 - `grid`: the loops of a nest mapped to the grid are linearised into one loop from
-  `blockIdx.x` in steps of `gridDim.x`, and each iteration's indices are split back out;
+  `blockIdx.x` in steps of `gridDim.x` (`blockIdx.y` in steps of `gridDim.y` when they hold a
+  `global` loop), and each iteration's indices are split back out;
 - `thread`: from `threadIdx.x` in steps of the block size (a constant, so that the compiler
   unrolls a loop of a known trip count);
 - `global`: from `blockIdx.x * blockDim.x + threadIdx.x` in steps of `gridDim.x * blockDim.x`;
@@ -328,7 +329,12 @@ class _KernelBuilder:
                         self.convert_op(body_op)
             self.staged = staged  # a staged row holds this iteration's row only
 
-        self._scf_for(self.block_id, self.constant(prod(extents)), self.grid_dim, None, fill)
+        if tile.two_dimensional_global(outermost) is None:
+            first, step = self.block_id, self.grid_dim
+        else:
+            first = self._add(kernel.BlockIdOp("y")).results[0]
+            step = self._add(kernel.GridDimOp("y")).results[0]
+        self._scf_for(first, self.constant(prod(extents)), step, None, fill)
 
     def _warp_reduce(self, kind: str, value: SSAValue) -> SSAValue:
         offset = WARP // 2

@@ -50,20 +50,22 @@ func.func @forward(%x: memref<32x2048xf32>) -> memref<32x2048xf32> {
 
 // -----
 
-// An elementwise nest: the leading dims go to the grid, the last to the threads; a block
-// covers a short row with a whole number of warps. A row of 40 takes 4 f32 at a time (10
-// vectors, one warp); nothing is read twice, so nothing is staged.
+// An elementwise nest with few rows (3 x 4 = 12 grid iterations, under 256) is
+// two-dimensional: the leading dims go to rows of blocks (their grid loops hold a global
+// loop) and the last dim to the blocks of a row, 4 f32 a thread at a time; a row of 40 is
+// 10 vectors, so one warp and one block per row (two blocks of a warp for 40 scalars);
+// nothing is read twice, so nothing is staged.
 
 // CHECK-LABEL: tile.kernel @k_add(
-// CHECK-SAME:    grid [12, 1, 1] block [32, 1, 1] {
+// CHECK-SAME:    grid [1, 12, 1] block [32, 1, 1] {
 // CHECK-NEXT:    tile.for %{{.*}} in 0 to 3 map grid {
 // CHECK-NEXT:      tile.for %{{.*}} in 0 to 4 map grid {
-// CHECK-NEXT:        tile.for %{{.*}} in 0 to 40 map thread vector 4 {
+// CHECK-NEXT:        tile.for %{{.*}} in 0 to 40 map global vector 4 {
 
 // SCALAR-LABEL: tile.kernel @k_add(
-// SCALAR-SAME:    grid [12, 1, 1] block [64, 1, 1] {
+// SCALAR-SAME:    grid [2, 12, 1] block [32, 1, 1] {
 // SCALAR-NOT:     tile.stage
-// SCALAR:         tile.for %{{.*}} in 0 to 40 map thread {
+// SCALAR:         tile.for %{{.*}} in 0 to 40 map global {
 
 loop.kernel @k_add(%x: memref<3x4x40xf32>, %y: memref<3x4x40xf32>) {
   loop.for %a in 0 to 3 {
@@ -73,6 +75,73 @@ loop.kernel @k_add(%x: memref<3x4x40xf32>, %y: memref<3x4x40xf32>) {
         %w = arith.addf %v, %v : f32
         loop.store %w, %y[%a, %b, %c] : memref<3x4x40xf32>
       }
+    }
+  }
+}
+
+// -----
+
+// 16 rows of 4096 (a decode-sized activation) would be 16 blocks, one row each, on a GPU
+// of 132 SMs: two-dimensional, the blocks are sized so that the grid has about 128 of them
+// (16 x 1024 vectors / 128 = 128 threads), 8 per row.
+
+// CHECK-LABEL: tile.kernel @k_silu(
+// CHECK-SAME:    grid [8, 16, 1] block [128, 1, 1] {
+// CHECK-NEXT:    tile.for %{{.*}} in 0 to 16 map grid {
+// CHECK-NEXT:      tile.for %{{.*}} in 0 to 4096 map global vector 4 {
+
+loop.kernel @k_silu(%x: memref<16x4096xf32>, %y: memref<16x4096xf32>) {
+  loop.for %i in 0 to 16 {
+    loop.for %j in 0 to 4096 {
+      %v = loop.load %x[%i, %j] : memref<16x4096xf32>
+      %w = arith.mulf %v, %v : f32
+      loop.store %w, %y[%i, %j] : memref<16x4096xf32>
+    }
+  }
+}
+
+// -----
+
+// With 256 rows or more, the rows alone fill the GPU: a row per grid iteration, its columns
+// over the threads of a block, 4 vectors a thread (64 / 4 / 4 = 4 threads, one warp).
+
+// CHECK-LABEL: tile.kernel @k_square(
+// CHECK-SAME:    grid [256, 1, 1] block [32, 1, 1] {
+// CHECK-NEXT:    tile.for %{{.*}} in 0 to 256 map grid {
+// CHECK-NEXT:      tile.for %{{.*}} in 0 to 64 map thread vector 4 {
+
+loop.kernel @k_square(%x: memref<256x64xf32>, %y: memref<256x64xf32>) {
+  loop.for %i in 0 to 256 {
+    loop.for %j in 0 to 64 {
+      %v = loop.load %x[%i, %j] : memref<256x64xf32>
+      %w = arith.mulf %v, %v : f32
+      loop.store %w, %y[%i, %j] : memref<256x64xf32>
+    }
+  }
+}
+
+// -----
+
+// Two nests in one kernel share its grid, so neither is two-dimensional (a second row of
+// blocks would run the other nest twice).
+
+// CHECK-LABEL: tile.kernel @k_two_outputs(
+// CHECK-SAME:    grid [4, 1, 1]
+// CHECK:         tile.for %{{.*}} in 0 to 64 map thread vector 4 {
+// CHECK:         tile.for %{{.*}} in 0 to 64 map thread vector 4 {
+
+loop.kernel @k_two_outputs(%x: memref<4x64xf32>, %y: memref<4x64xf32>, %z: memref<4x64xf32>) {
+  loop.for %i in 0 to 4 {
+    loop.for %j in 0 to 64 {
+      %v = loop.load %x[%i, %j] : memref<4x64xf32>
+      loop.store %v, %y[%i, %j] : memref<4x64xf32>
+    }
+  }
+  loop.for %i in 0 to 4 {
+    loop.for %j in 0 to 64 {
+      %v = loop.load %x[%i, %j] : memref<4x64xf32>
+      %w = arith.addf %v, %v : f32
+      loop.store %w, %z[%i, %j] : memref<4x64xf32>
     }
   }
 }

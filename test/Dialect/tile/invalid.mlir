@@ -151,3 +151,28 @@ tile.kernel @split_used(%x: memref<64xf32>, %y: memref<f32>) grid [2, 1, 1] bloc
   %t = arith.mulf %s, %s : f32
   memref.store %t, %y[] : memref<f32>
 }
+
+// -----
+
+// expected-error @+1 {{grid [2, 4, 1] has 4 rows of blocks, which only a nest of grid loops around a global loop spreads over: the kernel's other nests would run once per row}}
+tile.kernel @rows_of_blocks(%x: memref<4x64xf32>) grid [2, 4, 1] block [32, 1, 1] {
+  tile.for %i in 0 to 4 map grid {
+    tile.for %j in 0 to 64 map thread {
+      %v = memref.load %x[%i, %j] : memref<4x64xf32>
+      memref.store %v, %x[%i, %j] : memref<4x64xf32>
+    }
+  }
+}
+
+// -----
+
+tile.kernel @split_in_a_row(%x: memref<4x64xf32>, %y: memref<4xf32>) grid [2, 4, 1] block [32, 1, 1] {
+  tile.for %i in 0 to 4 map grid {
+    // expected-error @+1 {{a reduction mapped to global is split across the blocks of the grid: it is a whole nest, not inside another loop}}
+    %s = tile.for %j in 0 to 64 map global reduce add init 0.0 : f32 {
+      %v = memref.load %x[%i, %j] : memref<4x64xf32>
+      tile.yield %v : f32
+    }
+    memref.store %s, %y[%i] : memref<4xf32>
+  }
+}
