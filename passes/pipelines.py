@@ -18,6 +18,7 @@ from xdsl.transforms.common_subexpression_elimination import CommonSubexpression
 
 from emmy.passes.decompose_torch import DecomposeTorchPass
 from emmy.passes.fuse_prims import FusePrimsPass
+from emmy.passes.hoist_invariant_reciprocals import HoistInvariantReciprocalsPass
 from emmy.passes.lower_fused_to_loop import LowerFusedToLoopPass
 from emmy.passes.lower_loop_to_tile import LowerLoopToTilePass
 from emmy.passes.lower_tile_to_kernel import LowerTileToKernelPass
@@ -31,6 +32,7 @@ STAGES: dict[str, tuple[ModulePass, ...]] = {
     ),
     "loop": (
         LowerFusedToLoopPass(),
+        HoistInvariantReciprocalsPass(),
         CanonicalizePass(),
         CommonSubexpressionElimination(),
     ),
@@ -85,7 +87,7 @@ class TorchToFusedPipeline(TorchToLevelPipeline):
 
 @dataclass(frozen=True)
 class TorchToLoopPipeline(TorchToLevelPipeline):
-    """Pipeline: Torch IR to Loop IR (..., lower-fused-to-loop, canonicalize, cse)."""
+    """Pipeline: Torch IR to Loop IR (..., lower-fused-to-loop, hoist-invariant-reciprocals, canonicalize, cse)."""
 
     name = "torch-to-loop"
     level = "loop"

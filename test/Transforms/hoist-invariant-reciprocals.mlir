@@ -1,0 +1,63 @@
+// RUN: emmy-opt %s --split-input-file --hoist-invariant-reciprocals | filecheck %s
+
+// A softmax's output loop divides by the row's sum, which the loop does not change: the
+// reciprocal is computed once, before the outermost loop the sum is invariant in (here the
+// column loop: the sum is defined in the row loop), and the loop multiplies by it.
+
+// CHECK-LABEL: loop.kernel @k_softmax_tail(
+// CHECK:         loop.for %[[I:.*]] in 0 to 4 {
+// CHECK:           %[[S:.*]] = loop.for %{{.*}} in 0 to 64 reduce add
+// CHECK:           %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-NEXT:      %[[R:.*]] = arith.divf %[[ONE]], %[[S]] : f32
+// CHECK-NEXT:      loop.for %{{.*}} in 0 to 64 {
+// CHECK-NEXT:        %[[E:.*]] = loop.load
+// CHECK-NEXT:        %{{.*}} = arith.mulf %[[E]], %[[R]] : f32
+// CHECK-NOT:         arith.divf
+
+loop.kernel @k_softmax_tail(%x: memref<4x64xf32>, %y: memref<4x64xf32>) {
+  loop.for %i in 0 to 4 {
+    %s = loop.for %r in 0 to 64 reduce add init 0.0 : f32 {
+      %v = loop.load %x[%i, %r] : memref<4x64xf32>
+      loop.yield %v : f32
+    }
+    loop.for %j in 0 to 64 {
+      %e = loop.load %x[%i, %j] : memref<4x64xf32>
+      %o = arith.divf %e, %s : f32
+      loop.store %o, %y[%i, %j] : memref<4x64xf32>
+    }
+  }
+}
+
+// -----
+
+// A divisor defined outside every loop (a kernel-wide constant) is hoisted out of the whole
+// nest; a divisor the loop computes, and a division outside any loop, stay divisions.
+
+// CHECK-LABEL: loop.kernel @k_scale(
+// CHECK:         %[[N:.*]] = arith.constant 3.000000e+00 : f32
+// CHECK-NEXT:    %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-NEXT:    %[[R:.*]] = arith.divf %[[ONE]], %[[N]] : f32
+// CHECK-NEXT:    loop.for %{{.*}} in 0 to 4 {
+// CHECK-NEXT:      loop.for %{{.*}} in 0 to 8 {
+// CHECK-NEXT:        %[[V:.*]] = loop.load
+// CHECK-NEXT:        %[[Q:.*]] = arith.mulf %[[V]], %[[R]] : f32
+// CHECK-NEXT:        %[[D:.*]] = arith.addf %[[V]], %[[N]] : f32
+// CHECK-NEXT:        %{{.*}} = arith.divf %[[Q]], %[[D]] : f32
+// CHECK:         %{{.*}} = arith.divf %{{.*}}, %[[N]] : f32
+// CHECK-NEXT:    loop.store
+
+loop.kernel @k_scale(%x: memref<4x8xf32>, %y: memref<4x8xf32>, %z: memref<f32>) {
+  %n = arith.constant 3.0 : f32
+  loop.for %i in 0 to 4 {
+    loop.for %j in 0 to 8 {
+      %v = loop.load %x[%i, %j] : memref<4x8xf32>
+      %q = arith.divf %v, %n : f32
+      %d = arith.addf %v, %n : f32
+      %o = arith.divf %q, %d : f32
+      loop.store %o, %y[%i, %j] : memref<4x8xf32>
+    }
+  }
+  %c = loop.load %z[] : memref<f32>
+  %t = arith.divf %c, %n : f32
+  loop.store %t, %z[] : memref<f32>
+}
