@@ -5,7 +5,11 @@ Each mapping becomes a loop over the iterations a thread owns (`scf.for`):
   `blockIdx.x` in steps of `gridDim.x` (`blockIdx.y` in steps of `gridDim.y` when they hold a
   `global` loop), and each iteration's indices are split back out;
 - `thread`: from `threadIdx.x` in steps of the block size (a constant, so that the compiler
-  unrolls a loop of a known trip count);
+  unrolls a loop of a known trip count); up to 4 steps are emitted one after another, so the
+  loops over one row visit each thread's elements in the same index values, and a load of a
+  staged row or of a buffer the kernel never writes that an earlier loop made is reused (a
+  softmax's output pass then multiplies the exps its sum pass computed, once cse has merged
+  the equal arithmetic);
 - `global`: from `blockIdx.x * blockDim.x + threadIdx.x` in steps of `gridDim.x * blockDim.x`;
 - `serial`: every iteration, in each thread.
 A loop of `vector N` starts N times further and steps N times further, and its body is
@@ -30,7 +34,7 @@ becomes a `kernel.launch` with the kernel's grid and block.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from math import prod
 
@@ -44,6 +48,9 @@ from emmy.dialects import kernel, tile
 from emmy.dialects.combiner import combine, identity
 
 WARP = 32
+UNROLLED_TRIPS = 4
+"""Block-strided loops of at most this many steps a thread are emitted step by step (the
+schedule gives a thread 4 vectors of a row: see lower-loop-to-tile)."""
 
 
 @dataclass
@@ -59,10 +66,18 @@ class _Lane:
 
 
 class _KernelBuilder:
-    """Emits one kernel.func body; `block` is where ops go next."""
+    """Emits one kernel.func body; `block` is where ops go next, inside `open_blocks`."""
 
-    def __init__(self, body: Block, threads: int):
+    def __init__(self, body: Block, threads: int, read_only: set[SSAValue]):
         self.block = body
+        self.open_blocks = [body]
+        """The blocks being built, outermost first: a value defined in one of them is
+        visible to every op emitted now."""
+        self.numbered: dict[tuple, tuple[SSAValue, Block]] = {}
+        """Index arithmetic, constants and loads of read-only data already emitted, and the
+        block each is in: emitted again, they reuse the first."""
+        self.read_only = read_only
+        """The kernel's buffers that it never stores to (their loads can be reused)."""
         self.threads = threads
         self.thread_id = self._add(kernel.ThreadIdOp("x")).results[0]
         self.block_id = self._add(kernel.BlockIdOp("x")).results[0]
@@ -79,13 +94,26 @@ class _KernelBuilder:
         self.block.add_op(op)
         return op
 
+    def _numbered(self, key: tuple, emit: Callable[[], SSAValue], reuse: bool = True) -> SSAValue:
+        """The value `emit` made for `key` before, where it is still visible (and `reuse`);
+        else a new one, recorded for later."""
+        known = self.numbered.get(key)
+        if reuse and known is not None and any(known[1] is block for block in self.open_blocks):
+            return known[0]
+        value = emit()
+        self.numbered[key] = (value, self.block)
+        return value
+
     def constant(self, value: int) -> SSAValue:
-        op = self._add(arith.ConstantOp.from_int_and_width(value, IndexType()))
-        op.result.name_hint = f"c{value}"
-        return op.result
+        def emit() -> SSAValue:
+            op = self._add(arith.ConstantOp.from_int_and_width(value, IndexType()))
+            op.result.name_hint = f"c{value}"
+            return op.result
+
+        return self._numbered(("constant", value), emit)
 
     def _index(self, op_type, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
-        return self._add(op_type(lhs, rhs)).results[0]
+        return self._numbered((op_type, lhs, rhs), lambda: self._add(op_type(lhs, rhs)).results[0])
 
     def convert(self, source: Block) -> None:
         for op in source.ops:
@@ -131,14 +159,32 @@ class _KernelBuilder:
         )
 
     def _load(self, op: memref.LoadOp) -> None:
+        """A load; of a staged row (written only by its tile.stage) or of a buffer the kernel
+        never writes, a second load of the same element that feeds a math function reuses the
+        first one's value, so that cse can merge the function too (a softmax's output pass
+        then multiplies its sum pass's exps). Reuse holds the values in registers from one
+        loop to the next, which only a transcendental function's recomputation is worth:
+        other loads are made again, from the staged row or the cache."""
         target, indices = self._target(op.memref, op.indices)
+        readable = target in self.read_only or target in self.staged.values()
+        reuse = _feeds_math_function(op.res)
         lane = self.lane
         if lane is not None and self._is_vector_access(op.memref, op.indices, target):
             if lane.index == 0:
-                lane.loads[op] = self._add(kernel.VectorLoadOp(target, indices, lane.width))
+                def emit_vector() -> SSAValue:
+                    return self._add(kernel.VectorLoadOp(target, indices, lane.width)).results[0]
+
+                key = ("vector_load", target, *indices, lane.width)
+                first = self._numbered(key, emit_vector, reuse) if readable else emit_vector()
+                lane.loads[op] = first.owner
             self.values[op.res] = lane.loads[op].values[lane.index]
             return
-        self.values[op.res] = self._add(memref.LoadOp.get(target, indices)).res
+
+        def emit() -> SSAValue:
+            return self._add(memref.LoadOp.get(target, indices)).res
+
+        key = ("load", target, *indices)
+        self.values[op.res] = self._numbered(key, emit, reuse) if readable else emit()
 
     def _store(self, op: memref.StoreOp) -> None:
         if op.value in self.split_totals:
@@ -210,31 +256,43 @@ class _KernelBuilder:
 
     # -- loops --
 
-    def _scf_for(self, start, stop, step, init: SSAValue | None, fill) -> scf.ForOp:
+    def _scf_for(self, start, stop, step, init: SSAValue | None, fill) -> SSAValue | None:
         """An `scf.for` whose body `fill(induction_var, accumulator)` builds and which
-        returns the scalar to carry on (or None)."""
+        returns the scalar to carry on (or None); returns the loop's result (or None)."""
         arg_types = [IndexType()] + ([init.type] if init is not None else [])
         body = Block(arg_types=arg_types)
         outer, self.block = self.block, body
+        self.open_blocks.append(body)
         carried = fill(body.args[0], body.args[1] if init is not None else None)
         self._add(scf.YieldOp(*([carried] if carried is not None else [])))
+        self.open_blocks.pop()
         self.block = outer
-        return self._add(scf.ForOp(start, stop, step, [init] if init is not None else [], body))
+        loop_op = self._add(scf.ForOp(start, stop, step, [init] if init is not None else [], body))
+        return loop_op.results[0] if init is not None else None
 
     def _block_strided(self, first: SSAValue, lower: int, upper: int, stride: int, init, fill):
         """The loop over `first + lower`, `first + lower + stride`, ... below `upper`, where
-        `first` is below `stride` in every thread; when `stride` divides the range, a loop of
-        that constant count (which the CUDA compiler unrolls, keeping every load in flight)."""
+        `first` is below `stride` in every thread; when `stride` divides the range into at
+        most UNROLLED_TRIPS steps, those steps one after another (so that the loops of one
+        row visit the same elements in the same values, and a later loop reuses what an
+        earlier one loaded and computed), else a loop of that constant count (which the CUDA
+        compiler unrolls, keeping every load in flight). Returns the accumulator carried out."""
         if (upper - lower) % stride:
             start = self._index(arith.AddiOp, first, self.constant(lower)) if lower else first
             return self._scf_for(start, self.constant(upper), self.constant(stride), init, fill)
         base = self._index(arith.AddiOp, first, self.constant(lower)) if lower else first
+        count = (upper - lower) // stride
+        if count <= UNROLLED_TRIPS:
+            accumulator = init
+            for step in range(count):
+                offset = self._index(arith.AddiOp, base, self.constant(step * stride)) if step else base
+                accumulator = fill(offset, accumulator)
+            return accumulator
 
         def counted(step: SSAValue, accumulator: SSAValue | None):
             offset = self._index(arith.MuliOp, step, self.constant(stride))
             return fill(self._index(arith.AddiOp, base, offset), accumulator)
 
-        count = (upper - lower) // stride
         return self._scf_for(self.constant(0), self.constant(count), self.constant(1), init, counted)
 
     def _loop(self, op: tile.ForOp) -> None:
@@ -256,7 +314,7 @@ class _KernelBuilder:
 
         if mapping == "thread":
             first = self._index(arith.MuliOp, self.thread_id, self.constant(width))
-            loop_op = self._block_strided(first, lower, upper, self.threads * width, init, fill)
+            partial = self._block_strided(first, lower, upper, self.threads * width, init, fill)
         else:
             if mapping == "global":
                 first = self._index(arith.MuliOp, self.block_id, self.block_dim)
@@ -267,10 +325,9 @@ class _KernelBuilder:
                 step = self._index(arith.MuliOp, self.grid_dim, per_grid)
             else:
                 start, step = self.constant(lower), self.constant(1)
-            loop_op = self._scf_for(start, self.constant(upper), step, init, fill)
+            partial = self._scf_for(start, self.constant(upper), step, init, fill)
         if not op.is_reduction:
             return
-        partial = loop_op.results[0]
         if mapping == "global":
             # The blocks' totals meet in the stored element, which holds the init already.
             self.split_totals[op.accumulator[0]] = self._block_reduce(kind, partial)
@@ -380,6 +437,20 @@ def _defined_in(value: SSAValue, region_op: Operation) -> bool:
     return op is region_op
 
 
+def _feeds_math_function(value: SSAValue) -> bool:
+    """Whether a `math` op (exp, erf, ...) computes from `value`, directly or through others."""
+    pending, seen = [value], set()
+    while pending:
+        for use in pending.pop().uses:
+            user = use.operation
+            if user.name.startswith("math."):
+                return True
+            if user not in seen:
+                seen.add(user)
+                pending.extend(user.results)
+    return False
+
+
 def _loaded_buffers(for_op: tile.ForOp) -> set[SSAValue]:
     return {o.memref for o in for_op.body.walk() if isinstance(o, memref.LoadOp)}
 
@@ -421,7 +492,9 @@ def _split_reduction_init(source: tile.KernelOp) -> kernel.FuncOp | None:
 def _lower_kernel(source: tile.KernelOp) -> kernel.FuncOp:
     body = Block(arg_types=source.buffer_types)
     threads = prod(source.block_shape)
-    builder = _KernelBuilder(body, threads)
+    written = {o.memref for o in source.walk() if isinstance(o, memref.StoreOp)}
+    read_only = {new for old, new in zip(source.body.block.args, body.args) if old not in written}
+    builder = _KernelBuilder(body, threads, read_only)
     for old, new in zip(source.body.block.args, body.args):
         new.name_hint = old.name_hint
         builder.values[old] = new
