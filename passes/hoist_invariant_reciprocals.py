@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import FloatAttr, ModuleOp
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
@@ -32,12 +32,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 
 from emmy.dialects import loop
-
-
-def _defined_inside(value: SSAValue, op: Operation) -> bool:
-    owner = value.owner
-    defining = owner if isinstance(owner, Operation) else owner.parent_op()
-    return defining is not None and (defining is op or op.is_ancestor(defining))
+from emmy.passes.loop_canonicalization import defined_inside
 
 
 def _is_one(value: SSAValue) -> bool:
@@ -58,7 +53,7 @@ class HoistInvariantReciprocal(RewritePattern):
             return
         outermost = None
         parent = op.parent_op()
-        while isinstance(parent, loop.ForOp) and not _defined_inside(op.rhs, parent):
+        while isinstance(parent, loop.ForOp) and not defined_inside(op.rhs, parent):
             outermost = parent
             parent = parent.parent_op()
         if outermost is None:

@@ -46,7 +46,8 @@ class FoldUnitLoop(RewritePattern):
         rewriter.replace(op, [init, combine(kind, init.result, contribution)])
 
 
-def _defined_inside(value: SSAValue, op: Operation) -> bool:
+def defined_inside(value: SSAValue, op: Operation) -> bool:
+    """Whether `value` is `op`'s result or defined anywhere in its regions."""
     owner = value.owner
     defining = owner if isinstance(owner, Operation) else owner.parent_op()
     return defining is not None and (defining is op or op.is_ancestor(defining))
@@ -62,7 +63,7 @@ class HoistInvariantLoad(RewritePattern):
         for load in list(op.body.block.ops):
             if not isinstance(load, loop.LoadOp):
                 continue
-            if any(_defined_inside(index, op) for index in load.indices):
+            if any(defined_inside(index, op) for index in load.indices):
                 continue
             if any(isinstance(use.operation, loop.StoreOp) for use in load.memref.uses):
                 continue
