@@ -28,9 +28,10 @@ The kernel carries the launch shape (`grid`, `block`). Each loop carries its map
   every thread gets the total;
 - `global`: iterations go to every thread of the grid, strided by the grid's thread count
   (a one-dimensional nest, which has no outer loop to give the blocks), or of a row of blocks
-  (in a two-dimensional nest); a reduction mapped to global, a whole nest, is split across blocks: each block combines its threads' partials, and the
-  blocks' totals are combined with atomics into the one element the result is stored to
-  (which the host sets to the init first);
+  (in a two-dimensional nest); a reduction mapped to global, a whole nest, is split across
+  blocks: each block combines its threads' partials, and the blocks' totals are combined
+  with atomics into the one element the result is stored to (which the host sets to the init
+  first);
 - `serial`: each thread runs every iteration.
 Element accesses are upstream `memref.load` / `memref.store`.
 

@@ -207,9 +207,10 @@ def _block_size(
         for f, m in mappings.items()
         if m in ("thread", "global")
     ]
-    if _row_count(mappings):
+    rows_of_blocks = _row_count(mappings)
+    if rows_of_blocks:
         # Two-dimensional: about SPREAD_BLOCKS blocks in all, a vector per thread.
-        threads = -(-_row_count(mappings) * max(extents) // SPREAD_BLOCKS)
+        threads = -(-rows_of_blocks * max(extents) // SPREAD_BLOCKS)
     else:
         rows = max(_nest_extents(mappings, widths, 1).values(), default=1)
         per_thread = VECTORS_PER_THREAD if rows >= MANY_ROWS else 1

@@ -166,8 +166,6 @@ class _KernelBuilder:
         loop to the next, which only a transcendental function's recomputation is worth:
         other loads are made again, from the staged row or the cache."""
         target, indices = self._target(op.memref, op.indices)
-        readable = target in self.read_only or target in self.staged.values()
-        reuse = _feeds_math_function(op.res)
         lane = self.lane
         if lane is not None and self._is_vector_access(op.memref, op.indices, target):
             if lane.index == 0:
@@ -175,16 +173,21 @@ class _KernelBuilder:
                     return self._add(kernel.VectorLoadOp(target, indices, lane.width)).results[0]
 
                 key = ("vector_load", target, *indices, lane.width)
-                first = self._numbered(key, emit_vector, reuse) if readable else emit_vector()
-                lane.loads[op] = first.owner
+                lane.loads[op] = self._read_only_load(op, target, key, emit_vector).owner
             self.values[op.res] = lane.loads[op].values[lane.index]
             return
 
         def emit() -> SSAValue:
             return self._add(memref.LoadOp.get(target, indices)).res
 
-        key = ("load", target, *indices)
-        self.values[op.res] = self._numbered(key, emit, reuse) if readable else emit()
+        self.values[op.res] = self._read_only_load(op, target, ("load", target, *indices), emit)
+
+    def _read_only_load(self, op: memref.LoadOp, target: SSAValue, key: tuple, emit) -> SSAValue:
+        """`emit()`, numbered under `key` when `target` is a staged row or a buffer the kernel
+        never writes, and reused if `op` feeds a math function (see `_load`)."""
+        if target not in self.read_only and target not in self.staged.values():
+            return emit()
+        return self._numbered(key, emit, _feeds_math_function(op.res))
 
     def _store(self, op: memref.StoreOp) -> None:
         if op.value in self.split_totals:
