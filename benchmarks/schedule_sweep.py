@@ -2,9 +2,10 @@
 eager, in one process: the data behind the schedule heuristic's choices.
 
     python3 benchmarks/schedule_sweep.py --only 'rms_norm 8192x4096' \
-        --options '' 'stage=none' 'block-size=256' --json sweep.json
+        --options '' 'stage=none' 'block-size=256 stage=sync' --json sweep.json
 
-An empty option set is the heuristic's own schedule. Timing as `emmy bench` (`emmy.tools.bench`).
+Each option set is written as inside `lower-loop-to-tile{...}`; an empty one is the
+heuristic's own schedule. Timing as `emmy bench` (`emmy.tools.bench`).
 """
 
 from __future__ import annotations
@@ -13,29 +14,26 @@ import argparse
 import re
 import sys
 
+from xdsl.utils.arg_spec import parse_spec
+
 from emmy.dialects import make_context
 from emmy.passes.lower_loop_to_tile import LowerLoopToTilePass
-from emmy.passes.pipelines import passes_to
+from emmy.passes.pipelines import STAGES
 from emmy.tools.bench import bench_program, device_copy_bandwidth, to_json
 from emmy.tools.cli import case_name, torch_ir_of
+from emmy.tools.differential import lower
 from emmy.tools.frontend import load_program
 from emmy.tools.gpu_runtime import GraphedHostProgram, HostProgram
 from emmy.tools.suites import suite_cases
 
 
-def tile_pass(options: str) -> LowerLoopToTilePass:
-    fields = {}
-    for item in filter(None, options.split(",")):
-        key, value = item.split("=")
-        fields[key.replace("-", "_")] = value if key == "stage" else int(value)
-    return LowerLoopToTilePass(**fields)
-
-
-def kernels(torch_ir, schedule: LowerLoopToTilePass) -> HostProgram:
-    module = torch_ir.clone()
+def kernels(torch_ir, options: str) -> HostProgram:
+    """The program at the kernel level with `lower-loop-to-tile{options}` as its schedule."""
+    schedule = LowerLoopToTilePass.from_pass_spec(parse_spec(f"lower-loop-to-tile{{{options}}}"))
+    module = lower(torch_ir, "loop")
     ctx = make_context()
-    for stage in passes_to("kernel"):
-        (schedule if isinstance(stage, LowerLoopToTilePass) else stage).apply(ctx, module)
+    for stage in (schedule, *STAGES["kernel"]):
+        stage.apply(ctx, module)
     module.verify()
     return HostProgram(module)
 
@@ -44,7 +42,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--suite", default="memory-bound")
     parser.add_argument("--only", required=True, metavar="REGEX")
-    parser.add_argument("--options", nargs="+", default=[""], metavar="K=V,...")
+    parser.add_argument("--options", nargs="+", default=[""], metavar="'K=V K=V'")
     parser.add_argument("--json")
     args = parser.parse_args()
     copy = device_copy_bandwidth()
@@ -57,7 +55,7 @@ def main() -> int:
         torch_ir = torch_ir_of(load_program(text, f"<{name}>"))
         for options in args.options:
             result = bench_program(
-                text, dtype, emmy_fn=GraphedHostProgram(kernels(torch_ir, tile_pass(options))),
+                text, dtype, emmy_fn=GraphedHostProgram(kernels(torch_ir, options)),
                 backends=("eager", "emmy"), copy_bandwidth_gbps=copy,
             )
             result.update(program=name, shape=shape, tile_options=options)
