@@ -18,5 +18,7 @@ config.excludes = ["python", "Inputs", ".venv"]
 
 # RUN lines name `emmy-opt` and `filecheck` (`not` is lit's own): take them from the
 # environment lit runs in, so `.venv/bin/lit test` works without activating the venv.
-config.environment["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), config.environment["PATH"]])
+config.environment["PATH"] = os.pathsep.join(
+    [os.path.dirname(sys.executable), config.environment["PATH"]]
+)
 config.substitutions.append(("%python", sys.executable))

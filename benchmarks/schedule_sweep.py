@@ -5,7 +5,7 @@ eager, in one process: the data behind the schedule heuristic's choices.
         --options '' 'stage=none' 'block-size=256 stage=sync' --json sweep.json
 
 Each option set is written as inside `lower-loop-to-tile{...}`; an empty one is the
-heuristic's own schedule. Timing as `emmy bench` (`emmy.tools.bench`).
+heuristic's own schedule. Timing as `emmy bench` (`emmy.tools.bench.timing`).
 """
 
 from __future__ import annotations
@@ -19,12 +19,12 @@ from xdsl.utils.arg_spec import parse_spec
 from emmy.dialects import make_context
 from emmy.passes.lower_loop_to_tile import LowerLoopToTilePass
 from emmy.passes.pipelines import STAGES
-from emmy.tools.bench import bench_program, device_copy_bandwidth, to_json
+from emmy.tools.bench.differential import lower
+from emmy.tools.bench.suites import suite_cases
+from emmy.tools.bench.timing import bench_program, device_copy_bandwidth, to_json
 from emmy.tools.cli import case_name, torch_ir_of
-from emmy.tools.differential import lower
-from emmy.tools.frontend import load_program
-from emmy.tools.gpu_runtime import GraphedHostProgram, HostProgram
-from emmy.tools.suites import suite_cases
+from emmy.tools.frontend.program import load_program
+from emmy.tools.runtime.gpu import GraphedHostProgram, HostProgram
 
 
 def kernels(torch_ir, options: str) -> HostProgram:
@@ -55,17 +55,26 @@ def main() -> int:
         torch_ir = torch_ir_of(load_program(text, f"<{name}>"))
         for options in args.options:
             result = bench_program(
-                text, dtype, emmy_fn=GraphedHostProgram(kernels(torch_ir, options)),
-                backends=("eager", "emmy"), copy_bandwidth_gbps=copy,
+                text,
+                dtype,
+                emmy_fn=GraphedHostProgram(kernels(torch_ir, options)),
+                backends=("eager", "emmy"),
+                copy_bandwidth_gbps=copy,
             )
             result.update(program=name, shape=shape, tile_options=options)
             eager, emmy = result["backends"]
             failed |= not emmy["correct"]
             results.append(result)
-            figure = (f"{emmy['median_us']:8.2f} µs {100 * emmy['copy_fraction']:5.1f}% of copy"
-                      if emmy["correct"] else f"FAIL: {emmy['error']}")
-            print(f"{case_name(case):32} {options or '(heuristic)':28} {figure}  "
-                  f"eager {eager['median_us']:.2f} µs", flush=True)
+            figure = (
+                f"{emmy['median_us']:8.2f} µs {100 * emmy['copy_fraction']:5.1f}% of copy"
+                if emmy["correct"]
+                else f"FAIL: {emmy['error']}"
+            )
+            print(
+                f"{case_name(case):32} {options or '(heuristic)':28} {figure}  "
+                f"eager {eager['median_us']:.2f} µs",
+                flush=True,
+            )
             if args.json:
                 to_json(results, args.json)
     return 1 if failed else 0

@@ -8,8 +8,15 @@ from __future__ import annotations
 
 import math
 
-from xdsl.dialects.builtin import StringAttr, AnyFloat, FloatAttr, IndexType, IntegerAttr, IntegerType
 from xdsl.dialects import arith
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    StringAttr,
+)
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.parser import Parser
 from xdsl.printer import Printer
@@ -20,9 +27,7 @@ COMBINERS = ("add", "mul", "max", "min")
 
 def verify_combiner(kind: str) -> None:
     if kind not in COMBINERS:
-        raise VerifyException(
-            f"unknown combiner '{kind}'; expected one of {', '.join(COMBINERS)}"
-        )
+        raise VerifyException(f"unknown combiner '{kind}'; expected one of {', '.join(COMBINERS)}")
 
 
 def identity(kind: str, element_type: Attribute) -> FloatAttr | IntegerAttr:
@@ -66,9 +71,7 @@ def verify_reduction(kind: str, init: Attribute) -> Attribute:
     """Checks a combiner and its init; returns the init's type, the type being reduced."""
     verify_combiner(kind)
     if not isinstance(init, FloatAttr | IntegerAttr) or isinstance(init.type, IndexType):
-        raise VerifyException(
-            f"init must be a float or (non-index) integer constant, got {init}"
-        )
+        raise VerifyException(f"init must be a float or (non-index) integer constant, got {init}")
     return init.type
 
 

@@ -123,9 +123,7 @@ class KernelOp(IRDLOperation):
         terminator = block.last_op
         for op in block.ops:
             if op is not terminator and op.dialect_name() != Prim.name:
-                raise VerifyException(
-                    f"a fused.kernel body holds only prim ops, found '{op.name}'"
-                )
+                raise VerifyException(f"a fused.kernel body holds only prim ops, found '{op.name}'")
         if not isinstance(terminator, YieldOp):
             raise VerifyException(
                 f"a fused.kernel body must end in a fused.yield, but {ends_in(block)}"

@@ -48,6 +48,7 @@ from math import prod
 
 from xdsl.dialects import func, memref, scf
 from xdsl.dialects.builtin import (
+    I64,
     BFloat16Type,
     DenseArrayBase,
     Float16Type,
@@ -62,7 +63,6 @@ from xdsl.dialects.builtin import (
     NoneAttr,
     StringAttr,
     SymbolRefAttr,
-    I64,
     i32,
     i64,
 )
@@ -86,7 +86,6 @@ from xdsl.traits import (
     MemoryAllocEffect,
     MemoryReadEffect,
     MemoryWriteEffect,
-    NoMemoryEffect,
     NoTerminator,
     Pure,
     SymbolOpInterface,
@@ -113,9 +112,7 @@ ATOMIC_KINDS = ("add", "max", "min")
 CP_ASYNC_BYTES = (4, 8, 16)
 MAX_VECTOR_BYTES = 16
 
-BODY_OPS = frozenset(
-    {"scf.for", "scf.if", "scf.yield", "memref.load", "memref.store"}
-)
+BODY_OPS = frozenset({"scf.for", "scf.if", "scf.yield", "memref.load", "memref.store"})
 BODY_DIALECTS = ("kernel", "arith", "math")
 
 
@@ -262,7 +259,9 @@ def _verify_run_along_last_dim(memref_type: MemRefType, count: int, what: str) -
     """`count` consecutive elements along the last dimension, in one access of at most 16 bytes."""
     shape = memref_type.get_shape()
     if not shape:
-        raise VerifyException(f"{what} needs a buffer with at least one dimension, got {memref_type}")
+        raise VerifyException(
+            f"{what} needs a buffer with at least one dimension, got {memref_type}"
+        )
     size = count * element_bytes(memref_type.get_element_type())
     if size > MAX_VECTOR_BYTES or size & (size - 1):
         raise VerifyException(
@@ -454,7 +453,8 @@ class FuncOp(IRDLOperation):
         """Bytes of static shared memory, each buffer rounded up to 16 bytes (buffers that
         do not verify count nothing; their own ops report them)."""
         return sum(
-            _round_up(_shared_bytes(op.result.type), SHARED_ALIGNMENT) for op in self.shared_allocs()
+            _round_up(_shared_bytes(op.result.type), SHARED_ALIGNMENT)
+            for op in self.shared_allocs()
         )
 
     @property
@@ -546,7 +546,9 @@ class _IdOp(IRDLOperation):
     traits = traits_def(Pure())
 
     def __init__(self, dimension: str):
-        super().__init__(properties={"dimension": StringAttr(dimension)}, result_types=[IndexType()])
+        super().__init__(
+            properties={"dimension": StringAttr(dimension)}, result_types=[IndexType()]
+        )
 
     @property
     def dim(self) -> str:
@@ -555,9 +557,7 @@ class _IdOp(IRDLOperation):
     def verify_(self) -> None:
         _verify_in_kernel(self)
         if self.dimension.data not in DIMENSIONS:
-            raise VerifyException(
-                f"dimension must be x, y or z, got '{self.dimension.data}'"
-            )
+            raise VerifyException(f"dimension must be x, y or z, got '{self.dimension.data}'")
 
     def print(self, printer: Printer) -> None:
         printer.print_string(f" {self.dimension.data}")
@@ -644,7 +644,9 @@ class DynamicSharedOp(IRDLOperation):
     traits = traits_def(Pure())
 
     def __init__(self, offset: int, result_type: MemRefType):
-        super().__init__(properties={"offset": IntegerAttr(offset, i64)}, result_types=[result_type])
+        super().__init__(
+            properties={"offset": IntegerAttr(offset, i64)}, result_types=[result_type]
+        )
 
     @property
     def byte_offset(self) -> int:
@@ -739,9 +741,7 @@ class ShuffleOp(IRDLOperation):
                 f"shuffle mode must be one of {', '.join(SHUFFLE_MODES)}, got '{self.mode.data}'"
             )
         if self.offset.type != i32:
-            raise VerifyException(
-                f"a shuffle's lane offset is an i32, got {self.offset.type}"
-            )
+            raise VerifyException(f"a shuffle's lane offset is an i32, got {self.offset.type}")
         value_type = self.value.type
         if not (
             isinstance(value_type, SHUFFLE_TYPES)
@@ -818,7 +818,9 @@ class AtomicOp(IRDLOperation):
             )
         integer = isinstance(element, IntegerType) and element.width.data in (32, 64)
         if kind == "add":
-            ok = integer or isinstance(element, (Float16Type, BFloat16Type, Float32Type, Float64Type))
+            ok = integer or isinstance(
+                element, (Float16Type, BFloat16Type, Float32Type, Float64Type)
+            )
             supported = "f16, bf16, f32, f64, i32 or i64"
         else:
             ok = integer or isinstance(element, (Float32Type, Float64Type))
@@ -1053,7 +1055,9 @@ class CpAsyncOp(IRDLOperation):
             )
         width = element_bytes(element)
         if size % width:
-            raise VerifyException(f"a cp_async of {size} bytes does not copy whole {element} elements")
+            raise VerifyException(
+                f"a cp_async of {size} bytes does not copy whole {element} elements"
+            )
         _verify_run_along_last_dim(src_type, size // width, "a cp_async")
         _verify_run_along_last_dim(dst_type, size // width, "a cp_async")
 

@@ -59,7 +59,9 @@ def verify_launch(
     host = launch.parent_op()
     if not isinstance(host, func.FuncOp):
         where = f"'{host.name}'" if host is not None else "no parent op"
-        raise VerifyException(f"a {what} runs on the host, in a func.func, but its parent is {where}")
+        raise VerifyException(
+            f"a {what} runs on the host, in a func.func, but its parent is {where}"
+        )
     if kernel_name.nested_references.data:
         raise VerifyException(
             f"a {what} names a module-level {kind}, got the nested reference {kernel_name}"

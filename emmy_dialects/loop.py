@@ -79,7 +79,6 @@ from emmy.dialects.launch import (
 )
 from emmy.dialects.prim import ends_in
 
-
 KERNEL_BODY_DIALECTS = ("loop", "arith", "math")
 
 
@@ -356,9 +355,7 @@ class LoadOp(IRDLOperation):
 
     def __init__(self, memref: SSAValue, indices: Sequence[SSAValue]):
         assert isinstance(memref.type, MemRefType)
-        super().__init__(
-            operands=[memref, indices], result_types=[memref.type.get_element_type()]
-        )
+        super().__init__(operands=[memref, indices], result_types=[memref.type.get_element_type()])
 
     def verify_(self) -> None:
         _verify_in_kernel(self)

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from math import prod
 
 from xdsl.dialects.builtin import (
+    I64,
     AnyFloat,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
@@ -25,7 +26,6 @@ from xdsl.dialects.builtin import (
     ShapedType,
     StringAttr,
     TensorType,
-    I64,
     UnitAttr,
     i64,
 )
@@ -99,8 +99,7 @@ def _verify_scalar_body_op(op: Operation, map_op: MapOp) -> None:
     for value in (*op.operands, *op.results):
         if not _is_scalar_type(value.type):
             raise VerifyException(
-                f"a map body computes on scalars, but '{op.name}' has a value of type "
-                f"{value.type}"
+                f"a map body computes on scalars, but '{op.name}' has a value of type {value.type}"
             )
     for value in op.operands:
         if not map_op.body.is_ancestor(value.owner):
@@ -220,9 +219,7 @@ class MapOp(IRDLOperation):
         return op
 
     @staticmethod
-    def build(
-        inputs: Sequence[SSAValue], result_type: TensorType, scalar_ops_and_result
-    ) -> MapOp:
+    def build(inputs: Sequence[SSAValue], result_type: TensorType, scalar_ops_and_result) -> MapOp:
         """Builds a map whose body is made by `scalar_ops_and_result(block_args)`, which
         returns the body's ops and the scalar to yield."""
         block = Block(arg_types=[v.type.get_element_type() for v in inputs])
@@ -289,7 +286,9 @@ class ReduceOp(IRDLOperation):
         kind = parse_combiner(parser)
         operand = parser.parse_unresolved_operand()
         parser.parse_keyword("axes")
-        axes = parser.parse_comma_separated_list(Parser.Delimiter.SQUARE, lambda: _parse_axis(parser))
+        axes = parser.parse_comma_separated_list(
+            Parser.Delimiter.SQUARE, lambda: _parse_axis(parser)
+        )
         keepdim = parser.parse_optional_keyword("keepdim") is not None
         parser.parse_keyword("init")
         init_pos = parser.pos
@@ -588,8 +587,7 @@ class GatherOp(IRDLOperation):
     traits = traits_def(Pure())
 
     assembly_format = (
-        "$table `[` $indices `]` attr-dict `:` type($table) `,` type($indices) "
-        "`->` type($result)"
+        "$table `[` $indices `]` attr-dict `:` type($table) `,` type($indices) `->` type($result)"
     )
 
     def __init__(self, table: SSAValue, indices: SSAValue, result_type: TensorType):
@@ -623,9 +621,7 @@ class ContractOp(IRDLOperation):
     result = result_def(TensorType)
     traits = traits_def(Pure())
 
-    assembly_format = (
-        "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
-    )
+    assembly_format = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
 
     def __init__(self, lhs: SSAValue, rhs: SSAValue, result_type: TensorType):
         super().__init__(operands=[lhs, rhs], result_types=[result_type])

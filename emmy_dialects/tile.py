@@ -53,10 +53,10 @@ from math import prod
 
 from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import (
+    I64,
     DenseArrayBase,
     FloatAttr,
     FunctionType,
-    I64,
     IndexType,
     IntAttr,
     IntegerAttr,
@@ -94,8 +94,8 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from emmy.dialects.kernel import element_bytes
 from emmy.dialects.combiner import parse_reduction, print_reduction, verify_reduction
+from emmy.dialects.kernel import element_bytes
 from emmy.dialects.launch import (
     parse_launch,
     parse_signature,

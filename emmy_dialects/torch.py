@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from xdsl.dialects.builtin import (
+    I64,
     BFloat16Type,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
@@ -36,7 +37,6 @@ from xdsl.dialects.builtin import (
     Float32Type,
     Float64Type,
     FloatAttr,
-    I64,
     IntegerAttr,
     StringAttr,
     TensorType,

@@ -209,13 +209,21 @@ class Body:
         return self.emit((arith.MinUIOp if x.type == i1 else arith.MinSIOp)(x, y))
 
     FLOAT_PREDICATES = {
-        "gt": "ogt", "lt": "olt", "ge": "oge", "le": "ole", "eq": "oeq", "ne": "une"
+        "gt": "ogt",
+        "lt": "olt",
+        "ge": "oge",
+        "le": "ole",
+        "eq": "oeq",
+        "ne": "une",
     }
-    SIGNED_PREDICATES = {
-        "gt": "sgt", "lt": "slt", "ge": "sge", "le": "sle", "eq": "eq", "ne": "ne"
-    }
+    SIGNED_PREDICATES = {"gt": "sgt", "lt": "slt", "ge": "sge", "le": "sle", "eq": "eq", "ne": "ne"}
     UNSIGNED_PREDICATES = {
-        "gt": "ugt", "lt": "ult", "ge": "uge", "le": "ule", "eq": "eq", "ne": "ne"
+        "gt": "ugt",
+        "lt": "ult",
+        "ge": "uge",
+        "le": "ule",
+        "eq": "eq",
+        "ne": "ne",
     }
 
     def compare(self, relation: str, x: SSAValue, y: SSAValue) -> SSAValue:
@@ -368,9 +376,7 @@ class PrimBuilder:
         result = body.convert(compute(body, *scalars), result_element)
         body.emit(prim.YieldOp(result))
         block.add_ops(body.live_ops())
-        return self.emit(
-            prim.MapOp(broadcast, TensorType(result_element, shape), Region(block))
-        )
+        return self.emit(prim.MapOp(broadcast, TensorType(result_element, shape), Region(block)))
 
     def widen(self, value: SSAValue) -> SSAValue:
         """A 16-bit float tensor as f32 (a map of `arith.extf`); others as they are."""
@@ -383,15 +389,11 @@ class PrimBuilder:
         """`value` as `element_type` (a map converting each element), if it is not."""
         if t.element_type_of(value) == element_type:
             return value
-        return self.map(
-            [value], t.shape_of(value), element_type, lambda b, x: x, widen=False
-        )
+        return self.map([value], t.shape_of(value), element_type, lambda b, x: x, widen=False)
 
     # reductions and contractions
 
-    def reduce(
-        self, kind: str, value: SSAValue, axes: Sequence[int], keepdim: bool
-    ) -> SSAValue:
+    def reduce(self, kind: str, value: SSAValue, axes: Sequence[int], keepdim: bool) -> SSAValue:
         element_type = t.element_type_of(value)
         shape = prim.reduced_shape(t.shape_of(value), axes, keepdim)
         return self.emit(
@@ -445,8 +447,10 @@ def erase_unused_prim_ops(module: ModuleOp) -> None:
             continue
         for block in function.body.blocks:
             for op in reversed(list(block.ops)):
-                if op.dialect_name() == "prim" and op.results and not any(
-                    r.uses for r in op.results
+                if (
+                    op.dialect_name() == "prim"
+                    and op.results
+                    and not any(r.uses for r in op.results)
                 ):
                     block.erase_op(op)
 

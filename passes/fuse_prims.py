@@ -399,7 +399,9 @@ class _Fusion:
                 self.group_of[op] = group
             else:
                 self.new_group([op])
-            self.merge_siblings({self.group_of[p] for p in self.producers[op]} - {self.group_of[op]})
+            self.merge_siblings(
+                {self.group_of[p] for p in self.producers[op]} - {self.group_of[op]}
+            )
 
     # Cones: what each group computes.
 
@@ -472,8 +474,7 @@ class _Fusion:
                 # Only cheap ops and host values: a reduction kernel that computes it anyway,
                 # or a kernel of elementwise ops shared with the values it overlaps with.
                 computing = [
-                    g for g in self.groups
-                    if not g.has_contraction and owner in self.member_cone(g)
+                    g for g in self.groups if not g.has_contraction and owner in self.member_cone(g)
                 ]
                 if computing:
                     self.add_root(computing[0], value)
@@ -538,9 +539,7 @@ class _Fusion:
 
     def ordered_groups(self) -> list[_Group]:
         """Groups in dependency order, the one with the earliest op first among those ready."""
-        source_of = {
-            value: group for group in self.groups for value in group.roots
-        }
+        source_of = {value: group for group in self.groups for value in group.roots}
         deps = {
             id(g): {source_of[v] for v in g.inputs if v in source_of} - {g} for g in self.groups
         }

@@ -174,7 +174,9 @@ class _KernelBodyBuilder:
         op = value.owner
         lowering = self._LOWERINGS.get(type(op))
         if lowering is None:
-            raise PassFailedException(f"cannot lower '{op.name}' inside a fused.kernel to loops", op)
+            raise PassFailedException(
+                f"cannot lower '{op.name}' inside a fused.kernel to loops", op
+            )
         return lowering(self, op, index)
 
     # Index arithmetic, folded where an operand is a constant 0 or 1 so that plain views
@@ -211,8 +213,7 @@ class _KernelBodyBuilder:
 
     def _map(self, op: prim.MapOp, index: tuple[SSAValue, ...]) -> SSAValue:
         mapping = {
-            arg: self.element(value, index)
-            for arg, value in zip(op.body.block.args, op.inputs)
+            arg: self.element(value, index) for arg, value in zip(op.body.block.args, op.inputs)
         }
         *body_ops, terminator = op.body.block.ops
         for body_op in body_ops:
@@ -401,7 +402,10 @@ def _unique_symbol(requested: str, taken: set[str]) -> str:
 
 
 def _lower_kernel(
-    op: fused.KernelOp, buffers: list[SSAValue], outputs: list[SSAValue], name: str,
+    op: fused.KernelOp,
+    buffers: list[SSAValue],
+    outputs: list[SSAValue],
+    name: str,
     keep_unit_dims: bool,
 ) -> loop.KernelOp:
     types = [b.type for b in (*buffers, *outputs)]

@@ -305,7 +305,9 @@ class _Schedule:
     staged: dict[loop.ForOp, list[tuple[SSAValue, tuple[SSAValue, ...], str]]]
 
 
-def _convert_body(source: Block, target: Block, schedule: _Schedule, values: dict[SSAValue, SSAValue]):
+def _convert_body(
+    source: Block, target: Block, schedule: _Schedule, values: dict[SSAValue, SSAValue]
+):
     for op in source.ops:
         if isinstance(op, loop.ForOp):
             reduction = (op.kind.data, op.init) if op.is_reduction else None
@@ -363,8 +365,11 @@ def _lower_kernel(kernel: loop.KernelOp, overrides: Overrides) -> tile.KernelOp:
         values[old] = new
     _convert_body(kernel.body.block, body, schedule, values)
     lowered = tile.KernelOp(
-        kernel.sym_name.data, kernel.buffer_types, _grid_shape(mappings, widths, block),
-        [block, 1, 1], Region(body),
+        kernel.sym_name.data,
+        kernel.buffer_types,
+        _grid_shape(mappings, widths, block),
+        [block, 1, 1],
+        Region(body),
     )
     lowered.location = kernel.location
     return lowered
@@ -403,9 +408,7 @@ class LowerLoopToTilePass(ModulePass):
             raise PassFailedException(
                 f"stage '{self.stage}' must be one of {', '.join(STAGE_CHOICES)}"
             )
-        overrides = Overrides(
-            self.block_size, self.vector_width, self.stage, self.split_reductions
-        )
+        overrides = Overrides(self.block_size, self.vector_width, self.stage, self.split_reductions)
         for kernel in [k for k in op.body.block.ops if isinstance(k, loop.KernelOp)]:
             op.body.block.insert_op_before(_lower_kernel(kernel, overrides), kernel)
             op.body.block.erase_op(kernel, safe_erase=False)

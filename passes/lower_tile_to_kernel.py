@@ -169,6 +169,7 @@ class _KernelBuilder:
         lane = self.lane
         if lane is not None and self._is_vector_access(op.memref, op.indices, target):
             if lane.index == 0:
+
                 def emit_vector() -> SSAValue:
                     return self._add(kernel.VectorLoadOp(target, indices, lane.width)).results[0]
 
@@ -288,7 +289,9 @@ class _KernelBuilder:
         if count <= UNROLLED_TRIPS:
             accumulator = init
             for step in range(count):
-                offset = self._index(arith.AddiOp, base, self.constant(step * stride)) if step else base
+                offset = (
+                    self._index(arith.AddiOp, base, self.constant(step * stride)) if step else base
+                )
                 accumulator = fill(offset, accumulator)
             return accumulator
 
@@ -296,7 +299,9 @@ class _KernelBuilder:
             offset = self._index(arith.MuliOp, step, self.constant(stride))
             return fill(self._index(arith.AddiOp, base, offset), accumulator)
 
-        return self._scf_for(self.constant(0), self.constant(count), self.constant(1), init, counted)
+        return self._scf_for(
+            self.constant(0), self.constant(count), self.constant(1), init, counted
+        )
 
     def _loop(self, op: tile.ForOp) -> None:
         mapping = op.mapping.data
@@ -464,7 +469,9 @@ def _split_reduction_init(source: tile.KernelOp) -> kernel.FuncOp | None:
     stores = [
         use.operation
         for loop_op in source.walk()
-        if isinstance(loop_op, tile.ForOp) and loop_op.is_reduction and loop_op.mapping.data == "global"
+        if isinstance(loop_op, tile.ForOp)
+        and loop_op.is_reduction
+        and loop_op.mapping.data == "global"
         for use in loop_op.accumulator[0].uses
     ]
     if not stores:

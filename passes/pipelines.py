@@ -24,21 +24,15 @@ from emmy.passes.lower_loop_to_tile import LowerLoopToTilePass
 from emmy.passes.lower_tile_to_kernel import LowerTileToKernelPass
 
 STAGES: dict[str, tuple[ModulePass, ...]] = {
-    "prim": (
-        DecomposeTorchPass(),
-    ),
-    "fused": (
-        FusePrimsPass(),
-    ),
+    "prim": (DecomposeTorchPass(),),
+    "fused": (FusePrimsPass(),),
     "loop": (
         LowerFusedToLoopPass(),
         HoistInvariantReciprocalsPass(),
         CanonicalizePass(),
         CommonSubexpressionElimination(),
     ),
-    "tile": (
-        LowerLoopToTilePass(),
-    ),
+    "tile": (LowerLoopToTilePass(),),
     "kernel": (
         LowerTileToKernelPass(),
         CanonicalizePass(),

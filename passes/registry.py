@@ -19,8 +19,8 @@ def register_pass(pass_class: type[ModulePass]) -> None:
 
 
 def registered_passes() -> dict[str, type[ModulePass]]:
-    from emmy.passes.fuse_prims import FusePrimsPass
     from emmy.passes.decompose_torch import DecomposeTorchPass
+    from emmy.passes.fuse_prims import FusePrimsPass
     from emmy.passes.hoist_invariant_reciprocals import HoistInvariantReciprocalsPass
     from emmy.passes.lower_fused_to_loop import LowerFusedToLoopPass
     from emmy.passes.lower_loop_to_tile import LowerLoopToTilePass

@@ -226,9 +226,7 @@ class ReductionToReduce(TorchOpDecomposition):
         )
 
 
-def centered_squares(
-    build: PrimBuilder, x: SSAValue, total: SSAValue, count: int
-) -> SSAValue:
+def centered_squares(build: PrimBuilder, x: SSAValue, total: SSAValue, count: int) -> SSAValue:
     """`(x - total / count)^2` elementwise, `total` broadcast back to `x`'s shape."""
 
     def compute(b: Body, v: SSAValue, s: SSAValue) -> SSAValue:
@@ -312,9 +310,7 @@ class LayerNormToPrims(TorchOpDecomposition):
         axes, count = normalized_axes(op)
         eps = op.eps.value.data
         total = build.reduce("add", x, axes, keepdim=True)
-        squares = build.reduce(
-            "add", centered_squares(build, x, total, count), axes, keepdim=True
-        )
+        squares = build.reduce("add", centered_squares(build, x, total, count), axes, keepdim=True)
         has_weight, has_bias = op.weight is not None, op.bias is not None
 
         def normalize(b: Body, v: SSAValue, s: SSAValue, q: SSAValue, *affine: SSAValue):
@@ -341,9 +337,7 @@ def softmax_statistics(
     shape = t.shape_of(x)
     opmath = compute_type(t.element_type_of(x))
     row_max = build.reduce("max", x, [dim], keepdim=True)
-    exps = build.map(
-        [x, row_max], shape, opmath, lambda b, v, m: b.emit(math.ExpOp(b.sub(v, m)))
-    )
+    exps = build.map([x, row_max], shape, opmath, lambda b, v, m: b.emit(math.ExpOp(b.sub(v, m))))
     return row_max, exps, build.reduce("add", exps, [dim], keepdim=True)
 
 
@@ -390,9 +384,7 @@ class LinearToContract(TorchOpDecomposition):
         product = build.contract(x, weight)
         element_type = t.element_type_of(op.result)
         if op.bias is not None:
-            y = build.map(
-                [product, op.bias], [rows, n], element_type, lambda b, p, c: b.add(p, c)
-            )
+            y = build.map([product, op.bias], [rows, n], element_type, lambda b, p, c: b.add(p, c))
         else:
             y = build.convert(product, element_type)
         return build.reshape(y, [*x_shape[:-1], n])

@@ -6,8 +6,8 @@
     emmy exec FILE.mlir [--function NAME] [--inputs in.npz] [--seed N] [-o out.npz]
 
 `compile` prints a PyTorch program at one level; `run` checks every level against PyTorch eager
-on the CPU interpreter (see `emmy.tools.differential`), or, with `--device cuda`, the compiled
-kernels on the GPU, timed with `--bench` (see `emmy.tools.bench`); `bench` times a suite; `exec`
+on the CPU interpreter (see `emmy.tools.bench.differential`), or, with `--device cuda`, the compiled
+kernels on the GPU, timed with `--bench` (see `emmy.tools.bench.timing`); `bench` times a suite; `exec`
 runs a host function of an IR file at the prim, fused or loop level on the CPU interpreter,
 on the inputs of an .npz file (arrays `arr_0`, `arr_1`, ... as `numpy.savez(path, *arrays)`
 writes them) or on fresh random ones, prints a summary of each result and writes the results
@@ -22,9 +22,9 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from io import StringIO
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from io import StringIO
 from pathlib import Path
 
 import numpy as np
@@ -34,6 +34,9 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import PassFailedException
 
 from emmy.dialects import make_context
+from emmy.passes.pipelines import LEVELS
+from emmy.tools.bench.differential import EXECUTABLE_LEVELS, TOLERANCES, check_levels, lower
+from emmy.tools.bench.suites import SUITES
 from emmy.tools.diagnostics import (
     CompileError,
     Source,
@@ -42,11 +45,8 @@ from emmy.tools.diagnostics import (
     parse,
     verify,
 )
-from emmy.passes.pipelines import LEVELS
-from emmy.tools.differential import EXECUTABLE_LEVELS, TOLERANCES, check_levels, lower
-from emmy.tools.frontend import FrontendError, Program, load_program
-from emmy.tools.suites import SUITES
-from emmy.tools.interpreter import ExecutionError, find_function, random_inputs, run_module
+from emmy.tools.frontend.program import FrontendError, Program, load_program
+from emmy.tools.interpreter.run import ExecutionError, find_function, random_inputs, run_module
 
 
 class CommandError(Exception):
@@ -194,7 +194,7 @@ def run_compile(args: argparse.Namespace) -> int:
 def cuda_text(module: ModuleOp) -> str:
     """The CUDA C++ of a Kernel IR module; an op the target cannot print is reported at the
     program's source."""
-    from emmy.tools.cuda_target import CudaTargetError, print_cuda
+    from emmy.tools.cuda.target import CudaTargetError, print_cuda
 
     try:
         return print_cuda(module)
@@ -212,9 +212,9 @@ def lower_with_diagnostics(module: ModuleOp, level: str) -> ModuleOp:
 
 def gpu_results(source: str, program: Program, module: ModuleOp, bench: bool, copy=None) -> dict:
     """Checks the program's kernels on the GPU against eager and, with `bench`, times them
-    against eager and torch.compile (see `emmy.tools.bench`)."""
-    from emmy.tools.bench import bench_program
-    from emmy.tools.gpu_runtime import GraphedHostProgram, HostProgram
+    against eager and torch.compile (see `emmy.tools.bench.timing`)."""
+    from emmy.tools.bench.timing import bench_program
+    from emmy.tools.runtime.gpu import GraphedHostProgram, HostProgram
 
     with rendered_for(program_source(program)):
         kernels = HostProgram(lower_with_diagnostics(module, "kernel"))
@@ -226,8 +226,12 @@ def gpu_results(source: str, program: Program, module: ModuleOp, bench: bool, co
     # torch.compile's max-autotune replays its own: the Python launch path costs more than a
     # small kernel runs.
     result = bench_program(
-        source, dtype or torch.float32, emmy_fn=GraphedHostProgram(kernels) if bench else kernels,
-        backends=backends, warmup=10 if bench else 0, reps=100 if bench else 1,
+        source,
+        dtype or torch.float32,
+        emmy_fn=GraphedHostProgram(kernels) if bench else kernels,
+        backends=backends,
+        warmup=10 if bench else 0,
+        reps=100 if bench else 1,
         copy_bandwidth_gbps=copy,
     )
     result["emmy_launch"] = "cuda-graph" if bench else "direct"
@@ -240,7 +244,7 @@ def require_gpu(command: str) -> None:
 
 
 def run_on_gpu(args: argparse.Namespace) -> int:
-    from emmy.tools.bench import format_table, to_json
+    from emmy.tools.bench.timing import format_table, to_json
 
     program = read_program(args)
     require_gpu("emmy run --device cuda")
@@ -258,11 +262,12 @@ def case_name(case: tuple[str, str, str, str]) -> str:
 
 
 def run_bench(args: argparse.Namespace) -> int:
-    from emmy.tools.bench import device_copy_bandwidth, to_json
-    from emmy.tools.suites import suite_cases
+    from emmy.tools.bench.suites import suite_cases
+    from emmy.tools.bench.timing import device_copy_bandwidth, to_json
 
     cases = [
-        case for case in suite_cases(args.suite)
+        case
+        for case in suite_cases(args.suite)
         if args.only is None or re.search(args.only, case_name(case))
     ]
     if not cases:
@@ -280,7 +285,7 @@ def run_bench(args: argparse.Namespace) -> int:
 
 
 def bench_case(case: tuple[str, str, str, str], copy: float) -> dict:
-    from emmy.tools.bench import format_table
+    from emmy.tools.bench.timing import format_table
 
     name, shape, dtype, source = case
     text = source.replace("DT", f"torch.{dtype}")
@@ -334,12 +339,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="print a PyTorch program at one IR level",
         description="Import a PyTorch program with torch.export and print it at one IR level. "
         "SOURCE is Python with torch, nn and F imported; its last statement calls an "
-        "nn.Module on example tensors, e.g. \"nn.RMSNorm(2048)(torch.randn(1, 32, 2048))\".",
+        'nn.Module on example tensors, e.g. "nn.RMSNorm(2048)(torch.randn(1, 32, 2048))".',
         allow_abbrev=False,
     )
     add_program_arguments(compile_)
     compile_.add_argument(
-        "--ir", choices=(*LEVELS, "cuda"), default="torch", metavar="LEVEL",
+        "--ir",
+        choices=(*LEVELS, "cuda"),
+        default="torch",
+        metavar="LEVEL",
         help=f"the level to print: {levels}, or cuda for the kernels' CUDA C++ (default: torch)",
     )
     compile_.add_argument("-o", "--output", metavar="FILE", help="write the IR to FILE")
@@ -351,18 +359,23 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run the program at every executable level "
         f"({', '.join(EXECUTABLE_LEVELS)}) on the same fresh random inputs and compare each "
         "with PyTorch eager; exit 1 on any mismatch. Tolerances by dtype (rtol, atol): "
-        + "; ".join(f"{str(d).removeprefix('torch.')} {r:g}, {a:g}" for d, (r, a) in TOLERANCES.items())
+        + "; ".join(
+            f"{str(d).removeprefix('torch.')} {r:g}, {a:g}" for d, (r, a) in TOLERANCES.items()
+        )
         + "; integers and booleans exactly.",
         allow_abbrev=False,
     )
     add_program_arguments(run)
     run.add_argument(
-        "--device", choices=("cpu", "cuda"), default="cpu",
+        "--device",
+        choices=("cpu", "cuda"),
+        default="cpu",
         help="where the compiled levels run (default: cpu, the interpreter)",
     )
     run.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default: 0)")
     run.add_argument(
-        "--bench", action="store_true",
+        "--bench",
+        action="store_true",
         help="with --device cuda: also time eager, torch.compile (max-autotune) and emmy",
     )
     run.add_argument("--json", metavar="FILE", help="with --device cuda: write the results as JSON")
@@ -377,13 +390,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bench.add_argument("--suite", choices=sorted(SUITES), required=True)
     bench.add_argument(
-        "--only", metavar="REGEX",
+        "--only",
+        metavar="REGEX",
         help="run the cases whose 'program shape dtype' (e.g. 'rms_norm 8192x4096 bfloat16') "
         "matches REGEX",
     )
     bench.add_argument("--json", metavar="FILE", help="write the results as JSON (after each case)")
     bench.add_argument(
-        "--copy-bandwidth", type=float, metavar="GBPS",
+        "--copy-bandwidth",
+        type=float,
+        metavar="GBPS",
         help="the device copy bandwidth to report fractions of, instead of measuring it",
     )
     bench.set_defaults(command=run_bench)
@@ -407,9 +423,7 @@ def build_parser() -> argparse.ArgumentParser:
     execute.add_argument(
         "--seed", type=int, default=0, help="seed of the random inputs (default: 0)"
     )
-    execute.add_argument(
-        "-o", "--output", metavar="NPZ", help="write the results to an .npz file"
-    )
+    execute.add_argument("-o", "--output", metavar="NPZ", help="write the results to an .npz file")
     execute.set_defaults(command=run_exec)
     return parser
 

@@ -83,7 +83,9 @@ class Source:
         lines = self.text.split("\n")
         markers = [i for i, line in enumerate(lines) if line.strip() == SPLIT_MARKER]
         bounds = [-1, *markers, len(lines)]
-        return [(start + 2, "\n".join(lines[start + 1 : end])) for start, end in zip(bounds, bounds[1:])]
+        return [
+            (start + 2, "\n".join(lines[start + 1 : end])) for start, end in zip(bounds, bounds[1:])
+        ]
 
     def render(self, diagnostic: Diagnostic) -> str:
         text = f"{diagnostic.file}:{diagnostic.line}:{diagnostic.col}: {diagnostic.severity}: {diagnostic.message}\n"
@@ -143,7 +145,9 @@ class LocatingParser(Parser):
             start = self.lexer.input.content.rfind(name, 0, self.pos)
             dialect, dot, _ = name.partition(".")
             if dot and self.ctx.get_optional_dialect(dialect) is None:
-                self.raise_error(f"unknown dialect '{dialect}' in op '{name}'", start, start + len(name))
+                self.raise_error(
+                    f"unknown dialect '{dialect}' in op '{name}'", start, start + len(name)
+                )
             self.raise_error(f"unknown op '{name}'", start, start + len(name))
         return super()._get_op_by_name(name)
 
@@ -173,7 +177,9 @@ class LocatingParser(Parser):
                 for use in value.uses:
                     location = use.operation.location
                     if isinstance(location, FileLineColLoc):
-                        op_start = self.line_starts[location.line.data - 1] + location.column.data - 1
+                        op_start = (
+                            self.line_starts[location.line.data - 1] + location.column.data - 1
+                        )
                         uses.append((self.lexer.input.content.find(f"%{name}", op_start), name))
         if uses:
             start, name = min(uses)
@@ -182,10 +188,14 @@ class LocatingParser(Parser):
 
 def _span_diagnostic(span: Span, message: str, severity: str = "error") -> Diagnostic:
     location = span.get_location()
-    return Diagnostic(location.file, location.line, location.col, one_line(message), severity, len(span))
+    return Diagnostic(
+        location.file, location.line, location.col, one_line(message), severity, len(span)
+    )
 
 
-def parse(ctx: Context, source: Source, first_line: int, text: str, implicit_module: bool = True) -> ModuleOp:
+def parse(
+    ctx: Context, source: Source, first_line: int, text: str, implicit_module: bool = True
+) -> ModuleOp:
     """Parses a piece of `source` into a module whose ops carry their source locations."""
     try:
         # The lexer reads the first token already in the constructor.
@@ -197,11 +207,15 @@ def parse(ctx: Context, source: Source, first_line: int, text: str, implicit_mod
             *(_span_diagnostic(span, note or "", "note") for span, note in notes),
         ) from None
     except Exception as error:  # outside any op (errors in ops become ParseErrors there)
-        raise CompileError(Diagnostic(source.name, first_line, 1, internal_error("while parsing", error))) from None
+        raise CompileError(
+            Diagnostic(source.name, first_line, 1, internal_error("while parsing", error))
+        ) from None
 
 
 def diagnostic_at(location: FileLineColLoc, message: str) -> Diagnostic:
-    return Diagnostic(location.filename.data, location.line.data, location.column.data, one_line(message))
+    return Diagnostic(
+        location.filename.data, location.line.data, location.column.data, one_line(message)
+    )
 
 
 def file_location(location: Attribute) -> FileLineColLoc | None:
@@ -231,8 +245,14 @@ def verify(module: ModuleOp) -> None:
             op.verify(verify_nested_ops=False)
             for region in op.regions:
                 # The one check of Block.verify that `verify_nested_ops=False` skips.
-                if len(region.blocks) == 1 and region.block.first_op is None and not op.has_trait(NoTerminator):
-                    raise DiagnosticException("its single-block region is empty but needs a terminator")
+                if (
+                    len(region.blocks) == 1
+                    and region.block.first_op is None
+                    and not op.has_trait(NoTerminator)
+                ):
+                    raise DiagnosticException(
+                        "its single-block region is empty but needs a terminator"
+                    )
         except DiagnosticException as error:
             message = str(error)
             # Some messages (xDSL's traits among them) already start with the op's name.
@@ -240,10 +260,14 @@ def verify(module: ModuleOp) -> None:
                 message = f"'{op.name}' op {message}"
             raise CompileError(op_diagnostic(op, message)) from None
         except Exception as error:
-            raise CompileError(op_diagnostic(op, internal_error(f"while verifying '{op.name}'", error))) from None
+            raise CompileError(
+                op_diagnostic(op, internal_error(f"while verifying '{op.name}'", error))
+            ) from None
 
 
-_EXPECTATION = re.compile(r"(?<![\w-])expected-(error|warning|note|remark)\s*(?:@(above|below|[+-]\d+))?\s*\{\{(.*)\}\}")
+_EXPECTATION = re.compile(
+    r"(?<![\w-])expected-(error|warning|note|remark)\s*(?:@(above|below|[+-]\d+))?\s*\{\{(.*)\}\}"
+)
 
 
 @dataclass(frozen=True)
@@ -266,12 +290,17 @@ def expectations(source: Source) -> list[Expectation]:
     for number, line in enumerate(source.lines, 1):
         match = _EXPECTATION.search(line)
         if match is None:
-            found += [Expectation(severity, number, message, comment) for severity, message, comment in waiting_for_next_line]
+            found += [
+                Expectation(severity, number, message, comment)
+                for severity, message, comment in waiting_for_next_line
+            ]
             waiting_for_next_line.clear()
             last_plain_line = number
             continue
         severity, designator, message = match.groups()
-        comment = Diagnostic(source.name, number, match.start() + 1, "", length=match.end() - match.start())
+        comment = Diagnostic(
+            source.name, number, match.start() + 1, "", length=match.end() - match.start()
+        )
         if designator == "below":
             waiting_for_next_line.append((severity, message, comment))
             continue
@@ -282,7 +311,10 @@ def expectations(source: Source) -> list[Expectation]:
         else:
             target = number + int(designator)
         found.append(Expectation(severity, target, message, comment))
-    found += [Expectation(severity, 0, message, comment) for severity, message, comment in waiting_for_next_line]
+    found += [
+        Expectation(severity, 0, message, comment)
+        for severity, message, comment in waiting_for_next_line
+    ]
     return found
 
 
@@ -293,20 +325,31 @@ def unmet(expected: list[Expectation], reported: list[Diagnostic]) -> list[Diagn
     met: set[int] = set()
     for diagnostic in reported:
         matching = [
-            index for index, e in enumerate(expected)
-            if (e.comment.file, e.line, e.severity) == (diagnostic.file, diagnostic.line, diagnostic.severity)
+            index
+            for index, e in enumerate(expected)
+            if (e.comment.file, e.line, e.severity)
+            == (diagnostic.file, diagnostic.line, diagnostic.severity)
             and e.message in diagnostic.message
         ]
         if matching:
             # Two identical errors on a line are met by two identical annotations.
             met.add(next((index for index in matching if index not in met), matching[0]))
         else:
-            problems.append(Diagnostic(
-                diagnostic.file, diagnostic.line, diagnostic.col,
-                f"unexpected {diagnostic.severity}: {diagnostic.message}", length=diagnostic.length,
-            ))
+            problems.append(
+                Diagnostic(
+                    diagnostic.file,
+                    diagnostic.line,
+                    diagnostic.col,
+                    f"unexpected {diagnostic.severity}: {diagnostic.message}",
+                    length=diagnostic.length,
+                )
+            )
     for index, e in enumerate(expected):
         if index not in met:
             message = f'expected {e.severity} "{e.message}" was not produced'
-            problems.append(Diagnostic(e.comment.file, e.comment.line, e.comment.col, message, length=e.comment.length))
+            problems.append(
+                Diagnostic(
+                    e.comment.file, e.comment.line, e.comment.col, message, length=e.comment.length
+                )
+            )
     return sorted(problems, key=lambda d: (d.line, d.col))

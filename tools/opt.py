@@ -118,8 +118,11 @@ def _field_docs(cls: type) -> dict[str, str]:
     return {
         field.target.id: " ".join(doc.value.value.split())
         for field, doc in zip(body, body[1:])
-        if isinstance(field, ast.AnnAssign) and isinstance(field.target, ast.Name)
-        and isinstance(doc, ast.Expr) and isinstance(doc.value, ast.Constant) and isinstance(doc.value.value, str)
+        if isinstance(field, ast.AnnAssign)
+        and isinstance(field.target, ast.Name)
+        and isinstance(doc, ast.Expr)
+        and isinstance(doc.value, ast.Constant)
+        and isinstance(doc.value.value, str)
     }
 
 
@@ -135,7 +138,11 @@ def pass_options(pass_class: type[ModulePass]) -> list[PassOption]:
             default = _format_value(field.default_factory())
         else:
             default = None
-        options.append(PassOption(field.name.replace("_", "-"), hints[field.name], default, docs.get(field.name, "")))
+        options.append(
+            PassOption(
+                field.name.replace("_", "-"), hints[field.name], default, docs.get(field.name, "")
+            )
+        )
     return options
 
 
@@ -161,7 +168,9 @@ def load_pass_plugin(path: str) -> None:
     try:
         spec.loader.exec_module(module)
     except Exception as error:
-        raise UsageError(f"cannot load pass plugin '{path}': {internal_error('in the plugin', error)}") from None
+        raise UsageError(
+            f"cannot load pass plugin '{path}': {internal_error('in the plugin', error)}"
+        ) from None
 
 
 def _explicit_pass_values(args: list[str], pass_names: Sequence[str]) -> list[str]:
@@ -204,7 +213,9 @@ class EmmyOptMain(xDSLOptMain):
             allow_abbrev=False,
         )
         self.register_all_arguments(arg_parser)
-        self.args, unknown = arg_parser.parse_known_args(_explicit_pass_values(args, list(self.available_passes)))
+        self.args, unknown = arg_parser.parse_known_args(
+            _explicit_pass_values(args, list(self.available_passes))
+        )
         if unknown:
             raise UsageError(self._unknown_argument(unknown[0], arg_parser))
         self.ctx.allow_unregistered = self.args.allow_unregistered_dialect
@@ -219,38 +230,75 @@ class EmmyOptMain(xDSLOptMain):
 
     def register_all_targets(self):
         self.available_targets["mlir"] = lambda: MLIRTarget
-        self.available_targets["cuda"] = lambda: importlib.import_module("emmy.tools.cuda_target").CudaTarget
+        self.available_targets["cuda"] = lambda: (
+            importlib.import_module("emmy.tools.cuda.target").CudaTarget
+        )
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser):
         add = arg_parser.add_argument
         add("input_file", nargs="?", help="the input IR; standard input if absent or '-'")
         add("-o", "--output-file", help="where to write the result (standard output by default)")
         add("-p", "--passes", default="", help="a pass pipeline, 'pass-a{option=value},pass-b'")
-        add("-t", "--target", default="mlir", help=f"the output format: {', '.join(self.available_targets)}")
-        add("--list-passes", action="store_true", help="list the passes with their options and exit")
-        add("--load-pass-plugin", action="append", default=[], metavar="FILE.py",
-            help="run a Python file that registers passes (emmy.passes.registry.register_pass)")
-        add("--split-input-file", action="store_true",
-            help=f"process each '{SPLIT_MARKER}'-separated piece of the input on its own")
-        add("--verify-diagnostics", action="store_true",
-            help="check the errors against the input's // expected-error {{...}} annotations")
-        add("--print-ir-after-all", action="store_true", help="print the IR after each pass to stderr")
+        add(
+            "-t",
+            "--target",
+            default="mlir",
+            help=f"the output format: {', '.join(self.available_targets)}",
+        )
+        add(
+            "--list-passes", action="store_true", help="list the passes with their options and exit"
+        )
+        add(
+            "--load-pass-plugin",
+            action="append",
+            default=[],
+            metavar="FILE.py",
+            help="run a Python file that registers passes (emmy.passes.registry.register_pass)",
+        )
+        add(
+            "--split-input-file",
+            action="store_true",
+            help=f"process each '{SPLIT_MARKER}'-separated piece of the input on its own",
+        )
+        add(
+            "--verify-diagnostics",
+            action="store_true",
+            help="check the errors against the input's // expected-error {{...}} annotations",
+        )
+        add(
+            "--print-ir-after-all",
+            action="store_true",
+            help="print the IR after each pass to stderr",
+        )
         add("--time-passes", action="store_true", help="report the time each pass takes on stderr")
         add("--print-op-generic", action="store_true", help="print ops in the generic format")
         add("--print-debuginfo", action="store_true", help="print op locations")
-        add("--allow-unregistered-dialect", action="store_true", help="accept ops of unknown dialects")
+        add(
+            "--allow-unregistered-dialect",
+            action="store_true",
+            help="accept ops of unknown dialects",
+        )
         add("--no-implicit-module", action="store_true", help="require a top-level builtin.module")
-        add("--version", action="version", version=f"emmy-opt (emmy {version('emmy')}, xDSL {version('xdsl')})")
+        add(
+            "--version",
+            action="version",
+            version=f"emmy-opt (emmy {version('emmy')}, xDSL {version('xdsl')})",
+        )
 
         group = arg_parser.add_argument_group(
-            "passes", "Run in the order given. Options: --pass=option=value or --pass='option1=v1 option2=v2'."
+            "passes",
+            "Run in the order given. Options: --pass=option=value or --pass='option1=v1 option2=v2'.",
         )
         for name, factory in self.available_passes.items():
             pass_class = factory()
             options = ", ".join(o.name for o in pass_options(pass_class))
             try:
                 group.add_argument(
-                    f"--{name}", dest="pass_flags", action="append", nargs="?", metavar="OPTIONS",
+                    f"--{name}",
+                    dest="pass_flags",
+                    action="append",
+                    nargs="?",
+                    metavar="OPTIONS",
                     type=lambda text, name=name: (name, text),
                     help=pass_summary(pass_class) + (f" Options: {options}." if options else ""),
                 )
@@ -280,7 +328,9 @@ class EmmyOptMain(xDSLOptMain):
             raise UsageError(f"bad options for target '{spec.name}': {error}") from None
         if isinstance(target, MLIRTarget):
             target = dataclasses.replace(
-                target, print_generic_format=self.args.print_op_generic, print_debuginfo=self.args.print_debuginfo
+                target,
+                print_generic_format=self.args.print_op_generic,
+                print_debuginfo=self.args.print_debuginfo,
             )
         return target
 
@@ -295,15 +345,23 @@ class EmmyOptMain(xDSLOptMain):
             if self.args.passes:
                 specs = list(parse_pipeline(self.args.passes))
             else:
-                specs = [parse_spec(f"{name}{{{text}}}") if text else ArgSpec(name, {}) for name, text in flags]
+                specs = [
+                    parse_spec(f"{name}{{{text}}}") if text else ArgSpec(name, {})
+                    for name, text in flags
+                ]
         except ArgSpecParseError as error:
-            details = str(error).removeprefix("Error parsing pass pipeline specification:\n").rstrip()
+            details = (
+                str(error).removeprefix("Error parsing pass pipeline specification:\n").rstrip()
+            )
             raise UsageError(f"bad pass pipeline: {details}") from None
         self.passes = tuple(self._make_pass(spec) for spec in specs)
 
     def _make_pass(self, spec: ArgSpec) -> ModulePass:
         if spec.name not in self.available_passes:
-            hint = _did_you_mean(spec.name, list(self.available_passes)) or " (--list-passes lists them)"
+            hint = (
+                _did_you_mean(spec.name, list(self.available_passes))
+                or " (--list-passes lists them)"
+            )
             raise UsageError(f"unknown pass '{spec.name}'{hint}")
         pass_class = self.available_passes[spec.name]()
         options = {option.name: option for option in pass_options(pass_class)}
@@ -397,10 +455,15 @@ class EmmyOptMain(xDSLOptMain):
             return action()
         except DiagnosticException as error:
             op = next((arg for arg in error.args if isinstance(arg, Operation)), module)
-            message = " ".join(str(arg) for arg in error.args if not isinstance(arg, Operation)) or type(error).__name__
+            message = (
+                " ".join(str(arg) for arg in error.args if not isinstance(arg, Operation))
+                or type(error).__name__
+            )
             raise CompileError(op_diagnostic(op, f"{where} failed: {message}", module)) from None
         except Exception as error:
-            raise CompileError(op_diagnostic(module, internal_error(f"in {where}", error))) from None
+            raise CompileError(
+                op_diagnostic(module, internal_error(f"in {where}", error))
+            ) from None
 
     def _process(self, source: Source, first_line: int, text: str) -> str:
         with self._timed("Parser"):
@@ -414,16 +477,25 @@ class EmmyOptMain(xDSLOptMain):
             if self.args.print_ir_after_all:
                 # Before verifying: a pass author wants to see the IR that does not verify.
                 dump = self._guarded("printing the IR", module, lambda: self._printed(module))
-                sys.stderr.write(f"// -----// IR Dump After {module_pass.name} //----- //\n{dump}\n\n")
+                sys.stderr.write(
+                    f"// -----// IR Dump After {module_pass.name} //----- //\n{dump}\n\n"
+                )
             with self._timed("Verifier"):
                 try:
                     verify(module)
                 except CompileError as error:
-                    raise CompileError(*(
-                        dataclasses.replace(d, message=f"after {where}: {d.message}") for d in error.diagnostics
-                    )) from None
+                    raise CompileError(
+                        *(
+                            dataclasses.replace(d, message=f"after {where}: {d.message}")
+                            for d in error.diagnostics
+                        )
+                    ) from None
         with self._timed("Output"):
-            return self._guarded(f"target '{self.target.name}'", module, lambda: self.output_resulting_program(module))
+            return self._guarded(
+                f"target '{self.target.name}'",
+                module,
+                lambda: self.output_resulting_program(module),
+            )
 
     def _printed(self, module: ModuleOp) -> str:
         output = StringIO()
@@ -438,15 +510,22 @@ class EmmyOptMain(xDSLOptMain):
     def _timing_report(self) -> str:
         rows = [
             ("Parser", self.times["Parser"]),
-            *((module_pass.name, self.times[index]) for index, module_pass in enumerate(self.passes)),
+            *(
+                (module_pass.name, self.times[index])
+                for index, module_pass in enumerate(self.passes)
+            ),
             ("Verifier", self.times["Verifier"]),
             ("Output", self.times["Output"]),
         ]
         total = sum(seconds for _, seconds in rows)
         rule = "===" + "-" * 73 + "==="
         lines = [
-            rule, "... Execution time report ...".center(len(rule)).rstrip(), rule,
-            f"  Total Execution Time: {total:.4f} seconds", "", "  ----Wall Time----  ----Name----",
+            rule,
+            "... Execution time report ...".center(len(rule)).rstrip(),
+            rule,
+            f"  Total Execution Time: {total:.4f} seconds",
+            "",
+            "  ----Wall Time----  ----Name----",
         ]
         for name, seconds in [*rows, ("Total", total)]:
             share = 100 * seconds / total if total else 0

@@ -9,7 +9,8 @@ import json
 
 import pytest
 
-from emmy.tools import bench, cli
+from emmy.tools import cli
+from emmy.tools.bench import timing as bench
 
 
 @pytest.fixture
@@ -23,9 +24,20 @@ def fake_gpu(monkeypatch):
         timed.append((source, copy))
         correct = "GELU" not in source  # this program's emmy kernels are wrong here
         dtype = "bfloat16" if "torch.bfloat16" in source else "float32"
-        return {"program": source, "dtype": dtype, "bytes": 1, "copy_bandwidth_gbps": copy,
-                "backends": [{"backend": "emmy", "correct": correct, "median_us": 5.0,
-                              "error": None if correct else "output 0 differs"}]}
+        return {
+            "program": source,
+            "dtype": dtype,
+            "bytes": 1,
+            "copy_bandwidth_gbps": copy,
+            "backends": [
+                {
+                    "backend": "emmy",
+                    "correct": correct,
+                    "median_us": 5.0,
+                    "error": None if correct else "output 0 differs",
+                }
+            ],
+        }
 
     monkeypatch.setattr(cli, "gpu_results", gpu_results)
     return timed, copies
@@ -34,7 +46,9 @@ def fake_gpu(monkeypatch):
 def test_selected_cases_share_one_copy_bandwidth_and_one_json(fake_gpu, tmp_path, capsys):
     timed, copies = fake_gpu
     path = tmp_path / "results.json"
-    status = cli.main(["bench", "--suite", "memory-bound", "--only", "^rms_norm 16x4096", "--json", str(path)])
+    status = cli.main(
+        ["bench", "--suite", "memory-bound", "--only", "^rms_norm 16x4096", "--json", str(path)]
+    )
     assert status == 0
     assert len(copies) == 1
     assert [copy for _, copy in timed] == [4321.0, 4321.0]
@@ -42,20 +56,36 @@ def test_selected_cases_share_one_copy_bandwidth_and_one_json(fake_gpu, tmp_path
     assert "(16, 4096)" in timed[0][0]
     document = json.loads(path.read_text())
     assert [(r["program"], r["shape"], r["dtype"]) for r in document["results"]] == [
-        ("rms_norm", "16x4096", "float32"), ("rms_norm", "16x4096", "bfloat16")]
+        ("rms_norm", "16x4096", "float32"),
+        ("rms_norm", "16x4096", "bfloat16"),
+    ]
     assert "[2/2] rms_norm 16x4096 bfloat16" in capsys.readouterr().out
 
 
 def test_a_given_copy_bandwidth_is_not_measured(fake_gpu):
     timed, copies = fake_gpu
-    assert cli.main(["bench", "--suite", "memory-bound", "--only", "^softmax 8192x4096 float32$",
-                     "--copy-bandwidth", "4000"]) == 0
+    assert (
+        cli.main(
+            [
+                "bench",
+                "--suite",
+                "memory-bound",
+                "--only",
+                "^softmax 8192x4096 float32$",
+                "--copy-bandwidth",
+                "4000",
+            ]
+        )
+        == 0
+    )
     assert copies == [] and [copy for _, copy in timed] == [4000.0]
 
 
 def test_a_failing_case_fails_the_run_and_stays_in_the_json(fake_gpu, tmp_path):
     path = tmp_path / "results.json"
-    status = cli.main(["bench", "--suite", "memory-bound", "--only", "^gelu 16x4096", "--json", str(path)])
+    status = cli.main(
+        ["bench", "--suite", "memory-bound", "--only", "^gelu 16x4096", "--json", str(path)]
+    )
     assert status == 1
     results = json.loads(path.read_text())["results"]
     assert len(results) == 2

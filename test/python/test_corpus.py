@@ -5,12 +5,11 @@ and so the pass that broke the program.
 """
 
 import pytest
+from corpus import PROGRAMS, source
 
 from emmy.passes.pipelines import LEVELS
-from emmy.tools.differential import EXECUTABLE_LEVELS, check_levels, lower
-from emmy.tools.frontend import load_program
-
-from corpus import PROGRAMS, source
+from emmy.tools.bench.differential import EXECUTABLE_LEVELS, check_levels, lower
+from emmy.tools.frontend.program import load_program
 
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])

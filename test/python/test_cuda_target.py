@@ -21,17 +21,19 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from xdsl.parser import Parser
 
 from emmy.dialects import make_context
-from emmy.tools.cuda_target import CudaTarget, CudaTargetError, _round_to_format, print_cuda
+from emmy.tools.cuda.target import CudaTarget, CudaTargetError, _round_to_format, print_cuda
 from emmy.tools.opt import main
-from xdsl.parser import Parser
 
 TEST_ROOT = Path(__file__).resolve().parents[1]
 TARGET_TESTS = sorted((TEST_ROOT / "Target" / "CUDA").glob("*.mlir"))
 KERNEL_OPS = TEST_ROOT / "Dialect" / "kernel" / "ops.mlir"
 NVCC = shutil.which("nvcc")
-needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH, so the CUDA cannot be compiled")
+needs_nvcc = pytest.mark.skipif(
+    NVCC is None, reason="nvcc is not on PATH, so the CUDA cannot be compiled"
+)
 
 
 def _cuda_runs() -> list[tuple[str, Path, list[str]]]:
@@ -65,16 +67,26 @@ def nvcc_compile(source: str, tmp_path: Path) -> None:
     path = tmp_path / "kernels.cu"
     path.write_text(source)
     command = [
-        NVCC, "-arch=sm_90a", "-cubin", "--Werror", "all-warnings", "-o", str(tmp_path / "kernels.cubin"),
+        NVCC,
+        "-arch=sm_90a",
+        "-cubin",
+        "--Werror",
+        "all-warnings",
+        "-o",
+        str(tmp_path / "kernels.cubin"),
         str(path),
     ]
     result = subprocess.run(command, capture_output=True, text=True, timeout=300)
     log = (result.stdout + result.stderr).strip()
-    assert result.returncode == 0 and not log, f"{' '.join(command)}:\n{log}\n--- source ---\n{source}"
+    assert result.returncode == 0 and not log, (
+        f"{' '.join(command)}:\n{log}\n--- source ---\n{source}"
+    )
 
 
 def test_every_target_test_is_compiled():
-    assert len(RUNS) >= len(TARGET_TESTS), "each test/Target/CUDA file has a RUN line that prints CUDA"
+    assert len(RUNS) >= len(TARGET_TESTS), (
+        "each test/Target/CUDA file has a RUN line that prints CUDA"
+    )
     assert any("fast-math=true" in " ".join(args) for _, _, args in RUNS)
 
 
@@ -97,8 +109,14 @@ def test_cuda_does_not_depend_on_the_hash_seed():
     outputs = []
     for seed in ("1", "2"):
         env = {**os.environ, "PYTHONHASHSEED": seed}
-        command = [sys.executable, "-c", "import sys; from emmy.tools.opt import main; sys.exit(main(sys.argv[1:]))"]
-        result = subprocess.run([*command, str(path), "-t", "cuda"], capture_output=True, text=True, env=env)
+        command = [
+            sys.executable,
+            "-c",
+            "import sys; from emmy.tools.opt import main; sys.exit(main(sys.argv[1:]))",
+        ]
+        result = subprocess.run(
+            [*command, str(path), "-t", "cuda"], capture_output=True, text=True, env=env
+        )
         assert result.returncode == 0, result.stderr
         outputs.append(result.stdout)
     assert outputs[0] == outputs[1]
@@ -154,7 +172,10 @@ def test_target_errors_are_located_and_bad_options_rejected(tmp_path: Path):
     )
     with redirect_stdout(StringIO()) as out, redirect_stderr(StringIO()) as err:
         assert main([str(path), "-t", "cuda"]) == 1
-    assert f"{path}:5:3: error: target 'cuda' failed: the cuda target cannot print 'math.fpowi'" in err.getvalue()
+    assert (
+        f"{path}:5:3: error: target 'cuda' failed: the cuda target cannot print 'math.fpowi'"
+        in err.getvalue()
+    )
     assert "__global__" not in out.getvalue()
     with redirect_stdout(StringIO()), redirect_stderr(StringIO()) as err:
         assert main([str(path), "-t", "cuda{fastmath=true}"]) == 1
@@ -167,10 +188,12 @@ def test_target_errors_are_located_and_bad_options_rejected(tmp_path: Path):
 @pytest.mark.parametrize("seed", range(4))
 def test_f16_rounding_matches_numpy(seed: int):
     rng = np.random.default_rng(seed)
-    values = np.concatenate([
-        rng.standard_normal(2000) * 10.0 ** rng.integers(-9, 6, 2000),
-        [65504.0, 65519.99, 65520.0, 1e9, 5.96e-8, 2.9e-8, 3e-8, -0.0, 0.1, 1 / 3],
-    ])
+    values = np.concatenate(
+        [
+            rng.standard_normal(2000) * 10.0 ** rng.integers(-9, 6, 2000),
+            [65504.0, 65519.99, 65520.0, 1e9, 5.96e-8, 2.9e-8, 3e-8, -0.0, 0.1, 1 / 3],
+        ]
+    )
     for value in values:
         with np.errstate(over="ignore"):
             expected = float(np.float16(value))
@@ -224,9 +247,10 @@ def test_every_corpus_and_suite_kernel_compiles(tmp_path: Path):
     from concurrent.futures import ThreadPoolExecutor
 
     from corpus import PROGRAMS, with_dtype
-    from emmy.tools.differential import lower
-    from emmy.tools.frontend import load_program
-    from emmy.tools.suites import suite_cases
+
+    from emmy.tools.bench.differential import lower
+    from emmy.tools.bench.suites import suite_cases
+    from emmy.tools.frontend.program import load_program
 
     sources = {
         f"{name}-{dtype}": with_dtype(text, dtype)

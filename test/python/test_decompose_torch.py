@@ -29,19 +29,18 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 import torch
+from corpus import PROGRAMS as CORPUS
+from corpus import source as corpus_source
+from corpus import with_dtype
 from xdsl.dialects.builtin import ModuleOp, NameLoc
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import PassFailedException
 
 from emmy.dialects import make_context
 from emmy.passes.decompose_torch import DecomposeTorchPass
-from emmy.tools.frontend import load_program
-from emmy.tools.importer import forward_arguments
-from emmy.tools.interpreter import run_module
-
-from corpus import PROGRAMS as CORPUS
-from corpus import source as corpus_source
-from corpus import with_dtype
+from emmy.tools.frontend.importer import forward_arguments
+from emmy.tools.frontend.program import load_program
+from emmy.tools.interpreter.run import run_module
 
 FRESH_SEED = 1234
 """The example inputs come from `torch.manual_seed(0)`; fresh ones from this seed."""
@@ -107,9 +106,7 @@ def check_against_eager(
     user_leaves, spec = torch.utils._pytree.tree_flatten(
         (program.example_args, program.example_kwargs)
     )
-    fresh_leaves = [
-        fresh(v, generator) if isinstance(v, torch.Tensor) else v for v in user_leaves
-    ]
+    fresh_leaves = [fresh(v, generator) if isinstance(v, torch.Tensor) else v for v in user_leaves]
     args, kwargs = torch.utils._pytree.tree_unflatten(fresh_leaves, spec)
     with torch.no_grad():
         expected = torch.utils._pytree.tree_leaves(program.module(*args, **kwargs))
@@ -148,8 +145,7 @@ def applied(expression: str, *inputs: str, buffers: str = "") -> str:
     names = "xyzw"[: len(inputs)]
     keywords = f", {buffers}" if buffers else ""
     return (
-        f"{APPLY}\nApply(lambda m, {', '.join(names)}: {expression}{keywords})"
-        f"({', '.join(inputs)})"
+        f"{APPLY}\nApply(lambda m, {', '.join(names)}: {expression}{keywords})({', '.join(inputs)})"
     )
 
 

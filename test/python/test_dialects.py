@@ -12,7 +12,8 @@ import re
 from io import StringIO
 
 import pytest
-from xdsl.dialects import arith, func, math as math_dialect, memref
+from xdsl.dialects import arith, func, memref
+from xdsl.dialects import math as math_dialect
 from xdsl.dialects.builtin import (
     FloatAttr,
     IndexType,
@@ -132,7 +133,9 @@ def test_fused_kernel_with_several_results_round_trips():
     function, (kernel,) = host_function("forward", [t], [t, row], body)
     text = assert_round_trips(ModuleOp([function]))
     assert kernel.kernel_name.data == "k_max"
-    assert "fused.kernel @k_max(%0) : (tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4xf32>) {" in text
+    assert (
+        "fused.kernel @k_max(%0) : (tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4xf32>) {" in text
+    )
 
 
 def row_sum_kernel(source: MemRefType, target: MemRefType) -> loop.KernelOp:
@@ -162,7 +165,8 @@ def test_loop_kernel_launched_from_the_host_round_trips():
 
     host, _ = host_function("forward", [source], [target], body)
     text = assert_round_trips(ModuleOp([kernel, host]))
-    assert """\
+    assert (
+        """\
   loop.kernel @k_row_sum(%0: memref<4x8xf32>, %1: memref<4xf32>) {
     loop.for %2 in 0 to 4 {
       %3 = loop.for %4 in 0 to 8 reduce add init 0.0 : f32 {
@@ -172,7 +176,9 @@ def test_loop_kernel_launched_from_the_host_round_trips():
       loop.store %3, %1[%2] : memref<4xf32>
     }
   }
-""" in text
+"""
+        in text
+    )
     assert "loop.launch @k_row_sum(%0, %1) : memref<4x8xf32>, memref<4xf32>" in text
     assert kernel.buffer_types == (source, target)
 
@@ -209,7 +215,10 @@ def test_empty_loop_has_a_yield_and_an_index_induction_variable():
 def test_identity(kind, element_type, expected):
     init = identity(kind, element_type)
     assert init.type == element_type
-    assert init.value.data == expected or init.value.data == IntegerAttr(expected, element_type).value.data
+    assert (
+        init.value.data == expected
+        or init.value.data == IntegerAttr(expected, element_type).value.data
+    )
 
 
 def test_identity_of_a_non_number_type_is_a_verify_error():
@@ -258,7 +267,9 @@ def test_float_init_prints_as_a_literal_that_parses_back(value, element_type):
     reparsed = parse(assert_round_trips(module))
     (again,) = [o for o in reparsed.walk() if isinstance(o, prim.ReduceOp)]
     before, after = op.init.value.data, again.init.value.data
-    assert (math.isnan(before) and math.isnan(after)) or (before == after and math.copysign(1, before) == math.copysign(1, after))
+    assert (math.isnan(before) and math.isnan(after)) or (
+        before == after and math.copysign(1, before) == math.copysign(1, after)
+    )
 
 
 # --- broken IR built from Python ------------------------------------------------------------
@@ -271,7 +282,9 @@ def test_launch_outside_a_module_is_a_verify_error():
         return [loop.LaunchOp("k_missing", [args[0]])], []
 
     host, _ = host_function("forward", [buffer], [], body)
-    with pytest.raises(VerifyException, match="no loop.kernel named @k_missing in the enclosing module"):
+    with pytest.raises(
+        VerifyException, match="no loop.kernel named @k_missing in the enclosing module"
+    ):
         host.verify()
 
 
@@ -344,131 +357,297 @@ MAP_BODY = "{\n^bb0(%a: f32):\n  prim.yield %a : f32\n}"
 
 MALFORMED = [
     # prim.map
-    ("map of a scalar", in_function(f"%r = prim.map(%s) : (f32) -> tensor<4xf32> {MAP_BODY}"),
-     "prim.map input must be a ranked tensor, got f32"),
-    ("map to a scalar", in_function(f"%r = prim.map(%x) : (tensor<4xf32>) -> f32 {MAP_BODY}"),
-     "prim.map result must be a ranked tensor, got f32"),
-    ("map of an unranked tensor",
-     in_function(f"%r = prim.map(%u) : (tensor<*xf32>) -> tensor<4xf32> {MAP_BODY}", "%u: tensor<*xf32>"),
-     "prim.map input must be a ranked tensor, got tensor<*xf32>"),
-    ("map without a body", in_function("%r = prim.map(%x) : (tensor<4xf32>) -> tensor<4xf32>"),
-     "Expected region"),
-    ("map with more types than inputs",
-     in_function(f"%r = prim.map(%x) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> {MAP_BODY}"),
-     "expected 2 operand types but had 1"),
-    ("map without a colon", in_function("%r = prim.map(%x) (tensor<4xf32>) -> tensor<4xf32> {\n}"),
-     "Expected ':'"),
-    ("map with an empty region", in_function("%r = prim.map(%x) : (tensor<4xf32>) -> tensor<4xf32> {\n}"),
-     "expected a single block, but got 0 blocks"),
+    (
+        "map of a scalar",
+        in_function(f"%r = prim.map(%s) : (f32) -> tensor<4xf32> {MAP_BODY}"),
+        "prim.map input must be a ranked tensor, got f32",
+    ),
+    (
+        "map to a scalar",
+        in_function(f"%r = prim.map(%x) : (tensor<4xf32>) -> f32 {MAP_BODY}"),
+        "prim.map result must be a ranked tensor, got f32",
+    ),
+    (
+        "map of an unranked tensor",
+        in_function(
+            f"%r = prim.map(%u) : (tensor<*xf32>) -> tensor<4xf32> {MAP_BODY}", "%u: tensor<*xf32>"
+        ),
+        "prim.map input must be a ranked tensor, got tensor<*xf32>",
+    ),
+    (
+        "map without a body",
+        in_function("%r = prim.map(%x) : (tensor<4xf32>) -> tensor<4xf32>"),
+        "Expected region",
+    ),
+    (
+        "map with more types than inputs",
+        in_function(
+            f"%r = prim.map(%x) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> {MAP_BODY}"
+        ),
+        "expected 2 operand types but had 1",
+    ),
+    (
+        "map without a colon",
+        in_function("%r = prim.map(%x) (tensor<4xf32>) -> tensor<4xf32> {\n}"),
+        "Expected ':'",
+    ),
+    (
+        "map with an empty region",
+        in_function("%r = prim.map(%x) : (tensor<4xf32>) -> tensor<4xf32> {\n}"),
+        "expected a single block, but got 0 blocks",
+    ),
     # prim.reduce
-    ("reduce with an unknown combiner",
-     in_function("%r = prim.reduce sum %x axes [0] init 0.0 : tensor<4xf32> -> tensor<f32>"),
-     "unknown combiner 'sum'; expected one of add, mul, max, min"),
-    ("reduce with a quoted combiner",
-     in_function('%r = prim.reduce "add" %x axes [0] init 0.0 : tensor<4xf32> -> tensor<f32>'),
-     "for the combiner"),
-    ("reduce of a memref",
-     in_function("%r = prim.reduce add %m axes [0] init 0.0 : memref<4xf32> -> tensor<f32>"),
-     "prim.reduce input must be a ranked tensor, got memref<4xf32>"),
-    ("reduce to a scalar", in_function("%r = prim.reduce add %x axes [0] init 0.0 : tensor<4xf32> -> f32"),
-     "prim.reduce result must be a ranked tensor, got f32"),
-    ("reduce over a named axis",
-     in_function("%r = prim.reduce add %x axes [i] init 0.0 : tensor<4xf32> -> tensor<f32>"),
-     "for a reduce axis"),
-    ("reduce over a boolean axis",
-     in_function("%r = prim.reduce add %x axes [true] init 0.0 : tensor<4xf32> -> tensor<f32>"),
-     "for a reduce axis"),
-    ("reduce over an enormous axis",
-     in_function("%r = prim.reduce add %x axes [99999999999999999999999] init 0.0 : tensor<4xf32> -> tensor<f32>"),
-     "reduce axis 99999999999999999999999 does not fit in i64"),
-    ("reduce without axes", in_function("%r = prim.reduce add %x init 0.0 : tensor<4xf32> -> tensor<f32>"),
-     "Expected 'axes'"),
-    ("reduce without init", in_function("%r = prim.reduce add %x axes [0] : tensor<4xf32> -> tensor<f32>"),
-     "Expected 'init'"),
-    ("reduce from a word", in_function("%r = prim.reduce add %x axes [0] init zero : tensor<4xf32> -> tensor<f32>"),
-     "for the init value"),
+    (
+        "reduce with an unknown combiner",
+        in_function("%r = prim.reduce sum %x axes [0] init 0.0 : tensor<4xf32> -> tensor<f32>"),
+        "unknown combiner 'sum'; expected one of add, mul, max, min",
+    ),
+    (
+        "reduce with a quoted combiner",
+        in_function('%r = prim.reduce "add" %x axes [0] init 0.0 : tensor<4xf32> -> tensor<f32>'),
+        "for the combiner",
+    ),
+    (
+        "reduce of a memref",
+        in_function("%r = prim.reduce add %m axes [0] init 0.0 : memref<4xf32> -> tensor<f32>"),
+        "prim.reduce input must be a ranked tensor, got memref<4xf32>",
+    ),
+    (
+        "reduce to a scalar",
+        in_function("%r = prim.reduce add %x axes [0] init 0.0 : tensor<4xf32> -> f32"),
+        "prim.reduce result must be a ranked tensor, got f32",
+    ),
+    (
+        "reduce over a named axis",
+        in_function("%r = prim.reduce add %x axes [i] init 0.0 : tensor<4xf32> -> tensor<f32>"),
+        "for a reduce axis",
+    ),
+    (
+        "reduce over a boolean axis",
+        in_function("%r = prim.reduce add %x axes [true] init 0.0 : tensor<4xf32> -> tensor<f32>"),
+        "for a reduce axis",
+    ),
+    (
+        "reduce over an enormous axis",
+        in_function(
+            "%r = prim.reduce add %x axes [99999999999999999999999] init 0.0 : tensor<4xf32> -> tensor<f32>"
+        ),
+        "reduce axis 99999999999999999999999 does not fit in i64",
+    ),
+    (
+        "reduce without axes",
+        in_function("%r = prim.reduce add %x init 0.0 : tensor<4xf32> -> tensor<f32>"),
+        "Expected 'axes'",
+    ),
+    (
+        "reduce without init",
+        in_function("%r = prim.reduce add %x axes [0] : tensor<4xf32> -> tensor<f32>"),
+        "Expected 'init'",
+    ),
+    (
+        "reduce from a word",
+        in_function("%r = prim.reduce add %x axes [0] init zero : tensor<4xf32> -> tensor<f32>"),
+        "for the init value",
+    ),
     # MLIR lexes `1e-07` as the integer 1 followed by an identifier.
-    ("reduce from an exponent without a point",
-     in_function("%r = prim.reduce add %x axes [0] init 1e-07 : tensor<4xf32> -> tensor<f32>"),
-     "Expected ':'"),
-    ("reduce of integers from a fraction",
-     in_function("%r = prim.reduce add %n axes [0] init 0.5 : tensor<4xi32> -> tensor<i32>", "%n: tensor<4xi32>"),
-     "init 0.5 is not a valid i32 constant"),
-    ("reduce of bytes from 300",
-     in_function("%r = prim.reduce add %n axes [0] init 300 : tensor<4xi8> -> tensor<i8>", "%n: tensor<4xi8>"),
-     "init 300 is out of range for i8; expected -128 <= init < 256"),
-    ("reduce of integers from -inf",
-     in_function("%r = prim.reduce max %n axes [0] init -inf : tensor<4xi32> -> tensor<i32>", "%n: tensor<4xi32>"),
-     "init -inf is not a valid i32 constant"),
-    ("reduce of indices",
-     in_function("%r = prim.reduce add %n axes [0] init 0 : tensor<4xindex> -> tensor<index>", "%n: tensor<4xindex>"),
-     "init 0 is not a valid index constant"),
+    (
+        "reduce from an exponent without a point",
+        in_function("%r = prim.reduce add %x axes [0] init 1e-07 : tensor<4xf32> -> tensor<f32>"),
+        "Expected ':'",
+    ),
+    (
+        "reduce of integers from a fraction",
+        in_function(
+            "%r = prim.reduce add %n axes [0] init 0.5 : tensor<4xi32> -> tensor<i32>",
+            "%n: tensor<4xi32>",
+        ),
+        "init 0.5 is not a valid i32 constant",
+    ),
+    (
+        "reduce of bytes from 300",
+        in_function(
+            "%r = prim.reduce add %n axes [0] init 300 : tensor<4xi8> -> tensor<i8>",
+            "%n: tensor<4xi8>",
+        ),
+        "init 300 is out of range for i8; expected -128 <= init < 256",
+    ),
+    (
+        "reduce of integers from -inf",
+        in_function(
+            "%r = prim.reduce max %n axes [0] init -inf : tensor<4xi32> -> tensor<i32>",
+            "%n: tensor<4xi32>",
+        ),
+        "init -inf is not a valid i32 constant",
+    ),
+    (
+        "reduce of indices",
+        in_function(
+            "%r = prim.reduce add %n axes [0] init 0 : tensor<4xindex> -> tensor<index>",
+            "%n: tensor<4xindex>",
+        ),
+        "init 0 is not a valid index constant",
+    ),
     # prim.broadcast
-    ("broadcast to a scalar", in_function("%r = prim.broadcast %x : tensor<4xf32> -> f32"),
-     "prim.broadcast result must be a ranked tensor, got f32"),
-    ("broadcast of a memref", in_function("%r = prim.broadcast %m : memref<4xf32> -> tensor<4xf32>"),
-     "prim.broadcast input must be a ranked tensor, got memref<4xf32>"),
-    ("broadcast without an arrow", in_function("%r = prim.broadcast %x : tensor<4xf32> tensor<2x4xf32>"),
-     "Expected '->'"),
+    (
+        "broadcast to a scalar",
+        in_function("%r = prim.broadcast %x : tensor<4xf32> -> f32"),
+        "prim.broadcast result must be a ranked tensor, got f32",
+    ),
+    (
+        "broadcast of a memref",
+        in_function("%r = prim.broadcast %m : memref<4xf32> -> tensor<4xf32>"),
+        "prim.broadcast input must be a ranked tensor, got memref<4xf32>",
+    ),
+    (
+        "broadcast without an arrow",
+        in_function("%r = prim.broadcast %x : tensor<4xf32> tensor<2x4xf32>"),
+        "Expected '->'",
+    ),
     # fused.kernel, fused.yield
-    ("kernel of a scalar", in_function("%r = fused.kernel @k(%s) : (f32) -> tensor<4xf32> {\n^bb0(%a: f32):\n}"),
-     "fused.kernel operand must be a ranked tensor, got f32"),
-    ("kernel to a scalar",
-     in_function("%r = fused.kernel @k(%x) : (tensor<4xf32>) -> f32 {\n^bb0(%a: tensor<4xf32>):\n}"),
-     "fused.kernel result must be a ranked tensor, got f32"),
-    ("kernel with more types than operands",
-     in_function("%r = fused.kernel @k(%x) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> {\n}"),
-     "expected 2 operand types but had 1"),
-    ("kernel without a name", in_function("%r = fused.kernel (%x) : (tensor<4xf32>) -> tensor<4xf32> {\n}"),
-     "expect symbol name"),
-    ("kernel without a body", in_function("%r = fused.kernel @k(%x) : (tensor<4xf32>) -> tensor<4xf32>"),
-     "Expected region"),
-    ("kernel with an unclosed result list",
-     in_function("%r = fused.kernel @k(%x) : (tensor<4xf32>) -> (tensor<4xf32> {\n}"),
-     "Expected ')'"),
-    ("kernel yielding a scalar",
-     in_function("%r = fused.kernel @k() : () -> tensor<4xf32> {\n  fused.yield %s : f32\n}"),
-     "fused.yield value must be a ranked tensor, got f32"),
-    ("kernel without results",
-     in_function("fused.kernel @k(%x) : (tensor<4xf32>) -> () {\n^bb0(%a: tensor<4xf32>):\n  fused.yield\n}"),
-     "a fused.kernel has at least one result; it has none"),
+    (
+        "kernel of a scalar",
+        in_function("%r = fused.kernel @k(%s) : (f32) -> tensor<4xf32> {\n^bb0(%a: f32):\n}"),
+        "fused.kernel operand must be a ranked tensor, got f32",
+    ),
+    (
+        "kernel to a scalar",
+        in_function(
+            "%r = fused.kernel @k(%x) : (tensor<4xf32>) -> f32 {\n^bb0(%a: tensor<4xf32>):\n}"
+        ),
+        "fused.kernel result must be a ranked tensor, got f32",
+    ),
+    (
+        "kernel with more types than operands",
+        in_function(
+            "%r = fused.kernel @k(%x) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> {\n}"
+        ),
+        "expected 2 operand types but had 1",
+    ),
+    (
+        "kernel without a name",
+        in_function("%r = fused.kernel (%x) : (tensor<4xf32>) -> tensor<4xf32> {\n}"),
+        "expect symbol name",
+    ),
+    (
+        "kernel without a body",
+        in_function("%r = fused.kernel @k(%x) : (tensor<4xf32>) -> tensor<4xf32>"),
+        "Expected region",
+    ),
+    (
+        "kernel with an unclosed result list",
+        in_function("%r = fused.kernel @k(%x) : (tensor<4xf32>) -> (tensor<4xf32> {\n}"),
+        "Expected ')'",
+    ),
+    (
+        "kernel yielding a scalar",
+        in_function("%r = fused.kernel @k() : () -> tensor<4xf32> {\n  fused.yield %s : f32\n}"),
+        "fused.yield value must be a ranked tensor, got f32",
+    ),
+    (
+        "kernel without results",
+        in_function(
+            "fused.kernel @k(%x) : (tensor<4xf32>) -> () {\n^bb0(%a: tensor<4xf32>):\n  fused.yield\n}"
+        ),
+        "a fused.kernel has at least one result; it has none",
+    ),
     # loop.kernel, loop.for
     ("loop kernel argument without a type", "loop.kernel @k(%x) {\n}", "Expected ':'"),
-    ("loop kernel of a scalar", "loop.kernel @k(%x: f32) {\n}", "kernel argument #0 must be a memref, got f32"),
+    (
+        "loop kernel of a scalar",
+        "loop.kernel @k(%x: f32) {\n}",
+        "kernel argument #0 must be a memref, got f32",
+    ),
     ("loop kernel without a body", "loop.kernel @k(%x: memref<4xf32>)", "Expected region"),
-    ("fractional loop bound", in_kernel("loop.for %i in 0 to 1.5 {\n}"), "Expected integer literal"),
+    (
+        "fractional loop bound",
+        in_kernel("loop.for %i in 0 to 1.5 {\n}"),
+        "Expected integer literal",
+    ),
     ("symbolic loop bound", in_kernel("loop.for %i in 0 to %c0 {\n}"), "Expected integer literal"),
     ("loop without 'in'", in_kernel("loop.for %i 0 to 4 {\n}"), "Expected 'in'"),
-    ("loop with a typed induction variable", in_kernel("loop.for %i : index in 0 to 4 {\n}"), "Expected 'in'"),
-    ("loop with an unknown combiner", in_kernel("%r = loop.for %i in 0 to 4 reduce avg init 0.0 : f32 {\n}"),
-     "unknown combiner 'avg'"),
-    ("loop reducing memrefs", in_kernel("%r = loop.for %i in 0 to 4 reduce add init 0.0 : memref<4xf32> {\n}"),
-     "init 0.0 is not a valid memref<4xf32> constant"),
-    ("loop with an entry block label", in_kernel("loop.for %i in 0 to 4 {\n^bb0(%j: index):\n}"),
-     "invalid block name in region with named arguments"),
-    ("loop with a second block", in_kernel("loop.for %i in 0 to 4 {\n  loop.yield\n^bb1:\n  loop.yield\n}"),
-     "a loop.for body is a single block"),
-    ("loop with descending bounds", in_kernel("loop.for %i in 4 to 0 {\n}"),
-     "loop bounds 4 to 0 must satisfy 0 <= lower <= upper"),
+    (
+        "loop with a typed induction variable",
+        in_kernel("loop.for %i : index in 0 to 4 {\n}"),
+        "Expected 'in'",
+    ),
+    (
+        "loop with an unknown combiner",
+        in_kernel("%r = loop.for %i in 0 to 4 reduce avg init 0.0 : f32 {\n}"),
+        "unknown combiner 'avg'",
+    ),
+    (
+        "loop reducing memrefs",
+        in_kernel("%r = loop.for %i in 0 to 4 reduce add init 0.0 : memref<4xf32> {\n}"),
+        "init 0.0 is not a valid memref<4xf32> constant",
+    ),
+    (
+        "loop with an entry block label",
+        in_kernel("loop.for %i in 0 to 4 {\n^bb0(%j: index):\n}"),
+        "invalid block name in region with named arguments",
+    ),
+    (
+        "loop with a second block",
+        in_kernel("loop.for %i in 0 to 4 {\n  loop.yield\n^bb1:\n  loop.yield\n}"),
+        "a loop.for body is a single block",
+    ),
+    (
+        "loop with descending bounds",
+        in_kernel("loop.for %i in 4 to 0 {\n}"),
+        "loop bounds 4 to 0 must satisfy 0 <= lower <= upper",
+    ),
     # loop.load, loop.store, loop.launch
-    ("load from a scalar", in_kernel("%v = loop.load %s[%c0] : f32"), "an accessed buffer must be a memref, got f32"),
-    ("load from a tensor", in_kernel("%v = loop.load %x[%c0, %c0] : tensor<4x8xf32>"),
-     "an accessed buffer must be a memref, got tensor<4x8xf32>"),
-    ("load at a float index", in_kernel("%v = loop.load %x[%s, %c0] : memref<4x8xf32>"),
-     "operand is used with type index"),
+    (
+        "load from a scalar",
+        in_kernel("%v = loop.load %s[%c0] : f32"),
+        "an accessed buffer must be a memref, got f32",
+    ),
+    (
+        "load from a tensor",
+        in_kernel("%v = loop.load %x[%c0, %c0] : tensor<4x8xf32>"),
+        "an accessed buffer must be a memref, got tensor<4x8xf32>",
+    ),
+    (
+        "load at a float index",
+        in_kernel("%v = loop.load %x[%s, %c0] : memref<4x8xf32>"),
+        "operand is used with type index",
+    ),
     ("load without indices", in_kernel("%v = loop.load %x : memref<4x8xf32>"), "'[' expected"),
-    ("load with too few indices", in_kernel("%v = loop.load %x[%c0] : memref<4x8xf32>"),
-     "a rank-2 memref<4x8xf32> takes 2 indices, but 1 are given"),
-    ("store of an index", in_kernel("loop.store %c0, %x[%c0, %c0] : memref<4x8xf32>"),
-     "operand is used with type f32"),
-    ("store without a comma", in_kernel("loop.store %s %x[%c0, %c0] : memref<4x8xf32>"), "Expected ','"),
-    ("launch of a scalar", in_function("loop.launch @k(%s) : f32"), "loop.launch buffer must be a memref, got f32"),
+    (
+        "load with too few indices",
+        in_kernel("%v = loop.load %x[%c0] : memref<4x8xf32>"),
+        "a rank-2 memref<4x8xf32> takes 2 indices, but 1 are given",
+    ),
+    (
+        "store of an index",
+        in_kernel("loop.store %c0, %x[%c0, %c0] : memref<4x8xf32>"),
+        "operand is used with type f32",
+    ),
+    (
+        "store without a comma",
+        in_kernel("loop.store %s %x[%c0, %c0] : memref<4x8xf32>"),
+        "Expected ','",
+    ),
+    (
+        "launch of a scalar",
+        in_function("loop.launch @k(%s) : f32"),
+        "loop.launch buffer must be a memref, got f32",
+    ),
     ("launch without types", in_function("loop.launch @k(%m)"), "Expected ':'"),
-    ("launch with more types than buffers", in_function("loop.launch @k(%m) : memref<4xf32>, memref<4xf32>"),
-     "expected 2 operand types but had 1"),
-    ("launch of a nested symbol", in_function("loop.launch @k::@j(%m) : memref<4xf32>"), "'(' expected"),
-    ("launch of an unknown kernel", in_function("loop.launch @k(%m) : memref<4xf32>"),
-     "no loop.kernel named @k in the enclosing module"),
+    (
+        "launch with more types than buffers",
+        in_function("loop.launch @k(%m) : memref<4xf32>, memref<4xf32>"),
+        "expected 2 operand types but had 1",
+    ),
+    (
+        "launch of a nested symbol",
+        in_function("loop.launch @k::@j(%m) : memref<4xf32>"),
+        "'(' expected",
+    ),
+    (
+        "launch of an unknown kernel",
+        in_function("loop.launch @k(%m) : memref<4xf32>"),
+        "no loop.kernel named @k in the enclosing module",
+    ),
 ]
 
 
@@ -528,8 +707,26 @@ loop.kernel @k(%x: memref<4x8xf32>, %y: memref<4xf32>) {
 }
 
 TOKEN = re.compile(r'%[\w#]+|@\w+|\^\w+|"[\w.]+"|#[\w.]+<[^>]*>|[\w.]+|->|::|\S')
-CUSTOM_REPLACEMENTS = ["", "f32", "index", "tensor<4xf32>", "memref<4xf32>", "}", "-1", "1.5", "inf"]
-GENERIC_REPLACEMENTS = ["", "f32", "\"x\"", "0 : index", "array<i32: 0>", "#builtin.int<-3>", "@k::@j"]
+CUSTOM_REPLACEMENTS = [
+    "",
+    "f32",
+    "index",
+    "tensor<4xf32>",
+    "memref<4xf32>",
+    "}",
+    "-1",
+    "1.5",
+    "inf",
+]
+GENERIC_REPLACEMENTS = [
+    "",
+    "f32",
+    '"x"',
+    "0 : index",
+    "array<i32: 0>",
+    "#builtin.int<-3>",
+    "@k::@j",
+]
 
 
 def mutants(text: str, replacements: list[str]):

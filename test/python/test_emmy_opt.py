@@ -92,8 +92,12 @@ def test_a_plugin_registers_passes(tmp_path: Path, redundant_adds):
     )
     status, listing, _ = emmy_opt("--load-pass-plugin", str(plugin), "--list-passes")
     assert status == 0
-    assert "  test-plugin-nothing\n      Does nothing, carefully.\n      times: int = 1\n" in listing
-    status, output, _ = emmy_opt("--load-pass-plugin", str(plugin), redundant_adds, "--test-plugin-nothing=times=2")
+    assert (
+        "  test-plugin-nothing\n      Does nothing, carefully.\n      times: int = 1\n" in listing
+    )
+    status, output, _ = emmy_opt(
+        "--load-pass-plugin", str(plugin), redundant_adds, "--test-plugin-nothing=times=2"
+    )
     assert status == 0 and "func.func @twice" in output
 
 
@@ -106,7 +110,9 @@ def test_help_lists_pass_flags():
 def test_command_reads_standard_input():
     result = subprocess.run(
         [Path(sys.executable).with_name("emmy-opt"), "--cse"],
-        input=REDUNDANT_ADDS.replace("%x, %x", "%x, %y"), capture_output=True, text=True,
+        input=REDUNDANT_ADDS.replace("%x, %x", "%x, %y"),
+        capture_output=True,
+        text=True,
     )
     assert result.returncode == 1
     assert result.stderr.startswith("<stdin>:2:")

@@ -79,7 +79,9 @@ def _without_test_comments(text: str) -> str:
     """Drops RUN/CHECK lines and other comments, which mutations would only waste time on,
     but keeps the split markers."""
     return "\n".join(
-        line for line in text.split("\n") if not line.lstrip().startswith("//") or line.strip() == "// -----"
+        line
+        for line in text.split("\n")
+        if not line.lstrip().startswith("//") or line.strip() == "// -----"
     )
 
 
@@ -99,13 +101,15 @@ COMMAND_LINES = [
 ]
 
 TOKEN = re.compile(r"[%@^#!]?[\w.$-]+|\S")
-INTERESTING_CHARACTERS = "%@^#!:,()[]{}<>=-+.0123456789xfi\" \n"
+INTERESTING_CHARACTERS = '%@^#!:,()[]{}<>=-+.0123456789xfi" \n'
 
 
 def _mutate(text: str, rng: random.Random) -> str:
     tokens = [m.span() for m in TOKEN.finditer(text)]
     lines = text.split("\n")
-    kind = rng.choice(["delete", "duplicate", "swap", "truncate", "flip", "drop_line", "duplicate_line"])
+    kind = rng.choice(
+        ["delete", "duplicate", "swap", "truncate", "flip", "drop_line", "duplicate_line"]
+    )
     if kind in ("delete", "duplicate", "swap") and len(tokens) >= 2:
         i, j = sorted(rng.sample(range(len(tokens)), 2))
         (a, b), (c, d) = tokens[i], tokens[j]

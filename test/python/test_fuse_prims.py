@@ -29,7 +29,7 @@ from emmy.dialects import fused, make_context, prim
 from emmy.passes.fuse_prims import FusePrimsPass, kernel_name, location_name
 from emmy.passes.lower_fused_to_loop import LowerFusedToLoopPass
 from emmy.passes.registry import registered_passes
-from emmy.tools.interpreter import find_function, random_inputs, run_module
+from emmy.tools.interpreter.run import find_function, random_inputs, run_module
 
 LIT_FILE = Path(__file__).parents[1] / "Transforms" / "fuse-prims.mlir"
 
@@ -161,16 +161,18 @@ def rms_norm(out: str, x: str, w: str, rows: str, n: int, loc="rms_norm") -> str
     return (
         unary(f"{out}_sq", x, f"{rows}x{n}", "%o = arith.mulf %a, %a : f32", loc)
         + f"  %{out}_ss = prim.reduce add %{out}_sq axes [{rows.count('x') + 1}] keepdim init 0.0 : "
-        f"tensor<{rows}x{n}xf32> -> tensor<{rows}x1xf32> loc(\"{loc}\")\n"
+        f'tensor<{rows}x{n}xf32> -> tensor<{rows}x1xf32> loc("{loc}")\n'
         + unary(
-            f"{out}_r", f"{out}_ss", f"{rows}x1",
+            f"{out}_r",
+            f"{out}_ss",
+            f"{rows}x1",
             f"%n = arith.constant {float(n)} : f32\n    %e = arith.constant 1.0e-5 : f32\n"
             "    %m = arith.divf %a, %n : f32\n    %t = arith.addf %m, %e : f32\n"
             "    %o = math.rsqrt %t : f32",
             loc,
         )
-        + f"  %{out}_rb = prim.broadcast %{out}_r : tensor<{rows}x1xf32> -> tensor<{rows}x{n}xf32> loc(\"{loc}\")\n"
-        + f"  %{out}_wb = prim.broadcast %{w} : tensor<{n}xf32> -> tensor<{rows}x{n}xf32> loc(\"{loc}\")\n"
+        + f'  %{out}_rb = prim.broadcast %{out}_r : tensor<{rows}x1xf32> -> tensor<{rows}x{n}xf32> loc("{loc}")\n'
+        + f'  %{out}_wb = prim.broadcast %{w} : tensor<{n}xf32> -> tensor<{rows}x{n}xf32> loc("{loc}")\n'
         + binary(f"{out}_y", x, f"{out}_rb", f"{rows}x{n}", "mulf", loc)
         + binary(out, f"{out}_y", f"{out}_wb", f"{rows}x{n}", "mulf", loc)
     )
@@ -179,9 +181,9 @@ def rms_norm(out: str, x: str, w: str, rows: str, n: int, loc="rms_norm") -> str
 def linear(out: str, x: str, w: str, rows: str, k: int, n: int) -> str:
     """`x @ w.T` for a [n, k] weight."""
     return (
-        f"  %{out}_wt = prim.permute %{w} [1, 0] : tensor<{n}x{k}xf32> -> tensor<{k}x{n}xf32> loc(\"linear\")\n"
+        f'  %{out}_wt = prim.permute %{w} [1, 0] : tensor<{n}x{k}xf32> -> tensor<{k}x{n}xf32> loc("linear")\n'
         f"  %{out} = prim.contract %{x}, %{out}_wt : tensor<{rows}x{k}xf32>, tensor<{k}x{n}xf32> -> "
-        f"tensor<{rows}x{n}xf32> loc(\"linear\")\n"
+        f'tensor<{rows}x{n}xf32> loc("linear")\n'
     )
 
 
@@ -197,17 +199,23 @@ def transformer_block(layer: int, x: str) -> str:
     for name in ("q", "k", "v"):
         text += linear(f"{p}_{name}", f"{p}_n1", f"{p}_w{name}", f"{s}", d, d)
     text += (
-        f"  %{p}_kt = prim.permute %{p}_k [1, 0] : tensor<{s}x{d}xf32> -> tensor<{d}x{s}xf32> loc(\"sdpa\")\n"
-        f"  %{p}_sc = prim.contract %{p}_q, %{p}_kt : tensor<{s}x{d}xf32>, tensor<{d}x{s}xf32> -> tensor<{s}x{s}xf32> loc(\"sdpa\")\n"
-        + unary(f"{p}_sc2", f"{p}_sc", f"{s}x{s}", "%c = arith.constant 0.25 : f32\n    %o = arith.mulf %a, %c : f32", "sdpa")
-        + f"  %{p}_mx = prim.reduce max %{p}_sc2 axes [1] keepdim init -inf : tensor<{s}x{s}xf32> -> tensor<{s}x1xf32> loc(\"sdpa\")\n"
-        f"  %{p}_mxb = prim.broadcast %{p}_mx : tensor<{s}x1xf32> -> tensor<{s}x{s}xf32> loc(\"sdpa\")\n"
+        f'  %{p}_kt = prim.permute %{p}_k [1, 0] : tensor<{s}x{d}xf32> -> tensor<{d}x{s}xf32> loc("sdpa")\n'
+        f'  %{p}_sc = prim.contract %{p}_q, %{p}_kt : tensor<{s}x{d}xf32>, tensor<{d}x{s}xf32> -> tensor<{s}x{s}xf32> loc("sdpa")\n'
+        + unary(
+            f"{p}_sc2",
+            f"{p}_sc",
+            f"{s}x{s}",
+            "%c = arith.constant 0.25 : f32\n    %o = arith.mulf %a, %c : f32",
+            "sdpa",
+        )
+        + f'  %{p}_mx = prim.reduce max %{p}_sc2 axes [1] keepdim init -inf : tensor<{s}x{s}xf32> -> tensor<{s}x1xf32> loc("sdpa")\n'
+        f'  %{p}_mxb = prim.broadcast %{p}_mx : tensor<{s}x1xf32> -> tensor<{s}x{s}xf32> loc("sdpa")\n'
         + binary(f"{p}_d", f"{p}_sc2", f"{p}_mxb", f"{s}x{s}", "subf", "sdpa")
         + unary(f"{p}_e", f"{p}_d", f"{s}x{s}", "%o = math.exp %a : f32", "sdpa")
-        + f"  %{p}_sm = prim.reduce add %{p}_e axes [1] keepdim init 0.0 : tensor<{s}x{s}xf32> -> tensor<{s}x1xf32> loc(\"sdpa\")\n"
-        f"  %{p}_smb = prim.broadcast %{p}_sm : tensor<{s}x1xf32> -> tensor<{s}x{s}xf32> loc(\"sdpa\")\n"
+        + f'  %{p}_sm = prim.reduce add %{p}_e axes [1] keepdim init 0.0 : tensor<{s}x{s}xf32> -> tensor<{s}x1xf32> loc("sdpa")\n'
+        f'  %{p}_smb = prim.broadcast %{p}_sm : tensor<{s}x1xf32> -> tensor<{s}x{s}xf32> loc("sdpa")\n'
         + binary(f"{p}_pr", f"{p}_e", f"{p}_smb", f"{s}x{s}", "divf", "sdpa")
-        + f"  %{p}_at = prim.contract %{p}_pr, %{p}_v : tensor<{s}x{s}xf32>, tensor<{s}x{d}xf32> -> tensor<{s}x{d}xf32> loc(\"sdpa\")\n"
+        + f'  %{p}_at = prim.contract %{p}_pr, %{p}_v : tensor<{s}x{s}xf32>, tensor<{s}x{d}xf32> -> tensor<{s}x{d}xf32> loc("sdpa")\n'
     )
     text += linear(f"{p}_o", f"{p}_at", f"{p}_wo", f"{s}", d, d)
     text += binary(f"{p}_h", x, f"{p}_o", f"{s}x{d}", "addf", "add")
@@ -215,7 +223,9 @@ def transformer_block(layer: int, x: str) -> str:
     text += linear(f"{p}_gt", f"{p}_n2", f"{p}_wg", f"{s}", d, h)
     text += linear(f"{p}_up", f"{p}_n2", f"{p}_wu", f"{s}", d, h)
     text += unary(
-        f"{p}_sl", f"{p}_gt", f"{s}x{h}",
+        f"{p}_sl",
+        f"{p}_gt",
+        f"{s}x{h}",
         "%one = arith.constant 1.0 : f32\n    %n = arith.negf %a : f32\n    %ex = math.exp %n : f32\n"
         "    %den = arith.addf %one, %ex : f32\n    %o = arith.divf %a, %den : f32",
         "silu",
@@ -264,7 +274,8 @@ def test_transformer_block_kernels():
     function = find_function(module, "forward")
     softmax = kernels(function)[5]
     assert [type(op) for op in softmax.body.walk() if isinstance(op, prim.ReduceOp)] == [
-        prim.ReduceOp, prim.ReduceOp
+        prim.ReduceOp,
+        prim.ReduceOp,
     ]
     assert len(softmax.outputs) == 2
 
@@ -304,9 +315,10 @@ def test_post_norm_layers_read_a_bounded_number_of_tensors_per_kernel():
     # Per layer: the linear (normalizing its input in its prologue, from the stream and the
     # statistic) with the residual add as its epilogue, then the norm's statistic; the last
     # norm's kernel yields the result.
-    assert kernel_names(module) == ["k_linear_add", "k_rms_norm"] + [
-        "k_linear_rms_norm_add", "k_rms_norm"
-    ] * 5
+    assert (
+        kernel_names(module)
+        == ["k_linear_add", "k_rms_norm"] + ["k_linear_rms_norm_add", "k_rms_norm"] * 5
+    )
 
 
 def test_many_layers_fuse_quickly():
@@ -482,7 +494,17 @@ def random_program(seed: int) -> str:
     full = "tensor<4x4xf32>"
     values = ["x", "y", "z"]
     lines = []
-    kinds = ["unary", "binary", "binary", "reduce", "reduce", "contract", "permute", "reshape", "halves"]
+    kinds = [
+        "unary",
+        "binary",
+        "binary",
+        "reduce",
+        "reduce",
+        "contract",
+        "permute",
+        "reshape",
+        "halves",
+    ]
     for index in range(rng.randint(4, 16)):
         name = f"v{index}"
         kind = rng.choice(kinds)
@@ -493,7 +515,12 @@ def random_program(seed: int) -> str:
             lines.append(binary(name, a, b, "4x4", rng.choice(["addf", "mulf", "subf"])))
         elif kind == "reduce":
             axes, small, keep = rng.choice(
-                [("0", "1x4", " keepdim"), ("1", "4x1", " keepdim"), ("0", "4", ""), ("0, 1", "1x1", " keepdim")]
+                [
+                    ("0", "1x4", " keepdim"),
+                    ("1", "4x1", " keepdim"),
+                    ("0", "4", ""),
+                    ("0, 1", "1x1", " keepdim"),
+                ]
             )
             combiner, init = rng.choice([("add", "0.0"), ("max", "-inf")])
             lines.append(

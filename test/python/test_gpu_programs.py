@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import pytest
 import torch
-
-from emmy.tools import bench
-from emmy.tools.differential import lower
-from emmy.tools.frontend import load_program
-from emmy.tools.gpu_runtime import GraphedHostProgram, HostProgram
-from emmy.tools.suites import MEMORY_BOUND_PROGRAMS
-
 from corpus import PROGRAMS
+
+from emmy.tools.bench import timing as bench
+from emmy.tools.bench.differential import lower
+from emmy.tools.bench.suites import MEMORY_BOUND_PROGRAMS
+from emmy.tools.frontend.program import load_program
+from emmy.tools.runtime.gpu import GraphedHostProgram, HostProgram
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
@@ -33,8 +32,12 @@ def check_on_gpu(text: str, dtype: torch.dtype, runner=None) -> None:
         return kernels(args, poison=True)  # an element no kernel writes stays NaN
 
     result = bench.bench_program(
-        text, dtype, emmy_fn=runner(kernels) if runner else poisoned,
-        backends=("eager", "emmy"), warmup=0, reps=1,
+        text,
+        dtype,
+        emmy_fn=runner(kernels) if runner else poisoned,
+        backends=("eager", "emmy"),
+        warmup=0,
+        reps=1,
     )
     for row in result["backends"]:
         assert row["correct"], f"{row['backend']}: {row.get('error')}"

@@ -1,4 +1,4 @@
-"""The GPU runtime (`emmy.tools.gpu_runtime`) and the timing harness (`emmy.tools.bench`).
+"""The GPU runtime (`emmy.tools.runtime.gpu`) and the timing harness (`emmy.tools.bench.timing`).
 
 Without a GPU: compiling to cubins (nvcc, and NVRTC where its library loads), the disk cache,
 compile errors, reading and checking host functions, argument packing, the statistics and the
@@ -26,8 +26,9 @@ from xdsl.dialects.func import Func
 from xdsl.dialects.memref import MemRef
 from xdsl.parser import Parser
 
-from emmy.tools import bench, gpu_runtime
-from emmy.tools.gpu_runtime import (
+from emmy.tools.bench import timing as bench
+from emmy.tools.runtime import gpu as gpu_runtime
+from emmy.tools.runtime.gpu import (
     CudaCompileError,
     CudaError,
     CudaLaunchError,
@@ -151,8 +152,9 @@ def test_nvrtc_leaves_python_objects_alone():
     # NVRTC writes its log and cubin into buffers: once, an empty log (1 byte) went into
     # CPython's shared one-byte b" " and made it b"\0" for the whole process (f-strings
     # compiled afterwards on Python 3.12 lost their spaces).
-    compile_cuda('extern "C" __global__ void k(float* x) { x[0] = 1.0f; }', compiler="nvrtc",
-                 use_cache=False)
+    compile_cuda(
+        'extern "C" __global__ void k(float* x) { x[0] = 1.0f; }', compiler="nvrtc", use_cache=False
+    )
     assert bytes([32])[0] == 32 and bytes([0x7F])[0] == 0x7F
 
 
@@ -222,8 +224,10 @@ def test_compile_error_names_the_kernel_and_keeps_the_log(compiler):
 @pytest.mark.parametrize("compiler", COMPILERS)
 def test_compile_error_outside_kernels(compiler):
     with pytest.raises(CudaCompileError) as caught:
-        compile_cuda('#include "no_such_header.h"\n' + BROKEN.replace("undefined_value", "1"),
-                     compiler=compiler)
+        compile_cuda(
+            '#include "no_such_header.h"\n' + BROKEN.replace("undefined_value", "1"),
+            compiler=compiler,
+        )
     assert caught.value.kernels == []
     assert "outside any __global__ function" in str(caught.value)
 
@@ -247,9 +251,11 @@ def test_nvcc_stands_in_when_nvrtc_is_missing(monkeypatch, compile_counter):
 
 
 def test_kernel_definitions_and_log_lines():
-    source = 'extern "C" __global__ void a(int* x) {}\n' \
-             'extern "C" __global__ __launch_bounds__(256, 1) void b(int* x)\n{\n}\n' \
-             '__global__ void __launch_bounds__(64) c(int* x) {}\n'
+    source = (
+        'extern "C" __global__ void a(int* x) {}\n'
+        'extern "C" __global__ __launch_bounds__(256, 1) void b(int* x)\n{\n}\n'
+        "__global__ void __launch_bounds__(64) c(int* x) {}\n"
+    )
     assert gpu_runtime.kernel_definitions(source) == [(1, "a"), (2, "b"), (5, "c")]
     log = "emmy.cu(3): error: bad\nemmy.cu(5): error: worse\nemmy.cu(4): error: again\n"
     assert gpu_runtime.kernels_in_log(source, log) == ["b", "c"]
@@ -278,7 +284,10 @@ def test_scalar_parameters_take_the_kernel_parameter_size():
     assert isinstance(pack(np.float32(2.0), None, 0, "k"), ctypes.c_float)
     with pytest.raises(CudaLaunchError, match="argument 2 = 4294967296 does not fit"):
         pack(1 << 32, 4, 2, "k")
-    with pytest.raises(CudaLaunchError, match="kernel .k.: argument 0 is a c_short of 2 bytes, but the parameter has 4"):
+    with pytest.raises(
+        CudaLaunchError,
+        match="kernel .k.: argument 0 is a c_short of 2 bytes, but the parameter has 4",
+    ):
         pack(ctypes.c_int16(1), 4, 0, "k")
     with pytest.raises(CudaLaunchError, match="float, but the parameter has 2 bytes"):
         pack(1.0, 2, 0, "k")
@@ -360,8 +369,18 @@ def test_host_program_reads_launches_and_signature():
     program = HostProgram(parse(RMS_HOST), KERNELS)
     assert [(p.shape, p.dtype) for p in program.parameters] == [((ROWS, COLS), torch.float32)]
     first, second = program.launches
-    assert (first.kernel, first.grid, first.block, first.smem) == ("scale", (ROWS * COLS // 256, 1, 1), (256, 1, 1), 0)
-    assert (second.kernel, second.grid, second.block, second.smem) == ("rms_norm", (ROWS,), (128,), 0)
+    assert (first.kernel, first.grid, first.block, first.smem) == (
+        "scale",
+        (ROWS * COLS // 256, 1, 1),
+        (256, 1, 1),
+        0,
+    )
+    assert (second.kernel, second.grid, second.block, second.smem) == (
+        "rms_norm",
+        (ROWS,),
+        (128,),
+        0,
+    )
     assert len(second.operands) == 5
 
 
@@ -370,9 +389,11 @@ def test_host_program_reads_launches_and_signature():
     [
         ([], r"@forward takes 1 arguments \(memref<64x256xf32>\), got 0"),
         ([torch.randn(ROWS, COLS), torch.randn(1)], "takes 1 arguments"),
-        ([torch.randn(ROWS, COLS + 1)],
-         r"argument 0 of @forward is memref<64x256xf32>: expected a float32 tensor of shape "
-         r"\[64, 256\], got a float32 tensor of shape \[64, 257\]"),
+        (
+            [torch.randn(ROWS, COLS + 1)],
+            r"argument 0 of @forward is memref<64x256xf32>: expected a float32 tensor of shape "
+            r"\[64, 256\], got a float32 tensor of shape \[64, 257\]",
+        ),
         ([torch.randn(ROWS, COLS, dtype=torch.bfloat16)], "got a bfloat16 tensor of shape"),
         ([np.zeros((ROWS, COLS), np.float32)], "got ndarray"),
     ],
@@ -387,15 +408,24 @@ def test_inputs_are_checked_before_anything_runs(inputs, message):
     "body, message",
     [
         ('%y = "arith.addf"(%c, %c) : (f32, f32) -> f32', "'arith.addf' is not a host op"),
-        ('"kernel.launch"(%x) <{kernel = @k, block = array<i64: 32>}> : (memref<4xf32>) -> ()',
-         "has no grid"),
-        ('"kernel.launch"(%x) <{grid = array<i64: 1>, block = array<i64: 32>}> : (memref<4xf32>) -> ()',
-         "names no kernel"),
-        ('"kernel.launch"(%x) <{kernel = @k, grid = array<i64: 1, 1, 1, 1>, block = array<i64: 32>}> : '
-         "(memref<4xf32>) -> ()", "grid of 4 sizes"),
+        (
+            '"kernel.launch"(%x) <{kernel = @k, block = array<i64: 32>}> : (memref<4xf32>) -> ()',
+            "has no grid",
+        ),
+        (
+            '"kernel.launch"(%x) <{grid = array<i64: 1>, block = array<i64: 32>}> : (memref<4xf32>) -> ()',
+            "names no kernel",
+        ),
+        (
+            '"kernel.launch"(%x) <{kernel = @k, grid = array<i64: 1, 1, 1, 1>, block = array<i64: 32>}> : '
+            "(memref<4xf32>) -> ()",
+            "grid of 4 sizes",
+        ),
         ("%g = memref.get_global @missing : memref<4xf32>", "names no memref.global"),
-        ('%m = "memref.alloc"(%i) <{operandSegmentSizes = array<i32: 1, 0>}> : (index) -> memref<?xf32>',
-         "dynamic sizes"),
+        (
+            '%m = "memref.alloc"(%i) <{operandSegmentSizes = array<i32: 1, 0>}> : (index) -> memref<?xf32>',
+            "dynamic sizes",
+        ),
     ],
 )
 def test_host_ops_the_runtime_cannot_run(body, message):
@@ -412,7 +442,9 @@ def test_host_ops_the_runtime_cannot_run(body, message):
 
 
 def test_missing_function_and_return():
-    with pytest.raises(HostFunctionError, match=r"no func.func @forward in the module \(functions: @main\)"):
+    with pytest.raises(
+        HostFunctionError, match=r"no func.func @forward in the module \(functions: @main\)"
+    ):
         HostProgram(parse("func.func @main() {\n func.return\n}"), "")
     with pytest.raises(HostFunctionError, match="dynamic shape"):
         HostProgram(parse("func.func @forward(%x: memref<?xf32>) {\n func.return\n}"), "")
@@ -423,7 +455,8 @@ def test_dense_globals_become_tensors():
 
     splat = DenseIntOrFPElementsAttr.from_list(TensorType(bf16, [2, 3]), [1.5] * 6)
     assert torch.equal(
-        gpu_runtime.dense_tensor(splat, (2, 3), torch.bfloat16), torch.full((2, 3), 1.5, dtype=torch.bfloat16)
+        gpu_runtime.dense_tensor(splat, (2, 3), torch.bfloat16),
+        torch.full((2, 3), 1.5, dtype=torch.bfloat16),
     )
     values = DenseIntOrFPElementsAttr.from_list(TensorType(i32, [2, 2]), [1, -2, 3, 4])
     assert gpu_runtime.dense_tensor(values, (2, 2), torch.int32).tolist() == [[1, -2], [3, 4]]
@@ -431,9 +464,9 @@ def test_dense_globals_become_tensors():
 
 def test_cuda_comes_from_the_cuda_target(monkeypatch):
     program = HostProgram(parse(RMS_HOST))
-    fake = types.ModuleType("emmy.tools.cuda_target")
+    fake = types.ModuleType("emmy.tools.cuda.target")
     fake.print_cuda = lambda module: f"// {len(list(module.walk()))} ops\n{KERNELS}"
-    monkeypatch.setitem(sys.modules, "emmy.tools.cuda_target", fake)
+    monkeypatch.setitem(sys.modules, "emmy.tools.cuda.target", fake)
     assert program.cuda_source().endswith(KERNELS)
 
 
@@ -449,14 +482,16 @@ def test_cuda_target_as_an_xdsl_target(monkeypatch):
         def emit(self, ctx, module, output):
             output.write("// printed by the target\n")
 
-    fake = types.ModuleType("emmy.tools.cuda_target")
+    fake = types.ModuleType("emmy.tools.cuda.target")
     fake.CudaTarget = CudaTarget
-    monkeypatch.setitem(sys.modules, "emmy.tools.cuda_target", fake)
+    monkeypatch.setitem(sys.modules, "emmy.tools.cuda.target", fake)
     assert gpu_runtime.cuda_source_of(parse(RMS_HOST)) == "// printed by the target\n"
 
 
 def test_no_cuda_target_says_to_pass_the_source(monkeypatch):
-    monkeypatch.setitem(sys.modules, "emmy.tools.cuda_target", types.ModuleType("emmy.tools.cuda_target"))
+    monkeypatch.setitem(
+        sys.modules, "emmy.tools.cuda.target", types.ModuleType("emmy.tools.cuda.target")
+    )
     with pytest.raises(CudaError, match="pass cuda_source"):
         gpu_runtime.cuda_source_of(parse(RMS_HOST))
 
@@ -486,7 +521,7 @@ def kernel_ir_program() -> HostProgram:
     """A program in the real kernel dialect, its CUDA printed by the cuda target (skipped
     where either is missing)."""
     kernel = pytest.importorskip("emmy.dialects.kernel")
-    pytest.importorskip("emmy.tools.cuda_target")
+    pytest.importorskip("emmy.tools.cuda.target")
     from emmy.dialects import make_context
 
     ctx = make_context()
@@ -500,7 +535,12 @@ def kernel_ir_program() -> HostProgram:
 def test_kernel_ir_through_the_cuda_target_compiles():
     program = kernel_ir_program()
     [launch] = program.launches
-    assert (launch.kernel, launch.grid, launch.block, launch.smem) == ("k_square", (32, 1, 1), (256, 1, 1), 0)
+    assert (launch.kernel, launch.grid, launch.block, launch.smem) == (
+        "k_square",
+        (32, 1, 1),
+        (256, 1, 1),
+        0,
+    )
     source = program.cuda_source()
     assert "k_square(" in source
     assert compile_cuda(source)[:4] == b"\x7fELF"
@@ -563,7 +603,12 @@ def rms_norm_emmy(args):
 def test_bench_program_checks_then_times_cpu_plumbing():
     timer = FakeTimer([30.0, 40.0, 20.0], [10.0, 12.0, 11.0])
     result = bench.bench_program(
-        PROGRAM, "bfloat16", rms_norm_emmy, backends=("eager", "emmy"), device="cpu", timer=timer,
+        PROGRAM,
+        "bfloat16",
+        rms_norm_emmy,
+        backends=("eager", "emmy"),
+        device="cpu",
+        timer=timer,
         copy_bandwidth_gbps=100.0,
     )
     eager, emmy = result["backends"]
@@ -579,8 +624,12 @@ def test_bench_program_checks_then_times_cpu_plumbing():
 def test_a_wrong_backend_is_reported_and_not_timed():
     timer = FakeTimer([10.0])
     result = bench.bench_program(
-        PROGRAM, torch.float32, lambda args: [args[1] * 2], backends=("eager", "emmy"),
-        device="cpu", timer=timer,
+        PROGRAM,
+        torch.float32,
+        lambda args: [args[1] * 2],
+        backends=("eager", "emmy"),
+        device="cpu",
+        timer=timer,
     )
     eager, emmy = result["backends"]
     assert len(timer.calls) == 1  # eager only
@@ -592,8 +641,14 @@ def test_a_backend_that_raises_is_reported():
     def broken(args):
         raise RuntimeError("no kernel for that")
 
-    result = bench.bench_program(PROGRAM, "float32", broken, backends=("eager", "emmy"),
-                                 device="cpu", timer=FakeTimer([10.0]))
+    result = bench.bench_program(
+        PROGRAM,
+        "float32",
+        broken,
+        backends=("eager", "emmy"),
+        device="cpu",
+        timer=FakeTimer([10.0]),
+    )
     assert result["backends"][1]["error"] == "RuntimeError: no kernel for that"
 
 
@@ -607,24 +662,62 @@ def test_nan_never_passes():
 
 def sample_results():
     return {
-        "program": "nn.RMSNorm(4096)(torch.randn(8192, 4096))", "dtype": "float32", "device": "cuda",
-        "bytes": 268_451_840, "timer": "cuda-events", "copy_bandwidth_gbps": 4000.0,
+        "program": "nn.RMSNorm(4096)(torch.randn(8192, 4096))",
+        "dtype": "float32",
+        "device": "cuda",
+        "bytes": 268_451_840,
+        "timer": "cuda-events",
+        "copy_bandwidth_gbps": 4000.0,
         "backends": [
-            {"backend": "eager", "correct": True, "median_us": 312.0, "host_us": 15.25, "gbps": 860.4,
-             "vs_eager": 1.0, "vs_compile": 72.9 / 312.0, "copy_fraction": 0.2151},
-            {"backend": "torch.compile", "correct": True, "median_us": 72.9, "gbps": 3682.5,
-             "vs_eager": 312.0 / 72.9, "vs_compile": 1.0, "copy_fraction": 0.9206},
-            {"backend": "emmy", "correct": False, "error": "output 0 differs at [0, 0]",
-             "vs_eager": None, "vs_compile": None},
+            {
+                "backend": "eager",
+                "correct": True,
+                "median_us": 312.0,
+                "host_us": 15.25,
+                "gbps": 860.4,
+                "vs_eager": 1.0,
+                "vs_compile": 72.9 / 312.0,
+                "copy_fraction": 0.2151,
+            },
+            {
+                "backend": "torch.compile",
+                "correct": True,
+                "median_us": 72.9,
+                "gbps": 3682.5,
+                "vs_eager": 312.0 / 72.9,
+                "vs_compile": 1.0,
+                "copy_fraction": 0.9206,
+            },
+            {
+                "backend": "emmy",
+                "correct": False,
+                "error": "output 0 differs at [0, 0]",
+                "vs_eager": None,
+                "vs_compile": None,
+            },
         ],
     }
 
 
 def test_format_table():
     table = bench.format_table(sample_results()).splitlines()
-    assert table[0].startswith("nn.RMSNorm(4096)(torch.randn(8192, 4096))  [float32, 268,451,840 bytes")
-    assert table[1].split() == ["backend", "median", "µs", "host", "µs", "GB/s", "x", "eager", "x",
-                                "compile", "%", "copy"]
+    assert table[0].startswith(
+        "nn.RMSNorm(4096)(torch.randn(8192, 4096))  [float32, 268,451,840 bytes"
+    )
+    assert table[1].split() == [
+        "backend",
+        "median",
+        "µs",
+        "host",
+        "µs",
+        "GB/s",
+        "x",
+        "eager",
+        "x",
+        "compile",
+        "%",
+        "copy",
+    ]
     assert table[2].split() == ["eager", "312.00", "15.2", "860.4", "1.00", "0.23", "21.5"]
     assert table[3].split() == ["torch.compile", "72.90", "-", "3,682.5", "4.28", "1.00", "92.1"]
     assert table[4] == "emmy             FAIL: output 0 differs at [0, 0]"
@@ -708,11 +801,16 @@ def test_more_than_48k_of_dynamic_shared_memory(kernels):
 @needs_gpu
 def test_launch_errors_name_the_kernel(kernels):
     a = fresh(16)
-    with pytest.raises(CudaLaunchError, match=r"launching kernel 'vadd' \(grid \(1, 1, 1\), block \(2048, 1, 1\)"
-                       r".*CUDA_ERROR_INVALID_VALUE") as caught:
+    with pytest.raises(
+        CudaLaunchError,
+        match=r"launching kernel 'vadd' \(grid \(1, 1, 1\), block \(2048, 1, 1\)"
+        r".*CUDA_ERROR_INVALID_VALUE",
+    ) as caught:
         kernels.launch("vadd", 1, 2048, [a, a, a, 16])
     assert caught.value.kernels == ["vadd"] and caught.value.error == "CUDA_ERROR_INVALID_VALUE"
-    with pytest.raises(CudaLaunchError, match="kernel 'vadd': it takes 4 parameters, got 3 arguments"):
+    with pytest.raises(
+        CudaLaunchError, match="kernel 'vadd': it takes 4 parameters, got 3 arguments"
+    ):
         kernels.launch("vadd", 1, 32, [a, a, a])
     with pytest.raises(CudaLaunchError, match="kernel 'vadd': argument 0 is a tensor on cpu"):
         kernels.launch("vadd", 1, 32, [a.cpu(), a, a, 16])
@@ -782,8 +880,9 @@ def test_bench_program_on_the_gpu(kernels):
         return [out]
 
     source = "nn.RMSNorm(1024, eps=1e-5)(torch.randn(256, 1024))"
-    result = bench.bench_program(source, torch.float32, emmy_fn, warmup=3, reps=20,
-                                 compile_mode="default")
+    result = bench.bench_program(
+        source, torch.float32, emmy_fn, warmup=3, reps=20, compile_mode="default"
+    )
     rows = {row["backend"]: row for row in result["backends"]}
     assert set(rows) == {"eager", "torch.compile", "emmy"}
     for row in rows.values():
@@ -852,8 +951,15 @@ def ieee_maximum_minimum(a: float, b: float) -> tuple[float, float]:
 
 
 @needs_gpu
-@pytest.mark.parametrize("t, dtype", [("f32", torch.float32), ("f16", torch.float16),
-                                      ("bf16", torch.bfloat16), ("f64", torch.float64)])
+@pytest.mark.parametrize(
+    "t, dtype",
+    [
+        ("f32", torch.float32),
+        ("f16", torch.float16),
+        ("bf16", torch.bfloat16),
+        ("f64", torch.float64),
+    ],
+)
 def test_maximumf_and_minimumf_on_the_gpu_propagate_nan_and_order_zeros(t, dtype):
     from emmy.dialects import make_context
 

@@ -6,6 +6,8 @@ import io
 
 import pytest
 import torch
+from corpus import PROGRAMS as CORPUS
+from corpus import source
 from xdsl.dialects import func
 from xdsl.dialects.builtin import FileLineColLoc, ModuleOp, StringAttr
 from xdsl.parser import Parser
@@ -13,10 +15,7 @@ from xdsl.printer import Printer
 
 from emmy.dialects import make_context
 from emmy.dialects import torch as t
-from emmy.tools.frontend import FrontendError, compile_source, load_program
-
-from corpus import PROGRAMS as CORPUS
-from corpus import source
+from emmy.tools.frontend.program import FrontendError, compile_source, load_program
 
 LAMBDA_MODULE = """
 class Apply(nn.Module):
@@ -27,6 +26,7 @@ class Apply(nn.Module):
     def forward(self, *args):
         return self.f(*args)
 """
+
 
 def applied(expression: str, *inputs: str) -> str:
     """A program that applies `lambda x, y, ...: expression` to example inputs."""

@@ -11,7 +11,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
 from emmy.dialects import make_context
-from emmy.tools.interpreter import ExecutionError, find_function, random_inputs, run_module
+from emmy.tools.interpreter.run import ExecutionError, find_function, random_inputs, run_module
 
 ROWS, COLS = 32, 2048
 EPS = 1e-5  # written 1.0e-05 in the IR: MLIR reads `1e-05` as an integer and an identifier

@@ -9,7 +9,7 @@ from xdsl.parser import Parser
 
 from emmy.dialects import make_context
 from emmy.passes.lower_fused_to_loop import LowerFusedToLoopPass
-from emmy.tools.interpreter import find_function, random_inputs, run_module
+from emmy.tools.interpreter.run import find_function, random_inputs, run_module
 
 CASES = Path(__file__).parents[1] / "Conversion" / "FusedToLoop"
 

@@ -1,4 +1,4 @@
-"""The SIMT emulator (`emmy.tools.simt`) on hand-written Kernel IR, against numpy."""
+"""The SIMT emulator (`emmy.tools.interpreter.simt`) on hand-written Kernel IR, against numpy."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from xdsl.parser import Parser
 from xdsl.utils.exceptions import VerifyException
 
 from emmy.dialects import make_context
-from emmy.tools.interpreter import ExecutionError, run_module
+from emmy.tools.interpreter.run import ExecutionError, run_module
 
 
 def parse(text: str, verify: bool = True) -> ModuleOp:
@@ -65,7 +65,7 @@ def test_vector_add_with_a_grid_stride_loop():
 
 def test_blocks_run_in_chunks(monkeypatch):
     # One block per chunk: the same answer as all blocks in lockstep.
-    from emmy.tools import simt
+    from emmy.tools.interpreter import simt
 
     monkeypatch.setattr(simt, "CHUNK_THREADS", 1)
     a, b = randn(1000), randn(1000, seed=1)
@@ -285,7 +285,7 @@ func.func @forward(%counter: memref<4xi32>, %mx: memref<4xf32>) -> memref<2x64xi
 
 def test_atomics_serialise_in_thread_order():
     module = parse(ATOMIC_ORDER)
-    from emmy.tools.interpreter import find_function, make_interpreter
+    from emmy.tools.interpreter.run import find_function, make_interpreter
 
     initial = np.array([100, 200, 300, 400], np.int32)
     counter = initial.copy()
@@ -393,7 +393,7 @@ func.func @forward(%x: memref<64xf32>) -> memref<64xf32> {
 def test_divergent_if_merges_results_and_masks_stores():
     x = randn(64)
     module = parse(DIVERGENT_IF)
-    from emmy.tools.interpreter import find_function, make_interpreter
+    from emmy.tools.interpreter.run import find_function, make_interpreter
 
     x_buffer = x.copy()
     (y,) = make_interpreter(module).call_op(find_function(module, "forward"), (x_buffer,))
@@ -504,7 +504,9 @@ def test_cp_async_into_dynamic_shared_memory():
 
 def test_cp_async_data_needs_a_barrier_before_other_threads_read_it():
     text = CP_ASYNC.replace("  kernel.barrier\n", "")
-    with pytest.raises(ExecutionError, match=r"'memref.load'.*reads shared element \[255\].*barrier"):
+    with pytest.raises(
+        ExecutionError, match=r"'memref.load'.*reads shared element \[255\].*barrier"
+    ):
         run(text, randn(2, 256))
 
 
@@ -648,10 +650,10 @@ def test_barrier_under_divergent_control_flow_is_an_error():
 
 def test_barrier_under_block_uniform_control_flow_is_fine():
     # Every thread of block 0 reaches it; no thread of block 1 does.
-    text = BARRIER_UNDER_DIVERGENCE.replace(
-        "%tid = kernel.thread_id x", "%tid = kernel.block_id x"
-    ).replace("%c40 = arith.constant 40", "%c40 = arith.constant 1").replace(
-        "grid [1, 1, 1]", "grid [2, 1, 1]"
+    text = (
+        BARRIER_UNDER_DIVERGENCE.replace("%tid = kernel.thread_id x", "%tid = kernel.block_id x")
+        .replace("%c40 = arith.constant 40", "%c40 = arith.constant 1")
+        .replace("grid [1, 1, 1]", "grid [2, 1, 1]")
     )
     run(text)
 
@@ -701,8 +703,11 @@ func.func @forward(%x: memref<100xf32>) -> memref<100xf32> {
 
 def test_missing_barrier_is_reported_as_a_race():
     text = RMS_NORM.replace("  kernel.barrier\n", "", 1)
-    with pytest.raises(ExecutionError, match=r"'memref.load'.*reads shared element \[1\].*"
-                       r"thread \(32, 0, 0\) stored since the last barrier"):
+    with pytest.raises(
+        ExecutionError,
+        match=r"'memref.load'.*reads shared element \[1\].*"
+        r"thread \(32, 0, 0\) stored since the last barrier",
+    ):
         run(text, randn(32, 2048), randn(2048))
 
 
@@ -714,5 +719,7 @@ def test_shuffle_in_a_partly_active_warp_is_an_error():
         "    %s = kernel.shuffle xor %v, %five : i32\n    scf.yield %s : i32\n"
         "  } else {\n    scf.yield %v : i32\n  }",
     )
-    with pytest.raises(ExecutionError, match=r"'kernel.shuffle'.*only 20 of the 32 lanes of warp 0"):
+    with pytest.raises(
+        ExecutionError, match=r"'kernel.shuffle'.*only 20 of the 32 lanes of warp 0"
+    ):
         run(text)

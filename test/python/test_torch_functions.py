@@ -1,4 +1,4 @@
-"""Torch IR executed on the CPU (`emmy.tools.torch_functions`), checked against PyTorch eager.
+"""Torch IR executed on the CPU (`emmy.tools.interpreter.torch_ops`), checked against PyTorch eager.
 
 Each program is loaded with the frontend, imported to Torch IR and run at the torch level on
 fresh random inputs; eager runs the module on the same inputs. Torch IR runs the same aten
@@ -21,18 +21,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from corpus import PROGRAMS, source
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
 from emmy.dialects import make_context
 from emmy.dialects import torch as t
 from emmy.dialects.torch import Torch
-from emmy.tools.frontend import load_program
-from emmy.tools.importer import forward_arguments
-from emmy.tools.interpreter import ExecutionError, run_module
-from emmy.tools.torch_functions import TORCH_IMPLS, TorchFunctions
-
-from corpus import PROGRAMS, source
+from emmy.tools.frontend.importer import forward_arguments
+from emmy.tools.frontend.program import load_program
+from emmy.tools.interpreter.run import ExecutionError, run_module
+from emmy.tools.interpreter.torch_ops import TORCH_IMPLS, TorchFunctions
 
 FRESH_SEED = 4321
 
@@ -111,8 +110,7 @@ def program_cases() -> list:
     cases = []
     for name in PROGRAMS:
         cases += [
-            pytest.param(source(name, dtype), dtype, id=f"{name}-{dtype}")
-            for dtype in FLOAT_DTYPES
+            pytest.param(source(name, dtype), dtype, id=f"{name}-{dtype}") for dtype in FLOAT_DTYPES
         ]
     for name, text in OWN_PROGRAMS.items():
         dtypes = (*FLOAT_DTYPES, "float16", "float64") if name == "scalar_forms" else FLOAT_DTYPES

@@ -60,11 +60,11 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
-from xdsl.utils.exceptions import VerifyException
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.utils.exceptions import VerifyException
 
 from emmy.dialects import torch as t
-from emmy.tools.frontend import FrontendError, location
+from emmy.tools.frontend.program import FrontendError, location
 
 ELEMENT_TYPES: dict[torch.dtype, Attribute] = {
     torch.float32: f32,

@@ -40,7 +40,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.utils.exceptions import InterpretationError
 
 from emmy.dialects import torch as t
-from emmy.tools.importer import TORCH_DTYPES
+from emmy.tools.frontend.importer import TORCH_DTYPES
 
 Operands = Callable[[SSAValue | None], torch.Tensor | None]
 """The tensor of an operand of the op being run (None for an absent optional operand)."""
@@ -207,9 +207,7 @@ def linear(op: t.LinearOp, x: Operands) -> torch.Tensor:
 
 @implements(t.RmsNormOp)
 def rms_norm(op: t.RmsNormOp, x: Operands) -> torch.Tensor:
-    return F.rms_norm(
-        x(op.input), ints(op.normalized_shape), x(op.weight), eps=op.eps.value.data
-    )
+    return F.rms_norm(x(op.input), ints(op.normalized_shape), x(op.weight), eps=op.eps.value.data)
 
 
 @implements(t.LayerNormOp)

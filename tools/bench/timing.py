@@ -1,6 +1,6 @@
 """Timing on the GPU, the way DESIGN.md's performance method says.
 
-    from emmy.tools.bench import bench_program, format_table, to_json, device_copy_bandwidth
+    from emmy.tools.bench.timing import bench_program, format_table, to_json, device_copy_bandwidth
 
     copy = device_copy_bandwidth()                                  # GB/s, read + write
     result = bench_program("nn.RMSNorm(2048)(torch.randn(8192, 2048))", torch.bfloat16,
@@ -8,7 +8,7 @@
     print(format_table(result))
     to_json(result, "rmsnorm.json")
 
-or from the shell, eager against torch.compile: `python -m emmy.tools.bench -c SOURCE --dtype bfloat16`.
+or from the shell, eager against torch.compile: `python -m emmy.tools.bench.timing -c SOURCE --dtype bfloat16`.
 
 Timing (`time_cuda`, `measure`)
 - `fn` runs `warmup` times untimed, then `reps` times, each between two CUDA events, with the
@@ -24,10 +24,10 @@ Timing (`time_cuda`, `measure`)
   samples in µs): the statistics and reports can be tested without a GPU.
 
 Programs (`bench_program`)
-- The source is an `emmy compile -c` program (see `emmy.tools.frontend`); `DT` in it stands for
+- The source is an `emmy compile -c` program (see `emmy.tools.frontend.program`); `DT` in it stands for
   the dtype under test (as in the differential corpus). Its module and floating inputs are cast
   to `dtype` and moved to the device; inputs are fresh random values shaped like the example
-  inputs (`emmy.tools.differential.random_inputs`, seeded: the same on every run, never zeros).
+  inputs (`emmy.tools.bench.differential.random_inputs`, seeded: the same on every run, never zeros).
 - Backends: PyTorch eager (the reference), `torch.compile(mode="max-autotune")`, and emmy when
   `emmy_fn` is given. The inputs are marked static for torch.compile
   (`torch._dynamo.mark_static_address`), so that its CUDA-graph replays read them where they
@@ -38,7 +38,7 @@ Programs (`bench_program`)
   (parameters, buffers, constants, then the inputs; all on the device) and returns the outputs:
   `emmy_fn=HostProgram(kernel_ir)` plugs the GPU runtime in.
 - Each backend's outputs are checked against eager's BEFORE it is timed, elementwise within the
-  dtype's tolerance (`emmy.tools.differential.TOLERANCES`; NaN never passes); a backend that
+  dtype's tolerance (`emmy.tools.bench.differential.TOLERANCES`; NaN never passes); a backend that
   fails (wrong values, or an exception) is reported with its error and not timed.
 - Reported per backend: median µs (of the GPU, as above), the host's µs per call, GB/s (bytes of every `@forward` argument plus every output,
   over the median time: the least traffic the program needs), `vs_eager` = eager's time over
@@ -71,7 +71,9 @@ Timer = Callable[[Callable[[], Any], int, int, bool], list[float]]
 """`timer(fn, warmup, reps, flush_l2)` -> the time of each timed run, in microseconds."""
 
 L2_FLUSH_BYTES = 256 << 20
-SPIN_CYCLES_PER_US = 2000  # an H200's top SM clock is 1980 MHz: a spin that is long enough there is elsewhere too
+SPIN_CYCLES_PER_US = (
+    2000  # an H200's top SM clock is 1980 MHz: a spin that is long enough there is elsewhere too
+)
 
 # --- statistics ----------------------------------------------------------------------------
 
@@ -116,7 +118,9 @@ def flush_l2() -> None:
     """Evicts the L2 cache by zeroing a buffer several times its size."""
     global _flush_buffer
     if _flush_buffer is None:
-        l2 = getattr(torch.cuda.get_device_properties(torch.cuda.current_device()), "L2_cache_size", 0)
+        l2 = getattr(
+            torch.cuda.get_device_properties(torch.cuda.current_device()), "L2_cache_size", 0
+        )
         _flush_buffer = torch.empty(max(L2_FLUSH_BYTES, 4 * l2), dtype=torch.int8, device="cuda")
     _flush_buffer.zero_()
 
@@ -184,7 +188,11 @@ def time_cuda(
 
 
 def device_copy_bandwidth(
-    nbytes: int = 2 << 30, warmup: int = 3, reps: int = 20, *, timer: Timer | None = None,
+    nbytes: int = 2 << 30,
+    warmup: int = 3,
+    reps: int = 20,
+    *,
+    timer: Timer | None = None,
 ) -> float:
     """The measured device-to-device copy bandwidth in GB/s (1e9 bytes/s), counting the bytes
     read and the bytes written, over the median of `reps` copies of `nbytes` random bytes."""
@@ -202,8 +210,15 @@ def device_copy_bandwidth(
 def _dtype(dtype: torch.dtype | str) -> torch.dtype:
     if isinstance(dtype, torch.dtype):
         return dtype
-    aliases = {"fp32": "float32", "f32": "float32", "bf16": "bfloat16", "fp16": "float16",
-               "f16": "float16", "half": "float16", "float": "float32"}
+    aliases = {
+        "fp32": "float32",
+        "f32": "float32",
+        "bf16": "bfloat16",
+        "fp16": "float16",
+        "f16": "float16",
+        "half": "float16",
+        "float": "float32",
+    }
     value = getattr(torch, aliases.get(dtype, dtype), None)
     if not isinstance(value, torch.dtype):
         raise ValueError(f"unknown dtype {dtype!r}")
@@ -220,21 +235,34 @@ def check_outputs(
     """Compares outputs with the reference's, elementwise within the tolerance of the
     reference's dtype (NaN never passes): "correct", "max_abs_error", "rel_error"
     (‖actual − expected‖ / ‖expected‖, in float64) and "error" (why not, or None)."""
-    from emmy.tools.differential import TOLERANCES
+    from emmy.tools.bench.differential import TOLERANCES
 
-    report: dict[str, Any] = {"correct": True, "max_abs_error": 0.0, "rel_error": 0.0, "error": None}
+    report: dict[str, Any] = {
+        "correct": True,
+        "max_abs_error": 0.0,
+        "rel_error": 0.0,
+        "error": None,
+    }
     if len(actual) != len(expected):
-        return {**report, "correct": False,
-                "error": f"{len(actual)} outputs, the reference has {len(expected)}"}
+        return {
+            **report,
+            "correct": False,
+            "error": f"{len(actual)} outputs, the reference has {len(expected)}",
+        }
     for index, (got, want) in enumerate(zip(actual, expected)):
         if tuple(got.shape) != tuple(want.shape):
-            return {**report, "correct": False,
-                    "error": f"output {index} has shape {list(got.shape)}, expected {list(want.shape)}"}
+            return {
+                **report,
+                "correct": False,
+                "error": f"output {index} has shape {list(got.shape)}, expected {list(want.shape)}",
+            }
         got64 = got.detach().to("cpu", torch.float64)
         want64 = want.detach().to("cpu", torch.float64)
         difference = (got64 - want64).abs()
         if got64.numel():
-            report["max_abs_error"] = max(report["max_abs_error"], float(difference.nan_to_num(math.inf).max()))
+            report["max_abs_error"] = max(
+                report["max_abs_error"], float(difference.nan_to_num(math.inf).max())
+            )
         norm = float(want64.norm())
         relative = float((got64 - want64).norm()) / norm if norm else float(difference.sum())
         report["rel_error"] = max(report["rel_error"], relative)
@@ -245,14 +273,16 @@ def check_outputs(
             report.update(
                 correct=False,
                 error=f"output {index} differs at {list(where)}: {float(got64[where])} vs "
-                      f"{float(want64[where])} (rtol {rtol}, atol {atol}); "
-                      f"{int(bad.sum())} of {bad.numel()} elements",
+                f"{float(want64[where])} (rtol {rtol}, atol {atol}); "
+                f"{int(bad.sum())} of {bad.numel()} elements",
             )
             return report
     return report
 
 
-def _forward_arguments(program: Any, module: torch.nn.Module, inputs: list[Any], device: str) -> list[torch.Tensor]:
+def _forward_arguments(
+    program: Any, module: torch.nn.Module, inputs: list[Any], device: str
+) -> list[torch.Tensor]:
     """`@forward`'s arguments from the cast module (so they carry the benchmarked dtype)."""
     from torch.export.graph_signature import InputKind, TensorArgument
 
@@ -289,8 +319,8 @@ def bench_program(
 ) -> dict[str, Any]:
     """Checks, then times, a program's backends (see the module doc); returns a dict with the
     program, dtype, bytes, timer and a "backends" list of per-backend dicts."""
-    from emmy.tools.differential import random_inputs
-    from emmy.tools.frontend import load_program
+    from emmy.tools.bench.differential import random_inputs
+    from emmy.tools.frontend.program import load_program
 
     dtype = _dtype(dtype)
     text = re.sub(r"\bDT\b", f"torch.{str(dtype).removeprefix('torch.')}", source)
@@ -298,7 +328,9 @@ def bench_program(
     module = program.module.to(device=device, dtype=dtype).eval()
     leaves, spec = torch.utils._pytree.tree_flatten((program.example_args, program.example_kwargs))
     fresh = [
-        (v.to(dtype) if v.is_floating_point() else v).to(device) if isinstance(v, torch.Tensor) else v
+        (v.to(dtype) if v.is_floating_point() else v).to(device)
+        if isinstance(v, torch.Tensor)
+        else v
         for v in random_inputs(program, seed)
     ]
     args, kwargs = torch.utils._pytree.tree_unflatten(fresh, spec)
@@ -332,8 +364,14 @@ def bench_program(
                 outputs = reference if backend == "eager" else run()
                 if backend == "eager":
                     nan = any(bool(t.isnan().any()) for t in reference if t.is_floating_point())
-                    row.update(correct=not nan, max_abs_error=0.0, rel_error=0.0,
-                               error="eager's output has NaN: the program is not checkable" if nan else None)
+                    row.update(
+                        correct=not nan,
+                        max_abs_error=0.0,
+                        rel_error=0.0,
+                        error="eager's output has NaN: the program is not checkable"
+                        if nan
+                        else None,
+                    )
                 else:
                     row.update(check_outputs(outputs, reference))
             except Exception as error:  # a backend that cannot run is reported, not fatal
@@ -369,7 +407,9 @@ def bench_program(
     }
 
 
-def _compiled_runner(compiled: Callable[..., Any], args: Any, kwargs: Any) -> Callable[[], list[torch.Tensor]]:
+def _compiled_runner(
+    compiled: Callable[..., Any], args: Any, kwargs: Any
+) -> Callable[[], list[torch.Tensor]]:
     """Runs a torch.compile'd module. max-autotune replays CUDA graphs (cudagraph trees); each
     call is marked as a new step (`torch.compiler.cudagraph_mark_step_begin`, as PyTorch's own
     benchmarks do), so that a replay may reuse the memory of the previous call's outputs."""
@@ -464,21 +504,31 @@ def to_json(results: dict[str, Any] | Sequence[dict[str, Any]], path: str | Path
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m emmy.tools.bench",
+        prog="python -m emmy.tools.bench.timing",
         description="Time a PyTorch program under eager and torch.compile (max-autotune).",
     )
-    parser.add_argument("-c", dest="source", required=True, help="the program, as for emmy compile -c")
-    parser.add_argument("--dtype", default="float32", help="float32, bfloat16 or float16 (DT in the source)")
+    parser.add_argument(
+        "-c", dest="source", required=True, help="the program, as for emmy compile -c"
+    )
+    parser.add_argument(
+        "--dtype", default="float32", help="float32, bfloat16 or float16 (DT in the source)"
+    )
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--reps", type=int, default=100)
     parser.add_argument("--no-compile", action="store_true", help="leave torch.compile out")
-    parser.add_argument("--copy-bandwidth", action="store_true", help="measure the 2 GiB copy bandwidth first")
+    parser.add_argument(
+        "--copy-bandwidth", action="store_true", help="measure the 2 GiB copy bandwidth first"
+    )
     parser.add_argument("--json", help="also write the results to this file")
     args = parser.parse_args(argv)
     copy = device_copy_bandwidth() if args.copy_bandwidth else None
     backends = ("eager",) if args.no_compile else ("eager", "torch.compile")
     result = bench_program(
-        args.source, args.dtype, backends=backends, warmup=args.warmup, reps=args.reps,
+        args.source,
+        args.dtype,
+        backends=backends,
+        warmup=args.warmup,
+        reps=args.reps,
         copy_bandwidth_gbps=copy,
     )
     print(format_table(result))

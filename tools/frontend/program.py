@@ -1,6 +1,6 @@
 """The PyTorch frontend: a Python program in, Torch IR out.
 
-    from emmy.tools.frontend import compile_source
+    from emmy.tools.frontend.program import compile_source
     module = compile_source("nn.RMSNorm(2048)(torch.randn(1, 32, 2048))", "<string>")
 
 A program is Python source with `torch`, `nn` (torch.nn) and `F` (torch.nn.functional)
@@ -81,7 +81,7 @@ class Program:
 
     def to_torch_ir(self) -> ModuleOp:
         # imported here because the importer imports FrontendError from this module
-        from emmy.tools.importer import import_exported_program
+        from emmy.tools.frontend.importer import import_exported_program
 
         return import_exported_program(
             self.exported, self.filename, self.source_lines, self.call_location
@@ -90,7 +90,7 @@ class Program:
     def forward_arguments(self) -> list[torch.Tensor]:
         """The values of `@forward`'s arguments (parameters, buffers, constants and the
         example inputs, in the function's order), to run the compiled program on."""
-        from emmy.tools.importer import forward_arguments  # see to_torch_ir
+        from emmy.tools.frontend.importer import forward_arguments  # see to_torch_ir
 
         user_inputs = torch.utils._pytree.tree_leaves((self.example_args, self.example_kwargs))
         return forward_arguments(self.exported, user_inputs)
@@ -228,5 +228,5 @@ def load_program(source: str, filename: str) -> Program:
 
 
 def compile_source(source: str, filename: str) -> ModuleOp:
-    """The program's Torch IR: one `func.func @forward` (see `emmy.tools.importer`)."""
+    """The program's Torch IR: one `func.func @forward` (see `emmy.tools.frontend.importer`)."""
     return load_program(source, filename).to_torch_ir()

@@ -48,5 +48,7 @@ def suite_cases(name: str) -> list[tuple[str, str, str, str]]:
         for program, source in suite["programs"].items():
             for dtype in suite["dtypes"]:
                 shape_text = "x".join(map(str, shape))
-                cases.append((program, shape_text, dtype, source.replace("SHAPE", repr(tuple(shape)))))
+                cases.append(
+                    (program, shape_text, dtype, source.replace("SHAPE", repr(tuple(shape))))
+                )
     return cases

@@ -1,6 +1,6 @@
 """Running CUDA kernels on PyTorch tensors through cuda-python: compile, load, launch, wait.
 
-    from emmy.tools.gpu_runtime import compile_cuda, CudaModule, synchronize
+    from emmy.tools.runtime.gpu import compile_cuda, CudaModule, synchronize
 
     cubin = compile_cuda(source)                  # NVRTC (or nvcc), cached on disk
     module = CudaModule(cubin)                    # cuModuleLoadData in torch's context
@@ -64,7 +64,7 @@ Host functions (`run_host_function`, `HostProgram`)
   of `k` from the module's CUDA, `memref.dealloc` nothing, and `func.return` gives the results.
   Ops are recognised by name and read through their `kernel`, `grid`, `block` and `smem`
   properties (or attributes), so registered and unregistered (generic-syntax) ops both work.
-- The CUDA comes from the `cuda` target (`emmy.tools.cuda_target`, imported on first use) unless
+- The CUDA comes from the `cuda` target (`emmy.tools.cuda.target`, imported on first use) unless
   `cuda_source` is given.
 - Inputs are checked against the function's signature (count, shape, dtype) before anything runs
   on the GPU; CPU tensors are copied to the GPU and non-contiguous ones made contiguous (so a
@@ -245,13 +245,16 @@ def _nvcc_include_dirs(nvcc: str) -> list[str]:
     try:
         done = subprocess.run(
             [nvcc, "--dryrun", "-cubin", "-x", "cu", "/dev/null", "-o", "/dev/null"],
-            capture_output=True, text=True, timeout=30,
+            capture_output=True,
+            text=True,
+            timeout=30,
         )
     except (OSError, subprocess.SubprocessError):
         return []
-    return re.findall(r'-I"?([^"\s]+)"?', "\n".join(
-        line for line in done.stderr.splitlines() if "INCLUDES=" in line
-    ))
+    return re.findall(
+        r'-I"?([^"\s]+)"?',
+        "\n".join(line for line in done.stderr.splitlines() if "INCLUDES=" in line),
+    )
 
 
 @functools.cache
@@ -294,7 +297,7 @@ def nvcc_version() -> str | None:
 
 
 def available_compiler(compiler: str = "auto") -> str:
-    """"nvrtc" or "nvcc": the one `compile_cuda(compiler=...)` would use."""
+    """ "nvrtc" or "nvcc": the one `compile_cuda(compiler=...)` would use."""
     if compiler not in ("auto", "nvrtc", "nvcc"):
         raise ValueError(f"compiler must be 'auto', 'nvrtc' or 'nvcc', got {compiler!r}")
     if compiler in ("auto", "nvrtc") and nvrtc_version() is not None:
@@ -386,11 +389,15 @@ def _compile_error(source: str, arch: str, compiler: str, log: str) -> CudaCompi
     kernels = kernels_in_log(source, log)
     where = (
         f"in kernel{'s' if len(kernels) > 1 else ''} {', '.join(kernels)}"
-        if kernels else "outside any __global__ function"
+        if kernels
+        else "outside any __global__ function"
     )
     return CudaCompileError(
         f"{compiler} failed to compile CUDA for {arch} {where}:\n{log.strip()}",
-        log, kernels, arch, compiler,
+        log,
+        kernels,
+        arch,
+        compiler,
     )
 
 
@@ -434,7 +441,9 @@ def _compile_nvcc(source: str, arch: str, flags: list[str]) -> bytes:
         Path(directory, "emmy.cu").write_text(source)
         done = subprocess.run(
             [nvcc, *flags, "-o", "emmy.cubin", "emmy.cu"],
-            cwd=directory, capture_output=True, text=True,
+            cwd=directory,
+            capture_output=True,
+            text=True,
         )
         if done.returncode != 0:
             raise _compile_error(source, arch, "nvcc", done.stderr + done.stdout)
@@ -566,7 +575,8 @@ def synchronize(timeout_s: float | None = DEFAULT_TIMEOUT_S, stream: Any = None)
                         f"a kernel failed with {name} ({text}); launched since the last "
                         f"synchronize: {described}. The CUDA context is "
                         "unusable after such an error: the process should exit",
-                        names, name,
+                        names,
+                        name,
                     )
             waiting = still
             if not waiting:
@@ -576,7 +586,8 @@ def synchronize(timeout_s: float | None = DEFAULT_TIMEOUT_S, stream: Any = None)
                     f"kernels still running after {timeout_s:g} s: {described}. "
                     "They keep running, and anything that waits for their stream waits too: "
                     "unless they can be made to finish, exit the process",
-                    names, timeout_s,
+                    names,
+                    timeout_s,
                 )
             time.sleep(pause)
             pause = min(pause * 2, 1e-3)
@@ -611,8 +622,10 @@ def _scalar_parameter(value: Any, size: int | None, index: int, kernel: str) -> 
 
     if isinstance(value, ctypes._SimpleCData):
         if size is not None and ctypes.sizeof(value) != size:
-            raise fail(f"is a {type(value).__name__} of {ctypes.sizeof(value)} bytes, "
-                       f"but the parameter has {size}")
+            raise fail(
+                f"is a {type(value).__name__} of {ctypes.sizeof(value)} bytes, "
+                f"but the parameter has {size}"
+            )
         return value
     if hasattr(value, "dtype") and hasattr(value, "item") and not isinstance(value, torch.Tensor):
         value = value.item()  # a numpy scalar
@@ -632,10 +645,13 @@ def _scalar_parameter(value: Any, size: int | None, index: int, kernel: str) -> 
             return ctypes.c_float(value)
         if width == 8:
             return ctypes.c_double(value)
-        raise fail(f"is a float, but the parameter has {width} bytes: pass a ctypes value "
-                   "holding the exact bits (e.g. ctypes.c_uint16 for a half)")
-    raise fail(f"has unsupported type {type(value).__name__}: pass a tensor, int, float or "
-               "ctypes scalar")
+        raise fail(
+            f"is a float, but the parameter has {width} bytes: pass a ctypes value "
+            "holding the exact bits (e.g. ctypes.c_uint16 for a half)"
+        )
+    raise fail(
+        f"has unsupported type {type(value).__name__}: pass a tensor, int, float or ctypes scalar"
+    )
 
 
 @dataclass
@@ -676,11 +692,14 @@ class CudaModule:
         if error != driver.CUresult.CUDA_SUCCESS:
             error_name, text = _error_text(error)
             known = self.kernel_names()
-            listing = f"; the module has {', '.join(known) or 'no kernels'}" if known is not None else ""
+            listing = (
+                f"; the module has {', '.join(known) or 'no kernels'}" if known is not None else ""
+            )
             raise CudaLaunchError(
                 f"no kernel '{name}' in the module ({error_name}: {text}){listing}. Kernels are "
-                "found by their unmangled names: declare them extern \"C\"",
-                [name], error_name,
+                'found by their unmangled names: declare them extern "C"',
+                [name],
+                error_name,
             )
         kernel = _Kernel(name, function, _parameter_sizes(function))
         self._kernels[name] = kernel
@@ -705,7 +724,8 @@ class CudaModule:
         if sizes is not None and len(sizes) != len(args):
             raise CudaLaunchError(
                 f"launching kernel '{kernel_name}': it takes {len(sizes)} parameters, "
-                f"got {len(args)} arguments", [kernel_name],
+                f"got {len(args)} arguments",
+                [kernel_name],
             )
         holders = []
         for index, value in enumerate(args):
@@ -729,12 +749,21 @@ class CudaModule:
             name, text = _error_text(error)
             raise CudaLaunchError(
                 f"launching kernel '{kernel_name}' (grid {grid3}, block {block3}, smem {smem}) "
-                f"failed: {name}: {text}", [kernel_name], name,
+                f"failed: {name}: {text}",
+                [kernel_name],
+                name,
             )
         _record_launch(handle, kernel_name)
 
-    def _pointer(self, tensor: torch.Tensor, size: int | None, index: int, kernel: str) -> ctypes.c_uint64:
-        if tensor.is_cuda and tensor.get_device() == self.device and tensor.is_contiguous() and size in (8, None):
+    def _pointer(
+        self, tensor: torch.Tensor, size: int | None, index: int, kernel: str
+    ) -> ctypes.c_uint64:
+        if (
+            tensor.is_cuda
+            and tensor.get_device() == self.device
+            and tensor.is_contiguous()
+            and size in (8, None)
+        ):
             return ctypes.c_uint64(tensor.data_ptr())
         if not tensor.is_cuda:
             problem = f"is a tensor on {tensor.device}, not on the GPU"
@@ -754,7 +783,9 @@ class CudaModule:
             name, text = _error_text(error)
             raise CudaLaunchError(
                 f"launching kernel '{kernel.name}': cannot allow {smem} bytes of dynamic shared "
-                f"memory: {name}: {text}", [kernel.name], name,
+                f"memory: {name}: {text}",
+                [kernel.name],
+                name,
             )
         kernel.smem_limit = smem
 
@@ -799,14 +830,23 @@ def load_module(cubin: bytes) -> CudaModule:
 # --- host functions ------------------------------------------------------------------------
 
 HOST_OPS = (
-    "memref.alloc", "memref.get_global", "memref.dealloc", "arith.constant", "kernel.launch",
+    "memref.alloc",
+    "memref.get_global",
+    "memref.dealloc",
+    "arith.constant",
+    "kernel.launch",
     "func.return",
 )
 CUDA_PRINTER_NAMES = (
-    "print_cuda", "emit_cuda", "module_to_cuda", "to_cuda", "translate_to_cuda", "generate_cuda",
+    "print_cuda",
+    "emit_cuda",
+    "module_to_cuda",
+    "to_cuda",
+    "translate_to_cuda",
+    "generate_cuda",
     "cuda_source",
 )
-"""Functions of `emmy.tools.cuda_target` tried, in order, for a module's CUDA; after them, a
+"""Functions of `emmy.tools.cuda.target` tried, in order, for a module's CUDA; after them, a
 `Target` subclass there named "cuda" (the one `emmy-opt -t cuda` uses)."""
 
 
@@ -833,8 +873,13 @@ def torch_dtype(element_type: Attribute) -> torch.dtype:
         case IntegerType():
             width = element_type.width.data
             unsigned = element_type.signedness.data == Signedness.UNSIGNED
-            table = {1: torch.bool, 8: torch.uint8 if unsigned else torch.int8, 16: torch.int16,
-                     32: torch.int32, 64: torch.int64}
+            table = {
+                1: torch.bool,
+                8: torch.uint8 if unsigned else torch.int8,
+                16: torch.int16,
+                32: torch.int32,
+                64: torch.int64,
+            }
             if width in table:
                 return table[width]
     raise HostFunctionError(f"no torch dtype for element type {element_type}")
@@ -842,7 +887,9 @@ def torch_dtype(element_type: Attribute) -> torch.dtype:
 
 def _describe(op: Operation) -> str:
     location = getattr(op, "location", None)
-    return f"'{op_name(op)}'" + (f" at {location}" if location is not None and "unknown" not in str(location) else "")
+    return f"'{op_name(op)}'" + (
+        f" at {location}" if location is not None and "unknown" not in str(location) else ""
+    )
 
 
 def _property(op: Operation, name: str) -> Attribute | None:
@@ -972,7 +1019,10 @@ class HostProgram:
 
     def _read_global(self, op: Operation) -> str:
         symbol = _property(op, "name")
-        if not isinstance(symbol, SymbolRefAttr) or symbol.root_reference.data not in self._global_ops:
+        if (
+            not isinstance(symbol, SymbolRefAttr)
+            or symbol.root_reference.data not in self._global_ops
+        ):
             raise self._error(op, f"names no memref.global in the module ({symbol})")
         name = symbol.root_reference.data
         initial = self._global_ops[name].properties.get("initial_value")
@@ -998,8 +1048,11 @@ class HostProgram:
                 raise self._error(op, f"has a {what} of {len(sizes[what])} sizes, not 1 to 3")
         smem = _property(op, "smem")
         return _Launch(
-            kernel_name, sizes["grid"], sizes["block"],
-            _ints(smem, "smem", op)[0] if smem is not None else 0, list(op.operands),
+            kernel_name,
+            sizes["grid"],
+            sizes["block"],
+            _ints(smem, "smem", op)[0] if smem is not None else 0,
+            list(op.operands),
         )
 
     def check_inputs(self, inputs: Sequence[Any]) -> None:
@@ -1076,13 +1129,16 @@ class HostProgram:
                 values[result] = data
             else:  # kernel.launch
                 module.launch(
-                    data.kernel, data.grid, data.block,
-                    [values[operand] for operand in data.operands], data.smem, stream,
+                    data.kernel,
+                    data.grid,
+                    data.block,
+                    [values[operand] for operand in data.operands],
+                    data.smem,
+                    stream,
                 )
         if timeout_s is not None:
             synchronize(timeout_s)
         return [values[result] for result in self._results]
-
 
     def graphed(self, inputs: Sequence[Any]) -> Callable[[], list[torch.Tensor]]:
         """Runs the function once on `inputs` (compiling and checking it), then captures its
@@ -1139,7 +1195,9 @@ def _allocate(shape: Sequence[int], dtype: torch.dtype, poison: bool) -> torch.T
     return torch.full(tuple(shape), fill, dtype=dtype, device="cuda")
 
 
-def dense_tensor(value: DenseIntOrFPElementsAttr, shape: Sequence[int], dtype: torch.dtype) -> torch.Tensor:
+def dense_tensor(
+    value: DenseIntOrFPElementsAttr, shape: Sequence[int], dtype: torch.dtype
+) -> torch.Tensor:
     """A CPU tensor of a dense attribute's values (a splat fills the shape)."""
     values = value.get_values()
     wide = torch.float64 if dtype.is_floating_point else torch.int64
@@ -1164,9 +1222,9 @@ def _find_function(module: ModuleOp, name: str) -> Operation:
 
 
 def cuda_source_of(module: ModuleOp) -> str:
-    """The module's CUDA C++, printed by the `cuda` target (`emmy.tools.cuda_target`)."""
+    """The module's CUDA C++, printed by the `cuda` target (`emmy.tools.cuda.target`)."""
     try:
-        target = importlib.import_module("emmy.tools.cuda_target")
+        target = importlib.import_module("emmy.tools.cuda.target")
     except ImportError as error:
         raise CudaError(
             f"the cuda target is not available ({error}): pass the CUDA as cuda_source"
@@ -1176,7 +1234,8 @@ def cuda_source_of(module: ModuleOp) -> str:
         if not callable(printer) or isinstance(printer, type):
             continue
         required = [
-            p for p in inspect.signature(printer).parameters.values()
+            p
+            for p in inspect.signature(printer).parameters.values()
             if p.default is inspect.Parameter.empty
             and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
         ]
@@ -1190,14 +1249,18 @@ def cuda_source_of(module: ModuleOp) -> str:
     from xdsl.utils.target import Target
 
     for value in vars(target).values():
-        if isinstance(value, type) and issubclass(value, Target) and getattr(value, "name", None) == "cuda":
+        if (
+            isinstance(value, type)
+            and issubclass(value, Target)
+            and getattr(value, "name", None) == "cuda"
+        ):
             from emmy.dialects import make_context
 
             stream = StringIO()
             value().emit(make_context(), module, stream)
             return stream.getvalue()
     raise CudaError(
-        "emmy.tools.cuda_target has no function that prints CUDA for a module (tried "
+        "emmy.tools.cuda.target has no function that prints CUDA for a module (tried "
         f"{', '.join(CUDA_PRINTER_NAMES)} and a Target named 'cuda'): pass cuda_source"
     )
 

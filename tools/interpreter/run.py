@@ -5,13 +5,13 @@ interpreter framework and returns its results as numpy arrays. Every SSA value i
 array, and every op runs once over whole arrays, so a kernel over 32x2048 elements takes
 milliseconds:
 
-- Scalars (`arith`, `math`): vectorised numpy, see `emmy.tools.scalar_functions` for how each
+- Scalars (`arith`, `math`): vectorised numpy, see `emmy.tools.interpreter.scalar` for how each
   type is represented.
 - prim: `prim.map` runs its body once with the whole input tensors as the block arguments;
   `prim.reduce` is a numpy reduction over `axes` combined with `init` (honouring `keepdim`);
   `prim.broadcast` is `np.broadcast_to` (right-aligned, like numpy); the views are their numpy
   counterparts, `prim.contract` is `np.matmul` and `prim.gather` is fancy indexing.
-- torch: each op runs PyTorch's own CPU op on the arrays, see `emmy.tools.torch_functions`.
+- torch: each op runs PyTorch's own CPU op on the arrays, see `emmy.tools.interpreter.torch_ops`.
 - fused: `fused.kernel` runs its region on its operands and returns what `fused.yield` yields.
 - host: `func.func` / `func.call` / `func.return`; `memref.alloc` makes a buffer of the
   memref's shape and dtype, filled with NaN for floats (zero otherwise) so that an element a
@@ -32,7 +32,7 @@ milliseconds:
   under the parallel-loop promise, such as a scratch buffer shared by the iterations of an
   outer loop) see the last write of the whole vectorised loop, not their own.
 - kernel: `kernel.launch` runs a `kernel.func` in a SIMT emulator, every thread of a block
-  at once, see `emmy.tools.simt`.
+  at once, see `emmy.tools.interpreter.simt`.
 
 Loads and stores check their indices and fail on out-of-bounds accesses rather than let
 numpy wrap negative indices around. Float errors (overflow, division by zero, NaN) follow
@@ -62,9 +62,9 @@ from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import InterpretationError
 
 from emmy.dialects import fused, loop, prim, tile
-from emmy.tools.scalar_functions import ScalarFunctions, numpy_dtype, to_type
-from emmy.tools.simt import SimtFunctions
-from emmy.tools.torch_functions import TorchFunctions
+from emmy.tools.interpreter.scalar import ScalarFunctions, numpy_dtype, to_type
+from emmy.tools.interpreter.simt import SimtFunctions
+from emmy.tools.interpreter.torch_ops import TorchFunctions
 
 COMBINERS: dict[str, np.ufunc] = {
     "add": np.add,
@@ -127,9 +127,7 @@ class HostFunctions(InterpreterFunctions):
 @register_impls
 class PrimFunctions(InterpreterFunctions):
     @impl(prim.MapOp)
-    def run_map(
-        self, interpreter: Interpreter, op: prim.MapOp, args: PythonValues
-    ) -> PythonValues:
+    def run_map(self, interpreter: Interpreter, op: prim.MapOp, args: PythonValues) -> PythonValues:
         (value,) = interpreter.run_ssacfg_region(op.body, args, "prim.map")
         # A body that ignores its inputs yields a 0-d value.
         return (np.broadcast_to(value, op.result.type.get_shape()),)
@@ -218,7 +216,9 @@ class PrimFunctions(InterpreterFunctions):
     ) -> PythonValues:
         shape = op.result.type.get_shape()
         dim = op.dim.value.data
-        positions = np.arange(shape[dim]).reshape([-1 if d == dim else 1 for d in range(len(shape))])
+        positions = np.arange(shape[dim]).reshape(
+            [-1 if d == dim else 1 for d in range(len(shape))]
+        )
         return (to_type(np.broadcast_to(positions, shape), op.result.type.get_element_type()),)
 
 
@@ -327,9 +327,7 @@ class LoopFunctions(InterpreterFunctions):
         return (to_type(total, op.init.type),)
 
     @impl(loop.ForOp)
-    def run_for(
-        self, interpreter: Interpreter, op: loop.ForOp, args: PythonValues
-    ) -> PythonValues:
+    def run_for(self, interpreter: Interpreter, op: loop.ForOp, args: PythonValues) -> PythonValues:
         return self._for(interpreter, op, args)
 
     @impl(tile.ForOp)

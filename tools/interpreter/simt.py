@@ -9,7 +9,7 @@ of blocks: the blocks of the grid, in linear order (x fastest), are cut into chu
 block of a chunk runs in lockstep. Each SSA value inside the kernel is a numpy array with one
 element per thread of the chunk, shape `(threads,)`, or a 0-d array for a value that is the
 same for every thread (constants, block dimensions, loop counters of uniform loops; the
-scalar impls of `emmy.tools.scalar_functions` broadcast the two, so they run unchanged).
+scalar impls of `emmy.tools.interpreter.scalar` broadcast the two, so they run unchanged).
 Threads are numbered block-major: thread `t` of the chunk is thread `t % T` (linear,
 `x + bx * (y + by * z)`) of block `t // T`, where `T` is the block size; warps are 32
 consecutive linear thread ids of a block, as on the GPU. CUDA blocks are independent (they
@@ -96,7 +96,7 @@ from xdsl.ir import Attribute, Operation, Region
 from xdsl.utils.exceptions import InterpretationError
 
 from emmy.dialects import kernel
-from emmy.tools.scalar_functions import numpy_dtype, to_type
+from emmy.tools.interpreter.scalar import numpy_dtype, to_type
 
 WARP_SIZE = 32
 

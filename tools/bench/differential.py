@@ -27,9 +27,9 @@ from xdsl.dialects.builtin import ModuleOp
 from emmy.dialects import make_context
 from emmy.passes.pipelines import LEVELS, passes_to
 from emmy.tools.diagnostics import verify
-from emmy.tools.frontend import Program
-from emmy.tools.importer import forward_arguments
-from emmy.tools.interpreter import run_module
+from emmy.tools.frontend.importer import forward_arguments
+from emmy.tools.frontend.program import Program
+from emmy.tools.interpreter.run import run_module
 
 TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
     torch.float32: (1e-4, 1e-5),
@@ -41,7 +41,7 @@ TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
 
 EXECUTABLE_LEVELS = LEVELS
 """Levels the CPU interpreter runs: all of them. Torch IR runs on PyTorch's own CPU ops
-(`emmy.tools.torch_functions`), so a mismatch at the torch level names the importer, and one
+(`emmy.tools.interpreter.torch_ops`), so a mismatch at the torch level names the importer, and one
 that first appears at prim names decompose-torch."""
 
 

@@ -53,10 +53,10 @@ from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.builtin import (
     BFloat16Type,
-    FloatAttr,
     Float16Type,
     Float32Type,
     Float64Type,
+    FloatAttr,
     IndexType,
     IntegerAttr,
     IntegerType,
@@ -153,7 +153,13 @@ def _is_float(t: Attribute) -> bool:
 
 
 _SIGNED = {1: "bool", 8: "signed char", 16: "short", 32: "int", 64: "long long"}
-_UNSIGNED = {1: "bool", 8: "unsigned char", 16: "unsigned short", 32: "unsigned int", 64: "unsigned long long"}
+_UNSIGNED = {
+    1: "bool",
+    8: "unsigned char",
+    16: "unsigned short",
+    32: "unsigned int",
+    64: "unsigned long long",
+}
 
 
 def _c_type(t: Attribute, op: Operation, unsigned: bool = False) -> str:
@@ -188,7 +194,9 @@ def _bits(t: Attribute) -> int:
 # --- literals -------------------------------------------------------------------------------
 
 
-def _round_to_format(value: float, mantissa_bits: int, min_exponent: int, max_exponent: int) -> float:
+def _round_to_format(
+    value: float, mantissa_bits: int, min_exponent: int, max_exponent: int
+) -> float:
     """`value` rounded to nearest-even in a binary format (f16: 10, -14, 15; bf16: 7, -126, 127)."""
     if value == 0 or not math.isfinite(value):
         return value
@@ -387,32 +395,88 @@ def _needed_values(body: Block) -> set[SSAValue]:
 # --- the kernel printer ---------------------------------------------------------------------
 
 _MATH_F32 = {
-    "math.absf": "fabsf", "math.ceil": "ceilf", "math.floor": "floorf", "math.round": "roundf",
-    "math.roundeven": "rintf", "math.trunc": "truncf", "math.sqrt": "sqrtf", "math.rsqrt": "rsqrtf",
-    "math.cbrt": "cbrtf", "math.exp": "expf", "math.exp2": "exp2f", "math.expm1": "expm1f",
-    "math.log": "logf", "math.log2": "log2f", "math.log10": "log10f", "math.log1p": "log1pf",
-    "math.sin": "sinf", "math.cos": "cosf", "math.tan": "tanf", "math.asin": "asinf",
-    "math.acos": "acosf", "math.atan": "atanf", "math.sinh": "sinhf", "math.cosh": "coshf",
-    "math.tanh": "tanhf", "math.asinh": "asinhf", "math.acosh": "acoshf", "math.atanh": "atanhf",
-    "math.erf": "erff", "math.atan2": "atan2f", "math.powf": "powf", "math.copysign": "copysignf",
+    "math.absf": "fabsf",
+    "math.ceil": "ceilf",
+    "math.floor": "floorf",
+    "math.round": "roundf",
+    "math.roundeven": "rintf",
+    "math.trunc": "truncf",
+    "math.sqrt": "sqrtf",
+    "math.rsqrt": "rsqrtf",
+    "math.cbrt": "cbrtf",
+    "math.exp": "expf",
+    "math.exp2": "exp2f",
+    "math.expm1": "expm1f",
+    "math.log": "logf",
+    "math.log2": "log2f",
+    "math.log10": "log10f",
+    "math.log1p": "log1pf",
+    "math.sin": "sinf",
+    "math.cos": "cosf",
+    "math.tan": "tanf",
+    "math.asin": "asinf",
+    "math.acos": "acosf",
+    "math.atan": "atanf",
+    "math.sinh": "sinhf",
+    "math.cosh": "coshf",
+    "math.tanh": "tanhf",
+    "math.asinh": "asinhf",
+    "math.acosh": "acoshf",
+    "math.atanh": "atanhf",
+    "math.erf": "erff",
+    "math.atan2": "atan2f",
+    "math.powf": "powf",
+    "math.copysign": "copysignf",
     "math.fma": "fmaf",
 }
 _FAST_F32 = {
-    "math.exp": "__expf", "math.log": "__logf", "math.log2": "__log2f", "math.log10": "__log10f",
-    "math.sin": "__sinf", "math.cos": "__cosf", "math.tan": "__tanf", "math.powf": "__powf",
+    "math.exp": "__expf",
+    "math.log": "__logf",
+    "math.log2": "__log2f",
+    "math.log10": "__log10f",
+    "math.sin": "__sinf",
+    "math.cos": "__cosf",
+    "math.tan": "__tanf",
+    "math.powf": "__powf",
 }
-_HALF_INTRINSICS = {"arith.addf": "__hadd", "arith.subf": "__hsub", "arith.mulf": "__hmul", "arith.divf": "__hdiv"}
+_HALF_INTRINSICS = {
+    "arith.addf": "__hadd",
+    "arith.subf": "__hsub",
+    "arith.mulf": "__hmul",
+    "arith.divf": "__hdiv",
+}
 _FLOAT_OPERATORS = {"arith.addf": "+", "arith.subf": "-", "arith.mulf": "*", "arith.divf": "/"}
 _INT_OPERATORS = {
-    "arith.addi": "+", "arith.subi": "-", "arith.muli": "*", "arith.andi": "&", "arith.ori": "|",
-    "arith.xori": "^", "arith.divsi": "/", "arith.remsi": "%", "arith.shli": "<<", "arith.shrsi": ">>",
+    "arith.addi": "+",
+    "arith.subi": "-",
+    "arith.muli": "*",
+    "arith.andi": "&",
+    "arith.ori": "|",
+    "arith.xori": "^",
+    "arith.divsi": "/",
+    "arith.remsi": "%",
+    "arith.shli": "<<",
+    "arith.shrsi": ">>",
 }
 _CMPI = {
-    "eq": "==", "ne": "!=", "slt": "<", "sle": "<=", "sgt": ">", "sge": ">=",
-    "ult": "<", "ule": "<=", "ugt": ">", "uge": ">=",
+    "eq": "==",
+    "ne": "!=",
+    "slt": "<",
+    "sle": "<=",
+    "sgt": ">",
+    "sge": ">=",
+    "ult": "<",
+    "ule": "<=",
+    "ugt": ">",
+    "uge": ">=",
 }
 _ATOMIC_FUNCTIONS = {"add": "atomicAdd", "max": "atomicMax", "min": "atomicMin"}
-_SHUFFLE_FUNCTIONS = {"xor": "__shfl_xor_sync", "down": "__shfl_down_sync", "up": "__shfl_up_sync", "idx": "__shfl_sync"}
+_SHUFFLE_FUNCTIONS = {
+    "xor": "__shfl_xor_sync",
+    "down": "__shfl_down_sync",
+    "up": "__shfl_up_sync",
+    "idx": "__shfl_sync",
+}
 
 
 def _is_zero_constant(value: SSAValue) -> bool:
@@ -493,7 +557,7 @@ class _KernelPrinter:
         func = self.func
         name = func.sym_name.data
         if not _valid_identifier(name):
-            raise CudaTargetError(f"kernel name \"{name}\" is not a C identifier", func)
+            raise CudaTargetError(f'kernel name "{name}" is not a C identifier', func)
         written = kernel.written_buffers(func)
         params = []
         for index, arg in enumerate(func.body.block.args):
@@ -603,7 +667,9 @@ class _KernelPrinter:
         assert isinstance(memref_type, MemRefType)
         element = self.c_type(memref_type.get_element_type(), op)
         name = self.names.fresh(op.result.name_hint or "dsmem")
-        self.line(f"{element}* {name} = reinterpret_cast<{element}*>(emmy_smem + {op.byte_offset});")
+        self.line(
+            f"{element}* {name} = reinterpret_cast<{element}*>(emmy_smem + {op.byte_offset});"
+        )
         self.exprs[op.result] = name
 
     def load(self, op: memref.LoadOp) -> None:
@@ -620,7 +686,13 @@ class _KernelPrinter:
             return f"float{count}"
         if isinstance(element, Float64Type) and count == 2:
             return "double2"
-        return {16: "uint4", 8: "uint2", 4: "unsigned int", 2: "unsigned short", 1: "unsigned char"}[size]
+        return {
+            16: "uint4",
+            8: "uint2",
+            4: "unsigned int",
+            2: "unsigned short",
+            1: "unsigned char",
+        }[size]
 
     def vector_load(self, op: kernel.VectorLoadOp) -> None:
         element = op.memref.type.get_element_type()
@@ -738,7 +810,8 @@ class _KernelPrinter:
         assert isinstance(terminator, scf.YieldOp)
         self.current = terminator
         self.assign_yields(
-            op, [(name, terminator.operands[index]) for index, name in carried],
+            op,
+            [(name, terminator.operands[index]) for index, name in carried],
             {body.args[index + 1] for index, _ in carried},
         )
         self.forget(body)
@@ -900,7 +973,9 @@ class _KernelPrinter:
         elif op.name in ("arith.addi", "arith.subi", "arith.muli") and not isinstance(t, IndexType):
             # Wrapping, as arith's: computed on the unsigned type.
             u = self.c_type(t, op, unsigned=True)
-            self.declare(op.results[0], op, f"({c})({_unsigned(lhs, u)} {symbol} {_unsigned(rhs, u)})")
+            self.declare(
+                op.results[0], op, f"({c})({_unsigned(lhs, u)} {symbol} {_unsigned(rhs, u)})"
+            )
         else:
             self.declare(op.results[0], op, f"{lhs} {symbol} {rhs}")
 
@@ -1001,7 +1076,11 @@ class _KernelPrinter:
             if isinstance(t, Float32Type):
                 expression = f"(float){x}"
             elif isinstance(s, Float64Type):
-                expression = f"__double2half({x})" if isinstance(t, Float16Type) else f"__double2bfloat16({x})"
+                expression = (
+                    f"__double2half({x})"
+                    if isinstance(t, Float16Type)
+                    else f"__double2bfloat16({x})"
+                )
             else:
                 expression = _from_float(x, t)
         elif name in ("arith.sitofp", "arith.uitofp"):
@@ -1049,10 +1128,14 @@ class _KernelPrinter:
         if type(s) is type(t) and _bits(s) == _bits(t):
             return x
         table = {
-            (Float32Type, 32): "__float_as_int", (32, Float32Type): "__int_as_float",
-            (Float64Type, 64): "__double_as_longlong", (64, Float64Type): "__longlong_as_double",
-            (Float16Type, 16): "__half_as_short", (16, Float16Type): "__short_as_half",
-            (BFloat16Type, 16): "__bfloat16_as_short", (16, BFloat16Type): "__short_as_bfloat16",
+            (Float32Type, 32): "__float_as_int",
+            (32, Float32Type): "__int_as_float",
+            (Float64Type, 64): "__double_as_longlong",
+            (64, Float64Type): "__longlong_as_double",
+            (Float16Type, 16): "__half_as_short",
+            (16, Float16Type): "__short_as_half",
+            (BFloat16Type, 16): "__bfloat16_as_short",
+            (16, BFloat16Type): "__short_as_bfloat16",
         }
         key = (type(s) if _is_float(s) else _bits(s), type(t) if _is_float(t) else _bits(t))
         if key not in table:
@@ -1135,15 +1218,23 @@ _C_TYPE_ORDER = ("float", "double", "__half", "__nv_bfloat16")
 
 # The hardware's NaN-propagating max / min (sm_80 and later), and the bits of each type.
 _MAX_MIN_NAN = {
-    "float": ('asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b))',
-              'asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b))'),
+    "float": (
+        'asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b))',
+        'asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b))',
+    ),
     "__half": ("r = __hmax_nan(a, b)", "r = __hmin_nan(a, b)"),
     "__nv_bfloat16": ("r = __hmax_nan(a, b)", "r = __hmin_nan(a, b)"),
 }
 _BITS = {
     "float": ("unsigned int", "__float_as_uint", "__uint_as_float", "0x7fffffffu", "0x80000000u"),
     "__half": ("unsigned short", "__half_as_ushort", "__ushort_as_half", "0x7fff", "0x8000"),
-    "__nv_bfloat16": ("unsigned short", "__bfloat16_as_ushort", "__ushort_as_bfloat16", "0x7fff", "0x8000"),
+    "__nv_bfloat16": (
+        "unsigned short",
+        "__bfloat16_as_ushort",
+        "__ushort_as_bfloat16",
+        "0x7fff",
+        "0x8000",
+    ),
 }
 
 

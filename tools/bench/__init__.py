@@ -1,0 +1,1 @@
+"""Measuring and checking: the timing harness, benchmark suites, differential checks."""

@@ -1,0 +1,1 @@
+"""The `cuda` target: Kernel IR printed as CUDA C++."""

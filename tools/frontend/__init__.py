@@ -1,0 +1,1 @@
+"""The frontend: PyTorch programs in, Torch IR out (program loading, the torch.export importer)."""
