@@ -93,6 +93,8 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 
+from emmy.dialects.target import TargetAttr
+
 SHARED_MEMORY_SPACE = 3
 """The memory space of shared memory, as in NVVM (`memref<8xf32, 3 : i32>`)."""
 
@@ -1347,5 +1349,5 @@ Kernel = Dialect(
         CpAsyncWaitOp,
         LaunchOp,
     ],
-    [],
+    [TargetAttr],
 )
