@@ -26,10 +26,10 @@ space) and shared memory is memory space 3, spelled `memref<256xf32, 3 : i32>` (
 round-trips; a bare `3` parses as `3 : i64`, which is accepted too but is a different type).
 
 Semantics of the primitives, for the SIMT emulator and the CUDA printer:
-- `kernel.shuffle` exchanges a value within a warp (all 32 lanes, full mask, width 32), like
-  `__shfl_<mode>_sync`: `xor` reads lane `lane ^ offset`, `down` lane `lane + offset`, `up` lane
-  `lane - offset` (a lane whose source is outside the warp reads its own value), `idx` lane
-  `offset mod 32`.
+- `kernel.shuffle` exchanges a value within a warp (every lane, full mask, the width of the
+  target's warp), like `__shfl_<mode>_sync`: `xor` reads lane `lane ^ offset`, `down` lane
+  `lane + offset`, `up` lane `lane - offset` (a lane whose source is outside the warp reads its
+  own value), `idx` lane `offset mod warp size`.
 - `kernel.atomic` combines a value into one element and returns the element's old value; `max`
   and `min` on floats follow `arith.maximumf` / `arith.minimumf` (NaN wins, -0.0 < +0.0).
 - `kernel.vector_load` / `kernel.vector_store` access N consecutive elements along the last
@@ -93,18 +93,11 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from emmy.dialects.target import TargetAttr
+from emmy.dialects.target import GpuTarget, TargetAttr, target_of
 
 SHARED_MEMORY_SPACE = 3
 """The memory space of shared memory, as in NVVM (`memref<8xf32, 3 : i32>`)."""
 
-MAX_SHARED_BYTES = 232448
-"""Shared memory one block may use on sm_90 (227 KB), static and dynamic together."""
-
-MAX_BLOCK_THREADS = 1024
-MAX_BLOCK_SHAPE = (1024, 1024, 64)
-MAX_GRID_SHAPE = (2**31 - 1, 65535, 65535)
-WARP_SIZE = 32
 SHARED_ALIGNMENT = 16
 """Every shared buffer starts on a 16-byte boundary, so that 16-byte vector accesses are aligned."""
 
@@ -230,20 +223,28 @@ def _verify_shape3(values: Sequence[int], what: str, limits: Sequence[int]) -> N
             )
 
 
-def verify_block_shape(block: Sequence[int]) -> None:
-    """A block is at most 1024 threads, whole warps only."""
-    _verify_shape3(block, "block", MAX_BLOCK_SHAPE)
+def verify_block_shape(block: Sequence[int], target: GpuTarget) -> None:
+    """A block is at most the target's threads per block, whole warps only."""
+    _verify_shape3(block, "block", target.max_block_shape)
     threads = prod(block)
-    if threads > MAX_BLOCK_THREADS:
+    if threads > target.max_threads_per_block:
         raise VerifyException(
             f"block {list(block)} has {threads} threads, but a block has at most "
-            f"{MAX_BLOCK_THREADS}"
+            f"{target.max_threads_per_block} on {target.arch}"
         )
-    if threads % WARP_SIZE:
+    if threads % target.warp_size:
         raise VerifyException(
             f"block {list(block)} has {threads} threads, which is not a multiple of the warp "
-            f"size {WARP_SIZE}"
+            f"size {target.warp_size}"
         )
+
+
+def verify_grid_shape(grid: Sequence[int], target: GpuTarget) -> None:
+    _verify_shape3(grid, "grid", target.max_grid_shape)
+
+
+def _shared_limit(limit: int, target: GpuTarget) -> str:
+    return f"{limit}-byte ({limit // 1024} KB) limit of one block on {target.arch}"
 
 
 def _verify_indices(memref_value: SSAValue, indices: Sequence[SSAValue]) -> MemRefType:
@@ -482,7 +483,8 @@ class FuncOp(IRDLOperation):
                 f"a kernel.func returns nothing, it writes its buffer arguments; its type "
                 f"{self.function_type} has results"
             )
-        verify_block_shape(self.block_shape)
+        target = target_of(self)
+        verify_block_shape(self.block_shape, target)
         arg_types = tuple(a.type for a in self.body.block.args)
         if arg_types != self.buffer_types:
             raise VerifyException(
@@ -501,11 +503,15 @@ class FuncOp(IRDLOperation):
                 )
             if isinstance(op, LaunchOp):
                 raise VerifyException("a kernel.launch runs on the host, not inside a kernel.func")
+        # The cuda target declares shared_allocs as static __shared__ arrays, which the
+        # compiler allows up to the static limit; beyond it a block opts in to dynamic memory.
         static = self.static_shared_bytes
-        if static > MAX_SHARED_BYTES:
+        limit = target.static_shared_bytes_per_block
+        if static > limit:
             raise VerifyException(
                 f"kernel @{self.sym_name.data} allocates {static} bytes of static shared memory, "
-                f"over the {MAX_SHARED_BYTES}-byte (227 KB) limit of one block"
+                f"over the {_shared_limit(limit, target)} (larger buffers are dynamic shared "
+                f"memory)"
             )
 
     def print(self, printer: Printer) -> None:
@@ -664,10 +670,11 @@ class DynamicSharedOp(IRDLOperation):
                 f"of {SHARED_ALIGNMENT}, got {offset}"
             )
         end = offset + buffer_bytes(self.result.type)
-        if end > MAX_SHARED_BYTES:
+        target = target_of(self)
+        if end > target.shared_bytes_per_block:
             raise VerifyException(
-                f"a dynamic shared view ending at byte {end} is over the {MAX_SHARED_BYTES}-byte "
-                f"(227 KB) limit of one block"
+                f"a dynamic shared view ending at byte {end} is over the "
+                f"{_shared_limit(target.shared_bytes_per_block, target)}"
             )
 
     def print(self, printer: Printer) -> None:
@@ -720,7 +727,7 @@ SHUFFLE_TYPES = (Float16Type, BFloat16Type, Float32Type, Float64Type, IndexType)
 @irdl_op_definition
 class ShuffleOp(IRDLOperation):
     """Reads `value` from another lane of the warp: `%r = kernel.shuffle xor %v, %offset : f32`
-    (all 32 lanes take part; `offset` is an i32 lane mask, delta or index)."""
+    (every lane of the warp takes part; `offset` is an i32 lane mask, delta or index)."""
 
     name = "kernel.shuffle"
     mode = prop_def(StringAttr)
@@ -1221,8 +1228,9 @@ class LaunchOp(IRDLOperation):
                 f"a kernel.launch names a module-level kernel.func, got the nested reference "
                 f"{self.kernel}"
             )
-        _verify_shape3(self.grid_shape, "grid", MAX_GRID_SHAPE)
-        verify_block_shape(self.block_shape)
+        target = target_of(self)
+        verify_grid_shape(self.grid_shape, target)
+        verify_block_shape(self.block_shape, target)
         smem = self.smem_bytes
         if smem < 0:
             raise VerifyException(f"dynamic shared memory is a number of bytes, got {smem}")
@@ -1252,11 +1260,11 @@ class LaunchOp(IRDLOperation):
             )
         static = kernel.static_shared_bytes
         needed = kernel.dynamic_shared_bytes
-        if smem + static > MAX_SHARED_BYTES:
+        if smem + static > target.shared_bytes_per_block:
             raise VerifyException(
                 f"launch gives {self.kernel} {smem} bytes of dynamic shared memory on top of its "
-                f"{static} static bytes, {smem + static} in all, over the {MAX_SHARED_BYTES}-byte "
-                f"(227 KB) limit of one block"
+                f"{static} static bytes, {smem + static} in all, over the "
+                f"{_shared_limit(target.shared_bytes_per_block, target)}"
             )
         if smem < needed:
             raise VerifyException(

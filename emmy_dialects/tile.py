@@ -33,6 +33,11 @@ The kernel carries the launch shape (`grid`, `block`). Each loop carries its map
   with atomics into the one element the result is stored to (which the host sets to the init
   first);
 - `serial`: each thread runs every iteration.
+A nest splits its iterations over each processor index once: no `thread` or `global` loop
+inside a `thread` or `global` loop, no `grid` loop inside a `global` one, a `grid` loop inside
+another is the only loop directly in it, and a `global` loop inside others is directly in a
+`grid` loop (a two-dimensional nest). The grid's z dimension is 1; a block may have any shape,
+its threads numbered linearly (`x + y * bx + z * bx * by`, as CUDA forms warps).
 Element accesses are upstream `memref.load` / `memref.store`.
 
 Two more choices make a schedule fast, and neither changes what a kernel computes (the CPU
@@ -68,7 +73,7 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
-from xdsl.ir import Attribute, Dialect, Region, SSAValue
+from xdsl.ir import Attribute, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
@@ -95,7 +100,7 @@ from xdsl.traits import (
 from xdsl.utils.exceptions import VerifyException
 
 from emmy.dialects.combiner import parse_reduction, print_reduction, verify_reduction
-from emmy.dialects.kernel import element_bytes
+from emmy.dialects.kernel import element_bytes, verify_block_shape, verify_grid_shape
 from emmy.dialects.launch import (
     parse_launch,
     parse_signature,
@@ -103,6 +108,7 @@ from emmy.dialects.launch import (
     print_signature,
     verify_launch,
 )
+from emmy.dialects.target import GpuTarget, target_of
 
 MAPPINGS = ("grid", "thread", "global", "serial")
 VECTOR_MAPPINGS = ("thread", "global")
@@ -110,9 +116,8 @@ VECTOR_WIDTHS = (2, 4, 8, 16)
 STAGE_MODES = ("sync", "async")
 SPLIT_KINDS = ("add", "max", "min")
 SPLIT_TYPES = (f32, f64, i32, i64)
-MAX_THREADS = 1024
-MAX_STAGE_BYTES = 48 * 1024
-"""What one block may stage: the static shared memory a kernel gets without opting in."""
+SPREAD_MAPPINGS = ("thread", "global")
+"""The mappings that split iterations over the threads of a block."""
 
 
 def two_dimensional_global(root: ForOp) -> ForOp | None:
@@ -168,15 +173,12 @@ def _parse_shape(parser: Parser, keyword: str) -> list[int]:
     )
 
 
-def verify_launch_shape(grid: Sequence[int], block: Sequence[int]) -> None:
-    if len(grid) != 3 or len(block) != 3 or min(*grid, *block) < 1:
+def verify_launch_shape(grid: Sequence[int], block: Sequence[int], target: GpuTarget) -> None:
+    verify_grid_shape(grid, target)
+    verify_block_shape(block, target)
+    if grid[2] != 1:
         raise VerifyException(
-            f"grid {list(grid)} and block {list(block)} must each have 3 positive sizes"
-        )
-    threads = block[0] * block[1] * block[2]
-    if threads > MAX_THREADS or threads % 32:
-        raise VerifyException(
-            f"a block of {threads} threads must be a multiple of 32 and at most {MAX_THREADS}"
+            f"grid {list(grid)}: no mapping spreads loops over the grid's z dimension, so it is 1"
         )
 
 
@@ -223,7 +225,7 @@ class KernelOp(IRDLOperation):
         return tuple(self.block.get_values())
 
     def verify_(self) -> None:
-        verify_launch_shape(self.grid_shape, self.block_shape)
+        verify_launch_shape(self.grid_shape, self.block_shape, target_of(self))
         if self.grid_shape[1] > 1:
             for nest in self.body.block.ops:
                 if isinstance(nest, ForOp) and two_dimensional_global(nest) is None:
@@ -369,6 +371,45 @@ class ForOp(IRDLOperation):
                 "the loop at constant indices"
             )
 
+    def _enclosing_loops(self) -> list[ForOp]:
+        """The tile.for ops around this one in its kernel, innermost first."""
+        loops, op = [], self.parent_op()
+        while op is not None and not isinstance(op, KernelOp):
+            if isinstance(op, ForOp):
+                loops.append(op)
+            op = op.parent_op()
+        return loops
+
+    def _verify_nesting(self) -> None:
+        """Each processor index splits the iterations of one loop of a nest (see the module
+        docstring): the lowering reads it once per nest, not once per loop."""
+        mapping = self.mapping.data
+        enclosing = self._enclosing_loops()
+        parent = self.parent_op()
+        # A grid loop inside a thread loop is fine: every block runs all the thread loop.
+        outer_mappings = {"thread": SPREAD_MAPPINGS, "global": SPREAD_MAPPINGS, "grid": ("global",)}
+        spread = next(
+            (o for o in enclosing if o.mapping.data in outer_mappings.get(mapping, ())), None
+        )
+        if spread is not None:
+            raise VerifyException(
+                f"a loop mapped to {mapping} cannot be inside a loop mapped to "
+                f"{spread.mapping.data}: the threads already split the outer loop's iterations"
+            )
+        if mapping == "global" and enclosing and not _is_grid_loop(parent):
+            raise VerifyException(
+                "a loop mapped to global inside other loops is the global loop of a "
+                "two-dimensional nest: directly inside a nest of grid loops"
+            )
+        if mapping == "grid" and any(o.mapping.data == "grid" for o in enclosing):
+            if not _is_grid_loop(parent) or [
+                o for o in parent.body.block.ops if isinstance(o, ForOp)
+            ] != [self]:
+                raise VerifyException(
+                    "a loop mapped to grid inside another one is the only loop directly "
+                    "inside it: the grid loops of a nest are one loop over the blocks"
+                )
+
     def verify_(self) -> None:
         if self.mapping.data not in MAPPINGS:
             raise VerifyException(
@@ -380,6 +421,7 @@ class ForOp(IRDLOperation):
                 "0 <= lower <= upper"
             )
         self._verify_vector()
+        self._verify_nesting()
         block = self.body.block
         if len(block.args) != 1 or not isinstance(block.args[0].type, IndexType):
             raise VerifyException("a tile.for body takes one index induction variable")
@@ -447,6 +489,10 @@ class ForOp(IRDLOperation):
         return cls(lower, upper, mapping, body, reduction, vector)
 
 
+def _is_grid_loop(op: Operation | None) -> bool:
+    return isinstance(op, ForOp) and op.mapping.data == "grid"
+
+
 @irdl_op_definition
 class StageOp(IRDLOperation):
     """`tile.stage %x[%i] async : memref<32x2048xf32>`: the block copies the row of `%x` at
@@ -485,9 +531,10 @@ class StageOp(IRDLOperation):
             )
         row = self.row_type
         size = prod(row.get_shape()) * element_bytes(row.element_type)
-        if size > MAX_STAGE_BYTES:
+        limit = target_of(self).static_shared_bytes_per_block
+        if size > limit:
             raise VerifyException(
-                f"a staged row of {size} bytes is over the {MAX_STAGE_BYTES} bytes of a block's "
+                f"a staged row of {size} bytes is over the {limit} bytes of a block's "
                 "static shared memory"
             )
 

@@ -4,13 +4,15 @@ Each mapping becomes a loop over the iterations a thread owns (`scf.for`):
 - `grid`: the loops of a nest mapped to the grid are linearised into one loop from
   `blockIdx.x` in steps of `gridDim.x` (`blockIdx.y` in steps of `gridDim.y` when they hold a
   `global` loop), and each iteration's indices are split back out;
-- `thread`: from `threadIdx.x` in steps of the block size (a constant, so that the compiler
-  unrolls a loop of a known trip count); up to 4 steps are emitted one after another, so the
-  loops over one row visit each thread's elements in the same index values, and a load of a
-  staged row or of a buffer the kernel never writes that an earlier loop made is reused (a
-  softmax's output pass then multiplies the exps its sum pass computed, once cse has merged
-  the equal arithmetic);
-- `global`: from `blockIdx.x * blockDim.x + threadIdx.x` in steps of `gridDim.x * blockDim.x`;
+- `thread`: from the thread's linear index in its block (`threadIdx.x`, plus `threadIdx.y * bx`
+  and `threadIdx.z * bx * by` for a block of more than one row) in steps of the block size (a
+  constant, so that the compiler unrolls a loop of a known trip count); up to 4 steps are
+  emitted one after another, so the loops over one row visit each thread's elements in the
+  same index values, and a load of a staged row or of a buffer the kernel never writes that an
+  earlier loop made is reused (a softmax's output pass then multiplies the exps its sum pass
+  computed, once cse has merged the equal arithmetic);
+- `global`: from `blockIdx.x * T + t` (T the block size, t the linear thread index) in steps
+  of `gridDim.x * T`;
 - `serial`: every iteration, in each thread.
 A loop of `vector N` starts N times further and steps N times further, and its body is
 repeated for the N consecutive iterations; the accesses along the last dimension at the
@@ -25,11 +27,11 @@ block; then one thread of the block combines the block's total into the element 
 is stored to with a `kernel.atomic`, and a small kernel `@<name>_init`, launched first, stores
 the reduction's init there.
 A reduction mapped to threads first folds each thread's iterations into a partial result,
-then combines the partials of a warp with butterfly shuffles (`kernel.shuffle xor` 16, 8, 4,
-2, 1), writes one partial per warp to shared memory, and after a barrier every warp reads
-the per-warp partials back and combines them the same way, so every thread holds the total;
-a second barrier lets the next reduction reuse nothing stale. The host's `tile.launch`
-becomes a `kernel.launch` with the kernel's grid and block.
+then combines the partials of a warp with butterfly shuffles (`kernel.shuffle xor` by half the
+target's warp size, then half that, down to 1), writes one partial per warp to shared memory,
+and after a barrier every warp reads the per-warp partials back and combines them the same
+way, so every thread holds the total; a second barrier lets the next reduction reuse nothing
+stale. The host's `tile.launch` becomes a `kernel.launch` with the kernel's grid and block.
 """
 
 from __future__ import annotations
@@ -46,8 +48,8 @@ from xdsl.passes import ModulePass
 
 from emmy.dialects import kernel, tile
 from emmy.dialects.combiner import combine, identity
+from emmy.dialects.target import GpuTarget, target_of
 
-WARP = 32
 UNROLLED_TRIPS = 4
 """Block-strided loops of at most this many steps a thread are emitted step by step (the
 schedule gives a thread 4 vectors of a row: see lower-loop-to-tile)."""
@@ -68,7 +70,9 @@ class _Lane:
 class _KernelBuilder:
     """Emits one kernel.func body; `block` is where ops go next, inside `open_blocks`."""
 
-    def __init__(self, body: Block, threads: int, read_only: set[SSAValue]):
+    def __init__(
+        self, body: Block, block_shape: Sequence[int], read_only: set[SSAValue], target: GpuTarget
+    ):
         self.block = body
         self.open_blocks = [body]
         """The blocks being built, outermost first: a value defined in one of them is
@@ -78,10 +82,10 @@ class _KernelBuilder:
         block each is in: emitted again, they reuse the first."""
         self.read_only = read_only
         """The kernel's buffers that it never stores to (their loads can be reused)."""
-        self.threads = threads
-        self.thread_id = self._add(kernel.ThreadIdOp("x")).results[0]
+        self.threads = prod(block_shape)
+        self.warp = target.warp_size
+        self.thread_id = self._linear_thread_id(block_shape)
         self.block_id = self._add(kernel.BlockIdOp("x")).results[0]
-        self.block_dim = self._add(kernel.BlockDimOp("x")).results[0]
         self.grid_dim = self._add(kernel.GridDimOp("x")).results[0]
         self.values: dict[SSAValue, SSAValue] = {}
         self.staged: dict[tuple[SSAValue, tuple[SSAValue, ...]], SSAValue] = {}
@@ -93,6 +97,19 @@ class _KernelBuilder:
     def _add(self, op: Operation) -> Operation:
         self.block.add_op(op)
         return op
+
+    def _linear_thread_id(self, block_shape: Sequence[int]) -> SSAValue:
+        """`x + y * bx + z * bx * by`, over the dimensions the block extends along: the number
+        by which CUDA also groups threads into warps."""
+        linear, stride = None, 1
+        for dimension, size in zip(kernel.DIMENSIONS, block_shape):
+            if size > 1 or linear is None:
+                index = self._add(kernel.ThreadIdOp(dimension)).results[0]
+                if stride > 1:
+                    index = self._index(arith.MuliOp, index, self.constant(stride))
+                linear = index if linear is None else self._index(arith.AddiOp, linear, index)
+            stride *= size
+        return linear
 
     def _numbered(self, key: tuple, emit: Callable[[], SSAValue], reuse: bool = True) -> SSAValue:
         """The value `emit` made for `key` before, where it is still visible (and `reuse`);
@@ -325,7 +342,7 @@ class _KernelBuilder:
             partial = self._block_strided(first, lower, upper, self.threads * width, init, fill)
         else:
             if mapping == "global":
-                first = self._index(arith.MuliOp, self.block_id, self.block_dim)
+                first = self._index(arith.MuliOp, self.block_id, self.constant(self.threads))
                 first = self._index(arith.AddiOp, first, self.thread_id)
                 first = self._index(arith.MuliOp, first, self.constant(width))
                 start = self._index(arith.AddiOp, first, self.constant(lower))
@@ -402,7 +419,7 @@ class _KernelBuilder:
         self._scf_for(first, self.constant(prod(extents)), step, None, fill)
 
     def _warp_reduce(self, kind: str, value: SSAValue) -> SSAValue:
-        offset = WARP // 2
+        offset = self.warp // 2
         while offset:
             lane_offset = self._add(arith.ConstantOp(IntegerAttr(offset, i32))).results[0]
             other = self._add(kernel.ShuffleOp("xor", value, lane_offset)).results[0]
@@ -413,13 +430,13 @@ class _KernelBuilder:
     def _block_reduce(self, kind: str, partial: SSAValue) -> SSAValue:
         element_type = partial.type
         warp_total = self._warp_reduce(kind, partial)
-        if self.threads == WARP:
+        if self.threads == self.warp:
             return warp_total
-        warps = self.threads // WARP
+        warps = self.threads // self.warp
         shared = self._add(kernel.SharedAllocOp(kernel.shared_memref([warps], element_type)))
         shared = shared.results[0]
-        lane = self._add(arith.RemUIOp(self.thread_id, self.constant(WARP))).results[0]
-        warp = self._add(arith.DivUIOp(self.thread_id, self.constant(WARP))).results[0]
+        lane = self._add(arith.RemUIOp(self.thread_id, self.constant(self.warp))).results[0]
+        warp = self._add(arith.DivUIOp(self.thread_id, self.constant(self.warp))).results[0]
         is_first_lane = self._index_compare(lane, 0)
         then = Block()
         then.add_ops([memref.StoreOp.get(warp_total, shared, [warp]), scf.YieldOp()])
@@ -463,7 +480,7 @@ def _loaded_buffers(for_op: tile.ForOp) -> set[SSAValue]:
     return {o.memref for o in for_op.body.walk() if isinstance(o, memref.LoadOp)}
 
 
-def _split_reduction_init(source: tile.KernelOp) -> kernel.FuncOp | None:
+def _split_reduction_init(source: tile.KernelOp, warp: int) -> kernel.FuncOp | None:
     """The kernel that stores the init of each reduction split across blocks into the element
     its blocks combine their totals into; None when the kernel splits none."""
     stores = [
@@ -493,18 +510,17 @@ def _split_reduction_init(source: tile.KernelOp) -> kernel.FuncOp | None:
     body.add_ops([thread, zero, first])
     body.add_op(scf.IfOp(first, [], Region(then), Region(Block([scf.YieldOp()]))))
     init_kernel = kernel.FuncOp(
-        f"{source.sym_name.data}_init", source.buffer_types, [WARP, 1, 1], Region(body)
+        f"{source.sym_name.data}_init", source.buffer_types, [warp, 1, 1], Region(body)
     )
     init_kernel.location = source.location
     return init_kernel
 
 
-def _lower_kernel(source: tile.KernelOp) -> kernel.FuncOp:
+def _lower_kernel(source: tile.KernelOp, target: GpuTarget) -> kernel.FuncOp:
     body = Block(arg_types=source.buffer_types)
-    threads = prod(source.block_shape)
     written = {o.memref for o in source.walk() if isinstance(o, memref.StoreOp)}
     read_only = {new for old, new in zip(source.body.block.args, body.args) if old not in written}
-    builder = _KernelBuilder(body, threads, read_only)
+    builder = _KernelBuilder(body, source.block_shape, read_only, target)
     for old, new in zip(source.body.block.args, body.args):
         new.name_hint = old.name_hint
         builder.values[old] = new
@@ -524,15 +540,16 @@ class LowerTileToKernelPass(ModulePass):
     name = "lower-tile-to-kernel"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        target = target_of(op)
         shapes = {}
         initialised = set()
         for source in [k for k in op.body.block.ops if isinstance(k, tile.KernelOp)]:
             shapes[source.sym_name.data] = (source.grid_shape, source.block_shape)
-            init = _split_reduction_init(source)
+            init = _split_reduction_init(source, target.warp_size)
             if init is not None:
                 initialised.add(source.sym_name.data)
                 op.body.block.insert_op_before(init, source)
-            op.body.block.insert_op_before(_lower_kernel(source), source)
+            op.body.block.insert_op_before(_lower_kernel(source, target), source)
             op.body.block.erase_op(source, safe_erase=False)
         for launch in [o for o in op.walk() if isinstance(o, tile.LaunchOp)]:
             name = launch.kernel.root_reference.data
@@ -540,7 +557,8 @@ class LowerTileToKernelPass(ModulePass):
             parent = launch.parent_block()
             launches = [kernel.LaunchOp(name, launch.buffers, grid, block, 0)]
             if name in initialised:
-                init = kernel.LaunchOp(f"{name}_init", launch.buffers, [1, 1, 1], [WARP, 1, 1], 0)
+                init_block = [target.warp_size, 1, 1]
+                init = kernel.LaunchOp(f"{name}_init", launch.buffers, [1, 1, 1], init_block, 0)
                 launches.insert(0, init)
             for replacement in launches:
                 replacement.location = launch.location

@@ -108,10 +108,11 @@ kernel.func @launches_from_kernel() block [32, 1, 1] {
 
 // -----
 
-// 232448 bytes is the most one block may use; each shared buffer is rounded up to 16 bytes.
-// expected-error @+1 {{kernel @too_much_shared allocates 232464 bytes of static shared memory, over the 232448-byte (227 KB) limit of one block}}
+// 49152 bytes is the most static shared memory one block may use (more is dynamic shared
+// memory, up to the 227 KB of an sm_90a block); each shared buffer is rounded up to 16 bytes.
+// expected-error @+1 {{kernel @too_much_shared allocates 49616 bytes of static shared memory, over the 49152-byte (48 KB) limit of one block on sm_90a (larger buffers are dynamic shared memory)}}
 kernel.func @too_much_shared() block [32, 1, 1] {
-  %a = kernel.shared_alloc : memref<58000xf32, 3 : i32>
+  %a = kernel.shared_alloc : memref<12288xf32, 3 : i32>
   %b = kernel.shared_alloc : memref<112xf32, 3 : i32>
   %c = kernel.shared_alloc : memref<1xf32, 3 : i32>
 }
@@ -738,4 +739,34 @@ func.func @launch_aliasing(%x: memref<4xf32>) {
   // expected-error @+1 {{launch passes one buffer as arguments #0 and #1 of @k, which writes one of them; kernel arguments must not alias (they are __restrict__)}}
   kernel.launch @k(%x, %x) grid [1, 1, 1] block [32, 1, 1] smem 0 : memref<4xf32>, memref<4xf32>
   func.return
+}
+
+// --- the target ---------------------------------------------------------------------------
+
+// -----
+
+// expected-error @+1 {{unknown GPU target 'sm_75'; expected one of sm_80, sm_90a}}
+builtin.module attributes {kernel.target = #kernel.target<"sm_75">} {
+}
+
+// -----
+
+// The view that fits an sm_90a block (target.mlir) is over an sm_80 block's shared memory.
+builtin.module attributes {kernel.target = #kernel.target<"sm_80">} {
+  kernel.func @k_big_view() block [32, 1, 1] {
+    // expected-error @+1 {{a dynamic shared view ending at byte 204800 is over the 166912-byte (163 KB) limit of one block on sm_80}}
+    %d = kernel.dynamic_shared offset 0 : memref<51200xf32, 3 : i32>
+  }
+}
+
+// -----
+
+builtin.module attributes {kernel.target = #kernel.target<"sm_80">} {
+  kernel.func @k() block [32, 1, 1] {
+  }
+  func.func @host() {
+    // expected-error @+1 {{launch gives @k 204800 bytes of dynamic shared memory on top of its 0 static bytes, 204800 in all, over the 166912-byte (163 KB) limit of one block on sm_80}}
+    kernel.launch @k() grid [1, 1, 1] block [32, 1, 1] smem 204800
+    func.return
+  }
 }

@@ -1,12 +1,12 @@
 // RUN: emmy-opt %s --split-input-file --verify-diagnostics
 
-// expected-error @+1 {{a block of 100 threads must be a multiple of 32 and at most 1024}}
+// expected-error @+1 {{block [100, 1, 1] has 100 threads, which is not a multiple of the warp size 32}}
 tile.kernel @odd_block(%x: memref<4xf32>) grid [1, 1, 1] block [100, 1, 1] {
 }
 
 // -----
 
-// expected-error @+1 {{a block of 2048 threads must be a multiple of 32 and at most 1024}}
+// expected-error @+1 {{block [1024, 2, 1] has 2048 threads, but a block has at most 1024 on sm_90a}}
 tile.kernel @huge_block(%x: memref<4xf32>) grid [1, 1, 1] block [1024, 2, 1] {
 }
 
@@ -176,3 +176,70 @@ tile.kernel @split_in_a_row(%x: memref<4x64xf32>, %y: memref<4xf32>) grid [2, 4,
     memref.store %s, %y[%i] : memref<4xf32>
   }
 }
+
+// -----
+
+// The lowering spreads no loop over the grid's z dimension: every block of a z layer would
+// run the whole kernel again.
+// expected-error @+1 {{grid [4, 1, 2]: no mapping spreads loops over the grid's z dimension, so it is 1}}
+tile.kernel @grid_z(%x: memref<256xf32>) grid [4, 1, 2] block [64, 1, 1] {
+  tile.for %j in 0 to 256 map global {
+    %v = memref.load %x[%j] : memref<256xf32>
+    memref.store %v, %x[%j] : memref<256xf32>
+  }
+}
+
+// -----
+
+// Each processor index splits one loop of a nest: a thread loop inside a thread loop would
+// run only the iterations where both loops give a thread the same share.
+tile.kernel @thread_in_thread(%x: memref<4x64xf32>) grid [1, 1, 1] block [64, 1, 1] {
+  tile.for %i in 0 to 4 map thread {
+    // expected-error @+1 {{a loop mapped to thread cannot be inside a loop mapped to thread: the threads already split the outer loop's iterations}}
+    tile.for %j in 0 to 64 map thread {
+      %v = memref.load %x[%i, %j] : memref<4x64xf32>
+      memref.store %v, %x[%i, %j] : memref<4x64xf32>
+    }
+  }
+}
+
+// -----
+
+tile.kernel @grid_in_global(%x: memref<64x4xf32>) grid [4, 1, 1] block [32, 1, 1] {
+  tile.for %i in 0 to 64 map global {
+    // expected-error @+1 {{a loop mapped to grid cannot be inside a loop mapped to global: the threads already split the outer loop's iterations}}
+    tile.for %j in 0 to 4 map grid {
+      %v = memref.load %x[%i, %j] : memref<64x4xf32>
+      memref.store %v, %x[%i, %j] : memref<64x4xf32>
+    }
+  }
+}
+
+// -----
+
+tile.kernel @global_in_serial(%x: memref<4x64xf32>) grid [4, 1, 1] block [32, 1, 1] {
+  tile.for %i in 0 to 4 map grid {
+    tile.for %k in 0 to 1 map serial {
+      // expected-error @+1 {{a loop mapped to global inside other loops is the global loop of a two-dimensional nest: directly inside a nest of grid loops}}
+      tile.for %j in 0 to 64 map global {
+        %v = memref.load %x[%i, %j] : memref<4x64xf32>
+        memref.store %v, %x[%i, %j] : memref<4x64xf32>
+      }
+    }
+  }
+}
+
+// -----
+
+tile.kernel @grid_beside_a_loop(%x: memref<4x4xf32>) grid [4, 1, 1] block [32, 1, 1] {
+  tile.for %i in 0 to 4 map grid {
+    tile.for %k in 0 to 4 map serial {
+    }
+    // expected-error @+1 {{a loop mapped to grid inside another one is the only loop directly inside it: the grid loops of a nest are one loop over the blocks}}
+    tile.for %j in 0 to 4 map grid {
+      %v = memref.load %x[%i, %j] : memref<4x4xf32>
+      memref.store %v, %x[%i, %j] : memref<4x4xf32>
+    }
+  }
+}
+
