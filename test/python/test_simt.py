@@ -11,6 +11,7 @@ from xdsl.parser import Parser
 from xdsl.utils.exceptions import VerifyException
 
 from emmy.dialects import make_context
+from emmy.passes.lower_tile_to_kernel import LowerTileToKernelPass
 from emmy.tools.interpreter.run import ExecutionError, run_module
 
 
@@ -723,3 +724,54 @@ def test_shuffle_in_a_partly_active_warp_is_an_error():
         ExecutionError, match=r"'kernel.shuffle'.*only 20 of the 32 lanes of warp 0"
     ):
         run(text)
+
+
+# ---- Tile IR lowered to Kernel IR ------------------------------------------------------------
+
+TILE_BLOCK_SHAPES = """
+tile.kernel @k(%x: memref<8x200xf32>, %y: memref<8x200xf32>, %rows: memref<8xf32>,
+               %total: memref<1xf32>) grid [4, 1, 1] block BLOCK {
+  tile.for %i in 0 to 8 map grid {
+    %sum = tile.for %j in 0 to 200 map thread reduce add init 0.0 : f32 {
+      %v = memref.load %x[%i, %j] : memref<8x200xf32>
+      tile.yield %v : f32
+    }
+    memref.store %sum, %rows[%i] : memref<8xf32>
+    tile.for %j in 0 to 200 map thread vector 4 {
+      %v = memref.load %x[%i, %j] : memref<8x200xf32>
+      %w = arith.mulf %v, %v : f32
+      memref.store %w, %y[%i, %j] : memref<8x200xf32>
+    }
+  }
+  %max = tile.for %n in 0 to 8 map global reduce max init -3.4e38 : f32 {
+    %m = memref.load %rows[%n] : memref<8xf32>
+    tile.yield %m : f32
+  }
+  %c0 = arith.constant 0 : index
+  memref.store %max, %total[%c0] : memref<1xf32>
+}
+func.func @forward(%x: memref<8x200xf32>) -> (memref<8x200xf32>, memref<8xf32>, memref<1xf32>) {
+  %y = memref.alloc() : memref<8x200xf32>
+  %rows = memref.alloc() : memref<8xf32>
+  %total = memref.alloc() : memref<1xf32>
+  tile.launch @k(%x, %y, %rows, %total)
+    : memref<8x200xf32>, memref<8x200xf32>, memref<8xf32>, memref<1xf32>
+  func.return %y, %rows, %total : memref<8x200xf32>, memref<8xf32>, memref<1xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("block", [(64, 1, 1), (32, 2, 1), (16, 2, 2), (8, 4, 4)])
+def test_tile_kernel_of_any_block_shape_covers_every_element(block):
+    """Every thread of a block of any shape takes its share: thread loops, their reductions
+    (warps of the linear thread id) and a reduction split across blocks all see every element."""
+    text = TILE_BLOCK_SHAPES.replace("BLOCK", str(list(block)))
+    module = parse(text)
+    LowerTileToKernelPass().apply(make_context(), module)
+    module.verify()
+    assert "tile." not in str(module)
+    x = randn(8, 200)
+    y, rows, total = run_module(module, [x])
+    np.testing.assert_array_equal(y, x * x)
+    np.testing.assert_allclose(rows, x.sum(axis=1), rtol=1e-5)
+    np.testing.assert_allclose(total, [x.sum(axis=1).max()], rtol=1e-5)
