@@ -8,6 +8,11 @@ A `GpuTarget` names an architecture (`sm_90a`) and its limits and features; veri
 the SIMT emulator, the CUDA printer and the runtime read them from here and from nowhere else.
 In the IR a module says which GPU it is for with the `kernel.target` attribute; a module without
 one is for `DEFAULT_TARGET`, an H200 (sm_90a), so that the CPU tools need no GPU to agree with it.
+
+The attribute is the one way to choose a target: every verifier, pass, emulator and printer
+reads it through `target_of`, and none takes a target option of its own, so a module's text
+says everything its compilation depends on. A driver compiling for another GPU (the runtime,
+for the device it runs on) sets the attribute on the module before the first pass.
 """
 
 from __future__ import annotations
@@ -138,4 +143,11 @@ def target_of(op: Operation) -> GpuTarget:
     while top.parent_op() is not None:
         top = top.parent_op()
     attribute = top.attributes.get(TARGET_ATTRIBUTE) if isinstance(top, ModuleOp) else None
-    return attribute.target if isinstance(attribute, TargetAttr) else DEFAULT_TARGET
+    if attribute is None:
+        return DEFAULT_TARGET
+    if not isinstance(attribute, TargetAttr):
+        raise VerifyException(
+            f"a module's {TARGET_ATTRIBUTE} attribute names its GPU, as in "
+            f'#kernel.target<"{DEFAULT_TARGET.arch}">, got {attribute}'
+        )
+    return attribute.target

@@ -6,7 +6,9 @@
 Each kernel.func becomes `extern "C" __global__ void __launch_bounds__(THREADS) NAME(...)`
 taking one `__restrict__` pointer per buffer argument (`const` when the kernel never writes
 the buffer). The host function is not printed: the runtime reads the launches (grid, block,
-dynamic shared memory) from the IR.
+dynamic shared memory) from the IR. The code is for the module's target (its `kernel.target`,
+see `emmy.dialects.target`), which the header names; a shuffle's lane mask is that target's
+whole warp.
 
 How Kernel IR reads as CUDA:
 - every SSA value is one C variable, declared where its op is, named after the value's name
@@ -69,6 +71,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.target import Target
 
 from emmy.dialects import kernel
+from emmy.dialects.target import target_of
 
 __all__ = ["CudaTarget", "CudaTargetError", "print_cuda"]
 
@@ -95,10 +98,11 @@ class CudaTarget(Target):
 
 
 def print_cuda(module: ModuleOp, fast_math: bool = False) -> str:
-    """The CUDA C++ of every kernel.func in `module`, in module order."""
+    """The CUDA C++ of every kernel.func in `module`, in module order, for the module's target."""
     features = _Features()
+    target = target_of(module)
     kernels = [
-        _KernelPrinter(op, features, fast_math).print()
+        _KernelPrinter(op, features, fast_math, target.warp_size).print()
         for op in module.body.block.ops
         if isinstance(op, kernel.FuncOp)
     ]
@@ -108,6 +112,7 @@ def print_cuda(module: ModuleOp, fast_math: bool = False) -> str:
         "// Only the kernels are printed: the host function, with its buffer allocations and its\n"
         "// kernel.launch ops (grid, block, dynamic shared memory bytes), stays in the IR.\n"
         f"// Options: fast-math={'true' if fast_math else 'false'}.\n"
+        f"// Target: {target.arch} ({target.name}).\n"
     )
     if "fp16" in features.includes:
         out.write("#include <cuda_fp16.h>\n")
@@ -510,10 +515,12 @@ def _from_float(expr: str, t: Attribute) -> str:
 
 
 class _KernelPrinter:
-    def __init__(self, func: kernel.FuncOp, features: _Features, fast_math: bool):
+    def __init__(self, func: kernel.FuncOp, features: _Features, fast_math: bool, warp_size: int):
         self.func = func
         self.features = features
         self.fast_math = fast_math
+        self.full_mask = f"{(1 << warp_size) - 1:#x}u"
+        """The lane mask of a whole warp, with which every lane takes part in a shuffle."""
         self.names = _Names()
         self.exprs: dict[SSAValue, str] = {}
         self.lines: list[str] = []
@@ -780,7 +787,7 @@ class _KernelPrinter:
         self.c_type(op.value.type, op)
         function = _SHUFFLE_FUNCTIONS[op.mode.data]
         value, offset = self.expr(op.value), self.expr(op.offset)
-        self.declare(op.result, op, f"{function}(0xffffffffu, {value}, {offset})")
+        self.declare(op.result, op, f"{function}({self.full_mask}, {value}, {offset})")
 
     # -- control flow --
 

@@ -11,10 +11,11 @@ element per thread of the chunk, shape `(threads,)`, or a 0-d array for a value 
 same for every thread (constants, block dimensions, loop counters of uniform loops; the
 scalar impls of `emmy.tools.interpreter.scalar` broadcast the two, so they run unchanged).
 Threads are numbered block-major: thread `t` of the chunk is thread `t % T` (linear,
-`x + bx * (y + by * z)`) of block `t // T`, where `T` is the block size; warps are 32
-consecutive linear thread ids of a block, as on the GPU. CUDA blocks are independent (they
-may run in any order, or at the same time), so a race-free kernel cannot
-tell lockstep blocks from sequential ones.
+`x + bx * (y + by * z)`) of block `t // T`, where `T` is the block size; warps are runs of
+consecutive linear thread ids of a block, as on the GPU, as long as the warp size of the
+module's target (`emmy.dialects.target`). CUDA blocks are independent (they may run in any
+order, or at the same time), so a race-free kernel cannot tell lockstep blocks from
+sequential ones.
 
 - `kernel.thread_id x|y|z`, `kernel.block_id`: per-thread index arrays; `kernel.block_dim`,
   `kernel.grid_dim`: uniform.
@@ -48,12 +49,12 @@ tell lockstep blocks from sequential ones.
   stored, is an error naming both threads ("a missing kernel.barrier?"): lockstep execution
   would otherwise hide the race, which on a GPU gives wrong answers. Write-after-read hazards
   and races on global memory are not detected. Atomics are not races and are not tracked.
-- `kernel.shuffle xor|down|up|idx %v, %b` (warp of 32, width 32, PTX `shfl.sync` with a full
-  mask): lane `l` reads lane `l ^ b` (xor), `l + b` (down), `l - b` (up) or `b mod 32` (idx);
-  a source lane outside 0..31 gives the lane its own value. Every existing lane of a warp must
-  take part (a warp only partly active is an error), and reading a lane beyond the end of a
-  partial last warp (in a block that is not whole warps, which the verifier rejects) is an
-  error.
+- `kernel.shuffle xor|down|up|idx %v, %b` (a whole warp of W lanes, width W, PTX `shfl.sync`
+  with a full mask): lane `l` reads lane `l ^ b` (xor), `l + b` (down), `l - b` (up) or
+  `b mod W` (idx); a source lane outside 0..W-1 gives the lane its own value. Every existing
+  lane of a warp must take part (a warp only partly active is an error), and reading a lane
+  beyond the end of a partial last warp (in a block that is not whole warps, which the
+  verifier rejects) is an error.
 - `kernel.atomic add|max|min %v, %buf[%i]` returns the old values. The active threads of one
   atomic op are serialised in thread order (block-major, as numbered above; blocks of later
   chunks after those of earlier ones): each thread sees the value left by the threads before
@@ -96,9 +97,8 @@ from xdsl.ir import Attribute, Operation, Region
 from xdsl.utils.exceptions import InterpretationError
 
 from emmy.dialects import kernel
+from emmy.dialects.target import target_of
 from emmy.tools.interpreter.scalar import numpy_dtype, to_type
-
-WARP_SIZE = 32
 
 CHUNK_THREADS = 1 << 16
 """About how many threads (whole blocks, at least one) run in lockstep at a time."""
@@ -404,14 +404,15 @@ class SimtFunctions(InterpreterFunctions):
     ) -> PythonValues:
         chunk = self.in_kernel(interpreter)
         value, offset = (np.asarray(arg) for arg in args)
-        lane = chunk.thread % WARP_SIZE
+        warp_size = target_of(op).warp_size
+        lane = chunk.thread % warp_size
         if not chunk.full:
             # Warps never straddle blocks: pad each block to whole warps.
-            warps = -(-chunk.block_size // WARP_SIZE)
-            padded = np.zeros((chunk.blocks, warps * WARP_SIZE), np.int8)
+            warps = -(-chunk.block_size // warp_size)
+            padded = np.zeros((chunk.blocks, warps * warp_size), np.int8)
             padded[:, chunk.block_size :] = -1
             padded[:, : chunk.block_size] = chunk.mask.reshape(chunk.blocks, -1)
-            per_warp = padded.reshape(chunk.blocks, warps, WARP_SIZE)
+            per_warp = padded.reshape(chunk.blocks, warps, warp_size)
             existing = per_warp >= 0
             active = per_warp > 0
             partial = active.any(axis=2) & (active != existing).any(axis=2)
@@ -432,8 +433,8 @@ class SimtFunctions(InterpreterFunctions):
         elif mode == "up":
             source = lane - offset
         else:
-            source = offset & (WARP_SIZE - 1)
-        source = np.where((source >= 0) & (source < WARP_SIZE), source, lane)
+            source = offset & (warp_size - 1)
+        source = np.where((source >= 0) & (source < warp_size), source, lane)
         if value.ndim == 0:
             return (value,)
         source_thread = chunk.thread - lane + source

@@ -751,6 +751,14 @@ builtin.module attributes {kernel.target = #kernel.target<"sm_75">} {
 
 // -----
 
+builtin.module attributes {kernel.target = "sm_90a"} {
+  // expected-error @+1 {{a module's kernel.target attribute names its GPU, as in #kernel.target<"sm_90a">, got "sm_90a"}}
+  kernel.func @k() block [32, 1, 1] {
+  }
+}
+
+// -----
+
 // The view that fits an sm_90a block (target.mlir) is over an sm_80 block's shared memory.
 builtin.module attributes {kernel.target = #kernel.target<"sm_80">} {
   kernel.func @k_big_view() block [32, 1, 1] {
