@@ -523,6 +523,11 @@ class StageOp(IRDLOperation):
         parent = self.parent_op()
         if not isinstance(parent, ForOp) or parent.mapping.data != "grid":
             raise VerifyException("a row is staged by a block: tile.stage belongs in a grid loop")
+        if any(o.mapping.data == "thread" for o in parent._enclosing_loops()):
+            raise VerifyException(
+                "a row is staged by the whole block: tile.stage is not inside a loop mapped to "
+                "thread, whose iterations differ between the threads"
+            )
         rank = self.buffer.type.get_num_dims()
         if len(self.indices) != rank - 1:
             raise VerifyException(

@@ -1223,7 +1223,8 @@ _OP_PRINTERS: dict[type[Operation], Callable[[_KernelPrinter, Operation], None]]
 _C_TYPE_ORDER = ("float", "double", "__half", "__nv_bfloat16")
 
 
-# The hardware's NaN-propagating max / min (sm_80 and later), and the bits of each type.
+# The hardware's NaN-propagating max / min (PTX max.NaN, which every GpuTarget has), and the
+# bits of each type.
 _MAX_MIN_NAN = {
     "float": (
         'asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b))',

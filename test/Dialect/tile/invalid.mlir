@@ -243,3 +243,14 @@ tile.kernel @grid_beside_a_loop(%x: memref<4x4xf32>) grid [4, 1, 1] block [32, 1
   }
 }
 
+
+// -----
+
+tile.kernel @stage_per_thread(%x: memref<64x4x64xf32>) grid [4, 1, 1] block [32, 1, 1] {
+  tile.for %j in 0 to 64 map thread {
+    tile.for %i in 0 to 4 map grid {
+      // expected-error @+1 {{a row is staged by the whole block: tile.stage is not inside a loop mapped to thread, whose iterations differ between the threads}}
+      tile.stage %x[%j, %i] sync : memref<64x4x64xf32>
+    }
+  }
+}
