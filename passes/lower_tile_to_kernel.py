@@ -99,8 +99,8 @@ class _KernelBuilder:
         return op
 
     def _linear_thread_id(self, block_shape: Sequence[int]) -> SSAValue:
-        """`x + y * bx + z * bx * by`, over the dimensions the block extends along: the number
-        by which CUDA also groups threads into warps."""
+        """`threadIdx.x + threadIdx.y * bx + threadIdx.z * bx * by` without the terms of
+        dimensions of size 1: the number by which CUDA also groups threads into warps."""
         linear, stride = None, 1
         for dimension, size in zip(kernel.DIMENSIONS, block_shape):
             if size > 1 or linear is None:

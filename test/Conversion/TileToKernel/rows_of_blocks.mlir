@@ -2,7 +2,7 @@
 
 // A two-dimensional nest: the grid loop over rows starts at blockIdx.y and steps by
 // gridDim.y; the global loop inside it spreads a row over the blocks of a row of the grid,
-// from (blockIdx.x * blockDim.x + threadIdx.x) * 4 in steps of gridDim.x * 128 * 4.
+// from (blockIdx.x * 128 + threadIdx.x) * 4 in steps of gridDim.x * 128 * 4.
 
 // CHECK-LABEL: kernel.func @k_silu(
 // CHECK-DAG:     %[[TID:.*]] = kernel.thread_id x
