@@ -214,7 +214,7 @@ def gpu_results(source: str, program: Program, module: ModuleOp, bench: bool, co
     """Checks the program's kernels on the GPU against eager and, with `bench`, times them
     against eager and torch.compile (see `emmy.tools.bench.timing`)."""
     from emmy.tools.bench.timing import bench_program
-    from emmy.tools.runtime.gpu import GraphedHostProgram, HostProgram
+    from emmy.tools.runtime.host import GraphedHostProgram, HostProgram
 
     with rendered_for(program_source(program)):
         kernels = HostProgram(lower_with_diagnostics(module, "kernel"))
