@@ -1,6 +1,9 @@
 """Vectorised `arith` and `math` for the CPU interpreter: every scalar SSA value is a numpy
 array holding that scalar for many elements (or loop iterations) at once.
 
+    %s = arith.mulf %v, %v : f32                   // np.multiply(v, v), v: float32 array
+    %r = math.rsqrt %s : f32                       // np.reciprocal(np.sqrt(s))
+
 A value of type T is an array of `numpy_dtype(T)`: f16/f32/f64 as float16/float32/float64,
 bf16 as float32 rounded to bf16 precision (round to nearest even) after every op, i1 as bool,
 iN as intN (signless integers are stored signed; unsigned ops reinterpret the bits),
