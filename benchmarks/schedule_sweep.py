@@ -24,7 +24,7 @@ from emmy.tools.bench.suites import suite_cases
 from emmy.tools.bench.timing import bench_program, device_copy_bandwidth, to_json
 from emmy.tools.cli import case_name, torch_ir_of
 from emmy.tools.frontend.program import load_program
-from emmy.tools.runtime.gpu import GraphedHostProgram, HostProgram
+from emmy.tools.runtime.host import GraphedHostProgram, HostProgram
 
 
 def kernels(torch_ir, options: str) -> HostProgram:

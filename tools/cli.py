@@ -5,10 +5,10 @@
     emmy bench --suite memory-bound [--only REGEX] [--json FILE] [--copy-bandwidth GBPS]
     emmy exec FILE.mlir [--function NAME] [--inputs in.npz] [--seed N] [-o out.npz]
 
-`compile` prints a PyTorch program at one level; `run` checks every level against PyTorch eager
-on the CPU interpreter (see `emmy.tools.bench.differential`), or, with `--device cuda`, the compiled
-kernels on the GPU, timed with `--bench` (see `emmy.tools.bench.timing`); `bench` times a suite; `exec`
-runs a host function of an IR file at the prim, fused or loop level on the CPU interpreter,
+`compile` prints a PyTorch program at one level; `run` checks every level against PyTorch
+eager on the CPU interpreter (see `emmy.tools.bench.differential`), or, with `--device cuda`,
+the compiled kernels on the GPU, timed with `--bench` (see `emmy.tools.bench.timing`); `bench`
+times a suite; `exec` runs a host function of an IR file at any level on the CPU interpreter,
 on the inputs of an .npz file (arrays `arr_0`, `arr_1`, ... as `numpy.savez(path, *arrays)`
 writes them) or on fresh random ones, prints a summary of each result and writes the results
 to `-o` in the same layout, so one run's outputs can be another's inputs.
@@ -214,7 +214,7 @@ def gpu_results(source: str, program: Program, module: ModuleOp, bench: bool, co
     """Checks the program's kernels on the GPU against eager and, with `bench`, times them
     against eager and torch.compile (see `emmy.tools.bench.timing`)."""
     from emmy.tools.bench.timing import bench_program
-    from emmy.tools.runtime.gpu import GraphedHostProgram, HostProgram
+    from emmy.tools.runtime.host import GraphedHostProgram, HostProgram
 
     with rendered_for(program_source(program)):
         kernels = HostProgram(lower_with_diagnostics(module, "kernel"))
@@ -314,7 +314,8 @@ def run_run(args: argparse.Namespace) -> int:
     for report in reports:
         verdict = "pass" if report.passed else "FAIL"
         print(
-            f"{report.level:<8}{report.max_abs_error:>16.3e}{report.max_rel_error:>16.3e}  {verdict}"
+            f"{report.level:<8}{report.max_abs_error:>16.3e}{report.max_rel_error:>16.3e}"
+            f"  {verdict}"
         )
     return 0 if all(r.passed for r in reports) else 1
 
@@ -407,8 +408,8 @@ def build_parser() -> argparse.ArgumentParser:
     execute = commands.add_parser(
         "exec",
         help="run an IR file on the CPU interpreter",
-        description="Run a host function of a prim-, fused- or loop-level IR file on the CPU "
-        "interpreter and print a summary of its results.",
+        description="Run a host function of an IR file, at any level from torch to kernel, on "
+        "the CPU interpreter and print a summary of its results.",
         allow_abbrev=False,
     )
     execute.add_argument("file", help="the .mlir file to run")

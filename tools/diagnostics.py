@@ -1,7 +1,12 @@
-"""Source-located errors for emmy's tools.
+"""Source-located errors for emmy's tools: bad input is reported as `file:line:col: error:
+message`, the offending line and a caret, never as a Python traceback.
 
-Bad input is reported as `file:line:col: error: message`, the offending line and a caret, never
-as a Python traceback. This module parses IR so that every op remembers where it came from,
+    $ emmy-opt test/Dialect/prim/invalid.mlir
+    test/Dialect/prim/invalid.mlir:286:24: error: prim.map input must be a ranked tensor, got f32
+      %r = prim.map(%x) : (f32) -> tensor<4xf32> {
+                           ^~~
+
+This module parses IR so that every op remembers where it came from,
 verifies it so that a failure names the op that broke its invariant, renders diagnostics, and
 checks them against MLIR-style `// expected-error {{...}}` annotations.
 """
@@ -88,7 +93,8 @@ class Source:
         ]
 
     def render(self, diagnostic: Diagnostic) -> str:
-        text = f"{diagnostic.file}:{diagnostic.line}:{diagnostic.col}: {diagnostic.severity}: {diagnostic.message}\n"
+        where = f"{diagnostic.file}:{diagnostic.line}:{diagnostic.col}"
+        text = f"{where}: {diagnostic.severity}: {diagnostic.message}\n"
         lines = self.lines
         if diagnostic.file != self.name or not 1 <= diagnostic.line <= len(lines):
             return text

@@ -182,6 +182,13 @@ def _explicit_pass_values(args: list[str], pass_names: Sequence[str]) -> list[st
     return [f"{arg}=" if arg.startswith("--") and arg[2:] in pass_names else arg for arg in args]
 
 
+def _cuda_target() -> type[Target]:
+    # Imported when asked for: the printer is not needed to start emmy-opt.
+    from emmy.tools.cuda.target import CudaTarget
+
+    return CudaTarget
+
+
 class EmmyOptMain(xDSLOptMain):
     """xDSL's optimizer driver with emmy's dialects, passes and targets, MLIR-style pass flags,
     and errors located in the source.
@@ -230,9 +237,7 @@ class EmmyOptMain(xDSLOptMain):
 
     def register_all_targets(self):
         self.available_targets["mlir"] = lambda: MLIRTarget
-        self.available_targets["cuda"] = lambda: (
-            importlib.import_module("emmy.tools.cuda.target").CudaTarget
-        )
+        self.available_targets["cuda"] = _cuda_target
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser):
         add = arg_parser.add_argument
@@ -287,7 +292,8 @@ class EmmyOptMain(xDSLOptMain):
 
         group = arg_parser.add_argument_group(
             "passes",
-            "Run in the order given. Options: --pass=option=value or --pass='option1=v1 option2=v2'.",
+            "Run in the order given. Options: --pass=option=value or "
+            "--pass='option1=v1 option2=v2'.",
         )
         for name, factory in self.available_passes.items():
             pass_class = factory()
@@ -310,7 +316,8 @@ class EmmyOptMain(xDSLOptMain):
             return f"unexpected argument '{argument}': emmy-opt reads one input file"
         flag = argument.partition("=")[0]
         # argparse keeps no public list of its option strings.
-        return f"unknown pass or option '{flag}'{_did_you_mean(flag, list(arg_parser._option_string_actions))}"
+        suggestion = _did_you_mean(flag, list(arg_parser._option_string_actions))
+        return f"unknown pass or option '{flag}'{suggestion}"
 
     def _make_target(self) -> Target:
         try:
@@ -319,7 +326,8 @@ class EmmyOptMain(xDSLOptMain):
             raise UsageError(f"bad target '{self.args.target}': {error}") from None
         if spec.name not in self.available_targets:
             raise UsageError(
-                f"unknown target '{spec.name}'{_did_you_mean(spec.name, list(self.available_targets))} "
+                f"unknown target '{spec.name}'"
+                f"{_did_you_mean(spec.name, list(self.available_targets))} "
                 f"(targets: {', '.join(self.available_targets)})"
             )
         try:
@@ -370,12 +378,14 @@ class EmmyOptMain(xDSLOptMain):
             if option is None:
                 known = ", ".join(options) or "none"
                 raise UsageError(
-                    f"pass '{spec.name}' has no option '{key}'{_did_you_mean(key, list(options))} (its options: {known})"
+                    f"pass '{spec.name}' has no option '{key}'"
+                    f"{_did_you_mean(key, list(options))} (its options: {known})"
                 )
             if not _accepts(option.type, value):
                 given = f"'{_format_value(value)}'" if value else "no value"
                 raise UsageError(
-                    f"option '{option.name}' of pass '{spec.name}' expects {type_repr(option.type)}, got {given}"
+                    f"option '{option.name}' of pass '{spec.name}' expects "
+                    f"{type_repr(option.type)}, got {given}"
                 )
         try:
             return pass_class.from_spec(spec)

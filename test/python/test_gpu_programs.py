@@ -13,7 +13,7 @@ from emmy.tools.bench import timing as bench
 from emmy.tools.bench.differential import lower
 from emmy.tools.bench.suites import MEMORY_BOUND_PROGRAMS
 from emmy.tools.frontend.program import load_program
-from emmy.tools.runtime.gpu import GraphedHostProgram, HostProgram
+from emmy.tools.runtime.host import GraphedHostProgram, HostProgram
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 

@@ -1,6 +1,8 @@
 """Benchmark suites: `emmy bench --suite NAME` times each program of a suite, at each of its
 shapes and dtypes, under eager PyTorch, torch.compile (max-autotune) and emmy.
 
+    $ emmy bench --suite memory-bound --only rms_norm --json rms_norm.json
+
 A program is an `emmy compile -c` source in which `DT` stands for the dtype and `SHAPE` for
 the input shape (its last dim is the normalized or activated one).
 """

@@ -1,53 +1,14 @@
-"""Timing on the GPU, the way DESIGN.md's performance method says.
-
-    from emmy.tools.bench.timing import bench_program, format_table, to_json, device_copy_bandwidth
+"""Timing programs on the GPU: eager PyTorch, torch.compile and emmy, checked, then timed.
 
     copy = device_copy_bandwidth()                                  # GB/s, read + write
     result = bench_program("nn.RMSNorm(2048)(torch.randn(8192, 2048))", torch.bfloat16,
-                           emmy_fn=my_kernels, copy_bandwidth_gbps=copy)
+                           emmy_fn=HostProgram(kernel_ir), copy_bandwidth_gbps=copy)
     print(format_table(result))
     to_json(result, "rmsnorm.json")
 
-or from the shell, eager against torch.compile: `python -m emmy.tools.bench.timing -c SOURCE --dtype bfloat16`.
+    $ python -m emmy.tools.bench.timing -c SOURCE --dtype bfloat16  # eager vs torch.compile
 
-Timing (`time_cuda`, `measure`)
-- `fn` runs `warmup` times untimed, then `reps` times, each between two CUDA events, with the
-  L2 cache flushed before each run (a 256 MiB buffer, or four times the device's L2, is
-  zeroed: more than the H200's 60 MB L2), and the median is reported in microseconds.
-- Each timed run is the GPU's time for one call: after the flush a spin kernel keeps the GPU
-  busy for twice the host's time per call (`host_call_us`) until the host has queued the start
-  event, the call and the end event, so the events do not time a host slower at issuing the
-  work than the GPU is at doing it. The host's own time per call is reported beside it
-  (`host_us`): torch.compile's calls cost about 60 µs of it on an H200 host (dynamo guards,
-  CUDA-graph bookkeeping), eager's about 15 µs, so a small kernel called once waits that long.
-- A `timer` argument replaces the GPU timing altogether (`timer(fn, warmup, reps, flush_l2)` ->
-  samples in µs): the statistics and reports can be tested without a GPU.
-
-Programs (`bench_program`)
-- The source is an `emmy compile -c` program (see `emmy.tools.frontend.program`); `DT` in it stands for
-  the dtype under test (as in the differential corpus). Its module and floating inputs are cast
-  to `dtype` and moved to the device; inputs are fresh random values shaped like the example
-  inputs (`emmy.tools.bench.differential.random_inputs`, seeded: the same on every run, never zeros).
-- Backends: PyTorch eager (the reference), `torch.compile(mode="max-autotune")`, and emmy when
-  `emmy_fn` is given. The inputs are marked static for torch.compile
-  (`torch._dynamo.mark_static_address`), so that its CUDA-graph replays read them where they
-  are instead of first copying them into the graph's own buffers (which would time a copy of
-  every input too). Shapes are static (`dynamic=False`: a second shape of one forward would
-  otherwise be compiled for dynamic shapes), and dynamo is reset before each compile, so that
-  no program inherits the cache entries of an earlier one. `emmy_fn(args)` receives `@forward`'s arguments in its signature's order
-  (parameters, buffers, constants, then the inputs; all on the device) and returns the outputs:
-  `emmy_fn=HostProgram(kernel_ir)` plugs the GPU runtime in.
-- Each backend's outputs are checked against eager's BEFORE it is timed, elementwise within the
-  dtype's tolerance (`emmy.tools.bench.differential.TOLERANCES`; NaN never passes); a backend that
-  fails (wrong values, or an exception) is reported with its error and not timed.
-- Reported per backend: median µs (of the GPU, as above), the host's µs per call, GB/s (bytes of every `@forward` argument plus every output,
-  over the median time: the least traffic the program needs), `vs_eager` = eager's time over
-  this one's (a speedup: above 1 is faster) and `vs_compile` likewise against torch.compile, and,
-  given the measured copy bandwidth, `copy_fraction` = GB/s over it (the roofline fraction of a
-  memory-bound program).
-
-`device_copy_bandwidth()` measures that ceiling: a 2 GiB device-to-device copy, bytes read plus
-bytes written over the median time.
+`measure` says how a run is timed, `bench_program` what is checked and reported.
 """
 
 from __future__ import annotations
@@ -166,8 +127,18 @@ def measure(
     flush_l2: bool = True,
     timer: Timer | None = None,
 ) -> dict[str, Any]:
-    """`summarize` of the run times of `fn` (see the module doc), plus "method": the timer used
-    ("cuda-events", or "custom" for a `timer` argument)."""
+    """`summarize` of the run times of `fn`, plus "method": the timer used ("cuda-events", or
+    "custom" for a `timer` argument).
+
+    `fn` runs `warmup` times untimed, then `reps` times, each between two CUDA events, with the
+    L2 cache flushed before each run (a 256 MiB buffer, or four times the device's L2, is
+    zeroed: more than the H200's 60 MB L2); the statistics are in microseconds. Each timed run
+    is the GPU's time for one call: after the flush a spin kernel keeps the GPU busy for twice
+    the host's time per call (`host_call_us`) until the host has queued the start event, the
+    call and the end event, so the events do not time a host slower at issuing the work than
+    the GPU is at doing it. A `timer` argument replaces the GPU timing altogether
+    (`timer(fn, warmup, reps, flush_l2)` -> samples in µs): the statistics and reports can be
+    tested without a GPU."""
     if warmup < 0 or reps < 1:
         raise ValueError(f"need warmup >= 0 and reps >= 1, got {warmup} and {reps}")
     name = "cuda-events" if timer is None else "custom"
@@ -317,8 +288,35 @@ def bench_program(
     timer: Timer | None = None,
     name: str | None = None,
 ) -> dict[str, Any]:
-    """Checks, then times, a program's backends (see the module doc); returns a dict with the
-    program, dtype, bytes, timer and a "backends" list of per-backend dicts."""
+    """Checks, then times, a program's backends; returns a dict with the program, dtype, bytes,
+    timer and a "backends" list of per-backend dicts.
+
+    The source is an `emmy compile -c` program (see `emmy.tools.frontend.program`); `DT` in it
+    stands for the dtype under test (as in the differential corpus). Its module and floating
+    inputs are cast to `dtype` and moved to the device; inputs are fresh random values shaped
+    like the example inputs (`emmy.tools.bench.differential.random_inputs`, seeded: the same
+    on every run, never zeros).
+
+    Backends: PyTorch eager (the reference), `torch.compile(mode=compile_mode)`, and emmy when
+    `emmy_fn` is given. The inputs are marked static for torch.compile
+    (`torch._dynamo.mark_static_address`), so that its CUDA-graph replays read them where they
+    are instead of first copying them into the graph's own buffers (which would time a copy of
+    every input too). Shapes are static (`dynamic=False`: a second shape of one forward would
+    otherwise be compiled for dynamic shapes), and dynamo is reset before each compile, so
+    that no program inherits the cache entries of an earlier one. `emmy_fn(args)` receives
+    `@forward`'s arguments in its signature's order (parameters, buffers, constants, then the
+    inputs; all on the device) and returns the outputs.
+
+    Each backend's outputs are checked against eager's BEFORE it is timed, elementwise within
+    the dtype's tolerance (`emmy.tools.bench.differential.TOLERANCES`; NaN never passes); a
+    backend that fails (wrong values, or an exception) is reported with its error and not
+    timed. Reported per backend: median µs (of the GPU, see `measure`), the host's µs per call
+    (torch.compile's calls cost about 60 µs on an H200 host: dynamo guards, CUDA-graph
+    bookkeeping; eager's about 15 µs), GB/s (bytes of every `@forward` argument plus every
+    output, over the median time: the least traffic the program needs), `vs_eager` = eager's
+    time over this one's (a speedup: above 1 is faster) and `vs_compile` likewise against
+    torch.compile, and, given the measured copy bandwidth, `copy_fraction` = GB/s over it (the
+    roofline fraction of a memory-bound program)."""
     from emmy.tools.bench.differential import random_inputs
     from emmy.tools.frontend.program import load_program
 
@@ -343,7 +341,8 @@ def bench_program(
         elif backend == "torch.compile":
             for tensor in _leaves((args, kwargs)):
                 torch._dynamo.mark_static_address(tensor)
-            torch._dynamo.reset()  # no cache entries, nor their recompile limit, from an earlier program
+            # No cache entries, nor their recompile limit, from an earlier program.
+            torch._dynamo.reset()
             compiled = torch.compile(module, mode=compile_mode, dynamic=False)
             runners[backend] = _compiled_runner(compiled, args, kwargs)
         elif backend == "emmy":
@@ -452,7 +451,10 @@ def format_table(results: dict[str, Any] | Sequence[dict[str, Any]]) -> str:
             + (f", timer {result['timer']}" if result.get("timer") else "")
             + "]"
         )
-        columns = f"{'backend':<15}{'median µs':>12}{'host µs':>10}{'GB/s':>10}{'x eager':>10}{'x compile':>11}"
+        columns = (
+            f"{'backend':<15}{'median µs':>12}{'host µs':>10}{'GB/s':>10}{'x eager':>10}"
+            f"{'x compile':>11}"
+        )
         if with_copy:
             columns += f"{'% copy':>8}"
         lines = [header, columns]

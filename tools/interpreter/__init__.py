@@ -1,2 +1,5 @@
-"""CPU execution of every level on numpy: host and prim/fused/loop/tile functions, scalar ops,
-PyTorch's own CPU ops for Torch IR, and the SIMT emulator for Kernel IR."""
+"""The CPU interpreter: runs a program at every level, from Torch IR to Kernel IR, on numpy.
+
+`run.run_module` is the entry point; each level has its module (`torch_ops`, `prim`, `fused`,
+`host`, `loop`, `simt`, with `scalar` for arith and math).
+"""

@@ -1,6 +1,9 @@
 """Vectorised `arith` and `math` for the CPU interpreter: every scalar SSA value is a numpy
 array holding that scalar for many elements (or loop iterations) at once.
 
+    %s = arith.mulf %v, %v : f32                   // np.multiply(v, v), v: float32 array
+    %r = math.rsqrt %s : f32                       // np.reciprocal(np.sqrt(s))
+
 A value of type T is an array of `numpy_dtype(T)`: f16/f32/f64 as float16/float32/float64,
 bf16 as float32 rounded to bf16 precision (round to nearest even) after every op, i1 as bool,
 iN as intN (signless integers are stored signed; unsigned ops reinterpret the bits),
@@ -21,6 +24,7 @@ import numpy as np
 from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import (
     BFloat16Type,
+    DenseIntOrFPElementsAttr,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -28,7 +32,9 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     IntegerType,
+    MemRefType,
     Signedness,
+    TensorType,
     i1,
 )
 from xdsl.interpreter import (
@@ -86,6 +92,29 @@ def to_type(value: object, element_type: Attribute) -> np.ndarray:
     if dtype == np.bool_:
         return (array.astype(np.int64) & 1).astype(np.bool_)
     return array.astype(dtype)
+
+
+def shape_and_element_type(value_type: Attribute) -> tuple[tuple[int, ...], Attribute]:
+    """The array shape and element type of a tensor, memref or scalar type."""
+    if isinstance(value_type, TensorType | MemRefType):
+        return tuple(value_type.get_shape()), value_type.get_element_type()
+    return (), value_type
+
+
+def dense_array(value: DenseIntOrFPElementsAttr, shaped_type: Attribute) -> np.ndarray:
+    shape, element_type = shape_and_element_type(shaped_type)
+    values = to_type(np.array(value.get_values()), element_type)
+    return np.array(values.reshape(shape))
+
+
+COMBINERS: dict[str, np.ufunc] = {
+    "add": np.add,
+    "mul": np.multiply,
+    "max": np.maximum,
+    "min": np.minimum,
+}
+"""The numpy ufunc of each reduction combiner; `max`/`min` propagate NaN like
+`arith.maximumf`/`arith.minimumf`."""
 
 
 def as_signed(value: np.ndarray, value_type: Attribute) -> np.ndarray:

@@ -1,6 +1,9 @@
 """CPU execution of Torch IR: every `torch` op runs PyTorch's own CPU op on the interpreter's
 numpy arrays, so the torch level of a program is executable like the levels below it.
 
+    %y = torch.rms_norm %x weight %w normalized_shape [2048] eps 1.0e-06 : ...
+                                                   // torch.rms_norm(x, [2048], w, 1e-06)
+
 Torch IR mirrors aten op for op, so running it through the aten ops themselves checks what
 the importer did (which op it chose, its properties, the explicit type promotion) rather
 than re-deriving the semantics: a mismatch against eager at the torch level names the

@@ -1,1 +1,3 @@
-"""Running on a GPU: compiling CUDA to cached cubins, launching kernels, host programs."""
+"""The GPU runtime: `compile` (CUDA C++ to cached cubins, NVRTC or nvcc), `driver` (loading
+cubins, launching kernels on torch tensors, bounded waits, the device's `GpuTarget`) and
+`host` (running a Kernel-IR host function, or replaying it as a CUDA graph)."""

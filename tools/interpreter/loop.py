@@ -1,0 +1,212 @@
+"""Loop IR and Tile IR on the CPU: a parallel loop runs its body once, over every iteration.
+
+    loop.for %i in 0 to 32 {                       // %i = np.arange(32).reshape(32, 1)
+      loop.for %j in 0 to 2048 {                   // %j = np.arange(2048).reshape(1, 2048)
+        %v = loop.load %x[%i, %j] : memref<32x2048xf32>  // x[i, j]: every element at once
+        loop.store %v, %y[%i, %j] : memref<32x2048xf32>
+      }
+    }
+
+`LoopFunctions` says how values, loops, loads and stores are vectorised; a kernel's launch
+(`loop.launch`, `tile.launch`) calls the kernel with the host's buffers, which it mutates in place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+from xdsl.dialects import memref
+from xdsl.interpreter import (
+    Interpreter,
+    InterpreterFunctions,
+    PythonValues,
+    ReturnedValues,
+    TerminatorValue,
+    impl,
+    impl_terminator,
+    register_impls,
+)
+from xdsl.ir import Operation
+from xdsl.utils.exceptions import InterpretationError
+
+from emmy.dialects import loop, tile
+from emmy.tools.interpreter.scalar import COMBINERS, to_type
+
+LOOP_OPS = (loop.ForOp, tile.ForOp)
+"""Loop IR and Tile IR run alike: a schedule changes where iterations run, not what they do."""
+
+
+def enclosing_loops(op: Operation) -> Iterator[loop.ForOp | tile.ForOp]:
+    parent = op.parent_op()
+    while parent is not None:
+        if isinstance(parent, LOOP_OPS):
+            yield parent
+        parent = parent.parent_op()
+
+
+def loop_depth(op: loop.ForOp | tile.ForOp) -> int:
+    """0 for an outermost loop, 1 for a loop directly inside it, and so on."""
+    return sum(1 for _ in enclosing_loops(op))
+
+
+def loop_nest_depth(kernel: loop.KernelOp | tile.KernelOp) -> int:
+    """How deep the loops of a kernel nest: the number of loop axes of its values."""
+    return max((loop_depth(op) + 1 for op in kernel.walk() if isinstance(op, LOOP_OPS)), default=0)
+
+
+def check_in_bounds(buffer: np.ndarray, indices: Sequence[np.ndarray]) -> None:
+    for position, (index, size) in enumerate(zip(indices, buffer.shape)):
+        lowest, highest = int(np.min(index)), int(np.max(index))
+        if lowest < 0 or highest >= size:
+            raise InterpretationError(
+                f"index #{position} takes values from {lowest} to {highest}, out of bounds "
+                f"for a dimension of size {size}"
+            )
+
+
+def _outside_kernel() -> int:
+    raise InterpretationError("a loop runs only inside a kernel")
+
+
+@register_impls
+class LoopFunctions(InterpreterFunctions):
+    """Loop IR and Tile IR, vectorised across loop iterations.
+
+    Iterations of a parallel `loop.for` are independent, so its body runs once, with the
+    induction variable as an array of every iteration. Each loop nesting depth d has its own
+    axis: in a kernel whose loops nest D deep, the induction variable of a loop at depth d is
+    `np.arange(lower, upper)` shaped `(1,)*d + (n,) + (1,)*(D-d-1)`, and every value is a
+    D-dimensional array broadcasting across the loop axes (or a 0-d array, for values that
+    depend on no loop). `loop.load` is numpy fancy indexing with the broadcast index arrays;
+    `loop.store` writes the value broadcast against the indices. A reduction `loop.for` runs
+    its body once, broadcasts the yielded contribution to size n along its axis (a
+    contribution that does not depend on the induction variable still counts n times),
+    reduces that axis with the combiner (keeping it as size 1) and combines the result with
+    `init`. A loop of trip count 0 does nothing; as a reduction it gives `init`.
+
+    Consequence: iterations that write a location another iteration reads or writes (a race
+    under the parallel-loop promise, such as a scratch buffer shared by the iterations of an
+    outer loop) see the last write of the whole vectorised loop, not their own. Loads and
+    stores check their indices and fail on out-of-bounds accesses rather than let numpy wrap
+    negative indices around. Tile IR runs as the Loop IR it schedules: `tile.stage` copies
+    nothing (loads of a staged row read the buffer itself)."""
+
+    LOOP_AXES = "loop_axes"
+    """Interpreter data: the number of loop axes of the kernel that is running."""
+
+    def _launch(self, interpreter: Interpreter, symbol, args: PythonValues) -> PythonValues:
+        # Kernels have no CallableOpInterface, so a launch runs the kernel's body itself
+        # rather than going through `interpreter.call_op`.
+        kernel = interpreter.get_op_for_symbol(symbol)
+        interpreter.set_data(LoopFunctions, self.LOOP_AXES, loop_nest_depth(kernel))
+        interpreter.run_ssacfg_region(kernel.body, args, kernel.sym_name.data)
+        return ()
+
+    @impl(loop.LaunchOp)
+    def run_launch(
+        self, interpreter: Interpreter, op: loop.LaunchOp, args: PythonValues
+    ) -> PythonValues:
+        return self._launch(interpreter, op.kernel, args)
+
+    @impl(tile.LaunchOp)
+    def run_tile_launch(
+        self, interpreter: Interpreter, op: tile.LaunchOp, args: PythonValues
+    ) -> PythonValues:
+        return self._launch(interpreter, op.kernel, args)
+
+    def _for(
+        self, interpreter: Interpreter, op: loop.ForOp | tile.ForOp, args: PythonValues
+    ) -> PythonValues:
+        trip_count = op.upper.data - op.lower.data
+        if trip_count == 0:
+            return (to_type(op.init.value.data, op.init.type),) if op.is_reduction else ()
+        axes = interpreter.get_data(LoopFunctions, self.LOOP_AXES, _outside_kernel)
+        axis = loop_depth(op)
+        axis_shape = [1] * axes
+        axis_shape[axis] = trip_count
+        induction_var = np.arange(op.lower.data, op.upper.data, dtype=np.int64).reshape(axis_shape)
+        yielded = interpreter.run_ssacfg_region(op.body, (induction_var,), op.name)
+        if not op.is_reduction:
+            return ()
+        contribution = np.asarray(yielded[0])
+        contribution = contribution.reshape((1,) * (axes - contribution.ndim) + contribution.shape)
+        every_iteration = list(contribution.shape)
+        every_iteration[axis] = trip_count
+        total = COMBINERS[op.kind.data].reduce(
+            np.broadcast_to(contribution, every_iteration),
+            axis=axis,
+            keepdims=True,
+            initial=op.init.value.data,
+        )
+        return (to_type(total, op.init.type),)
+
+    @impl(loop.ForOp)
+    def run_for(self, interpreter: Interpreter, op: loop.ForOp, args: PythonValues) -> PythonValues:
+        return self._for(interpreter, op, args)
+
+    @impl(tile.ForOp)
+    def run_tile_for(
+        self, interpreter: Interpreter, op: tile.ForOp, args: PythonValues
+    ) -> PythonValues:
+        return self._for(interpreter, op, args)
+
+    @impl(tile.StageOp)
+    def run_stage(
+        self, interpreter: Interpreter, op: tile.StageOp, args: PythonValues
+    ) -> PythonValues:
+        # A staged row is a copy of the same values: loads of it read the buffer itself here.
+        return ()
+
+    @impl_terminator(loop.YieldOp)
+    def run_yield(
+        self, interpreter: Interpreter, op: loop.YieldOp, args: PythonValues
+    ) -> tuple[TerminatorValue, PythonValues]:
+        return ReturnedValues(args), ()
+
+    @impl_terminator(tile.YieldOp)
+    def run_tile_yield(
+        self, interpreter: Interpreter, op: tile.YieldOp, args: PythonValues
+    ) -> tuple[TerminatorValue, PythonValues]:
+        return ReturnedValues(args), ()
+
+    def _load(self, args: PythonValues) -> PythonValues:
+        buffer, *indices = args
+        check_in_bounds(buffer, indices)
+        return (np.asarray(buffer[tuple(indices)]),)
+
+    def _store(self, args: PythonValues) -> PythonValues:
+        value, buffer, *indices = args
+        check_in_bounds(buffer, indices)
+        # Indices that do not vary along an axis the value varies along write the same
+        # element several times; the last write wins, as it would in a racy parallel loop.
+        if not indices:
+            buffer[()] = np.asarray(value).reshape(-1)[-1]
+            return ()
+        *indices, value = np.broadcast_arrays(*indices, value)
+        buffer[tuple(indices)] = value
+        return ()
+
+    @impl(loop.LoadOp)
+    def run_load(
+        self, interpreter: Interpreter, op: loop.LoadOp, args: PythonValues
+    ) -> PythonValues:
+        return self._load(args)
+
+    @impl(loop.StoreOp)
+    def run_store(
+        self, interpreter: Interpreter, op: loop.StoreOp, args: PythonValues
+    ) -> PythonValues:
+        return self._store(args)
+
+    @impl(memref.LoadOp)
+    def run_memref_load(
+        self, interpreter: Interpreter, op: memref.LoadOp, args: PythonValues
+    ) -> PythonValues:
+        return self._load(args)
+
+    @impl(memref.StoreOp)
+    def run_memref_store(
+        self, interpreter: Interpreter, op: memref.StoreOp, args: PythonValues
+    ) -> PythonValues:
+        return self._store(args)

@@ -1,0 +1,338 @@
+"""Compiling CUDA C++ to a cubin, with NVRTC or nvcc, cached on disk; needs no GPU.
+
+    cubin = compile_cuda(source, "sm_90a")        # NVRTC (nvcc where it is missing)
+
+    $ python -m emmy.tools.runtime.compile        # which compiler, headers and cache are used
+
+A failed compile raises `CudaCompileError`, naming the `__global__` functions its errors lie in.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from emmy.dialects.target import DEFAULT_TARGET
+
+
+class CudaError(RuntimeError):
+    """Something in compiling, loading or running CUDA code failed."""
+
+
+class CudaCompileError(CudaError):
+    """The CUDA compiler rejected a source: `log` is its output, `kernels` the `__global__`
+    functions its errors lie in (from the log's line numbers, or ptxas's "Entry function"
+    lines; empty when they are outside every kernel)."""
+
+    def __init__(self, message: str, log: str, kernels: Sequence[str], arch: str, compiler: str):
+        super().__init__(message)
+        self.log = log
+        self.kernels = list(kernels)
+        self.arch = arch
+        self.compiler = compiler
+
+
+_KERNEL_DEFINITION = re.compile(
+    r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(?:void\s+)"
+    r"(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)\s*\("
+)
+_ERROR_LINE = re.compile(r"\((\d+)\): (?:catastrophic )?error")
+_PTXAS_ENTRY = re.compile(r"[Ee]ntry function '(\w+)'")
+_HEADERS = ("cuda_fp16.h", "cuda_bf16.h")
+
+
+def kernel_definitions(source: str) -> list[tuple[int, str]]:
+    """The `__global__` functions of a CUDA source: (line of the definition, name), in order."""
+    return [
+        (source.count("\n", 0, match.start()) + 1, match.group(1))
+        for match in _KERNEL_DEFINITION.finditer(source)
+    ]
+
+
+def kernels_in_log(source: str, log: str) -> list[str]:
+    """The kernels that a compiler log's errors lie in: each error line belongs to the last
+    kernel defined at or above it; ptxas names its kernel ("Entry function 'k'")."""
+    definitions = kernel_definitions(source)
+    names: list[str] = []
+
+    def add(name: str) -> None:
+        if name not in names:
+            names.append(name)
+
+    for match in _ERROR_LINE.finditer(log):
+        line = int(match.group(1))
+        above = [name for start, name in definitions if start <= line]
+        if above:
+            add(above[-1])
+    for match in _PTXAS_ENTRY.finditer(log):
+        add(match.group(1))
+    return names
+
+
+def _has_headers(directory: str | os.PathLike[str] | None) -> bool:
+    return directory is not None and all(
+        os.path.isfile(os.path.join(directory, header)) for header in _HEADERS
+    )
+
+
+def _include_candidates() -> Iterator[tuple[str, str]]:
+    """(directory, how it was found), in the order `cuda_include_dir` tries them."""
+    for variable in ("CUDA_HOME", "CUDA_PATH"):
+        if root := os.environ.get(variable):
+            yield os.path.join(root, "include"), f"${variable}"
+    try:
+        from cuda import pathfinder
+
+        found = pathfinder.find_nvidia_header_directory("cudart")
+    except Exception:  # an old cuda-pathfinder, or none: the other places still count
+        found = None
+    if found:
+        yield found, "cuda.pathfinder"
+    if nvcc := shutil.which("nvcc"):
+        for binary in dict.fromkeys((nvcc, os.path.realpath(nvcc))):
+            root = Path(binary).parent.parent
+            yield str(root / "include"), "nvcc on PATH"
+            for directory in sorted(root.glob("targets/*/include")):
+                yield str(directory), "nvcc on PATH"
+        for directory in _nvcc_include_dirs(nvcc):
+            yield directory, "nvcc --dryrun"
+    yield "/usr/local/cuda/include", "/usr/local/cuda"
+
+
+def _nvcc_include_dirs(nvcc: str) -> list[str]:
+    """The include directories nvcc itself uses (it may be a wrapper script elsewhere)."""
+    try:
+        done = subprocess.run(
+            [nvcc, "--dryrun", "-cubin", "-x", "cu", "/dev/null", "-o", "/dev/null"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return re.findall(
+        r'-I"?([^"\s]+)"?',
+        "\n".join(line for line in done.stderr.splitlines() if "INCLUDES=" in line),
+    )
+
+
+@functools.cache
+def cuda_include_dir() -> tuple[str, str] | None:
+    """The directory holding CUDA's `cuda_fp16.h` and `cuda_bf16.h` for NVRTC, and how it was
+    found; None when there is none. The first hit wins, looking in: `$CUDA_HOME`, `$CUDA_PATH`,
+    cuda.pathfinder's header directory for `cudart` (a CUDA toolkit or the
+    `nvidia-cuda-runtime` wheel's `nvidia/cu13/include`), the toolkit of the `nvcc` on PATH (its
+    `../include` or `../targets/*/include`, following wrapper scripts through `nvcc --dryrun`),
+    and `/usr/local/cuda/include`."""
+    for directory, how in _include_candidates():
+        if _has_headers(directory):
+            return os.path.normpath(directory), how
+    return None
+
+
+@functools.cache
+def nvrtc_version() -> tuple[int, int] | None:
+    """NVRTC's (major, minor), or None when its library cannot be loaded."""
+    try:
+        from cuda.bindings import nvrtc
+
+        error, major, minor = nvrtc.nvrtcVersion()
+    except Exception:
+        return None
+    return (major, minor) if error == nvrtc.nvrtcResult.NVRTC_SUCCESS else None
+
+
+@functools.cache
+def nvcc_version() -> str | None:
+    """The `nvcc` on PATH's version ("V13.0.88"), or None when there is no nvcc."""
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        return None
+    try:
+        done = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    match = re.search(r"\bV(\d+\.\d+\.\d+)", done.stdout)
+    if match:
+        return f"V{match.group(1)}"
+    lines = done.stdout.strip().splitlines()
+    return lines[-1] if lines else None
+
+
+def available_compiler(compiler: str = "auto") -> str:
+    """ "nvrtc" or "nvcc": the one `compile_cuda(compiler=...)` would use."""
+    if compiler not in ("auto", "nvrtc", "nvcc"):
+        raise ValueError(f"compiler must be 'auto', 'nvrtc' or 'nvcc', got {compiler!r}")
+    if compiler in ("auto", "nvrtc") and nvrtc_version() is not None:
+        return "nvrtc"
+    if compiler == "nvrtc":
+        raise CudaError("NVRTC is not available: its library (libnvrtc) could not be loaded")
+    if nvcc_version() is not None:
+        return "nvcc"
+    raise CudaError(
+        "no CUDA compiler: the NVRTC library could not be loaded and there is no nvcc on PATH"
+    )
+
+
+def _compiler_options(compiler: str, arch: str, options: Sequence[str]) -> list[str]:
+    if not re.fullmatch(r"sm_\d+[af]?", arch):
+        raise ValueError(f"arch must look like 'sm_90a' or 'sm_90', got {arch!r}")
+    if compiler == "nvrtc":
+        include = cuda_include_dir()
+        return [
+            f"--gpu-architecture={arch}",
+            "-std=c++17",
+            *([f"-I{include[0]}"] if include else []),
+            *options,
+        ]
+    # `-gencode` names the one architecture; nvcc 13's `-arch=sm_90a` shorthand also runs a
+    # plain sm_90 pass, which rejects wgmma and setmaxnreg.
+    compute = "compute_" + arch.removeprefix("sm_")
+    return ["-cubin", f"-gencode=arch={compute},code={arch}", "-std=c++17", *options]
+
+
+def cache_dir() -> Path:
+    """Where cubins are cached: `$EMMY_CACHE_DIR/cubin`, else `~/.cache/emmy/cubin`."""
+    root = os.environ.get("EMMY_CACHE_DIR")
+    return (Path(root) if root else Path.home() / ".cache" / "emmy") / "cubin"
+
+
+def cache_key(source: str, arch: str, compiler: str, options: Sequence[str]) -> str:
+    version = nvrtc_version() if compiler == "nvrtc" else nvcc_version()
+    identity = {
+        "source": source,
+        "arch": arch,
+        "compiler": f"{compiler} {version}",
+        "options": list(options),
+    }
+    return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
+
+
+def compile_cuda(
+    source: str,
+    arch: str = DEFAULT_TARGET.arch,
+    *,
+    compiler: str = "auto",
+    options: Sequence[str] = (),
+    use_cache: bool = True,
+) -> bytes:
+    """The cubin of a CUDA C++ source for `arch`, through NVRTC (or nvcc where NVRTC is missing;
+    `compiler` picks one), from the disk cache when the same source was compiled before with the
+    same arch, compiler version and options. `options` are extra compiler flags.
+
+    NVRTC compiles with `--gpu-architecture=<arch> -std=c++17 -I<cuda_include_dir()>`, nvcc with
+    `-cubin -gencode=arch=compute_XX,code=sm_XX`: either way the result is machine code for
+    exactly that architecture. The cache key is the sha256 of (source, arch, compiler and its
+    version, options); the source is kept beside the cubin as `<key>.cu` for reading, and
+    writes are atomic (rename), so concurrent processes may share the directory."""
+    chosen = available_compiler(compiler)
+    flags = _compiler_options(chosen, arch, options)
+    key = cache_key(source, arch, chosen, flags)
+    path = cache_dir() / f"{key}.cubin"
+    if use_cache and path.is_file():
+        return path.read_bytes()
+    cubin = _compile_uncached(source, arch, chosen, flags)
+    if use_cache:
+        _write_atomically(path, cubin)
+        _write_atomically(path.with_suffix(".cu"), source.encode())
+    return cubin
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+        with os.fdopen(fd, "wb") as stream:
+            stream.write(data)
+        os.replace(temporary, path)
+    except OSError:
+        pass  # the cache is an optimisation: an unwritable cache directory only costs time
+
+
+def _compile_uncached(source: str, arch: str, compiler: str, flags: list[str]) -> bytes:
+    """Runs the compiler (the disk cache is `compile_cuda`'s business)."""
+    if compiler == "nvrtc":
+        return _compile_nvrtc(source, arch, flags)
+    return _compile_nvcc(source, arch, flags)
+
+
+def _compile_error(source: str, arch: str, compiler: str, log: str) -> CudaCompileError:
+    kernels = kernels_in_log(source, log)
+    where = (
+        f"in kernel{'s' if len(kernels) > 1 else ''} {', '.join(kernels)}"
+        if kernels
+        else "outside any __global__ function"
+    )
+    return CudaCompileError(
+        f"{compiler} failed to compile CUDA for {arch} {where}:\n{log.strip()}",
+        log,
+        kernels,
+        arch,
+        compiler,
+    )
+
+
+def _compile_nvrtc(source: str, arch: str, flags: list[str]) -> bytes:
+    from cuda.bindings import nvrtc
+
+    def check(result: tuple, what: str) -> tuple:
+        if result[0] != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+            _, text = nvrtc.nvrtcGetErrorString(result[0])
+            raise CudaError(f"{what} failed: {text.decode()}")
+        return result[1:]
+
+    (program,) = check(
+        nvrtc.nvrtcCreateProgram(source.encode(), b"emmy.cu", 0, [], []), "nvrtcCreateProgram"
+    )
+    try:
+        encoded = [flag.encode() for flag in flags]
+        (compiled,) = nvrtc.nvrtcCompileProgram(program, len(encoded), encoded)
+        # NVRTC writes into the buffers it is given: they must be fresh bytearrays. (The usual
+        # `b" " * size` hands it CPython's shared one-byte b" " when the log is empty, size 1,
+        # and its NUL then turns every b" " of the process into b"\0".)
+        (size,) = check(nvrtc.nvrtcGetProgramLogSize(program), "nvrtcGetProgramLogSize")
+        buffer = bytearray(size)
+        check(nvrtc.nvrtcGetProgramLog(program, buffer), "nvrtcGetProgramLog")
+        log = bytes(buffer).rstrip(b"\0").decode(errors="replace")
+        if compiled != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+            raise _compile_error(source, arch, "nvrtc", log)
+        (size,) = check(nvrtc.nvrtcGetCUBINSize(program), "nvrtcGetCUBINSize")
+        cubin = bytearray(size)
+        check(nvrtc.nvrtcGetCUBIN(program, cubin), "nvrtcGetCUBIN")
+        return bytes(cubin)
+    finally:
+        nvrtc.nvrtcDestroyProgram(program)
+
+
+def _compile_nvcc(source: str, arch: str, flags: list[str]) -> bytes:
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        raise CudaError("nvcc is not on PATH")
+    with tempfile.TemporaryDirectory(prefix="emmy-nvcc-") as directory:
+        Path(directory, "emmy.cu").write_text(source)
+        done = subprocess.run(
+            [nvcc, *flags, "-o", "emmy.cubin", "emmy.cu"],
+            cwd=directory,
+            capture_output=True,
+            text=True,
+        )
+        if done.returncode != 0:
+            raise _compile_error(source, arch, "nvcc", done.stderr + done.stdout)
+        return Path(directory, "emmy.cubin").read_bytes()
+
+
+if __name__ == "__main__":  # pragma: no cover - a quick report of the toolchain
+    print("compiler:", available_compiler())
+    print("nvrtc:", nvrtc_version(), "nvcc:", nvcc_version())
+    print("CUDA headers:", cuda_include_dir())
+    print("cache:", cache_dir())
+    sys.exit(0)

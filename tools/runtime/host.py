@@ -1,0 +1,401 @@
+"""Running a Kernel-IR host function on the GPU, op by op or replayed as a CUDA graph.
+
+    func.func @forward(%x: memref<32x2048xf32>) -> memref<32x2048xf32> {
+      %y = memref.alloc() : memref<32x2048xf32>                  // torch.empty on the GPU
+      kernel.launch @k(%x, %y) grid [32, 1, 1] block [256, 1, 1] smem 0 : ...
+      func.return %y : memref<32x2048xf32>
+    }
+
+    outputs = HostProgram(module)([x])            # GPU tensors; or run_host_function(module, [x])
+
+The kernels' CUDA is printed by the cuda target (`emmy.tools.cuda.target`) unless it is given,
+and compiled for the GPU the program runs on (`device_target()`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from xdsl.dialects import arith, func, memref
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    DenseIntOrFPElementsAttr,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    Signedness,
+    TensorType,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from emmy.dialects import kernel
+from emmy.tools.cuda.target import print_cuda
+from emmy.tools.runtime.compile import compile_cuda
+from emmy.tools.runtime.driver import (
+    DEFAULT_TIMEOUT_S,
+    CudaModule,
+    device_target,
+    load_module,
+    synchronize,
+)
+
+HOST_OPS = (
+    memref.AllocOp,
+    memref.GetGlobalOp,
+    memref.DeallocOp,
+    arith.ConstantOp,
+    kernel.LaunchOp,
+    func.ReturnOp,
+)
+"""The ops a host function may hold."""
+
+
+class HostFunctionError(ValueError):
+    """A host function the GPU runtime cannot run, or inputs that do not match its signature."""
+
+
+def torch_dtype(element_type: Attribute) -> torch.dtype:
+    """The torch dtype of a builtin element type (index is int64)."""
+    match element_type:
+        case Float32Type():
+            return torch.float32
+        case Float16Type():
+            return torch.float16
+        case BFloat16Type():
+            return torch.bfloat16
+        case Float64Type():
+            return torch.float64
+        case IndexType():
+            return torch.int64
+        case IntegerType():
+            width = element_type.width.data
+            unsigned = element_type.signedness.data == Signedness.UNSIGNED
+            table = {
+                1: torch.bool,
+                8: torch.uint8 if unsigned else torch.int8,
+                16: torch.int16,
+                32: torch.int32,
+                64: torch.int64,
+            }
+            if width in table:
+                return table[width]
+    raise HostFunctionError(f"no torch dtype for element type {element_type}")
+
+
+def _describe(op: Operation) -> str:
+    location = getattr(op, "location", None)
+    return f"'{op.name}'" + (
+        f" at {location}" if location is not None and "unknown" not in str(location) else ""
+    )
+
+
+@dataclass
+class _Launch:
+    kernel: str
+    grid: tuple[int, ...]
+    block: tuple[int, ...]
+    smem: int
+    operands: list[SSAValue]
+
+
+@dataclass
+class _Signature:
+    name: str
+    shape: tuple[int, ...] | None  # None: a scalar argument
+    dtype: torch.dtype
+    type_text: str
+
+
+def shaped_signature(value_type: Attribute, name: str) -> _Signature:
+    """The shape and dtype of a memref, tensor or scalar type, for checking and allocating."""
+    if isinstance(value_type, MemRefType | TensorType):
+        shape = tuple(value_type.get_shape())
+        if any(size < 0 for size in shape):
+            raise HostFunctionError(f"{name} has a dynamic shape ({value_type}): not supported")
+        return _Signature(name, shape, torch_dtype(value_type.get_element_type()), str(value_type))
+    return _Signature(name, None, torch_dtype(value_type), str(value_type))
+
+
+class HostProgram:
+    """A Kernel-IR host function ready to run on the GPU: its ops are read and checked now (no
+    GPU needed); its CUDA is compiled for `arch` (by default the GPU's, `device_target()`) and
+    loaded on the first call, after the inputs are checked. Call it with the inputs:
+    `HostProgram(module)(inputs)`.
+
+    `memref.alloc` is `torch.empty` of the memref's shape and dtype on the GPU, `memref.get_global`
+    of a constant `memref.global` a GPU tensor of its dense value (made once per program),
+    `arith.constant` a Python scalar, `kernel.launch` a launch of the kernel from the module's
+    CUDA, `memref.dealloc` nothing, and `func.return` gives the results."""
+
+    def __init__(
+        self,
+        module: ModuleOp,
+        cuda_source: str | None = None,
+        *,
+        function: str = "forward",
+        arch: str | None = None,
+    ):
+        self.module = module
+        self.function = function
+        self.arch = arch
+        self._cuda_source = cuda_source
+        self._cuda_module: CudaModule | None = None
+        self._globals: dict[str, torch.Tensor] = {}
+        self._global_ops: dict[str, memref.GlobalOp] = {
+            op.sym_name.data: op for op in module.walk() if isinstance(op, memref.GlobalOp)
+        }
+        host = _find_function(module, function)
+        self._arguments = list(host.body.block.args)
+        self.parameters = [
+            shaped_signature(arg.type, f"argument {i} of @{function}")
+            for i, arg in enumerate(self._arguments)
+        ]
+        self.launches: list[_Launch] = []
+        self._steps: list[tuple[Operation, Any]] = []
+        """(op, what running it needs), in order."""
+        self._results: list[SSAValue] = []
+        self._plan(host)
+
+    def _error(self, op: Operation, message: str) -> HostFunctionError:
+        return HostFunctionError(f"@{self.function}: {_describe(op)} {message}")
+
+    def _plan(self, host: func.FuncOp) -> None:
+        defined = set(self._arguments)
+        for op in host.body.block.ops:
+            if not isinstance(op, HOST_OPS):
+                runs = ", ".join(op_type.name for op_type in HOST_OPS)
+                raise self._error(op, f"is not a host op the GPU runtime runs (it runs {runs})")
+            if any(operand not in defined for operand in op.operands):
+                raise self._error(op, "uses a value not defined before it in the function")
+            if isinstance(op, memref.AllocOp):
+                if op.dynamic_sizes:
+                    raise self._error(op, "has dynamic sizes: not supported")
+                signature = shaped_signature(op.memref.type, f"@{self.function}'s buffer")
+                self._steps.append((op, (signature.shape or (), signature.dtype)))
+            elif isinstance(op, memref.GetGlobalOp):
+                self._steps.append((op, self._read_global(op)))
+            elif isinstance(op, arith.ConstantOp):
+                if isinstance(op.value, FloatAttr):
+                    self._steps.append((op, float(op.value.value.data)))
+                elif isinstance(op.value, IntegerAttr):
+                    self._steps.append((op, int(op.value.value.data)))
+                else:
+                    raise self._error(op, "is not a scalar constant")
+            elif isinstance(op, kernel.LaunchOp):
+                launch = _Launch(
+                    op.kernel.root_reference.data,
+                    op.grid_shape,
+                    op.block_shape,
+                    op.smem_bytes,
+                    list(op.operands),
+                )
+                self.launches.append(launch)
+                self._steps.append((op, launch))
+            elif isinstance(op, func.ReturnOp):
+                self._results = list(op.operands)
+                return
+            defined.update(op.results)
+        raise HostFunctionError(f"@{self.function} has no func.return")
+
+    def _read_global(self, op: memref.GetGlobalOp) -> str:
+        name = op.name_.root_reference.data
+        if name not in self._global_ops:
+            raise self._error(op, f"names no memref.global in the module ({op.name_})")
+        if not isinstance(self._global_ops[name].initial_value, DenseIntOrFPElementsAttr):
+            raise self._error(op, f"reads @{name}, which has no dense initial value")
+        return name
+
+    def check_inputs(self, inputs: Sequence[Any]) -> None:
+        """Raises HostFunctionError unless the inputs match the function's signature."""
+        if len(inputs) != len(self.parameters):
+            raise HostFunctionError(
+                f"@{self.function} takes {len(self.parameters)} arguments "
+                f"({', '.join(p.type_text for p in self.parameters)}), got {len(inputs)}"
+            )
+        for parameter, value in zip(self.parameters, inputs):
+            if parameter.shape is None:
+                if isinstance(value, torch.Tensor) or not isinstance(value, int | float):
+                    raise HostFunctionError(
+                        f"{parameter.name} is a scalar {parameter.type_text}, "
+                        f"got {type(value).__name__}"
+                    )
+                continue
+            expected = f"a {_dtype_name(parameter.dtype)} tensor of shape {list(parameter.shape)}"
+            if not isinstance(value, torch.Tensor):
+                raise HostFunctionError(
+                    f"{parameter.name} is {parameter.type_text}: expected {expected}, "
+                    f"got {type(value).__name__}"
+                )
+            if tuple(value.shape) != parameter.shape or value.dtype != parameter.dtype:
+                raise HostFunctionError(
+                    f"{parameter.name} is {parameter.type_text}: expected {expected}, got a "
+                    f"{_dtype_name(value.dtype)} tensor of shape {list(value.shape)}"
+                )
+
+    def cuda_source(self) -> str:
+        """The CUDA of the module's kernels: given, or printed by the cuda target."""
+        if self._cuda_source is None:
+            self._cuda_source = print_cuda(self.module)
+        return self._cuda_source
+
+    def cuda_module(self) -> CudaModule:
+        """The module's kernels, compiled and loaded (once)."""
+        if self._cuda_module is None:
+            arch = self.arch or device_target().arch
+            module = load_module(compile_cuda(self.cuda_source(), arch))
+            for launch in self.launches:
+                module._kernel(launch.kernel)  # a missing kernel fails before anything runs
+            self._cuda_module = module
+        return self._cuda_module
+
+    def _global(self, name: str) -> torch.Tensor:
+        if name not in self._globals:
+            op = self._global_ops[name]
+            signature = shaped_signature(op.type, f"@{name}")
+            self._globals[name] = dense_tensor(
+                op.initial_value, signature.shape or (), signature.dtype
+            ).to("cuda")
+        return self._globals[name]
+
+    def __call__(
+        self,
+        inputs: Sequence[Any],
+        *,
+        timeout_s: float | None = DEFAULT_TIMEOUT_S,
+        poison: bool = False,
+        stream: Any = None,
+    ) -> list[torch.Tensor]:
+        """Runs the function on the inputs; see `run_host_function`. CPU tensors are copied to
+        the GPU and non-contiguous ones made contiguous (so a kernel that writes into an
+        argument writes into that copy); `poison=True` fills fresh buffers with NaN (floats)
+        or -1 (integers), so that an element no kernel writes shows up."""
+        self.check_inputs(inputs)
+        module = self.cuda_module()
+        values: dict[SSAValue, Any] = {}
+        for argument, value in zip(self._arguments, inputs):
+            values[argument] = _on_device(value) if isinstance(value, torch.Tensor) else value
+        for op, data in self._steps:
+            if isinstance(op, memref.AllocOp):
+                values[op.memref] = _allocate(*data, poison)
+            elif isinstance(op, memref.GetGlobalOp):
+                values[op.memref] = self._global(data)
+            elif isinstance(op, arith.ConstantOp):
+                values[op.result] = data
+            else:  # kernel.launch
+                module.launch(
+                    data.kernel,
+                    data.grid,
+                    data.block,
+                    [values[operand] for operand in data.operands],
+                    data.smem,
+                    stream,
+                )
+        if timeout_s is not None:
+            synchronize(timeout_s)
+        return [values[result] for result in self._results]
+
+    def graphed(self, inputs: Sequence[Any]) -> Callable[[], list[torch.Tensor]]:
+        """Runs the function once on `inputs` (compiling and checking it), then captures its
+        launches into a CUDA graph; the returned callable replays them on those same inputs
+        and returns the same output tensors, refilled. Like torch.compile's CUDA graphs, a
+        replay costs one launch of the CPU's time however many kernels the function has."""
+        self(inputs)
+        on_device = [_on_device(v) if isinstance(v, torch.Tensor) else v for v in inputs]
+        graph = torch.cuda.CUDAGraph()
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.graph(graph, stream=stream):
+            outputs = self(on_device, timeout_s=None)
+        torch.cuda.current_stream().wait_stream(stream)
+
+        def replay() -> list[torch.Tensor]:
+            graph.replay()
+            return outputs
+
+        return replay
+
+
+class GraphedHostProgram:
+    """Calls a HostProgram through a CUDA graph (`HostProgram.graphed`) captured on the first
+    inputs; a call on tensors at other addresses captures again."""
+
+    def __init__(self, program: HostProgram):
+        self.program = program
+        self._key: list[Any] | None = None
+        self._replay: Callable[[], list[torch.Tensor]] | None = None
+
+    def __call__(self, inputs: Sequence[Any]) -> list[torch.Tensor]:
+        key = [(v.data_ptr(), v.device) if isinstance(v, torch.Tensor) else v for v in inputs]
+        if self._replay is None or key != self._key:
+            self._replay, self._key = self.program.graphed(inputs), key
+        return self._replay()
+
+
+def _on_device(value: torch.Tensor) -> torch.Tensor:
+    """The tensor as kernels read it: contiguous, on the GPU, and 16-byte aligned (a view can
+    start anywhere, and vector accesses need the alignment)."""
+    value = value.to("cuda").contiguous()
+    return value if value.data_ptr() % 16 == 0 else value.clone()
+
+
+def _dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def _allocate(shape: Sequence[int], dtype: torch.dtype, poison: bool) -> torch.Tensor:
+    if not poison:
+        return torch.empty(tuple(shape), dtype=dtype, device="cuda")
+    fill = float("nan") if dtype.is_floating_point else (True if dtype == torch.bool else -1)
+    return torch.full(tuple(shape), fill, dtype=dtype, device="cuda")
+
+
+def dense_tensor(
+    value: DenseIntOrFPElementsAttr, shape: Sequence[int], dtype: torch.dtype
+) -> torch.Tensor:
+    """A CPU tensor of a dense attribute's values (a splat fills the shape)."""
+    values = value.get_values()
+    wide = torch.float64 if dtype.is_floating_point else torch.int64
+    tensor = torch.tensor(list(values), dtype=wide).to(dtype)
+    count = 1
+    for size in shape:
+        count *= size
+    if tensor.numel() == 1 and count != 1:
+        return tensor.reshape(()).expand(tuple(shape)).contiguous()
+    return tensor.reshape(tuple(shape))
+
+
+def _find_function(module: ModuleOp, name: str) -> func.FuncOp:
+    functions = [op for op in module.ops if isinstance(op, func.FuncOp)]
+    for op in functions:
+        if op.sym_name.data == name:
+            if op.is_declaration:
+                raise HostFunctionError(f"@{name} is a declaration, without a body")
+            return op
+    known = ", ".join(f"@{op.sym_name.data}" for op in functions) or "none"
+    raise HostFunctionError(f"no func.func @{name} in the module (functions: {known})")
+
+
+def run_host_function(
+    module: ModuleOp,
+    inputs: Sequence[Any],
+    cuda_source: str | None = None,
+    *,
+    function: str = "forward",
+    arch: str | None = None,
+    timeout_s: float | None = DEFAULT_TIMEOUT_S,
+    poison: bool = False,
+) -> list[torch.Tensor]:
+    """Runs a Kernel-IR host function on the GPU and returns its results (GPU tensors). Checks
+    the inputs first; waits up to `timeout_s` for the kernels (None: does not wait). To run the
+    same program many times, build a `HostProgram` once and call it."""
+    program = HostProgram(module, cuda_source, function=function, arch=arch)
+    return program(inputs, timeout_s=timeout_s, poison=poison)
