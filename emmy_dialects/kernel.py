@@ -52,8 +52,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from enum import auto
-from typing import ClassVar
 from math import prod
+from typing import ClassVar
 
 from xdsl.dialects import func, memref, scf
 from xdsl.dialects.builtin import (
@@ -783,8 +783,8 @@ class GridDimOp(_IdOp):
 
 @irdl_op_definition
 class SharedAllocOp(IRDLOperation):
-    """A static shared-memory buffer of the block: `%s = kernel.shared_alloc : memref<8xf32, 3 : i32>`,
-    optionally swizzled: `kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<...>`.
+    """A static shared buffer of the block: `%s = kernel.shared_alloc : memref<8xf32, 3 : i32>`
+    (swizzled: `kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<...>`).
 
     Like a `__shared__` variable, there is one buffer per op per block, for the whole kernel,
     however often the op runs (in a loop, say); its contents start undefined. Every access to a
@@ -1229,7 +1229,7 @@ class CpAsyncWaitOp(IRDLOperation):
 @irdl_op_definition
 class LaunchOp(IRDLOperation):
     """Host side: runs a kernel.func on a grid of blocks:
-    `kernel.launch @k(%x, %y, %n) grid [32, 1, 1] block [256, 1, 1] smem 0 : memref<..>, memref<..>, index`
+    `kernel.launch @k(%x, %n) grid [32, 1, 1] block [256, 1, 1] smem 0 : memref<..>, index`
     (`smem` is the bytes of dynamic shared memory); it passes the kernel's buffers, scalars
     and opaque structs."""
 
