@@ -123,6 +123,8 @@ kernel.func @k_shared(%x: memref<4x64xf32>, %g: memref<64xf16>) block [128, 1, 1
 // CHECK-NEXT:    %[[V:.*]] = memref.load %[[X]][%[[N]]] : memref<64xf32>
 // CHECK-NEXT:    %[[P:.*]] = arith.mulf %[[V]], %[[A]] : f32
 // CHECK-NEXT:    memref.store %[[P]], %[[S]][%[[N]], %[[N]]] : memref<8x32xf32, 3 : i32>
+// CHECK-NEXT:    %[[Q:.*]] = memref.load %[[S]][%[[N]], %[[N]]] : memref<8x32xf32, 3 : i32>
+// CHECK-NEXT:    memref.store %[[Q]], %[[X]][%[[N]]] : memref<64xf32>
 // CHECK-NEXT:  }
 // CHECK-LABEL: func.func @launch_parameters(
 // CHECK-SAME:    %[[X:[a-z0-9_]+]]: memref<64xf32>, %[[M:[a-z0-9_]+]]: !kernel.opaque<"CUtensorMap", 128, 64>) {
@@ -137,6 +139,8 @@ kernel.func @k_parameters(%x: memref<64xf32>, %n: index, %a: f32, %h: f16, %b: i
   %v = memref.load %x[%n] : memref<64xf32>
   %p = arith.mulf %v, %a : f32
   memref.store %p, %s[%n, %n] : memref<8x32xf32, 3 : i32>
+  %q = memref.load %s[%n, %n] : memref<8x32xf32, 3 : i32>
+  memref.store %q, %x[%n] : memref<64xf32>
 }
 
 func.func @launch_parameters(%x: memref<64xf32>, %m: !kernel.opaque<"CUtensorMap", 128, 64>) {
