@@ -199,9 +199,6 @@ class AtomicKindAttr(EnumAttribute[AtomicKind], SpacedOpaqueSyntaxAttribute):
     name = "kernel.atomic_kind"
 
 
-DIMENSIONS = tuple(Dimension)
-
-
 # --- kernel parameters and shared layouts ------------------------------------------------------
 
 
