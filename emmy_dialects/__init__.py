@@ -7,6 +7,7 @@ from xdsl.dialects.func import Func
 from xdsl.dialects.math import Math
 from xdsl.dialects.memref import MemRef
 from xdsl.dialects.scf import Scf
+from xdsl.dialects.vector import Vector
 
 
 def emmy_dialects():
@@ -24,6 +25,6 @@ def emmy_dialects():
 def make_context() -> Context:
     """A context with the emmy dialects and the upstream ones they are used with."""
     ctx = Context()
-    for dialect in (Builtin, Func, Arith, Math, Scf, MemRef, *emmy_dialects()):
+    for dialect in (Builtin, Func, Arith, Math, Scf, MemRef, Vector, *emmy_dialects()):
         ctx.load_dialect(dialect)
     return ctx

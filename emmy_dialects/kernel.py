@@ -33,8 +33,16 @@ Semantics of the primitives, for the SIMT emulator and the CUDA printer:
 - `kernel.atomic` combines a value into one element and returns the element's old value; `max`
   and `min` on floats follow `arith.maximumf` / `arith.minimumf` (NaN wins, -0.0 < +0.0).
 - `kernel.vector_load` / `kernel.vector_store` access N consecutive elements along the last
-  dimension in one N * element-size byte access (at most 16 bytes); the flat element offset of
-  the first element must be a multiple of N, so the access is aligned.
+  dimension in one N * element-size byte access (at most 16 bytes) as one `vector<NxT>` value;
+  the flat element offset of the first element must be a multiple of N, so the access is
+  aligned. Lanes are taken out and put in with upstream `vector.extract`, `vector.insert` and
+  `vector.broadcast` (static or index positions), the only vector ops a kernel body holds.
+- A kernel takes global buffers (memrefs in the default memory space), scalars (index, i1 to
+  i64, f16, bf16, f32, f64: the same in every thread) and opaque structs passed by value
+  (`!kernel.opaque<"CUtensorMap", 128, 64>`: name, bytes, alignment), which it hands on
+  without looking into them; `kernel.launch` passes a value of each type.
+- A `kernel.shared_alloc {layout = #kernel.swizzle<128>}` buffer is swizzled: every access
+  reaches element `e` of the dense row-major buffer at its swizzled place (see `SwizzleAttr`).
 - `kernel.cp_async` starts an asynchronous global-to-shared copy; `kernel.cp_async_commit`
   closes the current group of copies and `kernel.cp_async_wait N` waits until at most N groups
   of this thread are pending (other threads see the data after a `kernel.barrier`).
@@ -42,9 +50,10 @@ Semantics of the primitives, for the SIMT emulator and the CUDA printer:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
+from enum import auto
 from math import prod
+from typing import ClassVar
 
 from xdsl.dialects import func, memref, scf
 from xdsl.dialects.builtin import (
@@ -56,30 +65,49 @@ from xdsl.dialects.builtin import (
     Float64Type,
     FunctionType,
     IndexType,
+    IntAttr,
     IntegerAttr,
     IntegerType,
     MemRefType,
     ModuleOp,
     NoneAttr,
+    Signedness,
     StringAttr,
     SymbolRefAttr,
+    VectorType,
     i32,
     i64,
 )
-from xdsl.ir import Attribute, Dialect, Operation, Region, SSAValue
+from xdsl.dialects.utils import EnumAttribute
+from xdsl.ir import (
+    Attribute,
+    Dialect,
+    Operation,
+    ParametrizedAttribute,
+    Region,
+    SpacedOpaqueSyntaxAttribute,
+    SSAValue,
+    TypeAttribute,
+)
 from xdsl.irdl import (
     AttrSizedOperandSegments,
+    EqAttrConstraint,
     IRDLOperation,
+    MessageConstraint,
+    ParsePropInAttrDict,
+    VarConstraint,
+    base,
+    irdl_attr_definition,
     irdl_op_definition,
     operand_def,
+    opt_prop_def,
     prop_def,
     region_def,
     result_def,
     traits_def,
     var_operand_def,
-    var_result_def,
 )
-from xdsl.parser import Parser
+from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
 from xdsl.traits import (
     IsolatedFromAbove,
@@ -92,6 +120,7 @@ from xdsl.traits import (
     SymbolTable,
 )
 from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.str_enum import StrEnum
 
 from emmy.dialects.target import GpuTarget, TargetAttr, target_of
 
@@ -102,13 +131,175 @@ SHARED_ALIGNMENT = 16
 """Every shared buffer starts on a 16-byte boundary, so that 16-byte vector accesses are aligned."""
 
 DIMENSIONS = ("x", "y", "z")
-SHUFFLE_MODES = ("xor", "down", "up", "idx")
-ATOMIC_KINDS = ("add", "max", "min")
 CP_ASYNC_BYTES = (4, 8, 16)
 MAX_VECTOR_BYTES = 16
 
-BODY_OPS = frozenset({"scf.for", "scf.if", "scf.yield", "memref.load", "memref.store"})
+BODY_OPS = frozenset(
+    {
+        "scf.for",
+        "scf.if",
+        "scf.yield",
+        "memref.load",
+        "memref.store",
+        "vector.broadcast",
+        "vector.extract",
+        "vector.insert",
+    }
+)
 BODY_DIALECTS = ("kernel", "arith", "math")
+
+
+# --- fixed choices -----------------------------------------------------------------------------
+
+
+class Dimension(StrEnum):
+    X = auto()
+    Y = auto()
+    Z = auto()
+
+
+class ShuffleMode(StrEnum):
+    XOR = auto()
+    DOWN = auto()
+    UP = auto()
+    IDX = auto()
+
+
+class AtomicKind(StrEnum):
+    ADD = auto()
+    MAX = auto()
+    MIN = auto()
+
+
+@irdl_attr_definition
+class DimensionAttr(EnumAttribute[Dimension], SpacedOpaqueSyntaxAttribute):
+    """`x`, `y` or `z`: a dimension of the block or of the grid."""
+
+    name = "kernel.dim"
+
+
+@irdl_attr_definition
+class ShuffleModeAttr(EnumAttribute[ShuffleMode], SpacedOpaqueSyntaxAttribute):
+    """Which lane a `kernel.shuffle` reads: `xor`, `down`, `up` or `idx`."""
+
+    name = "kernel.shuffle_mode"
+
+
+@irdl_attr_definition
+class AtomicKindAttr(EnumAttribute[AtomicKind], SpacedOpaqueSyntaxAttribute):
+    """How a `kernel.atomic` combines: `add`, `max` or `min`."""
+
+    name = "kernel.atomic_kind"
+
+
+# --- kernel parameters and shared layouts ------------------------------------------------------
+
+
+@irdl_attr_definition
+class OpaqueType(ParametrizedAttribute, TypeAttribute):
+    """`!kernel.opaque<"CUtensorMap", 128, 64>`: a struct of `size` bytes aligned to `alignment`
+    that a kernel takes by value and does not look into (a TMA descriptor, say); the host
+    passes its bytes."""
+
+    name = "kernel.opaque"
+    struct: StringAttr
+    size: IntAttr
+    alignment: IntAttr
+
+    def __init__(self, struct: str, size: int, alignment: int):
+        super().__init__(StringAttr(struct), IntAttr(size), IntAttr(alignment))
+
+    def verify(self) -> None:
+        struct, size, alignment = self.struct.data, self.size.data, self.alignment.data
+        if not struct.isidentifier() or not struct.isascii():
+            raise VerifyException(f"an opaque struct is named by an identifier, got '{struct}'")
+        if alignment < 1 or alignment & (alignment - 1):
+            raise VerifyException(
+                f"opaque struct {struct}'s alignment is a power of two, got {alignment}"
+            )
+        if size < 1 or size % alignment:
+            raise VerifyException(
+                f"opaque struct {struct}'s size is a positive multiple of its alignment "
+                f"{alignment}, got {size}"
+            )
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> tuple[StringAttr, IntAttr, IntAttr]:
+        with parser.in_angle_brackets():
+            struct = parser.parse_str_literal("the name of the opaque struct")
+            parser.parse_punctuation(",")
+            size = parser.parse_integer(allow_boolean=False, context_msg=" for its size")
+            parser.parse_punctuation(",")
+            alignment = parser.parse_integer(allow_boolean=False, context_msg=" for its alignment")
+        return StringAttr(struct), IntAttr(size), IntAttr(alignment)
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_string_literal(self.struct.data)
+            printer.print_string(f", {self.size.data}, {self.alignment.data}")
+
+
+SWIZZLE_SPANS = (32, 64, 128)
+SWIZZLE_ROW_SHIFT = 7
+SWIZZLE_CHUNK_SHIFT = 4
+
+
+@irdl_attr_definition
+class SwizzleAttr(ParametrizedAttribute):
+    """`#kernel.swizzle<128>`: a shared buffer laid out as TMA's and wgmma's swizzle modes of
+    `span` bytes (32, 64 or 128) lay it out. Byte `b` of the dense row-major buffer lies at
+    `b ^ (((b >> 7) & (span / 16 - 1)) << 4)`: the 16-byte chunks of each 128-byte row are
+    permuted by the row's position in a group of `span / 16` rows, so that threads reading
+    one column of consecutive rows hit different banks. An access of at most 16 aligned bytes
+    stays in one chunk, so vector accesses keep their elements together."""
+
+    name = "kernel.swizzle"
+    span: IntAttr
+
+    def __init__(self, span: int):
+        super().__init__(IntAttr(span))
+
+    @property
+    def alignment(self) -> int:
+        """The bytes after which the pattern repeats: a swizzled buffer starts on such a
+        boundary, so that hardware that swizzles absolute addresses agrees with it."""
+        return self.span.data // 16 << SWIZZLE_ROW_SHIFT
+
+    def element_permutation(self, element_size: int) -> tuple[int, int, int]:
+        """`(shift, mask, chunk_shift)`: element `e` of the buffer (of `element_size`-byte
+        elements, a power of two) lies at `e ^ (((e >> shift) & mask) << chunk_shift)`."""
+        log_size = element_size.bit_length() - 1
+        return (
+            SWIZZLE_ROW_SHIFT - log_size,
+            self.span.data // 16 - 1,
+            SWIZZLE_CHUNK_SHIFT - log_size,
+        )
+
+    def verify(self) -> None:
+        if self.span.data not in SWIZZLE_SPANS:
+            raise VerifyException(f"a swizzle spans 32, 64 or 128 bytes, got {self.span.data}")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> tuple[IntAttr]:
+        with parser.in_angle_brackets():
+            span = parser.parse_integer(allow_boolean=False, context_msg=" for the swizzle span")
+        return (IntAttr(span),)
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.span.data}>")
+
+
+def swizzle_of(buffer: SSAValue) -> SwizzleAttr | None:
+    """The swizzle of a shared buffer, which its `kernel.shared_alloc` declares."""
+    owner = buffer.owner
+    return owner.layout if isinstance(owner, SharedAllocOp) else None
+
+
+def is_kernel_scalar(t: Attribute) -> bool:
+    """A type a kernel takes or computes as one scalar: index, i1 to i64, f16, bf16, f32, f64."""
+    if isinstance(t, IntegerType):
+        return t.signedness.data == Signedness.SIGNLESS and t.width.data in (1, 8, 16, 32, 64)
+    return isinstance(t, IndexType | Float16Type | BFloat16Type | Float32Type | Float64Type)
 
 
 # --- types ------------------------------------------------------------------------------------
@@ -362,14 +553,6 @@ def _parse_memref_type(parser: Parser, what: str) -> MemRefType:
     return parsed
 
 
-def _parse_word(parser: Parser, choices: Sequence[str], what: str) -> str:
-    pos = parser.pos
-    word = parser.parse_optional_identifier()
-    if word not in choices:
-        parser.raise_error(f"expected {what}: {', '.join(choices)}", pos, max(parser.pos, pos + 1))
-    return word
-
-
 def _parse_int(parser: Parser, what: str) -> int:
     return parser.parse_integer(allow_boolean=False, context_msg=f" for {what}")
 
@@ -411,7 +594,8 @@ def _shape_property(values: Sequence[int]) -> DenseArrayBase:
 
 @irdl_op_definition
 class FuncOp(IRDLOperation):
-    """A GPU kernel: the code one thread runs, compiled for blocks of shape `block`."""
+    """A GPU kernel: the code one thread runs, compiled for blocks of shape `block`. It takes
+    global buffers (memrefs), scalars (`is_kernel_scalar`) and opaque structs (`OpaqueType`)."""
 
     name = "kernel.func"
     sym_name = prop_def(StringAttr)
@@ -423,7 +607,7 @@ class FuncOp(IRDLOperation):
     def __init__(
         self,
         name: str,
-        buffer_types: Sequence[Attribute],
+        argument_types: Sequence[Attribute],
         block: Sequence[int],
         body: Region,
     ):
@@ -431,13 +615,13 @@ class FuncOp(IRDLOperation):
             regions=[body],
             properties={
                 "sym_name": StringAttr(name),
-                "function_type": FunctionType.from_lists(buffer_types, []),
+                "function_type": FunctionType.from_lists(argument_types, []),
                 "block": _shape_property(block),
             },
         )
 
     @property
-    def buffer_types(self) -> tuple[Attribute, ...]:
+    def argument_types(self) -> tuple[Attribute, ...]:
         return tuple(self.function_type.inputs.data)
 
     @property
@@ -453,11 +637,10 @@ class FuncOp(IRDLOperation):
 
     @property
     def static_shared_bytes(self) -> int:
-        """Bytes of static shared memory, each buffer rounded up to 16 bytes (buffers that
+        """Bytes of static shared memory, each buffer rounded up to its alignment (buffers that
         do not verify count nothing; their own ops report them)."""
         return sum(
-            _round_up(_shared_bytes(op.result.type), SHARED_ALIGNMENT)
-            for op in self.shared_allocs()
+            _round_up(_shared_bytes(op.result.type), op.alignment) for op in self.shared_allocs()
         )
 
     @property
@@ -486,20 +669,25 @@ class FuncOp(IRDLOperation):
         target = target_of(self)
         verify_block_shape(self.block_shape, target)
         arg_types = tuple(a.type for a in self.body.block.args)
-        if arg_types != self.buffer_types:
+        if arg_types != self.argument_types:
             raise VerifyException(
                 f"kernel body takes ({_type_list(arg_types)}) but the kernel signature "
-                f"says ({_type_list(self.buffer_types)})"
+                f"says ({_type_list(self.argument_types)})"
             )
         for index, arg_type in enumerate(arg_types):
-            if not isinstance(arg_type, MemRefType):
-                raise VerifyException(f"kernel argument #{index} must be a memref, got {arg_type}")
-            _verify_global(arg_type, f"kernel argument #{index}")
+            if isinstance(arg_type, MemRefType):
+                _verify_global(arg_type, f"kernel argument #{index}")
+            elif not (is_kernel_scalar(arg_type) or isinstance(arg_type, OpaqueType)):
+                raise VerifyException(
+                    f"kernel argument #{index} is a memref, a scalar (index, i1 to i64, f16, "
+                    f"bf16, f32, f64) or a !kernel.opaque struct, got {arg_type}"
+                )
         for op in self.body.walk():
             if op.dialect_name() not in BODY_DIALECTS and op.name not in BODY_OPS:
                 raise VerifyException(
                     f"a kernel.func body holds only kernel, arith and math ops, scf.for, scf.if, "
-                    f"scf.yield, memref.load and memref.store, found '{op.name}'"
+                    f"scf.yield, memref.load and memref.store, vector.broadcast, vector.extract "
+                    f"and vector.insert, found '{op.name}'"
                 )
             if isinstance(op, LaunchOp):
                 raise VerifyException("a kernel.launch runs on the host, not inside a kernel.func")
@@ -549,35 +737,23 @@ class FuncOp(IRDLOperation):
 class _IdOp(IRDLOperation):
     """A special register: `%t = kernel.thread_id x`."""
 
-    dimension = prop_def(StringAttr)
+    dimension = prop_def(DimensionAttr)
     result = result_def(IndexType)
     traits = traits_def(Pure())
+    assembly_format = "$dimension attr-dict"
 
     def __init__(self, dimension: str):
         super().__init__(
-            properties={"dimension": StringAttr(dimension)}, result_types=[IndexType()]
+            properties={"dimension": DimensionAttr(Dimension(dimension))},
+            result_types=[IndexType()],
         )
 
     @property
-    def dim(self) -> str:
+    def dim(self) -> Dimension:
         return self.dimension.data
 
     def verify_(self) -> None:
         _verify_in_kernel(self)
-        if self.dimension.data not in DIMENSIONS:
-            raise VerifyException(f"dimension must be x, y or z, got '{self.dimension.data}'")
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(f" {self.dimension.data}")
-        printer.print_op_attributes(self.attributes)
-
-    @classmethod
-    def parse(cls, parser: Parser):
-        dimension = _parse_word(parser, DIMENSIONS, "a dimension")
-        attributes = parser.parse_optional_attr_dict()
-        op = cls(dimension)
-        op.attributes.update(attributes)
-        return op
 
 
 @irdl_op_definition
@@ -610,35 +786,47 @@ class GridDimOp(_IdOp):
 
 @irdl_op_definition
 class SharedAllocOp(IRDLOperation):
-    """A static shared-memory buffer of the block: `%s = kernel.shared_alloc : memref<8xf32, 3 : i32>`.
+    """A static shared buffer of the block: `%s = kernel.shared_alloc : memref<8xf32, 3 : i32>`
+    (swizzled: `kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<...>`).
 
     Like a `__shared__` variable, there is one buffer per op per block, for the whole kernel,
-    however often the op runs (in a loop, say); its contents start undefined."""
+    however often the op runs (in a loop, say); its contents start undefined. Every access to a
+    swizzled buffer goes through its swizzle (see `SwizzleAttr`)."""
 
     name = "kernel.shared_alloc"
+    layout = opt_prop_def(SwizzleAttr)
     result = result_def(MemRefType)
     # Two allocations of one type are two buffers: the effect keeps CSE from merging them.
     traits = traits_def(MemoryAllocEffect())
+    assembly_format = "attr-dict `:` type($result)"
+    irdl_options = (ParsePropInAttrDict(),)
 
-    def __init__(self, result_type: MemRefType):
-        super().__init__(result_types=[result_type])
+    def __init__(self, result_type: MemRefType, layout: SwizzleAttr | None = None):
+        super().__init__(result_types=[result_type], properties={"layout": layout})
+
+    @property
+    def alignment(self) -> int:
+        """The byte boundary the buffer starts on."""
+        return self.layout.alignment if self.layout is not None else SHARED_ALIGNMENT
 
     def verify_(self) -> None:
         _verify_in_kernel(self)
-        _verify_shared(self.result.type, "a kernel.shared_alloc buffer")
-
-    def print(self, printer: Printer) -> None:
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(self.result.type)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> SharedAllocOp:
-        attributes = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        op = cls(_parse_memref_type(parser, "a kernel.shared_alloc result"))
-        op.attributes.update(attributes)
-        return op
+        memref_type = self.result.type
+        _verify_shared(memref_type, "a kernel.shared_alloc buffer")
+        if self.layout is None:
+            return
+        size = element_bytes(memref_type.get_element_type())
+        span = self.layout.span.data
+        if size & (size - 1):
+            raise VerifyException(
+                f"a swizzled buffer holds elements of a power-of-two size, but "
+                f"{memref_type.get_element_type()} takes {size} bytes"
+            )
+        if buffer_bytes(memref_type) % span:
+            raise VerifyException(
+                f"a buffer swizzled in {span}-byte spans is a whole number of them, but "
+                f"{memref_type} is {buffer_bytes(memref_type)} bytes"
+            )
 
 
 @irdl_op_definition
@@ -721,74 +909,41 @@ class BarrierOp(IRDLOperation):
             )
 
 
-SHUFFLE_TYPES = (Float16Type, BFloat16Type, Float32Type, Float64Type, IndexType)
-
-
 @irdl_op_definition
 class ShuffleOp(IRDLOperation):
     """Reads `value` from another lane of the warp: `%r = kernel.shuffle xor %v, %offset : f32`
     (every lane of the warp takes part; `offset` is an i32 lane mask, delta or index)."""
 
     name = "kernel.shuffle"
-    mode = prop_def(StringAttr)
-    value = operand_def()
-    offset = operand_def()
-    result = result_def()
+    _T: ClassVar = VarConstraint(
+        "T",
+        MessageConstraint(
+            base(Float16Type)
+            | base(BFloat16Type)
+            | base(Float32Type)
+            | base(Float64Type)
+            | base(IndexType)
+            | EqAttrConstraint(i32)
+            | EqAttrConstraint(i64),
+            "a shuffle moves an f16, bf16, f32, f64, i32, i64 or index",
+        ),
+    )
+    mode = prop_def(ShuffleModeAttr)
+    value = operand_def(_T)
+    offset = operand_def(i32)
+    result = result_def(_T)
     traits = traits_def(Pure())
+    assembly_format = "$mode $value `,` $offset attr-dict `:` type($value)"
 
     def __init__(self, mode: str, value: SSAValue, offset: SSAValue):
         super().__init__(
             operands=[value, offset],
             result_types=[value.type],
-            properties={"mode": StringAttr(mode)},
+            properties={"mode": ShuffleModeAttr(ShuffleMode(mode))},
         )
 
     def verify_(self) -> None:
         _verify_in_kernel(self)
-        if self.mode.data not in SHUFFLE_MODES:
-            raise VerifyException(
-                f"shuffle mode must be one of {', '.join(SHUFFLE_MODES)}, got '{self.mode.data}'"
-            )
-        if self.offset.type != i32:
-            raise VerifyException(f"a shuffle's lane offset is an i32, got {self.offset.type}")
-        value_type = self.value.type
-        if not (
-            isinstance(value_type, SHUFFLE_TYPES)
-            or (isinstance(value_type, IntegerType) and value_type.width.data in (32, 64))
-        ):
-            raise VerifyException(
-                f"a shuffle moves an f16, bf16, f32, f64, i32, i64 or index, got {value_type}"
-            )
-        if self.result.type != value_type:
-            raise VerifyException(
-                f"a shuffle's result has the type of its value, {value_type}, got {self.result.type}"
-            )
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(f" {self.mode.data} ")
-        printer.print_ssa_value(self.value)
-        printer.print_string(", ")
-        printer.print_ssa_value(self.offset)
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(self.value.type)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> ShuffleOp:
-        mode = _parse_word(parser, SHUFFLE_MODES, "a shuffle mode")
-        value = parser.parse_unresolved_operand()
-        parser.parse_punctuation(",")
-        offset = parser.parse_unresolved_operand()
-        attributes = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        pos = parser.pos
-        value_type = parser.parse_type()
-        resolved_value, resolved_offset = parser.resolve_operands(
-            [value, offset], [value_type, i32], pos
-        )
-        op = cls(mode, resolved_value, resolved_offset)
-        op.attributes.update(attributes)
-        return op
 
 
 @irdl_op_definition
@@ -797,7 +952,7 @@ class AtomicOp(IRDLOperation):
     `%old = kernel.atomic add %v, %buf[%i, %j] : memref<..>`."""
 
     name = "kernel.atomic"
-    kind = prop_def(StringAttr)
+    kind = prop_def(AtomicKindAttr)
     value = operand_def()
     memref = operand_def(MemRefType)
     indices = var_operand_def(IndexType)
@@ -808,16 +963,12 @@ class AtomicOp(IRDLOperation):
         super().__init__(
             operands=[value, buffer, indices],
             result_types=[value.type],
-            properties={"kind": StringAttr(kind)},
+            properties={"kind": AtomicKindAttr(AtomicKind(kind))},
         )
 
     def verify_(self) -> None:
         _verify_in_kernel(self)
         kind = self.kind.data
-        if kind not in ATOMIC_KINDS:
-            raise VerifyException(
-                f"atomic kind must be one of {', '.join(ATOMIC_KINDS)}, got '{kind}'"
-            )
         memref_type = _verify_indices(self.memref, self.indices)
         element = memref_type.get_element_type()
         if self.value.type != element or self.result.type != element:
@@ -826,7 +977,7 @@ class AtomicOp(IRDLOperation):
                 f"{self.value.type} and result {self.result.type}"
             )
         integer = isinstance(element, IntegerType) and element.width.data in (32, 64)
-        if kind == "add":
+        if kind == AtomicKind.ADD:
             ok = integer or isinstance(
                 element, (Float16Type, BFloat16Type, Float32Type, Float64Type)
             )
@@ -848,7 +999,7 @@ class AtomicOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> AtomicOp:
-        kind = _parse_word(parser, ATOMIC_KINDS, "an atomic kind")
+        kind = parser.parse_str_enum(AtomicKind)
         value = parser.parse_unresolved_operand()
         parser.parse_punctuation(",")
         buffer = parser.parse_unresolved_operand()
@@ -864,151 +1015,74 @@ class AtomicOp(IRDLOperation):
         return op
 
 
-_BOUND_RESULTS = re.compile(r"\s*=\s*((?:\d+:)?[\w$.-]+%(?:\s*,\s*(?:\d+:)?[\w$.-]+%)*)")
-
-
-def _bound_result_count(parser: Parser, op_name: str) -> int | None:
-    """How many results the text binds before the op name (`%a, %b = kernel.vector_load` or
-    `%v:4 = ...`). xDSL hands a custom parser no result count, and a vector load's results are
-    its only statement of the vector width, so the parser reads them back from the source."""
-    content = parser.lexer.input.content
-    start = content.rfind(op_name, 0, parser.pos)
-    if start < 0:
-        return None
-    window = content[max(0, start - 4096) : start][::-1]
-    match = _BOUND_RESULTS.match(window)
-    if match is None:
-        return None
-    count = 0
-    for result in match.group(1).split(","):
-        group, colon, _ = result.strip().partition(":")
-        count += int(group[::-1]) if colon else 1
-    return count
+def _verify_vector_access(memref_type: MemRefType, vector_type: Attribute, what: str) -> None:
+    element = memref_type.get_element_type()
+    if (
+        not isinstance(vector_type, VectorType)
+        or vector_type.get_num_dims() != 1
+        or vector_type.get_scalable_dims()[0]
+        or vector_type.get_element_type() != element
+    ):
+        raise VerifyException(
+            f"{what} of {memref_type} moves a vector<Nx{element}>, got {vector_type}"
+        )
+    _verify_run_along_last_dim(memref_type, vector_type.get_shape()[0], what)
 
 
 @irdl_op_definition
 class VectorLoadOp(IRDLOperation):
     """Loads N consecutive elements along the last dimension in one access:
-    `%a, %b, %c, %d = kernel.vector_load %buf[%i, %j] : memref<4x64xf32>`."""
+    `%v = kernel.vector_load %buf[%i, %j] : memref<4x64xf32>, vector<4xf32>`."""
 
     name = "kernel.vector_load"
     memref = operand_def(MemRefType)
     indices = var_operand_def(IndexType)
-    values = var_result_def()
+    result = result_def(VectorType)
     traits = traits_def(MemoryReadEffect())
+    assembly_format = "$memref `[` $indices `]` attr-dict `:` type($memref) `,` type($result)"
 
     def __init__(self, buffer: SSAValue, indices: Sequence[SSAValue], width: int):
         assert isinstance(buffer.type, MemRefType)
         super().__init__(
             operands=[buffer, indices],
-            result_types=[[buffer.type.get_element_type()] * width],
+            result_types=[VectorType(buffer.type.get_element_type(), [width])],
         )
 
     @property
     def width(self) -> int:
-        return len(self.values)
+        return self.result.type.get_shape()[0]
 
     def verify_(self) -> None:
         _verify_in_kernel(self)
         memref_type = _verify_indices(self.memref, self.indices)
-        element = memref_type.get_element_type()
-        if not self.values:
-            raise VerifyException("a vector load has at least one result")
-        for value in self.values:
-            if value.type != element:
-                raise VerifyException(
-                    f"a vector load's results have the element type {element}, got {value.type}"
-                )
-        _verify_run_along_last_dim(memref_type, len(self.values), "a vector load")
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        _print_access(printer, self.memref, self.indices)
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(self.memref.type)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> VectorLoadOp:
-        name_pos = parser.pos
-        width = _bound_result_count(parser, cls.name)
-        if not width:
-            parser.raise_error(
-                "a kernel.vector_load's width is the number of results it binds, as in "
-                "`%a, %b = kernel.vector_load ...`",
-                name_pos,
-            )
-        buffer = parser.parse_unresolved_operand()
-        indices = _parse_indices(parser)
-        attributes = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        pos = parser.pos
-        memref_type = _parse_memref_type(parser, "a vector load's buffer")
-        resolved, resolved_indices = _resolve_access(parser, buffer, indices, memref_type, pos)
-        op = cls(resolved, resolved_indices, width)
-        op.attributes.update(attributes)
-        return op
+        _verify_vector_access(memref_type, self.result.type, "a vector load")
 
 
 @irdl_op_definition
 class VectorStoreOp(IRDLOperation):
     """Stores N consecutive elements along the last dimension in one access:
-    `kernel.vector_store %a, %b, %c, %d, %buf[%i, %j] : memref<4x64xf32>`."""
+    `kernel.vector_store %v, %buf[%i, %j] : memref<4x64xf32>, vector<4xf32>`."""
 
     name = "kernel.vector_store"
-    values = var_operand_def()
+    value = operand_def(VectorType)
     memref = operand_def(MemRefType)
     indices = var_operand_def(IndexType)
     traits = traits_def(MemoryWriteEffect())
-    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    assembly_format = (
+        "$value `,` $memref `[` $indices `]` attr-dict `:` type($memref) `,` type($value)"
+    )
 
-    def __init__(self, values: Sequence[SSAValue], buffer: SSAValue, indices: Sequence[SSAValue]):
-        super().__init__(operands=[values, buffer, indices])
+    def __init__(self, value: SSAValue, buffer: SSAValue, indices: Sequence[SSAValue]):
+        super().__init__(operands=[value, buffer, indices])
 
     @property
     def width(self) -> int:
-        return len(self.values)
+        return self.value.type.get_shape()[0]
 
     def verify_(self) -> None:
         _verify_in_kernel(self)
         memref_type = _verify_indices(self.memref, self.indices)
-        element = memref_type.get_element_type()
-        if not self.values:
-            raise VerifyException("a vector store stores at least one value")
-        for value in self.values:
-            if value.type != element:
-                raise VerifyException(
-                    f"a vector store's values have the element type {element}, got {value.type}"
-                )
-        _verify_run_along_last_dim(memref_type, len(self.values), "a vector store")
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_list(self.values, printer.print_ssa_value)
-        printer.print_string(", ")
-        _print_access(printer, self.memref, self.indices)
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(self.memref.type)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> VectorStoreOp:
-        operands = [parser.parse_unresolved_operand()]
-        while parser.parse_optional_punctuation(",") is not None:
-            operands.append(parser.parse_unresolved_operand())
-        indices = _parse_indices(parser)
-        *values, buffer = operands
-        attributes = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        pos = parser.pos
-        memref_type = _parse_memref_type(parser, "a vector store's buffer")
-        resolved, resolved_indices = _resolve_access(parser, buffer, indices, memref_type, pos)
-        resolved_values = parser.resolve_operands(
-            values, [memref_type.get_element_type()] * len(values), pos
-        )
-        op = cls(resolved_values, resolved, resolved_indices)
-        op.attributes.update(attributes)
-        return op
+        _verify_vector_access(memref_type, self.value.type, "a vector store")
 
 
 @irdl_op_definition
@@ -1159,27 +1233,28 @@ class CpAsyncWaitOp(IRDLOperation):
 @irdl_op_definition
 class LaunchOp(IRDLOperation):
     """Host side: runs a kernel.func on a grid of blocks:
-    `kernel.launch @k(%x, %y) grid [32, 1, 1] block [256, 1, 1] smem 0 : memref<..>, memref<..>`
-    (`smem` is the bytes of dynamic shared memory)."""
+    `kernel.launch @k(%x, %n) grid [32, 1, 1] block [256, 1, 1] smem 0 : memref<..>, index`
+    (`smem` is the bytes of dynamic shared memory); it passes the kernel's buffers, scalars
+    and opaque structs."""
 
     name = "kernel.launch"
     kernel = prop_def(SymbolRefAttr)
     grid = prop_def(DenseArrayBase.constr(i64))
     block = prop_def(DenseArrayBase.constr(i64))
     smem = prop_def(IntegerAttr[I64])
-    buffers = var_operand_def(MemRefType)
+    arguments = var_operand_def()
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
 
     def __init__(
         self,
         kernel: str,
-        buffers: Sequence[SSAValue],
+        arguments: Sequence[SSAValue],
         grid: Sequence[int],
         block: Sequence[int],
         smem: int = 0,
     ):
         super().__init__(
-            operands=[buffers],
+            operands=[arguments],
             properties={
                 "kernel": SymbolRefAttr(kernel),
                 "grid": _shape_property(grid),
@@ -1252,11 +1327,11 @@ class LaunchOp(IRDLOperation):
                 f"launch block {list(self.block_shape)} differs from the block "
                 f"{list(kernel.block_shape)} that {self.kernel} is compiled for"
             )
-        given = tuple(b.type for b in self.buffers)
-        if given != kernel.buffer_types:
+        given = tuple(a.type for a in self.arguments)
+        if given != kernel.argument_types:
             raise VerifyException(
                 f"launch passes ({_type_list(given)}) but {self.kernel} takes "
-                f"({_type_list(kernel.buffer_types)})"
+                f"({_type_list(kernel.argument_types)})"
             )
         static = kernel.static_shared_bytes
         needed = kernel.dynamic_shared_bytes
@@ -1273,7 +1348,7 @@ class LaunchOp(IRDLOperation):
             )
         written = _written_arguments(kernel)
         seen: dict[SSAValue, int] = {}
-        for index, buffer in enumerate(self.buffers):
+        for index, buffer in enumerate(self.arguments):
             if buffer in seen and (index in written or seen[buffer] in written):
                 raise VerifyException(
                     f"launch passes one buffer as arguments #{seen[buffer]} and #{index} of "
@@ -1286,15 +1361,15 @@ class LaunchOp(IRDLOperation):
         printer.print_string(" ")
         printer.print_attribute(self.kernel)
         printer.print_string("(")
-        printer.print_list(self.buffers, printer.print_ssa_value)
+        printer.print_list(self.arguments, printer.print_ssa_value)
         printer.print_string(")")
         _print_shape3(printer, "grid", self.grid_shape)
         _print_shape3(printer, "block", self.block_shape)
         printer.print_string(f" smem {self.smem_bytes}")
         printer.print_op_attributes(self.attributes)
-        if self.buffers:
+        if self.arguments:
             printer.print_string(" : ")
-            printer.print_list((b.type for b in self.buffers), printer.print_attribute)
+            printer.print_list((a.type for a in self.arguments), printer.print_attribute)
 
     @classmethod
     def parse(cls, parser: Parser) -> LaunchOp:
@@ -1313,9 +1388,7 @@ class LaunchOp(IRDLOperation):
         pos = parser.pos
         if operands:
             parser.parse_punctuation(":")
-            types = parser.parse_comma_separated_list(
-                Parser.Delimiter.NONE, lambda: _parse_memref_type(parser, "a kernel.launch buffer")
-            )
+            types = parser.parse_comma_separated_list(Parser.Delimiter.NONE, parser.parse_type)
         op = cls(kernel.data, parser.resolve_operands(operands, types, pos), grid, block, smem)
         op.attributes.update(attributes)
         return op
@@ -1357,5 +1430,5 @@ Kernel = Dialect(
         CpAsyncWaitOp,
         LaunchOp,
     ],
-    [TargetAttr],
+    [TargetAttr, DimensionAttr, ShuffleModeAttr, AtomicKindAttr, OpaqueType, SwizzleAttr],
 )

@@ -16,8 +16,9 @@ Each mapping becomes a loop over the iterations a thread owns (`scf.for`):
 - `serial`: every iteration, in each thread.
 A loop of `vector N` starts N times further and steps N times further, and its body is
 repeated for the N consecutive iterations; the accesses along the last dimension at the
-induction variable (plus a multiple of N) become one `kernel.vector_load` / `vector_store` of N
-elements (16 bytes at most), the rest stay scalar. A `tile.stage` becomes a shared row
+induction variable (plus a multiple of N) become one `kernel.vector_load` / `vector_store` of a
+`vector<N x T>` (16 bytes at most), whose lanes `vector.extract` takes out and `vector.broadcast`
+and `vector.insert` put in; the rest stay scalar. A `tile.stage` becomes a shared row
 (`kernel.shared_alloc`), a barrier (the previous iteration's readers are done with it), a copy
 of the row by the whole block in 16-byte pieces (`kernel.cp_async` + commit + wait, or vector
 loads and stores through registers for `sync`) and a barrier; the loads of that row after it in
@@ -42,7 +43,8 @@ from math import prod
 
 from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, i32
+from xdsl.dialects import vector as vector_dialect
+from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, VectorType, i32
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
@@ -63,7 +65,7 @@ class _Lane:
     loop: tile.ForOp
     width: int
     index: int = 0
-    loads: dict[Operation, kernel.VectorLoadOp] = field(default_factory=dict)
+    loads: dict[Operation, SSAValue] = field(default_factory=dict)
     stores: dict[Operation, tuple[list[SSAValue], list[SSAValue]]] = field(default_factory=dict)
 
 
@@ -188,17 +190,32 @@ class _KernelBuilder:
             if lane.index == 0:
 
                 def emit_vector() -> SSAValue:
-                    return self._add(kernel.VectorLoadOp(target, indices, lane.width)).results[0]
+                    return self._add(kernel.VectorLoadOp(target, indices, lane.width)).result
 
                 key = ("vector_load", target, *indices, lane.width)
-                lane.loads[op] = self._read_only_load(op, target, key, emit_vector).owner
-            self.values[op.res] = lane.loads[op].values[lane.index]
+                lane.loads[op] = self._read_only_load(op, target, key, emit_vector)
+            self.values[op.res] = self._lane_of(lane.loads[op], lane.index)
             return
 
         def emit() -> SSAValue:
             return self._add(memref.LoadOp.get(target, indices)).res
 
         self.values[op.res] = self._read_only_load(op, target, ("load", target, *indices), emit)
+
+    def _lane_of(self, vector: SSAValue, index: int) -> SSAValue:
+        def emit() -> SSAValue:
+            element = vector.type.get_element_type()
+            return self._add(vector_dialect.ExtractOp(vector, [index], element)).result
+
+        return self._numbered(("extract", vector, index), emit)
+
+    def _vector_of(self, values: Sequence[SSAValue]) -> SSAValue:
+        """A vector of `values`: the first broadcast, the others inserted."""
+        vector_type = VectorType(values[0].type, [len(values)])
+        vector = self._add(vector_dialect.BroadcastOp(values[0], vector_type)).vector
+        for index, value in enumerate(values[1:], 1):
+            vector = self._add(vector_dialect.InsertOp(value, vector, [index])).result
+        return vector
 
     def _read_only_load(self, op: memref.LoadOp, target: SSAValue, key: tuple, emit) -> SSAValue:
         """`emit()`, numbered under `key` when `target` is a staged row or a buffer the kernel
@@ -223,7 +240,7 @@ class _KernelBuilder:
             first_indices, stored = lane.stores.setdefault(op, (indices, []))
             stored.append(value)
             if lane.index == lane.width - 1:
-                self._add(kernel.VectorStoreOp(stored, target, first_indices))
+                self._add(kernel.VectorStoreOp(self._vector_of(stored), target, first_indices))
             return
         self._add(memref.StoreOp.get(value, target, indices))
 
@@ -264,7 +281,7 @@ class _KernelBuilder:
             if asynchronous:
                 self._add(kernel.CpAsyncOp(row, [j], source, [*leading, j], copy_bytes))
                 return
-            loaded = self._add(kernel.VectorLoadOp(source, [*leading, j], width)).results
+            loaded = self._add(kernel.VectorLoadOp(source, [*leading, j], width)).result
             self._add(kernel.VectorStoreOp(loaded, row, [j]))
 
         first = self._index(arith.MuliOp, self.thread_id, self.constant(width))

@@ -438,8 +438,16 @@ kernel.func @reverse4(%x: memref<4x128xf32>, %y: memref<4x128xf32>) block [32, 4
   %ty = kernel.thread_id y
   %c4 = arith.constant 4 : index
   %j = arith.muli %tx, %c4 : index
-  %a, %b, %c, %d = kernel.vector_load %x[%ty, %j] : memref<4x128xf32>
-  kernel.vector_store %d, %c, %b, %a, %y[%ty, %j] : memref<4x128xf32>
+  %v = kernel.vector_load %x[%ty, %j] : memref<4x128xf32>, vector<4xf32>
+  %a = vector.extract %v[0] : f32 from vector<4xf32>
+  %b = vector.extract %v[1] : f32 from vector<4xf32>
+  %c = vector.extract %v[2] : f32 from vector<4xf32>
+  %d = vector.extract %v[3] : f32 from vector<4xf32>
+  %r0 = vector.broadcast %d : f32 to vector<4xf32>
+  %r1 = vector.insert %c, %r0 [1] : f32 into vector<4xf32>
+  %r2 = vector.insert %b, %r1 [2] : f32 into vector<4xf32>
+  %r3 = vector.insert %a, %r2 [3] : f32 into vector<4xf32>
+  kernel.vector_store %r3, %y[%ty, %j] : memref<4x128xf32>, vector<4xf32>
 }
 
 func.func @forward(%x: memref<4x128xf32>) -> memref<4x128xf32> {
@@ -465,6 +473,104 @@ def test_misaligned_vector_access_is_an_error():
     )
     with pytest.raises(ExecutionError, match=r"kernel.vector_load.*thread \(0, 0, 0\).*aligned"):
         run(text, randn(4, 128))
+
+
+LANES_AND_SCALARS = """
+kernel.func @lanes(%x: memref<256xf32>, %y: memref<256xf32>, %scale: f32, %shift: index) block [64, 1, 1] {
+  %t = kernel.thread_id x
+  %c0 = arith.constant 0 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %j = arith.muli %t, %c4 : index
+  %v = kernel.vector_load %x[%j] : memref<256xf32>, vector<4xf32>
+  %lane = arith.remui %t, %c4 : index
+  %picked = vector.extract %v[%lane] : f32 from vector<4xf32>
+  %scaled = arith.mulf %picked, %scale : f32
+  %odd = arith.cmpi ne, %lane, %c0 : index
+  %w = scf.if %odd -> (vector<4xf32>) {
+    %u = vector.insert %scaled, %v[%lane] : f32 into vector<4xf32>
+    scf.yield %u : vector<4xf32>
+  } else {
+    %u = vector.broadcast %scaled : f32 to vector<4xf32>
+    scf.yield %u : vector<4xf32>
+  }
+  %k = arith.addi %j, %shift : index
+  %end = arith.constant 256 : index
+  %wrapped = arith.remui %k, %end : index
+  kernel.vector_store %w, %y[%wrapped] : memref<256xf32>, vector<4xf32>
+}
+
+func.func @forward(%x: memref<256xf32>) -> memref<256xf32> {
+  %y = memref.alloc() : memref<256xf32>
+  %scale = arith.constant 3.0 : f32
+  %shift = arith.constant 8 : index
+  kernel.launch @lanes(%x, %y, %scale, %shift) grid [1, 1, 1] block [64, 1, 1] smem 0 : memref<256xf32>, memref<256xf32>, f32, index
+  func.return %y : memref<256xf32>
+}
+"""
+
+
+def test_vector_lanes_at_per_thread_positions_and_scalar_parameters():
+    x = randn(256)
+    (y,) = run(LANES_AND_SCALARS, x)
+    rows = x.reshape(64, 4).copy()
+    lane = np.arange(64) % 4
+    picked = rows[np.arange(64), lane] * np.float32(3.0)
+    expected = rows.copy()
+    expected[np.arange(64), lane] = picked
+    expected[lane == 0] = picked[lane == 0, None]
+    np.testing.assert_array_equal(y, np.roll(expected.reshape(256), 8))
+
+
+def test_extracting_a_lane_outside_the_vector_is_an_error():
+    text = LANES_AND_SCALARS.replace(
+        "%picked = vector.extract %v[%lane]",
+        "%c1 = arith.constant 1 : index\n  %bad = arith.addi %lane, %c1 : index\n"
+        "  %picked = vector.extract %v[%bad]",
+    )
+    with pytest.raises(ExecutionError, match=r"thread \(3, 0, 0\).*lane 4 of a 4-lane vector"):
+        run(text, randn(256))
+
+
+SWIZZLED_TRANSPOSE = """
+kernel.func @transpose(%x: memref<32x32xf32>, %y: memref<32x32xf32>) block [32, 8, 1] {
+  %tx = kernel.thread_id x
+  %ty = kernel.thread_id y
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  %tile = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<32x32xf32, 3 : i32>
+  scf.for %r = %ty to %c32 step %c8 {
+    %v = memref.load %x[%r, %tx] : memref<32x32xf32>
+    memref.store %v, %tile[%r, %tx] : memref<32x32xf32, 3 : i32>
+  }
+  kernel.barrier
+  scf.for %r = %ty to %c32 step %c8 {
+    %v = memref.load %tile[%tx, %r] : memref<32x32xf32, 3 : i32>
+    memref.store %v, %y[%r, %tx] : memref<32x32xf32>
+  }
+}
+
+func.func @forward(%x: memref<32x32xf32>) -> memref<32x32xf32> {
+  %y = memref.alloc() : memref<32x32xf32>
+  kernel.launch @transpose(%x, %y) grid [1, 1, 1] block [32, 8, 1] smem 0 : memref<32x32xf32>, memref<32x32xf32>
+  func.return %y : memref<32x32xf32>
+}
+"""
+
+
+def test_a_swizzled_shared_buffer_reads_back_what_was_stored():
+    x = randn(32, 32)
+    (y,) = run(SWIZZLED_TRANSPOSE, x)
+    np.testing.assert_array_equal(y, x.T)
+
+
+def test_a_swizzled_shared_buffer_places_elements_through_the_swizzle():
+    # Without the barrier, thread (1, 0) reads [1, 0], which thread (0, 1) stored: the race
+    # report names where that element lies. Row 1's first 16-byte chunk is chunk 1 of its
+    # 128-byte row (byte 128 ^ (1 << 4) = 144), elements [1, 4..7] of the dense layout.
+    text = SWIZZLED_TRANSPOSE.replace("  kernel.barrier\n", "")
+    with pytest.raises(ExecutionError, match=r"reads shared element \[1, 4\]"):
+        run(text, randn(32, 32))
 
 
 CP_ASYNC = """

@@ -5,10 +5,13 @@
 
 Each kernel.func becomes `extern "C" __global__ void __launch_bounds__(THREADS) NAME(...)`
 taking one `__restrict__` pointer per buffer argument (`const` when the kernel never writes
-the buffer). The host function is not printed: the runtime reads the launches (grid, block,
-dynamic shared memory) from the IR. The code is for the module's target (its `kernel.target`,
-see `emmy.dialects.target`), which the header names; a shuffle's lane mask is that target's
-whole warp.
+the buffer), a scalar argument by value (`long n`, `float alpha`) and an opaque struct
+`!kernel.opaque<"CUtensorMap", 128, 64>` as `const __grid_constant__ emmy_CUtensorMap m`, a
+struct of that size and alignment (`__grid_constant__`: the kernel may take its address, as TMA
+instructions do, without a copy). The host function is not printed: the runtime reads the
+launches (grid, block, dynamic shared memory) from the IR. The code is for the module's target
+(its `kernel.target`, see `emmy.dialects.target`), which the header names; a shuffle's lane
+mask is that target's whole warp.
 
 How Kernel IR reads as CUDA:
 - every SSA value is one C variable, declared where its op is, named after the value's name
@@ -22,7 +25,12 @@ How Kernel IR reads as CUDA:
 - buffers are dense row-major: `memref.load %x[%i, %j] : memref<32x2048xf32>` is
   `x[i * 2048 + j]`; shared buffers are `__shared__` arrays declared at the top of the kernel
   (one per `kernel.shared_alloc`, as the op means), dynamic shared views are typed pointers into
-  `extern __shared__ unsigned char emmy_smem[]`;
+  `extern __shared__ unsigned char emmy_smem[]`; a swizzled shared buffer is indexed through
+  `emmy_swizzle(i * 32 + j, shift, mask, chunk_shift)` and aligned to its swizzle pattern;
+- a `vector<4xf32>` value is a struct `emmy_f32x4 { float lane[4]; }` aligned to its size:
+  `kernel.vector_load` fills it with one access of a 16-byte type (`float4`, `uint4`, ...), as
+  `kernel.vector_store` writes it, and `vector.extract` / `insert` / `broadcast` work on its
+  lanes, which nvcc keeps in registers;
 - `arith.maximumf` / `minimumf` keep their NaN-propagating semantics (`fmaxf` does not: on f32,
   f16 and bf16 they are PTX's `max.NaN` / `min.NaN`, the sign of a zero result taken from the
   operands), as do
@@ -52,7 +60,7 @@ from typing import IO
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects import arith, memref, scf
+from xdsl.dialects import arith, memref, scf, vector
 from xdsl.dialects.builtin import (
     BFloat16Type,
     Float16Type,
@@ -65,6 +73,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     Signedness,
+    VectorType,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
@@ -118,6 +127,8 @@ def print_cuda(module: ModuleOp, fast_math: bool = False) -> str:
         out.write("#include <cuda_fp16.h>\n")
     if "bf16" in features.includes:
         out.write("#include <cuda_bf16.h>\n")
+    for definition in features.structs.values():
+        out.write("\n" + definition)
     for name in _HELPER_ORDER:
         if name in features.helpers:
             out.write("\n" + _HELPERS[name](features))
@@ -135,6 +146,8 @@ class _Features:
     helpers: set[str] = field(default_factory=set)
     # The element types each float helper is needed for, as C types.
     helper_types: dict[str, set[str]] = field(default_factory=dict)
+    # The definitions of the vector and opaque structs used, by name, in order of first use.
+    structs: dict[str, str] = field(default_factory=dict)
 
     def helper(self, name: str, c_type: str) -> None:
         self.helpers.add(name)
@@ -353,7 +366,7 @@ _PURE_OP_TYPES: tuple[type[Operation], ...] = (
 
 
 def _is_pure(op: Operation) -> bool:
-    return op.dialect_name() in ("arith", "math") or isinstance(op, _PURE_OP_TYPES)
+    return op.dialect_name() in ("arith", "math", "vector") or isinstance(op, _PURE_OP_TYPES)
 
 
 def _needed_values(body: Block) -> set[SSAValue]:
@@ -545,6 +558,8 @@ class _KernelPrinter:
         return self.exprs[value]
 
     def c_type(self, t: Attribute, op: Operation, unsigned: bool = False) -> str:
+        if isinstance(t, VectorType):
+            return self.vector_struct(t, op)
         c = _c_type(t, op, unsigned)
         if c == "__half":
             self.features.includes.add("fp16")
@@ -569,11 +584,15 @@ class _KernelPrinter:
         params = []
         for index, arg in enumerate(func.body.block.args):
             arg_type = arg.type
-            assert isinstance(arg_type, MemRefType)
-            element = self.c_type(arg_type.get_element_type(), func)
             arg_name = self.names.fresh(arg.name_hint or f"arg{index}")
-            const = "" if arg in written else "const "
-            params.append(f"{const}{element}* __restrict__ {arg_name}")
+            if isinstance(arg_type, MemRefType):
+                element = self.c_type(arg_type.get_element_type(), func)
+                const = "" if arg in written else "const "
+                params.append(f"{const}{element}* __restrict__ {arg_name}")
+            elif isinstance(arg_type, kernel.OpaqueType):
+                params.append(f"const __grid_constant__ {self.opaque_struct(arg_type)} {arg_name}")
+            else:
+                params.append(f"{self.c_type(arg_type, func)} {arg_name}")
             self.exprs[arg] = arg_name
         block = func.block_shape
         header = (
@@ -595,6 +614,37 @@ class _KernelPrinter:
             self.line("extern __shared__ __align__(16) unsigned char emmy_smem[];")
         self.block(func.body.block)
         return "\n".join([header, signature, *self.lines, "}"]) + "\n"
+
+    def vector_struct(self, vector_type: VectorType, op: Operation) -> str:
+        """`emmy_f32x4`: the struct that holds a vector's lanes, defined on first use."""
+        element = vector_type.get_element_type()
+        if vector_type.get_num_dims() != 1 or isinstance(element, VectorType):
+            self.unsupported(op, f"it prints vectors of one dimension, not {vector_type}")
+        c = self.c_type(element, op)
+        lanes = vector_type.get_shape()[0]
+        name = f"emmy_{element}x{lanes}"
+        size = lanes * _bits(element) // 8 if not _is_int(element, 1) else lanes
+        alignment = size & -size if size <= 16 else 16
+        self.features.structs.setdefault(
+            name, f"struct __align__({alignment}) {name} {{ {c} lane[{lanes}]; }};\n"
+        )
+        return name
+
+    def opaque_struct(self, opaque: kernel.OpaqueType) -> str:
+        """`emmy_CUtensorMap`: bytes of the opaque struct's size and alignment."""
+        name = f"emmy_{opaque.struct.data}"
+        definition = (
+            f'// !kernel.opaque<"{opaque.struct.data}", {opaque.size.data}, '
+            f"{opaque.alignment.data}>: passed by value, not looked into.\n"
+            f"struct __align__({opaque.alignment.data}) {name} {{ "
+            f"unsigned char bytes[{opaque.size.data}]; }};\n"
+        )
+        if self.features.structs.setdefault(name, definition) != definition:
+            raise CudaTargetError(
+                f"opaque struct {opaque.struct.data} has two sizes or alignments in this module",
+                self.func,
+            )
+        return name
 
     def forget(self, block: Block) -> None:
         """Values of a block whose C scope has closed (xDSL does not check dominance, so the
@@ -643,7 +693,7 @@ class _KernelPrinter:
     # -- memory --
 
     def address(self, buffer: SSAValue, indices: Sequence[SSAValue]) -> str:
-        """`x[i * 2048 + j]`: the element of a dense row-major buffer."""
+        """`x[i * 2048 + j]`: the element of a dense row-major buffer, through its swizzle."""
         memref_type = buffer.type
         assert isinstance(memref_type, MemRefType)
         shape = memref_type.get_shape()
@@ -658,7 +708,14 @@ class _KernelPrinter:
             terms.append(self.expr(index) if stride == 1 else f"{self.expr(index)} * {stride}")
         if offset or not terms:
             terms.append(str(offset))
-        return f"{self.expr(buffer)}[{' + '.join(terms)}]"
+        flat = " + ".join(terms)
+        swizzle = kernel.swizzle_of(buffer)
+        if swizzle is not None:
+            self.features.helpers.add("emmy_swizzle")
+            size = kernel.element_bytes(memref_type.get_element_type())
+            shift, mask, chunk_shift = swizzle.element_permutation(size)
+            flat = f"emmy_swizzle({flat}, {shift}, {mask}, {chunk_shift})"
+        return f"{self.expr(buffer)}[{flat}]"
 
     def shared_alloc(self, op: kernel.SharedAllocOp) -> None:
         memref_type = op.result.type
@@ -666,7 +723,7 @@ class _KernelPrinter:
         element = self.c_type(memref_type.get_element_type(), op)
         name = self.names.fresh(op.result.name_hint or "smem")
         size = math.prod(memref_type.get_shape())
-        self.line(f"__shared__ alignas(16) {element} {name}[{size}];")
+        self.line(f"__shared__ alignas({op.alignment}) {element} {name}[{size}];")
         self.exprs[op.result] = name
 
     def dynamic_shared(self, op: kernel.DynamicSharedOp) -> None:
@@ -687,7 +744,10 @@ class _KernelPrinter:
         self.c_type(op.value.type, op)
         self.line(f"{self.address(op.memref, op.indices)} = {self.expr(op.value)};")
 
-    def vector_type(self, element: Attribute, count: int) -> str:
+    def access_type(self, vector_type: VectorType) -> str:
+        """The CUDA type of one access of a vector's bytes (`float4`, `uint4`, ...)."""
+        element = vector_type.get_element_type()
+        count = vector_type.get_shape()[0]
         size = count * _bits(element) // 8 if not _is_int(element, 1) else count
         if isinstance(element, Float32Type) and count in (2, 4):
             return f"float{count}"
@@ -702,33 +762,58 @@ class _KernelPrinter:
         }[size]
 
     def vector_load(self, op: kernel.VectorLoadOp) -> None:
-        element = op.memref.type.get_element_type()
-        c = self.c_type(element, op)
-        count = len(op.values)
-        vector = self.vector_type(element, count)
-        hint = op.values[0].name_hint
-        array = self.names.fresh(f"{hint}_vec" if hint else "vec")
-        self.line(f"alignas(16) {c} {array}[{count}];")
+        vector = self.c_type(op.result.type, op)
+        access = self.access_type(op.result.type)
+        name = self.names.fresh(op.result.name_hint or "vec")
+        self.line(f"{vector} {name};")
         self.line(
-            f"*reinterpret_cast<{vector}*>({array}) = "
-            f"*reinterpret_cast<const {vector}*>(&{self.address(op.memref, op.indices)});"
+            f"*reinterpret_cast<{access}*>(&{name}) = "
+            f"*reinterpret_cast<const {access}*>(&{self.address(op.memref, op.indices)});"
         )
-        for index, value in enumerate(op.values):
-            if value in self.needed:
-                self.declare(value, op, f"{array}[{index}]")
+        self.exprs[op.result] = name
 
     def vector_store(self, op: kernel.VectorStoreOp) -> None:
-        element = op.memref.type.get_element_type()
-        c = self.c_type(element, op)
-        count = len(op.values)
-        vector = self.vector_type(element, count)
-        array = self.names.fresh("vec")
-        values = ", ".join(self.expr(v) for v in op.values)
-        self.line(f"alignas(16) {c} {array}[{count}] = {{{values}}};")
+        self.c_type(op.value.type, op)
+        access = self.access_type(op.value.type)
         self.line(
-            f"*reinterpret_cast<{vector}*>(&{self.address(op.memref, op.indices)}) = "
-            f"*reinterpret_cast<const {vector}*>({array});"
+            f"*reinterpret_cast<{access}*>(&{self.address(op.memref, op.indices)}) = "
+            f"*reinterpret_cast<const {access}*>(&{self.expr(op.value)});"
         )
+
+    def lane(self, op: vector.ExtractOp | vector.InsertOp) -> str:
+        """The position of the one lane an extract or insert moves."""
+        lane_type = op.result.type if isinstance(op, vector.ExtractOp) else op.source.type
+        if isinstance(lane_type, VectorType):
+            self.unsupported(op, "it moves single lanes, not sub-vectors")
+        (position,) = op.get_mixed_position()
+        return str(position) if isinstance(position, int) else self.expr(position)
+
+    def vector_extract(self, op: vector.ExtractOp) -> None:
+        self.c_type(op.vector.type, op)
+        self.declare(op.result, op, f"{self.expr(op.vector)}.lane[{self.lane(op)}]")
+
+    def vector_insert(self, op: vector.InsertOp) -> None:
+        lane = self.lane(op)
+        source = self.expr(op.source)
+        dest = op.dest.owner
+        if (
+            isinstance(dest, kernel.VectorLoadOp | vector.BroadcastOp | vector.InsertOp)
+            and dest.parent is op.parent
+            and op.dest.has_one_use()
+        ):
+            # Nothing else reads the vector inserted into, which this block declared: the
+            # insert updates its variable (a chain of inserts fills one vector).
+            self.exprs[op.result] = self.expr(op.dest)
+        else:
+            self.declare(op.result, op, self.expr(op.dest))
+        self.line(f"{self.exprs[op.result]}.lane[{lane}] = {source};")
+
+    def vector_broadcast(self, op: vector.BroadcastOp) -> None:
+        if isinstance(op.source.type, VectorType):
+            self.unsupported(op, "it broadcasts scalars, not vectors")
+        self.c_type(op.source.type, op)
+        lanes = ", ".join([self.expr(op.source)] * op.vector.type.get_shape()[0])
+        self.declare(op.vector, op, f"{{{{{lanes}}}}}")
 
     def atomic(self, op: kernel.AtomicOp) -> None:
         element = op.value.type
@@ -1212,6 +1297,9 @@ _OP_PRINTERS: dict[type[Operation], Callable[[_KernelPrinter, Operation], None]]
     kernel.AtomicOp: _KernelPrinter.atomic,
     kernel.VectorLoadOp: _KernelPrinter.vector_load,
     kernel.VectorStoreOp: _KernelPrinter.vector_store,
+    vector.ExtractOp: _KernelPrinter.vector_extract,
+    vector.InsertOp: _KernelPrinter.vector_insert,
+    vector.BroadcastOp: _KernelPrinter.vector_broadcast,
     kernel.CpAsyncOp: _KernelPrinter.cp_async,
     kernel.CpAsyncCommitOp: _KernelPrinter.cp_async_commit,
     kernel.CpAsyncWaitOp: _KernelPrinter.cp_async_wait,
@@ -1315,10 +1403,22 @@ def _atomic_helper(name: str, combine: str) -> Callable[[_Features], str]:
     return text
 
 
+def _swizzle_helper(features: _Features) -> str:
+    return (
+        "// Element i of a swizzled shared buffer (#kernel.swizzle): its 16-byte chunk permuted\n"
+        "// by its 128-byte row's place in the swizzle pattern.\n"
+        "__device__ __forceinline__ long emmy_swizzle(long i, int shift, long mask, "
+        "int chunk_shift) {\n"
+        "  return i ^ (((i >> shift) & mask) << chunk_shift);\n"
+        "}\n"
+    )
+
+
 _HELPERS: dict[str, Callable[[_Features], str]] = {
     "emmy_maximumf": _max_min_helper("emmy_maximumf", True),
     "emmy_minimumf": _max_min_helper("emmy_minimumf", False),
     "emmy_atomic_maximumf": _atomic_helper("emmy_atomic_maximumf", "emmy_maximumf"),
     "emmy_atomic_minimumf": _atomic_helper("emmy_atomic_minimumf", "emmy_minimumf"),
+    "emmy_swizzle": _swizzle_helper,
 }
 _HELPER_ORDER = tuple(_HELPERS)

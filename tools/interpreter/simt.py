@@ -62,14 +62,22 @@ sequential ones.
   float32 and round once after the op.)
 - `kernel.vector_load` / `kernel.vector_store` access N consecutive elements along the last
   dimension; like the hardware they require the first element to be aligned to N elements'
-  bytes (from the start of the buffer or of the dynamic shared memory).
+  bytes (from the start of the buffer or of the dynamic shared memory). A `vector<NxT>` value
+  is an array of shape `(N, threads)`, lane-major (per thread even where it is uniform, so
+  that the masked merges of `scf.if` / `scf.for` broadcast it like a scalar);
+  `vector.extract` / `vector.insert` (static or per-thread positions, which must be in
+  range) and `vector.broadcast` (of a scalar) work on it.
+- A swizzled shared buffer (`kernel.shared_alloc {layout = #kernel.swizzle<N>}`) holds element
+  `e` at its swizzled place: every access goes through the swizzle, so a kernel that writes
+  and reads it consistently sees its values, and race reports name the physical element.
 - `kernel.cp_async` copies immediately (source read and destination written at the op),
   aligned like a vector access; `kernel.cp_async_commit` / `kernel.cp_async_wait` do nothing.
   The destination counts as written by the issuing thread, so another thread must still pass
   a barrier before it reads it.
 
 Host side: `kernel.launch` passes its operands (numpy arrays from `memref.alloc` /
-`memref.get_global`, or function arguments) to the kernel, which writes them in place.
+`memref.get_global`, or function arguments) to the kernel, which writes them in place; a
+scalar parameter is a uniform value of its type, an opaque struct is passed on as it is.
 `memref.load` / `memref.store` outside a kernel (Tile IR uses them too) run as the functions
 given to `SimtFunctions` run them, so it takes those ops over from them.
 """
@@ -82,7 +90,8 @@ from dataclasses import dataclass, field
 from math import prod
 
 import numpy as np
-from xdsl.dialects import memref, scf
+from xdsl.dialects import memref, scf, vector
+from xdsl.dialects.builtin import VectorType
 from xdsl.interpreter import (
     Interpreter,
     InterpreterFunctions,
@@ -138,6 +147,8 @@ class Banked:
     static buffers start on their own 16-byte boundary, dynamic views at their offset."""
     writers: np.ndarray
     """For each element, the thread of the block that stored it in the current phase, or -1."""
+    swizzle: tuple[int, int, int] | None = None
+    """`SwizzleAttr.element_permutation` of a swizzled buffer: where its elements lie."""
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -277,13 +288,17 @@ class SimtFunctions(InterpreterFunctions):
         per_chunk = max(
             1, min(CHUNK_THREADS // prod(block), CHUNK_SHARED_BYTES // max(shared_bytes, 1))
         )
+        arguments = tuple(
+            to_type(arg, arg_type) if kernel.is_kernel_scalar(arg_type) else arg
+            for arg, arg_type in zip(args, function.argument_types)
+        )
         outer = self.chunk(interpreter)
         try:
             with np.errstate(all="ignore"):
                 for first in range(0, blocks, per_chunk):
                     chunk = Chunk(grid, block, first, min(per_chunk, blocks - first), smem)
                     interpreter.set_data(SimtFunctions, self.CHUNK, chunk)
-                    interpreter.run_ssacfg_region(function.body, args, function.sym_name.data)
+                    interpreter.run_ssacfg_region(function.body, arguments, function.sym_name.data)
         finally:
             interpreter.set_data(SimtFunctions, self.CHUNK, outer)
         return ()
@@ -464,8 +479,12 @@ class SimtFunctions(InterpreterFunctions):
             shape = (chunk.blocks, *memref_type.get_shape())
             writers = np.full(shape, -1, np.int32)
             chunk.writers.append(writers)
+            swizzle = None
+            if op.layout is not None:
+                size = kernel.element_bytes(element_type)
+                swizzle = op.layout.element_permutation(size)
             chunk.shared[op] = Banked(
-                _uninitialised(shape, element_type), chunk.block_of, 0, writers
+                _uninitialised(shape, element_type), chunk.block_of, 0, writers, swizzle
             )
         return (chunk.shared[op],)
 
@@ -522,19 +541,75 @@ class SimtFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: kernel.VectorLoadOp, args: PythonValues
     ) -> PythonValues:
         buffer, *indices = args
-        width = len(op.results)
+        chunk = self.in_kernel(interpreter)
+        width = op.width
         self.check_aligned(interpreter, buffer, indices, width)
-        return tuple(self.load(interpreter, buffer, indices, k) for k in range(width))
+        lanes = [chunk.per_thread(self.load(interpreter, buffer, indices, k)) for k in range(width)]
+        return (np.stack(lanes),)
 
     @impl(kernel.VectorStoreOp)
     def run_vector_store(
         self, interpreter: Interpreter, op: kernel.VectorStoreOp, args: PythonValues
     ) -> PythonValues:
-        width = len(op.values)
-        values, (buffer, *indices) = args[:width], args[width:]
-        self.check_aligned(interpreter, buffer, indices, width)
-        self.store(interpreter, buffer, indices, values, op.memref.type.get_element_type())
+        values, buffer, *indices = args
+        self.check_aligned(interpreter, buffer, indices, op.width)
+        self.store(interpreter, buffer, indices, list(values), op.memref.type.get_element_type())
         return ()
+
+    @impl(vector.BroadcastOp)
+    def run_vector_broadcast(
+        self, interpreter: Interpreter, op: vector.BroadcastOp, args: PythonValues
+    ) -> PythonValues:
+        chunk = self.in_kernel(interpreter)
+        if isinstance(op.source.type, VectorType):
+            raise InterpretationError("vector.broadcast of a vector: only scalars are broadcast")
+        lanes = op.vector.type.get_shape()[0]
+        lane = chunk.per_thread(args[0])
+        return (np.broadcast_to(lane, (lanes, chunk.threads)).copy(),)
+
+    @impl(vector.ExtractOp)
+    def run_vector_extract(
+        self, interpreter: Interpreter, op: vector.ExtractOp, args: PythonValues
+    ) -> PythonValues:
+        chunk = self.in_kernel(interpreter)
+        value, *dynamic = args
+        position = self.lane_position(chunk, op, op.result.type, value, dynamic)
+        return (value[position, np.arange(chunk.threads)],)
+
+    @impl(vector.InsertOp)
+    def run_vector_insert(
+        self, interpreter: Interpreter, op: vector.InsertOp, args: PythonValues
+    ) -> PythonValues:
+        chunk = self.in_kernel(interpreter)
+        source, destination, *dynamic = args
+        position = self.lane_position(chunk, op, op.source.type, destination, dynamic)
+        result = destination.copy()
+        result[position, np.arange(chunk.threads)] = chunk.per_thread(source)
+        return (result,)
+
+    @staticmethod
+    def lane_position(
+        chunk: Chunk,
+        op: vector.ExtractOp | vector.InsertOp,
+        lane_type: Attribute,
+        value: np.ndarray,
+        dynamic: Sequence[object],
+    ) -> np.ndarray:
+        """The lane each thread reads or writes; an error for a lane outside the vector."""
+        if isinstance(lane_type, VectorType):
+            raise InterpretationError(f"'{op.name}' of a sub-vector: it moves single lanes")
+        (position,) = op.get_mixed_position()
+        lanes = value.shape[0]
+        position = chunk.per_thread(dynamic[0] if not isinstance(position, int) else position)
+        outside = (position < 0) | (position >= lanes)
+        if not chunk.full:
+            outside &= chunk.mask
+        if outside.any():
+            thread = int(np.flatnonzero(outside)[0])
+            raise InterpretationError(
+                f"{chunk.describe(thread)}: lane {int(position[thread])} of a {lanes}-lane vector"
+            )
+        return np.clip(position, 0, lanes - 1)
 
     @impl(kernel.CpAsyncOp)
     def run_cp_async(
@@ -636,6 +711,11 @@ class SimtFunctions(InterpreterFunctions):
         if active is not None:
             indices = [i[active] for i in indices]
         self.check_bounds(chunk, indices, shape, active)
+        if isinstance(buffer, Banked) and buffer.swizzle is not None:
+            shift, mask, chunk_shift = buffer.swizzle
+            flat = np.ravel_multi_index(indices, shape)
+            flat ^= ((flat >> shift) & mask) << chunk_shift
+            indices = list(np.unravel_index(flat, shape))
         if isinstance(buffer, Banked):
             bank = buffer.bank if active is None else buffer.bank[active]
             indices = [bank, *indices]

@@ -16,7 +16,7 @@
 // CHECK-NEXT:      %[[FIRST:.*]] = arith.muli %[[T]], %c4 : index
 // CHECK-NEXT:      %[[STEP:.*]] = arith.muli %[[GX]], %c512 : index
 // CHECK-NEXT:      scf.for %[[J:.*]] = %[[FIRST]] to %{{.*}} step %[[STEP]] {
-// CHECK-NEXT:        %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} = kernel.vector_load %{{.*}}[%[[I]], %[[J]]] : memref<16x4096xf32>
+// CHECK-NEXT:        %{{.*}} = kernel.vector_load %{{.*}}[%[[I]], %[[J]]] : memref<16x4096xf32>, vector<4xf32>
 // CHECK:             kernel.vector_store
 // CHECK-LABEL: func.func @forward(
 // CHECK:         kernel.launch @k_silu(%{{.*}}, %{{.*}}) grid [8, 16, 1] block [128, 1, 1] smem 0

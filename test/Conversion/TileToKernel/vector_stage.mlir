@@ -15,11 +15,16 @@
 // CHECK-NEXT:      kernel.cp_async_commit
 // CHECK-NEXT:      kernel.cp_async_wait 0
 // CHECK-NEXT:      kernel.barrier
-// CHECK-NEXT:      %[[V:.*]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} = kernel.vector_load %[[ROW]][%[[J]]] : memref<256xbf16, 3 : i32>
+// CHECK-NEXT:      %[[VEC:.*]] = kernel.vector_load %[[ROW]][%[[J]]] : memref<256xbf16, 3 : i32>, vector<8xbf16>
+// CHECK-NEXT:      %[[V:.*]] = vector.extract %[[VEC]][0] : bf16 from vector<8xbf16>
+// CHECK-COUNT-7:   vector.extract %[[VEC]]
 // CHECK-NEXT:      arith.maximumf %{{.*}}, %[[V]]
 // CHECK:           kernel.shuffle xor
 // CHECK:           %[[D:.*]] = arith.subf %[[V]]
-// CHECK:           kernel.vector_store %[[D]], {{.*}}, %{{.*}}[%[[I]], %[[J]]] : memref<8x256xbf16>
+// CHECK:           %[[D0:.*]] = vector.broadcast %[[D]] : bf16 to vector<8xbf16>
+// CHECK-NEXT:      %[[D1:.*]] = vector.insert %{{.*}}, %[[D0]] [1] : bf16 into vector<8xbf16>
+// CHECK-COUNT-6:   vector.insert
+// CHECK-NEXT:      kernel.vector_store %[[D7:.*]], %{{.*}}[%[[I]], %[[J]]] : memref<8x256xbf16>, vector<8xbf16>
 
 tile.kernel @k_softmax_like(%x: memref<8x256xbf16>, %y: memref<8x256xbf16>) grid [8, 1, 1] block [32, 1, 1] {
   tile.for %i in 0 to 8 map grid {
@@ -46,11 +51,12 @@ tile.kernel @k_softmax_like(%x: memref<8x256xbf16>, %y: memref<8x256xbf16>) grid
 // CHECK:         kernel.barrier
 // CHECK-NEXT:    %[[J0:.*]] = arith.muli
 // CHECK-NEXT:    scf.for %[[J:.*]] = %[[J0]]
-// CHECK-NEXT:      %[[A:.*]], %[[B:.*]], %[[C:.*]], %[[D:.*]] = kernel.vector_load %{{.*}}[%{{.*}}, %[[J]]] : memref<4x64xf32>
-// CHECK-NEXT:      kernel.vector_store %[[A]], %[[B]], %[[C]], %[[D]], %{{.*}}[%[[J]]] : memref<64xf32, 3 : i32>
+// CHECK-NEXT:      %[[A:.*]] = kernel.vector_load %{{.*}}[%{{.*}}, %[[J]]] : memref<4x64xf32>, vector<4xf32>
+// CHECK-NEXT:      kernel.vector_store %[[A]], %{{.*}}[%[[J]]] : memref<64xf32, 3 : i32>, vector<4xf32>
 // CHECK:         kernel.barrier
 // CHECK-NEXT:    scf.for %[[K:.*]] =
-// CHECK-NEXT:      kernel.vector_load %{{.*}}[%[[K]]] : memref<64xf32, 3 : i32>
+// CHECK-NEXT:      %[[ROW:.*]] = kernel.vector_load %{{.*}}[%[[K]]] : memref<64xf32, 3 : i32>, vector<4xf32>
+// CHECK-NEXT:      vector.extract %[[ROW]][0] : f32 from vector<4xf32>
 // CHECK-NEXT:      memref.load %{{.*}}[%[[K]], %{{.*}}] : memref<64x4xf32>
 // CHECK-NEXT:      arith.addi %[[K]]
 // CHECK-NEXT:      memref.load %{{.*}}[%{{.*}}, %{{.*}}] : memref<4x64xf32>

@@ -778,3 +778,56 @@ builtin.module attributes {kernel.target = #kernel.target<"sm_80">} {
     func.return
   }
 }
+
+// --- parameters and swizzled shared buffers -------------------------------------------------
+
+// -----
+
+kernel.func @k_scalar(%x: memref<4xf32>, %n: index) block [32, 1, 1] {
+}
+
+func.func @launch_wrong_scalar(%x: memref<4xf32>) {
+  %n = arith.constant 4 : i32
+  // expected-error @+1 {{launch passes (memref<4xf32>, i32) but @k_scalar takes (memref<4xf32>, index)}}
+  kernel.launch @k_scalar(%x, %n) grid [1, 1, 1] block [32, 1, 1] smem 0 : memref<4xf32>, i32
+  func.return
+}
+
+// -----
+
+kernel.func @k_opaque(%m: !kernel.opaque<"CUtensorMap", 128, 64>) block [32, 1, 1] {
+}
+
+func.func @launch_wrong_opaque(%m: !kernel.opaque<"CUtensorMap", 64, 64>) {
+  // expected-error @+1 {{launch passes (!kernel.opaque<"CUtensorMap", 64, 64>) but @k_opaque takes (!kernel.opaque<"CUtensorMap", 128, 64>)}}
+  kernel.launch @k_opaque(%m) grid [1, 1, 1] block [32, 1, 1] smem 0 : !kernel.opaque<"CUtensorMap", 64, 64>
+  func.return
+}
+
+// -----
+
+kernel.func @swizzle_span() block [32, 1, 1] {
+  // expected-error @+1 {{a swizzle spans 32, 64 or 128 bytes, got 256}}
+  %s = kernel.shared_alloc {layout = #kernel.swizzle<256>} : memref<8x64xf32, 3 : i32>
+}
+
+// -----
+
+kernel.func @swizzle_partial_span() block [32, 1, 1] {
+  // expected-error @+1 {{a buffer swizzled in 128-byte spans is a whole number of them, but memref<3x10xf32, 3 : i32> is 120 bytes}}
+  %s = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<3x10xf32, 3 : i32>
+}
+
+// -----
+
+kernel.func @swizzle_odd_element() block [32, 1, 1] {
+  // expected-error @+1 {{a swizzled buffer holds elements of a power-of-two size, but i24 takes 3 bytes}}
+  %s = kernel.shared_alloc {layout = #kernel.swizzle<32>} : memref<32xi24, 3 : i32>
+}
+
+// -----
+
+kernel.func @swizzle_is_a_layout() block [32, 1, 1] {
+  // expected-error @+1 {{128 : i64 should be of base attribute kernel.swizzle}}
+  %s = kernel.shared_alloc {layout = 128 : i64} : memref<32xf32, 3 : i32>
+}

@@ -61,11 +61,15 @@ kernel.func @k_ids(%x: memref<4x64xf32>) block [64, 2, 1] {
 // CHECK-NEXT:    %[[O0:.*]] = kernel.atomic add %[[R2]], %[[S]][%[[C0]]] : memref<8xf32, 3 : i32>
 // CHECK-NEXT:    %[[O1:.*]] = kernel.atomic max %[[O0]], %[[X]][%[[C0]], %[[R3]]] : memref<4x64xf32>
 // CHECK-NEXT:    %[[O2:.*]] = kernel.atomic min %[[O1]], %[[D]][%[[T]]] {tag} : memref<1024xf32, 3 : i32>
-// CHECK-NEXT:    %[[A:.*]], %[[B:.*]], %[[C:.*]], %[[E:.*]] = kernel.vector_load %[[X]][%[[C0]], %[[C0]]] : memref<4x64xf32>
-// CHECK-NEXT:    %[[W0:.*]], %[[W1:.*]] = kernel.vector_load %[[X]][%[[C0]], %[[C0]]] {tag} : memref<4x64xf32>
-// CHECK-NEXT:    %[[ONE:.*]] = kernel.vector_load %[[S]][%[[C0]]] : memref<8xf32, 3 : i32>
-// CHECK-NEXT:    kernel.vector_store %[[A]], %[[B]], %[[C]], %[[E]], %[[X]][%[[C0]], %[[C0]]] : memref<4x64xf32>
-// CHECK-NEXT:    kernel.vector_store %[[W1]], %[[W0]], %[[D]][%[[T]]] {tag} : memref<1024xf32, 3 : i32>
+// CHECK-NEXT:    %[[A:.*]] = kernel.vector_load %[[X]][%[[C0]], %[[C0]]] : memref<4x64xf32>, vector<4xf32>
+// CHECK-NEXT:    %[[W:.*]] = kernel.vector_load %[[X]][%[[C0]], %[[C0]]] {tag} : memref<4x64xf32>, vector<2xf32>
+// CHECK-NEXT:    %[[ONE:.*]] = kernel.vector_load %[[S]][%[[C0]]] : memref<8xf32, 3 : i32>, vector<1xf32>
+// CHECK-NEXT:    %[[W0:.*]] = vector.extract %[[W]][0] : f32 from vector<2xf32>
+// CHECK-NEXT:    %[[AT:.*]] = vector.extract %[[A]][%[[T]]] : f32 from vector<4xf32>
+// CHECK-NEXT:    %[[WS:.*]] = vector.broadcast %[[AT]] : f32 to vector<2xf32>
+// CHECK-NEXT:    %[[WW:.*]] = vector.insert %[[W0]], %[[WS]] [1] : f32 into vector<2xf32>
+// CHECK-NEXT:    kernel.vector_store %[[A]], %[[X]][%[[C0]], %[[C0]]] : memref<4x64xf32>, vector<4xf32>
+// CHECK-NEXT:    kernel.vector_store %[[WW]], %[[D]][%[[T]]] {tag} : memref<1024xf32, 3 : i32>, vector<2xf32>
 // CHECK-NEXT:    kernel.cp_async %[[S64]][%[[C0]], %[[C0]]], %[[G]][%[[C0]]] bytes 16 : memref<4x64xf16, 3 : i64>, memref<64xf16>
 // CHECK-NEXT:    kernel.cp_async %[[D]][%[[T]]], %[[X]][%[[C0]], %[[T]]] bytes 4 {tag} : memref<1024xf32, 3 : i32>, memref<4x64xf32>
 // CHECK-NEXT:    kernel.cp_async_commit
@@ -93,17 +97,59 @@ kernel.func @k_shared(%x: memref<4x64xf32>, %g: memref<64xf16>) block [128, 1, 1
   %o0 = kernel.atomic add %r2, %s[%c0] : memref<8xf32, 3 : i32>
   %o1 = kernel.atomic max %o0, %x[%c0, %r3] : memref<4x64xf32>
   %o2 = kernel.atomic min %o1, %d[%t] {tag} : memref<1024xf32, 3 : i32>
-  %a, %b, %c, %e = kernel.vector_load %x[%c0, %c0] : memref<4x64xf32>
-  %w:2 = kernel.vector_load %x[%c0, %c0] {tag} : memref<4x64xf32>
-  %one = kernel.vector_load %s[%c0] : memref<8xf32, 3 : i32>
-  kernel.vector_store %a, %b, %c, %e, %x[%c0, %c0] : memref<4x64xf32>
-  kernel.vector_store %w#1, %w#0, %d[%t] {tag} : memref<1024xf32, 3 : i32>
+  %a = kernel.vector_load %x[%c0, %c0] : memref<4x64xf32>, vector<4xf32>
+  %w = kernel.vector_load %x[%c0, %c0] {tag} : memref<4x64xf32>, vector<2xf32>
+  %one = kernel.vector_load %s[%c0] : memref<8xf32, 3 : i32>, vector<1xf32>
+  %w0 = vector.extract %w[0] : f32 from vector<2xf32>
+  %at = vector.extract %a[%t] : f32 from vector<4xf32>
+  %ws = vector.broadcast %at : f32 to vector<2xf32>
+  %ww = vector.insert %w0, %ws [1] : f32 into vector<2xf32>
+  kernel.vector_store %a, %x[%c0, %c0] : memref<4x64xf32>, vector<4xf32>
+  kernel.vector_store %ww, %d[%t] {tag} : memref<1024xf32, 3 : i32>, vector<2xf32>
   kernel.cp_async %s64[%c0, %c0], %g[%c0] bytes 16 : memref<4x64xf16, 3>, memref<64xf16>
   kernel.cp_async %d[%t], %x[%c0, %t] bytes 4 {tag} : memref<1024xf32, 3 : i32>, memref<4x64xf32>
   kernel.cp_async_commit
   kernel.cp_async_commit {tag}
   kernel.cp_async_wait 0
   kernel.cp_async_wait 2 {tag}
+}
+
+// Scalar and opaque parameters, passed by kernel.launch; a swizzled shared buffer.
+
+// CHECK-LABEL: kernel.func @k_parameters(
+// CHECK-SAME:    %[[X:[a-z0-9_]+]]: memref<64xf32>, %[[N:[a-z0-9_]+]]: index, %[[A:[a-z0-9_]+]]: f32, %[[H:[a-z0-9_]+]]: f16, %[[B:[a-z0-9_]+]]: i1, %[[M:[a-z0-9_]+]]: !kernel.opaque<"CUtensorMap", 128, 64>) block [32, 1, 1] {
+// CHECK-NEXT:    %[[S:.*]] = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<8x32xf32, 3 : i32>
+// CHECK-NEXT:    %[[S2:.*]] = kernel.shared_alloc {layout = #kernel.swizzle<32>} : memref<2x64xf16, 3 : i32>
+// CHECK-NEXT:    %[[V:.*]] = memref.load %[[X]][%[[N]]] : memref<64xf32>
+// CHECK-NEXT:    %[[P:.*]] = arith.mulf %[[V]], %[[A]] : f32
+// CHECK-NEXT:    memref.store %[[P]], %[[S]][%[[N]], %[[N]]] : memref<8x32xf32, 3 : i32>
+// CHECK-NEXT:    %[[Q:.*]] = memref.load %[[S]][%[[N]], %[[N]]] : memref<8x32xf32, 3 : i32>
+// CHECK-NEXT:    memref.store %[[Q]], %[[X]][%[[N]]] : memref<64xf32>
+// CHECK-NEXT:  }
+// CHECK-LABEL: func.func @launch_parameters(
+// CHECK-SAME:    %[[X:[a-z0-9_]+]]: memref<64xf32>, %[[M:[a-z0-9_]+]]: !kernel.opaque<"CUtensorMap", 128, 64>) {
+// CHECK-NEXT:    %[[N:.*]] = arith.constant 3 : index
+// CHECK-NEXT:    %[[A:.*]] = arith.constant 2.000000e+00 : f32
+// CHECK-NEXT:    %[[H:.*]] = arith.constant 1.000000e+00 : f16
+// CHECK-NEXT:    %[[B:.*]] = arith.constant true
+// CHECK-NEXT:    kernel.launch @k_parameters(%[[X]], %[[N]], %[[A]], %[[H]], %[[B]], %[[M]]) grid [1, 1, 1] block [32, 1, 1] smem 0 : memref<64xf32>, index, f32, f16, i1, !kernel.opaque<"CUtensorMap", 128, 64>
+kernel.func @k_parameters(%x: memref<64xf32>, %n: index, %a: f32, %h: f16, %b: i1, %m: !kernel.opaque<"CUtensorMap", 128, 64>) block [32, 1, 1] {
+  %s = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<8x32xf32, 3 : i32>
+  %s2 = kernel.shared_alloc {layout = #kernel.swizzle<32>} : memref<2x64xf16, 3 : i32>
+  %v = memref.load %x[%n] : memref<64xf32>
+  %p = arith.mulf %v, %a : f32
+  memref.store %p, %s[%n, %n] : memref<8x32xf32, 3 : i32>
+  %q = memref.load %s[%n, %n] : memref<8x32xf32, 3 : i32>
+  memref.store %q, %x[%n] : memref<64xf32>
+}
+
+func.func @launch_parameters(%x: memref<64xf32>, %m: !kernel.opaque<"CUtensorMap", 128, 64>) {
+  %n = arith.constant 3 : index
+  %a = arith.constant 2.0 : f32
+  %h = arith.constant 1.0 : f16
+  %b = arith.constant true
+  kernel.launch @k_parameters(%x, %n, %a, %h, %b, %m) grid [1, 1, 1] block [32, 1, 1] smem 0 : memref<64xf32>, index, f32, f16, i1, !kernel.opaque<"CUtensorMap", 128, 64>
+  func.return
 }
 
 // Barriers under uniform control flow: a loop over a block-uniform range, and an if on the
