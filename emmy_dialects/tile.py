@@ -49,6 +49,7 @@ interpreter runs Tile IR as if they were absent):
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from math import prod
 
 from xdsl.dialects import arith, memref
@@ -68,9 +69,20 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
-from xdsl.ir import Attribute, Dialect, Region, SSAValue
+from xdsl.dialects.utils import EnumAttribute
+from xdsl.ir import (
+    Attribute,
+    Block,
+    Data,
+    Dialect,
+    Operation,
+    Region,
+    SpacedOpaqueSyntaxAttribute,
+    SSAValue,
+)
 from xdsl.irdl import (
     IRDLOperation,
+    irdl_attr_definition,
     irdl_op_definition,
     lazy_traits_def,
     operand_def,
@@ -81,7 +93,7 @@ from xdsl.irdl import (
     var_operand_def,
     var_result_def,
 )
-from xdsl.parser import Parser
+from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
 from xdsl.traits import (
     HasParent,
@@ -93,6 +105,7 @@ from xdsl.traits import (
     SymbolOpInterface,
 )
 from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.str_enum import StrEnum
 
 from emmy.dialects.combiner import parse_reduction, print_reduction, verify_reduction
 from emmy.dialects.kernel import element_bytes
@@ -104,10 +117,37 @@ from emmy.dialects.launch import (
     verify_launch,
 )
 
-MAPPINGS = ("grid", "thread", "global", "serial")
-VECTOR_MAPPINGS = ("thread", "global")
+
+class Mapping(StrEnum):
+    """Which processors a loop's iterations go to (see the module docstring)."""
+
+    GRID = "grid"
+    GRID_Y = "grid_y"
+    THREAD = "thread"
+    GLOBAL = "global"
+    SERIAL = "serial"
+
+
+class StageMode(StrEnum):
+    """How a block copies a staged row into shared memory: through registers, or cp.async."""
+
+    SYNC = "sync"
+    ASYNC = "async"
+
+
+@irdl_attr_definition
+class MappingAttr(EnumAttribute[Mapping], SpacedOpaqueSyntaxAttribute):
+    name = "tile.mapping"
+
+
+@irdl_attr_definition
+class StageModeAttr(EnumAttribute[StageMode], SpacedOpaqueSyntaxAttribute):
+    name = "tile.stage_mode"
+
+
+VECTOR_MAPPINGS = (Mapping.THREAD, Mapping.GLOBAL)
+GRID_MAPPINGS = (Mapping.GRID, Mapping.GRID_Y)
 VECTOR_WIDTHS = (2, 4, 8, 16)
-STAGE_MODES = ("sync", "async")
 SPLIT_KINDS = ("add", "max", "min")
 SPLIT_TYPES = (f32, f64, i32, i64)
 MAX_THREADS = 1024
@@ -115,17 +155,9 @@ MAX_STAGE_BYTES = 48 * 1024
 """What one block may stage: the static shared memory a kernel gets without opting in."""
 
 
-def two_dimensional_global(root: ForOp) -> ForOp | None:
-    """The global loop of a two-dimensional nest rooted at `root` (grid loops, the innermost
-    of which holds a global loop), or None for any other nest."""
-    innermost = root
-    while innermost.mapping.data == "grid":
-        inner = [o for o in innermost.body.block.ops if isinstance(o, ForOp)]
-        if len(inner) == 1 and inner[0].mapping.data == "grid":
-            innermost = inner[0]
-            continue
-        return next((o for o in inner if o.mapping.data == "global"), None)
-    return None
+def grid_dimensions(mapping: Mapping) -> tuple[int, ...]:
+    """The grid dimensions (0 for x, 1 for y) whose block index a loop of `mapping` reads."""
+    return {Mapping.GRID: (0,), Mapping.GLOBAL: (0,), Mapping.GRID_Y: (1,)}.get(mapping, ())
 
 
 def contiguous_offset(index: SSAValue, induction_var: SSAValue) -> int | None:
@@ -145,16 +177,6 @@ def contiguous_offset(index: SSAValue, induction_var: SSAValue) -> int | None:
         ):
             return constant.value.value.data
     return None
-
-
-def _parse_choice(parser: Parser, choices: Sequence[str], what: str) -> str:
-    pos = parser.pos
-    word = parser.parse_identifier()
-    if word not in choices:
-        parser.raise_error(
-            f"unknown {what} '{word}'; expected one of {', '.join(choices)}", pos, parser.pos
-        )
-    return word
 
 
 def _print_shape(printer: Printer, keyword: str, shape: Sequence[int]) -> None:
@@ -178,6 +200,228 @@ def verify_launch_shape(grid: Sequence[int], block: Sequence[int]) -> None:
         raise VerifyException(
             f"a block of {threads} threads must be a multiple of 32 and at most {MAX_THREADS}"
         )
+
+
+SCHEDULE_ATTRIBUTE = "tile.schedule"
+"""The attribute of a `loop.kernel` (and of the `tile.kernel` lowered from it) that holds its
+schedule."""
+
+LoopPath = tuple[int, ...]
+"""A loop of a kernel by its position in the nest: its index among the loops of the kernel's
+body, then among the loops of that loop's body, and so on (`[0, 1]` is the second loop inside
+the first), so that it names the same loop after the IR is printed and parsed again."""
+
+
+def loop_paths(body: Block, loop_type: type[Operation]) -> dict[Operation, LoopPath]:
+    """Every loop (op of `loop_type`) nested in a kernel's `body`, with its path."""
+    paths: dict[Operation, LoopPath] = {}
+
+    def visit(block: Block, prefix: LoopPath) -> None:
+        for index, op in enumerate(o for o in block.ops if isinstance(o, loop_type)):
+            paths[op] = (*prefix, index)
+            visit(op.regions[0].block, paths[op])
+
+    visit(body, ())
+    return paths
+
+
+@dataclass(frozen=True)
+class LoopSchedule:
+    """Where one loop's iterations go, and how many consecutive ones a thread takes at a time.
+    A reduction's strategy is its mapping: `thread` combines it within a block, `global`
+    splits it across the blocks, which combine their totals with atomics."""
+
+    mapping: Mapping
+    vector: int = 1
+
+
+@dataclass(frozen=True)
+class Staging:
+    """The row of kernel argument `argument` that the loops inside the grid loop at `loop`
+    read is copied into shared memory at the top of each of its iterations."""
+
+    argument: int
+    loop: LoopPath
+    mode: StageMode
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """How a `loop.kernel` runs on the GPU: what `choose-tile-schedule` decides and
+    `lower-loop-to-tile` applies, as the `#tile.schedule<...>` attribute of the kernel.
+
+        #tile.schedule<block [512, 1, 1], loops [[0] grid, [0, 0] thread vector 4,
+                       [0, 1] thread vector 4], stage [[0] arg 0 async]>
+
+    A loop the schedule does not name runs serially in each thread. The grid is not part of
+    the schedule: it is the blocks the mapped loops need (every loop mapped to a grid
+    dimension strides by that dimension's size, so any grid would be correct).
+    The last four fields are reserved for tensor-core schedules; no pass honours them yet, so
+    a schedule verifies only with their defaults."""
+
+    block: tuple[int, int, int]
+    loops: tuple[tuple[LoopPath, LoopSchedule], ...]
+    stages: tuple[Staging, ...] = ()
+    tile_shape: tuple[int, ...] = ()
+    """Reserved: the block's output tile (M, N, K)."""
+    mma_atom: str = ""
+    """Reserved: the tensor-core instruction a warp group issues (such as wgmma m64n128k16)."""
+    pipeline_depth: int = 1
+    """Reserved: how many tiles are loaded ahead of the one being multiplied."""
+    warp_roles: tuple[str, ...] = ()
+    """Reserved: what each warp group of a block does (such as producer, consumer)."""
+
+    def loop(self, path: LoopPath) -> LoopSchedule:
+        return dict(self.loops).get(path, LoopSchedule(Mapping.SERIAL))
+
+    def verify(self) -> None:
+        verify_launch_shape((1, 1, 1), self.block)
+        paths = [path for path, _ in self.loops]
+        if len(set(paths)) != len(paths) or not all(paths) or min(min(paths, default=[0])) < 0:
+            raise VerifyException(
+                f"loops {[list(p) for p in paths]} must be distinct, non-empty paths of "
+                "non-negative loop indices"
+            )
+        for path, loop_schedule in self.loops:
+            width = loop_schedule.vector
+            if width != 1 and (
+                width not in VECTOR_WIDTHS or loop_schedule.mapping not in VECTOR_MAPPINGS
+            ):
+                raise VerifyException(
+                    f"loop {list(path)}: vector width {width} must be one of "
+                    f"{', '.join(map(str, VECTOR_WIDTHS))}, on a loop mapped to thread or global"
+                )
+        for stage in self.stages:
+            if self.loop(stage.loop).mapping not in GRID_MAPPINGS:
+                raise VerifyException(
+                    f"a row is staged by a block: staging at loop {list(stage.loop)} needs "
+                    "that loop mapped to grid or grid_y"
+                )
+        reserved = (
+            ("tile", self.tile_shape, ()),
+            ("atom", self.mma_atom, ""),
+            ("pipeline", self.pipeline_depth, 1),
+            ("warp_roles", self.warp_roles, ()),
+        )
+        for keyword, value, default in reserved:
+            if value != default:
+                raise VerifyException(
+                    f"'{keyword}' is reserved for tensor-core schedules, which no pass honours yet"
+                )
+
+
+def _print_path(printer: Printer, path: LoopPath) -> None:
+    printer.print_string(f"[{', '.join(map(str, path))}]")
+
+
+def _parse_path(parser: AttrParser) -> LoopPath:
+    return tuple(
+        parser.parse_comma_separated_list(
+            parser.Delimiter.SQUARE, lambda: parser.parse_integer(allow_boolean=False)
+        )
+    )
+
+
+@irdl_attr_definition
+class ScheduleAttr(Data[Schedule]):
+    """`#tile.schedule<...>`: a `Schedule` in the IR, on the `loop.kernel` it is for."""
+
+    name = "tile.schedule"
+
+    def verify(self) -> None:
+        self.data.verify()
+
+    def print_parameter(self, printer: Printer) -> None:
+        schedule = self.data
+        with printer.in_angle_brackets():
+            printer.print_string(f"block [{', '.join(map(str, schedule.block))}], loops [")
+
+            def print_loop(entry: tuple[LoopPath, LoopSchedule]) -> None:
+                path, loop_schedule = entry
+                _print_path(printer, path)
+                printer.print_string(f" {loop_schedule.mapping}")
+                if loop_schedule.vector != 1:
+                    printer.print_string(f" vector {loop_schedule.vector}")
+
+            printer.print_list(schedule.loops, print_loop)
+            printer.print_string("]")
+            if schedule.stages:
+                printer.print_string(", stage [")
+
+                def print_stage(stage: Staging) -> None:
+                    _print_path(printer, stage.loop)
+                    printer.print_string(f" arg {stage.argument} {stage.mode}")
+
+                printer.print_list(schedule.stages, print_stage)
+                printer.print_string("]")
+            if schedule.tile_shape:
+                printer.print_string(f", tile [{', '.join(map(str, schedule.tile_shape))}]")
+            if schedule.mma_atom:
+                printer.print_string(", atom ")
+                printer.print_string_literal(schedule.mma_atom)
+            if schedule.pipeline_depth != 1:
+                printer.print_string(f", pipeline {schedule.pipeline_depth}")
+            if schedule.warp_roles:
+                printer.print_string(", warp_roles [")
+                printer.print_list(schedule.warp_roles, printer.print_string_literal)
+                printer.print_string("]")
+
+    @classmethod
+    def parse_parameter(cls, parser: AttrParser) -> Schedule:
+        start = parser.pos
+        integer = lambda: parser.parse_integer(allow_boolean=False)  # noqa: E731
+        square = parser.Delimiter.SQUARE
+        with parser.in_angle_brackets():
+            parser.parse_keyword("block")
+            block_pos = parser.pos
+            block = tuple(parser.parse_comma_separated_list(square, integer))
+            if len(block) != 3:
+                parser.raise_error("a block shape has 3 sizes", block_pos, parser.pos)
+            parser.parse_punctuation(",")
+            parser.parse_keyword("loops")
+
+            def parse_loop() -> tuple[LoopPath, LoopSchedule]:
+                path = _parse_path(parser)
+                mapping = MappingAttr.parse_parameter(parser)
+                vector = integer() if parser.parse_optional_keyword("vector") else 1
+                return path, LoopSchedule(mapping, vector)
+
+            loops = tuple(parser.parse_comma_separated_list(square, parse_loop))
+            fields: dict[str, object] = {}
+            parsers = {
+                "stage": lambda: tuple(parser.parse_comma_separated_list(square, parse_stage)),
+                "tile": lambda: tuple(parser.parse_comma_separated_list(square, integer)),
+                "atom": lambda: parser.parse_str_literal(),
+                "pipeline": integer,
+                "warp_roles": lambda: tuple(
+                    parser.parse_comma_separated_list(square, parser.parse_str_literal)
+                ),
+            }
+            names = {"stage": "stages", "tile": "tile_shape", "atom": "mma_atom"}
+            names.update(pipeline="pipeline_depth", warp_roles="warp_roles")
+
+            def parse_stage() -> Staging:
+                path = _parse_path(parser)
+                parser.parse_keyword("arg")
+                argument = integer()
+                return Staging(argument, path, StageModeAttr.parse_parameter(parser))
+
+            while parser.parse_optional_punctuation(",") is not None:
+                keyword_pos = parser.pos
+                keyword = parser.parse_identifier()
+                if keyword not in parsers or names[keyword] in fields:
+                    parser.raise_error(
+                        f"expected one of {', '.join(parsers)}, each at most once",
+                        keyword_pos,
+                        parser.pos,
+                    )
+                fields[names[keyword]] = parsers[keyword]()
+        schedule = Schedule(block, loops, **fields)
+        try:
+            schedule.verify()
+        except VerifyException as error:
+            parser.raise_error(str(error), start, parser.pos)
+        return schedule
 
 
 @irdl_op_definition
@@ -226,12 +470,14 @@ class KernelOp(IRDLOperation):
         verify_launch_shape(self.grid_shape, self.block_shape)
         if self.grid_shape[1] > 1:
             for nest in self.body.block.ops:
-                if isinstance(nest, ForOp) and two_dimensional_global(nest) is None:
+                if isinstance(nest, ForOp) and not any(
+                    isinstance(f, ForOp) and f.mapping.data == Mapping.GRID_Y for f in nest.walk()
+                ):
                     raise VerifyException(
                         f"grid {list(self.grid_shape)} has {self.grid_shape[1]} rows of blocks, "
-                        f"which only a nest of grid loops around a global loop spreads over: "
-                        f"the kernel's other nests would run once per row"
+                        f"but a nest maps no loop to grid_y: it would run once per row"
                     )
+        self._verify_schedule()
         args = self.body.block.args
         if tuple(a.type for a in args) != self.buffer_types:
             raise VerifyException("kernel body arguments must match the kernel signature")
@@ -239,10 +485,36 @@ class KernelOp(IRDLOperation):
             if not isinstance(arg.type, MemRefType):
                 raise VerifyException(f"kernel argument #{index} must be a memref, got {arg.type}")
 
+    def _verify_schedule(self) -> None:
+        """The schedule a kernel was lowered with, if it keeps one, is the one it follows."""
+        attribute = self.attributes.get(SCHEDULE_ATTRIBUTE)
+        if attribute is None:
+            return
+        if not isinstance(attribute, ScheduleAttr):
+            raise VerifyException(f"'{SCHEDULE_ATTRIBUTE}' must be a #tile.schedule")
+        schedule = attribute.data
+        if schedule.block != self.block_shape:
+            raise VerifyException(
+                f"block {list(self.block_shape)} is not the schedule's {list(schedule.block)}"
+            )
+        paths = loop_paths(self.body.block, ForOp)
+        for path, _ in schedule.loops:
+            if path not in paths.values():
+                raise VerifyException(f"the schedule maps loop {list(path)}, which is not here")
+        for for_op, path in paths.items():
+            expected = schedule.loop(path)
+            if (for_op.mapping.data, for_op.vector_width) != (expected.mapping, expected.vector):
+                raise VerifyException(
+                    f"loop {list(path)} is mapped {for_op.mapping.data} vector "
+                    f"{for_op.vector_width}, but the schedule says {expected.mapping} vector "
+                    f"{expected.vector}"
+                )
+
     def print(self, printer: Printer) -> None:
         print_signature(printer, self.sym_name, self.body.block.args)
         _print_shape(printer, "grid", self.grid_shape)
         _print_shape(printer, "block", self.block_shape)
+        printer.print_op_attributes(self.attributes, print_keyword=True)
         printer.print_string(" ")
         printer.print_region(self.body, print_entry_block_args=False)
 
@@ -251,8 +523,12 @@ class KernelOp(IRDLOperation):
         name, args = parse_signature(parser)
         grid = _parse_shape(parser, "grid")
         block = _parse_shape(parser, "block")
+        attributes = parser.parse_optional_attr_dict_with_keyword()
         body = parser.parse_region(args)
-        return cls(name.data, [a.type for a in args], grid, block, body)
+        op = cls(name.data, [a.type for a in args], grid, block, body)
+        if attributes is not None:
+            op.attributes.update(attributes.data)
+        return op
 
 
 @irdl_op_definition
@@ -277,7 +553,7 @@ class ForOp(IRDLOperation):
     name = "tile.for"
     lower = prop_def(IntAttr)
     upper = prop_def(IntAttr)
-    mapping = prop_def(StringAttr)
+    mapping = prop_def(MappingAttr)
     kind = opt_prop_def(StringAttr)
     init = opt_prop_def(Attribute)
     vector = opt_prop_def(IntAttr)
@@ -289,7 +565,7 @@ class ForOp(IRDLOperation):
         self,
         lower: int,
         upper: int,
-        mapping: str,
+        mapping: Mapping,
         body: Region,
         reduction: tuple[str, FloatAttr | IntegerAttr] | None = None,
         vector: int = 1,
@@ -297,7 +573,7 @@ class ForOp(IRDLOperation):
         properties: dict[str, Attribute] = {
             "lower": IntAttr(lower),
             "upper": IntAttr(upper),
-            "mapping": StringAttr(mapping),
+            "mapping": MappingAttr(Mapping(mapping)),
         }
         if vector != 1:
             properties["vector"] = IntAttr(vector)
@@ -369,11 +645,32 @@ class ForOp(IRDLOperation):
                 "the loop at constant indices"
             )
 
+    def _verify_block_index_read_once(self) -> None:
+        """A loop over a grid dimension strides by the block index: a loop around it that reads
+        the same index would give each block a part of a part. Only a chain of grid loops of one
+        mapping, each the only loop of the one around it, is linearised over the index once."""
+        dimensions = set(grid_dimensions(self.mapping.data))
+        if not dimensions:
+            return
+        inner, outer = self, self.parent_op()
+        while (
+            isinstance(outer, ForOp)
+            and outer.mapping.data == self.mapping.data
+            and self.mapping.data in GRID_MAPPINGS
+            and [o for o in outer.body.block.ops if isinstance(o, ForOp)] == [inner]
+        ):
+            inner, outer = outer, outer.parent_op()
+        while isinstance(outer, ForOp):
+            if dimensions & set(grid_dimensions(outer.mapping.data)):
+                raise VerifyException(
+                    f"a loop mapped to {self.mapping.data} inside a loop mapped to "
+                    f"{outer.mapping.data} would read the same block index twice (map the outer "
+                    "loop to grid_y, or make the loops one chain)"
+                )
+            outer = outer.parent_op()
+
     def verify_(self) -> None:
-        if self.mapping.data not in MAPPINGS:
-            raise VerifyException(
-                f"unknown mapping '{self.mapping.data}'; expected one of {', '.join(MAPPINGS)}"
-            )
+        self._verify_block_index_read_once()
         if self.lower.data < 0 or self.upper.data < self.lower.data:
             raise VerifyException(
                 f"loop bounds {self.lower.data} to {self.upper.data} must satisfy "
@@ -393,9 +690,10 @@ class ForOp(IRDLOperation):
             if self.accumulator or yielded:
                 raise VerifyException("a parallel tile.for has no results and yields nothing")
             return
-        if self.mapping.data == "grid":
+        if self.mapping.data in GRID_MAPPINGS:
             raise VerifyException(
-                "a reduction cannot be mapped to grid: blocks do not combine their results"
+                f"a reduction cannot be mapped to {self.mapping.data}: blocks do not combine "
+                "their results"
             )
         accumulator_type = verify_reduction(self.kind.data, self.init)
         if self.mapping.data == "global":
@@ -435,7 +733,7 @@ class ForOp(IRDLOperation):
         parser.parse_keyword("to")
         upper = parser.parse_integer(allow_boolean=False)
         parser.parse_keyword("map")
-        mapping = _parse_choice(parser, MAPPINGS, "mapping")
+        mapping = MappingAttr.parse_parameter(parser)
         vector = 1
         if parser.parse_optional_keyword("vector") is not None:
             vector = parser.parse_integer(allow_boolean=False, allow_negative=False)
@@ -456,11 +754,15 @@ class StageOp(IRDLOperation):
     name = "tile.stage"
     buffer = operand_def(MemRefType)
     indices = var_operand_def(IndexType)
-    mode = prop_def(StringAttr)
+    mode = prop_def(StageModeAttr)
     traits = lazy_traits_def(lambda: (HasParent(ForOp),))
 
-    def __init__(self, buffer: SSAValue, indices: Sequence[SSAValue], mode: str):
-        super().__init__(operands=[buffer, indices], properties={"mode": StringAttr(mode)})
+    assembly_format = "$buffer `[` $indices `]` $mode attr-dict `:` type($buffer)"
+
+    def __init__(self, buffer: SSAValue, indices: Sequence[SSAValue], mode: StageMode):
+        super().__init__(
+            operands=[buffer, indices], properties={"mode": StageModeAttr(StageMode(mode))}
+        )
 
     @property
     def row_type(self) -> MemRefType:
@@ -470,12 +772,8 @@ class StageOp(IRDLOperation):
         return MemRefType(memref_type.element_type, memref_type.get_shape()[len(self.indices) :])
 
     def verify_(self) -> None:
-        if self.mode.data not in STAGE_MODES:
-            raise VerifyException(
-                f"unknown staging mode '{self.mode.data}'; expected one of {', '.join(STAGE_MODES)}"
-            )
         parent = self.parent_op()
-        if not isinstance(parent, ForOp) or parent.mapping.data != "grid":
+        if not isinstance(parent, ForOp) or parent.mapping.data not in GRID_MAPPINGS:
             raise VerifyException("a row is staged by a block: tile.stage belongs in a grid loop")
         rank = self.buffer.type.get_num_dims()
         if len(self.indices) != rank - 1:
@@ -490,35 +788,6 @@ class StageOp(IRDLOperation):
                 f"a staged row of {size} bytes is over the {MAX_STAGE_BYTES} bytes of a block's "
                 "static shared memory"
             )
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_ssa_value(self.buffer)
-        printer.print_string("[")
-        printer.print_list(self.indices, printer.print_ssa_value)
-        printer.print_string(f"] {self.mode.data}")
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(self.buffer.type)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> StageOp:
-        buffer = parser.parse_unresolved_operand()
-        indices = parser.parse_comma_separated_list(
-            Parser.Delimiter.SQUARE, parser.parse_unresolved_operand
-        )
-        mode = _parse_choice(parser, STAGE_MODES, "staging mode")
-        attributes = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        type_pos = parser.pos
-        memref_type = parser.parse_type()
-        if not isinstance(memref_type, MemRefType):
-            parser.raise_error(f"a staged buffer is a memref, got {memref_type}", type_pos)
-        resolved = parser.resolve_operand(buffer, memref_type)
-        resolved_indices = [parser.resolve_operand(i, IndexType()) for i in indices]
-        op = cls(resolved, resolved_indices, mode)
-        op.attributes.update(attributes)
-        return op
 
 
 @irdl_op_definition
@@ -546,4 +815,8 @@ class LaunchOp(IRDLOperation):
         return op
 
 
-Tile = Dialect("tile", [KernelOp, ForOp, YieldOp, StageOp, LaunchOp], [])
+Tile = Dialect(
+    "tile",
+    [KernelOp, ForOp, YieldOp, StageOp, LaunchOp],
+    [MappingAttr, StageModeAttr, ScheduleAttr],
+)

@@ -1,9 +1,10 @@
 """`lower-tile-to-kernel`: realises each `tile.kernel`'s schedule with hardware primitives.
 
 Each mapping becomes a loop over the iterations a thread owns (`scf.for`):
-- `grid`: the loops of a nest mapped to the grid are linearised into one loop from
-  `blockIdx.x` in steps of `gridDim.x` (`blockIdx.y` in steps of `gridDim.y` when they hold a
-  `global` loop), and each iteration's indices are split back out;
+- `grid` / `grid_y`: a chain of loops mapped to one grid dimension (each the only loop of
+  the one around it) is linearised into one loop from `blockIdx.x` in steps of `gridDim.x`
+  (`blockIdx.y` in steps of `gridDim.y` for `grid_y`), and each iteration's indices are split
+  back out;
 - `thread`: from `threadIdx.x` in steps of the block size (a constant, so that the compiler
   unrolls a loop of a known trip count); up to 4 steps are emitted one after another, so the
   loops over one row visit each thread's elements in the same index values, and a load of a
@@ -305,7 +306,7 @@ class _KernelBuilder:
 
     def _loop(self, op: tile.ForOp) -> None:
         mapping = op.mapping.data
-        if mapping == "grid":
+        if mapping in tile.GRID_MAPPINGS:
             self._grid_loops(op)
             return
         lower, upper, width = op.lower.data, op.upper.data, op.vector_width
@@ -371,7 +372,7 @@ class _KernelBuilder:
         chain = [outermost]
         while True:
             inner = [o for o in chain[-1].body.block.ops if isinstance(o, tile.ForOp)]
-            if len(inner) != 1 or inner[0].mapping.data != "grid":
+            if len(inner) != 1 or inner[0].mapping.data != outermost.mapping.data:
                 break
             chain.append(inner[0])
         extents = [f.upper.data - f.lower.data for f in chain]
@@ -394,7 +395,7 @@ class _KernelBuilder:
                         self.convert_op(body_op)
             self.staged = staged  # a staged row holds this iteration's row only
 
-        if tile.two_dimensional_global(outermost) is None:
+        if outermost.mapping.data == tile.Mapping.GRID:
             first, step = self.block_id, self.grid_dim
         else:
             first = self._add(kernel.BlockIdOp("y")).results[0]
