@@ -58,9 +58,15 @@ from xdsl.utils.exceptions import PassFailedException, VerifyException
 
 from emmy.dialects import loop, tile
 from emmy.dialects.kernel import MAX_VECTOR_BYTES, element_bytes
-from emmy.dialects.target import GpuTarget, target_of
+from emmy.dialects.target import GpuTarget
 from emmy.dialects.tile import LoopSchedule, Mapping, Schedule, ScheduleAttr, StageMode, Staging
-from emmy.passes.lower_loop_to_tile import enclosing_and_self, is_inside, row_known_at_top
+from emmy.passes.lower_loop_to_tile import (
+    ScheduleError,
+    enclosing_and_self,
+    is_inside,
+    lower_kernel,
+    row_known_at_top,
+)
 
 MAX_BLOCK = 512
 VECTORS_PER_THREAD = 4
@@ -73,6 +79,8 @@ thread per vector, so that each row finishes sooner."""
 SPREAD_BLOCKS_PER_SM = 1
 """The blocks per SM a two-dimensional nest aims at."""
 STAGE_BUDGET_BYTES = 32 * 1024
+CANDIDATE_BLOCKS = (64, 128, 256, 512, 1024)
+"""The block sizes `candidates` offers besides the heuristic's."""
 STAGE_CHOICES = ("auto", "none", *StageMode)
 
 
@@ -266,9 +274,10 @@ def _staged_rows(
     return staged
 
 
-def choose_schedule(kernel: loop.KernelOp, overrides: Overrides = Overrides()) -> Schedule:
+def choose_schedule(
+    kernel: loop.KernelOp, target: GpuTarget, overrides: Overrides = Overrides()
+) -> Schedule:
     """The heuristic's schedule of `kernel` (see the module docstring)."""
-    target = target_of(kernel)
     mappings = _mappings(kernel, overrides.split_reductions, target)
     widths = {
         f: _vector_width(f, overrides.vector_width)
@@ -284,6 +293,31 @@ def choose_schedule(kernel: loop.KernelOp, overrides: Overrides = Overrides()) -
         ),
         stages=tuple(_staged_rows(kernel, mappings, paths, overrides.stage)),
     )
+
+
+def candidates(kernel: loop.KernelOp, target: GpuTarget) -> list[Schedule]:
+    """The legal schedules of `kernel` worth timing, the heuristic's first: its mappings
+    (with and without splitting a long reduction across blocks) under every block size of
+    CANDIDATE_BLOCKS, every vector width up to 16 bytes of the widest element, and staging
+    its re-read rows asynchronously, synchronously or not at all; each one lowers."""
+    heuristic = choose_schedule(kernel, target)
+    loops = tile.loop_paths(kernel.body.block, loop.ForOp)
+    widest = max((_widest_vector(f) for f in loops), default=1)
+    schedules = {heuristic: None}
+    for split in (True, False):
+        for block in [b for b in CANDIDATE_BLOCKS if b <= target.max_threads_per_block]:
+            for width in [w for w in (1, *tile.VECTOR_WIDTHS) if w <= widest]:
+                for stage in STAGE_CHOICES:
+                    overrides = Overrides(block, width, stage, split)
+                    schedules.setdefault(choose_schedule(kernel, target, overrides), None)
+    legal = []
+    for schedule in schedules:
+        try:
+            lower_kernel(kernel, schedule)
+        except ScheduleError:
+            continue
+        legal.append(schedule)
+    return legal
 
 
 @dataclass(frozen=True)
