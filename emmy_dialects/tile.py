@@ -1,6 +1,7 @@
 """Tile IR (`tile`): how a kernel's iterations map onto the GPU — the schedule, as data.
 
-    tile.kernel @k_rms_norm(%x: memref<32x2048xf32>, %w: memref<2048xf32>, %y: memref<32x2048xf32>) grid [32, 1, 1] block [256, 1, 1] {
+    tile.kernel @k_rms_norm(%x: memref<32x2048xf32>, %w: memref<2048xf32>,
+                            %y: memref<32x2048xf32>) grid [32, 1, 1] block [256, 1, 1] {
       tile.for %i in 0 to 32 map grid {
         %ss = tile.for %j in 0 to 2048 map thread reduce add init 0.0 : f32 {
           %v = memref.load %x[%i, %j] : memref<32x2048xf32>
@@ -15,24 +16,26 @@
       }
     }
 
-The kernel carries the launch shape (`grid`, `block`). Each loop carries its mapping:
-- `grid`: iterations go to blocks, `blockIdx.x`, `blockIdx.x + gridDim.x`, ...; the loops of
-  one nest mapped to the grid share the block index, outermost first; the grid loops of a
-  nest whose innermost grid loop holds a `global` loop (a two-dimensional nest) go to rows of
-  blocks instead (`blockIdx.y`, strided by `gridDim.y`), and the global loop to the blocks of
-  a row (`blockIdx.x`): a few long rows of an elementwise kernel spread over many blocks. A
-  grid with more than one row of blocks is for two-dimensional nests only (any other nest
-  would run once per row);
+The kernel carries the launch shape (`grid`, `block`), and the `#tile.schedule` it was lowered
+with (see `Schedule`), if any. Each loop carries its mapping, whatever the rest of the nest is:
+- `grid`: iterations go to blocks, `blockIdx.x`, `blockIdx.x + gridDim.x`, ...; a chain of
+  loops mapped to grid (each the only loop of the one around it) shares the block index,
+  outermost first;
+- `grid_y`: the same over rows of blocks (`blockIdx.y`, strided by `gridDim.y`): around a
+  `global` loop, which spreads each row over the blocks of a row of the grid, a few long rows
+  of an elementwise kernel reach many blocks. A grid with more than one row of blocks needs a
+  grid_y loop in every nest (any other nest would run once per row);
 - `thread`: iterations go to the threads of a block, strided by the block size; a reduction
   mapped to threads is combined across the block (warp shuffles, then shared memory), and
   every thread gets the total;
-- `global`: iterations go to every thread of the grid, strided by the grid's thread count
-  (a one-dimensional nest, which has no outer loop to give the blocks), or of a row of blocks
-  (in a two-dimensional nest); a reduction mapped to global, a whole nest, is split across
-  blocks: each block combines its threads' partials, and the blocks' totals are combined
-  with atomics into the one element the result is stored to (which the host sets to the init
-  first);
+- `global`: iterations go to every thread of the grid's x dimension (`blockIdx.x *
+  blockDim.x + threadIdx.x`, strided by its thread count); a reduction mapped to global, a
+  whole nest, is split across blocks: each block combines its threads' partials, and the
+  blocks' totals are combined with atomics into the one element the result is stored to
+  (which the host sets to the init first);
 - `serial`: each thread runs every iteration.
+No loop is inside another that reads the same block index (a global loop inside a grid loop
+would give each block a part of a part).
 Element accesses are upstream `memref.load` / `memref.store`.
 
 Two more choices make a schedule fast, and neither changes what a kernel computes (the CPU
@@ -40,10 +43,11 @@ interpreter runs Tile IR as if they were absent):
 - `vector N` on a `thread` or `global` loop: each thread takes N consecutive iterations at a
   time, so the loop's accesses along the last dimension become N-wide (up to 16-byte) vector
   loads and stores (`tile.for %j in 0 to 4096 map thread vector 8 { ... }`);
-- `tile.stage %x[%i] async : memref<...>` at the top of a `grid` loop: the block copies the
-  row of `%x` that the leading indices pick into shared memory once (`sync` through registers,
-  `async` with cp.async), and every load of that row after it in the loop reads the copy — a
-  norm or softmax reads its row from global memory once, not once per pass.
+- `tile.stage %x[%i] async : memref<...>` at the top of a `grid` or `grid_y` loop: the block
+  copies the row of `%x` that the leading indices pick into shared memory once (`sync`
+  through registers, `async` with cp.async), and every load of that row after it in the loop
+  reads the copy — a norm or softmax reads its row from global memory once, not once per
+  pass.
 """
 
 from __future__ import annotations
