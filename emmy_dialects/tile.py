@@ -111,7 +111,13 @@ from xdsl.traits import (
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
-from emmy.dialects.combiner import parse_reduction, print_reduction, verify_reduction
+from emmy.dialects.combiner import (
+    Combiner,
+    CombinerAttr,
+    parse_reduction,
+    print_reduction,
+    verify_reduction,
+)
 from emmy.dialects.kernel import element_bytes
 from emmy.dialects.launch import (
     parse_launch,
@@ -558,7 +564,7 @@ class ForOp(IRDLOperation):
     lower = prop_def(IntAttr)
     upper = prop_def(IntAttr)
     mapping = prop_def(MappingAttr)
-    kind = opt_prop_def(StringAttr)
+    kind = opt_prop_def(CombinerAttr)
     init = opt_prop_def(Attribute)
     vector = opt_prop_def(IntAttr)
     accumulator = var_result_def()
@@ -584,7 +590,7 @@ class ForOp(IRDLOperation):
         result_types: list[Attribute] = []
         if reduction is not None:
             kind, init = reduction
-            properties.update(kind=StringAttr(kind), init=init)
+            properties.update(kind=CombinerAttr(Combiner(kind)), init=init)
             result_types.append(init.type)
         block = body.block
         if block.last_op is None or not block.last_op.has_trait(IsTerminator):
