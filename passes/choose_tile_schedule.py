@@ -58,7 +58,7 @@ from xdsl.utils.exceptions import PassFailedException, VerifyException
 
 from emmy.dialects import loop, tile
 from emmy.dialects.kernel import MAX_VECTOR_BYTES, element_bytes
-from emmy.dialects.target import GpuTarget
+from emmy.dialects.target import GpuTarget, target_of
 from emmy.dialects.tile import LoopSchedule, Mapping, Schedule, ScheduleAttr, StageMode, Staging
 from emmy.passes.lower_loop_to_tile import (
     ScheduleError,
@@ -360,5 +360,5 @@ class ChooseTileSchedulePass(ModulePass):
                 isinstance(kernel, loop.KernelOp)
                 and tile.SCHEDULE_ATTRIBUTE not in kernel.attributes
             ):
-                schedule = choose_schedule(kernel, overrides)
+                schedule = choose_schedule(kernel, target_of(kernel), overrides)
                 kernel.attributes[tile.SCHEDULE_ATTRIBUTE] = ScheduleAttr(schedule)
