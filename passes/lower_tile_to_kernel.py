@@ -51,7 +51,7 @@ from emmy.dialects.combiner import combine, identity
 WARP = 32
 UNROLLED_TRIPS = 4
 """Block-strided loops of at most this many steps a thread are emitted step by step (the
-schedule gives a thread 4 vectors of a row: see lower-loop-to-tile)."""
+schedule gives a thread 4 vectors of a row: see choose-tile-schedule)."""
 
 
 @dataclass
