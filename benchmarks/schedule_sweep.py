@@ -1,11 +1,11 @@
-"""Times emmy's kernels for suite cases under several `lower-loop-to-tile` option sets, against
+"""Times emmy's kernels for suite cases under each candidate schedule of each kernel, against
 eager, in one process: the data behind the schedule heuristic's choices.
 
-    python3 benchmarks/schedule_sweep.py --only 'rms_norm 8192x4096' \
-        --options '' 'stage=none' 'block-size=256 stage=sync' --json sweep.json
+    python3 benchmarks/schedule_sweep.py --only 'rms_norm 8192x4096' --limit 8 --json sweep.json
 
-Each option set is written as inside `lower-loop-to-tile{...}`; an empty one is the
-heuristic's own schedule. Timing as `emmy bench` (`emmy.tools.bench.timing`).
+For each kernel of a case, every schedule `candidates` offers (the heuristic's first, at most
+`--limit`) is written on that kernel as its `#tile.schedule`, the other kernels keep the
+heuristic's, and the program is timed. Timing as `emmy bench` (`emmy.tools.bench.timing`).
 """
 
 from __future__ import annotations
@@ -14,27 +14,31 @@ import argparse
 import re
 import sys
 
-from xdsl.utils.arg_spec import parse_spec
+from xdsl.dialects.builtin import ModuleOp
 
-from emmy.dialects import make_context
-from emmy.passes.lower_loop_to_tile import LowerLoopToTilePass
+from emmy.dialects import loop, make_context, tile
+from emmy.dialects.target import target_of
+from emmy.passes.choose_tile_schedule import candidates
 from emmy.passes.pipelines import STAGES
 from emmy.tools.bench.differential import lower
 from emmy.tools.bench.suites import suite_cases
 from emmy.tools.bench.timing import bench_program, device_copy_bandwidth, to_json
 from emmy.tools.cli import case_name, torch_ir_of
+from emmy.tools.diagnostics import verify
 from emmy.tools.frontend.program import load_program
 from emmy.tools.runtime.host import GraphedHostProgram, HostProgram
 
 
-def kernels(torch_ir, options: str) -> HostProgram:
-    """The program at the kernel level with `lower-loop-to-tile{options}` as its schedule."""
-    schedule = LowerLoopToTilePass.from_pass_spec(parse_spec(f"lower-loop-to-tile{{{options}}}"))
-    module = lower(torch_ir, "loop")
+def scheduled(loop_ir: ModuleOp, kernel: str, schedule: tile.Schedule) -> HostProgram:
+    """The Loop IR program at the kernel level, `kernel` scheduled by `schedule`."""
+    module = loop_ir.clone()
+    for op in module.body.block.ops:
+        if isinstance(op, loop.KernelOp) and op.sym_name.data == kernel:
+            op.attributes[tile.SCHEDULE_ATTRIBUTE] = tile.ScheduleAttr(schedule)
     ctx = make_context()
-    for stage in (schedule, *STAGES["kernel"]):
+    for stage in (*STAGES["tile"], *STAGES["kernel"]):
         stage.apply(ctx, module)
-    module.verify()
+    verify(module)
     return HostProgram(module)
 
 
@@ -42,7 +46,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--suite", default="memory-bound")
     parser.add_argument("--only", required=True, metavar="REGEX")
-    parser.add_argument("--options", nargs="+", default=[""], metavar="'K=V K=V'")
+    parser.add_argument("--limit", type=int, default=0, help="candidates per kernel (0: all)")
     parser.add_argument("--json")
     args = parser.parse_args()
     copy = device_copy_bandwidth()
@@ -52,31 +56,37 @@ def main() -> int:
             continue
         name, shape, dtype, source = case
         text = source.replace("DT", f"torch.{dtype}")
-        torch_ir = torch_ir_of(load_program(text, f"<{name}>"))
-        for options in args.options:
-            result = bench_program(
-                text,
-                dtype,
-                emmy_fn=GraphedHostProgram(kernels(torch_ir, options)),
-                backends=("eager", "emmy"),
-                copy_bandwidth_gbps=copy,
-            )
-            result.update(program=name, shape=shape, tile_options=options)
-            eager, emmy = result["backends"]
-            failed |= not emmy["correct"]
-            results.append(result)
-            figure = (
-                f"{emmy['median_us']:8.2f} µs {100 * emmy['copy_fraction']:5.1f}% of copy"
-                if emmy["correct"]
-                else f"FAIL: {emmy['error']}"
-            )
-            print(
-                f"{case_name(case):32} {options or '(heuristic)':28} {figure}  "
-                f"eager {eager['median_us']:.2f} µs",
-                flush=True,
-            )
-            if args.json:
-                to_json(results, args.json)
+        loop_ir = lower(torch_ir_of(load_program(text, f"<{name}>")), "loop")
+        kernels = [op for op in loop_ir.body.block.ops if isinstance(op, loop.KernelOp)]
+        for kernel in kernels:
+            offered = candidates(kernel, target_of(kernel))
+            for schedule in offered[: args.limit or None]:
+                attribute = str(tile.ScheduleAttr(schedule))
+                result = bench_program(
+                    text,
+                    dtype,
+                    emmy_fn=GraphedHostProgram(scheduled(loop_ir, kernel.sym_name.data, schedule)),
+                    backends=("eager", "emmy"),
+                    copy_bandwidth_gbps=copy,
+                )
+                result.update(
+                    program=name, shape=shape, kernel=kernel.sym_name.data, schedule=attribute
+                )
+                eager, emmy = result["backends"]
+                failed |= not emmy["correct"]
+                results.append(result)
+                figure = (
+                    f"{emmy['median_us']:8.2f} µs {100 * emmy['copy_fraction']:5.1f}% of copy"
+                    if emmy["correct"]
+                    else f"FAIL: {emmy['error']}"
+                )
+                print(
+                    f"{case_name(case):32} {figure}  eager {eager['median_us']:.2f} µs  "
+                    f"@{kernel.sym_name.data} {attribute}",
+                    flush=True,
+                )
+                if args.json:
+                    to_json(results, args.json)
     return 1 if failed else 0
 
 

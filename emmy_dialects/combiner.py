@@ -1,7 +1,10 @@
-"""Reduction combiners shared by `prim.reduce` and reduction `loop.for`.
+"""Reduction combiners shared by `prim.reduce` and reduction `loop.for` / `tile.for`.
 
-A combiner is named by a string property (`add`, `mul`, `max`, `min`); its identity is the
-default init, and also the init of every inner loop when one reduction spans several axes.
+    %s = prim.reduce add %x axes [1] init 0.0 : tensor<4x8xf32> -> tensor<4xf32>
+
+A combiner (`add`, `mul`, `max`, `min`) is a `CombinerAttr` property, printed as its bare name
+by the ops (`#prim<combiner add>` in generic form); its identity is the default init, and also
+the init of every inner loop when one reduction spans several axes.
 """
 
 from __future__ import annotations
@@ -9,25 +12,29 @@ from __future__ import annotations
 import math
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import (
-    AnyFloat,
-    FloatAttr,
-    IndexType,
-    IntegerAttr,
-    IntegerType,
-    StringAttr,
-)
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.dialects.builtin import AnyFloat, FloatAttr, IndexType, IntegerAttr, IntegerType
+from xdsl.dialects.utils import EnumAttribute
+from xdsl.ir import Attribute, Operation, SpacedOpaqueSyntaxAttribute, SSAValue
+from xdsl.irdl import irdl_attr_definition
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.str_enum import StrEnum
 
-COMBINERS = ("add", "mul", "max", "min")
+
+class Combiner(StrEnum):
+    ADD = "add"
+    MUL = "mul"
+    MAX = "max"
+    MIN = "min"
 
 
-def verify_combiner(kind: str) -> None:
-    if kind not in COMBINERS:
-        raise VerifyException(f"unknown combiner '{kind}'; expected one of {', '.join(COMBINERS)}")
+@irdl_attr_definition
+class CombinerAttr(EnumAttribute[Combiner], SpacedOpaqueSyntaxAttribute):
+    name = "prim.combiner"
+
+
+COMBINERS = tuple(Combiner)
 
 
 def identity(kind: str, element_type: Attribute) -> FloatAttr | IntegerAttr:
@@ -68,8 +75,7 @@ def combine(kind: str, lhs: SSAValue, rhs: SSAValue) -> Operation:
 
 
 def verify_reduction(kind: str, init: Attribute) -> Attribute:
-    """Checks a combiner and its init; returns the init's type, the type being reduced."""
-    verify_combiner(kind)
+    """Checks a reduction's init; returns the init's type, the type being reduced."""
     if not isinstance(init, FloatAttr | IntegerAttr) or isinstance(init.type, IndexType):
         raise VerifyException(f"init must be a float or (non-index) integer constant, got {init}")
     return init.type
@@ -82,7 +88,7 @@ def verify_init(kind: str, init: Attribute, element_type: Attribute) -> None:
         )
 
 
-def parse_combiner(parser: Parser) -> str:
+def parse_combiner(parser: Parser) -> Combiner:
     """Parses a combiner name, rejecting unknown ones where they are written."""
     pos = parser.pos
     kind = parser.parse_identifier(context_msg=" for the combiner")
@@ -90,7 +96,7 @@ def parse_combiner(parser: Parser) -> str:
         parser.raise_error(
             f"unknown combiner '{kind}'; expected one of {', '.join(COMBINERS)}", pos, parser.pos
         )
-    return kind
+    return Combiner(kind)
 
 
 def float_literal(value: float) -> str:
@@ -140,7 +146,7 @@ def init_attr(
     parser.raise_error(f"init {value} is not a valid {element_type} constant", pos, parser.pos)
 
 
-def print_reduction(printer: Printer, kind: StringAttr | None, init: Attribute | None) -> None:
+def print_reduction(printer: Printer, kind: CombinerAttr | None, init: Attribute | None) -> None:
     """Prints a loop's ` reduce KIND init VALUE : TYPE` clause, if it has one."""
     if kind is None:
         return
@@ -150,7 +156,7 @@ def print_reduction(printer: Printer, kind: StringAttr | None, init: Attribute |
     printer.print_attribute(init.type)
 
 
-def parse_reduction(parser: Parser) -> tuple[str, FloatAttr | IntegerAttr] | None:
+def parse_reduction(parser: Parser) -> tuple[Combiner, FloatAttr | IntegerAttr] | None:
     """Parses an optional ` reduce KIND init VALUE : TYPE` clause."""
     if parser.parse_optional_keyword("reduce") is None:
         return None

@@ -67,7 +67,13 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from emmy.dialects.combiner import parse_reduction, print_reduction, verify_reduction
+from emmy.dialects.combiner import (
+    Combiner,
+    CombinerAttr,
+    parse_reduction,
+    print_reduction,
+    verify_reduction,
+)
 from emmy.dialects.launch import (
     parse_launch,
     parse_memref_type,
@@ -194,7 +200,7 @@ class ForOp(IRDLOperation):
     name = "loop.for"
     lower = prop_def(IntAttr)
     upper = prop_def(IntAttr)
-    kind = opt_prop_def(StringAttr)
+    kind = opt_prop_def(CombinerAttr)
     init = opt_prop_def(Attribute)
     accumulator = var_result_def()
     body = region_def("single_block")
@@ -211,7 +217,7 @@ class ForOp(IRDLOperation):
         result_types: list[Attribute] = []
         if reduction is not None:
             kind, init = reduction
-            properties.update(kind=StringAttr(kind), init=init)
+            properties.update(kind=CombinerAttr(Combiner(kind)), init=init)
             result_types.append(init.type)
         block = body.block
         if block.last_op is None or not block.last_op.has_trait(IsTerminator):

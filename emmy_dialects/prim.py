@@ -24,7 +24,6 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     ShapedType,
-    StringAttr,
     TensorType,
     UnitAttr,
     i64,
@@ -48,6 +47,8 @@ from xdsl.traits import HasParent, IsTerminator, Pure, RecursiveMemoryEffect
 from xdsl.utils.exceptions import VerifyException
 
 from emmy.dialects.combiner import (
+    Combiner,
+    CombinerAttr,
     init_attr,
     parse_combiner,
     parse_init_literal,
@@ -235,7 +236,7 @@ class ReduceOp(IRDLOperation):
     name = "prim.reduce"
     input = operand_def(TensorType)
     result = result_def(TensorType)
-    kind = prop_def(StringAttr)
+    kind = prop_def(CombinerAttr)
     axes = prop_def(DenseArrayBase)
     init = prop_def(Attribute)
     keepdim = opt_prop_def(UnitAttr)
@@ -254,7 +255,7 @@ class ReduceOp(IRDLOperation):
             operands=[value],
             result_types=[result_type],
             properties={
-                "kind": StringAttr(kind),
+                "kind": CombinerAttr(Combiner(kind)),
                 "axes": DenseArrayBase.from_list(i64, list(axes)),
                 "init": init,
                 "keepdim": UnitAttr() if keepdim else None,
@@ -721,7 +722,7 @@ Prim = Dialect(
         IotaOp,
         ConstantOp,
     ],
-    [],
+    [CombinerAttr],
 )
 
 __all__ = [

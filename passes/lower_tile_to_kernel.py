@@ -1,9 +1,10 @@
 """`lower-tile-to-kernel`: realises each `tile.kernel`'s schedule with hardware primitives.
 
 Each mapping becomes a loop over the iterations a thread owns (`scf.for`):
-- `grid`: the loops of a nest mapped to the grid are linearised into one loop from
-  `blockIdx.x` in steps of `gridDim.x` (`blockIdx.y` in steps of `gridDim.y` when they hold a
-  `global` loop), and each iteration's indices are split back out;
+- `grid` / `grid_y`: a chain of loops mapped to one grid dimension (each the only loop of
+  the one around it) is linearised into one loop from `blockIdx.x` in steps of `gridDim.x`
+  (`blockIdx.y` in steps of `gridDim.y` for `grid_y`), and each iteration's indices are split
+  back out;
 - `thread`: from the thread's linear index in its block (`threadIdx.x`, plus `threadIdx.y * bx`
   and `threadIdx.z * bx * by` for a block of more than one row) in steps of the block size (a
   constant, so that the compiler unrolls a loop of a known trip count); up to 4 steps are
@@ -54,7 +55,7 @@ from emmy.dialects.target import GpuTarget, target_of
 
 UNROLLED_TRIPS = 4
 """Block-strided loops of at most this many steps a thread are emitted step by step (the
-schedule gives a thread 4 vectors of a row: see lower-loop-to-tile)."""
+schedule gives a thread 4 vectors of a row: see choose-tile-schedule)."""
 
 
 @dataclass
@@ -339,7 +340,7 @@ class _KernelBuilder:
 
     def _loop(self, op: tile.ForOp) -> None:
         mapping = op.mapping.data
-        if mapping == "grid":
+        if mapping in tile.GRID_MAPPINGS:
             self._grid_loops(op)
             return
         lower, upper, width = op.lower.data, op.upper.data, op.vector_width
@@ -405,7 +406,7 @@ class _KernelBuilder:
         chain = [outermost]
         while True:
             inner = [o for o in chain[-1].body.block.ops if isinstance(o, tile.ForOp)]
-            if len(inner) != 1 or inner[0].mapping.data != "grid":
+            if len(inner) != 1 or inner[0].mapping.data != outermost.mapping.data:
                 break
             chain.append(inner[0])
         extents = [f.upper.data - f.lower.data for f in chain]
@@ -428,7 +429,7 @@ class _KernelBuilder:
                         self.convert_op(body_op)
             self.staged = staged  # a staged row holds this iteration's row only
 
-        if tile.two_dimensional_global(outermost) is None:
+        if outermost.mapping.data == tile.Mapping.GRID:
             first, step = self.block_id, self.grid_dim
         else:
             first = self._add(kernel.BlockIdOp("y")).results[0]

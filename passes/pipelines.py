@@ -16,6 +16,7 @@ from xdsl.passes import ModulePass
 from xdsl.transforms.canonicalize import CanonicalizePass
 from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
 
+from emmy.passes.choose_tile_schedule import ChooseTileSchedulePass
 from emmy.passes.decompose_torch import DecomposeTorchPass
 from emmy.passes.fuse_prims import FusePrimsPass
 from emmy.passes.hoist_invariant_reciprocals import HoistInvariantReciprocalsPass
@@ -32,7 +33,7 @@ STAGES: dict[str, tuple[ModulePass, ...]] = {
         CanonicalizePass(),
         CommonSubexpressionElimination(),
     ),
-    "tile": (LowerLoopToTilePass(),),
+    "tile": (ChooseTileSchedulePass(), LowerLoopToTilePass()),
     "kernel": (
         LowerTileToKernelPass(),
         CanonicalizePass(),
@@ -89,7 +90,7 @@ class TorchToLoopPipeline(TorchToLevelPipeline):
 
 @dataclass(frozen=True)
 class TorchToTilePipeline(TorchToLevelPipeline):
-    """Pipeline: Torch IR to Tile IR (..., lower-loop-to-tile)."""
+    """Pipeline: Torch IR to Tile IR (..., choose-tile-schedule, lower-loop-to-tile)."""
 
     name = "torch-to-tile"
     level = "tile"

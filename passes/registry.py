@@ -19,6 +19,7 @@ def register_pass(pass_class: type[ModulePass]) -> None:
 
 
 def registered_passes() -> dict[str, type[ModulePass]]:
+    from emmy.passes.choose_tile_schedule import ChooseTileSchedulePass
     from emmy.passes.decompose_torch import DecomposeTorchPass
     from emmy.passes.fuse_prims import FusePrimsPass
     from emmy.passes.hoist_invariant_reciprocals import HoistInvariantReciprocalsPass
@@ -32,6 +33,7 @@ def registered_passes() -> dict[str, type[ModulePass]]:
         FusePrimsPass,
         LowerFusedToLoopPass,
         HoistInvariantReciprocalsPass,
+        ChooseTileSchedulePass,
         LowerLoopToTilePass,
         LowerTileToKernelPass,
         CanonicalizePass,

@@ -115,7 +115,7 @@ loop.kernel @two_induction_variables(%x: memref<4xf32>) {
 
 loop.kernel @combiner_without_init(%x: memref<4xf32>) {
   // expected-error @+1 {{a reduction loop needs both a combiner and an init}}
-  %r = "loop.for"() <{lower = #builtin.int<0>, upper = #builtin.int<4>, kind = "add"}> ({
+  %r = "loop.for"() <{lower = #builtin.int<0>, upper = #builtin.int<4>, kind = #prim<combiner add>}> ({
   ^bb0(%i: index):
     %v = loop.load %x[%i] : memref<4xf32>
     "loop.yield"(%v) : (f32) -> ()
@@ -145,8 +145,8 @@ loop.kernel @parallel_yields_value(%x: memref<4xf32>) {
 // -----
 
 loop.kernel @unknown_combiner(%x: memref<4xf32>) {
-  // expected-error @+1 {{unknown combiner 'avg'; expected one of add, mul, max, min}}
-  %r = "loop.for"() <{lower = #builtin.int<0>, upper = #builtin.int<4>, kind = "avg", init = 0.0 : f32}> ({
+  // expected-error @+1 {{Expected `add`, `mul`, `max`, or `min`.}}
+  %r = "loop.for"() <{lower = #builtin.int<0>, upper = #builtin.int<4>, kind = #prim<combiner avg>, init = 0.0 : f32}> ({
   ^bb0(%i: index):
     %v = loop.load %x[%i] : memref<4xf32>
     "loop.yield"(%v) : (f32) -> ()
@@ -157,7 +157,7 @@ loop.kernel @unknown_combiner(%x: memref<4xf32>) {
 
 loop.kernel @init_not_a_number(%x: memref<4xf32>) {
   // expected-error @+1 {{init must be a float or (non-index) integer constant, got "zero"}}
-  %r = "loop.for"() <{lower = #builtin.int<0>, upper = #builtin.int<4>, kind = "add", init = "zero"}> ({
+  %r = "loop.for"() <{lower = #builtin.int<0>, upper = #builtin.int<4>, kind = #prim<combiner add>, init = "zero"}> ({
   ^bb0(%i: index):
     %v = loop.load %x[%i] : memref<4xf32>
     "loop.yield"(%v) : (f32) -> ()
@@ -168,7 +168,7 @@ loop.kernel @init_not_a_number(%x: memref<4xf32>) {
 
 loop.kernel @index_accumulator(%x: memref<4xf32>) {
   // expected-error @+1 {{init must be a float or (non-index) integer constant, got 0 : index}}
-  %r = "loop.for"() <{lower = #builtin.int<0>, upper = #builtin.int<4>, kind = "add", init = 0 : index}> ({
+  %r = "loop.for"() <{lower = #builtin.int<0>, upper = #builtin.int<4>, kind = #prim<combiner add>, init = 0 : index}> ({
   ^bb0(%i: index):
     "loop.yield"(%i) : (index) -> ()
   }) : () -> index
@@ -178,7 +178,7 @@ loop.kernel @index_accumulator(%x: memref<4xf32>) {
 
 loop.kernel @result_type_differs_from_init(%x: memref<4xf32>) {
   // expected-error @+1 {{a reduction loop has one result of its init type f32}}
-  %r = "loop.for"() <{lower = #builtin.int<0>, upper = #builtin.int<4>, kind = "add", init = 0.0 : f32}> ({
+  %r = "loop.for"() <{lower = #builtin.int<0>, upper = #builtin.int<4>, kind = #prim<combiner add>, init = 0.0 : f32}> ({
   ^bb0(%i: index):
     %v = loop.load %x[%i] : memref<4xf32>
     "loop.yield"(%v) : (f32) -> ()

@@ -150,8 +150,8 @@ func.func @yield_outside_map(%v: f32) {
 // -----
 
 func.func @reduce_unknown_combiner(%x: tensor<4xf32>) {
-  // expected-error @+1 {{unknown combiner 'sum'; expected one of add, mul, max, min}}
-  %r = "prim.reduce"(%x) <{kind = "sum", axes = array<i64: 0>, init = 0.0 : f32}> : (tensor<4xf32>) -> tensor<f32>
+  // expected-error @+1 {{Expected `add`, `mul`, `max`, or `min`.}}
+  %r = "prim.reduce"(%x) <{kind = #prim<combiner sum>, axes = array<i64: 0>, init = 0.0 : f32}> : (tensor<4xf32>) -> tensor<f32>
   func.return
 }
 
@@ -159,7 +159,7 @@ func.func @reduce_unknown_combiner(%x: tensor<4xf32>) {
 
 func.func @reduce_init_type(%x: tensor<4xf32>) {
   // expected-error @+1 {{init type f16 does not match the element type f32}}
-  %r = "prim.reduce"(%x) <{kind = "add", axes = array<i64: 0>, init = 0.0 : f16}> : (tensor<4xf32>) -> tensor<f32>
+  %r = "prim.reduce"(%x) <{kind = #prim<combiner add>, axes = array<i64: 0>, init = 0.0 : f16}> : (tensor<4xf32>) -> tensor<f32>
   func.return
 }
 
@@ -167,7 +167,7 @@ func.func @reduce_init_type(%x: tensor<4xf32>) {
 
 func.func @reduce_init_not_a_number(%x: tensor<4xf32>) {
   // expected-error @+1 {{init must be a float or (non-index) integer constant, got "zero"}}
-  %r = "prim.reduce"(%x) <{kind = "add", axes = array<i64: 0>, init = "zero"}> : (tensor<4xf32>) -> tensor<f32>
+  %r = "prim.reduce"(%x) <{kind = #prim<combiner add>, axes = array<i64: 0>, init = "zero"}> : (tensor<4xf32>) -> tensor<f32>
   func.return
 }
 
@@ -175,7 +175,7 @@ func.func @reduce_init_not_a_number(%x: tensor<4xf32>) {
 
 func.func @reduce_index_init(%x: tensor<4xindex>) {
   // expected-error @+1 {{init must be a float or (non-index) integer constant, got 0 : index}}
-  %r = "prim.reduce"(%x) <{kind = "add", axes = array<i64: 0>, init = 0 : index}> : (tensor<4xindex>) -> tensor<index>
+  %r = "prim.reduce"(%x) <{kind = #prim<combiner add>, axes = array<i64: 0>, init = 0 : index}> : (tensor<4xindex>) -> tensor<index>
   func.return
 }
 
@@ -183,7 +183,7 @@ func.func @reduce_index_init(%x: tensor<4xindex>) {
 
 func.func @reduce_axes_not_i64(%x: tensor<4xf32>) {
   // expected-error @+1 {{reduce axes must be an i64 array, got array<i32: 0>}}
-  %r = "prim.reduce"(%x) <{kind = "add", axes = array<i32: 0>, init = 0.0 : f32}> : (tensor<4xf32>) -> tensor<f32>
+  %r = "prim.reduce"(%x) <{kind = #prim<combiner add>, axes = array<i32: 0>, init = 0.0 : f32}> : (tensor<4xf32>) -> tensor<f32>
   func.return
 }
 

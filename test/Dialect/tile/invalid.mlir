@@ -23,7 +23,7 @@ tile.kernel @grid_reduction(%x: memref<4xf32>) grid [1, 1, 1] block [32, 1, 1] {
 // -----
 
 tile.kernel @unknown_mapping(%x: memref<4xf32>) grid [1, 1, 1] block [32, 1, 1] {
-  // expected-error @+1 {{unknown mapping 'warp'; expected one of grid, thread, global, serial}}
+  // expected-error @+1 {{Expected `grid`, `grid_y`, `thread`, `global`, or `serial`.}}
   tile.for %i in 0 to 4 map warp {
   }
 }
@@ -113,7 +113,7 @@ tile.kernel @stage_not_a_row(%x: memref<4x8x64xf32>) grid [4, 1, 1] block [32, 1
 
 tile.kernel @stage_mode(%x: memref<4x64xf32>) grid [4, 1, 1] block [32, 1, 1] {
   tile.for %i in 0 to 4 map grid {
-    // expected-error @+1 {{unknown staging mode 'tma'; expected one of sync, async}}
+    // expected-error @+1 {{Expected `sync`, or `async`.}}
     tile.stage %x[%i] tma : memref<4x64xf32>
   }
 }
@@ -154,7 +154,7 @@ tile.kernel @split_used(%x: memref<64xf32>, %y: memref<f32>) grid [2, 1, 1] bloc
 
 // -----
 
-// expected-error @+1 {{grid [2, 4, 1] has 4 rows of blocks, which only a nest of grid loops around a global loop spreads over: the kernel's other nests would run once per row}}
+// expected-error @+1 {{grid [2, 4, 1] has 4 rows of blocks, but a nest maps no loop to grid_y: it would run once per row}}
 tile.kernel @rows_of_blocks(%x: memref<4x64xf32>) grid [2, 4, 1] block [32, 1, 1] {
   tile.for %i in 0 to 4 map grid {
     tile.for %j in 0 to 64 map thread {
@@ -167,7 +167,7 @@ tile.kernel @rows_of_blocks(%x: memref<4x64xf32>) grid [2, 4, 1] block [32, 1, 1
 // -----
 
 tile.kernel @split_in_a_row(%x: memref<4x64xf32>, %y: memref<4xf32>) grid [2, 4, 1] block [32, 1, 1] {
-  tile.for %i in 0 to 4 map grid {
+  tile.for %i in 0 to 4 map grid_y {
     // expected-error @+1 {{a reduction mapped to global is split across the blocks of the grid: it is a whole nest, not inside another loop}}
     %s = tile.for %j in 0 to 64 map global reduce add init 0.0 : f32 {
       %v = memref.load %x[%i, %j] : memref<4x64xf32>
@@ -177,6 +177,92 @@ tile.kernel @split_in_a_row(%x: memref<4x64xf32>, %y: memref<4xf32>) grid [2, 4,
   }
 }
 
+// -----
+
+// A loop mapped to grid reads blockIdx.x, whatever it holds: a global loop inside it would
+// read blockIdx.x again (a nest over rows of blocks maps its rows to grid_y).
+
+tile.kernel @global_in_grid(%x: memref<4x64xf32>) grid [2, 4, 1] block [32, 1, 1] {
+  tile.for %i in 0 to 4 map grid {
+    // expected-error @+1 {{a loop mapped to global inside a loop mapped to grid would read the same block index twice (map the outer loop to grid_y, or make the loops one chain)}}
+    tile.for %j in 0 to 64 map global {
+      %v = memref.load %x[%i, %j] : memref<4x64xf32>
+      memref.store %v, %x[%i, %j] : memref<4x64xf32>
+    }
+  }
+}
+
+// -----
+
+tile.kernel @grid_in_grid(%x: memref<4x64xf32>) grid [2, 1, 1] block [32, 1, 1] {
+  tile.for %i in 0 to 4 map grid {
+    tile.for %j in 0 to 64 map thread {
+    }
+    // expected-error @+1 {{a loop mapped to grid inside a loop mapped to grid would read the same block index twice}}
+    tile.for %j in 0 to 64 map grid {
+    }
+  }
+}
+
+// -----
+
+tile.kernel @grid_y_reduction(%x: memref<4xf32>) grid [1, 1, 1] block [32, 1, 1] {
+  // expected-error @+1 {{a reduction cannot be mapped to grid_y: blocks do not combine their results}}
+  %s = tile.for %i in 0 to 4 map grid_y reduce add init 0.0 : f32 {
+    %v = memref.load %x[%i] : memref<4xf32>
+    tile.yield %v : f32
+  }
+}
+
+// -----
+
+// The schedule a kernel keeps is the one its loops follow.
+
+// expected-error @+1 {{loop [0, 0] is mapped thread vector 1, but the schedule says thread vector 4}}
+tile.kernel @schedule_disagrees(%x: memref<4x64xf32>) grid [4, 1, 1] block [32, 1, 1] attributes {tile.schedule = #tile.schedule<block [32, 1, 1], loops [[0] grid, [0, 0] thread vector 4]>} {
+  tile.for %i in 0 to 4 map grid {
+    tile.for %j in 0 to 64 map thread {
+      %v = memref.load %x[%i, %j] : memref<4x64xf32>
+      memref.store %v, %x[%i, %j] : memref<4x64xf32>
+    }
+  }
+}
+
+// -----
+
+// expected-error @+1 {{block [32, 1, 1] is not the schedule's [64, 1, 1]}}
+tile.kernel @schedule_block(%x: memref<4xf32>) grid [1, 1, 1] block [32, 1, 1] attributes {tile.schedule = #tile.schedule<block [64, 1, 1], loops []>} {
+}
+
+// -----
+
+// expected-error @+1 {{vector width 3 must be one of 2, 4, 8, 16, on a loop mapped to thread or global}}
+tile.kernel @schedule_vector(%x: memref<4xf32>) grid [1, 1, 1] block [32, 1, 1] attributes {tile.schedule = #tile.schedule<block [32, 1, 1], loops [[0] thread vector 3]>} {
+}
+
+// -----
+
+// expected-error @+1 {{'pipeline' is reserved for tensor-core schedules, which no pass honours yet}}
+tile.kernel @schedule_reserved(%x: memref<4xf32>) grid [1, 1, 1] block [32, 1, 1] attributes {tile.schedule = #tile.schedule<block [32, 1, 1], loops [], pipeline 3>} {
+}
+
+// -----
+
+// expected-error @+1 {{a row is staged by a block: staging at loop [0] needs that loop mapped to grid or grid_y}}
+tile.kernel @schedule_stage(%x: memref<4xf32>) grid [1, 1, 1] block [32, 1, 1] attributes {tile.schedule = #tile.schedule<block [32, 1, 1], loops [[0] thread], stage [[0] arg 0 sync]>} {
+}
+
+// -----
+
+// expected-error @+1 {{expected one of stage, tile, atom, pipeline, warp_roles, each at most once}}
+tile.kernel @schedule_keyword(%x: memref<4xf32>) grid [1, 1, 1] block [32, 1, 1] attributes {tile.schedule = #tile.schedule<block [32, 1, 1], loops [], tiles [64, 64]>} {
+}
+
+// -----
+
+// expected-error @+1 {{loops [[0], [0]] must be distinct, non-empty paths of non-negative loop indices}}
+tile.kernel @schedule_paths(%x: memref<4xf32>) grid [1, 1, 1] block [32, 1, 1] attributes {tile.schedule = #tile.schedule<block [32, 1, 1], loops [[0] thread, [0] serial]>} {
+}
 // -----
 
 // The lowering spreads no loop over the grid's z dimension: every block of a z layer would
@@ -207,7 +293,7 @@ tile.kernel @thread_in_thread(%x: memref<4x64xf32>) grid [1, 1, 1] block [64, 1,
 
 tile.kernel @grid_in_global(%x: memref<64x4xf32>) grid [4, 1, 1] block [32, 1, 1] {
   tile.for %i in 0 to 64 map global {
-    // expected-error @+1 {{a loop mapped to grid cannot be inside a loop mapped to global: the threads already split the outer loop's iterations}}
+    // expected-error @+1 {{a loop mapped to grid inside a loop mapped to global would read the same block index twice}}
     tile.for %j in 0 to 4 map grid {
       %v = memref.load %x[%i, %j] : memref<64x4xf32>
       memref.store %v, %x[%i, %j] : memref<64x4xf32>
@@ -220,7 +306,7 @@ tile.kernel @grid_in_global(%x: memref<64x4xf32>) grid [4, 1, 1] block [32, 1, 1
 tile.kernel @global_in_serial(%x: memref<4x64xf32>) grid [4, 1, 1] block [32, 1, 1] {
   tile.for %i in 0 to 4 map grid {
     tile.for %k in 0 to 1 map serial {
-      // expected-error @+1 {{a loop mapped to global inside other loops is the global loop of a two-dimensional nest: directly inside a nest of grid loops}}
+      // expected-error @+1 {{a loop mapped to global inside a loop mapped to grid would read the same block index twice}}
       tile.for %j in 0 to 64 map global {
         %v = memref.load %x[%i, %j] : memref<4x64xf32>
         memref.store %v, %x[%i, %j] : memref<4x64xf32>
@@ -228,21 +314,6 @@ tile.kernel @global_in_serial(%x: memref<4x64xf32>) grid [4, 1, 1] block [32, 1,
     }
   }
 }
-
-// -----
-
-tile.kernel @grid_beside_a_loop(%x: memref<4x4xf32>) grid [4, 1, 1] block [32, 1, 1] {
-  tile.for %i in 0 to 4 map grid {
-    tile.for %k in 0 to 4 map serial {
-    }
-    // expected-error @+1 {{a loop mapped to grid inside another one is the only loop directly inside it: the grid loops of a nest are one loop over the blocks}}
-    tile.for %j in 0 to 4 map grid {
-      %v = memref.load %x[%i, %j] : memref<4x4xf32>
-      memref.store %v, %x[%i, %j] : memref<4x4xf32>
-    }
-  }
-}
-
 
 // -----
 
@@ -254,3 +325,4 @@ tile.kernel @stage_per_thread(%x: memref<64x4x64xf32>) grid [4, 1, 1] block [32,
     }
   }
 }
+

@@ -52,3 +52,24 @@ tile.kernel @staged_and_vectorised(%x: memref<4x64xbf16>, %y: memref<4x64xbf16>)
     }
   }
 }
+
+// A schedule round-trips, on the loop.kernel it is for and on the tile.kernel lowered with it;
+// an explicit grid_y maps rows to blockIdx.y whatever the loop holds.
+
+// CHECK-LABEL: loop.kernel @scheduled(
+// CHECK-SAME:    attributes {tile.schedule = #tile.schedule<block [128, 1, 1], loops [[0] grid_y, [0, 0] thread vector 4, [0, 1] thread vector 4], stage [[0] arg 0 sync]>} {
+loop.kernel @scheduled(%x: memref<4x64xf32>, %y: memref<4x64xf32>) attributes {tile.schedule = #tile.schedule<block [128, 1, 1], loops [[0] grid_y, [0, 0] thread vector 4, [0, 1] thread vector 4], stage [[0] arg 0 sync]>} {
+}
+
+// CHECK-LABEL: tile.kernel @rows(
+// CHECK-SAME:    grid [1, 4, 1] block [32, 1, 1] attributes {tile.schedule = #tile.schedule<block [32, 1, 1], loops [[0] grid_y, [0, 0] thread]>} {
+// CHECK-NEXT:    tile.for %{{.*}} in 0 to 4 map grid_y {
+// CHECK-NEXT:      tile.for %{{.*}} in 0 to 64 map thread {
+tile.kernel @rows(%x: memref<4x64xf32>) grid [1, 4, 1] block [32, 1, 1] attributes {tile.schedule = #tile.schedule<block [32, 1, 1], loops [[0] grid_y, [0, 0] thread]>} {
+  tile.for %i in 0 to 4 map grid_y {
+    tile.for %j in 0 to 64 map thread {
+      %v = memref.load %x[%i, %j] : memref<4x64xf32>
+      memref.store %v, %x[%i, %j] : memref<4x64xf32>
+    }
+  }
+}

@@ -4,7 +4,10 @@
 // RUN: emmy-opt --list-passes | filecheck %s
 // CHECK:      canonicalize
 // CHECK-NEXT:   Applies all canonicalization patterns.
-// CHECK-NEXT: cse
+// CHECK-NEXT: choose-tile-schedule
+// CHECK-NEXT:   Writes a #tile.schedule on each loop.kernel that has none
+// CHECK-NEXT:   block-size: int = 0
+// CHECK:      cse
 // CHECK-NEXT:   Replaces each operation that repeats an earlier, equivalent one by its results.
 // CHECK-NEXT: dce
 // CHECK-NEXT:   Erases operations whose results are unused

@@ -36,7 +36,7 @@
 // FILE: loop.kernel @k_linear(
 
 // RUN: emmy compile -c "nn.RMSNorm(2048)(torch.randn(1,32,2048))" --ir tile | filecheck %s --check-prefix=TILE
-// TILE:          tile.kernel @k_rms_norm({{.*}}) grid [32, 1, 1] block [512, 1, 1] {
+// TILE:          tile.kernel @k_rms_norm({{.*}}) grid [32, 1, 1] block [512, 1, 1] attributes {tile.schedule = #tile.schedule<block [512, 1, 1], loops [[0] grid, [0, 0] thread vector 4, [0, 1] thread vector 4], stage [[0] arg 1 async]>} {
 // TILE:            tile.for %[[I:.*]] in 0 to 32 map grid {
 // TILE-NEXT:         tile.stage %{{.*}}[%{{.*}}, %[[I]]] async
 // TILE-NEXT:         tile.for %{{.*}} in 0 to 2048 map thread vector 4 reduce add

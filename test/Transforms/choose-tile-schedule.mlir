@@ -1,15 +1,21 @@
-// RUN: emmy-opt %s --split-input-file --lower-loop-to-tile | filecheck %s
-// RUN: emmy-opt %s --split-input-file --lower-loop-to-tile=block-size=128 | filecheck %s --check-prefix=OVERRIDE
-// RUN: emmy-opt %s --split-input-file -p 'lower-loop-to-tile{vector-width=1 stage=sync}' | filecheck %s --check-prefix=SCALAR
-// RUN: emmy-opt %s --split-input-file --lower-loop-to-tile=split-reductions=false | filecheck %s --check-prefix=NOSPLIT
+// The heuristic's schedules: the #tile.schedule it writes (SCHEDULE), and the Tile IR that
+// lower-loop-to-tile makes of it.
+// RUN: emmy-opt %s --split-input-file --choose-tile-schedule | filecheck %s --check-prefix=SCHEDULE
+// RUN: emmy-opt %s --split-input-file --choose-tile-schedule --lower-loop-to-tile | filecheck %s
+// RUN: emmy-opt %s --split-input-file --choose-tile-schedule=block-size=128 --lower-loop-to-tile | filecheck %s --check-prefix=OVERRIDE
+// RUN: emmy-opt %s --split-input-file -p 'choose-tile-schedule{vector-width=1 stage=sync},lower-loop-to-tile' | filecheck %s --check-prefix=SCALAR
+// RUN: emmy-opt %s --split-input-file --choose-tile-schedule=split-reductions=false --lower-loop-to-tile | filecheck %s --check-prefix=NOSPLIT
 
 // A norm-shaped nest: the rows go to the grid, the reduction and the column loop to the
 // threads of a block, 4 f32 (16 bytes) at a time; the row, read by both loops, is staged in
 // shared memory with cp.async; 32 rows leave most SMs idle, so a thread takes one of the
 // 2048 / 4 vectors: 512 threads.
 
+// SCHEDULE-LABEL: loop.kernel @k_rms_norm(
+// SCHEDULE-SAME:    attributes {tile.schedule = #tile.schedule<block [512, 1, 1], loops [[0] grid, [0, 0] thread vector 4, [0, 1] thread vector 4], stage [[0] arg 0 async]>} {
+
 // CHECK-LABEL: tile.kernel @k_rms_norm(
-// CHECK-SAME:    grid [32, 1, 1] block [512, 1, 1] {
+// CHECK-SAME:    grid [32, 1, 1] block [512, 1, 1] attributes {tile.schedule = #tile.schedule<{{.*}}>} {
 // CHECK:         tile.for %[[I:.*]] in 0 to 32 map grid {
 // CHECK-NEXT:      tile.stage %[[X:.*]][%[[I]]] async : memref<32x2048xf32>
 // CHECK-NEXT:      %[[S:.*]] = tile.for %[[R:.*]] in 0 to 2048 map thread vector 4 reduce add init 0.0 : f32 {
@@ -24,7 +30,7 @@
 // OVERRIDE-SAME:    block [128, 1, 1]
 
 // SCALAR-LABEL: tile.kernel @k_rms_norm(
-// SCALAR-SAME:    grid [32, 1, 1] block [512, 1, 1] {
+// SCALAR-SAME:    grid [32, 1, 1] block [512, 1, 1]
 // SCALAR:         tile.stage %{{.*}}[%{{.*}}] sync : memref<32x2048xf32>
 // SCALAR-NEXT:    tile.for %{{.*}} in 0 to 2048 map thread reduce add
 
@@ -50,20 +56,23 @@ func.func @forward(%x: memref<32x2048xf32>) -> memref<32x2048xf32> {
 
 // -----
 
-// An elementwise nest with few rows (3 x 4 = 12 grid iterations, under 256) is
-// two-dimensional: the leading dims go to rows of blocks (their grid loops hold a global
-// loop) and the last dim to the blocks of a row, 4 f32 a thread at a time; a row of 40 is
-// 10 vectors, so one warp and one block per row (two blocks of a warp for 40 scalars);
-// nothing is read twice, so nothing is staged.
+// An elementwise nest with few rows (3 x 4 = 12 grid iterations, under two per SM) is
+// two-dimensional: the leading dims go to rows of blocks (grid_y) and the last dim to the
+// blocks of a row, 4 f32 a thread at a time; a row of 40 is 10 vectors, so one warp and one
+// block per row (two blocks of a warp for 40 scalars); nothing is read twice, so nothing is
+// staged.
+
+// SCHEDULE-LABEL: loop.kernel @k_add(
+// SCHEDULE-SAME:    attributes {tile.schedule = #tile.schedule<block [32, 1, 1], loops [[0] grid_y, [0, 0] grid_y, [0, 0, 0] global vector 4]>} {
 
 // CHECK-LABEL: tile.kernel @k_add(
-// CHECK-SAME:    grid [1, 12, 1] block [32, 1, 1] {
-// CHECK-NEXT:    tile.for %{{.*}} in 0 to 3 map grid {
-// CHECK-NEXT:      tile.for %{{.*}} in 0 to 4 map grid {
+// CHECK-SAME:    grid [1, 12, 1] block [32, 1, 1]
+// CHECK-NEXT:    tile.for %{{.*}} in 0 to 3 map grid_y {
+// CHECK-NEXT:      tile.for %{{.*}} in 0 to 4 map grid_y {
 // CHECK-NEXT:        tile.for %{{.*}} in 0 to 40 map global vector 4 {
 
 // SCALAR-LABEL: tile.kernel @k_add(
-// SCALAR-SAME:    grid [2, 12, 1] block [32, 1, 1] {
+// SCALAR-SAME:    grid [2, 12, 1] block [32, 1, 1]
 // SCALAR-NOT:     tile.stage
 // SCALAR:         tile.for %{{.*}} in 0 to 40 map global {
 
@@ -82,12 +91,12 @@ loop.kernel @k_add(%x: memref<3x4x40xf32>, %y: memref<3x4x40xf32>) {
 // -----
 
 // 16 rows of 4096 (a decode-sized activation) would be 16 blocks, one row each, on a GPU
-// of 132 SMs: two-dimensional, the blocks are sized so that the grid has about 128 of them
-// (16 x 1024 vectors / 128 = 128 threads), 8 per row.
+// of 132 SMs: two-dimensional, the blocks are sized so that the grid has about one per SM
+// (16 x 1024 vectors / 132 = 125 threads, a warp multiple: 128), 8 per row.
 
 // CHECK-LABEL: tile.kernel @k_silu(
-// CHECK-SAME:    grid [8, 16, 1] block [128, 1, 1] {
-// CHECK-NEXT:    tile.for %{{.*}} in 0 to 16 map grid {
+// CHECK-SAME:    grid [8, 16, 1] block [128, 1, 1]
+// CHECK-NEXT:    tile.for %{{.*}} in 0 to 16 map grid_y {
 // CHECK-NEXT:      tile.for %{{.*}} in 0 to 4096 map global vector 4 {
 
 loop.kernel @k_silu(%x: memref<16x4096xf32>, %y: memref<16x4096xf32>) {
@@ -102,20 +111,21 @@ loop.kernel @k_silu(%x: memref<16x4096xf32>, %y: memref<16x4096xf32>) {
 
 // -----
 
-// With 256 rows or more, the rows alone fill the GPU: a row per grid iteration, its columns
-// over the threads of a block, 4 vectors a thread (64 / 4 / 4 = 4 threads, one warp).
+// With two rows per SM or more (264 on an H200), the rows alone fill the GPU: a row per grid
+// iteration, its columns over the threads of a block, 4 vectors a thread (64 / 4 / 4 = 4
+// threads, one warp).
 
 // CHECK-LABEL: tile.kernel @k_square(
-// CHECK-SAME:    grid [256, 1, 1] block [32, 1, 1] {
-// CHECK-NEXT:    tile.for %{{.*}} in 0 to 256 map grid {
+// CHECK-SAME:    grid [264, 1, 1] block [32, 1, 1]
+// CHECK-NEXT:    tile.for %{{.*}} in 0 to 264 map grid {
 // CHECK-NEXT:      tile.for %{{.*}} in 0 to 64 map thread vector 4 {
 
-loop.kernel @k_square(%x: memref<256x64xf32>, %y: memref<256x64xf32>) {
-  loop.for %i in 0 to 256 {
+loop.kernel @k_square(%x: memref<264x64xf32>, %y: memref<264x64xf32>) {
+  loop.for %i in 0 to 264 {
     loop.for %j in 0 to 64 {
-      %v = loop.load %x[%i, %j] : memref<256x64xf32>
+      %v = loop.load %x[%i, %j] : memref<264x64xf32>
       %w = arith.mulf %v, %v : f32
-      loop.store %w, %y[%i, %j] : memref<256x64xf32>
+      loop.store %w, %y[%i, %j] : memref<264x64xf32>
     }
   }
 }
@@ -149,16 +159,17 @@ loop.kernel @k_two_outputs(%x: memref<4x64xf32>, %y: memref<4x64xf32>, %z: memre
 // -----
 
 // A one-dimensional nest spreads over every thread of the grid, 4 f32 a thread at a time; a
-// kernel attribute overrides the block size for that kernel: 10000 / (1024 * 4) is 3 blocks.
+// schedule written on the kernel is kept, whatever the options: 10000 / (1024 * 4) is 3
+// blocks.
 
 // CHECK-LABEL: tile.kernel @k_scale(
-// CHECK-SAME:    grid [3, 1, 1] block [1024, 1, 1] {
+// CHECK-SAME:    grid [3, 1, 1] block [1024, 1, 1]
 // CHECK-NEXT:    tile.for %{{.*}} in 0 to 10000 map global vector 4 {
 
 // OVERRIDE-LABEL: tile.kernel @k_scale(
 // OVERRIDE-SAME:    block [1024, 1, 1]
 
-loop.kernel @k_scale(%x: memref<10000xf32>, %y: memref<10000xf32>) attributes {tile.block_size = 1024 : i64} {
+loop.kernel @k_scale(%x: memref<10000xf32>, %y: memref<10000xf32>) attributes {tile.schedule = #tile.schedule<block [1024, 1, 1], loops [[0] global vector 4]>} {
   loop.for %i in 0 to 10000 {
     %v = loop.load %x[%i] : memref<10000xf32>
     loop.store %v, %y[%i] : memref<10000xf32>
@@ -172,7 +183,7 @@ loop.kernel @k_scale(%x: memref<10000xf32>, %y: memref<10000xf32>) attributes {t
 // along the reduction, 4 at a time.
 
 // CHECK-LABEL: tile.kernel @k_matmul(
-// CHECK-SAME:    grid [32, 1, 1] block [32, 1, 1] {
+// CHECK-SAME:    grid [32, 1, 1] block [32, 1, 1]
 // CHECK:         tile.for %{{.*}} in 0 to 4 map grid {
 // CHECK-NEXT:      tile.for %{{.*}} in 0 to 8 map grid {
 // CHECK-NEXT:        tile.for %{{.*}} in 0 to 16 map thread vector 4 reduce add init 0.0 : f32 {
@@ -193,25 +204,25 @@ loop.kernel @k_matmul(%a: memref<4x16xf32>, %b: memref<16x8xf32>, %c: memref<4x8
 
 // -----
 
-// Kernel attributes fix the schedule of one kernel: no vectors, no staging. A bf16 row that
-// is read twice is otherwise staged; a row that the kernel writes is never staged.
+// A schedule written on a kernel fixes it: no vectors, no staging. A bf16 row that is read
+// twice is otherwise staged; a row that the kernel writes is never staged.
 
 // CHECK-LABEL: tile.kernel @k_pinned(
-// CHECK-SAME:    grid [8, 1, 1] block [256, 1, 1] {
+// CHECK-SAME:    grid [8, 1, 1] block [256, 1, 1]
 // CHECK-NOT:     tile.stage
 // CHECK:         tile.for %{{.*}} in 0 to 256 map thread reduce max
 // CHECK-LABEL: tile.kernel @k_bf16(
-// CHECK-SAME:    grid [8, 1, 1] block [32, 1, 1] {
+// CHECK-SAME:    grid [8, 1, 1] block [32, 1, 1]
 // CHECK-NEXT:    tile.for %[[I:.*]] in 0 to 8 map grid {
 // CHECK-NEXT:      tile.stage %{{.*}}[%[[I]]] async : memref<8x256xbf16>
 // CHECK-NEXT:      tile.for %{{.*}} in 0 to 256 map thread vector 8 reduce max
 // CHECK-LABEL: tile.kernel @k_in_place(
 // CHECK-NOT:     tile.stage
 // CHECK-LABEL: tile.kernel @k_many_rows(
-// CHECK-SAME:    grid [512, 1, 1] block [64, 1, 1] {
+// CHECK-SAME:    grid [512, 1, 1] block [64, 1, 1]
 // CHECK:         tile.launch
 
-loop.kernel @k_pinned(%x: memref<8x256xbf16>, %y: memref<8x256xbf16>) attributes {tile.vector_width = 1 : i64, tile.stage = "none"} {
+loop.kernel @k_pinned(%x: memref<8x256xbf16>, %y: memref<8x256xbf16>) attributes {tile.schedule = #tile.schedule<block [256, 1, 1], loops [[0] grid, [0, 0] thread, [0, 1] thread]>} {
   loop.for %i in 0 to 8 {
     %m = loop.for %r in 0 to 256 reduce max init -inf : bf16 {
       %v = loop.load %x[%i, %r] : memref<8x256xbf16>
@@ -271,16 +282,21 @@ func.func @forward(%x: memref<8x256xf32>) {
 // 65536 / (512 threads * 4) = 32 blocks, whose totals meet through atomics. Without the
 // split, or for a combiner atomics lack (mul), it stays in one block.
 
+// SCHEDULE-LABEL: loop.kernel @k_sum(
+// SCHEDULE-SAME:    attributes {tile.schedule = #tile.schedule<block [512, 1, 1], loops [[0] global vector 4]>} {
+// SCHEDULE-LABEL: loop.kernel @k_prod(
+// SCHEDULE-SAME:    attributes {tile.schedule = #tile.schedule<block [512, 1, 1], loops [[0] thread vector 4]>} {
+
 // CHECK-LABEL: tile.kernel @k_sum(
-// CHECK-SAME:    grid [32, 1, 1] block [512, 1, 1] {
+// CHECK-SAME:    grid [32, 1, 1] block [512, 1, 1]
 // CHECK-NEXT:    %[[S:.*]] = tile.for %{{.*}} in 0 to 65536 map global vector 4 reduce add init 0.0 : f32 {
 // CHECK:         memref.store %[[S]], %{{.*}}[] : memref<f32>
 // CHECK-LABEL: tile.kernel @k_prod(
-// CHECK-SAME:    grid [1, 1, 1] block [512, 1, 1] {
+// CHECK-SAME:    grid [1, 1, 1] block [512, 1, 1]
 // CHECK-NEXT:    tile.for %{{.*}} in 0 to 65536 map thread vector 4 reduce mul
 
 // NOSPLIT-LABEL: tile.kernel @k_sum(
-// NOSPLIT-SAME:    grid [1, 1, 1] block [512, 1, 1] {
+// NOSPLIT-SAME:    grid [1, 1, 1] block [512, 1, 1]
 // NOSPLIT-NEXT:    tile.for %{{.*}} in 0 to 65536 map thread vector 4 reduce add
 
 loop.kernel @k_sum(%x: memref<65536xf32>, %y: memref<f32>) {

@@ -1,0 +1,85 @@
+// RUN: emmy-opt %s --split-input-file --verify-diagnostics --lower-loop-to-tile
+
+// lower-loop-to-tile decides nothing: a kernel without a schedule is an error at the kernel.
+
+// expected-error @+1 {{pass 'lower-loop-to-tile' failed: @k_unscheduled has no #tile.schedule attribute 'tile.schedule' (choose-tile-schedule writes one)}}
+loop.kernel @k_unscheduled(%x: memref<64xf32>) {
+  loop.for %i in 0 to 64 {
+    %v = loop.load %x[%i] : memref<64xf32>
+    loop.store %v, %x[%i] : memref<64xf32>
+  }
+}
+
+// -----
+
+// expected-error @+1 {{cannot apply the schedule of @k_no_such_loop: loop [0, 0] of the schedule is not in the kernel}}
+loop.kernel @k_no_such_loop(%x: memref<64xf32>) attributes {tile.schedule = #tile.schedule<block [32, 1, 1], loops [[0] global, [0, 0] serial]>} {
+  loop.for %i in 0 to 64 {
+    %v = loop.load %x[%i] : memref<64xf32>
+    loop.store %v, %x[%i] : memref<64xf32>
+  }
+}
+
+// -----
+
+// expected-error @+1 {{cannot apply the schedule of @k_odd_vector: vector width 8 must divide the loop's start 0 and its trip count 60}}
+loop.kernel @k_odd_vector(%x: memref<60xf32>) attributes {tile.schedule = #tile.schedule<block [32, 1, 1], loops [[0] global vector 8]>} {
+  loop.for %i in 0 to 60 {
+    %v = loop.load %x[%i] : memref<60xf32>
+    loop.store %v, %x[%i] : memref<60xf32>
+  }
+}
+
+// -----
+
+// expected-error @+1 {{cannot apply the schedule of @k_global_in_grid: a loop mapped to global inside a loop mapped to grid would read the same block index twice}}
+loop.kernel @k_global_in_grid(%x: memref<4x64xf32>) attributes {tile.schedule = #tile.schedule<block [32, 1, 1], loops [[0] grid, [0, 0] global]>} {
+  loop.for %i in 0 to 4 {
+    loop.for %j in 0 to 64 {
+      %v = loop.load %x[%i, %j] : memref<4x64xf32>
+      loop.store %v, %x[%i, %j] : memref<4x64xf32>
+    }
+  }
+}
+
+// -----
+
+// expected-error @+1 {{cannot apply the schedule of @k_stage_written: staging at loop [0]: the kernel writes argument 0, so a staged copy of its row could go stale}}
+loop.kernel @k_stage_written(%x: memref<4x64xf32>) attributes {tile.schedule = #tile.schedule<block [32, 1, 1], loops [[0] grid, [0, 0] thread], stage [[0] arg 0 async]>} {
+  loop.for %i in 0 to 4 {
+    loop.for %j in 0 to 64 {
+      %v = loop.load %x[%i, %j] : memref<4x64xf32>
+      loop.store %v, %x[%i, %j] : memref<4x64xf32>
+    }
+  }
+}
+
+// -----
+
+// expected-error @+1 {{cannot apply the schedule of @k_stage_unread: staging at loop [0]: the loops inside it read no row of argument 1 known at its top}}
+loop.kernel @k_stage_unread(%x: memref<4x64xf32>, %w: memref<64xf32>) attributes {tile.schedule = #tile.schedule<block [32, 1, 1], loops [[0] grid, [0, 0] thread], stage [[0] arg 1 async]>} {
+  loop.for %i in 0 to 4 {
+    loop.for %j in 0 to 64 {
+      %v = loop.load %x[%i, %j] : memref<4x64xf32>
+      loop.store %v, %x[%i, %j] : memref<4x64xf32>
+    }
+  }
+}
+
+// -----
+
+// expected-error @+1 {{cannot apply the schedule of @k_stage_argument: staging at loop [0]: the kernel has no argument 3}}
+loop.kernel @k_stage_argument(%x: memref<4x64xf32>) attributes {tile.schedule = #tile.schedule<block [32, 1, 1], loops [[0] grid, [0, 0] thread], stage [[0] arg 3 async]>} {
+  loop.for %i in 0 to 4 {
+    loop.for %j in 0 to 64 {
+      %v = loop.load %x[%i, %j] : memref<4x64xf32>
+      loop.store %v, %x[%i, %j] : memref<4x64xf32>
+    }
+  }
+}
+
+// -----
+
+// expected-error @+1 {{'tile' is reserved for tensor-core schedules, which no pass honours yet}}
+loop.kernel @k_reserved(%x: memref<64xf32>) attributes {tile.schedule = #tile.schedule<block [32, 1, 1], loops [[0] global], tile [128, 128, 64]>} {
+}

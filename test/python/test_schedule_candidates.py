@@ -1,0 +1,139 @@
+"""`candidates` (emmy.passes.choose_tile_schedule): every schedule it offers lowers to Kernel
+IR that verifies, and computes what numpy does in the SIMT emulator."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.parser import Parser
+
+from emmy.dialects import loop, make_context, tile
+from emmy.dialects.target import DEFAULT_TARGET
+from emmy.passes.choose_tile_schedule import candidates, choose_schedule
+from emmy.passes.pipelines import STAGES
+from emmy.tools.interpreter.run import run_module
+
+RMS_NORM = """
+loop.kernel @k_rms_norm(%x: memref<4x96xf32>, %w: memref<96xf32>, %y: memref<4x96xf32>) {
+  loop.for %i in 0 to 4 {
+    %s = loop.for %r in 0 to 96 reduce add init 0.0 : f32 {
+      %v = loop.load %x[%i, %r] : memref<4x96xf32>
+      %q = arith.mulf %v, %v : f32
+      loop.yield %q : f32
+    }
+    %n = arith.constant 96.0 : f32
+    %m = arith.divf %s, %n : f32
+    %e = arith.constant 1.0e-6 : f32
+    %a = arith.addf %m, %e : f32
+    %r = math.rsqrt %a : f32
+    loop.for %j in 0 to 96 {
+      %v = loop.load %x[%i, %j] : memref<4x96xf32>
+      %g = loop.load %w[%j] : memref<96xf32>
+      %o = arith.mulf %v, %r : f32
+      %p = arith.mulf %o, %g : f32
+      loop.store %p, %y[%i, %j] : memref<4x96xf32>
+    }
+  }
+}
+func.func @forward(%x: memref<4x96xf32>, %w: memref<96xf32>) -> memref<4x96xf32> {
+  %y = memref.alloc() : memref<4x96xf32>
+  loop.launch @k_rms_norm(%x, %w, %y) : memref<4x96xf32>, memref<96xf32>, memref<4x96xf32>
+  func.return %y : memref<4x96xf32>
+}
+"""
+
+ELEMENTWISE = """
+loop.kernel @k_add(%x: memref<3x4x40xf32>, %y: memref<3x4x40xf32>) {
+  loop.for %a in 0 to 3 {
+    loop.for %b in 0 to 4 {
+      loop.for %c in 0 to 40 {
+        %v = loop.load %x[%a, %b, %c] : memref<3x4x40xf32>
+        %w = arith.addf %v, %v : f32
+        loop.store %w, %y[%a, %b, %c] : memref<3x4x40xf32>
+      }
+    }
+  }
+}
+func.func @forward(%x: memref<3x4x40xf32>) -> memref<3x4x40xf32> {
+  %y = memref.alloc() : memref<3x4x40xf32>
+  loop.launch @k_add(%x, %y) : memref<3x4x40xf32>, memref<3x4x40xf32>
+  func.return %y : memref<3x4x40xf32>
+}
+"""
+
+SUM = """
+loop.kernel @k_sum(%x: memref<65536xf32>, %y: memref<f32>) {
+  %s = loop.for %i in 0 to 65536 reduce add init 0.0 : f32 {
+    %v = loop.load %x[%i] : memref<65536xf32>
+    loop.yield %v : f32
+  }
+  loop.store %s, %y[] : memref<f32>
+}
+func.func @forward(%x: memref<65536xf32>) -> memref<f32> {
+  %y = memref.alloc() : memref<f32>
+  loop.launch @k_sum(%x, %y) : memref<65536xf32>, memref<f32>
+  func.return %y : memref<f32>
+}
+"""
+
+
+def rms_norm(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + 1e-6) * w
+
+
+CASES = {
+    "rms_norm": (RMS_NORM, [(4, 96), (96,)], rms_norm),
+    "elementwise": (ELEMENTWISE, [(3, 4, 40)], lambda x: x + x),
+    "split_sum": (SUM, [(65536,)], lambda x: np.sum(x, dtype=np.float64)),
+}
+
+
+def parse(text: str) -> ModuleOp:
+    module = Parser(make_context(), text).parse_module()
+    module.verify()
+    return module
+
+
+def only_kernel(module: ModuleOp) -> loop.KernelOp:
+    (kernel,) = [op for op in module.body.block.ops if isinstance(op, loop.KernelOp)]
+    return kernel
+
+
+def kernel_level(text: str, schedule: tile.Schedule) -> ModuleOp:
+    """The program at the Kernel IR level, its kernel scheduled by `schedule`."""
+    module = parse(text)
+    only_kernel(module).attributes[tile.SCHEDULE_ATTRIBUTE] = tile.ScheduleAttr(schedule)
+    ctx = make_context()
+    for stage in (*STAGES["tile"], *STAGES["kernel"]):
+        stage.apply(ctx, module)
+    module.verify()
+    return module
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_every_candidate_lowers_and_matches_numpy(case: str) -> None:
+    text, shapes, reference = CASES[case]
+    kernel = only_kernel(parse(text))
+    schedules = candidates(kernel, DEFAULT_TARGET)
+    assert schedules[0] == choose_schedule(kernel, DEFAULT_TARGET)
+    assert len(set(schedules)) == len(schedules) > 1
+    rng = np.random.default_rng(0)
+    inputs = [rng.standard_normal(shape).astype(np.float32) for shape in shapes]
+    expected = reference(*inputs)
+    for schedule in schedules:
+        (result,) = run_module(kernel_level(text, schedule), inputs)
+        np.testing.assert_allclose(
+            result, expected, rtol=1e-5, atol=1e-4, err_msg=str(tile.ScheduleAttr(schedule))
+        )
+
+
+def test_candidates_vary_what_is_worth_timing() -> None:
+    rms_kernel = only_kernel(parse(RMS_NORM))
+    schedules = candidates(rms_kernel, DEFAULT_TARGET)
+    assert {s.block for s in schedules} >= {(64, 1, 1), (256, 1, 1), (1024, 1, 1)}
+    assert {s.loop((0, 1)).vector for s in schedules} == {1, 2, 4}
+    assert {tuple(st.mode for st in s.stages) for s in schedules} == {(), ("sync",), ("async",)}
+    sum_kernel = only_kernel(parse(SUM))
+    mappings = {s.loop((0,)).mapping for s in candidates(sum_kernel, DEFAULT_TARGET)}
+    assert mappings == {tile.Mapping.GLOBAL, tile.Mapping.THREAD}
