@@ -18,10 +18,9 @@ func.func @host() {
 
 // -----
 
-// expected-error @+1 {{kernel body takes (memref<4xf16>) but the kernel signature says (memref<4xf32>)}}
-"kernel.func"() <{sym_name = "signature_mismatch", function_type = (memref<4xf32>) -> (), block = array<i64: 32, 1, 1>}> ({
-^bb0(%x: memref<4xf16>):
-}) : () -> ()
+// expected-error @+1 {{unknown GPU target 'sm_75'; expected one of sm_80, sm_90a}}
+builtin.module attributes {kernel.target = #kernel.target<"sm_75">} {
+}
 
 // -----
 
@@ -55,8 +54,32 @@ kernel.func @partial_warp() block [48, 1, 1] {
 
 // -----
 
-// expected-error @+1 {{kernel argument #1 must be a memref, got f32}}
-kernel.func @scalar_argument(%x: memref<4xf32>, %s: f32) block [32, 1, 1] {
+// expected-error @+1 {{kernel argument #1 is a memref, a scalar (index, i1 to i64, f16, bf16, f32, f64) or a !kernel.opaque struct, got vector<4xf32>}}
+kernel.func @vector_argument(%x: memref<4xf32>, %s: vector<4xf32>) block [32, 1, 1] {
+}
+
+// -----
+
+// expected-error @+1 {{kernel argument #0 is a memref, a scalar (index, i1 to i64, f16, bf16, f32, f64) or a !kernel.opaque struct, got i128}}
+kernel.func @wide_integer_argument(%s: i128) block [32, 1, 1] {
+}
+
+// -----
+
+// expected-error @+1 {{opaque struct CUtensorMap's alignment is a power of two, got 48}}
+kernel.func @opaque_alignment(%t: !kernel.opaque<"CUtensorMap", 96, 48>) block [32, 1, 1] {
+}
+
+// -----
+
+// expected-error @+1 {{opaque struct CUtensorMap's size is a positive multiple of its alignment 64, got 100}}
+kernel.func @opaque_size(%t: !kernel.opaque<"CUtensorMap", 100, 64>) block [32, 1, 1] {
+}
+
+// -----
+
+// expected-error @+1 {{an opaque struct is named by an identifier, got 'tensor map'}}
+kernel.func @opaque_name(%t: !kernel.opaque<"tensor map", 128, 64>) block [32, 1, 1] {
 }
 
 // -----
@@ -91,7 +114,7 @@ kernel.func @local_argument(%x: memref<4xf32, 5 : i32>) block [32, 1, 1] {
 
 // -----
 
-// expected-error @+1 {{a kernel.func body holds only kernel, arith and math ops, scf.for, scf.if, scf.yield, memref.load and memref.store, found 'memref.alloc'}}
+// expected-error @+1 {{a kernel.func body holds only kernel, arith and math ops, scf.for, scf.if, scf.yield, memref.load and memref.store, vector.broadcast, vector.extract and vector.insert, found 'memref.alloc'}}
 kernel.func @allocates(%x: memref<4xf32>) block [32, 1, 1] {
   %scratch = memref.alloc() : memref<4xf32>
 }
@@ -138,14 +161,14 @@ func.func @grid_dim_on_host() {
 // -----
 
 kernel.func @bad_dimension() block [32, 1, 1] {
-  // expected-error @+1 {{dimension must be x, y or z, got 'w'}}
+  // expected-error @+1 {{'kernel.block_id' op "w" should be of base attribute kernel.dim}}
   %t = "kernel.block_id"() <{dimension = "w"}> : () -> index
 }
 
 // -----
 
 kernel.func @bad_dimension_syntax() block [32, 1, 1] {
-  // expected-error @+1 {{expected a dimension: x, y, z}}
+  // expected-error @+1 {{Expected `x`, `y`, or `z`.}}
   %t = kernel.block_dim w
 }
 
@@ -340,8 +363,8 @@ func.func @barrier_on_host() {
 kernel.func @index_offset() block [32, 1, 1] {
   %v = arith.constant 1.0 : f32
   %c1 = arith.constant 1 : index
-  // expected-error @+1 {{a shuffle's lane offset is an i32, got index}}
-  %r = "kernel.shuffle"(%v, %c1) <{mode = "xor"}> : (f32, index) -> f32
+  // expected-error @+1 {{operand 'offset' at position 1 does not verify: Expected attribute i32 but got index}}
+  %r = "kernel.shuffle"(%v, %c1) <{mode = #kernel<shuffle_mode xor>}> : (f32, index) -> f32
 }
 
 // -----
@@ -349,7 +372,7 @@ kernel.func @index_offset() block [32, 1, 1] {
 kernel.func @bad_mode() block [32, 1, 1] {
   %v = arith.constant 1.0 : f32
   %c1 = arith.constant 1 : i32
-  // expected-error @+1 {{shuffle mode must be one of xor, down, up, idx, got 'butterfly'}}
+  // expected-error @+1 {{'kernel.shuffle' op "butterfly" should be of base attribute kernel.shuffle_mode}}
   %r = "kernel.shuffle"(%v, %c1) <{mode = "butterfly"}> : (f32, i32) -> f32
 }
 
@@ -358,7 +381,7 @@ kernel.func @bad_mode() block [32, 1, 1] {
 kernel.func @bad_mode_syntax() block [32, 1, 1] {
   %v = arith.constant 1.0 : f32
   %c1 = arith.constant 1 : i32
-  // expected-error @+1 {{expected a shuffle mode: xor, down, up, idx}}
+  // expected-error @+1 {{Expected `xor`, `down`, `up`, or `idx`.}}
   %r = kernel.shuffle butterfly %v, %c1 : f32
 }
 
@@ -367,7 +390,7 @@ kernel.func @bad_mode_syntax() block [32, 1, 1] {
 kernel.func @shuffle_bool() block [32, 1, 1] {
   %v = arith.constant true
   %c1 = arith.constant 1 : i32
-  // expected-error @+1 {{a shuffle moves an f16, bf16, f32, f64, i32, i64 or index, got i1}}
+  // expected-error @+1 {{a shuffle moves an f16, bf16, f32, f64, i32, i64 or index Underlying verification failure: Expected one of i32, i64, but got i1}}
   %r = kernel.shuffle xor %v, %c1 : i1
 }
 
@@ -376,8 +399,8 @@ kernel.func @shuffle_bool() block [32, 1, 1] {
 kernel.func @shuffle_result_type() block [32, 1, 1] {
   %v = arith.constant 1.0 : f32
   %c1 = arith.constant 1 : i32
-  // expected-error @+1 {{a shuffle's result has the type of its value, f32, got f16}}
-  %r = "kernel.shuffle"(%v, %c1) <{mode = "xor"}> : (f32, i32) -> f16
+  // expected-error @+1 {{result 'result' at position 0 does not verify: attribute f32 expected from variable 'T', but got f16}}
+  %r = "kernel.shuffle"(%v, %c1) <{mode = #kernel<shuffle_mode xor>}> : (f32, i32) -> f16
 }
 
 // -----
@@ -395,7 +418,7 @@ func.func @shuffle_on_host(%v: f32, %c1: i32) {
 kernel.func @bad_atomic_kind(%x: memref<4xf32>) block [32, 1, 1] {
   %v = arith.constant 1.0 : f32
   %c0 = arith.constant 0 : index
-  // expected-error @+1 {{atomic kind must be one of add, max, min, got 'mul'}}
+  // expected-error @+1 {{'kernel.atomic' op "mul" should be of base attribute kernel.atomic_kind}}
   %r = "kernel.atomic"(%v, %x, %c0) <{kind = "mul"}> : (f32, memref<4xf32>, index) -> f32
 }
 
@@ -414,7 +437,7 @@ kernel.func @atomic_value_type(%x: memref<4xf32>) block [32, 1, 1] {
   %v = arith.constant 1.0 : f16
   %c0 = arith.constant 0 : index
   // expected-error @+1 {{an atomic combines and returns the element type f32, got value f16 and result f16}}
-  %r = "kernel.atomic"(%v, %x, %c0) <{kind = "add"}> : (f16, memref<4xf32>, index) -> f16
+  %r = "kernel.atomic"(%v, %x, %c0) <{kind = #kernel<atomic_kind add>}> : (f16, memref<4xf32>, index) -> f16
 }
 
 // -----
@@ -442,7 +465,7 @@ kernel.func @atomic_add_short(%x: memref<4xi16>) block [32, 1, 1] {
 kernel.func @vector_crosses_rows(%x: memref<4x6xf32>) block [32, 1, 1] {
   %c0 = arith.constant 0 : index
   // expected-error @+1 {{a vector load of 4 elements must divide the last dimension of memref<4x6xf32> (6), so that no access crosses a row}}
-  %a, %b, %c, %d = kernel.vector_load %x[%c0, %c0] : memref<4x6xf32>
+  %v = kernel.vector_load %x[%c0, %c0] : memref<4x6xf32>, vector<4xf32>
 }
 
 // -----
@@ -450,7 +473,7 @@ kernel.func @vector_crosses_rows(%x: memref<4x6xf32>) block [32, 1, 1] {
 kernel.func @vector_too_wide(%x: memref<64xf32>) block [32, 1, 1] {
   %c0 = arith.constant 0 : index
   // expected-error @+1 {{a vector load of 8 x f32 is 32 bytes, but one access is 1, 2, 4, 8 or 16 bytes}}
-  %v:8 = kernel.vector_load %x[%c0] : memref<64xf32>
+  %v = kernel.vector_load %x[%c0] : memref<64xf32>, vector<8xf32>
 }
 
 // -----
@@ -458,38 +481,38 @@ kernel.func @vector_too_wide(%x: memref<64xf32>) block [32, 1, 1] {
 kernel.func @vector_of_three(%x: memref<63xf32>) block [32, 1, 1] {
   %c0 = arith.constant 0 : index
   // expected-error @+1 {{a vector load of 3 x f32 is 12 bytes, but one access is 1, 2, 4, 8 or 16 bytes}}
-  %a, %b, %c = kernel.vector_load %x[%c0] : memref<63xf32>
+  %v = kernel.vector_load %x[%c0] : memref<63xf32>, vector<3xf32>
 }
 
 // -----
 
 kernel.func @vector_of_scalar(%x: memref<f32>) block [32, 1, 1] {
   // expected-error @+1 {{a vector load needs a buffer with at least one dimension, got memref<f32>}}
-  %a = kernel.vector_load %x[] : memref<f32>
+  %v = kernel.vector_load %x[] : memref<f32>, vector<1xf32>
 }
 
 // -----
 
-kernel.func @vector_unbound(%x: memref<8xf32>) block [32, 1, 1] {
+kernel.func @vector_scalar_result(%x: memref<8xf32>) block [32, 1, 1] {
   %c0 = arith.constant 0 : index
-  // expected-error @+1 {{a kernel.vector_load's width is the number of results it binds, as in `%a, %b = kernel.vector_load ...`}}
-  kernel.vector_load %x[%c0] : memref<8xf32>
-}
-
-// -----
-
-kernel.func @vector_no_results(%x: memref<8xf32>) block [32, 1, 1] {
-  %c0 = arith.constant 0 : index
-  // expected-error @+1 {{a vector load has at least one result}}
-  "kernel.vector_load"(%x, %c0) : (memref<8xf32>, index) -> ()
+  // expected-error @+1 {{result 'result' at position 0 does not verify: f32 should be of base attribute vector}}
+  %v = "kernel.vector_load"(%x, %c0) : (memref<8xf32>, index) -> f32
 }
 
 // -----
 
 kernel.func @vector_result_type(%x: memref<8xf32>) block [32, 1, 1] {
   %c0 = arith.constant 0 : index
-  // expected-error @+1 {{a vector load's results have the element type f32, got f16}}
-  %a, %b = "kernel.vector_load"(%x, %c0) : (memref<8xf32>, index) -> (f32, f16)
+  // expected-error @+1 {{a vector load of memref<8xf32> moves a vector<Nxf32>, got vector<2xf16>}}
+  %v = kernel.vector_load %x[%c0] : memref<8xf32>, vector<2xf16>
+}
+
+// -----
+
+kernel.func @vector_of_rank_two(%x: memref<8xf32>) block [32, 1, 1] {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{a vector load of memref<8xf32> moves a vector<Nxf32>, got vector<2x2xf32>}}
+  %v = kernel.vector_load %x[%c0] : memref<8xf32>, vector<2x2xf32>
 }
 
 // -----
@@ -497,34 +520,44 @@ kernel.func @vector_result_type(%x: memref<8xf32>) block [32, 1, 1] {
 kernel.func @vector_index_count(%x: memref<4x8xf32>) block [32, 1, 1] {
   %c0 = arith.constant 0 : index
   // expected-error @+1 {{a rank-2 memref<4x8xf32> takes 2 indices, but 1 are given}}
-  %a, %b = kernel.vector_load %x[%c0] : memref<4x8xf32>
+  %v = kernel.vector_load %x[%c0] : memref<4x8xf32>, vector<2xf32>
 }
 
 // -----
 
 kernel.func @vector_store_crosses_rows(%x: memref<4x6xbf16>) block [32, 1, 1] {
   %c0 = arith.constant 0 : index
-  %v = arith.constant 1.0 : bf16
+  %s = arith.constant 1.0 : bf16
+  %v = vector.broadcast %s : bf16 to vector<4xbf16>
   // expected-error @+1 {{a vector store of 4 elements must divide the last dimension of memref<4x6xbf16> (6), so that no access crosses a row}}
-  kernel.vector_store %v, %v, %v, %v, %x[%c0, %c0] : memref<4x6xbf16>
+  kernel.vector_store %v, %x[%c0, %c0] : memref<4x6xbf16>, vector<4xbf16>
 }
 
 // -----
 
 kernel.func @vector_store_type(%x: memref<8xf32>) block [32, 1, 1] {
   %c0 = arith.constant 0 : index
-  %v = arith.constant 1.0 : f32
   %h = arith.constant 1.0 : f16
-  // expected-error @+1 {{a vector store's values have the element type f32, got f16}}
-  "kernel.vector_store"(%v, %h, %x, %c0) <{operandSegmentSizes = array<i32: 2, 1, 1>}> : (f32, f16, memref<8xf32>, index) -> ()
+  %v = vector.broadcast %h : f16 to vector<2xf16>
+  // expected-error @+1 {{a vector store of memref<8xf32> moves a vector<Nxf32>, got vector<2xf16>}}
+  kernel.vector_store %v, %x[%c0] : memref<8xf32>, vector<2xf16>
 }
 
 // -----
 
-func.func @vector_store_on_host(%x: memref<8xf32>, %v: f32, %c0: index) {
+func.func @vector_store_on_host(%x: memref<8xf32>, %v: vector<2xf32>, %c0: index) {
   // expected-error @+1 {{'kernel.vector_store' must be nested in a kernel.func}}
-  kernel.vector_store %v, %v, %x[%c0] : memref<8xf32>
+  kernel.vector_store %v, %x[%c0] : memref<8xf32>, vector<2xf32>
   func.return
+}
+
+// -----
+
+// expected-error @+1 {{a kernel.func body holds only kernel, arith and math ops, scf.for, scf.if, scf.yield, memref.load and memref.store, vector.broadcast, vector.extract and vector.insert, found 'vector.fma'}}
+kernel.func @vector_op_outside_the_body_set(%x: memref<8xf32>) block [32, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %v = kernel.vector_load %x[%c0] : memref<8xf32>, vector<4xf32>
+  %w = vector.fma %v, %v, %v : vector<4xf32>
 }
 
 // --- cp.async -------------------------------------------------------------------------------
@@ -741,44 +774,6 @@ func.func @launch_aliasing(%x: memref<4xf32>) {
   func.return
 }
 
-// --- the target ---------------------------------------------------------------------------
-
-// -----
-
-// expected-error @+1 {{unknown GPU target 'sm_75'; expected one of sm_80, sm_90a}}
-builtin.module attributes {kernel.target = #kernel.target<"sm_75">} {
-}
-
-// -----
-
-builtin.module attributes {kernel.target = "sm_90a"} {
-  // expected-error @+1 {{a module's kernel.target attribute names its GPU, as in #kernel.target<"sm_90a">, got "sm_90a"}}
-  kernel.func @k() block [32, 1, 1] {
-  }
-}
-
-// -----
-
-// The view that fits an sm_90a block (target.mlir) is over an sm_80 block's shared memory.
-builtin.module attributes {kernel.target = #kernel.target<"sm_80">} {
-  kernel.func @k_big_view() block [32, 1, 1] {
-    // expected-error @+1 {{a dynamic shared view ending at byte 204800 is over the 166912-byte (163 KB) limit of one block on sm_80}}
-    %d = kernel.dynamic_shared offset 0 : memref<51200xf32, 3 : i32>
-  }
-}
-
-// -----
-
-builtin.module attributes {kernel.target = #kernel.target<"sm_80">} {
-  kernel.func @k() block [32, 1, 1] {
-  }
-  func.func @host() {
-    // expected-error @+1 {{launch gives @k 204800 bytes of dynamic shared memory on top of its 0 static bytes, 204800 in all, over the 166912-byte (163 KB) limit of one block on sm_80}}
-    kernel.launch @k() grid [1, 1, 1] block [32, 1, 1] smem 204800
-    func.return
-  }
-}
-
 // --- parameters and swizzled shared buffers -------------------------------------------------
 
 // -----
@@ -831,3 +826,33 @@ kernel.func @swizzle_is_a_layout() block [32, 1, 1] {
   // expected-error @+1 {{128 : i64 should be of base attribute kernel.swizzle}}
   %s = kernel.shared_alloc {layout = 128 : i64} : memref<32xf32, 3 : i32>
 }
+// -----
+
+builtin.module attributes {kernel.target = "sm_90a"} {
+  // expected-error @+1 {{a module's kernel.target attribute names its GPU, as in #kernel.target<"sm_90a">, got "sm_90a"}}
+  kernel.func @k() block [32, 1, 1] {
+  }
+}
+
+// -----
+
+// The view that fits an sm_90a block (target.mlir) is over an sm_80 block's shared memory.
+builtin.module attributes {kernel.target = #kernel.target<"sm_80">} {
+  kernel.func @k_big_view() block [32, 1, 1] {
+    // expected-error @+1 {{a dynamic shared view ending at byte 204800 is over the 166912-byte (163 KB) limit of one block on sm_80}}
+    %d = kernel.dynamic_shared offset 0 : memref<51200xf32, 3 : i32>
+  }
+}
+
+// -----
+
+builtin.module attributes {kernel.target = #kernel.target<"sm_80">} {
+  kernel.func @k() block [32, 1, 1] {
+  }
+  func.func @host() {
+    // expected-error @+1 {{launch gives @k 204800 bytes of dynamic shared memory on top of its 0 static bytes, 204800 in all, over the 166912-byte (163 KB) limit of one block on sm_80}}
+    kernel.launch @k() grid [1, 1, 1] block [32, 1, 1] smem 204800
+    func.return
+  }
+}
+
