@@ -215,7 +215,8 @@ def test_constants_are_exact():
     source = print_cuda(
         parse(
             """
-            kernel.func @k(%x: memref<8xf32>, %h: memref<8xf16>, %d: memref<8xf64>) block [32, 1, 1] {
+            kernel.func @k(%x: memref<8xf32>, %h: memref<8xf16>, %d: memref<8xf64>) block
+                [32, 1, 1] {
               %c0 = arith.constant 0 : index
               %a = arith.constant 0.1 : f32
               %b = arith.constant 16777217.0 : f32

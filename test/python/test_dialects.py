@@ -430,7 +430,8 @@ MALFORMED = [
     (
         "reduce over an enormous axis",
         in_function(
-            "%r = prim.reduce add %x axes [99999999999999999999999] init 0.0 : tensor<4xf32> -> tensor<f32>"
+            "%r = prim.reduce add %x axes [99999999999999999999999] init 0.0 : tensor<4xf32> -> "
+            "tensor<f32>"
         ),
         "reduce axis 99999999999999999999999 does not fit in i64",
     ),
@@ -546,7 +547,8 @@ MALFORMED = [
     (
         "kernel without results",
         in_function(
-            "fused.kernel @k(%x) : (tensor<4xf32>) -> () {\n^bb0(%a: tensor<4xf32>):\n  fused.yield\n}"
+            "fused.kernel @k(%x) : (tensor<4xf32>) -> () "
+            "{\n^bb0(%a: tensor<4xf32>):\n  fused.yield\n}"
         ),
         "a fused.kernel has at least one result; it has none",
     ),

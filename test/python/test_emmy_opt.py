@@ -51,7 +51,8 @@ def test_unknown_pass_suggests_the_closest(redundant_adds):
     status, _, errors = emmy_opt(redundant_adds, "--lower-fused")
     assert status == 1
     assert errors == (
-        "emmy-opt: error: unknown pass or option '--lower-fused'; did you mean '--lower-fused-to-loop'?\n"
+        "emmy-opt: error: unknown pass or option '--lower-fused'; did you mean "
+        "'--lower-fused-to-loop'?\n"
     )
 
 

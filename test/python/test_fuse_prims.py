@@ -160,7 +160,8 @@ def binary(name: str, x: str, y: str, shape: str, op: str, loc: str | None = Non
 def rms_norm(out: str, x: str, w: str, rows: str, n: int, loc="rms_norm") -> str:
     return (
         unary(f"{out}_sq", x, f"{rows}x{n}", "%o = arith.mulf %a, %a : f32", loc)
-        + f"  %{out}_ss = prim.reduce add %{out}_sq axes [{rows.count('x') + 1}] keepdim init 0.0 : "
+        + f"  %{out}_ss = prim.reduce add %{out}_sq axes [{rows.count('x') + 1}] keepdim init 0.0 "
+        f": "
         f'tensor<{rows}x{n}xf32> -> tensor<{rows}x1xf32> loc("{loc}")\n'
         + unary(
             f"{out}_r",
@@ -171,8 +172,10 @@ def rms_norm(out: str, x: str, w: str, rows: str, n: int, loc="rms_norm") -> str
             "    %o = math.rsqrt %t : f32",
             loc,
         )
-        + f'  %{out}_rb = prim.broadcast %{out}_r : tensor<{rows}x1xf32> -> tensor<{rows}x{n}xf32> loc("{loc}")\n'
-        + f'  %{out}_wb = prim.broadcast %{w} : tensor<{n}xf32> -> tensor<{rows}x{n}xf32> loc("{loc}")\n'
+        + f"  %{out}_rb = prim.broadcast %{out}_r : tensor<{rows}x1xf32> -> "
+        f'tensor<{rows}x{n}xf32> loc("{loc}")\n'
+        + f"  %{out}_wb = prim.broadcast %{w} : tensor<{n}xf32> -> tensor<{rows}x{n}xf32> "
+        f'loc("{loc}")\n'
         + binary(f"{out}_y", x, f"{out}_rb", f"{rows}x{n}", "mulf", loc)
         + binary(out, f"{out}_y", f"{out}_wb", f"{rows}x{n}", "mulf", loc)
     )
@@ -181,8 +184,10 @@ def rms_norm(out: str, x: str, w: str, rows: str, n: int, loc="rms_norm") -> str
 def linear(out: str, x: str, w: str, rows: str, k: int, n: int) -> str:
     """`x @ w.T` for a [n, k] weight."""
     return (
-        f'  %{out}_wt = prim.permute %{w} [1, 0] : tensor<{n}x{k}xf32> -> tensor<{k}x{n}xf32> loc("linear")\n'
-        f"  %{out} = prim.contract %{x}, %{out}_wt : tensor<{rows}x{k}xf32>, tensor<{k}x{n}xf32> -> "
+        f"  %{out}_wt = prim.permute %{w} [1, 0] : tensor<{n}x{k}xf32> -> tensor<{k}x{n}xf32> "
+        f'loc("linear")\n'
+        f"  %{out} = prim.contract %{x}, %{out}_wt : tensor<{rows}x{k}xf32>, tensor<{k}x{n}xf32> "
+        f"-> "
         f'tensor<{rows}x{n}xf32> loc("linear")\n'
     )
 
@@ -199,8 +204,10 @@ def transformer_block(layer: int, x: str) -> str:
     for name in ("q", "k", "v"):
         text += linear(f"{p}_{name}", f"{p}_n1", f"{p}_w{name}", f"{s}", d, d)
     text += (
-        f'  %{p}_kt = prim.permute %{p}_k [1, 0] : tensor<{s}x{d}xf32> -> tensor<{d}x{s}xf32> loc("sdpa")\n'
-        f'  %{p}_sc = prim.contract %{p}_q, %{p}_kt : tensor<{s}x{d}xf32>, tensor<{d}x{s}xf32> -> tensor<{s}x{s}xf32> loc("sdpa")\n'
+        f"  %{p}_kt = prim.permute %{p}_k [1, 0] : tensor<{s}x{d}xf32> -> tensor<{d}x{s}xf32> "
+        f'loc("sdpa")\n'
+        f"  %{p}_sc = prim.contract %{p}_q, %{p}_kt : tensor<{s}x{d}xf32>, tensor<{d}x{s}xf32> -> "
+        f'tensor<{s}x{s}xf32> loc("sdpa")\n'
         + unary(
             f"{p}_sc2",
             f"{p}_sc",
@@ -208,14 +215,19 @@ def transformer_block(layer: int, x: str) -> str:
             "%c = arith.constant 0.25 : f32\n    %o = arith.mulf %a, %c : f32",
             "sdpa",
         )
-        + f'  %{p}_mx = prim.reduce max %{p}_sc2 axes [1] keepdim init -inf : tensor<{s}x{s}xf32> -> tensor<{s}x1xf32> loc("sdpa")\n'
-        f'  %{p}_mxb = prim.broadcast %{p}_mx : tensor<{s}x1xf32> -> tensor<{s}x{s}xf32> loc("sdpa")\n'
+        + f"  %{p}_mx = prim.reduce max %{p}_sc2 axes [1] keepdim init -inf : tensor<{s}x{s}xf32> "
+        f'-> tensor<{s}x1xf32> loc("sdpa")\n'
+        f"  %{p}_mxb = prim.broadcast %{p}_mx : tensor<{s}x1xf32> -> tensor<{s}x{s}xf32> "
+        f'loc("sdpa")\n'
         + binary(f"{p}_d", f"{p}_sc2", f"{p}_mxb", f"{s}x{s}", "subf", "sdpa")
         + unary(f"{p}_e", f"{p}_d", f"{s}x{s}", "%o = math.exp %a : f32", "sdpa")
-        + f'  %{p}_sm = prim.reduce add %{p}_e axes [1] keepdim init 0.0 : tensor<{s}x{s}xf32> -> tensor<{s}x1xf32> loc("sdpa")\n'
-        f'  %{p}_smb = prim.broadcast %{p}_sm : tensor<{s}x1xf32> -> tensor<{s}x{s}xf32> loc("sdpa")\n'
+        + f"  %{p}_sm = prim.reduce add %{p}_e axes [1] keepdim init 0.0 : tensor<{s}x{s}xf32> -> "
+        f'tensor<{s}x1xf32> loc("sdpa")\n'
+        f"  %{p}_smb = prim.broadcast %{p}_sm : tensor<{s}x1xf32> -> tensor<{s}x{s}xf32> "
+        f'loc("sdpa")\n'
         + binary(f"{p}_pr", f"{p}_e", f"{p}_smb", f"{s}x{s}", "divf", "sdpa")
-        + f'  %{p}_at = prim.contract %{p}_pr, %{p}_v : tensor<{s}x{s}xf32>, tensor<{s}x{d}xf32> -> tensor<{s}x{d}xf32> loc("sdpa")\n'
+        + f"  %{p}_at = prim.contract %{p}_pr, %{p}_v : tensor<{s}x{s}xf32>, tensor<{s}x{d}xf32> "
+        f'-> tensor<{s}x{d}xf32> loc("sdpa")\n'
     )
     text += linear(f"{p}_o", f"{p}_at", f"{p}_wo", f"{s}", d, d)
     text += binary(f"{p}_h", x, f"{p}_o", f"{s}x{d}", "addf", "add")
@@ -226,7 +238,8 @@ def transformer_block(layer: int, x: str) -> str:
         f"{p}_sl",
         f"{p}_gt",
         f"{s}x{h}",
-        "%one = arith.constant 1.0 : f32\n    %n = arith.negf %a : f32\n    %ex = math.exp %n : f32\n"
+        "%one = arith.constant 1.0 : f32\n    %n = arith.negf %a : f32\n    %ex = math.exp %n : "
+        "f32\n"
         "    %den = arith.addf %one, %ex : f32\n    %o = arith.divf %a, %den : f32",
         "silu",
     )
@@ -360,7 +373,8 @@ func.func @forward(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 """
 
 LINEAR_SILU = """
-func.func @forward(%x: tensor<4x16xf32>, %w: tensor<16x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
+func.func @forward(%x: tensor<4x16xf32>, %w: tensor<16x8xf32>, %b: tensor<8xf32>)
+    -> tensor<4x8xf32> {
   %c = prim.contract %x, %w : tensor<4x16xf32>, tensor<16x8xf32> -> tensor<4x8xf32>
   %bb = prim.broadcast %b : tensor<8xf32> -> tensor<4x8xf32>
   %y = prim.map(%c, %bb) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32> {
@@ -540,7 +554,8 @@ def random_program(seed: int) -> str:
         elif kind == "reshape":
             lines.append(
                 f"  %{name}_f = prim.reshape %{a} : {full} -> tensor<2x8xf32>\n"
-                f"  %{name}_p = prim.permute %{name}_f [1, 0] : tensor<2x8xf32> -> tensor<8x2xf32>\n"
+                f"  %{name}_p = prim.permute %{name}_f [1, 0] : tensor<2x8xf32> -> "
+                f"tensor<8x2xf32>\n"
                 f"  %{name} = prim.reshape %{name}_p : tensor<8x2xf32> -> {full}\n"
             )
         else:  # the odd columns of one value beside the even columns of another

@@ -118,7 +118,8 @@ EDGE_CASES = {
     ),
     "matmul": (
         applied(
-            "x @ y + torch.bmm(x, y) + (x[0] @ y[0]) + torch.matmul(x[0, 0], y)[:, None] + x[0, 0] @ y[0, 0]",
+            "x @ y + torch.bmm(x, y) + (x[0] @ y[0]) + torch.matmul(x[0, 0], y)[:, None] + x[0, "
+            "0] @ y[0, 0]",
             "torch.randn(3, 4, 4)",
             "torch.randn(3, 4, 4)",
         ),
@@ -331,7 +332,10 @@ def test_grouped_query_attention_repeats_key_value_heads():
 
 
 def test_ops_are_located_at_their_source_line_and_call():
-    source = "class M(nn.Module):\n    def forward(self, x):\n        return torch.exp(x) + 1\nM()(torch.randn(3))"
+    source = (
+        "class M(nn.Module):\n    def forward(self, x):\n        return torch.exp(x) + 1\n"
+        "M()(torch.randn(3))"
+    )
     module = compile_source(source, "<string>")
     locations = {op.name: op.location for op in module.walk() if op.name.startswith("torch.")}
     exp = locations["torch.exp"]
@@ -352,7 +356,10 @@ def test_ops_in_helper_functions_are_located_in_the_helper():
 
 
 def test_unsupported_op_names_the_aten_op_and_the_source_line():
-    source = "class M(nn.Module):\n    def forward(self, x):\n        return torch.cumsum(x, 0) * 2\nM()(torch.randn(3))"
+    source = (
+        "class M(nn.Module):\n    def forward(self, x):\n        return torch.cumsum(x, 0) * 2\n"
+        "M()(torch.randn(3))"
+    )
     with pytest.raises(FrontendError) as error:
         compile_source(source, "<string>")
     message = str(error.value)
@@ -413,7 +420,8 @@ def test_forms_without_an_exact_torch_op_are_errors(
         ),
         (
             "torch.relu(torch.randn(3))",
-            "<string>:1:1: error: the last statement calls a builtin_function_or_method, not an nn.Module",
+            "<string>:1:1: error: the last statement calls a builtin_function_or_method, not an "
+            "nn.Module",
         ),
         (
             "def f():\n    raise ValueError('boom')\nf()\nnn.ReLU()(torch.randn(3))",

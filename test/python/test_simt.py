@@ -33,7 +33,8 @@ def randn(*shape: int, seed: int = 0) -> np.ndarray:
 # ---- whole kernels ---------------------------------------------------------------------------
 
 VECTOR_ADD = """
-kernel.func @add(%a: memref<1000xf32>, %b: memref<1000xf32>, %c: memref<1000xf32>) block [128, 1, 1] {
+kernel.func @add(%a: memref<1000xf32>, %b: memref<1000xf32>, %c: memref<1000xf32>) block
+    [128, 1, 1] {
   %tid = kernel.thread_id x
   %bid = kernel.block_id x
   %bdim = kernel.block_dim x
@@ -52,7 +53,8 @@ kernel.func @add(%a: memref<1000xf32>, %b: memref<1000xf32>, %c: memref<1000xf32
 
 func.func @forward(%a: memref<1000xf32>, %b: memref<1000xf32>) -> memref<1000xf32> {
   %c = memref.alloc() : memref<1000xf32>
-  kernel.launch @add(%a, %b, %c) grid [3, 1, 1] block [128, 1, 1] smem 0 : memref<1000xf32>, memref<1000xf32>, memref<1000xf32>
+  kernel.launch @add(%a, %b, %c) grid [3, 1, 1] block [128, 1, 1] smem 0 : memref<1000xf32>,
+      memref<1000xf32>, memref<1000xf32>
   func.return %c : memref<1000xf32>
 }
 """
@@ -130,7 +132,8 @@ BLOCK_PROLOGUE = """
 """
 
 RMS_NORM = f"""
-kernel.func @rms_norm(%x: memref<32x2048xf32>, %w: memref<2048xf32>, %y: memref<32x2048xf32>) block [256, 1, 1] {{
+kernel.func @rms_norm(%x: memref<32x2048xf32>, %w: memref<2048xf32>, %y: memref<32x2048xf32>) block
+    [256, 1, 1] {{
   {BLOCK_PROLOGUE}
   %n = arith.constant 2048 : index
   %zero = arith.constant 0.0 : f32
@@ -157,7 +160,8 @@ kernel.func @rms_norm(%x: memref<32x2048xf32>, %w: memref<2048xf32>, %y: memref<
 
 func.func @forward(%x: memref<32x2048xf32>, %w: memref<2048xf32>) -> memref<32x2048xf32> {{
   %y = memref.alloc() : memref<32x2048xf32>
-  kernel.launch @rms_norm(%x, %w, %y) grid [32, 1, 1] block [256, 1, 1] smem 0 : memref<32x2048xf32>, memref<2048xf32>, memref<32x2048xf32>
+  kernel.launch @rms_norm(%x, %w, %y) grid [32, 1, 1] block [256, 1, 1] smem 0 :
+      memref<32x2048xf32>, memref<2048xf32>, memref<32x2048xf32>
   func.return %y : memref<32x2048xf32>
 }}
 """
@@ -206,7 +210,8 @@ kernel.func @softmax(%x: memref<8x1000xf32>, %y: memref<8x1000xf32>) block [256,
 
 func.func @forward(%x: memref<8x1000xf32>) -> memref<8x1000xf32> {{
   %y = memref.alloc() : memref<8x1000xf32>
-  kernel.launch @softmax(%x, %y) grid [8, 1, 1] block [256, 1, 1] smem 0 : memref<8x1000xf32>, memref<8x1000xf32>
+  kernel.launch @softmax(%x, %y) grid [8, 1, 1] block [256, 1, 1] smem 0 : memref<8x1000xf32>,
+      memref<8x1000xf32>
   func.return %y : memref<8x1000xf32>
 }}
 """
@@ -247,7 +252,8 @@ kernel.func @sum(%x: memref<10000xf32>, %total: memref<1xf32>) block [256, 1, 1]
 }}
 
 func.func @forward(%x: memref<10000xf32>, %total: memref<1xf32>) -> memref<1xf32> {{
-  kernel.launch @sum(%x, %total) grid [5, 1, 1] block [256, 1, 1] smem 0 : memref<10000xf32>, memref<1xf32>
+  kernel.launch @sum(%x, %total) grid [5, 1, 1] block [256, 1, 1] smem 0 : memref<10000xf32>,
+      memref<1xf32>
   func.return %total : memref<1xf32>
 }}
 """
@@ -260,7 +266,8 @@ def test_reduction_with_atomics():
 
 
 ATOMIC_ORDER = """
-kernel.func @count(%counter: memref<4xi32>, %old: memref<2x64xi32>, %mx: memref<4xf32>) block [64, 1, 1] {
+kernel.func @count(%counter: memref<4xi32>, %old: memref<2x64xi32>, %mx: memref<4xf32>) block
+    [64, 1, 1] {
   %tid = kernel.thread_id x
   %bid = kernel.block_id x
   %c0 = arith.constant 0 : index
@@ -278,7 +285,8 @@ kernel.func @count(%counter: memref<4xi32>, %old: memref<2x64xi32>, %mx: memref<
 
 func.func @forward(%counter: memref<4xi32>, %mx: memref<4xf32>) -> memref<2x64xi32> {
   %old = memref.alloc() : memref<2x64xi32>
-  kernel.launch @count(%counter, %old, %mx) grid [2, 1, 1] block [64, 1, 1] smem 0 : memref<4xi32>, memref<2x64xi32>, memref<4xf32>
+  kernel.launch @count(%counter, %old, %mx) grid [2, 1, 1] block [64, 1, 1] smem 0 : memref<4xi32>,
+      memref<2x64xi32>, memref<4xf32>
   func.return %old : memref<2x64xi32>
 }
 """
@@ -385,7 +393,8 @@ kernel.func @branches(%x: memref<64xf32>, %y: memref<64xf32>) block [64, 1, 1] {
 
 func.func @forward(%x: memref<64xf32>) -> memref<64xf32> {
   %y = memref.alloc() : memref<64xf32>
-  kernel.launch @branches(%x, %y) grid [1, 1, 1] block [64, 1, 1] smem 0 : memref<64xf32>, memref<64xf32>
+  kernel.launch @branches(%x, %y) grid [1, 1, 1] block [64, 1, 1] smem 0 : memref<64xf32>,
+      memref<64xf32>
   func.return %y : memref<64xf32>
 }
 """
@@ -452,7 +461,8 @@ kernel.func @reverse4(%x: memref<4x128xf32>, %y: memref<4x128xf32>) block [32, 4
 
 func.func @forward(%x: memref<4x128xf32>) -> memref<4x128xf32> {
   %y = memref.alloc() : memref<4x128xf32>
-  kernel.launch @reverse4(%x, %y) grid [1, 1, 1] block [32, 4, 1] smem 0 : memref<4x128xf32>, memref<4x128xf32>
+  kernel.launch @reverse4(%x, %y) grid [1, 1, 1] block [32, 4, 1] smem 0 : memref<4x128xf32>,
+      memref<4x128xf32>
   func.return %y : memref<4x128xf32>
 }
 """
@@ -476,7 +486,8 @@ def test_misaligned_vector_access_is_an_error():
 
 
 LANES_AND_SCALARS = """
-kernel.func @lanes(%x: memref<256xf32>, %y: memref<256xf32>, %scale: f32, %shift: index) block [64, 1, 1] {
+kernel.func @lanes(%x: memref<256xf32>, %y: memref<256xf32>, %scale: f32, %shift: index) block
+    [64, 1, 1] {
   %t = kernel.thread_id x
   %c0 = arith.constant 0 : index
   %c3 = arith.constant 3 : index
@@ -504,7 +515,8 @@ func.func @forward(%x: memref<256xf32>) -> memref<256xf32> {
   %y = memref.alloc() : memref<256xf32>
   %scale = arith.constant 3.0 : f32
   %shift = arith.constant 8 : index
-  kernel.launch @lanes(%x, %y, %scale, %shift) grid [1, 1, 1] block [64, 1, 1] smem 0 : memref<256xf32>, memref<256xf32>, f32, index
+  kernel.launch @lanes(%x, %y, %scale, %shift) grid [1, 1, 1] block [64, 1, 1] smem 0 :
+      memref<256xf32>, memref<256xf32>, f32, index
   func.return %y : memref<256xf32>
 }
 """
@@ -552,7 +564,8 @@ kernel.func @transpose(%x: memref<32x32xf32>, %y: memref<32x32xf32>) block [32, 
 
 func.func @forward(%x: memref<32x32xf32>) -> memref<32x32xf32> {
   %y = memref.alloc() : memref<32x32xf32>
-  kernel.launch @transpose(%x, %y) grid [1, 1, 1] block [32, 8, 1] smem 0 : memref<32x32xf32>, memref<32x32xf32>
+  kernel.launch @transpose(%x, %y) grid [1, 1, 1] block [32, 8, 1] smem 0 : memref<32x32xf32>,
+      memref<32x32xf32>
   func.return %y : memref<32x32xf32>
 }
 """
@@ -597,7 +610,8 @@ kernel.func @stage(%x: memref<2x256xf32>, %y: memref<2x256xf32>) block [64, 1, 1
 
 func.func @forward(%x: memref<2x256xf32>) -> memref<2x256xf32> {
   %y = memref.alloc() : memref<2x256xf32>
-  kernel.launch @stage(%x, %y) grid [2, 1, 1] block [64, 1, 1] smem 1040 : memref<2x256xf32>, memref<2x256xf32>
+  kernel.launch @stage(%x, %y) grid [2, 1, 1] block [64, 1, 1] smem 1040 : memref<2x256xf32>,
+      memref<2x256xf32>
   func.return %y : memref<2x256xf32>
 }
 """
@@ -654,7 +668,8 @@ kernel.func @transpose(%x: memref<64x96xf32>, %y: memref<96x64xf32>) block [32, 
 
 func.func @forward(%x: memref<64x96xf32>) -> memref<96x64xf32> {
   %y = memref.alloc() : memref<96x64xf32>
-  kernel.launch @transpose(%x, %y) grid [3, 2, 1] block [32, 8, 1] smem 0 : memref<64x96xf32>, memref<96x64xf32>
+  kernel.launch @transpose(%x, %y) grid [3, 2, 1] block [32, 8, 1] smem 0 : memref<64x96xf32>,
+      memref<96x64xf32>
   func.return %y : memref<96x64xf32>
 }
 """
@@ -799,7 +814,8 @@ kernel.func @guarded(%x: memref<100xf32>, %y: memref<100xf32>) block [128, 1, 1]
 
 func.func @forward(%x: memref<100xf32>) -> memref<100xf32> {
   %y = memref.alloc() : memref<100xf32>
-  kernel.launch @guarded(%x, %y) grid [1, 1, 1] block [128, 1, 1] smem 0 : memref<100xf32>, memref<100xf32>
+  kernel.launch @guarded(%x, %y) grid [1, 1, 1] block [128, 1, 1] smem 0 : memref<100xf32>,
+      memref<100xf32>
   func.return %y : memref<100xf32>
 }
 """
