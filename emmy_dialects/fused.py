@@ -4,7 +4,8 @@ A `fused.kernel` sits in the host `func.func` where its results are needed. Its 
 isolated: it sees only its operands (as entry-block arguments), computes with `prim` ops on
 value tensors and ends in a `fused.yield` of its results.
 
-    %y = fused.kernel @k_rms_norm(%x, %w) : (tensor<32x2048xf32>, tensor<2048xf32>) -> tensor<32x2048xf32> {
+    %y = fused.kernel @k_rms_norm(%x, %w) : (tensor<32x2048xf32>, tensor<2048xf32>)
+        -> tensor<32x2048xf32> {
     ^bb0(%a: tensor<32x2048xf32>, %b: tensor<2048xf32>):
       ...
       fused.yield %r : tensor<32x2048xf32>

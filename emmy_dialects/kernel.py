@@ -14,7 +14,8 @@
 
     func.func @forward(%x: memref<32x2048xf32>) -> memref<32x2048xf32> {
       %y = memref.alloc() : memref<32x2048xf32>
-      kernel.launch @k_scale(%x, %y) grid [32, 1, 1] block [256, 1, 1] smem 0 : memref<32x2048xf32>, memref<32x2048xf32>
+      kernel.launch @k_scale(%x, %y) grid [32, 1, 1] block [256, 1, 1] smem 0
+          : memref<32x2048xf32>, memref<32x2048xf32>
       func.return %y : memref<32x2048xf32>
     }
 

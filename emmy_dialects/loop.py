@@ -1,6 +1,7 @@
 """Loop IR (`loop`): how each kernel iterates, as loop nests over memref buffers.
 
-    loop.kernel @k_rms_norm(%x: memref<32x2048xf32>, %w: memref<2048xf32>, %y: memref<32x2048xf32>) {
+    loop.kernel @k_rms_norm(%x: memref<32x2048xf32>, %w: memref<2048xf32>,
+                            %y: memref<32x2048xf32>) {
       loop.for %i in 0 to 32 {
         %ss = loop.for %j in 0 to 2048 reduce add init 0.0 : f32 {
           %v = loop.load %x[%i, %j] : memref<32x2048xf32>

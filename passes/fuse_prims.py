@@ -56,7 +56,8 @@ alone is cut wherever it passes an expensive op's epilogue.
 
 A returned cheap value is computed by one kernel: with producers, by the kernel of one of them
 (their kernels merged where they may be; otherwise one that none of the others reads from,
-which reads their results: a contraction's, as its epilogue, else the latest); without producers, by the first reduction kernel that computes it anyway, else by a
+which reads their results: a contraction's, as its epilogue, else the latest); without
+producers, by the first reduction kernel that computes it anyway, else by a
 kernel of elementwise ops of its own, shared with the other such returned values whose ops or
 inputs overlap with its own. Kernels are placed in the host function so that each comes after
 the kernels it reads from, the one with the earliest op in the source first.
@@ -65,7 +66,8 @@ Kernel names say where they came from: `k_` followed by the distinct `NameLoc` d
 (`decompose-torch` names each prim op for the torch op it came from) of the kernel's ops, the
 contractions and reductions first, then the others, each in program order, at most three,
 joined by `_`; an op without a `NameLoc` contributes its kind (`map`, `reduce`, `contract`,
-...). Characters other than letters, digits and `_` become `_`. So a normalization is `k_rms_norm`, a linear layer with its activation `k_linear_silu`.
+...). Characters other than letters, digits and `_` become `_`. So a normalization is
+`k_rms_norm`, a linear layer with its activation `k_linear_silu`.
 """
 
 from __future__ import annotations

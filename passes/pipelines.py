@@ -82,7 +82,8 @@ class TorchToFusedPipeline(TorchToLevelPipeline):
 
 @dataclass(frozen=True)
 class TorchToLoopPipeline(TorchToLevelPipeline):
-    """Pipeline: Torch IR to Loop IR (..., lower-fused-to-loop, hoist-invariant-reciprocals, canonicalize, cse)."""
+    """Pipeline: Torch IR to Loop IR (..., lower-fused-to-loop, hoist-invariant-reciprocals,
+    canonicalize, cse)."""
 
     name = "torch-to-loop"
     level = "loop"

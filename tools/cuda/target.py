@@ -1337,10 +1337,11 @@ _BITS = {
 def _max_min_helper(name: str, maximum: bool) -> Callable[[_Features], str]:
     def text(features: _Features) -> str:
         operation = "maximumf" if maximum else "minimumf"
+        zero_rule = "only when both operands are" if maximum else "when either operand is"
         parts = [
             f"// arith.{operation}: NaN when either operand is NaN, and -0.0 < +0.0 "
             f"({'fmaxf' if maximum else 'fminf'} would return the other operand of a NaN). A zero "
-            f"result is -0.0 {'only when both operands are' if maximum else 'when either operand is'}, "
+            f"result is -0.0 {zero_rule}, "
             f"whatever sign the instruction gives it.\n"
         ]
         for c in _C_TYPE_ORDER:
@@ -1354,7 +1355,8 @@ def _max_min_helper(name: str, maximum: bool) -> Callable[[_Features], str]:
                     f"  {c} r;\n"
                     f"  {_MAX_MIN_NAN[c][0 if maximum else 1]};\n"
                     f"  if (({to_bits}(r) & {magnitude}) != 0) return r;\n"
-                    f"  return {from_bits}(static_cast<{word}>(({to_bits}(a) {combine} {to_bits}(b)) & {sign}));\n"
+                    f"  return {from_bits}(static_cast<{word}>("
+                    f"({to_bits}(a) {combine} {to_bits}(b)) & {sign}));\n"
                     f"}}\n"
                 )
             else:  # double: PTX has no NaN-propagating max.f64
@@ -1393,7 +1395,8 @@ def _atomic_helper(name: str, combine: str) -> Callable[[_Features], str]:
                 f"  {word} assumed;\n"
                 f"  do {{\n"
                 f"    assumed = old;\n"
-                f"    old = atomicCAS(word, assumed, {cast}{to_word}({combine}({from_word}(assumed), value)));\n"
+                f"    old = atomicCAS(word, assumed, "
+                f"{cast}{to_word}({combine}({from_word}(assumed), value)));\n"
                 f"  }} while (old != assumed);\n"
                 f"  return {from_word}(old);\n"
                 f"}}\n"

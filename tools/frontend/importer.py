@@ -717,7 +717,8 @@ def repeat_heads(ir: _Importer, value: SSAValue, groups: int) -> SSAValue:
 def sdpa(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     if a["dropout_p"] != 0:
         raise ir.error(
-            f"attention dropout (dropout_p={a['dropout_p']}) is random; only dropout_p=0 is supported"
+            f"attention dropout (dropout_p={a['dropout_p']}) is random; "
+            "only dropout_p=0 is supported"
         )
     query, key, value = (ir.tensor(a[k]) for k in ("query", "key", "value"))
     query_heads, key_heads = t.shape_of(query)[-3:-2], t.shape_of(key)[-3:-2]
