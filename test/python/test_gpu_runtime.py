@@ -792,14 +792,14 @@ def test_launch_errors_name_the_kernel(kernels):
 
 @needs_gpu
 def test_a_spinning_kernel_times_out_instead_of_hanging(kernels):
-    from cuda.bindings import driver
+    from cuda.bindings import driver as cuda_driver
 
     flag = torch.ones(1, dtype=torch.int32, device="cuda")
     done = torch.zeros(1, dtype=torch.int32, device="cuda")
     torch.cuda.synchronize()  # the flag is set before the kernel reads it
-    flags = int(driver.CUstream_flags.CU_STREAM_NON_BLOCKING)
-    _, spin_stream = driver.cuStreamCreate(flags)
-    _, clear_stream = driver.cuStreamCreate(flags)
+    flags = int(cuda_driver.CUstream_flags.CU_STREAM_NON_BLOCKING)
+    _, spin_stream = cuda_driver.cuStreamCreate(flags)
+    _, clear_stream = cuda_driver.cuStreamCreate(flags)
     try:
         kernels.launch("spin", 1, 1, [flag, done], stream=int(spin_stream))
         with pytest.raises(CudaTimeoutError, match="still running after 0.5 s: spin") as caught:
@@ -808,15 +808,15 @@ def test_a_spinning_kernel_times_out_instead_of_hanging(kernels):
         assert driver.pending_kernels() == ["spin"]
         # Let it end: clear the flag through a copy on a stream that does not wait for it.
         zero = np.zeros(1, dtype=np.int32)
-        (error,) = driver.cuMemcpyHtoDAsync(flag.data_ptr(), zero, 4, clear_stream)
-        assert error == driver.CUresult.CUDA_SUCCESS
-        assert driver.cuStreamSynchronize(clear_stream)[0] == driver.CUresult.CUDA_SUCCESS
+        (error,) = cuda_driver.cuMemcpyHtoDAsync(flag.data_ptr(), zero, 4, clear_stream)
+        assert error == cuda_driver.CUresult.CUDA_SUCCESS
+        assert cuda_driver.cuStreamSynchronize(clear_stream)[0] == cuda_driver.CUresult.CUDA_SUCCESS
         synchronize(timeout_s=30)
         assert driver.pending_kernels() == []
         assert done.item() == 1
     finally:
-        driver.cuStreamDestroy(spin_stream)
-        driver.cuStreamDestroy(clear_stream)
+        cuda_driver.cuStreamDestroy(spin_stream)
+        cuda_driver.cuStreamDestroy(clear_stream)
 
 
 @needs_gpu
