@@ -23,7 +23,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
 from emmy.dialects import make_context
-from emmy.dialects.target import TARGETS
+from emmy.dialects.target import TARGETS, TargetAttr
 from emmy.tools.bench import timing as bench
 from emmy.tools.cuda.target import print_cuda
 from emmy.tools.runtime import compile as compiling
@@ -393,6 +393,22 @@ def test_inputs_are_checked_before_anything_runs(inputs, message):
     # No GPU is touched: the check comes before compiling and loading.
     with pytest.raises(HostFunctionError, match=message):
         run_host_function(parse(RMS_HOST), inputs, cuda_source=KERNELS)
+
+
+def test_a_module_for_another_gpu_is_refused_before_compiling(monkeypatch):
+    # Its kernels were verified against the A100's limits: they are not compiled for an H200.
+    module = parse(RMS_HOST)
+    module.attributes["kernel.target"] = TargetAttr("sm_80")
+    monkeypatch.setattr(host, "device_target", lambda: TARGETS["sm_90a"])
+    monkeypatch.setattr(host, "compile_cuda", lambda *args: pytest.fail("compiled"))
+    program = HostProgram(module, KERNELS)
+    with pytest.raises(
+        HostFunctionError,
+        match=r"the module's kernels are for sm_80 \(A100, its kernel.target attribute\) but "
+        r"this GPU is sm_90a \(H200\): lower the program again for this GPU",
+    ):
+        program.cuda_module()
+    assert HostProgram(module, KERNELS, arch="sm_90a").arch == "sm_90a"
 
 
 @pytest.mark.parametrize(

@@ -38,6 +38,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from emmy.dialects import kernel
+from emmy.dialects.target import TARGET_ATTRIBUTE, TargetAttr
 from emmy.tools.cuda.target import print_cuda
 from emmy.tools.runtime.compile import compile_cuda
 from emmy.tools.runtime.driver import (
@@ -250,12 +251,25 @@ class HostProgram:
     def cuda_module(self) -> CudaModule:
         """The module's kernels, compiled and loaded (once)."""
         if self._cuda_module is None:
-            arch = self.arch or device_target().arch
+            arch = self.arch or self._device_arch()
             module = load_module(compile_cuda(self.cuda_source(), arch))
             for launch in self.launches:
                 module._kernel(launch.kernel)  # a missing kernel fails before anything runs
             self._cuda_module = module
         return self._cuda_module
+
+    def _device_arch(self) -> str:
+        """The GPU's arch; a module whose `kernel.target` names another GPU was checked against
+        that GPU's limits and features, not this one's, so it does not run here."""
+        device = device_target()
+        declared = self.module.attributes.get(TARGET_ATTRIBUTE)
+        if isinstance(declared, TargetAttr) and declared.target.arch != device.arch:
+            raise HostFunctionError(
+                f"the module's kernels are for {declared.target.arch} ({declared.target.name}, "
+                f"its {TARGET_ATTRIBUTE} attribute) but this GPU is {device.arch} "
+                f"({device.name}): lower the program again for this GPU"
+            )
+        return device.arch
 
     def _global(self, name: str) -> torch.Tensor:
         if name not in self._globals:
