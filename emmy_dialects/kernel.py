@@ -47,6 +47,9 @@ Semantics of the primitives, for the SIMT emulator and the CUDA printer:
 - `kernel.cp_async` starts an asynchronous global-to-shared copy; `kernel.cp_async_commit`
   closes the current group of copies and `kernel.cp_async_wait N` waits until at most N groups
   of this thread are pending (other threads see the data after a `kernel.barrier`).
+- `kernel.ldmatrix` and `kernel.mma_sync` are warp instructions for tensor cores: every lane of
+  a warp executes them together, converged, and each lane holds its fragment of a matrix as a
+  `vector<NxT>`, in the layouts of the PTX ISA (see `LdmatrixOp` and `MmaSyncOp`).
 """
 
 from __future__ import annotations
@@ -75,6 +78,7 @@ from xdsl.dialects.builtin import (
     Signedness,
     StringAttr,
     SymbolRefAttr,
+    UnitAttr,
     VectorType,
     i32,
     i64,
@@ -1231,6 +1235,231 @@ class CpAsyncWaitOp(IRDLOperation):
         return op
 
 
+# --- warp-level tensor cores: ldmatrix and mma.sync (sm_80 on) --------------------------------
+
+
+LDMATRIX_ROW = 8
+"""An ldmatrix matrix is 8x8 16-bit elements: 8 rows of 8 elements, 16 bytes each."""
+
+
+class MmaShape(StrEnum):
+    M16N8K16 = auto()
+    M16N8K8 = auto()
+
+
+MMA_SHAPES: dict[MmaShape, tuple[int, int, int]] = {
+    MmaShape.M16N8K16: (16, 8, 16),
+    MmaShape.M16N8K8: (16, 8, 8),
+}
+"""M, N and K of each `kernel.mma_sync` shape."""
+
+
+@irdl_attr_definition
+class MmaShapeAttr(EnumAttribute[MmaShape], SpacedOpaqueSyntaxAttribute):
+    """`m16n8k16` or `m16n8k8`: the M x N x K of one `kernel.mma_sync`."""
+
+    name = "kernel.mma_shape"
+
+
+def _is_16_bit(element: Attribute) -> bool:
+    return isinstance(element, Float16Type | BFloat16Type) or (
+        isinstance(element, IntegerType) and element.width.data == 16
+    )
+
+
+def _lane_vector(vector_type: Attribute) -> tuple[int, Attribute] | None:
+    """(lanes, element) of a one-dimensional fixed-size vector type, None for another type."""
+    if (
+        not isinstance(vector_type, VectorType)
+        or vector_type.get_num_dims() != 1
+        or vector_type.get_scalable_dims()[0]
+    ):
+        return None
+    return vector_type.get_shape()[0], vector_type.get_element_type()
+
+
+@irdl_op_definition
+class LdmatrixOp(IRDLOperation):
+    """The warp loads one, two or four 8x8 matrices of 16-bit elements from shared memory
+    (PTX `ldmatrix.sync.aligned.m8n8.x{1,2,4}{.trans}.shared.b16`):
+    `%a = kernel.ldmatrix %s[%row, %col] : memref<64x64xbf16, 3 : i32>, vector<8xbf16>`.
+
+    Every lane of the warp executes it, converged (`.sync.aligned`). Each lane gives the
+    address of one matrix row, 8 consecutive elements along the last dimension starting at
+    its indices, which must be 16-byte aligned: lanes 8i to 8i + 7 give rows 0 to 7 of matrix
+    i, for the 1, 2 or 4 matrices; the other lanes' indices are not read. With lane `l`,
+    `g = l / 4` and `t = l % 4`, lane `l` receives elements `2i` and `2i + 1` of its
+    `vector<2Nxelement>` from matrix i: row `g`, columns `2t` and `2t + 1` (with `trans`: row
+    `2t` and `2t + 1`, column `g`, i.e. of the transposed matrix). These are the fragments
+    `kernel.mma_sync` takes: an x4 of the A tile's four 8x8 quarters, (rows 0-7, k 0-7),
+    (rows 8-15, k 0-7), (rows 0-7, k 8-15), (rows 8-15, k 8-15), is an m16n8k16 A fragment,
+    and an x2 `trans` of two 8x8 blocks of a [K, N] B (or without `trans`, of an [N, K] B)
+    is its B fragment."""
+
+    name = "kernel.ldmatrix"
+    memref = operand_def(MemRefType)
+    indices = var_operand_def(IndexType)
+    trans = opt_prop_def(UnitAttr)
+    result = result_def(VectorType)
+    traits = traits_def(MemoryReadEffect())
+    assembly_format = (
+        "$memref `[` $indices `]` (`trans` $trans^)? attr-dict `:` type($memref) `,` type($result)"
+    )
+
+    def __init__(
+        self,
+        buffer: SSAValue,
+        indices: Sequence[SSAValue],
+        matrices: int,
+        transposed: bool = False,
+    ):
+        assert isinstance(buffer.type, MemRefType)
+        super().__init__(
+            operands=[buffer, indices],
+            result_types=[VectorType(buffer.type.get_element_type(), [2 * matrices])],
+            properties={"trans": UnitAttr() if transposed else None},
+        )
+
+    @property
+    def matrices(self) -> int:
+        """How many 8x8 matrices the warp loads: 1, 2 or 4 (`.x1`, `.x2`, `.x4`)."""
+        return self.result.type.get_shape()[0] // 2
+
+    @property
+    def transposed(self) -> bool:
+        return self.trans is not None
+
+    def verify_(self) -> None:
+        _verify_in_kernel(self)
+        memref_type = _verify_indices(self.memref, self.indices)
+        _verify_shared(memref_type, "a kernel.ldmatrix source")
+        element = memref_type.get_element_type()
+        if not _is_16_bit(element):
+            raise VerifyException(
+                f"a kernel.ldmatrix loads matrices of 16-bit elements (f16, bf16, i16), got "
+                f"{memref_type}"
+            )
+        lanes = _lane_vector(self.result.type)
+        if lanes is None or lanes[1] != element or lanes[0] not in (2, 4, 8):
+            raise VerifyException(
+                f"a kernel.ldmatrix gives each lane two elements of each of 1, 2 or 4 matrices, "
+                f"vector<2x{element}>, vector<4x{element}> or vector<8x{element}>, got "
+                f"{self.result.type}"
+            )
+        shape = memref_type.get_shape()
+        if not shape or shape[-1] % LDMATRIX_ROW:
+            raise VerifyException(
+                f"a kernel.ldmatrix row is {LDMATRIX_ROW} consecutive elements along the last "
+                f"dimension, which must be a multiple of {LDMATRIX_ROW} so that no row crosses "
+                f"into the next, got {memref_type}"
+            )
+
+
+@irdl_op_definition
+class MmaSyncOp(IRDLOperation):
+    """The warp multiplies and accumulates one M x N x K tile on tensor cores, D = A * B + C
+    (PTX `mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32`, and the f16, m16n8k8 and
+    tf32 forms): `%d = kernel.mma_sync m16n8k16 %a, %b, %c : vector<8xbf16>,
+    vector<4xbf16>, vector<4xf32> -> vector<4xf32>`.
+
+    Every lane of the warp executes it, converged (`.sync.aligned`). A is M x K, B is K x N,
+    C and D are M x N in f32; each lane holds the fragment elements of the PTX ISA's layouts
+    ("Matrix Fragments for mma.m16n8k16 with floating point type", "... mma.m16n8k8"), with
+    lane `l`, `g = l / 4`, `t = l % 4`, element `i` of its vector at (row, column):
+    - m16n8k16, f16 / bf16: A `vector<8>` at (g + 8 * (i / 2 % 2), 2t + i % 2 + 8 * (i / 4)),
+      B `vector<4>` at (2t + i % 2 + 8 * (i / 2), g);
+    - m16n8k8, f16 / bf16: A `vector<4>` at (g + 8 * (i / 2), 2t + i % 2), B `vector<2>` at
+      (2t + i, g);
+    - m16n8k8 `tf32` (f32 matrices): A `vector<4xf32>` at (g + 8 * (i % 2), t + 4 * (i / 2)),
+      B `vector<2xf32>` at (t + 4i, g); each element of A and B is first rounded to tf32, to
+      nearest with ties away from zero (`cvt.rna.tf32.f32`), which the `tf32` keyword says;
+    - C and D, every shape: `vector<4xf32>` at (g + 8 * (i / 2), 2t + i % 2).
+    Products are exact and accumulate in at least f32; the PTX ISA leaves the order and the
+    rounding of the accumulation unspecified."""
+
+    name = "kernel.mma_sync"
+    shape = prop_def(MmaShapeAttr)
+    tf32 = opt_prop_def(UnitAttr)
+    a = operand_def(VectorType)
+    b = operand_def(VectorType)
+    c = operand_def(VectorType)
+    result = result_def(VectorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$shape (`tf32` $tf32^)? $a `,` $b `,` $c attr-dict `:` type($a) `,` type($b) `,` "
+        "type($c) `->` type($result)"
+    )
+
+    def __init__(self, shape: str, a: SSAValue, b: SSAValue, c: SSAValue, tf32: bool = False):
+        super().__init__(
+            operands=[a, b, c],
+            result_types=[c.type],
+            properties={
+                "shape": MmaShapeAttr(MmaShape(shape)),
+                "tf32": UnitAttr() if tf32 else None,
+            },
+        )
+
+    @property
+    def mnk(self) -> tuple[int, int, int]:
+        return MMA_SHAPES[self.shape.data]
+
+    @property
+    def element_type(self) -> Attribute:
+        """The element type of A and B (f32 for tf32)."""
+        return self.a.type.get_element_type()
+
+    def verify_(self) -> None:
+        _verify_in_kernel(self)
+        target = target_of(self)
+        if not target.has_mma_sync:
+            raise VerifyException(
+                f"kernel.mma_sync needs warp-level tensor cores (sm_80 and later), which the "
+                f"module's target {target.arch} ({target.name}) does not have"
+            )
+        shape = self.shape.data
+        m, n, k = self.mnk
+        a, b = _lane_vector(self.a.type), _lane_vector(self.b.type)
+        element = a[1] if a is not None else None
+        if self.tf32 is not None:
+            if shape != MmaShape.M16N8K8:
+                raise VerifyException(f"a tf32 kernel.mma_sync is m16n8k8, got {shape}")
+            if not isinstance(element, Float32Type):
+                raise VerifyException(
+                    f"a tf32 kernel.mma_sync multiplies f32 matrices (rounded to tf32), got A "
+                    f"of {self.a.type}"
+                )
+        elif isinstance(element, Float32Type):
+            raise VerifyException(
+                "a kernel.mma_sync of f32 matrices rounds them to tf32, which the IR says with "
+                "the `tf32` keyword (kernel.mma_sync m16n8k8 tf32 ...)"
+            )
+        elif not isinstance(element, Float16Type | BFloat16Type):
+            raise VerifyException(
+                f"a kernel.mma_sync multiplies f16 or bf16 matrices (or f32 as tf32), got A of "
+                f"{self.a.type}"
+            )
+        warp = target.warp_size
+        if a != (m * k // warp, element):
+            raise VerifyException(
+                f"a kernel.mma_sync {shape} gives each lane {m * k // warp} elements of the "
+                f"{m}x{k} A, vector<{m * k // warp}x{element}>, got {self.a.type}"
+            )
+        if b != (k * n // warp, element):
+            raise VerifyException(
+                f"a kernel.mma_sync {shape} gives each lane {k * n // warp} elements of the "
+                f"{k}x{n} B, of A's element type: vector<{k * n // warp}x{element}>, got "
+                f"{self.b.type}"
+            )
+        accumulator = (m * n // warp, Float32Type())
+        if _lane_vector(self.c.type) != accumulator or self.result.type != self.c.type:
+            raise VerifyException(
+                f"a kernel.mma_sync {shape} accumulates in f32, each lane holding "
+                f"vector<{m * n // warp}xf32> of the {m}x{n} C and D, got C {self.c.type} and "
+                f"D {self.result.type}"
+            )
+
+
 @irdl_op_definition
 class LaunchOp(IRDLOperation):
     """Host side: runs a kernel.func on a grid of blocks:
@@ -1429,7 +1658,17 @@ Kernel = Dialect(
         CpAsyncOp,
         CpAsyncCommitOp,
         CpAsyncWaitOp,
+        LdmatrixOp,
+        MmaSyncOp,
         LaunchOp,
     ],
-    [TargetAttr, DimensionAttr, ShuffleModeAttr, AtomicKindAttr, OpaqueType, SwizzleAttr],
+    [
+        TargetAttr,
+        DimensionAttr,
+        ShuffleModeAttr,
+        AtomicKindAttr,
+        OpaqueType,
+        SwizzleAttr,
+        MmaShapeAttr,
+    ],
 )

@@ -47,6 +47,8 @@ class GpuTarget:
     shared_bytes_per_sm: int
     registers_per_sm: int
     l2_bytes: int
+    has_mma_sync: bool
+    """Warp-level tensor cores: `mma.sync` m16n8k16 / m16n8k8 on f16, bf16 and tf32 (sm_80 on)."""
     has_wgmma: bool
     has_tma: bool
     has_clusters: bool
@@ -73,6 +75,7 @@ TARGETS: dict[str, GpuTarget] = {
             shared_bytes_per_sm=228 * 1024,
             registers_per_sm=65536,
             l2_bytes=50 * 1024 * 1024,
+            has_mma_sync=True,
             has_wgmma=True,
             has_tma=True,
             has_clusters=True,
@@ -90,6 +93,7 @@ TARGETS: dict[str, GpuTarget] = {
             shared_bytes_per_sm=164 * 1024,
             registers_per_sm=65536,
             l2_bytes=40 * 1024 * 1024,
+            has_mma_sync=True,
             has_wgmma=False,
             has_tma=False,
             has_clusters=False,

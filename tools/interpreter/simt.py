@@ -74,6 +74,15 @@ sequential ones.
   aligned like a vector access; `kernel.cp_async_commit` / `kernel.cp_async_wait` do nothing.
   The destination counts as written by the issuing thread, so another thread must still pass
   a barrier before it reads it.
+- `kernel.ldmatrix` and `kernel.mma_sync` are warp instructions (`.sync.aligned`): every lane
+  of a warp that executes one must execute it, in the same step (a warp only partly active is
+  an error, "under divergent control flow"). ldmatrix reads the 8-element row that each of
+  lanes 0 to 8N - 1 addresses, as that lane's read (16-byte aligned, bounds- and race-checked;
+  the other lanes' indices are not read), and hands the elements out in the PTX fragment layout
+  (see `kernel.LdmatrixOp`). mma_sync puts each warp's A, B and C fragments together into
+  matrices by the PTX ISA's layouts (`mma_fragment_layouts`), computes A * B + C in float64
+  (tf32 operands rounded first) and rounds once to f32; the hardware's accumulation order and
+  rounding are unspecified, so a GPU may differ in the last bits.
 
 Host side: `kernel.launch` passes its operands (numpy arrays from `memref.alloc` /
 `memref.get_global`, or function arguments) to the kernel, which writes them in place; a
@@ -543,7 +552,7 @@ class SimtFunctions(InterpreterFunctions):
         buffer, *indices = args
         chunk = self.in_kernel(interpreter)
         width = op.width
-        self.check_aligned(interpreter, buffer, indices, width)
+        self.check_aligned(interpreter, buffer, indices, width, op.memref.type.get_element_type())
         lanes = [chunk.per_thread(self.load(interpreter, buffer, indices, k)) for k in range(width)]
         return (np.stack(lanes),)
 
@@ -552,7 +561,8 @@ class SimtFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: kernel.VectorStoreOp, args: PythonValues
     ) -> PythonValues:
         values, buffer, *indices = args
-        self.check_aligned(interpreter, buffer, indices, op.width)
+        element_type = op.memref.type.get_element_type()
+        self.check_aligned(interpreter, buffer, indices, op.width, element_type)
         self.store(interpreter, buffer, indices, list(values), op.memref.type.get_element_type())
         return ()
 
@@ -622,10 +632,10 @@ class SimtFunctions(InterpreterFunctions):
         destination_indices = rest[:destination_rank]
         source, *source_indices = rest[destination_rank:]
         width = op.elements
-        self.check_aligned(interpreter, source, source_indices, width)
-        self.check_aligned(interpreter, destination, destination_indices, width)
-        values = [self.load(interpreter, source, source_indices, k) for k in range(width)]
         element_type = destination_type.get_element_type()
+        self.check_aligned(interpreter, source, source_indices, width, element_type)
+        self.check_aligned(interpreter, destination, destination_indices, width, element_type)
+        values = [self.load(interpreter, source, source_indices, k) for k in range(width)]
         self.store(interpreter, destination, destination_indices, values, element_type)
         return ()
 
@@ -682,6 +692,86 @@ class SimtFunctions(InterpreterFunctions):
         result = np.zeros(chunk.threads, old.dtype)
         result[active] = old
         return (result,)
+
+    # ---- warp-level tensor cores ---------------------------------------------------------
+
+    @staticmethod
+    def check_whole_warps(chunk: Chunk, op: Operation, warp_size: int) -> None:
+        """A `.sync.aligned` warp instruction: every lane of each warp that executes `op`
+        executes it, converged."""
+        if chunk.block_size % warp_size:
+            raise InterpretationError(
+                f"'{op.name}' runs on whole warps, but a block of {chunk.block_size} threads "
+                f"ends in a partial warp"
+            )
+        if chunk.full:
+            return
+        per_warp = chunk.mask.reshape(-1, warp_size)
+        partial = per_warp.any(axis=1) & ~per_warp.all(axis=1)
+        if partial.any():
+            warp = int(np.flatnonzero(partial)[0])
+            warps_per_block = chunk.block_size // warp_size
+            raise InterpretationError(
+                f"'{op.name}' under divergent control flow: only {int(per_warp[warp].sum())} of "
+                f"the {warp_size} lanes of warp {warp % warps_per_block} of "
+                f"{chunk.describe_block(warp // warps_per_block)} execute it, but every lane "
+                f"of the warp must, converged"
+            )
+
+    @impl(kernel.LdmatrixOp)
+    def run_ldmatrix(
+        self, interpreter: Interpreter, op: kernel.LdmatrixOp, args: PythonValues
+    ) -> PythonValues:
+        buffer, *indices = args
+        chunk = self.in_kernel(interpreter)
+        warp_size = target_of(op).warp_size
+        self.check_whole_warps(chunk, op, warp_size)
+        lane = chunk.thread % warp_size
+        row = kernel.LDMATRIX_ROW
+        # Lanes 8i to 8i + 7 address the rows of matrix i; the others' indices are not read.
+        with chunk.masked(chunk.mask & (lane < row * op.matrices)):
+            element_type = op.memref.type.get_element_type()
+            self.check_aligned(interpreter, buffer, indices, row, element_type)
+            rows = np.stack(
+                [chunk.per_thread(self.load(interpreter, buffer, indices, k)) for k in range(row)]
+            )
+        first_lane = np.arange(chunk.threads) - lane
+        group, in_group = lane // 4, lane % 4
+        fragment = []
+        for matrix in range(op.matrices):
+            for half in range(2):
+                if op.transposed:
+                    source, column = first_lane + row * matrix + 2 * in_group + half, group
+                else:
+                    source, column = first_lane + row * matrix + group, 2 * in_group + half
+                fragment.append(rows[column, source])
+        return (np.stack(fragment),)
+
+    @impl(kernel.MmaSyncOp)
+    def run_mma_sync(
+        self, interpreter: Interpreter, op: kernel.MmaSyncOp, args: PythonValues
+    ) -> PythonValues:
+        chunk = self.in_kernel(interpreter)
+        warp_size = target_of(op).warp_size
+        self.check_whole_warps(chunk, op, warp_size)
+        m, n, k = op.mnk
+        warps = chunk.threads // warp_size
+        a_layout, b_layout, c_layout = mma_fragment_layouts(op)
+
+        def gather(fragment: np.ndarray, layout: FragmentLayout, shape: tuple[int, int]):
+            """The matrix of each warp, from its lanes' fragments."""
+            matrices = np.zeros((warps, *shape))
+            lanes = fragment.reshape(len(fragment), warps, warp_size).transpose(1, 0, 2)
+            matrices[(slice(None), *layout)] = lanes
+            return matrices
+
+        a, b, c = (np.asarray(value, np.float64) for value in args)
+        if op.tf32 is not None:
+            a, b = round_to_tf32(a), round_to_tf32(b)
+        # Products of f16, bf16 and tf32 are exact in float64, and so nearly are the sums.
+        d = gather(a, a_layout, (m, k)) @ gather(b, b_layout, (k, n)) + gather(c, c_layout, (m, n))
+        lanes = d[(slice(None), *c_layout)].transpose(1, 0, 2).reshape(len(c), chunk.threads)
+        return (lanes.astype(np.float32),)
 
     # ---- element access helpers ----------------------------------------------------------
 
@@ -792,15 +882,23 @@ class SimtFunctions(InterpreterFunctions):
                 buffer.writers[target] = thread
 
     def check_aligned(
-        self, interpreter: Interpreter, buffer: object, indices: Sequence[object], width: int
+        self,
+        interpreter: Interpreter,
+        buffer: object,
+        indices: Sequence[object],
+        width: int,
+        element_type: Attribute,
     ) -> None:
+        """`width` elements at `indices` start on a boundary of their bytes (counted in the
+        element type's size: bf16 is held as float32 but is 2 bytes on the GPU)."""
         chunk = self.in_kernel(interpreter)
         data = buffer.data[0] if isinstance(buffer, Banked) else np.asarray(buffer)
         offset = buffer.byte_offset if isinstance(buffer, Banked) else 0
         strides = np.cumprod((1, *data.shape[::-1][:-1]))[::-1] if data.ndim else ()
         flat = sum(np.asarray(i) * int(s) for i, s in zip(indices, strides))
-        vector_bytes = width * data.dtype.itemsize
-        misaligned = (offset + np.asarray(flat) * data.dtype.itemsize) % vector_bytes != 0
+        size = kernel.element_bytes(element_type)
+        vector_bytes = width * size
+        misaligned = (offset + np.asarray(flat) * size) % vector_bytes != 0
         if misaligned.ndim and not chunk.full:
             misaligned = misaligned & chunk.mask
         if misaligned.any():
@@ -867,6 +965,49 @@ class SimtFunctions(InterpreterFunctions):
                 f"{chunk.describe(thread)} and another thread of its block store different "
                 f"values to shared element {element} at once"
             )
+
+
+FragmentLayout = tuple[np.ndarray, np.ndarray]
+"""The (row, column) in the warp's matrix of element `i` of lane `l`'s fragment, at `[i, l]`."""
+
+
+def mma_fragment_layouts(
+    op: kernel.MmaSyncOp,
+) -> tuple[FragmentLayout, FragmentLayout, FragmentLayout]:
+    """The layouts of A, B and C/D of `op`, as the PTX ISA gives them ("Matrix Fragments for
+    mma.m16n8k16 with floating point type" and "for mma.m16n8k8"), with `g = lane / 4`,
+    `t = lane % 4`."""
+    lane = np.arange(32)
+    group, in_group = lane // 4, lane % 4
+
+    def layout(elements: int, row, column) -> FragmentLayout:
+        i = np.arange(elements)[:, None]
+        return (
+            np.broadcast_to(row(i), (elements, 32)),
+            np.broadcast_to(column(i), (elements, 32)),
+        )
+
+    accumulator = layout(4, lambda i: group + 8 * (i // 2), lambda i: 2 * in_group + i % 2)
+    if op.shape.data == kernel.MmaShape.M16N8K16:
+        a = layout(
+            8, lambda i: group + 8 * (i // 2 % 2), lambda i: 2 * in_group + i % 2 + 8 * (i // 4)
+        )
+        b = layout(4, lambda i: 2 * in_group + i % 2 + 8 * (i // 2), lambda i: group)
+    elif op.tf32 is not None:
+        a = layout(4, lambda i: group + 8 * (i % 2), lambda i: in_group + 4 * (i // 2))
+        b = layout(2, lambda i: in_group + 4 * i, lambda i: group)
+    else:
+        a = layout(4, lambda i: group + 8 * (i // 2), lambda i: 2 * in_group + i % 2)
+        b = layout(2, lambda i: 2 * in_group + i, lambda i: group)
+    return a, b, accumulator
+
+
+def round_to_tf32(values: np.ndarray) -> np.ndarray:
+    """f32 values rounded to tf32's 10 fraction bits, to nearest with ties away from zero
+    (PTX `cvt.rna.tf32.f32`); NaN stays NaN."""
+    bits = np.asarray(values, np.float32).view(np.uint32)
+    rounded = ((bits + np.uint32(0x1000)) & np.uint32(0xFFFFE000)).view(np.float32)
+    return np.where(np.isnan(values), values, rounded).astype(values.dtype)
 
 
 def _thread_coordinates(chunk: Chunk, thread: int) -> str:

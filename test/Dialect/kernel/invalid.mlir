@@ -856,3 +856,165 @@ builtin.module attributes {kernel.target = #kernel.target<"sm_80">} {
   }
 }
 
+
+// -----
+
+// --- kernel.ldmatrix and kernel.mma_sync ----------------------------------------------------
+
+kernel.func @ldmatrix_global(%x: memref<16x16xbf16>) block [32, 1, 1] {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{a kernel.ldmatrix source is shared memory, which is memory space 3 (memref<..., 3 : i32>), but its type is memref<16x16xbf16>}}
+  %a = kernel.ldmatrix %x[%c0, %c0] : memref<16x16xbf16>, vector<8xbf16>
+}
+
+// -----
+
+kernel.func @ldmatrix_f32() block [32, 1, 1] {
+  %s = kernel.shared_alloc : memref<16x16xf32, 3 : i32>
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{a kernel.ldmatrix loads matrices of 16-bit elements (f16, bf16, i16), got memref<16x16xf32, 3 : i32>}}
+  %a = kernel.ldmatrix %s[%c0, %c0] : memref<16x16xf32, 3 : i32>, vector<8xf32>
+}
+
+// -----
+
+kernel.func @ldmatrix_three_matrices() block [32, 1, 1] {
+  %s = kernel.shared_alloc : memref<16x16xbf16, 3 : i32>
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{a kernel.ldmatrix gives each lane two elements of each of 1, 2 or 4 matrices, vector<2xbf16>, vector<4xbf16> or vector<8xbf16>, got vector<6xbf16>}}
+  %a = kernel.ldmatrix %s[%c0, %c0] : memref<16x16xbf16, 3 : i32>, vector<6xbf16>
+}
+
+// -----
+
+kernel.func @ldmatrix_other_element() block [32, 1, 1] {
+  %s = kernel.shared_alloc : memref<16x16xbf16, 3 : i32>
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{a kernel.ldmatrix gives each lane two elements of each of 1, 2 or 4 matrices, vector<2xbf16>, vector<4xbf16> or vector<8xbf16>, got vector<8xf16>}}
+  %a = kernel.ldmatrix %s[%c0, %c0] : memref<16x16xbf16, 3 : i32>, vector<8xf16>
+}
+
+// -----
+
+kernel.func @ldmatrix_short_rows() block [32, 1, 1] {
+  %s = kernel.shared_alloc : memref<16x12xbf16, 3 : i32>
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{a kernel.ldmatrix row is 8 consecutive elements along the last dimension, which must be a multiple of 8 so that no row crosses into the next, got memref<16x12xbf16, 3 : i32>}}
+  %a = kernel.ldmatrix %s[%c0, %c0] : memref<16x12xbf16, 3 : i32>, vector<8xbf16>
+}
+
+// -----
+
+kernel.func @ldmatrix_indices() block [32, 1, 1] {
+  %s = kernel.shared_alloc : memref<16x16xbf16, 3 : i32>
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{a rank-2 memref<16x16xbf16, 3 : i32> takes 2 indices, but 1 are given}}
+  %a = kernel.ldmatrix %s[%c0] : memref<16x16xbf16, 3 : i32>, vector<8xbf16>
+}
+
+// -----
+
+func.func @mma_on_the_host(%a: vector<8xbf16>, %b: vector<4xbf16>, %c: vector<4xf32>) {
+  // expected-error @+1 {{'kernel.mma_sync' must be nested in a kernel.func}}
+  %d = kernel.mma_sync m16n8k16 %a, %b, %c : vector<8xbf16>, vector<4xbf16>, vector<4xf32> -> vector<4xf32>
+  func.return
+}
+
+// -----
+
+kernel.func @mma_tf32_k16() block [32, 1, 1] {
+  %z = arith.constant 0.0 : f32
+  %a = vector.broadcast %z : f32 to vector<8xf32>
+  %b = vector.broadcast %z : f32 to vector<4xf32>
+  // expected-error @+1 {{a tf32 kernel.mma_sync is m16n8k8, got m16n8k16}}
+  %d = kernel.mma_sync m16n8k16 tf32 %a, %b, %b : vector<8xf32>, vector<4xf32>, vector<4xf32> -> vector<4xf32>
+}
+
+// -----
+
+kernel.func @mma_tf32_bf16() block [32, 1, 1] {
+  %z = arith.constant 0.0 : bf16
+  %a = vector.broadcast %z : bf16 to vector<4xbf16>
+  %b = vector.broadcast %z : bf16 to vector<2xbf16>
+  %y = arith.constant 0.0 : f32
+  %c = vector.broadcast %y : f32 to vector<4xf32>
+  // expected-error @+1 {{a tf32 kernel.mma_sync multiplies f32 matrices (rounded to tf32), got A of vector<4xbf16>}}
+  %d = kernel.mma_sync m16n8k8 tf32 %a, %b, %c : vector<4xbf16>, vector<2xbf16>, vector<4xf32> -> vector<4xf32>
+}
+
+// -----
+
+kernel.func @mma_f32_without_tf32() block [32, 1, 1] {
+  %z = arith.constant 0.0 : f32
+  %a = vector.broadcast %z : f32 to vector<4xf32>
+  %b = vector.broadcast %z : f32 to vector<2xf32>
+  // expected-error @+1 {{a kernel.mma_sync of f32 matrices rounds them to tf32, which the IR says with the `tf32` keyword (kernel.mma_sync m16n8k8 tf32 ...)}}
+  %d = kernel.mma_sync m16n8k8 %a, %b, %a : vector<4xf32>, vector<2xf32>, vector<4xf32> -> vector<4xf32>
+}
+
+// -----
+
+kernel.func @mma_i16() block [32, 1, 1] {
+  %z = arith.constant 0 : i16
+  %a = vector.broadcast %z : i16 to vector<8xi16>
+  %b = vector.broadcast %z : i16 to vector<4xi16>
+  %y = arith.constant 0.0 : f32
+  %c = vector.broadcast %y : f32 to vector<4xf32>
+  // expected-error @+1 {{a kernel.mma_sync multiplies f16 or bf16 matrices (or f32 as tf32), got A of vector<8xi16>}}
+  %d = kernel.mma_sync m16n8k16 %a, %b, %c : vector<8xi16>, vector<4xi16>, vector<4xf32> -> vector<4xf32>
+}
+
+// -----
+
+kernel.func @mma_short_a() block [32, 1, 1] {
+  %z = arith.constant 0.0 : bf16
+  %a = vector.broadcast %z : bf16 to vector<4xbf16>
+  %y = arith.constant 0.0 : f32
+  %c = vector.broadcast %y : f32 to vector<4xf32>
+  // expected-error @+1 {{a kernel.mma_sync m16n8k16 gives each lane 8 elements of the 16x16 A, vector<8xbf16>, got vector<4xbf16>}}
+  %d = kernel.mma_sync m16n8k16 %a, %a, %c : vector<4xbf16>, vector<4xbf16>, vector<4xf32> -> vector<4xf32>
+}
+
+// -----
+
+kernel.func @mma_mixed_elements() block [32, 1, 1] {
+  %z = arith.constant 0.0 : bf16
+  %a = vector.broadcast %z : bf16 to vector<8xbf16>
+  %h = arith.constant 0.0 : f16
+  %b = vector.broadcast %h : f16 to vector<4xf16>
+  %y = arith.constant 0.0 : f32
+  %c = vector.broadcast %y : f32 to vector<4xf32>
+  // expected-error @+1 {{a kernel.mma_sync m16n8k16 gives each lane 4 elements of the 16x8 B, of A's element type: vector<4xbf16>, got vector<4xf16>}}
+  %d = kernel.mma_sync m16n8k16 %a, %b, %c : vector<8xbf16>, vector<4xf16>, vector<4xf32> -> vector<4xf32>
+}
+
+// -----
+
+kernel.func @mma_f16_accumulator() block [32, 1, 1] {
+  %z = arith.constant 0.0 : f16
+  %a = vector.broadcast %z : f16 to vector<4xf16>
+  %b = vector.broadcast %z : f16 to vector<2xf16>
+  // expected-error @+1 {{a kernel.mma_sync m16n8k8 accumulates in f32, each lane holding vector<4xf32> of the 16x8 C and D, got C vector<4xf16> and D vector<4xf16>}}
+  %d = kernel.mma_sync m16n8k8 %a, %b, %a : vector<4xf16>, vector<2xf16>, vector<4xf16> -> vector<4xf16>
+}
+
+// -----
+
+kernel.func @mma_result() block [32, 1, 1] {
+  %z = arith.constant 0.0 : f16
+  %a = vector.broadcast %z : f16 to vector<4xf16>
+  %b = vector.broadcast %z : f16 to vector<2xf16>
+  %y = arith.constant 0.0 : f32
+  %c = vector.broadcast %y : f32 to vector<4xf32>
+  // expected-error @+1 {{a kernel.mma_sync m16n8k8 accumulates in f32, each lane holding vector<4xf32> of the 16x8 C and D, got C vector<4xf32> and D vector<8xf32>}}
+  %d = kernel.mma_sync m16n8k8 %a, %b, %c : vector<4xf16>, vector<2xf16>, vector<4xf32> -> vector<8xf32>
+}
+
+// -----
+
+kernel.func @mma_shape() block [32, 1, 1] {
+  %z = arith.constant 0.0 : f16
+  %a = vector.broadcast %z : f16 to vector<4xf16>
+  // expected-error @+1 {{Expected `m16n8k16`, or `m16n8k8`.}}
+  %d = kernel.mma_sync m16n8k32 %a, %a, %a : vector<4xf16>, vector<4xf16>, vector<4xf16> -> vector<4xf16>
+}
