@@ -362,6 +362,8 @@ _PURE_OP_TYPES: tuple[type[Operation], ...] = (
     kernel.SharedAllocOp,
     kernel.DynamicSharedOp,
     kernel.ShuffleOp,
+    kernel.LdmatrixOp,
+    kernel.MmaSyncOp,
 )
 
 
@@ -860,6 +862,30 @@ class _KernelPrinter:
     def cp_async_wait(self, op: kernel.CpAsyncWaitOp) -> None:
         self.line(f'asm volatile("cp.async.wait_group {op.pending_groups};\\n" ::: "memory");')
 
+    # -- tensor cores --
+
+    def ldmatrix(self, op: kernel.LdmatrixOp) -> None:
+        fragment = self.c_type(op.result.type, op)
+        helper = _ldmatrix_helper_name(op.matrices, op.transposed)
+        self.features.helpers.add(helper)
+        name = self.names.fresh(op.result.name_hint or "fragment")
+        self.line(f"{fragment} {name};")
+        self.line(f"{helper}(&{name}, &{self.address(op.memref, op.indices)});")
+        self.exprs[op.result] = name
+
+    def mma_sync(self, op: kernel.MmaSyncOp) -> None:
+        a, b, c = (self.expr(value) for value in (op.a, op.b, op.c))
+        for value in (op.a, op.b):
+            self.c_type(value.type, op)
+        accumulator = self.c_type(op.result.type, op)
+        element = "tf32" if op.tf32 is not None else str(op.element_type)
+        helper = f"emmy_mma_{op.shape.data}_{element}"
+        self.features.helpers.add(helper)
+        name = self.names.fresh(op.result.name_hint or "acc")
+        self.line(f"{accumulator} {name};")
+        self.line(f"{helper}(&{name}, &{a}, &{b}, &{c});")
+        self.exprs[op.result] = name
+
     # -- threads --
 
     def special_register(self, op: kernel.ThreadIdOp, register: str) -> None:
@@ -1303,6 +1329,8 @@ _OP_PRINTERS: dict[type[Operation], Callable[[_KernelPrinter, Operation], None]]
     kernel.CpAsyncOp: _KernelPrinter.cp_async,
     kernel.CpAsyncCommitOp: _KernelPrinter.cp_async_commit,
     kernel.CpAsyncWaitOp: _KernelPrinter.cp_async_wait,
+    kernel.LdmatrixOp: _KernelPrinter.ldmatrix,
+    kernel.MmaSyncOp: _KernelPrinter.mma_sync,
 }
 
 
@@ -1417,11 +1445,109 @@ def _swizzle_helper(features: _Features) -> str:
     )
 
 
+# Warp instructions, `asm volatile` as CUTLASS writes them, so that the compiler neither drops
+# nor moves them; the fragments are taken by address, and nvcc keeps them in registers.
+
+
+def _ldmatrix_helper_name(matrices: int, transposed: bool) -> str:
+    return f"emmy_ldmatrix_x{matrices}{'_trans' if transposed else ''}"
+
+
+def _ldmatrix_helper(matrices: int, transposed: bool) -> Callable[[_Features], str]:
+    def text(features: _Features) -> str:
+        registers = ", ".join(f"%{i}" for i in range(matrices))
+        outputs = ", ".join(f'"=r"(r[{i}])' for i in range(matrices))
+        trans = ".trans" if transposed else ""
+        return (
+            f"// kernel.ldmatrix x{matrices}{' trans' if transposed else ''}: the warp loads "
+            f"{matrices} 8x8 matri{'x' if matrices == 1 else 'ces'} of 16-bit elements from "
+            f"shared memory; lane\n// 8i + j gives the address of row j of matrix i, and each "
+            f"lane receives 2 elements of each{', transposed' if transposed else ''}.\n"
+            f"__device__ __forceinline__ void {_ldmatrix_helper_name(matrices, transposed)}("
+            f"void* fragment, const void* row) {{\n"
+            f"  unsigned int* r = static_cast<unsigned int*>(fragment);\n"
+            f'  asm volatile("ldmatrix.sync.aligned.m8n8.x{matrices}{trans}.shared.b16 '
+            f'{{{registers}}}, [%{matrices}];\\n"\n'
+            f"               : {outputs}\n"
+            f'               : "r"(static_cast<unsigned int>(__cvta_generic_to_shared(row)))\n'
+            f'               : "memory");\n'
+            f"}}\n"
+        )
+
+    return text
+
+
+def _mma_helper(shape: str, element: str) -> Callable[[_Features], str]:
+    """D = A * B + C on a warp's tile; tf32 operands are f32, rounded with cvt.rna first."""
+    k = 16 if shape == "m16n8k16" else 8
+    a_words, b_words = 16 * k // 32, 8 * k // 32
+    if element != "tf32":  # two 16-bit elements to a register
+        a_words, b_words = a_words // 2, b_words // 2
+    operands = [f'"=f"(D[{i}])' for i in range(4)]
+    operands += [f'"r"(A[{i}])' for i in range(a_words)] + [f'"r"(B[{i}])' for i in range(b_words)]
+    operands += [f'"f"(C[{i}])' for i in range(4)]
+    groups, first = [], 0
+    for count in (4, a_words, b_words, 4):
+        groups.append("{" + ", ".join(f"%{first + i}" for i in range(count)) + "}")
+        first += count
+
+    def text(features: _Features) -> str:
+        if element == "tf32":
+            load = (
+                "  const float* a_f32 = static_cast<const float*>(a);\n"
+                "  const float* b_f32 = static_cast<const float*>(b);\n"
+                f"  unsigned int A[{a_words}], B[{b_words}];\n"
+                f"  for (int i = 0; i < {a_words}; ++i) "
+                'asm("cvt.rna.tf32.f32 %0, %1;\\n" : "=r"(A[i]) : "f"(a_f32[i]));\n'
+                f"  for (int i = 0; i < {b_words}; ++i) "
+                'asm("cvt.rna.tf32.f32 %0, %1;\\n" : "=r"(B[i]) : "f"(b_f32[i]));\n'
+            )
+        else:
+            load = (
+                "  const unsigned int* A = static_cast<const unsigned int*>(a);\n"
+                "  const unsigned int* B = static_cast<const unsigned int*>(b);\n"
+            )
+        rounded = (
+            ";\n// A and B are f32, rounded to tf32 (cvt.rna) first" if element == "tf32" else ""
+        )
+        return (
+            f"// kernel.mma_sync {shape} on {element}: D = A * B + C on the warp's 16x8 tile, "
+            f"accumulating in f32{rounded}.\n"
+            f"__device__ __forceinline__ void emmy_mma_{shape}_{element}("
+            f"void* d, const void* a, const void* b, const void* c) {{\n"
+            f"  float* D = static_cast<float*>(d);\n"
+            f"{load}"
+            f"  const float* C = static_cast<const float*>(c);\n"
+            f'  asm volatile("mma.sync.aligned.{shape}.row.col.f32.{element}.{element}.f32 '
+            f'{", ".join(groups)};\\n"\n'
+            f"               : {', '.join(operands[:4])}\n"
+            f"               : {', '.join(operands[4:])});\n"
+            f"}}\n"
+        )
+
+    return text
+
+
 _HELPERS: dict[str, Callable[[_Features], str]] = {
     "emmy_maximumf": _max_min_helper("emmy_maximumf", True),
     "emmy_minimumf": _max_min_helper("emmy_minimumf", False),
     "emmy_atomic_maximumf": _atomic_helper("emmy_atomic_maximumf", "emmy_maximumf"),
     "emmy_atomic_minimumf": _atomic_helper("emmy_atomic_minimumf", "emmy_minimumf"),
     "emmy_swizzle": _swizzle_helper,
+    **{
+        _ldmatrix_helper_name(matrices, transposed): _ldmatrix_helper(matrices, transposed)
+        for matrices in (1, 2, 4)
+        for transposed in (False, True)
+    },
+    **{
+        f"emmy_mma_{shape}_{element}": _mma_helper(shape, element)
+        for shape, element in (
+            ("m16n8k16", "f16"),
+            ("m16n8k16", "bf16"),
+            ("m16n8k8", "f16"),
+            ("m16n8k8", "bf16"),
+            ("m16n8k8", "tf32"),
+        )
+    },
 }
 _HELPER_ORDER = tuple(_HELPERS)

@@ -187,6 +187,65 @@ kernel.func @k_uniform_barriers(%x: memref<32xf32>) block [32, 1, 1] {
   kernel.barrier
 }
 
+// Warp-level tensor cores: ldmatrix (x1, x2, x4, trans; from static, swizzled and dynamic shared
+// memory) and mma_sync in each of its forms.
+
+// CHECK-LABEL: kernel.func @k_tensor_cores(
+// CHECK-SAME:    %[[Y:[a-z0-9_]+]]: memref<32x4xf32>) block [64, 1, 1] {
+// CHECK-NEXT:    %[[S:.*]] = kernel.shared_alloc : memref<16x32xbf16, 3 : i32>
+// CHECK-NEXT:    %[[W:.*]] = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<8x64xf16, 3 : i32>
+// CHECK-NEXT:    %[[D:.*]] = kernel.dynamic_shared offset 0 : memref<8x8xi16, 3 : i32>
+// CHECK-NEXT:    %[[T:.*]] = kernel.thread_id x
+// CHECK-NEXT:    %[[C0:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    %[[C8:.*]] = arith.constant 8 : index
+// CHECK-NEXT:    %[[R:.*]] = arith.remui %[[T]], %[[C8]] : index
+// CHECK-NEXT:    %[[A:.*]] = kernel.ldmatrix %[[S]][%[[R]], %[[C8]]] : memref<16x32xbf16, 3 : i32>, vector<8xbf16>
+// CHECK-NEXT:    %[[B:.*]] = kernel.ldmatrix %[[S]][%[[R]], %[[C0]]] trans : memref<16x32xbf16, 3 : i32>, vector<4xbf16>
+// CHECK-NEXT:    %[[H:.*]] = kernel.ldmatrix %[[W]][%[[R]], %[[C8]]] {tag} : memref<8x64xf16, 3 : i32>, vector<4xf16>
+// CHECK-NEXT:    %[[H1:.*]] = kernel.ldmatrix %[[W]][%[[R]], %[[C0]]] trans : memref<8x64xf16, 3 : i32>, vector<2xf16>
+// CHECK-NEXT:    %[[I:.*]] = kernel.ldmatrix %[[D]][%[[R]], %[[C0]]] : memref<8x8xi16, 3 : i32>, vector<2xi16>
+// CHECK-NEXT:    %[[Z:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:    %[[ACC:.*]] = vector.broadcast %[[Z]] : f32 to vector<4xf32>
+// CHECK-NEXT:    %[[D0:.*]] = kernel.mma_sync m16n8k16 %[[A]], %[[B]], %[[ACC]] : vector<8xbf16>, vector<4xbf16>, vector<4xf32> -> vector<4xf32>
+// CHECK-NEXT:    %[[HA:.*]] = kernel.ldmatrix %[[W]][%[[R]], %[[C0]]] : memref<8x64xf16, 3 : i32>, vector<8xf16>
+// CHECK-NEXT:    %[[D1:.*]] = kernel.mma_sync m16n8k16 %[[HA]], %[[H]], %[[D0]] {tag} : vector<8xf16>, vector<4xf16>, vector<4xf32> -> vector<4xf32>
+// CHECK-NEXT:    %[[BA:.*]] = kernel.ldmatrix %[[S]][%[[R]], %[[C0]]] : memref<16x32xbf16, 3 : i32>, vector<4xbf16>
+// CHECK-NEXT:    %[[BB:.*]] = kernel.ldmatrix %[[S]][%[[R]], %[[C8]]] trans : memref<16x32xbf16, 3 : i32>, vector<2xbf16>
+// CHECK-NEXT:    %[[D2:.*]] = kernel.mma_sync m16n8k8 %[[BA]], %[[BB]], %[[D1]] : vector<4xbf16>, vector<2xbf16>, vector<4xf32> -> vector<4xf32>
+// CHECK-NEXT:    %[[D3:.*]] = kernel.mma_sync m16n8k8 %[[H]], %[[H1]], %[[D2]] : vector<4xf16>, vector<2xf16>, vector<4xf32> -> vector<4xf32>
+// CHECK-NEXT:    %[[FA:.*]] = vector.broadcast %[[Z]] : f32 to vector<4xf32>
+// CHECK-NEXT:    %[[FB:.*]] = vector.broadcast %[[Z]] : f32 to vector<2xf32>
+// CHECK-NEXT:    %[[D4:.*]] = kernel.mma_sync m16n8k8 tf32 %[[FA]], %[[FB]], %[[D3]] : vector<4xf32>, vector<2xf32>, vector<4xf32> -> vector<4xf32>
+// CHECK-NEXT:    kernel.vector_store %[[D4]], %[[Y]][%[[R]], %[[C0]]] : memref<32x4xf32>, vector<4xf32>
+// CHECK-NEXT:  }
+kernel.func @k_tensor_cores(%y: memref<32x4xf32>) block [64, 1, 1] {
+  %s = kernel.shared_alloc : memref<16x32xbf16, 3 : i32>
+  %w = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<8x64xf16, 3 : i32>
+  %d = kernel.dynamic_shared offset 0 : memref<8x8xi16, 3 : i32>
+  %t = kernel.thread_id x
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %r = arith.remui %t, %c8 : index
+  %a = kernel.ldmatrix %s[%r, %c8] : memref<16x32xbf16, 3 : i32>, vector<8xbf16>
+  %b = kernel.ldmatrix %s[%r, %c0] trans : memref<16x32xbf16, 3 : i32>, vector<4xbf16>
+  %h = kernel.ldmatrix %w[%r, %c8] {tag} : memref<8x64xf16, 3 : i32>, vector<4xf16>
+  %h1 = kernel.ldmatrix %w[%r, %c0] trans : memref<8x64xf16, 3 : i32>, vector<2xf16>
+  %i = kernel.ldmatrix %d[%r, %c0] : memref<8x8xi16, 3 : i32>, vector<2xi16>
+  %z = arith.constant 0.0 : f32
+  %acc = vector.broadcast %z : f32 to vector<4xf32>
+  %d0 = kernel.mma_sync m16n8k16 %a, %b, %acc : vector<8xbf16>, vector<4xbf16>, vector<4xf32> -> vector<4xf32>
+  %ha = kernel.ldmatrix %w[%r, %c0] : memref<8x64xf16, 3 : i32>, vector<8xf16>
+  %d1 = kernel.mma_sync m16n8k16 %ha, %h, %d0 {tag} : vector<8xf16>, vector<4xf16>, vector<4xf32> -> vector<4xf32>
+  %ba = kernel.ldmatrix %s[%r, %c0] : memref<16x32xbf16, 3 : i32>, vector<4xbf16>
+  %bb = kernel.ldmatrix %s[%r, %c8] trans : memref<16x32xbf16, 3 : i32>, vector<2xbf16>
+  %d2 = kernel.mma_sync m16n8k8 %ba, %bb, %d1 : vector<4xbf16>, vector<2xbf16>, vector<4xf32> -> vector<4xf32>
+  %d3 = kernel.mma_sync m16n8k8 %h, %h1, %d2 : vector<4xf16>, vector<2xf16>, vector<4xf32> -> vector<4xf32>
+  %fa = vector.broadcast %z : f32 to vector<4xf32>
+  %fb = vector.broadcast %z : f32 to vector<2xf32>
+  %d4 = kernel.mma_sync m16n8k8 tf32 %fa, %fb, %d3 : vector<4xf32>, vector<2xf32>, vector<4xf32> -> vector<4xf32>
+  kernel.vector_store %d4, %y[%r, %c0] : memref<32x4xf32>, vector<4xf32>
+}
+
 // CHECK-LABEL: kernel.func @k_empty() block [32, 1, 1] {
 // CHECK-NEXT:  }
 kernel.func @k_empty() block [32, 1, 1] {
