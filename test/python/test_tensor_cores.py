@@ -398,7 +398,7 @@ def block_gemm_kernel(element: str, swizzle: bool) -> str:
         step.append(f"    %ar{mi} = arith.addi %arow, %c{16 * mi} : index")
         step.append(f"    %fa{mi} = kernel.ldmatrix %sa[%ar{mi}, %acol] : {s}, vector<8x{t}>")
     for nj in range(4):
-        step.append(f"    %bc{nj} = arith.addi %bcol, %c{8 * nj} : index")
+        step.append(f"    %bc{nj} = arith.addi %wcol, %c{8 * nj} : index")
         step.append(f"    %fb{nj} = kernel.ldmatrix %sb[%brow, %bc{nj}] trans : {s}, vector<4x{t}>")
     for mi, nj in tiles:
         step.append(
@@ -408,6 +408,12 @@ def block_gemm_kernel(element: str, swizzle: bool) -> str:
     yields = ", ".join(f"%acc{mi}{nj}_out" for mi, nj in tiles)
     results = ", ".join(f"%acc{mi}{nj}" for mi, nj in tiles)
     stores = []
+    for mi in range(2):
+        stores.append(f"  %row{mi} = arith.addi %grow, %c{16 * mi} : index")
+        stores.append(f"  %row{mi}_8 = arith.addi %row{mi}, %c8 : index")
+    for nj in range(4):
+        stores.append(f"  %col{nj}_0 = arith.addi %gcol, %c{8 * nj} : index")
+        stores.append(f"  %col{nj}_1 = arith.addi %col{nj}_0, %c1 : index")
     for mi, nj in tiles:
         for i in range(4):
             row = f"%row{mi}{'_8' if i >= 2 else ''}"
@@ -416,12 +422,6 @@ def block_gemm_kernel(element: str, swizzle: bool) -> str:
                 f"  %e{mi}{nj}{i} = vector.extract %acc{mi}{nj}[{i}] : f32 from vector<4xf32>"
             )
             stores.append(f"  memref.store %e{mi}{nj}{i}, %d[{row}, {col}] : {d}")
-    for mi in range(2):
-        stores.insert(0, f"  %row{mi}_8 = arith.addi %row{mi}, %c8 : index")
-        stores.insert(0, f"  %row{mi} = arith.addi %grow, %c{16 * mi} : index")
-    for nj in range(4):
-        stores.insert(0, f"  %col{nj}_1 = arith.addi %col{nj}_0, %c1 : index")
-        stores.insert(0, f"  %col{nj}_0 = arith.addi %gcol, %c{8 * nj} : index")
     constants = "\n".join(
         f"  %c{v} = arith.constant {v} : index" for v in (0, 1, 2, 4, 8, 16, 24, 32, 64, 128, 512)
     )
@@ -459,7 +459,6 @@ kernel.func @block_gemm(%a: {g}, %b: {g}, %d: {d}) block [128, 1, 1] {{
       iter_args({carried}) -> ({carried_types}) {{
     %acol = arith.addi %k0, %a_off : index
     %brow = arith.addi %k0, %l16 : index
-    %bcol = arith.addi %wcol, %c0 : index
 {step_text}
     scf.yield {yields} : {carried_types}
   }}
