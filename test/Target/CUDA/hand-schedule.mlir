@@ -9,14 +9,14 @@
 // CHECK-NEXT:  __launch_bounds__(128) k_heuristic(
 // CHECK:         long [[BY:v[0-9]+]] = blockIdx.y;
 // CHECK:         for (long i = [[BY]]; i < 32;
-// CHECK:           *reinterpret_cast<float4*>(vec) = *reinterpret_cast<const float4*>(&x[
+// CHECK:           *reinterpret_cast<float4*>(&vec) = *reinterpret_cast<const float4*>(&x[
 
 // CHECK-LABEL: // kernel.func @k_by_hand: block [256, 1, 1]
 // CHECK-NEXT:  __launch_bounds__(256) k_by_hand(
 // CHECK-NOT:     blockIdx.y
 // CHECK:         long [[BX:v[0-9]+]] = blockIdx.x;
 // CHECK:         for (long i = [[BX]]; i < 32;
-// CHECK:           *reinterpret_cast<float2*>(vec) = *reinterpret_cast<const float2*>(&x[
+// CHECK:           *reinterpret_cast<float2*>(&vec) = *reinterpret_cast<const float2*>(&x[
 // CHECK-NOT:     float4
 
 loop.kernel @k_heuristic(%x: memref<32x2048xf32>, %y: memref<32x2048xf32>) {
