@@ -123,6 +123,7 @@ from xdsl.traits import (
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
+from emmy.dialects.effects import ReadsOperand, WritesOperand, written_values
 from emmy.dialects.target import GpuTarget, TargetAttr, target_of
 
 SHARED_MEMORY_SPACE = 3
@@ -958,7 +959,7 @@ class AtomicOp(IRDLOperation):
     memref = operand_def(MemRefType)
     indices = var_operand_def(IndexType)
     result = result_def()
-    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    traits = traits_def(ReadsOperand("memref"), WritesOperand("memref"))
 
     def __init__(self, kind: str, value: SSAValue, buffer: SSAValue, indices: Sequence[SSAValue]):
         super().__init__(
@@ -1039,7 +1040,7 @@ class VectorLoadOp(IRDLOperation):
     memref = operand_def(MemRefType)
     indices = var_operand_def(IndexType)
     result = result_def(VectorType)
-    traits = traits_def(MemoryReadEffect())
+    traits = traits_def(ReadsOperand("memref"))
     assembly_format = "$memref `[` $indices `]` attr-dict `:` type($memref) `,` type($result)"
 
     def __init__(self, buffer: SSAValue, indices: Sequence[SSAValue], width: int):
@@ -1068,7 +1069,7 @@ class VectorStoreOp(IRDLOperation):
     value = operand_def(VectorType)
     memref = operand_def(MemRefType)
     indices = var_operand_def(IndexType)
-    traits = traits_def(MemoryWriteEffect())
+    traits = traits_def(WritesOperand("memref"))
     assembly_format = (
         "$value `,` $memref `[` $indices `]` attr-dict `:` type($memref) `,` type($value)"
     )
@@ -1097,7 +1098,7 @@ class CpAsyncOp(IRDLOperation):
     source = operand_def(MemRefType)
     source_indices = var_operand_def(IndexType)
     bytes = prop_def(IntegerAttr[I64])
-    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    traits = traits_def(ReadsOperand("source"), WritesOperand("destination"))
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     def __init__(
@@ -1244,7 +1245,7 @@ class LaunchOp(IRDLOperation):
     block = prop_def(DenseArrayBase.constr(i64))
     smem = prop_def(IntegerAttr[I64])
     arguments = var_operand_def()
-    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    traits = traits_def(ReadsOperand("arguments"), WritesOperand("arguments"))
 
     def __init__(
         self,
@@ -1347,7 +1348,7 @@ class LaunchOp(IRDLOperation):
                 f"launch gives {self.kernel} {smem} bytes of dynamic shared memory, but its "
                 f"kernel.dynamic_shared views need {needed}"
             )
-        written = _written_arguments(kernel)
+        written = written_arguments(kernel)
         seen: dict[SSAValue, int] = {}
         for index, buffer in enumerate(self.arguments):
             if buffer in seen and (index in written or seen[buffer] in written):
@@ -1395,19 +1396,9 @@ class LaunchOp(IRDLOperation):
         return op
 
 
-def written_buffers(kernel: FuncOp) -> set[SSAValue]:
-    """The buffers (kernel arguments and shared buffers) that some op of the kernel writes."""
-    written: set[SSAValue] = set()
-    for op in kernel.body.walk():
-        if isinstance(op, memref.StoreOp | AtomicOp | VectorStoreOp):
-            written.add(op.memref)
-        elif isinstance(op, CpAsyncOp):
-            written.add(op.destination)
-    return written
-
-
-def _written_arguments(kernel: FuncOp) -> set[int]:
-    written = written_buffers(kernel)
+def written_arguments(kernel: FuncOp) -> set[int]:
+    """The positions of the arguments that the kernel writes (by its ops' declared effects)."""
+    written = written_values(kernel.body)
     return {index for index, arg in enumerate(kernel.body.block.args) if arg in written}
 
 

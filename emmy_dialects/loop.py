@@ -59,8 +59,6 @@ from xdsl.traits import (
     HasParent,
     IsolatedFromAbove,
     IsTerminator,
-    MemoryReadEffect,
-    MemoryWriteEffect,
     NoTerminator,
     Pure,
     RecursiveMemoryEffect,
@@ -75,6 +73,7 @@ from emmy.dialects.combiner import (
     print_reduction,
     verify_reduction,
 )
+from emmy.dialects.effects import ReadsOperand, WritesOperand
 from emmy.dialects.launch import (
     parse_launch,
     parse_memref_type,
@@ -358,7 +357,7 @@ class LoadOp(IRDLOperation):
     memref = operand_def(MemRefType)
     indices = var_operand_def(IndexType)
     result = result_def()
-    traits = traits_def(MemoryReadEffect())
+    traits = traits_def(ReadsOperand("memref"))
 
     def __init__(self, memref: SSAValue, indices: Sequence[SSAValue]):
         assert isinstance(memref.type, MemRefType)
@@ -393,7 +392,7 @@ class StoreOp(IRDLOperation):
     value = operand_def()
     memref = operand_def(MemRefType)
     indices = var_operand_def(IndexType)
-    traits = traits_def(MemoryWriteEffect())
+    traits = traits_def(WritesOperand("memref"))
 
     def __init__(self, value: SSAValue, memref: SSAValue, indices: Sequence[SSAValue]):
         super().__init__(operands=[value, memref, indices])
@@ -432,7 +431,7 @@ class LaunchOp(IRDLOperation):
     name = "loop.launch"
     kernel = prop_def(SymbolRefAttr)
     buffers = var_operand_def(MemRefType)
-    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    traits = traits_def(ReadsOperand("buffers"), WritesOperand("buffers"))
 
     def __init__(self, kernel: str, buffers: Sequence[SSAValue]):
         super().__init__(operands=[buffers], properties={"kernel": SymbolRefAttr(kernel)})

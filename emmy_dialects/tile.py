@@ -121,6 +121,7 @@ from emmy.dialects.combiner import (
     print_reduction,
     verify_reduction,
 )
+from emmy.dialects.effects import ReadsOperand, WritesOperand, WritesSharedMemory
 from emmy.dialects.kernel import element_bytes, verify_block_shape, verify_grid_shape
 from emmy.dialects.launch import (
     parse_launch,
@@ -789,7 +790,9 @@ class StageOp(IRDLOperation):
     buffer = operand_def(MemRefType)
     indices = var_operand_def(IndexType)
     mode = prop_def(StageModeAttr)
-    traits = lazy_traits_def(lambda: (HasParent(ForOp),))
+    traits = lazy_traits_def(
+        lambda: (HasParent(ForOp), ReadsOperand("buffer"), WritesSharedMemory())
+    )
 
     assembly_format = "$buffer `[` $indices `]` $mode attr-dict `:` type($buffer)"
 
@@ -837,6 +840,7 @@ class LaunchOp(IRDLOperation):
     name = "tile.launch"
     kernel = prop_def(SymbolRefAttr)
     buffers = var_operand_def(MemRefType)
+    traits = traits_def(ReadsOperand("buffers"), WritesOperand("buffers"))
 
     def __init__(self, kernel: str, buffers: Sequence[SSAValue]):
         super().__init__(operands=[buffers], properties={"kernel": SymbolRefAttr(kernel)})

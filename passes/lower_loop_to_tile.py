@@ -37,6 +37,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException, VerifyException
 
 from emmy.dialects import loop, tile
+from emmy.dialects.effects import written_values
 from emmy.dialects.target import target_of
 from emmy.dialects.tile import GRID_MAPPINGS, LoopPath, Mapping, Schedule, ScheduleAttr, StageMode
 
@@ -77,7 +78,7 @@ class ScheduleError(Exception):
 def _stages(kernel: loop.KernelOp, schedule: Schedule, loops: dict[LoopPath, loop.ForOp]):
     """The rows each staging copies: every row of its buffer that a load in the loops inside
     its grid loop reads and that is known at the grid loop's top."""
-    written = {o.memref for o in kernel.body.walk() if isinstance(o, loop.StoreOp)}
+    written = written_values(kernel.body)
     stages: _Stages = {}
     for staging in schedule.stages:
         where = f"staging at loop {list(staging.loop)}"

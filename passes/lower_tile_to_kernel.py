@@ -51,6 +51,7 @@ from xdsl.passes import ModulePass
 
 from emmy.dialects import kernel, tile
 from emmy.dialects.combiner import combine, identity
+from emmy.dialects.effects import written_values
 from emmy.dialects.target import GpuTarget, target_of
 
 UNROLLED_TRIPS = 4
@@ -536,7 +537,7 @@ def _split_reduction_init(source: tile.KernelOp, warp: int) -> kernel.FuncOp | N
 
 def _lower_kernel(source: tile.KernelOp, target: GpuTarget) -> kernel.FuncOp:
     body = Block(arg_types=source.buffer_types)
-    written = {o.memref for o in source.walk() if isinstance(o, memref.StoreOp)}
+    written = written_values(source.body)
     read_only = {new for old, new in zip(source.body.block.args, body.args) if old not in written}
     builder = _KernelBuilder(body, source.block_shape, read_only, target)
     for old, new in zip(source.body.block.args, body.args):
