@@ -35,14 +35,19 @@ from xdsl.traits import (
 from xdsl.utils.exceptions import VerifyException
 
 
-def operand_values(op: Operation, operand: str) -> tuple[SSAValue, ...]:
-    """The memref values of the operand (single or variadic) that `op` names `operand`."""
+def named_operand(op: Operation, operand: str) -> tuple[SSAValue, ...]:
+    """The values of the operand (single or variadic) of `op` that its definition names
+    `operand`, for a trait that names it; a verify error when `op` has no such operand."""
     names = [name for name, _ in op.get_irdl_definition().operands]
     if operand not in names:
-        raise VerifyException(f"'{op.name}' declares an effect on '{operand}', not an operand")
+        raise VerifyException(f"'{op.name}' declares a fact about '{operand}', not an operand")
     value = getattr(op, operand)
-    values = (value,) if isinstance(value, SSAValue) else tuple(value)
-    return tuple(v for v in values if isinstance(v.type, MemRefType))
+    return (value,) if isinstance(value, SSAValue) else tuple(value)
+
+
+def operand_values(op: Operation, operand: str) -> tuple[SSAValue, ...]:
+    """The memref values of `op`'s operand `operand`."""
+    return tuple(v for v in named_operand(op, operand) if isinstance(v.type, MemRefType))
 
 
 @dataclass(frozen=True)

@@ -56,7 +56,7 @@ from enum import auto
 from math import prod
 from typing import ClassVar
 
-from xdsl.dialects import func, memref, scf
+from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import (
     I64,
     BFloat16Type,
@@ -125,6 +125,12 @@ from xdsl.utils.str_enum import StrEnum
 
 from emmy.dialects.effects import ReadsOperand, WritesOperand, written_values
 from emmy.dialects.target import GpuTarget, TargetAttr, target_of
+from emmy.dialects.threads import (
+    ThreadDependsOn,
+    ThreadVarying,
+    divergent_ancestor,
+    thread_dependent_values,
+)
 
 SHARED_MEMORY_SPACE = 3
 """The memory space of shared memory, as in NVVM (`memref<8xf32, 3 : i32>`)."""
@@ -471,79 +477,6 @@ def _verify_run_along_last_dim(memref_type: MemRefType, count: int, what: str) -
         )
 
 
-# --- thread-dependence -------------------------------------------------------------------------
-
-
-def thread_dependent_values(kernel: FuncOp) -> set[SSAValue]:
-    """The values of `kernel` that may differ between the threads of one block.
-
-    A def-use taint analysis from `kernel.thread_id`: block ids, block and grid dimensions and
-    constants are uniform; an op's results depend on the thread when an operand does; a load
-    when its indices do (memory is assumed race-free); an atomic's old value always does; an
-    `scf.for`'s induction variable and results when its bounds do, and an `scf.if`'s results
-    when its condition does. Loop-carried values are iterated to a fixed point."""
-    dependent: set[SSAValue] = set()
-    changed = True
-
-    def mark(values: Iterable[SSAValue]) -> None:
-        nonlocal changed
-        for value in values:
-            if value not in dependent:
-                dependent.add(value)
-                changed = True
-
-    while changed:
-        changed = False
-        for op in kernel.body.walk():
-            if isinstance(op, ThreadIdOp | AtomicOp):
-                mark(op.results)
-            elif isinstance(op, ShuffleOp):
-                # Every lane of a warp holds a uniform value, so every lane reads it back.
-                if op.value in dependent:
-                    mark(op.results)
-            elif isinstance(op, memref.LoadOp | VectorLoadOp):
-                if any(i in dependent for i in op.indices):
-                    mark(op.results)
-            elif isinstance(op, scf.ForOp):
-                carried = op.body.block.args[1:]
-                if any(v in dependent for v in (op.lb, op.ub, op.step)):
-                    # Threads run different iterations, or different numbers of them.
-                    mark(op.body.block.args)
-                    mark(op.results)
-                terminator = op.body.block.last_op
-                yields = terminator.operands if isinstance(terminator, scf.YieldOp) else ()
-                for index, result in enumerate(op.results):
-                    sources = [*op.iter_args[index : index + 1], *yields[index : index + 1]]
-                    if any(v in dependent for v in sources):
-                        mark([result, *carried[index : index + 1]])
-            elif isinstance(op, scf.IfOp):
-                if op.cond in dependent:
-                    mark(op.results)
-                for region in op.regions:
-                    if region.blocks and isinstance(region.block.last_op, scf.YieldOp):
-                        for result, value in zip(op.results, region.block.last_op.operands):
-                            if value in dependent:
-                                mark([result])
-            elif any(v in dependent for v in op.operands):
-                mark(op.results)
-    return dependent
-
-
-def divergent_ancestor(op: Operation, dependent: set[SSAValue]) -> Operation | None:
-    """The innermost `scf.if` or `scf.for` around `op` (inside its kernel) that threads of one
-    block may take differently, if any."""
-    ancestor = op.parent_op()
-    while ancestor is not None and not isinstance(ancestor, FuncOp):
-        if isinstance(ancestor, scf.IfOp) and ancestor.cond in dependent:
-            return ancestor
-        if isinstance(ancestor, scf.ForOp) and any(
-            v in dependent for v in (ancestor.lb, ancestor.ub, ancestor.step)
-        ):
-            return ancestor
-        ancestor = ancestor.parent_op()
-    return None
-
-
 # --- parsing helpers ---------------------------------------------------------------------------
 
 
@@ -763,6 +696,7 @@ class ThreadIdOp(_IdOp):
     """This thread's index in its block along a dimension (`threadIdx`)."""
 
     name = "kernel.thread_id"
+    traits = traits_def(ThreadVarying())
 
 
 @irdl_op_definition
@@ -770,6 +704,7 @@ class BlockIdOp(_IdOp):
     """This block's index in the grid along a dimension (`blockIdx`); uniform in a block."""
 
     name = "kernel.block_id"
+    traits = traits_def(ThreadDependsOn())
 
 
 @irdl_op_definition
@@ -777,6 +712,7 @@ class BlockDimOp(_IdOp):
     """The block's extent along a dimension (`blockDim`)."""
 
     name = "kernel.block_dim"
+    traits = traits_def(ThreadDependsOn())
 
 
 @irdl_op_definition
@@ -784,6 +720,7 @@ class GridDimOp(_IdOp):
     """The grid's extent along a dimension (`gridDim`)."""
 
     name = "kernel.grid_dim"
+    traits = traits_def(ThreadDependsOn())
 
 
 @irdl_op_definition
@@ -799,7 +736,7 @@ class SharedAllocOp(IRDLOperation):
     layout = opt_prop_def(SwizzleAttr)
     result = result_def(MemRefType)
     # Two allocations of one type are two buffers: the effect keeps CSE from merging them.
-    traits = traits_def(MemoryAllocEffect())
+    traits = traits_def(MemoryAllocEffect(), ThreadDependsOn())
     assembly_format = "attr-dict `:` type($result)"
     irdl_options = (ParsePropInAttrDict(),)
 
@@ -839,7 +776,7 @@ class DynamicSharedOp(IRDLOperation):
     name = "kernel.dynamic_shared"
     offset = prop_def(IntegerAttr[I64])
     result = result_def(MemRefType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), ThreadDependsOn())
 
     def __init__(self, offset: int, result_type: MemRefType):
         super().__init__(
@@ -898,17 +835,15 @@ class BarrierOp(IRDLOperation):
 
     def verify_(self) -> None:
         kernel = _verify_in_kernel(self)
-        divergent = divergent_ancestor(self, thread_dependent_values(kernel))
-        if isinstance(divergent, scf.IfOp):
-            raise VerifyException(
-                "a kernel.barrier must be reached by every thread of the block, but it is inside "
-                "an scf.if whose condition depends on kernel.thread_id"
-            )
-        if divergent is not None:
-            raise VerifyException(
-                "a kernel.barrier must be reached by every thread of the block, but it is inside "
-                "an scf.for whose bounds depend on kernel.thread_id"
-            )
+        divergent = divergent_ancestor(self, thread_dependent_values(kernel.body))
+        if divergent is None:
+            return
+        ancestor, source = divergent
+        what = "condition depends" if isinstance(ancestor, scf.IfOp) else "bounds depend"
+        raise VerifyException(
+            "a kernel.barrier must be reached by every thread of the block, but it is inside "
+            f"an {ancestor.name} whose {what} on {source}"
+        )
 
 
 @irdl_op_definition
@@ -934,7 +869,8 @@ class ShuffleOp(IRDLOperation):
     value = operand_def(_T)
     offset = operand_def(i32)
     result = result_def(_T)
-    traits = traits_def(Pure())
+    # Every lane of a warp holding one value reads that value back, whichever lane it reads.
+    traits = traits_def(Pure(), ThreadDependsOn("value"))
     assembly_format = "$mode $value `,` $offset attr-dict `:` type($value)"
 
     def __init__(self, mode: str, value: SSAValue, offset: SSAValue):
@@ -959,7 +895,7 @@ class AtomicOp(IRDLOperation):
     memref = operand_def(MemRefType)
     indices = var_operand_def(IndexType)
     result = result_def()
-    traits = traits_def(ReadsOperand("memref"), WritesOperand("memref"))
+    traits = traits_def(ReadsOperand("memref"), WritesOperand("memref"), ThreadVarying())
 
     def __init__(self, kind: str, value: SSAValue, buffer: SSAValue, indices: Sequence[SSAValue]):
         super().__init__(
@@ -1040,7 +976,7 @@ class VectorLoadOp(IRDLOperation):
     memref = operand_def(MemRefType)
     indices = var_operand_def(IndexType)
     result = result_def(VectorType)
-    traits = traits_def(ReadsOperand("memref"))
+    traits = traits_def(ReadsOperand("memref"), ThreadDependsOn("indices"))
     assembly_format = "$memref `[` $indices `]` attr-dict `:` type($memref) `,` type($result)"
 
     def __init__(self, buffer: SSAValue, indices: Sequence[SSAValue], width: int):

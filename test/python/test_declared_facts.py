@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import pytest
 from xdsl.dialects import func
-from xdsl.dialects.builtin import MemRefType, ModuleOp, f32
+from xdsl.dialects.builtin import IndexType, MemRefType, ModuleOp, f32
 from xdsl.ir import Block, Region
 from xdsl.irdl import (
     ConstraintContext,
     IRDLOperation,
     irdl_op_definition,
     operand_def,
+    result_def,
     traits_def,
     var_operand_def,
 )
@@ -25,6 +26,7 @@ from xdsl.traits import (
     MemoryEffect,
     MemoryReadEffect,
     MemoryWriteEffect,
+    Pure,
     SymbolOpInterface,
 )
 from xdsl.utils.exceptions import VerifyException
@@ -36,6 +38,7 @@ from emmy.dialects.effects import (
     operand_values,
     written_values,
 )
+from emmy.dialects.threads import ThreadDependsOn, ThreadVarying, thread_dependent_values
 from emmy.tools.cuda.target import print_cuda
 
 BUFFER = MemRefType(f32, [64])
@@ -123,7 +126,7 @@ def test_an_effect_on_an_operand_the_op_lacks_is_a_verify_error():
         traits = traits_def(WritesOperand("destination"))
 
     function = _kernel_with(lambda args: [WrongOp(operands=[args[0]])])
-    with pytest.raises(VerifyException, match="effect on 'destination', not an operand"):
+    with pytest.raises(VerifyException, match="a fact about 'destination', not an operand"):
         function.body.block.first_op.verify()
 
 
@@ -206,3 +209,107 @@ def test_a_tile_stage_reads_its_buffer_and_writes_no_operand():
     module.verify()
     function = module.body.block.first_op
     assert written_values(function.body) == {function.body.block.args[1]}
+
+
+# --- which values differ between threads ---------------------------------------------------
+
+
+@pytest.mark.parametrize("op_type", _ops_of(kernel.Kernel), ids=lambda o: o.name)
+def test_every_kernel_op_with_results_says_how_they_vary_between_threads(op_type):
+    definition = op_type.get_irdl_definition()
+    if not definition.results:
+        return
+    traits = list(definition.traits)
+    declared = [t for t in traits if isinstance(t, ThreadVarying | ThreadDependsOn)]
+    assert len(declared) == 1, f"{op_type.name} declares {declared}"
+    names = [name for name, _ in definition.operands]
+    if isinstance(declared[0], ThreadDependsOn):
+        assert set(declared[0].operands) <= set(names)
+
+
+@irdl_op_definition
+class LaneIdOp(IRDLOperation):
+    """An op no analysis knows by name whose result differs between threads."""
+
+    name = "kernel.test_lane_id"
+    result = result_def(IndexType)
+    traits = traits_def(Pure(), ThreadVarying())
+
+
+@irdl_op_definition
+class WarpCountOp(IRDLOperation):
+    """An op whose result is the same in every thread of a block."""
+
+    name = "kernel.test_warp_count"
+    result = result_def(IndexType)
+    traits = traits_def(Pure(), ThreadDependsOn())
+
+
+@irdl_op_definition
+class PickOp(IRDLOperation):
+    """`%r = pick %a, %b`: its result follows `a` only (b merely selects a register, say)."""
+
+    name = "kernel.test_pick"
+    a = operand_def(IndexType)
+    b = operand_def(IndexType)
+    result = result_def(IndexType)
+    traits = traits_def(Pure(), ThreadDependsOn("a"))
+
+
+def _parse_with_test_ops(text: str) -> ModuleOp:
+    context = make_context()
+    for op_type in (LaneIdOp, WarpCountOp, PickOp):
+        context.load_op(op_type)
+    return Parser(context, text).parse_module()
+
+
+def _barrier_under(condition_ops: str) -> str:
+    return f"""
+    kernel.func @k() block [64, 1, 1] {{
+      %c0 = arith.constant 0 : index
+      %t = kernel.thread_id x
+      {condition_ops}
+      %c = arith.cmpi eq, %v, %c0 : index
+      scf.if %c {{
+        kernel.barrier
+      }}
+    }}
+    """
+
+
+def test_a_new_thread_varying_op_around_a_barrier_is_rejected():
+    module = _parse_with_test_ops(_barrier_under('%v = "kernel.test_lane_id"() : () -> index'))
+    with pytest.raises(
+        VerifyException,
+        match="inside an scf.if whose condition depends on kernel.test_lane_id",
+    ):
+        module.verify()
+
+
+def test_a_new_uniform_op_around_a_barrier_is_accepted():
+    module = _parse_with_test_ops(_barrier_under('%v = "kernel.test_warp_count"() : () -> index'))
+    module.verify()
+    function = module.body.block.first_op
+    assert {source for source in thread_dependent_values(function.body).values()} == {
+        "kernel.thread_id"
+    }
+
+
+def test_thread_dependence_follows_only_the_operands_an_op_names():
+    uniform = '%w = "kernel.test_warp_count"() : () -> index'
+    follows_uniform = f'{uniform}\n%v = "kernel.test_pick"(%w, %t) : (index, index) -> index'
+    _parse_with_test_ops(_barrier_under(follows_uniform)).verify()
+    follows_thread = f'{uniform}\n%v = "kernel.test_pick"(%t, %w) : (index, index) -> index'
+    with pytest.raises(VerifyException, match="depends on kernel.thread_id"):
+        _parse_with_test_ops(_barrier_under(follows_thread)).verify()
+
+
+def test_an_op_without_thread_facts_follows_all_its_operands():
+    # arith declares nothing: a sum with the thread id differs between threads.
+    module = _parse_with_test_ops(
+        _barrier_under(
+            '%w = "kernel.test_warp_count"() : () -> index\n%v = arith.addi %w, %t : index'
+        )
+    )
+    with pytest.raises(VerifyException, match="depends on kernel.thread_id"):
+        module.verify()
