@@ -1,16 +1,21 @@
-"""Facts declared on ops drive the analyses that read them.
+"""Facts declared on ops drive the analyses that read them, so a new op joins an analysis by
+declaring its facts, and one that declares none cannot make it unsound.
 
-Every op of the loop, tile and kernel dialects says how it touches memory (memory-effect traits
-that name the operand), so the buffers a kernel writes are what its ops say they write: a new
-op that writes a buffer makes it non-const and non-aliasable without any analysis learning its
-name, and an op that declares nothing is taken to write every buffer it is given.
+- Memory effects (`emmy.dialects.effects`): the buffers a kernel writes are what its ops say
+  they write: a new op that writes a buffer makes it non-const and non-aliasable, and an op
+  that declares nothing is taken to write every buffer it is given.
+- Thread variance (`emmy.dialects.threads`): a new op whose result differs between threads
+  puts a barrier under it out of reach; a uniform one does not.
+- Fusion classes (`emmy.dialects.prim`): a new view is fused and lowered through its index
+  map; a prim op without a fusion class is an error of fuse-prims, not a silent guess.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from xdsl.dialects import func
-from xdsl.dialects.builtin import IndexType, MemRefType, ModuleOp, f32
+from xdsl.dialects.builtin import IndexType, MemRefType, ModuleOp, TensorType, f32
 from xdsl.ir import Block, Region
 from xdsl.irdl import (
     ConstraintContext,
@@ -23,15 +28,16 @@ from xdsl.irdl import (
 )
 from xdsl.parser import Parser
 from xdsl.traits import (
+    IsTerminator,
     MemoryEffect,
     MemoryReadEffect,
     MemoryWriteEffect,
     Pure,
     SymbolOpInterface,
 )
-from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.exceptions import PassFailedException, VerifyException
 
-from emmy.dialects import kernel, loop, make_context, tile
+from emmy.dialects import fused, kernel, loop, make_context, prim, tile
 from emmy.dialects.effects import (
     ReadsOperand,
     WritesOperand,
@@ -39,7 +45,10 @@ from emmy.dialects.effects import (
     written_values,
 )
 from emmy.dialects.threads import ThreadDependsOn, ThreadVarying, thread_dependent_values
+from emmy.passes.fuse_prims import FusePrimsPass
+from emmy.passes.lower_fused_to_loop import LowerFusedToLoopPass
 from emmy.tools.cuda.target import print_cuda
+from emmy.tools.interpreter.run import run_module
 
 BUFFER = MemRefType(f32, [64])
 
@@ -313,3 +322,168 @@ def test_an_op_without_thread_facts_follows_all_its_operands():
     )
     with pytest.raises(VerifyException, match="depends on kernel.thread_id"):
         module.verify()
+
+
+# --- how prim ops make their elements ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("op_type", _ops_of(prim.Prim), ids=lambda o: o.name)
+def test_every_prim_op_declares_one_fusion_class(op_type):
+    traits = list(op_type.get_irdl_definition().traits)
+    classes = [t for t in traits if isinstance(t, prim.FusionClass)]
+    if any(isinstance(t, IsTerminator) for t in traits):
+        assert not classes
+        return
+    assert len(classes) == 1, f"{op_type.name} declares {classes}"
+
+
+@pytest.mark.parametrize(
+    "source, target, runs",
+    [
+        ([4, 6], [2, 2, 6], [([0], [0, 1]), ([1], [2])]),
+        ([2, 3, 4], [6, 4], [([0, 1], [0]), ([2], [1])]),
+        ([2, 3, 4], [24], [([0, 1, 2], [0])]),
+        ([4, 1], [4], [([0], [0]), ([1], [])]),
+        ([4], [1, 4, 1], [([0], [0, 1]), ([], [2])]),
+        ([6, 4], [4, 6], [([0, 1], [0, 1])]),
+    ],
+)
+def test_reshape_runs_pair_up_dims_with_equal_products(source, target, runs):
+    found = [(list(s), list(t)) for s, t in prim.reshape_runs(source, target)]
+    assert found == runs
+
+
+class _Integers:
+    """The index algebra on plain integers, with the operand values of one program."""
+
+    def __init__(self, values: dict):
+        self.values = values
+
+    def constant(self, value: int) -> int:
+        return value
+
+    def add(self, lhs: int, rhs: int) -> int:
+        return lhs + rhs
+
+    def mul(self, lhs: int, factor: int) -> int:
+        return lhs * factor
+
+    def div_mod(self, lhs: int, divisor: int, modulus: int) -> int:
+        return lhs // divisor % modulus if modulus else lhs // divisor
+
+    def index_at(self, value, index) -> int:
+        return int(self.values[value][tuple(index)])
+
+
+VIEWS = [
+    ("prim.broadcast %x : tensor<3x1xf32> -> tensor<2x3x4xf32>", (3, 1)),
+    ("prim.permute %x [2, 0, 1] : tensor<2x3x4xf32> -> tensor<4x2x3xf32>", (2, 3, 4)),
+    ("prim.reshape %x : tensor<4x6xf32> -> tensor<2x2x3x2xf32>", (4, 6)),
+    ("prim.reshape %x : tensor<2x1x6x4xf32> -> tensor<3x4x4x1xf32>", (2, 1, 6, 4)),
+    ("prim.slice %x dim 1 start 1 step 2 : tensor<3x8xf32> -> tensor<3x3xf32>", (3, 8)),
+    ("prim.gather %x[%i] : tensor<5x4xf32>, tensor<2x3xi64> -> tensor<2x3x4xf32>", (5, 4)),
+]
+
+
+@pytest.mark.parametrize("view, shape", VIEWS, ids=[view.split()[0] for view, _ in VIEWS])
+def test_each_view_index_map_picks_the_element_numpy_computes(view, shape):
+    """Every element of the view, by its index map on integers, equals the prim interpreter's
+    (numpy's) result: the index map is the one source both fusion passes read."""
+    signature = f"%x: tensor<{'x'.join(map(str, shape))}xf32>"
+    if "%i" in view:
+        signature += ", %i: tensor<2x3xi64>"
+    result_type = view.rsplit("-> ", 1)[1]
+    text = f"""
+    func.func @forward({signature}) -> {result_type} {{
+      %r = {view}
+      func.return %r : {result_type}
+    }}
+    """
+    module = Parser(make_context(), text).parse_module()
+    module.verify()
+    function = module.body.block.first_op
+    op = function.body.block.first_op
+    rng = np.random.default_rng(0)
+    arguments = [rng.standard_normal(shape).astype(np.float32)]
+    if "%i" in view:
+        arguments.append(rng.integers(0, 5, (2, 3)))
+    (expected,) = run_module(module, arguments)
+    values = dict(zip(function.body.block.args, arguments))
+    view_trait = prim.fusion_class(op)
+    assert isinstance(view_trait, prim.View)
+    for index in np.ndindex(*expected.shape):
+        source, source_index = view_trait.index_map(op, index, _Integers(values))
+        assert values[source][tuple(source_index)] == expected[index]
+
+
+@irdl_op_definition
+class ReverseOp(IRDLOperation):
+    """`prim.test_reverse`: the rows of a matrix in reverse order, a view no pass knows by name."""
+
+    name = "prim.test_reverse"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(
+        Pure(),
+        prim.View(
+            lambda op, index, algebra: (
+                op.input,
+                (
+                    algebra.add(
+                        algebra.mul(index[0], -1),
+                        algebra.constant(op.input.type.get_shape()[0] - 1),
+                    ),
+                    *index[1:],
+                ),
+            )
+        ),
+    )
+
+
+@irdl_op_definition
+class UnclassifiedOp(IRDLOperation):
+    """A prim op that does not say how its elements are made."""
+
+    name = "prim.test_unclassified"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+
+
+def _prim_program(op_name: str) -> ModuleOp:
+    context = make_context()
+    context.load_op(ReverseOp)
+    context.load_op(UnclassifiedOp)
+    text = f"""
+    func.func @forward(%x: tensor<6x8xf32>) -> tensor<6xf32> {{
+      %r = "{op_name}"(%x) : (tensor<6x8xf32>) -> tensor<6x8xf32>
+      %e = prim.map(%r) : (tensor<6x8xf32>) -> tensor<6x8xf32> {{
+      ^bb0(%v: f32):
+        %s = math.exp %v : f32
+        prim.yield %s : f32
+      }}
+      %m = prim.reduce add %e axes [1] init 0.0 : tensor<6x8xf32> -> tensor<6xf32>
+      func.return %m : tensor<6xf32>
+    }}
+    """
+    module = Parser(context, text).parse_module()
+    module.verify()
+    return module
+
+
+def test_a_new_view_is_fused_and_lowered_through_its_index_map():
+    module = _prim_program("prim.test_reverse")
+    FusePrimsPass().apply(make_context(), module)
+    kernels = [op for op in module.walk() if isinstance(op, fused.KernelOp)]
+    assert len(kernels) == 1  # the view is copied into the reduction's kernel
+    LowerFusedToLoopPass().apply(make_context(), module)
+    module.verify()
+    x = np.random.default_rng(1).standard_normal((6, 8)).astype(np.float32)
+    (got,) = run_module(module, [x])
+    np.testing.assert_allclose(got, np.exp(x[::-1]).sum(1), rtol=1e-6)
+
+
+def test_a_prim_op_without_a_fusion_class_is_an_error_of_fuse_prims():
+    module = _prim_program("prim.test_unclassified")
+    with pytest.raises(PassFailedException, match="declares no fusion class"):
+        FusePrimsPass().apply(make_context(), module)
