@@ -39,6 +39,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     i64,
 )
+from xdsl.dialects.utils import AbstractYieldOperation
 from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -215,17 +216,11 @@ def _verify_scalar_body_op(op: Operation, map_op: MapOp) -> None:
 
 
 @irdl_op_definition
-class YieldOp(IRDLOperation):
+class YieldOp(AbstractYieldOperation[Attribute]):
     """Ends a `prim.map` body with the scalar it computes for one element."""
 
     name = "prim.yield"
-    arguments = var_operand_def()
     traits = lazy_traits_def(lambda: (IsTerminator(), Pure(), HasParent(MapOp)))
-
-    assembly_format = "attr-dict ($arguments^ `:` type($arguments))?"
-
-    def __init__(self, *values: SSAValue):
-        super().__init__(operands=[values])
 
 
 @irdl_op_definition
