@@ -54,12 +54,12 @@ Semantics of the primitives, for the SIMT emulator and the CUDA printer:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from enum import auto
 from math import prod
 from typing import ClassVar
 
-from xdsl.dialects import func, memref, scf
+from xdsl.dialects import scf
 from xdsl.dialects.builtin import (
     I64,
     BFloat16Type,
@@ -67,13 +67,11 @@ from xdsl.dialects.builtin import (
     Float16Type,
     Float32Type,
     Float64Type,
-    FunctionType,
     IndexType,
     IntAttr,
     IntegerAttr,
     IntegerType,
     MemRefType,
-    ModuleOp,
     NoneAttr,
     Signedness,
     StringAttr,
@@ -107,7 +105,6 @@ from xdsl.irdl import (
     operand_def,
     opt_prop_def,
     prop_def,
-    region_def,
     result_def,
     traits_def,
     var_operand_def,
@@ -115,19 +112,30 @@ from xdsl.irdl import (
 from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
 from xdsl.traits import (
-    IsolatedFromAbove,
     MemoryAllocEffect,
     MemoryReadEffect,
     MemoryWriteEffect,
-    NoTerminator,
     Pure,
-    SymbolOpInterface,
-    SymbolTable,
 )
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
+from emmy.dialects.access import (
+    parse_access,
+    parse_memref_type,
+    print_access,
+    resolve_access,
+    verify_indices,
+)
+from emmy.dialects.effects import ReadsOperand, WritesOperand, written_values
+from emmy.dialects.launch import KernelSymbolOp, LaunchOpBase, parse_shape, print_shape
 from emmy.dialects.target import GpuTarget, TargetAttr, target_of
+from emmy.dialects.threads import (
+    ThreadDependsOn,
+    ThreadVarying,
+    divergent_ancestor,
+    thread_dependent_values,
+)
 
 SHARED_MEMORY_SPACE = 3
 """The memory space of shared memory, as in NVVM (`memref<8xf32, 3 : i32>`)."""
@@ -361,10 +369,6 @@ def _round_up(value: int, multiple: int) -> int:
     return -(-value // multiple) * multiple
 
 
-def _type_list(types: Iterable[Attribute]) -> str:
-    return ", ".join(str(t) for t in types)
-
-
 def _verify_dense_buffer(memref_type: MemRefType, what: str) -> None:
     if not memref_type.has_static_shape():
         raise VerifyException(f"{what} has type {memref_type}, but shapes must be static")
@@ -443,17 +447,6 @@ def _shared_limit(limit: int, target: GpuTarget) -> str:
     return f"{limit}-byte ({limit // 1024} KB) limit of one block on {target.arch}"
 
 
-def _verify_indices(memref_value: SSAValue, indices: Sequence[SSAValue]) -> MemRefType:
-    memref_type = memref_value.type
-    assert isinstance(memref_type, MemRefType)
-    rank = memref_type.get_num_dims()
-    if len(indices) != rank:
-        raise VerifyException(
-            f"a rank-{rank} {memref_type} takes {rank} indices, but {len(indices)} are given"
-        )
-    return memref_type
-
-
 def _verify_run_along_last_dim(memref_type: MemRefType, count: int, what: str) -> None:
     """`count` consecutive elements along the last dimension, in one access of at most 16 bytes."""
     shape = memref_type.get_shape()
@@ -474,120 +467,11 @@ def _verify_run_along_last_dim(memref_type: MemRefType, count: int, what: str) -
         )
 
 
-# --- thread-dependence -------------------------------------------------------------------------
-
-
-def thread_dependent_values(kernel: FuncOp) -> set[SSAValue]:
-    """The values of `kernel` that may differ between the threads of one block.
-
-    A def-use taint analysis from `kernel.thread_id`: block ids, block and grid dimensions and
-    constants are uniform; an op's results depend on the thread when an operand does; a load
-    when its indices do (memory is assumed race-free); an atomic's old value always does; an
-    `scf.for`'s induction variable and results when its bounds do, and an `scf.if`'s results
-    when its condition does. Loop-carried values are iterated to a fixed point."""
-    dependent: set[SSAValue] = set()
-    changed = True
-
-    def mark(values: Iterable[SSAValue]) -> None:
-        nonlocal changed
-        for value in values:
-            if value not in dependent:
-                dependent.add(value)
-                changed = True
-
-    while changed:
-        changed = False
-        for op in kernel.body.walk():
-            if isinstance(op, ThreadIdOp | AtomicOp):
-                mark(op.results)
-            elif isinstance(op, ShuffleOp):
-                # Every lane of a warp holds a uniform value, so every lane reads it back.
-                if op.value in dependent:
-                    mark(op.results)
-            elif isinstance(op, memref.LoadOp | VectorLoadOp):
-                if any(i in dependent for i in op.indices):
-                    mark(op.results)
-            elif isinstance(op, scf.ForOp):
-                carried = op.body.block.args[1:]
-                if any(v in dependent for v in (op.lb, op.ub, op.step)):
-                    # Threads run different iterations, or different numbers of them.
-                    mark(op.body.block.args)
-                    mark(op.results)
-                terminator = op.body.block.last_op
-                yields = terminator.operands if isinstance(terminator, scf.YieldOp) else ()
-                for index, result in enumerate(op.results):
-                    sources = [*op.iter_args[index : index + 1], *yields[index : index + 1]]
-                    if any(v in dependent for v in sources):
-                        mark([result, *carried[index : index + 1]])
-            elif isinstance(op, scf.IfOp):
-                if op.cond in dependent:
-                    mark(op.results)
-                for region in op.regions:
-                    if region.blocks and isinstance(region.block.last_op, scf.YieldOp):
-                        for result, value in zip(op.results, region.block.last_op.operands):
-                            if value in dependent:
-                                mark([result])
-            elif any(v in dependent for v in op.operands):
-                mark(op.results)
-    return dependent
-
-
-def divergent_ancestor(op: Operation, dependent: set[SSAValue]) -> Operation | None:
-    """The innermost `scf.if` or `scf.for` around `op` (inside its kernel) that threads of one
-    block may take differently, if any."""
-    ancestor = op.parent_op()
-    while ancestor is not None and not isinstance(ancestor, FuncOp):
-        if isinstance(ancestor, scf.IfOp) and ancestor.cond in dependent:
-            return ancestor
-        if isinstance(ancestor, scf.ForOp) and any(
-            v in dependent for v in (ancestor.lb, ancestor.ub, ancestor.step)
-        ):
-            return ancestor
-        ancestor = ancestor.parent_op()
-    return None
-
-
 # --- parsing helpers ---------------------------------------------------------------------------
-
-
-def _parse_memref_type(parser: Parser, what: str) -> MemRefType:
-    pos = parser.pos
-    parsed = parser.parse_type()
-    if not isinstance(parsed, MemRefType):
-        parser.raise_error(f"{what} must be a memref, got {parsed}", pos, parser.pos)
-    return parsed
 
 
 def _parse_int(parser: Parser, what: str) -> int:
     return parser.parse_integer(allow_boolean=False, context_msg=f" for {what}")
-
-
-def _parse_shape3(parser: Parser, what: str) -> list[int]:
-    return parser.parse_comma_separated_list(
-        Parser.Delimiter.SQUARE, lambda: _parse_int(parser, what)
-    )
-
-
-def _print_shape3(printer: Printer, keyword: str, values: Sequence[int]) -> None:
-    printer.print_string(f" {keyword} [{', '.join(str(v) for v in values)}]")
-
-
-def _print_access(printer: Printer, buffer: SSAValue, indices: Sequence[SSAValue]) -> None:
-    printer.print_ssa_value(buffer)
-    printer.print_string("[")
-    printer.print_list(indices, printer.print_ssa_value)
-    printer.print_string("]")
-
-
-def _parse_indices(parser: Parser) -> list:
-    return parser.parse_comma_separated_list(
-        Parser.Delimiter.SQUARE, parser.parse_unresolved_operand
-    )
-
-
-def _resolve_access(parser: Parser, buffer, indices, memref_type: MemRefType, pos: int):
-    (resolved,) = parser.resolve_operands([buffer], [memref_type], pos)
-    return resolved, parser.resolve_operands(indices, [IndexType()] * len(indices), pos)
 
 
 def _shape_property(values: Sequence[int]) -> DenseArrayBase:
@@ -598,16 +482,12 @@ def _shape_property(values: Sequence[int]) -> DenseArrayBase:
 
 
 @irdl_op_definition
-class FuncOp(IRDLOperation):
+class FuncOp(KernelSymbolOp):
     """A GPU kernel: the code one thread runs, compiled for blocks of shape `block`. It takes
     global buffers (memrefs), scalars (`is_kernel_scalar`) and opaque structs (`OpaqueType`)."""
 
     name = "kernel.func"
-    sym_name = prop_def(StringAttr)
-    function_type = prop_def(FunctionType)
     block = prop_def(DenseArrayBase.constr(i64))
-    body = region_def("single_block")
-    traits = traits_def(IsolatedFromAbove(), NoTerminator(), SymbolOpInterface())
 
     def __init__(
         self,
@@ -616,18 +496,7 @@ class FuncOp(IRDLOperation):
         block: Sequence[int],
         body: Region,
     ):
-        super().__init__(
-            regions=[body],
-            properties={
-                "sym_name": StringAttr(name),
-                "function_type": FunctionType.from_lists(argument_types, []),
-                "block": _shape_property(block),
-            },
-        )
-
-    @property
-    def argument_types(self) -> tuple[Attribute, ...]:
-        return tuple(self.function_type.inputs.data)
+        super().__init__(name, argument_types, body, {"block": _shape_property(block)})
 
     @property
     def block_shape(self) -> tuple[int, ...]:
@@ -659,27 +528,10 @@ class FuncOp(IRDLOperation):
         return max(ends, default=0)
 
     def verify_(self) -> None:
-        parent = self.parent_op()
-        if not isinstance(parent, ModuleOp):
-            where = f"'{parent.name}'" if parent is not None else "no parent op"
-            raise VerifyException(
-                f"a kernel.func is a module-level symbol that kernel.launch can find, but its "
-                f"parent is {where}"
-            )
-        if self.function_type.outputs.data:
-            raise VerifyException(
-                f"a kernel.func returns nothing, it writes its buffer arguments; its type "
-                f"{self.function_type} has results"
-            )
+        self.verify_symbol()
         target = target_of(self)
         verify_block_shape(self.block_shape, target)
-        arg_types = tuple(a.type for a in self.body.block.args)
-        if arg_types != self.argument_types:
-            raise VerifyException(
-                f"kernel body takes ({_type_list(arg_types)}) but the kernel signature "
-                f"says ({_type_list(self.argument_types)})"
-            )
-        for index, arg_type in enumerate(arg_types):
+        for index, arg_type in enumerate(self.argument_types):
             if isinstance(arg_type, MemRefType):
                 _verify_global(arg_type, f"kernel argument #{index}")
             elif not (is_kernel_scalar(arg_type) or isinstance(arg_type, OpaqueType)):
@@ -707,36 +559,12 @@ class FuncOp(IRDLOperation):
                 f"memory)"
             )
 
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_attribute(SymbolRefAttr(self.sym_name))
-        printer.print_string("(")
-        printer.print_list(
-            self.body.block.args,
-            lambda arg: (
-                printer.print_ssa_value(arg),
-                printer.print_string(": "),
-                printer.print_attribute(arg.type),
-            ),
-        )
-        printer.print_string(")")
-        _print_shape3(printer, "block", self.block_shape)
-        printer.print_op_attributes(self.attributes, print_keyword=True)
-        printer.print_string(" ")
-        printer.print_region(self.body, print_entry_block_args=False, print_empty_block=False)
+    def print_launch_shape(self, printer: Printer) -> None:
+        print_shape(printer, "block", self.block_shape)
 
     @classmethod
-    def parse(cls, parser: Parser) -> FuncOp:
-        name = parser.parse_symbol_name()
-        args = parser.parse_comma_separated_list(Parser.Delimiter.PAREN, parser.parse_argument)
-        parser.parse_keyword("block")
-        block = _parse_shape3(parser, "a block dimension")
-        attributes = parser.parse_optional_attr_dict_with_keyword()
-        body = parser.parse_region(args)
-        op = cls(name.data, [a.type for a in args], block, body)
-        if attributes is not None:
-            op.attributes.update(attributes.data)
-        return op
+    def parse_launch_shape(cls, parser: Parser) -> tuple[list[int]]:
+        return (parse_shape(parser, "block"),)
 
 
 class _IdOp(IRDLOperation):
@@ -766,6 +594,7 @@ class ThreadIdOp(_IdOp):
     """This thread's index in its block along a dimension (`threadIdx`)."""
 
     name = "kernel.thread_id"
+    traits = traits_def(ThreadVarying())
 
 
 @irdl_op_definition
@@ -773,6 +602,7 @@ class BlockIdOp(_IdOp):
     """This block's index in the grid along a dimension (`blockIdx`); uniform in a block."""
 
     name = "kernel.block_id"
+    traits = traits_def(ThreadDependsOn())
 
 
 @irdl_op_definition
@@ -780,6 +610,7 @@ class BlockDimOp(_IdOp):
     """The block's extent along a dimension (`blockDim`)."""
 
     name = "kernel.block_dim"
+    traits = traits_def(ThreadDependsOn())
 
 
 @irdl_op_definition
@@ -787,6 +618,7 @@ class GridDimOp(_IdOp):
     """The grid's extent along a dimension (`gridDim`)."""
 
     name = "kernel.grid_dim"
+    traits = traits_def(ThreadDependsOn())
 
 
 @irdl_op_definition
@@ -802,7 +634,7 @@ class SharedAllocOp(IRDLOperation):
     layout = opt_prop_def(SwizzleAttr)
     result = result_def(MemRefType)
     # Two allocations of one type are two buffers: the effect keeps CSE from merging them.
-    traits = traits_def(MemoryAllocEffect())
+    traits = traits_def(MemoryAllocEffect(), ThreadDependsOn())
     assembly_format = "attr-dict `:` type($result)"
     irdl_options = (ParsePropInAttrDict(),)
 
@@ -842,7 +674,7 @@ class DynamicSharedOp(IRDLOperation):
     name = "kernel.dynamic_shared"
     offset = prop_def(IntegerAttr[I64])
     result = result_def(MemRefType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), ThreadDependsOn())
 
     def __init__(self, offset: int, result_type: MemRefType):
         super().__init__(
@@ -882,7 +714,7 @@ class DynamicSharedOp(IRDLOperation):
         offset = _parse_int(parser, "a byte offset")
         attributes = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
-        op = cls(offset, _parse_memref_type(parser, "a kernel.dynamic_shared result"))
+        op = cls(offset, parse_memref_type(parser, "a kernel.dynamic_shared result"))
         op.attributes.update(attributes)
         return op
 
@@ -901,17 +733,15 @@ class BarrierOp(IRDLOperation):
 
     def verify_(self) -> None:
         kernel = _verify_in_kernel(self)
-        divergent = divergent_ancestor(self, thread_dependent_values(kernel))
-        if isinstance(divergent, scf.IfOp):
-            raise VerifyException(
-                "a kernel.barrier must be reached by every thread of the block, but it is inside "
-                "an scf.if whose condition depends on kernel.thread_id"
-            )
-        if divergent is not None:
-            raise VerifyException(
-                "a kernel.barrier must be reached by every thread of the block, but it is inside "
-                "an scf.for whose bounds depend on kernel.thread_id"
-            )
+        divergent = divergent_ancestor(self, thread_dependent_values(kernel.body))
+        if divergent is None:
+            return
+        ancestor, source = divergent
+        what = "condition depends" if isinstance(ancestor, scf.IfOp) else "bounds depend"
+        raise VerifyException(
+            "a kernel.barrier must be reached by every thread of the block, but it is inside "
+            f"an {ancestor.name} whose {what} on {source}"
+        )
 
 
 @irdl_op_definition
@@ -937,7 +767,8 @@ class ShuffleOp(IRDLOperation):
     value = operand_def(_T)
     offset = operand_def(i32)
     result = result_def(_T)
-    traits = traits_def(Pure())
+    # Every lane of a warp holding one value reads that value back, whichever lane it reads.
+    traits = traits_def(Pure(), ThreadDependsOn("value"))
     assembly_format = "$mode $value `,` $offset attr-dict `:` type($value)"
 
     def __init__(self, mode: str, value: SSAValue, offset: SSAValue):
@@ -962,7 +793,7 @@ class AtomicOp(IRDLOperation):
     memref = operand_def(MemRefType)
     indices = var_operand_def(IndexType)
     result = result_def()
-    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    traits = traits_def(ReadsOperand("memref"), WritesOperand("memref"), ThreadVarying())
 
     def __init__(self, kind: str, value: SSAValue, buffer: SSAValue, indices: Sequence[SSAValue]):
         super().__init__(
@@ -974,7 +805,7 @@ class AtomicOp(IRDLOperation):
     def verify_(self) -> None:
         _verify_in_kernel(self)
         kind = self.kind.data
-        memref_type = _verify_indices(self.memref, self.indices)
+        memref_type = verify_indices(self.memref, self.indices)
         element = memref_type.get_element_type()
         if self.value.type != element or self.result.type != element:
             raise VerifyException(
@@ -997,7 +828,7 @@ class AtomicOp(IRDLOperation):
         printer.print_string(f" {self.kind.data} ")
         printer.print_ssa_value(self.value)
         printer.print_string(", ")
-        _print_access(printer, self.memref, self.indices)
+        print_access(printer, self.memref, self.indices)
         printer.print_op_attributes(self.attributes)
         printer.print_string(" : ")
         printer.print_attribute(self.memref.type)
@@ -1007,13 +838,12 @@ class AtomicOp(IRDLOperation):
         kind = parser.parse_str_enum(AtomicKind)
         value = parser.parse_unresolved_operand()
         parser.parse_punctuation(",")
-        buffer = parser.parse_unresolved_operand()
-        indices = _parse_indices(parser)
+        access = parse_access(parser)
         attributes = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         pos = parser.pos
-        memref_type = _parse_memref_type(parser, "an atomic's buffer")
-        resolved, resolved_indices = _resolve_access(parser, buffer, indices, memref_type, pos)
+        memref_type = parse_memref_type(parser, "an atomic's buffer")
+        resolved, resolved_indices = resolve_access(parser, access, memref_type, pos)
         (resolved_value,) = parser.resolve_operands([value], [memref_type.get_element_type()], pos)
         op = cls(kind, resolved_value, resolved, resolved_indices)
         op.attributes.update(attributes)
@@ -1043,7 +873,7 @@ class VectorLoadOp(IRDLOperation):
     memref = operand_def(MemRefType)
     indices = var_operand_def(IndexType)
     result = result_def(VectorType)
-    traits = traits_def(MemoryReadEffect())
+    traits = traits_def(ReadsOperand("memref"), ThreadDependsOn("indices"))
     assembly_format = "$memref `[` $indices `]` attr-dict `:` type($memref) `,` type($result)"
 
     def __init__(self, buffer: SSAValue, indices: Sequence[SSAValue], width: int):
@@ -1059,7 +889,7 @@ class VectorLoadOp(IRDLOperation):
 
     def verify_(self) -> None:
         _verify_in_kernel(self)
-        memref_type = _verify_indices(self.memref, self.indices)
+        memref_type = verify_indices(self.memref, self.indices)
         _verify_vector_access(memref_type, self.result.type, "a vector load")
 
 
@@ -1072,7 +902,7 @@ class VectorStoreOp(IRDLOperation):
     value = operand_def(VectorType)
     memref = operand_def(MemRefType)
     indices = var_operand_def(IndexType)
-    traits = traits_def(MemoryWriteEffect())
+    traits = traits_def(WritesOperand("memref"))
     assembly_format = (
         "$value `,` $memref `[` $indices `]` attr-dict `:` type($memref) `,` type($value)"
     )
@@ -1086,7 +916,7 @@ class VectorStoreOp(IRDLOperation):
 
     def verify_(self) -> None:
         _verify_in_kernel(self)
-        memref_type = _verify_indices(self.memref, self.indices)
+        memref_type = verify_indices(self.memref, self.indices)
         _verify_vector_access(memref_type, self.value.type, "a vector store")
 
 
@@ -1101,7 +931,7 @@ class CpAsyncOp(IRDLOperation):
     source = operand_def(MemRefType)
     source_indices = var_operand_def(IndexType)
     bytes = prop_def(IntegerAttr[I64])
-    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    traits = traits_def(ReadsOperand("source"), WritesOperand("destination"))
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     def __init__(
@@ -1128,8 +958,8 @@ class CpAsyncOp(IRDLOperation):
 
     def verify_(self) -> None:
         _verify_in_kernel(self)
-        dst_type = _verify_indices(self.destination, self.destination_indices)
-        src_type = _verify_indices(self.source, self.source_indices)
+        dst_type = verify_indices(self.destination, self.destination_indices)
+        src_type = verify_indices(self.source, self.source_indices)
         _verify_shared(dst_type, "a cp_async destination")
         _verify_global(src_type, "a cp_async source")
         size = self.size
@@ -1151,9 +981,9 @@ class CpAsyncOp(IRDLOperation):
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
-        _print_access(printer, self.destination, self.destination_indices)
+        print_access(printer, self.destination, self.destination_indices)
         printer.print_string(", ")
-        _print_access(printer, self.source, self.source_indices)
+        print_access(printer, self.source, self.source_indices)
         printer.print_string(f" bytes {self.size}")
         printer.print_op_attributes(self.attributes)
         printer.print_string(" : ")
@@ -1163,21 +993,19 @@ class CpAsyncOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> CpAsyncOp:
-        dst = parser.parse_unresolved_operand()
-        dst_indices = _parse_indices(parser)
+        destination = parse_access(parser)
         parser.parse_punctuation(",")
-        src = parser.parse_unresolved_operand()
-        src_indices = _parse_indices(parser)
+        source = parse_access(parser)
         parser.parse_keyword("bytes")
         size = _parse_int(parser, "a copy size")
         attributes = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         pos = parser.pos
-        dst_type = _parse_memref_type(parser, "a cp_async destination")
+        dst_type = parse_memref_type(parser, "a cp_async destination")
         parser.parse_punctuation(",")
-        src_type = _parse_memref_type(parser, "a cp_async source")
-        dst_value, dst_resolved = _resolve_access(parser, dst, dst_indices, dst_type, pos)
-        src_value, src_resolved = _resolve_access(parser, src, src_indices, src_type, pos)
+        src_type = parse_memref_type(parser, "a cp_async source")
+        dst_value, dst_resolved = resolve_access(parser, destination, dst_type, pos)
+        src_value, src_resolved = resolve_access(parser, source, src_type, pos)
         op = cls(dst_value, dst_resolved, src_value, src_resolved, size)
         op.attributes.update(attributes)
         return op
@@ -1301,7 +1129,7 @@ class LdmatrixOp(IRDLOperation):
     indices = var_operand_def(IndexType)
     trans = opt_prop_def(UnitAttr)
     result = result_def(VectorType)
-    traits = traits_def(MemoryReadEffect())
+    traits = traits_def(ReadsOperand("memref"), ThreadVarying())
     assembly_format = (
         "$memref `[` $indices `]` (`trans` $trans^)? attr-dict `:` type($memref) `,` type($result)"
     )
@@ -1331,7 +1159,7 @@ class LdmatrixOp(IRDLOperation):
 
     def verify_(self) -> None:
         _verify_in_kernel(self)
-        memref_type = _verify_indices(self.memref, self.indices)
+        memref_type = verify_indices(self.memref, self.indices)
         _verify_shared(memref_type, "a kernel.ldmatrix source")
         element = memref_type.get_element_type()
         if not _is_16_bit(element):
@@ -1384,7 +1212,7 @@ class MmaSyncOp(IRDLOperation):
     b = operand_def(VectorType)
     c = operand_def(VectorType)
     result = result_def(VectorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), ThreadDependsOn())
     assembly_format = (
         "$shape (`tf32` $tf32^)? $a `,` $b `,` $c attr-dict `:` type($a) `,` type($b) `,` "
         "type($c) `->` type($result)"
@@ -1461,19 +1289,18 @@ class MmaSyncOp(IRDLOperation):
 
 
 @irdl_op_definition
-class LaunchOp(IRDLOperation):
+class LaunchOp(LaunchOpBase):
     """Host side: runs a kernel.func on a grid of blocks:
     `kernel.launch @k(%x, %n) grid [32, 1, 1] block [256, 1, 1] smem 0 : memref<..>, index`
     (`smem` is the bytes of dynamic shared memory); it passes the kernel's buffers, scalars
     and opaque structs."""
 
     name = "kernel.launch"
-    kernel = prop_def(SymbolRefAttr)
+    KERNEL_TYPE: ClassVar[type[KernelSymbolOp]] = FuncOp
     grid = prop_def(DenseArrayBase.constr(i64))
     block = prop_def(DenseArrayBase.constr(i64))
     smem = prop_def(IntegerAttr[I64])
     arguments = var_operand_def()
-    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
 
     def __init__(
         self,
@@ -1484,19 +1311,14 @@ class LaunchOp(IRDLOperation):
         smem: int = 0,
     ):
         super().__init__(
-            operands=[arguments],
-            properties={
-                "kernel": SymbolRefAttr(kernel),
+            kernel,
+            arguments,
+            {
                 "grid": _shape_property(grid),
                 "block": _shape_property(block),
                 "smem": IntegerAttr(smem, i64),
             },
         )
-
-    @property
-    def callee(self) -> SymbolRefAttr:
-        """The kernel.func launched (the `kernel` property)."""
-        return self.kernel
 
     @property
     def smem_bytes(self) -> int:
@@ -1511,57 +1333,21 @@ class LaunchOp(IRDLOperation):
     def block_shape(self) -> tuple[int, ...]:
         return tuple(self.block.get_values())
 
-    def kernel_op(self) -> FuncOp | None:
-        """The kernel.func this launch names, if the enclosing module has it."""
-        table = self.parent_op()
-        while table is not None and not table.has_trait(SymbolTable):
-            table = table.parent_op()
-        if table is None:
-            return None
-        found = SymbolTable.lookup_symbol(table, self.kernel)
-        return found if isinstance(found, FuncOp) else None
-
     def verify_(self) -> None:
-        host = self.parent_op()
-        if not isinstance(host, func.FuncOp):
-            where = f"'{host.name}'" if host is not None else "no parent op"
-            raise VerifyException(
-                f"a kernel.launch runs on the host, in a func.func, but its parent is {where}"
-            )
-        if self.kernel.nested_references.data:
-            raise VerifyException(
-                f"a kernel.launch names a module-level kernel.func, got the nested reference "
-                f"{self.kernel}"
-            )
         target = target_of(self)
         verify_grid_shape(self.grid_shape, target)
         verify_block_shape(self.block_shape, target)
         smem = self.smem_bytes
         if smem < 0:
             raise VerifyException(f"dynamic shared memory is a number of bytes, got {smem}")
-        table = host.parent_op()
-        while table is not None and not table.has_trait(SymbolTable):
-            table = table.parent_op()
-        kernel = SymbolTable.lookup_symbol(table, self.kernel) if table is not None else None
-        if kernel is None:
-            raise VerifyException(f"no kernel.func named {self.kernel} in the enclosing module")
-        if not isinstance(kernel, FuncOp):
-            raise VerifyException(f"'{self.kernel}' names a '{kernel.name}', not a kernel.func")
-        if not isinstance(kernel.properties.get("function_type"), FunctionType) or not isinstance(
-            kernel.properties.get("block"), DenseArrayBase
-        ):
+        kernel = self.verify_launch()
+        if kernel is None or not isinstance(kernel.properties.get("block"), DenseArrayBase):
             # The kernel may be verified after this launch; its own verifier reports this.
             return
         if self.block_shape != kernel.block_shape:
             raise VerifyException(
                 f"launch block {list(self.block_shape)} differs from the block "
                 f"{list(kernel.block_shape)} that {self.kernel} is compiled for"
-            )
-        given = tuple(a.type for a in self.arguments)
-        if given != kernel.argument_types:
-            raise VerifyException(
-                f"launch passes ({_type_list(given)}) but {self.kernel} takes "
-                f"({_type_list(kernel.argument_types)})"
             )
         static = kernel.static_shared_bytes
         needed = kernel.dynamic_shared_bytes
@@ -1576,7 +1362,7 @@ class LaunchOp(IRDLOperation):
                 f"launch gives {self.kernel} {smem} bytes of dynamic shared memory, but its "
                 f"kernel.dynamic_shared views need {needed}"
             )
-        written = _written_arguments(kernel)
+        written = written_arguments(kernel)
         seen: dict[SSAValue, int] = {}
         for index, buffer in enumerate(self.arguments):
             if buffer in seen and (index in written or seen[buffer] in written):
@@ -1588,55 +1374,28 @@ class LaunchOp(IRDLOperation):
             seen.setdefault(buffer, index)
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_attribute(self.kernel)
-        printer.print_string("(")
-        printer.print_list(self.arguments, printer.print_ssa_value)
-        printer.print_string(")")
-        _print_shape3(printer, "grid", self.grid_shape)
-        _print_shape3(printer, "block", self.block_shape)
+        self.print_arguments(printer)
+        print_shape(printer, "grid", self.grid_shape)
+        print_shape(printer, "block", self.block_shape)
         printer.print_string(f" smem {self.smem_bytes}")
-        printer.print_op_attributes(self.attributes)
-        if self.arguments:
-            printer.print_string(" : ")
-            printer.print_list((a.type for a in self.arguments), printer.print_attribute)
+        self.print_types(printer)
 
     @classmethod
     def parse(cls, parser: Parser) -> LaunchOp:
-        kernel = parser.parse_symbol_name()
-        operands = parser.parse_comma_separated_list(
-            Parser.Delimiter.PAREN, parser.parse_unresolved_operand
-        )
-        parser.parse_keyword("grid")
-        grid = _parse_shape3(parser, "a grid dimension")
-        parser.parse_keyword("block")
-        block = _parse_shape3(parser, "a block dimension")
+        kernel, operands = cls.parse_arguments(parser)
+        grid = parse_shape(parser, "grid")
+        block = parse_shape(parser, "block")
         parser.parse_keyword("smem")
         smem = _parse_int(parser, "the dynamic shared memory bytes")
-        attributes = parser.parse_optional_attr_dict()
-        types = []
-        pos = parser.pos
-        if operands:
-            parser.parse_punctuation(":")
-            types = parser.parse_comma_separated_list(Parser.Delimiter.NONE, parser.parse_type)
-        op = cls(kernel.data, parser.resolve_operands(operands, types, pos), grid, block, smem)
+        arguments, attributes = cls.parse_types(parser, operands, parser.parse_type)
+        op = cls(kernel, arguments, grid, block, smem)
         op.attributes.update(attributes)
         return op
 
 
-def written_buffers(kernel: FuncOp) -> set[SSAValue]:
-    """The buffers (kernel arguments and shared buffers) that some op of the kernel writes."""
-    written: set[SSAValue] = set()
-    for op in kernel.body.walk():
-        if isinstance(op, memref.StoreOp | AtomicOp | VectorStoreOp):
-            written.add(op.memref)
-        elif isinstance(op, CpAsyncOp):
-            written.add(op.destination)
-    return written
-
-
-def _written_arguments(kernel: FuncOp) -> set[int]:
-    written = written_buffers(kernel)
+def written_arguments(kernel: FuncOp) -> set[int]:
+    """The positions of the arguments that the kernel writes (by its ops' declared effects)."""
+    written = written_values(kernel.body)
     return {index for index, arg in enumerate(kernel.body.block.args) if arg in written}
 
 

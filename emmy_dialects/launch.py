@@ -1,115 +1,261 @@
-"""What the kernels of every level share: a module-level symbol taking buffer arguments,
-written `@name(%x: memref<..>, ..)`, and launched from a host `func.func` with
-`<dialect>.launch @name(%x, ..) : memref<..>, ..`."""
+"""What the kernels of every level share: a module-level symbol taking arguments, written
+`@name(%x: memref<..>, ..)`, and launched from a host `func.func` with
+`<dialect>.launch @name(%x, ..) : memref<..>, ..`.
+
+    loop.kernel @k(%x: memref<4xf32>, %y: memref<4xf32>) { ... }      // a KernelSymbolOp
+    func.func @forward(%x: memref<4xf32>) -> memref<4xf32> {
+      %y = memref.alloc() : memref<4xf32>
+      loop.launch @k(%x, %y) : memref<4xf32>, memref<4xf32>           // a LaunchOpBase
+      func.return %y : memref<4xf32>
+    }
+
+`loop.kernel`, `tile.kernel` and `kernel.func` are `KernelSymbolOp`s (a launch shape, if the
+level has one, is printed between the signature and the body); `loop.launch`, `tile.launch`
+and `kernel.launch` are `LaunchOpBase`s, which find the kernel they name and check what they
+pass against its signature.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import FunctionType, MemRefType, StringAttr, SymbolRefAttr
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.dialects.builtin import FunctionType, MemRefType, ModuleOp, StringAttr, SymbolRefAttr
+from xdsl.ir import Attribute, Operation, Region, SSAValue
+from xdsl.irdl import IRDLOperation, prop_def, region_def, traits_def, var_operand_def
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import SymbolTable
+from xdsl.traits import IsolatedFromAbove, NoTerminator, SymbolOpInterface, SymbolTable
 from xdsl.utils.exceptions import VerifyException
+
+from emmy.dialects.access import parse_memref_type
+from emmy.dialects.effects import ReadsOperand, WritesOperand
 
 
 def type_list(types: Sequence[Attribute]) -> str:
     return ", ".join(str(t) for t in types)
 
 
-def print_signature(printer: Printer, name: StringAttr, args: Sequence[SSAValue]) -> None:
-    printer.print_string(" ")
-    printer.print_attribute(SymbolRefAttr(name))
-    printer.print_string("(")
-    printer.print_list(
-        args,
-        lambda arg: (
-            printer.print_ssa_value(arg),
-            printer.print_string(": "),
-            printer.print_attribute(arg.type),
-        ),
+def print_shape(printer: Printer, keyword: str, values: Sequence[int]) -> None:
+    """` grid [32, 1, 1]`: a launch shape after its keyword."""
+    printer.print_string(f" {keyword} [{', '.join(map(str, values))}]")
+
+
+def parse_shape(parser: Parser, keyword: str) -> list[int]:
+    parser.parse_keyword(keyword)
+    return parser.parse_comma_separated_list(
+        Parser.Delimiter.SQUARE,
+        lambda: parser.parse_integer(allow_boolean=False, context_msg=f" for a {keyword} size"),
     )
-    printer.print_string(")")
 
 
-def parse_signature(parser: Parser) -> tuple[StringAttr, list[Parser.Argument]]:
-    name = parser.parse_symbol_name()
-    args = parser.parse_comma_separated_list(Parser.Delimiter.PAREN, parser.parse_argument)
-    return name, args
-
-
-def parse_memref_type(parser: Parser, what: str) -> MemRefType:
-    pos = parser.pos
-    parsed = parser.parse_type()
-    if not isinstance(parsed, MemRefType):
-        parser.raise_error(f"{what} must be a memref, got {parsed}", pos, parser.pos)
-    return parsed
-
-
-def verify_launch(
-    launch: Operation, kernel_name: SymbolRefAttr, buffers: Sequence[SSAValue], kernel_type: type
-) -> Operation | None:
-    """Checks that `launch` runs in a host function and passes the buffers the kernel it
-    names takes; returns that kernel (None when the kernel's own signature is malformed,
-    which its verifier reports)."""
-    what = launch.name
-    kind = kernel_type.name
-    host = launch.parent_op()
-    if not isinstance(host, func.FuncOp):
-        where = f"'{host.name}'" if host is not None else "no parent op"
-        raise VerifyException(
-            f"a {what} runs on the host, in a func.func, but its parent is {where}"
-        )
-    if kernel_name.nested_references.data:
-        raise VerifyException(
-            f"a {what} names a module-level {kind}, got the nested reference {kernel_name}"
-        )
-    table = host.parent_op()
+def _enclosing_symbol_table(op: Operation) -> Operation | None:
+    table = op.parent_op()
     while table is not None and not table.has_trait(SymbolTable):
         table = table.parent_op()
-    kernel = SymbolTable.lookup_symbol(table, kernel_name) if table is not None else None
-    if kernel is None:
-        raise VerifyException(f"no {kind} named {kernel_name} in the enclosing module")
-    if not isinstance(kernel, kernel_type):
-        raise VerifyException(f"'{kernel_name}' names a '{kernel.name}', not a {kind}")
-    function_type = kernel.properties.get("function_type")
-    if not isinstance(function_type, FunctionType):
-        return None
-    given = tuple(b.type for b in buffers)
-    expected = tuple(function_type.inputs.data)
-    if given != expected:
-        raise VerifyException(
-            f"launch passes ({type_list(given)}) but {kernel_name} takes ({type_list(expected)})"
+    return table
+
+
+class KernelSymbolOp(IRDLOperation):
+    """A kernel at any level: a module-level symbol whose body runs on the device, printed
+    `@name(%a: T, ..) <launch shape> attributes {..} { body }`; it returns nothing and
+    writes its buffer arguments. A level adds its launch shape with `print_launch_shape`,
+    `parse_launch_shape` (the constructor's arguments between the argument types and the
+    body) and its own checks in `verify_`, after `verify_symbol`."""
+
+    sym_name = prop_def(StringAttr)
+    function_type = prop_def(FunctionType)
+    body = region_def("single_block")
+    traits = traits_def(IsolatedFromAbove(), NoTerminator(), SymbolOpInterface())
+
+    def __init__(
+        self,
+        name: str,
+        argument_types: Sequence[Attribute],
+        body: Region,
+        properties: dict[str, Attribute] | None = None,
+    ):
+        super().__init__(
+            regions=[body],
+            properties={
+                "sym_name": StringAttr(name),
+                "function_type": FunctionType.from_lists(argument_types, []),
+                **(properties or {}),
+            },
         )
-    return kernel
 
+    @property
+    def argument_types(self) -> tuple[Attribute, ...]:
+        return tuple(self.function_type.inputs.data)
 
-def print_launch(printer: Printer, launch: Operation, kernel: SymbolRefAttr, buffers) -> None:
-    printer.print_string(" ")
-    printer.print_attribute(kernel)
-    printer.print_string("(")
-    printer.print_list(buffers, printer.print_ssa_value)
-    printer.print_string(")")
-    printer.print_op_attributes(launch.attributes)
-    if buffers:
-        printer.print_string(" : ")
-        printer.print_list((b.type for b in buffers), printer.print_attribute)
+    def verify_symbol(self) -> None:
+        parent = self.parent_op()
+        if not isinstance(parent, ModuleOp):
+            where = f"'{parent.name}'" if parent is not None else "no parent op"
+            raise VerifyException(
+                f"a {self.name} is a module-level symbol that {self.dialect_name()}.launch can "
+                f"find, but its parent is {where}"
+            )
+        if self.function_type.outputs.data:
+            raise VerifyException(
+                f"a {self.name} returns nothing, it writes its buffer arguments; its type "
+                f"{self.function_type} has results"
+            )
+        arg_types = tuple(a.type for a in self.body.block.args)
+        if arg_types != self.argument_types:
+            raise VerifyException(
+                f"kernel body takes ({type_list(arg_types)}) but the kernel signature "
+                f"says ({type_list(self.argument_types)})"
+            )
 
+    def print_launch_shape(self, printer: Printer) -> None:
+        return
 
-def parse_launch(parser: Parser, what: str) -> tuple[str, list[SSAValue], dict[str, Attribute]]:
-    """Parses `@name(%buffers) attr-dict : types`."""
-    kernel = parser.parse_symbol_name()
-    operands = parser.parse_comma_separated_list(
-        Parser.Delimiter.PAREN, parser.parse_unresolved_operand
-    )
-    attributes = parser.parse_optional_attr_dict()
-    types: list[Attribute] = []
-    pos = parser.pos
-    if operands:
-        parser.parse_punctuation(":")
-        types = parser.parse_comma_separated_list(
-            Parser.Delimiter.NONE, lambda: parse_memref_type(parser, f"{what} buffer")
+    @classmethod
+    def parse_launch_shape(cls, parser: Parser) -> tuple:
+        return ()
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_attribute(SymbolRefAttr(self.sym_name))
+        printer.print_string("(")
+        printer.print_list(
+            self.body.block.args,
+            lambda arg: (
+                printer.print_ssa_value(arg),
+                printer.print_string(": "),
+                printer.print_attribute(arg.type),
+            ),
         )
-    return kernel.data, parser.resolve_operands(operands, types, pos), attributes
+        printer.print_string(")")
+        self.print_launch_shape(printer)
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_string(" ")
+        # The arguments were printed in the signature; an empty body's entry block label
+        # would re-declare them, which the parser rejects.
+        printer.print_region(self.body, print_entry_block_args=False, print_empty_block=False)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> KernelSymbolOp:
+        name = parser.parse_symbol_name()
+        args = parser.parse_comma_separated_list(Parser.Delimiter.PAREN, parser.parse_argument)
+        launch_shape = cls.parse_launch_shape(parser)
+        attributes = parser.parse_optional_attr_dict_with_keyword()
+        body = parser.parse_region(args)
+        op = cls(name.data, [a.type for a in args], *launch_shape, body)
+        if attributes is not None:
+            op.attributes.update(attributes.data)
+        return op
+
+
+class LaunchOpBase(IRDLOperation):
+    """Host side: runs the kernel named `kernel` (a `KERNEL_TYPE`) on `arguments`, printed
+    `@name(%x, ..) attr-dict : memref<..>, ..`; a level whose launch carries more (the launch
+    shape of `kernel.launch`) prints and parses it itself."""
+
+    kernel = prop_def(SymbolRefAttr)
+    arguments = var_operand_def(MemRefType)
+    traits = traits_def(ReadsOperand("arguments"), WritesOperand("arguments"))
+
+    KERNEL_TYPE: ClassVar[type[KernelSymbolOp]]
+
+    def __init__(
+        self,
+        kernel: str,
+        arguments: Sequence[SSAValue],
+        properties: dict[str, Attribute] | None = None,
+    ):
+        super().__init__(
+            operands=[arguments],
+            properties={"kernel": SymbolRefAttr(kernel), **(properties or {})},
+        )
+
+    def kernel_op(self) -> KernelSymbolOp | None:
+        """The kernel this launch names, if the enclosing symbol table has it."""
+        table = _enclosing_symbol_table(self)
+        found = SymbolTable.lookup_symbol(table, self.kernel) if table is not None else None
+        return found if isinstance(found, self.KERNEL_TYPE) else None
+
+    def verify_launch(self) -> KernelSymbolOp | None:
+        """Checks that the launch runs in a host function and passes what the kernel it names
+        takes; returns that kernel (None when the kernel's own signature is malformed, which
+        its verifier reports)."""
+        what, kind = self.name, self.KERNEL_TYPE.name
+        host = self.parent_op()
+        if not isinstance(host, func.FuncOp):
+            where = f"'{host.name}'" if host is not None else "no parent op"
+            raise VerifyException(
+                f"a {what} runs on the host, in a func.func, but its parent is {where}"
+            )
+        if self.kernel.nested_references.data:
+            raise VerifyException(
+                f"a {what} names a module-level {kind}, got the nested reference {self.kernel}"
+            )
+        table = _enclosing_symbol_table(host)
+        kernel = SymbolTable.lookup_symbol(table, self.kernel) if table is not None else None
+        if kernel is None:
+            raise VerifyException(f"no {kind} named {self.kernel} in the enclosing module")
+        if not isinstance(kernel, self.KERNEL_TYPE):
+            raise VerifyException(f"'{self.kernel}' names a '{kernel.name}', not a {kind}")
+        if not isinstance(kernel.properties.get("function_type"), FunctionType):
+            return None
+        given = tuple(a.type for a in self.arguments)
+        if given != kernel.argument_types:
+            raise VerifyException(
+                f"launch passes ({type_list(given)}) but {self.kernel} takes "
+                f"({type_list(kernel.argument_types)})"
+            )
+        return kernel
+
+    def verify_(self) -> None:
+        self.verify_launch()
+
+    def print_arguments(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_attribute(self.kernel)
+        printer.print_string("(")
+        printer.print_list(self.arguments, printer.print_ssa_value)
+        printer.print_string(")")
+
+    def print_types(self, printer: Printer) -> None:
+        printer.print_op_attributes(self.attributes)
+        if self.arguments:
+            printer.print_string(" : ")
+            printer.print_list((a.type for a in self.arguments), printer.print_attribute)
+
+    def print(self, printer: Printer) -> None:
+        self.print_arguments(printer)
+        self.print_types(printer)
+
+    @classmethod
+    def parse_arguments(cls, parser: Parser) -> tuple[str, list]:
+        """`@name(%operands)`: the kernel's name and the unresolved operands."""
+        kernel = parser.parse_symbol_name()
+        operands = parser.parse_comma_separated_list(
+            Parser.Delimiter.PAREN, parser.parse_unresolved_operand
+        )
+        return kernel.data, operands
+
+    @classmethod
+    def parse_types(
+        cls, parser: Parser, operands: list, parse_type
+    ) -> tuple[list[SSAValue], dict[str, Attribute]]:
+        """`attr-dict : types`, the types read by `parse_type()`; the operands resolved."""
+        attributes = parser.parse_optional_attr_dict()
+        types: list[Attribute] = []
+        pos = parser.pos
+        if operands:
+            parser.parse_punctuation(":")
+            types = parser.parse_comma_separated_list(Parser.Delimiter.NONE, parse_type)
+        return parser.resolve_operands(operands, types, pos), attributes
+
+    @classmethod
+    def parse(cls, parser: Parser) -> LaunchOpBase:
+        kernel, operands = cls.parse_arguments(parser)
+        arguments, attributes = cls.parse_types(
+            parser, operands, lambda: parse_memref_type(parser, f"{cls.name} buffer")
+        )
+        op = cls(kernel, arguments)
+        op.attributes.update(attributes)
+        return op

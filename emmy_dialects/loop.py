@@ -26,18 +26,16 @@ expressions). The host function launches a kernel with `loop.launch`.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     FloatAttr,
-    FunctionType,
     IndexType,
     IntAttr,
     IntegerAttr,
     MemRefType,
-    ModuleOp,
-    StringAttr,
-    SymbolRefAttr,
 )
+from xdsl.dialects.utils import AbstractYieldOperation
 from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -57,17 +55,19 @@ from xdsl.printer import Printer
 from xdsl.traits import (
     HasCanonicalizationPatternsTrait,
     HasParent,
-    IsolatedFromAbove,
     IsTerminator,
-    MemoryReadEffect,
-    MemoryWriteEffect,
-    NoTerminator,
     Pure,
     RecursiveMemoryEffect,
-    SymbolOpInterface,
 )
 from xdsl.utils.exceptions import VerifyException
 
+from emmy.dialects.access import (
+    parse_access,
+    parse_memref_type,
+    print_access,
+    resolve_access,
+    verify_indices,
+)
 from emmy.dialects.combiner import (
     Combiner,
     CombinerAttr,
@@ -75,15 +75,8 @@ from emmy.dialects.combiner import (
     print_reduction,
     verify_reduction,
 )
-from emmy.dialects.launch import (
-    parse_launch,
-    parse_memref_type,
-    parse_signature,
-    print_launch,
-    print_signature,
-    type_list,
-    verify_launch,
-)
+from emmy.dialects.effects import ReadsOperand, WritesOperand
+from emmy.dialects.launch import KernelSymbolOp, LaunchOpBase, type_list
 from emmy.dialects.prim import ends_in
 
 KERNEL_BODY_DIALECTS = ("loop", "arith", "math")
@@ -99,48 +92,14 @@ def _verify_in_kernel(op: Operation) -> None:
 
 
 @irdl_op_definition
-class KernelOp(IRDLOperation):
+class KernelOp(KernelSymbolOp):
     """A GPU kernel as a loop nest; its arguments are the buffers it reads and writes."""
 
     name = "loop.kernel"
-    sym_name = prop_def(StringAttr)
-    function_type = prop_def(FunctionType)
-    body = region_def("single_block")
-    traits = traits_def(IsolatedFromAbove(), NoTerminator(), SymbolOpInterface())
-
-    def __init__(self, name: str, buffer_types: Sequence[Attribute], body: Region):
-        super().__init__(
-            regions=[body],
-            properties={
-                "sym_name": StringAttr(name),
-                "function_type": FunctionType.from_lists(buffer_types, []),
-            },
-        )
-
-    @property
-    def buffer_types(self) -> tuple[Attribute, ...]:
-        return tuple(self.function_type.inputs.data)
 
     def verify_(self) -> None:
-        parent = self.parent_op()
-        if not isinstance(parent, ModuleOp):
-            where = f"'{parent.name}'" if parent is not None else "no parent op"
-            raise VerifyException(
-                f"a loop.kernel is a module-level symbol that loop.launch can find, but its "
-                f"parent is {where}"
-            )
-        if self.function_type.outputs.data:
-            raise VerifyException(
-                f"a loop.kernel returns nothing, it writes its buffer arguments; its type "
-                f"{self.function_type} has results"
-            )
-        arg_types = tuple(a.type for a in self.body.block.args)
-        if arg_types != self.buffer_types:
-            raise VerifyException(
-                f"kernel body takes ({type_list(arg_types)}) but the kernel signature "
-                f"says ({type_list(self.buffer_types)})"
-            )
-        for index, arg_type in enumerate(arg_types):
+        self.verify_symbol()
+        for index, arg_type in enumerate(self.argument_types):
             if not isinstance(arg_type, MemRefType):
                 raise VerifyException(f"kernel argument #{index} must be a memref, got {arg_type}")
             if not arg_type.has_static_shape():
@@ -153,37 +112,13 @@ class KernelOp(IRDLOperation):
                     f"a loop.kernel body holds only loop, arith and math ops, found '{op.name}'"
                 )
 
-    def print(self, printer: Printer) -> None:
-        print_signature(printer, self.sym_name, self.body.block.args)
-        printer.print_op_attributes(self.attributes, print_keyword=True)
-        printer.print_string(" ")
-        # The arguments were printed in the signature; an empty body's entry block label
-        # would re-declare them, which the parser rejects.
-        printer.print_region(self.body, print_entry_block_args=False, print_empty_block=False)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> KernelOp:
-        name, args = parse_signature(parser)
-        attributes = parser.parse_optional_attr_dict_with_keyword()
-        body = parser.parse_region(args)
-        op = cls(name.data, [a.type for a in args], body)
-        if attributes is not None:
-            op.attributes.update(attributes.data)
-        return op
-
 
 @irdl_op_definition
-class YieldOp(IRDLOperation):
+class YieldOp(AbstractYieldOperation[Attribute]):
     """Ends a `loop.for` body; a reduction loop yields this iteration's contribution."""
 
     name = "loop.yield"
-    arguments = var_operand_def()
     traits = lazy_traits_def(lambda: (IsTerminator(), Pure(), HasParent(ForOp)))
-
-    assembly_format = "attr-dict ($arguments^ `:` type($arguments))?"
-
-    def __init__(self, *values: SSAValue):
-        super().__init__(operands=[values])
 
 
 class ForOpHasCanonicalizationPatterns(HasCanonicalizationPatternsTrait):
@@ -314,22 +249,8 @@ class ForOp(IRDLOperation):
         return op
 
 
-def _verify_indices(memref: SSAValue, indices: Sequence[SSAValue]) -> MemRefType:
-    memref_type = memref.type
-    assert isinstance(memref_type, MemRefType)
-    rank = memref_type.get_num_dims()
-    if len(indices) != rank:
-        raise VerifyException(
-            f"a rank-{rank} {memref_type} takes {rank} indices, but {len(indices)} are given"
-        )
-    return memref_type
-
-
 def _print_access(printer: Printer, op: LoadOp | StoreOp) -> None:
-    printer.print_ssa_value(op.memref)
-    printer.print_string("[")
-    printer.print_list(op.indices, printer.print_ssa_value)
-    printer.print_string("]")
+    print_access(printer, op.memref, op.indices)
     printer.print_op_attributes(op.attributes)
     printer.print_string(" : ")
     printer.print_attribute(op.memref.type)
@@ -337,17 +258,13 @@ def _print_access(printer: Printer, op: LoadOp | StoreOp) -> None:
 
 def _parse_access(parser: Parser) -> tuple[SSAValue, list[SSAValue], dict[str, Attribute]]:
     """Parses `%buffer[%indices] attr-dict : memref-type`."""
-    memref = parser.parse_unresolved_operand()
-    indices = parser.parse_comma_separated_list(
-        Parser.Delimiter.SQUARE, parser.parse_unresolved_operand
-    )
+    access = parse_access(parser)
     attributes = parser.parse_optional_attr_dict()
     parser.parse_punctuation(":")
     pos = parser.pos
     memref_type = parse_memref_type(parser, "an accessed buffer")
-    (buffer,) = parser.resolve_operands([memref], [memref_type], pos)
-    resolved = parser.resolve_operands(indices, [IndexType()] * len(indices), pos)
-    return buffer, resolved, attributes
+    buffer, indices = resolve_access(parser, access, memref_type, pos)
+    return buffer, indices, attributes
 
 
 @irdl_op_definition
@@ -358,7 +275,7 @@ class LoadOp(IRDLOperation):
     memref = operand_def(MemRefType)
     indices = var_operand_def(IndexType)
     result = result_def()
-    traits = traits_def(MemoryReadEffect())
+    traits = traits_def(ReadsOperand("memref"))
 
     def __init__(self, memref: SSAValue, indices: Sequence[SSAValue]):
         assert isinstance(memref.type, MemRefType)
@@ -366,7 +283,7 @@ class LoadOp(IRDLOperation):
 
     def verify_(self) -> None:
         _verify_in_kernel(self)
-        memref_type = _verify_indices(self.memref, self.indices)
+        memref_type = verify_indices(self.memref, self.indices)
         if self.result.type != memref_type.get_element_type():
             raise VerifyException(
                 f"loaded type {self.result.type} differs from the element type "
@@ -393,14 +310,14 @@ class StoreOp(IRDLOperation):
     value = operand_def()
     memref = operand_def(MemRefType)
     indices = var_operand_def(IndexType)
-    traits = traits_def(MemoryWriteEffect())
+    traits = traits_def(WritesOperand("memref"))
 
     def __init__(self, value: SSAValue, memref: SSAValue, indices: Sequence[SSAValue]):
         super().__init__(operands=[value, memref, indices])
 
     def verify_(self) -> None:
         _verify_in_kernel(self)
-        memref_type = _verify_indices(self.memref, self.indices)
+        memref_type = verify_indices(self.memref, self.indices)
         if self.value.type != memref_type.get_element_type():
             raise VerifyException(
                 f"stored type {self.value.type} differs from the element type "
@@ -426,29 +343,11 @@ class StoreOp(IRDLOperation):
 
 
 @irdl_op_definition
-class LaunchOp(IRDLOperation):
+class LaunchOp(LaunchOpBase):
     """Host side: runs a `loop.kernel` on buffers, `loop.launch @k(%x, %y) : memref<..>, ..`."""
 
     name = "loop.launch"
-    kernel = prop_def(SymbolRefAttr)
-    buffers = var_operand_def(MemRefType)
-    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
-
-    def __init__(self, kernel: str, buffers: Sequence[SSAValue]):
-        super().__init__(operands=[buffers], properties={"kernel": SymbolRefAttr(kernel)})
-
-    def verify_(self) -> None:
-        verify_launch(self, self.kernel, self.buffers, KernelOp)
-
-    def print(self, printer: Printer) -> None:
-        print_launch(printer, self, self.kernel, self.buffers)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> LaunchOp:
-        kernel, buffers, attributes = parse_launch(parser, "loop.launch")
-        op = cls(kernel, buffers)
-        op.attributes.update(attributes)
-        return op
+    KERNEL_TYPE: ClassVar[type[KernelSymbolOp]] = KernelOp
 
 
 Loop = Dialect("loop", [KernelOp, ForOp, YieldOp, LoadOp, StoreOp, LaunchOp], [])

@@ -7,12 +7,23 @@ Every op works on value tensors (builtin `tensor` types with static shapes):
 - views that only move elements: `prim.permute`, `prim.reshape`, `prim.slice`, `prim.concat`;
 - `prim.gather` picks rows of a table by index (embeddings), `prim.iota` numbers positions;
 - `prim.contract` is the batched matrix product that matmul, linear and attention become.
+
+Each op declares how an element of its result is made (a `FusionClass` trait), which is all
+that `fuse-prims` and `lower-fused-to-loop` know of it: `Elementwise` (from the operands'
+elements at the same index), `View` (one operand element, at the index the view's index map
+computes from the result's), `Concatenation`, `Reduction` and `Contraction` (which fold
+axes, and so are computed once per kernel), or `HostConstant` (stays on the host).
+
+    %r = prim.reshape %x : tensor<4x6xf32> -> tensor<2x2x6xf32>
+    // View: %r[i, j, k] is %x[i * 2 + j, k] (see `reshape_runs`)
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from math import prod
+from typing import Protocol, TypeVar
 
 from xdsl.dialects.builtin import (
     I64,
@@ -28,6 +39,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     i64,
 )
+from xdsl.dialects.utils import AbstractYieldOperation
 from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -43,7 +55,7 @@ from xdsl.irdl import (
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import HasParent, IsTerminator, Pure, RecursiveMemoryEffect
+from xdsl.traits import HasParent, IsTerminator, OpTrait, Pure, RecursiveMemoryEffect
 from xdsl.utils.exceptions import VerifyException
 
 from emmy.dialects.combiner import (
@@ -57,6 +69,99 @@ from emmy.dialects.combiner import (
 )
 
 SCALAR_DIALECTS = ("arith", "math")
+
+Index = TypeVar("Index")
+
+
+class IndexAlgebra(Protocol[Index]):
+    """What an index map computes with. `lower-fused-to-loop` builds `index` SSA values with
+    it; `fuse-prims` computes, for each dim an operand is read at, whether its index depends
+    on some result dims."""
+
+    def constant(self, value: int) -> Index: ...
+
+    def add(self, lhs: Index, rhs: Index) -> Index: ...
+
+    def mul(self, lhs: Index, factor: int) -> Index: ...
+
+    def div_mod(self, lhs: Index, divisor: int, modulus: int) -> Index:
+        """`(lhs // divisor) % modulus` for a non-negative `lhs`; modulus 0 means none."""
+        ...
+
+    def index_at(self, value: SSAValue, index: Sequence[Index]) -> Index:
+        """The integer element of `value` at `index`, as an index (a gather's row)."""
+        ...
+
+
+IndexMap = Callable[[Operation, Sequence[Index], IndexAlgebra[Index]], tuple[SSAValue, tuple]]
+"""A view's index map: the operand one result element is, and that operand's index."""
+
+
+class FusionClass(OpTrait):
+    """How an element of the op's result is made, which decides how `fuse-prims` groups it
+    and how `lower-fused-to-loop` computes it (see the module docstring)."""
+
+
+class Elementwise(FusionClass):
+    """Each result element is computed from the operands' elements at the same index (and
+    the index itself): cheap, so copied into every kernel that needs it."""
+
+
+@dataclass(frozen=True)
+class View(FusionClass):
+    """Each result element is one element of an operand, at the index `index_map` computes
+    from the result's index (`IndexMap`): cheap, so copied into every kernel that needs it."""
+
+    index_map: IndexMap
+
+
+@dataclass(frozen=True)
+class Concatenation(FusionClass):
+    """The result is `pieces(op)`'s operands laid end to end along the dim it gives: each
+    element is one element of one piece, at the same index less the piece's offset."""
+
+    pieces: Callable[[Operation], tuple[int, Sequence[SSAValue]]]
+
+
+@dataclass(frozen=True)
+class Reduction(FusionClass):
+    """The op folds the axes `folded(op)` gives of the operand it gives: expensive, computed
+    by one kernel."""
+
+    folded: Callable[[Operation], tuple[SSAValue, Sequence[int]]]
+
+
+class Contraction(FusionClass):
+    """A matrix product, which folds its operands' shared dim: expensive, computed by one
+    kernel, which holds no other expensive op."""
+
+
+class HostConstant(FusionClass):
+    """A value the host holds as a buffer, which kernels take as an input."""
+
+
+def fusion_class(op: Operation) -> FusionClass | None:
+    return op.get_trait(FusionClass)
+
+
+def reshape_runs(source: Sequence[int], target: Sequence[int]) -> list[tuple[range, range]]:
+    """The runs of dims a reshape pairs up: the shortest runs of source and target dims, in
+    order, whose sizes have equal products (`[4, 6] -> [2, 2, 6]`: dims 0 with 0-1, 1 with
+    2). Within a run the target index, linearised, is the source index linearised; trailing
+    size-1 dims of either shape form runs with none of the other's."""
+    runs: list[tuple[range, range]] = []
+    s = t = 0
+    while s < len(source) or t < len(target):
+        s_end, t_end = min(s + 1, len(source)), min(t + 1, len(target))
+        s_size, t_size = prod(source[s:s_end]), prod(target[t:t_end])
+        while s_size != t_size:
+            if s_size < t_size:
+                s_size, s_end = s_size * source[s_end], s_end + 1
+            else:
+                t_size, t_end = t_size * target[t_end], t_end + 1
+        runs.append((range(s, s_end), range(t, t_end)))
+        s, t = s_end, t_end
+    return runs
 
 
 def tensor_shape(value: SSAValue) -> tuple[int, ...]:
@@ -111,17 +216,11 @@ def _verify_scalar_body_op(op: Operation, map_op: MapOp) -> None:
 
 
 @irdl_op_definition
-class YieldOp(IRDLOperation):
+class YieldOp(AbstractYieldOperation[Attribute]):
     """Ends a `prim.map` body with the scalar it computes for one element."""
 
     name = "prim.yield"
-    arguments = var_operand_def()
     traits = lazy_traits_def(lambda: (IsTerminator(), Pure(), HasParent(MapOp)))
-
-    assembly_format = "attr-dict ($arguments^ `:` type($arguments))?"
-
-    def __init__(self, *values: SSAValue):
-        super().__init__(operands=[values])
 
 
 @irdl_op_definition
@@ -132,7 +231,7 @@ class MapOp(IRDLOperation):
     inputs = var_operand_def(TensorType)
     result = result_def(TensorType)
     body = region_def("single_block")
-    traits = traits_def(RecursiveMemoryEffect())
+    traits = traits_def(RecursiveMemoryEffect(), Elementwise())
 
     def __init__(self, inputs: Sequence[SSAValue], result_type: TensorType, body: Region):
         super().__init__(operands=[inputs], result_types=[result_type], regions=[body])
@@ -240,7 +339,7 @@ class ReduceOp(IRDLOperation):
     axes = prop_def(DenseArrayBase)
     init = prop_def(Attribute)
     keepdim = opt_prop_def(UnitAttr)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Reduction(lambda op: (op.input, op.axis_list)))
 
     def __init__(
         self,
@@ -349,6 +448,16 @@ def reduced_shape(shape: Sequence[int], axes: Sequence[int], keepdim: bool) -> t
     return tuple(n for d, n in enumerate(shape) if d not in axes)
 
 
+def _broadcast_source(op: BroadcastOp, index: Sequence[Index], algebra: IndexAlgebra[Index]):
+    """An expanded dim is read at 0; the missing leading dims are not read."""
+    source, target = tensor_shape(op.input), tensor_shape(op.result)
+    offset = len(target) - len(source)
+    return op.input, tuple(
+        algebra.constant(0) if n == 1 and target[offset + d] != 1 else index[offset + d]
+        for d, n in enumerate(source)
+    )
+
+
 @irdl_op_definition
 class BroadcastOp(IRDLOperation):
     """Numpy-style broadcast: dims align from the right; a size-1 or missing dim expands."""
@@ -356,7 +465,7 @@ class BroadcastOp(IRDLOperation):
     name = "prim.broadcast"
     input = operand_def(TensorType)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), View(_broadcast_source))
 
     def __init__(self, value: SSAValue, result_type: TensorType):
         super().__init__(operands=[value], result_types=[result_type])
@@ -424,6 +533,13 @@ def _verify_dim(dim: int, rank: int) -> None:
         raise VerifyException(f"dim {dim} is out of range for rank {rank}")
 
 
+def _permute_source(op: PermuteOp, index: Sequence[Index], algebra: IndexAlgebra[Index]):
+    source_index = list(index)
+    for result_dim, source_dim in enumerate(op.permutation):
+        source_index[source_dim] = index[result_dim]
+    return op.input, tuple(source_index)
+
+
 @irdl_op_definition
 class PermuteOp(IRDLOperation):
     """A view that reorders dims: result dim `k` is input dim `permutation[k]`."""
@@ -432,7 +548,7 @@ class PermuteOp(IRDLOperation):
     input = operand_def(TensorType)
     result = result_def(TensorType)
     dims = prop_def(DenseArrayBase[I64])
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), View(_permute_source))
 
     assembly_format = "$input $dims attr-dict `:` type($input) `->` type($result)"
 
@@ -462,6 +578,27 @@ class PermuteOp(IRDLOperation):
             )
 
 
+def _reshape_source(op: ReshapeOp, index: Sequence[Index], algebra: IndexAlgebra[Index]):
+    """Within each run of `reshape_runs`, the result index is linearised and split again over
+    the source dims."""
+    source, target = tensor_shape(op.input), tensor_shape(op.result)
+    source_index: list[Index] = []
+    for source_dims, target_dims in reshape_runs(source, target):
+        linear = algebra.constant(0)
+        for d in target_dims:
+            linear = algebra.add(algebra.mul(linear, target[d]), index[d])
+        stride, leading = prod(source[d] for d in source_dims), True
+        for d in source_dims:
+            stride //= source[d]
+            if source[d] == 1:
+                source_index.append(algebra.constant(0))
+                continue
+            # The run's leading dim needs no modulus: `linear` is below the run's size.
+            source_index.append(algebra.div_mod(linear, stride, 0 if leading else source[d]))
+            leading = False
+    return op.input, tuple(source_index)
+
+
 @irdl_op_definition
 class ReshapeOp(IRDLOperation):
     """A view with another shape over the same elements in row-major order."""
@@ -469,7 +606,7 @@ class ReshapeOp(IRDLOperation):
     name = "prim.reshape"
     input = operand_def(TensorType)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), View(_reshape_source))
 
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
@@ -486,6 +623,14 @@ class ReshapeOp(IRDLOperation):
             )
 
 
+def _slice_source(op: SliceOp, index: Sequence[Index], algebra: IndexAlgebra[Index]):
+    d = op.dim.value.data
+    source_index = list(index)
+    step, start = op.step.value.data, op.start.value.data
+    source_index[d] = algebra.add(algebra.mul(index[d], step), algebra.constant(start))
+    return op.input, tuple(source_index)
+
+
 @irdl_op_definition
 class SliceOp(IRDLOperation):
     """A strided window along one dim: `result[.., i, ..] = input[.., start + step * i, ..]`."""
@@ -496,7 +641,7 @@ class SliceOp(IRDLOperation):
     dim = prop_def(IntegerAttr[I64])
     start = prop_def(IntegerAttr[I64])
     step = prop_def(IntegerAttr[I64])
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), View(_slice_source))
 
     assembly_format = (
         "$input `dim` $dim `start` $start `step` $step attr-dict "
@@ -541,7 +686,7 @@ class ConcatOp(IRDLOperation):
     inputs = var_operand_def(TensorType)
     result = result_def(TensorType)
     dim = prop_def(IntegerAttr[I64])
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Concatenation(lambda op: (op.dim.value.data, op.inputs)))
 
     assembly_format = "$inputs `dim` $dim attr-dict `:` type($inputs) `->` type($result)"
 
@@ -576,6 +721,12 @@ class ConcatOp(IRDLOperation):
             )
 
 
+def _gather_source(op: GatherOp, index: Sequence[Index], algebra: IndexAlgebra[Index]):
+    rank = len(tensor_shape(op.indices))
+    row = algebra.index_at(op.indices, index[:rank])
+    return op.table, (row, *index[rank:])
+
+
 @irdl_op_definition
 class GatherOp(IRDLOperation):
     """Rows of a table picked by integer indices:
@@ -585,7 +736,7 @@ class GatherOp(IRDLOperation):
     table = operand_def(TensorType)
     indices = operand_def(TensorType)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), View(_gather_source))
 
     assembly_format = (
         "$table `[` $indices `]` attr-dict `:` type($table) `,` type($indices) `->` type($result)"
@@ -620,7 +771,7 @@ class ContractOp(IRDLOperation):
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Contraction())
 
     assembly_format = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
 
@@ -654,7 +805,7 @@ class IotaOp(IRDLOperation):
     name = "prim.iota"
     result = result_def(TensorType)
     dim = prop_def(IntegerAttr[I64])
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Elementwise())
 
     assembly_format = "`dim` $dim attr-dict `:` type($result)"
 
@@ -677,7 +828,7 @@ class ConstantOp(IRDLOperation):
     name = "prim.constant"
     value = prop_def(DenseIntOrFPElementsAttr)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), HostConstant())
 
     def __init__(self, value: DenseIntOrFPElementsAttr):
         super().__init__(result_types=[value.type], properties={"value": value})

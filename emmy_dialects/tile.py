@@ -58,25 +58,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from math import prod
+from typing import ClassVar
 
 from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import (
     I64,
     DenseArrayBase,
     FloatAttr,
-    FunctionType,
     IndexType,
     IntAttr,
     IntegerAttr,
     MemRefType,
-    StringAttr,
-    SymbolRefAttr,
     f32,
     f64,
     i32,
     i64,
 )
-from xdsl.dialects.utils import EnumAttribute
+from xdsl.dialects.utils import AbstractYieldOperation, EnumAttribute
 from xdsl.ir import (
     Attribute,
     Block,
@@ -104,12 +102,9 @@ from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
 from xdsl.traits import (
     HasParent,
-    IsolatedFromAbove,
     IsTerminator,
-    NoTerminator,
     Pure,
     RecursiveMemoryEffect,
-    SymbolOpInterface,
 )
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
@@ -121,14 +116,9 @@ from emmy.dialects.combiner import (
     print_reduction,
     verify_reduction,
 )
+from emmy.dialects.effects import ReadsOperand, WritesSharedMemory
 from emmy.dialects.kernel import element_bytes, verify_block_shape, verify_grid_shape
-from emmy.dialects.launch import (
-    parse_launch,
-    parse_signature,
-    print_launch,
-    print_signature,
-    verify_launch,
-)
+from emmy.dialects.launch import KernelSymbolOp, LaunchOpBase, parse_shape, print_shape
 from emmy.dialects.target import GpuTarget, target_of
 
 
@@ -188,17 +178,6 @@ def contiguous_offset(index: SSAValue, induction_var: SSAValue) -> int | None:
         ):
             return constant.value.value.data
     return None
-
-
-def _print_shape(printer: Printer, keyword: str, shape: Sequence[int]) -> None:
-    printer.print_string(f" {keyword} [{', '.join(map(str, shape))}]")
-
-
-def _parse_shape(parser: Parser, keyword: str) -> list[int]:
-    parser.parse_keyword(keyword)
-    return parser.parse_comma_separated_list(
-        Parser.Delimiter.SQUARE, lambda: parser.parse_integer(allow_boolean=False)
-    )
 
 
 def verify_launch_shape(grid: Sequence[int], block: Sequence[int], target: GpuTarget) -> None:
@@ -435,38 +414,30 @@ class ScheduleAttr(Data[Schedule]):
 
 
 @irdl_op_definition
-class KernelOp(IRDLOperation):
+class KernelOp(KernelSymbolOp):
     """A scheduled kernel: the loop nest of a `loop.kernel` with its launch shape."""
 
     name = "tile.kernel"
-    sym_name = prop_def(StringAttr)
-    function_type = prop_def(FunctionType)
     grid = prop_def(DenseArrayBase[I64])
     block = prop_def(DenseArrayBase[I64])
-    body = region_def("single_block")
-    traits = traits_def(IsolatedFromAbove(), NoTerminator(), SymbolOpInterface())
 
     def __init__(
         self,
         name: str,
-        buffer_types: Sequence[Attribute],
+        argument_types: Sequence[Attribute],
         grid: Sequence[int],
         block: Sequence[int],
         body: Region,
     ):
         super().__init__(
-            regions=[body],
-            properties={
-                "sym_name": StringAttr(name),
-                "function_type": FunctionType.from_lists(buffer_types, []),
+            name,
+            argument_types,
+            body,
+            {
                 "grid": DenseArrayBase.from_list(i64, list(grid)),
                 "block": DenseArrayBase.from_list(i64, list(block)),
             },
         )
-
-    @property
-    def buffer_types(self) -> tuple[Attribute, ...]:
-        return tuple(self.function_type.inputs.data)
 
     @property
     def grid_shape(self) -> tuple[int, ...]:
@@ -477,6 +448,7 @@ class KernelOp(IRDLOperation):
         return tuple(self.block.get_values())
 
     def verify_(self) -> None:
+        self.verify_symbol()
         verify_launch_shape(self.grid_shape, self.block_shape, target_of(self))
         if self.grid_shape[1] > 1:
             for nest in self.body.block.ops:
@@ -488,12 +460,9 @@ class KernelOp(IRDLOperation):
                         f"but a nest maps no loop to grid_y: it would run once per row"
                     )
         self._verify_schedule()
-        args = self.body.block.args
-        if tuple(a.type for a in args) != self.buffer_types:
-            raise VerifyException("kernel body arguments must match the kernel signature")
-        for index, arg in enumerate(args):
-            if not isinstance(arg.type, MemRefType):
-                raise VerifyException(f"kernel argument #{index} must be a memref, got {arg.type}")
+        for index, arg_type in enumerate(self.argument_types):
+            if not isinstance(arg_type, MemRefType):
+                raise VerifyException(f"kernel argument #{index} must be a memref, got {arg_type}")
 
     def _verify_schedule(self) -> None:
         """The schedule a kernel was lowered with, if it keeps one, is the one it follows."""
@@ -520,39 +489,21 @@ class KernelOp(IRDLOperation):
                     f"{expected.vector}"
                 )
 
-    def print(self, printer: Printer) -> None:
-        print_signature(printer, self.sym_name, self.body.block.args)
-        _print_shape(printer, "grid", self.grid_shape)
-        _print_shape(printer, "block", self.block_shape)
-        printer.print_op_attributes(self.attributes, print_keyword=True)
-        printer.print_string(" ")
-        printer.print_region(self.body, print_entry_block_args=False)
+    def print_launch_shape(self, printer: Printer) -> None:
+        print_shape(printer, "grid", self.grid_shape)
+        print_shape(printer, "block", self.block_shape)
 
     @classmethod
-    def parse(cls, parser: Parser) -> KernelOp:
-        name, args = parse_signature(parser)
-        grid = _parse_shape(parser, "grid")
-        block = _parse_shape(parser, "block")
-        attributes = parser.parse_optional_attr_dict_with_keyword()
-        body = parser.parse_region(args)
-        op = cls(name.data, [a.type for a in args], grid, block, body)
-        if attributes is not None:
-            op.attributes.update(attributes.data)
-        return op
+    def parse_launch_shape(cls, parser: Parser) -> tuple[list[int], list[int]]:
+        return parse_shape(parser, "grid"), parse_shape(parser, "block")
 
 
 @irdl_op_definition
-class YieldOp(IRDLOperation):
+class YieldOp(AbstractYieldOperation[Attribute]):
     """Ends a `tile.for` body; a reduction yields this iteration's contribution."""
 
     name = "tile.yield"
-    arguments = var_operand_def()
     traits = lazy_traits_def(lambda: (IsTerminator(), Pure(), HasParent(ForOp)))
-
-    assembly_format = "attr-dict ($arguments^ `:` type($arguments))?"
-
-    def __init__(self, *values: SSAValue):
-        super().__init__(operands=[values])
 
 
 @irdl_op_definition
@@ -789,7 +740,9 @@ class StageOp(IRDLOperation):
     buffer = operand_def(MemRefType)
     indices = var_operand_def(IndexType)
     mode = prop_def(StageModeAttr)
-    traits = lazy_traits_def(lambda: (HasParent(ForOp),))
+    traits = lazy_traits_def(
+        lambda: (HasParent(ForOp), ReadsOperand("buffer"), WritesSharedMemory())
+    )
 
     assembly_format = "$buffer `[` $indices `]` $mode attr-dict `:` type($buffer)"
 
@@ -831,28 +784,11 @@ class StageOp(IRDLOperation):
 
 
 @irdl_op_definition
-class LaunchOp(IRDLOperation):
+class LaunchOp(LaunchOpBase):
     """Host side: runs a `tile.kernel` on buffers with its launch shape."""
 
     name = "tile.launch"
-    kernel = prop_def(SymbolRefAttr)
-    buffers = var_operand_def(MemRefType)
-
-    def __init__(self, kernel: str, buffers: Sequence[SSAValue]):
-        super().__init__(operands=[buffers], properties={"kernel": SymbolRefAttr(kernel)})
-
-    def verify_(self) -> None:
-        verify_launch(self, self.kernel, self.buffers, KernelOp)
-
-    def print(self, printer: Printer) -> None:
-        print_launch(printer, self, self.kernel, self.buffers)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> LaunchOp:
-        kernel, buffers, attributes = parse_launch(parser, "tile.launch")
-        op = cls(kernel, buffers)
-        op.attributes.update(attributes)
-        return op
+    KERNEL_TYPE: ClassVar[type[KernelSymbolOp]] = KernelOp
 
 
 Tile = Dialect(

@@ -57,6 +57,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException, VerifyException
 
 from emmy.dialects import loop, tile
+from emmy.dialects.effects import written_values
 from emmy.dialects.kernel import MAX_VECTOR_BYTES, element_bytes, verify_block_shape
 from emmy.dialects.target import GpuTarget, target_of
 from emmy.dialects.tile import LoopSchedule, Mapping, Schedule, ScheduleAttr, StageMode, Staging
@@ -244,7 +245,7 @@ def _staged_rows(
     """For the last grid loop of each nest, the read-only buffers whose rows it stages."""
     if mode == "none":
         return []
-    written = {o.memref for o in _accesses(kernel.body.block) if isinstance(o, loop.StoreOp)}
+    written = written_values(kernel.body)
     arguments = list(kernel.body.block.args)
     staged: list[Staging] = []
     budget = STAGE_BUDGET_BYTES

@@ -4,16 +4,18 @@ After the pass a host function holds only `fused.kernel` ops, dense `prim.consta
 stay on the host as buffers, which kernels take as inputs) and its `func.return`. Prim ops
 whose results are never used are dropped first.
 
-Ops fall into three classes:
-- *cheap*: `prim.map`, `prim.broadcast`, the views (`prim.permute`, `prim.reshape`,
-  `prim.slice`, `prim.concat`), `prim.iota` and `prim.gather`. An element of a cheap op costs
-  only loads of its inputs' elements, so a cheap op is copied into every kernel that needs
-  its value (for one of the kernel's ops or as one of the kernel's results), and its inputs
-  are computed in that kernel or loaded from the kernel's inputs; it is materialized for
-  other kernels only as the end of an epilogue (below);
-- *expensive*: `prim.reduce` and `prim.contract`, which loop over the axes they fold. Each one
-  is computed in exactly one kernel, its *group*'s;
-- *host*: `prim.constant`.
+Ops fall into three classes, by the `prim.FusionClass` trait each declares (an op that declares
+none is an error):
+- *cheap*: `Elementwise` (`prim.map`, `prim.iota`), `View` (`prim.broadcast`,
+  `prim.permute`, `prim.reshape`, `prim.slice`, `prim.gather`) and `Concatenation`
+  (`prim.concat`). An element of a cheap op costs only loads of its inputs' elements, so a
+  cheap op is copied into every kernel that needs its value (for one of the kernel's ops or as
+  one of the kernel's results), and its inputs are computed in that kernel or loaded from the
+  kernel's inputs; it is materialized for other kernels only as the end of an epilogue
+  (below). Which dims of an input an element is read at comes from the view's index map;
+- *expensive*: `Reduction` (`prim.reduce`) and `Contraction` (`prim.contract`), which loop
+  over the axes they fold. Each one is computed in exactly one kernel, its *group*'s;
+- *host*: `HostConstant` (`prim.constant`).
 
 The *producers* of an op are the expensive ops its operands reach through cheap ops alone.
 `lower-fused-to-loop` computes a value where it is read, once per index it is read at (hoisted
@@ -23,12 +25,12 @@ an expensive value is then computed once per place the kernel reads it, given a 
 that puts the dims it depends on outermost.
 
 Grouping, over the expensive ops in program order:
-1. A `prim.contract` starts its own kernel, which holds no other expensive op: its operands
+1. A contraction starts its own kernel, which holds no other expensive op: its operands
    are kernel inputs or cheap chains of kernel inputs, and a reduction or contraction that
    consumes it (through cheap ops) is in another kernel and reads it from memory. Its result
    feeds an elementwise epilogue (bias, activation, residual add, dtype rounding) in its own
    kernel.
-2. A `prim.reduce` R may share a kernel with a producer P only if P is a reduce whose value is
+2. A reduction R may share a kernel with a producer P only if P is a reduce whose value is
    constant along R's folded axes (of size > 1) on every cheap path from P to R's input: P is
    a statistic that R's input reads broadcast, as in softmax's max -> exp -> sum and
    LayerNorm's mean -> variance. R joins the kernels of all such producers (merging them),
@@ -86,26 +88,30 @@ from xdsl.utils.exceptions import PassFailedException
 
 from emmy.dialects import fused, prim
 
-CHEAP_OPS = (
-    prim.MapOp,
-    prim.BroadcastOp,
-    prim.PermuteOp,
-    prim.ReshapeOp,
-    prim.SliceOp,
-    prim.ConcatOp,
-    prim.IotaOp,
-    prim.GatherOp,
-)
-EXPENSIVE_OPS = (prim.ReduceOp, prim.ContractOp)
 MAX_NAME_PARTS = 3
+CHEAP_CLASSES = (prim.Elementwise, prim.View, prim.Concatenation)
+EXPENSIVE_CLASSES = (prim.Reduction, prim.Contraction)
 
 
-def is_cheap(op: Operation | None) -> bool:
-    return isinstance(op, CHEAP_OPS)
+def is_cheap(op: Operation | Block) -> bool:
+    """Whether `op` (the owner of a value: a block for an argument) is a cheap op."""
+    return isinstance(op, Operation) and isinstance(prim.fusion_class(op), CHEAP_CLASSES)
 
 
-def is_expensive(op: Operation | None) -> bool:
-    return isinstance(op, EXPENSIVE_OPS)
+def is_expensive(op: Operation | Block) -> bool:
+    return isinstance(op, Operation) and isinstance(prim.fusion_class(op), EXPENSIVE_CLASSES)
+
+
+def is_contraction(op: Operation) -> bool:
+    return isinstance(prim.fusion_class(op), prim.Contraction)
+
+
+def is_reduction(op: Operation) -> bool:
+    return isinstance(prim.fusion_class(op), prim.Reduction)
+
+
+def is_host_constant(op: Operation) -> bool:
+    return isinstance(prim.fusion_class(op), prim.HostConstant)
 
 
 def _shape(value: SSAValue) -> tuple[int, ...]:
@@ -125,47 +131,45 @@ def _masked(value: SSAValue, flags: Iterable[bool]) -> Flags:
     return tuple(f and n != 1 for f, n in zip(flags, _shape(value)))
 
 
-def _reshape_flags(source: Sequence[int], target: Sequence[int], flags: Flags) -> Flags:
-    """A reshape pairs runs of dims with equal products; a source dim's index depends on the
-    whole run of target dims it is in (as in lower-fused-to-loop)."""
-    result: list[bool] = []
-    s = t = 0
-    while s < len(source) or t < len(target):
-        s_end, t_end = min(s + 1, len(source)), min(t + 1, len(target))
-        s_size, t_size = prod(source[s:s_end]), prod(target[t:t_end])
-        while s_size != t_size:
-            if s_size < t_size:
-                s_size, s_end = s_size * source[s_end], s_end + 1
-            else:
-                t_size, t_end = t_size * target[t_end], t_end + 1
-        run = any(flags[t:t_end])
-        result.extend(run for _ in range(s, s_end))
-        s, t = s_end, t_end
-    return tuple(result)
+@dataclass
+class _Dependence:
+    """The index algebra of a view's index map on flags: an index depends on a folded axis
+    when anything it is computed from does. Reads of elements that make an index (a gather's
+    row) are recorded in `reads`."""
+
+    reads: list[tuple[SSAValue, Flags]] = field(default_factory=list)
+
+    def constant(self, value: int) -> bool:
+        return False
+
+    def add(self, lhs: bool, rhs: bool) -> bool:
+        return lhs or rhs
+
+    def mul(self, lhs: bool, factor: int) -> bool:
+        return lhs
+
+    def div_mod(self, lhs: bool, divisor: int, modulus: int) -> bool:
+        return lhs
+
+    def index_at(self, value: SSAValue, index: Sequence[bool]) -> bool:
+        self.reads.append((value, tuple(index)))
+        return any(index)
 
 
 def _operand_flags(op: Operation, flags: Flags) -> list[tuple[SSAValue, Flags]]:
     """Each operand of a cheap op with the flags of the index it is read at, given the flags
     of the index its result is read at."""
-    if isinstance(op, prim.MapOp | prim.SliceOp | prim.ConcatOp):
+    fusion = prim.fusion_class(op)
+    if isinstance(fusion, prim.View):
+        dependence = _Dependence()
+        source, source_flags = fusion.index_map(op, flags, dependence)
+        pairs = [*dependence.reads, (source, source_flags)]
+    elif isinstance(fusion, prim.Concatenation):
+        # A piece's index along the dim is the result's less the piece's offset.
+        _, pieces = fusion.pieces(op)
+        pairs = [(piece, flags) for piece in pieces]
+    elif isinstance(fusion, prim.Elementwise):
         pairs = [(value, flags) for value in op.operands]
-    elif isinstance(op, prim.BroadcastOp):
-        source, target = _shape(op.input), _shape(op.result)
-        offset = len(target) - len(source)
-        pairs = [(op.input, tuple(flags[offset + d] for d in range(len(source))))]
-    elif isinstance(op, prim.PermuteOp):
-        source = [False] * len(flags)
-        for result_dim, source_dim in enumerate(op.permutation):
-            source[source_dim] = flags[result_dim]
-        pairs = [(op.input, tuple(source))]
-    elif isinstance(op, prim.ReshapeOp):
-        pairs = [(op.input, _reshape_flags(_shape(op.input), _shape(op.result), flags))]
-    elif isinstance(op, prim.GatherOp):
-        rank = len(_shape(op.indices))
-        row = any(flags[:rank])  # the row read depends on the index's value
-        pairs = [(op.indices, flags[:rank]), (op.table, (row, *flags[rank:]))]
-    elif isinstance(op, prim.IotaOp):
-        pairs = []
     else:
         raise AssertionError(f"not a cheap op: {op.name}")
     return [(value, _masked(value, f)) for value, f in pairs]
@@ -177,9 +181,10 @@ def producers(op: Operation) -> dict[Operation, bool]:
     depends on none of `op`'s folded axes (of size > 1), on any path."""
     found: dict[Operation, bool] = {}
     seen: set[tuple[SSAValue, Flags]] = set()
-    if isinstance(op, prim.ReduceOp):
-        axes = op.axis_list
-        stack = [(op.input, _masked(op.input, (d in axes for d in range(len(_shape(op.input))))))]
+    fusion = prim.fusion_class(op)
+    if isinstance(fusion, prim.Reduction):
+        value, axes = fusion.folded(op)
+        stack = [(value, _masked(value, (d in axes for d in range(len(_shape(value))))))]
     else:
         stack = [(value, _masked(value, [False] * len(_shape(value)))) for value in op.operands]
     while stack:
@@ -189,11 +194,7 @@ def producers(op: Operation) -> dict[Operation, bool]:
         seen.add((value, flags))
         owner = value.owner
         if is_expensive(owner):
-            legal = (
-                isinstance(op, prim.ReduceOp)
-                and isinstance(owner, prim.ReduceOp)
-                and not any(flags)
-            )
+            legal = is_reduction(op) and is_reduction(owner) and not any(flags)
             found[owner] = found.get(owner, True) and legal
         elif is_cheap(owner):
             stack.extend(_operand_flags(owner, flags))
@@ -268,7 +269,7 @@ class _Group:
 
     @property
     def has_contraction(self) -> bool:
-        return any(isinstance(m, prim.ContractOp) for m in self.members)
+        return any(is_contraction(m) for m in self.members)
 
 
 class _Fusion:
@@ -325,7 +326,7 @@ class _Fusion:
         members = {m for g in groups for m in g.members}
         if new_op is not None:
             members.add(new_op)
-        if len(members) > 1 and any(isinstance(m, prim.ContractOp) for m in members):
+        if len(members) > 1 and any(is_contraction(m) for m in members):
             return False
         for member in members:
             for producer, legal in self.producers[member].items():
@@ -392,7 +393,7 @@ class _Fusion:
             blocked = {self.group_of[p] for p in illegal}
             candidates = {self.group_of[p] for p in legal} - blocked
             chosen: set[_Group] = set()
-            if isinstance(op, prim.ReduceOp) and candidates:
+            if is_reduction(op) and candidates:
                 chosen = self.greedy_merge(candidates, op)
             if chosen:
                 group = self.merge(chosen)
@@ -600,13 +601,17 @@ def _check_host(function: func.FuncOp) -> bool:
     block = function.body.block
     work = False
     for op in block.ops:
-        if isinstance(op, prim.ConstantOp | func.ReturnOp):
+        if is_host_constant(op) or isinstance(op, func.ReturnOp | fused.KernelOp):
             continue
         if is_cheap(op) or is_expensive(op):
             work = True
             continue
-        if isinstance(op, fused.KernelOp):
-            continue
+        if op.dialect_name() == prim.Prim.name:
+            raise PassFailedException(
+                f"'{op.name}' declares no fusion class (a prim.FusionClass trait), so "
+                "fuse-prims cannot tell how its elements are made",
+                op,
+            )
         raise PassFailedException(
             f"'{op.name}' in host function @{function.sym_name.data}: a host "
             "function to fuse holds only prim ops and func.return",
@@ -641,7 +646,7 @@ def fuse_function(function: func.FuncOp) -> None:
     groups = fusion.ordered_groups()
 
     position = fusion.position
-    constants = [op for op in block.ops if isinstance(op, prim.ConstantOp)]
+    constants = [op for op in block.ops if is_host_constant(op)]
     host_values: dict[SSAValue, SSAValue] = {arg: arg for arg in block.args}
     for constant in constants:
         host_values[constant.result] = constant.result

@@ -8,6 +8,7 @@ from xdsl.rewriter import InsertPoint
 
 from emmy.dialects import loop
 from emmy.dialects.combiner import combine, identity
+from emmy.dialects.effects import written_values
 
 
 class FoldUnitLoop(RewritePattern):
@@ -65,7 +66,7 @@ class HoistInvariantLoad(RewritePattern):
                 continue
             if any(defined_inside(index, op) for index in load.indices):
                 continue
-            if any(isinstance(use.operation, loop.StoreOp) for use in load.memref.uses):
+            if any(load.memref in written_values(use.operation) for use in load.memref.uses):
                 continue
             load.detach()
             rewriter.insert(load, InsertPoint.before(op))

@@ -11,7 +11,9 @@ yielded value, so producers are fused into their consumers and no intermediate t
 becomes a buffer:
 - a kernel input is a `loop.load` at the index;
 - `prim.map` clones its scalar body onto the scalars of its inputs at the same index;
-- `prim.broadcast` reads its input at index 0 along expanded dims;
+- a view (`prim.View`: broadcast, permute, reshape, slice, gather) is its input's element at
+  the index its index map computes, with the index arithmetic built here (a broadcast reads
+  its input at index 0 along expanded dims);
 - `prim.reduce` becomes reduction `loop.for`s over the reduced axes (nested when several).
 
 Every op is placed in the outermost loop where its operands exist, so a row reduction in an
@@ -23,8 +25,8 @@ follows the output's dims.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from math import prod
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref
@@ -172,6 +174,12 @@ class _KernelBodyBuilder:
             self._place(load, self._depth_of(index))
             return load.result
         op = value.owner
+        fusion = prim.fusion_class(op)
+        if isinstance(fusion, prim.View):
+            source, source_index = fusion.index_map(op, index, self)
+            return self.element(source, source_index)
+        if isinstance(fusion, prim.Concatenation):
+            return self._concat(op, index)
         lowering = self._LOWERINGS.get(type(op))
         if lowering is None:
             raise PassFailedException(
@@ -179,37 +187,38 @@ class _KernelBodyBuilder:
             )
         return lowering(self, op, index)
 
-    # Index arithmetic, folded where an operand is a constant 0 or 1 so that plain views
-    # print as plain indices.
+    # The index algebra (`prim.IndexAlgebra`) that views' index maps compute with, folded
+    # where an operand is a constant 0 or 1 so that plain views print as plain indices.
 
-    def _index_constant(self, value: int) -> SSAValue:
+    def constant(self, value: int) -> SSAValue:
         if value == 0:
             return self.zero
         return self._scalar_op(arith.ConstantOp.from_int_and_width(value, IndexType()))
 
-    def _index_add(self, lhs: SSAValue, rhs: int | SSAValue) -> SSAValue:
-        if isinstance(rhs, int):
-            if rhs == 0:
-                return lhs
-            rhs = self._index_constant(rhs)
+    def add(self, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        if rhs is self.zero:
+            return lhs
         if lhs is self.zero:
             return rhs
         return self._scalar_op(arith.AddiOp(lhs, rhs))
 
-    def _index_mul(self, lhs: SSAValue, factor: int) -> SSAValue:
+    def mul(self, lhs: SSAValue, factor: int) -> SSAValue:
         if factor == 1 or lhs is self.zero:
             return lhs
-        return self._scalar_op(arith.MuliOp(lhs, self._index_constant(factor)))
+        return self._scalar_op(arith.MuliOp(lhs, self.constant(factor)))
 
-    def _index_divmod(self, lhs: SSAValue, divisor: int, modulus: int) -> SSAValue:
-        """`(lhs // divisor) % modulus` for a non-negative `lhs`; modulus 0 means none."""
+    def div_mod(self, lhs: SSAValue, divisor: int, modulus: int) -> SSAValue:
         if lhs is self.zero:
             return self.zero
         if divisor != 1:
-            lhs = self._scalar_op(arith.DivUIOp(lhs, self._index_constant(divisor)))
+            lhs = self._scalar_op(arith.DivUIOp(lhs, self.constant(divisor)))
         if modulus == 0:
             return lhs
-        return self._scalar_op(arith.RemUIOp(lhs, self._index_constant(modulus)))
+        return self._scalar_op(arith.RemUIOp(lhs, self.constant(modulus)))
+
+    def index_at(self, value: SSAValue, index: Sequence[SSAValue]) -> SSAValue:
+        element = self.element(value, tuple(index))
+        return self._scalar_op(arith.IndexCastOp(element, IndexType()))
 
     def _map(self, op: prim.MapOp, index: tuple[SSAValue, ...]) -> SSAValue:
         mapping = {
@@ -221,90 +230,31 @@ class _KernelBodyBuilder:
             mapping[result] = self._scalar_op(body_op.clone(value_mapper=mapping))
         return mapping[terminator.arguments[0]]
 
-    def _broadcast(self, op: prim.BroadcastOp, index: tuple[SSAValue, ...]) -> SSAValue:
-        source, target = op.input.type.get_shape(), op.result.type.get_shape()
-        offset = len(target) - len(source)
-        source_index = tuple(
-            self.zero if n == 1 and target[offset + d] != 1 else index[offset + d]
-            for d, n in enumerate(source)
-        )
-        return self.element(op.input, source_index)
-
-    def _permute(self, op: prim.PermuteOp, index: tuple[SSAValue, ...]) -> SSAValue:
-        source_index: list[SSAValue] = [self.zero] * len(index)
-        for result_dim, source_dim in enumerate(op.permutation):
-            source_index[source_dim] = index[result_dim]
-        return self.element(op.input, tuple(source_index))
-
-    def _reshape(self, op: prim.ReshapeOp, index: tuple[SSAValue, ...]) -> SSAValue:
-        """Splits both shapes into runs of dims with equal products; within a run, the result
-        index is linearized and split again over the source dims."""
-        source, target = op.input.type.get_shape(), op.result.type.get_shape()
-        source_index: list[SSAValue] = []
-        s = t = 0
-        while s < len(source) or t < len(target):
-            s_end, t_end = min(s + 1, len(source)), min(t + 1, len(target))
-            s_size, t_size = prod(source[s:s_end]), prod(target[t:t_end])
-            while s_size != t_size:
-                if s_size < t_size:
-                    s_size, s_end = s_size * source[s_end], s_end + 1
-                else:
-                    t_size, t_end = t_size * target[t_end], t_end + 1
-            linear = self.zero
-            for d in range(t, t_end):
-                linear = self._index_add(self._index_mul(linear, target[d]), index[d])
-            stride, leading = s_size, True
-            for d in range(s, s_end):
-                stride //= source[d]
-                if source[d] == 1:
-                    source_index.append(self.zero)
-                    continue
-                # The run's leading dim needs no modulus: `linear` < the run's size.
-                modulus = 0 if leading else source[d]
-                source_index.append(self._index_divmod(linear, stride, modulus))
-                leading = False
-            s, t = s_end, t_end
-        return self.element(op.input, tuple(source_index))
-
-    def _slice(self, op: prim.SliceOp, index: tuple[SSAValue, ...]) -> SSAValue:
-        d = op.dim.value.data
-        source_index = list(index)
-        source_index[d] = self._index_add(
-            self._index_mul(index[d], op.step.value.data), op.start.value.data
-        )
-        return self.element(op.input, tuple(source_index))
-
-    def _concat(self, op: prim.ConcatOp, index: tuple[SSAValue, ...]) -> SSAValue:
+    def _concat(self, op: Operation, index: tuple[SSAValue, ...]) -> SSAValue:
         """Every piece is read at an index clamped into its bounds and the right one is
         selected, so no read goes out of bounds."""
-        d = op.dim.value.data
+        concatenation = prim.fusion_class(op)
+        assert isinstance(concatenation, prim.Concatenation)
+        d, pieces = concatenation.pieces(op)
         offsets, offset = [], 0
-        for piece in op.inputs:
+        for piece in pieces:
             offsets.append(offset)
             offset += piece.type.get_shape()[d]
         result = None
-        for piece, start in reversed(list(zip(op.inputs, offsets))):
+        for piece, start in reversed(list(zip(pieces, offsets))):
             size = piece.type.get_shape()[d]
             local = index[d]
             if start:
-                local = self._scalar_op(arith.SubiOp(local, self._index_constant(start)))
+                local = self._scalar_op(arith.SubiOp(local, self.constant(start)))
                 local = self._scalar_op(arith.MaxSIOp(local, self.zero))
-            local = self._scalar_op(arith.MinSIOp(local, self._index_constant(size - 1)))
+            local = self._scalar_op(arith.MinSIOp(local, self.constant(size - 1)))
             value = self.element(piece, (*index[:d], local, *index[d + 1 :]))
             if result is None:
                 result = value
                 continue
-            inside = self._scalar_op(
-                arith.CmpiOp(index[d], self._index_constant(start + size), "ult")
-            )
+            inside = self._scalar_op(arith.CmpiOp(index[d], self.constant(start + size), "ult"))
             result = self._scalar_op(arith.SelectOp(inside, value, result))
         return result
-
-    def _gather(self, op: prim.GatherOp, index: tuple[SSAValue, ...]) -> SSAValue:
-        rank = len(op.indices.type.get_shape())
-        row = self.element(op.indices, index[:rank])
-        row_index = self._scalar_op(arith.IndexCastOp(row, IndexType()))
-        return self.element(op.table, (row_index, *index[rank:]))
 
     def _iota(self, op: prim.IotaOp, index: tuple[SSAValue, ...]) -> SSAValue:
         position = index[op.dim.value.data]
@@ -380,12 +330,6 @@ class _KernelBodyBuilder:
 
     _LOWERINGS = {
         prim.MapOp: _map,
-        prim.BroadcastOp: _broadcast,
-        prim.PermuteOp: _permute,
-        prim.ReshapeOp: _reshape,
-        prim.SliceOp: _slice,
-        prim.ConcatOp: _concat,
-        prim.GatherOp: _gather,
         prim.IotaOp: _iota,
         prim.ReduceOp: _reduce,
         prim.ContractOp: _contract,

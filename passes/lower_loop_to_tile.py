@@ -37,7 +37,8 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException, VerifyException
 
 from emmy.dialects import loop, tile
-from emmy.dialects.target import target_of
+from emmy.dialects.effects import written_values
+from emmy.dialects.target import TARGET_ATTRIBUTE, TargetAttr, target_of
 from emmy.dialects.tile import GRID_MAPPINGS, LoopPath, Mapping, Schedule, ScheduleAttr, StageMode
 
 _Stages = dict[loop.ForOp, list[tuple[SSAValue, tuple[SSAValue, ...], StageMode]]]
@@ -77,7 +78,7 @@ class ScheduleError(Exception):
 def _stages(kernel: loop.KernelOp, schedule: Schedule, loops: dict[LoopPath, loop.ForOp]):
     """The rows each staging copies: every row of its buffer that a load in the loops inside
     its grid loop reads and that is known at the grid loop's top."""
-    written = {o.memref for o in kernel.body.walk() if isinstance(o, loop.StoreOp)}
+    written = written_values(kernel.body)
     stages: _Stages = {}
     for staging in schedule.stages:
         where = f"staging at loop {list(staging.loop)}"
@@ -177,7 +178,7 @@ def lower_kernel(kernel: loop.KernelOp, schedule: Schedule) -> tile.KernelOp:
         if path not in loops:
             raise ScheduleError(f"loop {list(path)} of the schedule is not in the kernel")
     stages = _stages(kernel, schedule, loops)
-    body = Block(arg_types=kernel.buffer_types)
+    body = Block(arg_types=kernel.argument_types)
     values: dict[SSAValue, SSAValue] = {}
     for old, new in zip(kernel.body.block.args, body.args):
         new.name_hint = old.name_hint
@@ -185,17 +186,22 @@ def lower_kernel(kernel: loop.KernelOp, schedule: Schedule) -> tile.KernelOp:
     _convert_body(kernel.body.block, body, schedule, paths, stages, values)
     lowered = tile.KernelOp(
         kernel.sym_name.data,
-        kernel.buffer_types,
+        kernel.argument_types,
         _grid(schedule, paths, kernel),
         schedule.block,
         Region(body),
     )
     lowered.attributes[tile.SCHEDULE_ATTRIBUTE] = ScheduleAttr(schedule)
     lowered.location = kernel.location
+    # A tile.kernel is a module-level symbol whose limits are its module's target's: it is
+    # verified in a module for the GPU that `kernel`'s module is for.
+    ModuleOp([lowered], {TARGET_ATTRIBUTE: TargetAttr(target_of(kernel).arch)})
     try:
         lowered.verify()
     except VerifyException as error:
         raise ScheduleError(str(error)) from None
+    finally:
+        lowered.detach()
     return lowered
 
 
@@ -225,7 +231,7 @@ class LowerLoopToTilePass(ModulePass):
             op.body.block.insert_op_before(lowered, kernel)
             op.body.block.erase_op(kernel, safe_erase=False)
         for launch in [o for o in op.walk() if isinstance(o, loop.LaunchOp)]:
-            replacement = tile.LaunchOp(launch.kernel.root_reference.data, launch.buffers)
+            replacement = tile.LaunchOp(launch.kernel.root_reference.data, launch.arguments)
             replacement.location = launch.location
             parent = launch.parent_block()
             parent.insert_op_before(replacement, launch)

@@ -51,6 +51,7 @@ from xdsl.passes import ModulePass
 
 from emmy.dialects import kernel, tile
 from emmy.dialects.combiner import combine, identity
+from emmy.dialects.effects import written_values
 from emmy.dialects.target import GpuTarget, target_of
 
 UNROLLED_TRIPS = 4
@@ -511,7 +512,7 @@ def _split_reduction_init(source: tile.KernelOp, warp: int) -> kernel.FuncOp | N
     ]
     if not stores:
         return None
-    body = Block(arg_types=source.buffer_types)
+    body = Block(arg_types=source.argument_types)
     for old, new in zip(source.body.block.args, body.args):
         new.name_hint = old.name_hint
     thread = kernel.ThreadIdOp("x")
@@ -528,15 +529,15 @@ def _split_reduction_init(source: tile.KernelOp, warp: int) -> kernel.FuncOp | N
     body.add_ops([thread, zero, first])
     body.add_op(scf.IfOp(first, [], Region(then), Region(Block([scf.YieldOp()]))))
     init_kernel = kernel.FuncOp(
-        f"{source.sym_name.data}_init", source.buffer_types, [warp, 1, 1], Region(body)
+        f"{source.sym_name.data}_init", source.argument_types, [warp, 1, 1], Region(body)
     )
     init_kernel.location = source.location
     return init_kernel
 
 
 def _lower_kernel(source: tile.KernelOp, target: GpuTarget) -> kernel.FuncOp:
-    body = Block(arg_types=source.buffer_types)
-    written = {o.memref for o in source.walk() if isinstance(o, memref.StoreOp)}
+    body = Block(arg_types=source.argument_types)
+    written = written_values(source.body)
     read_only = {new for old, new in zip(source.body.block.args, body.args) if old not in written}
     builder = _KernelBuilder(body, source.block_shape, read_only, target)
     for old, new in zip(source.body.block.args, body.args):
@@ -544,7 +545,7 @@ def _lower_kernel(source: tile.KernelOp, target: GpuTarget) -> kernel.FuncOp:
         builder.values[old] = new
     builder.convert(source.body.block)
     lowered = kernel.FuncOp(
-        source.sym_name.data, source.buffer_types, source.block_shape, Region(body)
+        source.sym_name.data, source.argument_types, source.block_shape, Region(body)
     )
     lowered.location = source.location
     return lowered
@@ -573,10 +574,10 @@ class LowerTileToKernelPass(ModulePass):
             name = launch.kernel.root_reference.data
             grid, block = shapes[name]
             parent = launch.parent_block()
-            launches = [kernel.LaunchOp(name, launch.buffers, grid, block, 0)]
+            launches = [kernel.LaunchOp(name, launch.arguments, grid, block, 0)]
             if name in initialised:
                 init_block = [target.warp_size, 1, 1]
-                init = kernel.LaunchOp(f"{name}_init", launch.buffers, [1, 1, 1], init_block, 0)
+                init = kernel.LaunchOp(f"{name}_init", launch.arguments, [1, 1, 1], init_block, 0)
                 launches.insert(0, init)
             for replacement in launches:
                 replacement.location = launch.location

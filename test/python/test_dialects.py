@@ -180,7 +180,7 @@ def test_loop_kernel_launched_from_the_host_round_trips():
         in text
     )
     assert "loop.launch @k_row_sum(%0, %1) : memref<4x8xf32>, memref<4xf32>" in text
-    assert kernel.buffer_types == (source, target)
+    assert kernel.argument_types == (source, target)
 
 
 def test_empty_loop_has_a_yield_and_an_index_induction_variable():

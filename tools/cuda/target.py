@@ -80,6 +80,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.target import Target
 
 from emmy.dialects import kernel
+from emmy.dialects.effects import written_values
 from emmy.dialects.target import target_of
 
 __all__ = ["CudaTarget", "CudaTargetError", "print_cuda"]
@@ -582,7 +583,7 @@ class _KernelPrinter:
         name = func.sym_name.data
         if not _valid_identifier(name):
             raise CudaTargetError(f'kernel name "{name}" is not a C identifier', func)
-        written = kernel.written_buffers(func)
+        written = written_values(func.body)
         params = []
         for index, arg in enumerate(func.body.block.args):
             arg_type = arg.type

@@ -324,7 +324,7 @@ kernel.func @barrier_after_atomic(%counter: memref<1xi32>) block [64, 1, 1] {
   %ticket = kernel.atomic add %one, %counter[%c0] : memref<1xi32>
   %first = arith.cmpi eq, %ticket, %one : i32
   scf.if %first {
-    // expected-error @+1 {{inside an scf.if whose condition depends on kernel.thread_id}}
+    // expected-error @+1 {{inside an scf.if whose condition depends on kernel.atomic}}
     kernel.barrier
   }
 }

@@ -326,3 +326,28 @@ tile.kernel @stage_per_thread(%x: memref<64x4x64xf32>) grid [4, 1, 1] block [32,
   }
 }
 
+
+// -----
+
+// A tile.kernel is a kernel symbol like those of the other levels: module-level, no results,
+// its body's arguments those of its signature.
+func.func @host() {
+  // expected-error @+1 {{a tile.kernel is a module-level symbol that tile.launch can find, but its parent is 'func.func'}}
+  tile.kernel @nested(%x: memref<4xf32>) grid [1, 1, 1] block [32, 1, 1] {
+  }
+  func.return
+}
+
+// -----
+
+// expected-error @+1 {{a tile.kernel returns nothing, it writes its buffer arguments; its type (memref<4xf32>) -> f32 has results}}
+"tile.kernel"() <{sym_name = "with_results", function_type = (memref<4xf32>) -> f32, grid = array<i64: 1, 1, 1>, block = array<i64: 32, 1, 1>}> ({
+^bb0(%x: memref<4xf32>):
+}) : () -> ()
+
+// -----
+
+// expected-error @+1 {{kernel body takes (memref<4xf16>) but the kernel signature says (memref<4xf32>)}}
+"tile.kernel"() <{sym_name = "signature_mismatch", function_type = (memref<4xf32>) -> (), grid = array<i64: 1, 1, 1>, block = array<i64: 32, 1, 1>}> ({
+^bb0(%x: memref<4xf16>):
+}) : () -> ()
