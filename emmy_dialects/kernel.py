@@ -75,7 +75,6 @@ from xdsl.dialects.builtin import (
     NoneAttr,
     Signedness,
     StringAttr,
-    SymbolRefAttr,
     UnitAttr,
     VectorType,
     i32,
