@@ -116,8 +116,9 @@ from emmy.dialects.combiner import (
     print_reduction,
     verify_reduction,
 )
+from emmy.dialects.dtypes import element_bytes
 from emmy.dialects.effects import ReadsOperand, WritesSharedMemory
-from emmy.dialects.kernel import element_bytes, verify_block_shape, verify_grid_shape
+from emmy.dialects.kernel import verify_block_shape, verify_grid_shape
 from emmy.dialects.launch import KernelSymbolOp, LaunchOpBase, parse_shape, print_shape
 from emmy.dialects.target import GpuTarget, target_of
 
