@@ -10,7 +10,8 @@ The frontend imports PyTorch dtypes with it, the CPU interpreters hold values in
 dtypes, the cuda target prints its C types, the runtime allocates its torch dtypes and kernels
 lay out buffers with its sizes; a type the table does not have is an error wherever it is
 looked up. Unsigned integer types have no C type: the cuda target prints signless integers,
-reading their bits as unsigned (`c_unsigned`) where an op says so.
+reading their bits as unsigned (`c_unsigned`) where an op says so. numpy has no bf16: a bf16
+value is a float32 rounded by `round_to_bfloat16`, in the interpreters and in constants.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import numpy as np
 from xdsl.dialects.builtin import (
     IndexType,
     IntegerType,
@@ -118,3 +120,12 @@ def from_torch_dtype(dtype: torch.dtype) -> Attribute | None:
     """The element type of a PyTorch dtype (int64 is i64), if the table has one."""
     row = _BY_TORCH.get(str(dtype).removeprefix("torch."))
     return row.type if row is not None else None
+
+
+def round_to_bfloat16(values: np.ndarray) -> np.ndarray:
+    """Rounds float32 values to the nearest bf16 (ties to even), kept as float32: how the CPU
+    interpreters hold bf16 values and how a bf16 constant holds a float."""
+    bits = np.asarray(values, np.float32).view(np.uint32)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000).view(np.float32)
+    # NaN payloads could carry into the sign bit; NaN stays NaN.
+    return np.where(np.isnan(values), values, rounded)

@@ -145,16 +145,21 @@ def test_an_effect_on_an_operand_the_op_lacks_is_a_verify_error():
         function.body.block.first_op.verify()
 
 
-def test_the_launch_aliasing_check_reads_the_declared_write():
-    function = _kernel_with(lambda args: [FillOp(operands=[args[0], args[1]])])
-    module = function.parent_op()
+def _launch_one_buffer_twice(function: kernel.FuncOp) -> kernel.LaunchOp:
+    """A host function that passes one buffer as both arguments of `function`'s kernel."""
     host = Block(arg_types=[BUFFER])
     (x,) = host.args
-    host.add_op(kernel.LaunchOp("k", [x, x], [1, 1, 1], [32, 1, 1]))
-    host.add_op(func.ReturnOp())
-    module.body.block.add_op(func.FuncOp("forward", ([BUFFER], []), Region(host)))
+    launch = kernel.LaunchOp("k", [x, x], [1, 1, 1], [32, 1, 1])
+    host.add_ops([launch, func.ReturnOp()])
+    function.parent_op().body.block.add_op(func.FuncOp("forward", ([BUFFER], []), Region(host)))
+    return launch
+
+
+def test_the_launch_aliasing_check_reads_the_declared_write():
+    function = _kernel_with(lambda args: [FillOp(operands=[args[0], args[1]])])
+    launch = _launch_one_buffer_twice(function)
     with pytest.raises(VerifyException, match="which writes one of them"):
-        host.first_op.verify()
+        launch.verify()
 
 
 def test_a_read_only_new_op_leaves_launch_arguments_free_to_alias():
@@ -167,6 +172,7 @@ def test_a_read_only_new_op_leaves_launch_arguments_free_to_alias():
     function = _kernel_with(lambda args: [ReadOp(operands=[args[0]]), ReadOp(operands=[args[1]])])
     assert written_values(function) == set()
     assert kernel.written_arguments(function) == set()
+    _launch_one_buffer_twice(function).verify()
 
 
 CUDA_KERNEL = """

@@ -59,20 +59,12 @@ def numpy_dtype(element_type: Attribute) -> np.dtype:
     return np.dtype(row.numpy)
 
 
-def round_to_bfloat16(values: np.ndarray) -> np.ndarray:
-    """Rounds float32 values to the nearest bf16 (ties to even), kept as float32."""
-    bits = np.asarray(values, np.float32).view(np.uint32)
-    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000).view(np.float32)
-    # NaN payloads could carry into the sign bit; NaN stays NaN.
-    return np.where(np.isnan(values), values, rounded)
-
-
 def to_type(value: object, element_type: Attribute) -> np.ndarray:
     """`value` in the representation of `element_type`: integers wrap to the type's width
     (i1 keeps the low bit, like `arith.trunci`), bf16 rounds to nearest even."""
     array = np.asarray(value)
     if isinstance(element_type, BFloat16Type):
-        return round_to_bfloat16(array.astype(np.float32, copy=False))
+        return dtypes.round_to_bfloat16(array.astype(np.float32, copy=False))
     dtype = numpy_dtype(element_type)
     if array.dtype == dtype:
         return array
