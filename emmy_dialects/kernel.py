@@ -73,7 +73,6 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     NoneAttr,
-    Signedness,
     StringAttr,
     UnitAttr,
     VectorType,
@@ -126,6 +125,7 @@ from emmy.dialects.access import (
     resolve_access,
     verify_indices,
 )
+from emmy.dialects.dtypes import C_TYPES, element_bytes, element_type, type_names
 from emmy.dialects.effects import ReadsOperand, WritesOperand, written_values
 from emmy.dialects.launch import KernelSymbolOp, LaunchOpBase, parse_shape, print_shape
 from emmy.dialects.target import GpuTarget, TargetAttr, target_of
@@ -308,10 +308,10 @@ def swizzle_of(buffer: SSAValue) -> SwizzleAttr | None:
 
 
 def is_kernel_scalar(t: Attribute) -> bool:
-    """A type a kernel takes or computes as one scalar: index, i1 to i64, f16, bf16, f32, f64."""
-    if isinstance(t, IntegerType):
-        return t.signedness.data == Signedness.SIGNLESS and t.width.data in (1, 8, 16, 32, 64)
-    return isinstance(t, IndexType | Float16Type | BFloat16Type | Float32Type | Float64Type)
+    """A type a kernel takes or computes as one scalar: one the cuda target has a C type for
+    (`dtypes.C_TYPES`)."""
+    row = element_type(t)
+    return row is not None and row.c is not None
 
 
 # --- types ------------------------------------------------------------------------------------
@@ -332,23 +332,6 @@ def is_shared(memref_type: Attribute) -> bool:
         return False
     space = memref_type.memory_space
     return isinstance(space, IntegerAttr) and space.value.data == SHARED_MEMORY_SPACE
-
-
-def element_bytes(element_type: Attribute) -> int:
-    """The size in bytes of one element in a kernel buffer (an i1 takes a byte, an index 8)."""
-    if isinstance(element_type, IndexType):
-        return 8
-    if isinstance(element_type, IntegerType):
-        return max(1, (element_type.width.data + 7) // 8)
-    if isinstance(element_type, (Float16Type, BFloat16Type)):
-        return 2
-    if isinstance(element_type, Float32Type):
-        return 4
-    if isinstance(element_type, Float64Type):
-        return 8
-    raise VerifyException(
-        f"kernel buffers hold f16, bf16, f32, f64, integer or index elements, got {element_type}"
-    )
 
 
 def buffer_bytes(memref_type: MemRefType) -> int:
@@ -535,8 +518,8 @@ class FuncOp(KernelSymbolOp):
                 _verify_global(arg_type, f"kernel argument #{index}")
             elif not (is_kernel_scalar(arg_type) or isinstance(arg_type, OpaqueType)):
                 raise VerifyException(
-                    f"kernel argument #{index} is a memref, a scalar (index, i1 to i64, f16, "
-                    f"bf16, f32, f64) or a !kernel.opaque struct, got {arg_type}"
+                    f"kernel argument #{index} is a memref, a scalar "
+                    f"({type_names(C_TYPES, 'or')}) or a !kernel.opaque struct, got {arg_type}"
                 )
         for op in self.body.walk():
             if op.dialect_name() not in BODY_DIALECTS and op.name not in BODY_OPS:
@@ -651,13 +634,9 @@ class SharedAllocOp(IRDLOperation):
         _verify_shared(memref_type, "a kernel.shared_alloc buffer")
         if self.layout is None:
             return
-        size = element_bytes(memref_type.get_element_type())
+        # Every element type's size is a power of two (`dtypes.ELEMENT_TYPES`), as the
+        # swizzle's element permutation needs.
         span = self.layout.span.data
-        if size & (size - 1):
-            raise VerifyException(
-                f"a swizzled buffer holds elements of a power-of-two size, but "
-                f"{memref_type.get_element_type()} takes {size} bytes"
-            )
         if buffer_bytes(memref_type) % span:
             raise VerifyException(
                 f"a buffer swizzled in {span}-byte spans is a whole number of them, but "

@@ -29,10 +29,7 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
-    FloatAttr,
     IndexType,
-    IntAttr,
-    IntegerAttr,
     MemRefType,
 )
 from xdsl.dialects.utils import AbstractYieldOperation
@@ -42,13 +39,9 @@ from xdsl.irdl import (
     irdl_op_definition,
     lazy_traits_def,
     operand_def,
-    opt_prop_def,
-    prop_def,
-    region_def,
     result_def,
     traits_def,
     var_operand_def,
-    var_result_def,
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
@@ -57,7 +50,6 @@ from xdsl.traits import (
     HasParent,
     IsTerminator,
     Pure,
-    RecursiveMemoryEffect,
 )
 from xdsl.utils.exceptions import VerifyException
 
@@ -68,16 +60,9 @@ from emmy.dialects.access import (
     resolve_access,
     verify_indices,
 )
-from emmy.dialects.combiner import (
-    Combiner,
-    CombinerAttr,
-    parse_reduction,
-    print_reduction,
-    verify_reduction,
-)
 from emmy.dialects.effects import ReadsOperand, WritesOperand
-from emmy.dialects.launch import KernelSymbolOp, LaunchOpBase, type_list
-from emmy.dialects.prim import ends_in
+from emmy.dialects.for_op import ForOpBase, Reduction
+from emmy.dialects.launch import KernelSymbolOp, LaunchOpBase
 
 KERNEL_BODY_DIALECTS = ("loop", "arith", "math")
 
@@ -130,123 +115,22 @@ class ForOpHasCanonicalizationPatterns(HasCanonicalizationPatternsTrait):
 
 
 @irdl_op_definition
-class ForOp(IRDLOperation):
+class ForOp(ForOpBase):
     """`loop.for %i in lower to upper`, parallel, or a reduction when it has a combiner."""
 
     name = "loop.for"
-    lower = prop_def(IntAttr)
-    upper = prop_def(IntAttr)
-    kind = opt_prop_def(CombinerAttr)
-    init = opt_prop_def(Attribute)
-    accumulator = var_result_def()
-    body = region_def("single_block")
-    traits = traits_def(RecursiveMemoryEffect(), ForOpHasCanonicalizationPatterns())
-
-    def __init__(
-        self,
-        lower: int,
-        upper: int,
-        body: Region,
-        reduction: tuple[str, FloatAttr | IntegerAttr] | None = None,
-    ):
-        properties: dict[str, Attribute] = {"lower": IntAttr(lower), "upper": IntAttr(upper)}
-        result_types: list[Attribute] = []
-        if reduction is not None:
-            kind, init = reduction
-            properties.update(kind=CombinerAttr(Combiner(kind)), init=init)
-            result_types.append(init.type)
-        block = body.block
-        if block.last_op is None or not block.last_op.has_trait(IsTerminator):
-            block.add_op(YieldOp())
-        super().__init__(result_types=[result_types], regions=[body], properties=properties)
+    traits = traits_def(ForOpHasCanonicalizationPatterns())
+    YIELD: ClassVar[type[IRDLOperation]] = YieldOp
 
     @staticmethod
-    def empty(lower: int, upper: int, reduction=None) -> ForOp:
+    def empty(lower: int, upper: int, reduction: Reduction | None = None) -> ForOp:
         """A loop with an empty body, whose block argument is the induction variable."""
         body = Region(Block(arg_types=[IndexType()]))
         return ForOp(lower, upper, body, reduction)
 
-    @property
-    def induction_var(self) -> SSAValue:
-        return self.body.block.args[0]
-
-    @property
-    def trip_count(self) -> int:
-        return self.upper.data - self.lower.data
-
-    @property
-    def is_reduction(self) -> bool:
-        return self.kind is not None
-
     def verify_(self) -> None:
         _verify_in_kernel(self)
-        if self.lower.data < 0 or self.upper.data < self.lower.data:
-            raise VerifyException(
-                f"loop bounds {self.lower.data} to {self.upper.data} must satisfy "
-                "0 <= lower <= upper"
-            )
-        block = self.body.block
-        if len(block.args) != 1 or not isinstance(block.args[0].type, IndexType):
-            raise VerifyException(
-                f"a loop body takes one index induction variable, but it takes "
-                f"({type_list([a.type for a in block.args])})"
-            )
-        terminator = block.last_op
-        if not isinstance(terminator, YieldOp):
-            raise VerifyException(f"a loop body must end in a loop.yield, but {ends_in(block)}")
-        if (self.kind is None) != (self.init is None):
-            raise VerifyException("a reduction loop needs both a combiner and an init")
-        if self.kind is None:
-            if self.accumulator:
-                raise VerifyException("a parallel loop has no results")
-            if terminator.arguments:
-                raise VerifyException(
-                    f"a parallel loop body yields nothing, but its loop.yield yields "
-                    f"({type_list([v.type for v in terminator.arguments])})"
-                )
-            return
-        accumulator_type = verify_reduction(self.kind.data, self.init)
-        if len(self.accumulator) != 1 or self.accumulator[0].type != accumulator_type:
-            raise VerifyException(
-                f"a reduction loop has one result of its init type {accumulator_type}"
-            )
-        yielded = [v.type for v in terminator.arguments]
-        if yielded != [accumulator_type]:
-            raise VerifyException(
-                f"a reduction loop body yields one {accumulator_type} per iteration, but its "
-                f"loop.yield yields ({type_list(yielded)})"
-            )
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_ssa_value(self.induction_var)
-        printer.print_string(f" in {self.lower.data} to {self.upper.data}")
-        print_reduction(printer, self.kind, self.init)
-        printer.print_op_attributes(self.attributes, print_keyword=True)
-        printer.print_string(" ")
-        printer.print_region(
-            self.body,
-            print_entry_block_args=False,
-            print_block_terminators=self.kind is not None,
-        )
-
-    @classmethod
-    def parse(cls, parser: Parser) -> ForOp:
-        induction_var = parser.parse_argument(expect_type=False)
-        parser.parse_keyword("in")
-        lower = parser.parse_integer(allow_boolean=False)
-        parser.parse_keyword("to")
-        upper = parser.parse_integer(allow_boolean=False)
-        reduction = parse_reduction(parser)
-        attributes = parser.parse_optional_attr_dict_with_keyword()
-        body_pos = parser.pos
-        body = parser.parse_region([induction_var.resolve(IndexType())])
-        if len(body.blocks) != 1:
-            parser.raise_error("a loop.for body is a single block", body_pos, parser.pos)
-        op = cls(lower, upper, body, reduction)
-        if attributes is not None:
-            op.attributes.update(attributes.data)
-        return op
+        self.verify_loop()
 
 
 def _print_access(printer: Printer, op: LoadOp | StoreOp) -> None:

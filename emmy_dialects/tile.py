@@ -64,7 +64,6 @@ from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import (
     I64,
     DenseArrayBase,
-    FloatAttr,
     IndexType,
     IntAttr,
     IntegerAttr,
@@ -93,10 +92,7 @@ from xdsl.irdl import (
     operand_def,
     opt_prop_def,
     prop_def,
-    region_def,
-    traits_def,
     var_operand_def,
-    var_result_def,
 )
 from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
@@ -104,20 +100,14 @@ from xdsl.traits import (
     HasParent,
     IsTerminator,
     Pure,
-    RecursiveMemoryEffect,
 )
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
-from emmy.dialects.combiner import (
-    Combiner,
-    CombinerAttr,
-    parse_reduction,
-    print_reduction,
-    verify_reduction,
-)
+from emmy.dialects.dtypes import element_bytes
 from emmy.dialects.effects import ReadsOperand, WritesSharedMemory
-from emmy.dialects.kernel import element_bytes, verify_block_shape, verify_grid_shape
+from emmy.dialects.for_op import ForOpBase, Reduction
+from emmy.dialects.kernel import verify_block_shape, verify_grid_shape
 from emmy.dialects.launch import KernelSymbolOp, LaunchOpBase, parse_shape, print_shape
 from emmy.dialects.target import GpuTarget, target_of
 
@@ -507,20 +497,14 @@ class YieldOp(AbstractYieldOperation[Attribute]):
 
 
 @irdl_op_definition
-class ForOp(IRDLOperation):
+class ForOp(ForOpBase):
     """`tile.for %i in lower to upper map MAPPING`, parallel or, with a combiner, a reduction
-    (the same semantics as `loop.for`, see `emmy.dialects.loop`)."""
+    (the same semantics as `loop.for`, see `emmy.dialects.for_op`)."""
 
     name = "tile.for"
-    lower = prop_def(IntAttr)
-    upper = prop_def(IntAttr)
     mapping = prop_def(MappingAttr)
-    kind = opt_prop_def(CombinerAttr)
-    init = opt_prop_def(Attribute)
     vector = opt_prop_def(IntAttr)
-    accumulator = var_result_def()
-    body = region_def("single_block")
-    traits = traits_def(RecursiveMemoryEffect())
+    YIELD: ClassVar[type[IRDLOperation]] = YieldOp
 
     def __init__(
         self,
@@ -528,33 +512,13 @@ class ForOp(IRDLOperation):
         upper: int,
         mapping: Mapping,
         body: Region,
-        reduction: tuple[str, FloatAttr | IntegerAttr] | None = None,
+        reduction: Reduction | None = None,
         vector: int = 1,
     ):
-        properties: dict[str, Attribute] = {
-            "lower": IntAttr(lower),
-            "upper": IntAttr(upper),
-            "mapping": MappingAttr(Mapping(mapping)),
-        }
+        properties: dict[str, Attribute] = {"mapping": MappingAttr(Mapping(mapping))}
         if vector != 1:
             properties["vector"] = IntAttr(vector)
-        result_types: list[Attribute] = []
-        if reduction is not None:
-            kind, init = reduction
-            properties.update(kind=CombinerAttr(Combiner(kind)), init=init)
-            result_types.append(init.type)
-        block = body.block
-        if block.last_op is None or not block.last_op.has_trait(IsTerminator):
-            block.add_op(YieldOp())
-        super().__init__(result_types=[result_types], regions=[body], properties=properties)
-
-    @property
-    def induction_var(self) -> SSAValue:
-        return self.body.block.args[0]
-
-    @property
-    def is_reduction(self) -> bool:
-        return self.kind is not None
+        super().__init__(lower, upper, body, reduction, properties)
 
     @property
     def vector_width(self) -> int:
@@ -655,32 +619,16 @@ class ForOp(IRDLOperation):
 
     def verify_(self) -> None:
         self._verify_block_index_read_once()
-        if self.lower.data < 0 or self.upper.data < self.lower.data:
-            raise VerifyException(
-                f"loop bounds {self.lower.data} to {self.upper.data} must satisfy "
-                "0 <= lower <= upper"
-            )
+        self.verify_loop()
         self._verify_vector()
         self._verify_nesting()
-        block = self.body.block
-        if len(block.args) != 1 or not isinstance(block.args[0].type, IndexType):
-            raise VerifyException("a tile.for body takes one index induction variable")
-        terminator = block.last_op
-        if not isinstance(terminator, YieldOp):
-            raise VerifyException("a tile.for body must end in a tile.yield")
-        if (self.kind is None) != (self.init is None):
-            raise VerifyException("a reduction loop needs both a combiner and an init")
-        yielded = [v.type for v in terminator.arguments]
         if self.kind is None:
-            if self.accumulator or yielded:
-                raise VerifyException("a parallel tile.for has no results and yields nothing")
             return
         if self.mapping.data in GRID_MAPPINGS:
             raise VerifyException(
                 f"a reduction cannot be mapped to {self.mapping.data}: blocks do not combine "
                 "their results"
             )
-        accumulator_type = verify_reduction(self.kind.data, self.init)
         if self.mapping.data == "global":
             if not isinstance(self.parent_op(), KernelOp):
                 raise VerifyException(
@@ -688,46 +636,20 @@ class ForOp(IRDLOperation):
                     "is a whole nest, not inside another loop"
                 )
             self._verify_split_reduction()
-        if [r.type for r in self.accumulator] != [accumulator_type] or yielded != [
-            accumulator_type
-        ]:
-            raise VerifyException(
-                f"a reduction tile.for has one result and yields one value of its init type "
-                f"{accumulator_type}"
-            )
 
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_ssa_value(self.induction_var)
-        printer.print_string(f" in {self.lower.data} to {self.upper.data} map {self.mapping.data}")
+    def print_schedule(self, printer: Printer) -> None:
+        printer.print_string(f" map {self.mapping.data}")
         if self.vector_width != 1:
             printer.print_string(f" vector {self.vector_width}")
-        print_reduction(printer, self.kind, self.init)
-        printer.print_string(" ")
-        printer.print_region(
-            self.body,
-            print_entry_block_args=False,
-            print_block_terminators=self.kind is not None,
-        )
 
     @classmethod
-    def parse(cls, parser: Parser) -> ForOp:
-        induction_var = parser.parse_argument(expect_type=False)
-        parser.parse_keyword("in")
-        lower = parser.parse_integer(allow_boolean=False)
-        parser.parse_keyword("to")
-        upper = parser.parse_integer(allow_boolean=False)
+    def parse_schedule(cls, parser: Parser) -> dict[str, object]:
         parser.parse_keyword("map")
         mapping = MappingAttr.parse_parameter(parser)
         vector = 1
         if parser.parse_optional_keyword("vector") is not None:
             vector = parser.parse_integer(allow_boolean=False, allow_negative=False)
-        reduction = parse_reduction(parser)
-        body_pos = parser.pos
-        body = parser.parse_region([induction_var.resolve(IndexType())])
-        if len(body.blocks) != 1:
-            parser.raise_error("a tile.for body is a single block", body_pos, parser.pos)
-        return cls(lower, upper, mapping, body, reduction, vector)
+        return {"mapping": mapping, "vector": vector}
 
 
 @irdl_op_definition

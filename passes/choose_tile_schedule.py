@@ -57,8 +57,9 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException, VerifyException
 
 from emmy.dialects import loop, tile
+from emmy.dialects.dtypes import element_bytes
 from emmy.dialects.effects import written_values
-from emmy.dialects.kernel import MAX_VECTOR_BYTES, element_bytes, verify_block_shape
+from emmy.dialects.kernel import MAX_VECTOR_BYTES, verify_block_shape
 from emmy.dialects.target import GpuTarget, target_of
 from emmy.dialects.tile import LoopSchedule, Mapping, Schedule, ScheduleAttr, StageMode, Staging
 from emmy.passes.lower_loop_to_tile import (

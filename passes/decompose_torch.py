@@ -74,6 +74,7 @@ from xdsl.utils.exceptions import PassFailedException
 from emmy.dialects import prim
 from emmy.dialects import torch as t
 from emmy.dialects.combiner import identity
+from emmy.dialects.dtypes import round_to_bfloat16
 
 # --- types --------------------------------------------------------------------------------
 
@@ -97,11 +98,7 @@ def round_to(value: float, type: Attribute) -> float:
     if isinstance(type, Float16Type):
         return float(np.float16(np.float32(value)))
     if isinstance(type, BFloat16Type):
-        bits = np.array([value], np.float32).view(np.uint32)
-        if np.isnan(bits.view(np.float32)[0]):
-            return float(value)
-        bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
-        return float(bits.view(np.float32)[0])
+        return float(round_to_bfloat16(np.float32(value)))
     if type == f32:
         return float(np.float32(value))
     return float(value)

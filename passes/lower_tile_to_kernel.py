@@ -51,6 +51,7 @@ from xdsl.passes import ModulePass
 
 from emmy.dialects import kernel, tile
 from emmy.dialects.combiner import combine, identity
+from emmy.dialects.dtypes import element_bytes
 from emmy.dialects.effects import written_values
 from emmy.dialects.target import GpuTarget, target_of
 
@@ -170,7 +171,7 @@ class _KernelBuilder:
             return False
         offset = tile.contiguous_offset(indices[-1], lane.loop.induction_var) if indices else None
         memref_type = target.type
-        element = kernel.element_bytes(memref_type.get_element_type())
+        element = element_bytes(memref_type.get_element_type())
         return (
             offset is not None
             and offset % lane.width == 0
@@ -267,11 +268,11 @@ class _KernelBuilder:
         row_type = op.row_type
         element = row_type.get_element_type()
         size = row_type.get_shape()[-1]
-        element_bytes = kernel.element_bytes(element)
-        width = kernel.MAX_VECTOR_BYTES // element_bytes
+        element_size = element_bytes(element)
+        width = kernel.MAX_VECTOR_BYTES // element_size
         while size % width:
             width //= 2
-        copy_bytes = width * element_bytes
+        copy_bytes = width * element_size
         asynchronous = op.mode.data == "async" and copy_bytes in kernel.CP_ASYNC_BYTES
         row = self._add(kernel.SharedAllocOp(kernel.shared_memref([size], element))).results[0]
         row.name_hint = f"{op.buffer.name_hint or 'row'}_row"

@@ -8,14 +8,19 @@ declaring its facts, and one that declares none cannot make it unsound.
   puts a barrier under it out of reach; a uniform one does not.
 - Fusion classes (`emmy.dialects.prim`): a new view is fused and lowered through its index
   map; a prim op without a fusion class is an error of fuse-prims, not a silent guess.
+- Element types (`emmy.dialects.dtypes`): one table says what each type is in torch, numpy
+  and C, and how large it is.
 """
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from xdsl.dialects import func
-from xdsl.dialects.builtin import IndexType, MemRefType, ModuleOp, TensorType, f32
+from xdsl.dialects.builtin import IndexType, MemRefType, ModuleOp, TensorType, bf16, f32, i64
 from xdsl.ir import Block, Region
 from xdsl.irdl import (
     ConstraintContext,
@@ -37,7 +42,7 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import PassFailedException, VerifyException
 
-from emmy.dialects import fused, kernel, loop, make_context, prim, tile
+from emmy.dialects import dtypes, fused, kernel, loop, make_context, prim, tile
 from emmy.dialects.effects import (
     ReadsOperand,
     WritesOperand,
@@ -49,6 +54,7 @@ from emmy.passes.fuse_prims import FusePrimsPass
 from emmy.passes.lower_fused_to_loop import LowerFusedToLoopPass
 from emmy.tools.cuda.target import print_cuda
 from emmy.tools.interpreter.run import run_module
+from emmy.tools.interpreter.scalar import numpy_dtype
 
 BUFFER = MemRefType(f32, [64])
 
@@ -139,16 +145,21 @@ def test_an_effect_on_an_operand_the_op_lacks_is_a_verify_error():
         function.body.block.first_op.verify()
 
 
-def test_the_launch_aliasing_check_reads_the_declared_write():
-    function = _kernel_with(lambda args: [FillOp(operands=[args[0], args[1]])])
-    module = function.parent_op()
+def _launch_one_buffer_twice(function: kernel.FuncOp) -> kernel.LaunchOp:
+    """A host function that passes one buffer as both arguments of `function`'s kernel."""
     host = Block(arg_types=[BUFFER])
     (x,) = host.args
-    host.add_op(kernel.LaunchOp("k", [x, x], [1, 1, 1], [32, 1, 1]))
-    host.add_op(func.ReturnOp())
-    module.body.block.add_op(func.FuncOp("forward", ([BUFFER], []), Region(host)))
+    launch = kernel.LaunchOp("k", [x, x], [1, 1, 1], [32, 1, 1])
+    host.add_ops([launch, func.ReturnOp()])
+    function.parent_op().body.block.add_op(func.FuncOp("forward", ([BUFFER], []), Region(host)))
+    return launch
+
+
+def test_the_launch_aliasing_check_reads_the_declared_write():
+    function = _kernel_with(lambda args: [FillOp(operands=[args[0], args[1]])])
+    launch = _launch_one_buffer_twice(function)
     with pytest.raises(VerifyException, match="which writes one of them"):
-        host.first_op.verify()
+        launch.verify()
 
 
 def test_a_read_only_new_op_leaves_launch_arguments_free_to_alias():
@@ -161,6 +172,7 @@ def test_a_read_only_new_op_leaves_launch_arguments_free_to_alias():
     function = _kernel_with(lambda args: [ReadOp(operands=[args[0]]), ReadOp(operands=[args[1]])])
     assert written_values(function) == set()
     assert kernel.written_arguments(function) == set()
+    _launch_one_buffer_twice(function).verify()
 
 
 CUDA_KERNEL = """
@@ -487,3 +499,37 @@ def test_a_prim_op_without_a_fusion_class_is_an_error_of_fuse_prims():
     module = _prim_program("prim.test_unclassified")
     with pytest.raises(PassFailedException, match="declares no fusion class"):
         FusePrimsPass().apply(make_context(), module)
+
+
+# --- the one dtype table -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("row", dtypes.ELEMENT_TYPES, ids=lambda row: str(row.type))
+def test_each_element_type_has_one_size_in_every_library(row):
+    bits = 64 if isinstance(row.type, IndexType) else row.type.bitwidth
+    assert row.bytes == max(1, bits // 8)
+    assert row.bytes & (row.bytes - 1) == 0  # the swizzle of shared buffers relies on it
+    assert dtypes.torch_dtype(row.type).itemsize == row.bytes
+    if row.numpy is not None:
+        assert np.dtype(row.numpy).itemsize == row.bytes
+    assert numpy_dtype(row.type).itemsize == (4 if row.type == bf16 else row.bytes)
+    if not isinstance(row.type, IndexType):
+        assert dtypes.from_torch_dtype(dtypes.torch_dtype(row.type)) == row.type
+
+
+def test_torch_int64_is_imported_as_i64_and_index_runs_as_int64():
+    import torch
+
+    assert dtypes.from_torch_dtype(torch.int64) == i64
+    assert dtypes.torch_dtype(IndexType()) == torch.int64
+    assert dtypes.from_torch_dtype(torch.complex64) is None
+
+
+def test_the_interpreter_does_not_import_the_frontend():
+    code = (
+        "import sys, emmy.tools.interpreter.run, emmy.tools.interpreter.torch_ops\n"
+        "print(sorted(m for m in sys.modules if m.startswith('emmy.tools.frontend')))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"

@@ -80,6 +80,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.target import Target
 
 from emmy.dialects import kernel
+from emmy.dialects.dtypes import C_TYPES, element_bytes, element_type, type_names
 from emmy.dialects.effects import written_values
 from emmy.dialects.target import target_of
 
@@ -171,43 +172,21 @@ def _is_float(t: Attribute) -> bool:
     return isinstance(t, Float16Type | BFloat16Type | Float32Type | Float64Type)
 
 
-_SIGNED = {1: "bool", 8: "signed char", 16: "short", 32: "int", 64: "long long"}
-_UNSIGNED = {
-    1: "bool",
-    8: "unsigned char",
-    16: "unsigned short",
-    32: "unsigned int",
-    64: "unsigned long long",
-}
-
-
 def _c_type(t: Attribute, op: Operation, unsigned: bool = False) -> str:
-    """The C type of a scalar type; an error at `op` for a type CUDA printing does not know."""
-    if isinstance(t, IndexType):
-        return "unsigned long" if unsigned else "long"
-    if isinstance(t, IntegerType) and _is_int(t) and t.width.data in _SIGNED:
-        return (_UNSIGNED if unsigned else _SIGNED)[t.width.data]
-    if isinstance(t, Float32Type):
-        return "float"
-    if isinstance(t, Float64Type):
-        return "double"
-    if isinstance(t, Float16Type):
-        return "__half"
-    if isinstance(t, BFloat16Type):
-        return "__nv_bfloat16"
-    raise CudaTargetError(
-        f"the cuda target has no C type for {t} (it prints f16, bf16, f32, f64, i1, i8, i16, "
-        f"i32, i64 and index)",
-        op,
-    )
+    """The C type of a scalar type (`dtypes.ELEMENT_TYPES`), its bits read as unsigned where
+    `unsigned` says so; an error at `op` for a type CUDA printing does not know."""
+    row = element_type(t)
+    if row is None or row.c is None:
+        raise CudaTargetError(
+            f"the cuda target has no C type for {t} (it prints {type_names(C_TYPES, 'and')})",
+            op,
+        )
+    return row.c_unsigned if unsigned and row.c_unsigned is not None else row.c
 
 
 def _bits(t: Attribute) -> int:
-    if isinstance(t, IndexType):
-        return 64
-    if isinstance(t, IntegerType):
-        return t.width.data
-    return {Float16Type: 16, BFloat16Type: 16, Float32Type: 32, Float64Type: 64}[type(t)]
+    """The bit width of a scalar type (an index is 64 bits wide)."""
+    return 64 if isinstance(t, IndexType) else t.bitwidth
 
 
 # --- literals -------------------------------------------------------------------------------
@@ -285,7 +264,7 @@ def _int_literal(value: int, t: Attribute) -> str:
     elif bits == 64:
         text = f"{value}LL"
     elif bits in (8, 16):
-        text = f"({_SIGNED[bits]}){value}"
+        text = f"({element_type(t).c}){value}"
     else:
         text = str(value)
     return f"({text})" if text.startswith("-") else text
@@ -626,7 +605,7 @@ class _KernelPrinter:
         c = self.c_type(element, op)
         lanes = vector_type.get_shape()[0]
         name = f"emmy_{element}x{lanes}"
-        size = lanes * _bits(element) // 8 if not _is_int(element, 1) else lanes
+        size = lanes * element_bytes(element)
         alignment = size & -size if size <= 16 else 16
         self.features.structs.setdefault(
             name, f"struct __align__({alignment}) {name} {{ {c} lane[{lanes}]; }};\n"
@@ -715,7 +694,7 @@ class _KernelPrinter:
         swizzle = kernel.swizzle_of(buffer)
         if swizzle is not None:
             self.features.helpers.add("emmy_swizzle")
-            size = kernel.element_bytes(memref_type.get_element_type())
+            size = element_bytes(memref_type.get_element_type())
             shift, mask, chunk_shift = swizzle.element_permutation(size)
             flat = f"emmy_swizzle({flat}, {shift}, {mask}, {chunk_shift})"
         return f"{self.expr(buffer)}[{flat}]"
@@ -751,7 +730,7 @@ class _KernelPrinter:
         """The CUDA type of one access of a vector's bytes (`float4`, `uint4`, ...)."""
         element = vector_type.get_element_type()
         count = vector_type.get_shape()[0]
-        size = count * _bits(element) // 8 if not _is_int(element, 1) else count
+        size = count * element_bytes(element)
         if isinstance(element, Float32Type) and count in (2, 4):
             return f"float{count}"
         if isinstance(element, Float64Type) and count == 2:

@@ -52,30 +52,14 @@ from xdsl.dialects.builtin import (
     StringAttr,
     TensorType,
     UnknownLoc,
-    bf16,
-    f16,
-    f32,
-    f64,
     i1,
-    i32,
-    i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
+from emmy.dialects import dtypes
 from emmy.dialects import torch as t
 from emmy.tools.frontend.program import FrontendError, location
-
-ELEMENT_TYPES: dict[torch.dtype, Attribute] = {
-    torch.float32: f32,
-    torch.float16: f16,
-    torch.bfloat16: bf16,
-    torch.float64: f64,
-    torch.int64: i64,
-    torch.int32: i32,
-    torch.bool: i1,
-}
-TORCH_DTYPES = {element: dtype for dtype, element in ELEMENT_TYPES.items()}
 
 ARGUMENT_ROLES = {
     InputKind.PARAMETER: "emmy.param",
@@ -218,11 +202,18 @@ class _Importer:
     def tensor_type(self, value: Any) -> TensorType:
         if not isinstance(value, torch.Tensor):
             raise self.error(f"expected a tensor, got {type(value).__name__}")
-        if value.dtype not in ELEMENT_TYPES:
-            raise self.error(f"dtype {value.dtype} is not supported")
+        element_type = self.element_type(value.dtype)
         if not all(isinstance(size, int) for size in value.shape):
             raise self.error(f"dynamic shapes are not supported, got shape {list(value.shape)}")
-        return TensorType(ELEMENT_TYPES[value.dtype], value.shape)
+        return TensorType(element_type, value.shape)
+
+    def element_type(self, dtype: torch.dtype) -> Attribute:
+        """The Torch IR element type of a torch dtype (`dtypes.ELEMENT_TYPES`, those that
+        Torch IR takes); an error for any other."""
+        element_type = dtypes.from_torch_dtype(dtype)
+        if element_type not in t.AnyTorchTensor.element_types:
+            raise self.error(f"dtype {dtype} is not supported")
+        return element_type
 
     def result_type(self, node: Node) -> TensorType:
         return self.tensor_type(node.meta["val"])
@@ -244,7 +235,7 @@ class _Importer:
     def operand(self, arg: Any, element_type: Attribute) -> SSAValue:
         """A tensor or Python scalar operand as a tensor of the computation type."""
         if isinstance(arg, (bool, int, float)):
-            return self.constant(torch.tensor(arg, dtype=TORCH_DTYPES[element_type]))
+            return self.constant(torch.tensor(arg, dtype=dtypes.torch_dtype(element_type)))
         return self.convert(self.tensor(arg), element_type)
 
     def constant(self, value: torch.Tensor) -> SSAValue:
@@ -264,7 +255,7 @@ class _Importer:
             fake = arg.meta["val"]
             return torch.empty((0,) * min(fake.dim(), 1), dtype=fake.dtype)
 
-        return ELEMENT_TYPES[torch.result_type(stand_in(lhs), stand_in(rhs))]
+        return self.element_type(torch.result_type(stand_in(lhs), stand_in(rhs)))
 
     def dim(self, dim: int, rank: int) -> int:
         if not -rank <= dim < rank:

@@ -25,15 +25,11 @@ from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import (
     BFloat16Type,
     DenseIntOrFPElementsAttr,
-    Float16Type,
-    Float32Type,
-    Float64Type,
     FloatAttr,
     IndexType,
     IntegerAttr,
     IntegerType,
     MemRefType,
-    Signedness,
     TensorType,
     i1,
 )
@@ -47,37 +43,20 @@ from xdsl.interpreter import (
 from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import InterpretationError
 
-_FLOAT_DTYPES = {
-    Float16Type: np.dtype(np.float16),
-    Float32Type: np.dtype(np.float32),
-    Float64Type: np.dtype(np.float64),
-    # numpy has no bfloat16: values live in float32 and are rounded by `to_type`.
-    BFloat16Type: np.dtype(np.float32),
-}
+from emmy.dialects import dtypes
 
 
 def numpy_dtype(element_type: Attribute) -> np.dtype:
-    """The numpy dtype that holds values of a scalar type."""
-    if type(element_type) in _FLOAT_DTYPES:
-        return _FLOAT_DTYPES[type(element_type)]
-    if isinstance(element_type, IndexType):
-        return np.dtype(np.int64)
-    if isinstance(element_type, IntegerType):
-        width = element_type.width.data
-        if width == 1:
-            return np.dtype(np.bool_)
-        if width in (8, 16, 32, 64):
-            unsigned = element_type.signedness.data == Signedness.UNSIGNED
-            return np.dtype(f"{'u' if unsigned else 'i'}{width // 8}")
-    raise InterpretationError(f"the CPU interpreter has no numpy representation for {element_type}")
-
-
-def round_to_bfloat16(values: np.ndarray) -> np.ndarray:
-    """Rounds float32 values to the nearest bf16 (ties to even), kept as float32."""
-    bits = np.asarray(values, np.float32).view(np.uint32)
-    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000).view(np.float32)
-    # NaN payloads could carry into the sign bit; NaN stays NaN.
-    return np.where(np.isnan(values), values, rounded)
+    """The numpy dtype that holds values of a scalar type (`dtypes.ELEMENT_TYPES`); numpy has
+    no bf16, whose values live in float32, rounded by `to_type`."""
+    if isinstance(element_type, BFloat16Type):
+        return np.dtype(np.float32)
+    row = dtypes.element_type(element_type)
+    if row is None or row.numpy is None:
+        raise InterpretationError(
+            f"the CPU interpreter has no numpy representation for {element_type}"
+        )
+    return np.dtype(row.numpy)
 
 
 def to_type(value: object, element_type: Attribute) -> np.ndarray:
@@ -85,7 +64,7 @@ def to_type(value: object, element_type: Attribute) -> np.ndarray:
     (i1 keeps the low bit, like `arith.trunci`), bf16 rounds to nearest even."""
     array = np.asarray(value)
     if isinstance(element_type, BFloat16Type):
-        return round_to_bfloat16(array.astype(np.float32, copy=False))
+        return dtypes.round_to_bfloat16(array.astype(np.float32, copy=False))
     dtype = numpy_dtype(element_type)
     if array.dtype == dtype:
         return array

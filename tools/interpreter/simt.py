@@ -115,6 +115,7 @@ from xdsl.ir import Attribute, Operation, Region
 from xdsl.utils.exceptions import InterpretationError
 
 from emmy.dialects import kernel
+from emmy.dialects.dtypes import element_bytes
 from emmy.dialects.target import target_of
 from emmy.tools.interpreter.scalar import numpy_dtype, to_type
 
@@ -490,7 +491,7 @@ class SimtFunctions(InterpreterFunctions):
             chunk.writers.append(writers)
             swizzle = None
             if op.layout is not None:
-                size = kernel.element_bytes(element_type)
+                size = element_bytes(element_type)
                 swizzle = op.layout.element_permutation(size)
             chunk.shared[op] = Banked(
                 _uninitialised(shape, element_type), chunk.block_of, 0, writers, swizzle

@@ -42,8 +42,8 @@ from xdsl.interpreter import (
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.utils.exceptions import InterpretationError
 
+from emmy.dialects import dtypes
 from emmy.dialects import torch as t
-from emmy.tools.frontend.importer import TORCH_DTYPES
 
 Operands = Callable[[SSAValue | None], torch.Tensor | None]
 """The tensor of an operand of the op being run (None for an absent optional operand)."""
@@ -53,9 +53,10 @@ TorchImpl = Callable[[Operation, Operands], torch.Tensor]
 
 
 def torch_dtype(element_type: Attribute) -> torch.dtype:
-    if element_type not in TORCH_DTYPES:
+    dtype = dtypes.torch_dtype(element_type)
+    if dtype is None:
         raise InterpretationError(f"Torch IR has no PyTorch dtype for {element_type}")
-    return TORCH_DTYPES[element_type]
+    return dtype
 
 
 def to_tensor(array: np.ndarray, value_type: Attribute) -> torch.Tensor:

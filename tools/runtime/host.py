@@ -21,23 +21,16 @@ from typing import Any
 import torch
 from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import (
-    BFloat16Type,
     DenseIntOrFPElementsAttr,
-    Float16Type,
-    Float32Type,
-    Float64Type,
     FloatAttr,
-    IndexType,
     IntegerAttr,
-    IntegerType,
     MemRefType,
     ModuleOp,
-    Signedness,
     TensorType,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from emmy.dialects import kernel
+from emmy.dialects import dtypes, kernel
 from emmy.dialects.target import TARGET_ATTRIBUTE, TargetAttr
 from emmy.tools.cuda.target import print_cuda
 from emmy.tools.runtime.compile import compile_cuda
@@ -65,31 +58,11 @@ class HostFunctionError(ValueError):
 
 
 def torch_dtype(element_type: Attribute) -> torch.dtype:
-    """The torch dtype of a builtin element type (index is int64)."""
-    match element_type:
-        case Float32Type():
-            return torch.float32
-        case Float16Type():
-            return torch.float16
-        case BFloat16Type():
-            return torch.bfloat16
-        case Float64Type():
-            return torch.float64
-        case IndexType():
-            return torch.int64
-        case IntegerType():
-            width = element_type.width.data
-            unsigned = element_type.signedness.data == Signedness.UNSIGNED
-            table = {
-                1: torch.bool,
-                8: torch.uint8 if unsigned else torch.int8,
-                16: torch.int16,
-                32: torch.int32,
-                64: torch.int64,
-            }
-            if width in table:
-                return table[width]
-    raise HostFunctionError(f"no torch dtype for element type {element_type}")
+    """The torch dtype of an element type (`dtypes.ELEMENT_TYPES`; index is int64)."""
+    dtype = dtypes.torch_dtype(element_type)
+    if dtype is None:
+        raise HostFunctionError(f"no torch dtype for element type {element_type}")
+    return dtype
 
 
 def _describe(op: Operation) -> str:

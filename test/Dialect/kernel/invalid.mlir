@@ -54,13 +54,13 @@ kernel.func @partial_warp() block [48, 1, 1] {
 
 // -----
 
-// expected-error @+1 {{kernel argument #1 is a memref, a scalar (index, i1 to i64, f16, bf16, f32, f64) or a !kernel.opaque struct, got vector<4xf32>}}
+// expected-error @+1 {{kernel argument #1 is a memref, a scalar (f16, bf16, f32, f64, i1, i8, i16, i32, i64 or index) or a !kernel.opaque struct, got vector<4xf32>}}
 kernel.func @vector_argument(%x: memref<4xf32>, %s: vector<4xf32>) block [32, 1, 1] {
 }
 
 // -----
 
-// expected-error @+1 {{kernel argument #0 is a memref, a scalar (index, i1 to i64, f16, bf16, f32, f64) or a !kernel.opaque struct, got i128}}
+// expected-error @+1 {{kernel argument #0 is a memref, a scalar (f16, bf16, f32, f64, i1, i8, i16, i32, i64 or index) or a !kernel.opaque struct, got i128}}
 kernel.func @wide_integer_argument(%s: i128) block [32, 1, 1] {
 }
 
@@ -96,8 +96,15 @@ kernel.func @strided_buffer(%x: memref<4xf32, strided<[2]>>) block [32, 1, 1] {
 
 // -----
 
-// expected-error @+1 {{kernel buffers hold f16, bf16, f32, f64, integer or index elements, got f80}}
+// expected-error @+1 {{kernel buffers hold f16, bf16, f32, f64, i1, i8, i16, i32, i64, index, ui8, ui16, ui32 or ui64 elements, got f80}}
 kernel.func @long_double(%x: memref<4xf80>) block [32, 1, 1] {
+}
+
+// -----
+
+// A buffer of 4-bit integers: no element type emmy lays out (nor prints, nor runs).
+// expected-error @+1 {{kernel buffers hold f16, bf16, f32, f64, i1, i8, i16, i32, i64, index, ui8, ui16, ui32 or ui64 elements, got i4}}
+kernel.func @nibbles(%x: memref<32xi4>) block [32, 1, 1] {
 }
 
 // -----
@@ -815,8 +822,9 @@ kernel.func @swizzle_partial_span() block [32, 1, 1] {
 
 // -----
 
+// The swizzle permutes elements of power-of-two sizes, which every element type has.
 kernel.func @swizzle_odd_element() block [32, 1, 1] {
-  // expected-error @+1 {{a swizzled buffer holds elements of a power-of-two size, but i24 takes 3 bytes}}
+  // expected-error @+1 {{kernel buffers hold f16, bf16, f32, f64, i1, i8, i16, i32, i64, index, ui8, ui16, ui32 or ui64 elements, got i24}}
   %s = kernel.shared_alloc {layout = #kernel.swizzle<32>} : memref<32xi24, 3 : i32>
 }
 

@@ -32,7 +32,7 @@ tile.kernel @unknown_mapping(%x: memref<4xf32>) grid [1, 1, 1] block [32, 1, 1] 
 
 tile.kernel @reduction_yields_wrong_type(%x: memref<4xf32>) grid [1, 1, 1] block [32, 1, 1] {
   %c = arith.constant 1 : i32
-  // expected-error @+1 {{a reduction tile.for has one result and yields one value of its init type f32}}
+  // expected-error @+1 {{a reduction loop body yields one f32 per iteration, but its tile.yield yields (i32)}}
   %s = tile.for %i in 0 to 4 map thread reduce add init 0.0 : f32 {
     tile.yield %c : i32
   }

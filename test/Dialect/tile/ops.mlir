@@ -73,3 +73,14 @@ tile.kernel @rows(%x: memref<4x64xf32>) grid [1, 4, 1] block [32, 1, 1] attribut
     }
   }
 }
+
+// A tile.for keeps its attributes, as a loop.for does (both are a `ForOpBase`).
+// CHECK-LABEL: tile.kernel @annotated(
+// CHECK-NEXT:    tile.for %{{.*}} in 0 to 64 map thread vector 4 reduce add init 0.0 : f32 attributes {note = "kept"} {
+tile.kernel @annotated(%x: memref<64xf32>, %y: memref<f32>) grid [1, 1, 1] block [32, 1, 1] {
+  %s = tile.for %j in 0 to 64 map thread vector 4 reduce add init 0.0 : f32 attributes {note = "kept"} {
+    %v = memref.load %x[%j] : memref<64xf32>
+    tile.yield %v : f32
+  }
+  memref.store %s, %y[] : memref<f32>
+}

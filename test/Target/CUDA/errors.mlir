@@ -23,8 +23,13 @@ kernel.func @extended(%x: memref<32xi32>) block [32, 1, 1] {
 
 // -----
 
-// CHECK: errors.mlir:[[# @LINE + 1]]:1: error: target 'cuda' failed: the cuda target has no C type for i4 (it prints f16, bf16, f32, f64, i1, i8, i16, i32, i64 and index)
-kernel.func @nibbles(%x: memref<32xi4>) block [32, 1, 1] {
+// CHECK: errors.mlir:[[# @LINE + 4]]:3: error: target 'cuda' failed: the cuda target has no C type for i4 (it prints f16, bf16, f32, f64, i1, i8, i16, i32, i64 and index)
+kernel.func @nibbles(%x: memref<32xi8>) block [32, 1, 1] {
+  %tid = kernel.thread_id x
+  %v = memref.load %x[%tid] : memref<32xi8>
+  %n = arith.trunci %v : i8 to i4
+  %w = arith.extsi %n : i4 to i8
+  memref.store %w, %x[%tid] : memref<32xi8>
 }
 
 // -----

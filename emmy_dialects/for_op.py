@@ -1,0 +1,180 @@
+"""The `for` loop that the loop and tile dialects share: parallel, or a reduction with a
+combiner.
+
+    loop.for %i in 0 to 32 { ... }                          // parallel
+    %s = loop.for %j in 0 to 2048 reduce add init 0.0 : f32 {
+      ...
+      loop.yield %sq : f32                                  // this iteration's contribution
+    }
+    tile.for %j in 0 to 2048 map thread vector 4 { ... }    // tile: where iterations go
+
+`ForOpBase` holds the bounds, the reduction (a `CombinerAttr` and its init) and the body with
+its one `index` induction variable, and checks them; a dialect's `for` adds what goes between
+the bounds and the reduction in its syntax (`print_schedule`, `parse_schedule`: tile's
+mapping and vector width) and its own checks.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from xdsl.dialects.builtin import FloatAttr, IndexType, IntAttr, IntegerAttr
+from xdsl.ir import Attribute, Region, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    traits_def,
+    var_result_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import IsTerminator, RecursiveMemoryEffect
+from xdsl.utils.exceptions import VerifyException
+
+from emmy.dialects.combiner import (
+    Combiner,
+    CombinerAttr,
+    parse_reduction,
+    print_reduction,
+    verify_reduction,
+)
+from emmy.dialects.launch import type_list
+from emmy.dialects.prim import ends_in
+
+Reduction = tuple[str, FloatAttr | IntegerAttr]
+"""A reduction loop's combiner (by name) and init."""
+
+
+class ForOpBase(IRDLOperation):
+    """`%i in lower to upper`, over a single-block body that takes `%i`; with a combiner and an
+    init, a reduction whose body yields one contribution per iteration (see the module
+    docstring)."""
+
+    lower = prop_def(IntAttr)
+    upper = prop_def(IntAttr)
+    kind = opt_prop_def(CombinerAttr)
+    init = opt_prop_def(Attribute)
+    accumulator = var_result_def()
+    body = region_def("single_block")
+    traits = traits_def(RecursiveMemoryEffect())
+
+    YIELD: ClassVar[type[IRDLOperation]]
+    """The op that ends the body."""
+
+    def __init__(
+        self,
+        lower: int,
+        upper: int,
+        body: Region,
+        reduction: Reduction | None = None,
+        properties: dict[str, Attribute] | None = None,
+    ):
+        all_properties: dict[str, Attribute] = {
+            "lower": IntAttr(lower),
+            "upper": IntAttr(upper),
+            **(properties or {}),
+        }
+        result_types: list[Attribute] = []
+        if reduction is not None:
+            kind, init = reduction
+            all_properties.update(kind=CombinerAttr(Combiner(kind)), init=init)
+            result_types.append(init.type)
+        block = body.block
+        if block.last_op is None or not block.last_op.has_trait(IsTerminator):
+            block.add_op(self.YIELD())
+        super().__init__(result_types=[result_types], regions=[body], properties=all_properties)
+
+    @property
+    def induction_var(self) -> SSAValue:
+        return self.body.block.args[0]
+
+    @property
+    def trip_count(self) -> int:
+        return self.upper.data - self.lower.data
+
+    @property
+    def is_reduction(self) -> bool:
+        return self.kind is not None
+
+    def verify_loop(self) -> None:
+        """The bounds, the induction variable, and what a parallel or reduction body yields."""
+        if self.lower.data < 0 or self.upper.data < self.lower.data:
+            raise VerifyException(
+                f"loop bounds {self.lower.data} to {self.upper.data} must satisfy "
+                "0 <= lower <= upper"
+            )
+        block = self.body.block
+        if len(block.args) != 1 or not isinstance(block.args[0].type, IndexType):
+            raise VerifyException(
+                f"a loop body takes one index induction variable, but it takes "
+                f"({type_list([a.type for a in block.args])})"
+            )
+        terminator = block.last_op
+        yield_name = self.YIELD.name
+        if not isinstance(terminator, self.YIELD):
+            raise VerifyException(f"a loop body must end in a {yield_name}, but {ends_in(block)}")
+        if (self.kind is None) != (self.init is None):
+            raise VerifyException("a reduction loop needs both a combiner and an init")
+        yielded = [v.type for v in terminator.operands]
+        if self.kind is None:
+            if self.accumulator:
+                raise VerifyException("a parallel loop has no results")
+            if yielded:
+                raise VerifyException(
+                    f"a parallel loop body yields nothing, but its {yield_name} yields "
+                    f"({type_list(yielded)})"
+                )
+            return
+        accumulator_type = verify_reduction(self.kind.data, self.init)
+        if len(self.accumulator) != 1 or self.accumulator[0].type != accumulator_type:
+            raise VerifyException(
+                f"a reduction loop has one result of its init type {accumulator_type}"
+            )
+        if yielded != [accumulator_type]:
+            raise VerifyException(
+                f"a reduction loop body yields one {accumulator_type} per iteration, but its "
+                f"{yield_name} yields ({type_list(yielded)})"
+            )
+
+    def print_schedule(self, printer: Printer) -> None:
+        return
+
+    @classmethod
+    def parse_schedule(cls, parser: Parser) -> dict[str, object]:
+        """The constructor's keyword arguments that `print_schedule` prints."""
+        return {}
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_ssa_value(self.induction_var)
+        printer.print_string(f" in {self.lower.data} to {self.upper.data}")
+        self.print_schedule(printer)
+        print_reduction(printer, self.kind, self.init)
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_string(" ")
+        printer.print_region(
+            self.body,
+            print_entry_block_args=False,
+            print_block_terminators=self.kind is not None,
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ForOpBase:
+        induction_var = parser.parse_argument(expect_type=False)
+        parser.parse_keyword("in")
+        lower = parser.parse_integer(allow_boolean=False)
+        parser.parse_keyword("to")
+        upper = parser.parse_integer(allow_boolean=False)
+        schedule = cls.parse_schedule(parser)
+        reduction = parse_reduction(parser)
+        attributes = parser.parse_optional_attr_dict_with_keyword()
+        body_pos = parser.pos
+        body = parser.parse_region([induction_var.resolve(IndexType())])
+        if len(body.blocks) != 1:
+            parser.raise_error(f"a {cls.name} body is a single block", body_pos, parser.pos)
+        op = cls(lower, upper, body=body, reduction=reduction, **schedule)
+        if attributes is not None:
+            op.attributes.update(attributes.data)
+        return op
