@@ -44,9 +44,12 @@ Semantics of the primitives, for the SIMT emulator and the CUDA printer:
   without looking into them; `kernel.launch` passes a value of each type.
 - A `kernel.shared_alloc {layout = #kernel.swizzle<128>}` buffer is swizzled: every access
   reaches element `e` of the dense row-major buffer at its swizzled place (see `SwizzleAttr`).
-- `kernel.cp_async` starts an asynchronous global-to-shared copy; `kernel.cp_async_commit`
-  closes the current group of copies and `kernel.cp_async_wait N` waits until at most N groups
-  of this thread are pending (other threads see the data after a `kernel.barrier`).
+- `kernel.cp_async` starts an asynchronous global-to-shared copy (with `src_bytes`, of fewer
+  bytes, zero-filling the rest); `kernel.cp_async_commit` closes the current group of copies
+  and `kernel.cp_async_wait N` waits until at most N groups of this thread are pending. Only
+  then is a copy's data in shared memory: until its group is waited for, nobody may read or
+  write the destination (other threads see the data after a `kernel.barrier` that follows the
+  wait).
 - `kernel.ldmatrix` and `kernel.mma_sync` are warp instructions for tensor cores: every lane of
   a warp executes them together, converged, and each lane holds its fragment of a matrix as a
   `vector<NxT>`, in the layouts of the PTX ISA (see `LdmatrixOp` and `MmaSyncOp`).
@@ -102,6 +105,7 @@ from xdsl.irdl import (
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
+    opt_operand_def,
     opt_prop_def,
     prop_def,
     result_def,
@@ -922,13 +926,19 @@ class VectorStoreOp(IRDLOperation):
 @irdl_op_definition
 class CpAsyncOp(IRDLOperation):
     """Starts an asynchronous copy of `bytes` bytes from global to shared memory:
-    `kernel.cp_async %dst[%i], %src[%j] bytes 16 : memref<..., 3 : i32>, memref<...>`."""
+    `kernel.cp_async %dst[%i], %src[%j] bytes 16 : memref<..., 3 : i32>, memref<...>`.
+
+    With `src_bytes %n` (an i32 from 0 to `bytes`, whole elements) only the first `n` bytes
+    are read from the source and the rest of the destination is filled with zeros (PTX's
+    src-size operand): a tile's copy past the end of a matrix reads nothing and leaves zeros,
+    `kernel.cp_async %dst[%i], %src[%j] bytes 16 src_bytes %n : ...`."""
 
     name = "kernel.cp_async"
     destination = operand_def(MemRefType)
     destination_indices = var_operand_def(IndexType)
     source = operand_def(MemRefType)
     source_indices = var_operand_def(IndexType)
+    source_bytes = opt_operand_def(i32)
     bytes = prop_def(IntegerAttr[I64])
     traits = traits_def(ReadsOperand("source"), WritesOperand("destination"))
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
@@ -940,9 +950,10 @@ class CpAsyncOp(IRDLOperation):
         src: SSAValue,
         src_indices: Sequence[SSAValue],
         size: int,
+        source_bytes: SSAValue | None = None,
     ):
         super().__init__(
-            operands=[dst, dst_indices, src, src_indices],
+            operands=[dst, dst_indices, src, src_indices, source_bytes],
             properties={"bytes": IntegerAttr(size, i64)},
         )
 
@@ -984,6 +995,9 @@ class CpAsyncOp(IRDLOperation):
         printer.print_string(", ")
         print_access(printer, self.source, self.source_indices)
         printer.print_string(f" bytes {self.size}")
+        if self.source_bytes is not None:
+            printer.print_string(" src_bytes ")
+            printer.print_ssa_value(self.source_bytes)
         printer.print_op_attributes(self.attributes)
         printer.print_string(" : ")
         printer.print_attribute(self.destination.type)
@@ -997,6 +1011,9 @@ class CpAsyncOp(IRDLOperation):
         source = parse_access(parser)
         parser.parse_keyword("bytes")
         size = _parse_int(parser, "a copy size")
+        source_bytes = None
+        if parser.parse_optional_keyword("src_bytes") is not None:
+            source_bytes = parser.resolve_operand(parser.parse_unresolved_operand(), i32)
         attributes = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         pos = parser.pos
@@ -1005,7 +1022,7 @@ class CpAsyncOp(IRDLOperation):
         src_type = parse_memref_type(parser, "a cp_async source")
         dst_value, dst_resolved = resolve_access(parser, destination, dst_type, pos)
         src_value, src_resolved = resolve_access(parser, source, src_type, pos)
-        op = cls(dst_value, dst_resolved, src_value, src_resolved, size)
+        op = cls(dst_value, dst_resolved, src_value, src_resolved, size, source_bytes)
         op.attributes.update(attributes)
         return op
 

@@ -631,6 +631,131 @@ def test_cp_async_data_needs_a_barrier_before_other_threads_read_it():
         run(text, randn(2, 256))
 
 
+def test_cp_async_data_lands_only_when_its_group_is_waited_for():
+    text = CP_ASYNC.replace("  kernel.cp_async_wait 0\n", "")
+    with pytest.raises(
+        ExecutionError,
+        match=r"'memref.load'.*thread \(0, 0, 0\) of block \(0, 0, 0\) reads shared element "
+        r"\[255\], which a cp.async still in flight writes \(a missing kernel.cp_async_wait\?\)",
+    ):
+        run(text, randn(2, 256))
+
+
+PIPELINED_COPIES = """
+kernel.func @two_groups(%x: memref<2x128xf32>, %y: memref<2x128xf32>) block [32, 1, 1] {
+  %tid = kernel.thread_id x
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %first = kernel.shared_alloc : memref<128xf32, 3 : i32>
+  %second = kernel.shared_alloc : memref<128xf32, 3 : i32>
+  %j = arith.muli %tid, %c4 : index
+  kernel.cp_async %first[%j], %x[%c0, %j] bytes 16 : memref<128xf32, 3 : i32>, memref<2x128xf32>
+  kernel.cp_async_commit
+  kernel.cp_async %second[%j], %x[%c1, %j] bytes 16 : memref<128xf32, 3 : i32>, memref<2x128xf32>
+  kernel.cp_async_commit
+  kernel.cp_async_wait 1
+  kernel.barrier
+  %v = memref.load %first[%j] : memref<128xf32, 3 : i32>
+  memref.store %v, %y[%c0, %j] : memref<2x128xf32>
+  kernel.cp_async_wait 0
+  kernel.barrier
+  %w = memref.load %second[%j] : memref<128xf32, 3 : i32>
+  memref.store %w, %y[%c1, %j] : memref<2x128xf32>
+}
+
+func.func @forward(%x: memref<2x128xf32>) -> memref<2x128xf32> {
+  %y = memref.alloc() : memref<2x128xf32>
+  kernel.launch @two_groups(%x, %y) grid [1, 1, 1] block [32, 1, 1] smem 0 : memref<2x128xf32>,
+      memref<2x128xf32>
+  func.return %y : memref<2x128xf32>
+}
+"""
+
+
+def test_cp_async_wait_leaves_the_newest_groups_in_flight():
+    x = randn(2, 128)
+    (y,) = run(PIPELINED_COPIES, x)
+    np.testing.assert_array_equal(y[:, ::4], x[:, ::4])
+    # Waiting for all but one group first leaves the second copy in flight: reading it then
+    # is the race a pipeline with a wrong wait count has.
+    early = PIPELINED_COPIES.replace(
+        "  %w = memref.load %second",
+        "  %early = memref.load %second[%j] : memref<128xf32, 3 : i32>\n  %w = memref.load %second",
+        1,
+    ).replace("  kernel.cp_async_wait 0\n  kernel.barrier\n", "")
+    with pytest.raises(ExecutionError, match=r"reads shared element \[0\], which a cp.async still"):
+        run(early, x)
+
+
+def test_cp_async_to_an_element_in_flight_is_an_error():
+    text = PIPELINED_COPIES.replace(
+        "kernel.cp_async %second[%j]", "kernel.cp_async %first[%j]"
+    ).replace("%w = memref.load %second", "%w = memref.load %first")
+    with pytest.raises(
+        ExecutionError,
+        match=r"'kernel.cp_async'.*starts a cp.async to shared element \[0\], which a cp.async "
+        r"still in flight writes",
+    ):
+        run(text, randn(2, 128))
+
+
+ZERO_FILL = """
+kernel.func @tail(%x: memref<10xbf16>, %y: memref<16xbf16>) block [32, 1, 1] {
+  %tid = kernel.thread_id x
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %c8 = arith.constant 8 : index
+  %c10 = arith.constant 10 : index
+  %tile = kernel.shared_alloc : memref<16xbf16, 3 : i32>
+  %one = arith.cmpi ult, %tid, %c8 : index
+  scf.if %one {
+    %j = arith.muli %tid, %c2 : index
+    %inside = arith.cmpi ult, %j, %c10 : index
+    %source = arith.select %inside, %j, %c0 : index
+    %bytes4 = arith.constant 4 : i32
+    %none = arith.constant 0 : i32
+    %bytes = arith.select %inside, %bytes4, %none : i32
+    kernel.cp_async %tile[%j], %x[%source] bytes 4 src_bytes %bytes
+        : memref<16xbf16, 3 : i32>, memref<10xbf16>
+  }
+  kernel.cp_async_commit
+  kernel.cp_async_wait 0
+  kernel.barrier
+  %c16 = arith.constant 16 : index
+  %c1 = arith.constant 1 : index
+  %first = arith.cmpi ult, %tid, %c16 : index
+  scf.if %first {
+    %v = memref.load %tile[%tid] : memref<16xbf16, 3 : i32>
+    memref.store %v, %y[%tid] : memref<16xbf16>
+  }
+}
+
+func.func @forward(%x: memref<10xbf16>) -> memref<16xbf16> {
+  %y = memref.alloc() : memref<16xbf16>
+  kernel.launch @tail(%x, %y) grid [1, 1, 1] block [32, 1, 1] smem 0 : memref<10xbf16>,
+      memref<16xbf16>
+  func.return %y : memref<16xbf16>
+}
+"""
+
+
+def test_cp_async_src_bytes_zero_fills_the_rest():
+    x = (np.round(randn(10) * 8) / 8 + 0.5).astype(np.float32)  # exact in bf16, none zero
+    (y,) = run(ZERO_FILL, x)
+    np.testing.assert_array_equal(y, np.r_[x, np.zeros(6, np.float32)])
+
+
+def test_cp_async_src_bytes_are_whole_elements_up_to_the_copy():
+    text = ZERO_FILL.replace("%bytes4 = arith.constant 4 : i32", "%bytes4 = arith.constant 3 : i32")
+    with pytest.raises(
+        ExecutionError,
+        match=r"a cp_async of 4 bytes reads 0 to 4 bytes of whole elements, got "
+        r"src_bytes 3",
+    ):
+        run(text, randn(10))
+
+
 def test_dynamic_shared_view_beyond_the_launch_size_is_an_error():
     text = CP_ASYNC.replace("smem 1040", "smem 1024")
     with pytest.raises(ExecutionError, match=r"kernel.dynamic_shared.*\[16, 1040\).*1024 bytes"):

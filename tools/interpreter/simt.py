@@ -70,10 +70,15 @@ sequential ones.
 - A swizzled shared buffer (`kernel.shared_alloc {layout = #kernel.swizzle<N>}`) holds element
   `e` at its swizzled place: every access goes through the swizzle, so a kernel that writes
   and reads it consistently sees its values, and race reports name the physical element.
-- `kernel.cp_async` copies immediately (source read and destination written at the op),
-  aligned like a vector access; `kernel.cp_async_commit` / `kernel.cp_async_wait` do nothing.
-  The destination counts as written by the issuing thread, so another thread must still pass
-  a barrier before it reads it.
+- `kernel.cp_async` reads its source at the op (aligned like a vector access; with
+  `src_bytes`, only those bytes, the rest zeros) and puts the data in shared memory when the
+  issuing thread's `kernel.cp_async_wait N` completes the copy's group: each thread numbers
+  the groups it closes with `kernel.cp_async_commit`, and a wait completes every copy of a
+  group that leaves at most N of its closed groups behind (copies not yet committed stay in
+  flight). Until then any read or store of a destination element, and a second copy to it,
+  is an error ("in flight", a missing kernel.cp_async_wait?); a barrier completes nothing.
+  The landed data counts as written by the issuing thread, so another thread must still pass
+  a barrier before it reads it. Copies still in flight when a block ends are dropped.
 - `kernel.ldmatrix` and `kernel.mma_sync` are warp instructions (`.sync.aligned`): every lane
   of a warp that executes one must execute it, in the same step (a warp only partly active is
   an error, "under divergent control flow"). ldmatrix reads the 8-element row that each of
@@ -156,12 +161,36 @@ class Banked:
     static buffers start on their own 16-byte boundary, dynamic views at their offset."""
     writers: np.ndarray
     """For each element, the thread of the block that stored it in the current phase, or -1."""
+    in_flight: np.ndarray
+    """For each element, how many cp.async copies to it are in flight."""
     swizzle: tuple[int, int, int] | None = None
     """`SwizzleAttr.element_permutation` of a swizzled buffer: where its elements lie."""
 
     @property
     def shape(self) -> tuple[int, ...]:
         return self.data.shape[1:]
+
+
+@dataclass(eq=False)
+class InFlightCopy:
+    """The elements one `kernel.cp_async` puts into shared memory once waited for: for the
+    chunk threads `threads` that issued it, their element `target` of `buffer`, its value, and
+    the number of the group the copy belongs to in its thread."""
+
+    buffer: Banked
+    target: tuple[np.ndarray, ...]
+    values: np.ndarray
+    threads: np.ndarray
+    group: np.ndarray
+
+    def part(self, taken: np.ndarray) -> InFlightCopy:
+        return InFlightCopy(
+            self.buffer,
+            tuple(i[taken] for i in self.target),
+            self.values[taken],
+            self.threads[taken],
+            self.group[taken],
+        )
 
 
 @dataclass(eq=False)
@@ -179,7 +208,11 @@ class Chunk:
     shared: dict[Operation, Banked] = field(default_factory=dict)
     dynamic: np.ndarray = field(init=False)
     dynamic_writers: np.ndarray = field(init=False)
+    dynamic_in_flight: np.ndarray = field(init=False)
     writers: list[np.ndarray] = field(default_factory=list)
+    committed: np.ndarray = field(init=False)
+    """For each thread, how many groups of cp.async copies it has closed."""
+    in_flight: list[InFlightCopy] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.block_size = prod(self.block)
@@ -192,7 +225,9 @@ class Chunk:
         self.mask = np.ones(self.threads, np.bool_)
         self.dynamic = np.full((self.blocks, self.smem), 0xFF, np.uint8)
         self.dynamic_writers = np.full((self.blocks, self.smem), -1, np.int32)
+        self.dynamic_in_flight = np.zeros((self.blocks, self.smem), np.int32)
         self.writers.append(self.dynamic_writers)
+        self.committed = np.zeros(self.threads, np.int64)
 
     def thread_ids(self, dim: int) -> np.ndarray:
         bx, by, _ = self.block
@@ -493,7 +528,12 @@ class SimtFunctions(InterpreterFunctions):
                 size = kernel.element_bytes(element_type)
                 swizzle = op.layout.element_permutation(size)
             chunk.shared[op] = Banked(
-                _uninitialised(shape, element_type), chunk.block_of, 0, writers, swizzle
+                _uninitialised(shape, element_type),
+                chunk.block_of,
+                0,
+                writers,
+                np.zeros(shape, np.int32),
+                swizzle,
             )
         return (chunk.shared[op],)
 
@@ -523,7 +563,10 @@ class SimtFunctions(InterpreterFunctions):
                 chunk.blocks, *shape
             )
             assert np.shares_memory(writers, chunk.dynamic_writers)
-            chunk.shared[op] = Banked(data, chunk.block_of, offset, writers)
+            in_flight = chunk.dynamic_in_flight[:, offset : end : dtype.itemsize].reshape(
+                chunk.blocks, *shape
+            )
+            chunk.shared[op] = Banked(data, chunk.block_of, offset, writers, in_flight)
         return (chunk.shared[op],)
 
     @impl(memref.LoadOp)
@@ -625,31 +668,94 @@ class SimtFunctions(InterpreterFunctions):
     def run_cp_async(
         self, interpreter: Interpreter, op: kernel.CpAsyncOp, args: PythonValues
     ) -> PythonValues:
-        # The operands are the destination and its indices, then the source and its indices.
-        destination_type = op.operands[0].type
+        # The operands are the destination and its indices, the source and its indices, and
+        # the bytes to read if given.
+        chunk = self.in_kernel(interpreter)
+        destination_type = op.destination.type
         destination_rank = destination_type.get_num_dims()
         destination, *rest = args
+        read = chunk.per_thread(op.elements)
+        if op.source_bytes is not None:
+            *rest, source_bytes = rest
+            read = self.elements_read(chunk, op, source_bytes)
         destination_indices = rest[:destination_rank]
         source, *source_indices = rest[destination_rank:]
         width = op.elements
         element_type = destination_type.get_element_type()
         self.check_aligned(interpreter, source, source_indices, width, element_type)
         self.check_aligned(interpreter, destination, destination_indices, width, element_type)
-        values = [self.load(interpreter, source, source_indices, k) for k in range(width)]
-        self.store(interpreter, destination, destination_indices, values, element_type)
+        values = []
+        for k in range(width):
+            with chunk.masked(chunk.mask & (read > k)):
+                values.append(chunk.per_thread(self.load(interpreter, source, source_indices, k)))
+        for k, value in enumerate(values):
+            located = self.locate(chunk, destination, destination_indices, k)
+            if located is None:
+                return ()
+            _, target, active = located
+            threads = np.arange(chunk.threads) if active is None else np.flatnonzero(active)
+            self.check_not_in_flight(chunk, destination, target, active, "starts a cp.async to")
+            np.add.at(destination.in_flight, target, 1)
+            copy = InFlightCopy(
+                destination,
+                target,
+                to_type(value, element_type)[threads],
+                threads,
+                chunk.committed[threads].copy(),
+            )
+            chunk.in_flight.append(copy)
         return ()
+
+    @staticmethod
+    def elements_read(chunk: Chunk, op: kernel.CpAsyncOp, source_bytes: object) -> np.ndarray:
+        """How many elements each thread's copy reads from its source (the rest are zeros)."""
+        size = kernel.element_bytes(op.source.type.get_element_type())
+        source_bytes = chunk.per_thread(np.asarray(source_bytes, np.int64))
+        bad = (source_bytes < 0) | (source_bytes > op.size) | (source_bytes % size != 0)
+        bad &= chunk.mask
+        if bad.any():
+            thread = int(np.flatnonzero(bad)[0])
+            raise InterpretationError(
+                f"{chunk.describe(thread)}: a cp_async of {op.size} bytes reads 0 to {op.size} "
+                f"bytes of whole elements, got src_bytes {int(source_bytes[thread])}"
+            )
+        return source_bytes // size
 
     @impl(kernel.CpAsyncCommitOp)
     def run_cp_async_commit(
         self, interpreter: Interpreter, op: kernel.CpAsyncCommitOp, args: PythonValues
     ) -> PythonValues:
+        chunk = self.in_kernel(interpreter)
+        chunk.committed[chunk.mask] += 1
         return ()
 
     @impl(kernel.CpAsyncWaitOp)
     def run_cp_async_wait(
         self, interpreter: Interpreter, op: kernel.CpAsyncWaitOp, args: PythonValues
     ) -> PythonValues:
+        chunk = self.in_kernel(interpreter)
+        still_in_flight = []
+        for copy in chunk.in_flight:
+            done = chunk.mask[copy.threads] & (
+                copy.group < chunk.committed[copy.threads] - op.pending_groups
+            )
+            if done.any():
+                self.land(chunk, copy.part(done))
+            if not done.all():
+                still_in_flight.append(copy.part(~done))
+        chunk.in_flight = still_in_flight
         return ()
+
+    def land(self, chunk: Chunk, copy: InFlightCopy) -> None:
+        """A completed copy's data arrives in shared memory, written by its threads."""
+        buffer, target = copy.buffer, copy.target
+        np.subtract.at(buffer.in_flight, target, 1)
+        issued = np.zeros(chunk.threads, np.bool_)
+        issued[copy.threads] = True
+        self.check_write(chunk, buffer, target, issued, copy.values)
+        buffer.data[target] = copy.values
+        self.check_same_element(chunk, buffer, target, issued, copy.values)
+        buffer.writers[target] = chunk.thread[copy.threads]
 
     @impl(kernel.AtomicOp)
     def run_atomic(
@@ -874,6 +980,7 @@ class SimtFunctions(InterpreterFunctions):
                 value = chunk.per_thread(value)
                 value = value[np.flatnonzero(active)[-1] if active is not None else -1]
             if isinstance(buffer, Banked):
+                self.check_not_in_flight(chunk, buffer, target, active, "stores to")
                 self.check_write(chunk, buffer, target, active, value)
             data[target] = value
             if isinstance(buffer, Banked):
@@ -910,9 +1017,32 @@ class SimtFunctions(InterpreterFunctions):
             )
 
     @staticmethod
-    def check_read(
-        chunk: Chunk, buffer: Banked, target: tuple[np.ndarray, ...], active: np.ndarray | None
+    def check_not_in_flight(
+        chunk: Chunk,
+        buffer: Banked,
+        target: tuple[np.ndarray, ...],
+        active: np.ndarray | None,
+        access: str,
     ) -> None:
+        """No thread touches an element that a cp.async in flight will write."""
+        in_flight = np.broadcast_to(buffer.in_flight[target] > 0, target[0].shape)
+        if in_flight.any():
+            first = int(np.flatnonzero(in_flight)[0])
+            thread = first if active is None else int(np.flatnonzero(active)[first])
+            element = [int(i[first]) for i in target[1:]]
+            raise InterpretationError(
+                f"{chunk.describe(thread)} {access} shared element {element}, which a cp.async "
+                f"still in flight writes (a missing kernel.cp_async_wait?)"
+            )
+
+    def check_read(
+        self,
+        chunk: Chunk,
+        buffer: Banked,
+        target: tuple[np.ndarray, ...],
+        active: np.ndarray | None,
+    ) -> None:
+        self.check_not_in_flight(chunk, buffer, target, active, "reads")
         writer = buffer.writers[target]
         reader = chunk.thread if active is None else chunk.thread[active]
         race = (writer >= 0) & (writer != reader)
