@@ -53,6 +53,7 @@ from emmy.dialects import kernel, tile
 from emmy.dialects.combiner import combine, identity
 from emmy.dialects.effects import written_values
 from emmy.dialects.target import GpuTarget, target_of
+from emmy.passes.gemm_kernel import lower_gemm_kernel
 
 UNROLLED_TRIPS = 4
 """Block-strided loops of at most this many steps a thread are emitted step by step (the
@@ -536,6 +537,8 @@ def _split_reduction_init(source: tile.KernelOp, warp: int) -> kernel.FuncOp | N
 
 
 def _lower_kernel(source: tile.KernelOp, target: GpuTarget) -> kernel.FuncOp:
+    if source.gemm is not None:
+        return lower_gemm_kernel(source, target)
     body = Block(arg_types=source.argument_types)
     written = written_values(source.body)
     read_only = {new for old, new in zip(source.body.block.args, body.args) if old not in written}
