@@ -700,6 +700,68 @@ def test_cp_async_to_an_element_in_flight_is_an_error():
         run(text, randn(2, 128))
 
 
+ROTATE = """
+kernel.func @rotate(%x: memref<32xf32>, %y: memref<32xf32>) block [32, 1, 1] {
+  %tid = kernel.thread_id x
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %s = kernel.shared_alloc : memref<32xf32, 3 : i32>
+  %v = memref.load %x[%tid] : memref<32xf32>
+  memref.store %v, %s[%tid] : memref<32xf32, 3 : i32>
+  kernel.barrier
+  %next = arith.addi %tid, %c1 : index
+  %j = arith.remui %next, %c32 : index
+  %w = memref.load %s[%j] : memref<32xf32, 3 : i32>
+  kernel.barrier
+  %twice = arith.addf %w, %w : f32
+  memref.store %twice, %s[%tid] : memref<32xf32, 3 : i32>
+  memref.store %w, %y[%tid] : memref<32xf32>
+}
+
+func.func @forward(%x: memref<32xf32>) -> memref<32xf32> {
+  %y = memref.alloc() : memref<32xf32>
+  kernel.launch @rotate(%x, %y) grid [1, 1, 1] block [32, 1, 1] smem 0 : memref<32xf32>,
+      memref<32xf32>
+  func.return %y : memref<32xf32>
+}
+"""
+
+
+def test_a_store_over_what_another_thread_read_needs_a_barrier_between():
+    x = randn(32)
+    (y,) = run(ROTATE, x)
+    np.testing.assert_array_equal(y, np.roll(x, -1))
+    # Without the second barrier, thread 0's store may overwrite element 0 before thread 31
+    # reads it.
+    racy = ROTATE.replace("  kernel.barrier\n  %twice", "  %twice")
+    with pytest.raises(
+        ExecutionError,
+        match=r"'memref.store'.*thread \(0, 0, 0\) of block \(0, 0, 0\) stores to shared "
+        r"element \[0\], which thread \(31, 0, 0\) read since the last barrier",
+    ):
+        run(racy, x)
+
+
+def test_a_cp_async_over_what_another_thread_read_needs_a_barrier_before_it():
+    """A cp.async may land as soon as it starts: a pipeline that refills a stage before the
+    barrier after its last readers races with them."""
+    text = PIPELINED_COPIES.replace(
+        "  kernel.cp_async %second[%j], %x[%c1, %j]",
+        "  kernel.cp_async_wait 0\n  kernel.barrier\n"
+        "  %l = arith.addi %j, %c4 : index\n"
+        "  %c128 = arith.constant 128 : index\n"
+        "  %wrapped = arith.remui %l, %c128 : index\n"
+        "  %peek = memref.load %first[%wrapped] : memref<128xf32, 3 : i32>\n"
+        "  kernel.cp_async %first[%j], %x[%c1, %j]",
+    )
+    with pytest.raises(
+        ExecutionError,
+        match=r"'kernel.cp_async'.*stores to shared element \[0\], which thread \(31, 0, 0\) "
+        r"read since the last barrier",
+    ):
+        run(text, randn(2, 128))
+
+
 ZERO_FILL = """
 kernel.func @tail(%x: memref<10xbf16>, %y: memref<16xbf16>) block [32, 1, 1] {
   %tid = kernel.thread_id x

@@ -46,9 +46,9 @@ sequential ones.
   statically; this catches what its analysis cannot see, and unverified IR.)
 - Shared-memory races: within a phase (between two barriers), a thread that reads a shared
   element another thread stored, or stores a different value to an element another thread
-  stored, is an error naming both threads ("a missing kernel.barrier?"): lockstep execution
-  would otherwise hide the race, which on a GPU gives wrong answers. Write-after-read hazards
-  and races on global memory are not detected. Atomics are not races and are not tracked.
+  stored or read, is an error naming both threads ("a missing kernel.barrier?"): lockstep
+  execution would otherwise hide the race, which on a GPU gives wrong answers. Races on
+  global memory are not detected. Atomics are not races and are not tracked.
 - `kernel.shuffle xor|down|up|idx %v, %b` (a whole warp of W lanes, width W, PTX `shfl.sync`
   with a full mask): lane `l` reads lane `l ^ b` (xor), `l + b` (down), `l - b` (up) or
   `b mod W` (idx); a source lane outside 0..W-1 gives the lane its own value. Every existing
@@ -161,6 +161,9 @@ class Banked:
     static buffers start on their own 16-byte boundary, dynamic views at their offset."""
     writers: np.ndarray
     """For each element, the thread of the block that stored it in the current phase, or -1."""
+    readers: np.ndarray
+    """For each element, the thread of the block that read it in the current phase, -1 for
+    none, -2 for several."""
     in_flight: np.ndarray
     """For each element, how many cp.async copies to it are in flight."""
     swizzle: tuple[int, int, int] | None = None
@@ -208,8 +211,10 @@ class Chunk:
     shared: dict[Operation, Banked] = field(default_factory=dict)
     dynamic: np.ndarray = field(init=False)
     dynamic_writers: np.ndarray = field(init=False)
+    dynamic_readers: np.ndarray = field(init=False)
     dynamic_in_flight: np.ndarray = field(init=False)
-    writers: list[np.ndarray] = field(default_factory=list)
+    phase_records: list[np.ndarray] = field(default_factory=list)
+    """The writers and readers of shared memory, which a barrier forgets."""
     committed: np.ndarray = field(init=False)
     """For each thread, how many groups of cp.async copies it has closed."""
     in_flight: list[InFlightCopy] = field(default_factory=list)
@@ -225,8 +230,9 @@ class Chunk:
         self.mask = np.ones(self.threads, np.bool_)
         self.dynamic = np.full((self.blocks, self.smem), 0xFF, np.uint8)
         self.dynamic_writers = np.full((self.blocks, self.smem), -1, np.int32)
+        self.dynamic_readers = np.full((self.blocks, self.smem), -1, np.int32)
         self.dynamic_in_flight = np.zeros((self.blocks, self.smem), np.int32)
-        self.writers.append(self.dynamic_writers)
+        self.phase_records += [self.dynamic_writers, self.dynamic_readers]
         self.committed = np.zeros(self.threads, np.int64)
 
     def thread_ids(self, dim: int) -> np.ndarray:
@@ -450,11 +456,11 @@ class SimtFunctions(InterpreterFunctions):
                     f"{int(reached[block].sum())} of {chunk.block_size} threads reach it "
                     f"({chunk.describe(absent)} does not)"
                 )
-            for writers in chunk.writers:
-                writers[some] = -1
+            for records in chunk.phase_records:
+                records[some] = -1
         else:
-            for writers in chunk.writers:
-                writers.fill(-1)
+            for records in chunk.phase_records:
+                records.fill(-1)
         return ()
 
     @impl(kernel.ShuffleOp)
@@ -522,7 +528,8 @@ class SimtFunctions(InterpreterFunctions):
             element_type = memref_type.get_element_type()
             shape = (chunk.blocks, *memref_type.get_shape())
             writers = np.full(shape, -1, np.int32)
-            chunk.writers.append(writers)
+            readers = np.full(shape, -1, np.int32)
+            chunk.phase_records += [writers, readers]
             swizzle = None
             if op.layout is not None:
                 size = kernel.element_bytes(element_type)
@@ -532,6 +539,7 @@ class SimtFunctions(InterpreterFunctions):
                 chunk.block_of,
                 0,
                 writers,
+                readers,
                 np.zeros(shape, np.int32),
                 swizzle,
             )
@@ -563,10 +571,11 @@ class SimtFunctions(InterpreterFunctions):
                 chunk.blocks, *shape
             )
             assert np.shares_memory(writers, chunk.dynamic_writers)
-            in_flight = chunk.dynamic_in_flight[:, offset : end : dtype.itemsize].reshape(
-                chunk.blocks, *shape
+            readers, in_flight = (
+                per_byte[:, offset : end : dtype.itemsize].reshape(chunk.blocks, *shape)
+                for per_byte in (chunk.dynamic_readers, chunk.dynamic_in_flight)
             )
-            chunk.shared[op] = Banked(data, chunk.block_of, offset, writers, in_flight)
+            chunk.shared[op] = Banked(data, chunk.block_of, offset, writers, readers, in_flight)
         return (chunk.shared[op],)
 
     @impl(memref.LoadOp)
@@ -695,14 +704,11 @@ class SimtFunctions(InterpreterFunctions):
             _, target, active = located
             threads = np.arange(chunk.threads) if active is None else np.flatnonzero(active)
             self.check_not_in_flight(chunk, destination, target, active, "starts a cp.async to")
+            landing = to_type(value, element_type)[threads]
+            # The copy may land at any time from now on: as if stored now.
+            self.check_write(chunk, destination, target, active, landing)
             np.add.at(destination.in_flight, target, 1)
-            copy = InFlightCopy(
-                destination,
-                target,
-                to_type(value, element_type)[threads],
-                threads,
-                chunk.committed[threads].copy(),
-            )
+            copy = InFlightCopy(destination, target, landing, threads, chunk.committed[threads])
             chunk.in_flight.append(copy)
         return ()
 
@@ -1055,6 +1061,12 @@ class SimtFunctions(InterpreterFunctions):
                 f"{_thread_coordinates(chunk, int(writer[first]))} stored since the last "
                 f"barrier (a missing kernel.barrier?)"
             )
+        # Record the reader; an element that two threads of this op read has several.
+        readers = np.where(
+            (buffer.readers[target] == -1) | (buffer.readers[target] == reader), reader, -2
+        )
+        buffer.readers[target] = readers
+        buffer.readers[tuple(i[buffer.readers[target] != readers] for i in target)] = -2
 
     @staticmethod
     def check_write(
@@ -1064,9 +1076,10 @@ class SimtFunctions(InterpreterFunctions):
         active: np.ndarray | None,
         value: np.ndarray,
     ) -> None:
-        writer = buffer.writers[target]
+        writer, reader = buffer.writers[target], buffer.readers[target]
         thread = chunk.thread if active is None else chunk.thread[active]
-        race = (writer >= 0) & (writer != thread) & _differs(buffer.data[target], value)
+        changes = _differs(buffer.data[target], value)
+        race = (writer >= 0) & (writer != thread) & changes
         if race.any():
             first = int(np.flatnonzero(race)[0])
             reporter = first if active is None else int(np.flatnonzero(active)[first])
@@ -1075,6 +1088,21 @@ class SimtFunctions(InterpreterFunctions):
                 f"{chunk.describe(reporter)} stores to shared element {element}, which thread "
                 f"{_thread_coordinates(chunk, int(writer[first]))} stored a different value "
                 f"to since the last barrier (a missing kernel.barrier?)"
+            )
+        # A write that changes what another thread read in this phase might come first.
+        race = ((reader == -2) | ((reader >= 0) & (reader != thread))) & changes
+        if race.any():
+            first = int(np.flatnonzero(race)[0])
+            reporter = first if active is None else int(np.flatnonzero(active)[first])
+            element = [int(i[first]) for i in target[1:]]
+            who = (
+                "other threads"
+                if reader[first] == -2
+                else f"thread {_thread_coordinates(chunk, int(reader[first]))}"
+            )
+            raise InterpretationError(
+                f"{chunk.describe(reporter)} stores to shared element {element}, which {who} "
+                f"read since the last barrier (a missing kernel.barrier?)"
             )
 
     @staticmethod
