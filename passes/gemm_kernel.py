@@ -190,7 +190,7 @@ class _GemmBuilder:
             fill()
             return
         then = self.nested(lambda _: fill())
-        self.add_op(scf.IfOp(condition, [], Region(then), Region(Block([scf.YieldOp()]))))
+        self.add_op(scf.IfOp(condition, [], Region(then), Region()))
 
     # -- the operands' tiles --
 
@@ -416,13 +416,14 @@ class _GemmBuilder:
             grid_z = self.add_op(kernel.GridDimOp("z")).results[0]
 
             def batch_body(block: Block) -> None:
-                linear = block.args[0]
-                indices, stride = [], batches
-                for size in self.batch_sizes:
-                    stride //= size
-                    indices.append(self.rem(self.div(linear, stride), size))
                 # The last slice of the previous batch may still be read.
                 self.add_op(kernel.BarrierOp())
+                linear = block.args[0]
+                indices, stride = [], batches
+                for position, size in enumerate(self.batch_sizes):
+                    stride //= size
+                    index = self.div(linear, stride)
+                    indices.append(self.rem(index, size) if position else index)
                 self.tile_product(indices)
 
             body = self.nested(batch_body, [IndexType()])
