@@ -42,8 +42,9 @@ Semantics of the primitives, for the SIMT emulator and the CUDA printer:
   i64, f16, bf16, f32, f64: the same in every thread) and opaque structs passed by value
   (`!kernel.opaque<"CUtensorMap", 128, 64>`: name, bytes, alignment), which it hands on
   without looking into them; `kernel.launch` passes a value of each type.
-- A `kernel.shared_alloc {layout = #kernel.swizzle<128>}` buffer is swizzled: every access
-  reaches element `e` of the dense row-major buffer at its swizzled place (see `SwizzleAttr`).
+- A `kernel.shared_alloc {layout = #kernel.swizzle<128>}` buffer (or `kernel.dynamic_shared`
+  view) is swizzled: every access reaches element `e` of the dense row-major buffer at its
+  swizzled place (see `SwizzleAttr`).
 - `kernel.cp_async` starts an asynchronous global-to-shared copy (with `src_bytes`, of fewer
   bytes, zero-filling the rest); `kernel.cp_async_commit` closes the current group of copies
   and `kernel.cp_async_wait N` waits until at most N groups of this thread are pending. Only
@@ -306,9 +307,25 @@ class SwizzleAttr(ParametrizedAttribute):
 
 
 def swizzle_of(buffer: SSAValue) -> SwizzleAttr | None:
-    """The swizzle of a shared buffer, which its `kernel.shared_alloc` declares."""
+    """The swizzle of a shared buffer, which its `kernel.shared_alloc` or
+    `kernel.dynamic_shared` declares."""
     owner = buffer.owner
-    return owner.layout if isinstance(owner, SharedAllocOp) else None
+    return owner.layout if isinstance(owner, SharedAllocOp | DynamicSharedOp) else None
+
+
+def _verify_swizzled(memref_type: MemRefType, layout: SwizzleAttr) -> None:
+    size = element_bytes(memref_type.get_element_type())
+    span = layout.span.data
+    if size & (size - 1):
+        raise VerifyException(
+            f"a swizzled buffer holds elements of a power-of-two size, but "
+            f"{memref_type.get_element_type()} takes {size} bytes"
+        )
+    if buffer_bytes(memref_type) % span:
+        raise VerifyException(
+            f"a buffer swizzled in {span}-byte spans is a whole number of them, but "
+            f"{memref_type} is {buffer_bytes(memref_type)} bytes"
+        )
 
 
 def is_kernel_scalar(t: Attribute) -> bool:
@@ -653,35 +670,27 @@ class SharedAllocOp(IRDLOperation):
         _verify_in_kernel(self)
         memref_type = self.result.type
         _verify_shared(memref_type, "a kernel.shared_alloc buffer")
-        if self.layout is None:
-            return
-        size = element_bytes(memref_type.get_element_type())
-        span = self.layout.span.data
-        if size & (size - 1):
-            raise VerifyException(
-                f"a swizzled buffer holds elements of a power-of-two size, but "
-                f"{memref_type.get_element_type()} takes {size} bytes"
-            )
-        if buffer_bytes(memref_type) % span:
-            raise VerifyException(
-                f"a buffer swizzled in {span}-byte spans is a whole number of them, but "
-                f"{memref_type} is {buffer_bytes(memref_type)} bytes"
-            )
+        if self.layout is not None:
+            _verify_swizzled(memref_type, self.layout)
 
 
 @irdl_op_definition
 class DynamicSharedOp(IRDLOperation):
     """A view of the dynamic shared memory (sized by the launch) at a byte offset:
-    `%d = kernel.dynamic_shared offset 0 : memref<1024xf32, 3 : i32>`."""
+    `%d = kernel.dynamic_shared offset 0 : memref<1024xf32, 3 : i32>` (swizzled, like a
+    `kernel.shared_alloc`: `kernel.dynamic_shared offset 0 {layout = #kernel.swizzle<128>}`,
+    at an offset on the boundary of the swizzle's pattern)."""
 
     name = "kernel.dynamic_shared"
     offset = prop_def(IntegerAttr[I64])
+    layout = opt_prop_def(SwizzleAttr)
     result = result_def(MemRefType)
     traits = traits_def(Pure(), ThreadDependsOn())
 
-    def __init__(self, offset: int, result_type: MemRefType):
+    def __init__(self, offset: int, result_type: MemRefType, layout: SwizzleAttr | None = None):
         super().__init__(
-            properties={"offset": IntegerAttr(offset, i64)}, result_types=[result_type]
+            properties={"offset": IntegerAttr(offset, i64), "layout": layout},
+            result_types=[result_type],
         )
 
     @property
@@ -697,6 +706,13 @@ class DynamicSharedOp(IRDLOperation):
                 f"a dynamic shared view starts at a byte offset that is a non-negative multiple "
                 f"of {SHARED_ALIGNMENT}, got {offset}"
             )
+        if self.layout is not None:
+            _verify_swizzled(self.result.type, self.layout)
+            if offset % self.layout.alignment:
+                raise VerifyException(
+                    f"a view swizzled in {self.layout.span.data}-byte spans starts where its "
+                    f"pattern does, at a multiple of {self.layout.alignment} bytes, got {offset}"
+                )
         end = offset + buffer_bytes(self.result.type)
         target = target_of(self)
         if end > target.shared_bytes_per_block:
@@ -707,7 +723,8 @@ class DynamicSharedOp(IRDLOperation):
 
     def print(self, printer: Printer) -> None:
         printer.print_string(f" offset {self.byte_offset}")
-        printer.print_op_attributes(self.attributes)
+        layout = {"layout": self.layout} if self.layout is not None else {}
+        printer.print_op_attributes({**layout, **self.attributes})
         printer.print_string(" : ")
         printer.print_attribute(self.result.type)
 
@@ -715,9 +732,16 @@ class DynamicSharedOp(IRDLOperation):
     def parse(cls, parser: Parser) -> DynamicSharedOp:
         parser.parse_keyword("offset")
         offset = _parse_int(parser, "a byte offset")
+        pos = parser.pos
         attributes = parser.parse_optional_attr_dict()
+        layout = attributes.pop("layout", None)
+        if layout is not None and not isinstance(layout, SwizzleAttr):
+            parser.raise_error(
+                f"a dynamic shared view's layout is a #kernel.swizzle, got {layout}", pos
+            )
         parser.parse_punctuation(":")
-        op = cls(offset, parse_memref_type(parser, "a kernel.dynamic_shared result"))
+        result_type = parse_memref_type(parser, "a kernel.dynamic_shared result")
+        op = cls(offset, result_type, layout)
         op.attributes.update(attributes)
         return op
 

@@ -1246,12 +1246,12 @@ class GemmOp(IRDLOperation):
                     f"of bank conflicts"
                 )
         shared = self.pipeline_depth * (block_m + block_n) * block_k * size
-        limit = target.static_shared_bytes_per_block
+        limit = target.shared_bytes_per_block
         if shared > limit:
             raise VerifyException(
                 f"{self.pipeline_depth} K slices of tile {list(self.tile_shape)} take {shared} "
-                f"bytes of shared memory, over the {limit} bytes of a block's static shared "
-                f"memory"
+                f"bytes of shared memory, over the {limit} bytes a block may have on "
+                f"{target.arch}"
             )
 
     def verify_(self) -> None:

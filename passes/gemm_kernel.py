@@ -10,7 +10,9 @@ m16n8k16 atoms, each atom's accumulator a `vector<4xf32>` carried through the K 
 - Shared memory holds `pipeline` K slices of both operands, each tile in the layout of its
   operand (rows of its last, contiguous dimension), cut into panels of rows of 128 bytes
   at most and swizzled (`#kernel.swizzle`), so that the 8 rows an ldmatrix reads lie in 8
-  different bank groups: `memref<stages x panels x rows x 64 x bf16, 3>`.
+  different bank groups: `memref<stages x panels x rows x 64 x bf16, 3>`; static
+  `kernel.shared_alloc`s, or views of the dynamic shared memory when they need more than a
+  block's static shared memory.
 - The block copies the slices with `kernel.cp_async` (16 bytes a copy, or the widest copy
   that the operand's row length keeps aligned; a row of odd length goes through registers),
   `pipeline - 1` slices ahead of the one it multiplies: before the K loop it starts the first
@@ -215,12 +217,18 @@ class _GemmBuilder:
             operand, dims, row_dim, column_dim, self.extent(row_dim), columns, width, copy
         )
 
-    def shared_tiles(self, tiles: _OperandTiles, name: str) -> SSAValue:
+    def shared_tiles(self, tiles: _OperandTiles, name: str, offset: int | None) -> SSAValue:
+        """The operand's K slices in shared memory: static, or (beyond the static limit) a
+        view of the dynamic shared memory at byte `offset`."""
         shape = [self.stages, tiles.panels, tiles.rows, tiles.width]
         layout = kernel.SwizzleAttr(tiles.width * self.element_bytes)
-        alloc = kernel.SharedAllocOp(kernel.shared_memref(shape, self.element), layout)
-        alloc.result.name_hint = name
-        return self.add_op(alloc).results[0]
+        memref_type = kernel.shared_memref(shape, self.element)
+        if offset is None:
+            op = kernel.SharedAllocOp(memref_type, layout)
+        else:
+            op = kernel.DynamicSharedOp(offset, memref_type, layout)
+        op.result.name_hint = name
+        return self.add_op(op).results[0]
 
     def copy_slice(
         self,
@@ -402,8 +410,12 @@ class _GemmBuilder:
         self.emit_thread_indices()
         self.a_tiles = self.operand_tiles(gemm.lhs, gemm.lhs_dims)
         self.b_tiles = self.operand_tiles(gemm.rhs, gemm.rhs_dims)
-        self.shared_a = self.shared_tiles(self.a_tiles, "a_tiles")
-        self.shared_b = self.shared_tiles(self.b_tiles, "b_tiles")
+        a_bytes = self.stages * self.a_tiles.rows * self.a_tiles.columns * self.element_bytes
+        b_bytes = self.stages * self.b_tiles.rows * self.b_tiles.columns * self.element_bytes
+        dynamic = a_bytes + b_bytes > self.target.static_shared_bytes_per_block
+        # Both tiles' sizes are whole swizzle patterns (at most 1 KB): B's view follows A's.
+        self.shared_a = self.shared_tiles(self.a_tiles, "a_tiles", 0 if dynamic else None)
+        self.shared_b = self.shared_tiles(self.b_tiles, "b_tiles", a_bytes if dynamic else None)
         block_x = self.add_op(kernel.BlockIdOp("x")).results[0]
         block_y = self.add_op(kernel.BlockIdOp("y")).results[0]
         self.tile_row = self.mul(block_y, self.block_m)

@@ -566,18 +566,23 @@ class LowerTileToKernelPass(ModulePass):
         shapes = {}
         initialised = set()
         for source in [k for k in op.body.block.ops if isinstance(k, tile.KernelOp)]:
-            shapes[source.sym_name.data] = (source.grid_shape, source.block_shape)
             init = _split_reduction_init(source, target.warp_size)
             if init is not None:
                 initialised.add(source.sym_name.data)
                 op.body.block.insert_op_before(init, source)
-            op.body.block.insert_op_before(_lower_kernel(source, target), source)
+            lowered = _lower_kernel(source, target)
+            shapes[source.sym_name.data] = (
+                source.grid_shape,
+                source.block_shape,
+                lowered.dynamic_shared_bytes,
+            )
+            op.body.block.insert_op_before(lowered, source)
             op.body.block.erase_op(source, safe_erase=False)
         for launch in [o for o in op.walk() if isinstance(o, tile.LaunchOp)]:
             name = launch.kernel.root_reference.data
-            grid, block = shapes[name]
+            grid, block, smem = shapes[name]
             parent = launch.parent_block()
-            launches = [kernel.LaunchOp(name, launch.arguments, grid, block, 0)]
+            launches = [kernel.LaunchOp(name, launch.arguments, grid, block, smem)]
             if name in initialised:
                 init_block = [target.warp_size, 1, 1]
                 init = kernel.LaunchOp(f"{name}_init", launch.arguments, [1, 1, 1], init_block, 0)

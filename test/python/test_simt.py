@@ -577,13 +577,21 @@ def test_a_swizzled_shared_buffer_reads_back_what_was_stored():
     np.testing.assert_array_equal(y, x.T)
 
 
-def test_a_swizzled_shared_buffer_places_elements_through_the_swizzle():
+SWIZZLED_VIEW = SWIZZLED_TRANSPOSE.replace(
+    "kernel.shared_alloc {layout", "kernel.dynamic_shared offset 1024 {layout"
+).replace("smem 0", "smem 5120")
+
+
+@pytest.mark.parametrize("text", [SWIZZLED_TRANSPOSE, SWIZZLED_VIEW], ids=["static", "dynamic"])
+def test_a_swizzled_shared_buffer_places_elements_through_the_swizzle(text: str):
     # Without the barrier, thread (1, 0) reads [1, 0], which thread (0, 1) stored: the race
     # report names where that element lies. Row 1's first 16-byte chunk is chunk 1 of its
     # 128-byte row (byte 128 ^ (1 << 4) = 144), elements [1, 4..7] of the dense layout.
-    text = SWIZZLED_TRANSPOSE.replace("  kernel.barrier\n", "")
+    x = randn(32, 32)
+    (y,) = run(text, x)
+    np.testing.assert_array_equal(y, x.T)
     with pytest.raises(ExecutionError, match=r"reads shared element \[1, 4\]"):
-        run(text, randn(32, 32))
+        run(text.replace("  kernel.barrier\n", ""), x)
 
 
 CP_ASYNC = """

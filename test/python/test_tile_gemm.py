@@ -5,7 +5,8 @@ Each program runs at Tile IR (the interpreter's one product) and at Kernel IR (t
 emulator, which lands each cp.async only when its group is waited for and checks the warp
 instructions' layouts), on small shapes: multiples of the tile, tails in M, N and K, M = 1,
 both layouts of B (nn.Linear's [N, K] and [K, N]) and of A, batches (one operand broadcast),
-pipelines 1 to 4 deep, and a bias + GELU / SiLU epilogue cast to bf16. The generated CUDA
+pipelines 1 to 4 deep (in dynamic shared memory beyond a block's static 48 KB), and a
+bias + GELU / SiLU epilogue cast to bf16. The generated CUDA
 compiles for sm_90a with no spills; on a GPU (skipped without one) it matches torch up to
 1024 x 1024 x 1024.
 """
@@ -205,6 +206,7 @@ EMULATED = {
     "odd-n-through-registers": Gemm(20, 25, 32, b_layout="kn", tile=(32, 32, 16)),
     "warps-4x1-wide-tile": Gemm(96, 140, 64, tile=(64, 128, 64), warps=(4, 1), pipeline=2),
     "one-warp-odd-atoms": Gemm(24, 40, 32, tile=(16, 24, 32), warps=(1, 1)),
+    "dynamic-shared-4-stages": Gemm(130, 128, 64, tile=(128, 128, 32), pipeline=4),
     "bias-gelu-bf16": Gemm(70, 50, 40, epilogue="bias-gelu"),
     "bias-silu-bf16-kn": Gemm(33, 72, 48, b_layout="kn", epilogue="bias-silu", seed=3),
 }
@@ -236,6 +238,7 @@ def test_a_wrong_wait_count_is_a_race_the_emulator_reports():
 
 COMPILED = {
     "bf16-128x128x32-nk": Gemm(256, 256, 256, tile=(128, 128, 32)),
+    "bf16-128x128x32-4-stages-dynamic": Gemm(256, 256, 256, tile=(128, 128, 32), pipeline=4),
     "f16-tails-kn-bias-gelu": Gemm(70, 50, 40, dtype="f16", b_layout="kn", epilogue="bias-gelu"),
     "batched-a-km": Gemm(64, 64, 64, batch=(2,), a_layout="km"),
     "odd-k": Gemm(20, 24, 33, tile=(32, 32, 16)),
@@ -266,6 +269,7 @@ def test_tile_gemm_compiles_for_sm_90a_without_spills(name: str, tmp_path):
 
 ON_GPU = {
     "bf16-1024x1024x1024-nk": Gemm(1024, 1024, 1024, tile=(128, 128, 32)),
+    "bf16-1024x1024x1024-4-stages": Gemm(1024, 1024, 1024, tile=(128, 128, 32), pipeline=4),
     "f16-1024x1024x1024-kn": Gemm(
         1024, 1024, 1024, dtype="f16", b_layout="kn", tile=(128, 128, 32)
     ),

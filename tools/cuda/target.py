@@ -614,7 +614,12 @@ class _KernelPrinter:
                 self.shared_alloc(op)
         views = [op for op in func.body.walk() if isinstance(op, kernel.DynamicSharedOp)]
         if any(op.result in self.needed for op in views):
-            self.line("extern __shared__ __align__(16) unsigned char emmy_smem[];")
+            # A swizzled view starts where its pattern does, from the start of this array.
+            alignment = max(
+                op.layout.alignment if op.layout is not None else kernel.SHARED_ALIGNMENT
+                for op in views
+            )
+            self.line(f"extern __shared__ __align__({alignment}) unsigned char emmy_smem[];")
         self.block(func.body.block)
         return "\n".join([header, signature, *self.lines, "}"]) + "\n"
 

@@ -37,8 +37,9 @@ sequential ones.
 - Shared memory: `kernel.shared_alloc` gives each block its own array (one per op per block,
   however often the op runs, like a `__shared__` variable); `kernel.dynamic_shared offset N`
   is a view at byte offset N of the block's dynamic shared memory, a byte buffer of the
-  launch's `smem` size (a view that does not fit is an error). Shared memory starts as NaN
-  for floats and all-ones bits (-1) for integers, so reading what no one wrote shows.
+  launch's `smem` size (a view that does not fit is an error; bf16 views, held as float32,
+  alias each other but not views of other types). Shared memory starts as NaN for floats and
+  all-ones bits (-1) for integers, so reading what no one wrote shows.
 - `kernel.barrier` is a phase boundary: lockstep execution has already finished every access
   before it. Every thread of a block must reach it: a barrier that only some threads of a
   block reach (in a block with any thread there) is an error, "barrier under divergent
@@ -67,9 +68,10 @@ sequential ones.
   that the masked merges of `scf.if` / `scf.for` broadcast it like a scalar);
   `vector.extract` / `vector.insert` (static or per-thread positions, which must be in
   range) and `vector.broadcast` (of a scalar) work on it.
-- A swizzled shared buffer (`kernel.shared_alloc {layout = #kernel.swizzle<N>}`) holds element
-  `e` at its swizzled place: every access goes through the swizzle, so a kernel that writes
-  and reads it consistently sees its values, and race reports name the physical element.
+- A swizzled shared buffer (`kernel.shared_alloc {layout = #kernel.swizzle<N>}`, or a swizzled
+  dynamic view) holds element `e` at its swizzled place: every access goes through the
+  swizzle, so a kernel that writes and reads it consistently sees its values, and race
+  reports name the physical element.
 - `kernel.cp_async` reads its source at the op (aligned like a vector access; with
   `src_bytes`, only those bytes, the rest zeros) and puts the data in shared memory when the
   issuing thread's `kernel.cp_async_wait N` completes the copy's group: each thread numbers
@@ -215,6 +217,8 @@ class Chunk:
     dynamic_in_flight: np.ndarray = field(init=False)
     phase_records: list[np.ndarray] = field(default_factory=list)
     """The writers and readers of shared memory, which a barrier forgets."""
+    wide: dict[int, np.ndarray] = field(default_factory=dict)
+    """Dynamic shared memory as bf16 views hold it (float32 per 2 bytes), see `wide_dynamic`."""
     committed: np.ndarray = field(init=False)
     """For each thread, how many groups of cp.async copies it has closed."""
     in_flight: list[InFlightCopy] = field(default_factory=list)
@@ -234,6 +238,15 @@ class Chunk:
         self.dynamic_in_flight = np.zeros((self.blocks, self.smem), np.int32)
         self.phase_records += [self.dynamic_writers, self.dynamic_readers]
         self.committed = np.zeros(self.threads, np.int64)
+
+    def wide_dynamic(self, element_bytes: int) -> np.ndarray:
+        """The dynamic shared memory of views whose elements numpy holds wider than they are
+        (bf16 as float32): one float32 per `element_bytes` bytes, beside the bytes, so such
+        views alias each other but not views of other types."""
+        if element_bytes not in self.wide:
+            slots = self.smem // element_bytes
+            self.wide[element_bytes] = np.full((self.blocks, slots), np.nan, np.float32)
+        return self.wide[element_bytes]
 
     def thread_ids(self, dim: int) -> np.ndarray:
         bx, by, _ = self.block
@@ -554,28 +567,39 @@ class SimtFunctions(InterpreterFunctions):
             memref_type = op.result.type
             element_type = memref_type.get_element_type()
             dtype = numpy_dtype(element_type)
+            size = kernel.element_bytes(element_type)
             shape = tuple(memref_type.get_shape())
             offset = op.byte_offset
-            end = offset + prod(shape) * dtype.itemsize
+            end = offset + prod(shape) * size
             if end > chunk.smem:
                 raise InterpretationError(
                     f"the view needs bytes [{offset}, {end}) of dynamic shared memory, but the "
                     f"launch gives {chunk.smem} bytes"
                 )
-            if offset % dtype.itemsize:
+            if offset % size:
                 raise InterpretationError(
-                    f"byte offset {offset} is not aligned to the {dtype.itemsize}-byte elements"
+                    f"byte offset {offset} is not aligned to the {size}-byte elements"
                 )
-            data = chunk.dynamic[:, offset:end].view(dtype).reshape(chunk.blocks, *shape)
-            writers = chunk.dynamic_writers[:, offset : end : dtype.itemsize].reshape(
-                chunk.blocks, *shape
+            if dtype.itemsize == size:
+                data = chunk.dynamic[:, offset:end].view(dtype)
+            else:
+                data = chunk.wide_dynamic(size)[:, offset // size : end // size]
+            data = data.reshape(chunk.blocks, *shape)
+            writers, readers, in_flight = (
+                per_byte[:, offset:end:size].reshape(chunk.blocks, *shape)
+                for per_byte in (
+                    chunk.dynamic_writers,
+                    chunk.dynamic_readers,
+                    chunk.dynamic_in_flight,
+                )
             )
             assert np.shares_memory(writers, chunk.dynamic_writers)
-            readers, in_flight = (
-                per_byte[:, offset : end : dtype.itemsize].reshape(chunk.blocks, *shape)
-                for per_byte in (chunk.dynamic_readers, chunk.dynamic_in_flight)
+            swizzle = None
+            if op.layout is not None:
+                swizzle = op.layout.element_permutation(size)
+            chunk.shared[op] = Banked(
+                data, chunk.block_of, offset, writers, readers, in_flight, swizzle
             )
-            chunk.shared[op] = Banked(data, chunk.block_of, offset, writers, readers, in_flight)
         return (chunk.shared[op],)
 
     @impl(memref.LoadOp)

@@ -476,9 +476,9 @@ tile.kernel @gemm_row_width(%a: memref<64x96xbf16>, %b: memref<96x64xbf16>, %y: 
 
 // -----
 
-tile.kernel @gemm_shared_memory(%a: memref<256x256xbf16>, %b: memref<256x256xbf16>, %y: memref<256x256xf32>) grid [2, 2, 1] block [128, 1, 1] {
-  // expected-error @+1 {{4 K slices of tile [128, 128, 32] take 65536 bytes of shared memory, over the 49152 bytes of a block's static shared memory}}
-  tile.gemm %a[m, k] * %b[k, n] : memref<256x256xbf16>, memref<256x256xbf16> -> f32 atom mma_sync m16n8k16 tile [128, 128, 32] warps [2, 2] pipeline 4 epilogue(%m, %n, %acc) {
+tile.kernel @gemm_shared_memory(%a: memref<256x256xbf16>, %b: memref<256x256xbf16>, %y: memref<256x256xf32>) grid [1, 1, 1] block [128, 1, 1] {
+  // expected-error @+1 {{4 K slices of tile [256, 256, 64] take 262144 bytes of shared memory, over the 232448 bytes a block may have on sm_90a}}
+  tile.gemm %a[m, k] * %b[k, n] : memref<256x256xbf16>, memref<256x256xbf16> -> f32 atom mma_sync m16n8k16 tile [256, 256, 64] warps [2, 2] pipeline 4 epilogue(%m, %n, %acc) {
     memref.store %acc, %y[%m, %n] : memref<256x256xf32>
   }
 }
