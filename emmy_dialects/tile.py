@@ -51,6 +51,21 @@ interpreter runs Tile IR as if they were absent):
   through registers, `async` with cp.async), and every load of that row after it in the loop
   reads the copy — a norm or softmax reads its row from global memory once, not once per
   pass.
+
+A contraction's kernel holds one `tile.gemm` instead of loop nests: the product stays one op,
+whose schedule says how the blocks tile it (the block tile, the warps' split of it, the
+instruction atom, the K pipeline's depth), with an epilogue run per output element that fuses
+the elementwise work after it (see `GemmOp`):
+
+    tile.kernel @k_linear(%x: memref<70x40xbf16>, %w: memref<50x40xbf16>,
+                          %y: memref<70x50xbf16>) grid [1, 2, 1] block [128, 1, 1] {
+      tile.gemm %x[m, k] * %w[n, k] : memref<70x40xbf16>, memref<50x40xbf16> -> f32
+          atom mma_sync m16n8k16 tile [64, 64, 32] warps [2, 2] pipeline 3
+          epilogue(%m, %n, %acc) {
+        %t = arith.truncf %acc : f32 to bf16
+        memref.store %t, %y[%m, %n] : memref<70x50xbf16>
+      }
+    }
 """
 
 from __future__ import annotations

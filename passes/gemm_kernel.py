@@ -33,6 +33,7 @@ m16n8k16 atoms, each atom's accumulator a `vector<4xf32>` carried through the K 
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 from math import prod
@@ -51,6 +52,14 @@ Index = SSAValue | int
 
 SWIZZLE_ROW_BYTES = 128
 """The widest shared row of a tile panel: the span of the widest swizzle."""
+
+_FOLDS = {
+    arith.AddiOp: operator.add,
+    arith.MuliOp: operator.mul,
+    arith.DivUIOp: operator.floordiv,
+    arith.RemUIOp: operator.mod,
+}
+_IDENTITIES = {arith.AddiOp: 0, arith.MuliOp: 1, arith.DivUIOp: 1}
 
 
 @dataclass(frozen=True)
@@ -77,13 +86,19 @@ class _OperandTiles:
 class _GemmBuilder:
     """Emits the kernel.func of one tile.gemm; `block` is where ops go next."""
 
-    def __init__(self, gemm: tile.GemmOp, body: Block, values: dict[SSAValue, SSAValue], target):
+    def __init__(
+        self,
+        gemm: tile.GemmOp,
+        body: Block,
+        values: dict[SSAValue, SSAValue],
+        target: GpuTarget,
+    ):
         self.gemm = gemm
         self.body = body
         self.block = body
         self.values = values
         """Tile IR values (the kernel's arguments) -> their Kernel IR values."""
-        self.target: GpuTarget = target
+        self.target = target
         self.constants: dict[tuple[int, Attribute], SSAValue] = {}
         self.constant_ops: list[Operation] = []
         self.known: dict[SSAValue, int] = {}
@@ -125,23 +140,19 @@ class _GemmBuilder:
         return value if isinstance(value, int) else self.known.get(value)
 
     def arith(self, op_type: type[Operation], lhs: Index, rhs: Index) -> Index:
+        """`lhs op rhs`, folded where both are known, where one is the op's identity (x + 0,
+        x * 1, x / 1) and where one absorbs it (x * 0, x % 1)."""
         left, right = self.known_value(lhs), self.known_value(rhs)
         if left is not None and right is not None:
-            return {
-                arith.AddiOp: left + right,
-                arith.MuliOp: left * right,
-                arith.DivUIOp: left // right if right else 0,
-                arith.RemUIOp: left % right if right else 0,
-            }[op_type]
-        if op_type is arith.AddiOp and (left == 0 or right == 0):
-            return rhs if left == 0 else lhs
-        if op_type is arith.MuliOp and (left == 1 or right == 1):
-            return rhs if left == 1 else lhs
-        if op_type is arith.MuliOp and (left == 0 or right == 0):
-            return 0
-        if op_type in (arith.DivUIOp,) and right == 1:
+            return _FOLDS[op_type](left, right)
+        identity = _IDENTITIES.get(op_type)
+        if identity is not None and right == identity:
             return lhs
-        if op_type is arith.RemUIOp and right == 1:
+        if op_type in (arith.AddiOp, arith.MuliOp) and left == identity:
+            return rhs
+        if (op_type is arith.MuliOp and 0 in (left, right)) or (
+            op_type is arith.RemUIOp and right == 1
+        ):
             return 0
         return self.add_op(op_type(self.index(lhs), self.index(rhs))).results[0]
 
@@ -265,6 +276,8 @@ class _GemmBuilder:
         row: Index,
         column: Index,
     ) -> None:
+        """One copy: the `copy_elements` elements at (`row`, `column`) of the slice's tile,
+        zeros past the ends of the operand."""
         copy = tiles.copy_elements
         global_row = self.add(starts[tiles.row_dim], row)
         global_column = self.add(starts[tiles.column_dim], column)
@@ -298,21 +311,10 @@ class _GemmBuilder:
             return
         # A row of odd length leaves copies of one 2-byte element, too small for cp.async:
         # through registers.
-        if valid is None:
-            value = self.add_op(memref.LoadOp.get(operand, source)).results[0]
-        else:
-
-            def load(_: Block) -> list[SSAValue]:
-                return [self.add_op(memref.LoadOp.get(operand, source)).results[0]]
-
-            def zero(_: Block) -> list[SSAValue]:
-                return [self.add_op(arith.ConstantOp(FloatAttr(0.0, self.element))).results[0]]
-
-            value = self.add_op(
-                scf.IfOp(
-                    valid, [self.element], Region(self.nested(load)), Region(self.nested(zero))
-                )
-            ).results[0]
+        value = self.add_op(memref.LoadOp.get(operand, source)).results[0]
+        if valid is not None:
+            zero = self.add_op(arith.ConstantOp(FloatAttr(0.0, self.element))).results[0]
+            value = self.select(valid, value, zero)
         self.add_op(memref.StoreOp.get(value, shared, destination))
 
     # -- fragments --
@@ -321,10 +323,10 @@ class _GemmBuilder:
         """The warp's A fragment of atom row `atom` at k-step k0: ldmatrix x4 of the 16x16
         block's quarters (rows 0-7, 8-15 of k 0-7, then of k 8-15)."""
         m0 = self.add(self.warp_row, atom * self.atom_m)
-        lane_row, lane_column = self.lane_row, self.lane_column
         if tiles.column_dim == self.k_dim:
             # Lane l gives row l % 16 of the M x K tile, at column 8 (l / 16).
-            row, column, transposed = self.add(m0, lane_row), self.add(k0, lane_column), False
+            row, column = self.add(m0, self.lane_row), self.add(k0, self.lane_column)
+            transposed = False
         else:
             # A [K, M] tile holds A's blocks transposed: lane l gives K row 8 (l / 16) + l % 8
             # at M column 8 ((l / 8) % 2).
@@ -518,11 +520,15 @@ class _GemmBuilder:
                 for j in range(atoms_n):
                     position = i * atoms_n + j
                     accumulators[position] = self.add_op(
-                        kernel.MmaSyncOp("m16n8k16", a[i], b[j], accumulators[position])
+                        kernel.MmaSyncOp(
+                            kernel.MmaShape.M16N8K16, a[i], b[j], accumulators[position]
+                        )
                     ).result
         return accumulators
 
     def epilogue(self, batch: Sequence[Index], accumulators: list[SSAValue], atoms_n: int) -> None:
+        """The tile.gemm's epilogue for each element of each atom's accumulator, at its row
+        g + 8 (i / 2) and column 2t + i % 2 of the atom, where that is inside the output."""
         body = self.gemm.epilogue.block
         row_base = self.add(self.tile_row, self.fragment_row)
         column_base = self.add(self.tile_column, self.fragment_column)

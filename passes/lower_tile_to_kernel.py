@@ -33,7 +33,11 @@ then combines the partials of a warp with butterfly shuffles (`kernel.shuffle xo
 target's warp size, then half that, down to 1), writes one partial per warp to shared memory,
 and after a barrier every warp reads the per-warp partials back and combines them the same
 way, so every thread holds the total; a second barrier lets the next reduction reuse nothing
-stale. The host's `tile.launch` becomes a `kernel.launch` with the kernel's grid and block.
+stale. A contraction's kernel (a `tile.gemm`) becomes a tensor-core kernel: cp.async K slices
+pipelined through swizzled shared memory, ldmatrix fragments, mma.sync accumulators in
+registers and the epilogue per accumulator element (see `emmy.passes.gemm_kernel`). The
+host's `tile.launch` becomes a `kernel.launch` with the kernel's grid, block and dynamic
+shared memory.
 """
 
 from __future__ import annotations
