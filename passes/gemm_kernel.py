@@ -241,6 +241,19 @@ class _GemmBuilder:
         op.result.name_hint = name
         return self.add_op(op).results[0]
 
+    def panel_column(
+        self, tiles: _OperandTiles, column: Index, offset: Index = 0
+    ) -> tuple[Index, Index]:
+        """The panel of the tile that column `column + offset` is in, and its column there;
+        `offset` (a lane's, below 16) never takes a known `column` (a k-step's, a multiple
+        of 16) into the next panel."""
+        if tiles.panels == 1:
+            return 0, self.add(column, offset)
+        if isinstance(column, int):
+            return column // tiles.width, self.add(column % tiles.width, offset)
+        column = self.add(column, offset)
+        return self.div(column, tiles.width), self.rem(column, tiles.width)
+
     def copy_slice(
         self,
         tiles: _OperandTiles,
@@ -259,9 +272,14 @@ class _GemmBuilder:
             last_partial = (step + 1) * self.threads > chunks
             guard = self.less(chunk, chunks) if last_partial else None
 
-            def copy_chunk(chunk: Index = chunk) -> None:
-                row = self.div(chunk, per_row)
-                column = self.mul(self.rem(chunk, per_row), copy)
+            def copy_chunk(chunk: Index = chunk, step: int = step) -> None:
+                if self.threads % per_row == 0:
+                    # The block copies whole rows a step: each thread the same column.
+                    first_row, column = self.copy_origins[tiles.operand]
+                    row = self.add(first_row, step * self.threads // per_row)
+                else:
+                    row = self.div(chunk, per_row)
+                    column = self.mul(self.rem(chunk, per_row), copy)
                 self.copy_chunk(tiles, shared, stage, starts, batch, row, column)
 
             self.if_then(guard, copy_chunk)
@@ -292,15 +310,8 @@ class _GemmBuilder:
             global_column = self.select(valid, global_column, 0)
         position = {tiles.row_dim: global_row, tiles.column_dim: global_column}
         source = [self.index(batch[d] if d < self.batch_rank else position[d]) for d in tiles.dims]
-        destination = [
-            self.index(i)
-            for i in (
-                stage,
-                self.div(column, tiles.width),
-                row,
-                self.rem(column, tiles.width),
-            )
-        ]
+        panel, within = self.panel_column(tiles, column)
+        destination = [self.index(i) for i in (stage, panel, row, within)]
         operand = self.values[tiles.operand]
         size = copy * self.element_bytes
         if size in kernel.CP_ASYNC_BYTES:
@@ -325,12 +336,12 @@ class _GemmBuilder:
         m0 = self.add(self.warp_row, atom * self.atom_m)
         if tiles.column_dim == self.k_dim:
             # Lane l gives row l % 16 of the M x K tile, at column 8 (l / 16).
-            row, column = self.add(m0, self.lane_row), self.add(k0, self.lane_column)
+            row, column = self.add(m0, self.lane_row), (k0, self.lane_column)
             transposed = False
         else:
             # A [K, M] tile holds A's blocks transposed: lane l gives K row 8 (l / 16) + l % 8
             # at M column 8 ((l / 8) % 2).
-            row, column = self.add(k0, self.lane_block_row), self.add(m0, self.lane_half)
+            row, column = self.add(k0, self.lane_block_row), (m0, self.lane_half)
             transposed = True
         return self.ldmatrix(tiles, shared, stage, row, column, 4, transposed)
 
@@ -344,12 +355,12 @@ class _GemmBuilder:
             # [N, K]: the blocks as they are; lane l gives N row (8 (l / 16) if x4) + l % 8 at
             # K column 8 ((l / 8) % 2).
             row_offset = self.lane_block_row if count == 2 else self.lane_eighth
-            row, column = self.add(n0, row_offset), self.add(k0, self.lane_half)
+            row, column = self.add(n0, row_offset), (k0, self.lane_half)
             transposed = False
         else:
             # [K, N]: transposed; lane l gives K row l % 16 at N column (8 (l / 16) if x4).
             row = self.add(k0, self.lane_row)
-            column = self.add(n0, self.lane_column) if count == 2 else n0
+            column = (n0, self.lane_column if count == 2 else 0)
             transposed = True
         loaded = self.ldmatrix(tiles, shared, stage, row, column, 2 * count, transposed)
         if count == 1:
@@ -362,12 +373,15 @@ class _GemmBuilder:
         shared: SSAValue,
         stage: Index,
         row: Index,
-        column: Index,
+        column: tuple[Index, Index],
         matrices: int,
         transposed: bool,
     ) -> SSAValue:
-        indices = [stage, self.div(column, tiles.width), row, self.rem(column, tiles.width)]
-        op = kernel.LdmatrixOp(shared, [self.index(i) for i in indices], matrices, transposed)
+        """ldmatrix of `matrices` 8x8 matrices, each lane at `row` and column `column[0] +
+        column[1]` (a base and the lane's offset) of the stage's tile."""
+        panel, within = self.panel_column(tiles, *column)
+        indices = [self.index(i) for i in (stage, panel, row, within)]
+        op = kernel.LdmatrixOp(shared, indices, matrices, transposed)
         return self.add_op(op).result
 
     def lanes(self, vector: SSAValue, first: int, count: int) -> SSAValue:
@@ -412,6 +426,15 @@ class _GemmBuilder:
         self.emit_thread_indices()
         self.a_tiles = self.operand_tiles(gemm.lhs, gemm.lhs_dims)
         self.b_tiles = self.operand_tiles(gemm.rhs, gemm.rhs_dims)
+        self.copy_origins = {}
+        """Operand -> the row and column of its tile that each thread copies first, where the
+        block copies whole rows at a time."""
+        for tiles in (self.a_tiles, self.b_tiles):
+            per_row = tiles.columns // tiles.copy_elements
+            if self.threads % per_row == 0:
+                row = self.div(self.thread_id, per_row)
+                column = self.mul(self.rem(self.thread_id, per_row), tiles.copy_elements)
+                self.copy_origins[tiles.operand] = (row, column)
         a_bytes = self.stages * self.a_tiles.rows * self.a_tiles.columns * self.element_bytes
         b_bytes = self.stages * self.b_tiles.rows * self.b_tiles.columns * self.element_bytes
         dynamic = a_bytes + b_bytes > self.target.static_shared_bytes_per_block

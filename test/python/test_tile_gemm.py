@@ -207,6 +207,9 @@ EMULATED = {
     "warps-4x1-wide-tile": Gemm(96, 140, 64, tile=(64, 128, 64), warps=(4, 1), pipeline=2),
     "one-warp-odd-atoms": Gemm(24, 40, 32, tile=(16, 24, 32), warps=(1, 1)),
     "dynamic-shared-4-stages": Gemm(130, 128, 64, tile=(128, 128, 32), pipeline=4),
+    "two-panels-of-k": Gemm(24, 32, 136, tile=(32, 32, 128), warps=(2, 1), pipeline=2),
+    "two-panels-of-n-kn": Gemm(64, 130, 48, b_layout="kn", tile=(64, 128, 32)),
+    "two-panels-of-m-km": Gemm(130, 64, 48, a_layout="km", tile=(128, 64, 32), warps=(4, 1)),
     "bias-gelu-bf16": Gemm(70, 50, 40, epilogue="bias-gelu"),
     "bias-silu-bf16-kn": Gemm(33, 72, 48, b_layout="kn", epilogue="bias-silu", seed=3),
 }
