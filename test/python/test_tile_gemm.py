@@ -27,7 +27,7 @@ from xdsl.parser import Parser
 from emmy.dialects import make_context
 from emmy.passes.lower_tile_to_kernel import LowerTileToKernelPass
 from emmy.tools.cuda.target import print_cuda
-from emmy.tools.interpreter.run import run_module
+from emmy.tools.interpreter.run import ExecutionError, run_module
 
 needs_gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH")
@@ -229,8 +229,6 @@ def test_tile_gemm_in_the_emulator_matches_torch(name: str):
 
 def test_a_wrong_wait_count_is_a_race_the_emulator_reports():
     """A pipeline that waits for one group too few reads a slice still in flight."""
-    from emmy.tools.interpreter.run import ExecutionError
-
     gemm = Gemm(32, 32, 64, tile=(32, 32, 16))
     text = str(lowered(gemm)).replace("kernel.cp_async_wait 1", "kernel.cp_async_wait 2")
     with pytest.raises(ExecutionError, match=r"which a cp.async still in flight writes"):
