@@ -42,11 +42,15 @@ Semantics of the primitives, for the SIMT emulator and the CUDA printer:
   i64, f16, bf16, f32, f64: the same in every thread) and opaque structs passed by value
   (`!kernel.opaque<"CUtensorMap", 128, 64>`: name, bytes, alignment), which it hands on
   without looking into them; `kernel.launch` passes a value of each type.
-- A `kernel.shared_alloc {layout = #kernel.swizzle<128>}` buffer is swizzled: every access
-  reaches element `e` of the dense row-major buffer at its swizzled place (see `SwizzleAttr`).
-- `kernel.cp_async` starts an asynchronous global-to-shared copy; `kernel.cp_async_commit`
-  closes the current group of copies and `kernel.cp_async_wait N` waits until at most N groups
-  of this thread are pending (other threads see the data after a `kernel.barrier`).
+- A `kernel.shared_alloc {layout = #kernel.swizzle<128>}` buffer (or `kernel.dynamic_shared`
+  view) is swizzled: every access reaches element `e` of the dense row-major buffer at its
+  swizzled place (see `SwizzleAttr`).
+- `kernel.cp_async` starts an asynchronous global-to-shared copy (with `src_bytes`, of fewer
+  bytes, zero-filling the rest); `kernel.cp_async_commit` closes the current group of copies
+  and `kernel.cp_async_wait N` waits until at most N groups of this thread are pending. Only
+  then is a copy's data in shared memory: until its group is waited for, nobody may read or
+  write the destination (other threads see the data after a `kernel.barrier` that follows the
+  wait).
 - `kernel.ldmatrix` and `kernel.mma_sync` are warp instructions for tensor cores: every lane of
   a warp executes them together, converged, and each lane holds its fragment of a matrix as a
   `vector<NxT>`, in the layouts of the PTX ISA (see `LdmatrixOp` and `MmaSyncOp`).
@@ -101,6 +105,7 @@ from xdsl.irdl import (
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
+    opt_operand_def,
     opt_prop_def,
     prop_def,
     result_def,
@@ -302,9 +307,21 @@ class SwizzleAttr(ParametrizedAttribute):
 
 
 def swizzle_of(buffer: SSAValue) -> SwizzleAttr | None:
-    """The swizzle of a shared buffer, which its `kernel.shared_alloc` declares."""
+    """The swizzle of a shared buffer, which its `kernel.shared_alloc` or
+    `kernel.dynamic_shared` declares."""
     owner = buffer.owner
-    return owner.layout if isinstance(owner, SharedAllocOp) else None
+    return owner.layout if isinstance(owner, SharedAllocOp | DynamicSharedOp) else None
+
+
+def _verify_swizzled(memref_type: MemRefType, layout: SwizzleAttr) -> None:
+    # Every element type's size is a power of two (`dtypes.ELEMENT_TYPES`), as the swizzle's
+    # element permutation needs.
+    span = layout.span.data
+    if buffer_bytes(memref_type) % span:
+        raise VerifyException(
+            f"a buffer swizzled in {span}-byte spans is a whole number of them, but "
+            f"{memref_type} is {buffer_bytes(memref_type)} bytes"
+        )
 
 
 def is_kernel_scalar(t: Attribute) -> bool:
@@ -632,31 +649,27 @@ class SharedAllocOp(IRDLOperation):
         _verify_in_kernel(self)
         memref_type = self.result.type
         _verify_shared(memref_type, "a kernel.shared_alloc buffer")
-        if self.layout is None:
-            return
-        # Every element type's size is a power of two (`dtypes.ELEMENT_TYPES`), as the
-        # swizzle's element permutation needs.
-        span = self.layout.span.data
-        if buffer_bytes(memref_type) % span:
-            raise VerifyException(
-                f"a buffer swizzled in {span}-byte spans is a whole number of them, but "
-                f"{memref_type} is {buffer_bytes(memref_type)} bytes"
-            )
+        if self.layout is not None:
+            _verify_swizzled(memref_type, self.layout)
 
 
 @irdl_op_definition
 class DynamicSharedOp(IRDLOperation):
     """A view of the dynamic shared memory (sized by the launch) at a byte offset:
-    `%d = kernel.dynamic_shared offset 0 : memref<1024xf32, 3 : i32>`."""
+    `%d = kernel.dynamic_shared offset 0 : memref<1024xf32, 3 : i32>` (swizzled, like a
+    `kernel.shared_alloc`: `kernel.dynamic_shared offset 0 {layout = #kernel.swizzle<128>}`,
+    at an offset on the boundary of the swizzle's pattern)."""
 
     name = "kernel.dynamic_shared"
     offset = prop_def(IntegerAttr[I64])
+    layout = opt_prop_def(SwizzleAttr)
     result = result_def(MemRefType)
     traits = traits_def(Pure(), ThreadDependsOn())
 
-    def __init__(self, offset: int, result_type: MemRefType):
+    def __init__(self, offset: int, result_type: MemRefType, layout: SwizzleAttr | None = None):
         super().__init__(
-            properties={"offset": IntegerAttr(offset, i64)}, result_types=[result_type]
+            properties={"offset": IntegerAttr(offset, i64), "layout": layout},
+            result_types=[result_type],
         )
 
     @property
@@ -672,6 +685,13 @@ class DynamicSharedOp(IRDLOperation):
                 f"a dynamic shared view starts at a byte offset that is a non-negative multiple "
                 f"of {SHARED_ALIGNMENT}, got {offset}"
             )
+        if self.layout is not None:
+            _verify_swizzled(self.result.type, self.layout)
+            if offset % self.layout.alignment:
+                raise VerifyException(
+                    f"a view swizzled in {self.layout.span.data}-byte spans starts where its "
+                    f"pattern does, at a multiple of {self.layout.alignment} bytes, got {offset}"
+                )
         end = offset + buffer_bytes(self.result.type)
         target = target_of(self)
         if end > target.shared_bytes_per_block:
@@ -682,7 +702,8 @@ class DynamicSharedOp(IRDLOperation):
 
     def print(self, printer: Printer) -> None:
         printer.print_string(f" offset {self.byte_offset}")
-        printer.print_op_attributes(self.attributes)
+        layout = {"layout": self.layout} if self.layout is not None else {}
+        printer.print_op_attributes({**layout, **self.attributes})
         printer.print_string(" : ")
         printer.print_attribute(self.result.type)
 
@@ -690,9 +711,16 @@ class DynamicSharedOp(IRDLOperation):
     def parse(cls, parser: Parser) -> DynamicSharedOp:
         parser.parse_keyword("offset")
         offset = _parse_int(parser, "a byte offset")
+        pos = parser.pos
         attributes = parser.parse_optional_attr_dict()
+        layout = attributes.pop("layout", None)
+        if layout is not None and not isinstance(layout, SwizzleAttr):
+            parser.raise_error(
+                f"a dynamic shared view's layout is a #kernel.swizzle, got {layout}", pos
+            )
         parser.parse_punctuation(":")
-        op = cls(offset, parse_memref_type(parser, "a kernel.dynamic_shared result"))
+        result_type = parse_memref_type(parser, "a kernel.dynamic_shared result")
+        op = cls(offset, result_type, layout)
         op.attributes.update(attributes)
         return op
 
@@ -901,13 +929,19 @@ class VectorStoreOp(IRDLOperation):
 @irdl_op_definition
 class CpAsyncOp(IRDLOperation):
     """Starts an asynchronous copy of `bytes` bytes from global to shared memory:
-    `kernel.cp_async %dst[%i], %src[%j] bytes 16 : memref<..., 3 : i32>, memref<...>`."""
+    `kernel.cp_async %dst[%i], %src[%j] bytes 16 : memref<..., 3 : i32>, memref<...>`.
+
+    With `src_bytes %n` (an i32 from 0 to `bytes`, whole elements) only the first `n` bytes
+    are read from the source and the rest of the destination is filled with zeros (PTX's
+    src-size operand): a tile's copy past the end of a matrix reads nothing and leaves zeros,
+    `kernel.cp_async %dst[%i], %src[%j] bytes 16 src_bytes %n : ...`."""
 
     name = "kernel.cp_async"
     destination = operand_def(MemRefType)
     destination_indices = var_operand_def(IndexType)
     source = operand_def(MemRefType)
     source_indices = var_operand_def(IndexType)
+    source_bytes = opt_operand_def(i32)
     bytes = prop_def(IntegerAttr[I64])
     traits = traits_def(ReadsOperand("source"), WritesOperand("destination"))
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
@@ -919,9 +953,10 @@ class CpAsyncOp(IRDLOperation):
         src: SSAValue,
         src_indices: Sequence[SSAValue],
         size: int,
+        source_bytes: SSAValue | None = None,
     ):
         super().__init__(
-            operands=[dst, dst_indices, src, src_indices],
+            operands=[dst, dst_indices, src, src_indices, source_bytes],
             properties={"bytes": IntegerAttr(size, i64)},
         )
 
@@ -963,6 +998,9 @@ class CpAsyncOp(IRDLOperation):
         printer.print_string(", ")
         print_access(printer, self.source, self.source_indices)
         printer.print_string(f" bytes {self.size}")
+        if self.source_bytes is not None:
+            printer.print_string(" src_bytes ")
+            printer.print_ssa_value(self.source_bytes)
         printer.print_op_attributes(self.attributes)
         printer.print_string(" : ")
         printer.print_attribute(self.destination.type)
@@ -976,6 +1014,9 @@ class CpAsyncOp(IRDLOperation):
         source = parse_access(parser)
         parser.parse_keyword("bytes")
         size = _parse_int(parser, "a copy size")
+        source_bytes = None
+        if parser.parse_optional_keyword("src_bytes") is not None:
+            source_bytes = parser.resolve_operand(parser.parse_unresolved_operand(), i32)
         attributes = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         pos = parser.pos
@@ -984,7 +1025,7 @@ class CpAsyncOp(IRDLOperation):
         src_type = parse_memref_type(parser, "a cp_async source")
         dst_value, dst_resolved = resolve_access(parser, destination, dst_type, pos)
         src_value, src_resolved = resolve_access(parser, source, src_type, pos)
-        op = cls(dst_value, dst_resolved, src_value, src_resolved, size)
+        op = cls(dst_value, dst_resolved, src_value, src_resolved, size, source_bytes)
         op.attributes.update(attributes)
         return op
 

@@ -51,10 +51,26 @@ interpreter runs Tile IR as if they were absent):
   through registers, `async` with cp.async), and every load of that row after it in the loop
   reads the copy — a norm or softmax reads its row from global memory once, not once per
   pass.
+
+A contraction's kernel holds one `tile.gemm` instead of loop nests: the product stays one op,
+whose schedule says how the blocks tile it (the block tile, the warps' split of it, the
+instruction atom, the K pipeline's depth), with an epilogue run per output element that fuses
+the elementwise work after it (see `GemmOp`):
+
+    tile.kernel @k_linear(%x: memref<70x40xbf16>, %w: memref<50x40xbf16>,
+                          %y: memref<70x50xbf16>) grid [1, 2, 1] block [128, 1, 1] {
+      tile.gemm %x[m, k] * %w[n, k] : memref<70x40xbf16>, memref<50x40xbf16> -> f32
+          atom mma_sync m16n8k16 tile [64, 64, 32] warps [2, 2] pipeline 3
+          epilogue(%m, %n, %acc) {
+        %t = arith.truncf %acc : f32 to bf16
+        memref.store %t, %y[%m, %n] : memref<70x50xbf16>
+      }
+    }
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from math import prod
@@ -63,7 +79,10 @@ from typing import ClassVar
 from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import (
     I64,
+    BFloat16Type,
     DenseArrayBase,
+    Float16Type,
+    Float32Type,
     IndexType,
     IntAttr,
     IntegerAttr,
@@ -92,20 +111,23 @@ from xdsl.irdl import (
     operand_def,
     opt_prop_def,
     prop_def,
+    region_def,
     var_operand_def,
 )
-from xdsl.parser import AttrParser, Parser
+from xdsl.parser import AttrParser, Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.traits import (
     HasParent,
     IsTerminator,
     Pure,
+    RecursiveMemoryEffect,
 )
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
+from emmy.dialects.access import parse_memref_type
 from emmy.dialects.dtypes import element_bytes
-from emmy.dialects.effects import ReadsOperand, WritesSharedMemory
+from emmy.dialects.effects import ReadsOperand, WritesSharedMemory, written_values
 from emmy.dialects.for_op import ForOpBase, Reduction
 from emmy.dialects.kernel import verify_block_shape, verify_grid_shape
 from emmy.dialects.launch import KernelSymbolOp, LaunchOpBase, parse_shape, print_shape
@@ -202,6 +224,122 @@ def loop_paths(body: Block, loop_type: type[Operation]) -> dict[Operation, LoopP
     return paths
 
 
+class AtomKind(StrEnum):
+    """Which instruction multiplies a contraction's tiles."""
+
+    MMA_SYNC = "mma_sync"
+    WGMMA = "wgmma"
+    FMA = "fma"
+
+
+WGMMA_N = range(8, 257, 8)
+
+
+@dataclass(frozen=True)
+class MmaAtom:
+    """The instruction a contraction's tiles are multiplied with, and the M x N x K it
+    multiplies at once: `mma_sync m16n8k16` (a warp's tensor-core product, sm_80 on, on f16
+    or bf16), `wgmma m64n128k16` (a warp group's, sm_90a; N from 8 to 256 in steps of 8) or
+    `fma` (one multiply-add of a thread, on any float type)."""
+
+    kind: AtomKind
+    shape: tuple[int, int, int] = (1, 1, 1)
+
+    def __str__(self) -> str:
+        if self.kind == AtomKind.FMA:
+            return str(self.kind)
+        m, n, k = self.shape
+        return f"{self.kind} m{m}n{n}k{k}"
+
+    def verify(self) -> None:
+        m, n, k = self.shape
+        if self.kind == AtomKind.MMA_SYNC:
+            ok = self.shape == (16, 8, 16)
+            expected = "m16n8k16"
+        elif self.kind == AtomKind.WGMMA:
+            ok = m == 64 and n in WGMMA_N and k == 16
+            expected = "m64nNk16, N from 8 to 256 in steps of 8"
+        else:
+            ok = self.shape == (1, 1, 1)
+            expected = "one multiply-add, no shape"
+        if not ok:
+            raise VerifyException(f"a {self.kind} atom is {expected}, got {self}")
+
+
+ATOM_SHAPE = re.compile(r"m(\d+)n(\d+)k(\d+)")
+
+
+def parse_atom(parser: AttrParser) -> MmaAtom:
+    """`mma_sync m16n8k16`, `wgmma m64n128k16` or `fma`."""
+    start = parser.pos
+    kind = parser.parse_str_enum(AtomKind)
+    shape = (1, 1, 1)
+    if kind != AtomKind.FMA:
+        shape_pos = parser.pos
+        match = ATOM_SHAPE.fullmatch(parser.parse_identifier())
+        if match is None:
+            parser.raise_error(
+                "an atom's shape is written mMnNkK, as in m16n8k16", shape_pos, parser.pos
+            )
+        shape = tuple(int(size) for size in match.groups())
+    atom = MmaAtom(kind, shape)
+    try:
+        atom.verify()
+    except VerifyException as error:
+        parser.raise_error(str(error), start, parser.pos)
+    return atom
+
+
+def verify_gemm_tiling(
+    tile_shape: Sequence[int], atom: MmaAtom, warps: Sequence[int]
+) -> tuple[int, int]:
+    """A block tile (BM, BN, BK) split among (WM, WN) warps is whole atoms for every warp (for
+    wgmma, a warp group is 4 warps along M); returns the warp tile (BM / WM, BN / WN)."""
+    if len(tile_shape) != 3 or min(tile_shape) < 1:
+        raise VerifyException(f"tile {list(tile_shape)} must have 3 positive sizes (BM, BN, BK)")
+    if len(warps) != 2 or min(warps) < 1:
+        raise VerifyException(f"warps {list(warps)} must have 2 positive counts (WM, WN)")
+    atom.verify()
+    block_m, block_n, block_k = tile_shape
+    warps_m, warps_n = warps
+    atom_m, atom_n, atom_k = atom.shape
+    if atom.kind == AtomKind.WGMMA:
+        if warps_m % 4:
+            raise VerifyException(
+                f"a wgmma is issued by a warp group of 4 warps along M, but warps "
+                f"{list(warps)} has {warps_m} along M"
+            )
+        atom_m //= 4
+    if block_m % warps_m or block_n % warps_n:
+        raise VerifyException(f"warps {list(warps)} must divide tile {list(tile_shape)}'s M and N")
+    warp_m, warp_n = block_m // warps_m, block_n // warps_n
+    if warp_m % atom_m or warp_n % atom_n or block_k % atom_k:
+        raise VerifyException(
+            f"tile {list(tile_shape)} over warps {list(warps)} gives each warp {warp_m}x{warp_n} "
+            f"and K slices of {block_k}, which must be whole {atom} atoms "
+            f"({atom_m}x{atom_n}, K {atom_k})"
+        )
+    return warp_m, warp_n
+
+
+@irdl_attr_definition
+class MmaAtomAttr(Data[MmaAtom]):
+    """`#tile.atom<mma_sync m16n8k16>`: an `MmaAtom` in the IR."""
+
+    name = "tile.atom"
+
+    def verify(self) -> None:
+        self.data.verify()
+
+    def print_parameter(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.data}>")
+
+    @classmethod
+    def parse_parameter(cls, parser: AttrParser) -> MmaAtom:
+        with parser.in_angle_brackets():
+            return parse_atom(parser)
+
+
 @dataclass(frozen=True)
 class LoopSchedule:
     """Where one loop's iterations go, and how many consecutive ones a thread takes at a time.
@@ -233,18 +371,31 @@ class Schedule:
     A loop the schedule does not name runs serially in each thread. The grid is not part of
     the schedule: it is the blocks the mapped loops need (every loop mapped to a grid
     dimension strides by that dimension's size, so any grid would be correct).
-    The last four fields are reserved for tensor-core schedules; no pass honours them yet, so
-    a schedule verifies only with their defaults."""
+
+    A contraction's kernel (a `tile.gemm`) has no loops to map; its schedule says how the
+    blocks tile the product instead, with `tile`, `atom` and `warps` together (and
+    `pipeline`), which the `tile.gemm` lowered with it carries:
+
+        #tile.schedule<block [128, 1, 1], loops [], tile [128, 128, 32],
+                       atom mma_sync m16n8k16, warps [2, 2], pipeline 3>
+
+    `warp_roles` is reserved for warp-specialised schedules; no pass honours it yet, so a
+    schedule verifies only without it."""
 
     block: tuple[int, int, int]
     loops: tuple[tuple[LoopPath, LoopSchedule], ...]
     stages: tuple[Staging, ...] = ()
     tile_shape: tuple[int, ...] = ()
-    """Reserved: the block's output tile (M, N, K)."""
-    mma_atom: str = ""
-    """Reserved: the tensor-core instruction a warp group issues (such as wgmma m64n128k16)."""
+    """A contraction's block tile (BM, BN, BK): each block computes BM x BN outputs, taking
+    the K dimension BK at a time."""
+    mma_atom: MmaAtom | None = None
+    """The instruction that multiplies (see `MmaAtom`)."""
+    warps: tuple[int, ...] = ()
+    """How the block's warps split its tile: (WM, WN) warps, each computing a (BM / WM) x
+    (BN / WN) sub-tile."""
     pipeline_depth: int = 1
-    """Reserved: how many tiles are loaded ahead of the one being multiplied."""
+    """How many K slices of the tile are in shared memory at once: the block copies the next
+    `pipeline_depth - 1` slices (cp.async) while it multiplies one."""
     warp_roles: tuple[str, ...] = ()
     """Reserved: what each warp group of a block does (such as producer, consumer)."""
 
@@ -276,17 +427,38 @@ class Schedule:
                     f"a row is staged by a block: staging at loop {list(stage.loop)} needs "
                     "that loop mapped to grid or grid_y"
                 )
-        reserved = (
-            ("tile", self.tile_shape, ()),
-            ("atom", self.mma_atom, ""),
-            ("pipeline", self.pipeline_depth, 1),
-            ("warp_roles", self.warp_roles, ()),
-        )
-        for keyword, value, default in reserved:
-            if value != default:
-                raise VerifyException(
-                    f"'{keyword}' is reserved for tensor-core schedules, which no pass honours yet"
-                )
+        self._verify_contraction()
+        if self.warp_roles:
+            raise VerifyException(
+                "'warp_roles' is reserved for warp-specialised schedules, which no pass honours yet"
+            )
+
+    @property
+    def is_contraction(self) -> bool:
+        """Whether this schedules a contraction's kernel (a `tile.gemm`)."""
+        return bool(self.tile_shape)
+
+    def _verify_contraction(self) -> None:
+        given = [bool(self.tile_shape), self.mma_atom is not None, bool(self.warps)]
+        if any(given) and not all(given):
+            raise VerifyException(
+                "a contraction's schedule gives its 'tile', 'atom' and 'warps' together"
+            )
+        if self.pipeline_depth < 1:
+            raise VerifyException(
+                f"'pipeline' is how many K slices are in shared memory at once, at least 1, "
+                f"got {self.pipeline_depth}"
+            )
+        if not self.is_contraction:
+            if self.pipeline_depth != 1:
+                raise VerifyException("'pipeline' is part of a contraction's schedule")
+            return
+        if self.loops or self.stages:
+            raise VerifyException(
+                "a contraction's schedule maps no loops and stages no rows: its tile.gemm "
+                "says how the blocks tile the product"
+            )
+        verify_gemm_tiling(self.tile_shape, self.mma_atom, self.warps)
 
 
 def _print_path(printer: Printer, path: LoopPath) -> None:
@@ -335,9 +507,10 @@ class ScheduleAttr(Data[Schedule]):
                 printer.print_string("]")
             if schedule.tile_shape:
                 printer.print_string(f", tile [{', '.join(map(str, schedule.tile_shape))}]")
-            if schedule.mma_atom:
-                printer.print_string(", atom ")
-                printer.print_string_literal(schedule.mma_atom)
+            if schedule.mma_atom is not None:
+                printer.print_string(f", atom {schedule.mma_atom}")
+            if schedule.warps:
+                printer.print_string(f", warps [{', '.join(map(str, schedule.warps))}]")
             if schedule.pipeline_depth != 1:
                 printer.print_string(f", pipeline {schedule.pipeline_depth}")
             if schedule.warp_roles:
@@ -370,14 +543,15 @@ class ScheduleAttr(Data[Schedule]):
             parsers = {
                 "stage": lambda: tuple(parser.parse_comma_separated_list(square, parse_stage)),
                 "tile": lambda: tuple(parser.parse_comma_separated_list(square, integer)),
-                "atom": lambda: parser.parse_str_literal(),
+                "atom": lambda: parse_atom(parser),
+                "warps": lambda: tuple(parser.parse_comma_separated_list(square, integer)),
                 "pipeline": integer,
                 "warp_roles": lambda: tuple(
                     parser.parse_comma_separated_list(square, parser.parse_str_literal)
                 ),
             }
             names = {"stage": "stages", "tile": "tile_shape", "atom": "mma_atom"}
-            names.update(pipeline="pipeline_depth", warp_roles="warp_roles")
+            names.update(pipeline="pipeline_depth", warps="warps", warp_roles="warp_roles")
 
             def parse_stage() -> Staging:
                 path = _parse_path(parser)
@@ -437,9 +611,43 @@ class KernelOp(KernelSymbolOp):
     def block_shape(self) -> tuple[int, ...]:
         return tuple(self.block.get_values())
 
+    @property
+    def gemm(self) -> GemmOp | None:
+        """The contraction this kernel computes, if it is a contraction's kernel."""
+        return next((op for op in self.body.block.ops if isinstance(op, GemmOp)), None)
+
+    def _verify_gemm_kernel(self, gemm: GemmOp, target: GpuTarget) -> None:
+        verify_grid_shape(self.grid_shape, target)
+        verify_block_shape(self.block_shape, target)
+        if len(self.body.block.ops) != 1:
+            raise VerifyException(
+                "a contraction's tile.kernel holds its tile.gemm and nothing else"
+            )
+        try:
+            expected = gemm.grid(target)
+        except VerifyException:
+            return  # the tile.gemm's own verifier says what is wrong with it
+        if self.grid_shape != expected:
+            raise VerifyException(
+                f"grid {list(self.grid_shape)} is not the {list(expected)} blocks that the "
+                f"tile.gemm's tiles take (N tiles, M tiles, batch)"
+            )
+
     def verify_(self) -> None:
         self.verify_symbol()
-        verify_launch_shape(self.grid_shape, self.block_shape, target_of(self))
+        target = target_of(self)
+        gemm = self.gemm
+        if gemm is not None:
+            self._verify_gemm_kernel(gemm, target)
+        else:
+            self._verify_loop_kernel(target)
+        self._verify_schedule()
+        for index, arg_type in enumerate(self.argument_types):
+            if not isinstance(arg_type, MemRefType):
+                raise VerifyException(f"kernel argument #{index} must be a memref, got {arg_type}")
+
+    def _verify_loop_kernel(self, target: GpuTarget) -> None:
+        verify_launch_shape(self.grid_shape, self.block_shape, target)
         if self.grid_shape[1] > 1:
             for nest in self.body.block.ops:
                 if isinstance(nest, ForOp) and not any(
@@ -449,10 +657,6 @@ class KernelOp(KernelSymbolOp):
                         f"grid {list(self.grid_shape)} has {self.grid_shape[1]} rows of blocks, "
                         f"but a nest maps no loop to grid_y: it would run once per row"
                     )
-        self._verify_schedule()
-        for index, arg_type in enumerate(self.argument_types):
-            if not isinstance(arg_type, MemRefType):
-                raise VerifyException(f"kernel argument #{index} must be a memref, got {arg_type}")
 
     def _verify_schedule(self) -> None:
         """The schedule a kernel was lowered with, if it keeps one, is the one it follows."""
@@ -466,6 +670,26 @@ class KernelOp(KernelSymbolOp):
             raise VerifyException(
                 f"block {list(self.block_shape)} is not the schedule's {list(schedule.block)}"
             )
+        gemm = self.gemm
+        if schedule.is_contraction != (gemm is not None):
+            raise VerifyException(
+                "a contraction's schedule (with a tile) is the schedule of a tile.gemm's kernel, "
+                "and only of one"
+            )
+        if gemm is not None:
+            lowered = (gemm.tile_shape, gemm.mma_atom, gemm.warp_grid, gemm.pipeline_depth)
+            if lowered != (
+                schedule.tile_shape,
+                schedule.mma_atom,
+                schedule.warps,
+                schedule.pipeline_depth,
+            ):
+                raise VerifyException(
+                    f"the tile.gemm's tile {list(gemm.tile_shape)}, atom {gemm.mma_atom}, warps "
+                    f"{list(gemm.warp_grid)} and pipeline {gemm.pipeline_depth} are not its "
+                    f"schedule's"
+                )
+            return
         paths = loop_paths(self.body.block, ForOp)
         for path, _ in schedule.loops:
             if path not in paths.values():
@@ -490,10 +714,11 @@ class KernelOp(KernelSymbolOp):
 
 @irdl_op_definition
 class YieldOp(AbstractYieldOperation[Attribute]):
-    """Ends a `tile.for` body; a reduction yields this iteration's contribution."""
+    """Ends a `tile.for` body (a reduction yields this iteration's contribution) and a
+    `tile.gemm` epilogue."""
 
     name = "tile.yield"
-    traits = lazy_traits_def(lambda: (IsTerminator(), Pure(), HasParent(ForOp)))
+    traits = lazy_traits_def(lambda: (IsTerminator(), Pure(), HasParent(ForOp, GemmOp)))
 
 
 @irdl_op_definition
@@ -705,6 +930,394 @@ class StageOp(IRDLOperation):
             )
 
 
+GEMM_DIMS = ("m", "n", "k")
+
+
+def gemm_dim_name(position: int, batch_rank: int) -> str:
+    """The name of iteration dimension `position` of a contraction with `batch_rank` batch
+    dimensions: `b0`, `b1`, ..., then `m`, `n`, `k`."""
+    return f"b{position}" if position < batch_rank else GEMM_DIMS[position - batch_rank]
+
+
+SHARED_ROW_BYTES = (32, 64)
+"""Widths of a shared tile's rows, besides multiples of 128 bytes, whose swizzle keeps the 8
+rows an ldmatrix reads in 8 different 16-byte bank groups."""
+
+
+@irdl_op_definition
+class GemmOp(IRDLOperation):
+    """A contraction computed in tiles by the blocks of its kernel, with an epilogue run for
+    each output element:
+
+        tile.gemm %x[m, k] * %w[n, k] : memref<70x40xbf16>, memref<50x40xbf16> -> f32
+            atom mma_sync m16n8k16 tile [64, 64, 32] warps [2, 2] pipeline 3
+            epilogue(%m, %n, %acc) {
+          %b = memref.load %bias[%n] : memref<50xf32>
+          %s = arith.addf %acc, %b : f32
+          %y16 = arith.truncf %s : f32 to bf16
+          memref.store %y16, %y[%m, %n] : memref<70x50xbf16>
+        }
+
+    For each point (b0, ..., m, n) of the output, `acc` = sum over k of lhs * rhs, both
+    widened to the accumulator type f32; then the epilogue runs once with the point and
+    `acc`, and stores what it computes (a bias, an activation, a cast fuse there). The
+    iteration dimensions are the batch dimensions `b0`, `b1`, ... (as many as the epilogue
+    takes before m and n), `m`, `n` and `k`; each dimension of an operand names the one it
+    walks: lhs has m and k, rhs n and k, and each batch dimension is in one or both (an
+    operand without it is the same for every batch), with a matrix dimension last (`%w[n, k]`
+    is nn.Linear's weight, `%w[k, n]` a [K, N] matrix).
+
+    The schedule: each block computes a BM x BN tile of the output (`tile [BM, BN, BK]`), one
+    block per tile, the grid's x over the N tiles, y over the M tiles and z over the batch
+    (a block strides through the batch by the grid's z when there are more than the grid
+    has); K is taken BK at a time through shared memory, `pipeline` slices deep. The block's
+    `warps [WM, WN]` each compute a (BM / WM) x (BN / WN) sub-tile in whole `atom`s (see
+    `MmaAtom`). Tiles past the end of M, N or K compute zeros and store nothing, so any
+    sizes are correct."""
+
+    name = "tile.gemm"
+    lhs = operand_def(MemRefType)
+    rhs = operand_def(MemRefType)
+    lhs_map = prop_def(DenseArrayBase[I64])
+    rhs_map = prop_def(DenseArrayBase[I64])
+    atom = prop_def(MmaAtomAttr)
+    tile = prop_def(DenseArrayBase[I64])
+    warps = prop_def(DenseArrayBase[I64])
+    pipeline = prop_def(IntAttr)
+    epilogue = region_def("single_block")
+    traits = lazy_traits_def(
+        lambda: (
+            HasParent(KernelOp),
+            ReadsOperand("lhs"),
+            ReadsOperand("rhs"),
+            RecursiveMemoryEffect(),
+        )
+    )
+
+    def __init__(
+        self,
+        lhs: SSAValue,
+        lhs_map: Sequence[int],
+        rhs: SSAValue,
+        rhs_map: Sequence[int],
+        atom: MmaAtom,
+        tile_shape: Sequence[int],
+        warps: Sequence[int],
+        pipeline_depth: int,
+        epilogue: Region,
+    ):
+        block = epilogue.block
+        if block.last_op is None or not block.last_op.has_trait(IsTerminator):
+            block.add_op(YieldOp())
+        super().__init__(
+            operands=[lhs, rhs],
+            regions=[epilogue],
+            properties={
+                "lhs_map": DenseArrayBase.from_list(i64, list(lhs_map)),
+                "rhs_map": DenseArrayBase.from_list(i64, list(rhs_map)),
+                "atom": MmaAtomAttr(atom),
+                "tile": DenseArrayBase.from_list(i64, list(tile_shape)),
+                "warps": DenseArrayBase.from_list(i64, list(warps)),
+                "pipeline": IntAttr(pipeline_depth),
+            },
+        )
+
+    # -- what it computes --
+
+    @property
+    def batch_rank(self) -> int:
+        return len(self.epilogue.block.args) - 3
+
+    @property
+    def lhs_dims(self) -> tuple[int, ...]:
+        """The iteration dimension each dimension of lhs walks (batch..., m = B, n, k)."""
+        return tuple(self.lhs_map.get_values())
+
+    @property
+    def rhs_dims(self) -> tuple[int, ...]:
+        return tuple(self.rhs_map.get_values())
+
+    @property
+    def accumulator_type(self) -> Attribute:
+        return self.epilogue.block.args[-1].type
+
+    def sizes(self) -> tuple[int, ...]:
+        """The extent of each iteration dimension (batch..., M, N, K), from the operands."""
+        rank = self.batch_rank + 3
+        found: dict[int, int] = {}
+        for operand, dims in ((self.lhs, self.lhs_dims), (self.rhs, self.rhs_dims)):
+            for dim, size in zip(dims, operand.type.get_shape()):
+                if found.setdefault(dim, size) != size:
+                    raise VerifyException(
+                        f"dimension {gemm_dim_name(dim, self.batch_rank)} is {found[dim]} in "
+                        f"one operand and {size} in another"
+                    )
+        missing = [gemm_dim_name(d, self.batch_rank) for d in range(rank) if d not in found]
+        if missing:
+            raise VerifyException(
+                f"no operand walks dimension {', '.join(missing)}: its extent is unknown"
+            )
+        return tuple(found[d] for d in range(rank))
+
+    # -- the schedule --
+
+    @property
+    def mma_atom(self) -> MmaAtom:
+        return self.atom.data
+
+    @property
+    def tile_shape(self) -> tuple[int, int, int]:
+        return tuple(self.tile.get_values())
+
+    @property
+    def warp_grid(self) -> tuple[int, int]:
+        return tuple(self.warps.get_values())
+
+    @property
+    def pipeline_depth(self) -> int:
+        return self.pipeline.data
+
+    def grid(self, target: GpuTarget) -> tuple[int, int, int]:
+        """The blocks the tiles take: the N tiles, the M tiles, and the batch (up to the
+        grid's z limit: the blocks stride through the rest)."""
+        *batch, size_m, size_n, _ = self.sizes()
+        block_m, block_n, _ = self.tile_shape
+        return (
+            -(-size_n // block_n),
+            -(-size_m // block_m),
+            min(prod(batch), target.max_grid_shape[2]),
+        )
+
+    # -- verification --
+
+    def _verify_maps(self) -> None:
+        batch_rank = self.batch_rank
+        m, n, k = batch_rank, batch_rank + 1, batch_rank + 2
+        for what, operand, dims, own, other in (
+            ("lhs", self.lhs, self.lhs_dims, m, n),
+            ("rhs", self.rhs, self.rhs_dims, n, m),
+        ):
+            rank = operand.type.get_num_dims()
+            names = [gemm_dim_name(d, batch_rank) if 0 <= d <= k else str(d) for d in dims]
+            if len(dims) != rank:
+                raise VerifyException(
+                    f"{what} has {rank} dimensions but its map names {len(dims)}: "
+                    f"[{', '.join(names)}]"
+                )
+            if any(not 0 <= d <= k for d in dims) or len(set(dims)) != len(dims):
+                raise VerifyException(
+                    f"{what}'s map [{', '.join(names)}] names distinct iteration dimensions "
+                    f"of {', '.join(gemm_dim_name(d, batch_rank) for d in range(k + 1))}"
+                )
+            if own not in dims or k not in dims or other in dims:
+                raise VerifyException(
+                    f"{what} walks {gemm_dim_name(own, batch_rank)} and k, not "
+                    f"{gemm_dim_name(other, batch_rank)}, got [{', '.join(names)}]"
+                )
+            if dims[-1] < batch_rank:
+                raise VerifyException(
+                    f"{what}'s last, contiguous dimension is one of its matrix dimensions "
+                    f"({gemm_dim_name(own, batch_rank)} or k), got [{', '.join(names)}]"
+                )
+
+    def _verify_epilogue(self) -> None:
+        block = self.epilogue.block
+        types = [arg.type for arg in block.args]
+        if len(types) < 3 or any(not isinstance(t, IndexType) for t in types[:-1]):
+            raise VerifyException(
+                f"a tile.gemm epilogue takes the output point (batch..., m, n) as indices and "
+                f"the accumulator, got ({', '.join(map(str, types))})"
+            )
+        if types[-1] != f32:
+            raise VerifyException(f"a tile.gemm accumulates in f32, got {types[-1]}")
+        terminator = block.last_op
+        if not isinstance(terminator, YieldOp) or terminator.arguments:
+            raise VerifyException("a tile.gemm epilogue ends in a tile.yield of nothing")
+        for op in self.epilogue.walk():
+            if isinstance(op, ForOp | StageOp | GemmOp):
+                raise VerifyException(
+                    f"a tile.gemm epilogue runs once per output element, without {op.name}"
+                )
+        written = written_values(self.epilogue) & {self.lhs, self.rhs}
+        if written:
+            raise VerifyException(
+                "a tile.gemm epilogue does not store to the operands, which every block reads"
+            )
+
+    def _verify_element_types(self, target: GpuTarget) -> None:
+        atom = self.mma_atom
+        lhs, rhs = (v.type.get_element_type() for v in (self.lhs, self.rhs))
+        if lhs != rhs:
+            raise VerifyException(
+                f"a tile.gemm multiplies operands of one type, got {lhs} and {rhs}"
+            )
+        if atom.kind == AtomKind.FMA:
+            if not isinstance(lhs, Float16Type | BFloat16Type | Float32Type):
+                raise VerifyException(f"an fma atom multiplies f16, bf16 or f32, got {lhs}")
+            return
+        if not isinstance(lhs, Float16Type | BFloat16Type):
+            raise VerifyException(
+                f"a {atom} atom multiplies f16 or bf16 on tensor cores (f32 takes the fma atom), "
+                f"got {lhs}"
+            )
+        available = target.has_mma_sync if atom.kind == AtomKind.MMA_SYNC else target.has_wgmma
+        if not available:
+            raise VerifyException(
+                f"the {atom.kind} atom needs tensor cores that target {target.arch} "
+                f"({target.name}) does not have"
+            )
+
+    def _verify_shared_tiles(self, target: GpuTarget) -> None:
+        """The K slices of both operands fit in shared memory `pipeline` deep, in rows whose
+        swizzle suits ldmatrix."""
+        batch_rank = self.batch_rank
+        block_m, block_n, block_k = self.tile_shape
+        extents = {batch_rank: block_m, batch_rank + 1: block_n, batch_rank + 2: block_k}
+        element = self.lhs.type.get_element_type()
+        size = element_bytes(element)
+        for what, dims in (("lhs", self.lhs_dims), ("rhs", self.rhs_dims)):
+            row = extents[dims[-1]] * size
+            if self.mma_atom.kind != AtomKind.FMA and row not in SHARED_ROW_BYTES and row % 128:
+                raise VerifyException(
+                    f"{what}'s tile is stored in shared memory by its last dimension "
+                    f"{gemm_dim_name(dims[-1], batch_rank)}, {row} bytes a row, which must be "
+                    f"32, 64 or a multiple of 128 bytes for a swizzle that keeps ldmatrix free "
+                    f"of bank conflicts"
+                )
+        shared = self.pipeline_depth * (block_m + block_n) * block_k * size
+        limit = target.shared_bytes_per_block
+        if shared > limit:
+            raise VerifyException(
+                f"{self.pipeline_depth} K slices of tile {list(self.tile_shape)} take {shared} "
+                f"bytes of shared memory, over the {limit} bytes a block may have on "
+                f"{target.arch}"
+            )
+
+    def verify_(self) -> None:
+        self._verify_epilogue()
+        self._verify_maps()
+        self.sizes()
+        target = target_of(self)
+        self._verify_element_types(target)
+        if self.pipeline_depth < 1:
+            raise VerifyException(
+                f"pipeline is how many K slices are in shared memory at once, at least 1, got "
+                f"{self.pipeline_depth}"
+            )
+        warp_m, warp_n = verify_gemm_tiling(self.tile_shape, self.mma_atom, self.warp_grid)
+        self._verify_shared_tiles(target)
+        kernel = self.parent_op()
+        threads = prod(self.warp_grid) * target.warp_size
+        if isinstance(kernel, KernelOp) and kernel.block_shape != (threads, 1, 1):
+            raise VerifyException(
+                f"warps {list(self.warp_grid)} are a block of [{threads}, 1, 1] threads, but "
+                f"the kernel's block is {list(kernel.block_shape)}"
+            )
+        *_, size_m, _, _ = self.sizes()
+        if -(-size_m // self.tile_shape[0]) > target.max_grid_shape[1]:
+            raise VerifyException(
+                f"M = {size_m} in tiles of {self.tile_shape[0]} is more rows of blocks than "
+                f"the grid's {target.max_grid_shape[1]}"
+            )
+
+    # -- assembly --
+
+    def print(self, printer: Printer) -> None:
+        batch_rank = self.batch_rank
+
+        def print_operand(operand: SSAValue, dims: Sequence[int]) -> None:
+            printer.print_string(" ")
+            printer.print_ssa_value(operand)
+            printer.print_string(f"[{', '.join(gemm_dim_name(d, batch_rank) for d in dims)}]")
+
+        print_operand(self.lhs, self.lhs_dims)
+        printer.print_string(" *")
+        print_operand(self.rhs, self.rhs_dims)
+        printer.print_string(" : ")
+        printer.print_attribute(self.lhs.type)
+        printer.print_string(", ")
+        printer.print_attribute(self.rhs.type)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.accumulator_type)
+        printer.print_string(
+            f" atom {self.mma_atom} tile [{', '.join(map(str, self.tile_shape))}] warps "
+            f"[{', '.join(map(str, self.warp_grid))}] pipeline {self.pipeline_depth} epilogue("
+        )
+        printer.print_list(self.epilogue.block.args, printer.print_ssa_value)
+        printer.print_string(")")
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_string(" ")
+        printer.print_region(
+            self.epilogue, print_entry_block_args=False, print_block_terminators=False
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> GemmOp:
+        integer = lambda: parser.parse_integer(allow_boolean=False)  # noqa: E731
+        square = parser.Delimiter.SQUARE
+
+        def parse_operand() -> tuple[UnresolvedOperand, list[str], int]:
+            operand = parser.parse_unresolved_operand()
+            pos = parser.pos
+            return operand, parser.parse_comma_separated_list(square, parser.parse_identifier), pos
+
+        lhs, lhs_names, lhs_pos = parse_operand()
+        parser.parse_punctuation("*")
+        rhs, rhs_names, rhs_pos = parse_operand()
+        parser.parse_punctuation(":")
+        types_pos = parser.pos
+        lhs_type = parse_memref_type(parser, "a tile.gemm's lhs")
+        parser.parse_punctuation(",")
+        rhs_type = parse_memref_type(parser, "a tile.gemm's rhs")
+        lhs_value, rhs_value = parser.resolve_operands([lhs, rhs], [lhs_type, rhs_type], types_pos)
+        parser.parse_punctuation("->")
+        accumulator_type = parser.parse_type()
+        parser.parse_keyword("atom")
+        atom = parse_atom(parser)
+        parser.parse_keyword("tile")
+        tile_shape = parser.parse_comma_separated_list(square, integer)
+        parser.parse_keyword("warps")
+        warps = parser.parse_comma_separated_list(square, integer)
+        parser.parse_keyword("pipeline")
+        pipeline_depth = integer()
+        parser.parse_keyword("epilogue")
+        arguments = parser.parse_comma_separated_list(
+            parser.Delimiter.PAREN, lambda: parser.parse_argument(expect_type=False)
+        )
+        attributes = parser.parse_optional_attr_dict_with_keyword()
+        batch_rank = len(arguments) - 3
+        positions = {gemm_dim_name(d, batch_rank): d for d in range(max(batch_rank, 0) + 3)}
+
+        def resolve_map(names: list[str], pos: int) -> list[int]:
+            unknown = [name for name in names if name not in positions]
+            if unknown:
+                parser.raise_error(
+                    f"'{unknown[0]}' is not an iteration dimension of this tile.gemm "
+                    f"({', '.join(positions)})",
+                    pos,
+                    parser.pos,
+                )
+            return [positions[name] for name in names]
+
+        lhs_map, rhs_map = resolve_map(lhs_names, lhs_pos), resolve_map(rhs_names, rhs_pos)
+        types = [IndexType()] * (len(arguments) - 1) + [accumulator_type]
+        body = parser.parse_region([a.resolve(t) for a, t in zip(arguments, types)])
+        op = cls(
+            lhs_value,
+            lhs_map,
+            rhs_value,
+            rhs_map,
+            atom,
+            tile_shape,
+            warps,
+            pipeline_depth,
+            body,
+        )
+        if attributes is not None:
+            op.attributes.update(attributes.data)
+        return op
+
+
 @irdl_op_definition
 class LaunchOp(LaunchOpBase):
     """Host side: runs a `tile.kernel` on buffers with its launch shape."""
@@ -715,6 +1328,6 @@ class LaunchOp(LaunchOpBase):
 
 Tile = Dialect(
     "tile",
-    [KernelOp, ForOp, YieldOp, StageOp, LaunchOp],
-    [MappingAttr, StageModeAttr, ScheduleAttr],
+    [KernelOp, ForOp, YieldOp, StageOp, GemmOp, LaunchOp],
+    [MappingAttr, StageModeAttr, ScheduleAttr, MmaAtomAttr],
 )

@@ -33,7 +33,11 @@ then combines the partials of a warp with butterfly shuffles (`kernel.shuffle xo
 target's warp size, then half that, down to 1), writes one partial per warp to shared memory,
 and after a barrier every warp reads the per-warp partials back and combines them the same
 way, so every thread holds the total; a second barrier lets the next reduction reuse nothing
-stale. The host's `tile.launch` becomes a `kernel.launch` with the kernel's grid and block.
+stale. A contraction's kernel (a `tile.gemm`) becomes a tensor-core kernel: cp.async K slices
+pipelined through swizzled shared memory, ldmatrix fragments, mma.sync accumulators in
+registers and the epilogue per accumulator element (see `emmy.passes.gemm_kernel`). The
+host's `tile.launch` becomes a `kernel.launch` with the kernel's grid, block and dynamic
+shared memory.
 """
 
 from __future__ import annotations
@@ -54,6 +58,7 @@ from emmy.dialects.combiner import combine, identity
 from emmy.dialects.dtypes import element_bytes
 from emmy.dialects.effects import written_values
 from emmy.dialects.target import GpuTarget, target_of
+from emmy.passes.gemm_kernel import lower_gemm_kernel
 
 UNROLLED_TRIPS = 4
 """Block-strided loops of at most this many steps a thread are emitted step by step (the
@@ -537,6 +542,8 @@ def _split_reduction_init(source: tile.KernelOp, warp: int) -> kernel.FuncOp | N
 
 
 def _lower_kernel(source: tile.KernelOp, target: GpuTarget) -> kernel.FuncOp:
+    if source.gemm is not None:
+        return lower_gemm_kernel(source, target)
     body = Block(arg_types=source.argument_types)
     written = written_values(source.body)
     read_only = {new for old, new in zip(source.body.block.args, body.args) if old not in written}
@@ -564,18 +571,23 @@ class LowerTileToKernelPass(ModulePass):
         shapes = {}
         initialised = set()
         for source in [k for k in op.body.block.ops if isinstance(k, tile.KernelOp)]:
-            shapes[source.sym_name.data] = (source.grid_shape, source.block_shape)
             init = _split_reduction_init(source, target.warp_size)
             if init is not None:
                 initialised.add(source.sym_name.data)
                 op.body.block.insert_op_before(init, source)
-            op.body.block.insert_op_before(_lower_kernel(source, target), source)
+            lowered = _lower_kernel(source, target)
+            shapes[source.sym_name.data] = (
+                source.grid_shape,
+                source.block_shape,
+                lowered.dynamic_shared_bytes,
+            )
+            op.body.block.insert_op_before(lowered, source)
             op.body.block.erase_op(source, safe_erase=False)
         for launch in [o for o in op.walk() if isinstance(o, tile.LaunchOp)]:
             name = launch.kernel.root_reference.data
-            grid, block = shapes[name]
+            grid, block, smem = shapes[name]
             parent = launch.parent_block()
-            launches = [kernel.LaunchOp(name, launch.arguments, grid, block, 0)]
+            launches = [kernel.LaunchOp(name, launch.arguments, grid, block, smem)]
             if name in initialised:
                 init_block = [target.warp_size, 1, 1]
                 init = kernel.LaunchOp(f"{name}_init", launch.arguments, [1, 1, 1], init_block, 0)

@@ -577,13 +577,21 @@ def test_a_swizzled_shared_buffer_reads_back_what_was_stored():
     np.testing.assert_array_equal(y, x.T)
 
 
-def test_a_swizzled_shared_buffer_places_elements_through_the_swizzle():
+SWIZZLED_VIEW = SWIZZLED_TRANSPOSE.replace(
+    "kernel.shared_alloc {layout", "kernel.dynamic_shared offset 1024 {layout"
+).replace("smem 0", "smem 5120")
+
+
+@pytest.mark.parametrize("text", [SWIZZLED_TRANSPOSE, SWIZZLED_VIEW], ids=["static", "dynamic"])
+def test_a_swizzled_shared_buffer_places_elements_through_the_swizzle(text: str):
     # Without the barrier, thread (1, 0) reads [1, 0], which thread (0, 1) stored: the race
     # report names where that element lies. Row 1's first 16-byte chunk is chunk 1 of its
     # 128-byte row (byte 128 ^ (1 << 4) = 144), elements [1, 4..7] of the dense layout.
-    text = SWIZZLED_TRANSPOSE.replace("  kernel.barrier\n", "")
+    x = randn(32, 32)
+    (y,) = run(text, x)
+    np.testing.assert_array_equal(y, x.T)
     with pytest.raises(ExecutionError, match=r"reads shared element \[1, 4\]"):
-        run(text, randn(32, 32))
+        run(text.replace("  kernel.barrier\n", ""), x)
 
 
 CP_ASYNC = """
@@ -629,6 +637,193 @@ def test_cp_async_data_needs_a_barrier_before_other_threads_read_it():
         ExecutionError, match=r"'memref.load'.*reads shared element \[255\].*barrier"
     ):
         run(text, randn(2, 256))
+
+
+def test_cp_async_data_lands_only_when_its_group_is_waited_for():
+    text = CP_ASYNC.replace("  kernel.cp_async_wait 0\n", "")
+    with pytest.raises(
+        ExecutionError,
+        match=r"'memref.load'.*thread \(0, 0, 0\) of block \(0, 0, 0\) reads shared element "
+        r"\[255\], which a cp.async still in flight writes \(a missing kernel.cp_async_wait\?\)",
+    ):
+        run(text, randn(2, 256))
+
+
+PIPELINED_COPIES = """
+kernel.func @two_groups(%x: memref<2x128xf32>, %y: memref<2x128xf32>) block [32, 1, 1] {
+  %tid = kernel.thread_id x
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %first = kernel.shared_alloc : memref<128xf32, 3 : i32>
+  %second = kernel.shared_alloc : memref<128xf32, 3 : i32>
+  %j = arith.muli %tid, %c4 : index
+  kernel.cp_async %first[%j], %x[%c0, %j] bytes 16 : memref<128xf32, 3 : i32>, memref<2x128xf32>
+  kernel.cp_async_commit
+  kernel.cp_async %second[%j], %x[%c1, %j] bytes 16 : memref<128xf32, 3 : i32>, memref<2x128xf32>
+  kernel.cp_async_commit
+  kernel.cp_async_wait 1
+  kernel.barrier
+  %v = memref.load %first[%j] : memref<128xf32, 3 : i32>
+  memref.store %v, %y[%c0, %j] : memref<2x128xf32>
+  kernel.cp_async_wait 0
+  kernel.barrier
+  %w = memref.load %second[%j] : memref<128xf32, 3 : i32>
+  memref.store %w, %y[%c1, %j] : memref<2x128xf32>
+}
+
+func.func @forward(%x: memref<2x128xf32>) -> memref<2x128xf32> {
+  %y = memref.alloc() : memref<2x128xf32>
+  kernel.launch @two_groups(%x, %y) grid [1, 1, 1] block [32, 1, 1] smem 0 : memref<2x128xf32>,
+      memref<2x128xf32>
+  func.return %y : memref<2x128xf32>
+}
+"""
+
+
+def test_cp_async_wait_leaves_the_newest_groups_in_flight():
+    x = randn(2, 128)
+    (y,) = run(PIPELINED_COPIES, x)
+    np.testing.assert_array_equal(y[:, ::4], x[:, ::4])
+    # Waiting for all but one group first leaves the second copy in flight: reading it then
+    # is the race a pipeline with a wrong wait count has.
+    early = PIPELINED_COPIES.replace(
+        "  %w = memref.load %second",
+        "  %early = memref.load %second[%j] : memref<128xf32, 3 : i32>\n  %w = memref.load %second",
+        1,
+    ).replace("  kernel.cp_async_wait 0\n  kernel.barrier\n", "")
+    with pytest.raises(ExecutionError, match=r"reads shared element \[0\], which a cp.async still"):
+        run(early, x)
+
+
+def test_cp_async_to_an_element_in_flight_is_an_error():
+    text = PIPELINED_COPIES.replace(
+        "kernel.cp_async %second[%j]", "kernel.cp_async %first[%j]"
+    ).replace("%w = memref.load %second", "%w = memref.load %first")
+    with pytest.raises(
+        ExecutionError,
+        match=r"'kernel.cp_async'.*starts a cp.async to shared element \[0\], which a cp.async "
+        r"still in flight writes",
+    ):
+        run(text, randn(2, 128))
+
+
+ROTATE = """
+kernel.func @rotate(%x: memref<32xf32>, %y: memref<32xf32>) block [32, 1, 1] {
+  %tid = kernel.thread_id x
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %s = kernel.shared_alloc : memref<32xf32, 3 : i32>
+  %v = memref.load %x[%tid] : memref<32xf32>
+  memref.store %v, %s[%tid] : memref<32xf32, 3 : i32>
+  kernel.barrier
+  %next = arith.addi %tid, %c1 : index
+  %j = arith.remui %next, %c32 : index
+  %w = memref.load %s[%j] : memref<32xf32, 3 : i32>
+  kernel.barrier
+  %twice = arith.addf %w, %w : f32
+  memref.store %twice, %s[%tid] : memref<32xf32, 3 : i32>
+  memref.store %w, %y[%tid] : memref<32xf32>
+}
+
+func.func @forward(%x: memref<32xf32>) -> memref<32xf32> {
+  %y = memref.alloc() : memref<32xf32>
+  kernel.launch @rotate(%x, %y) grid [1, 1, 1] block [32, 1, 1] smem 0 : memref<32xf32>,
+      memref<32xf32>
+  func.return %y : memref<32xf32>
+}
+"""
+
+
+def test_a_store_over_what_another_thread_read_needs_a_barrier_between():
+    x = randn(32)
+    (y,) = run(ROTATE, x)
+    np.testing.assert_array_equal(y, np.roll(x, -1))
+    # Without the second barrier, thread 0's store may overwrite element 0 before thread 31
+    # reads it.
+    racy = ROTATE.replace("  kernel.barrier\n  %twice", "  %twice")
+    with pytest.raises(
+        ExecutionError,
+        match=r"'memref.store'.*thread \(0, 0, 0\) of block \(0, 0, 0\) stores to shared "
+        r"element \[0\], which thread \(31, 0, 0\) read since the last barrier",
+    ):
+        run(racy, x)
+
+
+def test_a_cp_async_over_what_another_thread_read_needs_a_barrier_before_it():
+    """A cp.async may land as soon as it starts: a pipeline that refills a stage before the
+    barrier after its last readers races with them."""
+    text = PIPELINED_COPIES.replace(
+        "  kernel.cp_async %second[%j], %x[%c1, %j]",
+        "  kernel.cp_async_wait 0\n  kernel.barrier\n"
+        "  %l = arith.addi %j, %c4 : index\n"
+        "  %c128 = arith.constant 128 : index\n"
+        "  %wrapped = arith.remui %l, %c128 : index\n"
+        "  %peek = memref.load %first[%wrapped] : memref<128xf32, 3 : i32>\n"
+        "  kernel.cp_async %first[%j], %x[%c1, %j]",
+    )
+    with pytest.raises(
+        ExecutionError,
+        match=r"'kernel.cp_async'.*stores to shared element \[0\], which thread \(31, 0, 0\) "
+        r"read since the last barrier",
+    ):
+        run(text, randn(2, 128))
+
+
+ZERO_FILL = """
+kernel.func @tail(%x: memref<10xbf16>, %y: memref<16xbf16>) block [32, 1, 1] {
+  %tid = kernel.thread_id x
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %c8 = arith.constant 8 : index
+  %c10 = arith.constant 10 : index
+  %tile = kernel.shared_alloc : memref<16xbf16, 3 : i32>
+  %one = arith.cmpi ult, %tid, %c8 : index
+  scf.if %one {
+    %j = arith.muli %tid, %c2 : index
+    %inside = arith.cmpi ult, %j, %c10 : index
+    %source = arith.select %inside, %j, %c0 : index
+    %bytes4 = arith.constant 4 : i32
+    %none = arith.constant 0 : i32
+    %bytes = arith.select %inside, %bytes4, %none : i32
+    kernel.cp_async %tile[%j], %x[%source] bytes 4 src_bytes %bytes
+        : memref<16xbf16, 3 : i32>, memref<10xbf16>
+  }
+  kernel.cp_async_commit
+  kernel.cp_async_wait 0
+  kernel.barrier
+  %c16 = arith.constant 16 : index
+  %c1 = arith.constant 1 : index
+  %first = arith.cmpi ult, %tid, %c16 : index
+  scf.if %first {
+    %v = memref.load %tile[%tid] : memref<16xbf16, 3 : i32>
+    memref.store %v, %y[%tid] : memref<16xbf16>
+  }
+}
+
+func.func @forward(%x: memref<10xbf16>) -> memref<16xbf16> {
+  %y = memref.alloc() : memref<16xbf16>
+  kernel.launch @tail(%x, %y) grid [1, 1, 1] block [32, 1, 1] smem 0 : memref<10xbf16>,
+      memref<16xbf16>
+  func.return %y : memref<16xbf16>
+}
+"""
+
+
+def test_cp_async_src_bytes_zero_fills_the_rest():
+    x = (np.round(randn(10) * 8) / 8 + 0.5).astype(np.float32)  # exact in bf16, none zero
+    (y,) = run(ZERO_FILL, x)
+    np.testing.assert_array_equal(y, np.r_[x, np.zeros(6, np.float32)])
+
+
+def test_cp_async_src_bytes_are_whole_elements_up_to_the_copy():
+    text = ZERO_FILL.replace("%bytes4 = arith.constant 4 : i32", "%bytes4 = arith.constant 3 : i32")
+    with pytest.raises(
+        ExecutionError,
+        match=r"a cp_async of 4 bytes reads 0 to 4 bytes of whole elements, got "
+        r"src_bytes 3",
+    ):
+        run(text, randn(10))
 
 
 def test_dynamic_shared_view_beyond_the_launch_size_is_an_error():

@@ -593,7 +593,12 @@ class _KernelPrinter:
                 self.shared_alloc(op)
         views = [op for op in func.body.walk() if isinstance(op, kernel.DynamicSharedOp)]
         if any(op.result in self.needed for op in views):
-            self.line("extern __shared__ __align__(16) unsigned char emmy_smem[];")
+            # A swizzled view starts where its pattern does, from the start of this array.
+            alignment = max(
+                op.layout.alignment if op.layout is not None else kernel.SHARED_ALIGNMENT
+                for op in views
+            )
+            self.line(f"extern __shared__ __align__({alignment}) unsigned char emmy_smem[];")
         self.block(func.body.block)
         return "\n".join([header, signature, *self.lines, "}"]) + "\n"
 
@@ -830,10 +835,16 @@ class _KernelPrinter:
         cache = "cg" if size == 16 else "ca"
         destination = f"&{self.address(op.destination, op.destination_indices)}"
         source = f"&{self.address(op.source, op.source_indices)}"
+        # PTX's src-size operand: the bytes read, the rest of the copy zero-filled.
+        source_bytes, source_bytes_operand = "", ""
+        if op.source_bytes is not None:
+            source_bytes = ", %2"
+            source_bytes_operand = f', "r"({self.expr(op.source_bytes)})'
         self.line(
-            f'asm volatile("cp.async.{cache}.shared.global [%0], [%1], {size};\\n" :: '
+            f'asm volatile("cp.async.{cache}.shared.global [%0], [%1], {size}{source_bytes};'
+            f'\\n" :: '
             f'"r"(static_cast<unsigned int>(__cvta_generic_to_shared({destination}))), '
-            f'"l"({source}) : "memory");'
+            f'"l"({source}){source_bytes_operand} : "memory");'
         )
 
     def cp_async_commit(self, op: kernel.CpAsyncCommitOp) -> None:

@@ -90,7 +90,9 @@ class LoopFunctions(InterpreterFunctions):
     outer loop) see the last write of the whole vectorised loop, not their own. Loads and
     stores check their indices and fail on out-of-bounds accesses rather than let numpy wrap
     negative indices around. Tile IR runs as the Loop IR it schedules: `tile.stage` copies
-    nothing (loads of a staged row read the buffer itself)."""
+    nothing (loads of a staged row read the buffer itself), and a `tile.gemm` computes its
+    accumulators as one product of its operands, then runs its epilogue once over every
+    output point, its indices and accumulator arrays broadcasting like a loop nest's."""
 
     LOOP_AXES = "loop_axes"
     """Interpreter data: the number of loop axes of the kernel that is running."""
@@ -156,6 +158,28 @@ class LoopFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: tile.StageOp, args: PythonValues
     ) -> PythonValues:
         # A staged row is a copy of the same values: loads of it read the buffer itself here.
+        return ()
+
+    @impl(tile.GemmOp)
+    def run_gemm(
+        self, interpreter: Interpreter, op: tile.GemmOp, args: PythonValues
+    ) -> PythonValues:
+        # Products of f16, bf16 and f32 are exact in float64, and so nearly are their sums:
+        # the accumulator is the f32 nearest the exact sum, whatever order a GPU adds in.
+        lhs, rhs = (np.asarray(arg, np.float64) for arg in args)
+        sizes = op.sizes()
+        letters = "abcdefghijklmnopqrstuvwxyz"
+        lhs_letters = "".join(letters[d] for d in op.lhs_dims)
+        rhs_letters = "".join(letters[d] for d in op.rhs_dims)
+        point = len(sizes) - 1  # the output point: batch..., m, n
+        accumulator = np.einsum(f"{lhs_letters},{rhs_letters}->{letters[:point]}", lhs, rhs)
+        indices = []
+        for dim in range(point):
+            shape = [1] * point
+            shape[dim] = sizes[dim]
+            indices.append(np.arange(sizes[dim], dtype=np.int64).reshape(shape))
+        accumulator = to_type(accumulator, op.accumulator_type)
+        interpreter.run_ssacfg_region(op.epilogue, (*indices, accumulator), op.name)
         return ()
 
     @impl_terminator(loop.YieldOp)

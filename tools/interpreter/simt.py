@@ -37,8 +37,9 @@ sequential ones.
 - Shared memory: `kernel.shared_alloc` gives each block its own array (one per op per block,
   however often the op runs, like a `__shared__` variable); `kernel.dynamic_shared offset N`
   is a view at byte offset N of the block's dynamic shared memory, a byte buffer of the
-  launch's `smem` size (a view that does not fit is an error). Shared memory starts as NaN
-  for floats and all-ones bits (-1) for integers, so reading what no one wrote shows.
+  launch's `smem` size (a view that does not fit is an error; bf16 views, held as float32,
+  alias each other but not views of other types). Shared memory starts as NaN for floats and
+  all-ones bits (-1) for integers, so reading what no one wrote shows.
 - `kernel.barrier` is a phase boundary: lockstep execution has already finished every access
   before it. Every thread of a block must reach it: a barrier that only some threads of a
   block reach (in a block with any thread there) is an error, "barrier under divergent
@@ -46,9 +47,9 @@ sequential ones.
   statically; this catches what its analysis cannot see, and unverified IR.)
 - Shared-memory races: within a phase (between two barriers), a thread that reads a shared
   element another thread stored, or stores a different value to an element another thread
-  stored, is an error naming both threads ("a missing kernel.barrier?"): lockstep execution
-  would otherwise hide the race, which on a GPU gives wrong answers. Write-after-read hazards
-  and races on global memory are not detected. Atomics are not races and are not tracked.
+  stored or read, is an error naming both threads ("a missing kernel.barrier?"): lockstep
+  execution would otherwise hide the race, which on a GPU gives wrong answers. Races on
+  global memory are not detected. Atomics are not races and are not tracked.
 - `kernel.shuffle xor|down|up|idx %v, %b` (a whole warp of W lanes, width W, PTX `shfl.sync`
   with a full mask): lane `l` reads lane `l ^ b` (xor), `l + b` (down), `l - b` (up) or
   `b mod W` (idx); a source lane outside 0..W-1 gives the lane its own value. Every existing
@@ -67,13 +68,19 @@ sequential ones.
   that the masked merges of `scf.if` / `scf.for` broadcast it like a scalar);
   `vector.extract` / `vector.insert` (static or per-thread positions, which must be in
   range) and `vector.broadcast` (of a scalar) work on it.
-- A swizzled shared buffer (`kernel.shared_alloc {layout = #kernel.swizzle<N>}`) holds element
-  `e` at its swizzled place: every access goes through the swizzle, so a kernel that writes
-  and reads it consistently sees its values, and race reports name the physical element.
-- `kernel.cp_async` copies immediately (source read and destination written at the op),
-  aligned like a vector access; `kernel.cp_async_commit` / `kernel.cp_async_wait` do nothing.
-  The destination counts as written by the issuing thread, so another thread must still pass
-  a barrier before it reads it.
+- A swizzled shared buffer (`kernel.shared_alloc {layout = #kernel.swizzle<N>}`, or a swizzled
+  dynamic view) holds element `e` at its swizzled place: every access goes through the
+  swizzle, so a kernel that writes and reads it consistently sees its values, and race
+  reports name the physical element.
+- `kernel.cp_async` reads its source at the op (aligned like a vector access; with
+  `src_bytes`, only those bytes, the rest zeros) and puts the data in shared memory when the
+  issuing thread's `kernel.cp_async_wait N` completes the copy's group: each thread numbers
+  the groups it closes with `kernel.cp_async_commit`, and a wait completes every copy of a
+  group that leaves at most N of its closed groups behind (copies not yet committed stay in
+  flight). Until then any read or store of a destination element, and a second copy to it,
+  is an error ("in flight", a missing kernel.cp_async_wait?); a barrier completes nothing.
+  The landed data counts as written by the issuing thread, so another thread must still pass
+  a barrier before it reads it. Copies still in flight when a block ends are dropped.
 - `kernel.ldmatrix` and `kernel.mma_sync` are warp instructions (`.sync.aligned`): every lane
   of a warp that executes one must execute it, in the same step (a warp only partly active is
   an error, "under divergent control flow"). ldmatrix reads the 8-element row that each of
@@ -157,12 +164,39 @@ class Banked:
     static buffers start on their own 16-byte boundary, dynamic views at their offset."""
     writers: np.ndarray
     """For each element, the thread of the block that stored it in the current phase, or -1."""
+    readers: np.ndarray
+    """For each element, the thread of the block that read it in the current phase, -1 for
+    none, -2 for several."""
+    in_flight: np.ndarray
+    """For each element, how many cp.async copies to it are in flight."""
     swizzle: tuple[int, int, int] | None = None
     """`SwizzleAttr.element_permutation` of a swizzled buffer: where its elements lie."""
 
     @property
     def shape(self) -> tuple[int, ...]:
         return self.data.shape[1:]
+
+
+@dataclass(eq=False)
+class InFlightCopy:
+    """The elements one `kernel.cp_async` puts into shared memory once waited for: for the
+    chunk threads `threads` that issued it, their element `target` of `buffer`, its value, and
+    the number of the group the copy belongs to in its thread."""
+
+    buffer: Banked
+    target: tuple[np.ndarray, ...]
+    values: np.ndarray
+    threads: np.ndarray
+    group: np.ndarray
+
+    def part(self, taken: np.ndarray) -> InFlightCopy:
+        return InFlightCopy(
+            self.buffer,
+            tuple(i[taken] for i in self.target),
+            self.values[taken],
+            self.threads[taken],
+            self.group[taken],
+        )
 
 
 @dataclass(eq=False)
@@ -180,7 +214,15 @@ class Chunk:
     shared: dict[Operation, Banked] = field(default_factory=dict)
     dynamic: np.ndarray = field(init=False)
     dynamic_writers: np.ndarray = field(init=False)
-    writers: list[np.ndarray] = field(default_factory=list)
+    dynamic_readers: np.ndarray = field(init=False)
+    dynamic_in_flight: np.ndarray = field(init=False)
+    phase_records: list[np.ndarray] = field(default_factory=list)
+    """The writers and readers of shared memory, which a barrier forgets."""
+    wide: dict[int, np.ndarray] = field(default_factory=dict)
+    """Dynamic shared memory as bf16 views hold it (float32 per 2 bytes), see `wide_dynamic`."""
+    committed: np.ndarray = field(init=False)
+    """For each thread, how many groups of cp.async copies it has closed."""
+    in_flight: list[InFlightCopy] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.block_size = prod(self.block)
@@ -193,7 +235,19 @@ class Chunk:
         self.mask = np.ones(self.threads, np.bool_)
         self.dynamic = np.full((self.blocks, self.smem), 0xFF, np.uint8)
         self.dynamic_writers = np.full((self.blocks, self.smem), -1, np.int32)
-        self.writers.append(self.dynamic_writers)
+        self.dynamic_readers = np.full((self.blocks, self.smem), -1, np.int32)
+        self.dynamic_in_flight = np.zeros((self.blocks, self.smem), np.int32)
+        self.phase_records += [self.dynamic_writers, self.dynamic_readers]
+        self.committed = np.zeros(self.threads, np.int64)
+
+    def wide_dynamic(self, element_bytes: int) -> np.ndarray:
+        """The dynamic shared memory of views whose elements numpy holds wider than they are
+        (bf16 as float32): one float32 per `element_bytes` bytes, beside the bytes, so such
+        views alias each other but not views of other types."""
+        if element_bytes not in self.wide:
+            slots = self.smem // element_bytes
+            self.wide[element_bytes] = np.full((self.blocks, slots), np.nan, np.float32)
+        return self.wide[element_bytes]
 
     def thread_ids(self, dim: int) -> np.ndarray:
         bx, by, _ = self.block
@@ -416,11 +470,11 @@ class SimtFunctions(InterpreterFunctions):
                     f"{int(reached[block].sum())} of {chunk.block_size} threads reach it "
                     f"({chunk.describe(absent)} does not)"
                 )
-            for writers in chunk.writers:
-                writers[some] = -1
+            for records in chunk.phase_records:
+                records[some] = -1
         else:
-            for writers in chunk.writers:
-                writers.fill(-1)
+            for records in chunk.phase_records:
+                records.fill(-1)
         return ()
 
     @impl(kernel.ShuffleOp)
@@ -488,13 +542,20 @@ class SimtFunctions(InterpreterFunctions):
             element_type = memref_type.get_element_type()
             shape = (chunk.blocks, *memref_type.get_shape())
             writers = np.full(shape, -1, np.int32)
-            chunk.writers.append(writers)
+            readers = np.full(shape, -1, np.int32)
+            chunk.phase_records += [writers, readers]
             swizzle = None
             if op.layout is not None:
                 size = element_bytes(element_type)
                 swizzle = op.layout.element_permutation(size)
             chunk.shared[op] = Banked(
-                _uninitialised(shape, element_type), chunk.block_of, 0, writers, swizzle
+                _uninitialised(shape, element_type),
+                chunk.block_of,
+                0,
+                writers,
+                readers,
+                np.zeros(shape, np.int32),
+                swizzle,
             )
         return (chunk.shared[op],)
 
@@ -507,24 +568,39 @@ class SimtFunctions(InterpreterFunctions):
             memref_type = op.result.type
             element_type = memref_type.get_element_type()
             dtype = numpy_dtype(element_type)
+            size = kernel.element_bytes(element_type)
             shape = tuple(memref_type.get_shape())
             offset = op.byte_offset
-            end = offset + prod(shape) * dtype.itemsize
+            end = offset + prod(shape) * size
             if end > chunk.smem:
                 raise InterpretationError(
                     f"the view needs bytes [{offset}, {end}) of dynamic shared memory, but the "
                     f"launch gives {chunk.smem} bytes"
                 )
-            if offset % dtype.itemsize:
+            if offset % size:
                 raise InterpretationError(
-                    f"byte offset {offset} is not aligned to the {dtype.itemsize}-byte elements"
+                    f"byte offset {offset} is not aligned to the {size}-byte elements"
                 )
-            data = chunk.dynamic[:, offset:end].view(dtype).reshape(chunk.blocks, *shape)
-            writers = chunk.dynamic_writers[:, offset : end : dtype.itemsize].reshape(
-                chunk.blocks, *shape
+            if dtype.itemsize == size:
+                data = chunk.dynamic[:, offset:end].view(dtype)
+            else:
+                data = chunk.wide_dynamic(size)[:, offset // size : end // size]
+            data = data.reshape(chunk.blocks, *shape)
+            writers, readers, in_flight = (
+                per_byte[:, offset:end:size].reshape(chunk.blocks, *shape)
+                for per_byte in (
+                    chunk.dynamic_writers,
+                    chunk.dynamic_readers,
+                    chunk.dynamic_in_flight,
+                )
             )
             assert np.shares_memory(writers, chunk.dynamic_writers)
-            chunk.shared[op] = Banked(data, chunk.block_of, offset, writers)
+            swizzle = None
+            if op.layout is not None:
+                swizzle = op.layout.element_permutation(size)
+            chunk.shared[op] = Banked(
+                data, chunk.block_of, offset, writers, readers, in_flight, swizzle
+            )
         return (chunk.shared[op],)
 
     @impl(memref.LoadOp)
@@ -626,31 +702,91 @@ class SimtFunctions(InterpreterFunctions):
     def run_cp_async(
         self, interpreter: Interpreter, op: kernel.CpAsyncOp, args: PythonValues
     ) -> PythonValues:
-        # The operands are the destination and its indices, then the source and its indices.
-        destination_type = op.operands[0].type
+        # The operands are the destination and its indices, the source and its indices, and
+        # the bytes to read if given.
+        chunk = self.in_kernel(interpreter)
+        destination_type = op.destination.type
         destination_rank = destination_type.get_num_dims()
         destination, *rest = args
+        read = chunk.per_thread(op.elements)
+        if op.source_bytes is not None:
+            *rest, source_bytes = rest
+            read = self.elements_read(chunk, op, source_bytes)
         destination_indices = rest[:destination_rank]
         source, *source_indices = rest[destination_rank:]
         width = op.elements
         element_type = destination_type.get_element_type()
         self.check_aligned(interpreter, source, source_indices, width, element_type)
         self.check_aligned(interpreter, destination, destination_indices, width, element_type)
-        values = [self.load(interpreter, source, source_indices, k) for k in range(width)]
-        self.store(interpreter, destination, destination_indices, values, element_type)
+        values = []
+        for k in range(width):
+            with chunk.masked(chunk.mask & (read > k)):
+                values.append(chunk.per_thread(self.load(interpreter, source, source_indices, k)))
+        for k, value in enumerate(values):
+            located = self.locate(chunk, destination, destination_indices, k)
+            if located is None:
+                return ()
+            _, target, active = located
+            threads = np.arange(chunk.threads) if active is None else np.flatnonzero(active)
+            self.check_not_in_flight(chunk, destination, target, active, "starts a cp.async to")
+            landing = to_type(value, element_type)[threads]
+            # The copy may land at any time from now on: as if stored now.
+            self.check_write(chunk, destination, target, active, landing)
+            np.add.at(destination.in_flight, target, 1)
+            copy = InFlightCopy(destination, target, landing, threads, chunk.committed[threads])
+            chunk.in_flight.append(copy)
         return ()
+
+    @staticmethod
+    def elements_read(chunk: Chunk, op: kernel.CpAsyncOp, source_bytes: object) -> np.ndarray:
+        """How many elements each thread's copy reads from its source (the rest are zeros)."""
+        size = kernel.element_bytes(op.source.type.get_element_type())
+        source_bytes = chunk.per_thread(np.asarray(source_bytes, np.int64))
+        bad = (source_bytes < 0) | (source_bytes > op.size) | (source_bytes % size != 0)
+        bad &= chunk.mask
+        if bad.any():
+            thread = int(np.flatnonzero(bad)[0])
+            raise InterpretationError(
+                f"{chunk.describe(thread)}: a cp_async of {op.size} bytes reads 0 to {op.size} "
+                f"bytes of whole elements, got src_bytes {int(source_bytes[thread])}"
+            )
+        return source_bytes // size
 
     @impl(kernel.CpAsyncCommitOp)
     def run_cp_async_commit(
         self, interpreter: Interpreter, op: kernel.CpAsyncCommitOp, args: PythonValues
     ) -> PythonValues:
+        chunk = self.in_kernel(interpreter)
+        chunk.committed[chunk.mask] += 1
         return ()
 
     @impl(kernel.CpAsyncWaitOp)
     def run_cp_async_wait(
         self, interpreter: Interpreter, op: kernel.CpAsyncWaitOp, args: PythonValues
     ) -> PythonValues:
+        chunk = self.in_kernel(interpreter)
+        still_in_flight = []
+        for copy in chunk.in_flight:
+            done = chunk.mask[copy.threads] & (
+                copy.group < chunk.committed[copy.threads] - op.pending_groups
+            )
+            if done.any():
+                self.land(chunk, copy.part(done))
+            if not done.all():
+                still_in_flight.append(copy.part(~done))
+        chunk.in_flight = still_in_flight
         return ()
+
+    def land(self, chunk: Chunk, copy: InFlightCopy) -> None:
+        """A completed copy's data arrives in shared memory, written by its threads."""
+        buffer, target = copy.buffer, copy.target
+        np.subtract.at(buffer.in_flight, target, 1)
+        issued = np.zeros(chunk.threads, np.bool_)
+        issued[copy.threads] = True
+        self.check_write(chunk, buffer, target, issued, copy.values)
+        buffer.data[target] = copy.values
+        self.check_same_element(chunk, buffer, target, issued, copy.values)
+        buffer.writers[target] = chunk.thread[copy.threads]
 
     @impl(kernel.AtomicOp)
     def run_atomic(
@@ -875,6 +1011,7 @@ class SimtFunctions(InterpreterFunctions):
                 value = chunk.per_thread(value)
                 value = value[np.flatnonzero(active)[-1] if active is not None else -1]
             if isinstance(buffer, Banked):
+                self.check_not_in_flight(chunk, buffer, target, active, "stores to")
                 self.check_write(chunk, buffer, target, active, value)
             data[target] = value
             if isinstance(buffer, Banked):
@@ -911,9 +1048,32 @@ class SimtFunctions(InterpreterFunctions):
             )
 
     @staticmethod
-    def check_read(
-        chunk: Chunk, buffer: Banked, target: tuple[np.ndarray, ...], active: np.ndarray | None
+    def check_not_in_flight(
+        chunk: Chunk,
+        buffer: Banked,
+        target: tuple[np.ndarray, ...],
+        active: np.ndarray | None,
+        access: str,
     ) -> None:
+        """No thread touches an element that a cp.async in flight will write."""
+        in_flight = np.broadcast_to(buffer.in_flight[target] > 0, target[0].shape)
+        if in_flight.any():
+            first = int(np.flatnonzero(in_flight)[0])
+            thread = first if active is None else int(np.flatnonzero(active)[first])
+            element = [int(i[first]) for i in target[1:]]
+            raise InterpretationError(
+                f"{chunk.describe(thread)} {access} shared element {element}, which a cp.async "
+                f"still in flight writes (a missing kernel.cp_async_wait?)"
+            )
+
+    def check_read(
+        self,
+        chunk: Chunk,
+        buffer: Banked,
+        target: tuple[np.ndarray, ...],
+        active: np.ndarray | None,
+    ) -> None:
+        self.check_not_in_flight(chunk, buffer, target, active, "reads")
         writer = buffer.writers[target]
         reader = chunk.thread if active is None else chunk.thread[active]
         race = (writer >= 0) & (writer != reader)
@@ -926,6 +1086,12 @@ class SimtFunctions(InterpreterFunctions):
                 f"{_thread_coordinates(chunk, int(writer[first]))} stored since the last "
                 f"barrier (a missing kernel.barrier?)"
             )
+        # Record the reader; an element that two threads of this op read has several.
+        readers = np.where(
+            (buffer.readers[target] == -1) | (buffer.readers[target] == reader), reader, -2
+        )
+        buffer.readers[target] = readers
+        buffer.readers[tuple(i[buffer.readers[target] != readers] for i in target)] = -2
 
     @staticmethod
     def check_write(
@@ -935,9 +1101,10 @@ class SimtFunctions(InterpreterFunctions):
         active: np.ndarray | None,
         value: np.ndarray,
     ) -> None:
-        writer = buffer.writers[target]
+        writer, reader = buffer.writers[target], buffer.readers[target]
         thread = chunk.thread if active is None else chunk.thread[active]
-        race = (writer >= 0) & (writer != thread) & _differs(buffer.data[target], value)
+        changes = _differs(buffer.data[target], value)
+        race = (writer >= 0) & (writer != thread) & changes
         if race.any():
             first = int(np.flatnonzero(race)[0])
             reporter = first if active is None else int(np.flatnonzero(active)[first])
@@ -946,6 +1113,21 @@ class SimtFunctions(InterpreterFunctions):
                 f"{chunk.describe(reporter)} stores to shared element {element}, which thread "
                 f"{_thread_coordinates(chunk, int(writer[first]))} stored a different value "
                 f"to since the last barrier (a missing kernel.barrier?)"
+            )
+        # A write that changes what another thread read in this phase might come first.
+        race = ((reader == -2) | ((reader >= 0) & (reader != thread))) & changes
+        if race.any():
+            first = int(np.flatnonzero(race)[0])
+            reporter = first if active is None else int(np.flatnonzero(active)[first])
+            element = [int(i[first]) for i in target[1:]]
+            who = (
+                "other threads"
+                if reader[first] == -2
+                else f"thread {_thread_coordinates(chunk, int(reader[first]))}"
+            )
+            raise InterpretationError(
+                f"{chunk.describe(reporter)} stores to shared element {element}, which {who} "
+                f"read since the last barrier (a missing kernel.barrier?)"
             )
 
     @staticmethod

@@ -80,6 +80,12 @@ loop.kernel @k_stage_argument(%x: memref<4x64xf32>) attributes {tile.schedule = 
 
 // -----
 
-// expected-error @+1 {{'tile' is reserved for tensor-core schedules, which no pass honours yet}}
-loop.kernel @k_reserved(%x: memref<64xf32>) attributes {tile.schedule = #tile.schedule<block [32, 1, 1], loops [[0] global], tile [128, 128, 64]>} {
+// A contraction's schedule is for a kernel that computes a contraction (a tile.gemm).
+
+// expected-error @+1 {{cannot apply the schedule of @k_contraction_schedule: a contraction's schedule (with a tile) is the schedule of a tile.gemm's kernel, and only of one}}
+loop.kernel @k_contraction_schedule(%x: memref<64xf32>) attributes {tile.schedule = #tile.schedule<block [128, 1, 1], loops [], tile [128, 128, 64], atom mma_sync m16n8k16, warps [2, 2]>} {
+  loop.for %i in 0 to 64 {
+    %v = loop.load %x[%i] : memref<64xf32>
+    loop.store %v, %x[%i] : memref<64xf32>
+  }
 }

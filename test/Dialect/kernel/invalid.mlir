@@ -212,6 +212,20 @@ kernel.func @misaligned_view() block [32, 1, 1] {
 
 // -----
 
+kernel.func @swizzled_view_offset() block [32, 1, 1] {
+  // expected-error @+1 {{a view swizzled in 128-byte spans starts where its pattern does, at a multiple of 1024 bytes, got 512}}
+  %d = kernel.dynamic_shared offset 512 {layout = #kernel.swizzle<128>} : memref<8x64xf16, 3 : i32>
+}
+
+// -----
+
+kernel.func @swizzled_view_size() block [32, 1, 1] {
+  // expected-error @+1 {{a buffer swizzled in 128-byte spans is a whole number of them, but memref<8x4xf16, 3 : i32> is 64 bytes}}
+  %d = kernel.dynamic_shared offset 0 {layout = #kernel.swizzle<128>} : memref<8x4xf16, 3 : i32>
+}
+
+// -----
+
 kernel.func @negative_view() block [32, 1, 1] {
   // expected-error @+1 {{a dynamic shared view starts at a byte offset that is a non-negative multiple of 16, got -16}}
   %d = kernel.dynamic_shared offset -16 : memref<8xf32, 3 : i32>

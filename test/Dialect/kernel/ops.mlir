@@ -46,6 +46,7 @@ kernel.func @k_ids(%x: memref<4x64xf32>) block [64, 2, 1] {
 // CHECK-NEXT:    %[[S64:.*]] = kernel.shared_alloc {tag} : memref<4x64xf16, 3 : i64>
 // CHECK-NEXT:    %[[D:.*]] = kernel.dynamic_shared offset 16 : memref<1024xf32, 3 : i32>
 // CHECK-NEXT:    %[[D2:.*]] = kernel.dynamic_shared offset 0 {tag} : memref<2x2xf64, 3 : i32>
+// CHECK-NEXT:    %{{.*}} = kernel.dynamic_shared offset 1024 {layout = #kernel.swizzle<128>, tag} : memref<8x64xf16, 3 : i32>
 // CHECK-NEXT:    %[[C0:.*]] = arith.constant 0 : index
 // CHECK-NEXT:    %[[C16:.*]] = arith.constant 16 : i32
 // CHECK-NEXT:    %[[T:.*]] = kernel.thread_id x
@@ -72,6 +73,7 @@ kernel.func @k_ids(%x: memref<4x64xf32>) block [64, 2, 1] {
 // CHECK-NEXT:    kernel.vector_store %[[WW]], %[[D]][%[[T]]] {tag} : memref<1024xf32, 3 : i32>, vector<2xf32>
 // CHECK-NEXT:    kernel.cp_async %[[S64]][%[[C0]], %[[C0]]], %[[G]][%[[C0]]] bytes 16 : memref<4x64xf16, 3 : i64>, memref<64xf16>
 // CHECK-NEXT:    kernel.cp_async %[[D]][%[[T]]], %[[X]][%[[C0]], %[[T]]] bytes 4 {tag} : memref<1024xf32, 3 : i32>, memref<4x64xf32>
+// CHECK-NEXT:    kernel.cp_async %[[D]][%[[T]]], %[[X]][%[[C0]], %[[T]]] bytes 16 src_bytes %[[C16]] : memref<1024xf32, 3 : i32>, memref<4x64xf32>
 // CHECK-NEXT:    kernel.cp_async_commit
 // CHECK-NEXT:    kernel.cp_async_commit {tag}
 // CHECK-NEXT:    kernel.cp_async_wait 0
@@ -82,6 +84,7 @@ kernel.func @k_shared(%x: memref<4x64xf32>, %g: memref<64xf16>) block [128, 1, 1
   %s64 = kernel.shared_alloc {tag} : memref<4x64xf16, 3>
   %d = kernel.dynamic_shared offset 16 : memref<1024xf32, 3 : i32>
   %d2 = kernel.dynamic_shared offset 0 {tag} : memref<2x2xf64, 3 : i32>
+  %d3 = kernel.dynamic_shared offset 1024 {layout = #kernel.swizzle<128>, tag} : memref<8x64xf16, 3 : i32>
   %c0 = arith.constant 0 : index
   %c16 = arith.constant 16 : i32
   %t = kernel.thread_id x
@@ -108,6 +111,7 @@ kernel.func @k_shared(%x: memref<4x64xf32>, %g: memref<64xf16>) block [128, 1, 1
   kernel.vector_store %ww, %d[%t] {tag} : memref<1024xf32, 3 : i32>, vector<2xf32>
   kernel.cp_async %s64[%c0, %c0], %g[%c0] bytes 16 : memref<4x64xf16, 3>, memref<64xf16>
   kernel.cp_async %d[%t], %x[%c0, %t] bytes 4 {tag} : memref<1024xf32, 3 : i32>, memref<4x64xf32>
+  kernel.cp_async %d[%t], %x[%c0, %t] bytes 16 src_bytes %c16 : memref<1024xf32, 3 : i32>, memref<4x64xf32>
   kernel.cp_async_commit
   kernel.cp_async_commit {tag}
   kernel.cp_async_wait 0

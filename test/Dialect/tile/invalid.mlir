@@ -242,8 +242,38 @@ tile.kernel @schedule_vector(%x: memref<4xf32>) grid [1, 1, 1] block [32, 1, 1] 
 
 // -----
 
-// expected-error @+1 {{'pipeline' is reserved for tensor-core schedules, which no pass honours yet}}
-tile.kernel @schedule_reserved(%x: memref<4xf32>) grid [1, 1, 1] block [32, 1, 1] attributes {tile.schedule = #tile.schedule<block [32, 1, 1], loops [], pipeline 3>} {
+// expected-error @+1 {{'pipeline' is part of a contraction's schedule}}
+tile.kernel @schedule_pipeline_alone(%x: memref<4xf32>) grid [1, 1, 1] block [32, 1, 1] attributes {tile.schedule = #tile.schedule<block [32, 1, 1], loops [], pipeline 3>} {
+}
+
+// -----
+
+// expected-error @+1 {{'warp_roles' is reserved for warp-specialised schedules, which no pass honours yet}}
+tile.kernel @schedule_reserved(%x: memref<4xf32>) grid [1, 1, 1] block [32, 1, 1] attributes {tile.schedule = #tile.schedule<block [32, 1, 1], loops [], warp_roles ["producer"]>} {
+}
+
+// -----
+
+// expected-error @+1 {{a contraction's schedule gives its 'tile', 'atom' and 'warps' together}}
+tile.kernel @schedule_tile_alone(%x: memref<4xf32>) grid [1, 1, 1] block [32, 1, 1] attributes {tile.schedule = #tile.schedule<block [32, 1, 1], loops [], tile [64, 64, 32]>} {
+}
+
+// -----
+
+// expected-error @+1 {{tile [64, 64, 24] over warps [2, 2] gives each warp 32x32 and K slices of 24, which must be whole mma_sync m16n8k16 atoms (16x8, K 16)}}
+tile.kernel @schedule_tile_atoms(%x: memref<4xf32>) grid [1, 1, 1] block [128, 1, 1] attributes {tile.schedule = #tile.schedule<block [128, 1, 1], loops [], tile [64, 64, 24], atom mma_sync m16n8k16, warps [2, 2]>} {
+}
+
+// -----
+
+// expected-error @+1 {{a mma_sync atom is m16n8k16, got mma_sync m16n8k8}}
+tile.kernel @schedule_atom_shape(%x: memref<4xf32>) grid [1, 1, 1] block [128, 1, 1] attributes {tile.schedule = #tile.schedule<block [128, 1, 1], loops [], tile [64, 64, 32], atom mma_sync m16n8k8, warps [2, 2]>} {
+}
+
+// -----
+
+// expected-error @+1 {{a contraction's schedule maps no loops and stages no rows: its tile.gemm says how the blocks tile the product}}
+tile.kernel @schedule_tile_and_loops(%x: memref<4xf32>) grid [1, 1, 1] block [128, 1, 1] attributes {tile.schedule = #tile.schedule<block [128, 1, 1], loops [[0] thread], tile [64, 64, 32], atom mma_sync m16n8k16, warps [2, 2]>} {
 }
 
 // -----
@@ -254,7 +284,7 @@ tile.kernel @schedule_stage(%x: memref<4xf32>) grid [1, 1, 1] block [32, 1, 1] a
 
 // -----
 
-// expected-error @+1 {{expected one of stage, tile, atom, pipeline, warp_roles, each at most once}}
+// expected-error @+1 {{expected one of stage, tile, atom, warps, pipeline, warp_roles, each at most once}}
 tile.kernel @schedule_keyword(%x: memref<4xf32>) grid [1, 1, 1] block [32, 1, 1] attributes {tile.schedule = #tile.schedule<block [32, 1, 1], loops [], tiles [64, 64]>} {
 }
 
@@ -351,3 +381,190 @@ func.func @host() {
 "tile.kernel"() <{sym_name = "signature_mismatch", function_type = (memref<4xf32>) -> (), grid = array<i64: 1, 1, 1>, block = array<i64: 32, 1, 1>}> ({
 ^bb0(%x: memref<4xf16>):
 }) : () -> ()
+
+// --- tile.gemm ------------------------------------------------------------------------------
+
+// -----
+
+tile.kernel @gemm_f32_on_tensor_cores(%a: memref<64x64xf32>, %b: memref<64x64xf32>, %y: memref<64x64xf32>) grid [1, 1, 1] block [128, 1, 1] {
+  // expected-error @+1 {{a mma_sync m16n8k16 atom multiplies f16 or bf16 on tensor cores (f32 takes the fma atom), got f32}}
+  tile.gemm %a[m, k] * %b[k, n] : memref<64x64xf32>, memref<64x64xf32> -> f32 atom mma_sync m16n8k16 tile [64, 64, 32] warps [2, 2] pipeline 2 epilogue(%m, %n, %acc) {
+    memref.store %acc, %y[%m, %n] : memref<64x64xf32>
+  }
+}
+
+// -----
+
+tile.kernel @gemm_mixed_types(%a: memref<64x64xbf16>, %b: memref<64x64xf16>, %y: memref<64x64xf32>) grid [1, 1, 1] block [128, 1, 1] {
+  // expected-error @+1 {{a tile.gemm multiplies operands of one type, got bf16 and f16}}
+  tile.gemm %a[m, k] * %b[k, n] : memref<64x64xbf16>, memref<64x64xf16> -> f32 atom mma_sync m16n8k16 tile [64, 64, 32] warps [2, 2] pipeline 2 epilogue(%m, %n, %acc) {
+    memref.store %acc, %y[%m, %n] : memref<64x64xf32>
+  }
+}
+
+// -----
+
+tile.kernel @gemm_f16_accumulator(%a: memref<64x64xf16>, %b: memref<64x64xf16>, %y: memref<64x64xf16>) grid [1, 1, 1] block [128, 1, 1] {
+  // expected-error @+1 {{a tile.gemm accumulates in f32, got f16}}
+  tile.gemm %a[m, k] * %b[k, n] : memref<64x64xf16>, memref<64x64xf16> -> f16 atom mma_sync m16n8k16 tile [64, 64, 32] warps [2, 2] pipeline 2 epilogue(%m, %n, %acc) {
+    memref.store %acc, %y[%m, %n] : memref<64x64xf16>
+  }
+}
+
+// -----
+
+tile.kernel @gemm_sizes_disagree(%a: memref<64x48xbf16>, %b: memref<64x64xbf16>, %y: memref<64x64xf32>) grid [1, 1, 1] block [128, 1, 1] {
+  // expected-error @+1 {{dimension k is 48 in one operand and 64 in another}}
+  tile.gemm %a[m, k] * %b[k, n] : memref<64x48xbf16>, memref<64x64xbf16> -> f32 atom mma_sync m16n8k16 tile [64, 64, 32] warps [2, 2] pipeline 2 epilogue(%m, %n, %acc) {
+    memref.store %acc, %y[%m, %n] : memref<64x64xf32>
+  }
+}
+
+// -----
+
+tile.kernel @gemm_rhs_walks_m(%a: memref<64x64xbf16>, %b: memref<64x64xbf16>, %y: memref<64x64xf32>) grid [1, 1, 1] block [128, 1, 1] {
+  // expected-error @+1 {{rhs walks n and k, not m, got [k, m]}}
+  tile.gemm %a[m, k] * %b[k, m] : memref<64x64xbf16>, memref<64x64xbf16> -> f32 atom mma_sync m16n8k16 tile [64, 64, 32] warps [2, 2] pipeline 2 epilogue(%m, %n, %acc) {
+    memref.store %acc, %y[%m, %n] : memref<64x64xf32>
+  }
+}
+
+// -----
+
+tile.kernel @gemm_batch_last(%a: memref<64x64x2xbf16>, %b: memref<2x64x64xbf16>, %y: memref<2x64x64xf32>) grid [1, 1, 2] block [128, 1, 1] {
+  // expected-error @+1 {{lhs's last, contiguous dimension is one of its matrix dimensions (m or k), got [m, k, b0]}}
+  tile.gemm %a[m, k, b0] * %b[b0, k, n] : memref<64x64x2xbf16>, memref<2x64x64xbf16> -> f32 atom mma_sync m16n8k16 tile [64, 64, 32] warps [2, 2] pipeline 2 epilogue(%i, %m, %n, %acc) {
+    memref.store %acc, %y[%i, %m, %n] : memref<2x64x64xf32>
+  }
+}
+
+// -----
+
+tile.kernel @gemm_unknown_dimension(%a: memref<64x64xbf16>, %b: memref<64x64xbf16>, %y: memref<64x64xf32>) grid [1, 1, 1] block [128, 1, 1] {
+  // expected-error @+1 {{'b0' is not an iteration dimension of this tile.gemm (m, n, k)}}
+  tile.gemm %a[b0, k] * %b[k, n] : memref<64x64xbf16>, memref<64x64xbf16> -> f32 atom mma_sync m16n8k16 tile [64, 64, 32] warps [2, 2] pipeline 2 epilogue(%m, %n, %acc) {
+    memref.store %acc, %y[%m, %n] : memref<64x64xf32>
+  }
+}
+
+// -----
+
+tile.kernel @gemm_warps_and_block(%a: memref<64x64xbf16>, %b: memref<64x64xbf16>, %y: memref<64x64xf32>) grid [1, 1, 1] block [256, 1, 1] {
+  // expected-error @+1 {{warps [2, 2] are a block of [128, 1, 1] threads, but the kernel's block is [256, 1, 1]}}
+  tile.gemm %a[m, k] * %b[k, n] : memref<64x64xbf16>, memref<64x64xbf16> -> f32 atom mma_sync m16n8k16 tile [64, 64, 32] warps [2, 2] pipeline 2 epilogue(%m, %n, %acc) {
+    memref.store %acc, %y[%m, %n] : memref<64x64xf32>
+  }
+}
+
+// -----
+
+tile.kernel @gemm_tile_not_atoms(%a: memref<64x64xbf16>, %b: memref<64x64xbf16>, %y: memref<64x64xf32>) grid [2, 1, 1] block [128, 1, 1] {
+  // expected-error @+1 {{tile [64, 40, 32] over warps [2, 2] gives each warp 32x20 and K slices of 32, which must be whole mma_sync m16n8k16 atoms (16x8, K 16)}}
+  tile.gemm %a[m, k] * %b[k, n] : memref<64x64xbf16>, memref<64x64xbf16> -> f32 atom mma_sync m16n8k16 tile [64, 40, 32] warps [2, 2] pipeline 2 epilogue(%m, %n, %acc) {
+    memref.store %acc, %y[%m, %n] : memref<64x64xf32>
+  }
+}
+
+// -----
+
+tile.kernel @gemm_row_width(%a: memref<64x96xbf16>, %b: memref<96x64xbf16>, %y: memref<64x64xf32>) grid [1, 1, 1] block [128, 1, 1] {
+  // expected-error @+1 {{lhs's tile is stored in shared memory by its last dimension k, 96 bytes a row, which must be 32, 64 or a multiple of 128 bytes for a swizzle that keeps ldmatrix free of bank conflicts}}
+  tile.gemm %a[m, k] * %b[k, n] : memref<64x96xbf16>, memref<96x64xbf16> -> f32 atom mma_sync m16n8k16 tile [64, 64, 48] warps [2, 2] pipeline 2 epilogue(%m, %n, %acc) {
+    memref.store %acc, %y[%m, %n] : memref<64x64xf32>
+  }
+}
+
+// -----
+
+tile.kernel @gemm_shared_memory(%a: memref<256x256xbf16>, %b: memref<256x256xbf16>, %y: memref<256x256xf32>) grid [1, 1, 1] block [128, 1, 1] {
+  // expected-error @+1 {{4 K slices of tile [256, 256, 64] take 262144 bytes of shared memory, over the 232448 bytes a block may have on sm_90a}}
+  tile.gemm %a[m, k] * %b[k, n] : memref<256x256xbf16>, memref<256x256xbf16> -> f32 atom mma_sync m16n8k16 tile [256, 256, 64] warps [2, 2] pipeline 4 epilogue(%m, %n, %acc) {
+    memref.store %acc, %y[%m, %n] : memref<256x256xf32>
+  }
+}
+
+// -----
+
+tile.kernel @gemm_epilogue_writes_operand(%a: memref<64x64xbf16>, %b: memref<64x64xbf16>) grid [1, 1, 1] block [128, 1, 1] {
+  // expected-error @+1 {{a tile.gemm epilogue does not store to the operands, which every block reads}}
+  tile.gemm %a[m, k] * %b[k, n] : memref<64x64xbf16>, memref<64x64xbf16> -> f32 atom mma_sync m16n8k16 tile [64, 64, 32] warps [2, 2] pipeline 2 epilogue(%m, %n, %acc) {
+    %t = arith.truncf %acc : f32 to bf16
+    memref.store %t, %a[%m, %n] : memref<64x64xbf16>
+  }
+}
+
+// -----
+
+tile.kernel @gemm_epilogue_loop(%a: memref<64x64xbf16>, %b: memref<64x64xbf16>, %y: memref<64x64xf32>) grid [1, 1, 1] block [128, 1, 1] {
+  // expected-error @+1 {{a tile.gemm epilogue runs once per output element, without tile.for}}
+  tile.gemm %a[m, k] * %b[k, n] : memref<64x64xbf16>, memref<64x64xbf16> -> f32 atom mma_sync m16n8k16 tile [64, 64, 32] warps [2, 2] pipeline 2 epilogue(%m, %n, %acc) {
+    tile.for %i in 0 to 4 map serial {
+    }
+    memref.store %acc, %y[%m, %n] : memref<64x64xf32>
+  }
+}
+
+// -----
+
+tile.kernel @gemm_wgmma_warps(%a: memref<128x64xbf16>, %b: memref<64x128xbf16>, %y: memref<128x128xf32>) grid [1, 1, 1] block [128, 1, 1] {
+  // expected-error @+1 {{a wgmma is issued by a warp group of 4 warps along M, but warps [2, 2] has 2 along M}}
+  tile.gemm %a[m, k] * %b[k, n] : memref<128x64xbf16>, memref<64x128xbf16> -> f32 atom wgmma m64n128k16 tile [128, 128, 32] warps [2, 2] pipeline 2 epilogue(%m, %n, %acc) {
+    memref.store %acc, %y[%m, %n] : memref<128x128xf32>
+  }
+}
+
+// -----
+
+// expected-error @+1 {{grid [1, 1, 1] is not the [2, 2, 1] blocks that the tile.gemm's tiles take (N tiles, M tiles, batch)}}
+tile.kernel @gemm_grid(%a: memref<70x64xbf16>, %b: memref<64x80xbf16>, %y: memref<70x80xf32>) grid [1, 1, 1] block [128, 1, 1] {
+  tile.gemm %a[m, k] * %b[k, n] : memref<70x64xbf16>, memref<64x80xbf16> -> f32 atom mma_sync m16n8k16 tile [64, 64, 32] warps [2, 2] pipeline 2 epilogue(%m, %n, %acc) {
+    memref.store %acc, %y[%m, %n] : memref<70x80xf32>
+  }
+}
+
+// -----
+
+// expected-error @+1 {{a contraction's tile.kernel holds its tile.gemm and nothing else}}
+tile.kernel @gemm_and_loop(%a: memref<64x64xbf16>, %b: memref<64x64xbf16>, %y: memref<64x64xf32>) grid [1, 1, 1] block [128, 1, 1] {
+  tile.gemm %a[m, k] * %b[k, n] : memref<64x64xbf16>, memref<64x64xbf16> -> f32 atom mma_sync m16n8k16 tile [64, 64, 32] warps [2, 2] pipeline 2 epilogue(%m, %n, %acc) {
+    memref.store %acc, %y[%m, %n] : memref<64x64xf32>
+  }
+  tile.for %i in 0 to 4 map serial {
+  }
+}
+
+// -----
+
+// expected-error @+1 {{the tile.gemm's tile [64, 64, 32], atom mma_sync m16n8k16, warps [2, 2] and pipeline 2 are not its schedule's}}
+tile.kernel @gemm_schedule(%a: memref<64x64xbf16>, %b: memref<64x64xbf16>, %y: memref<64x64xf32>) grid [1, 1, 1] block [128, 1, 1] attributes {tile.schedule = #tile.schedule<block [128, 1, 1], loops [], tile [64, 64, 32], atom mma_sync m16n8k16, warps [2, 2], pipeline 3>} {
+  tile.gemm %a[m, k] * %b[k, n] : memref<64x64xbf16>, memref<64x64xbf16> -> f32 atom mma_sync m16n8k16 tile [64, 64, 32] warps [2, 2] pipeline 2 epilogue(%m, %n, %acc) {
+    memref.store %acc, %y[%m, %n] : memref<64x64xf32>
+  }
+}
+
+// -----
+
+// expected-error @+1 {{a contraction's schedule (with a tile) is the schedule of a tile.gemm's kernel, and only of one}}
+tile.kernel @loops_with_gemm_schedule(%x: memref<4xf32>) grid [1, 1, 1] block [128, 1, 1] attributes {tile.schedule = #tile.schedule<block [128, 1, 1], loops [], tile [64, 64, 32], atom mma_sync m16n8k16, warps [2, 2]>} {
+}
+
+// -----
+
+// expected-error @+1 {{an atom's shape is written mMnNkK, as in m16n8k16}}
+func.func @atom_shape() attributes {atom = #tile.atom<mma_sync m16n8>} {
+  func.return
+}
+
+// -----
+
+// expected-error @+1 {{a wgmma atom is m64nNk16, N from 8 to 256 in steps of 8, got wgmma m64n260k16}}
+func.func @wgmma_n() attributes {atom = #tile.atom<wgmma m64n260k16>} {
+  func.return
+}
+
+// -----
+
+// expected-error @+1 {{Expected `mma_sync`, `wgmma`, or `fma`.}}
+func.func @atom_kind() attributes {atom = #tile.atom<hmma m16n8k16>} {
+  func.return
+}

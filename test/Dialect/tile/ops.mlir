@@ -84,3 +84,62 @@ tile.kernel @annotated(%x: memref<64xf32>, %y: memref<f32>) grid [1, 1, 1] block
   }
   memref.store %s, %y[] : memref<f32>
 }
+
+// A contraction's kernel: one tile.gemm, its schedule (tile, atom, warps, pipeline) on the
+// kernel, the grid its tiles take (N tiles, M tiles, batch). nn.Linear's weight is [N, K].
+
+// CHECK-LABEL: tile.kernel @linear_bias(
+// CHECK-SAME:    grid [1, 2, 1] block [128, 1, 1] attributes {tile.schedule = #tile.schedule<block [128, 1, 1], loops [], tile [64, 64, 32], atom mma_sync m16n8k16, warps [2, 2], pipeline 3>} {
+// CHECK-NEXT:    tile.gemm %{{.*}}[m, k] * %{{.*}}[n, k] : memref<70x40xbf16>, memref<50x40xbf16> -> f32 atom mma_sync m16n8k16 tile [64, 64, 32] warps [2, 2] pipeline 3 epilogue(%[[M:.*]], %[[N:.*]], %[[ACC:.*]]) {
+// CHECK-NEXT:      %[[B:.*]] = memref.load %{{.*}}[%[[N]]] : memref<50xf32>
+// CHECK-NEXT:      %[[S:.*]] = arith.addf %[[ACC]], %[[B]] : f32
+// CHECK-NEXT:      %[[T:.*]] = arith.truncf %[[S]] : f32 to bf16
+// CHECK-NEXT:      memref.store %[[T]], %{{.*}}[%[[M]], %[[N]]] : memref<70x50xbf16>
+// CHECK-NEXT:    }
+// CHECK-NEXT:  }
+tile.kernel @linear_bias(%x: memref<70x40xbf16>, %w: memref<50x40xbf16>, %bias: memref<50xf32>, %y: memref<70x50xbf16>) grid [1, 2, 1] block [128, 1, 1] attributes {tile.schedule = #tile.schedule<block [128, 1, 1], loops [], tile [64, 64, 32], atom mma_sync m16n8k16, warps [2, 2], pipeline 3>} {
+  tile.gemm %x[m, k] * %w[n, k] : memref<70x40xbf16>, memref<50x40xbf16> -> f32 atom mma_sync m16n8k16 tile [64, 64, 32] warps [2, 2] pipeline 3 epilogue(%m, %n, %acc) {
+    %b = memref.load %bias[%n] : memref<50xf32>
+    %s = arith.addf %acc, %b : f32
+    %t = arith.truncf %s : f32 to bf16
+    memref.store %t, %y[%m, %n] : memref<70x50xbf16>
+  }
+}
+
+// Batch dimensions come first in the epilogue; an operand without one (a shared weight, here
+// [K, N]) is the same for every batch; A may be [K, M]; the grid's z is the batch.
+
+// CHECK-LABEL: tile.kernel @batched(
+// CHECK-SAME:    grid [2, 1, 6] block [256, 1, 1] {
+// CHECK-NEXT:    tile.gemm %{{.*}}[b0, b1, k, m] * %{{.*}}[k, n] : memref<2x3x32x64xf16>, memref<32x256xf16> -> f32 atom mma_sync m16n8k16 tile [64, 128, 32] warps [2, 4] pipeline 2 epilogue(%[[I:.*]], %[[J:.*]], %[[M:.*]], %[[N:.*]], %[[ACC:.*]]) attributes {tag} {
+// CHECK-NEXT:      memref.store %[[ACC]], %{{.*}}[%[[I]], %[[J]], %[[M]], %[[N]]] : memref<2x3x64x256xf32>
+tile.kernel @batched(%a: memref<2x3x32x64xf16>, %w: memref<32x256xf16>, %y: memref<2x3x64x256xf32>) grid [2, 1, 6] block [256, 1, 1] {
+  tile.gemm %a[b0, b1, k, m] * %w[k, n] : memref<2x3x32x64xf16>, memref<32x256xf16> -> f32 atom mma_sync m16n8k16 tile [64, 128, 32] warps [2, 4] pipeline 2 epilogue(%i, %j, %m, %n, %acc) attributes {tag} {
+    memref.store %acc, %y[%i, %j, %m, %n] : memref<2x3x64x256xf32>
+  }
+}
+
+// The other atoms: wgmma for a warp group of 4 warps along M (sm_90a), and fma, which also
+// multiplies f32.
+
+// CHECK-LABEL: tile.kernel @wgmma(
+// CHECK:         tile.gemm {{.*}} atom wgmma m64n128k16 tile [128, 128, 32] warps [4, 1] pipeline 2
+tile.kernel @wgmma(%a: memref<128x64xbf16>, %b: memref<128x64xbf16>, %y: memref<128x128xf32>) grid [1, 1, 1] block [128, 1, 1] {
+  tile.gemm %a[m, k] * %b[n, k] : memref<128x64xbf16>, memref<128x64xbf16> -> f32 atom wgmma m64n128k16 tile [128, 128, 32] warps [4, 1] pipeline 2 epilogue(%m, %n, %acc) {
+    memref.store %acc, %y[%m, %n] : memref<128x128xf32>
+  }
+}
+
+// CHECK-LABEL: tile.kernel @fma(
+// CHECK:         tile.gemm {{.*}} -> f32 atom fma tile [32, 32, 8] warps [1, 1] pipeline 1
+tile.kernel @fma(%a: memref<32x8xf32>, %b: memref<8x32xf32>, %y: memref<32x32xf32>) grid [1, 1, 1] block [32, 1, 1] {
+  tile.gemm %a[m, k] * %b[k, n] : memref<32x8xf32>, memref<8x32xf32> -> f32 atom fma tile [32, 32, 8] warps [1, 1] pipeline 1 epilogue(%m, %n, %acc) {
+    memref.store %acc, %y[%m, %n] : memref<32x32xf32>
+  }
+}
+
+// CHECK-LABEL: func.func @atoms(
+// CHECK-SAME:    attributes {atoms = [#tile.atom<mma_sync m16n8k16>, #tile.atom<wgmma m64n256k16>, #tile.atom<fma>]}
+func.func @atoms() attributes {atoms = [#tile.atom<mma_sync m16n8k16>, #tile.atom<wgmma m64n256k16>, #tile.atom<fma>]} {
+  func.return
+}

@@ -1,0 +1,604 @@
+"""The Kernel IR of a `tile.gemm` on warp-level tensor cores, for `lower-tile-to-kernel`.
+
+    tile.gemm %x[m, k] * %w[n, k] : memref<70x40xbf16>, memref<50x40xbf16> -> f32
+        atom mma_sync m16n8k16 tile [64, 64, 32] warps [2, 2] pipeline 3 epilogue(%m, %n, %acc) {..}
+
+becomes a `kernel.func` in which block (x, y) computes the output tile at rows 64y, columns
+64x (z strides through the batch), each of its 2 x 2 warps a 32 x 32 quarter of it as 2 x 4
+m16n8k16 atoms, each atom's accumulator a `vector<4xf32>` carried through the K loop:
+
+- Shared memory holds `pipeline` K slices of both operands, each tile in the layout of its
+  operand (rows of its last, contiguous dimension), cut into panels of rows of 128 bytes
+  at most and swizzled (`#kernel.swizzle`), so that the 8 rows an ldmatrix reads lie in 8
+  different bank groups: `memref<stages x panels x rows x 64 x bf16, 3>`; static
+  `kernel.shared_alloc`s, or views of the dynamic shared memory when they need more than a
+  block's static shared memory.
+- The block copies the slices with `kernel.cp_async` (16 bytes a copy, or the widest copy
+  that the operand's row length keeps aligned; a row of odd length goes through registers),
+  `pipeline - 1` slices ahead of the one it multiplies: before the K loop it starts the first
+  `pipeline - 1`, one group each; in iteration kt it waits until slice kt has landed
+  (`kernel.cp_async_wait pipeline-2`), passes a barrier (everyone's copies are visible, and
+  everyone is done with the slice that the next copy overwrites), starts slice
+  kt + pipeline - 1 and commits its group (empty past the last slice), and multiplies slice kt.
+- A copy past the end of M, N or K reads nothing and zero-fills (`src_bytes`), so the tails
+  add zeros; its source indices are clamped to 0, a valid address.
+- Each warp loads its A fragments with `kernel.ldmatrix` x4 (`trans` when A is [K, M]) and
+  its B fragments two atoms at a time with ldmatrix x4 (one at a time with x2 for an odd
+  last atom; `trans` when B is [K, N]), the next k-step's fragments before this k-step's
+  `kernel.mma_sync`s.
+- After the K loop, element i of an atom's accumulator is the output at row g + 8 (i / 2),
+  column 2t + i % 2 of the atom (g = lane / 4, t = lane % 4, the PTX C-fragment layout); the
+  epilogue runs there, under `m < M and n < N` where the tiles overrun.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+from dataclasses import dataclass
+from math import prod
+
+from xdsl.dialects import arith, memref, scf
+from xdsl.dialects import vector as vector_dialect
+from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, VectorType, f32, i32
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.utils.exceptions import PassFailedException
+
+from emmy.dialects import kernel, tile
+from emmy.dialects.target import GpuTarget
+
+Index = SSAValue | int
+"""An index the kernel computes, or one known now (emitted as a constant where used)."""
+
+SWIZZLE_ROW_BYTES = 128
+"""The widest shared row of a tile panel: the span of the widest swizzle."""
+
+_FOLDS = {
+    arith.AddiOp: operator.add,
+    arith.MuliOp: operator.mul,
+    arith.DivUIOp: operator.floordiv,
+    arith.RemUIOp: operator.mod,
+}
+_IDENTITIES = {arith.AddiOp: 0, arith.MuliOp: 1, arith.DivUIOp: 1}
+
+
+@dataclass(frozen=True)
+class _OperandTiles:
+    """How one operand's K slices lie in shared memory: tiles of `rows` x `columns` elements
+    (`columns` along the operand's contiguous last dimension, iteration dimension
+    `column_dim`; rows along `row_dim`), cut into `panels` of `width` columns."""
+
+    operand: SSAValue
+    dims: tuple[int, ...]
+    row_dim: int
+    column_dim: int
+    rows: int
+    columns: int
+    width: int
+    copy_elements: int
+    """Elements per copy: the most (up to 16 bytes) that divide the operand's row length."""
+
+    @property
+    def panels(self) -> int:
+        return self.columns // self.width
+
+
+class _GemmBuilder:
+    """Emits the kernel.func of one tile.gemm; `block` is where ops go next."""
+
+    def __init__(
+        self,
+        gemm: tile.GemmOp,
+        body: Block,
+        values: dict[SSAValue, SSAValue],
+        target: GpuTarget,
+    ):
+        self.gemm = gemm
+        self.body = body
+        self.block = body
+        self.values = values
+        """Tile IR values (the kernel's arguments) -> their Kernel IR values."""
+        self.target = target
+        self.constants: dict[tuple[int, Attribute], SSAValue] = {}
+        self.constant_ops: list[Operation] = []
+        self.known: dict[SSAValue, int] = {}
+        """The index constants, by value."""
+        *self.batch_sizes, self.size_m, self.size_n, self.size_k = gemm.sizes()
+        self.batch_rank = gemm.batch_rank
+        self.block_m, self.block_n, self.block_k = gemm.tile_shape
+        self.warps_m, self.warps_n = gemm.warp_grid
+        self.warp_m, self.warp_n = self.block_m // self.warps_m, self.block_n // self.warps_n
+        self.atom_m, self.atom_n, self.atom_k = gemm.mma_atom.shape
+        self.stages = gemm.pipeline_depth
+        self.threads = self.warps_m * self.warps_n * target.warp_size
+        self.element = gemm.lhs.type.get_element_type()
+        self.element_bytes = kernel.element_bytes(self.element)
+        dims = self.batch_rank
+        self.m_dim, self.n_dim, self.k_dim = dims, dims + 1, dims + 2
+
+    # -- emitting --
+
+    def add_op(self, op: Operation) -> Operation:
+        self.block.add_op(op)
+        return op
+
+    def constant(self, value: int, value_type: Attribute = IndexType()) -> SSAValue:
+        key = (value, value_type)
+        if key not in self.constants:
+            op = arith.ConstantOp(IntegerAttr(value, value_type))
+            op.result.name_hint = f"c{value}" if value_type == IndexType() else f"c{value}_i32"
+            self.constant_ops.append(op)
+            self.constants[key] = op.result
+            if value_type == IndexType():
+                self.known[op.result] = value
+        return self.constants[key]
+
+    def index(self, value: Index) -> SSAValue:
+        return self.constant(value) if isinstance(value, int) else value
+
+    def known_value(self, value: Index) -> int | None:
+        return value if isinstance(value, int) else self.known.get(value)
+
+    def arith(self, op_type: type[Operation], lhs: Index, rhs: Index) -> Index:
+        """`lhs op rhs`, folded where both are known, where one is the op's identity (x + 0,
+        x * 1, x / 1) and where one absorbs it (x * 0, x % 1)."""
+        left, right = self.known_value(lhs), self.known_value(rhs)
+        if left is not None and right is not None:
+            return _FOLDS[op_type](left, right)
+        identity = _IDENTITIES.get(op_type)
+        if identity is not None and right == identity:
+            return lhs
+        if op_type in (arith.AddiOp, arith.MuliOp) and left == identity:
+            return rhs
+        if (op_type is arith.MuliOp and 0 in (left, right)) or (
+            op_type is arith.RemUIOp and right == 1
+        ):
+            return 0
+        return self.add_op(op_type(self.index(lhs), self.index(rhs))).results[0]
+
+    def add(self, lhs: Index, rhs: Index) -> Index:
+        return self.arith(arith.AddiOp, lhs, rhs)
+
+    def mul(self, lhs: Index, rhs: Index) -> Index:
+        return self.arith(arith.MuliOp, lhs, rhs)
+
+    def div(self, lhs: Index, rhs: Index) -> Index:
+        return self.arith(arith.DivUIOp, lhs, rhs)
+
+    def rem(self, lhs: Index, rhs: Index) -> Index:
+        return self.arith(arith.RemUIOp, lhs, rhs)
+
+    def less(self, lhs: Index, rhs: Index) -> SSAValue:
+        return self.add_op(arith.CmpiOp(self.index(lhs), self.index(rhs), "ult")).results[0]
+
+    def both(self, conditions: Sequence[SSAValue]) -> SSAValue | None:
+        """All of `conditions` (None for none)."""
+        result = None
+        for condition in conditions:
+            result = (
+                condition
+                if result is None
+                else self.add_op(arith.AndIOp(result, condition)).results[0]
+            )
+        return result
+
+    def select(self, condition: SSAValue, then: Index, otherwise: Index) -> SSAValue:
+        return self.add_op(
+            arith.SelectOp(condition, self.index(then), self.index(otherwise))
+        ).results[0]
+
+    def nested(self, fill, arg_types: Sequence[Attribute] = ()) -> Block:
+        """A block that `fill(block)` fills (it returns the values to yield, if any), ended
+        by an scf.yield."""
+        inner = Block(arg_types=arg_types)
+        outer, self.block = self.block, inner
+        yielded = fill(inner) or []
+        self.add_op(scf.YieldOp(*yielded))
+        self.block = outer
+        return inner
+
+    def if_then(self, condition: SSAValue | None, fill) -> None:
+        """`fill()` where `condition` holds (everywhere for None)."""
+        if condition is None:
+            fill()
+            return
+        then = self.nested(lambda _: fill())
+        self.add_op(scf.IfOp(condition, [], Region(then), Region()))
+
+    # -- the operands' tiles --
+
+    def extent(self, dim: int) -> int:
+        """The tile's extent along a matrix dimension."""
+        return {self.m_dim: self.block_m, self.n_dim: self.block_n, self.k_dim: self.block_k}[dim]
+
+    def size(self, dim: int) -> int:
+        sizes = (*self.batch_sizes, self.size_m, self.size_n, self.size_k)
+        return sizes[dim]
+
+    def operand_tiles(self, operand: SSAValue, dims: tuple[int, ...]) -> _OperandTiles:
+        column_dim = dims[-1]
+        row_dim = next(d for d in dims if d >= self.batch_rank and d != column_dim)
+        columns = self.extent(column_dim)
+        width = min(columns, SWIZZLE_ROW_BYTES // self.element_bytes)
+        row_length = operand.type.get_shape()[-1]
+        copy = kernel.MAX_VECTOR_BYTES // self.element_bytes
+        while row_length % copy:
+            copy //= 2
+        return _OperandTiles(
+            operand, dims, row_dim, column_dim, self.extent(row_dim), columns, width, copy
+        )
+
+    def shared_tiles(self, tiles: _OperandTiles, name: str, offset: int | None) -> SSAValue:
+        """The operand's K slices in shared memory: static, or (beyond the static limit) a
+        view of the dynamic shared memory at byte `offset`."""
+        shape = [self.stages, tiles.panels, tiles.rows, tiles.width]
+        layout = kernel.SwizzleAttr(tiles.width * self.element_bytes)
+        memref_type = kernel.shared_memref(shape, self.element)
+        if offset is None:
+            op = kernel.SharedAllocOp(memref_type, layout)
+        else:
+            op = kernel.DynamicSharedOp(offset, memref_type, layout)
+        op.result.name_hint = name
+        return self.add_op(op).results[0]
+
+    def panel_column(
+        self, tiles: _OperandTiles, column: Index, offset: Index = 0
+    ) -> tuple[Index, Index]:
+        """The panel of the tile that column `column + offset` is in, and its column there;
+        `offset` (a lane's, below 16) never takes a known `column` (a k-step's, a multiple
+        of 16) into the next panel."""
+        if tiles.panels == 1:
+            return 0, self.add(column, offset)
+        if isinstance(column, int):
+            return column // tiles.width, self.add(column % tiles.width, offset)
+        column = self.add(column, offset)
+        return self.div(column, tiles.width), self.rem(column, tiles.width)
+
+    def copy_slice(
+        self,
+        tiles: _OperandTiles,
+        shared: SSAValue,
+        stage: Index,
+        starts: dict[int, Index],
+        batch: Sequence[Index],
+    ) -> None:
+        """The block's copies of one K slice of an operand into shared stage `stage`; the
+        slice starts at `starts[dim]` along each matrix dimension."""
+        copy = tiles.copy_elements
+        per_row = tiles.columns // copy
+        chunks = tiles.rows * per_row
+        for step in range(-(-chunks // self.threads)):
+            chunk = self.add(self.thread_id, step * self.threads)
+            last_partial = (step + 1) * self.threads > chunks
+            guard = self.less(chunk, chunks) if last_partial else None
+
+            def copy_chunk(chunk: Index = chunk, step: int = step) -> None:
+                if self.threads % per_row == 0:
+                    # The block copies whole rows a step: each thread the same column.
+                    first_row, column = self.copy_origins[tiles.operand]
+                    row = self.add(first_row, step * self.threads // per_row)
+                else:
+                    row = self.div(chunk, per_row)
+                    column = self.mul(self.rem(chunk, per_row), copy)
+                self.copy_chunk(tiles, shared, stage, starts, batch, row, column)
+
+            self.if_then(guard, copy_chunk)
+
+    def copy_chunk(
+        self,
+        tiles: _OperandTiles,
+        shared: SSAValue,
+        stage: Index,
+        starts: dict[int, Index],
+        batch: Sequence[Index],
+        row: Index,
+        column: Index,
+    ) -> None:
+        """One copy: the `copy_elements` elements at (`row`, `column`) of the slice's tile,
+        zeros past the ends of the operand."""
+        copy = tiles.copy_elements
+        global_row = self.add(starts[tiles.row_dim], row)
+        global_column = self.add(starts[tiles.column_dim], column)
+        inside = []
+        for dim, position in ((tiles.row_dim, global_row), (tiles.column_dim, global_column)):
+            if self.size(dim) % self.extent(dim):
+                inside.append(self.less(position, self.size(dim)))
+        valid = self.both(inside)
+        if valid is not None:
+            # Past the end: read nothing, from element 0, and fill zeros.
+            global_row = self.select(valid, global_row, 0)
+            global_column = self.select(valid, global_column, 0)
+        position = {tiles.row_dim: global_row, tiles.column_dim: global_column}
+        source = [self.index(batch[d] if d < self.batch_rank else position[d]) for d in tiles.dims]
+        panel, within = self.panel_column(tiles, column)
+        destination = [self.index(i) for i in (stage, panel, row, within)]
+        operand = self.values[tiles.operand]
+        size = copy * self.element_bytes
+        if size in kernel.CP_ASYNC_BYTES:
+            source_bytes = None
+            if valid is not None:
+                source_bytes = self.select(valid, self.constant(size, i32), self.constant(0, i32))
+            self.add_op(kernel.CpAsyncOp(shared, destination, operand, source, size, source_bytes))
+            return
+        # A row of odd length leaves copies of one 2-byte element, too small for cp.async:
+        # through registers.
+        value = self.add_op(memref.LoadOp.get(operand, source)).results[0]
+        if valid is not None:
+            zero = self.add_op(arith.ConstantOp(FloatAttr(0.0, self.element))).results[0]
+            value = self.select(valid, value, zero)
+        self.add_op(memref.StoreOp.get(value, shared, destination))
+
+    # -- fragments --
+
+    def a_fragment(self, tiles: _OperandTiles, shared: SSAValue, stage: Index, k0: int, atom: int):
+        """The warp's A fragment of atom row `atom` at k-step k0: ldmatrix x4 of the 16x16
+        block's quarters (rows 0-7, 8-15 of k 0-7, then of k 8-15)."""
+        m0 = self.add(self.warp_row, atom * self.atom_m)
+        if tiles.column_dim == self.k_dim:
+            # Lane l gives row l % 16 of the M x K tile, at column 8 (l / 16).
+            row, column = self.add(m0, self.lane_row), (k0, self.lane_column)
+            transposed = False
+        else:
+            # A [K, M] tile holds A's blocks transposed: lane l gives K row 8 (l / 16) + l % 8
+            # at M column 8 ((l / 8) % 2).
+            row, column = self.add(k0, self.lane_block_row), (m0, self.lane_half)
+            transposed = True
+        return self.ldmatrix(tiles, shared, stage, row, column, 4, transposed)
+
+    def b_fragments(
+        self, tiles: _OperandTiles, shared: SSAValue, stage: Index, k0: int, atom: int, count: int
+    ) -> list[SSAValue]:
+        """The warp's B fragments of `count` (1 or 2) atom columns from `atom` on, at k-step
+        k0: ldmatrix x2 of an atom's two 8x8 halves along K, or x4 of two atoms'."""
+        n0 = self.add(self.warp_column, atom * self.atom_n)
+        if tiles.column_dim == self.k_dim:
+            # [N, K]: the blocks as they are; lane l gives N row (8 (l / 16) if x4) + l % 8 at
+            # K column 8 ((l / 8) % 2).
+            row_offset = self.lane_block_row if count == 2 else self.lane_eighth
+            row, column = self.add(n0, row_offset), (k0, self.lane_half)
+            transposed = False
+        else:
+            # [K, N]: transposed; lane l gives K row l % 16 at N column (8 (l / 16) if x4).
+            row = self.add(k0, self.lane_row)
+            column = (n0, self.lane_column if count == 2 else 0)
+            transposed = True
+        loaded = self.ldmatrix(tiles, shared, stage, row, column, 2 * count, transposed)
+        if count == 1:
+            return [loaded]
+        return [self.lanes(loaded, 4 * half, 4) for half in range(2)]
+
+    def ldmatrix(
+        self,
+        tiles: _OperandTiles,
+        shared: SSAValue,
+        stage: Index,
+        row: Index,
+        column: tuple[Index, Index],
+        matrices: int,
+        transposed: bool,
+    ) -> SSAValue:
+        """ldmatrix of `matrices` 8x8 matrices, each lane at `row` and column `column[0] +
+        column[1]` (a base and the lane's offset) of the stage's tile."""
+        panel, within = self.panel_column(tiles, *column)
+        indices = [self.index(i) for i in (stage, panel, row, within)]
+        op = kernel.LdmatrixOp(shared, indices, matrices, transposed)
+        return self.add_op(op).result
+
+    def lanes(self, vector: SSAValue, first: int, count: int) -> SSAValue:
+        """`count` lanes of `vector` from `first` on, as a vector of their own."""
+        element = vector.type.get_element_type()
+        taken = [
+            self.add_op(vector_dialect.ExtractOp(vector, [first + i], element)).result
+            for i in range(count)
+        ]
+        result = self.add_op(
+            vector_dialect.BroadcastOp(taken[0], VectorType(element, [count]))
+        ).vector
+        for i, value in enumerate(taken[1:], 1):
+            result = self.add_op(vector_dialect.InsertOp(value, result, [i])).result
+        return result
+
+    # -- the kernel --
+
+    def emit_thread_indices(self) -> None:
+        warp_size = self.target.warp_size
+        self.thread_id = self.add_op(kernel.ThreadIdOp("x")).results[0]
+        self.thread_id.name_hint = "tid"
+        lane = self.rem(self.thread_id, warp_size)
+        warp = self.div(self.thread_id, warp_size)
+        self.warp_row = self.mul(self.div(warp, self.warps_n), self.warp_m)
+        self.warp_column = self.mul(self.rem(warp, self.warps_n), self.warp_n)
+        sixteenth = self.div(lane, 16)
+        eighth = self.rem(lane, 8)
+        # Each lane's offsets into the blocks ldmatrix loads (see the fragment methods):
+        # l % 16, 8 (l / 16), 8 (l / 16) + l % 8, 8 ((l / 8) % 2) and l % 8.
+        self.lane_row = self.rem(lane, 16)
+        self.lane_column = self.mul(sixteenth, 8)
+        self.lane_block_row = self.add(self.lane_column, eighth)
+        self.lane_half = self.mul(self.rem(self.div(lane, 8), 2), 8)
+        self.lane_eighth = eighth
+        # The accumulator's rows g (+ 8) and columns 2t (+ 1).
+        self.fragment_row = self.add(self.warp_row, self.div(lane, 4))
+        self.fragment_column = self.add(self.warp_column, self.mul(self.rem(lane, 4), 2))
+
+    def build(self) -> None:
+        gemm = self.gemm
+        self.emit_thread_indices()
+        self.a_tiles = self.operand_tiles(gemm.lhs, gemm.lhs_dims)
+        self.b_tiles = self.operand_tiles(gemm.rhs, gemm.rhs_dims)
+        self.copy_origins = {}
+        """Operand -> the row and column of its tile that each thread copies first, where the
+        block copies whole rows at a time."""
+        for tiles in (self.a_tiles, self.b_tiles):
+            per_row = tiles.columns // tiles.copy_elements
+            if self.threads % per_row == 0:
+                row = self.div(self.thread_id, per_row)
+                column = self.mul(self.rem(self.thread_id, per_row), tiles.copy_elements)
+                self.copy_origins[tiles.operand] = (row, column)
+        a_bytes = self.stages * self.a_tiles.rows * self.a_tiles.columns * self.element_bytes
+        b_bytes = self.stages * self.b_tiles.rows * self.b_tiles.columns * self.element_bytes
+        dynamic = a_bytes + b_bytes > self.target.static_shared_bytes_per_block
+        # Both tiles' sizes are whole swizzle patterns (at most 1 KB): B's view follows A's.
+        self.shared_a = self.shared_tiles(self.a_tiles, "a_tiles", 0 if dynamic else None)
+        self.shared_b = self.shared_tiles(self.b_tiles, "b_tiles", a_bytes if dynamic else None)
+        block_x = self.add_op(kernel.BlockIdOp("x")).results[0]
+        block_y = self.add_op(kernel.BlockIdOp("y")).results[0]
+        self.tile_row = self.mul(block_y, self.block_m)
+        self.tile_column = self.mul(block_x, self.block_n)
+        batches = prod(self.batch_sizes)
+        if batches == 1:
+            self.tile_product([0] * self.batch_rank)
+        else:
+            block_z = self.add_op(kernel.BlockIdOp("z")).results[0]
+            grid_z = self.add_op(kernel.GridDimOp("z")).results[0]
+
+            def batch_body(block: Block) -> None:
+                # The last slice of the previous batch may still be read.
+                self.add_op(kernel.BarrierOp())
+                linear = block.args[0]
+                indices, stride = [], batches
+                for position, size in enumerate(self.batch_sizes):
+                    stride //= size
+                    index = self.div(linear, stride)
+                    indices.append(self.rem(index, size) if position else index)
+                self.tile_product(indices)
+
+            body = self.nested(batch_body, [IndexType()])
+            self.add_op(scf.ForOp(block_z, self.constant(batches), grid_z, [], body))
+        for op in reversed(self.constant_ops):
+            self.body.insert_op_before(op, self.body.first_op)
+
+    def tile_product(self, batch: Sequence[Index]) -> None:
+        """The block's output tile at batch point `batch`: the pipelined K loop, then the
+        epilogue of each accumulator element."""
+        slices = -(-self.size_k // self.block_k)
+        stages = self.stages
+
+        def load_slice(k_slice: Index) -> None:
+            stage = self.rem(k_slice, stages)
+            k_start = self.mul(k_slice, self.block_k)
+            starts = {self.m_dim: self.tile_row, self.n_dim: self.tile_column, self.k_dim: k_start}
+            self.copy_slice(self.a_tiles, self.shared_a, stage, starts, batch)
+            self.copy_slice(self.b_tiles, self.shared_b, stage, starts, batch)
+
+        if stages > 1:
+            for k_slice in range(stages - 1):
+                if k_slice < slices:
+                    load_slice(k_slice)
+                self.add_op(kernel.CpAsyncCommitOp())
+        zero = self.add_op(arith.ConstantOp(FloatAttr(0.0, f32))).results[0]
+        accumulator_type = VectorType(f32, [4])
+        zeros = self.add_op(vector_dialect.BroadcastOp(zero, accumulator_type)).vector
+        atoms_m, atoms_n = self.warp_m // self.atom_m, self.warp_n // self.atom_n
+        count = atoms_m * atoms_n
+
+        def k_loop(block: Block) -> list[SSAValue]:
+            k_slice, *accumulators = block.args
+            if stages > 1:
+                self.add_op(kernel.CpAsyncWaitOp(stages - 2))
+                self.add_op(kernel.BarrierOp())
+                ahead = self.add(k_slice, stages - 1)
+                self.if_then(self.less(ahead, slices), lambda: load_slice(ahead))
+                self.add_op(kernel.CpAsyncCommitOp())
+            else:
+                self.add_op(kernel.BarrierOp())
+                load_slice(k_slice)
+                self.add_op(kernel.CpAsyncCommitOp())
+                self.add_op(kernel.CpAsyncWaitOp(0))
+                self.add_op(kernel.BarrierOp())
+            return self.multiply_slice(self.rem(k_slice, stages), accumulators)
+
+        body = self.nested(k_loop, [IndexType()] + [accumulator_type] * count)
+        loop = self.add_op(
+            scf.ForOp(
+                self.constant(0), self.constant(slices), self.constant(1), [zeros] * count, body
+            )
+        )
+        self.epilogue(batch, list(loop.results), atoms_n)
+
+    def multiply_slice(self, stage: Index, accumulators: list[SSAValue]) -> list[SSAValue]:
+        """The warp's atoms over one K slice in shared stage `stage`, k-step by k-step, each
+        k-step's fragments loaded before the previous k-step's products."""
+        atoms_m, atoms_n = self.warp_m // self.atom_m, self.warp_n // self.atom_n
+        accumulators = list(accumulators)
+
+        def fragments(k0: int) -> tuple[list[SSAValue], list[SSAValue]]:
+            a = [
+                self.a_fragment(self.a_tiles, self.shared_a, stage, k0, atom)
+                for atom in range(atoms_m)
+            ]
+            b = []
+            for atom in range(0, atoms_n, 2):
+                pair = min(2, atoms_n - atom)
+                b += self.b_fragments(self.b_tiles, self.shared_b, stage, k0, atom, pair)
+            return a, b
+
+        steps = list(range(0, self.block_k, self.atom_k))
+        loaded = fragments(steps[0])
+        for index in range(len(steps)):
+            a, b = loaded
+            if index + 1 < len(steps):
+                loaded = fragments(steps[index + 1])
+            for i in range(atoms_m):
+                for j in range(atoms_n):
+                    position = i * atoms_n + j
+                    accumulators[position] = self.add_op(
+                        kernel.MmaSyncOp(
+                            kernel.MmaShape.M16N8K16, a[i], b[j], accumulators[position]
+                        )
+                    ).result
+        return accumulators
+
+    def epilogue(self, batch: Sequence[Index], accumulators: list[SSAValue], atoms_n: int) -> None:
+        """The tile.gemm's epilogue for each element of each atom's accumulator, at its row
+        g + 8 (i / 2) and column 2t + i % 2 of the atom, where that is inside the output."""
+        body = self.gemm.epilogue.block
+        row_base = self.add(self.tile_row, self.fragment_row)
+        column_base = self.add(self.tile_column, self.fragment_column)
+        check_m = self.size_m % self.block_m != 0
+        check_n = self.size_n % self.block_n != 0
+        for position, accumulator in enumerate(accumulators):
+            atom_row, atom_column = divmod(position, atoms_n)
+            for i in range(4):
+                row = self.add(row_base, atom_row * self.atom_m + 8 * (i // 2))
+                column = self.add(column_base, atom_column * self.atom_n + i % 2)
+                value = self.add_op(vector_dialect.ExtractOp(accumulator, [i], f32)).result
+                inside = []
+                if check_m:
+                    inside.append(self.less(row, self.size_m))
+                if check_n:
+                    inside.append(self.less(column, self.size_n))
+                point = [*batch, row, column]
+
+                def run_epilogue(point=point, value=value) -> None:
+                    mapping = dict(self.values)
+                    for arg, index in zip(body.args, point):
+                        mapping[arg] = self.index(index)
+                    mapping[body.args[-1]] = value
+                    for op in body.ops:
+                        if not isinstance(op, tile.YieldOp):
+                            clone = self.add_op(op.clone(value_mapper=mapping))
+                            mapping.update(zip(op.results, clone.results))
+
+                self.if_then(self.both(inside), run_epilogue)
+
+
+def lower_gemm_kernel(source: tile.KernelOp, target: GpuTarget) -> kernel.FuncOp:
+    """The kernel.func of a contraction's tile.kernel (see the module docstring)."""
+    gemm = source.gemm
+    assert gemm is not None
+    if gemm.mma_atom.kind != tile.AtomKind.MMA_SYNC:
+        raise PassFailedException(
+            f"lower-tile-to-kernel realises the mma_sync atom, not yet {gemm.mma_atom}", gemm
+        )
+    body = Block(arg_types=source.argument_types)
+    values = {}
+    for old, new in zip(source.body.block.args, body.args):
+        new.name_hint = old.name_hint
+        values[old] = new
+    _GemmBuilder(gemm, body, values, target).build()
+    lowered = kernel.FuncOp(
+        source.sym_name.data, source.argument_types, source.block_shape, Region(body)
+    )
+    lowered.location = source.location
+    return lowered
