@@ -68,7 +68,7 @@ def _index_zero(kernel: loop.KernelOp, rewriter: PatternRewriter) -> SSAValue:
             return op.result
     zero = arith.ConstantOp.from_int_and_width(0, IndexType())
     zero.result.name_hint = "c0"
-    rewriter.insert_op(zero, InsertPoint.at_start(kernel.body.block))
+    rewriter.insert(zero, InsertPoint.at_start(kernel.body.block))
     return zero.result
 
 
@@ -101,7 +101,7 @@ class ExpandContract(RewritePattern):
                 continue
             for_op = loop.ForOp.empty(0, extent)
             for_op.induction_var.name_hint = arg.name_hint
-            rewriter.insert_op(for_op, InsertPoint.before(ends[-1]))
+            rewriter.insert(for_op, InsertPoint.before(ends[-1]))
             ends[-1] = for_op
             ends.append(for_op.body.block.last_op)
             depth[for_op.induction_var] = len(ends) - 1
@@ -117,10 +117,10 @@ class ExpandContract(RewritePattern):
             if _hoistable(epilogue_op, written):
                 home = max((depth.get(v, 0) for v in epilogue_op.operands), default=0)
             epilogue_op.detach()
-            rewriter.insert_op(epilogue_op, InsertPoint.before(ends[home]))
+            rewriter.insert(epilogue_op, InsertPoint.before(ends[home]))
             for result in epilogue_op.results:
                 depth[result] = home
-        rewriter.erase_op(op)
+        rewriter.erase(op)
 
     @staticmethod
     def _reduction(
@@ -142,7 +142,7 @@ class ExpandContract(RewritePattern):
         else:
             k_loop = loop.ForOp.empty(0, extent, ("add", identity("add", accumulator_type)))
             k_loop.induction_var.name_hint = "k"
-            rewriter.insert_op(k_loop, InsertPoint.before(ends[home]))
+            rewriter.insert(k_loop, InsertPoint.before(ends[home]))
             k = k_loop.induction_var
         point = InsertPoint.before(ends[home] if k_loop is None else k_loop.body.block.last_op)
         iteration = (*index, k)
@@ -150,20 +150,20 @@ class ExpandContract(RewritePattern):
         for buffer, dims in ((op.lhs, op.lhs_dims), (op.rhs, op.rhs_dims)):
             indices = [_index_zero(kernel, rewriter) if d is None else iteration[d] for d in dims]
             load = loop.LoadOp(buffer, indices)
-            rewriter.insert_op(load, point)
+            rewriter.insert(load, point)
             value = load.result
             if value.type != accumulator_type:
                 widen = arith.ExtFOp(value, accumulator_type)
-                rewriter.insert_op(widen, point)
+                rewriter.insert(widen, point)
                 value = widen.result
             operands.append(value)
         multiply = arith.MulfOp if isinstance(accumulator_type, AnyFloat) else arith.MuliOp
         product = multiply(*operands)
-        rewriter.insert_op(product, point)
+        rewriter.insert(product, point)
         if k_loop is None:
             depth[product.result] = home
             return product.result
-        rewriter.replace_op(k_loop.body.block.last_op, loop.YieldOp(product.result))
+        rewriter.replace(k_loop.body.block.last_op, loop.YieldOp(product.result))
         depth[k_loop.accumulator[0]] = home
         return k_loop.accumulator[0]
 
