@@ -37,16 +37,16 @@ at the epilogue's index (the epilogue is built as above, from the outputs backwa
 
 That takes all of these (`_structured_contraction`); otherwise the product is a scalar
 reduction `loop.for` over k per output element, as any other reduction:
-- the kernel holds one `prim.contract`, and its outputs all have one shape, of rank >= 2;
+- the kernel holds one `prim.contract`, and its outputs all have one shape;
 - an iteration space [batch.., m, n] in which the product's element that each output
-  element reads is known: the outputs' shape, where the outputs read the product through
-  elementwise ops and views at one element each (nn.Linear on a 3-d input: the product of
-  the input reshaped to [B*S, K] is reshaped back to [B, S, N], and the space is [B, S, N]);
-  or, where they read it through elementwise ops and reshapes only, so at the same
-  row-major position, the product's own shape (a [B*S, K] input: the epilogue stores at
-  the row-major position in [B, S, N]) or the lhs input's with n in place of k (a
-  [B, S, K] input whose product is stored as [B*S, N]). A product transposed or sliced on
-  the way to an output has none;
+  element reads is known: the outputs' shape, of rank >= 2, where the outputs read the
+  product through elementwise ops and views at one element each (nn.Linear on a 3-d input:
+  the input reshaped to [B*S, K], the product reshaped back to [B, S, N], and the space is
+  [B, S, N]); or, where they read it through elementwise ops and reshapes only, so at the
+  same row-major position, the product's own shape (a [B*S, K] input stored as [B, S, N]:
+  the epilogue stores at the row-major position; a matrix-vector product) or the lhs
+  input's with n in place of k (a [B, S, K] input whose product is stored as [B*S, N]).
+  A product transposed or sliced on the way to an output has none;
 - in that space each operand is a kernel input read in place: through views that index it
   at iteration dims (permutes, broadcasts, reshapes that split or merge dims to match the
   space) and at most one elementwise `arith.extf` to the product's element type. Not a
@@ -628,7 +628,7 @@ def _structured_contraction(kernel: fused.KernelOp) -> _StructuredContraction | 
     assert isinstance(terminator, fused.YieldOp)
     outputs = terminator.arguments
     shapes = {tuple(v.type.get_shape()) for v in outputs}
-    if len(products) != 1 or len(shapes) != 1 or len(next(iter(shapes))) < 2:
+    if len(products) != 1 or len(shapes) != 1:
         return None
     (product,) = products
     (shape,) = shapes
@@ -638,15 +638,17 @@ def _structured_contraction(kernel: fused.KernelOp) -> _StructuredContraction | 
     spaces: list[tuple[tuple[int, ...], tuple[_Affine, ...]]] = []
     try:
         index = tuple(map(algebra.dim, range(len(shape))))
-        spaces.append((shape, _product_index(product, outputs, index, algebra)))
+        if len(shape) >= 2:
+            spaces.append((shape, _product_index(product, outputs, index, algebra)))
     except _NotStructured:
         pass
     product_shape = tuple(product.result.type.get_shape())
     if _reshaped_product(product):
         # The outputs are the product reshaped, so a reshape of the product is an iteration
         # space too, in which the epilogue stores at the same row-major position: the
-        # product's own shape (a [B*S, K] input stored as [B, S, N]) or the lhs input's (a
-        # [B, S, K] input whose product is stored as [B*S, N]).
+        # product's own shape (a [B*S, K] input stored as [B, S, N], a matrix-vector
+        # product [M, 1] stored as [M]) or the lhs input's (a [B, S, K] input whose
+        # product is stored as [B*S, N]).
         for space in (product_shape, _lhs_space(product, element_type)):
             if space is None or space == shape:
                 continue

@@ -60,6 +60,18 @@ Scores()(torch.randn(2, 5, 8, dtype=DT), torch.randn(2, 6, 8, dtype=DT))
 """,
         ["in [2, 5, 6], k in 8, %acc = sum %q[d0, d1, k] * %k[d0, d2, k]"],
     ),
+    "matrix_vector": (
+        """
+class Products(nn.Module):
+    def forward(self, a, v, w):
+        return torch.relu(a @ v), v @ w
+Products()(torch.randn(5, 7, dtype=DT), torch.randn(7, dtype=DT), torch.randn(7, 4, dtype=DT))
+""",
+        [
+            "in [5, 1], k in 7, %acc = sum %a[d0, k] * %v[k]",
+            "in [1, 4], k in 7, %acc = sum %v[k] * %w[k, d1]",
+        ],
+    ),
     "projection_with_residual": (
         """
 class Projection(nn.Module):

@@ -60,6 +60,7 @@ REFERENCES = {
         lambda w, b, x: [x @ w.T + b],
         lambda w, x, h: [x + (h @ w.T).reshape(x.shape)],
         lambda w, x, up: [(silu(x @ w.T) * up).reshape(6, 4)],
+        lambda a, v: [a @ v],
         lambda x, w, b: [gelu_tanh(x @ w + b), x @ w + b],
         lambda x, w: [(2 * x) @ w],
         lambda a, b: [(a @ b).T],

@@ -195,6 +195,29 @@ func.func @forward(%p_weight: tensor<4x8xf32>, %x: tensor<2x3x8xf32>, %up: tenso
 
 // -----
 
+// A matrix-vector product: the vector is reshaped to [7, 1] for the product, which is
+// reshaped to [5]. The space is the product's [5, 1]; the vector omits n.
+
+// CHECK-LABEL: loop.kernel @k_matvec(
+// CHECK-SAME:    %[[A:[a-z0-9_]+]]: memref<5x7xf32>, %[[V:[a-z0-9_]+]]: memref<7xf32>, %[[OUT:[a-z0-9_]+]]: memref<5xf32>) {
+// CHECK-NEXT:    loop.contract (%[[I:.*]], %[[J:.*]]) in [5, 1], k in 7, %[[ACC:.*]] = sum %[[A]][d0, k] * %[[V]][k] : memref<5x7xf32>, memref<7xf32> -> f32 {
+// CHECK-NEXT:      loop.store %[[ACC]], %[[OUT]][%[[I]]] : memref<5xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:  }
+
+func.func @forward(%a: tensor<5x7xf32>, %v: tensor<7xf32>) -> tensor<5xf32> {
+  %y = fused.kernel @k_matvec(%a, %v) : (tensor<5x7xf32>, tensor<7xf32>) -> tensor<5xf32> {
+  ^bb0(%x: tensor<5x7xf32>, %u: tensor<7xf32>):
+    %u2 = prim.reshape %u : tensor<7xf32> -> tensor<7x1xf32>
+    %c = prim.contract %x, %u2 : tensor<5x7xf32>, tensor<7x1xf32> -> tensor<5x1xf32>
+    %y = prim.reshape %c : tensor<5x1xf32> -> tensor<5xf32>
+    fused.yield %y : tensor<5xf32>
+  }
+  func.return %y : tensor<5xf32>
+}
+
+// -----
+
 // Two outputs of the product's shape: a GELU (tanh) of the biased product, and the
 // biased product itself; both are stored by one epilogue.
 
