@@ -20,7 +20,9 @@ A parallel `loop.for` promises that its iterations are independent. A reduction 
 yields one contribution per iteration and returns `init` combined with every contribution
 under its combiner; the order of combination is unspecified, so later levels may split the
 reduction across threads. Indices are `index` SSA values (arith on `index` builds index
-expressions). The host function launches a kernel with `loop.launch`.
+expressions). A matrix product stays one op, `loop.contract`, whose indexing maps say how
+it reads its two buffers and whose region is the elementwise epilogue of each output
+element. The host function launches a kernel with `loop.launch`.
 """
 
 from __future__ import annotations
@@ -29,16 +31,26 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
+    I64,
+    AffineMapAttr,
+    AnyFloat,
+    DenseArrayBase,
     IndexType,
+    IntAttr,
+    IntegerType,
     MemRefType,
+    i64,
 )
 from xdsl.dialects.utils import AbstractYieldOperation
 from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
+from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
     lazy_traits_def,
     operand_def,
+    prop_def,
+    region_def,
     result_def,
     traits_def,
     var_operand_def,
@@ -50,6 +62,7 @@ from xdsl.traits import (
     HasParent,
     IsTerminator,
     Pure,
+    RecursiveMemoryEffect,
 )
 from xdsl.utils.exceptions import VerifyException
 
@@ -62,7 +75,8 @@ from emmy.dialects.access import (
 )
 from emmy.dialects.effects import ReadsOperand, WritesOperand
 from emmy.dialects.for_op import ForOpBase, Reduction
-from emmy.dialects.launch import KernelSymbolOp, LaunchOpBase
+from emmy.dialects.launch import KernelSymbolOp, LaunchOpBase, type_list
+from emmy.dialects.prim import ends_in
 
 KERNEL_BODY_DIALECTS = ("loop", "arith", "math")
 
@@ -100,10 +114,11 @@ class KernelOp(KernelSymbolOp):
 
 @irdl_op_definition
 class YieldOp(AbstractYieldOperation[Attribute]):
-    """Ends a `loop.for` body; a reduction loop yields this iteration's contribution."""
+    """Ends a `loop.for` body or a `loop.contract` epilogue; a reduction loop yields this
+    iteration's contribution."""
 
     name = "loop.yield"
-    traits = lazy_traits_def(lambda: (IsTerminator(), Pure(), HasParent(ForOp)))
+    traits = lazy_traits_def(lambda: (IsTerminator(), Pure(), HasParent(ForOp, ContractOp)))
 
 
 class ForOpHasCanonicalizationPatterns(HasCanonicalizationPatternsTrait):
@@ -226,6 +241,318 @@ class StoreOp(IRDLOperation):
         return op
 
 
+def widens_to(element_type: Attribute, accumulator_type: Attribute) -> bool:
+    """Whether a `loop.contract` reads elements of `element_type` into `accumulator_type`:
+    the same type, or a narrower float, extended exactly as by `arith.extf`."""
+    if element_type == accumulator_type:
+        return True
+    return (
+        isinstance(element_type, AnyFloat)
+        and isinstance(accumulator_type, AnyFloat)
+        and element_type.bitwidth < accumulator_type.bitwidth
+    )
+
+
+IterationDim = int | None
+"""An entry of a `loop.contract` indexing map in Python: the iteration dim a buffer dim is
+read at (the parallel dims by position, then `k`), or None for a size-1 dim read at 0."""
+
+
+def indexing_map(dims: Sequence[IterationDim], parallel_rank: int) -> AffineMapAttr:
+    """The affine map `(d0, .., d{P-1}, k) -> (..)` that stores an indexing map."""
+    results = tuple(AffineExpr.constant(0) if d is None else AffineExpr.dimension(d) for d in dims)
+    return AffineMapAttr(AffineMap(parallel_rank + 1, 0, results))
+
+
+def _map_entry_name(dim: IterationDim, parallel_rank: int) -> str:
+    if dim is None:
+        return "0"
+    return "k" if dim == parallel_rank else f"d{dim}"
+
+
+@irdl_op_definition
+class ContractOp(IRDLOperation):
+    """A matrix product over buffers and the elementwise epilogue of each of its elements.
+
+        loop.contract (%i, %j) in [16, 32], k in 64, %acc = sum %x[d0, k] * %w[d1, k]
+            : memref<16x64xbf16>, memref<32x64xbf16> -> f32 {
+          %b = loop.load %bias[%j] : memref<32xbf16>
+          %bf = arith.extf %b : bf16 to f32
+          %r = arith.addf %acc, %bf : f32
+          %o = arith.truncf %r : f32 to bf16
+          loop.store %o, %y[%i, %j] : memref<16x32xbf16>
+        }
+
+    Over the parallel iteration space `[batch.., m, n]` (here `[16, 32]`: dims d0 and d1 of
+    the indexing maps, bound to `%i` and `%j` in the epilogue), each element's `%acc` is the
+    sum over `k` of `lhs[lhs map] * rhs[rhs map]` in the accumulator type (here f32), each
+    operand first widened to it (`widens_to`); the order of summation is unspecified. The
+    epilogue then runs once per element, as the body of a parallel loop nest, and ends in an
+    empty `loop.yield`, which is not printed.
+
+    An indexing map gives, for each dim of its buffer, the iteration dim it is read at: `dI`,
+    `k`, or `0` for a size-1 dim. A buffer that omits a batch dim is broadcast along it
+    (weights shared by a batch) and dims in any order read a transposed layout in place
+    (here nn.Linear's [N, K] weight, as `%w[d1, k]`). The lhs is read along `k` and not `n`,
+    the rhs along `k` and not `m`, each iteration dim at most once per buffer. A
+    loop.contract is a loop nest of its own, directly in a kernel's body.
+    """
+
+    name = "loop.contract"
+    lhs = operand_def(MemRefType)
+    rhs = operand_def(MemRefType)
+    parallel = prop_def(DenseArrayBase[I64])
+    reduction = prop_def(IntAttr)
+    lhs_map = prop_def(AffineMapAttr)
+    rhs_map = prop_def(AffineMapAttr)
+    epilogue = region_def("single_block")
+    traits = traits_def(
+        HasParent(KernelOp), ReadsOperand("lhs"), ReadsOperand("rhs"), RecursiveMemoryEffect()
+    )
+
+    def __init__(
+        self,
+        lhs: SSAValue,
+        lhs_dims: Sequence[IterationDim],
+        rhs: SSAValue,
+        rhs_dims: Sequence[IterationDim],
+        parallel: Sequence[int],
+        reduction: int,
+        epilogue: Region,
+    ):
+        block = epilogue.block
+        if block.last_op is None or not block.last_op.has_trait(IsTerminator):
+            block.add_op(YieldOp())
+        super().__init__(
+            operands=[lhs, rhs],
+            regions=[epilogue],
+            properties={
+                "parallel": DenseArrayBase.from_list(i64, list(parallel)),
+                "reduction": IntAttr(reduction),
+                "lhs_map": indexing_map(lhs_dims, len(parallel)),
+                "rhs_map": indexing_map(rhs_dims, len(parallel)),
+            },
+        )
+
+    @staticmethod
+    def empty_epilogue(parallel_rank: int, accumulator_type: Attribute) -> Region:
+        """An epilogue block taking the parallel indices and the accumulated value."""
+        return Region(Block(arg_types=[*[IndexType()] * parallel_rank, accumulator_type]))
+
+    @property
+    def parallel_extents(self) -> tuple[int, ...]:
+        return tuple(self.parallel.get_values())
+
+    @property
+    def k_dim(self) -> int:
+        """The number of the reduction dim `k` in the indexing maps: after the parallel dims."""
+        return len(self.parallel_extents)
+
+    @property
+    def indices(self) -> tuple[SSAValue, ...]:
+        """The epilogue's index along each parallel dim."""
+        return tuple(self.epilogue.block.args[:-1])
+
+    @property
+    def accumulator(self) -> SSAValue:
+        """The epilogue's accumulated value."""
+        return self.epilogue.block.args[-1]
+
+    @staticmethod
+    def _dims(map_attr: AffineMapAttr) -> tuple[IterationDim, ...]:
+        return tuple(
+            expr.position if isinstance(expr, AffineDimExpr) else None
+            for expr in map_attr.data.results
+        )
+
+    @property
+    def lhs_dims(self) -> tuple[IterationDim, ...]:
+        return self._dims(self.lhs_map)
+
+    @property
+    def rhs_dims(self) -> tuple[IterationDim, ...]:
+        return self._dims(self.rhs_map)
+
+    def verify_(self) -> None:
+        parallel = self.parallel_extents
+        rank = len(parallel)
+        if rank < 2:
+            raise VerifyException(
+                f"the parallel iteration space [batch.., m, n] has at least the dims m and n, "
+                f"got {list(parallel)}"
+            )
+        if min(parallel) < 1 or self.reduction.data < 1:
+            raise VerifyException(
+                f"extents must be positive, got [{', '.join(map(str, parallel))}] and "
+                f"k in {self.reduction.data}"
+            )
+        block = self.epilogue.block
+        arg_types = [a.type for a in block.args]
+        if len(arg_types) != rank + 1 or any(not isinstance(t, IndexType) for t in arg_types[:-1]):
+            raise VerifyException(
+                f"the epilogue takes {rank} indices and the accumulated value, but it takes "
+                f"({type_list(arg_types)})"
+            )
+        accumulator_type = arg_types[-1]
+        if not isinstance(accumulator_type, AnyFloat | IntegerType):
+            raise VerifyException(
+                f"the accumulator is a float or an integer, got {accumulator_type}"
+            )
+        excluded = {"lhs": rank - 1, "rhs": rank - 2}
+        for operand, map_attr in (("lhs", self.lhs_map), ("rhs", self.rhs_map)):
+            self._verify_operand(operand, map_attr, excluded[operand], accumulator_type)
+        terminator = block.last_op
+        if not isinstance(terminator, YieldOp) or terminator.arguments:
+            raise VerifyException(
+                f"the epilogue ends in a loop.yield of nothing, but {ends_in(block)}"
+            )
+
+    def _verify_operand(
+        self, operand: str, map_attr: AffineMapAttr, excluded: int, accumulator_type: Attribute
+    ) -> None:
+        buffer_type = getattr(self, operand).type
+        assert isinstance(buffer_type, MemRefType)
+        extents = (*self.parallel_extents, self.reduction.data)
+        affine_map = map_attr.data
+        if affine_map.num_dims != len(extents) or affine_map.num_symbols:
+            raise VerifyException(
+                f"the {operand} indexing map {affine_map} must map the {len(extents)} "
+                "iteration dims (the parallel dims, then k) without symbols"
+            )
+        shape = buffer_type.get_shape()
+        if len(affine_map.results) != len(shape):
+            raise VerifyException(
+                f"the {operand} indexing map gives {len(affine_map.results)} indices, but the "
+                f"{operand} {buffer_type} has rank {len(shape)}"
+            )
+        for d, (expr, size) in enumerate(zip(affine_map.results, shape)):
+            if isinstance(expr, AffineConstantExpr) and expr.value == 0:
+                if size != 1:
+                    raise VerifyException(
+                        f"{operand} dim {d} of size {size} is read at 0; only a size-1 dim can be"
+                    )
+            elif isinstance(expr, AffineDimExpr):
+                if size != extents[expr.position]:
+                    name = _map_entry_name(expr.position, len(self.parallel_extents))
+                    raise VerifyException(
+                        f"{operand} dim {d} has size {size}, but it is read at {name}, of "
+                        f"extent {extents[expr.position]}"
+                    )
+            else:
+                raise VerifyException(
+                    f"each index of the {operand} indexing map is an iteration dim or 0, got {expr}"
+                )
+        dims = [d for d in self._dims(map_attr) if d is not None]
+        if len(set(dims)) != len(dims):
+            raise VerifyException(f"the {operand} reads an iteration dim at two of its dims")
+        rank = len(self.parallel_extents)
+        if rank not in dims:
+            raise VerifyException(f"the {operand} is read along k")
+        if excluded in dims:
+            what = "n" if operand == "lhs" else "m"
+            raise VerifyException(
+                f"the {operand} cannot be read along {what} (d{excluded}): an element of the "
+                f"{operand} is used across {'columns' if what == 'n' else 'rows'}"
+            )
+        element_type = buffer_type.get_element_type()
+        if not widens_to(element_type, accumulator_type):
+            raise VerifyException(
+                f"{operand} elements of type {element_type} do not widen to the accumulator "
+                f"type {accumulator_type}: it is the same type or a wider float"
+            )
+
+    def _print_operand(self, printer: Printer, buffer: SSAValue, dims) -> None:
+        printer.print_ssa_value(buffer)
+        rank = len(self.parallel_extents)
+        printer.print_string(f"[{', '.join(_map_entry_name(d, rank) for d in dims)}]")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" (")
+        printer.print_list(self.indices, printer.print_ssa_value)
+        extents = ", ".join(map(str, self.parallel_extents))
+        printer.print_string(f") in [{extents}], k in {self.reduction.data}, ")
+        printer.print_ssa_value(self.accumulator)
+        printer.print_string(" = sum ")
+        self._print_operand(printer, self.lhs, self.lhs_dims)
+        printer.print_string(" * ")
+        self._print_operand(printer, self.rhs, self.rhs_dims)
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_string(" : ")
+        printer.print_list((self.lhs.type, self.rhs.type), printer.print_attribute)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.accumulator.type)
+        printer.print_string(" ")
+        printer.print_region(
+            self.epilogue, print_entry_block_args=False, print_block_terminators=False
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ContractOp:
+        def parse_index_arg():
+            return parser.parse_argument(expect_type=False)
+
+        def parse_extent() -> int:
+            return parser.parse_integer(allow_boolean=False, allow_negative=False)
+
+        indices = parser.parse_comma_separated_list(Parser.Delimiter.PAREN, parse_index_arg)
+        parser.parse_keyword("in")
+        parallel = parser.parse_comma_separated_list(Parser.Delimiter.SQUARE, parse_extent)
+        parser.parse_punctuation(",")
+        parser.parse_keyword("k")
+        parser.parse_keyword("in")
+        reduction = parse_extent()
+        parser.parse_punctuation(",")
+        accumulator = parser.parse_argument(expect_type=False)
+        parser.parse_punctuation("=")
+        parser.parse_keyword("sum")
+
+        def parse_map_entry() -> IterationDim:
+            pos = parser.pos
+            if parser.parse_optional_integer(allow_boolean=False, allow_negative=False) == 0:
+                return None
+            name = parser.parse_optional_identifier()
+            if name == "k":
+                return len(parallel)
+            if name and name[0] == "d" and name[1:].isdigit() and int(name[1:]) < len(parallel):
+                return int(name[1:])
+            parser.raise_error(
+                f"an index of a loop.contract operand is d0 to d{len(parallel) - 1}, k or 0",
+                pos,
+                parser.pos,
+            )
+
+        lhs = parser.parse_unresolved_operand()
+        lhs_dims = parser.parse_comma_separated_list(Parser.Delimiter.SQUARE, parse_map_entry)
+        parser.parse_punctuation("*")
+        rhs = parser.parse_unresolved_operand()
+        rhs_dims = parser.parse_comma_separated_list(Parser.Delimiter.SQUARE, parse_map_entry)
+        attributes = parser.parse_optional_attr_dict_with_keyword()
+        parser.parse_punctuation(":")
+        pos = parser.pos
+        lhs_type = parse_memref_type(parser, "the lhs of a loop.contract")
+        parser.parse_punctuation(",")
+        rhs_type = parse_memref_type(parser, "the rhs of a loop.contract")
+        parser.parse_punctuation("->")
+        accumulator_type = parser.parse_type()
+        lhs_value, rhs_value = parser.resolve_operands([lhs, rhs], [lhs_type, rhs_type], pos)
+        block_args = [
+            *(i.resolve(IndexType()) for i in indices),
+            accumulator.resolve(accumulator_type),
+        ]
+        body_pos = parser.pos
+        epilogue = parser.parse_region(block_args)
+        if len(epilogue.blocks) != 1:
+            parser.raise_error("a loop.contract epilogue is a single block", body_pos, parser.pos)
+        if len(indices) != len(parallel):
+            parser.raise_error(
+                f"{len(indices)} indices name {len(parallel)} parallel dims", pos, parser.pos
+            )
+        op = cls(lhs_value, lhs_dims, rhs_value, rhs_dims, parallel, reduction, epilogue)
+        if attributes is not None:
+            op.attributes.update(attributes.data)
+        return op
+
+
 @irdl_op_definition
 class LaunchOp(LaunchOpBase):
     """Host side: runs a `loop.kernel` on buffers, `loop.launch @k(%x, %y) : memref<..>, ..`."""
@@ -234,4 +561,4 @@ class LaunchOp(LaunchOpBase):
     KERNEL_TYPE: ClassVar[type[KernelSymbolOp]] = KernelOp
 
 
-Loop = Dialect("loop", [KernelOp, ForOp, YieldOp, LoadOp, StoreOp, LaunchOp], [])
+Loop = Dialect("loop", [KernelOp, ForOp, YieldOp, LoadOp, StoreOp, ContractOp, LaunchOp], [])

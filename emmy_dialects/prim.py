@@ -579,9 +579,16 @@ class PermuteOp(IRDLOperation):
 
 
 def _reshape_source(op: ReshapeOp, index: Sequence[Index], algebra: IndexAlgebra[Index]):
-    """Within each run of `reshape_runs`, the result index is linearised and split again over
-    the source dims."""
     source, target = tensor_shape(op.input), tensor_shape(op.result)
+    return op.input, reshape_source_index(source, target, index, algebra)
+
+
+def reshape_source_index(
+    source: Sequence[int], target: Sequence[int], index: Sequence[Index], algebra: IndexAlgebra
+) -> tuple[Index, ...]:
+    """The index in `source` of the element at `index` of its reshape to `target`: within each
+    run of `reshape_runs`, the target index is linearised and split again over the source
+    dims."""
     source_index: list[Index] = []
     for source_dims, target_dims in reshape_runs(source, target):
         linear = algebra.constant(0)
@@ -596,7 +603,7 @@ def _reshape_source(op: ReshapeOp, index: Sequence[Index], algebra: IndexAlgebra
             # The run's leading dim needs no modulus: `linear` is below the run's size.
             source_index.append(algebra.div_mod(linear, stride, 0 if leading else source[d]))
             leading = False
-    return op.input, tuple(source_index)
+    return tuple(source_index)
 
 
 @irdl_op_definition

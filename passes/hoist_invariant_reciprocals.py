@@ -6,7 +6,8 @@ becomes a multiplication by its reciprocal, computed once before the loop.
       %o = arith.divf %e, %sum                    %e = ...
                                                   %o = arith.mulf %e, %r
 
-The reciprocal goes before the outermost loop of the nest that `%sum` is invariant in. A
+The reciprocal goes before the outermost loop of the nest that `%sum` is invariant in (a
+`loop.contract`'s epilogue counts as the loop nest it runs in). A
 correctly rounded division is about ten instructions on a GPU, a multiplication one: in a
 softmax's output loop the division per element is the largest cost after the exp. The product
 is within 1.5 ulp of the correctly rounded quotient, not always equal to it (what `arcp`
@@ -45,7 +46,8 @@ def _is_one(value: SSAValue) -> bool:
 
 
 class HoistInvariantReciprocal(RewritePattern):
-    """`x / s` in a loop that does not define `s` is `x * r`, `r = 1 / s` before the loop."""
+    """`x / s` in a loop (or loop.contract epilogue) that does not define `s` is `x * r`,
+    `r = 1 / s` before the loop."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.DivfOp, rewriter: PatternRewriter) -> None:
@@ -53,7 +55,9 @@ class HoistInvariantReciprocal(RewritePattern):
             return
         outermost = None
         parent = op.parent_op()
-        while isinstance(parent, loop.ForOp) and not defined_inside(op.rhs, parent):
+        while isinstance(parent, loop.ForOp | loop.ContractOp) and not defined_inside(
+            op.rhs, parent
+        ):
             outermost = parent
             parent = parent.parent_op()
         if outermost is None:

@@ -21,12 +21,45 @@ RMSNorm lands in the row loop before the column loop instead of being recomputed
 and a value needed twice at the same index (softmax's row max) is computed once. A value that
 depends only on an inner output dim is still recomputed for each outer index: loop order
 follows the output's dims.
+
+A kernel around a matrix product stays structured: its outputs are stored by the epilogue
+of one `loop.contract` over the outputs' shape (or a reshape of it), which reads the
+product's operands in place, and whose accumulated value is the `prim.contract`'s element
+at the epilogue's index (the epilogue is built as above, from the outputs backwards):
+
+    %c = prim.contract %xf, %wt : tensor<16x64xf32>, tensor<64x32xf32> -> tensor<16x32xf32>
+    // with %xf = extf(%x), %wt = extf(permute(%w)), stored as %c + %bias, becomes
+    loop.contract (%i0, %i1) in [16, 32], k in 64, %acc = sum %x[d0, k] * %w[d1, k] : ... {
+      %b = loop.load %bias[%i1] : memref<32xf32>
+      %r = arith.addf %acc, %b : f32
+      loop.store %r, %out[%i0, %i1] : memref<16x32xf32>
+    }
+
+That takes all of these (`_structured_contraction`); otherwise the product is a scalar
+reduction `loop.for` over k per output element, as any other reduction:
+- the kernel holds one `prim.contract`, and its outputs all have one shape;
+- an iteration space [batch.., m, n] in which the product's element that each output
+  element reads is known: the outputs' shape, of rank >= 2, where the outputs read the
+  product through elementwise ops and views at one element each (nn.Linear on a 3-d input:
+  the input reshaped to [B*S, K], the product reshaped back to [B, S, N], and the space is
+  [B, S, N]); or, where they read it through elementwise ops and reshapes only, so at the
+  same row-major position, the product's own shape (a [B*S, K] input stored as [B, S, N]:
+  the epilogue stores at the row-major position; a matrix-vector product) or the lhs
+  input's with n in place of k (a [B, S, K] input whose product is stored as [B*S, N]).
+  A product transposed or sliced on the way to an output has none;
+- in that space each operand is a kernel input read in place: through views that index it
+  at iteration dims (permutes, broadcasts, reshapes that split or merge dims to match the
+  space) and at most one elementwise `arith.extf` to the product's element type. Not a
+  computed operand (the normalized input of a norm fused before a Linear, attention's
+  softmax probabilities), a gather, a slice or a concatenation;
+- the lhs is read along k and not n, the rhs along k and not m, each dim at most once.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from math import prod
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref
@@ -39,8 +72,9 @@ from xdsl.dialects.builtin import (
     TensorType,
     UnitAttr,
 )
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.transforms.dead_code_elimination import region_dce
 from xdsl.utils.exceptions import PassFailedException
 
 from emmy.dialects import fused, loop, prim
@@ -81,6 +115,9 @@ class _KernelBodyBuilder:
         self.inputs = inputs
         self.keep_unit_dims = keep_unit_dims
         self.depth: dict[SSAValue, int] = {}
+        self.given: dict[SSAValue, SSAValue] = {}
+        """Tensors whose element at every index read is a known scalar (a loop.contract's
+        accumulated value)."""
         self._zero: SSAValue | None = None
 
     @property
@@ -158,6 +195,43 @@ class _KernelBodyBuilder:
         del self.scopes[base:]
         self.scopes[-1].anchor = None
 
+    def store_contraction(
+        self, contraction: _StructuredContraction, outputs: list[tuple[SSAValue, SSAValue]]
+    ) -> None:
+        """One loop.contract whose epilogue stores every output (see the module docstring);
+        ops that depend on no index go before it."""
+        product = contraction.product
+        shape = contraction.space
+        accumulator_type = product.result.type.get_element_type()
+        epilogue = loop.ContractOp.empty_epilogue(len(shape), accumulator_type)
+        contract = loop.ContractOp(
+            self.inputs[contraction.lhs],
+            contraction.lhs_dims,
+            self.inputs[contraction.rhs],
+            contraction.rhs_dims,
+            shape,
+            product.lhs.type.get_shape()[-1],
+            epilogue,
+        )
+        self._place(contract, 0)
+        self.scopes[0].anchor = contract
+        *index, accumulator = epilogue.block.args
+        for d, arg in enumerate(index):
+            arg.name_hint = f"i{d}"
+        accumulator.name_hint = "acc"
+        for arg in epilogue.block.args:
+            self.depth[arg] = 1
+        self.scopes.append(_Scope(epilogue.block))
+        self.given[product.result] = accumulator
+        for value, buffer in outputs:
+            output_index = tuple(index)
+            if (output_shape := tuple(value.type.get_shape())) != tuple(shape):
+                output_index = prim.reshape_source_index(output_shape, shape, index, self)
+            scalar = self.element(value, output_index)
+            self.scopes[-1].insert(loop.StoreOp(scalar, buffer, output_index))
+        del self.scopes[1:]
+        self.scopes[0].anchor = None
+
     def finish(self) -> None:
         # Index 0 also keys the memo for size-1 dims, so it may exist without a use.
         if self._zero is not None and not self._zero.uses:
@@ -169,6 +243,8 @@ class _KernelBodyBuilder:
         return self._memoized((value, index), depth, lambda: self._compute(value, index))
 
     def _compute(self, value: SSAValue, index: tuple[SSAValue, ...]) -> SSAValue:
+        if value in self.given:
+            return self.given[value]
         if value in self.inputs:
             load = loop.LoadOp(self.inputs[value], index)
             self._place(load, self._depth_of(index))
@@ -336,6 +412,268 @@ class _KernelBodyBuilder:
     }
 
 
+class _NotStructured(Exception):
+    """The kernel's product is not one a loop.contract expresses."""
+
+
+@dataclass(frozen=True)
+class _Affine:
+    """An index as an integer combination of iteration dims: sum of dim * coefficient, plus
+    a constant."""
+
+    terms: tuple[tuple[int, int], ...]
+    constant: int = 0
+
+
+class _IterationIndices:
+    """The index algebra (`prim.IndexAlgebra`) of views read at iteration dims: it follows
+    an output's index back to the product and the product's operand indices back to kernel
+    inputs, and fails (`_NotStructured`) where an index is not an affine form it can
+    simplify."""
+
+    def __init__(self, extents: Sequence[int]):
+        self.extents = tuple(extents)
+
+    def dim(self, d: int) -> _Affine:
+        return _Affine(((d, 1),))
+
+    def constant(self, value: int) -> _Affine:
+        return _Affine((), value)
+
+    def add(self, lhs: _Affine, rhs: _Affine) -> _Affine:
+        terms = dict(lhs.terms)
+        for d, c in rhs.terms:
+            terms[d] = terms.get(d, 0) + c
+        return _Affine(
+            tuple(sorted((d, c) for d, c in terms.items() if c)), lhs.constant + rhs.constant
+        )
+
+    def mul(self, lhs: _Affine, factor: int) -> _Affine:
+        if factor == 0:
+            return self.constant(0)
+        return _Affine(tuple((d, c * factor) for d, c in lhs.terms), lhs.constant * factor)
+
+    def _below(self, form: _Affine, bound: int) -> bool:
+        """Whether `form` stays in [0, bound) over every iteration."""
+        if form.constant < 0 or any(c < 0 for _, c in form.terms):
+            return False
+        return form.constant + sum(c * (self.extents[d] - 1) for d, c in form.terms) < bound
+
+    def div_mod(self, lhs: _Affine, divisor: int, modulus: int) -> _Affine:
+        """Exact where the dims below `divisor` (and those at or above `modulus` after the
+        division) are whole digits of a mixed-radix number, as a reshape's are."""
+        low = _Affine(tuple((d, c) for d, c in lhs.terms if c % divisor), lhs.constant)
+        if not self._below(low, divisor):
+            raise _NotStructured
+        quotient = _Affine(tuple((d, c // divisor) for d, c in lhs.terms if not c % divisor))
+        if modulus == 0:
+            return quotient
+        remainder = _Affine(tuple((d, c) for d, c in quotient.terms if c % modulus))
+        if not self._below(remainder, modulus):
+            raise _NotStructured
+        return remainder
+
+    def index_at(self, value: SSAValue, index: Sequence[_Affine]) -> _Affine:
+        raise _NotStructured
+
+    def iteration_dim(self, form: _Affine, size: int) -> loop.IterationDim:
+        """The iteration dim a buffer dim of `size` is read at, or None for index 0."""
+        if form.constant == 0:
+            # A dim of extent 1 adds nothing to an index along another dim.
+            terms = [(d, c) for d, c in form.terms if self.extents[d] != 1] or form.terms
+            if not terms:
+                if size == 1:
+                    return None
+            elif len(terms) == 1 and terms[0][1] == 1 and self.extents[terms[0][0]] == size:
+                return terms[0][0]
+        raise _NotStructured
+
+
+@dataclass(frozen=True)
+class _StructuredContraction:
+    """A kernel's product as a loop.contract takes it: which kernel inputs it reads, at
+    which iteration dims."""
+
+    product: prim.ContractOp
+    space: tuple[int, ...]
+    """The parallel iteration space: the outputs' shape, or a reshape of the product (the
+    outputs are then stored at the same row-major position)."""
+    lhs: SSAValue
+    lhs_dims: tuple[loop.IterationDim, ...]
+    rhs: SSAValue
+    rhs_dims: tuple[loop.IterationDim, ...]
+
+
+def _is_widening(op: Operation, element_type) -> bool:
+    """A `prim.map` of one input whose body only extends it to `element_type`."""
+    if not isinstance(op, prim.MapOp) or len(op.inputs) != 1:
+        return False
+    extend, *rest = op.body.block.ops
+    return (
+        isinstance(extend, arith.ExtFOp)
+        and extend.input is op.body.block.args[0]
+        and extend.result.type == element_type
+        and len(rest) == 1
+        and tuple(rest[0].operands) == (extend.result,)
+    )
+
+
+def _depending_on(product: prim.ContractOp) -> set[SSAValue]:
+    """The product and the values of its kernel computed from it."""
+    depends = {product.result}
+    for op in product.parent_block().ops:
+        if any(v in depends for v in op.operands):
+            depends.update(op.results)
+    return depends
+
+
+def _product_index(
+    product: prim.ContractOp,
+    outputs: Sequence[SSAValue],
+    index: tuple[_Affine, ...],
+    algebra: _IterationIndices,
+) -> tuple[_Affine, ...]:
+    """The one index of the product that the outputs read at `index`."""
+    depends = _depending_on(product)
+    reads: set[tuple[_Affine, ...]] = set()
+    visited: set[tuple[SSAValue, tuple[_Affine, ...]]] = set()
+
+    def visit(value: SSAValue, index: tuple[_Affine, ...]) -> None:
+        if value not in depends or (value, index) in visited:
+            return
+        visited.add((value, index))
+        if value is product.result:
+            reads.add(index)
+            return
+        op = value.owner
+        fusion = prim.fusion_class(op)
+        if isinstance(fusion, prim.Elementwise):
+            for operand in op.operands:
+                visit(operand, index)
+        elif isinstance(fusion, prim.View):
+            source, source_index = fusion.index_map(op, index, algebra)
+            visit(source, source_index)
+        else:
+            raise _NotStructured
+
+    for output in outputs:
+        visit(output, index)
+    if len(reads) != 1:
+        raise _NotStructured
+    return reads.pop()
+
+
+def _reshaped_product(product: prim.ContractOp) -> bool:
+    """Whether the outputs read the product only through elementwise ops and reshapes, so
+    each output element reads it at the same row-major position."""
+    return all(
+        isinstance(prim.fusion_class(v.owner), prim.Elementwise)
+        or isinstance(v.owner, prim.ReshapeOp)
+        for v in _depending_on(product) - {product.result}
+    )
+
+
+def _operand_source(
+    value: SSAValue, index: tuple[_Affine, ...], algebra: _IterationIndices, element_type
+) -> tuple[SSAValue, tuple[_Affine, ...]]:
+    """The kernel input an operand of the product is, and its index there."""
+    widened = False
+    while not isinstance(value, BlockArgument):
+        op = value.owner
+        fusion = prim.fusion_class(op)
+        if isinstance(fusion, prim.View):
+            value, index = fusion.index_map(op, index, algebra)
+        elif not widened and _is_widening(op, element_type):
+            value, widened = op.inputs[0], True
+        else:
+            raise _NotStructured
+    return value, index
+
+
+def _operand_dims(
+    value: SSAValue, index: tuple[_Affine, ...], algebra: _IterationIndices, element_type
+) -> tuple[SSAValue, tuple[loop.IterationDim, ...]]:
+    """The kernel input an operand of the product is, and the dims it is read at."""
+    value, index = _operand_source(value, index, algebra, element_type)
+    shape = value.type.get_shape()
+    dims = tuple(algebra.iteration_dim(form, size) for form, size in zip(index, shape))
+    used = [d for d in dims if d is not None]
+    if len(set(used)) != len(used):
+        raise _NotStructured
+    return value, dims
+
+
+def _lhs_space(product: prim.ContractOp, element_type) -> tuple[int, ...] | None:
+    """The lhs input's dims with n in place of its last, k: the iteration space that reads
+    a [B, S, K] input reshaped to a [B*S, K] lhs in place; None where that is no reshape of
+    the product."""
+    origin = (_Affine((), 0),) * len(product.lhs.type.get_shape())
+    try:
+        buffer, _ = _operand_source(product.lhs, origin, _IterationIndices(()), element_type)
+    except _NotStructured:
+        return None
+    *rows, k = buffer.type.get_shape()
+    *product_rows, n = product.result.type.get_shape()
+    if not rows or k != product.lhs.type.get_shape()[-1] or prod(rows) != prod(product_rows):
+        return None
+    return (*rows, n)
+
+
+def _structured_contraction(kernel: fused.KernelOp) -> _StructuredContraction | None:
+    """The kernel's product as a loop.contract takes it, or None where the module
+    docstring's conditions do not hold."""
+    block = kernel.body.block
+    products = [op for op in block.ops if isinstance(op, prim.ContractOp)]
+    terminator = block.last_op
+    assert isinstance(terminator, fused.YieldOp)
+    outputs = terminator.arguments
+    shapes = {tuple(v.type.get_shape()) for v in outputs}
+    if len(products) != 1 or len(shapes) != 1:
+        return None
+    (product,) = products
+    (shape,) = shapes
+    extent = product.lhs.type.get_shape()[-1]
+    element_type = product.result.type.get_element_type()
+    algebra = _IterationIndices((*shape, extent))
+    spaces: list[tuple[tuple[int, ...], tuple[_Affine, ...]]] = []
+    try:
+        index = tuple(map(algebra.dim, range(len(shape))))
+        if len(shape) >= 2:
+            spaces.append((shape, _product_index(product, outputs, index, algebra)))
+    except _NotStructured:
+        pass
+    product_shape = tuple(product.result.type.get_shape())
+    if _reshaped_product(product):
+        # The outputs are the product reshaped, so a reshape of the product is an iteration
+        # space too, in which the epilogue stores at the same row-major position: the
+        # product's own shape (a [B*S, K] input stored as [B, S, N], a matrix-vector
+        # product [M, 1] stored as [M]) or the lhs input's (a [B, S, K] input whose
+        # product is stored as [B*S, N]).
+        for space in (product_shape, _lhs_space(product, element_type)):
+            if space is None or space == shape:
+                continue
+            space_algebra = _IterationIndices((*space, extent))
+            index = tuple(map(space_algebra.dim, range(len(space))))
+            try:
+                read = prim.reshape_source_index(product_shape, space, index, space_algebra)
+            except _NotStructured:
+                continue
+            spaces.append((space, read))
+    for space, (*batch, m, n) in spaces:
+        algebra = _IterationIndices((*space, extent))
+        rank = len(space)
+        k = algebra.dim(rank)
+        try:
+            lhs, lhs_dims = _operand_dims(product.lhs, (*batch, m, k), algebra, element_type)
+            rhs, rhs_dims = _operand_dims(product.rhs, (*batch, k, n), algebra, element_type)
+        except _NotStructured:
+            continue
+        if rank in lhs_dims and rank - 1 not in lhs_dims and rank in rhs_dims:
+            if rank - 2 not in rhs_dims:
+                return _StructuredContraction(product, space, lhs, lhs_dims, rhs, rhs_dims)
+    return None
+
+
 def _unique_symbol(requested: str, taken: set[str]) -> str:
     """`requested`, or with the first numeric suffix that no other symbol has."""
     name, suffix = requested, 1
@@ -354,6 +692,7 @@ def _lower_kernel(
 ) -> loop.KernelOp:
     types = [b.type for b in (*buffers, *outputs)]
     body = Block(arg_types=types)
+    region = Region(body)
     for arg, source in zip(body.args, op.body.block.args):
         arg.name_hint = source.name_hint
     out_args = body.args[len(buffers) :]
@@ -362,13 +701,22 @@ def _lower_kernel(
     builder = _KernelBodyBuilder(body, dict(zip(op.body.block.args, body.args)), keep_unit_dims)
     terminator = op.body.block.last_op
     assert isinstance(terminator, fused.YieldOp)
-    by_shape: dict[tuple[int, ...], list[tuple[SSAValue, SSAValue]]] = {}
-    for value, buffer in zip(terminator.arguments, out_args):
-        by_shape.setdefault(tuple(value.type.get_shape()), []).append((value, buffer))
-    for group in by_shape.values():
-        builder.store_outputs(group)
+    outputs = list(zip(terminator.arguments, out_args))
+    contraction = _structured_contraction(op)
+    if contraction is not None:
+        builder.store_contraction(contraction, outputs)
+    else:
+        by_shape: dict[tuple[int, ...], list[tuple[SSAValue, SSAValue]]] = {}
+        for value, buffer in outputs:
+            by_shape.setdefault(tuple(value.type.get_shape()), []).append((value, buffer))
+        for group in by_shape.values():
+            builder.store_outputs(group)
     builder.finish()
-    kernel = loop.KernelOp(name, types, Region(body))
+    if contraction is not None:
+        # The index arithmetic of views between the product and the outputs (a reshape's)
+        # computed the product's index, which the accumulated value stands for.
+        region_dce(region)
+    kernel = loop.KernelOp(name, types, region)
     kernel.location = op.location
     return kernel
 

@@ -18,6 +18,7 @@ from xdsl.transforms.common_subexpression_elimination import CommonSubexpression
 
 from emmy.passes.choose_tile_schedule import ChooseTileSchedulePass
 from emmy.passes.decompose_torch import DecomposeTorchPass
+from emmy.passes.expand_loop_contract import ExpandLoopContractPass
 from emmy.passes.fuse_prims import FusePrimsPass
 from emmy.passes.hoist_invariant_reciprocals import HoistInvariantReciprocalsPass
 from emmy.passes.lower_fused_to_loop import LowerFusedToLoopPass
@@ -33,7 +34,7 @@ STAGES: dict[str, tuple[ModulePass, ...]] = {
         CanonicalizePass(),
         CommonSubexpressionElimination(),
     ),
-    "tile": (ChooseTileSchedulePass(), LowerLoopToTilePass()),
+    "tile": (ExpandLoopContractPass(), ChooseTileSchedulePass(), LowerLoopToTilePass()),
     "kernel": (
         LowerTileToKernelPass(),
         CanonicalizePass(),
@@ -91,7 +92,8 @@ class TorchToLoopPipeline(TorchToLevelPipeline):
 
 @dataclass(frozen=True)
 class TorchToTilePipeline(TorchToLevelPipeline):
-    """Pipeline: Torch IR to Tile IR (..., choose-tile-schedule, lower-loop-to-tile)."""
+    """Pipeline: Torch IR to Tile IR (..., expand-loop-contract, choose-tile-schedule,
+    lower-loop-to-tile)."""
 
     name = "torch-to-tile"
     level = "tile"

@@ -61,3 +61,27 @@ loop.kernel @k_scale(%x: memref<4x8xf32>, %y: memref<4x8xf32>, %z: memref<f32>) 
   %t = arith.divf %c, %n : f32
   loop.store %t, %z[] : memref<f32>
 }
+
+// -----
+
+// A loop.contract's epilogue is the body of a loop nest: a division of the accumulated
+// value by a constant becomes a multiplication by its reciprocal, computed before the
+// contraction; a divisor the epilogue computes stays a division.
+
+// CHECK-LABEL: loop.kernel @k_scaled_scores(
+// CHECK:         %[[D:.*]] = arith.constant 4.000000e+00 : f32
+// CHECK-NEXT:    %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-NEXT:    %[[R:.*]] = arith.divf %[[ONE]], %[[D]] : f32
+// CHECK-NEXT:    loop.contract (%[[I:.*]], %[[J:.*]]) in [4, 6], k in 8, %[[ACC:.*]] = sum
+// CHECK-NEXT:      %[[S:.*]] = arith.mulf %[[ACC]], %[[R]] : f32
+// CHECK-NEXT:      %[[T:.*]] = arith.divf %[[S]], %[[ACC]] : f32
+// CHECK-NEXT:      loop.store %[[T]]
+
+loop.kernel @k_scaled_scores(%q: memref<4x8xf32>, %k: memref<6x8xf32>, %y: memref<4x6xf32>) {
+  %d = arith.constant 4.0 : f32
+  loop.contract (%i, %j) in [4, 6], k in 8, %acc = sum %q[d0, k] * %k[d1, k] : memref<4x8xf32>, memref<6x8xf32> -> f32 {
+    %s = arith.divf %acc, %d : f32
+    %t = arith.divf %s, %acc : f32
+    loop.store %t, %y[%i, %j] : memref<4x6xf32>
+  }
+}

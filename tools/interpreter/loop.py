@@ -31,13 +31,19 @@ from xdsl.ir import Operation
 from xdsl.utils.exceptions import InterpretationError
 
 from emmy.dialects import loop, tile
-from emmy.tools.interpreter.scalar import COMBINERS, to_type
+from emmy.tools.interpreter.scalar import COMBINERS, numpy_dtype, to_type
 
-LOOP_OPS = (loop.ForOp, tile.ForOp)
-"""Loop IR and Tile IR run alike: a schedule changes where iterations run, not what they do."""
+LOOP_OPS = (loop.ForOp, tile.ForOp, loop.ContractOp)
+"""Loop IR and Tile IR run alike: a schedule changes where iterations run, not what they do.
+A loop.contract's epilogue is a loop nest over its parallel dims."""
 
 
-def enclosing_loops(op: Operation) -> Iterator[loop.ForOp | tile.ForOp]:
+def loop_axes(op: Operation) -> int:
+    """How many loop axes `op` adds to the values in its body."""
+    return len(op.parallel_extents) if isinstance(op, loop.ContractOp) else 1
+
+
+def enclosing_loops(op: Operation) -> Iterator[loop.ForOp | tile.ForOp | loop.ContractOp]:
     parent = op.parent_op()
     while parent is not None:
         if isinstance(parent, LOOP_OPS):
@@ -45,14 +51,18 @@ def enclosing_loops(op: Operation) -> Iterator[loop.ForOp | tile.ForOp]:
         parent = parent.parent_op()
 
 
-def loop_depth(op: loop.ForOp | tile.ForOp) -> int:
-    """0 for an outermost loop, 1 for a loop directly inside it, and so on."""
-    return sum(1 for _ in enclosing_loops(op))
+def loop_depth(op: Operation) -> int:
+    """The first loop axis of `op`: 0 for an outermost loop, the number of axes of the
+    loops around it otherwise."""
+    return sum(loop_axes(parent) for parent in enclosing_loops(op))
 
 
 def loop_nest_depth(kernel: loop.KernelOp | tile.KernelOp) -> int:
     """How deep the loops of a kernel nest: the number of loop axes of its values."""
-    return max((loop_depth(op) + 1 for op in kernel.walk() if isinstance(op, LOOP_OPS)), default=0)
+    return max(
+        (loop_depth(op) + loop_axes(op) for op in kernel.walk() if isinstance(op, LOOP_OPS)),
+        default=0,
+    )
 
 
 def check_in_bounds(buffer: np.ndarray, indices: Sequence[np.ndarray]) -> None:
@@ -63,6 +73,23 @@ def check_in_bounds(buffer: np.ndarray, indices: Sequence[np.ndarray]) -> None:
                 f"index #{position} takes values from {lowest} to {highest}, out of bounds "
                 f"for a dimension of size {size}"
             )
+
+
+def _iteration_view(
+    buffer: np.ndarray, dims: Sequence[loop.IterationDim], rank: int, matrix_dims
+) -> np.ndarray:
+    """`buffer` as an array over the iteration dims (batch.., then `matrix_dims`: the
+    parallel dim and k of a matmul operand), with size 1 along the dims it is not read at
+    and the element its indexing map reads everywhere else."""
+    order = (*range(rank - 2), *matrix_dims)
+    kept = [d for d in dims if d is not None]
+    # Dims read at 0 are dropped; the rest are put in iteration order.
+    view = buffer[tuple(0 if d is None else slice(None) for d in dims)]
+    view = view.transpose([kept.index(d) for d in sorted(kept, key=order.index)])
+    shape = [1] * len(order)
+    for d in kept:
+        shape[order.index(d)] = buffer.shape[dims.index(d)]
+    return view.reshape(shape)
 
 
 def _outside_kernel() -> int:
@@ -152,6 +179,34 @@ class LoopFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: tile.ForOp, args: PythonValues
     ) -> PythonValues:
         return self._for(interpreter, op, args)
+
+    @impl(loop.ContractOp)
+    def run_contract(
+        self, interpreter: Interpreter, op: loop.ContractOp, args: PythonValues
+    ) -> PythonValues:
+        """The accumulated values are one batched matmul in the accumulator type (numpy's
+        order of summation); the epilogue then runs as the body of a parallel loop nest."""
+        axes = interpreter.get_data(LoopFunctions, self.LOOP_AXES, _outside_kernel)
+        first = loop_depth(op)
+        extents = op.parallel_extents
+        rank = len(extents)
+        accumulator_type = op.accumulator.type
+        # Each operand as an array over (batch.., m, k) or (batch.., k, n), size 1 along the
+        # dims it is not read at, so that np.matmul broadcasts it there.
+        lhs, rhs = args
+        lhs = _iteration_view(lhs, op.lhs_dims, rank, (rank - 2, rank))
+        rhs = _iteration_view(rhs, op.rhs_dims, rank, (rank, rank - 1))
+        dtype = numpy_dtype(accumulator_type)
+        sums = to_type(np.matmul(lhs.astype(dtype), rhs.astype(dtype)), accumulator_type)
+        sums = np.broadcast_to(sums, extents)
+        shape = (1,) * first + tuple(extents) + (1,) * (axes - first - rank)
+        indices = []
+        for d, extent in enumerate(extents):
+            axis_shape = [1] * axes
+            axis_shape[first + d] = extent
+            indices.append(np.arange(extent, dtype=np.int64).reshape(axis_shape))
+        interpreter.run_ssacfg_region(op.epilogue, (*indices, sums.reshape(shape)), op.name)
+        return ()
 
     @impl(tile.StageOp)
     def run_stage(

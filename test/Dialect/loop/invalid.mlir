@@ -220,7 +220,7 @@ loop.kernel @nested_reduction_yields_wrong_type(%x: memref<4x4xf32>) {
 // -----
 
 loop.kernel @yield_outside_loop(%x: memref<4xf32>) {
-  // expected-error @+1 {{'loop.yield' expects parent op 'loop.for'}}
+  // expected-error @+1 {{'loop.yield' expects parent op to be one of 'loop.for', 'loop.contract'}}
   loop.yield
 }
 
@@ -408,4 +408,173 @@ func.func @launch_type_count(%x: memref<4xf32>) {
   // expected-error @+1 {{expected 2 operand types but had 1}}
   loop.launch @k(%x) : memref<4xf32>, memref<4xf32>
   func.return
+}
+
+// -----
+
+loop.kernel @contract_rank_one(%x: memref<4x8xf32>, %w: memref<8xf32>) {
+  // expected-error @+1 {{the parallel iteration space [batch.., m, n] has at least the dims m and n, got [4]}}
+  loop.contract (%i) in [4], k in 8, %acc = sum %x[d0, k] * %w[k] : memref<4x8xf32>, memref<8xf32> -> f32 {
+  }
+}
+
+// -----
+
+loop.kernel @contract_empty_extent(%x: memref<4x8xf32>, %w: memref<8x1xf32>) {
+  // expected-error @+1 {{extents must be positive, got [4, 0] and k in 8}}
+  loop.contract (%i, %j) in [4, 0], k in 8, %acc = sum %x[d0, k] * %w[k, 0] : memref<4x8xf32>, memref<8x1xf32> -> f32 {
+  }
+}
+
+// -----
+
+loop.kernel @contract_epilogue_arguments(%x: memref<4x8xf32>, %w: memref<8x2xf32>) {
+  // expected-error @+1 {{the epilogue takes 2 indices and the accumulated value, but it takes (index, f32)}}
+  "loop.contract"(%x, %w) <{parallel = array<i64: 4, 2>, reduction = #builtin.int<8>, lhs_map = affine_map<(d0, d1, d2) -> (d0, d2)>, rhs_map = affine_map<(d0, d1, d2) -> (d2, d1)>}> ({
+  ^bb0(%i: index, %acc: f32):
+    "loop.yield"() : () -> ()
+  }) : (memref<4x8xf32>, memref<8x2xf32>) -> ()
+}
+
+// -----
+
+loop.kernel @contract_index_accumulator(%x: memref<4x8xindex>, %w: memref<8x2xindex>) {
+  // expected-error @+1 {{the accumulator is a float or an integer, got index}}
+  loop.contract (%i, %j) in [4, 2], k in 8, %acc = sum %x[d0, k] * %w[k, d1] : memref<4x8xindex>, memref<8x2xindex> -> index {
+  }
+}
+
+// -----
+
+loop.kernel @contract_map_dims(%x: memref<4x8xf32>, %w: memref<8x2xf32>) {
+  // expected-error @+1 {{the lhs indexing map (d0, d1) -> (d0, d1) must map the 3 iteration dims (the parallel dims, then k) without symbols}}
+  "loop.contract"(%x, %w) <{parallel = array<i64: 4, 2>, reduction = #builtin.int<8>, lhs_map = affine_map<(d0, d1) -> (d0, d1)>, rhs_map = affine_map<(d0, d1, d2) -> (d2, d1)>}> ({
+  ^bb0(%i: index, %j: index, %acc: f32):
+    "loop.yield"() : () -> ()
+  }) : (memref<4x8xf32>, memref<8x2xf32>) -> ()
+}
+
+// -----
+
+loop.kernel @contract_map_rank(%x: memref<4x8xf32>, %w: memref<8x2xf32>) {
+  // expected-error @+1 {{the rhs indexing map gives 3 indices, but the rhs memref<8x2xf32> has rank 2}}
+  loop.contract (%i, %j) in [4, 2], k in 8, %acc = sum %x[d0, k] * %w[k, d1, 0] : memref<4x8xf32>, memref<8x2xf32> -> f32 {
+  }
+}
+
+// -----
+
+loop.kernel @contract_zero_of_wide_dim(%x: memref<4x8xf32>, %w: memref<8x2xf32>) {
+  // expected-error @+1 {{lhs dim 0 of size 4 is read at 0; only a size-1 dim can be}}
+  loop.contract (%i, %j) in [4, 2], k in 8, %acc = sum %x[0, k] * %w[k, d1] : memref<4x8xf32>, memref<8x2xf32> -> f32 {
+  }
+}
+
+// -----
+
+loop.kernel @contract_extent_mismatch(%x: memref<4x8xf32>, %w: memref<6x2xf32>) {
+  // expected-error @+1 {{rhs dim 0 has size 6, but it is read at k, of extent 8}}
+  loop.contract (%i, %j) in [4, 2], k in 8, %acc = sum %x[d0, k] * %w[k, d1] : memref<4x8xf32>, memref<6x2xf32> -> f32 {
+  }
+}
+
+// -----
+
+loop.kernel @contract_affine_index(%x: memref<4x8xf32>, %w: memref<8x2xf32>) {
+  // expected-error @+1 {{each index of the lhs indexing map is an iteration dim or 0, got (d0 + d1)}}
+  "loop.contract"(%x, %w) <{parallel = array<i64: 4, 2>, reduction = #builtin.int<8>, lhs_map = affine_map<(d0, d1, d2) -> (d0 + d1, d2)>, rhs_map = affine_map<(d0, d1, d2) -> (d2, d1)>}> ({
+  ^bb0(%i: index, %j: index, %acc: f32):
+    "loop.yield"() : () -> ()
+  }) : (memref<4x8xf32>, memref<8x2xf32>) -> ()
+}
+
+// -----
+
+loop.kernel @contract_diagonal(%x: memref<4x8x8xf32>, %w: memref<8x2xf32>) {
+  // expected-error @+1 {{the lhs reads an iteration dim at two of its dims}}
+  loop.contract (%i, %j) in [4, 2], k in 8, %acc = sum %x[d0, k, k] * %w[k, d1] : memref<4x8x8xf32>, memref<8x2xf32> -> f32 {
+  }
+}
+
+// -----
+
+loop.kernel @contract_without_k(%x: memref<4x1xf32>, %w: memref<8x2xf32>) {
+  // expected-error @+1 {{the lhs is read along k}}
+  loop.contract (%i, %j) in [4, 2], k in 8, %acc = sum %x[d0, 0] * %w[k, d1] : memref<4x1xf32>, memref<8x2xf32> -> f32 {
+  }
+}
+
+// -----
+
+loop.kernel @contract_lhs_along_n(%x: memref<2x8xf32>, %w: memref<8x2xf32>) {
+  // expected-error @+1 {{the lhs cannot be read along n (d1): an element of the lhs is used across columns}}
+  loop.contract (%i, %j) in [4, 2], k in 8, %acc = sum %x[d1, k] * %w[k, d1] : memref<2x8xf32>, memref<8x2xf32> -> f32 {
+  }
+}
+
+// -----
+
+loop.kernel @contract_rhs_along_m(%x: memref<4x8xf32>, %w: memref<8x4xf32>) {
+  // expected-error @+1 {{the rhs cannot be read along m (d0): an element of the rhs is used across rows}}
+  loop.contract (%i, %j) in [4, 2], k in 8, %acc = sum %x[d0, k] * %w[k, d0] : memref<4x8xf32>, memref<8x4xf32> -> f32 {
+  }
+}
+
+// -----
+
+loop.kernel @contract_narrowing(%x: memref<4x8xf32>, %w: memref<8x2xbf16>) {
+  // expected-error @+1 {{lhs elements of type f32 do not widen to the accumulator type bf16: it is the same type or a wider float}}
+  loop.contract (%i, %j) in [4, 2], k in 8, %acc = sum %x[d0, k] * %w[k, d1] : memref<4x8xf32>, memref<8x2xbf16> -> bf16 {
+  }
+}
+
+// -----
+
+loop.kernel @contract_integer_widening(%x: memref<4x8xi8>, %w: memref<8x2xi32>) {
+  // expected-error @+1 {{lhs elements of type i8 do not widen to the accumulator type i32: it is the same type or a wider float}}
+  loop.contract (%i, %j) in [4, 2], k in 8, %acc = sum %x[d0, k] * %w[k, d1] : memref<4x8xi8>, memref<8x2xi32> -> i32 {
+  }
+}
+
+// -----
+
+loop.kernel @contract_yields_value(%x: memref<4x8xf32>, %w: memref<8x2xf32>) {
+  // expected-error @+1 {{the epilogue ends in a loop.yield of nothing, but it ends in 'loop.yield'}}
+  loop.contract (%i, %j) in [4, 2], k in 8, %acc = sum %x[d0, k] * %w[k, d1] : memref<4x8xf32>, memref<8x2xf32> -> f32 {
+    loop.yield %acc : f32
+  }
+}
+
+// -----
+
+loop.kernel @contract_in_loop(%x: memref<4x8xf32>, %w: memref<8x2xf32>) {
+  loop.for %t in 0 to 2 {
+    // expected-error @+1 {{'loop.contract' expects parent op 'loop.kernel'}}
+    loop.contract (%i, %j) in [4, 2], k in 8, %acc = sum %x[d0, k] * %w[k, d1] : memref<4x8xf32>, memref<8x2xf32> -> f32 {
+    }
+  }
+}
+
+// -----
+
+loop.kernel @contract_map_entry_syntax(%x: memref<4x8xf32>, %w: memref<8x2xf32>) {
+  // expected-error @+1 {{an index of a loop.contract operand is d0 to d1, k or 0}}
+  loop.contract (%i, %j) in [4, 2], k in 8, %acc = sum %x[d2, k] * %w[k, d1] : memref<4x8xf32>, memref<8x2xf32> -> f32 {
+  }
+}
+
+// -----
+
+loop.kernel @contract_index_count_syntax(%x: memref<4x8xf32>, %w: memref<8x2xf32>) {
+  // expected-error @+1 {{1 indices name 2 parallel dims}}
+  loop.contract (%i) in [4, 2], k in 8, %acc = sum %x[d0, k] * %w[k, d1] : memref<4x8xf32>, memref<8x2xf32> -> f32 {
+  }
+}
+
+// -----
+
+loop.kernel @contract_operand_syntax(%x: memref<4x8xf32>, %w: f32) {
+  // expected-error @+1 {{the rhs of a loop.contract must be a memref, got f32}}
+  loop.contract (%i, %j) in [4, 2], k in 8, %acc = sum %x[d0, k] * %w[k, d1] : memref<4x8xf32>, f32 -> f32 {
+  }
 }

@@ -205,6 +205,55 @@ loop.kernel @k_attributes(%x: memref<4xf32>) attributes {tag} {
   }
 }
 
+// A loop.contract names its parallel indices, the iteration space and the reduction extent,
+// the accumulated value and each operand's indexing map (d0, d1, .. by position, k, or 0);
+// its epilogue prints without its empty loop.yield. nn.Linear's [N, K] weight is read in
+// place, as %w[d1, k].
+
+// CHECK-LABEL: loop.kernel @k_linear(
+// CHECK-SAME:    %[[W:[a-z0-9_]+]]: memref<32x64xbf16>, %[[B:[a-z0-9_]+]]: memref<32xbf16>, %[[X:[a-z0-9_]+]]: memref<16x64xbf16>, %[[Y:[a-z0-9_]+]]: memref<16x32xbf16>) {
+// CHECK-NEXT:    loop.contract (%[[I:.*]], %[[J:.*]]) in [16, 32], k in 64, %[[ACC:.*]] = sum %[[X]][d0, k] * %[[W]][d1, k] : memref<16x64xbf16>, memref<32x64xbf16> -> f32 {
+// CHECK-NEXT:      %[[BV:.*]] = loop.load %[[B]][%[[J]]] : memref<32xbf16>
+// CHECK-NEXT:      %[[BF:.*]] = arith.extf %[[BV]] : bf16 to f32
+// CHECK-NEXT:      %[[R:.*]] = arith.addf %[[ACC]], %[[BF]] : f32
+// CHECK-NEXT:      %[[O:.*]] = arith.truncf %[[R]] : f32 to bf16
+// CHECK-NEXT:      loop.store %[[O]], %[[Y]][%[[I]], %[[J]]] : memref<16x32xbf16>
+// CHECK-NEXT:    }
+// CHECK-NEXT:  }
+loop.kernel @k_linear(%w: memref<32x64xbf16>, %bias: memref<32xbf16>, %x: memref<16x64xbf16>, %y: memref<16x32xbf16>) {
+  loop.contract (%i, %j) in [16, 32], k in 64, %acc = sum %x[d0, k] * %w[d1, k] : memref<16x64xbf16>, memref<32x64xbf16> -> f32 {
+    %b = loop.load %bias[%j] : memref<32xbf16>
+    %bf = arith.extf %b : bf16 to f32
+    %r = arith.addf %acc, %bf : f32
+    %o = arith.truncf %r : f32 to bf16
+    loop.store %o, %y[%i, %j] : memref<16x32xbf16>
+  }
+}
+
+// Two batch dims: the lhs is broadcast along d1 (its size-1 dim read at 0), the rhs along d0
+// and read transposed ([n, k, batch]); f16 widens to f32, f32 is read as it is. An integer
+// product accumulates in its own type; attributes print before the types.
+
+// CHECK-LABEL: loop.kernel @k_batched(
+// CHECK-SAME:    %[[A:[a-z0-9_]+]]: memref<4x1x8x16xf16>, %[[B:[a-z0-9_]+]]: memref<5x16x3xf32>, %[[C:[a-z0-9_]+]]: memref<4x3x8x5xf32>) {
+// CHECK-NEXT:    loop.contract (%[[I:.*]], %[[J:.*]], %[[M:.*]], %[[N:.*]]) in [4, 3, 8, 5], k in 16, %[[ACC:.*]] = sum %[[A]][d0, 0, d2, k] * %[[B]][d3, k, d1] attributes {tag} : memref<4x1x8x16xf16>, memref<5x16x3xf32> -> f32 {
+// CHECK-NEXT:      loop.store %[[ACC]], %[[C]][%[[I]], %[[J]], %[[M]], %[[N]]] : memref<4x3x8x5xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:  }
+loop.kernel @k_batched(%a: memref<4x1x8x16xf16>, %b: memref<5x16x3xf32>, %c: memref<4x3x8x5xf32>) {
+  loop.contract (%i, %j, %m, %n) in [4, 3, 8, 5], k in 16, %acc = sum %a[d0, 0, d2, k] * %b[d3, k, d1] attributes {tag} : memref<4x1x8x16xf16>, memref<5x16x3xf32> -> f32 {
+    loop.store %acc, %c[%i, %j, %m, %n] : memref<4x3x8x5xf32>
+  }
+}
+
+// CHECK-LABEL: loop.kernel @k_integer(
+// CHECK:         loop.contract (%{{.*}}, %{{.*}}) in [2, 3], k in 4, %{{.*}} = sum %{{.*}}[d0, k] * %{{.*}}[k, d1] : memref<2x4xi32>, memref<4x3xi32> -> i32 {
+loop.kernel @k_integer(%a: memref<2x4xi32>, %b: memref<4x3xi32>, %c: memref<2x3xi32>) {
+  loop.contract (%i, %j) in [2, 3], k in 4, %acc = sum %a[d0, k] * %b[k, d1] : memref<2x4xi32>, memref<4x3xi32> -> i32 {
+    loop.store %acc, %c[%i, %j] : memref<2x3xi32>
+  }
+}
+
 // The host allocates buffers and launches kernels on them, in order.
 
 // CHECK-LABEL: func.func @forward(
