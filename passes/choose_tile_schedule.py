@@ -40,8 +40,23 @@ for the loop nests lower-fused-to-loop produces (one nest per output shape):
   so many loads in flight; with fewer rows, which leave SMs idle anyway, a thread takes one
   vector, so that each row is done sooner.
 
+A kernel whose body is one `loop.contract` of bf16 or f16 operands accumulated in f32, on a
+target with warp-level tensor cores (mma_sync), gets a contraction's schedule instead: the
+`tile.gemm` that `lower-loop-to-tile` makes of the contract computes it in block tiles on
+`mma_sync m16n8k16`, 2 x 2 warps a block, PIPELINE_DEPTH K slices in flight:
+
+    #tile.schedule<block [128, 1, 1], loops [], tile [128, 128, 32],
+                   atom mma_sync m16n8k16, warps [2, 2], pipeline 3>
+
+The heuristic is deliberately simple: the LARGE_TILE when M and N both reach its extent (few
+enough blocks that each does much work), else the SMALL_TILE (more blocks for small outputs);
+if the tile.gemm would not verify with it (an operand indexed at 0 along a dimension, a
+layout whose shared rows ldmatrix cannot read), the contract is expanded as any other is.
+Every other contract (f32, integers) is scheduled as the loop nest `expand-loop-contract`
+makes of it, which that pass, run after this one, then builds.
+
 `block-size=N`, `vector-width=N`, `stage=none|sync|async` and `split-reductions=false`
-override the heuristic for every kernel it schedules.
+override the heuristic for every loop nest it schedules.
 """
 
 from __future__ import annotations
@@ -51,7 +66,7 @@ from math import prod
 
 from xdsl.context import Context
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import MemRefType, ModuleOp
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, MemRefType, ModuleOp, f32
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException, VerifyException
@@ -62,6 +77,7 @@ from emmy.dialects.effects import written_values
 from emmy.dialects.kernel import MAX_VECTOR_BYTES, verify_block_shape
 from emmy.dialects.target import GpuTarget, target_of
 from emmy.dialects.tile import LoopSchedule, Mapping, Schedule, ScheduleAttr, StageMode, Staging
+from emmy.passes.expand_loop_contract import expand_contracts
 from emmy.passes.lower_loop_to_tile import (
     ScheduleError,
     enclosing_and_self,
@@ -84,6 +100,23 @@ STAGE_BUDGET_BYTES = 32 * 1024
 CANDIDATE_BLOCKS = (64, 128, 256, 512, 1024)
 """The block sizes `candidates` offers besides the heuristic's."""
 STAGE_CHOICES = ("auto", "none", *StageMode)
+MMA_SYNC = tile.MmaAtom(tile.AtomKind.MMA_SYNC, (16, 8, 16))
+LARGE_TILE = ((128, 128, 32), (2, 2))
+"""A contraction's block tile [BM, BN, BK] and warps [WM, WN] when M and N are both at least
+its BM and BN."""
+SMALL_TILE = ((64, 64, 32), (2, 2))
+"""The block tile of smaller products, and of those with a small M (a few tokens) or N."""
+PIPELINE_DEPTH = 3
+CANDIDATE_TILES = (
+    LARGE_TILE,
+    SMALL_TILE,
+    ((128, 64, 32), (2, 2)),
+    ((64, 128, 32), (2, 2)),
+    ((64, 64, 64), (2, 2)),
+    ((32, 32, 32), (1, 1)),
+)
+"""The block tiles `candidates` offers a contraction, each with every CANDIDATE_PIPELINES."""
+CANDIDATE_PIPELINES = (2, 3, 4)
 
 
 @dataclass(frozen=True)
@@ -276,10 +309,76 @@ def _staged_rows(
     return staged
 
 
+def _tensor_core_contract(kernel: loop.KernelOp, target: GpuTarget) -> loop.ContractOp | None:
+    """The kernel's product if tensor cores can take it: its body is one loop.contract of
+    bf16 or f16 operands (of one type) accumulated in f32, on a target with mma_sync."""
+    ops = list(kernel.body.block.ops)
+    if not target.has_mma_sync or len(ops) != 1 or not isinstance(ops[0], loop.ContractOp):
+        return None
+    contract = ops[0]
+    element_types = {v.type.get_element_type() for v in (contract.lhs, contract.rhs)}
+    (element_type, *others) = element_types
+    if others or not isinstance(element_type, Float16Type | BFloat16Type):
+        return None
+    return contract if contract.accumulator.type == f32 else None
+
+
+def contraction_schedule(
+    tile_shape: tuple[int, int, int], warps: tuple[int, int], pipeline: int, target: GpuTarget
+) -> Schedule:
+    """The schedule of a product on mma_sync in block tiles `tile_shape` of `warps` warps."""
+    return Schedule(
+        block=(target.warp_size * prod(warps), 1, 1),
+        loops=(),
+        tile_shape=tile_shape,
+        mma_atom=MMA_SYNC,
+        warps=warps,
+        pipeline_depth=pipeline,
+    )
+
+
+def _lowers(kernel: loop.KernelOp, schedule: Schedule) -> bool:
+    try:
+        lower_kernel(kernel, schedule)
+    except ScheduleError:
+        return False
+    return True
+
+
+def _choose_contraction_schedule(kernel: loop.KernelOp, target: GpuTarget) -> Schedule | None:
+    """A tensor-core schedule of the kernel's product, if it has one that lowers."""
+    contract = _tensor_core_contract(kernel, target)
+    if contract is None:
+        return None
+    *_, size_m, size_n = contract.parallel_extents
+    (large_m, large_n, _), _ = LARGE_TILE
+    tile_shape, warps = LARGE_TILE if size_m >= large_m and size_n >= large_n else SMALL_TILE
+    schedule = contraction_schedule(tile_shape, warps, PIPELINE_DEPTH, target)
+    return schedule if _lowers(kernel, schedule) else None
+
+
+def _loop_nests(kernel: loop.KernelOp) -> loop.KernelOp:
+    """`kernel` as the loop nests it is scheduled as: a copy with its loop.contracts expanded
+    (as `expand-loop-contract` will expand them), or itself if it has none."""
+    if not any(isinstance(op, loop.ContractOp) for op in kernel.body.block.ops):
+        return kernel
+    nests = kernel.clone()
+    expand_contracts(nests)
+    return nests
+
+
 def choose_schedule(
     kernel: loop.KernelOp, target: GpuTarget, overrides: Overrides = Overrides()
 ) -> Schedule:
     """The heuristic's schedule of `kernel` (see the module docstring)."""
+    contraction = _choose_contraction_schedule(kernel, target)
+    if contraction is not None:
+        return contraction
+    return _loop_schedule(_loop_nests(kernel), target, overrides)
+
+
+def _loop_schedule(kernel: loop.KernelOp, target: GpuTarget, overrides: Overrides) -> Schedule:
+    """The heuristic's schedule of the loop nests of `kernel`."""
     mappings = _mappings(kernel, overrides.split_reductions, target)
     widths = {
         f: _vector_width(f, overrides.vector_width)
@@ -301,25 +400,27 @@ def candidates(kernel: loop.KernelOp, target: GpuTarget) -> list[Schedule]:
     """The legal schedules of `kernel` worth timing, the heuristic's first: its mappings
     (with and without splitting a long reduction across blocks) under every block size of
     CANDIDATE_BLOCKS, every vector width up to 16 bytes of the widest element, and staging
-    its re-read rows asynchronously, synchronously or not at all; each one lowers."""
+    its re-read rows asynchronously, synchronously or not at all; and for a product tensor
+    cores can take, every CANDIDATE_TILES tile with every CANDIDATE_PIPELINES depth too; each
+    one lowers."""
     heuristic = choose_schedule(kernel, target)
-    loops = tile.loop_paths(kernel.body.block, loop.ForOp)
-    widest = max((_widest_vector(f) for f in loops), default=1)
     schedules = {heuristic: None}
+    if _tensor_core_contract(kernel, target) is not None:
+        for tile_shape, warps in CANDIDATE_TILES:
+            for pipeline in CANDIDATE_PIPELINES:
+                schedule = contraction_schedule(tile_shape, warps, pipeline, target)
+                if _lowers(kernel, schedule):
+                    schedules.setdefault(schedule, None)
+    nests = _loop_nests(kernel)
+    loops = tile.loop_paths(nests.body.block, loop.ForOp)
+    widest = max((_widest_vector(f) for f in loops), default=1)
     for split in (True, False):
         for block in [b for b in CANDIDATE_BLOCKS if b <= target.max_threads_per_block]:
             for width in [w for w in (1, *tile.VECTOR_WIDTHS) if w <= widest]:
                 for stage in STAGE_CHOICES:
                     overrides = Overrides(block, width, stage, split)
-                    schedules.setdefault(choose_schedule(kernel, target, overrides), None)
-    legal = []
-    for schedule in schedules:
-        try:
-            lower_kernel(kernel, schedule)
-        except ScheduleError:
-            continue
-        legal.append(schedule)
-    return legal
+                    schedules.setdefault(_loop_schedule(nests, target, overrides), None)
+    return [s for s in schedules if (_lowers(kernel, s) if s.is_contraction else _lowers(nests, s))]
 
 
 @dataclass(frozen=True)

@@ -30,8 +30,9 @@ over the dims of extent above 1 (a dim of extent 1 is indexed at 0), the reducti
 the outermost of them that its operands' indices exist in, and each op of the epilogue in the
 outermost loop where its operands exist (ops with regions or writes, and loads of a buffer
 the kernel writes, stay innermost). The scalar schedules of `choose-tile-schedule` take
-this nest; a tensor-core schedule, whose instruction atom is part of the kernel's
-`#tile.schedule`, will instead take the loop.contract itself, before this pass runs.
+this nest; a kernel whose `#tile.schedule` is a contraction's (a tensor-core tile and atom,
+which `choose-tile-schedule`, run before this pass, writes for a bf16 or f16 product) keeps
+its loop.contract, which `lower-loop-to-tile` makes a `tile.gemm`.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import MemoryEffectKind, get_effects
 
-from emmy.dialects import loop
+from emmy.dialects import loop, tile
 from emmy.dialects.combiner import identity
 from emmy.dialects.effects import written_values
 
@@ -171,9 +172,21 @@ class ExpandContract(RewritePattern):
 @dataclass(frozen=True)
 class ExpandLoopContractPass(ModulePass):
     """Rewrites each loop.contract into parallel loops, a reduction loop over k and its
-    epilogue."""
+    epilogue, except in kernels whose schedule is a contraction's."""
 
     name = "expand-loop-contract"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(ExpandContract()).rewrite_module(op)
+        for kernel in op.body.block.ops:
+            if isinstance(kernel, loop.KernelOp) and not _has_contraction_schedule(kernel):
+                expand_contracts(kernel)
+
+
+def _has_contraction_schedule(kernel: loop.KernelOp) -> bool:
+    attribute = kernel.attributes.get(tile.SCHEDULE_ATTRIBUTE)
+    return isinstance(attribute, tile.ScheduleAttr) and attribute.data.is_contraction
+
+
+def expand_contracts(kernel: loop.KernelOp) -> None:
+    """Expands each loop.contract of `kernel` in place."""
+    PatternRewriteWalker(ExpandContract()).rewrite_region(kernel.body)

@@ -17,6 +17,28 @@ becomes
       }
     }
 
+A kernel whose body is one `loop.contract` and whose schedule is a contraction's (`tile`,
+`atom`, `warps`, `pipeline`) becomes a kernel of one `tile.gemm` with those fields, the
+contract's indexing maps (dims `d0..` and `k` are the gemm's `b0.., m, n` and `k`) and its
+epilogue; its grid is the gemm's tiles (N tiles, M tiles, batch):
+
+    loop.kernel @k(%x: memref<70x40xbf16>, %w: memref<50x40xbf16>, %y: memref<70x50xf32>)
+        attributes {tile.schedule = #tile.schedule<block [128, 1, 1], loops [],
+        tile [64, 64, 32], atom mma_sync m16n8k16, warps [2, 2], pipeline 3>} {
+      loop.contract (%i, %j) in [70, 50], k in 40, %acc = sum %x[d0, k] * %w[d1, k] ... {
+        loop.store %acc, %y[%i, %j] : memref<70x50xf32>
+      }
+    }
+
+becomes
+
+    tile.kernel @k(...) grid [1, 2, 1] block [128, 1, 1] attributes {...} {
+      tile.gemm %x[m, k] * %w[n, k] : ... atom mma_sync m16n8k16 tile [64, 64, 32]
+          warps [2, 2] pipeline 3 epilogue(%i, %j, %acc) {
+        memref.store %acc, %y[%i, %j] : memref<70x50xf32>
+      }
+    }
+
 Nothing is decided here (`choose-tile-schedule` decides): each loop gets the mapping and
 vector width the schedule gives its path (serial when it gives none), and each staging a
 `tile.stage` of the rows of its buffer that the loops inside its grid loop read. The kernel
@@ -170,8 +192,55 @@ def _convert_body(
         target.add_op(converted)
 
 
+def _contraction_body(
+    kernel: loop.KernelOp, schedule: Schedule, values: dict[SSAValue, SSAValue], body: Block
+) -> tile.GemmOp:
+    """The tile.gemm of the kernel's one loop.contract, with the schedule's fields."""
+    ops = list(kernel.body.block.ops)
+    if len(ops) != 1 or not isinstance(ops[0], loop.ContractOp):
+        raise ScheduleError(
+            "a contraction's schedule (with a tile) is for a kernel whose body is one loop.contract"
+        )
+    contract = ops[0]
+    maps = []
+    for what, dims in (("lhs", contract.lhs_dims), ("rhs", contract.rhs_dims)):
+        if None in dims:
+            raise ScheduleError(
+                f"the contract's {what} is indexed at 0 along a dimension, which a tile.gemm's "
+                "operand map cannot say"
+            )
+        maps.append(dims)
+    epilogue = Block(arg_types=[a.type for a in contract.epilogue.block.args])
+    for old, new in zip(contract.epilogue.block.args, epilogue.args):
+        new.name_hint = old.name_hint
+        values[old] = new
+    _convert_body(contract.epilogue.block, epilogue, schedule, {}, {}, values)
+    assert schedule.mma_atom is not None
+    gemm = tile.GemmOp(
+        values[contract.lhs],
+        maps[0],
+        values[contract.rhs],
+        maps[1],
+        schedule.mma_atom,
+        schedule.tile_shape,
+        schedule.warps,
+        schedule.pipeline_depth,
+        Region(epilogue),
+    )
+    gemm.location = contract.location
+    body.add_op(gemm)
+    return gemm
+
+
 def lower_kernel(kernel: loop.KernelOp, schedule: Schedule) -> tile.KernelOp:
     """`kernel` scheduled by `schedule`, verified; a ScheduleError says why it cannot be."""
+    if any(isinstance(op, loop.ContractOp) for op in kernel.body.block.ops) and not (
+        schedule.is_contraction
+    ):
+        raise ScheduleError(
+            "a loop.contract takes a contraction's schedule (with a tile); "
+            "expand-loop-contract gives the loop nest that other schedules map"
+        )
     paths = tile.loop_paths(kernel.body.block, loop.ForOp)
     loops = {path: for_op for for_op, path in paths.items()}
     for path, _ in schedule.loops:
@@ -183,19 +252,24 @@ def lower_kernel(kernel: loop.KernelOp, schedule: Schedule) -> tile.KernelOp:
     for old, new in zip(kernel.body.block.args, body.args):
         new.name_hint = old.name_hint
         values[old] = new
-    _convert_body(kernel.body.block, body, schedule, paths, stages, values)
+    target = target_of(kernel)
+    if schedule.is_contraction:
+        gemm = _contraction_body(kernel, schedule, values, body)
+        try:
+            grid = list(gemm.grid(target))
+        except VerifyException as error:
+            raise ScheduleError(str(error)) from None
+    else:
+        _convert_body(kernel.body.block, body, schedule, paths, stages, values)
+        grid = _grid(schedule, paths, kernel)
     lowered = tile.KernelOp(
-        kernel.sym_name.data,
-        kernel.argument_types,
-        _grid(schedule, paths, kernel),
-        schedule.block,
-        Region(body),
+        kernel.sym_name.data, kernel.argument_types, grid, schedule.block, Region(body)
     )
     lowered.attributes[tile.SCHEDULE_ATTRIBUTE] = ScheduleAttr(schedule)
     lowered.location = kernel.location
     # A tile.kernel is a module-level symbol whose limits are its module's target's: it is
     # verified in a module for the GPU that `kernel`'s module is for.
-    ModuleOp([lowered], {TARGET_ATTRIBUTE: TargetAttr(target_of(kernel).arch)})
+    ModuleOp([lowered], {TARGET_ATTRIBUTE: TargetAttr(target.arch)})
     try:
         lowered.verify()
     except VerifyException as error:

@@ -34,7 +34,7 @@ STAGES: dict[str, tuple[ModulePass, ...]] = {
         CanonicalizePass(),
         CommonSubexpressionElimination(),
     ),
-    "tile": (ExpandLoopContractPass(), ChooseTileSchedulePass(), LowerLoopToTilePass()),
+    "tile": (ChooseTileSchedulePass(), ExpandLoopContractPass(), LowerLoopToTilePass()),
     "kernel": (
         LowerTileToKernelPass(),
         CanonicalizePass(),
@@ -92,7 +92,7 @@ class TorchToLoopPipeline(TorchToLevelPipeline):
 
 @dataclass(frozen=True)
 class TorchToTilePipeline(TorchToLevelPipeline):
-    """Pipeline: Torch IR to Tile IR (..., expand-loop-contract, choose-tile-schedule,
+    """Pipeline: Torch IR to Tile IR (..., choose-tile-schedule, expand-loop-contract,
     lower-loop-to-tile)."""
 
     name = "torch-to-tile"

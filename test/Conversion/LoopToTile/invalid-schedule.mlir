@@ -80,12 +80,48 @@ loop.kernel @k_stage_argument(%x: memref<4x64xf32>) attributes {tile.schedule = 
 
 // -----
 
-// A contraction's schedule is for a kernel that computes a contraction (a tile.gemm).
+// A contraction's schedule is for a kernel that computes a contraction (a loop.contract).
 
-// expected-error @+1 {{cannot apply the schedule of @k_contraction_schedule: a contraction's schedule (with a tile) is the schedule of a tile.gemm's kernel, and only of one}}
+// expected-error @+1 {{cannot apply the schedule of @k_contraction_schedule: a contraction's schedule (with a tile) is for a kernel whose body is one loop.contract}}
 loop.kernel @k_contraction_schedule(%x: memref<64xf32>) attributes {tile.schedule = #tile.schedule<block [128, 1, 1], loops [], tile [128, 128, 64], atom mma_sync m16n8k16, warps [2, 2]>} {
   loop.for %i in 0 to 64 {
     %v = loop.load %x[%i] : memref<64xf32>
     loop.store %v, %x[%i] : memref<64xf32>
+  }
+}
+
+// -----
+
+// A loop.contract is lowered by a contraction's schedule only; others map the loop nest that
+// expand-loop-contract makes of it.
+
+// expected-error @+1 {{cannot apply the schedule of @k_contract_loop_schedule: a loop.contract takes a contraction's schedule (with a tile); expand-loop-contract gives the loop nest that other schedules map}}
+loop.kernel @k_contract_loop_schedule(%x: memref<16x32xf32>, %w: memref<8x32xf32>, %y: memref<16x8xf32>) attributes {tile.schedule = #tile.schedule<block [128, 1, 1], loops [[0] grid]>} {
+  loop.contract (%i, %j) in [16, 8], k in 32, %acc = sum %x[d0, k] * %w[d1, k] : memref<16x32xf32>, memref<8x32xf32> -> f32 {
+    loop.store %acc, %y[%i, %j] : memref<16x8xf32>
+  }
+}
+
+// -----
+
+// The tile.gemm's verifier decides what a contraction's schedule can lower: mma_sync takes
+// f16 or bf16.
+
+// expected-error @+1 {{cannot apply the schedule of @k_f32_on_tensor_cores: a mma_sync m16n8k16 atom multiplies f16 or bf16 on tensor cores (f32 takes the fma atom), got f32}}
+loop.kernel @k_f32_on_tensor_cores(%x: memref<16x32xf32>, %w: memref<8x32xf32>, %y: memref<16x8xf32>) attributes {tile.schedule = #tile.schedule<block [128, 1, 1], loops [], tile [64, 64, 32], atom mma_sync m16n8k16, warps [2, 2]>} {
+  loop.contract (%i, %j) in [16, 8], k in 32, %acc = sum %x[d0, k] * %w[d1, k] : memref<16x32xf32>, memref<8x32xf32> -> f32 {
+    loop.store %acc, %y[%i, %j] : memref<16x8xf32>
+  }
+}
+
+// -----
+
+// A tile.gemm operand walks its dimensions: one indexed at 0 (a matrix-vector product's
+// vector) has no map there.
+
+// expected-error @+1 {{cannot apply the schedule of @k_matvec: the contract's rhs is indexed at 0 along a dimension, which a tile.gemm's operand map cannot say}}
+loop.kernel @k_matvec(%x: memref<16x32xbf16>, %v: memref<32x1xbf16>, %y: memref<16x1xf32>) attributes {tile.schedule = #tile.schedule<block [128, 1, 1], loops [], tile [64, 64, 32], atom mma_sync m16n8k16, warps [2, 2]>} {
+  loop.contract (%i, %j) in [16, 1], k in 32, %acc = sum %x[d0, k] * %v[k, 0] : memref<16x32xbf16>, memref<32x1xbf16> -> f32 {
+    loop.store %acc, %y[%i, %j] : memref<16x1xf32>
   }
 }

@@ -1,0 +1,119 @@
+// RUN: emmy-opt %s --split-input-file --choose-tile-schedule | filecheck %s
+// RUN: emmy-opt %s --split-input-file --choose-tile-schedule --expand-loop-contract --lower-loop-to-tile | filecheck %s --check-prefix=TILE
+
+// nn.Linear in bf16 with a bias, 3 tokens: a product on tensor cores, in the small tile as M
+// is small; lower-loop-to-tile makes it one tile.gemm with the contract's maps and epilogue,
+// a block per 64 x 64 output tile.
+
+// CHECK-LABEL: loop.kernel @k_linear(
+// CHECK-SAME:    tile.schedule = #tile.schedule<block [128, 1, 1], loops [], tile [64, 64, 32], atom mma_sync m16n8k16, warps [2, 2], pipeline 3>
+// CHECK-NEXT:    loop.contract
+
+// TILE-LABEL: tile.kernel @k_linear(
+// TILE-SAME:    grid [2, 1, 1] block [128, 1, 1]
+// TILE-NEXT:    tile.gemm %[[X:.*]][m, k] * %[[W:.*]][n, k] : memref<3x24xbf16>, memref<72x24xbf16> -> f32 atom mma_sync m16n8k16 tile [64, 64, 32] warps [2, 2] pipeline 3 epilogue(%[[I:.*]], %[[J:.*]], %[[ACC:.*]]) {
+// TILE-NEXT:      %[[BV:.*]] = memref.load %{{.*}}[%[[J]]] : memref<72xbf16>
+// TILE-NEXT:      %[[BF:.*]] = arith.extf %[[BV]] : bf16 to f32
+// TILE-NEXT:      %[[R:.*]] = arith.addf %[[ACC]], %[[BF]] : f32
+// TILE-NEXT:      %[[T:.*]] = arith.truncf %[[R]] : f32 to bf16
+// TILE-NEXT:      memref.store %[[T]], %{{.*}}[%[[I]], %[[J]]] : memref<3x72xbf16>
+// TILE-NEXT:    }
+// TILE-NEXT:  }
+
+loop.kernel @k_linear(%w: memref<72x24xbf16>, %b: memref<72xbf16>, %x: memref<3x24xbf16>, %out: memref<3x72xbf16>) {
+  loop.contract (%i, %j) in [3, 72], k in 24, %acc = sum %x[d0, k] * %w[d1, k] : memref<3x24xbf16>, memref<72x24xbf16> -> f32 {
+    %bv = loop.load %b[%j] : memref<72xbf16>
+    %bf = arith.extf %bv : bf16 to f32
+    %r = arith.addf %acc, %bf : f32
+    %t = arith.truncf %r : f32 to bf16
+    loop.store %t, %out[%i, %j] : memref<3x72xbf16>
+  }
+}
+
+// -----
+
+// M and N of 128 or more take the large tile.
+
+// CHECK-LABEL: loop.kernel @k_large(
+// CHECK-SAME:    tile.schedule = #tile.schedule<block [128, 1, 1], loops [], tile [128, 128, 32], atom mma_sync m16n8k16, warps [2, 2], pipeline 3>
+
+// TILE-LABEL: tile.kernel @k_large(
+// TILE-SAME:    grid [3, 2, 1] block [128, 1, 1]
+// TILE-NEXT:    tile.gemm %{{.*}}[m, k] * %{{.*}}[k, n] : memref<256x64xf16>, memref<64x384xf16> -> f32 atom mma_sync m16n8k16 tile [128, 128, 32] warps [2, 2] pipeline 3
+
+loop.kernel @k_large(%x: memref<256x64xf16>, %w: memref<64x384xf16>, %out: memref<256x384xf32>) {
+  loop.contract (%i, %j) in [256, 384], k in 64, %acc = sum %x[d0, k] * %w[k, d1] : memref<256x64xf16>, memref<64x384xf16> -> f32 {
+    loop.store %acc, %out[%i, %j] : memref<256x384xf32>
+  }
+}
+
+// -----
+
+// A batched product whose rhs is broadcast along the first batch dim: the maps keep their
+// dims (d0, d1 are b0, b1) and the grid's z is the batch.
+
+// TILE-LABEL: tile.kernel @k_bmm(
+// TILE-SAME:    grid [1, 1, 6] block [128, 1, 1]
+// TILE-NEXT:    tile.gemm %{{.*}}[b0, b1, m, k] * %{{.*}}[b1, k, n] : memref<2x3x5x32xbf16>, memref<3x32x4xbf16> -> f32 atom mma_sync m16n8k16 tile [64, 64, 32]
+
+loop.kernel @k_bmm(%x: memref<2x3x5x32xbf16>, %y: memref<3x32x4xbf16>, %out: memref<2x3x5x4xbf16>) {
+  loop.contract (%i0, %i1, %i2, %i3) in [2, 3, 5, 4], k in 32, %acc = sum %x[d0, d1, d2, k] * %y[d1, k, d3] : memref<2x3x5x32xbf16>, memref<3x32x4xbf16> -> f32 {
+    %t = arith.truncf %acc : f32 to bf16
+    loop.store %t, %out[%i0, %i1, %i2, %i3] : memref<2x3x5x4xbf16>
+  }
+}
+
+// -----
+
+// A schedule written by hand is kept: here a 32 x 32 tile of one warp, 2 K slices deep.
+
+// CHECK-LABEL: loop.kernel @k_by_hand(
+// CHECK-SAME:    tile.schedule = #tile.schedule<block [32, 1, 1], loops [], tile [32, 32, 32], atom mma_sync m16n8k16, warps [1, 1], pipeline 2>
+
+// TILE-LABEL: tile.kernel @k_by_hand(
+// TILE-SAME:    grid [3, 1, 1] block [32, 1, 1]
+// TILE-NEXT:    tile.gemm {{.*}} atom mma_sync m16n8k16 tile [32, 32, 32] warps [1, 1] pipeline 2
+
+loop.kernel @k_by_hand(%w: memref<72x24xbf16>, %x: memref<3x24xbf16>, %out: memref<3x72xf32>) attributes {tile.schedule = #tile.schedule<block [32, 1, 1], loops [], tile [32, 32, 32], atom mma_sync m16n8k16, warps [1, 1], pipeline 2>} {
+  loop.contract (%i, %j) in [3, 72], k in 24, %acc = sum %x[d0, k] * %w[d1, k] : memref<3x24xbf16>, memref<72x24xbf16> -> f32 {
+    loop.store %acc, %out[%i, %j] : memref<3x72xf32>
+  }
+}
+
+// -----
+
+// An f32 product is not for tensor cores: it is scheduled as the loop nest
+// expand-loop-contract makes of it, and lowers as one.
+
+// CHECK-LABEL: loop.kernel @k_f32(
+// CHECK-SAME:    tile.schedule = #tile.schedule<block [32, 1, 1], loops [[0] grid, [0, 0] grid, [0, 0, 0] thread vector 4]>
+// CHECK-NEXT:    loop.contract
+
+// TILE-LABEL: tile.kernel @k_f32(
+// TILE-SAME:    grid [24, 1, 1] block [32, 1, 1]
+// TILE:         tile.for %{{.*}} in 0 to 3 map grid
+// TILE:           tile.for %{{.*}} in 0 to 8 map grid
+// TILE:             tile.for %{{.*}} in 0 to 24 map thread vector 4 reduce add
+
+loop.kernel @k_f32(%w: memref<8x24xf32>, %x: memref<3x24xf32>, %out: memref<3x8xf32>) {
+  loop.contract (%i, %j) in [3, 8], k in 24, %acc = sum %x[d0, k] * %w[d1, k] : memref<3x24xf32>, memref<8x24xf32> -> f32 {
+    loop.store %acc, %out[%i, %j] : memref<3x8xf32>
+  }
+}
+
+// -----
+
+// A matrix-vector product indexes its vector at 0 along n, which a tile.gemm cannot say:
+// it falls back to the loop nest.
+
+// CHECK-LABEL: loop.kernel @k_matvec(
+// CHECK-SAME:    tile.schedule = #tile.schedule<block [32, 1, 1], loops [[0] grid, [0, 0] thread vector 8]>
+
+// TILE-LABEL: tile.kernel @k_matvec(
+// TILE:         tile.for %{{.*}} in 0 to 16 map grid
+
+loop.kernel @k_matvec(%x: memref<16x32xbf16>, %v: memref<32x1xbf16>, %y: memref<16x1xf32>) {
+  loop.contract (%i, %j) in [16, 1], k in 32, %acc = sum %x[d0, k] * %v[k, 0] : memref<16x32xbf16>, memref<32x1xbf16> -> f32 {
+    loop.store %acc, %y[%i, %j] : memref<16x1xf32>
+  }
+}
