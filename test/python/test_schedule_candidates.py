@@ -137,3 +137,37 @@ def test_candidates_vary_what_is_worth_timing() -> None:
     sum_kernel = only_kernel(parse(SUM))
     mappings = {s.loop((0,)).mapping for s in candidates(sum_kernel, DEFAULT_TARGET)}
     assert mappings == {tile.Mapping.GLOBAL, tile.Mapping.THREAD}
+
+
+PRODUCT = """
+loop.kernel @k_product(%x: memref<20x40xf16>, %w: memref<24x40xf16>, %y: memref<20x24xf32>) {
+  loop.contract (%i, %j) in [20, 24], k in 40, %acc = sum %x[d0, k] * %w[d1, k]
+      : memref<20x40xf16>, memref<24x40xf16> -> f32 {
+    loop.store %acc, %y[%i, %j] : memref<20x24xf32>
+  }
+}
+func.func @forward(%x: memref<20x40xf16>, %w: memref<24x40xf16>) -> memref<20x24xf32> {
+  %y = memref.alloc() : memref<20x24xf32>
+  loop.launch @k_product(%x, %w, %y) : memref<20x40xf16>, memref<24x40xf16>, memref<20x24xf32>
+  func.return %y : memref<20x24xf32>
+}
+"""
+
+
+def test_a_product_is_offered_tensor_core_tiles_and_its_loop_nests() -> None:
+    kernel = only_kernel(parse(PRODUCT))
+    schedules = candidates(kernel, DEFAULT_TARGET)
+    assert schedules[0] == choose_schedule(kernel, DEFAULT_TARGET)
+    assert schedules[0].tile_shape == (64, 64, 32) and schedules[0].mma_atom is not None
+    tiled = [s for s in schedules if s.is_contraction]
+    nests = [s for s in schedules if not s.is_contraction]
+    assert len(set(tiled)) == len(tiled) > 3 and nests
+    rng = np.random.default_rng(0)
+    inputs = [rng.standard_normal(shape).astype(np.float16) for shape in ((20, 40), (24, 40))]
+    expected = inputs[0].astype(np.float64) @ inputs[1].astype(np.float64).T
+    one_per_tile = {s.tile_shape: s for s in tiled}
+    for schedule in [*one_per_tile.values(), nests[0]]:
+        (result,) = run_module(kernel_level(PRODUCT, schedule), inputs)
+        np.testing.assert_allclose(
+            result, expected, rtol=1e-5, atol=1e-4, err_msg=str(tile.ScheduleAttr(schedule))
+        )
