@@ -310,9 +310,10 @@ def _staged_rows(
 
 
 def _tensor_core_contract(kernel: loop.KernelOp, target: GpuTarget) -> loop.ContractOp | None:
-    """The kernel's product if tensor cores can take it: its body is one loop.contract of
-    bf16 or f16 operands (of one type) accumulated in f32, on a target with mma_sync."""
-    ops = list(kernel.body.block.ops)
+    """The kernel's product if tensor cores can take it: its body is one loop.contract (and
+    constants) of bf16 or f16 operands (of one type) accumulated in f32, on a target with
+    mma_sync."""
+    ops = [op for op in kernel.body.block.ops if not isinstance(op, arith.ConstantOp)]
     if not target.has_mma_sync or len(ops) != 1 or not isinstance(ops[0], loop.ContractOp):
         return None
     contract = ops[0]

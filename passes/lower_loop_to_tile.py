@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from math import prod
 
 from xdsl.context import Context
-from xdsl.dialects import memref
+from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
@@ -195,11 +195,14 @@ def _convert_body(
 def _contraction_body(
     kernel: loop.KernelOp, schedule: Schedule, values: dict[SSAValue, SSAValue], body: Block
 ) -> tile.GemmOp:
-    """The tile.gemm of the kernel's one loop.contract, with the schedule's fields."""
-    ops = list(kernel.body.block.ops)
+    """The tile.gemm of the kernel's one loop.contract, with the schedule's fields; the
+    constants beside it (hoisted from its epilogue) move into the gemm's epilogue."""
+    constants = [op for op in kernel.body.block.ops if isinstance(op, arith.ConstantOp)]
+    ops = [op for op in kernel.body.block.ops if not isinstance(op, arith.ConstantOp)]
     if len(ops) != 1 or not isinstance(ops[0], loop.ContractOp):
         raise ScheduleError(
-            "a contraction's schedule (with a tile) is for a kernel whose body is one loop.contract"
+            "a contraction's schedule (with a tile) is for a kernel whose body is one "
+            "loop.contract (and constants)"
         )
     contract = ops[0]
     maps = []
@@ -214,6 +217,11 @@ def _contraction_body(
     for old, new in zip(contract.epilogue.block.args, epilogue.args):
         new.name_hint = old.name_hint
         values[old] = new
+    for constant in constants:
+        clone = constant.clone()
+        clone.result.name_hint = constant.result.name_hint
+        values[constant.result] = clone.result
+        epilogue.add_op(clone)
     _convert_body(contract.epilogue.block, epilogue, schedule, {}, {}, values)
     assert schedule.mma_atom is not None
     gemm = tile.GemmOp(

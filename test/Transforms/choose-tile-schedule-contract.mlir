@@ -117,3 +117,25 @@ loop.kernel @k_matvec(%x: memref<16x32xbf16>, %v: memref<32x1xbf16>, %y: memref<
     loop.store %acc, %y[%i, %j] : memref<16x1xf32>
   }
 }
+
+// -----
+
+// Constants that canonicalization hoisted out of the epilogue stay beside the contract; they
+// move into the tile.gemm's epilogue.
+
+// CHECK-LABEL: loop.kernel @k_scaled(
+// CHECK-SAME:    atom mma_sync m16n8k16
+
+// TILE-LABEL: tile.kernel @k_scaled(
+// TILE-NEXT:    tile.gemm {{.*}} epilogue(%[[I:.*]], %[[J:.*]], %[[ACC:.*]]) {
+// TILE-NEXT:      %[[HALF:.*]] = arith.constant 5.000000e-01 : f32
+// TILE-NEXT:      %[[S:.*]] = arith.mulf %[[ACC]], %[[HALF]] : f32
+// TILE-NEXT:      memref.store %[[S]], %{{.*}}[%[[I]], %[[J]]] : memref<3x72xf32>
+
+loop.kernel @k_scaled(%w: memref<72x24xbf16>, %x: memref<3x24xbf16>, %out: memref<3x72xf32>) {
+  %half = arith.constant 0.5 : f32
+  loop.contract (%i, %j) in [3, 72], k in 24, %acc = sum %x[d0, k] * %w[d1, k] : memref<3x24xbf16>, memref<72x24xbf16> -> f32 {
+    %s = arith.mulf %acc, %half : f32
+    loop.store %s, %out[%i, %j] : memref<3x72xf32>
+  }
+}

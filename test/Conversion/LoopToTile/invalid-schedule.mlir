@@ -82,7 +82,7 @@ loop.kernel @k_stage_argument(%x: memref<4x64xf32>) attributes {tile.schedule = 
 
 // A contraction's schedule is for a kernel that computes a contraction (a loop.contract).
 
-// expected-error @+1 {{cannot apply the schedule of @k_contraction_schedule: a contraction's schedule (with a tile) is for a kernel whose body is one loop.contract}}
+// expected-error @+1 {{cannot apply the schedule of @k_contraction_schedule: a contraction's schedule (with a tile) is for a kernel whose body is one loop.contract (and constants)}}
 loop.kernel @k_contraction_schedule(%x: memref<64xf32>) attributes {tile.schedule = #tile.schedule<block [128, 1, 1], loops [], tile [128, 128, 64], atom mma_sync m16n8k16, warps [2, 2]>} {
   loop.for %i in 0 to 64 {
     %v = loop.load %x[%i] : memref<64xf32>
