@@ -4,11 +4,9 @@ lower-tile-to-kernel an mma.sync kernel, which the SIMT emulator runs against Py
 fresh random inputs (every level, on small shapes with tails in M, N and K) and nvcc compiles
 for sm_90a."""
 
-import subprocess
-
 import pytest
 from corpus import with_dtype
-from test_cuda_target import NVCC
+from test_cuda_target import NVCC, nvcc_compile
 
 from emmy.tools.bench.differential import EXECUTABLE_LEVELS, check_levels, lower
 from emmy.tools.cuda.target import print_cuda
@@ -79,17 +77,4 @@ def test_product_on_tensor_cores_matches_eager_at_every_level(name: str) -> None
 def test_product_compiles_to_mma_sync_for_sm_90a(name: str, tmp_path) -> None:
     cuda = print_cuda(lower(_program(name).to_torch_ir(), "kernel"))
     assert "mma.sync.aligned.m16n8k16" in cuda
-    source = tmp_path / "product.cu"
-    source.write_text(cuda)
-    command = [
-        NVCC,
-        "-gencode=arch=compute_90a,code=sm_90a",
-        "-cubin",
-        "--Werror",
-        "all-warnings",
-        "-o",
-        str(tmp_path / "product.cubin"),
-        str(source),
-    ]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stderr
+    nvcc_compile(cuda, tmp_path)

@@ -9,7 +9,6 @@ compiles for sm_90a, and on a GPU (skipped without one) give what the emulator g
 
 from __future__ import annotations
 
-import subprocess
 from dataclasses import replace
 
 import numpy as np
@@ -627,12 +626,10 @@ def test_tensor_core_kernels_compile_for_sm_90a(name: str, tmp_path):
 def test_fragments_stay_in_registers(tmp_path):
     """The fragments are structs passed to the helpers by address: nvcc keeps them in
     registers, with no stack frame or spills."""
-    source = tmp_path / "gemm.cu"
-    source.write_text(print_cuda(parse(block_gemm_kernel("bf16", True))))
-    command = [NVCC, "-arch=sm_90a", "-cubin", "-Xptxas", "-v", "-o", str(tmp_path / "gemm.cubin")]
-    result = subprocess.run([*command, str(source)], capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stderr
-    assert "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads" in result.stderr
+    report = nvcc_compile(
+        print_cuda(parse(block_gemm_kernel("bf16", True))), tmp_path, ptxas_report=True
+    )
+    assert "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads" in report
 
 
 @needs_gpu

@@ -13,13 +13,12 @@ compiles for sm_90a with no spills; on a GPU (skipped without one) it matches to
 
 from __future__ import annotations
 
-import subprocess
 from dataclasses import dataclass, field
 from math import prod
 
 import pytest
 import torch
-from test_cuda_target import NVCC
+from test_cuda_target import NVCC, nvcc_compile
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
@@ -249,23 +248,8 @@ COMPILED = {
 @needs_nvcc
 @pytest.mark.parametrize("name", sorted(COMPILED))
 def test_tile_gemm_compiles_for_sm_90a_without_spills(name: str, tmp_path):
-    source = tmp_path / "gemm.cu"
-    source.write_text(print_cuda(lowered(COMPILED[name])))
-    command = [
-        NVCC,
-        "-gencode=arch=compute_90a,code=sm_90a",
-        "-cubin",
-        "--Werror",
-        "all-warnings",
-        "-Xptxas",
-        "-v",
-        "-o",
-        str(tmp_path / "gemm.cubin"),
-        str(source),
-    ]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stderr
-    assert "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads" in result.stderr
+    report = nvcc_compile(print_cuda(lowered(COMPILED[name])), tmp_path, ptxas_report=True)
+    assert "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads" in report
 
 
 ON_GPU = {
