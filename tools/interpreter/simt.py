@@ -960,8 +960,7 @@ class SimtFunctions(InterpreterFunctions):
                 if index.ndim == 0:
                     where = "every thread here"
                 else:
-                    first = int(np.flatnonzero(bad)[0])
-                    thread = first if active is None else int(np.flatnonzero(active)[first])
+                    first, thread, _ = _first_offender(bad, active, ())
                     where, index = chunk.describe(thread), index[first]
                 raise InterpretationError(
                     f"{where}: index #{position} is {int(index)}, out of bounds for a "
@@ -1058,9 +1057,7 @@ class SimtFunctions(InterpreterFunctions):
         """No thread touches an element that a cp.async in flight will write."""
         in_flight = np.broadcast_to(buffer.in_flight[target] > 0, target[0].shape)
         if in_flight.any():
-            first = int(np.flatnonzero(in_flight)[0])
-            thread = first if active is None else int(np.flatnonzero(active)[first])
-            element = [int(i[first]) for i in target[1:]]
+            first, thread, element = _first_offender(in_flight, active, target)
             raise InterpretationError(
                 f"{chunk.describe(thread)} {access} shared element {element}, which a cp.async "
                 f"still in flight writes (a missing kernel.cp_async_wait?)"
@@ -1078,9 +1075,7 @@ class SimtFunctions(InterpreterFunctions):
         reader = chunk.thread if active is None else chunk.thread[active]
         race = (writer >= 0) & (writer != reader)
         if race.any():
-            first = int(np.flatnonzero(race)[0])
-            thread = first if active is None else int(np.flatnonzero(active)[first])
-            element = [int(i[first]) for i in target[1:]]
+            first, thread, element = _first_offender(race, active, target)
             raise InterpretationError(
                 f"{chunk.describe(thread)} reads shared element {element}, which thread "
                 f"{_thread_coordinates(chunk, int(writer[first]))} stored since the last "
@@ -1106,9 +1101,7 @@ class SimtFunctions(InterpreterFunctions):
         changes = _differs(buffer.data[target], value)
         race = (writer >= 0) & (writer != thread) & changes
         if race.any():
-            first = int(np.flatnonzero(race)[0])
-            reporter = first if active is None else int(np.flatnonzero(active)[first])
-            element = [int(i[first]) for i in target[1:]]
+            first, reporter, element = _first_offender(race, active, target)
             raise InterpretationError(
                 f"{chunk.describe(reporter)} stores to shared element {element}, which thread "
                 f"{_thread_coordinates(chunk, int(writer[first]))} stored a different value "
@@ -1117,9 +1110,7 @@ class SimtFunctions(InterpreterFunctions):
         # A write that changes what another thread read in this phase might come first.
         race = ((reader == -2) | ((reader >= 0) & (reader != thread))) & changes
         if race.any():
-            first = int(np.flatnonzero(race)[0])
-            reporter = first if active is None else int(np.flatnonzero(active)[first])
-            element = [int(i[first]) for i in target[1:]]
+            first, reporter, element = _first_offender(race, active, target)
             who = (
                 "other threads"
                 if reader[first] == -2
@@ -1141,9 +1132,7 @@ class SimtFunctions(InterpreterFunctions):
         """Threads of one store that wrote different values to one element."""
         lost = _differs(buffer.data[target], value)
         if np.ndim(lost) and lost.any():
-            first = int(np.flatnonzero(lost)[0])
-            thread = first if active is None else int(np.flatnonzero(active)[first])
-            element = [int(i[first]) for i in target[1:]]
+            first, thread, element = _first_offender(lost, active, target)
             raise InterpretationError(
                 f"{chunk.describe(thread)} and another thread of its block store different "
                 f"values to shared element {element} at once"
@@ -1191,6 +1180,17 @@ def round_to_tf32(values: np.ndarray) -> np.ndarray:
     bits = np.asarray(values, np.float32).view(np.uint32)
     rounded = ((bits + np.uint32(0x1000)) & np.uint32(0xFFFFE000)).view(np.float32)
     return np.where(np.isnan(values), values, rounded).astype(values.dtype)
+
+
+def _first_offender(
+    offends: np.ndarray, active: np.ndarray | None, target: tuple[np.ndarray, ...]
+) -> tuple[int, int, list[int]]:
+    """The first access (position among the op's active threads) where `offends` holds, that
+    thread's index in its chunk, and the shared element (`target`'s indices after the block's)
+    it touches."""
+    first = int(np.flatnonzero(offends)[0])
+    thread = first if active is None else int(np.flatnonzero(active)[first])
+    return first, thread, [int(i[first]) for i in target[1:]]
 
 
 def _thread_coordinates(chunk: Chunk, thread: int) -> str:
