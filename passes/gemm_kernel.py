@@ -83,8 +83,10 @@ class _OperandTiles:
         return self.columns // self.width
 
 
-class _GemmBuilder:
-    """Emits the kernel.func of one tile.gemm; `block` is where ops go next."""
+class GemmEmitter:
+    """What every atom's kernel for a tile.gemm emits alike: index arithmetic folded where it
+    is known, nested blocks and the epilogue of one output element; `block` is where ops go
+    next."""
 
     def __init__(
         self,
@@ -107,10 +109,8 @@ class _GemmBuilder:
         self.batch_rank = gemm.batch_rank
         self.block_m, self.block_n, self.block_k = gemm.tile_shape
         self.warps_m, self.warps_n = gemm.warp_grid
-        self.warp_m, self.warp_n = self.block_m // self.warps_m, self.block_n // self.warps_n
         self.atom_m, self.atom_n, self.atom_k = gemm.mma_atom.shape
         self.stages = gemm.pipeline_depth
-        self.threads = self.warps_m * self.warps_n * target.warp_size
         self.element = gemm.lhs.type.get_element_type()
         self.element_bytes = kernel.element_bytes(self.element)
         dims = self.batch_rank
@@ -205,15 +205,58 @@ class _GemmBuilder:
         then = self.nested(lambda _: fill())
         self.add_op(scf.IfOp(condition, [], Region(then), Region()))
 
+    def size(self, dim: int) -> int:
+        sizes = (*self.batch_sizes, self.size_m, self.size_n, self.size_k)
+        return sizes[dim]
+
+    def epilogue_at(self, batch: Sequence[Index], row: Index, column: Index, value: SSAValue):
+        """The tile.gemm's epilogue for the accumulator element `value` of output (`row`,
+        `column`) at batch point `batch`, under `row < M and column < N` where the tiles
+        overrun."""
+        body = self.gemm.epilogue.block
+        inside = []
+        if self.size_m % self.block_m:
+            inside.append(self.less(row, self.size_m))
+        if self.size_n % self.block_n:
+            inside.append(self.less(column, self.size_n))
+
+        def run_epilogue() -> None:
+            mapping = dict(self.values)
+            for arg, index in zip(body.args, [*batch, row, column]):
+                mapping[arg] = self.index(index)
+            mapping[body.args[-1]] = value
+            for op in body.ops:
+                if not isinstance(op, tile.YieldOp):
+                    clone = self.add_op(op.clone(value_mapper=mapping))
+                    mapping.update(zip(op.results, clone.results))
+
+        self.if_then(self.both(inside), run_epilogue)
+
+    def place_constants(self) -> None:
+        """Puts the constants used anywhere at the start of the kernel."""
+        for op in reversed(self.constant_ops):
+            self.body.insert_op_before(op, self.body.first_op)
+
+
+class _MmaSyncGemmBuilder(GemmEmitter):
+    """The kernel of a tile.gemm on the mma_sync atom (see the module docstring)."""
+
+    def __init__(
+        self,
+        gemm: tile.GemmOp,
+        body: Block,
+        values: dict[SSAValue, SSAValue],
+        target: GpuTarget,
+    ):
+        super().__init__(gemm, body, values, target)
+        self.warp_m, self.warp_n = self.block_m // self.warps_m, self.block_n // self.warps_n
+        self.threads = self.warps_m * self.warps_n * target.warp_size
+
     # -- the operands' tiles --
 
     def extent(self, dim: int) -> int:
         """The tile's extent along a matrix dimension."""
         return {self.m_dim: self.block_m, self.n_dim: self.block_n, self.k_dim: self.block_k}[dim]
-
-    def size(self, dim: int) -> int:
-        sizes = (*self.batch_sizes, self.size_m, self.size_n, self.size_k)
-        return sizes[dim]
 
     def operand_tiles(self, operand: SSAValue, dims: tuple[int, ...]) -> _OperandTiles:
         column_dim = dims[-1]
@@ -465,8 +508,7 @@ class _GemmBuilder:
 
             body = self.nested(batch_body, [IndexType()])
             self.add_op(scf.ForOp(block_z, self.constant(batches), grid_z, [], body))
-        for op in reversed(self.constant_ops):
-            self.body.insert_op_before(op, self.body.first_op)
+        self.place_constants()
 
     def tile_product(self, batch: Sequence[Index]) -> None:
         """The block's output tile at batch point `batch`: the pipelined K loop, then the
@@ -550,37 +592,17 @@ class _GemmBuilder:
         return accumulators
 
     def epilogue(self, batch: Sequence[Index], accumulators: list[SSAValue], atoms_n: int) -> None:
-        """The tile.gemm's epilogue for each element of each atom's accumulator, at its row
-        g + 8 (i / 2) and column 2t + i % 2 of the atom, where that is inside the output."""
-        body = self.gemm.epilogue.block
+        """The epilogue of each element of each atom's accumulator, at its row g + 8 (i / 2)
+        and column 2t + i % 2 of the atom."""
         row_base = self.add(self.tile_row, self.fragment_row)
         column_base = self.add(self.tile_column, self.fragment_column)
-        check_m = self.size_m % self.block_m != 0
-        check_n = self.size_n % self.block_n != 0
         for position, accumulator in enumerate(accumulators):
             atom_row, atom_column = divmod(position, atoms_n)
             for i in range(4):
                 row = self.add(row_base, atom_row * self.atom_m + 8 * (i // 2))
                 column = self.add(column_base, atom_column * self.atom_n + i % 2)
                 value = self.add_op(vector_dialect.ExtractOp(accumulator, [i], f32)).result
-                inside = []
-                if check_m:
-                    inside.append(self.less(row, self.size_m))
-                if check_n:
-                    inside.append(self.less(column, self.size_n))
-                point = [*batch, row, column]
-
-                def run_epilogue(point=point, value=value) -> None:
-                    mapping = dict(self.values)
-                    for arg, index in zip(body.args, point):
-                        mapping[arg] = self.index(index)
-                    mapping[body.args[-1]] = value
-                    for op in body.ops:
-                        if not isinstance(op, tile.YieldOp):
-                            clone = self.add_op(op.clone(value_mapper=mapping))
-                            mapping.update(zip(op.results, clone.results))
-
-                self.if_then(self.both(inside), run_epilogue)
+                self.epilogue_at(batch, row, column, value)
 
 
 def lower_gemm_kernel(source: tile.KernelOp, target: GpuTarget) -> kernel.FuncOp:
@@ -596,7 +618,7 @@ def lower_gemm_kernel(source: tile.KernelOp, target: GpuTarget) -> kernel.FuncOp
     for old, new in zip(source.body.block.args, body.args):
         new.name_hint = old.name_hint
         values[old] = new
-    _GemmBuilder(gemm, body, values, target).build()
+    _MmaSyncGemmBuilder(gemm, body, values, target).build()
     lowered = kernel.FuncOp(
         source.sym_name.data, source.argument_types, source.block_shape, Region(body)
     )

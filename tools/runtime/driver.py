@@ -260,6 +260,72 @@ def _scalar_parameter(value: Any, size: int | None, index: int, kernel: str) -> 
     )
 
 
+TENSOR_MAP_BYTES = 128
+"""The size of a `CUtensorMap` (64-byte aligned), the kernel parameter a tensor map is."""
+
+_TENSOR_MAP_TYPES = {
+    torch.bfloat16: "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16",
+    torch.float16: "CU_TENSOR_MAP_DATA_TYPE_FLOAT16",
+    torch.float32: "CU_TENSOR_MAP_DATA_TYPE_FLOAT32",
+}
+
+
+@dataclass(frozen=True, eq=False)
+class TensorMap:
+    """A `CUtensorMap` for TMA copies of boxes of `box` elements (row-major order, the last
+    dimension contiguous) out of a tensor, with a `swizzle` of 0, 32, 64 or 128 bytes; it
+    passes by value into a kernel's `const __grid_constant__` tensor-map parameter.
+    Elements out of the tensor's bounds read as zeros. The tensor must outlive its uses."""
+
+    tensor: torch.Tensor
+    box: tuple[int, ...]
+    swizzle: int
+
+    @functools.cached_property
+    def encoded(self) -> Any:
+        """The driver's `CUtensorMap` (`cuTensorMapEncodeTiled`), encoded once."""
+        driver = _driver()
+        tensor = self.tensor
+        if tensor.dtype not in _TENSOR_MAP_TYPES:
+            raise CudaError(f"no tensor map for {tensor.dtype} tensors")
+        if not (tensor.is_cuda and tensor.is_contiguous()):
+            raise CudaError("a tensor map describes a contiguous CUDA tensor")
+        size = tensor.element_size()
+        # The driver takes dimensions innermost first, and the strides of all but the innermost.
+        dims = [driver.cuuint64_t(d) for d in reversed(tensor.shape)]
+        strides = [driver.cuuint64_t(s * size) for s in reversed(tensor.stride()[:-1])]
+        box = [driver.cuuint32_t(b) for b in reversed(self.box)]
+        ones = [driver.cuuint32_t(1)] * len(self.box)
+        swizzle = {
+            0: "CU_TENSOR_MAP_SWIZZLE_NONE",
+            32: "CU_TENSOR_MAP_SWIZZLE_32B",
+            64: "CU_TENSOR_MAP_SWIZZLE_64B",
+            128: "CU_TENSOR_MAP_SWIZZLE_128B",
+        }[self.swizzle]
+        (encoded,) = _check(
+            driver.cuTensorMapEncodeTiled(
+                getattr(driver.CUtensorMapDataType, _TENSOR_MAP_TYPES[tensor.dtype]),
+                tensor.dim(),
+                tensor.data_ptr(),
+                dims,
+                strides,
+                box,
+                ones,
+                driver.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
+                getattr(driver.CUtensorMapSwizzle, swizzle),
+                driver.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                driver.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+            ),
+            f"cuTensorMapEncodeTiled (tensor {tuple(tensor.shape)} {tensor.dtype}, box "
+            f"{self.box}, swizzle {self.swizzle})",
+        )
+        return encoded
+
+    def address(self) -> int:
+        """Where the encoded map's bytes are, for the launch's parameter array."""
+        return int(self.encoded.getPtr())
+
+
 @dataclass
 class _Kernel:
     name: str
@@ -329,7 +395,8 @@ class CudaModule:
         the kernel's `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES` is raised first), `args`
         its arguments. Returns without waiting; `synchronize` waits.
 
-        A tensor passes its data pointer (it must be a contiguous CUDA tensor); an int or float
+        A tensor passes its data pointer (it must be a contiguous CUDA tensor), a `TensorMap`
+        its encoded `CUtensorMap` by value; an int or float
         passes a scalar sized by the kernel's own parameter table (`cuFuncGetParamInfo`): an
         int into a 1-, 2-, 4- or 8-byte parameter (range-checked), a float into a 4-byte
         `float` or 8-byte `double`; a ctypes scalar passes its bytes as they are. (Drivers
@@ -345,16 +412,26 @@ class CudaModule:
                 f"got {len(args)} arguments",
                 [kernel_name],
             )
-        holders = []
+        holders, addresses = [], []
         for index, value in enumerate(args):
             size = sizes[index] if sizes is not None else None
+            if isinstance(value, TensorMap):
+                if size not in (TENSOR_MAP_BYTES, None):
+                    raise CudaLaunchError(
+                        f"launching kernel '{kernel_name}': argument {index} is a tensor map, "
+                        f"but the parameter has {size} bytes",
+                        [kernel_name],
+                    )
+                holders.append(value)
+                addresses.append(value.address())
+                continue
             if isinstance(value, torch.Tensor):
-                holders.append(self._pointer(value, size, index, kernel_name))
+                holder = self._pointer(value, size, index, kernel_name)
             else:
-                holders.append(_scalar_parameter(value, size, index, kernel_name))
-        parameters = (ctypes.c_void_p * max(len(holders), 1))(
-            *(ctypes.addressof(h) for h in holders)
-        )
+                holder = _scalar_parameter(value, size, index, kernel_name)
+            holders.append(holder)
+            addresses.append(ctypes.addressof(holder))
+        parameters = (ctypes.c_void_p * max(len(addresses), 1))(*addresses)
         if smem > kernel.smem_limit:
             self._raise_smem_limit(kernel, smem)
         handle = _stream_handle(stream)
