@@ -322,6 +322,40 @@ def verify_gemm_tiling(
     return warp_m, warp_n
 
 
+class WarpRole(StrEnum):
+    """What a warp group of a warp-specialised contraction's block does."""
+
+    PRODUCER = "producer"
+    """Copies the operands' K slices into shared memory (TMA), ahead of the consumers."""
+    CONSUMER = "consumer"
+    """Multiplies the slices the producer has copied, and runs the epilogue."""
+
+
+def gemm_warp_roles(atom: MmaAtom, warps: Sequence[int]) -> tuple[str, ...]:
+    """The warp groups' roles a contraction's block of `warps` has on `atom`: a wgmma block is
+    warp-specialised, one producer warp group before one consumer warp group per 4 of the
+    `warps` (which issue the wgmmas); other atoms' warps all multiply, with no roles."""
+    if atom.kind != AtomKind.WGMMA:
+        return ()
+    return (WarpRole.PRODUCER.value,) + (WarpRole.CONSUMER.value,) * (prod(warps) // 4)
+
+
+def gemm_threads(atom: MmaAtom, warps: Sequence[int], warp_size: int) -> int:
+    """The threads of a contraction's block: its warps, and a producer warp group's."""
+    roles = gemm_warp_roles(atom, warps)
+    return (len(roles) * 4 if roles else prod(warps)) * warp_size
+
+
+def _verify_warp_roles(atom: MmaAtom, warps: Sequence[int], roles: Sequence[str]) -> None:
+    expected = gemm_warp_roles(atom, warps)
+    if tuple(roles) != expected:
+        shown = "none" if not expected else "[" + ", ".join(f'"{r}"' for r in expected) + "]"
+        raise VerifyException(
+            f"a {atom} block of warps {list(warps)} has warp roles {shown}, got "
+            f"{list(roles) or 'none'}"
+        )
+
+
 @irdl_attr_definition
 class MmaAtomAttr(Data[MmaAtom]):
     """`#tile.atom<mma_sync m16n8k16>`: an `MmaAtom` in the IR."""
@@ -379,8 +413,9 @@ class Schedule:
         #tile.schedule<block [128, 1, 1], loops [], tile [128, 128, 32],
                        atom mma_sync m16n8k16, warps [2, 2], pipeline 3>
 
-    `warp_roles` is reserved for warp-specialised schedules; no pass honours it yet, so a
-    schedule verifies only without it."""
+    A wgmma block is warp-specialised: `warp_roles ["producer", "consumer", ...]` names what
+    each warp group does (see `gemm_warp_roles`), and the block has the producer's warp group
+    besides the `warps` that multiply."""
 
     block: tuple[int, int, int]
     loops: tuple[tuple[LoopPath, LoopSchedule], ...]
@@ -397,7 +432,7 @@ class Schedule:
     """How many K slices of the tile are in shared memory at once: the block copies the next
     `pipeline_depth - 1` slices (cp.async) while it multiplies one."""
     warp_roles: tuple[str, ...] = ()
-    """Reserved: what each warp group of a block does (such as producer, consumer)."""
+    """What each warp group of a warp-specialised block does (`WarpRole`), in order."""
 
     def loop(self, path: LoopPath) -> LoopSchedule:
         return dict(self.loops).get(path, LoopSchedule(Mapping.SERIAL))
@@ -428,10 +463,6 @@ class Schedule:
                     "that loop mapped to grid or grid_y"
                 )
         self._verify_contraction()
-        if self.warp_roles:
-            raise VerifyException(
-                "'warp_roles' is reserved for warp-specialised schedules, which no pass honours yet"
-            )
 
     @property
     def is_contraction(self) -> bool:
@@ -450,8 +481,10 @@ class Schedule:
                 f"got {self.pipeline_depth}"
             )
         if not self.is_contraction:
-            if self.pipeline_depth != 1:
-                raise VerifyException("'pipeline' is part of a contraction's schedule")
+            if self.pipeline_depth != 1 or self.warp_roles:
+                raise VerifyException(
+                    "'pipeline' and 'warp_roles' are part of a contraction's schedule"
+                )
             return
         if self.loops or self.stages:
             raise VerifyException(
@@ -459,6 +492,7 @@ class Schedule:
                 "says how the blocks tile the product"
             )
         verify_gemm_tiling(self.tile_shape, self.mma_atom, self.warps)
+        _verify_warp_roles(self.mma_atom, self.warps, self.warp_roles)
 
 
 def _print_path(printer: Printer, path: LoopPath) -> None:
@@ -939,6 +973,12 @@ def gemm_dim_name(position: int, batch_rank: int) -> str:
     return f"b{position}" if position < batch_rank else GEMM_DIMS[position - batch_rank]
 
 
+WGMMA_ROW_BYTES = 128
+"""A wgmma tile's rows in shared memory: K-major, one 128-byte swizzled row each."""
+
+TMA_BOX_LIMIT = 256
+"""The most elements a TMA box spans along each dimension."""
+
 SHARED_ROW_BYTES = (32, 64)
 """Widths of a shared tile's rows, besides multiples of 128 bytes, whose swizzle keeps the 8
 rows an ldmatrix reads in 8 different 16-byte bank groups."""
@@ -1184,6 +1224,8 @@ class GemmOp(IRDLOperation):
                     f"32, 64 or a multiple of 128 bytes for a swizzle that keeps ldmatrix free "
                     f"of bank conflicts"
                 )
+        if self.mma_atom.kind == AtomKind.WGMMA:
+            self._verify_tma_tiles(size)
         shared = self.pipeline_depth * (block_m + block_n) * block_k * size
         limit = target.shared_bytes_per_block
         if shared > limit:
@@ -1192,6 +1234,36 @@ class GemmOp(IRDLOperation):
                 f"bytes of shared memory, over the {limit} bytes a block may have on "
                 f"{target.arch}"
             )
+
+    def _verify_tma_tiles(self, size: int) -> None:
+        """What a wgmma's tiles need: TMA copies them (boxes of at most 256 rows, from rows
+        of whole 16 bytes) into K-major tiles of one 128-byte swizzled row per row of the
+        operand, as the wgmma's shared-memory descriptors describe them."""
+        batch_rank = self.batch_rank
+        block_m, block_n, block_k = self.tile_shape
+        if block_k * size != WGMMA_ROW_BYTES:
+            raise VerifyException(
+                f"a wgmma's K slice is one {WGMMA_ROW_BYTES}-byte swizzled row, "
+                f"{WGMMA_ROW_BYTES // size} elements, got tile K {block_k}"
+            )
+        for what, operand, dims, rows in (
+            ("lhs", self.lhs, self.lhs_dims, block_m),
+            ("rhs", self.rhs, self.rhs_dims, block_n),
+        ):
+            names = ", ".join(gemm_dim_name(d, batch_rank) for d in dims)
+            if dims[-1] != batch_rank + 2:
+                raise VerifyException(
+                    f"a wgmma reads K-major tiles: {what}'s last dimension is k, got [{names}]"
+                )
+            if operand.type.get_shape()[-1] * size % 16:
+                raise VerifyException(
+                    f"TMA copies rows of whole 16 bytes: {what}'s rows of "
+                    f"{operand.type.get_shape()[-1]} elements are not"
+                )
+            if rows > TMA_BOX_LIMIT:
+                raise VerifyException(
+                    f"a TMA box has at most {TMA_BOX_LIMIT} rows: {what}'s tile has {rows}"
+                )
 
     def verify_(self) -> None:
         self._verify_epilogue()
@@ -1207,11 +1279,12 @@ class GemmOp(IRDLOperation):
         warp_m, warp_n = verify_gemm_tiling(self.tile_shape, self.mma_atom, self.warp_grid)
         self._verify_shared_tiles(target)
         kernel = self.parent_op()
-        threads = prod(self.warp_grid) * target.warp_size
+        threads = gemm_threads(self.mma_atom, self.warp_grid, target.warp_size)
         if isinstance(kernel, KernelOp) and kernel.block_shape != (threads, 1, 1):
+            producer = " and a producer warp group" if self.mma_atom.kind == AtomKind.WGMMA else ""
             raise VerifyException(
-                f"warps {list(self.warp_grid)} are a block of [{threads}, 1, 1] threads, but "
-                f"the kernel's block is {list(kernel.block_shape)}"
+                f"warps {list(self.warp_grid)}{producer} are a block of [{threads}, 1, 1] "
+                f"threads, but the kernel's block is {list(kernel.block_shape)}"
             )
         *_, size_m, _, _ = self.sizes()
         if -(-size_m // self.tile_shape[0]) > target.max_grid_shape[1]:

@@ -41,9 +41,17 @@ for the loop nests lower-fused-to-loop produces (one nest per output shape):
   vector, so that each row is done sooner.
 
 A kernel whose body is one `loop.contract` of bf16 or f16 operands accumulated in f32, on a
-target with warp-level tensor cores (mma_sync), gets a contraction's schedule instead: the
-`tile.gemm` that `lower-loop-to-tile` makes of the contract computes it in block tiles on
-`mma_sync m16n8k16`, 2 x 2 warps a block, PIPELINE_DEPTH K slices in flight:
+target with tensor cores, gets a contraction's schedule instead: the `tile.gemm` that
+`lower-loop-to-tile` makes of the contract computes it in block tiles. On a target with
+wgmma (sm_90a), a product of at least WGMMA_TILE's BM rows takes WGMMA_TILE on `wgmma`,
+warp-specialised, WGMMA_PIPELINE_DEPTH K slices in flight:
+
+    #tile.schedule<block [384, 1, 1], loops [], tile [128, 256, 64],
+                   atom wgmma m64n256k16, warps [8, 1], pipeline 4,
+                   warp_roles ["producer", "consumer", "consumer"]>
+
+Smaller products, and those wgmma cannot take (a [K, N] operand, rows TMA cannot copy), are
+multiplied on `mma_sync m16n8k16`, 2 x 2 warps a block, PIPELINE_DEPTH K slices in flight:
 
     #tile.schedule<block [128, 1, 1], loops [], tile [128, 128, 32],
                    atom mma_sync m16n8k16, warps [2, 2], pipeline 3>
@@ -107,6 +115,11 @@ its BM and BN."""
 SMALL_TILE = ((64, 64, 32), (2, 2))
 """The block tile of smaller products, and of those with a small M (a few tokens) or N."""
 PIPELINE_DEPTH = 3
+WGMMA_TILE = ((128, 256, 64), (8, 1))
+"""The block tile and warps of products with M of at least its BM on a target with wgmma:
+two consumer warp groups of 64 x 256 each (wgmma m64n256k16), K 64 elements (one 128-byte
+swizzled row) a slice."""
+WGMMA_PIPELINE_DEPTH = 4
 CANDIDATE_TILES = (
     LARGE_TILE,
     SMALL_TILE,
@@ -325,17 +338,32 @@ def _tensor_core_contract(kernel: loop.KernelOp, target: GpuTarget) -> loop.Cont
 
 
 def contraction_schedule(
-    tile_shape: tuple[int, int, int], warps: tuple[int, int], pipeline: int, target: GpuTarget
+    tile_shape: tuple[int, int, int],
+    warps: tuple[int, int],
+    pipeline: int,
+    target: GpuTarget,
+    atom: tile.MmaAtom = MMA_SYNC,
 ) -> Schedule:
-    """The schedule of a product on mma_sync in block tiles `tile_shape` of `warps` warps."""
+    """The schedule of a product on `atom` in block tiles `tile_shape` of `warps` warps (and
+    the warp roles the atom's blocks have)."""
     return Schedule(
-        block=(target.warp_size * prod(warps), 1, 1),
+        block=(tile.gemm_threads(atom, warps, target.warp_size), 1, 1),
         loops=(),
         tile_shape=tile_shape,
-        mma_atom=MMA_SYNC,
+        mma_atom=atom,
         warps=warps,
         pipeline_depth=pipeline,
+        warp_roles=tile.gemm_warp_roles(atom, warps),
     )
+
+
+def _wgmma_schedule(size_n: int, pipeline: int, target: GpuTarget) -> Schedule:
+    """A warp-specialised wgmma schedule: WGMMA_TILE, with N tiles of 128 for N < 256."""
+    (block_m, block_n, block_k), warps = WGMMA_TILE
+    if size_n < block_n:
+        block_n //= 2
+    atom = tile.MmaAtom(tile.AtomKind.WGMMA, (64, block_n, 16))
+    return contraction_schedule((block_m, block_n, block_k), warps, pipeline, target, atom)
 
 
 def _lowers(kernel: loop.KernelOp, schedule: Schedule) -> bool:
@@ -352,6 +380,10 @@ def _choose_contraction_schedule(kernel: loop.KernelOp, target: GpuTarget) -> Sc
     if contract is None:
         return None
     *_, size_m, size_n = contract.parallel_extents
+    if target.has_wgmma and size_m >= WGMMA_TILE[0][0]:
+        schedule = _wgmma_schedule(size_n, WGMMA_PIPELINE_DEPTH, target)
+        if _lowers(kernel, schedule):
+            return schedule
     (large_m, large_n, _), _ = LARGE_TILE
     tile_shape, warps = LARGE_TILE if size_m >= large_m and size_n >= large_n else SMALL_TILE
     schedule = contraction_schedule(tile_shape, warps, PIPELINE_DEPTH, target)
@@ -407,6 +439,12 @@ def candidates(kernel: loop.KernelOp, target: GpuTarget) -> list[Schedule]:
     heuristic = choose_schedule(kernel, target)
     schedules = {heuristic: None}
     if _tensor_core_contract(kernel, target) is not None:
+        if target.has_wgmma:
+            *_, size_n = _tensor_core_contract(kernel, target).parallel_extents
+            for pipeline in CANDIDATE_PIPELINES:
+                schedule = _wgmma_schedule(size_n, pipeline, target)
+                if _lowers(kernel, schedule):
+                    schedules.setdefault(schedule, None)
         for tile_shape, warps in CANDIDATE_TILES:
             for pipeline in CANDIDATE_PIPELINES:
                 schedule = contraction_schedule(tile_shape, warps, pipeline, target)

@@ -133,6 +133,14 @@ class GemmEmitter:
                 self.known[op.result] = value
         return self.constants[key]
 
+    def named(self, op: Operation, name: str) -> SSAValue:
+        """The result of `op`, added and named `name`."""
+        op.results[0].name_hint = name
+        return self.add_op(op).results[0]
+
+    def equal(self, lhs: Index, rhs: Index) -> SSAValue:
+        return self.add_op(arith.CmpiOp(self.index(lhs), self.index(rhs), "eq")).results[0]
+
     def index(self, value: Index) -> SSAValue:
         return self.constant(value) if isinstance(value, int) else value
 

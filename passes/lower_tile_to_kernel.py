@@ -35,8 +35,11 @@ and after a barrier every warp reads the per-warp partials back and combines the
 way, so every thread holds the total; a second barrier lets the next reduction reuse nothing
 stale. A contraction's kernel (a `tile.gemm`) becomes a tensor-core kernel: cp.async K slices
 pipelined through swizzled shared memory, ldmatrix fragments, mma.sync accumulators in
-registers and the epilogue per accumulator element (see `emmy.passes.gemm_kernel`). The
-host's `tile.launch` becomes a `kernel.launch` with the kernel's grid, block and dynamic
+registers and the epilogue per accumulator element (see `emmy.passes.gemm_kernel`); on the
+wgmma atom, a warp-specialised kernel in which a producer warp group copies the K slices with
+TMA, which the consumers' wgmmas multiply, mbarriers passing the stages between them (see
+`emmy.passes.wgmma_gemm_kernel`), whose launch passes the operands again for its tensor maps.
+The host's `tile.launch` becomes a `kernel.launch` with the kernel's grid, block and dynamic
 shared memory.
 """
 
@@ -59,6 +62,7 @@ from emmy.dialects.dtypes import element_bytes
 from emmy.dialects.effects import written_values
 from emmy.dialects.target import GpuTarget, target_of
 from emmy.passes.gemm_kernel import lower_gemm_kernel
+from emmy.passes.wgmma_gemm_kernel import lower_wgmma_gemm_kernel
 
 UNROLLED_TRIPS = 4
 """Block-strided loops of at most this many steps a thread are emitted step by step (the
@@ -541,9 +545,14 @@ def _split_reduction_init(source: tile.KernelOp, warp: int) -> kernel.FuncOp | N
     return init_kernel
 
 
-def _lower_kernel(source: tile.KernelOp, target: GpuTarget) -> kernel.FuncOp:
-    if source.gemm is not None:
-        return lower_gemm_kernel(source, target)
+def _lower_kernel(source: tile.KernelOp, target: GpuTarget) -> tuple[kernel.FuncOp, list[int]]:
+    """The kernel.func, and the positions of the arguments its launch passes again for the
+    tensor-map parameters it takes besides the tile.kernel's."""
+    gemm = source.gemm
+    if gemm is not None and gemm.mma_atom.kind == tile.AtomKind.WGMMA:
+        return lower_wgmma_gemm_kernel(source, target)
+    if gemm is not None:
+        return lower_gemm_kernel(source, target), []
     body = Block(arg_types=source.argument_types)
     written = written_values(source.body)
     read_only = {new for old, new in zip(source.body.block.args, body.args) if old not in written}
@@ -556,7 +565,7 @@ def _lower_kernel(source: tile.KernelOp, target: GpuTarget) -> kernel.FuncOp:
         source.sym_name.data, source.argument_types, source.block_shape, Region(body)
     )
     lowered.location = source.location
-    return lowered
+    return lowered, []
 
 
 @dataclass(frozen=True)
@@ -575,19 +584,21 @@ class LowerTileToKernelPass(ModulePass):
             if init is not None:
                 initialised.add(source.sym_name.data)
                 op.body.block.insert_op_before(init, source)
-            lowered = _lower_kernel(source, target)
+            lowered, repeated = _lower_kernel(source, target)
             shapes[source.sym_name.data] = (
                 source.grid_shape,
                 source.block_shape,
                 lowered.dynamic_shared_bytes,
+                repeated,
             )
             op.body.block.insert_op_before(lowered, source)
             op.body.block.erase_op(source, safe_erase=False)
         for launch in [o for o in op.walk() if isinstance(o, tile.LaunchOp)]:
             name = launch.kernel.root_reference.data
-            grid, block, smem = shapes[name]
+            grid, block, smem, repeated = shapes[name]
             parent = launch.parent_block()
-            launches = [kernel.LaunchOp(name, launch.arguments, grid, block, smem)]
+            arguments = [*launch.arguments, *(launch.arguments[i] for i in repeated)]
+            launches = [kernel.LaunchOp(name, arguments, grid, block, smem)]
             if name in initialised:
                 init_block = [target.warp_size, 1, 1]
                 init = kernel.LaunchOp(f"{name}_init", launch.arguments, [1, 1, 1], init_block, 0)

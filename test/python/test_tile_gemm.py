@@ -75,6 +75,7 @@ class Gemm:
     tile: tuple[int, int, int] = (64, 64, 32)
     warps: tuple[int, int] = (2, 2)
     pipeline: int = 3
+    atom: str = "mma_sync m16n8k16"
     seed: int = field(default=0, compare=False)
 
     @property
@@ -111,13 +112,14 @@ class Gemm:
             body = f"      memref.store %acc, %y[{point}] : {y}"
         block_m, block_n, block_k = self.tile
         grid = [-(-self.n // block_n), -(-self.m // block_m), prod(self.batch)]
-        threads = 32 * prod(self.warps)
+        # A wgmma block has a producer warp group besides the warps that multiply.
+        threads = 32 * (prod(self.warps) + (4 if self.atom.startswith("wgmma") else 0))
         args = f"%a: {a}, %b: {b}" + (f", %bias: {bias}" if has_bias else "")
         types = f"{a}, {b}" + (f", {bias}" if has_bias else "")
         operands = "%a, %b" + (", %bias" if has_bias else "")
         return f"""
 tile.kernel @gemm({args}, %y: {y}) grid {grid} block [{threads}, 1, 1] {{
-  tile.gemm %a[{a_map}] * %b[{b_map}] : {a}, {b} -> f32 atom mma_sync m16n8k16
+  tile.gemm %a[{a_map}] * %b[{b_map}] : {a}, {b} -> f32 atom {self.atom}
       tile {list(self.tile)} warps {list(self.warps)} pipeline {self.pipeline}
       epilogue({point}, %acc) {{
 {body}
@@ -211,6 +213,38 @@ EMULATED = {
     "two-panels-of-m-km": Gemm(130, 64, 48, a_layout="km", tile=(128, 64, 32), warps=(4, 1)),
     "bias-gelu-bf16": Gemm(70, 50, 40, epilogue="bias-gelu"),
     "bias-silu-bf16-kn": Gemm(33, 72, 48, b_layout="kn", epilogue="bias-silu", seed=3),
+    **{
+        f"wgmma-{name}": Gemm(**{"tile": (128, 64, 64), "warps": (8, 1), **shape}, atom=atom)
+        for name, atom, shape in (
+            ("128x64x192-ring-wraps", "wgmma m64n64k16", dict(m=128, n=64, k=192, pipeline=2)),
+            ("tails-150x72x136", "wgmma m64n64k16", dict(m=150, n=72, k=136, pipeline=2)),
+            (
+                "one-consumer-one-stage",
+                "wgmma m64n128k16",
+                dict(m=64, n=128, k=128, tile=(64, 128, 64), warps=(4, 1), pipeline=1),
+            ),
+            (
+                "consumers-along-n-f16",
+                "wgmma m64n32k16",
+                dict(m=64, n=64, k=64, dtype="f16", tile=(64, 64, 64), warps=(4, 2)),
+            ),
+            (
+                "batched-shared-weight-bias-gelu",
+                "wgmma m64n64k16",
+                dict(
+                    m=70,
+                    n=64,
+                    k=64,
+                    batch=(2,),
+                    b_batched=False,
+                    epilogue="bias-gelu",
+                    tile=(64, 64, 64),
+                    warps=(4, 1),
+                    pipeline=2,
+                ),
+            ),
+        )
+    },
 }
 
 
@@ -242,6 +276,19 @@ COMPILED = {
     "f16-tails-kn-bias-gelu": Gemm(70, 50, 40, dtype="f16", b_layout="kn", epilogue="bias-gelu"),
     "batched-a-km": Gemm(64, 64, 64, batch=(2,), a_layout="km"),
     "odd-k": Gemm(20, 24, 33, tile=(32, 32, 16)),
+    "wgmma-128x256x64-4-stages": Gemm(
+        512, 512, 512, tile=(128, 256, 64), warps=(8, 1), atom="wgmma m64n256k16", pipeline=4
+    ),
+    "wgmma-batched-tails-bias-gelu": Gemm(
+        70,
+        200,
+        136,
+        batch=(2,),
+        epilogue="bias-gelu",
+        tile=(64, 128, 64),
+        warps=(4, 1),
+        atom="wgmma m64n128k16",
+    ),
 }
 
 
@@ -264,6 +311,25 @@ ON_GPU = {
         300, 200, 136, batch=(4,), b_layout="kn", epilogue="bias-silu", tile=(128, 128, 32)
     ),
     "emulated-tails": EMULATED["tails-70x50x40-kn"],
+    "wgmma-1024x1024x1024": Gemm(
+        1024, 1024, 1024, tile=(128, 256, 64), warps=(8, 1), atom="wgmma m64n256k16", pipeline=4
+    ),
+    "wgmma-tails-1000x1000x1000": Gemm(
+        1000, 1000, 1000, tile=(128, 256, 64), warps=(8, 1), atom="wgmma m64n256k16", seed=4
+    ),
+    "wgmma-batched-bias-silu-f16": Gemm(
+        300,
+        200,
+        136,
+        dtype="f16",
+        batch=(4,),
+        epilogue="bias-silu",
+        tile=(128, 128, 64),
+        warps=(8, 1),
+        atom="wgmma m64n128k16",
+        seed=5,
+    ),
+    "wgmma-emulated-tails": EMULATED["wgmma-tails-150x72x136"],
 }
 
 

@@ -270,14 +270,17 @@ _TENSOR_MAP_TYPES = {
 }
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True)
 class TensorMap:
     """A `CUtensorMap` for TMA copies of boxes of `box` elements (row-major order, the last
-    dimension contiguous) out of a tensor, with a `swizzle` of 0, 32, 64 or 128 bytes; it
-    passes by value into a kernel's `const __grid_constant__` tensor-map parameter.
-    Elements out of the tensor's bounds read as zeros. The tensor must outlive its uses."""
+    dimension contiguous) out of the dense tensor of `shape` and `dtype` at `address`, with a
+    `swizzle` of 0, 32, 64 or 128 bytes; it passes by value into a kernel's
+    `const __grid_constant__` tensor-map parameter. Elements out of the tensor's bounds read
+    as zeros. Make one with `tensor_map`."""
 
-    tensor: torch.Tensor
+    address: int
+    shape: tuple[int, ...]
+    dtype: torch.dtype
     box: tuple[int, ...]
     swizzle: int
 
@@ -285,17 +288,14 @@ class TensorMap:
     def encoded(self) -> Any:
         """The driver's `CUtensorMap` (`cuTensorMapEncodeTiled`), encoded once."""
         driver = _driver()
-        tensor = self.tensor
-        if tensor.dtype not in _TENSOR_MAP_TYPES:
-            raise CudaError(f"no tensor map for {tensor.dtype} tensors")
-        if not (tensor.is_cuda and tensor.is_contiguous()):
-            raise CudaError("a tensor map describes a contiguous CUDA tensor")
-        size = tensor.element_size()
-        # The driver takes dimensions innermost first, and the strides of all but the innermost.
-        dims = [driver.cuuint64_t(d) for d in reversed(tensor.shape)]
-        strides = [driver.cuuint64_t(s * size) for s in reversed(tensor.stride()[:-1])]
-        box = [driver.cuuint32_t(b) for b in reversed(self.box)]
-        ones = [driver.cuuint32_t(1)] * len(self.box)
+        size = torch.empty((), dtype=self.dtype).element_size()
+        # The driver takes dimensions innermost first, and the byte strides of all but the
+        # innermost.
+        dims = [driver.cuuint64_t(d) for d in reversed(self.shape)]
+        strides, stride = [], size
+        for extent in reversed(self.shape[1:]):
+            stride *= extent
+            strides.append(driver.cuuint64_t(stride))
         swizzle = {
             0: "CU_TENSOR_MAP_SWIZZLE_NONE",
             32: "CU_TENSOR_MAP_SWIZZLE_32B",
@@ -304,26 +304,47 @@ class TensorMap:
         }[self.swizzle]
         (encoded,) = _check(
             driver.cuTensorMapEncodeTiled(
-                getattr(driver.CUtensorMapDataType, _TENSOR_MAP_TYPES[tensor.dtype]),
-                tensor.dim(),
-                tensor.data_ptr(),
+                getattr(driver.CUtensorMapDataType, _TENSOR_MAP_TYPES[self.dtype]),
+                len(self.shape),
+                self.address,
                 dims,
                 strides,
-                box,
-                ones,
+                [driver.cuuint32_t(b) for b in reversed(self.box)],
+                [driver.cuuint32_t(1)] * len(self.box),
                 driver.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
                 getattr(driver.CUtensorMapSwizzle, swizzle),
                 driver.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                 driver.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
             ),
-            f"cuTensorMapEncodeTiled (tensor {tuple(tensor.shape)} {tensor.dtype}, box "
-            f"{self.box}, swizzle {self.swizzle})",
+            f"cuTensorMapEncodeTiled (tensor {self.shape} {self.dtype}, box {self.box}, "
+            f"swizzle {self.swizzle})",
         )
         return encoded
 
-    def address(self) -> int:
+    def parameter_address(self) -> int:
         """Where the encoded map's bytes are, for the launch's parameter array."""
         return int(self.encoded.getPtr())
+
+
+TENSOR_MAPS_KEPT = 256
+"""How many encoded tensor maps `tensor_map` keeps for reuse."""
+
+_tensor_maps: dict[TensorMap, TensorMap] = {}
+
+
+def tensor_map(tensor: torch.Tensor, box: Sequence[int], swizzle: int) -> TensorMap:
+    """The `TensorMap` of a contiguous CUDA tensor, encoded once for its address, shape, type,
+    box and swizzle (all the map depends on), so that running a program again reuses it."""
+    if tensor.dtype not in _TENSOR_MAP_TYPES:
+        raise CudaError(f"no tensor map for {tensor.dtype} tensors")
+    if not (tensor.is_cuda and tensor.is_contiguous()):
+        raise CudaError("a tensor map describes a contiguous CUDA tensor")
+    key = TensorMap(tensor.data_ptr(), tuple(tensor.shape), tensor.dtype, tuple(box), swizzle)
+    if key not in _tensor_maps:
+        if len(_tensor_maps) >= TENSOR_MAPS_KEPT:
+            _tensor_maps.pop(next(iter(_tensor_maps)))
+        _tensor_maps[key] = key
+    return _tensor_maps[key]
 
 
 @dataclass
@@ -423,7 +444,7 @@ class CudaModule:
                         [kernel_name],
                     )
                 holders.append(value)
-                addresses.append(value.address())
+                addresses.append(value.parameter_address())
                 continue
             if isinstance(value, torch.Tensor):
                 holder = self._pointer(value, size, index, kernel_name)

@@ -29,6 +29,7 @@ from xdsl.dialects.builtin import (
     TensorType,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.traits import SymbolTable
 
 from emmy.dialects import dtypes, kernel
 from emmy.dialects.target import TARGET_ATTRIBUTE, TargetAttr
@@ -40,6 +41,7 @@ from emmy.tools.runtime.driver import (
     device_target,
     load_module,
     synchronize,
+    tensor_map,
 )
 
 HOST_OPS = (
@@ -79,6 +81,8 @@ class _Launch:
     block: tuple[int, ...]
     smem: int
     operands: list[SSAValue]
+    tensor_maps: dict[int, tuple[tuple[int, ...], int]]
+    """The operands the kernel takes as tensor maps: position -> (box, swizzle)."""
 
 
 @dataclass
@@ -165,12 +169,19 @@ class HostProgram:
                 else:
                     raise self._error(op, "is not a scalar constant")
             elif isinstance(op, kernel.LaunchOp):
+                function = SymbolTable.lookup_symbol(self.module, op.kernel)
+                parameters = function.argument_types if isinstance(function, kernel.FuncOp) else []
                 launch = _Launch(
                     op.kernel.root_reference.data,
                     op.grid_shape,
                     op.block_shape,
                     op.smem_bytes,
                     list(op.operands),
+                    {
+                        position: (t.box_shape, t.swizzle.data)
+                        for position, t in enumerate(parameters)
+                        if isinstance(t, kernel.TensorMapType)
+                    },
                 )
                 self.launches.append(launch)
                 self._steps.append((op, launch))
@@ -278,14 +289,10 @@ class HostProgram:
             elif isinstance(op, arith.ConstantOp):
                 values[op.result] = data
             else:  # kernel.launch
-                module.launch(
-                    data.kernel,
-                    data.grid,
-                    data.block,
-                    [values[operand] for operand in data.operands],
-                    data.smem,
-                    stream,
-                )
+                arguments = [values[operand] for operand in data.operands]
+                for position, (box, swizzle) in data.tensor_maps.items():
+                    arguments[position] = tensor_map(arguments[position], box, swizzle)
+                module.launch(data.kernel, data.grid, data.block, arguments, data.smem, stream)
         if timeout_s is not None:
             synchronize(timeout_s)
         return [values[result] for result in self._results]

@@ -1,0 +1,297 @@
+"""The Kernel IR of a `tile.gemm` on warp-group tensor cores (wgmma), fed by TMA, for
+`lower-tile-to-kernel`.
+
+    tile.gemm %x[m, k] * %w[n, k] : memref<4096x4096xbf16>, memref<4096x4096xbf16> -> f32
+        atom wgmma m64n256k16 tile [128, 256, 64] warps [8, 1] pipeline 4 epilogue(..) {..}
+
+becomes a warp-specialised `kernel.func` of 3 warp groups, which takes two tensor maps besides
+the kernel's own arguments (`!kernel.tensor_map<memref<4096x4096xbf16>, box [128, 64],
+swizzle 128>` and the weight's, box [256, 64]: the launch passes the operands again for them):
+
+    %a = kernel.dynamic_shared offset 0 : memref<4x128x64xbf16, 3 : i32>   (swizzled)
+    %b = kernel.dynamic_shared offset 65536 : memref<4x256x64xbf16, 3 : i32>
+    %full = kernel.mbarrier_alloc : !kernel.mbarrier<4>     // slice s has landed
+    %empty = kernel.mbarrier_alloc : !kernel.mbarrier<4>    // slice s is free again
+    thread 0: kernel.mbarrier_init %full[s], arrivals 1; %empty[s], arrivals 256; barrier
+    warp group 0, the producer (setmaxnreg dec), its thread 0 only:
+      for kt: s = kt % 4; if kt >= 4: kernel.mbarrier_wait %empty[s], (kt / 4 - 1) % 2
+              kernel.mbarrier_arrive_expect_tx %full[s], bytes 49152
+              kernel.tma_load %a_map[m0, 64 kt], %a[s, 0, 0], %full[s]   (and %b's)
+    warp groups 1 and 2, the consumers (setmaxnreg inc), rows 64 (g - 1) of the tile each:
+      for kt: s = kt % 4; kernel.mbarrier_wait %full[s], (kt / 4) % 2
+              kernel.wgmma_fence; 4 x %acc = kernel.wgmma m64n256k16 %a[s, r, 16 j],
+              %b[s, 0, 16 j], %acc; kernel.wgmma_commit; %acc = kernel.wgmma_wait 0, %acc
+              kernel.mbarrier_arrive %empty[s]
+      the epilogue of each accumulator element, at its place in the PTX wgmma D layout.
+
+Block (x, y) computes the output tile at rows BM y, columns BN x; z strides through the batch,
+the K slices of every batch point counted on as one sequence (so the barriers' phases run on).
+A warp group of consumers computes (BM / (WM / 4)) x (BN / WN) of the tile (for warps [WM, WN])
+in 64 x N atoms, each accumulator a `vector<N/2 x f32>`. TMA reads out-of-bounds elements of
+the operands as zeros, so tails add zeros, and the epilogue runs only inside the output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from math import prod
+
+from xdsl.dialects import arith, scf
+from xdsl.dialects import vector as vector_dialect
+from xdsl.dialects.builtin import FloatAttr, IndexType, VectorType, f32
+from xdsl.ir import Block, Region, SSAValue
+
+from emmy.dialects import kernel, tile
+from emmy.dialects.target import GpuTarget
+from emmy.passes.gemm_kernel import GemmEmitter, Index
+
+WARPGROUP_WARPS = 4
+PRODUCER_REGISTERS = 24
+"""The registers per thread the producer warp group keeps (setmaxnreg's least): it only
+issues copies, so the consumers get the rest of the register file."""
+REGISTER_FILE = 65536
+"""32-bit registers per SM, which one block of a warp-specialised GEMM has to itself."""
+MAX_REGISTERS = 240
+"""The most registers per thread setmaxnreg gives a consumer (of the 255 a thread may use,
+a multiple of 8)."""
+
+
+class _WgmmaGemmBuilder(GemmEmitter):
+    """The kernel of a tile.gemm on the wgmma atom (see the module docstring)."""
+
+    def __init__(
+        self,
+        gemm: tile.GemmOp,
+        body: Block,
+        values: dict[SSAValue, SSAValue],
+        target: GpuTarget,
+        maps: tuple[SSAValue, SSAValue],
+    ):
+        super().__init__(gemm, body, values, target)
+        self.a_map, self.b_map = maps
+        self.warpgroup_threads = WARPGROUP_WARPS * target.warp_size
+        self.warpgroups_m = self.warps_m // WARPGROUP_WARPS
+        self.consumers = self.warpgroups_m * self.warps_n
+        self.group_m = self.block_m // self.warpgroups_m
+        self.group_n = self.block_n // self.warps_n
+        self.slices = -(-self.size_k // self.block_k)
+
+    def build(self) -> None:
+        stages = self.stages
+        row_bytes = self.block_k * self.element_bytes
+        a_type = kernel.shared_memref([stages, self.block_m, self.block_k], self.element)
+        b_type = kernel.shared_memref([stages, self.block_n, self.block_k], self.element)
+        swizzle = kernel.SwizzleAttr(tile.WGMMA_ROW_BYTES)
+        self.shared_a = self.named(kernel.DynamicSharedOp(0, a_type, swizzle), "a_tiles")
+        b_offset = stages * self.block_m * row_bytes
+        self.shared_b = self.named(kernel.DynamicSharedOp(b_offset, b_type, swizzle), "b_tiles")
+        self.full = self.named(kernel.MbarrierAllocOp(stages), "full")
+        self.empty = self.named(kernel.MbarrierAllocOp(stages), "empty")
+        thread = self.named(kernel.ThreadIdOp("x"), "tid")
+        self.thread_id = thread
+
+        def initialise() -> None:
+            for stage in range(stages):
+                self.add_op(kernel.MbarrierInitOp(self.full, self.index(stage), 1))
+                consumers = self.consumers * self.warpgroup_threads
+                self.add_op(kernel.MbarrierInitOp(self.empty, self.index(stage), consumers))
+
+        self.if_then(self.equal(thread, 0), initialise)
+        self.add_op(kernel.BarrierOp())
+        warpgroup = self.div(thread, self.warpgroup_threads)
+        producer = self.nested(lambda _: self.producer())
+        consumer = self.nested(lambda _: self.consumer(warpgroup))
+        self.add_op(scf.IfOp(self.equal(warpgroup, 0), [], Region(producer), Region(consumer)))
+        self.place_constants()
+
+    # -- the warp groups --
+
+    def producer(self) -> None:
+        """Warp group 0: its thread 0 copies every K slice of the block's tiles, each into
+        the stage the consumers have released."""
+        if self.consumers > 1:
+            self.add_op(kernel.SetmaxnregOp("dec", PRODUCER_REGISTERS))
+        self.if_then(
+            self.equal(self.thread_id, 0),
+            lambda: self.batch_loop(lambda batch, first: self.copy_slices(batch, first)),
+        )
+
+    def consumer(self, warpgroup: SSAValue) -> None:
+        """Warp groups 1 on: each multiplies its part of the tile and runs its epilogue."""
+        if self.consumers > 1:
+            spare = REGISTER_FILE - PRODUCER_REGISTERS * self.warpgroup_threads
+            share = spare // (self.consumers * self.warpgroup_threads) // 8 * 8
+            self.add_op(kernel.SetmaxnregOp("inc", min(MAX_REGISTERS, share)))
+        group = self.add_op(arith.SubiOp(warpgroup, self.index(1))).results[0]
+        self.group_row = self.mul(self.div(group, self.warps_n), self.group_m)
+        self.group_column = self.mul(self.rem(group, self.warps_n), self.group_n)
+        lane_thread = self.rem(self.thread_id, self.warpgroup_threads)
+        warp = self.div(lane_thread, self.target.warp_size)
+        lane = self.rem(lane_thread, self.target.warp_size)
+        # The D fragment's rows 16w + g (+ 8) and columns 2q (+ 1).
+        self.fragment_row = self.add(self.mul(warp, 16), self.div(lane, 4))
+        self.fragment_column = self.mul(self.rem(lane, 4), 2)
+        self.batch_loop(self.multiply_tile)
+
+    # -- the K slices --
+
+    def batch_loop(self, fill) -> None:
+        """`fill(batch, first)` for each batch point of the block's tile, `first` the number
+        of K slices the block went through before it (z strides through the batch)."""
+        batches = prod(self.batch_sizes)
+        if batches == 1:
+            fill([0] * self.batch_rank, 0)
+            return
+        block_z = self.named(kernel.BlockIdOp("z"), "bz")
+        grid_z = self.named(kernel.GridDimOp("z"), "gz")
+
+        def batch_body(block: Block) -> None:
+            linear = block.args[0]
+            done = self.div(self.add_op(arith.SubiOp(linear, block_z)).results[0], grid_z)
+            indices, stride = [], batches
+            for position, size in enumerate(self.batch_sizes):
+                stride //= size
+                index = self.div(linear, stride)
+                indices.append(self.rem(index, size) if position else index)
+            fill(indices, self.mul(done, self.slices))
+
+        body = self.nested(batch_body, [IndexType()])
+        self.add_op(scf.ForOp(block_z, self.index(batches), grid_z, [], body))
+
+    def tile_origin(self) -> tuple[Index, Index]:
+        block_x = self.named(kernel.BlockIdOp("x"), "bx")
+        block_y = self.named(kernel.BlockIdOp("y"), "by")
+        return self.mul(block_y, self.block_m), self.mul(block_x, self.block_n)
+
+    def slice_loop(self, first: Index, fill, init: Sequence[SSAValue] = ()) -> list[SSAValue]:
+        """`fill(slice, stage, phase, carried)` for every K slice, with the stage it is in
+        and how many times the ring of stages went round before it."""
+
+        def k_loop(block: Block) -> list[SSAValue]:
+            k_slice, *carried = block.args
+            count = self.add(first, k_slice)
+            stage = self.rem(count, self.stages)
+            rounds = self.div(count, self.stages)
+            return fill(k_slice, stage, rounds, list(carried))
+
+        body = self.nested(k_loop, [IndexType()] + [value.type for value in init])
+        loop = self.add_op(
+            scf.ForOp(self.index(0), self.index(self.slices), self.index(1), list(init), body)
+        )
+        return list(loop.results)
+
+    def copy_slices(self, batch: Sequence[Index], first: Index) -> None:
+        tile_row, tile_column = self.tile_origin()
+        box_bytes = (self.block_m + self.block_n) * self.block_k * self.element_bytes
+
+        def copy(k_slice: SSAValue, stage: Index, rounds: Index, _) -> list[SSAValue]:
+            stage_value = self.index(stage)
+            # The consumers release a stage once per round, the previous round's release having
+            # the parity of rounds + 1; the first round's stages are free.
+            previous = self.index(self.rem(self.add(rounds, 1), 2))
+            self.if_then(
+                self.less(self.stages - 1, self.index(self.add(first, k_slice))),
+                lambda: self.add_op(kernel.MbarrierWaitOp(self.empty, stage_value, previous)),
+            )
+            self.add_op(kernel.MbarrierArriveExpectTxOp(self.full, stage_value, box_bytes))
+            k_start = self.mul(k_slice, self.block_k)
+            starts = {self.m_dim: tile_row, self.n_dim: tile_column, self.k_dim: k_start}
+            for tensor_map, dims, shared in (
+                (self.a_map, self.gemm.lhs_dims, self.shared_a),
+                (self.b_map, self.gemm.rhs_dims, self.shared_b),
+            ):
+                coordinates = [
+                    self.index(batch[d] if d < self.batch_rank else starts[d]) for d in dims
+                ]
+                destination = [stage_value, self.index(0), self.index(0)]
+                self.add_op(
+                    kernel.TmaLoadOp(
+                        tensor_map, coordinates, shared, destination, self.full, stage_value
+                    )
+                )
+            return []
+
+        self.slice_loop(first, copy)
+
+    def multiply_tile(self, batch: Sequence[Index], first: Index) -> None:
+        tile_row, tile_column = self.tile_origin()
+        atoms_m = self.group_m // self.atom_m
+        atoms_n = self.group_n // self.atom_n
+        accumulator_type = VectorType(f32, [self.atom_n // 2])
+        zero = self.add_op(arith.ConstantOp(FloatAttr(0.0, f32))).results[0]
+        zeros = self.add_op(vector_dialect.BroadcastOp(zero, accumulator_type)).vector
+
+        def multiply(k_slice, stage: Index, rounds: Index, accumulators) -> list[SSAValue]:
+            stage_value = self.index(stage)
+            parity = self.index(self.rem(rounds, 2))
+            self.add_op(kernel.MbarrierWaitOp(self.full, stage_value, parity))
+            self.add_op(kernel.WgmmaFenceOp())
+            for k0 in range(0, self.block_k, self.atom_k):
+                for i in range(atoms_m):
+                    for j in range(atoms_n):
+                        position = i * atoms_n + j
+                        a_row = self.add(self.group_row, i * self.atom_m)
+                        b_row = self.add(self.group_column, j * self.atom_n)
+                        accumulators[position] = self.add_op(
+                            kernel.WgmmaOp(
+                                self.atom_n,
+                                self.shared_a,
+                                [stage_value, self.index(a_row), self.index(k0)],
+                                self.shared_b,
+                                [stage_value, self.index(b_row), self.index(k0)],
+                                accumulators[position],
+                            )
+                        ).result
+            self.add_op(kernel.WgmmaCommitOp())
+            waited = self.add_op(kernel.WgmmaWaitOp(0, accumulators)).results
+            self.add_op(kernel.MbarrierArriveOp(self.empty, stage_value))
+            return list(waited)
+
+        accumulators = self.slice_loop(first, multiply, [zeros] * (atoms_m * atoms_n))
+        row_base = self.add(self.add(tile_row, self.group_row), self.fragment_row)
+        column_base = self.add(self.add(tile_column, self.group_column), self.fragment_column)
+        for position, accumulator in enumerate(accumulators):
+            i, j = divmod(position, atoms_n)
+            for element in range(self.atom_n // 2):
+                row = self.add(row_base, i * self.atom_m + 8 * (element // 2 % 2))
+                column = self.add(column_base, j * self.atom_n + 8 * (element // 4) + element % 2)
+                value = self.add_op(vector_dialect.ExtractOp(accumulator, [element], f32)).result
+                self.epilogue_at(batch, row, column, value)
+
+
+def tensor_map_types(gemm: tile.GemmOp) -> list[kernel.TensorMapType]:
+    """The tensor maps through which TMA copies the operands' tiles: boxes of one tile row
+    (BM or BN) by one K slice, 1 along batch dimensions, swizzled as the wgmma reads them."""
+    batch_rank = gemm.batch_rank
+    block_m, block_n, block_k = gemm.tile_shape
+    extents = {batch_rank: block_m, batch_rank + 1: block_n, batch_rank + 2: block_k}
+    return [
+        kernel.TensorMapType(operand.type, [extents.get(d, 1) for d in dims], tile.WGMMA_ROW_BYTES)
+        for operand, dims in ((gemm.lhs, gemm.lhs_dims), (gemm.rhs, gemm.rhs_dims))
+    ]
+
+
+def lower_wgmma_gemm_kernel(
+    source: tile.KernelOp, target: GpuTarget
+) -> tuple[kernel.FuncOp, list[int]]:
+    """The kernel.func of a wgmma contraction's tile.kernel, and the positions of the
+    kernel's arguments that its launch passes again, for the two tensor-map parameters
+    appended to the kernel's own."""
+    gemm = source.gemm
+    assert gemm is not None
+    operands = list(source.body.block.args)
+    positions = [operands.index(gemm.lhs), operands.index(gemm.rhs)]
+    body = Block(arg_types=[*source.argument_types, *tensor_map_types(gemm)])
+    values = {}
+    for old, new in zip(source.body.block.args, body.args):
+        new.name_hint = old.name_hint
+        values[old] = new
+    maps = tuple(body.args[len(operands) :])
+    for tensor_map, name in zip(maps, ("a_map", "b_map")):
+        tensor_map.name_hint = name
+    _WgmmaGemmBuilder(gemm, body, values, target, maps).build()
+    lowered = kernel.FuncOp(
+        source.sym_name.data, [arg.type for arg in body.args], source.block_shape, Region(body)
+    )
+    lowered.location = source.location
+    return lowered, positions
