@@ -1563,7 +1563,8 @@ class MbarrierWaitOp(_MbarrierOp):
     assembly_format = "$barriers `[` $index `]` `,` $parity attr-dict `:` type($barriers)"
 
     def __init__(self, barriers: SSAValue, index: SSAValue, parity: SSAValue):
-        super().__init__(operands=[barriers, index, parity])
+        # IRDL orders a subclass's operand definitions before those it inherits.
+        super().__init__(operands=[parity, barriers, index])
 
     def verify_(self) -> None:
         super().verify_()

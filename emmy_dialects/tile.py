@@ -664,7 +664,7 @@ class KernelOp(KernelSymbolOp):
         if self.grid_shape != expected:
             raise VerifyException(
                 f"grid {list(self.grid_shape)} is not the {list(expected)} blocks that the "
-                f"tile.gemm's tiles take (N tiles, M tiles, batch)"
+                f"tile.gemm's tiles take"
             )
 
     def verify_(self) -> None:
@@ -1119,14 +1119,14 @@ class GemmOp(IRDLOperation):
 
     def grid(self, target: GpuTarget) -> tuple[int, int, int]:
         """The blocks the tiles take: the N tiles, the M tiles, and the batch (up to the
-        grid's z limit: the blocks stride through the rest)."""
+        grid's z limit: the blocks stride through the rest); on wgmma, persistent blocks, at
+        most one an SM, that stride through all the tiles."""
         *batch, size_m, size_n, _ = self.sizes()
         block_m, block_n, _ = self.tile_shape
-        return (
-            -(-size_n // block_n),
-            -(-size_m // block_m),
-            min(prod(batch), target.max_grid_shape[2]),
-        )
+        tiles_n, tiles_m = -(-size_n // block_n), -(-size_m // block_m)
+        if self.mma_atom.kind == AtomKind.WGMMA:
+            return (min(tiles_n * tiles_m * prod(batch), target.sm_count), 1, 1)
+        return (tiles_n, tiles_m, min(prod(batch), target.max_grid_shape[2]))
 
     # -- verification --
 

@@ -24,8 +24,10 @@ swizzle 128>` and the weight's, box [256, 64]: the launch passes the operands ag
               kernel.mbarrier_arrive %empty[s]
       the epilogue of each accumulator element, at its place in the PTX wgmma D layout.
 
-Block (x, y) computes the output tile at rows BM y, columns BN x; z strides through the batch,
-the K slices of every batch point counted on as one sequence (so the barriers' phases run on).
+The blocks are persistent, one an SM at most: block x computes tiles x, x + grid, ... of the
+batch's tiles, in groups of RASTER_GROUP rows of tiles (`tile_order`), the K slices of all its
+tiles counted on as one sequence (so the barriers' phases run on, and the producer copies the
+next tile's slices while the consumers run the epilogue of the last).
 A warp group of consumers computes (BM / (WM / 4)) x (BN / WN) of the tile (for warps [WM, WN])
 in 64 x N atoms, each accumulator a `vector<N/2 x f32>`. TMA reads out-of-bounds elements of
 the operands as zeros, so tails add zeros, and the epilogue runs only inside the output.
@@ -51,6 +53,8 @@ PRODUCER_REGISTERS = 24
 issues copies, so the consumers get the rest of the register file."""
 REGISTER_FILE = 65536
 """32-bit registers per SM, which one block of a warp-specialised GEMM has to itself."""
+RASTER_GROUP = 8
+"""Rows of tiles a persistent block's tile order walks down before it moves right."""
 MAX_REGISTERS = 240
 """The most registers per thread setmaxnreg gives a consumer (of the 255 a thread may use,
 a multiple of 8)."""
@@ -113,7 +117,7 @@ class _WgmmaGemmBuilder(GemmEmitter):
             self.add_op(kernel.SetmaxnregOp("dec", PRODUCER_REGISTERS))
         self.if_then(
             self.equal(self.thread_id, 0),
-            lambda: self.batch_loop(lambda batch, first: self.copy_slices(batch, first)),
+            lambda: self.work_loop(self.copy_slices),
         )
 
     def consumer(self, warpgroup: SSAValue) -> None:
@@ -131,37 +135,47 @@ class _WgmmaGemmBuilder(GemmEmitter):
         # The D fragment's rows 16w + g (+ 8) and columns 2q (+ 1).
         self.fragment_row = self.add(self.mul(warp, 16), self.div(lane, 4))
         self.fragment_column = self.mul(self.rem(lane, 4), 2)
-        self.batch_loop(self.multiply_tile)
+        self.work_loop(self.multiply_tile)
 
     # -- the K slices --
 
-    def batch_loop(self, fill) -> None:
-        """`fill(batch, first)` for each batch point of the block's tile, `first` the number
-        of K slices the block went through before it (z strides through the batch)."""
+    def work_loop(self, fill) -> None:
+        """`fill(batch, tile_row, tile_column, first)` for each output tile the block computes,
+        `first` the number of K slices it went through before: the block is persistent,
+        taking every grid-th tile of the batch's tiles in grouped order (`tile_order`)."""
+        tiles_m = -(-self.size_m // self.block_m)
+        tiles_n = -(-self.size_n // self.block_n)
+        per_batch = tiles_m * tiles_n
         batches = prod(self.batch_sizes)
-        if batches == 1:
-            fill([0] * self.batch_rank, 0)
-            return
-        block_z = self.named(kernel.BlockIdOp("z"), "bz")
-        grid_z = self.named(kernel.GridDimOp("z"), "gz")
+        block_x = self.named(kernel.BlockIdOp("x"), "bx")
+        grid_x = self.named(kernel.GridDimOp("x"), "gx")
 
-        def batch_body(block: Block) -> None:
-            linear = block.args[0]
-            done = self.div(self.add_op(arith.SubiOp(linear, block_z)).results[0], grid_z)
+        def work_body(block: Block) -> None:
+            work = block.args[0]
+            done = self.div(self.add_op(arith.SubiOp(work, block_x)).results[0], grid_x)
+            linear = self.div(work, per_batch)
             indices, stride = [], batches
             for position, size in enumerate(self.batch_sizes):
                 stride //= size
                 index = self.div(linear, stride)
                 indices.append(self.rem(index, size) if position else index)
-            fill(indices, self.mul(done, self.slices))
+            tile_m, tile_n = self.tile_order(self.rem(work, per_batch), tiles_m, tiles_n)
+            tile_row, tile_column = self.mul(tile_m, self.block_m), self.mul(tile_n, self.block_n)
+            fill(indices, tile_row, tile_column, self.mul(done, self.slices))
 
-        body = self.nested(batch_body, [IndexType()])
-        self.add_op(scf.ForOp(block_z, self.index(batches), grid_z, [], body))
+        body = self.nested(work_body, [IndexType()])
+        self.add_op(scf.ForOp(block_x, self.index(batches * per_batch), grid_x, [], body))
 
-    def tile_origin(self) -> tuple[Index, Index]:
-        block_x = self.named(kernel.BlockIdOp("x"), "bx")
-        block_y = self.named(kernel.BlockIdOp("y"), "by")
-        return self.mul(block_y, self.block_m), self.mul(block_x, self.block_n)
+    def tile_order(self, tile: Index, tiles_m: int, tiles_n: int) -> tuple[Index, Index]:
+        """The (M, N) tile of a batch's `tile`-th: column-major within groups of RASTER_GROUP
+        rows of tiles, so that the blocks running at once share rows of A and columns of B in
+        the L2 cache."""
+        group_tiles = RASTER_GROUP * tiles_n
+        first_m = self.mul(self.div(tile, group_tiles), RASTER_GROUP)
+        rows_left = self.add_op(arith.SubiOp(self.index(tiles_m), self.index(first_m))).results[0]
+        rows = self.add_op(arith.MinUIOp(rows_left, self.index(RASTER_GROUP))).results[0]
+        within = self.rem(tile, group_tiles)
+        return self.add(first_m, self.rem(within, rows)), self.div(within, rows)
 
     def slice_loop(self, first: Index, fill, init: Sequence[SSAValue] = ()) -> list[SSAValue]:
         """`fill(slice, stage, phase, carried)` for every K slice, with the stage it is in
@@ -180,8 +194,9 @@ class _WgmmaGemmBuilder(GemmEmitter):
         )
         return list(loop.results)
 
-    def copy_slices(self, batch: Sequence[Index], first: Index) -> None:
-        tile_row, tile_column = self.tile_origin()
+    def copy_slices(
+        self, batch: Sequence[Index], tile_row: Index, tile_column: Index, first: Index
+    ) -> None:
         box_bytes = (self.block_m + self.block_n) * self.block_k * self.element_bytes
 
         def copy(k_slice: SSAValue, stage: Index, rounds: Index, _) -> list[SSAValue]:
@@ -189,9 +204,13 @@ class _WgmmaGemmBuilder(GemmEmitter):
             # The consumers release a stage once per round, the previous round's release having
             # the parity of rounds + 1; the first round's stages are free.
             previous = self.index(self.rem(self.add(rounds, 1), 2))
+
+            def wait_until_released() -> None:
+                self.add_op(kernel.MbarrierWaitOp(self.empty, stage_value, previous))
+
             self.if_then(
                 self.less(self.stages - 1, self.index(self.add(first, k_slice))),
-                lambda: self.add_op(kernel.MbarrierWaitOp(self.empty, stage_value, previous)),
+                wait_until_released,
             )
             self.add_op(kernel.MbarrierArriveExpectTxOp(self.full, stage_value, box_bytes))
             k_start = self.mul(k_slice, self.block_k)
@@ -213,8 +232,9 @@ class _WgmmaGemmBuilder(GemmEmitter):
 
         self.slice_loop(first, copy)
 
-    def multiply_tile(self, batch: Sequence[Index], first: Index) -> None:
-        tile_row, tile_column = self.tile_origin()
+    def multiply_tile(
+        self, batch: Sequence[Index], tile_row: Index, tile_column: Index, first: Index
+    ) -> None:
         atoms_m = self.group_m // self.atom_m
         atoms_n = self.group_n // self.atom_n
         accumulator_type = VectorType(f32, [self.atom_n // 2])

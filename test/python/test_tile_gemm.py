@@ -112,6 +112,8 @@ class Gemm:
             body = f"      memref.store %acc, %y[{point}] : {y}"
         block_m, block_n, block_k = self.tile
         grid = [-(-self.n // block_n), -(-self.m // block_m), prod(self.batch)]
+        if self.atom.startswith("wgmma"):  # persistent blocks, one an SM (132) at most
+            grid = [min(prod(grid), 132), 1, 1]
         # A wgmma block has a producer warp group besides the warps that multiply.
         threads = 32 * (prod(self.warps) + (4 if self.atom.startswith("wgmma") else 0))
         args = f"%a: {a}, %b: {b}" + (f", %bias: {bias}" if has_bias else "")

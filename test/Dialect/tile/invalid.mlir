@@ -242,14 +242,20 @@ tile.kernel @schedule_vector(%x: memref<4xf32>) grid [1, 1, 1] block [32, 1, 1] 
 
 // -----
 
-// expected-error @+1 {{'pipeline' is part of a contraction's schedule}}
+// expected-error @+1 {{'pipeline' and 'warp_roles' are part of a contraction's schedule}}
 tile.kernel @schedule_pipeline_alone(%x: memref<4xf32>) grid [1, 1, 1] block [32, 1, 1] attributes {tile.schedule = #tile.schedule<block [32, 1, 1], loops [], pipeline 3>} {
 }
 
 // -----
 
-// expected-error @+1 {{'warp_roles' is reserved for warp-specialised schedules, which no pass honours yet}}
-tile.kernel @schedule_reserved(%x: memref<4xf32>) grid [1, 1, 1] block [32, 1, 1] attributes {tile.schedule = #tile.schedule<block [32, 1, 1], loops [], warp_roles ["producer"]>} {
+// expected-error @+1 {{a wgmma m64n256k16 block of warps [8, 1] has warp roles ["producer", "consumer", "consumer"], got ['producer', 'consumer']}}
+tile.kernel @schedule_wrong_roles(%x: memref<4xf32>) grid [1, 1, 1] block [384, 1, 1] attributes {tile.schedule = #tile.schedule<block [384, 1, 1], loops [], tile [128, 256, 64], atom wgmma m64n256k16, warps [8, 1], pipeline 4, warp_roles ["producer", "consumer"]>} {
+}
+
+// -----
+
+// expected-error @+1 {{a mma_sync m16n8k16 block of warps [2, 2] has warp roles none, got ['producer']}}
+tile.kernel @schedule_roles_without_wgmma(%x: memref<4xf32>) grid [1, 1, 1] block [128, 1, 1] attributes {tile.schedule = #tile.schedule<block [128, 1, 1], loops [], tile [64, 64, 32], atom mma_sync m16n8k16, warps [2, 2], warp_roles ["producer"]>} {
 }
 
 // -----
@@ -515,7 +521,7 @@ tile.kernel @gemm_wgmma_warps(%a: memref<128x64xbf16>, %b: memref<64x128xbf16>, 
 
 // -----
 
-// expected-error @+1 {{grid [1, 1, 1] is not the [2, 2, 1] blocks that the tile.gemm's tiles take (N tiles, M tiles, batch)}}
+// expected-error @+1 {{grid [1, 1, 1] is not the [2, 2, 1] blocks that the tile.gemm's tiles take}}
 tile.kernel @gemm_grid(%a: memref<70x64xbf16>, %b: memref<64x80xbf16>, %y: memref<70x80xf32>) grid [1, 1, 1] block [128, 1, 1] {
   tile.gemm %a[m, k] * %b[k, n] : memref<70x64xbf16>, memref<64x80xbf16> -> f32 atom mma_sync m16n8k16 tile [64, 64, 32] warps [2, 2] pipeline 2 epilogue(%m, %n, %acc) {
     memref.store %acc, %y[%m, %n] : memref<70x80xf32>
@@ -567,4 +573,40 @@ func.func @wgmma_n() attributes {atom = #tile.atom<wgmma m64n260k16>} {
 // expected-error @+1 {{Expected `mma_sync`, `wgmma`, or `fma`.}}
 func.func @atom_kind() attributes {atom = #tile.atom<hmma m16n8k16>} {
   func.return
+}
+
+// -----
+
+tile.kernel @wgmma_kn_operand(%a: memref<128x64xbf16>, %b: memref<64x128xbf16>, %y: memref<128x128xf32>) grid [1, 1, 1] block [384, 1, 1] {
+  // expected-error @+1 {{a wgmma reads K-major tiles: rhs's last dimension is k, got [k, n]}}
+  tile.gemm %a[m, k] * %b[k, n] : memref<128x64xbf16>, memref<64x128xbf16> -> f32 atom wgmma m64n128k16 tile [128, 128, 64] warps [8, 1] pipeline 2 epilogue(%m, %n, %acc) {
+    memref.store %acc, %y[%m, %n] : memref<128x128xf32>
+  }
+}
+
+// -----
+
+tile.kernel @wgmma_narrow_k_slice(%a: memref<128x64xbf16>, %b: memref<128x64xbf16>, %y: memref<128x128xf32>) grid [1, 1, 1] block [384, 1, 1] {
+  // expected-error @+1 {{a wgmma's K slice is one 128-byte swizzled row, 64 elements, got tile K 32}}
+  tile.gemm %a[m, k] * %b[n, k] : memref<128x64xbf16>, memref<128x64xbf16> -> f32 atom wgmma m64n128k16 tile [128, 128, 32] warps [8, 1] pipeline 2 epilogue(%m, %n, %acc) {
+    memref.store %acc, %y[%m, %n] : memref<128x128xf32>
+  }
+}
+
+// -----
+
+tile.kernel @wgmma_rows_tma_cannot_copy(%a: memref<128x60xbf16>, %b: memref<128x60xbf16>, %y: memref<128x128xf32>) grid [1, 1, 1] block [384, 1, 1] {
+  // expected-error @+1 {{TMA copies rows of whole 16 bytes: lhs's rows of 60 elements are not}}
+  tile.gemm %a[m, k] * %b[n, k] : memref<128x60xbf16>, memref<128x60xbf16> -> f32 atom wgmma m64n128k16 tile [128, 128, 64] warps [8, 1] pipeline 2 epilogue(%m, %n, %acc) {
+    memref.store %acc, %y[%m, %n] : memref<128x128xf32>
+  }
+}
+
+// -----
+
+tile.kernel @wgmma_without_producer(%a: memref<128x64xbf16>, %b: memref<128x64xbf16>, %y: memref<128x128xf32>) grid [1, 1, 1] block [256, 1, 1] {
+  // expected-error @+1 {{warps [8, 1] and a producer warp group are a block of [384, 1, 1] threads, but the kernel's block is [256, 1, 1]}}
+  tile.gemm %a[m, k] * %b[n, k] : memref<128x64xbf16>, memref<128x64xbf16> -> f32 atom wgmma m64n128k16 tile [128, 128, 64] warps [8, 1] pipeline 2 epilogue(%m, %n, %acc) {
+    memref.store %acc, %y[%m, %n] : memref<128x128xf32>
+  }
 }
