@@ -619,7 +619,8 @@ def lower_gemm_kernel(source: tile.KernelOp, target: GpuTarget) -> kernel.FuncOp
     assert gemm is not None
     if gemm.mma_atom.kind != tile.AtomKind.MMA_SYNC:
         raise PassFailedException(
-            f"lower-tile-to-kernel realises the mma_sync atom, not yet {gemm.mma_atom}", gemm
+            f"lower-tile-to-kernel realises the mma_sync and wgmma atoms, not yet {gemm.mma_atom}",
+            gemm,
         )
     body = Block(arg_types=source.argument_types)
     values = {}

@@ -1,0 +1,45 @@
+// RUN: emmy-opt %s --lower-tile-to-kernel | filecheck %s
+
+// A wgmma tile.gemm becomes a warp-specialised, persistent kernel: the launch passes the
+// operands again for two tensor maps (boxes of a tile's rows by one 64-element K slice, 128-byte
+// swizzle); warp group 0's thread 0 copies each K slice with TMA into the stage the consumers
+// released (mbarrier `empty`), the consumer warp groups wait for it (`full`), multiply it with
+// 4 wgmmas of k16, wait for them and release the stage.
+
+// CHECK-LABEL: kernel.func @gemm(%a: memref<300x136xbf16>, %b: memref<200x136xbf16>, %y: memref<300x200xf32>, %a_map: !kernel.tensor_map<memref<300x136xbf16>, box [128, 64], swizzle 128>, %b_map: !kernel.tensor_map<memref<200x136xbf16>, box [128, 64], swizzle 128>) block [384, 1, 1] {
+// CHECK:         %a_tiles = kernel.dynamic_shared offset 0 {layout = #kernel.swizzle<128>} : memref<3x128x64xbf16, 3 : i32>
+// CHECK:         %b_tiles = kernel.dynamic_shared offset 49152 {layout = #kernel.swizzle<128>} : memref<3x128x64xbf16, 3 : i32>
+// CHECK:         %full = kernel.mbarrier_alloc : !kernel.mbarrier<3>
+// CHECK:         %empty = kernel.mbarrier_alloc : !kernel.mbarrier<3>
+// CHECK:           kernel.mbarrier_init %full[%c0], arrivals 1
+// CHECK:           kernel.mbarrier_init %empty[%c0], arrivals 256
+// CHECK:         kernel.barrier
+// CHECK:         scf.if
+// CHECK:           kernel.setmaxnreg dec 24
+// CHECK:             scf.for %[[WORK:.*]] = %bx to %c6 step %gx {
+// CHECK:               scf.for
+// CHECK:                   kernel.mbarrier_wait %empty[%[[S:.*]]], %{{.*}} : !kernel.mbarrier<3>
+// CHECK:                 kernel.mbarrier_arrive_expect_tx %full[%[[S]]], bytes 32768
+// CHECK:                 kernel.tma_load %a_map[%{{.*}}, %{{.*}}], %a_tiles[%[[S]], %c0, %c0], %full[%[[S]]]
+// CHECK:                 kernel.tma_load %b_map[%{{.*}}, %{{.*}}], %b_tiles[%[[S]], %c0, %c0], %full[%[[S]]]
+// CHECK:         } else {
+// CHECK:           kernel.setmaxnreg inc 240
+// CHECK:             kernel.mbarrier_wait %full[%[[T:.*]]], %{{.*}} : !kernel.mbarrier<3>
+// CHECK-NEXT:        kernel.wgmma_fence
+// CHECK-COUNT-4:     kernel.wgmma m64n128k16
+// CHECK-NEXT:        kernel.wgmma_commit
+// CHECK-NEXT:        kernel.wgmma_wait 0
+// CHECK-NEXT:        kernel.mbarrier_arrive %empty[%[[T]]]
+// CHECK:       func.func @forward
+// CHECK:         kernel.launch @gemm(%a, %b, %y, %a, %b) grid [6, 1, 1] block [384, 1, 1] smem 98304
+tile.kernel @gemm(%a: memref<300x136xbf16>, %b: memref<200x136xbf16>, %y: memref<300x200xf32>) grid [6, 1, 1] block [384, 1, 1] {
+  tile.gemm %a[m, k] * %b[n, k] : memref<300x136xbf16>, memref<200x136xbf16> -> f32 atom wgmma m64n128k16 tile [128, 128, 64] warps [8, 1] pipeline 3 epilogue(%m, %n, %acc) {
+    memref.store %acc, %y[%m, %n] : memref<300x200xf32>
+  }
+}
+
+func.func @forward(%a: memref<300x136xbf16>, %b: memref<200x136xbf16>) -> memref<300x200xf32> {
+  %y = memref.alloc() : memref<300x200xf32>
+  tile.launch @gemm(%a, %b, %y) : memref<300x136xbf16>, memref<200x136xbf16>, memref<300x200xf32>
+  func.return %y : memref<300x200xf32>
+}
