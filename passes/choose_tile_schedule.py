@@ -119,7 +119,8 @@ LARGE_TILE = ((128, 128, 32), (2, 2))
 """A contraction's block tile [BM, BN, BK] and warps [WM, WN] when M and N are both at least
 its BM and BN."""
 SMALL_TILE = ((64, 64, 32), (2, 2))
-"""The block tile of smaller products, and of those with a small M (a few tokens) or N."""
+"""The block tile of smaller products (a small N, or an M between STREAMING_M and the large
+tile's), and of a few rows whose streaming tile does not verify."""
 PIPELINE_DEPTH = 3
 STREAMING_M = 64
 """Products of at most this many rows (M) get a weight-streaming tile."""
