@@ -57,9 +57,23 @@ multiplied on `mma_sync m16n8k16`, 2 x 2 warps a block, PIPELINE_DEPTH K slices 
                    atom mma_sync m16n8k16, warps [2, 2], pipeline 3>
 
 The heuristic is deliberately simple: the LARGE_TILE when M and N both reach its extent (few
-enough blocks that each does much work), else the SMALL_TILE (more blocks for small outputs);
-if the tile.gemm would not verify with it (an operand indexed at 0 along a dimension, a
-layout whose shared rows ldmatrix cannot read), the contract is expanded as any other is.
+enough blocks that each does much work); a weight-streaming tile when M is at most
+STREAMING_M (a few tokens: decode); else the SMALL_TILE (more blocks for small outputs). A
+product of a few rows is bound by reading its [N, K] operand (the weights) once, which only
+all SMs together, each with many loads in flight, do at the copy speed:
+
+    #tile.schedule<block [128, 1, 1], loops [], tile [16, 32, 128],
+                   atom mma_sync m16n8k16, warps [1, 4], pipeline 8>
+
+(M = 16, N = K = 4096 on the H200): the tile's M is the smallest of STREAMING_TILE_M that
+covers M (little padding), its N the widest of STREAMING_TILE_N that still gives the grid
+an SM's worth of blocks (else the narrowest), split among warps along N only; its K
+STREAMING_TILE_K elements at most (the fewest of 32, 64, 128 that cover K), and the pipeline
+deep enough to keep WEIGHT_BYTES_IN_FLIGHT of the weights in flight per block (at most
+MAX_PIPELINE_DEPTH slices, within the block's shared memory, no more than K has slices).
+If the tile.gemm would not verify with the chosen tile (an operand indexed at 0 along a
+dimension, a layout whose shared rows ldmatrix cannot read), the SMALL_TILE is tried, then
+the contract is expanded as any other is.
 Every other contract (f32, integers) is scheduled as the loop nest `expand-loop-contract`
 makes of it, which that pass, run after this one, then builds.
 
@@ -113,13 +127,27 @@ LARGE_TILE = ((128, 128, 32), (2, 2))
 """A contraction's block tile [BM, BN, BK] and warps [WM, WN] when M and N are both at least
 its BM and BN."""
 SMALL_TILE = ((64, 64, 32), (2, 2))
-"""The block tile of smaller products, and of those with a small M (a few tokens) or N."""
+"""The block tile of smaller products (a small N, or an M between STREAMING_M and the large
+tile's), and of a few rows whose streaming tile does not verify."""
 PIPELINE_DEPTH = 3
 WGMMA_TILE = ((128, 256, 64), (8, 1))
 """The block tile and warps of products with M of at least its BM on a target with wgmma:
 two consumer warp groups of 64 x 256 each (wgmma m64n256k16), K 64 elements (one 128-byte
 swizzled row) a slice."""
 WGMMA_PIPELINE_DEPTH = 4
+STREAMING_M = 64
+"""Products of at most this many rows (M) get a weight-streaming tile."""
+STREAMING_TILE_M = (16, 32, 64)
+STREAMING_TILE_N = (64, 32)
+"""A streaming tile's N, widest first: the widest that gives every SM a block is taken."""
+STREAMING_TILE_K = (32, 64, 128)
+STREAMING_WARPS_N = 4
+"""Warps of a streaming block, along N (fewer where the tile's N has fewer 8-column atoms)."""
+WEIGHT_BYTES_IN_FLIGHT = 64 * 1024
+"""The weight loads a streaming block keeps in flight: by Little's law, the copy speed over
+the SMs times the memory latency (about 4.3 TB/s / 132 x ~1 us, some 32 KB on the H200), with
+a margin, as only one block runs per SM."""
+MAX_PIPELINE_DEPTH = 8
 CANDIDATE_TILES = (
     LARGE_TILE,
     SMALL_TILE,
@@ -130,6 +158,11 @@ CANDIDATE_TILES = (
 )
 """The block tiles `candidates` offers a contraction, each with every CANDIDATE_PIPELINES."""
 CANDIDATE_PIPELINES = (2, 3, 4)
+CANDIDATE_STREAMING_TILES_NK = ((16, 128), (32, 64), (32, 128), (64, 64), (64, 128))
+"""The (BN, BK) of the streaming tiles `candidates` offers a product of at most STREAMING_M
+rows, with the heuristic's BM, each with every CANDIDATE_STREAMING_PIPELINES depth that
+fits."""
+CANDIDATE_STREAMING_PIPELINES = (4, 6, 8)
 
 
 @dataclass(frozen=True)
@@ -374,6 +407,40 @@ def _lowers(kernel: loop.KernelOp, schedule: Schedule) -> bool:
     return True
 
 
+def _streaming_warps(block_n: int) -> tuple[int, int]:
+    return 1, min(STREAMING_WARPS_N, block_n // MMA_SYNC.shape[1])
+
+
+def _fits_shared(
+    tile_shape: tuple[int, int, int], pipeline: int, element: int, target: GpuTarget
+) -> bool:
+    """Whether `pipeline` K slices of both operands' tiles fit a block's shared memory."""
+    block_m, block_n, block_k = tile_shape
+    return pipeline * (block_m + block_n) * block_k * element <= target.shared_bytes_per_block
+
+
+def _streaming_schedule(contract: loop.ContractOp, target: GpuTarget) -> Schedule:
+    """The weight-streaming schedule of a product of at most STREAMING_M rows (see the
+    module docstring)."""
+    *batch, size_m, size_n = contract.parallel_extents
+    size_k = contract.reduction.data
+    block_m = next(m for m in STREAMING_TILE_M if m >= size_m)
+    block_k = next((k for k in STREAMING_TILE_K if k >= size_k), STREAMING_TILE_K[-1])
+    tiles = -(-size_m // block_m) * prod(batch)
+    block_n = next(
+        (n for n in STREAMING_TILE_N if tiles * -(-size_n // n) >= target.sm_count),
+        STREAMING_TILE_N[-1],
+    )
+    element = element_bytes(contract.rhs.type.get_element_type())
+    slice_bytes = block_n * block_k * element
+    slices = -(-size_k // block_k)
+    pipeline = 1 + min(-(-WEIGHT_BYTES_IN_FLIGHT // slice_bytes), MAX_PIPELINE_DEPTH - 1, slices)
+    tile_shape = (block_m, block_n, block_k)
+    while pipeline > 2 and not _fits_shared(tile_shape, pipeline, element, target):
+        pipeline -= 1
+    return contraction_schedule(tile_shape, _streaming_warps(block_n), pipeline, target)
+
+
 def _choose_contraction_schedule(kernel: loop.KernelOp, target: GpuTarget) -> Schedule | None:
     """A tensor-core schedule of the kernel's product, if it has one that lowers."""
     contract = _tensor_core_contract(kernel, target)
@@ -385,9 +452,14 @@ def _choose_contraction_schedule(kernel: loop.KernelOp, target: GpuTarget) -> Sc
         if _lowers(kernel, schedule):
             return schedule
     (large_m, large_n, _), _ = LARGE_TILE
-    tile_shape, warps = LARGE_TILE if size_m >= large_m and size_n >= large_n else SMALL_TILE
-    schedule = contraction_schedule(tile_shape, warps, PIPELINE_DEPTH, target)
-    return schedule if _lowers(kernel, schedule) else None
+    small = contraction_schedule(*SMALL_TILE, PIPELINE_DEPTH, target)
+    if size_m >= large_m and size_n >= large_n:
+        tried = [contraction_schedule(*LARGE_TILE, PIPELINE_DEPTH, target)]
+    elif size_m <= STREAMING_M:
+        tried = [_streaming_schedule(contract, target), small]
+    else:
+        tried = [small]
+    return next((s for s in tried if _lowers(kernel, s)), None)
 
 
 def _loop_nests(kernel: loop.KernelOp) -> loop.KernelOp:
@@ -434,19 +506,28 @@ def candidates(kernel: loop.KernelOp, target: GpuTarget) -> list[Schedule]:
     (with and without splitting a long reduction across blocks) under every block size of
     CANDIDATE_BLOCKS, every vector width up to 16 bytes of the widest element, and staging
     its re-read rows asynchronously, synchronously or not at all; and for a product tensor
-    cores can take, every CANDIDATE_TILES tile with every CANDIDATE_PIPELINES depth too; each
-    one lowers."""
+    cores can take, every CANDIDATE_TILES tile with every CANDIDATE_PIPELINES depth too, and
+    for one of at most STREAMING_M rows the streaming tiles of CANDIDATE_STREAMING_TILES_NK
+    with every CANDIDATE_STREAMING_PIPELINES depth; each one lowers."""
     heuristic = choose_schedule(kernel, target)
     schedules = {heuristic: None}
-    if _tensor_core_contract(kernel, target) is not None:
+    contract = _tensor_core_contract(kernel, target)
+    if contract is not None:
+        tiles = [(t, w, CANDIDATE_PIPELINES) for t, w in CANDIDATE_TILES]
+        *_, size_m, size_n = contract.parallel_extents
         if target.has_wgmma:
-            *_, size_n = _tensor_core_contract(kernel, target).parallel_extents
             for pipeline in CANDIDATE_PIPELINES:
                 schedule = _wgmma_schedule(size_n, pipeline, target)
                 if _lowers(kernel, schedule):
                     schedules.setdefault(schedule, None)
-        for tile_shape, warps in CANDIDATE_TILES:
-            for pipeline in CANDIDATE_PIPELINES:
+        if size_m <= STREAMING_M:
+            block_m = _streaming_schedule(contract, target).tile_shape[0]
+            tiles += [
+                ((block_m, n, k), _streaming_warps(n), CANDIDATE_STREAMING_PIPELINES)
+                for n, k in CANDIDATE_STREAMING_TILES_NK
+            ]
+        for tile_shape, warps, pipelines in tiles:
+            for pipeline in pipelines:
                 schedule = contraction_schedule(tile_shape, warps, pipeline, target)
                 if _lowers(kernel, schedule):
                     schedules.setdefault(schedule, None)

@@ -1,17 +1,18 @@
 // RUN: emmy-opt %s --split-input-file --choose-tile-schedule | filecheck %s
 // RUN: emmy-opt %s --split-input-file --choose-tile-schedule --expand-loop-contract --lower-loop-to-tile | filecheck %s --check-prefix=TILE
 
-// nn.Linear in bf16 with a bias, 3 tokens: a product on tensor cores, in the small tile as M
-// is small; lower-loop-to-tile makes it one tile.gemm with the contract's maps and epilogue,
-// a block per 64 x 64 output tile.
+// nn.Linear in bf16 with a bias, 3 tokens: a product on tensor cores, in a weight-streaming
+// tile as M is small (16 rows cover M; 32 columns, the narrowest, as even these give fewer
+// blocks than SMs; K in one slice of 32, so 2 stages); lower-loop-to-tile makes it one
+// tile.gemm with the contract's maps and epilogue, a block per 16 x 32 output tile.
 
 // CHECK-LABEL: loop.kernel @k_linear(
-// CHECK-SAME:    tile.schedule = #tile.schedule<block [128, 1, 1], loops [], tile [64, 64, 32], atom mma_sync m16n8k16, warps [2, 2], pipeline 3>
+// CHECK-SAME:    tile.schedule = #tile.schedule<block [128, 1, 1], loops [], tile [16, 32, 32], atom mma_sync m16n8k16, warps [1, 4], pipeline 2>
 // CHECK-NEXT:    loop.contract
 
 // TILE-LABEL: tile.kernel @k_linear(
-// TILE-SAME:    grid [2, 1, 1] block [128, 1, 1]
-// TILE-NEXT:    tile.gemm %[[X:.*]][m, k] * %[[W:.*]][n, k] : memref<3x24xbf16>, memref<72x24xbf16> -> f32 atom mma_sync m16n8k16 tile [64, 64, 32] warps [2, 2] pipeline 3 epilogue(%[[I:.*]], %[[J:.*]], %[[ACC:.*]]) {
+// TILE-SAME:    grid [3, 1, 1] block [128, 1, 1]
+// TILE-NEXT:    tile.gemm %[[X:.*]][m, k] * %[[W:.*]][n, k] : memref<3x24xbf16>, memref<72x24xbf16> -> f32 atom mma_sync m16n8k16 tile [16, 32, 32] warps [1, 4] pipeline 2 epilogue(%[[I:.*]], %[[J:.*]], %[[ACC:.*]]) {
 // TILE-NEXT:      %[[BV:.*]] = memref.load %{{.*}}[%[[J]]] : memref<72xbf16>
 // TILE-NEXT:      %[[BF:.*]] = arith.extf %[[BV]] : bf16 to f32
 // TILE-NEXT:      %[[R:.*]] = arith.addf %[[ACC]], %[[BF]] : f32
@@ -54,12 +55,77 @@ loop.kernel @k_large(%x: memref<256x64xf16>, %w: memref<64x384xf16>, %out: memre
 
 // TILE-LABEL: tile.kernel @k_bmm(
 // TILE-SAME:    grid [1, 1, 6] block [128, 1, 1]
-// TILE-NEXT:    tile.gemm %{{.*}}[b0, b1, m, k] * %{{.*}}[b1, k, n] : memref<2x3x5x32xbf16>, memref<3x32x4xbf16> -> f32 atom mma_sync m16n8k16 tile [64, 64, 32]
+// TILE-NEXT:    tile.gemm %{{.*}}[b0, b1, m, k] * %{{.*}}[b1, k, n] : memref<2x3x5x32xbf16>, memref<3x32x4xbf16> -> f32 atom mma_sync m16n8k16 tile [16, 32, 32]
 
 loop.kernel @k_bmm(%x: memref<2x3x5x32xbf16>, %y: memref<3x32x4xbf16>, %out: memref<2x3x5x4xbf16>) {
   loop.contract (%i0, %i1, %i2, %i3) in [2, 3, 5, 4], k in 32, %acc = sum %x[d0, d1, d2, k] * %y[d1, k, d3] : memref<2x3x5x32xbf16>, memref<3x32x4xbf16> -> f32 {
     %t = arith.truncf %acc : f32 to bf16
     loop.store %t, %out[%i0, %i1, %i2, %i3] : memref<2x3x5x4xbf16>
+  }
+}
+
+// -----
+
+// Decode, 16 tokens through nn.Linear(4096, 4096): bound by reading the 32 MiB weight. Tiles of
+// 16 x 32 give 128 blocks, about one per SM (64 columns would leave half the SMs idle); each
+// block keeps 7 K slices of 32 x 128 weights in flight (56 KB), 8 stages of 12 KB in shared
+// memory.
+
+// CHECK-LABEL: loop.kernel @k_decode_16(
+// CHECK-SAME:    tile.schedule = #tile.schedule<block [128, 1, 1], loops [], tile [16, 32, 128], atom mma_sync m16n8k16, warps [1, 4], pipeline 8>
+
+// TILE-LABEL: tile.kernel @k_decode_16(
+// TILE-SAME:    grid [128, 1, 1] block [128, 1, 1]
+// TILE-NEXT:    tile.gemm %{{.*}}[m, k] * %{{.*}}[n, k] : memref<16x4096xbf16>, memref<4096x4096xbf16> -> f32 atom mma_sync m16n8k16 tile [16, 32, 128] warps [1, 4] pipeline 8
+
+loop.kernel @k_decode_16(%w: memref<4096x4096xbf16>, %x: memref<16x4096xbf16>, %out: memref<16x4096xbf16>) {
+  loop.contract (%i, %j) in [16, 4096], k in 4096, %acc = sum %x[d0, k] * %w[d1, k] : memref<16x4096xbf16>, memref<4096x4096xbf16> -> f32 {
+    %t = arith.truncf %acc : f32 to bf16
+    loop.store %t, %out[%i, %j] : memref<16x4096xbf16>
+  }
+}
+
+// -----
+
+// One token through 4096 -> 11008: 64 columns a block already give 172 blocks; 4 slices of
+// 64 x 128 weights in flight (64 KB).
+
+// CHECK-LABEL: loop.kernel @k_decode_1(
+// CHECK-SAME:    tile [16, 64, 128], atom mma_sync m16n8k16, warps [1, 4], pipeline 5>
+
+// TILE-LABEL: tile.kernel @k_decode_1(
+// TILE-SAME:    grid [172, 1, 1] block [128, 1, 1]
+
+loop.kernel @k_decode_1(%w: memref<11008x4096xf16>, %x: memref<1x4096xf16>, %out: memref<1x11008xf32>) {
+  loop.contract (%i, %j) in [1, 11008], k in 4096, %acc = sum %x[d0, k] * %w[d1, k] : memref<1x4096xf16>, memref<11008x4096xf16> -> f32 {
+    loop.store %acc, %out[%i, %j] : memref<1x11008xf32>
+  }
+}
+
+// -----
+
+// 33 and 64 rows take tiles of 64 rows; 65 rows the small tile.
+
+// CHECK-LABEL: loop.kernel @k_decode_33(
+// CHECK-SAME:    tile [64, 32, 128], atom mma_sync m16n8k16, warps [1, 4], pipeline 8>
+// CHECK-LABEL: loop.kernel @k_decode_64(
+// CHECK-SAME:    tile [64, 32, 128], atom mma_sync m16n8k16, warps [1, 4], pipeline 8>
+// CHECK-LABEL: loop.kernel @k_rows_65(
+// CHECK-SAME:    tile [64, 64, 32], atom mma_sync m16n8k16, warps [2, 2], pipeline 3>
+
+loop.kernel @k_decode_33(%w: memref<4096x11008xbf16>, %x: memref<33x11008xbf16>, %out: memref<33x4096xf32>) {
+  loop.contract (%i, %j) in [33, 4096], k in 11008, %acc = sum %x[d0, k] * %w[d1, k] : memref<33x11008xbf16>, memref<4096x11008xbf16> -> f32 {
+    loop.store %acc, %out[%i, %j] : memref<33x4096xf32>
+  }
+}
+loop.kernel @k_decode_64(%w: memref<4096x11008xbf16>, %x: memref<64x11008xbf16>, %out: memref<64x4096xf32>) {
+  loop.contract (%i, %j) in [64, 4096], k in 11008, %acc = sum %x[d0, k] * %w[d1, k] : memref<64x11008xbf16>, memref<4096x11008xbf16> -> f32 {
+    loop.store %acc, %out[%i, %j] : memref<64x4096xf32>
+  }
+}
+loop.kernel @k_rows_65(%w: memref<4096x4096xbf16>, %x: memref<65x4096xbf16>, %out: memref<65x4096xf32>) {
+  loop.contract (%i, %j) in [65, 4096], k in 4096, %acc = sum %x[d0, k] * %w[d1, k] : memref<65x4096xbf16>, memref<4096x4096xbf16> -> f32 {
+    loop.store %acc, %out[%i, %j] : memref<65x4096xf32>
   }
 }
 

@@ -18,7 +18,7 @@ PROGRAMS: dict[str, tuple[str, str, str]] = {
         "nn.Linear(40, 72).to(DT)(torch.randn(5, 40, dtype=DT))",
         "bfloat16",
         "tile.gemm %input[m, k] * %p_weight[n, k] : memref<5x40xbf16>, memref<72x40xbf16> -> f32 "
-        "atom mma_sync m16n8k16 tile [64, 64, 32] warps [2, 2] pipeline 3",
+        "atom mma_sync m16n8k16 tile [16, 32, 64] warps [1, 4] pipeline 2",
     ),
     "batched_matmul_bf16": (
         """

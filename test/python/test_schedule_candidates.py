@@ -158,10 +158,13 @@ def test_a_product_is_offered_tensor_core_tiles_and_its_loop_nests() -> None:
     kernel = only_kernel(parse(PRODUCT))
     schedules = candidates(kernel, DEFAULT_TARGET)
     assert schedules[0] == choose_schedule(kernel, DEFAULT_TARGET)
-    assert schedules[0].tile_shape == (64, 64, 32) and schedules[0].mma_atom is not None
+    # 20 rows: a weight-streaming tile of 32 rows is the heuristic's, and others are offered.
+    assert schedules[0].tile_shape == (32, 32, 64) and schedules[0].mma_atom is not None
     tiled = [s for s in schedules if s.is_contraction]
     nests = [s for s in schedules if not s.is_contraction]
     assert len(set(tiled)) == len(tiled) > 3 and nests
+    assert {s.tile_shape for s in tiled} >= {(32, 16, 128), (32, 64, 128), (64, 64, 32)}
+    assert {s.pipeline_depth for s in tiled} == {2, 3, 4, 6, 8}
     rng = np.random.default_rng(0)
     inputs = [rng.standard_normal(shape).astype(np.float16) for shape in ((20, 40), (24, 40))]
     expected = inputs[0].astype(np.float64) @ inputs[1].astype(np.float64).T
@@ -171,3 +174,34 @@ def test_a_product_is_offered_tensor_core_tiles_and_its_loop_nests() -> None:
         np.testing.assert_allclose(
             result, expected, rtol=1e-5, atol=1e-4, err_msg=str(tile.ScheduleAttr(schedule))
         )
+
+
+DECODE = """
+loop.kernel @k_decode(%x: memref<16x4096xbf16>, %w: memref<4096x4096xbf16>,
+                      %y: memref<16x4096xf32>) {
+  loop.contract (%i, %j) in [16, 4096], k in 4096, %acc = sum %x[d0, k] * %w[d1, k]
+      : memref<16x4096xbf16>, memref<4096x4096xbf16> -> f32 {
+    loop.store %acc, %y[%i, %j] : memref<16x4096xf32>
+  }
+}
+"""
+
+
+def test_decode_is_offered_streaming_tiles_of_its_rows() -> None:
+    """16 rows: tiles of 16 rows, warps along N only, up to 8 stages deep; none of the
+    streaming tiles for 65 rows."""
+    schedules = candidates(only_kernel(parse(DECODE)), DEFAULT_TARGET)
+    heuristic = schedules[0]
+    assert (heuristic.tile_shape, heuristic.warps, heuristic.pipeline_depth) == (
+        (16, 32, 128),
+        (1, 4),
+        8,
+    )
+    streaming = {
+        (s.tile_shape, s.warps, s.pipeline_depth) for s in schedules if s.warps[:1] == (1,)
+    }
+    assert {((16, 64, 128), (1, 4), depth) for depth in (4, 6, 8)} <= streaming
+    assert ((16, 16, 128), (1, 2), 8) in streaming
+    rows_65 = only_kernel(parse(DECODE.replace("16x", "65x").replace("[16,", "[65,")))
+    offered = [s for s in candidates(rows_65, DEFAULT_TARGET) if s.is_contraction]
+    assert offered and all(s.tile_shape[0] >= 32 and s.pipeline_depth <= 4 for s in offered)

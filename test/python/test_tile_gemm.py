@@ -5,8 +5,9 @@ Each program runs at Tile IR (the interpreter's one product) and at Kernel IR (t
 emulator, which lands each cp.async only when its group is waited for and checks the warp
 instructions' layouts), on small shapes: multiples of the tile, tails in M, N and K, M = 1,
 both layouts of B (nn.Linear's [N, K] and [K, N]) and of A, batches (one operand broadcast),
-pipelines 1 to 4 deep (in dynamic shared memory beyond a block's static 48 KB), and a
-bias + GELU / SiLU epilogue cast to bf16. The generated CUDA
+pipelines 1 to 8 deep (in dynamic shared memory beyond a block's static 48 KB), the
+weight-streaming tiles of decode (M of 1 to 64 in tiles of 16, 32 or 64 rows, warps along N
+only, K slices of 64 or 128), and a bias + GELU / SiLU epilogue cast to bf16. The generated CUDA
 compiles for sm_90a with no spills; on a GPU (skipped without one) it matches torch up to
 1024 x 1024 x 1024.
 """
@@ -247,6 +248,26 @@ EMULATED = {
             ),
         )
     },
+    # Weight-streaming (decode) tiles: a few rows, warps along N only, wide K slices, deep
+    # pipelines (past a block's static 48 KB of shared memory at 8 deep), tails in N and K.
+    "streaming-m1-16x32x128-8-stages": Gemm(
+        1, 40, 300, tile=(16, 32, 128), warps=(1, 4), pipeline=8
+    ),
+    "streaming-m5-16x32x64-kn-tails": Gemm(
+        5, 72, 200, b_layout="kn", tile=(16, 32, 64), warps=(1, 4), pipeline=5, seed=1
+    ),
+    "streaming-m16-16x64x128-a-km": Gemm(
+        16, 64, 264, a_layout="km", tile=(16, 64, 128), warps=(1, 4), pipeline=6, seed=2
+    ),
+    "streaming-m33-64x32x128-bias-gelu": Gemm(
+        33, 50, 136, tile=(64, 32, 128), warps=(1, 4), pipeline=4, epilogue="bias-gelu", seed=3
+    ),
+    "streaming-m64-64x16x64-two-warps": Gemm(
+        64, 24, 72, tile=(64, 16, 64), warps=(1, 2), pipeline=4, seed=4
+    ),
+    "streaming-m20-32x32x128-f16": Gemm(
+        20, 32, 128, dtype="f16", tile=(32, 32, 128), warps=(1, 4), pipeline=2, seed=5
+    ),
 }
 
 
@@ -291,6 +312,12 @@ COMPILED = {
         warps=(4, 1),
         atom="wgmma m64n128k16",
     ),
+    "decode-16x4096x4096-16x32x128-8-stages": Gemm(
+        16, 4096, 4096, tile=(16, 32, 128), warps=(1, 4), pipeline=8
+    ),
+    "decode-1x11008x4096-16x64x128-5-stages-bias-gelu": Gemm(
+        1, 11008, 4096, tile=(16, 64, 128), warps=(1, 4), pipeline=5, epilogue="bias-gelu"
+    ),
 }
 
 
@@ -309,6 +336,9 @@ ON_GPU = {
     ),
     "tails-1000x1000x1000": Gemm(1000, 1000, 1000, tile=(128, 128, 32), seed=1),
     "m1-decode": Gemm(1, 4096, 4096, tile=(64, 64, 64), seed=2),
+    "m16-decode-streaming": Gemm(
+        16, 4096, 4096, tile=(16, 32, 128), warps=(1, 4), pipeline=8, seed=4
+    ),
     "batched-bias-silu": Gemm(
         300, 200, 136, batch=(4,), b_layout="kn", epilogue="bias-silu", tile=(128, 128, 32)
     ),
