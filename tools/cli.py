@@ -212,13 +212,11 @@ def lower_with_diagnostics(module: ModuleOp, level: str) -> ModuleOp:
         raise CompileError(op_diagnostic(module, f"lowering to {level} failed: {error}")) from error
 
 
-def gpu_results(
-    source: str, program: Program, module: ModuleOp, bench: bool, **counted: Any
-) -> dict:
+def gpu_results(source: str, program: Program, module: ModuleOp, bench: bool, **case: Any) -> dict:
     """Checks the program's kernels on the GPU against eager and, with `bench`, times them
-    against eager and torch.compile (see `emmy.tools.bench.timing`). `counted` are
-    `bench_program`'s keywords for what the report counts: copy_bandwidth_gbps, nbytes, flops,
-    peak_tflops."""
+    against eager and torch.compile (see `emmy.tools.bench.timing`). `case` holds
+    `bench_program`'s keywords for what a suite's case counts and checks: copy_bandwidth_gbps,
+    nbytes, flops, peak_tflops, tolerance."""
     from emmy.tools.bench.timing import bench_program
     from emmy.tools.runtime.host import GraphedHostProgram, HostProgram
 
@@ -238,7 +236,7 @@ def gpu_results(
         backends=backends,
         warmup=10 if bench else 0,
         reps=100 if bench else 1,
-        **counted,
+        **case,
     )
     result["emmy_launch"] = "cuda-graph" if bench else "direct"
     return result
@@ -305,6 +303,7 @@ def bench_case(case: Case, copy: float | None, peak: float | None) -> dict:
             nbytes=case.weight_bytes,
             flops=case.flops,
             peak_tflops=peak,
+            tolerance=case.tolerance,
         )
     result.update(program=case.program, shape=case.shape)
     if case.float32_matmul_precision:

@@ -27,10 +27,10 @@ def fake_gpu(monkeypatch):
     monkeypatch.setattr(bench, "tensor_core_peak_tflops", lambda: peaks.append(1) or 765.0)
     timed, counts = [], []
 
-    def gpu_results(source, program, module, bench, **counted):
-        copy = counted.get("copy_bandwidth_gbps")
+    def gpu_results(source, program, module, bench, **case):
+        copy = case.get("copy_bandwidth_gbps")
         timed.append((source, copy))
-        counts.append({**counted, "precision": torch.get_float32_matmul_precision()})
+        counts.append({**case, "precision": torch.get_float32_matmul_precision()})
         correct = "GELU" not in source  # this program's emmy kernels are wrong here
         dtype = "bfloat16" if "torch.bfloat16" in source else "float32"
         return {
@@ -158,6 +158,7 @@ def test_a_gemm_run_measures_the_peak_once_and_counts_decode_weights(fake_gpu, t
     tail, decode = fake_gpu.counts
     assert tail["flops"] == 2 * 3000 * 5120 * 5120 and tail["peak_tflops"] == 765.0
     assert tail["copy_bandwidth_gbps"] is None and tail["nbytes"] is None
+    assert tail["tolerance"] is None  # bf16's own
     assert decode["copy_bandwidth_gbps"] == 4321.0 and decode["nbytes"] == 4096 * 4096 * 2
     document = json.loads(path.read_text())
     assert document["suite"] == "gemm"
@@ -177,6 +178,7 @@ def test_a_given_peak_is_not_measured_and_fp32_cases_run_under_their_precision(f
     assert status == 0
     assert copies == [] and fake_gpu.peaks == []  # no decode case: no copy bandwidth
     assert [c["precision"] for c in fake_gpu.counts] == ["highest", "high"]
+    assert [c["tolerance"] for c in fake_gpu.counts] == [(1e-4, 1e-3), (1e-2, 0.25)]
     assert all(c["peak_tflops"] == 900.0 for c in fake_gpu.counts)
     assert torch.get_float32_matmul_precision() == before
 
@@ -201,3 +203,23 @@ def test_gemm_program_compiles_to_cuda_at_small_sizes(name, size, dtype, capsys)
     assert kernels == len(case.products)  # one kernel per product, its epilogue fused
     if dtype != "float32" and size[0] > 1:
         assert "mma.sync" in cuda  # 16-bit products take the tensor cores
+
+
+def round_to_tf32(x: torch.Tensor) -> torch.Tensor:
+    """fp32 values rounded to TF32's 10 fraction bits (to nearest, ties away from zero)."""
+    bits = x.view(torch.int32)
+    return ((bits + 0x1000) & ~0x1FFF).view(torch.float32)
+
+
+def test_fp32_gemm_tolerances_hold_for_4096_term_sums():
+    cases = {case.name: case for case in SUITES["gemm"]}
+    highest = cases["matmul 4096x4096x4096 float32 highest"].tolerance
+    high = cases["matmul 4096x4096x4096 float32 high"].tolerance
+    generator = torch.Generator().manual_seed(1)
+    a = torch.randn(128, 4096, generator=generator)
+    b = torch.randn(4096, 256, generator=generator)
+    exact = (a.double() @ b.double()).float()
+    fp32, tf32 = a @ b, round_to_tf32(a) @ round_to_tf32(b)
+    assert bench.check_outputs([fp32], [exact], highest)["correct"]
+    assert bench.check_outputs([tf32], [fp32], high)["correct"]
+    assert not bench.check_outputs([tf32], [fp32], highest)["correct"]

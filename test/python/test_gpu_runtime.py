@@ -688,6 +688,9 @@ def test_nan_never_passes():
     expected = [torch.tensor([1.0, 2.0])]
     assert bench.check_outputs([torch.tensor([1.0, float("nan")])], expected)["correct"] is False
     assert bench.check_outputs([torch.tensor([1.0, 2.0 + 1e-6])], expected)["correct"] is True
+    near = [torch.tensor([1.0, 2.01])]
+    assert bench.check_outputs(near, expected)["correct"] is False
+    assert bench.check_outputs(near, expected, tolerance=(1e-2, 0.0))["correct"] is True
     shape = bench.check_outputs([torch.zeros(3)], expected)
     assert not shape["correct"] and "shape [3]" in shape["error"]
 

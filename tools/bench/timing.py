@@ -231,11 +231,14 @@ def _leaves(value: Any) -> list[torch.Tensor]:
 
 
 def check_outputs(
-    actual: Sequence[torch.Tensor], expected: Sequence[torch.Tensor]
+    actual: Sequence[torch.Tensor],
+    expected: Sequence[torch.Tensor],
+    tolerance: tuple[float, float] | None = None,
 ) -> dict[str, Any]:
-    """Compares outputs with the reference's, elementwise within the tolerance of the
-    reference's dtype (NaN never passes): "correct", "max_abs_error", "rel_error"
-    (‖actual − expected‖ / ‖expected‖, in float64) and "error" (why not, or None)."""
+    """Compares outputs with the reference's, elementwise within `tolerance` (rtol, atol), by
+    default that of the reference's dtype (NaN never passes): "correct", "max_abs_error",
+    "rel_error" (‖actual − expected‖ / ‖expected‖, in float64) and "error" (why not, or
+    None)."""
     from emmy.tools.bench.differential import TOLERANCES
 
     report: dict[str, Any] = {
@@ -267,7 +270,7 @@ def check_outputs(
         norm = float(want64.norm())
         relative = float((got64 - want64).norm()) / norm if norm else float(difference.sum())
         report["rel_error"] = max(report["rel_error"], relative)
-        rtol, atol = TOLERANCES.get(want.dtype, (0.0, 0.0))
+        rtol, atol = tolerance or TOLERANCES.get(want.dtype, (0.0, 0.0))
         bad = ~(difference <= atol + rtol * want64.abs())  # NaN compares false: never passes
         if bool(bad.any()):
             where = tuple(int(i) for i in bad.nonzero()[0])
@@ -318,6 +321,7 @@ def bench_program(
     nbytes: int | None = None,
     flops: int | None = None,
     peak_tflops: float | None = None,
+    tolerance: tuple[float, float] | None = None,
     timer: Timer | None = None,
     name: str | None = None,
 ) -> dict[str, Any]:
@@ -341,7 +345,8 @@ def bench_program(
     inputs; all on the device) and returns the outputs.
 
     Each backend's outputs are checked against eager's BEFORE it is timed, elementwise within
-    the dtype's tolerance (`emmy.tools.bench.differential.TOLERANCES`; NaN never passes); a
+    `tolerance` (rtol, atol), by default the dtype's (`emmy.tools.bench.differential.TOLERANCES`;
+    NaN never passes); a
     backend that fails (wrong values, or an exception) is reported with its error and not
     timed. Reported per backend: median µs (of the GPU, see `measure`), the host's µs per call
     (torch.compile's calls cost about 60 µs on an H200 host: dynamo guards, CUDA-graph
@@ -408,7 +413,7 @@ def bench_program(
                         else None,
                     )
                 else:
-                    row.update(check_outputs(outputs, reference))
+                    row.update(check_outputs(outputs, reference, tolerance))
             except Exception as error:  # a backend that cannot run is reported, not fatal
                 row.update(correct=False, error=f"{type(error).__name__}: {error}".strip())
             outputs = None  # a live output of a CUDA-graph replay would make the next one slow
@@ -444,6 +449,7 @@ def bench_program(
         "copy_bandwidth_gbps": copy_bandwidth_gbps,
         "flops": flops,
         "peak_tflops": peak_tflops,
+        "tolerance": tolerance,
         "backends": rows,
     }
 
