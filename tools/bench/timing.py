@@ -345,17 +345,16 @@ def bench_program(
     inputs; all on the device) and returns the outputs.
 
     Each backend's outputs are checked against eager's BEFORE it is timed, elementwise within
-    `tolerance` (rtol, atol), by default the dtype's (`emmy.tools.bench.differential.TOLERANCES`;
-    NaN never passes); a
-    backend that fails (wrong values, or an exception) is reported with its error and not
-    timed. Reported per backend: median µs (of the GPU, see `measure`), the host's µs per call
-    (torch.compile's calls cost about 60 µs on an H200 host: dynamo guards, CUDA-graph
-    bookkeeping; eager's about 15 µs), GB/s (`nbytes` over the median time; by default the
-    bytes of every `@forward` argument plus every output: the least traffic the program
-    needs), `vs_eager` = eager's time over this one's (a speedup: above 1 is faster) and
-    `vs_compile` likewise against torch.compile, and, given the measured copy bandwidth,
-    `copy_fraction` = GB/s over it (the roofline fraction of a memory-bound program). Given
-    the program's `flops` (the caller declares them, e.g. 2·M·N·K per matrix product):
+    `tolerance` (rtol, atol), by default the dtype's (`emmy.tools.bench.differential.
+    TOLERANCES`; NaN never passes); a backend that fails (wrong values, or an exception) is
+    reported with its error and not timed. Reported per backend: median µs (of the GPU, see
+    `measure`), the host's µs per call (torch.compile's calls cost about 60 µs on an H200 host:
+    dynamo guards, CUDA-graph bookkeeping; eager's about 15 µs), GB/s (`nbytes` over the median
+    time; by default the bytes of every `@forward` argument plus every output: the least traffic
+    the program needs), `vs_eager` = eager's time over this one's (a speedup: above 1 is faster)
+    and `vs_compile` likewise against torch.compile, and, given the measured copy bandwidth,
+    `copy_fraction` = GB/s over it (the roofline fraction of a memory-bound program). Given the
+    program's `flops` (the caller declares them, e.g. 2·M·N·K per matrix product):
     `tflops`, and, given the measured tensor-core peak, `peak_fraction` = TFLOP/s over it."""
     from emmy.tools.bench.differential import random_inputs
     from emmy.tools.frontend.program import load_program
