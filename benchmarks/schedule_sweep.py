@@ -21,9 +21,9 @@ from emmy.dialects.target import target_of
 from emmy.passes.choose_tile_schedule import candidates
 from emmy.passes.pipelines import STAGES
 from emmy.tools.bench.differential import lower
-from emmy.tools.bench.suites import suite_cases
+from emmy.tools.bench.suites import SUITES
 from emmy.tools.bench.timing import bench_program, device_copy_bandwidth, to_json
-from emmy.tools.cli import case_name, torch_ir_of
+from emmy.tools.cli import torch_ir_of
 from emmy.tools.diagnostics import verify
 from emmy.tools.frontend.program import load_program
 from emmy.tools.runtime.host import GraphedHostProgram, HostProgram
@@ -51,12 +51,11 @@ def main() -> int:
     args = parser.parse_args()
     copy = device_copy_bandwidth()
     results, failed = [], False
-    for case in suite_cases(args.suite):
-        if not re.search(args.only, case_name(case)):
+    for case in SUITES[args.suite]:
+        if not re.search(args.only, case.name):
             continue
-        name, shape, dtype, source = case
-        text = source.replace("DT", f"torch.{dtype}")
-        loop_ir = lower(torch_ir_of(load_program(text, f"<{name}>")), "loop")
+        text = case.source.replace("DT", f"torch.{case.dtype}")
+        loop_ir = lower(torch_ir_of(load_program(text, f"<{case.program}>")), "loop")
         kernels = [op for op in loop_ir.body.block.ops if isinstance(op, loop.KernelOp)]
         for kernel in kernels:
             offered = candidates(kernel, target_of(kernel))
@@ -64,13 +63,16 @@ def main() -> int:
                 attribute = str(tile.ScheduleAttr(schedule))
                 result = bench_program(
                     text,
-                    dtype,
+                    case.dtype,
                     emmy_fn=GraphedHostProgram(scheduled(loop_ir, kernel.sym_name.data, schedule)),
                     backends=("eager", "emmy"),
                     copy_bandwidth_gbps=copy,
                 )
                 result.update(
-                    program=name, shape=shape, kernel=kernel.sym_name.data, schedule=attribute
+                    program=case.program,
+                    shape=case.shape,
+                    kernel=kernel.sym_name.data,
+                    schedule=attribute,
                 )
                 eager, emmy = result["backends"]
                 failed |= not emmy["correct"]
@@ -81,7 +83,7 @@ def main() -> int:
                     else f"FAIL: {emmy['error']}"
                 )
                 print(
-                    f"{case_name(case):32} {figure}  eager {eager['median_us']:.2f} µs  "
+                    f"{case.name:32} {figure}  eager {eager['median_us']:.2f} µs  "
                     f"@{kernel.sym_name.data} {attribute}",
                     flush=True,
                 )

@@ -2,7 +2,8 @@
 
     emmy compile (-c SOURCE | FILE.py) [--ir LEVEL] [-o FILE]
     emmy run (-c SOURCE | FILE.py) [--device cpu|cuda] [--seed N] [--bench] [--json FILE]
-    emmy bench --suite memory-bound [--only REGEX] [--json FILE] [--copy-bandwidth GBPS]
+    emmy bench --suite memory-bound|gemm [--only REGEX] [--json FILE] [--copy-bandwidth GBPS]
+               [--peak-tflops TFLOPS]
     emmy exec FILE.mlir [--function NAME] [--inputs in.npz] [--seed N] [-o out.npz]
 
 `compile` prints a PyTorch program at one level; `run` checks every level against PyTorch
@@ -26,6 +27,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from io import StringIO
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -36,7 +38,7 @@ from xdsl.utils.exceptions import PassFailedException
 from emmy.dialects import make_context
 from emmy.passes.pipelines import LEVELS
 from emmy.tools.bench.differential import EXECUTABLE_LEVELS, TOLERANCES, check_levels, lower
-from emmy.tools.bench.suites import SUITES
+from emmy.tools.bench.suites import SUITES, Case
 from emmy.tools.diagnostics import (
     CompileError,
     Source,
@@ -210,9 +212,11 @@ def lower_with_diagnostics(module: ModuleOp, level: str) -> ModuleOp:
         raise CompileError(op_diagnostic(module, f"lowering to {level} failed: {error}")) from error
 
 
-def gpu_results(source: str, program: Program, module: ModuleOp, bench: bool, copy=None) -> dict:
+def gpu_results(source: str, program: Program, module: ModuleOp, bench: bool, **case: Any) -> dict:
     """Checks the program's kernels on the GPU against eager and, with `bench`, times them
-    against eager and torch.compile (see `emmy.tools.bench.timing`)."""
+    against eager and torch.compile (see `emmy.tools.bench.timing`). `case` holds
+    `bench_program`'s keywords for what a suite's case counts and checks: copy_bandwidth_gbps,
+    nbytes, flops, peak_tflops, tolerance."""
     from emmy.tools.bench.timing import bench_program
     from emmy.tools.runtime.host import GraphedHostProgram, HostProgram
 
@@ -232,7 +236,7 @@ def gpu_results(source: str, program: Program, module: ModuleOp, bench: bool, co
         backends=backends,
         warmup=10 if bench else 0,
         reps=100 if bench else 1,
-        copy_bandwidth_gbps=copy,
+        **case,
     )
     result["emmy_launch"] = "cuda-graph" if bench else "direct"
     return result
@@ -256,42 +260,54 @@ def run_on_gpu(args: argparse.Namespace) -> int:
     return 0 if all(row["correct"] for row in result["backends"]) else 1
 
 
-def case_name(case: tuple[str, str, str, str]) -> str:
-    """'rms_norm 8192x4096 bfloat16': what `--only` matches."""
-    return " ".join(case[:3])
-
-
 def run_bench(args: argparse.Namespace) -> int:
-    from emmy.tools.bench.suites import suite_cases
-    from emmy.tools.bench.timing import device_copy_bandwidth, to_json
+    from emmy.tools.bench.timing import device_copy_bandwidth, tensor_core_peak_tflops, to_json
 
     cases = [
-        case
-        for case in suite_cases(args.suite)
-        if args.only is None or re.search(args.only, case_name(case))
+        case for case in SUITES[args.suite] if args.only is None or re.search(args.only, case.name)
     ]
     if not cases:
         raise CommandError(f"error: no case of suite {args.suite} matches --only {args.only!r}")
     require_gpu("emmy bench")
-    copy = args.copy_bandwidth or device_copy_bandwidth()
-    print(f"device copy bandwidth: {copy:.0f} GB/s", flush=True)
+    copy = peak = None
+    if any(case.copy_bound for case in cases):
+        copy = args.copy_bandwidth or device_copy_bandwidth()
+        print(f"device copy bandwidth: {copy:.0f} GB/s", flush=True)
+    if any(case.flops for case in cases):
+        peak = args.peak_tflops or tensor_core_peak_tflops()
+        print(f"bf16 tensor-core peak (best cuBLAS 8192³): {peak:.0f} TFLOP/s", flush=True)
+    header = {"suite": args.suite, "copy_bandwidth_gbps": copy, "tensor_core_peak_tflops": peak}
     results = []
     for index, case in enumerate(cases, 1):
-        print(f"[{index}/{len(cases)}] {case_name(case)}", flush=True)
-        results.append(bench_case(case, copy))
+        print(f"[{index}/{len(cases)}] {case.name}", flush=True)
+        results.append(bench_case(case, copy, peak))
         if args.json:
-            to_json(results, args.json)
+            to_json(results, args.json, header)
     return 0 if all(r["correct"] for result in results for r in result["backends"]) else 1
 
 
-def bench_case(case: tuple[str, str, str, str], copy: float) -> dict:
-    from emmy.tools.bench.timing import format_table
+def bench_case(case: Case, copy: float | None, peak: float | None) -> dict:
+    """One case checked and timed; the copy fraction of a copy-bound case counts a decode
+    step's weights only, and the whole case runs under its float32 matmul precision."""
+    from emmy.tools.bench.timing import float32_matmul_precision, format_table
 
-    name, shape, dtype, source = case
-    text = source.replace("DT", f"torch.{dtype}")
-    program = load_program(text, f"<{name}>")
-    result = gpu_results(text, program, torch_ir_of(program), bench=True, copy=copy)
-    result.update(program=name, shape=shape)
+    text = case.source.replace("DT", f"torch.{case.dtype}")
+    with float32_matmul_precision(case.float32_matmul_precision):
+        program = load_program(text, f"<{case.program}>")
+        result = gpu_results(
+            text,
+            program,
+            torch_ir_of(program),
+            bench=True,
+            copy_bandwidth_gbps=copy if case.copy_bound else None,
+            nbytes=case.weight_bytes,
+            flops=case.flops,
+            peak_tflops=peak,
+            tolerance=case.tolerance,
+        )
+    result.update(program=case.program, shape=case.shape)
+    if case.float32_matmul_precision:
+        result["float32_matmul_precision"] = case.float32_matmul_precision
     print(format_table(result), flush=True)
     return result
 
@@ -385,16 +401,20 @@ def build_parser() -> argparse.ArgumentParser:
     bench = commands.add_parser(
         "bench",
         help="time a benchmark suite on the GPU",
-        description="Check, then time, every program of a suite at each of its shapes and dtypes "
-        "under eager PyTorch, torch.compile (max-autotune) and emmy, on the current CUDA device.",
+        description="Check, then time, every case (a program at a shape and dtype) of a suite "
+        "under eager PyTorch, torch.compile (max-autotune) and emmy, on the current CUDA device. "
+        "memory-bound: norms, softmax and activations, against the measured copy bandwidth; "
+        "gemm: matrix products in TFLOP/s against the measured bf16 tensor-core peak (decode "
+        "steps also against the copy bandwidth, for their weights).",
         allow_abbrev=False,
     )
     bench.add_argument("--suite", choices=sorted(SUITES), required=True)
     bench.add_argument(
         "--only",
         metavar="REGEX",
-        help="run the cases whose 'program shape dtype' (e.g. 'rms_norm 8192x4096 bfloat16') "
-        "matches REGEX",
+        help="run the cases whose 'program shape dtype' (e.g. 'rms_norm 8192x4096 bfloat16', "
+        "'linear 16x4096x4096 bfloat16': gemm shapes read MxNxK; fp32 gemm cases end in their "
+        "float32 matmul precision, 'matmul 4096x4096x4096 float32 high') matches REGEX",
     )
     bench.add_argument("--json", metavar="FILE", help="write the results as JSON (after each case)")
     bench.add_argument(
@@ -402,6 +422,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         metavar="GBPS",
         help="the device copy bandwidth to report fractions of, instead of measuring it",
+    )
+    bench.add_argument(
+        "--peak-tflops",
+        type=float,
+        metavar="TFLOPS",
+        help="the bf16 tensor-core peak to report fractions of, instead of measuring it (the "
+        "best of cuBLAS bf16 8192³ products)",
     )
     bench.set_defaults(command=run_bench)
 

@@ -1,27 +1,36 @@
-"""`emmy bench` without a GPU: which cases it runs, with the copy bandwidth measured once, how
-their results go into one JSON written after each case, and how a case that fails is reported.
-The timing of a case itself is faked here; on a GPU host it is real (see
-../shared/gpu-host/README.md)."""
+"""`emmy bench` without a GPU: which cases a suite has and which of them a run selects, what
+each case counts (bytes, flops), the copy bandwidth and tensor-core peak measured once per run
+(and only when a case needs them), the float32 matmul precision a case runs under, how the
+results go into one JSON written after each case, and how a case that fails is reported. The
+timing of a case itself is faked here; on a GPU host it is real (see
+../shared/gpu-host/README.md). Every gemm-suite program compiles to CUDA at small sizes."""
 
 from __future__ import annotations
 
 import json
+import re
+from types import SimpleNamespace
 
 import pytest
+import torch
 
 from emmy.tools import cli
 from emmy.tools.bench import timing as bench
+from emmy.tools.bench.suites import GEMM_PROGRAMS, SUITES
 
 
 @pytest.fixture
 def fake_gpu(monkeypatch):
     monkeypatch.setattr(cli, "require_gpu", lambda command: None)
-    copies = []
+    copies, peaks = [], []
     monkeypatch.setattr(bench, "device_copy_bandwidth", lambda: copies.append(1) or 4321.0)
-    timed = []
+    monkeypatch.setattr(bench, "tensor_core_peak_tflops", lambda: peaks.append(1) or 765.0)
+    timed, counts = [], []
 
-    def gpu_results(source, program, module, bench, copy=None):
+    def gpu_results(source, program, module, bench, **case):
+        copy = case.get("copy_bandwidth_gbps")
         timed.append((source, copy))
+        counts.append({**case, "precision": torch.get_float32_matmul_precision()})
         correct = "GELU" not in source  # this program's emmy kernels are wrong here
         dtype = "bfloat16" if "torch.bfloat16" in source else "float32"
         return {
@@ -40,11 +49,11 @@ def fake_gpu(monkeypatch):
         }
 
     monkeypatch.setattr(cli, "gpu_results", gpu_results)
-    return timed, copies
+    return SimpleNamespace(timed=timed, copies=copies, peaks=peaks, counts=counts)
 
 
 def test_selected_cases_share_one_copy_bandwidth_and_one_json(fake_gpu, tmp_path, capsys):
-    timed, copies = fake_gpu
+    timed, copies = fake_gpu.timed, fake_gpu.copies
     path = tmp_path / "results.json"
     status = cli.main(
         ["bench", "--suite", "memory-bound", "--only", "^rms_norm 16x4096", "--json", str(path)]
@@ -63,7 +72,7 @@ def test_selected_cases_share_one_copy_bandwidth_and_one_json(fake_gpu, tmp_path
 
 
 def test_a_given_copy_bandwidth_is_not_measured(fake_gpu):
-    timed, copies = fake_gpu
+    timed, copies = fake_gpu.timed, fake_gpu.copies
     assert (
         cli.main(
             [
@@ -96,3 +105,121 @@ def test_a_failing_case_fails_the_run_and_stays_in_the_json(fake_gpu, tmp_path):
 def test_no_matching_case_is_an_error(capsys):
     assert cli.main(["bench", "--suite", "memory-bound", "--only", "no such case"]) == 1
     assert "no case of suite memory-bound matches --only 'no such case'" in capsys.readouterr().err
+
+
+def test_memory_bound_cases_are_programs_by_shapes_by_dtypes():
+    cases = SUITES["memory-bound"]
+    assert len(cases) == 6 * 3 * 2
+    assert [case.name for case in cases[:3]] == [
+        "rms_norm 8192x4096 float32",
+        "rms_norm 8192x4096 bfloat16",
+        "layer_norm 8192x4096 float32",
+    ]
+    assert all(case.flops is None and case.copy_bound for case in cases)
+    assert "(16, 4096)" in next(c.source for c in cases if c.name == "gelu 16x4096 float32")
+
+
+def test_gemm_cases_declare_their_products():
+    cases = {case.name: case for case in SUITES["gemm"]}
+    assert len(cases) == len(SUITES["gemm"]) == 2 * 14 + 2  # no name twice
+    for dtype in ("bfloat16", "float16"):
+        for shape in ("4096x4096x4096", "8192x8192x8192", "3000x5120x5120"):
+            case = cases[f"matmul {shape} {dtype}"]
+            m, n, k = map(int, shape.split("x"))
+            assert case.flops == 2 * m * n * k and case.weight_bytes is None
+            assert not case.copy_bound
+        for n, k in ((12288, 4096), (11008, 4096), (4096, 11008)):
+            assert cases[f"linear 2048x{n}x{k} {dtype}"].products == ((2048, n, k),)
+        for m in (1, 16, 64):
+            decode = cases[f"linear {m}x4096x4096 {dtype}"]
+            assert decode.copy_bound and decode.weight_bytes == 4096 * 4096 * 2
+            assert cases[f"linear {m}x11008x4096 {dtype}"].weight_bytes == 11008 * 4096 * 2
+            assert (
+                "nn.Linear(4096, 11008, bias=False)"
+                in cases[f"linear {m}x11008x4096 {dtype}"].source
+            )
+        swiglu = cases[f"swiglu_mlp 1024x5632x2048 {dtype}"]
+        assert swiglu.flops == 3 * 2 * 1024 * 5632 * 2048  # gate, up and down
+        assert "SwiGLU(2048, 5632)" in swiglu.source
+        gelu = cases[f"linear_bias_gelu 2048x4096x4096 {dtype}"]
+        assert gelu.flops == 2 * 2048 * 4096 * 4096 and "nn.Linear(4096, 4096)" in gelu.source
+    for precision in ("highest", "high"):
+        fp32 = cases[f"matmul 4096x4096x4096 float32 {precision}"]
+        assert fp32.float32_matmul_precision == precision and fp32.flops == 2 * 4096**3
+    assert all("DT" in case.source for case in cases.values())
+
+
+def test_a_gemm_run_measures_the_peak_once_and_counts_decode_weights(fake_gpu, tmp_path, capsys):
+    copies = fake_gpu.copies
+    path = tmp_path / "gemm.json"
+    only = "^(linear 16x4096x4096|matmul 3000x5120x5120) bfloat16$"
+    assert cli.main(["bench", "--suite", "gemm", "--only", only, "--json", str(path)]) == 0
+    assert len(copies) == 1 and len(fake_gpu.peaks) == 1
+    tail, decode = fake_gpu.counts
+    assert tail["flops"] == 2 * 3000 * 5120 * 5120 and tail["peak_tflops"] == 765.0
+    assert tail["copy_bandwidth_gbps"] is None and tail["nbytes"] is None
+    assert tail["tolerance"] is None  # bf16's own
+    assert decode["copy_bandwidth_gbps"] == 4321.0 and decode["nbytes"] == 4096 * 4096 * 2
+    document = json.loads(path.read_text())
+    assert document["suite"] == "gemm"
+    assert document["tensor_core_peak_tflops"] == 765.0
+    assert document["copy_bandwidth_gbps"] == 4321.0
+    assert [(r["program"], r["shape"]) for r in document["results"]] == [
+        ("matmul", "3000x5120x5120"),
+        ("linear", "16x4096x4096"),
+    ]
+    assert "tensor-core peak (best cuBLAS 8192³): 765 TFLOP/s" in capsys.readouterr().out
+
+
+def test_a_given_peak_is_not_measured_and_fp32_cases_run_under_their_precision(fake_gpu):
+    copies = fake_gpu.copies
+    before = torch.get_float32_matmul_precision()
+    status = cli.main(["bench", "--suite", "gemm", "--only", "float32", "--peak-tflops", "900"])
+    assert status == 0
+    assert copies == [] and fake_gpu.peaks == []  # no decode case: no copy bandwidth
+    assert [c["precision"] for c in fake_gpu.counts] == ["highest", "high"]
+    assert [c["tolerance"] for c in fake_gpu.counts] == [(1e-4, 1e-3), (1e-2, 0.25)]
+    assert all(c["peak_tflops"] == 900.0 for c in fake_gpu.counts)
+    assert torch.get_float32_matmul_precision() == before
+
+
+def test_a_memory_bound_run_does_not_measure_the_peak(fake_gpu):
+    assert cli.main(["bench", "--suite", "memory-bound", "--only", "^softmax 16x4096 float32"]) == 0
+    assert fake_gpu.peaks == [] and fake_gpu.counts[0]["flops"] is None
+
+
+SMALL_SIZES = [(1, 64, 128), (48, 80, 96), (128, 128, 64)]
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float32"])
+@pytest.mark.parametrize("size", SMALL_SIZES, ids=lambda size: "x".join(map(str, size)))
+@pytest.mark.parametrize("name", sorted(GEMM_PROGRAMS))
+def test_gemm_program_compiles_to_cuda_at_small_sizes(name, size, dtype, capsys):
+    case = GEMM_PROGRAMS[name].case(name, *size, dtype)
+    source = case.source.replace("DT", f"torch.{dtype}")
+    assert cli.main(["compile", "-c", source, "--ir", "cuda"]) == 0
+    cuda = capsys.readouterr().out
+    kernels = len(re.findall(r"__global__", cuda))
+    assert kernels == len(case.products)  # one kernel per product, its epilogue fused
+    if dtype != "float32" and size[0] > 1:
+        assert "mma.sync" in cuda  # 16-bit products take the tensor cores
+
+
+def round_to_tf32(x: torch.Tensor) -> torch.Tensor:
+    """fp32 values rounded to TF32's 10 fraction bits (to nearest, ties away from zero)."""
+    bits = x.view(torch.int32)
+    return ((bits + 0x1000) & ~0x1FFF).view(torch.float32)
+
+
+def test_fp32_gemm_tolerances_hold_for_4096_term_sums():
+    cases = {case.name: case for case in SUITES["gemm"]}
+    highest = cases["matmul 4096x4096x4096 float32 highest"].tolerance
+    high = cases["matmul 4096x4096x4096 float32 high"].tolerance
+    generator = torch.Generator().manual_seed(1)
+    a = torch.randn(128, 4096, generator=generator)
+    b = torch.randn(4096, 256, generator=generator)
+    exact = (a.double() @ b.double()).float()
+    fp32, tf32 = a @ b, round_to_tf32(a) @ round_to_tf32(b)
+    assert bench.check_outputs([fp32], [exact], highest)["correct"]
+    assert bench.check_outputs([tf32], [fp32], high)["correct"]
+    assert not bench.check_outputs([tf32], [fp32], highest)["correct"]

@@ -263,7 +263,7 @@ def test_every_corpus_and_suite_kernel_compiles(tmp_path: Path):
     from corpus import PROGRAMS, with_dtype
 
     from emmy.tools.bench.differential import lower
-    from emmy.tools.bench.suites import suite_cases
+    from emmy.tools.bench.suites import SUITES
     from emmy.tools.frontend.program import load_program
 
     sources = {
@@ -271,8 +271,8 @@ def test_every_corpus_and_suite_kernel_compiles(tmp_path: Path):
         for name, text in PROGRAMS.items()
         for dtype in ("float32", "bfloat16")
     }
-    for name, shape, dtype, text in suite_cases("memory-bound"):
-        sources[f"suite-{name}-{shape}-{dtype}"] = with_dtype(text, dtype)
+    for case in SUITES["memory-bound"]:
+        sources[f"suite-{case.name.replace(' ', '-')}"] = with_dtype(case.source, case.dtype)
 
     # torch.export is not thread-safe: lower in this thread, run nvcc in parallel.
     cuda = {

@@ -1,7 +1,8 @@
-"""Compiled programs on the GPU: every corpus program and every memory-bound suite program,
-taken to Kernel IR, printed as CUDA, run through the GPU runtime and compared with PyTorch
-eager on fresh random inputs; and CUDA-graph replay of a host program. Skipped without a GPU
-(CI has none; `../shared/gpu-host/README.md` says how to run them on a GPU host)."""
+"""Compiled programs on the GPU: every corpus program, every memory-bound suite program and
+every gemm suite program at small sizes, taken to Kernel IR, printed as CUDA, run through the
+GPU runtime and compared with PyTorch eager on fresh random inputs; and CUDA-graph replay of a
+host program. Skipped without a GPU (CI has none; `../shared/gpu-host/README.md` says how to
+run them on a GPU host)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from corpus import PROGRAMS
 
 from emmy.tools.bench import timing as bench
 from emmy.tools.bench.differential import lower
-from emmy.tools.bench.suites import MEMORY_BOUND_PROGRAMS
+from emmy.tools.bench.suites import GEMM_PROGRAMS, MEMORY_BOUND_PROGRAMS
 from emmy.tools.frontend.program import load_program
 from emmy.tools.runtime.host import GraphedHostProgram, HostProgram
 
@@ -59,6 +60,15 @@ def test_corpus_program_matches_eager_on_the_gpu(name: str, dtype: torch.dtype) 
 @pytest.mark.parametrize("name", sorted(MEMORY_BOUND_PROGRAMS))
 def test_suite_program_matches_eager_on_the_gpu(name: str, shape, dtype: torch.dtype) -> None:
     check_on_gpu(MEMORY_BOUND_PROGRAMS[name].replace("SHAPE", repr(shape)), dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("size", [(1, 64, 128), (48, 80, 96), (128, 128, 64)], ids=str)
+@pytest.mark.parametrize("name", sorted(GEMM_PROGRAMS))
+def test_gemm_program_matches_eager_on_the_gpu(name: str, size, dtype: torch.dtype) -> None:
+    with bench.float32_matmul_precision("highest"):  # eager's fp32 products in true fp32
+        m, n, k = size
+        check_on_gpu(GEMM_PROGRAMS[name].source.format(m=m, n=n, k=k), dtype)
 
 
 @pytest.mark.parametrize("name", ["rms_norm", "add_rms_norm"])

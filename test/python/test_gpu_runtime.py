@@ -606,6 +606,53 @@ def test_bench_program_checks_then_times_cpu_plumbing():
     assert emmy["copy_fraction"] == pytest.approx(emmy["gbps"] / 100.0)
 
 
+LINEAR = "nn.Linear(32, 16, bias=False).to(DT)(torch.randn(4, 32, dtype=DT))"
+
+
+def test_bench_program_counts_declared_flops_and_bytes():
+    timer = FakeTimer([8.0], [4.0])
+    flops = 2 * 4 * 16 * 32
+    result = bench.bench_program(
+        LINEAR,
+        "float32",
+        lambda args: [args[1] @ args[0].T],  # weight, x
+        backends=("eager", "emmy"),
+        device="cpu",
+        timer=timer,
+        copy_bandwidth_gbps=100.0,
+        nbytes=16 * 32 * 4,  # the weight alone
+        flops=flops,
+        peak_tflops=0.5,
+    )
+    eager, emmy = result["backends"]
+    assert emmy["correct"], emmy.get("error")
+    assert (result["bytes"], result["flops"], result["peak_tflops"]) == (2048, flops, 0.5)
+    assert emmy["gbps"] == pytest.approx(2048 / 4e-6 / 1e9)
+    assert emmy["copy_fraction"] == pytest.approx(emmy["gbps"] / 100.0)
+    assert emmy["tflops"] == pytest.approx(flops / 4e-6 / 1e12)
+    assert eager["peak_fraction"] == pytest.approx(flops / 8e-6 / 1e12 / 0.5)
+
+
+def test_tensor_core_peak_is_the_best_of_the_products():
+    timer = FakeTimer([30.0, 10.0, 20.0])
+    peak = bench.tensor_core_peak_tflops(16, warmup=1, reps=3, device="cpu", timer=timer)
+    assert peak == pytest.approx(2 * 16**3 / 10e-6 / 1e12)
+    assert timer.calls == [(1, 3, False)]
+
+
+def test_float32_matmul_precision_is_restored():
+    before = torch.get_float32_matmul_precision()
+    other = "high" if before == "highest" else "highest"
+    with bench.float32_matmul_precision(other):
+        assert torch.get_float32_matmul_precision() == other
+    assert torch.get_float32_matmul_precision() == before
+    with pytest.raises(RuntimeError), bench.float32_matmul_precision(other):
+        raise RuntimeError("a failing case")
+    assert torch.get_float32_matmul_precision() == before
+    with bench.float32_matmul_precision(None):
+        assert torch.get_float32_matmul_precision() == before
+
+
 def test_a_wrong_backend_is_reported_and_not_timed():
     timer = FakeTimer([10.0])
     result = bench.bench_program(
@@ -641,6 +688,9 @@ def test_nan_never_passes():
     expected = [torch.tensor([1.0, 2.0])]
     assert bench.check_outputs([torch.tensor([1.0, float("nan")])], expected)["correct"] is False
     assert bench.check_outputs([torch.tensor([1.0, 2.0 + 1e-6])], expected)["correct"] is True
+    near = [torch.tensor([1.0, 2.01])]
+    assert bench.check_outputs(near, expected)["correct"] is False
+    assert bench.check_outputs(near, expected, tolerance=(1e-2, 0.0))["correct"] is True
     shape = bench.check_outputs([torch.zeros(3)], expected)
     assert not shape["correct"] and "shape [3]" in shape["error"]
 
@@ -708,14 +758,34 @@ def test_format_table():
     assert table[4] == "emmy             FAIL: output 0 differs at [0, 0]"
 
 
+def test_format_table_of_a_product():
+    result = {
+        **sample_results(),
+        "program": "linear",
+        "copy_bandwidth_gbps": None,
+        "flops": 137_438_953_472,
+        "peak_tflops": 800.0,
+    }
+    result["backends"][0].update(median_us=200.0, tflops=687.2, peak_fraction=0.859)
+    table = bench.format_table(result).splitlines()
+    assert table[0] == (
+        "linear  [float32, 268,451,840 bytes moved at least, 137.4 GFLOP, "
+        "tensor-core peak 800 TFLOP/s, timer cuda-events]"
+    )
+    assert table[1].split()[-4:] == ["compile", "TFLOP/s", "%", "peak"]  # no "% copy"
+    assert table[2].split() == ["eager", "200.00", "15.2", "860.4", "1.00", "0.23", "687.2", "85.9"]
+    assert table[3].split()[-2:] == ["-", "-"]  # torch.compile's were not given
+
+
 def test_to_json_records_the_environment(tmp_path, monkeypatch):
     monkeypatch.setattr(sys, "argv", ["bench.py", "-c", "nn.RMSNorm(8)(torch.randn(2, 8))"])
     path = tmp_path / "result.json"
     results = sample_results()
     results["backends"][0]["stdev_us"] = float("nan")
-    written = bench.to_json([results], path)
+    written = bench.to_json([results], path, {"copy_bandwidth_gbps": 4000.0})
     document = json.loads(path.read_text())
     assert document == written
+    assert document["copy_bandwidth_gbps"] == 4000.0
     assert document["torch"] == torch.__version__
     assert document["command"] == "bench.py -c 'nn.RMSNorm(8)(torch.randn(2, 8))'"
     assert datetime.datetime.fromisoformat(document["date"]).tzinfo is not None

@@ -1,13 +1,69 @@
-"""Benchmark suites: `emmy bench --suite NAME` times each program of a suite, at each of its
-shapes and dtypes, under eager PyTorch, torch.compile (max-autotune) and emmy.
+"""Benchmark suites: `emmy bench --suite NAME` checks, then times, each case of a suite under
+eager PyTorch, torch.compile (max-autotune) and emmy.
 
     $ emmy bench --suite memory-bound --only rms_norm --json rms_norm.json
+    $ emmy bench --suite gemm --only 'linear 16x4096x4096 bfloat16'
 
-A program is an `emmy compile -c` source in which `DT` stands for the dtype and `SHAPE` for
-the input shape (its last dim is the normalized or activated one).
+A suite is a list of `Case`s: an `emmy compile -c` source in which `DT` stands for the dtype,
+with what the reports count for it declared beside it (its matrix products, so its flops; the
+float32 matmul precision it runs under). The memory-bound suite is a cross product of
+programs (`SHAPE` in a source is the input shape, its last dim the normalized or activated
+one), shapes and dtypes; the gemm suite lists its cases, since its shapes are not one.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+DECODE_ROWS = 64
+"""A case whose products all have at most this many rows (M) is a decode step: bound by
+reading its weights, so its report adds the fraction of copy bandwidth they are read at."""
+
+
+@dataclass(frozen=True)
+class Case:
+    """One program at one shape and dtype; `name` is what `emmy bench --only` matches."""
+
+    program: str
+    shape: str
+    dtype: str
+    source: str
+    """`DT` stands for the dtype."""
+    products: tuple[tuple[int, int, int], ...] = ()
+    """(M, N, K) of each matrix product the program computes; none for a memory-bound one."""
+    float32_matmul_precision: str | None = None
+    """`torch.set_float32_matmul_precision` for compiling, checking and timing every backend."""
+    tolerance: tuple[float, float] | None = None
+    """(rtol, atol) that every backend's outputs must be within of eager's, where the dtype's
+    (`emmy.tools.bench.differential.TOLERANCES`) does not hold for the program."""
+
+    @property
+    def name(self) -> str:
+        """'rms_norm 8192x4096 bfloat16', 'matmul 4096x4096x4096 float32 high'."""
+        words = (self.program, self.shape, self.dtype, self.float32_matmul_precision)
+        return " ".join(word for word in words if word)
+
+    @property
+    def flops(self) -> int | None:
+        """2·M·N·K summed over the products (a multiply and an add per term)."""
+        return sum(2 * m * n * k for m, n, k in self.products) if self.products else None
+
+    @property
+    def weight_bytes(self) -> int | None:
+        """For a decode step, the bytes of its N×K weights; None otherwise."""
+        if not self.products or max(m for m, _, _ in self.products) > DECODE_ROWS:
+            return None
+        return sum(n * k for _, n, k in self.products) * getattr(torch, self.dtype).itemsize
+
+    @property
+    def copy_bound(self) -> bool:
+        """Whether its time is measured against the copy bandwidth: a memory-bound program,
+        or a decode step."""
+        return not self.products or self.weight_bytes is not None
+
 
 MEMORY_BOUND_PROGRAMS = {
     "rms_norm": "nn.RMSNorm(SHAPE[-1]).to(DT)(torch.randn(SHAPE, dtype=DT))",
@@ -33,24 +89,124 @@ SiluAndMul()(torch.randn(*SHAPE[:-1], 2 * SHAPE[-1], dtype=DT))
     "gelu": "nn.GELU()(torch.randn(SHAPE, dtype=DT))",
 }
 
-SUITES = {
-    "memory-bound": {
-        "programs": MEMORY_BOUND_PROGRAMS,
-        "shapes": [(8192, 4096), (16, 4096), (1, 32, 2048)],
-        "dtypes": ["float32", "bfloat16"],
-    },
+
+def cross_product(
+    programs: dict[str, str], shapes: list[tuple[int, ...]], dtypes: list[str]
+) -> list[Case]:
+    """Every program at every shape (`SHAPE` in its source) and dtype, shape by shape."""
+    return [
+        Case(program, "x".join(map(str, shape)), dtype, source.replace("SHAPE", repr(shape)))
+        for shape in shapes
+        for program, source in programs.items()
+        for dtype in dtypes
+    ]
+
+
+@dataclass(frozen=True)
+class GemmProgram:
+    """A contraction program at sizes m, n, k (`{m}`, `{n}`, `{k}` in its source), with the
+    (M, N, K) of the products it computes there."""
+
+    source: str
+    products: Callable[[int, int, int], list[tuple[int, int, int]]]
+
+    def case(
+        self,
+        name: str,
+        m: int,
+        n: int,
+        k: int,
+        dtype: str,
+        precision: str | None = None,
+        tolerance: tuple[float, float] | None = None,
+    ) -> Case:
+        """The case at these sizes; its shape reads MxNxK."""
+        return Case(
+            name,
+            f"{m}x{n}x{k}",
+            dtype,
+            self.source.format(m=m, n=n, k=k),
+            tuple(self.products(m, n, k)),
+            precision,
+            tolerance,
+        )
+
+
+GEMM_PROGRAMS = {
+    # A[M, K] @ B[K, N], both inputs.
+    "matmul": GemmProgram(
+        """
+class MatMul(nn.Module):
+    def forward(self, a, b):
+        return a @ b
+MatMul()(torch.randn({m}, {k}, dtype=DT), torch.randn({k}, {n}, dtype=DT))
+""",
+        lambda m, n, k: [(m, n, k)],
+    ),
+    # x[M, K] times a weight in nn.Linear's [N, K] layout.
+    "linear": GemmProgram(
+        "nn.Linear({k}, {n}, bias=False).to(DT)(torch.randn({m}, {k}, dtype=DT))",
+        lambda m, n, k: [(m, n, k)],
+    ),
+    # dim k, hidden n: gate and up (k -> n) share their input, down takes n back to k.
+    "swiglu_mlp": GemmProgram(
+        """
+class SwiGLU(nn.Module):
+    def __init__(self, dim, hidden):
+        super().__init__()
+        self.gate = nn.Linear(dim, hidden, bias=False)
+        self.up = nn.Linear(dim, hidden, bias=False)
+        self.down = nn.Linear(hidden, dim, bias=False)
+    def forward(self, x):
+        return self.down(F.silu(self.gate(x)) * self.up(x))
+SwiGLU({k}, {n}).to(DT)(torch.randn({m}, {k}, dtype=DT))
+""",
+        lambda m, n, k: [(m, n, k), (m, n, k), (m, k, n)],
+    ),
+    "linear_bias_gelu": GemmProgram(
+        "nn.Sequential(nn.Linear({k}, {n}), nn.GELU()).to(DT)(torch.randn({m}, {k}, dtype=DT))",
+        lambda m, n, k: [(m, n, k)],
+    ),
 }
 
 
-def suite_cases(name: str) -> list[tuple[str, str, str, str]]:
-    """(program name, shape text, dtype, source with SHAPE filled in) for every case."""
-    suite = SUITES[name]
+FLOAT32_4096_TOLERANCES = {"highest": (1e-4, 1e-3), "high": (1e-2, 0.25)}
+"""(rtol, atol) of an fp32 product of 4096-term sums of standard normal products (outputs of
+about ±64), by float32 matmul precision. Measured against float64 (512×1024 outputs): true
+fp32 sums err by up to 1e-4 where the output is near 0, past the fp32 default's 1e-5, so two
+summation orders differ by up to about 2e-4; under "high", eager (the reference) may round
+its inputs to TF32's 10 fraction bits, which errs by up to 0.084 (a 3e-4 relative norm)."""
+
+
+def gemm_cases() -> list[Case]:
+    """Square and tail products; Llama-7B's projections on 2048 rows (fused QKV, MLP up,
+    MLP down); decode steps on 4096->4096 and 4096->11008; SwiGLU and Linear+bias+GELU as
+    fused programs; all in bf16 and fp16. Then fp32 at 4096³ under both float32 matmul
+    precisions ("highest": true fp32, "high": TF32 tensor cores allowed)."""
+    matmul, linear = GEMM_PROGRAMS["matmul"], GEMM_PROGRAMS["linear"]
     cases = []
-    for shape in suite["shapes"]:
-        for program, source in suite["programs"].items():
-            for dtype in suite["dtypes"]:
-                shape_text = "x".join(map(str, shape))
-                cases.append(
-                    (program, shape_text, dtype, source.replace("SHAPE", repr(tuple(shape))))
-                )
+    for dtype in ("bfloat16", "float16"):
+        for m, n, k in ((4096, 4096, 4096), (8192, 8192, 8192), (3000, 5120, 5120)):
+            cases.append(matmul.case("matmul", m, n, k, dtype))
+        for n, k in ((12288, 4096), (11008, 4096), (4096, 11008)):
+            cases.append(linear.case("linear", 2048, n, k, dtype))
+        for m in (1, 16, DECODE_ROWS):
+            for n in (4096, 11008):
+                cases.append(linear.case("linear", m, n, 4096, dtype))
+        cases.append(GEMM_PROGRAMS["swiglu_mlp"].case("swiglu_mlp", 1024, 5632, 2048, dtype))
+        cases.append(
+            GEMM_PROGRAMS["linear_bias_gelu"].case("linear_bias_gelu", 2048, 4096, 4096, dtype)
+        )
+    for precision, tolerance in FLOAT32_4096_TOLERANCES.items():
+        cases.append(matmul.case("matmul", 4096, 4096, 4096, "float32", precision, tolerance))
     return cases
+
+
+SUITES: dict[str, list[Case]] = {
+    "memory-bound": cross_product(
+        MEMORY_BOUND_PROGRAMS,
+        [(8192, 4096), (16, 4096), (1, 32, 2048)],
+        ["float32", "bfloat16"],
+    ),
+    "gemm": gemm_cases(),
+}

@@ -1,6 +1,7 @@
 """Timing programs on the GPU: eager PyTorch, torch.compile and emmy, checked, then timed.
 
     copy = device_copy_bandwidth()                                  # GB/s, read + write
+    peak = tensor_core_peak_tflops()                                # best cuBLAS bf16 8192³
     result = bench_program("nn.RMSNorm(2048)(torch.randn(8192, 2048))", torch.bfloat16,
                            emmy_fn=HostProgram(kernel_ir), copy_bandwidth_gbps=copy)
     print(format_table(result))
@@ -14,6 +15,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
 import math
@@ -22,7 +24,7 @@ import shlex
 import statistics
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -175,6 +177,34 @@ def device_copy_bandwidth(
     return 2 * nbytes / (microseconds * 1e-6) / 1e9
 
 
+def tensor_core_peak_tflops(
+    size: int = 8192,
+    warmup: int = 3,
+    reps: int = 20,
+    *,
+    device: str = "cuda",
+    timer: Timer | None = None,
+) -> float:
+    """The measured bf16 tensor-core peak in TFLOP/s: 2·size³ over the fastest of `reps`
+    cuBLAS (torch.mm) products of two random size×size bf16 matrices."""
+    a, b = (torch.randn(size, size, dtype=torch.bfloat16, device=device) for _ in range(2))
+    best = measure(lambda: torch.mm(a, b), warmup, reps, flush_l2=False, timer=timer)["min_us"]
+    return 2 * size**3 / (best * 1e-6) / 1e12
+
+
+@contextlib.contextmanager
+def float32_matmul_precision(precision: str | None) -> Iterator[None]:
+    """Runs the body under `torch.set_float32_matmul_precision(precision)` (None: as it is),
+    then restores the previous precision."""
+    previous = torch.get_float32_matmul_precision()
+    if precision is not None:
+        torch.set_float32_matmul_precision(precision)
+    try:
+        yield
+    finally:
+        torch.set_float32_matmul_precision(previous)
+
+
 # --- programs ------------------------------------------------------------------------------
 
 
@@ -201,11 +231,14 @@ def _leaves(value: Any) -> list[torch.Tensor]:
 
 
 def check_outputs(
-    actual: Sequence[torch.Tensor], expected: Sequence[torch.Tensor]
+    actual: Sequence[torch.Tensor],
+    expected: Sequence[torch.Tensor],
+    tolerance: tuple[float, float] | None = None,
 ) -> dict[str, Any]:
-    """Compares outputs with the reference's, elementwise within the tolerance of the
-    reference's dtype (NaN never passes): "correct", "max_abs_error", "rel_error"
-    (‖actual − expected‖ / ‖expected‖, in float64) and "error" (why not, or None)."""
+    """Compares outputs with the reference's, elementwise within `tolerance` (rtol, atol), by
+    default that of the reference's dtype (NaN never passes): "correct", "max_abs_error",
+    "rel_error" (‖actual − expected‖ / ‖expected‖, in float64) and "error" (why not, or
+    None)."""
     from emmy.tools.bench.differential import TOLERANCES
 
     report: dict[str, Any] = {
@@ -237,7 +270,7 @@ def check_outputs(
         norm = float(want64.norm())
         relative = float((got64 - want64).norm()) / norm if norm else float(difference.sum())
         report["rel_error"] = max(report["rel_error"], relative)
-        rtol, atol = TOLERANCES.get(want.dtype, (0.0, 0.0))
+        rtol, atol = tolerance or TOLERANCES.get(want.dtype, (0.0, 0.0))
         bad = ~(difference <= atol + rtol * want64.abs())  # NaN compares false: never passes
         if bool(bad.any()):
             where = tuple(int(i) for i in bad.nonzero()[0])
@@ -285,6 +318,10 @@ def bench_program(
     device: str = "cuda",
     compile_mode: str = "max-autotune",
     copy_bandwidth_gbps: float | None = None,
+    nbytes: int | None = None,
+    flops: int | None = None,
+    peak_tflops: float | None = None,
+    tolerance: tuple[float, float] | None = None,
     timer: Timer | None = None,
     name: str | None = None,
 ) -> dict[str, Any]:
@@ -308,15 +345,17 @@ def bench_program(
     inputs; all on the device) and returns the outputs.
 
     Each backend's outputs are checked against eager's BEFORE it is timed, elementwise within
-    the dtype's tolerance (`emmy.tools.bench.differential.TOLERANCES`; NaN never passes); a
-    backend that fails (wrong values, or an exception) is reported with its error and not
-    timed. Reported per backend: median µs (of the GPU, see `measure`), the host's µs per call
-    (torch.compile's calls cost about 60 µs on an H200 host: dynamo guards, CUDA-graph
-    bookkeeping; eager's about 15 µs), GB/s (bytes of every `@forward` argument plus every
-    output, over the median time: the least traffic the program needs), `vs_eager` = eager's
-    time over this one's (a speedup: above 1 is faster) and `vs_compile` likewise against
-    torch.compile, and, given the measured copy bandwidth, `copy_fraction` = GB/s over it (the
-    roofline fraction of a memory-bound program)."""
+    `tolerance` (rtol, atol), by default the dtype's (`emmy.tools.bench.differential.
+    TOLERANCES`; NaN never passes); a backend that fails (wrong values, or an exception) is
+    reported with its error and not timed. Reported per backend: median µs (of the GPU, see
+    `measure`), the host's µs per call (torch.compile's calls cost about 60 µs on an H200 host:
+    dynamo guards, CUDA-graph bookkeeping; eager's about 15 µs), GB/s (`nbytes` over the median
+    time; by default the bytes of every `@forward` argument plus every output: the least traffic
+    the program needs), `vs_eager` = eager's time over this one's (a speedup: above 1 is faster)
+    and `vs_compile` likewise against torch.compile, and, given the measured copy bandwidth,
+    `copy_fraction` = GB/s over it (the roofline fraction of a memory-bound program). Given the
+    program's `flops` (the caller declares them, e.g. 2·M·N·K per matrix product):
+    `tflops`, and, given the measured tensor-core peak, `peak_fraction` = TFLOP/s over it."""
     from emmy.tools.bench.differential import random_inputs
     from emmy.tools.frontend.program import load_program
 
@@ -355,7 +394,8 @@ def bench_program(
 
     with torch.no_grad():
         reference = runners["eager"]()
-        nbytes = sum(t.numel() * t.element_size() for t in [*forward_args, *reference])
+        if nbytes is None:
+            nbytes = sum(t.numel() * t.element_size() for t in [*forward_args, *reference])
         rows = []
         for backend, run in runners.items():
             row: dict[str, Any] = {"backend": backend}
@@ -372,7 +412,7 @@ def bench_program(
                         else None,
                     )
                 else:
-                    row.update(check_outputs(outputs, reference))
+                    row.update(check_outputs(outputs, reference, tolerance))
             except Exception as error:  # a backend that cannot run is reported, not fatal
                 row.update(correct=False, error=f"{type(error).__name__}: {error}".strip())
             outputs = None  # a live output of a CUDA-graph replay would make the next one slow
@@ -383,6 +423,10 @@ def bench_program(
                 row.update(stats, gbps=nbytes / (stats["median_us"] * 1e-6) / 1e9)
                 if copy_bandwidth_gbps:
                     row["copy_fraction"] = row["gbps"] / copy_bandwidth_gbps
+                if flops:
+                    row["tflops"] = flops / (stats["median_us"] * 1e-6) / 1e12
+                    if peak_tflops:
+                        row["peak_fraction"] = row["tflops"] / peak_tflops
             rows.append(row)
 
     times = {row["backend"]: row.get("median_us") for row in rows}
@@ -402,6 +446,9 @@ def bench_program(
         "reps": reps,
         "seed": seed,
         "copy_bandwidth_gbps": copy_bandwidth_gbps,
+        "flops": flops,
+        "peak_tflops": peak_tflops,
+        "tolerance": tolerance,
         "backends": rows,
     }
 
@@ -441,36 +488,42 @@ def _number(value: float | None, digits: int) -> str:
 
 def format_table(results: dict[str, Any] | Sequence[dict[str, Any]]) -> str:
     """A text table per program: backend, median µs, the host's µs per call, GB/s, speedup over
-    eager and over torch.compile (and the fraction of copy bandwidth, when measured)."""
+    eager and over torch.compile; with the program's flops, TFLOP/s (and the fraction of the
+    tensor-core peak, when measured); the fraction of copy bandwidth, when measured."""
     blocks = []
     for result in _as_list(results):
-        with_copy = result.get("copy_bandwidth_gbps") is not None
+        copy, flops, peak = (result.get(k) for k in ("copy_bandwidth_gbps", "flops", "peak_tflops"))
         header = (
             f"{result['program']}  [{result['dtype']}, {result['bytes']:,} bytes moved at least"
-            + (f", copy bandwidth {result['copy_bandwidth_gbps']:,.0f} GB/s" if with_copy else "")
+            + (f", {flops / 1e9:,.1f} GFLOP" if flops else "")
+            + (f", copy bandwidth {copy:,.0f} GB/s" if copy is not None else "")
+            + (f", tensor-core peak {peak:,.0f} TFLOP/s" if flops and peak else "")
             + (f", timer {result['timer']}" if result.get("timer") else "")
             + "]"
         )
-        columns = (
-            f"{'backend':<15}{'median µs':>12}{'host µs':>10}{'GB/s':>10}{'x eager':>10}"
-            f"{'x compile':>11}"
-        )
-        if with_copy:
-            columns += f"{'% copy':>8}"
-        lines = [header, columns]
+        # (title, key, digits, scale, width) of the columns after the backend's name
+        columns = [
+            ("median µs", "median_us", 2, 1, 12),
+            ("host µs", "host_us", 1, 1, 10),
+            ("GB/s", "gbps", 1, 1, 10),
+            ("x eager", "vs_eager", 2, 1, 10),
+            ("x compile", "vs_compile", 2, 1, 11),
+        ]
+        if flops:
+            columns.append(("TFLOP/s", "tflops", 1, 1, 9))
+            if peak:
+                columns.append(("% peak", "peak_fraction", 1, 100, 8))
+        if copy is not None:
+            columns.append(("% copy", "copy_fraction", 1, 100, 8))
+        lines = [header, f"{'backend':<15}" + "".join(f"{c[0]:>{c[4]}}" for c in columns)]
         for row in result["backends"]:
             if not row.get("correct"):
                 lines.append(f"{row['backend']:<15}  FAIL: {row.get('error')}")
                 continue
-            line = (
-                f"{row['backend']:<15}{_number(row.get('median_us'), 2):>12}"
-                f"{_number(row.get('host_us'), 1):>10}"
-                f"{_number(row.get('gbps'), 1):>10}{_number(row.get('vs_eager'), 2):>10}"
-                f"{_number(row.get('vs_compile'), 2):>11}"
-            )
-            if with_copy:
-                fraction = row.get("copy_fraction")
-                line += f"{_number(None if fraction is None else 100 * fraction, 1):>8}"
+            line = f"{row['backend']:<15}"
+            for _, key, digits, scale, width in columns:
+                value = row.get(key)
+                line += f"{_number(None if value is None else scale * value, digits):>{width}}"
             lines.append(line)
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
@@ -497,9 +550,14 @@ def environment() -> dict[str, Any]:
     }
 
 
-def to_json(results: dict[str, Any] | Sequence[dict[str, Any]], path: str | Path) -> dict[str, Any]:
-    """Writes the results with `environment()` to `path` as JSON; returns what was written."""
-    document = {**environment(), "results": _jsonable(_as_list(results))}
+def to_json(
+    results: dict[str, Any] | Sequence[dict[str, Any]],
+    path: str | Path,
+    header: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Writes the results with `environment()` and `header` (what holds for every result, e.g.
+    the measured copy bandwidth) to `path` as JSON; returns what was written."""
+    document = {**environment(), **(header or {}), "results": _jsonable(_as_list(results))}
     Path(path).write_text(json.dumps(document, indent=2) + "\n")
     return document
 
