@@ -100,7 +100,7 @@ given to `SimtFunctions` run them, so it takes those ops over from them.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from math import prod
@@ -125,6 +125,7 @@ from emmy.dialects import kernel
 from emmy.dialects.dtypes import element_bytes
 from emmy.dialects.target import target_of
 from emmy.tools.interpreter.scalar import numpy_dtype, to_type
+from emmy.tools.interpreter.tasks import Scheduler
 
 CHUNK_THREADS = 1 << 16
 """About how many threads (whole blocks, at least one) run in lockstep at a time."""
@@ -239,6 +240,16 @@ class Chunk:
         self.dynamic_in_flight = np.zeros((self.blocks, self.smem), np.int32)
         self.phase_records += [self.dynamic_writers, self.dynamic_readers]
         self.committed = np.zeros(self.threads, np.int64)
+        self.scheduler = Scheduler(self.saved_mask)
+
+    def saved_mask(self) -> Callable[[], None]:
+        """Restores the mask of the active threads to what it is now."""
+        mask, full = self.mask, self.full
+
+        def restore() -> None:
+            self.mask, self.full = mask, full
+
+        return restore
 
     def wide_dynamic(self, element_bytes: int) -> np.ndarray:
         """The dynamic shared memory of views whose elements numpy holds wider than they are
@@ -362,7 +373,12 @@ class SimtFunctions(InterpreterFunctions):
                 for first in range(0, blocks, per_chunk):
                     chunk = Chunk(grid, block, first, min(per_chunk, blocks - first), smem)
                     interpreter.set_data(SimtFunctions, self.CHUNK, chunk)
-                    interpreter.run_ssacfg_region(function.body, arguments, function.sym_name.data)
+                    try:
+                        interpreter.run_ssacfg_region(
+                            function.body, arguments, function.sym_name.data
+                        )
+                    finally:
+                        chunk.scheduler.close()
         finally:
             interpreter.set_data(SimtFunctions, self.CHUNK, outer)
         return ()
@@ -406,9 +422,19 @@ class SimtFunctions(InterpreterFunctions):
         taken = chunk.mask & cond
         not_taken = chunk.mask & ~cond
         then_results = else_results = None
+        runs_else = not_taken.any() and bool(op.false_region.blocks)
         if taken.any():
+            # The else-region runs after the then-region, or beside it if that one blocks.
+            deferred = None
+            if runs_else:
+                deferred = chunk.scheduler.defer(
+                    interpreter,
+                    lambda inner: self.run_region(inner, op.false_region, (), not_taken),
+                )
             then_results = self.run_region(interpreter, op.true_region, (), taken)
-        if not_taken.any() and op.false_region.blocks:
+            if deferred is not None:
+                else_results = chunk.scheduler.join(deferred, interpreter)
+        elif runs_else:
             else_results = self.run_region(interpreter, op.false_region, (), not_taken)
         if then_results is None:
             return else_results or ()
