@@ -53,8 +53,8 @@ class Deferred:
 @dataclass(eq=False)
 class _Parked:
     ready: Callable[[], bool]
-    description: str
-    """What the task waits for; empty for a task that only waits for a deferred region."""
+    describe: Callable[[], str] | None
+    """What the task waits for; None for a task that only waits for a deferred region."""
     turn: bool = False
 
 
@@ -86,15 +86,16 @@ class Scheduler:
             self.deferred.pop()
             deferred.started = True
             return deferred.run(interpreter)
-        self.block_until(lambda: deferred.done, "")
+        self.block_until(lambda: deferred.done, None)
         return deferred.results
 
-    def block_until(self, ready: Callable[[], bool], description: str) -> None:
-        """Returns once `ready()` holds, letting other tasks run until then."""
+    def block_until(self, ready: Callable[[], bool], describe: Callable[[], str] | None) -> None:
+        """Returns once `ready()` holds, letting other tasks run until then; `describe()` says
+        what the task waits for, should that never come."""
         if ready():
             return
         restore = self.saved_state()
-        parked = _Parked(ready, description)
+        parked = _Parked(ready, describe)
         with self.turns:
             self.parked.append(parked)
             self.hand_over()
@@ -121,7 +122,7 @@ class Scheduler:
             self.threads.append(thread)
             thread.start()
             return
-        waits = [parked.description for parked in self.parked if parked.description]
+        waits = [parked.describe() for parked in self.parked if parked.describe is not None]
         self.fail(InterpretationError(f"deadlock: every task is blocked: {'; '.join(waits)}"))
 
     def run_task(self, deferred: Deferred) -> None:
