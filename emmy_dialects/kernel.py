@@ -39,9 +39,9 @@ Semantics of the primitives, for the SIMT emulator and the CUDA printer:
   aligned. Lanes are taken out and put in with upstream `vector.extract`, `vector.insert` and
   `vector.broadcast` (static or index positions), the only vector ops a kernel body holds.
 - A kernel takes global buffers (memrefs in the default memory space), scalars (index, i1 to
-  i64, f16, bf16, f32, f64: the same in every thread) and opaque structs passed by value
-  (`!kernel.opaque<"CUtensorMap", 128, 64>`: name, bytes, alignment), which it hands on
-  without looking into them; `kernel.launch` passes a value of each type.
+  i64, f16, bf16, f32, f64: the same in every thread) and TMA tensor maps
+  (`!kernel.tensor_map<memref<...>, box [..], swizzle 128>`, a `CUtensorMap` by value);
+  `kernel.launch` passes a value of each type, a memref of the map's tensor for a map.
 - A `kernel.shared_alloc {layout = #kernel.swizzle<128>}` buffer (or `kernel.dynamic_shared`
   view) is swizzled: every access reaches element `e` of the dense row-major buffer at its
   swizzled place (see `SwizzleAttr`).
@@ -58,14 +58,17 @@ Semantics of the primitives, for the SIMT emulator and the CUDA printer:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from enum import auto
 from math import prod
 from typing import ClassVar
 
-from xdsl.dialects import scf
+from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import (
+    I32,
     I64,
+    ArrayAttr,
     BFloat16Type,
     DenseArrayBase,
     Float16Type,
@@ -77,7 +80,6 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     NoneAttr,
-    StringAttr,
     UnitAttr,
     VectorType,
     i32,
@@ -111,6 +113,7 @@ from xdsl.irdl import (
     result_def,
     traits_def,
     var_operand_def,
+    var_result_def,
 )
 from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
@@ -210,50 +213,6 @@ class AtomicKindAttr(EnumAttribute[AtomicKind], SpacedOpaqueSyntaxAttribute):
 
 
 # --- kernel parameters and shared layouts ------------------------------------------------------
-
-
-@irdl_attr_definition
-class OpaqueType(ParametrizedAttribute, TypeAttribute):
-    """`!kernel.opaque<"CUtensorMap", 128, 64>`: a struct of `size` bytes aligned to `alignment`
-    that a kernel takes by value and does not look into (a TMA descriptor, say); the host
-    passes its bytes."""
-
-    name = "kernel.opaque"
-    struct: StringAttr
-    size: IntAttr
-    alignment: IntAttr
-
-    def __init__(self, struct: str, size: int, alignment: int):
-        super().__init__(StringAttr(struct), IntAttr(size), IntAttr(alignment))
-
-    def verify(self) -> None:
-        struct, size, alignment = self.struct.data, self.size.data, self.alignment.data
-        if not struct.isidentifier() or not struct.isascii():
-            raise VerifyException(f"an opaque struct is named by an identifier, got '{struct}'")
-        if alignment < 1 or alignment & (alignment - 1):
-            raise VerifyException(
-                f"opaque struct {struct}'s alignment is a power of two, got {alignment}"
-            )
-        if size < 1 or size % alignment:
-            raise VerifyException(
-                f"opaque struct {struct}'s size is a positive multiple of its alignment "
-                f"{alignment}, got {size}"
-            )
-
-    @classmethod
-    def parse_parameters(cls, parser: AttrParser) -> tuple[StringAttr, IntAttr, IntAttr]:
-        with parser.in_angle_brackets():
-            struct = parser.parse_str_literal("the name of the opaque struct")
-            parser.parse_punctuation(",")
-            size = parser.parse_integer(allow_boolean=False, context_msg=" for its size")
-            parser.parse_punctuation(",")
-            alignment = parser.parse_integer(allow_boolean=False, context_msg=" for its alignment")
-        return StringAttr(struct), IntAttr(size), IntAttr(alignment)
-
-    def print_parameters(self, printer: Printer) -> None:
-        with printer.in_angle_brackets():
-            printer.print_string_literal(self.struct.data)
-            printer.print_string(f", {self.size.data}, {self.alignment.data}")
 
 
 SWIZZLE_SPANS = (32, 64, 128)
@@ -402,6 +361,134 @@ def _verify_global(memref_type: MemRefType, what: str) -> None:
         )
 
 
+MBARRIER_BYTES = 8
+"""An mbarrier is one 8-byte, 8-aligned word of shared memory."""
+
+TENSOR_MAP_BYTES = 128
+TENSOR_MAP_ALIGNMENT = 64
+"""A `CUtensorMap` is 128 bytes aligned to 64, as cuda.h declares it."""
+
+TMA_SWIZZLES = (0, 32, 64, 128)
+TMA_MAX_RANK = 5
+TMA_MAX_BOX = 256
+TMA_INNER_BOX_BYTES = 16
+
+
+@irdl_attr_definition
+class MbarrierType(ParametrizedAttribute, TypeAttribute):
+    """`!kernel.mbarrier<4>`: an array of `count` mbarriers in the block's shared memory (8
+    bytes each, 8-aligned), which only `kernel.mbarrier_alloc` makes."""
+
+    name = "kernel.mbarrier"
+    count: IntAttr
+
+    def __init__(self, count: int):
+        super().__init__(IntAttr(count))
+
+    @property
+    def barriers(self) -> int:
+        return self.count.data
+
+    def verify(self) -> None:
+        if self.count.data < 1:
+            raise VerifyException(f"an mbarrier array holds at least one, got {self.count.data}")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> tuple[IntAttr]:
+        with parser.in_angle_brackets():
+            count = parser.parse_integer(allow_boolean=False, context_msg=" for the mbarriers")
+        return (IntAttr(count),)
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.count.data}>")
+
+
+@irdl_attr_definition
+class TensorMapType(ParametrizedAttribute, TypeAttribute):
+    """`!kernel.tensor_map<memref<4096x4096xbf16>, box [128, 64], swizzle 128>`: a kernel
+    parameter describing how TMA (`kernel.tma_load`) reads the global buffer of type `tensor`
+    (dense row-major, static shape, rank 1 to 5) in boxes of `box` elements (one per
+    dimension, each 1 to 256, the last one contiguous), landing them in shared memory with the
+    swizzle of `swizzle` bytes (0: none, 32, 64 or 128; see `SwizzleAttr`).
+
+    The kernel receives a `CUtensorMap` (128 bytes, 64-aligned) by value as a
+    `const __grid_constant__` parameter; `kernel.launch` passes a memref of type `tensor` for
+    it, from which the host encodes the map (`cuTensorMapEncodeTiled`, out-of-bounds elements
+    read as zeros). The last box dimension spans a multiple of 16 bytes and, with a swizzle,
+    at most the swizzle's span."""
+
+    name = "kernel.tensor_map"
+    tensor: MemRefType
+    box: ArrayAttr[IntAttr]
+    swizzle: IntAttr
+
+    def __init__(self, tensor: MemRefType, box: Sequence[int], swizzle: int):
+        super().__init__(tensor, ArrayAttr(IntAttr(b) for b in box), IntAttr(swizzle))
+
+    @property
+    def box_shape(self) -> tuple[int, ...]:
+        return tuple(b.data for b in self.box.data)
+
+    @property
+    def box_bytes(self) -> int:
+        """The bytes one box copies into shared memory."""
+        return prod(self.box_shape) * element_bytes(self.tensor.get_element_type())
+
+    @property
+    def layout(self) -> SwizzleAttr | None:
+        """The swizzle the box lands with, as shared buffers declare it."""
+        return SwizzleAttr(self.swizzle.data) if self.swizzle.data else None
+
+    def verify(self) -> None:
+        tensor, box, swizzle = self.tensor, self.box_shape, self.swizzle.data
+        _verify_global(tensor, "a tensor map's tensor")
+        rank = tensor.get_num_dims()
+        if not 1 <= rank <= TMA_MAX_RANK:
+            raise VerifyException(
+                f"a tensor map's tensor has rank 1 to {TMA_MAX_RANK}, got {tensor}"
+            )
+        if len(box) != rank or not all(1 <= b <= TMA_MAX_BOX for b in box):
+            raise VerifyException(
+                f"a tensor map's box has one extent from 1 to {TMA_MAX_BOX} per dimension of "
+                f"{tensor}, got {list(box)}"
+            )
+        if swizzle not in TMA_SWIZZLES:
+            raise VerifyException(
+                f"a tensor map's swizzle is 0 (none), 32, 64 or 128 bytes, got {swizzle}"
+            )
+        inner = box[-1] * element_bytes(tensor.get_element_type())
+        if inner % TMA_INNER_BOX_BYTES or (swizzle and inner > swizzle):
+            limit = f" and at most the {swizzle}-byte swizzle span" if swizzle else ""
+            raise VerifyException(
+                f"a tensor map's last box dimension spans a multiple of {TMA_INNER_BOX_BYTES} "
+                f"bytes{limit}, got {box[-1]} x {tensor.get_element_type()} = {inner} bytes"
+            )
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> tuple[MemRefType, ArrayAttr, IntAttr]:
+        with parser.in_angle_brackets():
+            pos = parser.pos
+            tensor = parser.parse_type()
+            if not isinstance(tensor, MemRefType):
+                parser.raise_error(f"a tensor map's tensor is a memref, got {tensor}", pos)
+            parser.parse_punctuation(",")
+            parser.parse_keyword("box")
+            box = parser.parse_comma_separated_list(
+                parser.Delimiter.SQUARE,
+                lambda: parser.parse_integer(allow_boolean=False, context_msg=" for a box"),
+            )
+            parser.parse_punctuation(",")
+            parser.parse_keyword("swizzle")
+            swizzle = parser.parse_integer(allow_boolean=False, context_msg=" for the swizzle")
+        return tensor, ArrayAttr(IntAttr(b) for b in box), IntAttr(swizzle)
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string("<")
+        printer.print_attribute(self.tensor)
+        box = ", ".join(str(b) for b in self.box_shape)
+        printer.print_string(f", box [{box}], swizzle {self.swizzle.data}>")
+
+
 def _verify_in_kernel(op: Operation) -> FuncOp:
     """Device primitives run on the GPU, so they live inside a kernel.func."""
     ancestor = op.parent_op()
@@ -483,7 +570,8 @@ def _shape_property(values: Sequence[int]) -> DenseArrayBase:
 @irdl_op_definition
 class FuncOp(KernelSymbolOp):
     """A GPU kernel: the code one thread runs, compiled for blocks of shape `block`. It takes
-    global buffers (memrefs), scalars (`is_kernel_scalar`) and opaque structs (`OpaqueType`)."""
+    global buffers (memrefs), scalars (`is_kernel_scalar`) and TMA tensor maps
+    (`TensorMapType`)."""
 
     name = "kernel.func"
     block = prop_def(DenseArrayBase.constr(i64))
@@ -511,10 +599,14 @@ class FuncOp(KernelSymbolOp):
     @property
     def static_shared_bytes(self) -> int:
         """Bytes of static shared memory, each buffer rounded up to its alignment (buffers that
-        do not verify count nothing; their own ops report them)."""
-        return sum(
+        do not verify count nothing; their own ops report them), and the mbarrier arrays."""
+        buffers = sum(
             _round_up(_shared_bytes(op.result.type), op.alignment) for op in self.shared_allocs()
         )
+        barriers = sum(
+            op.shared_bytes for op in self.body.walk() if isinstance(op, MbarrierAllocOp)
+        )
+        return buffers + barriers
 
     @property
     def dynamic_shared_bytes(self) -> int:
@@ -533,10 +625,10 @@ class FuncOp(KernelSymbolOp):
         for index, arg_type in enumerate(self.argument_types):
             if isinstance(arg_type, MemRefType):
                 _verify_global(arg_type, f"kernel argument #{index}")
-            elif not (is_kernel_scalar(arg_type) or isinstance(arg_type, OpaqueType)):
+            elif not (is_kernel_scalar(arg_type) or isinstance(arg_type, TensorMapType)):
                 raise VerifyException(
                     f"kernel argument #{index} is a memref, a scalar "
-                    f"({type_names(C_TYPES, 'or')}) or a !kernel.opaque struct, got {arg_type}"
+                    f"({type_names(C_TYPES, 'or')}) or a !kernel.tensor_map, got {arg_type}"
                 )
         for op in self.body.walk():
             if op.dialect_name() not in BODY_DIALECTS and op.name not in BODY_OPS:
@@ -1307,12 +1399,642 @@ class MmaSyncOp(IRDLOperation):
             )
 
 
+# --- Hopper (sm_90a): mbarriers, TMA and warpgroup tensor cores ------------------------------
+
+
+def _constant_index(value: SSAValue) -> int | None:
+    """The value of an index that an `arith.constant` defines, None for any other."""
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    return None
+
+
+def _verify_hopper(op: Operation, feature: str, has: bool) -> None:
+    target = target_of(op)
+    if not has:
+        raise VerifyException(
+            f"'{op.name}' needs {feature} (sm_90a), which the module's target {target.arch} "
+            f"({target.name}) does not have"
+        )
+
+
+def _verify_barrier_index(op: Operation, barriers: SSAValue, index: SSAValue) -> None:
+    _verify_in_kernel(op)
+    count = barriers.type.barriers
+    position = _constant_index(index)
+    if position is not None and not 0 <= position < count:
+        raise VerifyException(
+            f"'{op.name}' addresses mbarrier {position} of {barriers.type}, which holds {count}"
+        )
+
+
+def _flat_offset(memref_type: MemRefType, indices: Sequence[SSAValue]) -> int | None:
+    """The row-major element offset of constant indices, None when one is not constant."""
+    positions = [_constant_index(i) for i in indices]
+    if None in positions:
+        return None
+    offset = 0
+    for position, extent in zip(positions, memref_type.get_shape()):
+        offset = offset * extent + position
+    return offset
+
+
+@irdl_op_definition
+class MbarrierAllocOp(IRDLOperation):
+    """An array of mbarriers in the block's static shared memory:
+    `%full = kernel.mbarrier_alloc : !kernel.mbarrier<4>`.
+
+    Like `kernel.shared_alloc`, one array per op per block, for the whole kernel; its contents
+    start undefined until `kernel.mbarrier_init`. An mbarrier counts arrivals and pending
+    transaction bytes of its current phase; the phase completes when both reach zero, and
+    the next phase (of the other parity) begins with the init count again."""
+
+    name = "kernel.mbarrier_alloc"
+    result = result_def(MbarrierType)
+    traits = traits_def(MemoryAllocEffect(), ThreadDependsOn())
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self, count: int):
+        super().__init__(result_types=[MbarrierType(count)])
+
+    @property
+    def shared_bytes(self) -> int:
+        return self.result.type.barriers * MBARRIER_BYTES
+
+    def verify_(self) -> None:
+        _verify_in_kernel(self)
+
+
+class _MbarrierOp(IRDLOperation):
+    """An op on mbarrier `index` of an array, `%full[%i]`."""
+
+    barriers = operand_def(MbarrierType)
+    index = operand_def(IndexType)
+
+    def verify_(self) -> None:
+        _verify_barrier_index(self, self.barriers, self.index)
+
+
+@irdl_op_definition
+class MbarrierInitOp(_MbarrierOp):
+    """Sets the arrivals that complete each phase of an mbarrier and starts its phase 0
+    (`mbarrier.init.shared::cta.b64`): `kernel.mbarrier_init %full[%i], arrivals 1 :
+    !kernel.mbarrier<4>`. One thread initialises a barrier, before the others use it (after
+    a `kernel.barrier`)."""
+
+    name = "kernel.mbarrier_init"
+    arrivals = prop_def(IntegerAttr[I32])
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = (
+        "$barriers `[` $index `]` `,` `arrivals` $arrivals attr-dict `:` type($barriers)"
+    )
+
+    def __init__(self, barriers: SSAValue, index: SSAValue, arrivals: int):
+        super().__init__(
+            operands=[barriers, index], properties={"arrivals": IntegerAttr(arrivals, i32)}
+        )
+
+    @property
+    def arrival_count(self) -> int:
+        return self.arrivals.value.data
+
+    def verify_(self) -> None:
+        super().verify_()
+        if self.arrival_count < 1:
+            raise VerifyException(
+                f"an mbarrier's phase completes after at least one arrival, got "
+                f"{self.arrival_count}"
+            )
+
+
+@irdl_op_definition
+class MbarrierArriveOp(_MbarrierOp):
+    """One arrival of the executing thread on an mbarrier's current phase
+    (`mbarrier.arrive.shared::cta.b64`): `kernel.mbarrier_arrive %empty[%i] :
+    !kernel.mbarrier<4>`."""
+
+    name = "kernel.mbarrier_arrive"
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = "$barriers `[` $index `]` attr-dict `:` type($barriers)"
+
+    def __init__(self, barriers: SSAValue, index: SSAValue):
+        super().__init__(operands=[barriers, index])
+
+
+@irdl_op_definition
+class MbarrierArriveExpectTxOp(_MbarrierOp):
+    """One arrival that also adds `bytes` to the transaction bytes the current phase waits for
+    (`mbarrier.arrive.expect_tx.shared::cta.b64`), those of the `kernel.tma_load`s that
+    complete on it: `kernel.mbarrier_arrive_expect_tx %full[%i], bytes 49152 :
+    !kernel.mbarrier<4>`."""
+
+    name = "kernel.mbarrier_arrive_expect_tx"
+    bytes = prop_def(IntegerAttr[I64])
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = "$barriers `[` $index `]` `,` `bytes` $bytes attr-dict `:` type($barriers)"
+
+    def __init__(self, barriers: SSAValue, index: SSAValue, size: int):
+        super().__init__(operands=[barriers, index], properties={"bytes": IntegerAttr(size, i64)})
+
+    @property
+    def tx_bytes(self) -> int:
+        return self.bytes.value.data
+
+    def verify_(self) -> None:
+        super().verify_()
+        if self.tx_bytes < 0:
+            raise VerifyException(
+                f"an mbarrier expects a non-negative number of bytes, got {self.tx_bytes}"
+            )
+
+
+@irdl_op_definition
+class MbarrierWaitOp(_MbarrierOp):
+    """Blocks the thread until the phase of parity `parity` (an index, 0 or 1) of an mbarrier
+    has completed (`mbarrier.try_wait.parity` in a loop): `kernel.mbarrier_wait %full[%i],
+    %parity : !kernel.mbarrier<4>`. It succeeds at once when the barrier's current phase has
+    the other parity; the writes that completed the phase (TMA copies, the arriving threads'
+    earlier stores) are visible to the thread after it."""
+
+    name = "kernel.mbarrier_wait"
+    parity = operand_def(IndexType)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = "$barriers `[` $index `]` `,` $parity attr-dict `:` type($barriers)"
+
+    def __init__(self, barriers: SSAValue, index: SSAValue, parity: SSAValue):
+        super().__init__(operands=[barriers, index, parity])
+
+    def verify_(self) -> None:
+        super().verify_()
+        parity = _constant_index(self.parity)
+        if parity is not None and parity not in (0, 1):
+            raise VerifyException(f"an mbarrier phase's parity is 0 or 1, got {parity}")
+
+
+@irdl_op_definition
+class TmaLoadOp(IRDLOperation):
+    """One thread starts a TMA copy of one box of a tensor into shared memory
+    (`cp.async.bulk.tensor.Nd.shared::cluster.global.mbarrier::complete_tx::bytes`):
+    `kernel.tma_load %map[%c0, %c1], %dst[%s, %z, %z], %full[%i] :
+    !kernel.tensor_map<...>, memref<4x128x64xbf16, 3 : i32>, !kernel.mbarrier<4>`.
+
+    The box of the map's tensor whose first element is at `coordinates` (row-major, in
+    elements; elements outside the tensor, negative coordinates included, read as zeros)
+    lands as `prod(box)` consecutive row-major elements of `destination` from the addressed
+    element on, through the destination's swizzle, which is the map's. The addressed element
+    starts on the swizzle's pattern (1024 bytes for 128), or on 128 bytes without one. The
+    copy's bytes complete transaction bytes of the mbarrier's current phase
+    (`kernel.mbarrier_arrive_expect_tx`); the data is there for a thread once it has waited
+    for that phase."""
+
+    name = "kernel.tma_load"
+    map = operand_def(TensorMapType)
+    coordinates = var_operand_def(IndexType)
+    destination = operand_def(MemRefType)
+    destination_indices = var_operand_def(IndexType)
+    barriers = operand_def(MbarrierType)
+    index = operand_def(IndexType)
+    traits = traits_def(WritesOperand("destination"))
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    assembly_format = (
+        "$map `[` $coordinates `]` `,` $destination `[` $destination_indices `]` `,` "
+        "$barriers `[` $index `]` attr-dict `:` type($map) `,` type($destination) `,` "
+        "type($barriers)"
+    )
+
+    def __init__(
+        self,
+        tensor_map: SSAValue,
+        coordinates: Sequence[SSAValue],
+        dst: SSAValue,
+        dst_indices: Sequence[SSAValue],
+        barriers: SSAValue,
+        index: SSAValue,
+    ):
+        super().__init__(operands=[tensor_map, coordinates, dst, dst_indices, barriers, index])
+
+    @property
+    def tensor_map(self) -> TensorMapType:
+        return self.map.type
+
+    def verify_(self) -> None:
+        _verify_barrier_index(self, self.barriers, self.index)
+        _verify_hopper(self, "TMA", target_of(self).has_tma)
+        tensor_map = self.tensor_map
+        tensor = tensor_map.tensor
+        dst_type = verify_indices(self.destination, self.destination_indices)
+        _verify_shared(dst_type, "a kernel.tma_load destination")
+        if len(self.coordinates) != tensor.get_num_dims():
+            raise VerifyException(
+                f"a kernel.tma_load addresses its rank-{tensor.get_num_dims()} tensor {tensor} "
+                f"with {tensor.get_num_dims()} coordinates, got {len(self.coordinates)}"
+            )
+        if dst_type.get_element_type() != tensor.get_element_type():
+            raise VerifyException(
+                f"a kernel.tma_load copies {tensor.get_element_type()} elements of {tensor} "
+                f"into a buffer of the same, got {dst_type}"
+            )
+        layout = swizzle_of(self.destination)
+        if layout != tensor_map.layout:
+            have = f"#kernel.swizzle<{layout.span.data}>" if layout else "no swizzle"
+            raise VerifyException(
+                f"a kernel.tma_load lands its box with the map's swizzle "
+                f"{tensor_map.swizzle.data}, but its destination has {have}"
+            )
+        alignment = layout.alignment if layout is not None else TMA_DESTINATION_ALIGNMENT
+        if layout is None and not _starts_on(self.destination, alignment):
+            raise VerifyException(
+                f"a kernel.tma_load destination starts on a {alignment}-byte boundary: a "
+                f"swizzled buffer, or a kernel.dynamic_shared view at a multiple of {alignment}"
+            )
+        width = element_bytes(tensor.get_element_type())
+        box = prod(tensor_map.box_shape)
+        offset = _flat_offset(dst_type, self.destination_indices)
+        if offset is None:
+            return
+        if offset * width % alignment:
+            raise VerifyException(
+                f"a kernel.tma_load lands at byte {offset * width} of its destination, which "
+                f"must be a multiple of {alignment}"
+            )
+        if offset + box > prod(dst_type.get_shape()):
+            raise VerifyException(
+                f"a kernel.tma_load's box of {box} elements from element {offset} overruns "
+                f"its destination {dst_type}"
+            )
+
+
+TMA_DESTINATION_ALIGNMENT = 128
+"""An unswizzled TMA destination starts on 128 bytes."""
+
+
+def _starts_on(buffer: SSAValue, alignment: int) -> bool:
+    """Whether a shared buffer starts on a multiple of `alignment` bytes."""
+    owner = buffer.owner
+    if isinstance(owner, DynamicSharedOp):
+        return owner.byte_offset % alignment == 0
+    return isinstance(owner, SharedAllocOp) and owner.alignment % alignment == 0
+
+
+@irdl_op_definition
+class FenceProxyAsyncOp(IRDLOperation):
+    """`kernel.fence_proxy_async`: orders this thread's generic-proxy accesses of shared memory
+    before the async proxy's (TMA, wgmma) that follow (`fence.proxy.async.shared::cta`)."""
+
+    name = "kernel.fence_proxy_async"
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = "attr-dict"
+
+    def __init__(self):
+        super().__init__()
+
+    def verify_(self) -> None:
+        _verify_in_kernel(self)
+        _verify_hopper(self, "the async proxy", target_of(self).has_tma)
+
+
+class _WarpgroupOp(IRDLOperation):
+    """A warpgroup instruction without operands: all 128 threads of the warpgroup (4
+    consecutive warps, the first a multiple of 4) execute it, converged."""
+
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = "attr-dict"
+
+    def __init__(self):
+        super().__init__()
+
+    def verify_(self) -> None:
+        _verify_in_kernel(self)
+        _verify_hopper(self, "warpgroup tensor cores", target_of(self).has_wgmma)
+
+
+@irdl_op_definition
+class WgmmaFenceOp(_WarpgroupOp):
+    """`kernel.wgmma_fence`: orders the warpgroup's register and shared-memory accesses before
+    the `kernel.wgmma`s that follow (`wgmma.fence.sync.aligned`); needed before the first
+    wgmma and whenever registers of an accumulator were touched by others."""
+
+    name = "kernel.wgmma_fence"
+
+
+@irdl_op_definition
+class WgmmaCommitOp(_WarpgroupOp):
+    """`kernel.wgmma_commit`: closes the warpgroup's current group of `kernel.wgmma`s
+    (`wgmma.commit_group.sync.aligned`), which `kernel.wgmma_wait` counts."""
+
+    name = "kernel.wgmma_commit"
+
+
+WGMMA_M = 64
+WGMMA_K = 16
+WGMMA_N_STEP = 8
+WGMMA_MAX_N = 256
+WGMMA_ROW_BYTES = 128
+"""wgmma reads its K-major tiles from 128-byte rows swizzled in 128-byte spans."""
+WGMMA_ROW_GROUP = 8
+WARPGROUP_THREADS = 128
+
+
+def _verify_wgmma_tile(op: WgmmaOp, buffer: SSAValue, indices: Sequence[SSAValue], what: str):
+    memref_type = verify_indices(buffer, indices)
+    _verify_shared(memref_type, f"a kernel.wgmma {what}")
+    element = memref_type.get_element_type()
+    if not isinstance(element, Float16Type | BFloat16Type):
+        raise VerifyException(
+            f"a kernel.wgmma multiplies f16 or bf16 tiles, got {what} {memref_type}"
+        )
+    shape = memref_type.get_shape()
+    if len(shape) < 2 or shape[-1] * element_bytes(element) != WGMMA_ROW_BYTES:
+        raise VerifyException(
+            f"a kernel.wgmma {what} is K-major with rows of {WGMMA_ROW_BYTES} bytes (the last "
+            f"dimension, {WGMMA_ROW_BYTES // element_bytes(element)} x {element}), got "
+            f"{memref_type}"
+        )
+    layout = swizzle_of(buffer)
+    if layout is None or layout.span.data != WGMMA_ROW_BYTES:
+        raise VerifyException(
+            f"a kernel.wgmma {what} is swizzled in {WGMMA_ROW_BYTES}-byte spans "
+            f"(#kernel.swizzle<{WGMMA_ROW_BYTES}>)"
+        )
+    row, k = _constant_index(indices[-2]), _constant_index(indices[-1])
+    if row is not None and row % WGMMA_ROW_GROUP:
+        raise VerifyException(
+            f"a kernel.wgmma {what} starts at a row that is a multiple of {WGMMA_ROW_GROUP}, "
+            f"got {row}"
+        )
+    if k is not None and (k % WGMMA_K or k >= shape[-1]):
+        raise VerifyException(
+            f"a kernel.wgmma {what} starts at a k that is a multiple of {WGMMA_K} within the "
+            f"row of {shape[-1]}, got {k}"
+        )
+    return memref_type, row
+
+
+@irdl_op_definition
+class WgmmaOp(IRDLOperation):
+    """The warpgroup starts D = A * B + C on tensor cores, asynchronously
+    (`wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16`, or f16): `%d = kernel.wgmma
+    m64n256k16 %a[%s, %r, %k], %b[%s, %n, %k], %c : memref<4x128x64xbf16, 3 : i32>,
+    memref<4x256x64xbf16, 3 : i32>, vector<128xf32> -> vector<128xf32>`.
+
+    All 128 threads of a warpgroup (4 consecutive warps, the first a multiple of 4) execute
+    it, converged. N is 8 to 256 in steps of 8. A is 64 x 16, `A[i, kk] = a[..., r + i,
+    k + kk]`, and B is 16 x N, `B[kk, j] = b[..., n + j, k + kk]`: both K-major shared tiles
+    (the last dimension is K, as nn.Linear's x [M, K] and weight [N, K]), with rows of 128
+    bytes swizzled in 128-byte spans, addressed at a row that is a multiple of 8 and a k
+    that is a multiple of 16. C and D are f32, thread t of the warpgroup (warp w = t / 32,
+    lane l, g = l / 4, q = l % 4) holding element i of its `vector<N/2xf32>` at row
+    16w + g + 8 * ((i / 2) % 2), column 8 * (i / 4) + 2q + i % 2. D is in flight until a
+    `kernel.wgmma_wait` returns it after the group it was committed in: its only uses are as
+    another wgmma's accumulator and as a wgmma_wait operand."""
+
+    name = "kernel.wgmma"
+    n = prop_def(IntegerAttr[I64])
+    a = operand_def(MemRefType)
+    a_indices = var_operand_def(IndexType)
+    b = operand_def(MemRefType)
+    b_indices = var_operand_def(IndexType)
+    c = operand_def(VectorType)
+    result = result_def(VectorType)
+    traits = traits_def(ReadsOperand("a"), ReadsOperand("b"), ThreadVarying())
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    def __init__(
+        self,
+        n: int,
+        a: SSAValue,
+        a_indices: Sequence[SSAValue],
+        b: SSAValue,
+        b_indices: Sequence[SSAValue],
+        c: SSAValue,
+        result_type: Attribute | None = None,
+    ):
+        super().__init__(
+            operands=[a, a_indices, b, b_indices, c],
+            result_types=[result_type or c.type],
+            properties={"n": IntegerAttr(n, i64)},
+        )
+
+    @property
+    def mnk(self) -> tuple[int, int, int]:
+        return WGMMA_M, self.n.value.data, WGMMA_K
+
+    @property
+    def shape_name(self) -> str:
+        m, n, k = self.mnk
+        return f"m{m}n{n}k{k}"
+
+    @property
+    def element_type(self) -> Attribute:
+        return self.a.type.get_element_type()
+
+    def verify_(self) -> None:
+        _verify_in_kernel(self)
+        _verify_hopper(self, "warpgroup tensor cores", target_of(self).has_wgmma)
+        m, n, _ = self.mnk
+        if not (WGMMA_N_STEP <= n <= WGMMA_MAX_N and n % WGMMA_N_STEP == 0):
+            raise VerifyException(
+                f"a kernel.wgmma is m64nNk16 with N from {WGMMA_N_STEP} to {WGMMA_MAX_N} in "
+                f"steps of {WGMMA_N_STEP}, got {self.shape_name}"
+            )
+        a_type, a_row = _verify_wgmma_tile(self, self.a, self.a_indices, "A")
+        b_type, b_row = _verify_wgmma_tile(self, self.b, self.b_indices, "B")
+        if a_type.get_element_type() != b_type.get_element_type():
+            raise VerifyException(
+                f"a kernel.wgmma multiplies tiles of one element type, got A {a_type} and B "
+                f"{b_type}"
+            )
+        for what, rows, row, memref_type in (("A", m, a_row, a_type), ("B", n, b_row, b_type)):
+            if row is not None and row + rows > memref_type.get_shape()[-2]:
+                raise VerifyException(
+                    f"a kernel.wgmma {self.shape_name} reads {rows} rows of {what} from row "
+                    f"{row}, past the end of {memref_type}"
+                )
+        accumulator = (n // 2, Float32Type())
+        if _lane_vector(self.c.type) != accumulator or self.result.type != self.c.type:
+            raise VerifyException(
+                f"a kernel.wgmma {self.shape_name} accumulates in f32, each thread holding "
+                f"vector<{n // 2}xf32> of the {m}x{n} C and D, got C {self.c.type} and D "
+                f"{self.result.type}"
+            )
+        for use in self.result.uses:
+            user = use.operation
+            if not (
+                isinstance(user, WgmmaWaitOp)
+                or (isinstance(user, WgmmaOp) and user.operands[use.index] is user.c)
+            ):
+                raise VerifyException(
+                    f"a kernel.wgmma's result is in flight until a kernel.wgmma_wait returns "
+                    f"it: it may only be a wgmma's accumulator or a wgmma_wait operand, but "
+                    f"'{user.name}' uses it"
+                )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.shape_name} ")
+        print_access(printer, self.a, self.a_indices)
+        printer.print_string(", ")
+        print_access(printer, self.b, self.b_indices)
+        printer.print_string(", ")
+        printer.print_ssa_value(self.c)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_list((self.a.type, self.b.type, self.c.type), printer.print_attribute)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> WgmmaOp:
+        pos = parser.pos
+        shape = parser.parse_identifier()
+        match = re.fullmatch(rf"m{WGMMA_M}n(\d+)k{WGMMA_K}", shape)
+        if match is None:
+            parser.raise_error(f"a kernel.wgmma shape is m64nNk16, got {shape}", pos, parser.pos)
+        a = parse_access(parser)
+        parser.parse_punctuation(",")
+        b = parse_access(parser)
+        parser.parse_punctuation(",")
+        c = parser.parse_unresolved_operand()
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        pos = parser.pos
+        a_type = parse_memref_type(parser, "a kernel.wgmma A")
+        parser.parse_punctuation(",")
+        b_type = parse_memref_type(parser, "a kernel.wgmma B")
+        parser.parse_punctuation(",")
+        c_type = parser.parse_type()
+        parser.parse_punctuation("->")
+        result_type = parser.parse_type()
+        a_value, a_indices = resolve_access(parser, a, a_type, pos)
+        b_value, b_indices = resolve_access(parser, b, b_type, pos)
+        (c_value,) = parser.resolve_operands([c], [c_type], pos)
+        op = cls(int(match.group(1)), a_value, a_indices, b_value, b_indices, c_value, result_type)
+        op.attributes.update(attributes)
+        return op
+
+
+@irdl_op_definition
+class WgmmaWaitOp(IRDLOperation):
+    """Waits until at most `pending` committed groups of the warpgroup's `kernel.wgmma`s are in
+    flight (`wgmma.wait_group.sync.aligned`) and returns its operands, the accumulators that
+    are now valid: `%d2, %e2 = kernel.wgmma_wait 0, %d, %e : vector<128xf32>,
+    vector<128xf32>`. The warpgroup executes it converged."""
+
+    name = "kernel.wgmma_wait"
+    pending = prop_def(IntegerAttr[I64])
+    accumulators = var_operand_def(VectorType)
+    waited = var_result_def(VectorType)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect(), ThreadDependsOn("accumulators"))
+
+    def __init__(self, pending: int, accumulators: Sequence[SSAValue]):
+        super().__init__(
+            operands=[accumulators],
+            result_types=[[a.type for a in accumulators]],
+            properties={"pending": IntegerAttr(pending, i64)},
+        )
+
+    @property
+    def pending_groups(self) -> int:
+        return self.pending.value.data
+
+    def verify_(self) -> None:
+        _verify_in_kernel(self)
+        _verify_hopper(self, "warpgroup tensor cores", target_of(self).has_wgmma)
+        if self.pending_groups < 0:
+            raise VerifyException(
+                f"a kernel.wgmma_wait leaves a non-negative number of groups pending, got "
+                f"{self.pending_groups}"
+            )
+        if [r.type for r in self.waited] != [a.type for a in self.accumulators]:
+            raise VerifyException("a kernel.wgmma_wait returns its operands, of their types")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.pending_groups}")
+        for value in self.accumulators:
+            printer.print_string(", ")
+            printer.print_ssa_value(value)
+        printer.print_op_attributes(self.attributes)
+        if self.accumulators:
+            printer.print_string(" : ")
+            printer.print_list((a.type for a in self.accumulators), printer.print_attribute)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> WgmmaWaitOp:
+        pending = _parse_int(parser, "the number of pending groups")
+        operands = []
+        while parser.parse_optional_punctuation(",") is not None:
+            operands.append(parser.parse_unresolved_operand())
+        attributes = parser.parse_optional_attr_dict()
+        pos = parser.pos
+        types = []
+        if operands:
+            parser.parse_punctuation(":")
+            types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+        op = cls(pending, parser.resolve_operands(operands, types, pos))
+        op.attributes.update(attributes)
+        return op
+
+
+class SetmaxnregAction(StrEnum):
+    INC = auto()
+    DEC = auto()
+
+
+@irdl_attr_definition
+class SetmaxnregActionAttr(EnumAttribute[SetmaxnregAction], SpacedOpaqueSyntaxAttribute):
+    """`inc` or `dec`: whether a `kernel.setmaxnreg` raises or lowers the register limit."""
+
+    name = "kernel.setmaxnreg_action"
+
+
+SETMAXNREG_RANGE = (24, 256)
+SETMAXNREG_STEP = 8
+
+
+@irdl_op_definition
+class SetmaxnregOp(IRDLOperation):
+    """The warpgroup raises (`inc`, waiting until registers are free) or lowers (`dec`,
+    releasing them) its threads' register limit to `count` (`setmaxnreg.inc.sync.aligned.u32
+    240`): `kernel.setmaxnreg inc 240`, `kernel.setmaxnreg dec 24`. The count is 24 to 256,
+    a multiple of 8; the warpgroup executes it converged. A producer warpgroup that only
+    issues TMA gives its registers to the consumers that hold the accumulators."""
+
+    name = "kernel.setmaxnreg"
+    action = prop_def(SetmaxnregActionAttr)
+    count = prop_def(IntegerAttr[I32])
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = "$action $count attr-dict"
+
+    def __init__(self, action: str, count: int):
+        super().__init__(
+            properties={
+                "action": SetmaxnregActionAttr(SetmaxnregAction(action)),
+                "count": IntegerAttr(count, i32),
+            }
+        )
+
+    @property
+    def registers(self) -> int:
+        return self.count.value.data
+
+    def verify_(self) -> None:
+        _verify_in_kernel(self)
+        _verify_hopper(self, "setmaxnreg", target_of(self).has_wgmma)
+        low, high = SETMAXNREG_RANGE
+        if not (low <= self.registers <= high and self.registers % SETMAXNREG_STEP == 0):
+            raise VerifyException(
+                f"a kernel.setmaxnreg sets {low} to {high} registers, a multiple of "
+                f"{SETMAXNREG_STEP}, got {self.registers}"
+            )
+
+
 @irdl_op_definition
 class LaunchOp(LaunchOpBase):
     """Host side: runs a kernel.func on a grid of blocks:
     `kernel.launch @k(%x, %n) grid [32, 1, 1] block [256, 1, 1] smem 0 : memref<..>, index`
     (`smem` is the bytes of dynamic shared memory); it passes the kernel's buffers, scalars
-    and opaque structs."""
+    and tensor maps (for which it passes a memref of the map's tensor, which the host encodes
+    as the `CUtensorMap`)."""
 
     name = "kernel.launch"
     KERNEL_TYPE: ClassVar[type[KernelSymbolOp]] = FuncOp
@@ -1338,6 +2060,12 @@ class LaunchOp(LaunchOpBase):
                 "smem": IntegerAttr(smem, i64),
             },
         )
+
+    @classmethod
+    def passes(cls, given: Attribute, parameter: Attribute) -> bool:
+        if isinstance(parameter, TensorMapType):
+            return given == parameter.tensor
+        return given == parameter
 
     @property
     def smem_bytes(self) -> int:
@@ -1438,6 +2166,18 @@ Kernel = Dialect(
         CpAsyncWaitOp,
         LdmatrixOp,
         MmaSyncOp,
+        MbarrierAllocOp,
+        MbarrierInitOp,
+        MbarrierArriveOp,
+        MbarrierArriveExpectTxOp,
+        MbarrierWaitOp,
+        TmaLoadOp,
+        FenceProxyAsyncOp,
+        WgmmaFenceOp,
+        WgmmaCommitOp,
+        WgmmaOp,
+        WgmmaWaitOp,
+        SetmaxnregOp,
         LaunchOp,
     ],
     [
@@ -1445,8 +2185,10 @@ Kernel = Dialect(
         DimensionAttr,
         ShuffleModeAttr,
         AtomicKindAttr,
-        OpaqueType,
+        MbarrierType,
+        TensorMapType,
         SwizzleAttr,
         MmaShapeAttr,
+        SetmaxnregActionAttr,
     ],
 )

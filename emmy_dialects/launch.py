@@ -177,6 +177,11 @@ class LaunchOpBase(IRDLOperation):
         found = SymbolTable.lookup_symbol(table, self.kernel) if table is not None else None
         return found if isinstance(found, self.KERNEL_TYPE) else None
 
+    @classmethod
+    def passes(cls, given: Attribute, parameter: Attribute) -> bool:
+        """Whether an argument of type `given` may be passed for a `parameter` of the kernel."""
+        return given == parameter
+
     def verify_launch(self) -> KernelSymbolOp | None:
         """Checks that the launch runs in a host function and passes what the kernel it names
         takes; returns that kernel (None when the kernel's own signature is malformed, which
@@ -201,7 +206,8 @@ class LaunchOpBase(IRDLOperation):
         if not isinstance(kernel.properties.get("function_type"), FunctionType):
             return None
         given = tuple(a.type for a in self.arguments)
-        if given != kernel.argument_types:
+        taken = kernel.argument_types
+        if len(given) != len(taken) or not all(map(self.passes, given, taken)):
             raise VerifyException(
                 f"launch passes ({type_list(given)}) but {self.kernel} takes "
                 f"({type_list(kernel.argument_types)})"

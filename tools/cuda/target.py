@@ -5,10 +5,10 @@
 
 Each kernel.func becomes `extern "C" __global__ void __launch_bounds__(THREADS) NAME(...)`
 taking one `__restrict__` pointer per buffer argument (`const` when the kernel never writes
-the buffer), a scalar argument by value (`long n`, `float alpha`) and an opaque struct
-`!kernel.opaque<"CUtensorMap", 128, 64>` as `const __grid_constant__ emmy_CUtensorMap m`, a
-struct of that size and alignment (`__grid_constant__`: the kernel may take its address, as TMA
-instructions do, without a copy). The host function is not printed: the runtime reads the
+the buffer), a scalar argument by value (`long n`, `float alpha`) and a tensor map
+`!kernel.tensor_map<...>` as `const __grid_constant__ emmy_CUtensorMap m`, a struct of the
+`CUtensorMap`'s 128 bytes aligned to 64 (`__grid_constant__`: the kernel takes its address, as
+TMA instructions do, without a copy). The host function is not printed: the runtime reads the
 launches (grid, block, dynamic shared memory) from the IR. The code is for the module's target
 (its `kernel.target`, see `emmy.dialects.target`), which the header names; a shuffle's lane
 mask is that target's whole warp.
@@ -141,6 +141,8 @@ def print_cuda(module: ModuleOp, fast_math: bool = False) -> str:
 
 # --- types ----------------------------------------------------------------------------------
 
+TENSOR_MAP_STRUCT = "emmy_CUtensorMap"
+
 
 @dataclass
 class _Features:
@@ -148,7 +150,7 @@ class _Features:
     helpers: set[str] = field(default_factory=set)
     # The element types each float helper is needed for, as C types.
     helper_types: dict[str, set[str]] = field(default_factory=dict)
-    # The definitions of the vector and opaque structs used, by name, in order of first use.
+    # The definitions of the vector and tensor-map structs used, by name, in order of first use.
     structs: dict[str, str] = field(default_factory=dict)
 
     def helper(self, name: str, c_type: str) -> None:
@@ -571,8 +573,8 @@ class _KernelPrinter:
                 element = self.c_type(arg_type.get_element_type(), func)
                 const = "" if arg in written else "const "
                 params.append(f"{const}{element}* __restrict__ {arg_name}")
-            elif isinstance(arg_type, kernel.OpaqueType):
-                params.append(f"const __grid_constant__ {self.opaque_struct(arg_type)} {arg_name}")
+            elif isinstance(arg_type, kernel.TensorMapType):
+                params.append(f"const __grid_constant__ {self.tensor_map_struct()} {arg_name}")
             else:
                 params.append(f"{self.c_type(arg_type, func)} {arg_name}")
             self.exprs[arg] = arg_name
@@ -617,21 +619,15 @@ class _KernelPrinter:
         )
         return name
 
-    def opaque_struct(self, opaque: kernel.OpaqueType) -> str:
-        """`emmy_CUtensorMap`: bytes of the opaque struct's size and alignment."""
-        name = f"emmy_{opaque.struct.data}"
-        definition = (
-            f'// !kernel.opaque<"{opaque.struct.data}", {opaque.size.data}, '
-            f"{opaque.alignment.data}>: passed by value, not looked into.\n"
-            f"struct __align__({opaque.alignment.data}) {name} {{ "
-            f"unsigned char bytes[{opaque.size.data}]; }};\n"
+    def tensor_map_struct(self) -> str:
+        """`emmy_CUtensorMap`: the bytes of a `CUtensorMap`, which the host encodes."""
+        self.features.structs.setdefault(
+            TENSOR_MAP_STRUCT,
+            "// A CUtensorMap, encoded on the host (cuTensorMapEncodeTiled), read by TMA.\n"
+            f"struct __align__({kernel.TENSOR_MAP_ALIGNMENT}) {TENSOR_MAP_STRUCT} {{ "
+            f"unsigned char bytes[{kernel.TENSOR_MAP_BYTES}]; }};\n",
         )
-        if self.features.structs.setdefault(name, definition) != definition:
-            raise CudaTargetError(
-                f"opaque struct {opaque.struct.data} has two sizes or alignments in this module",
-                self.func,
-            )
-        return name
+        return TENSOR_MAP_STRUCT
 
     def forget(self, block: Block) -> None:
         """Values of a block whose C scope has closed (xDSL does not check dominance, so the

@@ -54,32 +54,62 @@ kernel.func @partial_warp() block [48, 1, 1] {
 
 // -----
 
-// expected-error @+1 {{kernel argument #1 is a memref, a scalar (f16, bf16, f32, f64, i1, i8, i16, i32, i64 or index) or a !kernel.opaque struct, got vector<4xf32>}}
+// expected-error @+1 {{kernel argument #1 is a memref, a scalar (f16, bf16, f32, f64, i1, i8, i16, i32, i64 or index) or a !kernel.tensor_map, got vector<4xf32>}}
 kernel.func @vector_argument(%x: memref<4xf32>, %s: vector<4xf32>) block [32, 1, 1] {
 }
 
 // -----
 
-// expected-error @+1 {{kernel argument #0 is a memref, a scalar (f16, bf16, f32, f64, i1, i8, i16, i32, i64 or index) or a !kernel.opaque struct, got i128}}
+// expected-error @+1 {{kernel argument #0 is a memref, a scalar (f16, bf16, f32, f64, i1, i8, i16, i32, i64 or index) or a !kernel.tensor_map, got i128}}
 kernel.func @wide_integer_argument(%s: i128) block [32, 1, 1] {
 }
 
 // -----
 
-// expected-error @+1 {{opaque struct CUtensorMap's alignment is a power of two, got 48}}
-kernel.func @opaque_alignment(%t: !kernel.opaque<"CUtensorMap", 96, 48>) block [32, 1, 1] {
+// expected-error @+1 {{a tensor map's tensor has rank 1 to 5, got memref<1x1x1x1x1x8xbf16>}}
+kernel.func @tensor_map_rank(%t: !kernel.tensor_map<memref<1x1x1x1x1x8xbf16>, box [1, 1, 1, 1, 1, 8], swizzle 0>) block [32, 1, 1] {
 }
 
 // -----
 
-// expected-error @+1 {{opaque struct CUtensorMap's size is a positive multiple of its alignment 64, got 100}}
-kernel.func @opaque_size(%t: !kernel.opaque<"CUtensorMap", 100, 64>) block [32, 1, 1] {
+// expected-error @+1 {{a tensor map's box has one extent from 1 to 256 per dimension of memref<512x64xbf16>, got [512, 64]}}
+kernel.func @tensor_map_box(%t: !kernel.tensor_map<memref<512x64xbf16>, box [512, 64], swizzle 128>) block [32, 1, 1] {
 }
 
 // -----
 
-// expected-error @+1 {{an opaque struct is named by an identifier, got 'tensor map'}}
-kernel.func @opaque_name(%t: !kernel.opaque<"tensor map", 128, 64>) block [32, 1, 1] {
+// expected-error @+1 {{a tensor map's box has one extent from 1 to 256 per dimension of memref<512x64xbf16>, got [64]}}
+kernel.func @tensor_map_box_rank(%t: !kernel.tensor_map<memref<512x64xbf16>, box [64], swizzle 128>) block [32, 1, 1] {
+}
+
+// -----
+
+// expected-error @+1 {{a tensor map's swizzle is 0 (none), 32, 64 or 128 bytes, got 256}}
+kernel.func @tensor_map_swizzle(%t: !kernel.tensor_map<memref<512x64xbf16>, box [64, 64], swizzle 256>) block [32, 1, 1] {
+}
+
+// -----
+
+// expected-error @+1 {{a tensor map's last box dimension spans a multiple of 16 bytes and at most the 128-byte swizzle span, got 128 x bf16 = 256 bytes}}
+kernel.func @tensor_map_wide_box(%t: !kernel.tensor_map<memref<512x128xbf16>, box [64, 128], swizzle 128>) block [32, 1, 1] {
+}
+
+// -----
+
+// expected-error @+1 {{a tensor map's last box dimension spans a multiple of 16 bytes, got 4 x bf16 = 8 bytes}}
+kernel.func @tensor_map_narrow_box(%t: !kernel.tensor_map<memref<512x128xbf16>, box [64, 4], swizzle 0>) block [32, 1, 1] {
+}
+
+// -----
+
+// expected-error @+1 {{a tensor map's tensor is global memory, but its type memref<64x64xbf16, 3 : i32> is in shared memory space 3}}
+kernel.func @tensor_map_shared(%t: !kernel.tensor_map<memref<64x64xbf16, 3 : i32>, box [64, 64], swizzle 128>) block [32, 1, 1] {
+}
+
+// -----
+
+// expected-error @+1 {{a tensor map's tensor is a memref, got vector<64xbf16>}}
+kernel.func @tensor_map_vector(%t: !kernel.tensor_map<vector<64xbf16>, box [64], swizzle 0>) block [32, 1, 1] {
 }
 
 // -----
@@ -811,12 +841,12 @@ func.func @launch_wrong_scalar(%x: memref<4xf32>) {
 
 // -----
 
-kernel.func @k_opaque(%m: !kernel.opaque<"CUtensorMap", 128, 64>) block [32, 1, 1] {
+kernel.func @k_tensor_map(%m: !kernel.tensor_map<memref<64x64xbf16>, box [64, 64], swizzle 128>) block [32, 1, 1] {
 }
 
-func.func @launch_wrong_opaque(%m: !kernel.opaque<"CUtensorMap", 64, 64>) {
-  // expected-error @+1 {{launch passes (!kernel.opaque<"CUtensorMap", 64, 64>) but @k_opaque takes (!kernel.opaque<"CUtensorMap", 128, 64>)}}
-  kernel.launch @k_opaque(%m) grid [1, 1, 1] block [32, 1, 1] smem 0 : !kernel.opaque<"CUtensorMap", 64, 64>
+func.func @launch_wrong_tensor(%x: memref<64x32xbf16>) {
+  // expected-error @+1 {{launch passes (memref<64x32xbf16>) but @k_tensor_map takes (!kernel.tensor_map<memref<64x64xbf16>, box [64, 64], swizzle 128>)}}
+  kernel.launch @k_tensor_map(%x) grid [1, 1, 1] block [32, 1, 1] smem 0 : memref<64x32xbf16>
   func.return
 }
 
@@ -1039,4 +1069,252 @@ kernel.func @mma_shape() block [32, 1, 1] {
   %a = vector.broadcast %z : f16 to vector<4xf16>
   // expected-error @+1 {{Expected `m16n8k16`, or `m16n8k8`.}}
   %d = kernel.mma_sync m16n8k32 %a, %a, %a : vector<4xf16>, vector<4xf16>, vector<4xf16> -> vector<4xf16>
+}
+
+// -----
+
+// --- Hopper: mbarriers, TMA, wgmma, setmaxnreg -----------------------------------------------
+
+kernel.func @mbarrier_none() block [32, 1, 1] {
+  // expected-error @+1 {{an mbarrier array holds at least one, got 0}}
+  %b = kernel.mbarrier_alloc : !kernel.mbarrier<0>
+}
+
+// -----
+
+kernel.func @mbarrier_init_zero() block [32, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %b = kernel.mbarrier_alloc : !kernel.mbarrier<2>
+  // expected-error @+1 {{an mbarrier's phase completes after at least one arrival, got 0}}
+  kernel.mbarrier_init %b[%c0], arrivals 0 : !kernel.mbarrier<2>
+}
+
+// -----
+
+kernel.func @mbarrier_out_of_range() block [32, 1, 1] {
+  %c2 = arith.constant 2 : index
+  %b = kernel.mbarrier_alloc : !kernel.mbarrier<2>
+  // expected-error @+1 {{'kernel.mbarrier_arrive' addresses mbarrier 2 of !kernel.mbarrier<2>, which holds 2}}
+  kernel.mbarrier_arrive %b[%c2] : !kernel.mbarrier<2>
+}
+
+// -----
+
+kernel.func @mbarrier_parity() block [32, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %b = kernel.mbarrier_alloc : !kernel.mbarrier<2>
+  // expected-error @+1 {{an mbarrier phase's parity is 0 or 1, got 2}}
+  kernel.mbarrier_wait %b[%c0], %c2 : !kernel.mbarrier<2>
+}
+
+// -----
+
+kernel.func @tma_coordinates(%m: !kernel.tensor_map<memref<256x64xbf16>, box [64, 64], swizzle 128>) block [32, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %b = kernel.mbarrier_alloc : !kernel.mbarrier<1>
+  %s = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<64x64xbf16, 3 : i32>
+  // expected-error @+1 {{a kernel.tma_load addresses its rank-2 tensor memref<256x64xbf16> with 2 coordinates, got 1}}
+  kernel.tma_load %m[%c0], %s[%c0, %c0], %b[%c0] : !kernel.tensor_map<memref<256x64xbf16>, box [64, 64], swizzle 128>, memref<64x64xbf16, 3 : i32>, !kernel.mbarrier<1>
+}
+
+// -----
+
+kernel.func @tma_element(%m: !kernel.tensor_map<memref<256x64xbf16>, box [64, 64], swizzle 128>) block [32, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %b = kernel.mbarrier_alloc : !kernel.mbarrier<1>
+  %s = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<64x64xf16, 3 : i32>
+  // expected-error @+1 {{a kernel.tma_load copies bf16 elements of memref<256x64xbf16> into a buffer of the same, got memref<64x64xf16, 3 : i32>}}
+  kernel.tma_load %m[%c0, %c0], %s[%c0, %c0], %b[%c0] : !kernel.tensor_map<memref<256x64xbf16>, box [64, 64], swizzle 128>, memref<64x64xf16, 3 : i32>, !kernel.mbarrier<1>
+}
+
+// -----
+
+kernel.func @tma_global(%m: !kernel.tensor_map<memref<256x64xbf16>, box [64, 64], swizzle 128>, %x: memref<64x64xbf16>) block [32, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %b = kernel.mbarrier_alloc : !kernel.mbarrier<1>
+  // expected-error @+1 {{a kernel.tma_load destination is shared memory, which is memory space 3 (memref<..., 3 : i32>), but its type is memref<64x64xbf16>}}
+  kernel.tma_load %m[%c0, %c0], %x[%c0, %c0], %b[%c0] : !kernel.tensor_map<memref<256x64xbf16>, box [64, 64], swizzle 128>, memref<64x64xbf16>, !kernel.mbarrier<1>
+}
+
+// -----
+
+kernel.func @tma_swizzle(%m: !kernel.tensor_map<memref<256x64xbf16>, box [64, 64], swizzle 128>) block [32, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %b = kernel.mbarrier_alloc : !kernel.mbarrier<1>
+  %s = kernel.shared_alloc : memref<64x64xbf16, 3 : i32>
+  // expected-error @+1 {{a kernel.tma_load lands its box with the map's swizzle 128, but its destination has no swizzle}}
+  kernel.tma_load %m[%c0, %c0], %s[%c0, %c0], %b[%c0] : !kernel.tensor_map<memref<256x64xbf16>, box [64, 64], swizzle 128>, memref<64x64xbf16, 3 : i32>, !kernel.mbarrier<1>
+}
+
+// -----
+
+kernel.func @tma_unaligned(%m: !kernel.tensor_map<memref<256x64xbf16>, box [64, 64], swizzle 0>) block [32, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %b = kernel.mbarrier_alloc : !kernel.mbarrier<1>
+  %s = kernel.shared_alloc : memref<64x64xbf16, 3 : i32>
+  // expected-error @+1 {{a kernel.tma_load destination starts on a 128-byte boundary: a swizzled buffer, or a kernel.dynamic_shared view at a multiple of 128}}
+  kernel.tma_load %m[%c0, %c0], %s[%c0, %c0], %b[%c0] : !kernel.tensor_map<memref<256x64xbf16>, box [64, 64], swizzle 0>, memref<64x64xbf16, 3 : i32>, !kernel.mbarrier<1>
+}
+
+// -----
+
+kernel.func @tma_land_misaligned(%m: !kernel.tensor_map<memref<256x64xbf16>, box [8, 64], swizzle 128>) block [32, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %b = kernel.mbarrier_alloc : !kernel.mbarrier<1>
+  %s = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<64x64xbf16, 3 : i32>
+  // expected-error @+1 {{a kernel.tma_load lands at byte 512 of its destination, which must be a multiple of 1024}}
+  kernel.tma_load %m[%c0, %c0], %s[%c4, %c0], %b[%c0] : !kernel.tensor_map<memref<256x64xbf16>, box [8, 64], swizzle 128>, memref<64x64xbf16, 3 : i32>, !kernel.mbarrier<1>
+}
+
+// -----
+
+kernel.func @tma_overrun(%m: !kernel.tensor_map<memref<256x64xbf16>, box [64, 64], swizzle 128>) block [32, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %b = kernel.mbarrier_alloc : !kernel.mbarrier<1>
+  %s = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<64x64xbf16, 3 : i32>
+  // expected-error @+1 {{a kernel.tma_load's box of 4096 elements from element 512 overruns its destination memref<64x64xbf16, 3 : i32>}}
+  kernel.tma_load %m[%c0, %c0], %s[%c8, %c0], %b[%c0] : !kernel.tensor_map<memref<256x64xbf16>, box [64, 64], swizzle 128>, memref<64x64xbf16, 3 : i32>, !kernel.mbarrier<1>
+}
+
+// -----
+
+kernel.func @wgmma_n() block [128, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %s = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<64x64xbf16, 3 : i32>
+  %z = arith.constant 0.0 : f32
+  %c = vector.broadcast %z : f32 to vector<6xf32>
+  // expected-error @+1 {{a kernel.wgmma is m64nNk16 with N from 8 to 256 in steps of 8, got m64n12k16}}
+  %d = kernel.wgmma m64n12k16 %s[%c0, %c0], %s[%c0, %c0], %c : memref<64x64xbf16, 3 : i32>, memref<64x64xbf16, 3 : i32>, vector<6xf32> -> vector<6xf32>
+}
+
+// -----
+
+kernel.func @wgmma_shape_name() block [128, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %s = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<64x64xbf16, 3 : i32>
+  %z = arith.constant 0.0 : f32
+  %c = vector.broadcast %z : f32 to vector<32xf32>
+  // expected-error @+1 {{a kernel.wgmma shape is m64nNk16, got m64n64k8}}
+  %d = kernel.wgmma m64n64k8 %s[%c0, %c0], %s[%c0, %c0], %c : memref<64x64xbf16, 3 : i32>, memref<64x64xbf16, 3 : i32>, vector<32xf32> -> vector<32xf32>
+}
+
+// -----
+
+kernel.func @wgmma_unswizzled() block [128, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %s = kernel.shared_alloc : memref<64x64xbf16, 3 : i32>
+  %z = arith.constant 0.0 : f32
+  %c = vector.broadcast %z : f32 to vector<32xf32>
+  // expected-error @+1 {{a kernel.wgmma A is swizzled in 128-byte spans (#kernel.swizzle<128>)}}
+  %d = kernel.wgmma m64n64k16 %s[%c0, %c0], %s[%c0, %c0], %c : memref<64x64xbf16, 3 : i32>, memref<64x64xbf16, 3 : i32>, vector<32xf32> -> vector<32xf32>
+}
+
+// -----
+
+kernel.func @wgmma_row_bytes() block [128, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %s = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<64x128xbf16, 3 : i32>
+  %z = arith.constant 0.0 : f32
+  %c = vector.broadcast %z : f32 to vector<32xf32>
+  // expected-error @+1 {{a kernel.wgmma A is K-major with rows of 128 bytes (the last dimension, 64 x bf16), got memref<64x128xbf16, 3 : i32>}}
+  %d = kernel.wgmma m64n64k16 %s[%c0, %c0], %s[%c0, %c0], %c : memref<64x128xbf16, 3 : i32>, memref<64x128xbf16, 3 : i32>, vector<32xf32> -> vector<32xf32>
+}
+
+// -----
+
+kernel.func @wgmma_row() block [128, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %s = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<128x64xbf16, 3 : i32>
+  %z = arith.constant 0.0 : f32
+  %c = vector.broadcast %z : f32 to vector<32xf32>
+  // expected-error @+1 {{a kernel.wgmma B starts at a row that is a multiple of 8, got 4}}
+  %d = kernel.wgmma m64n64k16 %s[%c0, %c0], %s[%c4, %c0], %c : memref<128x64xbf16, 3 : i32>, memref<128x64xbf16, 3 : i32>, vector<32xf32> -> vector<32xf32>
+}
+
+// -----
+
+kernel.func @wgmma_k() block [128, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %s = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<128x64xbf16, 3 : i32>
+  %z = arith.constant 0.0 : f32
+  %c = vector.broadcast %z : f32 to vector<32xf32>
+  // expected-error @+1 {{a kernel.wgmma A starts at a k that is a multiple of 16 within the row of 64, got 8}}
+  %d = kernel.wgmma m64n64k16 %s[%c0, %c8], %s[%c0, %c0], %c : memref<128x64xbf16, 3 : i32>, memref<128x64xbf16, 3 : i32>, vector<32xf32> -> vector<32xf32>
+}
+
+// -----
+
+kernel.func @wgmma_rows_past_the_end() block [128, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %c96 = arith.constant 96 : index
+  %s = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<128x64xbf16, 3 : i32>
+  %z = arith.constant 0.0 : f32
+  %c = vector.broadcast %z : f32 to vector<32xf32>
+  // expected-error @+1 {{a kernel.wgmma m64n64k16 reads 64 rows of A from row 96, past the end of memref<128x64xbf16, 3 : i32>}}
+  %d = kernel.wgmma m64n64k16 %s[%c96, %c0], %s[%c0, %c0], %c : memref<128x64xbf16, 3 : i32>, memref<128x64xbf16, 3 : i32>, vector<32xf32> -> vector<32xf32>
+}
+
+// -----
+
+kernel.func @wgmma_accumulator() block [128, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %s = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<64x64xbf16, 3 : i32>
+  %z = arith.constant 0.0 : f32
+  %c = vector.broadcast %z : f32 to vector<64xf32>
+  // expected-error @+1 {{a kernel.wgmma m64n64k16 accumulates in f32, each thread holding vector<32xf32> of the 64x64 C and D, got C vector<64xf32> and D vector<64xf32>}}
+  %d = kernel.wgmma m64n64k16 %s[%c0, %c0], %s[%c0, %c0], %c : memref<64x64xbf16, 3 : i32>, memref<64x64xbf16, 3 : i32>, vector<64xf32> -> vector<64xf32>
+}
+
+// -----
+
+kernel.func @wgmma_f32() block [128, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %s = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<64x32xf32, 3 : i32>
+  %z = arith.constant 0.0 : f32
+  %c = vector.broadcast %z : f32 to vector<32xf32>
+  // expected-error @+1 {{a kernel.wgmma multiplies f16 or bf16 tiles, got A memref<64x32xf32, 3 : i32>}}
+  %d = kernel.wgmma m64n64k16 %s[%c0, %c0], %s[%c0, %c0], %c : memref<64x32xf32, 3 : i32>, memref<64x32xf32, 3 : i32>, vector<32xf32> -> vector<32xf32>
+}
+
+// -----
+
+kernel.func @wgmma_in_flight(%y: memref<32xf32>) block [128, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %s = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<64x64xbf16, 3 : i32>
+  %z = arith.constant 0.0 : f32
+  %c = vector.broadcast %z : f32 to vector<32xf32>
+  // expected-error @+1 {{a kernel.wgmma's result is in flight until a kernel.wgmma_wait returns it: it may only be a wgmma's accumulator or a wgmma_wait operand, but 'vector.extract' uses it}}
+  %d = kernel.wgmma m64n64k16 %s[%c0, %c0], %s[%c0, %c0], %c : memref<64x64xbf16, 3 : i32>, memref<64x64xbf16, 3 : i32>, vector<32xf32> -> vector<32xf32>
+  %e = vector.extract %d[0] : f32 from vector<32xf32>
+  memref.store %e, %y[%c0] : memref<32xf32>
+}
+
+// -----
+
+kernel.func @wgmma_wait_types() block [128, 1, 1] {
+  %z = arith.constant 0.0 : f32
+  %c = vector.broadcast %z : f32 to vector<32xf32>
+  // expected-error @+1 {{a kernel.wgmma_wait returns its operands, of their types}}
+  %d = "kernel.wgmma_wait"(%c) <{pending = 0 : i64}> : (vector<32xf32>) -> vector<16xf32>
+}
+
+// -----
+
+kernel.func @setmaxnreg_count() block [128, 1, 1] {
+  // expected-error @+1 {{a kernel.setmaxnreg sets 24 to 256 registers, a multiple of 8, got 250}}
+  kernel.setmaxnreg inc 250
+}
+
+// -----
+
+builtin.module attributes {kernel.target = #kernel.target<"sm_80">} {
+  kernel.func @wgmma_on_ampere() block [128, 1, 1] {
+    // expected-error @+1 {{'kernel.wgmma_fence' needs warpgroup tensor cores (sm_90a), which the module's target sm_80 (A100) does not have}}
+    kernel.wgmma_fence
+  }
 }

@@ -118,10 +118,11 @@ kernel.func @k_shared(%x: memref<4x64xf32>, %g: memref<64xf16>) block [128, 1, 1
   kernel.cp_async_wait 2 {tag}
 }
 
-// Scalar and opaque parameters, passed by kernel.launch; a swizzled shared buffer.
+// Scalar and tensor-map parameters, passed by kernel.launch (a memref of the tensor for a map);
+// a swizzled shared buffer.
 
 // CHECK-LABEL: kernel.func @k_parameters(
-// CHECK-SAME:    %[[X:[a-z0-9_]+]]: memref<64xf32>, %[[N:[a-z0-9_]+]]: index, %[[A:[a-z0-9_]+]]: f32, %[[H:[a-z0-9_]+]]: f16, %[[B:[a-z0-9_]+]]: i1, %[[M:[a-z0-9_]+]]: !kernel.opaque<"CUtensorMap", 128, 64>) block [32, 1, 1] {
+// CHECK-SAME:    %[[X:[a-z0-9_]+]]: memref<64xf32>, %[[N:[a-z0-9_]+]]: index, %[[A:[a-z0-9_]+]]: f32, %[[H:[a-z0-9_]+]]: f16, %[[B:[a-z0-9_]+]]: i1, %[[M:[a-z0-9_]+]]: !kernel.tensor_map<memref<64x64xbf16>, box [64, 64], swizzle 128>) block [32, 1, 1] {
 // CHECK-NEXT:    %[[S:.*]] = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<8x32xf32, 3 : i32>
 // CHECK-NEXT:    %[[S2:.*]] = kernel.shared_alloc {layout = #kernel.swizzle<32>} : memref<2x64xf16, 3 : i32>
 // CHECK-NEXT:    %[[V:.*]] = memref.load %[[X]][%[[N]]] : memref<64xf32>
@@ -131,13 +132,13 @@ kernel.func @k_shared(%x: memref<4x64xf32>, %g: memref<64xf16>) block [128, 1, 1
 // CHECK-NEXT:    memref.store %[[Q]], %[[X]][%[[N]]] : memref<64xf32>
 // CHECK-NEXT:  }
 // CHECK-LABEL: func.func @launch_parameters(
-// CHECK-SAME:    %[[X:[a-z0-9_]+]]: memref<64xf32>, %[[M:[a-z0-9_]+]]: !kernel.opaque<"CUtensorMap", 128, 64>) {
+// CHECK-SAME:    %[[X:[a-z0-9_]+]]: memref<64xf32>, %[[M:[a-z0-9_]+]]: memref<64x64xbf16>) {
 // CHECK-NEXT:    %[[N:.*]] = arith.constant 3 : index
 // CHECK-NEXT:    %[[A:.*]] = arith.constant 2.000000e+00 : f32
 // CHECK-NEXT:    %[[H:.*]] = arith.constant 1.000000e+00 : f16
 // CHECK-NEXT:    %[[B:.*]] = arith.constant true
-// CHECK-NEXT:    kernel.launch @k_parameters(%[[X]], %[[N]], %[[A]], %[[H]], %[[B]], %[[M]]) grid [1, 1, 1] block [32, 1, 1] smem 0 : memref<64xf32>, index, f32, f16, i1, !kernel.opaque<"CUtensorMap", 128, 64>
-kernel.func @k_parameters(%x: memref<64xf32>, %n: index, %a: f32, %h: f16, %b: i1, %m: !kernel.opaque<"CUtensorMap", 128, 64>) block [32, 1, 1] {
+// CHECK-NEXT:    kernel.launch @k_parameters(%[[X]], %[[N]], %[[A]], %[[H]], %[[B]], %[[M]]) grid [1, 1, 1] block [32, 1, 1] smem 0 : memref<64xf32>, index, f32, f16, i1, memref<64x64xbf16>
+kernel.func @k_parameters(%x: memref<64xf32>, %n: index, %a: f32, %h: f16, %b: i1, %m: !kernel.tensor_map<memref<64x64xbf16>, box [64, 64], swizzle 128>) block [32, 1, 1] {
   %s = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<8x32xf32, 3 : i32>
   %s2 = kernel.shared_alloc {layout = #kernel.swizzle<32>} : memref<2x64xf16, 3 : i32>
   %v = memref.load %x[%n] : memref<64xf32>
@@ -147,12 +148,12 @@ kernel.func @k_parameters(%x: memref<64xf32>, %n: index, %a: f32, %h: f16, %b: i
   memref.store %q, %x[%n] : memref<64xf32>
 }
 
-func.func @launch_parameters(%x: memref<64xf32>, %m: !kernel.opaque<"CUtensorMap", 128, 64>) {
+func.func @launch_parameters(%x: memref<64xf32>, %m: memref<64x64xbf16>) {
   %n = arith.constant 3 : index
   %a = arith.constant 2.0 : f32
   %h = arith.constant 1.0 : f16
   %b = arith.constant true
-  kernel.launch @k_parameters(%x, %n, %a, %h, %b, %m) grid [1, 1, 1] block [32, 1, 1] smem 0 : memref<64xf32>, index, f32, f16, i1, !kernel.opaque<"CUtensorMap", 128, 64>
+  kernel.launch @k_parameters(%x, %n, %a, %h, %b, %m) grid [1, 1, 1] block [32, 1, 1] smem 0 : memref<64xf32>, index, f32, f16, i1, memref<64x64xbf16>
   func.return
 }
 
@@ -273,4 +274,63 @@ func.func @forward(%x: memref<4x64xf32>, %g: memref<64xf16>) -> memref<32xf32> {
   kernel.launch @k_uniform_barriers(%y) grid [2147483647, 65535, 65535] block [32, 1, 1] smem 0 : memref<32xf32>
   kernel.launch @k_empty() grid [1, 1, 1] block [32, 1, 1] smem 0
   func.return %y : memref<32xf32>
+}
+
+// Hopper (sm_90a): mbarriers, a TMA load through a tensor map, warpgroup MMAs, setmaxnreg.
+
+// CHECK-LABEL: kernel.func @k_hopper(%map: !kernel.tensor_map<memref<256x128xbf16>, box [128, 64], swizzle 128>) block [384, 1, 1] {
+// CHECK-NEXT:    %c0 = arith.constant 0 : index
+// CHECK-NEXT:    %c1 = arith.constant 1 : index
+// CHECK-NEXT:    %c64 = arith.constant 64 : index
+// CHECK-NEXT:    %full = kernel.mbarrier_alloc : !kernel.mbarrier<2>
+// CHECK-NEXT:    %a = kernel.dynamic_shared offset 0 {layout = #kernel.swizzle<128>} : memref<2x128x64xbf16, 3 : i32>
+// CHECK-NEXT:    %b = kernel.dynamic_shared offset 32768 {layout = #kernel.swizzle<128>} : memref<2x256x64xbf16, 3 : i32>
+// CHECK-NEXT:    kernel.mbarrier_init %full[%c0], arrivals 1 : !kernel.mbarrier<2>
+// CHECK-NEXT:    kernel.fence_proxy_async
+// CHECK-NEXT:    kernel.mbarrier_arrive_expect_tx %full[%c0], bytes 16384 : !kernel.mbarrier<2>
+// CHECK-NEXT:    kernel.tma_load %map[%c0, %c64], %a[%c1, %c0, %c0], %full[%c0] : !kernel.tensor_map<memref<256x128xbf16>, box [128, 64], swizzle 128>, memref<2x128x64xbf16, 3 : i32>, !kernel.mbarrier<2>
+// CHECK-NEXT:    kernel.mbarrier_wait %full[%c0], %c0 : !kernel.mbarrier<2>
+// CHECK-NEXT:    kernel.mbarrier_arrive %full[%c1] : !kernel.mbarrier<2>
+// CHECK-NEXT:    kernel.setmaxnreg inc 240
+// CHECK-NEXT:    kernel.setmaxnreg dec 24 {tag}
+// CHECK-NEXT:    %z = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:    %c = vector.broadcast %z : f32 to vector<128xf32>
+// CHECK-NEXT:    kernel.wgmma_fence
+// CHECK-NEXT:    %d = kernel.wgmma m64n256k16 %a[%c0, %c64, %c0], %b[%c0, %c0, %c0], %c : memref<2x128x64xbf16, 3 : i32>, memref<2x256x64xbf16, 3 : i32>, vector<128xf32> -> vector<128xf32>
+// CHECK-NEXT:    %e = kernel.wgmma m64n256k16 %a[%c0, %c64, %c0], %b[%c0, %c0, %c0], %d : memref<2x128x64xbf16, 3 : i32>, memref<2x256x64xbf16, 3 : i32>, vector<128xf32> -> vector<128xf32>
+// CHECK-NEXT:    kernel.wgmma_commit
+// CHECK-NEXT:    %f, %g = kernel.wgmma_wait 0, %e, %c : vector<128xf32>, vector<128xf32>
+// CHECK-NEXT:    kernel.wgmma_wait 1
+// CHECK-NEXT:  }
+// CHECK-NEXT:  func.func @launch_hopper(%x: memref<256x128xbf16>) {
+// CHECK-NEXT:    kernel.launch @k_hopper(%x) grid [1, 1, 1] block [384, 1, 1] smem 98304 : memref<256x128xbf16>
+// CHECK-NEXT:    func.return
+// CHECK-NEXT:  }
+kernel.func @k_hopper(%map: !kernel.tensor_map<memref<256x128xbf16>, box [128, 64], swizzle 128>) block [384, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %full = kernel.mbarrier_alloc : !kernel.mbarrier<2>
+  %a = kernel.dynamic_shared offset 0 {layout = #kernel.swizzle<128>} : memref<2x128x64xbf16, 3 : i32>
+  %b = kernel.dynamic_shared offset 32768 {layout = #kernel.swizzle<128>} : memref<2x256x64xbf16, 3 : i32>
+  kernel.mbarrier_init %full[%c0], arrivals 1 : !kernel.mbarrier<2>
+  kernel.fence_proxy_async
+  kernel.mbarrier_arrive_expect_tx %full[%c0], bytes 16384 : !kernel.mbarrier<2>
+  kernel.tma_load %map[%c0, %c64], %a[%c1, %c0, %c0], %full[%c0] : !kernel.tensor_map<memref<256x128xbf16>, box [128, 64], swizzle 128>, memref<2x128x64xbf16, 3 : i32>, !kernel.mbarrier<2>
+  kernel.mbarrier_wait %full[%c0], %c0 : !kernel.mbarrier<2>
+  kernel.mbarrier_arrive %full[%c1] : !kernel.mbarrier<2>
+  kernel.setmaxnreg inc 240
+  kernel.setmaxnreg dec 24 {tag}
+  %z = arith.constant 0.0 : f32
+  %c = vector.broadcast %z : f32 to vector<128xf32>
+  kernel.wgmma_fence
+  %d = kernel.wgmma m64n256k16 %a[%c0, %c64, %c0], %b[%c0, %c0, %c0], %c : memref<2x128x64xbf16, 3 : i32>, memref<2x256x64xbf16, 3 : i32>, vector<128xf32> -> vector<128xf32>
+  %e = kernel.wgmma m64n256k16 %a[%c0, %c64, %c0], %b[%c0, %c0, %c0], %d : memref<2x128x64xbf16, 3 : i32>, memref<2x256x64xbf16, 3 : i32>, vector<128xf32> -> vector<128xf32>
+  kernel.wgmma_commit
+  %f, %g = kernel.wgmma_wait 0, %e, %c : vector<128xf32>, vector<128xf32>
+  kernel.wgmma_wait 1
+}
+func.func @launch_hopper(%x: memref<256x128xbf16>) {
+  kernel.launch @k_hopper(%x) grid [1, 1, 1] block [384, 1, 1] smem 98304 : memref<256x128xbf16>
+  func.return
 }

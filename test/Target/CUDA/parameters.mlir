@@ -1,12 +1,13 @@
 // RUN: emmy-opt %s -t cuda | filecheck %s
 
-// Kernel parameters besides buffers: scalars by value, an opaque struct as a
-// `const __grid_constant__` struct of its size and alignment (nothing looks into it yet).
+// Kernel parameters besides buffers: scalars by value, a tensor map as a
+// `const __grid_constant__` CUtensorMap of 128 bytes aligned to 64 (the launch passes the
+// tensor's buffer, from which the host encodes the map).
 // Vector values: one 16-byte access fills an `emmy_f32x4`, whose lanes are read at static and
 // per-thread positions and carried through a loop. A swizzled shared buffer is aligned to its
 // pattern and indexed through `emmy_swizzle`.
 
-// CHECK:       // !kernel.opaque<"CUtensorMap", 128, 64>: passed by value, not looked into.
+// CHECK:       // A CUtensorMap, encoded on the host (cuTensorMapEncodeTiled), read by TMA.
 // CHECK-NEXT:  struct __align__(64) emmy_CUtensorMap { unsigned char bytes[128]; };
 // CHECK:       struct __align__(16) emmy_f32x4 { float lane[4]; };
 // CHECK:       __device__ __forceinline__ long emmy_swizzle(long i, int shift, long mask, int chunk_shift) {
@@ -38,7 +39,7 @@
 // CHECK-NEXT:    y[t] = sum;
 // CHECK-NEXT:  }
 
-kernel.func @scaled_rows(%x: memref<8x128xf32>, %y: memref<32xf32>, %alpha: f32, %rows: index, %lane: i32, %map: !kernel.opaque<"CUtensorMap", 128, 64>) block [32, 1, 1] {
+kernel.func @scaled_rows(%x: memref<8x128xf32>, %y: memref<32xf32>, %alpha: f32, %rows: index, %lane: i32, %map: !kernel.tensor_map<memref<64x64xbf16>, box [64, 64], swizzle 128>) block [32, 1, 1] {
   %tile = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<32x128xf32, 3 : i32>
   %t = kernel.thread_id x
   %c0 = arith.constant 0 : index
@@ -63,11 +64,11 @@ kernel.func @scaled_rows(%x: memref<8x128xf32>, %y: memref<32xf32>, %alpha: f32,
   memref.store %sum, %y[%t] : memref<32xf32>
 }
 
-func.func @forward(%x: memref<8x128xf32>, %map: !kernel.opaque<"CUtensorMap", 128, 64>) -> memref<32xf32> {
+func.func @forward(%x: memref<8x128xf32>, %map: memref<64x64xbf16>) -> memref<32xf32> {
   %y = memref.alloc() : memref<32xf32>
   %alpha = arith.constant 2.0 : f32
   %rows = arith.constant 8 : index
   %lane = arith.constant 1 : i32
-  kernel.launch @scaled_rows(%x, %y, %alpha, %rows, %lane, %map) grid [1, 1, 1] block [32, 1, 1] smem 0 : memref<8x128xf32>, memref<32xf32>, f32, index, i32, !kernel.opaque<"CUtensorMap", 128, 64>
+  kernel.launch @scaled_rows(%x, %y, %alpha, %rows, %lane, %map) grid [1, 1, 1] block [32, 1, 1] smem 0 : memref<8x128xf32>, memref<32xf32>, f32, index, i32, memref<64x64xbf16>
   func.return %y : memref<32xf32>
 }
