@@ -1171,7 +1171,8 @@ class SimtFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: kernel.MbarrierWaitOp, args: PythonValues
     ) -> PythonValues:
         chunk = self.in_kernel(interpreter)
-        barriers, index, parity = args
+        # By name: the op's definition puts the parity first.
+        barriers, index, parity = interpreter.get_values((op.barriers, op.index, op.parity))
         addressed = self.addressed_mbarriers(chunk, op, barriers, index)
         if addressed is None:
             return ()
