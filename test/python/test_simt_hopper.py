@@ -48,22 +48,25 @@ def warp_specialised_gemm(
     empty_wait: bool = True,
     release: bool = True,
     in_flight: int = 0,
+    blocks: int = 1,
 ) -> str:
-    """D (M x N, f32) = A (M x k) @ W^T (W: N x k, nn.Linear's layout) by a block of 3
-    warpgroups: thread 0 of warpgroup 0 streams K tiles of A (two 64 x 64 boxes) and W (one)
-    through TMA into a ring of STAGES swizzled stages (full[s]: the tiles landed; empty[s]:
-    both consumers are done with them); warpgroup 1 + c multiplies rows 64c to 64c + 63 with
-    four m64n64k16 wgmmas per K tile. The flags leave out the consumers' wait on full, the
-    producer's wait on empty, or the consumers' release of empty; `in_flight` groups of
-    wgmmas stay in flight when a consumer releases the stage they read."""
+    """D (M * blocks x N, f32) = A (M * blocks x k) @ W^T (W: N x k, nn.Linear's layout),
+    M rows per block of 3 warpgroups: thread 0 of warpgroup 0 streams K tiles of A (two
+    64 x 64 boxes) and W (one) through TMA into a ring of STAGES swizzled stages (full[s]: the
+    tiles landed; empty[s]: both consumers are done with them); warpgroup 1 + c multiplies the
+    block's rows 64c to 64c + 63 with four m64n64k16 wgmmas per K tile. The flags leave out
+    the consumers' wait on full, the producer's wait on empty, or the consumers' release of
+    empty; `in_flight` groups of wgmmas stay in flight when a consumer releases the stage
+    they read."""
     tiles = -(-k // BOX)
-    a_map = f"!kernel.tensor_map<memref<{M}x{k}xbf16>, box [{BOX}, {BOX}], swizzle 128>"
+    rows = M * blocks
+    a_map = f"!kernel.tensor_map<memref<{rows}x{k}xbf16>, box [{BOX}, {BOX}], swizzle 128>"
     w_map = f"!kernel.tensor_map<memref<{N}x{k}xbf16>, box [{BOX}, {BOX}], swizzle 128>"
     sa = f"memref<{STAGES}x{M}x{BOX}xbf16, 3 : i32>"
     sw = f"memref<{STAGES}x{N}x{BOX}xbf16, 3 : i32>"
     bars = f"!kernel.mbarrier<{STAGES}>"
     acc = f"vector<{N // 2}xf32>"
-    d = f"memref<{M}x{N}xf32>"
+    d = f"memref<{rows}x{N}xf32>"
     tile_bytes = 3 * BOX * BOX * 2
     constants = sorted({0, 1, 2, 4, 8, 16, 32, 48, 64, 128, tiles} | set(range(0, N, 8)))
     constant_text = "\n".join(f"  %c{v} = arith.constant {v} : index" for v in constants)
@@ -97,6 +100,9 @@ kernel.func @gemm(%amap: {a_map}, %wmap: {w_map}, %d: {d}) block [384, 1, 1] {{
   %empty = kernel.mbarrier_alloc : {bars}
   %sa = kernel.dynamic_shared offset 0 {{layout = #kernel.swizzle<128>}} : {sa}
   %sw = kernel.dynamic_shared offset {STAGES * M * BOX * 2} {{layout = #kernel.swizzle<128>}} : {sw}
+  %bid = kernel.block_id x
+  %brow = arith.muli %bid, %c128 : index
+  %brow64 = arith.addi %brow, %c64 : index
   %first = arith.cmpi eq, %tid, %c0 : index
   scf.if %first {{
     scf.for %i = %c0 to %c{STAGES} step %c1 {{
@@ -118,8 +124,9 @@ kernel.func @gemm(%amap: {a_map}, %wmap: {w_map}, %d: {d}) block [384, 1, 1] {{
 {empty_wait_text}
         kernel.mbarrier_arrive_expect_tx %full[%s], bytes {tile_bytes} : {bars}
         %k0 = arith.muli %kt, %c64 : index
-        kernel.tma_load %amap[%c0, %k0], %sa[%s, %c0, %c0], %full[%s] : {a_map}, {sa}, {bars}
-        kernel.tma_load %amap[%c64, %k0], %sa[%s, %c64, %c0], %full[%s] : {a_map}, {sa}, {bars}
+        kernel.tma_load %amap[%brow, %k0], %sa[%s, %c0, %c0], %full[%s] : {a_map}, {sa}, {bars}
+        kernel.tma_load %amap[%brow64, %k0], %sa[%s, %c64, %c0], %full[%s]
+            : {a_map}, {sa}, {bars}
         kernel.tma_load %wmap[%c0, %k0], %sw[%s, %c0, %c0], %full[%s] : {w_map}, {sw}, {bars}
       }}
     }}
@@ -148,26 +155,29 @@ kernel.func @gemm(%amap: {a_map}, %wmap: {w_map}, %d: {d}) block [384, 1, 1] {{
     %q = arith.remui %lane, %c4 : index
     %q2 = arith.muli %q, %c2 : index
     %w16 = arith.muli %warp, %c16 : index
-    %wrow = arith.addi %arow, %w16 : index
+    %block_arow = arith.addi %brow, %arow : index
+    %wrow = arith.addi %block_arow, %w16 : index
     %row0 = arith.addi %wrow, %g : index
     %row8 = arith.addi %row0, %c8 : index
 {store_text}
   }}
 }}
 
-func.func @forward(%a: memref<{M}x{k}xbf16>, %w: memref<{N}x{k}xbf16>) -> {d} {{
+func.func @forward(%a: memref<{rows}x{k}xbf16>, %w: memref<{N}x{k}xbf16>) -> {d} {{
   %d = memref.alloc() : {d}
-  kernel.launch @gemm(%a, %w, %d) grid [1, 1, 1] block [384, 1, 1]
-      smem {STAGES * (M + N) * BOX * 2} : memref<{M}x{k}xbf16>, memref<{N}x{k}xbf16>, {d}
+  kernel.launch @gemm(%a, %w, %d) grid [{blocks}, 1, 1] block [384, 1, 1]
+      smem {STAGES * (M + N) * BOX * 2} : memref<{rows}x{k}xbf16>, memref<{N}x{k}xbf16>, {d}
   func.return %d : {d}
 }}
 """
 
 
-@pytest.mark.parametrize("k", [192, 168], ids=["whole-tiles", "k-tail"])
-def test_a_warp_specialised_gemm_matches_torch(k: int):
-    a, w = fresh(M, k, seed=k), fresh(N, k, seed=k + 1)
-    (d,) = emulate(warp_specialised_gemm(k), a, w)
+@pytest.mark.parametrize(
+    "k, blocks", [(192, 1), (168, 1), (192, 2)], ids=["whole-tiles", "k-tail", "two-blocks"]
+)
+def test_a_warp_specialised_gemm_matches_torch(k: int, blocks: int):
+    a, w = fresh(M * blocks, k, seed=k), fresh(N, k, seed=k + 1)
+    (d,) = emulate(warp_specialised_gemm(k, blocks=blocks), a, w)
     expected = torch.matmul(a.double(), w.double().T)
     # One f32 rounding per wgmma, of sums of 16 exact products onto the accumulator.
     torch.testing.assert_close(d, expected.float(), rtol=1e-5, atol=1e-4)

@@ -29,6 +29,17 @@ sequential ones.
   iteration. A step that is not positive is an error (it would never end). Values computed
   for inactive threads are garbage and never observable: they are never stored, and inactive
   threads' indices are never used, so they cannot fail.
+- Warp-specialised kernels: the two regions of a divergent `scf.if` are cooperative tasks
+  (`emmy.tools.interpreter.tasks`), since a producer region that waits for the consumers'
+  arrivals would otherwise wait forever. The then-region runs first; when it blocks in a
+  `kernel.mbarrier_wait` whose phase has not completed for every active thread, the next
+  runnable task runs: a parked one whose wait is now over, else the innermost else-region
+  not started yet, in a Python thread of its own with its own interpreter scopes and mask.
+  One task runs at a time and tasks switch only at blocking waits, so runs are
+  deterministic; a program that never blocks runs in lockstep exactly as described above,
+  in one thread. A task's threads wait together (until the phase completed for all of
+  them). Nothing runnable while tasks are blocked is an error, "deadlock", naming each
+  waiting op, its threads, the mbarrier and what its phase still expects.
 - `memref.load` / `memref.store` (and the vector, atomic and cp.async accesses) check the
   indices of the active threads and fail on an out-of-bounds access, naming the thread and
   the block; a store writes only active threads. When several threads of one store write one
@@ -90,10 +101,49 @@ sequential ones.
   matrices by the PTX ISA's layouts (`mma_fragment_layouts`), computes A * B + C in float64
   (tf32 operands rounded first) and rounds once to f32; the hardware's accumulation order and
   rounding are unspecified, so a GPU may differ in the last bits.
+- mbarriers (`kernel.mbarrier_alloc`, one array per op per block) follow the PTX ISA:
+  `mbarrier_init` sets the arrivals that complete a phase and starts phase 0;
+  `mbarrier_arrive` is one arrival per active thread (in thread order) and
+  `mbarrier_arrive_expect_tx` first raises the phase's pending transaction bytes; a phase
+  completes when its arrivals reach the count and its pending bytes reach 0, and the next
+  phase (of the other parity) begins. `mbarrier_wait %b[%i], %p` returns once the current
+  phase's parity is not p (the phase of parity p completed), blocking its task until then,
+  and records for each thread the phases it has seen complete. An index outside the array,
+  use before init, a parity other than 0 or 1 and more arrivals than a phase that still
+  waits for bytes expects are errors.
+- `kernel.tma_load` reads its box of the tensor-map parameter (the numpy array that
+  `kernel.launch` passes for it) at the op, zeros outside the tensor, and lands it at once
+  as `prod(box)` consecutive row-major elements of the destination from the addressed
+  element (through its swizzle; on the swizzle's pattern, 1024 bytes for 128, else on 128
+  bytes; inside the buffer), completing its bytes on the mbarrier's current phase. The
+  landed elements are tagged with that mbarrier and phase: a generic load that reads one
+  before its thread has waited for the phase, or a wgmma before every thread of its
+  warpgroup has, is an error ("read before its mbarrier phase completed"). A copy over
+  elements that a wgmma in flight reads, that an earlier copy delivered in a phase no thread
+  of the block has waited for yet ("a missing mbarrier wait on the consumer's release?"),
+  or that a cp.async in flight writes, is an error. The async proxy's writes are ordered by
+  mbarriers, not by `kernel.barrier`: they clear the elements' race records, so a generic
+  read of a stage that the reader released with an arrival before TMA overwrote it is not
+  checked, and the tags belong to the view a copy wrote through (not to aliasing views of
+  other types).
+- `kernel.wgmma`, `wgmma_fence`, `wgmma_commit`, `wgmma_wait` and `setmaxnreg` are
+  warpgroup instructions: every thread of a warpgroup (128 consecutive threads of a block)
+  that executes one executes it, converged. A wgmma reads the warpgroup's A (64 x 16) and
+  B (16 x N) tiles from their K-major swizzled shared buffers at the op (every thread of the
+  warpgroup addressing the same tiles, at a row that is a multiple of 8 and a k that is a
+  multiple of 16, inside the buffer; an element another thread stored since the last barrier
+  is a race), gathers C from the threads' accumulators by the PTX layout (element i of thread
+  t at row 16 (t / 32) + (t % 32) / 4 + 8 ((i / 2) % 2), column 8 (i / 4) + 2 (t % 4) + i % 2,
+  `wgmma_accumulator_layout`), computes A * B + C in float64 and rounds once to f32. The
+  result is there at once, but the tiles stay read by a wgmma in flight until a `wgmma_wait`
+  of the warpgroup leaves at most `pending` of its committed groups behind (`wgmma_commit`
+  closes a group; wgmmas not committed yet stay in flight): a store or a TMA copy to them
+  is an error. `fence_proxy_async` does nothing: the emulator's proxies share one memory.
 
 Host side: `kernel.launch` passes its operands (numpy arrays from `memref.alloc` /
 `memref.get_global`, or function arguments) to the kernel, which writes them in place; a
-scalar parameter is a uniform value of its type, an opaque struct is passed on as it is.
+scalar parameter is a uniform value of its type, a tensor-map parameter the numpy array of
+its tensor.
 `memref.load` / `memref.store` outside a kernel (Tile IR uses them too) run as the functions
 given to `SimtFunctions` run them, so it takes those ops over from them.
 """
@@ -1008,12 +1058,12 @@ class SimtFunctions(InterpreterFunctions):
         if partial.any():
             first = int(np.flatnonzero(partial)[0])
             units_per_block = chunk.block_size // size
-            member = "lanes" if unit == "warp" else "threads"
+            member = "lane" if unit == "warp" else "thread"
             raise InterpretationError(
                 f"'{op.name}' under divergent control flow: only {int(per_unit[first].sum())} "
-                f"of the {size} {member} of {unit} {first % units_per_block} of "
-                f"{chunk.describe_block(first // units_per_block)} execute it, but every one "
-                f"of the {unit}'s must, converged"
+                f"of the {size} {member}s of {unit} {first % units_per_block} of "
+                f"{chunk.describe_block(first // units_per_block)} execute it, but every "
+                f"{member} of the {unit} must, converged"
             )
 
     @impl(kernel.LdmatrixOp)

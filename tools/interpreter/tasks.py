@@ -24,6 +24,7 @@ blocked is a deadlock, reported as an error naming what each task waits for.
 
 from __future__ import annotations
 
+import contextvars
 import copy
 import threading
 from collections.abc import Callable
@@ -45,6 +46,8 @@ class Deferred:
     interpreter: Interpreter
     scope: object
     """The interpreter's scope where the region was deferred, where a task running it starts."""
+    context: contextvars.Context
+    """The context variables (numpy's error state) where the region was deferred."""
     started: bool = False
     done: bool = False
     results: PythonValues = ()
@@ -74,7 +77,7 @@ class Scheduler:
     def defer(
         self, interpreter: Interpreter, run: Callable[[Interpreter], PythonValues]
     ) -> Deferred:
-        deferred = Deferred(run, interpreter, interpreter._ctx)
+        deferred = Deferred(run, interpreter, interpreter._ctx, contextvars.copy_context())
         self.deferred.append(deferred)
         return deferred
 
@@ -118,7 +121,9 @@ class Scheduler:
         if self.deferred:
             deferred = self.deferred.pop()
             deferred.started = True
-            thread = threading.Thread(target=self.run_task, args=(deferred,), daemon=True)
+            thread = threading.Thread(
+                target=deferred.context.run, args=(self.run_task, deferred), daemon=True
+            )
             self.threads.append(thread)
             thread.start()
             return
