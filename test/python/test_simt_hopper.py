@@ -49,6 +49,7 @@ def warp_specialised_gemm(
     release: bool = True,
     in_flight: int = 0,
     blocks: int = 1,
+    split_consumers: bool = False,
 ) -> str:
     """D (M * blocks x N, f32) = A (M * blocks x k) @ W^T (W: N x k, nn.Linear's layout),
     M rows per block of 3 warpgroups: thread 0 of warpgroup 0 streams K tiles of A (two
@@ -57,7 +58,7 @@ def warp_specialised_gemm(
     block's rows 64c to 64c + 63 with four m64n64k16 wgmmas per K tile. The flags leave out
     the consumers' wait on full, the producer's wait on empty, or the consumers' release of
     empty; `in_flight` groups of wgmmas stay in flight when a consumer releases the stage
-    they read."""
+    they read; `split_consumers` puts the two consumers in the two regions of an scf.if."""
     tiles = -(-k // BOX)
     rows = M * blocks
     a_map = f"!kernel.tensor_map<memref<{rows}x{k}xbf16>, box [{BOX}, {BOX}], swizzle 128>"
@@ -92,6 +93,42 @@ def warp_specialised_gemm(
         column = f"%col{i}_odd" if i % 2 else f"%col{i}"
         stores.append(f"    memref.store %e{i}, %d[{row}, {column}] : {d}")
     wgmma_text, store_text = "\n".join(wgmmas), "\n".join(stores)
+    consumer_text = f"""    kernel.setmaxnreg inc 232
+    %consumer = arith.subi %wg, %c1 : index
+    %arow = arith.muli %consumer, %c64 : index
+    %zero = arith.constant 0.0 : f32
+    %acc0 = vector.broadcast %zero : f32 to {acc}
+    %result = scf.for %kt = %c0 to %c{tiles} step %c1 iter_args(%acc_in = %acc0) -> ({acc}) {{
+      %s = arith.remui %kt, %c2 : index
+      %round = arith.divui %kt, %c2 : index
+      %parity = arith.remui %round, %c2 : index
+{full_wait_text}
+      kernel.wgmma_fence
+{wgmma_text}
+      kernel.wgmma_commit
+      %acc_out = kernel.wgmma_wait {in_flight}, %d{BOX // 16 - 1} : {acc}
+{release_text}
+      scf.yield %acc_out : {acc}
+    }}
+    %t = arith.remui %tid, %c128 : index
+    %warp = arith.divui %t, %c32 : index
+    %lane = arith.remui %t, %c32 : index
+    %g = arith.divui %lane, %c4 : index
+    %q = arith.remui %lane, %c4 : index
+    %q2 = arith.muli %q, %c2 : index
+    %w16 = arith.muli %warp, %c16 : index
+    %block_arow = arith.addi %brow, %arow : index
+    %wrow = arith.addi %block_arow, %w16 : index
+    %row0 = arith.addi %wrow, %g : index
+    %row8 = arith.addi %row0, %c8 : index
+{store_text}
+"""
+    if split_consumers:
+        # Each consumer warpgroup in a region of its own, waiting and arriving on its own.
+        consumer_text = (
+            "    %second = arith.cmpi eq, %wg, %c2 : index\n"
+            f"    scf.if %second {{\n{consumer_text}    }} else {{\n{consumer_text}    }}\n"
+        )
     return f"""
 kernel.func @gemm(%amap: {a_map}, %wmap: {w_map}, %d: {d}) block [384, 1, 1] {{
   %tid = kernel.thread_id x
@@ -131,36 +168,7 @@ kernel.func @gemm(%amap: {a_map}, %wmap: {w_map}, %d: {d}) block [384, 1, 1] {{
       }}
     }}
   }} else {{
-    kernel.setmaxnreg inc 232
-    %consumer = arith.subi %wg, %c1 : index
-    %arow = arith.muli %consumer, %c64 : index
-    %zero = arith.constant 0.0 : f32
-    %acc0 = vector.broadcast %zero : f32 to {acc}
-    %result = scf.for %kt = %c0 to %c{tiles} step %c1 iter_args(%acc_in = %acc0) -> ({acc}) {{
-      %s = arith.remui %kt, %c2 : index
-      %round = arith.divui %kt, %c2 : index
-      %parity = arith.remui %round, %c2 : index
-{full_wait_text}
-      kernel.wgmma_fence
-{wgmma_text}
-      kernel.wgmma_commit
-      %acc_out = kernel.wgmma_wait {in_flight}, %d{BOX // 16 - 1} : {acc}
-{release_text}
-      scf.yield %acc_out : {acc}
-    }}
-    %t = arith.remui %tid, %c128 : index
-    %warp = arith.divui %t, %c32 : index
-    %lane = arith.remui %t, %c32 : index
-    %g = arith.divui %lane, %c4 : index
-    %q = arith.remui %lane, %c4 : index
-    %q2 = arith.muli %q, %c2 : index
-    %w16 = arith.muli %warp, %c16 : index
-    %block_arow = arith.addi %brow, %arow : index
-    %wrow = arith.addi %block_arow, %w16 : index
-    %row0 = arith.addi %wrow, %g : index
-    %row8 = arith.addi %row0, %c8 : index
-{store_text}
-  }}
+{consumer_text}  }}
 }}
 
 func.func @forward(%a: memref<{rows}x{k}xbf16>, %w: memref<{N}x{k}xbf16>) -> {d} {{
@@ -173,11 +181,13 @@ func.func @forward(%a: memref<{rows}x{k}xbf16>, %w: memref<{N}x{k}xbf16>) -> {d}
 
 
 @pytest.mark.parametrize(
-    "k, blocks", [(192, 1), (168, 1), (192, 2)], ids=["whole-tiles", "k-tail", "two-blocks"]
+    "k, blocks, split",
+    [(192, 1, False), (168, 1, False), (192, 2, False), (192, 1, True)],
+    ids=["whole-tiles", "k-tail", "two-blocks", "consumers-apart"],
 )
-def test_a_warp_specialised_gemm_matches_torch(k: int, blocks: int):
+def test_a_warp_specialised_gemm_matches_torch(k: int, blocks: int, split: bool):
     a, w = fresh(M * blocks, k, seed=k), fresh(N, k, seed=k + 1)
-    (d,) = emulate(warp_specialised_gemm(k, blocks=blocks), a, w)
+    (d,) = emulate(warp_specialised_gemm(k, blocks=blocks, split_consumers=split), a, w)
     expected = torch.matmul(a.double(), w.double().T)
     # One f32 rounding per wgmma, of sums of 16 exact products onto the accumulator.
     torch.testing.assert_close(d, expected.float(), rtol=1e-5, atol=1e-4)

@@ -14,7 +14,7 @@ deadlock here. So `run_if` `defer`s the else-region before it runs the then-regi
 `join`s it after: a deferred region that nothing started runs then, in the same Python
 thread, exactly as lockstep execution runs it. Only when a task blocks (`block_until` a
 condition that does not hold) does the scheduler hand its turn on: to the first parked task
-whose condition holds now, else to the innermost deferred region, which starts in a Python
+whose condition holds now, else to the region deferred last, which starts in a Python
 thread of its own, with its own interpreter scope chain (a shallow copy of the interpreter
 whose scopes fork at the `scf.if`). One task runs at a time and the choice depends only on
 the program, so runs are deterministic; a task's mask of active threads is the chunk's while
@@ -84,9 +84,8 @@ class Scheduler:
     def join(self, deferred: Deferred, interpreter: Interpreter) -> PythonValues:
         """The results of a deferred region: run now, unless it started in a task of its own."""
         if not deferred.started:
-            # Regions deferred inside the one that just ended were joined: this one is last.
-            assert self.deferred[-1] is deferred
-            self.deferred.pop()
+            # Not necessarily the last: another task may have deferred regions since.
+            self.deferred.remove(deferred)
             deferred.started = True
             return deferred.run(interpreter)
         self.block_until(lambda: deferred.done, None)
