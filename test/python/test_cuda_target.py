@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 from xdsl.parser import Parser
 
-from emmy.dialects import make_context
+from emmy.dialects import kernel, make_context
 from emmy.tools.cuda.target import CudaTarget, CudaTargetError, _round_to_format, print_cuda
 from emmy.tools.opt import main
 
@@ -152,7 +152,8 @@ def test_print_cuda_is_the_target():
 def test_the_host_function_is_not_printed():
     source = print_cuda(parse(KERNEL_OPS.read_text()))
     assert "forward" not in source and "launch_parameters" not in source
-    assert source.count("__global__") == 6
+    assert "launch_hopper" not in source
+    assert source.count("__global__") == 7
     assert "the host function" in source.splitlines()[1]
 
 
@@ -294,3 +295,51 @@ def test_every_corpus_and_suite_kernel_compiles(tmp_path: Path):
         failures = [f for f in pool.map(compile_one, cuda.items()) if f]
     assert len(sources) >= 2 * 25 + 36
     assert not failures, "\n\n".join(failures)
+
+
+HOPPER_GEMM = TEST_ROOT / "Target" / "CUDA" / "hopper.mlir"
+HOPPER_OPS = (
+    kernel.MbarrierAllocOp,
+    kernel.MbarrierInitOp,
+    kernel.MbarrierArriveOp,
+    kernel.MbarrierArriveExpectTxOp,
+    kernel.MbarrierWaitOp,
+    kernel.TmaLoadOp,
+    kernel.FenceProxyAsyncOp,
+    kernel.WgmmaFenceOp,
+    kernel.WgmmaCommitOp,
+    kernel.WgmmaOp,
+    kernel.WgmmaWaitOp,
+    kernel.SetmaxnregOp,
+)
+
+
+@needs_nvcc
+def test_a_warp_specialised_hopper_kernel_compiles_to_tma_and_wgmma(tmp_path: Path):
+    """One producer warpgroup issues TMA loads on full mbarriers and waits on empty ones; two
+    consumer warpgroups wait on full ones, run four wgmma m64n256k16 between a fence, a commit
+    and a wait, and arrive on empty ones; setmaxnreg moves registers between them. The kernel
+    compiles for sm_90a, and its SASS has the tensor-memory loads and warpgroup MMAs (where
+    cuobjdump is there to show it)."""
+    module = parse(HOPPER_GEMM.read_text())
+    ops = list(module.walk())
+    assert all(any(isinstance(op, op_type) for op in ops) for op_type in HOPPER_OPS)
+    wgmmas = [op for op in ops if isinstance(op, kernel.WgmmaOp)]
+    assert [op.shape_name for op in wgmmas] == ["m64n256k16"] * 4
+    source = print_cuda(module)
+    assert "__launch_bounds__(384, 1)" in source
+    assert "const __grid_constant__ emmy_CUtensorMap amap" in source
+    report = nvcc_compile(source, tmp_path, ptxas_report=True)
+    assert "0 bytes spill stores" in report, report
+    cuobjdump = shutil.which("cuobjdump")
+    if cuobjdump is None:
+        return
+    sass = subprocess.run(
+        [cuobjdump, "-sass", str(tmp_path / "kernels.cubin")],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "HGMMA.64x256x16.F32.BF16" in sass
+    assert "UTMALDG.2D" in sass
+    assert "SYNCS" in sass  # the mbarrier operations

@@ -342,6 +342,7 @@ _PURE_OP_TYPES: tuple[type[Operation], ...] = (
     kernel.BlockDimOp,
     kernel.GridDimOp,
     kernel.SharedAllocOp,
+    kernel.MbarrierAllocOp,
     kernel.DynamicSharedOp,
     kernel.ShuffleOp,
     kernel.LdmatrixOp,
@@ -585,14 +586,20 @@ class _KernelPrinter:
         )
         if func.dynamic_shared_bytes:
             header += f", at least {func.dynamic_shared_bytes} bytes of dynamic shared memory"
+        # A kernel that moves registers between warpgroups (setmaxnreg) runs one block per SM,
+        # whose register file the limits divide.
+        bounds = str(func.threads)
+        if any(isinstance(op, kernel.SetmaxnregOp) for op in func.body.walk()):
+            bounds += ", 1"
         signature = (
-            f'extern "C" __global__ void __launch_bounds__({func.threads}) {name}('
-            f"{', '.join(params)}) {{"
+            f'extern "C" __global__ void __launch_bounds__({bounds}) {name}({", ".join(params)}) {{'
         )
         # Shared buffers are block-wide and live for the whole kernel: declared up front.
         for op in func.body.walk():
             if isinstance(op, kernel.SharedAllocOp) and op.result in self.needed:
                 self.shared_alloc(op)
+            elif isinstance(op, kernel.MbarrierAllocOp) and op.result in self.needed:
+                self.mbarrier_alloc(op)
         views = [op for op in func.body.walk() if isinstance(op, kernel.DynamicSharedOp)]
         if any(op.result in self.needed for op in views):
             # A swizzled view starts where its pattern does, from the start of this array.
@@ -645,7 +652,7 @@ class _KernelPrinter:
 
     def block(self, block: Block) -> None:
         for op in block.ops:
-            if isinstance(op, scf.YieldOp | kernel.SharedAllocOp):
+            if isinstance(op, scf.YieldOp | kernel.SharedAllocOp | kernel.MbarrierAllocOp):
                 continue
             if _is_pure(op) and not any(r in self.needed for r in op.results):
                 continue
@@ -675,8 +682,10 @@ class _KernelPrinter:
 
     # -- memory --
 
-    def address(self, buffer: SSAValue, indices: Sequence[SSAValue]) -> str:
-        """`x[i * 2048 + j]`: the element of a dense row-major buffer, through its swizzle."""
+    def address(self, buffer: SSAValue, indices: Sequence[SSAValue], swizzled: bool = True) -> str:
+        """`x[i * 2048 + j]`: the element of a dense row-major buffer, through its swizzle
+        (unless `swizzled` is False: the element where the buffer's pattern starts, as TMA
+        and wgmma address a swizzled tile)."""
         memref_type = buffer.type
         assert isinstance(memref_type, MemRefType)
         shape = memref_type.get_shape()
@@ -692,7 +701,7 @@ class _KernelPrinter:
         if offset or not terms:
             terms.append(str(offset))
         flat = " + ".join(terms)
-        swizzle = kernel.swizzle_of(buffer)
+        swizzle = kernel.swizzle_of(buffer) if swizzled else None
         if swizzle is not None:
             self.features.helpers.add("emmy_swizzle")
             size = element_bytes(memref_type.get_element_type())
@@ -872,6 +881,72 @@ class _KernelPrinter:
         self.line(f"{accumulator} {name};")
         self.line(f"{helper}(&{name}, &{a}, &{b}, &{c});")
         self.exprs[op.result] = name
+
+    # -- Hopper: mbarriers, TMA, warpgroup tensor cores --
+
+    def mbarrier_alloc(self, op: kernel.MbarrierAllocOp) -> None:
+        name = self.names.fresh(op.result.name_hint or "mbarrier")
+        self.line(
+            f"__shared__ __align__({kernel.MBARRIER_BYTES}) unsigned long long "
+            f"{name}[{op.result.type.barriers}];"
+        )
+        self.exprs[op.result] = name
+
+    def mbarrier(self, op: kernel.MbarrierInitOp, *arguments: str) -> None:
+        """A call of the mbarrier helper of `op` on its barrier and `arguments`."""
+        helper = _MBARRIER_HELPERS[type(op)]
+        self.features.helpers.add(helper)
+        barrier = f"&{self.expr(op.barriers)}[{self.expr(op.index)}]"
+        self.line(f"{helper}({', '.join((barrier, *arguments))});")
+
+    def tma_load(self, op: kernel.TmaLoadOp) -> None:
+        helper = f"emmy_tma_load_{len(op.coordinates)}d"
+        self.features.helpers.add(helper)
+        self.features.helpers.add("emmy_shared_address")
+        destination = self.address(op.destination, op.destination_indices, swizzled=False)
+        barrier = f"&{self.expr(op.barriers)}[{self.expr(op.index)}]"
+        coordinates = (f"(int){self.expr(c)}" for c in op.coordinates)
+        arguments = ", ".join((f"&{destination}", f"&{self.expr(op.map)}", barrier, *coordinates))
+        self.line(f"{helper}({arguments});")
+
+    def wgmma(self, op: kernel.WgmmaOp) -> None:
+        self.c_type(op.element_type, op)
+        helper = f"emmy_wgmma_{op.shape_name}_{op.element_type}"
+        self.features.helpers.update((helper, "emmy_wgmma_descriptor"))
+        # The accumulator's registers are the instruction's in-out operands: D starts as C, in
+        # C's own registers when nothing else reads C (a copy would read them in flight).
+        c = self.expr(op.c)
+        if op.c.has_one_use() and _valid_identifier(c):
+            self.exprs[op.result] = c
+        else:
+            self.declare(op.result, op, c)
+        # The tiles start on a row that is a multiple of 8, where the swizzle moves nothing.
+        a = self.address(op.a, op.a_indices, swizzled=False)
+        b = self.address(op.b, op.b_indices, swizzled=False)
+        self.line(
+            f"{helper}({self.expr(op.result)}.lane, emmy_wgmma_descriptor(&{a}), "
+            f"emmy_wgmma_descriptor(&{b}));"
+        )
+
+    def wgmma_wait(self, op: kernel.WgmmaWaitOp) -> None:
+        self.line(
+            f'asm volatile("wgmma.wait_group.sync.aligned {op.pending_groups};\\n" ::: "memory");'
+        )
+        for accumulator, result in zip(op.accumulators, op.waited):
+            # Without the fence nvcc may read the registers before the wait.
+            self.features.helpers.add("emmy_fence_registers")
+            lanes = accumulator.type.get_shape()[0]
+            self.line(f"emmy_fence_registers<{lanes}>({self.expr(accumulator)}.lane);")
+            if result in self.needed:
+                self.declare(result, op, self.expr(accumulator))
+
+    def setmaxnreg(self, op: kernel.SetmaxnregOp) -> None:
+        self.line(
+            f'asm volatile("setmaxnreg.{op.action.data}.sync.aligned.u32 {op.registers};\\n");'
+        )
+
+    def asm_statement(self, instruction: str) -> None:
+        self.line(f'asm volatile("{instruction}\\n" ::: "memory");')
 
     # -- threads --
 
@@ -1318,6 +1393,23 @@ _OP_PRINTERS: dict[type[Operation], Callable[[_KernelPrinter, Operation], None]]
     kernel.CpAsyncWaitOp: _KernelPrinter.cp_async_wait,
     kernel.LdmatrixOp: _KernelPrinter.ldmatrix,
     kernel.MmaSyncOp: _KernelPrinter.mma_sync,
+    kernel.MbarrierInitOp: lambda p, op: p.mbarrier(op, str(op.arrival_count)),
+    kernel.MbarrierArriveOp: lambda p, op: p.mbarrier(op),
+    kernel.MbarrierArriveExpectTxOp: lambda p, op: p.mbarrier(op, str(op.tx_bytes)),
+    kernel.MbarrierWaitOp: lambda p, op: p.mbarrier(op, f"(unsigned int){p.expr(op.parity)}"),
+    kernel.TmaLoadOp: _KernelPrinter.tma_load,
+    kernel.FenceProxyAsyncOp: lambda p, op: p.asm_statement("fence.proxy.async.shared::cta;"),
+    kernel.WgmmaFenceOp: lambda p, op: p.asm_statement("wgmma.fence.sync.aligned;"),
+    kernel.WgmmaCommitOp: lambda p, op: p.asm_statement("wgmma.commit_group.sync.aligned;"),
+    kernel.WgmmaOp: _KernelPrinter.wgmma,
+    kernel.WgmmaWaitOp: _KernelPrinter.wgmma_wait,
+    kernel.SetmaxnregOp: _KernelPrinter.setmaxnreg,
+}
+_MBARRIER_HELPERS: dict[type[Operation], str] = {
+    kernel.MbarrierInitOp: "emmy_mbarrier_init",
+    kernel.MbarrierArriveOp: "emmy_mbarrier_arrive",
+    kernel.MbarrierArriveExpectTxOp: "emmy_mbarrier_arrive_expect_tx",
+    kernel.MbarrierWaitOp: "emmy_mbarrier_wait",
 }
 
 
@@ -1515,6 +1607,126 @@ def _mma_helper(shape: str, element: str) -> Callable[[_Features], str]:
     return text
 
 
+# Hopper: mbarriers, TMA and wgmma, `asm volatile` as CUTLASS writes them. Shared addresses are
+# 32-bit (`__cvta_generic_to_shared`); a tensor map is the generic address of the kernel's
+# `__grid_constant__` parameter.
+
+
+def _shared_address_helper(features: _Features) -> str:
+    return (
+        "__device__ __forceinline__ unsigned int emmy_shared_address(const void* p) {\n"
+        "  return static_cast<unsigned int>(__cvta_generic_to_shared(p));\n"
+        "}\n"
+    )
+
+
+def _mbarrier_helper(
+    name: str, comment: str, instruction: str, *parameters: str
+) -> Callable[[_Features], str]:
+    signature = ", ".join(
+        ("unsigned long long* barrier", *(f"unsigned int {p}" for p in parameters))
+    )
+    inputs = ", ".join(('"r"(emmy_shared_address(barrier))', *(f'"r"({p})' for p in parameters)))
+
+    def text(features: _Features) -> str:
+        return (
+            f"// {comment}\n"
+            f"__device__ __forceinline__ void {name}({signature}) {{\n"
+            f'  asm volatile("{instruction}" :: {inputs} : "memory");\n'
+            f"}}\n"
+        )
+
+    return text
+
+
+_MBARRIER_WAIT = (
+    "// kernel.mbarrier_wait: spins until the phase of this parity has completed.\n"
+    "__device__ __forceinline__ void emmy_mbarrier_wait(unsigned long long* barrier, "
+    "unsigned int parity) {\n"
+    '  asm volatile("{\\n"\n'
+    '               ".reg .pred p;\\n"\n'
+    '               "EMMY_MBARRIER_WAIT_%=:\\n"\n'
+    '               "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\\n"\n'
+    '               "@!p bra EMMY_MBARRIER_WAIT_%=;\\n"\n'
+    '               "}\\n"\n'
+    '               :: "r"(emmy_shared_address(barrier)), "r"(parity) : "memory");\n'
+    "}\n"
+)
+
+
+def _tma_load_helper(rank: int) -> Callable[[_Features], str]:
+    coordinates = ", ".join(f"int c{i}" for i in range(rank))
+    # PTX takes the coordinates innermost first.
+    operands = ", ".join(f"%{3 + i}" for i in range(rank))
+    inputs = ", ".join(f'"r"(c{i})' for i in reversed(range(rank)))
+
+    def text(features: _Features) -> str:
+        return (
+            f"// kernel.tma_load of a rank-{rank} box at (c0, ..) into shared memory, completing\n"
+            f"// its bytes on the mbarrier.\n"
+            f"__device__ __forceinline__ void emmy_tma_load_{rank}d(void* destination, "
+            f"const void* map, unsigned long long* barrier, {coordinates}) {{\n"
+            f'  asm volatile("cp.async.bulk.tensor.{rank}d.shared::cluster.global.'
+            f'mbarrier::complete_tx::bytes [%0], [%1, {{{operands}}}], [%2];\\n"\n'
+            f'               :: "r"(emmy_shared_address(destination)), '
+            f'"l"(reinterpret_cast<unsigned long long>(map)),\n'
+            f'                  "r"(emmy_shared_address(barrier)), {inputs}\n'
+            f'               : "memory");\n'
+            f"}}\n"
+        )
+
+    return text
+
+
+def _wgmma_descriptor_helper(features: _Features) -> str:
+    return (
+        "// The shared-memory matrix descriptor of a K-major wgmma tile of 128-byte rows in the\n"
+        "// 128-byte swizzle: start address >> 4, leading byte offset 16 >> 4 (unused by this\n"
+        "// layout), stride byte offset 1024 >> 4 (8 rows), layout type 1 (128-byte swizzle).\n"
+        "__device__ __forceinline__ unsigned long long emmy_wgmma_descriptor(const void* tile) {\n"
+        "  unsigned long long address = emmy_shared_address(tile);\n"
+        "  return ((address & 0x3FFFF) >> 4) | (1ull << 16) | ((1024ull >> 4) << 32) | "
+        "(1ull << 62);\n"
+        "}\n"
+    )
+
+
+def _wgmma_helper(n: int, element: str) -> Callable[[_Features], str]:
+    registers = n // 2
+    accumulators = ", ".join(f"%{i}" for i in range(registers))
+    outputs = ", ".join(f'"+f"(d[{i}])' for i in range(registers))
+
+    def text(features: _Features) -> str:
+        return (
+            f"// kernel.wgmma m64n{n}k16 on {element}: the warpgroup starts D += A * B, A and B\n"
+            f"// K-major tiles in shared memory (descriptors), D in f32 registers.\n"
+            f"__device__ __forceinline__ void emmy_wgmma_m64n{n}k16_{element}(float* d, "
+            f"unsigned long long a, unsigned long long b) {{\n"
+            f'  asm volatile("{{\\n"\n'
+            f'               ".reg .pred p;\\n"\n'
+            f'               "setp.ne.b32 p, %{registers + 2}, 0;\\n"\n'
+            f'               "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{element}.{element} '
+            f'{{{accumulators}}}, %{registers}, %{registers + 1}, p, 1, 1, 0, 0;\\n"\n'
+            f'               "}}\\n"\n'
+            f"               : {outputs}\n"
+            f'               : "l"(a), "l"(b), "r"(1));\n'
+            f"}}\n"
+        )
+
+    return text
+
+
+def _fence_registers_helper(features: _Features) -> str:
+    return (
+        "// Keeps nvcc from moving reads of wgmma accumulators before their wgmma.wait_group.\n"
+        "template <int N>\n"
+        "__device__ __forceinline__ void emmy_fence_registers(float* r) {\n"
+        "#pragma unroll\n"
+        '  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(r[i]) :: "memory");\n'
+        "}\n"
+    )
+
+
 _HELPERS: dict[str, Callable[[_Features], str]] = {
     "emmy_maximumf": _max_min_helper("emmy_maximumf", True),
     "emmy_minimumf": _max_min_helper("emmy_minimumf", False),
@@ -1536,5 +1748,32 @@ _HELPERS: dict[str, Callable[[_Features], str]] = {
             ("m16n8k8", "tf32"),
         )
     },
+    "emmy_shared_address": _shared_address_helper,
+    "emmy_mbarrier_init": _mbarrier_helper(
+        "emmy_mbarrier_init",
+        "kernel.mbarrier_init: the arrivals that complete each phase.",
+        "mbarrier.init.shared::cta.b64 [%0], %1;\\n",
+        "arrivals",
+    ),
+    "emmy_mbarrier_arrive": _mbarrier_helper(
+        "emmy_mbarrier_arrive",
+        "kernel.mbarrier_arrive: one arrival on the current phase.",
+        "mbarrier.arrive.shared::cta.b64 _, [%0];\\n",
+    ),
+    "emmy_mbarrier_arrive_expect_tx": _mbarrier_helper(
+        "emmy_mbarrier_arrive_expect_tx",
+        "kernel.mbarrier_arrive_expect_tx: one arrival; the phase also waits for these bytes.",
+        "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\\n",
+        "bytes",
+    ),
+    "emmy_mbarrier_wait": lambda features: _MBARRIER_WAIT,
+    **{f"emmy_tma_load_{rank}d": _tma_load_helper(rank) for rank in range(1, 6)},
+    "emmy_wgmma_descriptor": _wgmma_descriptor_helper,
+    **{
+        f"emmy_wgmma_m64n{n}k16_{element}": _wgmma_helper(n, element)
+        for n in range(8, 257, 8)
+        for element in ("bf16", "f16")
+    },
+    "emmy_fence_registers": _fence_registers_helper,
 }
 _HELPER_ORDER = tuple(_HELPERS)

@@ -291,8 +291,6 @@ func.func @forward(%x: memref<4x64xf32>, %g: memref<64xf16>) -> memref<32xf32> {
 // CHECK-NEXT:    kernel.tma_load %map[%c0, %c64], %a[%c1, %c0, %c0], %full[%c0] : !kernel.tensor_map<memref<256x128xbf16>, box [128, 64], swizzle 128>, memref<2x128x64xbf16, 3 : i32>, !kernel.mbarrier<2>
 // CHECK-NEXT:    kernel.mbarrier_wait %full[%c0], %c0 : !kernel.mbarrier<2>
 // CHECK-NEXT:    kernel.mbarrier_arrive %full[%c1] : !kernel.mbarrier<2>
-// CHECK-NEXT:    kernel.setmaxnreg inc 240
-// CHECK-NEXT:    kernel.setmaxnreg dec 24 {tag}
 // CHECK-NEXT:    %z = arith.constant 0.000000e+00 : f32
 // CHECK-NEXT:    %c = vector.broadcast %z : f32 to vector<128xf32>
 // CHECK-NEXT:    kernel.wgmma_fence
@@ -301,6 +299,8 @@ func.func @forward(%x: memref<4x64xf32>, %g: memref<64xf16>) -> memref<32xf32> {
 // CHECK-NEXT:    kernel.wgmma_commit
 // CHECK-NEXT:    %f, %g = kernel.wgmma_wait 0, %e, %c : vector<128xf32>, vector<128xf32>
 // CHECK-NEXT:    kernel.wgmma_wait 1
+// CHECK-NEXT:    kernel.setmaxnreg inc 240
+// CHECK-NEXT:    kernel.setmaxnreg dec 24 {tag}
 // CHECK-NEXT:  }
 // CHECK-NEXT:  func.func @launch_hopper(%x: memref<256x128xbf16>) {
 // CHECK-NEXT:    kernel.launch @k_hopper(%x) grid [1, 1, 1] block [384, 1, 1] smem 98304 : memref<256x128xbf16>
@@ -319,8 +319,6 @@ kernel.func @k_hopper(%map: !kernel.tensor_map<memref<256x128xbf16>, box [128, 6
   kernel.tma_load %map[%c0, %c64], %a[%c1, %c0, %c0], %full[%c0] : !kernel.tensor_map<memref<256x128xbf16>, box [128, 64], swizzle 128>, memref<2x128x64xbf16, 3 : i32>, !kernel.mbarrier<2>
   kernel.mbarrier_wait %full[%c0], %c0 : !kernel.mbarrier<2>
   kernel.mbarrier_arrive %full[%c1] : !kernel.mbarrier<2>
-  kernel.setmaxnreg inc 240
-  kernel.setmaxnreg dec 24 {tag}
   %z = arith.constant 0.0 : f32
   %c = vector.broadcast %z : f32 to vector<128xf32>
   kernel.wgmma_fence
@@ -329,6 +327,8 @@ kernel.func @k_hopper(%map: !kernel.tensor_map<memref<256x128xbf16>, box [128, 6
   kernel.wgmma_commit
   %f, %g = kernel.wgmma_wait 0, %e, %c : vector<128xf32>, vector<128xf32>
   kernel.wgmma_wait 1
+  kernel.setmaxnreg inc 240
+  kernel.setmaxnreg dec 24 {tag}
 }
 func.func @launch_hopper(%x: memref<256x128xbf16>) {
   kernel.launch @k_hopper(%x) grid [1, 1, 1] block [384, 1, 1] smem 98304 : memref<256x128xbf16>
