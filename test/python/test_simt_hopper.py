@@ -14,10 +14,12 @@ import threading
 
 import pytest
 import torch
+from test_cuda_target import NVCC, nvcc_compile
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
 from emmy.dialects import make_context
+from emmy.tools.cuda.target import print_cuda
 from emmy.tools.interpreter.run import ExecutionError, run_module
 
 M, N, BOX = 128, 64, 64
@@ -384,3 +386,8 @@ def test_only_a_region_that_waits_for_another_gets_a_task_of_its_own(monkeypatch
     emulate(warp_specialised_gemm(192), a, w)
     # The consumers' else-region, started when the producer first waits for a release.
     assert len(started) == 1
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH")
+def test_the_warp_specialised_gemm_compiles_for_sm_90a(tmp_path):
+    nvcc_compile(print_cuda(parse(warp_specialised_gemm(168, split_consumers=True))), tmp_path)

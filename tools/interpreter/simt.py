@@ -33,8 +33,8 @@ sequential ones.
   (`emmy.tools.interpreter.tasks`), since a producer region that waits for the consumers'
   arrivals would otherwise wait forever. The then-region runs first; when it blocks in a
   `kernel.mbarrier_wait` whose phase has not completed for every active thread, the next
-  runnable task runs: a parked one whose wait is now over, else the innermost else-region
-  not started yet, in a Python thread of its own with its own interpreter scopes and mask.
+  runnable task runs: a parked one whose wait is now over, else the else-region deferred
+  last, in a Python thread of its own with its own interpreter scopes and mask.
   One task runs at a time and tasks switch only at blocking waits, so runs are
   deterministic; a program that never blocks runs in lockstep exactly as described above,
   in one thread. A task's threads wait together (until the phase completed for all of
@@ -131,7 +131,7 @@ sequential ones.
   that executes one executes it, converged. A wgmma reads the warpgroup's A (64 x 16) and
   B (16 x N) tiles from their K-major swizzled shared buffers at the op (every thread of the
   warpgroup addressing the same tiles, at a row that is a multiple of 8 and a k that is a
-  multiple of 16, inside the buffer; an element another thread stored since the last barrier
+  multiple of 16, inside the buffer; an element that a thread stored since the last barrier
   is a race), gathers C from the threads' accumulators by the PTX layout (element i of thread
   t at row 16 (t / 32) + (t % 32) / 4 + 8 ((i / 2) % 2), column 8 (i / 4) + 2 (t % 4) + i % 2,
   `wgmma_accumulator_layout`), computes A * B + C in float64 and rounds once to f32. The
