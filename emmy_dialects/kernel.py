@@ -54,6 +54,12 @@ Semantics of the primitives, for the SIMT emulator and the CUDA printer:
 - `kernel.ldmatrix` and `kernel.mma_sync` are warp instructions for tensor cores: every lane of
   a warp executes them together, converged, and each lane holds its fragment of a matrix as a
   `vector<NxT>`, in the layouts of the PTX ISA (see `LdmatrixOp` and `MmaSyncOp`).
+- Hopper (sm_90a): `kernel.mbarrier_alloc` makes an array of mbarriers (`!kernel.mbarrier<N>`)
+  that threads arrive on and wait on by phase parity; `kernel.tma_load` copies a box of a
+  tensor map's tensor into swizzled shared memory, completing bytes on an mbarrier;
+  `kernel.wgmma` is a warpgroup's asynchronous MMA on shared tiles, whose accumulator
+  `kernel.wgmma_wait` returns once its group is done; `kernel.setmaxnreg` moves registers
+  between warpgroups (see each op).
 """
 
 from __future__ import annotations
