@@ -12,6 +12,7 @@ IR) and `simt` (Kernel IR, every thread of a block at once).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 
 import numpy as np
@@ -109,16 +110,24 @@ def check_inputs(function: func.FuncOp, inputs: Sequence[np.ndarray]) -> list[np
 
 
 class _InnermostOp(Interpreter.Listener):
-    """Tracks the ops being interpreted, so that an error can say which one failed."""
+    """Tracks the ops being interpreted, so that an error can say which one failed: per Python
+    thread, since the SIMT emulator runs blocked regions as tasks in threads of their own (one
+    at a time, so the thread that started an op last is the one that failed)."""
 
     def __init__(self) -> None:
-        self.running: list[Operation] = []
+        self.running: dict[int, list[Operation]] = {}
+        self.last_thread = threading.get_ident()
 
     def will_interpret_op(self, op: Operation, args: PythonValues) -> None:
-        self.running.append(op)
+        self.last_thread = threading.get_ident()
+        self.running.setdefault(self.last_thread, []).append(op)
 
     def did_interpret_op(self, op: Operation, results: PythonValues) -> None:
-        self.running.pop()
+        self.running[threading.get_ident()].pop()
+
+    def innermost(self) -> Operation | None:
+        running = self.running.get(self.last_thread)
+        return running[-1] if running else None
 
 
 def run_module(
@@ -136,7 +145,7 @@ def run_module(
         with np.errstate(all="ignore"):
             results = interpreter.call_op(function_op, tuple(arguments))
     except Exception as error:
-        failed = innermost.running[-1] if innermost.running else function_op
+        failed = innermost.innermost() or function_op
         raise ExecutionError(failed, error) from error
     return [np.array(result) for result in results]
 

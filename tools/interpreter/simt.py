@@ -29,6 +29,17 @@ sequential ones.
   iteration. A step that is not positive is an error (it would never end). Values computed
   for inactive threads are garbage and never observable: they are never stored, and inactive
   threads' indices are never used, so they cannot fail.
+- Warp-specialised kernels: the two regions of a divergent `scf.if` are cooperative tasks
+  (`emmy.tools.interpreter.tasks`), since a producer region that waits for the consumers'
+  arrivals would otherwise wait forever. The then-region runs first; when it blocks in a
+  `kernel.mbarrier_wait` whose phase has not completed for every active thread, the next
+  runnable task runs: a parked one whose wait is now over, else the else-region deferred
+  last, in a Python thread of its own with its own interpreter scopes and mask.
+  One task runs at a time and tasks switch only at blocking waits, so runs are
+  deterministic; a program that never blocks runs in lockstep exactly as described above,
+  in one thread. A task's threads wait together (until the phase completed for all of
+  them). Nothing runnable while tasks are blocked is an error, "deadlock", naming each
+  waiting op, its threads, the mbarrier and what its phase still expects.
 - `memref.load` / `memref.store` (and the vector, atomic and cp.async accesses) check the
   indices of the active threads and fail on an out-of-bounds access, naming the thread and
   the block; a store writes only active threads. When several threads of one store write one
@@ -90,17 +101,56 @@ sequential ones.
   matrices by the PTX ISA's layouts (`mma_fragment_layouts`), computes A * B + C in float64
   (tf32 operands rounded first) and rounds once to f32; the hardware's accumulation order and
   rounding are unspecified, so a GPU may differ in the last bits.
+- mbarriers (`kernel.mbarrier_alloc`, one array per op per block) follow the PTX ISA:
+  `mbarrier_init` sets the arrivals that complete a phase and starts phase 0;
+  `mbarrier_arrive` is one arrival per active thread (in thread order) and
+  `mbarrier_arrive_expect_tx` first raises the phase's pending transaction bytes; a phase
+  completes when its arrivals reach the count and its pending bytes reach 0, and the next
+  phase (of the other parity) begins. `mbarrier_wait %b[%i], %p` returns once the current
+  phase's parity is not p (the phase of parity p completed), blocking its task until then,
+  and records for each thread the phases it has seen complete. An index outside the array,
+  use before init, a parity other than 0 or 1 and more arrivals than a phase that still
+  waits for bytes expects are errors.
+- `kernel.tma_load` reads its box of the tensor-map parameter (the numpy array that
+  `kernel.launch` passes for it) at the op, zeros outside the tensor, and lands it at once
+  as `prod(box)` consecutive row-major elements of the destination from the addressed
+  element (through its swizzle; on the swizzle's pattern, 1024 bytes for 128, else on 128
+  bytes; inside the buffer), completing its bytes on the mbarrier's current phase. The
+  landed elements are tagged with that mbarrier and phase: a generic load that reads one
+  before its thread has waited for the phase, or a wgmma before every thread of its
+  warpgroup has, is an error ("read before its mbarrier phase completed"). A copy over
+  elements that a wgmma in flight reads, that an earlier copy delivered in a phase no thread
+  of the block has waited for yet ("a missing mbarrier wait on the consumer's release?"),
+  or that a cp.async in flight writes, is an error. The async proxy's writes are ordered by
+  mbarriers, not by `kernel.barrier`: they clear the elements' race records, so a generic
+  read of a stage that the reader released with an arrival before TMA overwrote it is not
+  checked, and the tags belong to the view a copy wrote through (not to aliasing views of
+  other types).
+- `kernel.wgmma`, `wgmma_fence`, `wgmma_commit`, `wgmma_wait` and `setmaxnreg` are
+  warpgroup instructions: every thread of a warpgroup (128 consecutive threads of a block)
+  that executes one executes it, converged. A wgmma reads the warpgroup's A (64 x 16) and
+  B (16 x N) tiles from their K-major swizzled shared buffers at the op (every thread of the
+  warpgroup addressing the same tiles, at a row that is a multiple of 8 and a k that is a
+  multiple of 16, inside the buffer; an element that a thread stored since the last barrier
+  is a race), gathers C from the threads' accumulators by the PTX layout (element i of thread
+  t at row 16 (t / 32) + (t % 32) / 4 + 8 ((i / 2) % 2), column 8 (i / 4) + 2 (t % 4) + i % 2,
+  `wgmma_accumulator_layout`), computes A * B + C in float64 and rounds once to f32. The
+  result is there at once, but the tiles stay read by a wgmma in flight until a `wgmma_wait`
+  of the warpgroup leaves at most `pending` of its committed groups behind (`wgmma_commit`
+  closes a group; wgmmas not committed yet stay in flight): a store or a TMA copy to them
+  is an error. `fence_proxy_async` does nothing: the emulator's proxies share one memory.
 
 Host side: `kernel.launch` passes its operands (numpy arrays from `memref.alloc` /
 `memref.get_global`, or function arguments) to the kernel, which writes them in place; a
-scalar parameter is a uniform value of its type, an opaque struct is passed on as it is.
+scalar parameter is a uniform value of its type, a tensor-map parameter the numpy array of
+its tensor.
 `memref.load` / `memref.store` outside a kernel (Tile IR uses them too) run as the functions
 given to `SimtFunctions` run them, so it takes those ops over from them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from math import prod
@@ -125,12 +175,15 @@ from emmy.dialects import kernel
 from emmy.dialects.dtypes import element_bytes
 from emmy.dialects.target import target_of
 from emmy.tools.interpreter.scalar import numpy_dtype, to_type
+from emmy.tools.interpreter.tasks import Scheduler
 
 CHUNK_THREADS = 1 << 16
 """About how many threads (whole blocks, at least one) run in lockstep at a time."""
 
 CHUNK_SHARED_BYTES = 1 << 26
 """About how many bytes the shared memory of the blocks of one chunk may take."""
+
+WARPGROUP_THREADS = kernel.WARPGROUP_THREADS
 
 ATOMIC_UFUNCS: dict[str, np.ufunc] = {"add": np.add, "max": np.maximum, "min": np.minimum}
 
@@ -171,10 +224,128 @@ class Banked:
     """For each element, how many cp.async copies to it are in flight."""
     swizzle: tuple[int, int, int] | None = None
     """`SwizzleAttr.element_permutation` of a swizzled buffer: where its elements lie."""
+    delivered_by: np.ndarray | None = None
+    """For each element, the mbarrier slot of the `kernel.tma_load` that last wrote it, or -1
+    (None until a TMA copy lands in the buffer)."""
+    delivered_in: np.ndarray | None = None
+    """For each element a TMA copy wrote, the phase of its mbarrier that the copy completes."""
+    wgmma_reads: np.ndarray | None = None
+    """For each element, how many wgmmas in flight read it (None until a wgmma reads one)."""
 
     @property
     def shape(self) -> tuple[int, ...]:
         return self.data.shape[1:]
+
+    def physical(self, flat: np.ndarray) -> np.ndarray:
+        """Where the elements at row-major positions `flat` lie, through the swizzle."""
+        if self.swizzle is None:
+            return flat
+        shift, mask, chunk_shift = self.swizzle
+        return flat ^ (((flat >> shift) & mask) << chunk_shift)
+
+    def deliveries(self) -> tuple[np.ndarray, np.ndarray]:
+        if self.delivered_by is None:
+            self.delivered_by = np.full(self.data.shape, -1, np.int32)
+            self.delivered_in = np.zeros(self.data.shape, np.int64)
+        return self.delivered_by, self.delivered_in
+
+    def wgmma_readers(self) -> np.ndarray:
+        if self.wgmma_reads is None:
+            self.wgmma_reads = np.zeros(self.data.shape, np.int32)
+        return self.wgmma_reads
+
+
+@dataclass(eq=False)
+class Mbarriers:
+    """The mbarriers of one `kernel.mbarrier_alloc`, in every block of a chunk: barrier `i`
+    is the chunk's mbarrier slot `first + i` (see `MbarrierStates`)."""
+
+    name: str
+    first: int
+    count: int
+
+
+@dataclass(eq=False)
+class MbarrierStates:
+    """The state of every mbarrier of the blocks of a chunk, in arrays indexed [block, slot]
+    (and [thread, slot] for what each thread has seen), as the PTX ISA describes it."""
+
+    blocks: int
+    threads: int
+    names: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        def empty(rows: int) -> np.ndarray:
+            return np.zeros((rows, 0), np.int64)
+
+        self.expected = empty(self.blocks)
+        """The arrivals that complete a phase, -1 before `kernel.mbarrier_init`."""
+        self.pending = empty(self.blocks)
+        """The arrivals the current phase still waits for."""
+        self.tx = empty(self.blocks)
+        """The transaction bytes the current phase still waits for."""
+        self.phase = empty(self.blocks)
+        """How many phases have completed: the current phase's number."""
+        self.observed = empty(self.threads)
+        """For each thread, how many phases it has seen complete, by waiting."""
+
+    def add(self, name: str, count: int) -> Mbarriers:
+        first = len(self.names)
+        self.names += [f"{name}[{i}]" for i in range(count)]
+
+        def grown(array: np.ndarray, value: int) -> np.ndarray:
+            return np.concatenate([array, np.full((len(array), count), value, np.int64)], 1)
+
+        self.expected = grown(self.expected, -1)
+        self.pending, self.tx = grown(self.pending, 0), grown(self.tx, 0)
+        self.phase, self.observed = grown(self.phase, 0), grown(self.observed, 0)
+        return Mbarriers(name, first, count)
+
+    def arrive(self, block: int, slot: int, arrivals: int) -> bool:
+        """`arrivals` arrivals, completing phases on the way; False when more arrive than
+        the current phase, which still waits for transaction bytes, expects."""
+        while arrivals:
+            taken = min(arrivals, int(self.pending[block, slot]))
+            self.pending[block, slot] -= taken
+            arrivals -= taken
+            if self.pending[block, slot] == 0:
+                if self.tx[block, slot] != 0:
+                    return arrivals == 0
+                self.complete(block, slot)
+        return True
+
+    def complete_tx(self, block: int, slot: int, size: int) -> None:
+        self.tx[block, slot] -= size
+        if self.pending[block, slot] == 0 and self.tx[block, slot] == 0:
+            self.complete(block, slot)
+
+    def complete(self, block: int, slot: int) -> None:
+        self.phase[block, slot] += 1
+        self.pending[block, slot] = self.expected[block, slot]
+
+
+@dataclass(eq=False)
+class WgmmaReads:
+    """The shared elements that the wgmmas of warpgroups `warpgroups` (of the chunk) read until
+    a `kernel.wgmma_wait` completes their group `group`: `targets[j]` indexes the elements of
+    `buffers[j]`, one row per warpgroup."""
+
+    warpgroups: np.ndarray
+    group: np.ndarray
+    buffers: tuple[Banked, ...]
+    targets: tuple[tuple[np.ndarray, ...], ...]
+
+    def part(self, taken: np.ndarray) -> WgmmaReads:
+        return WgmmaReads(
+            self.warpgroups[taken],
+            self.group[taken],
+            self.buffers,
+            tuple(tuple(i[taken] for i in target) for target in self.targets),
+        )
+
+    def count(self, change: int) -> None:
+        for buffer, target in zip(self.buffers, self.targets):
+            np.add.at(buffer.wgmma_readers(), target, change)
 
 
 @dataclass(eq=False)
@@ -211,7 +382,7 @@ class Chunk:
     mask: np.ndarray = field(init=False)
     full: bool = True
     """The mask is all threads."""
-    shared: dict[Operation, Banked] = field(default_factory=dict)
+    shared: dict[Operation, Banked | Mbarriers] = field(default_factory=dict)
     dynamic: np.ndarray = field(init=False)
     dynamic_writers: np.ndarray = field(init=False)
     dynamic_readers: np.ndarray = field(init=False)
@@ -223,6 +394,10 @@ class Chunk:
     committed: np.ndarray = field(init=False)
     """For each thread, how many groups of cp.async copies it has closed."""
     in_flight: list[InFlightCopy] = field(default_factory=list)
+    mbarrier_states: MbarrierStates | None = None
+    wgmma_committed: np.ndarray | None = None
+    """For each warpgroup, how many groups of wgmmas it has closed (None before any)."""
+    wgmma_in_flight: list[WgmmaReads] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.block_size = prod(self.block)
@@ -239,6 +414,26 @@ class Chunk:
         self.dynamic_in_flight = np.zeros((self.blocks, self.smem), np.int32)
         self.phase_records += [self.dynamic_writers, self.dynamic_readers]
         self.committed = np.zeros(self.threads, np.int64)
+        self.scheduler = Scheduler(self.saved_mask)
+
+    def saved_mask(self) -> Callable[[], None]:
+        """Restores the mask of the active threads to what it is now."""
+        mask, full = self.mask, self.full
+
+        def restore() -> None:
+            self.mask, self.full = mask, full
+
+        return restore
+
+    def mbarriers(self) -> MbarrierStates:
+        if self.mbarrier_states is None:
+            self.mbarrier_states = MbarrierStates(self.blocks, self.threads)
+        return self.mbarrier_states
+
+    def wgmma_groups(self) -> np.ndarray:
+        if self.wgmma_committed is None:
+            self.wgmma_committed = np.zeros(self.threads // WARPGROUP_THREADS, np.int64)
+        return self.wgmma_committed
 
     def wide_dynamic(self, element_bytes: int) -> np.ndarray:
         """The dynamic shared memory of views whose elements numpy holds wider than they are
@@ -362,7 +557,12 @@ class SimtFunctions(InterpreterFunctions):
                 for first in range(0, blocks, per_chunk):
                     chunk = Chunk(grid, block, first, min(per_chunk, blocks - first), smem)
                     interpreter.set_data(SimtFunctions, self.CHUNK, chunk)
-                    interpreter.run_ssacfg_region(function.body, arguments, function.sym_name.data)
+                    try:
+                        interpreter.run_ssacfg_region(
+                            function.body, arguments, function.sym_name.data
+                        )
+                    finally:
+                        chunk.scheduler.close()
         finally:
             interpreter.set_data(SimtFunctions, self.CHUNK, outer)
         return ()
@@ -406,9 +606,19 @@ class SimtFunctions(InterpreterFunctions):
         taken = chunk.mask & cond
         not_taken = chunk.mask & ~cond
         then_results = else_results = None
+        runs_else = not_taken.any() and bool(op.false_region.blocks)
         if taken.any():
+            # The else-region runs after the then-region, or beside it if that one blocks.
+            deferred = None
+            if runs_else:
+                deferred = chunk.scheduler.defer(
+                    interpreter,
+                    lambda inner: self.run_region(inner, op.false_region, (), not_taken),
+                )
             then_results = self.run_region(interpreter, op.true_region, (), taken)
-        if not_taken.any() and op.false_region.blocks:
+            if deferred is not None:
+                else_results = chunk.scheduler.join(deferred, interpreter)
+        elif runs_else:
             else_results = self.run_region(interpreter, op.false_region, (), not_taken)
         if then_results is None:
             return else_results or ()
@@ -833,26 +1043,27 @@ class SimtFunctions(InterpreterFunctions):
     # ---- warp-level tensor cores ---------------------------------------------------------
 
     @staticmethod
-    def check_whole_warps(chunk: Chunk, op: Operation, warp_size: int) -> None:
-        """A `.sync.aligned` warp instruction: every lane of each warp that executes `op`
-        executes it, converged."""
-        if chunk.block_size % warp_size:
+    def check_converged(chunk: Chunk, op: Operation, size: int, unit: str) -> None:
+        """A `.sync.aligned` instruction of whole `unit`s (warps or warpgroups, runs of `size`
+        threads): every thread of each unit that executes `op` executes it, converged."""
+        if chunk.block_size % size:
             raise InterpretationError(
-                f"'{op.name}' runs on whole warps, but a block of {chunk.block_size} threads "
-                f"ends in a partial warp"
+                f"'{op.name}' runs on whole {unit}s, but a block of {chunk.block_size} threads "
+                f"ends in a partial {unit}"
             )
         if chunk.full:
             return
-        per_warp = chunk.mask.reshape(-1, warp_size)
-        partial = per_warp.any(axis=1) & ~per_warp.all(axis=1)
+        per_unit = chunk.mask.reshape(-1, size)
+        partial = per_unit.any(axis=1) & ~per_unit.all(axis=1)
         if partial.any():
-            warp = int(np.flatnonzero(partial)[0])
-            warps_per_block = chunk.block_size // warp_size
+            first = int(np.flatnonzero(partial)[0])
+            units_per_block = chunk.block_size // size
+            member = "lane" if unit == "warp" else "thread"
             raise InterpretationError(
-                f"'{op.name}' under divergent control flow: only {int(per_warp[warp].sum())} of "
-                f"the {warp_size} lanes of warp {warp % warps_per_block} of "
-                f"{chunk.describe_block(warp // warps_per_block)} execute it, but every lane "
-                f"of the warp must, converged"
+                f"'{op.name}' under divergent control flow: only {int(per_unit[first].sum())} "
+                f"of the {size} {member}s of {unit} {first % units_per_block} of "
+                f"{chunk.describe_block(first // units_per_block)} execute it, but every "
+                f"{member} of the {unit} must, converged"
             )
 
     @impl(kernel.LdmatrixOp)
@@ -862,7 +1073,7 @@ class SimtFunctions(InterpreterFunctions):
         buffer, *indices = args
         chunk = self.in_kernel(interpreter)
         warp_size = target_of(op).warp_size
-        self.check_whole_warps(chunk, op, warp_size)
+        self.check_converged(chunk, op, warp_size, "warp")
         lane = chunk.thread % warp_size
         row = kernel.LDMATRIX_ROW
         # Lanes 8i to 8i + 7 address the rows of matrix i; the others' indices are not read.
@@ -890,7 +1101,7 @@ class SimtFunctions(InterpreterFunctions):
     ) -> PythonValues:
         chunk = self.in_kernel(interpreter)
         warp_size = target_of(op).warp_size
-        self.check_whole_warps(chunk, op, warp_size)
+        self.check_converged(chunk, op, warp_size, "warp")
         m, n, k = op.mnk
         warps = chunk.threads // warp_size
         a_layout, b_layout, c_layout = mma_fragment_layouts(op)
@@ -909,6 +1120,435 @@ class SimtFunctions(InterpreterFunctions):
         d = gather(a, a_layout, (m, k)) @ gather(b, b_layout, (k, n)) + gather(c, c_layout, (m, n))
         lanes = d[(slice(None), *c_layout)].transpose(1, 0, 2).reshape(len(c), chunk.threads)
         return (lanes.astype(np.float32),)
+
+    # ---- Hopper: mbarriers, TMA, warpgroup tensor cores -----------------------------------
+
+    @impl(kernel.MbarrierAllocOp)
+    def run_mbarrier_alloc(
+        self, interpreter: Interpreter, op: kernel.MbarrierAllocOp, args: PythonValues
+    ) -> PythonValues:
+        chunk = self.in_kernel(interpreter)
+        if op not in chunk.shared:
+            name = f"%{op.result.name_hint or 'mbarriers'}"
+            chunk.shared[op] = chunk.mbarriers().add(name, op.result.type.barriers)
+        return (chunk.shared[op],)
+
+    @staticmethod
+    def addressed_mbarriers(
+        chunk: Chunk, op: Operation, barriers: Mbarriers, index: object, initialised: bool = True
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """The active threads, their blocks and the slots of the mbarriers they address
+        (`barriers[index]`, which must exist and, unless `initialised` is False, have been
+        initialised); None when no thread is active."""
+        threads = np.flatnonzero(chunk.mask)
+        if not threads.size:
+            return None
+        index = chunk.per_thread(np.asarray(index))[threads]
+        outside = (index < 0) | (index >= barriers.count)
+        if outside.any():
+            first = int(np.flatnonzero(outside)[0])
+            raise InterpretationError(
+                f"{chunk.describe(int(threads[first]))}: '{op.name}' addresses mbarrier "
+                f"{int(index[first])} of {barriers.name}, which holds {barriers.count}"
+            )
+        blocks, slots = chunk.block_of[threads], barriers.first + index
+        if initialised:
+            states = chunk.mbarriers()
+            uninitialised = states.expected[blocks, slots] < 0
+            if uninitialised.any():
+                first = int(np.flatnonzero(uninitialised)[0])
+                raise InterpretationError(
+                    f"{chunk.describe(int(threads[first]))}: '{op.name}' on mbarrier "
+                    f"{states.names[slots[first]]}, which no kernel.mbarrier_init has initialised"
+                )
+        return threads, blocks, slots
+
+    @impl(kernel.MbarrierInitOp)
+    def run_mbarrier_init(
+        self, interpreter: Interpreter, op: kernel.MbarrierInitOp, args: PythonValues
+    ) -> PythonValues:
+        chunk = self.in_kernel(interpreter)
+        addressed = self.addressed_mbarriers(chunk, op, *args, initialised=False)
+        if addressed is not None:
+            _, blocks, slots = addressed
+            states = chunk.mbarriers()
+            states.expected[blocks, slots] = states.pending[blocks, slots] = op.arrival_count
+            states.tx[blocks, slots] = states.phase[blocks, slots] = 0
+            # The block's threads have seen none of the new phases.
+            observed = states.observed.reshape(chunk.blocks, chunk.block_size, -1)
+            observed[blocks, :, slots] = 0
+        return ()
+
+    @impl(kernel.MbarrierArriveOp)
+    def run_mbarrier_arrive(
+        self, interpreter: Interpreter, op: kernel.MbarrierArriveOp, args: PythonValues
+    ) -> PythonValues:
+        self.arrive(self.in_kernel(interpreter), op, args, 0)
+        return ()
+
+    @impl(kernel.MbarrierArriveExpectTxOp)
+    def run_mbarrier_arrive_expect_tx(
+        self, interpreter: Interpreter, op: kernel.MbarrierArriveExpectTxOp, args: PythonValues
+    ) -> PythonValues:
+        self.arrive(self.in_kernel(interpreter), op, args, op.tx_bytes)
+        return ()
+
+    def arrive(self, chunk: Chunk, op: Operation, args: PythonValues, tx_bytes: int) -> None:
+        """Each active thread's arrival on the mbarrier it addresses, after raising the
+        transaction bytes of its phase by `tx_bytes`; the threads arriving at one mbarrier
+        arrive in thread order."""
+        addressed = self.addressed_mbarriers(chunk, op, *args)
+        if addressed is None:
+            return
+        threads, blocks, slots = addressed
+        states = chunk.mbarriers()
+        keys, firsts, counts = np.unique(
+            blocks * len(states.names) + slots, return_index=True, return_counts=True
+        )
+        for key, first, arrivals in zip(keys, firsts, counts):
+            block, slot = divmod(int(key), len(states.names))
+            states.tx[block, slot] += tx_bytes * arrivals
+            if not states.arrive(block, slot, int(arrivals)):
+                raise InterpretationError(
+                    f"{chunk.describe(int(threads[first]))}: '{op.name}' by {arrivals} threads "
+                    f"on mbarrier {states.names[slot]} of {chunk.describe_block(block)}, whose "
+                    f"phase {int(states.phase[block, slot])} expects "
+                    f"{int(states.expected[block, slot])} arrivals: more than that arrive"
+                )
+
+    @impl(kernel.MbarrierWaitOp)
+    def run_mbarrier_wait(
+        self, interpreter: Interpreter, op: kernel.MbarrierWaitOp, args: PythonValues
+    ) -> PythonValues:
+        chunk = self.in_kernel(interpreter)
+        # By name: the op's definition puts the parity first.
+        barriers, index, parity = interpreter.get_values((op.barriers, op.index, op.parity))
+        addressed = self.addressed_mbarriers(chunk, op, barriers, index)
+        if addressed is None:
+            return ()
+        threads, blocks, slots = addressed
+        parity = chunk.per_thread(np.asarray(parity))[threads]
+        if ((parity != 0) & (parity != 1)).any():
+            first = int(np.flatnonzero((parity != 0) & (parity != 1))[0])
+            raise InterpretationError(
+                f"{chunk.describe(int(threads[first]))}: an mbarrier phase's parity is 0 or 1, "
+                f"got {int(parity[first])}"
+            )
+        states = chunk.mbarriers()
+
+        def waiting() -> np.ndarray:
+            # try_wait.parity(p) succeeds once the current phase's parity is not p.
+            return states.phase[blocks, slots] % 2 == parity
+
+        def describe() -> str:
+            still = np.flatnonzero(waiting())
+            first = int(still[0])
+            block, slot = int(blocks[first]), int(slots[first])
+            others = f" and {len(still) - 1} other threads" if len(still) > 1 else ""
+            return (
+                f"{chunk.describe(int(threads[first]))}{others} wait in '{op.name}' for the "
+                f"phase of parity {int(parity[first])} of mbarrier {states.names[slot]}, whose "
+                f"phase {int(states.phase[block, slot])} still expects "
+                f"{int(states.pending[block, slot])} of {int(states.expected[block, slot])} "
+                f"arrivals and {int(states.tx[block, slot])} transaction bytes"
+            )
+
+        chunk.scheduler.block_until(lambda: not waiting().any(), describe)
+        states.observed[threads, slots] = np.maximum(
+            states.observed[threads, slots], states.phase[blocks, slots]
+        )
+        return ()
+
+    @impl(kernel.TmaLoadOp)
+    def run_tma_load(
+        self, interpreter: Interpreter, op: kernel.TmaLoadOp, args: PythonValues
+    ) -> PythonValues:
+        chunk = self.in_kernel(interpreter)
+        rank, destination_rank = len(op.coordinates), len(op.destination_indices)
+        tensor, *rest = args
+        coordinates, (destination, *rest) = rest[:rank], rest[rank:]
+        destination_indices, (barriers, index) = rest[:destination_rank], rest[destination_rank:]
+        addressed = self.addressed_mbarriers(chunk, op, barriers, index)
+        if addressed is None:
+            return ()
+        threads, blocks, slots = addressed
+        states = chunk.mbarriers()
+        tensor_map = op.tensor_map
+        box = tensor_map.box_shape
+        size = element_bytes(tensor_map.tensor.get_element_type())
+        layout = tensor_map.layout
+        alignment = layout.alignment if layout is not None else kernel.TMA_DESTINATION_ALIGNMENT
+        shape = destination.shape
+        corners = [chunk.per_thread(np.asarray(c))[threads] for c in coordinates]
+        starts = [chunk.per_thread(np.asarray(i))[threads] for i in destination_indices]
+        for n, (thread, block, slot) in enumerate(zip(threads, blocks, slots)):
+            who = f"{chunk.describe(int(thread))}: '{op.name}'"
+            start = [int(i[n]) for i in starts]
+            if any(not 0 <= i < extent for i, extent in zip(start, shape)):
+                raise InterpretationError(
+                    f"{who} lands at element {start}, outside its destination of shape "
+                    f"{list(shape)}"
+                )
+            values = _read_box(tensor, [int(c[n]) for c in corners], box)
+            first = int(np.ravel_multi_index(start, shape))
+            if (destination.byte_offset + first * size) % alignment:
+                raise InterpretationError(
+                    f"{who} lands at byte {destination.byte_offset + first * size} of shared "
+                    f"memory, which must be a multiple of {alignment}"
+                )
+            if first + values.size > prod(shape):
+                raise InterpretationError(
+                    f"{who}: its box of {values.size} elements from element {start} overruns "
+                    f"its destination of shape {list(shape)}"
+                )
+            flat = destination.physical(first + np.arange(values.size))
+            target = (np.full(values.size, block), *np.unravel_index(flat, shape))
+            self.check_tma_landing(chunk, who, destination, target, states, int(block))
+            destination.data[target] = values
+            # The async proxy wrote them: the mbarrier, not kernel.barrier, orders them.
+            destination.writers[target] = destination.readers[target] = -1
+            delivered_by, delivered_in = destination.deliveries()
+            delivered_by[target], delivered_in[target] = slot, states.phase[block, slot]
+            states.complete_tx(int(block), int(slot), values.size * size)
+        return ()
+
+    def check_tma_landing(
+        self,
+        chunk: Chunk,
+        who: str,
+        buffer: Banked,
+        target: tuple[np.ndarray, ...],
+        states: MbarrierStates,
+        block: int,
+    ) -> None:
+        """A TMA copy may overwrite only what no copy or wgmma in flight touches and what an
+        earlier TMA copy delivered once a thread has waited for it."""
+        self.check_no_copy_in_flight(who, buffer, target, "overwrites")
+        if buffer.wgmma_reads is not None and (buffer.wgmma_reads[target] > 0).any():
+            element = [int(i[np.flatnonzero(buffer.wgmma_reads[target] > 0)[0]]) for i in target]
+            raise InterpretationError(
+                f"{who} overwrites shared element {element[1:]}, which a kernel.wgmma still in "
+                f"flight reads (a missing mbarrier wait on the consumer's release?)"
+            )
+        if buffer.delivered_by is None:
+            return
+        slots, phases = buffer.delivered_by[target], buffer.delivered_in[target]
+        block_threads = slice(block * chunk.block_size, (block + 1) * chunk.block_size)
+        seen = states.observed[block_threads].max(axis=0)
+        unseen = (slots >= 0) & (seen[slots] <= phases)
+        if unseen.any():
+            first = int(np.flatnonzero(unseen)[0])
+            raise InterpretationError(
+                f"{who} overwrites shared element {[int(i[first]) for i in target[1:]]}, which "
+                f"an earlier kernel.tma_load delivered in phase {int(phases[first])} of mbarrier "
+                f"{states.names[slots[first]]} and no thread has waited for yet (a missing "
+                f"mbarrier wait on the consumer's release?)"
+            )
+
+    @staticmethod
+    def check_no_copy_in_flight(
+        who: str, buffer: Banked, target: tuple[np.ndarray, ...], access: str
+    ) -> None:
+        in_flight = buffer.in_flight[target] > 0
+        if in_flight.any():
+            first = np.unravel_index(int(np.flatnonzero(in_flight)[0]), in_flight.shape)
+            raise InterpretationError(
+                f"{who} {access} shared element {[int(i[first]) for i in target[1:]]}, which a "
+                f"cp.async still in flight writes (a missing kernel.cp_async_wait?)"
+            )
+
+    def check_delivered(
+        self,
+        chunk: Chunk,
+        who: Callable[[int], str],
+        buffer: Banked,
+        target: tuple[np.ndarray, ...],
+        observed: np.ndarray,
+    ) -> None:
+        """The elements `target` that TMA copies delivered have been seen: `observed[k]`
+        holds the phases seen by the reader of element k (a row of mbarrier slots);
+        `who(k)` names it."""
+        slots, phases = buffer.delivered_by[target], buffer.delivered_in[target]
+        tagged = slots >= 0
+        if not tagged.any():
+            return
+        seen = np.take_along_axis(observed, np.maximum(slots, 0)[..., None], -1)[..., 0]
+        unseen = tagged & (seen <= phases)
+        if unseen.any():
+            first = np.unravel_index(int(np.flatnonzero(unseen)[0]), unseen.shape)
+            states = chunk.mbarriers()
+            raise InterpretationError(
+                f"{who(first)} shared element {[int(i[first]) for i in target[1:]]} before its "
+                f"kernel.tma_load's phase {int(phases[first])} of mbarrier "
+                f"{states.names[slots[first]]} completed for it (read before its mbarrier phase "
+                f"completed: a missing kernel.mbarrier_wait?)"
+            )
+
+    @staticmethod
+    def warpgroups(chunk: Chunk, op: Operation) -> np.ndarray:
+        """The first threads of the warpgroups that execute `op`, whole and converged."""
+        SimtFunctions.check_converged(chunk, op, WARPGROUP_THREADS, "warpgroup")
+        return np.flatnonzero(chunk.mask[::WARPGROUP_THREADS]) * WARPGROUP_THREADS
+
+    @impl(kernel.WgmmaOp)
+    def run_wgmma(
+        self, interpreter: Interpreter, op: kernel.WgmmaOp, args: PythonValues
+    ) -> PythonValues:
+        chunk = self.in_kernel(interpreter)
+        leaders = self.warpgroups(chunk, op)
+        a_rank, b_rank = len(op.a_indices), len(op.b_indices)
+        a, *rest = args
+        a_indices, (b, *rest) = rest[:a_rank], rest[a_rank:]
+        b_indices, (c,) = rest[:b_rank], rest[b_rank:]
+        if not leaders.size:
+            return (c,)
+        m, n, k = op.mnk
+        members = leaders[:, None] + np.arange(WARPGROUP_THREADS)
+        a_tiles, a_target = self.wgmma_tile(chunk, op, "A", a, a_indices, members, m, k)
+        b_tiles, b_target = self.wgmma_tile(chunk, op, "B", b, b_indices, members, n, k)
+        rows, columns = wgmma_accumulator_layout(n)
+        c = np.asarray(c)
+        accumulators = np.zeros((len(leaders), m, n))
+        accumulators[:, rows, columns] = c[:, members].transpose(1, 0, 2)
+        # Products of f16 and bf16 are exact in float64, and so nearly are the sums.
+        d = a_tiles @ b_tiles.transpose(0, 2, 1) + accumulators
+        result = c.astype(np.float32)
+        result[:, members] = d[:, rows, columns].transpose(1, 0, 2)
+        warpgroups = leaders // WARPGROUP_THREADS
+        reads = WgmmaReads(
+            warpgroups, chunk.wgmma_groups()[warpgroups], (a, b), (a_target, b_target)
+        )
+        reads.count(1)
+        chunk.wgmma_in_flight.append(reads)
+        return (result,)
+
+    def wgmma_tile(
+        self,
+        chunk: Chunk,
+        op: kernel.WgmmaOp,
+        what: str,
+        buffer: Banked,
+        indices: Sequence[object],
+        members: np.ndarray,
+        rows: int,
+        k: int,
+    ) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
+        """The `rows` x `k` tile (float64) each warpgroup (its threads `members`) addresses in
+        K-major `buffer`, and the elements it reads (a row of indices per warpgroup)."""
+        shape = buffer.shape
+        per_thread = [chunk.per_thread(np.asarray(i))[members] for i in indices]
+        for position, index in enumerate(per_thread):
+            differs = (index != index[:, :1]).any(axis=1)
+            if differs.any():
+                group = int(np.flatnonzero(differs)[0])
+                raise InterpretationError(
+                    f"'{op.name}': the threads of the warpgroup of "
+                    f"{chunk.describe(int(members[group, 0]))} address different {what} tiles "
+                    f"(index #{position})"
+                )
+        start = [index[:, 0] for index in per_thread]
+        row, column = start[-2], start[-1]
+        bad = (
+            np.any([(i < 0) | (i >= extent) for i, extent in zip(start, shape)], axis=0)
+            | (row % kernel.WGMMA_ROW_GROUP != 0)
+            | (column % k != 0)
+            | (row + rows > shape[-2])
+        )
+        if bad.any():
+            group = int(np.flatnonzero(bad)[0])
+            raise InterpretationError(
+                f"'{op.name}' by the warpgroup of {chunk.describe(int(members[group, 0]))} "
+                f"addresses {what} at {[int(i[group]) for i in start]} of {list(shape)}: a "
+                f"{rows} x {k} tile at a row that is a multiple of {kernel.WGMMA_ROW_GROUP} "
+                f"and a k that is a multiple of {k}, inside the buffer"
+            )
+        lead = [i[:, None, None] for i in start[:-2]]
+        flat = np.ravel_multi_index(
+            (
+                *lead,
+                row[:, None, None] + np.arange(rows)[:, None],
+                column[:, None, None] + np.arange(k),
+            ),
+            shape,
+        )
+        block = chunk.block_of[members[:, 0]][:, None, None]
+        target = (
+            np.broadcast_to(block, flat.shape),
+            *np.unravel_index(buffer.physical(flat), shape),
+        )
+        leader = chunk.describe(int(members[0, 0]))
+        self.check_no_copy_in_flight(
+            f"'{op.name}' by the warpgroup of {leader}", buffer, target, "reads"
+        )
+        writers = buffer.writers[target]
+        if (writers >= 0).any():
+            first = np.unravel_index(int(np.flatnonzero(writers >= 0)[0]), writers.shape)
+            raise InterpretationError(
+                f"'{op.name}' by the warpgroup of {chunk.describe(int(members[first[0], 0]))} "
+                f"reads shared element {[int(i[first]) for i in target[1:]]}, which thread "
+                f"{_thread_coordinates(chunk, int(writers[first]))} stored since the last "
+                f"barrier (a missing kernel.barrier?)"
+            )
+        if buffer.delivered_by is not None:
+            # Every thread of the warpgroup must have seen the copy's phase complete.
+            observed = chunk.mbarriers().observed[members].min(axis=1)[:, None, None, :]
+
+            def who(element: tuple[int, ...]) -> str:
+                leader = int(members[element[0], 0])
+                return f"'{op.name}' by the warpgroup of {chunk.describe(leader)} reads"
+
+            self.check_delivered(chunk, who, buffer, target, observed)
+        return buffer.data[target].astype(np.float64), target
+
+    @impl(kernel.WgmmaCommitOp)
+    def run_wgmma_commit(
+        self, interpreter: Interpreter, op: kernel.WgmmaCommitOp, args: PythonValues
+    ) -> PythonValues:
+        chunk = self.in_kernel(interpreter)
+        chunk.wgmma_groups()[self.warpgroups(chunk, op) // WARPGROUP_THREADS] += 1
+        return ()
+
+    @impl(kernel.WgmmaWaitOp)
+    def run_wgmma_wait(
+        self, interpreter: Interpreter, op: kernel.WgmmaWaitOp, args: PythonValues
+    ) -> PythonValues:
+        chunk = self.in_kernel(interpreter)
+        waiting = np.zeros(chunk.threads // WARPGROUP_THREADS, np.bool_)
+        waiting[self.warpgroups(chunk, op) // WARPGROUP_THREADS] = True
+        committed = chunk.wgmma_groups()
+        still_in_flight = []
+        for reads in chunk.wgmma_in_flight:
+            done = waiting[reads.warpgroups] & (
+                reads.group < committed[reads.warpgroups] - op.pending_groups
+            )
+            if done.any():
+                reads.part(done).count(-1)
+            if not done.all():
+                still_in_flight.append(reads.part(~done))
+        chunk.wgmma_in_flight = still_in_flight
+        return tuple(args)
+
+    @impl(kernel.WgmmaFenceOp)
+    def run_wgmma_fence(
+        self, interpreter: Interpreter, op: kernel.WgmmaFenceOp, args: PythonValues
+    ) -> PythonValues:
+        self.warpgroups(self.in_kernel(interpreter), op)
+        return ()
+
+    @impl(kernel.SetmaxnregOp)
+    def run_setmaxnreg(
+        self, interpreter: Interpreter, op: kernel.SetmaxnregOp, args: PythonValues
+    ) -> PythonValues:
+        self.warpgroups(self.in_kernel(interpreter), op)
+        return ()
+
+    @impl(kernel.FenceProxyAsyncOp)
+    def run_fence_proxy_async(
+        self, interpreter: Interpreter, op: kernel.FenceProxyAsyncOp, args: PythonValues
+    ) -> PythonValues:
+        # The emulator's generic and async proxies see one memory.
+        self.in_kernel(interpreter)
+        return ()
 
     # ---- element access helpers ----------------------------------------------------------
 
@@ -939,9 +1579,7 @@ class SimtFunctions(InterpreterFunctions):
             indices = [i[active] for i in indices]
         self.check_bounds(chunk, indices, shape, active)
         if isinstance(buffer, Banked) and buffer.swizzle is not None:
-            shift, mask, chunk_shift = buffer.swizzle
-            flat = np.ravel_multi_index(indices, shape)
-            flat ^= ((flat >> shift) & mask) << chunk_shift
+            flat = buffer.physical(np.ravel_multi_index(indices, shape))
             indices = list(np.unravel_index(flat, shape))
         if isinstance(buffer, Banked):
             bank = buffer.bank if active is None else buffer.bank[active]
@@ -1011,9 +1649,12 @@ class SimtFunctions(InterpreterFunctions):
                 value = value[np.flatnonzero(active)[-1] if active is not None else -1]
             if isinstance(buffer, Banked):
                 self.check_not_in_flight(chunk, buffer, target, active, "stores to")
+                self.check_not_read_by_wgmma(chunk, buffer, target, active)
                 self.check_write(chunk, buffer, target, active, value)
             data[target] = value
             if isinstance(buffer, Banked):
+                if buffer.delivered_by is not None:
+                    buffer.delivered_by[target] = -1
                 self.check_same_element(chunk, buffer, target, active, value)
                 thread = chunk.thread if active is None else chunk.thread[active]
                 buffer.writers[target] = thread
@@ -1063,6 +1704,24 @@ class SimtFunctions(InterpreterFunctions):
                 f"still in flight writes (a missing kernel.cp_async_wait?)"
             )
 
+    @staticmethod
+    def check_not_read_by_wgmma(
+        chunk: Chunk,
+        buffer: Banked,
+        target: tuple[np.ndarray, ...],
+        active: np.ndarray | None,
+    ) -> None:
+        """No thread stores to an element that a wgmma in flight reads."""
+        if buffer.wgmma_reads is None:
+            return
+        read = np.broadcast_to(buffer.wgmma_reads[target] > 0, target[0].shape)
+        if read.any():
+            _, thread, element = _first_offender(read, active, target)
+            raise InterpretationError(
+                f"{chunk.describe(thread)} stores to shared element {element}, which a "
+                f"kernel.wgmma still in flight reads (a missing kernel.wgmma_wait?)"
+            )
+
     def check_read(
         self,
         chunk: Chunk,
@@ -1071,6 +1730,14 @@ class SimtFunctions(InterpreterFunctions):
         active: np.ndarray | None,
     ) -> None:
         self.check_not_in_flight(chunk, buffer, target, active, "reads")
+        if buffer.delivered_by is not None:
+            readers = np.arange(chunk.threads) if active is None else np.flatnonzero(active)
+            observed = chunk.mbarriers().observed[readers]
+
+            def who(element: tuple[int, ...]) -> str:
+                return f"{chunk.describe(int(readers[element[0]]))} reads"
+
+            self.check_delivered(chunk, who, buffer, target, observed)
         writer = buffer.writers[target]
         reader = chunk.thread if active is None else chunk.thread[active]
         race = (writer >= 0) & (writer != reader)
@@ -1172,6 +1839,35 @@ def mma_fragment_layouts(
         a = layout(4, lambda i: group + 8 * (i // 2), lambda i: 2 * in_group + i % 2)
         b = layout(2, lambda i: 2 * in_group + i, lambda i: group)
     return a, b, accumulator
+
+
+def wgmma_accumulator_layout(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The (row, column) of the m64nNk16 accumulator that element `i` of thread `t` of the
+    warpgroup holds, at `[i, t]`: warp w = t / 32, lane l, g = l / 4, q = l % 4, row
+    16w + g + 8 * ((i / 2) % 2), column 8 * (i / 4) + 2q + i % 2 (the PTX ISA's "Register
+    Fragments for wgmma .m64nNk16")."""
+    i = np.arange(n // 2)[:, None]
+    thread = np.arange(WARPGROUP_THREADS)
+    warp, lane = thread // 32, thread % 32
+    group, in_group = lane // 4, lane % 4
+    rows = 16 * warp + group + 8 * (i // 2 % 2)
+    columns = 8 * (i // 4) + 2 * in_group + i % 2
+    return rows, columns
+
+
+def _read_box(tensor: np.ndarray, corner: Sequence[int], box: Sequence[int]) -> np.ndarray:
+    """The box of `box` elements of `tensor` from `corner` on, zeros outside the tensor,
+    flattened row-major."""
+    values = np.zeros(box, tensor.dtype)
+    inside, placed = [], []
+    for start, extent, size in zip(corner, box, tensor.shape):
+        low, high = max(start, 0), min(start + extent, size)
+        if low >= high:
+            return values.reshape(-1)
+        inside.append(slice(low, high))
+        placed.append(slice(low - start, high - start))
+    values[tuple(placed)] = tensor[tuple(inside)]
+    return values.reshape(-1)
 
 
 def round_to_tf32(values: np.ndarray) -> np.ndarray:

@@ -1,0 +1,393 @@
+"""Hopper Kernel IR in the SIMT emulator: mbarriers, TMA loads, wgmma and warp-specialised
+kernels whose producer and consumer warpgroups wait for each other.
+
+A hand-written warp-specialised GEMM (one producer warpgroup issuing TMA loads into a ring of
+two stages, two consumer warpgroups running wgmma) matches torch.matmul on fresh random bf16
+inputs, K tail included; the mistakes that make such kernels wrong on a GPU (a missing wait
+on the full or the empty barrier, a release that never comes, a wgmma by part of a
+warpgroup) are errors naming the thread and the op.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+import torch
+from test_cuda_target import NVCC, nvcc_compile
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.parser import Parser
+
+from emmy.dialects import make_context
+from emmy.tools.cuda.target import print_cuda
+from emmy.tools.interpreter.run import ExecutionError, run_module
+
+M, N, BOX = 128, 64, 64
+"""The GEMM's rows and columns; TMA boxes are BOX x BOX (rows x K)."""
+STAGES = 2
+WARPGROUP = 128
+
+
+def parse(text: str) -> ModuleOp:
+    module = Parser(make_context(), text).parse_module()
+    module.verify()
+    return module
+
+
+def emulate(text: str, *inputs: torch.Tensor) -> list[torch.Tensor]:
+    arrays = [x.float().numpy() if x.dtype == torch.bfloat16 else x.numpy() for x in inputs]
+    return [torch.from_numpy(out) for out in run_module(parse(text), arrays)]
+
+
+def fresh(*shape: int, seed: int) -> torch.Tensor:
+    generator = torch.Generator().manual_seed(seed)
+    return torch.randn(*shape, generator=generator).to(torch.bfloat16)
+
+
+def warp_specialised_gemm(
+    k: int,
+    full_wait: bool = True,
+    empty_wait: bool = True,
+    release: bool = True,
+    in_flight: int = 0,
+    blocks: int = 1,
+    split_consumers: bool = False,
+) -> str:
+    """D (M * blocks x N, f32) = A (M * blocks x k) @ W^T (W: N x k, nn.Linear's layout),
+    M rows per block of 3 warpgroups: thread 0 of warpgroup 0 streams K tiles of A (two
+    64 x 64 boxes) and W (one) through TMA into a ring of STAGES swizzled stages (full[s]: the
+    tiles landed; empty[s]: both consumers are done with them); warpgroup 1 + c multiplies the
+    block's rows 64c to 64c + 63 with four m64n64k16 wgmmas per K tile. The flags leave out
+    the consumers' wait on full, the producer's wait on empty, or the consumers' release of
+    empty; `in_flight` groups of wgmmas stay in flight when a consumer releases the stage
+    they read; `split_consumers` puts the two consumers in the two regions of an scf.if."""
+    tiles = -(-k // BOX)
+    rows = M * blocks
+    a_map = f"!kernel.tensor_map<memref<{rows}x{k}xbf16>, box [{BOX}, {BOX}], swizzle 128>"
+    w_map = f"!kernel.tensor_map<memref<{N}x{k}xbf16>, box [{BOX}, {BOX}], swizzle 128>"
+    sa = f"memref<{STAGES}x{M}x{BOX}xbf16, 3 : i32>"
+    sw = f"memref<{STAGES}x{N}x{BOX}xbf16, 3 : i32>"
+    bars = f"!kernel.mbarrier<{STAGES}>"
+    acc = f"vector<{N // 2}xf32>"
+    d = f"memref<{rows}x{N}xf32>"
+    tile_bytes = 3 * BOX * BOX * 2
+    constants = sorted({0, 1, 2, 4, 8, 16, 32, 48, 64, 128, tiles} | set(range(0, N, 8)))
+    constant_text = "\n".join(f"  %c{v} = arith.constant {v} : index" for v in constants)
+    empty_wait_text = (
+        f"      kernel.mbarrier_wait %empty[%s], %empty_parity : {bars}" if empty_wait else ""
+    )
+    full_wait_text = f"    kernel.mbarrier_wait %full[%s], %parity : {bars}" if full_wait else ""
+    release_text = f"    kernel.mbarrier_arrive %empty[%s] : {bars}" if release else ""
+    wgmmas, previous = [], "%acc_in"
+    for step in range(BOX // 16):
+        wgmmas.append(
+            f"    %d{step} = kernel.wgmma m64n{N}k16 %sa[%s, %arow, %c{16 * step}], "
+            f"%sw[%s, %c0, %c{16 * step}], {previous} : {sa}, {sw}, {acc} -> {acc}"
+        )
+        previous = f"%d{step}"
+    stores = []
+    for i in range(N // 2):
+        row = "%row8" if i // 2 % 2 else "%row0"
+        stores.append(f"    %e{i} = vector.extract %result[{i}] : f32 from {acc}")
+        stores.append(f"    %col{i} = arith.addi %q2, %c{8 * (i // 4)} : index")
+        if i % 2:
+            stores.append(f"    %col{i}_odd = arith.addi %col{i}, %c1 : index")
+        column = f"%col{i}_odd" if i % 2 else f"%col{i}"
+        stores.append(f"    memref.store %e{i}, %d[{row}, {column}] : {d}")
+    wgmma_text, store_text = "\n".join(wgmmas), "\n".join(stores)
+    consumer_text = f"""    kernel.setmaxnreg inc 232
+    %consumer = arith.subi %wg, %c1 : index
+    %arow = arith.muli %consumer, %c64 : index
+    %zero = arith.constant 0.0 : f32
+    %acc0 = vector.broadcast %zero : f32 to {acc}
+    %result = scf.for %kt = %c0 to %c{tiles} step %c1 iter_args(%acc_in = %acc0) -> ({acc}) {{
+      %s = arith.remui %kt, %c2 : index
+      %round = arith.divui %kt, %c2 : index
+      %parity = arith.remui %round, %c2 : index
+{full_wait_text}
+      kernel.wgmma_fence
+{wgmma_text}
+      kernel.wgmma_commit
+      %acc_out = kernel.wgmma_wait {in_flight}, %d{BOX // 16 - 1} : {acc}
+{release_text}
+      scf.yield %acc_out : {acc}
+    }}
+    %t = arith.remui %tid, %c128 : index
+    %warp = arith.divui %t, %c32 : index
+    %lane = arith.remui %t, %c32 : index
+    %g = arith.divui %lane, %c4 : index
+    %q = arith.remui %lane, %c4 : index
+    %q2 = arith.muli %q, %c2 : index
+    %w16 = arith.muli %warp, %c16 : index
+    %block_arow = arith.addi %brow, %arow : index
+    %wrow = arith.addi %block_arow, %w16 : index
+    %row0 = arith.addi %wrow, %g : index
+    %row8 = arith.addi %row0, %c8 : index
+{store_text}
+"""
+    if split_consumers:
+        # Each consumer warpgroup in a region of its own, waiting and arriving on its own.
+        consumer_text = (
+            "    %second = arith.cmpi eq, %wg, %c2 : index\n"
+            f"    scf.if %second {{\n{consumer_text}    }} else {{\n{consumer_text}    }}\n"
+        )
+    return f"""
+kernel.func @gemm(%amap: {a_map}, %wmap: {w_map}, %d: {d}) block [384, 1, 1] {{
+  %tid = kernel.thread_id x
+{constant_text}
+  %full = kernel.mbarrier_alloc : {bars}
+  %empty = kernel.mbarrier_alloc : {bars}
+  %sa = kernel.dynamic_shared offset 0 {{layout = #kernel.swizzle<128>}} : {sa}
+  %sw = kernel.dynamic_shared offset {STAGES * M * BOX * 2} {{layout = #kernel.swizzle<128>}} : {sw}
+  %bid = kernel.block_id x
+  %brow = arith.muli %bid, %c128 : index
+  %brow64 = arith.addi %brow, %c64 : index
+  %first = arith.cmpi eq, %tid, %c0 : index
+  scf.if %first {{
+    scf.for %i = %c0 to %c{STAGES} step %c1 {{
+      kernel.mbarrier_init %full[%i], arrivals 1 : {bars}
+      kernel.mbarrier_init %empty[%i], arrivals 256 : {bars}
+    }}
+  }}
+  kernel.barrier
+  %wg = arith.divui %tid, %c128 : index
+  %producer = arith.cmpi eq, %wg, %c0 : index
+  scf.if %producer {{
+    kernel.setmaxnreg dec 40
+    scf.if %first {{
+      scf.for %kt = %c0 to %c{tiles} step %c1 {{
+        %s = arith.remui %kt, %c2 : index
+        %round = arith.divui %kt, %c2 : index
+        %round_parity = arith.remui %round, %c2 : index
+        %empty_parity = arith.xori %round_parity, %c1 : index
+{empty_wait_text}
+        kernel.mbarrier_arrive_expect_tx %full[%s], bytes {tile_bytes} : {bars}
+        %k0 = arith.muli %kt, %c64 : index
+        kernel.tma_load %amap[%brow, %k0], %sa[%s, %c0, %c0], %full[%s] : {a_map}, {sa}, {bars}
+        kernel.tma_load %amap[%brow64, %k0], %sa[%s, %c64, %c0], %full[%s]
+            : {a_map}, {sa}, {bars}
+        kernel.tma_load %wmap[%c0, %k0], %sw[%s, %c0, %c0], %full[%s] : {w_map}, {sw}, {bars}
+      }}
+    }}
+  }} else {{
+{consumer_text}  }}
+}}
+
+func.func @forward(%a: memref<{rows}x{k}xbf16>, %w: memref<{N}x{k}xbf16>) -> {d} {{
+  %d = memref.alloc() : {d}
+  kernel.launch @gemm(%a, %w, %d) grid [{blocks}, 1, 1] block [384, 1, 1]
+      smem {STAGES * (M + N) * BOX * 2} : memref<{rows}x{k}xbf16>, memref<{N}x{k}xbf16>, {d}
+  func.return %d : {d}
+}}
+"""
+
+
+@pytest.mark.parametrize(
+    "k, blocks, split",
+    [(192, 1, False), (168, 1, False), (192, 2, False), (192, 1, True)],
+    ids=["whole-tiles", "k-tail", "two-blocks", "consumers-apart"],
+)
+def test_a_warp_specialised_gemm_matches_torch(k: int, blocks: int, split: bool):
+    a, w = fresh(M * blocks, k, seed=k), fresh(N, k, seed=k + 1)
+    (d,) = emulate(warp_specialised_gemm(k, blocks=blocks, split_consumers=split), a, w)
+    expected = torch.matmul(a.double(), w.double().T)
+    # One f32 rounding per wgmma, of sums of 16 exact products onto the accumulator.
+    torch.testing.assert_close(d, expected.float(), rtol=1e-5, atol=1e-4)
+
+
+def test_reading_a_tile_before_waiting_for_its_phase_is_an_error():
+    a, w = fresh(M, 192, seed=1), fresh(N, 192, seed=2)
+    with pytest.raises(
+        ExecutionError,
+        match=r"while running 'kernel.wgmma': 'kernel.wgmma' by the warpgroup of thread "
+        r"\(128, 0, 0\) of block \(0, 0, 0\) reads shared element \[0, \d+, \d+\] before its "
+        r"kernel.tma_load's phase 0 of mbarrier %full\[0\] completed for it",
+    ):
+        emulate(warp_specialised_gemm(192, full_wait=False), a, w)
+
+
+def test_a_producer_that_does_not_wait_for_the_release_is_an_error():
+    a, w = fresh(M, 192, seed=3), fresh(N, 192, seed=4)
+    with pytest.raises(
+        ExecutionError,
+        match=r"while running 'kernel.tma_load': thread \(0, 0, 0\) of block \(0, 0, 0\): "
+        r"'kernel.tma_load' overwrites shared element \[0, 0, \d+\], which an earlier "
+        r"kernel.tma_load delivered in phase 0 of mbarrier %full\[0\] and no thread has waited "
+        r"for yet \(a missing mbarrier wait on the consumer's release\?\)",
+    ):
+        emulate(warp_specialised_gemm(192, empty_wait=False), a, w)
+
+
+def test_a_release_that_never_comes_is_a_deadlock():
+    a, w = fresh(M, 192, seed=5), fresh(N, 192, seed=6)
+    with pytest.raises(ExecutionError, match=r"deadlock: every task is blocked") as error:
+        emulate(warp_specialised_gemm(192, release=False), a, w)
+    message = str(error.value)
+    assert (
+        "thread (0, 0, 0) of block (0, 0, 0) wait in 'kernel.mbarrier_wait' for the phase of "
+        "parity 0 of mbarrier %empty[0], whose phase 0 still expects 256 of 256 arrivals"
+    ) in message
+    assert (
+        "thread (128, 0, 0) of block (0, 0, 0) and 255 other threads wait in "
+        "'kernel.mbarrier_wait' for the phase of parity 1 of mbarrier %full[0]"
+    ) in message
+
+
+def test_releasing_a_stage_that_a_wgmma_in_flight_reads_is_an_error():
+    a, w = fresh(M, 256, seed=11), fresh(N, 256, seed=12)
+    with pytest.raises(
+        ExecutionError,
+        match=r"while running 'kernel.tma_load': thread \(0, 0, 0\) of block \(0, 0, 0\): "
+        r"'kernel.tma_load' overwrites shared element \[1, 0, \d+\], which a kernel.wgmma still "
+        r"in flight reads",
+    ):
+        emulate(warp_specialised_gemm(256, in_flight=1), a, w)
+
+
+def partial_warpgroup_wgmma(threads: int) -> str:
+    tile = "memref<64x64xbf16, 3 : i32>"
+    return f"""
+kernel.func @k(%out: memref<1xf32>) block [128, 1, 1] {{
+  %tid = kernel.thread_id x
+  %c0 = arith.constant 0 : index
+  %bound = arith.constant {threads} : index
+  %sa = kernel.shared_alloc {{layout = #kernel.swizzle<128>}} : {tile}
+  %some = arith.cmpi ult, %tid, %bound : index
+  scf.if %some {{
+    %zero = arith.constant 0.0 : f32
+    %c = vector.broadcast %zero : f32 to vector<4xf32>
+    kernel.wgmma_fence
+    %d = kernel.wgmma m64n8k16 %sa[%c0, %c0], %sa[%c0, %c0], %c
+        : {tile}, {tile}, vector<4xf32> -> vector<4xf32>
+    kernel.wgmma_commit
+    %e = kernel.wgmma_wait 0, %d : vector<4xf32>
+  }}
+}}
+
+func.func @forward() -> memref<1xf32> {{
+  %out = memref.alloc() : memref<1xf32>
+  kernel.launch @k(%out) grid [1, 1, 1] block [128, 1, 1] smem 0 : memref<1xf32>
+  func.return %out : memref<1xf32>
+}}
+"""
+
+
+def test_wgmma_by_part_of_a_warpgroup_is_an_error():
+    with pytest.raises(
+        ExecutionError,
+        match=r"while running 'kernel.wgmma_fence': 'kernel.wgmma_fence' under divergent control "
+        r"flow: only 96 of the 128 threads of warpgroup 0 of block \(0, 0, 0\) execute it",
+    ):
+        emulate(partial_warpgroup_wgmma(96))
+
+
+def tma_box_kernel(wait: bool) -> str:
+    """Thread 0 copies the 4 x 8 box at (-1, 4) of a 6 x 8 f32 tensor (its first row and last
+    four columns lie outside) into shared memory with TMA; every thread then (after waiting
+    for the copy's phase, if `wait`) reads element `tid` of the box."""
+    tensor = "memref<6x8xf32>"
+    tensor_map = f"!kernel.tensor_map<{tensor}, box [4, 8], swizzle 0>"
+    box = "memref<4x8xf32, 3 : i32>"
+    wait_text = "  kernel.mbarrier_wait %bar[%c0], %c0 : !kernel.mbarrier<1>" if wait else ""
+    return f"""
+kernel.func @k(%map: {tensor_map}, %out: memref<32xf32>) block [32, 1, 1] {{
+  %tid = kernel.thread_id x
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %minus1 = arith.constant -1 : index
+  %bar = kernel.mbarrier_alloc : !kernel.mbarrier<1>
+  %box = kernel.dynamic_shared offset 0 : {box}
+  %first = arith.cmpi eq, %tid, %c0 : index
+  scf.if %first {{
+    kernel.mbarrier_init %bar[%c0], arrivals 1 : !kernel.mbarrier<1>
+  }}
+  kernel.barrier
+  scf.if %first {{
+    kernel.mbarrier_arrive_expect_tx %bar[%c0], bytes 128 : !kernel.mbarrier<1>
+    kernel.tma_load %map[%minus1, %c4], %box[%c0, %c0], %bar[%c0]
+        : {tensor_map}, {box}, !kernel.mbarrier<1>
+  }}
+{wait_text}
+  %row = arith.divui %tid, %c8 : index
+  %column = arith.remui %tid, %c8 : index
+  %value = memref.load %box[%row, %column] : {box}
+  memref.store %value, %out[%tid] : memref<32xf32>
+}}
+
+func.func @forward(%x: {tensor}) -> memref<32xf32> {{
+  %out = memref.alloc() : memref<32xf32>
+  kernel.launch @k(%x, %out) grid [1, 1, 1] block [32, 1, 1] smem 128 : {tensor}, memref<32xf32>
+  func.return %out : memref<32xf32>
+}}
+"""
+
+
+def test_tma_reads_zeros_outside_the_tensor():
+    x = torch.randn(6, 8, generator=torch.Generator().manual_seed(7))
+    (out,) = emulate(tma_box_kernel(wait=True), x)
+    padded = torch.zeros(7, 12)
+    padded[1:, :8] = x
+    torch.testing.assert_close(out, padded[0:4, 4:12].reshape(-1), rtol=0, atol=0)
+
+
+def test_a_generic_load_of_tma_data_needs_the_wait():
+    x = torch.randn(6, 8, generator=torch.Generator().manual_seed(8))
+    with pytest.raises(
+        ExecutionError,
+        match=r"while running 'memref.load': thread \(0, 0, 0\) of block \(0, 0, 0\) reads "
+        r"shared element \[0, 0\] before its kernel.tma_load's phase 0 of mbarrier %bar\[0\] "
+        r"completed for it",
+    ):
+        emulate(tma_box_kernel(wait=False), x)
+
+
+def counting_thread_starts(monkeypatch) -> list[threading.Thread]:
+    started = []
+    start = threading.Thread.start
+
+    def counted(thread: threading.Thread) -> None:
+        started.append(thread)
+        start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", counted)
+    return started
+
+
+DIVERGENT = """
+kernel.func @k(%out: memref<64xf32>) block [64, 1, 1] {
+  %tid = kernel.thread_id x
+  %c16 = arith.constant 16 : index
+  %low = arith.cmpi ult, %tid, %c16 : index
+  %value = scf.if %low -> (f32) {
+    %one = arith.constant 1.0 : f32
+    scf.yield %one : f32
+  } else {
+    %two = arith.constant 2.0 : f32
+    scf.yield %two : f32
+  }
+  memref.store %value, %out[%tid] : memref<64xf32>
+}
+
+func.func @forward() -> memref<64xf32> {
+  %out = memref.alloc() : memref<64xf32>
+  kernel.launch @k(%out) grid [1, 1, 1] block [64, 1, 1] smem 0 : memref<64xf32>
+  func.return %out : memref<64xf32>
+}
+"""
+
+
+def test_only_a_region_that_waits_for_another_gets_a_task_of_its_own(monkeypatch):
+    started = counting_thread_starts(monkeypatch)
+    (out,) = emulate(DIVERGENT)
+    assert started == []
+    assert out.tolist() == [1.0] * 16 + [2.0] * 48
+    a, w = fresh(M, 192, seed=9), fresh(N, 192, seed=10)
+    emulate(warp_specialised_gemm(192), a, w)
+    # The consumers' else-region, started when the producer first waits for a release.
+    assert len(started) == 1
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH")
+def test_the_warp_specialised_gemm_compiles_for_sm_90a(tmp_path):
+    nvcc_compile(print_cuda(parse(warp_specialised_gemm(168, split_consumers=True))), tmp_path)
