@@ -240,6 +240,64 @@ class GemmEmitter:
 
         self.if_then(self.both(inside), run_epilogue)
 
+    def pairable_store(self) -> memref.StoreOp | None:
+        """The epilogue's store, if two adjacent columns' results can be stored as one vector
+        of 2: the epilogue ends in its one store, at index `n` along the last dimension of a
+        buffer of rows of even length (so an even column is an aligned pair), at indices of
+        the point elsewhere, and N is even (so the pair is in or out of the output as one)."""
+        body = self.gemm.epilogue.block
+        *batch_and_m, n, _ = body.args
+        ops = [op for op in body.ops if not isinstance(op, tile.YieldOp)]
+        stores = [op for op in ops if isinstance(op, memref.StoreOp)]
+        if len(stores) != 1 or stores[0] is not ops[-1] or self.size_n % 2:
+            return None
+        store = stores[0]
+        *others, last = store.indices
+        if last is not n or store.memref.type.get_shape()[-1] % 2:
+            return None
+        return store if all(index in batch_and_m for index in others) else None
+
+    def epilogue_pair(
+        self, batch: Sequence[Index], row: Index, column: Index, values: Sequence[SSAValue]
+    ) -> None:
+        """The epilogue of the accumulator elements of columns `column` (even) and `column + 1`
+        of a row: one 2-element vector store where the epilogue allows (`pairable_store`),
+        else each element's own."""
+        store = self.pairable_store()
+        if store is None:
+            for offset, value in enumerate(values):
+                self.epilogue_at(batch, row, self.add(column, offset), value)
+            return
+        body = self.gemm.epilogue.block
+        inside = []
+        if self.size_m % self.block_m:
+            inside.append(self.less(row, self.size_m))
+        if self.size_n % self.block_n:
+            inside.append(self.less(column, self.size_n))
+
+        def run_epilogues() -> None:
+            stored = []
+            for offset, value in enumerate(values):
+                mapping = dict(self.values)
+                point = [*batch, row, self.add(column, offset)]
+                for arg, index in zip(body.args, point):
+                    mapping[arg] = self.index(index)
+                mapping[body.args[-1]] = value
+                for op in body.ops:
+                    if op is store:
+                        stored.append(mapping[store.value])
+                    elif not isinstance(op, tile.YieldOp):
+                        clone = self.add_op(op.clone(value_mapper=mapping))
+                        mapping.update(zip(op.results, clone.results))
+                if offset == 0:
+                    indices = [mapping[index] for index in store.indices]
+            pair_type = VectorType(store.value.type, [2])
+            pair = self.add_op(vector_dialect.BroadcastOp(stored[0], pair_type)).vector
+            pair = self.add_op(vector_dialect.InsertOp(stored[1], pair, [1])).result
+            self.add_op(kernel.VectorStoreOp(pair, mapping[store.memref], indices))
+
+        self.if_then(self.both(inside), run_epilogues)
+
     def place_constants(self) -> None:
         """Puts the constants used anywhere at the start of the kernel."""
         for op in reversed(self.constant_ops):
@@ -601,16 +659,19 @@ class _MmaSyncGemmBuilder(GemmEmitter):
 
     def epilogue(self, batch: Sequence[Index], accumulators: list[SSAValue], atoms_n: int) -> None:
         """The epilogue of each element of each atom's accumulator, at its row g + 8 (i / 2)
-        and column 2t + i % 2 of the atom."""
+        and column 2t + i % 2 of the atom, two columns at a time."""
         row_base = self.add(self.tile_row, self.fragment_row)
         column_base = self.add(self.tile_column, self.fragment_column)
         for position, accumulator in enumerate(accumulators):
             atom_row, atom_column = divmod(position, atoms_n)
-            for i in range(4):
+            for i in range(0, 4, 2):
                 row = self.add(row_base, atom_row * self.atom_m + 8 * (i // 2))
-                column = self.add(column_base, atom_column * self.atom_n + i % 2)
-                value = self.add_op(vector_dialect.ExtractOp(accumulator, [i], f32)).result
-                self.epilogue_at(batch, row, column, value)
+                column = self.add(column_base, atom_column * self.atom_n)
+                values = [
+                    self.add_op(vector_dialect.ExtractOp(accumulator, [i + j], f32)).result
+                    for j in range(2)
+                ]
+                self.epilogue_pair(batch, row, column, values)
 
 
 def lower_gemm_kernel(source: tile.KernelOp, target: GpuTarget) -> kernel.FuncOp:

@@ -272,11 +272,14 @@ class _WgmmaGemmBuilder(GemmEmitter):
         column_base = self.add(self.add(tile_column, self.group_column), self.fragment_column)
         for position, accumulator in enumerate(accumulators):
             i, j = divmod(position, atoms_n)
-            for element in range(self.atom_n // 2):
+            for element in range(0, self.atom_n // 2, 2):
                 row = self.add(row_base, i * self.atom_m + 8 * (element // 2 % 2))
-                column = self.add(column_base, j * self.atom_n + 8 * (element // 4) + element % 2)
-                value = self.add_op(vector_dialect.ExtractOp(accumulator, [element], f32)).result
-                self.epilogue_at(batch, row, column, value)
+                column = self.add(column_base, j * self.atom_n + 8 * (element // 4))
+                values = [
+                    self.add_op(vector_dialect.ExtractOp(accumulator, [element + e], f32)).result
+                    for e in range(2)
+                ]
+                self.epilogue_pair(batch, row, column, values)
 
 
 def tensor_map_types(gemm: tile.GemmOp) -> list[kernel.TensorMapType]:

@@ -1,6 +1,7 @@
 """bf16 and f16 matrix products through the whole pipeline onto tensor cores: choose-tile-schedule
 gives each product's kernel a contraction schedule, lower-loop-to-tile makes it a tile.gemm, and
-lower-tile-to-kernel an mma.sync kernel, which the SIMT emulator runs against PyTorch eager on
+lower-tile-to-kernel a tensor-core kernel (wgmma fed by TMA for products of 128 rows or more on
+sm_90a, mma.sync below), which the SIMT emulator runs against PyTorch eager on
 fresh random inputs (every level, on small shapes with tails in M, N and K) and nvcc compiles
 for sm_90a."""
 
@@ -41,6 +42,12 @@ Product()(torch.randn(70, 33, dtype=DT), torch.randn(33, 50, dtype=DT))
         "float16",
         "tile.gemm %a[m, k] * %b[k, n] : memref<70x33xf16>, memref<33x50xf16> -> f32",
     ),
+    "linear_wgmma_bf16": (
+        "nn.Linear(64, 72).to(DT)(torch.randn(130, 64, dtype=DT))",
+        "bfloat16",
+        "tile.gemm %input[m, k] * %p_weight[n, k] : memref<130x64xbf16>, memref<72x64xbf16> -> f32 "
+        "atom wgmma m64n128k16 tile [128, 128, 64] warps [8, 1] pipeline 4",
+    ),
     "linear_one_row_bf16": (
         "nn.Linear(64, 48, bias=False).to(DT)(torch.randn(1, 64, dtype=DT))",
         "bfloat16",
@@ -74,7 +81,8 @@ def test_product_on_tensor_cores_matches_eager_at_every_level(name: str) -> None
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH")
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
-def test_product_compiles_to_mma_sync_for_sm_90a(name: str, tmp_path) -> None:
+def test_product_compiles_to_tensor_cores_for_sm_90a(name: str, tmp_path) -> None:
     cuda = print_cuda(lower(_program(name).to_torch_ir(), "kernel"))
-    assert "mma.sync.aligned.m16n8k16" in cuda
+    atom = "wgmma.mma_async.sync.aligned" if "wgmma" in PROGRAMS[name][2] else "mma.sync.aligned"
+    assert atom in cuda
     nvcc_compile(cuda, tmp_path)

@@ -396,8 +396,14 @@ class CudaModule:
                 [name],
                 error_name,
             )
+        # Without opting in, a block's static and dynamic shared memory share the default.
+        static = driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES
+        (static_bytes,) = _check(driver.cuFuncGetAttribute(static, function), "cuFuncGetAttribute")
         kernel = _Kernel(
-            name, function, _parameter_sizes(function), self.target.static_shared_bytes_per_block
+            name,
+            function,
+            _parameter_sizes(function),
+            self.target.static_shared_bytes_per_block - static_bytes,
         )
         self._kernels[name] = kernel
         return kernel
