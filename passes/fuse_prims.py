@@ -26,10 +26,14 @@ that puts the dims it depends on outermost.
 
 Grouping, over the expensive ops in program order:
 1. A contraction starts its own kernel, which holds no other expensive op: its operands
-   are kernel inputs or cheap chains of kernel inputs, and a reduction or contraction that
-   consumes it (through cheap ops) is in another kernel and reads it from memory. Its result
-   feeds an elementwise epilogue (bias, activation, residual add, dtype rounding) in its own
-   kernel.
+   are kernel inputs or views and casts of them (a transpose as a layout, a widening cast),
+   and a reduction or contraction that consumes it (through cheap ops) is in another kernel
+   and reads it from memory. An operand that cheap ops compute with arithmetic (an RMSNorm's
+   scaling of the rows a projection reads, a rotation) is materialized for it, below its
+   casts, by another kernel: one of the operand's producers that is not a contraction (the
+   norm's reduction kernel writes the normalized rows), else an elementwise kernel of its
+   own. Its result feeds an elementwise epilogue (bias, activation, residual add, dtype
+   rounding) in its own kernel.
 2. A reduction R may share a kernel with a producer P only if P is a reduce whose value is
    constant along R's folded axes (of size > 1) on every cheap path from P to R's input: P is
    a statistic that R's input reads broadcast, as in softmax's max -> exp -> sum and
@@ -49,7 +53,9 @@ others). Cheap ops are not materialized for other kernels, except as an epilogue
 an expensive op is materialized past the chain of cheap ops that each are the only user of the
 value before them and keep or shrink its number of elements (a linear's bias, activation and
 residual add; an RMSNorm's `rsqrt` of its row statistic), so the kernels that read it load the
-finished value. What else the chain reads, the expensive op's kernel reads too (the residual
+finished value; a cast to wider elements ends the chain (the value is stored narrow and its
+readers widen it as they load it, so a product's 16-bit operand stays one that tensor cores
+take). What else the chain reads, the expensive op's kernel reads too (the residual
 stream, materialized by the kernel before), unless that would make kernels depend on each
 other in a cycle, which ends the chain. A broadcast back to full shape ends it too: a row
 statistic is materialized as a row statistic, and a kernel reading it recomputes the
@@ -80,13 +86,14 @@ from dataclasses import dataclass, field
 from math import prod
 
 from xdsl.context import Context
-from xdsl.dialects import func
+from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import CallSiteLoc, FusedLoc, ModuleOp, NameLoc
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from emmy.dialects import fused, prim
+from emmy.dialects.dtypes import element_bytes
 
 MAX_NAME_PARTS = 3
 CHEAP_CLASSES = (prim.Elementwise, prim.View, prim.Concatenation)
@@ -116,6 +123,51 @@ def is_host_constant(op: Operation) -> bool:
 
 def _shape(value: SSAValue) -> tuple[int, ...]:
     return tuple(value.type.get_shape())
+
+
+def _widens(op: Operation) -> bool:
+    """Whether `op` is a map of one value to wider elements (a cast such as bf16 -> f32)."""
+    if not isinstance(op, prim.MapOp) or len(op.inputs) != 1:
+        return False
+    source = op.inputs[0].type.get_element_type()
+    return element_bytes(op.result.type.get_element_type()) > element_bytes(source)
+
+
+def _splits_product(op: Operation, value: SSAValue) -> bool:
+    """Whether `value`, on the way from contraction `op` to its epilogue's end, has split the
+    product's dims by a reshape: permuted after that, the output's dims no longer name the
+    product's rows and columns, so the epilogue stops before the permute (the product is
+    stored in its own layout, which its readers view permuted)."""
+    return is_contraction(op) and len(_shape(value)) != len(_shape(op.results[0]))
+
+
+def _is_cast(op: Operation) -> bool:
+    """Whether `op` is a map of one value that only converts its elements' type."""
+    if not isinstance(op, prim.MapOp) or len(op.inputs) != 1:
+        return False
+    body = [o for o in op.body.block.ops if not isinstance(o, prim.YieldOp)]
+    return len(body) == 1 and isinstance(body[0], arith.ExtFOp | arith.TruncFOp)
+
+
+def staged_operand(operand: SSAValue) -> SSAValue | None:
+    """The value a contraction's operand must be read from memory as, if it is computed by
+    more than a layout of loaded values: the operand below its trailing casts, when the cheap
+    ops that make it do arithmetic (a normalization's scaling, a rotation), not only views and
+    casts. A tile of tensor cores reads its operands' tiles from memory, each many times."""
+    value = operand
+    while is_cheap(value.owner) and _is_cast(value.owner):
+        value = value.owner.inputs[0]
+    stack, seen = [value], set()
+    while stack:
+        current = stack.pop()
+        owner = current.owner
+        if current in seen or not is_cheap(owner):
+            continue
+        seen.add(current)
+        if not (isinstance(prim.fusion_class(owner), prim.View) or _is_cast(owner)):
+            return value
+        stack.extend(owner.operands)
+    return None
 
 
 # --- which dims of a value an index into it depends on ---------------------------------
@@ -283,6 +335,8 @@ class _Fusion:
         self.groups: list[_Group] = []
         self.producers: dict[Operation, dict[Operation, bool]] = {}
         self.sunk: dict[SSAValue, _Group] = {}
+        self.staged: dict[SSAValue, _Group] = {}
+        """Contraction operands materialized for the contraction (`stage_contraction_operands`)."""
         self._deps: dict[_Group, set[_Group]] = {}
 
     # Dependencies between groups: the groups of the members' producers (an
@@ -446,7 +500,12 @@ class _Fusion:
             if len(users) != 1:
                 return value
             (user,) = users
-            if not is_cheap(user) or prod(_shape(user.results[0])) > prod(_shape(value)):
+            if (
+                not is_cheap(user)
+                or prod(_shape(user.results[0])) > prod(_shape(value))
+                or _widens(user)
+                or (isinstance(user, prim.PermuteOp) and _splits_product(op, value))
+            ):
                 return value
             reads = {
                 self.group_of[p]
@@ -504,6 +563,31 @@ class _Fusion:
         self.add_deps(target, sources)
         self.add_root(target, value)
 
+    def stage_contraction_operands(self) -> None:
+        """Each contraction operand that `staged_operand` says is computed is materialized
+        by a kernel other than a contraction's (whose epilogue sees only its own output
+        elements): a kernel of the operand's producers that is free to compute it, else a
+        kernel of elementwise ops of its own; the contraction's kernel then loads it."""
+        for contraction in [op for op in self.ops if is_contraction(op)]:
+            for operand in contraction.operands:
+                value = staged_operand(operand)
+                if value is None or value in self.staged:
+                    continue
+                sources = {self.group_of[p] for p in frontier(value)}
+                free = [
+                    g
+                    for g in sources
+                    if not g.has_contraction and not self.reaches(sources - {g}, {g})
+                ]
+                if free:
+                    group = max(free, key=self.recency)
+                    self.add_deps(group, sources)
+                else:
+                    group = _Group()
+                    self.groups.append(group)
+                self.add_root(group, value)
+                self.staged[value] = group
+
     @staticmethod
     def add_root(group: _Group, value: SSAValue) -> None:
         if value not in group.roots:
@@ -512,7 +596,7 @@ class _Fusion:
     def materialize(self) -> None:
         """Computes each group's cone; a value another group reads becomes a result of the
         group that computes it."""
-        self.sunk = {}
+        self.sunk = dict(self.staged)
         for group in self.groups:
             for member in group.members:
                 self.sunk[self.sink(member)] = group
@@ -523,6 +607,8 @@ class _Fusion:
                 if owner is not None and owner is not group:
                     group.roots.remove(value)
                     self.add_root(owner, value)
+        # A kernel made for a staged operand that an epilogue computes instead has no work.
+        self.groups = [g for g in self.groups if g.members or g.roots]
         # A new result can widen its kernel's cone, which can read new values: to a fixpoint.
         changed = True
         while changed:
@@ -641,6 +727,7 @@ def fuse_function(function: func.FuncOp) -> None:
     assert isinstance(return_op, func.ReturnOp)
     fusion = _Fusion(block)
     fusion.group_expensive_ops()
+    fusion.stage_contraction_operands()
     fusion.place_returned(list(return_op.arguments))
     fusion.materialize()
     groups = fusion.ordered_groups()

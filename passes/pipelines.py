@@ -19,6 +19,7 @@ from xdsl.transforms.common_subexpression_elimination import CommonSubexpression
 from emmy.passes.choose_tile_schedule import ChooseTileSchedulePass
 from emmy.passes.decompose_torch import DecomposeTorchPass
 from emmy.passes.expand_loop_contract import ExpandLoopContractPass
+from emmy.passes.fold_reshapes import FoldReshapesPass
 from emmy.passes.fuse_prims import FusePrimsPass
 from emmy.passes.hoist_invariant_reciprocals import HoistInvariantReciprocalsPass
 from emmy.passes.lower_fused_to_loop import LowerFusedToLoopPass
@@ -27,7 +28,7 @@ from emmy.passes.lower_tile_to_kernel import LowerTileToKernelPass
 
 STAGES: dict[str, tuple[ModulePass, ...]] = {
     "prim": (DecomposeTorchPass(),),
-    "fused": (FusePrimsPass(),),
+    "fused": (FoldReshapesPass(), FusePrimsPass()),
     "loop": (
         LowerFusedToLoopPass(),
         HoistInvariantReciprocalsPass(),
