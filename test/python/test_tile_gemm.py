@@ -31,7 +31,7 @@ from emmy.tools.interpreter.run import ExecutionError, run_module
 needs_gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH")
 
-TYPES = {"bf16": torch.bfloat16, "f16": torch.float16}
+TYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
 EPILOGUES = {
     "store": "",
     "bias-gelu": """
