@@ -1,4 +1,4 @@
-"""The Kernel IR of a `tile.gemm` on warp-level tensor cores, for `lower-tile-to-kernel`.
+"""The Kernel IR of a `tile.gemm` on mma_sync tensor cores or on FMAs, for `lower-tile-to-kernel`.
 
     tile.gemm %x[m, k] * %w[n, k] : memref<70x40xbf16>, memref<50x40xbf16> -> f32
         atom mma_sync m16n8k16 tile [64, 64, 32] warps [2, 2] pipeline 3 epilogue(%m, %n, %acc) {..}
@@ -29,6 +29,22 @@ m16n8k16 atoms, each atom's accumulator a `vector<4xf32>` carried through the K 
 - After the K loop, element i of an atom's accumulator is the output at row g + 8 (i / 2),
   column 2t + i % 2 of the atom (g = lane / 4, t = lane % 4, the PTX C-fragment layout); the
   epilogue runs there, under `m < M and n < N` where the tiles overrun.
+
+f32 operands (torch's float32 matmul precision) take the same shared K slices and pipeline
+(`_StagedGemmBuilder`), multiplied one of two ways:
+
+- `atom mma_sync m16n8k8`: tf32 tensor cores (`kernel.mma_sync m16n8k8 tf32`); ldmatrix moves
+  16-bit elements, so each lane loads its fragments' f32 elements one by one (A's at rows g,
+  g + 8 and columns t, t + 4, B's at K t, t + 4 and N g), which the swizzle keeps free of
+  bank conflicts in tiles whose rows run along K.
+- `atom fma`: a register-tiled SIMT GEMM. The 32 lanes of a warp lie lanes_m x lanes_n over
+  its tile (`tile.fma_lane_grid`), each accumulating in f32 scalars the register tile of
+  every lanes_m-th row and lanes_n-th column from its own (8 x 8 of a 32 x 64 warp tile); for
+  each k of a slice it loads its rows of A and columns of B into registers and multiply-adds
+  every pair (`math.fma`), then runs the epilogue of each element.
+
+    tile.gemm %x[m, k] * %w[n, k] : memref<70x40xf32>, memref<50x40xf32> -> f32
+        atom fma tile [128, 128, 8] warps [4, 2] pipeline 3 epilogue(%m, %n, %acc) {..}
 """
 
 from __future__ import annotations
