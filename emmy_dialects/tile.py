@@ -1040,7 +1040,8 @@ class GemmOp(IRDLOperation):
     (a block strides through the batch by the grid's z when there are more than the grid
     has); K is taken BK at a time through shared memory, `pipeline` slices deep. The block's
     `warps [WM, WN]` each compute a (BM / WM) x (BN / WN) sub-tile in whole `atom`s (see
-    `MmaAtom`). Tiles past the end of M, N or K compute zeros and store nothing, so any
+    `MmaAtom`); on the fma atom its lanes split it into equal register tiles
+    (`fma_lane_grid`). Tiles past the end of M, N or K compute zeros and store nothing, so any
     sizes are correct."""
 
     name = "tile.gemm"

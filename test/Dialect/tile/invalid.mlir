@@ -619,3 +619,21 @@ tile.kernel @wgmma_without_producer(%a: memref<128x64xbf16>, %b: memref<128x64xb
     memref.store %acc, %y[%m, %n] : memref<128x128xf32>
   }
 }
+
+// -----
+
+tile.kernel @gemm_fma_warp_tile_smaller_than_a_warp(%a: memref<8x8xf32>, %b: memref<2x8xf32>, %y: memref<8x2xf32>) grid [1, 1, 1] block [32, 1, 1] {
+  // expected-error @+1 {{an fma warp tile of 8x2 must split among the 32 lanes of a warp into equal register tiles}}
+  tile.gemm %a[m, k] * %b[n, k] : memref<8x8xf32>, memref<2x8xf32> -> f32 atom fma tile [8, 2, 8] warps [1, 1] pipeline 1 epilogue(%m, %n, %acc) {
+    memref.store %acc, %y[%m, %n] : memref<8x2xf32>
+  }
+}
+
+// -----
+
+tile.kernel @gemm_fma_rows_of_partial_panels(%a: memref<32x40xf32>, %b: memref<32x40xf32>, %y: memref<32x32xf32>) grid [1, 1, 1] block [32, 1, 1] {
+  // expected-error @+1 {{lhs's tile is stored in shared memory by its last dimension k, 160 bytes a row, which must be at most 128 bytes or whole panels of 128}}
+  tile.gemm %a[m, k] * %b[n, k] : memref<32x40xf32>, memref<32x40xf32> -> f32 atom fma tile [32, 32, 40] warps [1, 1] pipeline 1 epilogue(%m, %n, %acc) {
+    memref.store %acc, %y[%m, %n] : memref<32x32xf32>
+  }
+}
