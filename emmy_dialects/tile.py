@@ -233,14 +233,20 @@ class AtomKind(StrEnum):
 
 
 WGMMA_N = range(8, 257, 8)
+MMA_SYNC_SHAPE = (16, 8, 16)
+"""The mma_sync atom of f16 and bf16 operands."""
+TF32_MMA_SYNC_SHAPE = (16, 8, 8)
+"""The mma_sync atom of f32 operands, which it rounds to tf32."""
 
 
 @dataclass(frozen=True)
 class MmaAtom:
     """The instruction a contraction's tiles are multiplied with, and the M x N x K it
     multiplies at once: `mma_sync m16n8k16` (a warp's tensor-core product, sm_80 on, on f16
-    or bf16), `wgmma m64n128k16` (a warp group's, sm_90a; N from 8 to 256 in steps of 8) or
-    `fma` (one multiply-add of a thread, on any float type)."""
+    or bf16), `mma_sync m16n8k8` (the same on f32 operands rounded to tf32, what
+    torch's "high" and "medium" float32 matmul precisions allow), `wgmma m64n128k16` (a warp
+    group's, sm_90a; N from 8 to 256 in steps of 8) or `fma` (one multiply-add of a thread,
+    on any float type: true f32 products for the "highest" precision)."""
 
     kind: AtomKind
     shape: tuple[int, int, int] = (1, 1, 1)
@@ -251,11 +257,16 @@ class MmaAtom:
         m, n, k = self.shape
         return f"{self.kind} m{m}n{n}k{k}"
 
+    @property
+    def is_tf32(self) -> bool:
+        """Whether the atom multiplies f32 operands rounded to tf32 (`mma_sync m16n8k8`)."""
+        return self.kind == AtomKind.MMA_SYNC and self.shape == TF32_MMA_SYNC_SHAPE
+
     def verify(self) -> None:
         m, n, k = self.shape
         if self.kind == AtomKind.MMA_SYNC:
-            ok = self.shape == (16, 8, 16)
-            expected = "m16n8k16"
+            ok = self.shape in (MMA_SYNC_SHAPE, TF32_MMA_SYNC_SHAPE)
+            expected = "m16n8k16 (f16, bf16) or m16n8k8 (f32 as tf32)"
         elif self.kind == AtomKind.WGMMA:
             ok = m == 64 and n in WGMMA_N and k == 16
             expected = "m64nNk16, N from 8 to 256 in steps of 8"
@@ -270,7 +281,7 @@ ATOM_SHAPE = re.compile(r"m(\d+)n(\d+)k(\d+)")
 
 
 def parse_atom(parser: AttrParser) -> MmaAtom:
-    """`mma_sync m16n8k16`, `wgmma m64n128k16` or `fma`."""
+    """`mma_sync m16n8k16`, `mma_sync m16n8k8`, `wgmma m64n128k16` or `fma`."""
     start = parser.pos
     kind = parser.parse_str_enum(AtomKind)
     shape = (1, 1, 1)
@@ -320,6 +331,23 @@ def verify_gemm_tiling(
             f"({atom_m}x{atom_n}, K {atom_k})"
         )
     return warp_m, warp_n
+
+
+def fma_lane_grid(warp_m: int, warp_n: int, target: GpuTarget) -> tuple[int, int] | None:
+    """How the lanes of a warp on the fma atom lie over its `warp_m` x `warp_n` tile: (lanes
+    along M, lanes along N), each lane computing every (warp_m / lanes_m)-th row and (warp_n /
+    lanes_n)-th column (a register tile); the squarest register tile (the fewest loads per
+    multiply-add), then the most lanes along N (consecutive columns, coalesced stores). None
+    where no split is whole."""
+    lanes = target.warp_size
+    grids = [
+        (lanes // along_n, along_n)
+        for along_n in (1 << i for i in range(lanes.bit_length()))
+        if lanes % along_n == 0 and warp_n % along_n == 0 and warp_m % (lanes // along_n) == 0
+    ]
+    if not grids:
+        return None
+    return min(grids, key=lambda grid: (abs(warp_m // grid[0] - warp_n // grid[1]), -grid[1]))
 
 
 class WarpRole(StrEnum):
@@ -1012,7 +1040,8 @@ class GemmOp(IRDLOperation):
     (a block strides through the batch by the grid's z when there are more than the grid
     has); K is taken BK at a time through shared memory, `pipeline` slices deep. The block's
     `warps [WM, WN]` each compute a (BM / WM) x (BN / WN) sub-tile in whole `atom`s (see
-    `MmaAtom`). Tiles past the end of M, N or K compute zeros and store nothing, so any
+    `MmaAtom`); on the fma atom its lanes split it into equal register tiles
+    (`fma_lane_grid`). Tiles past the end of M, N or K compute zeros and store nothing, so any
     sizes are correct."""
 
     name = "tile.gemm"
@@ -1195,10 +1224,17 @@ class GemmOp(IRDLOperation):
             if not isinstance(lhs, Float16Type | BFloat16Type | Float32Type):
                 raise VerifyException(f"an fma atom multiplies f16, bf16 or f32, got {lhs}")
             return
-        if not isinstance(lhs, Float16Type | BFloat16Type):
+        if atom.is_tf32 != isinstance(lhs, Float32Type) or not isinstance(
+            lhs, Float16Type | BFloat16Type | Float32Type
+        ):
+            alternatives = (
+                "f16 and bf16 take mma_sync m16n8k16"
+                if atom.is_tf32
+                else "f32 takes the fma atom, or mma_sync m16n8k8 as tf32"
+            )
+            expected = "f32, rounded to tf32," if atom.is_tf32 else "f16 or bf16"
             raise VerifyException(
-                f"a {atom} atom multiplies f16 or bf16 on tensor cores (f32 takes the fma atom), "
-                f"got {lhs}"
+                f"a {atom} atom multiplies {expected} on tensor cores ({alternatives}), got {lhs}"
             )
         available = target.has_mma_sync if atom.kind == AtomKind.MMA_SYNC else target.has_wgmma
         if not available:
@@ -1223,6 +1259,12 @@ class GemmOp(IRDLOperation):
                     f"{gemm_dim_name(dims[-1], batch_rank)}, {row} bytes a row, which must be "
                     f"32, 64 or a multiple of 128 bytes for a swizzle that keeps ldmatrix free "
                     f"of bank conflicts"
+                )
+            if self.mma_atom.kind == AtomKind.FMA and row > 128 and row % 128:
+                raise VerifyException(
+                    f"{what}'s tile is stored in shared memory by its last dimension "
+                    f"{gemm_dim_name(dims[-1], batch_rank)}, {row} bytes a row, which must be "
+                    f"at most 128 bytes or whole panels of 128"
                 )
         if self.mma_atom.kind == AtomKind.WGMMA:
             self._verify_tma_tiles(size)
@@ -1277,6 +1319,11 @@ class GemmOp(IRDLOperation):
                 f"{self.pipeline_depth}"
             )
         warp_m, warp_n = verify_gemm_tiling(self.tile_shape, self.mma_atom, self.warp_grid)
+        if self.mma_atom.kind == AtomKind.FMA and fma_lane_grid(warp_m, warp_n, target) is None:
+            raise VerifyException(
+                f"an fma warp tile of {warp_m}x{warp_n} must split among the "
+                f"{target.warp_size} lanes of a warp into equal register tiles"
+            )
         self._verify_shared_tiles(target)
         kernel = self.parent_op()
         threads = gemm_threads(self.mma_atom, self.warp_grid, target.warp_size)

@@ -69,6 +69,29 @@ from emmy.dialects.prim import reduced_shape
 
 FLOAT_ELEMENT_TYPES = (Float16Type(), BFloat16Type(), Float32Type(), Float64Type())
 
+FLOAT32_MATMUL_PRECISION = "torch.float32_matmul_precision"
+"""The module attribute that records `torch.get_float32_matmul_precision()` as the importer
+found it, `"highest"`, `"high"` or `"medium"`: how f32 matrix products may round. "highest"
+keeps them f32; "high" and "medium" let them run on tf32 tensor cores. A module without it
+is "highest", torch's default."""
+FLOAT32_MATMUL_PRECISIONS = ("highest", "high", "medium")
+
+
+def float32_matmul_precision(op: Operation) -> str:
+    """The float32 matmul precision of the module `op` is in (see FLOAT32_MATMUL_PRECISION)."""
+    top = op
+    while top.parent_op() is not None:
+        top = top.parent_op()
+    attribute = top.attributes.get(FLOAT32_MATMUL_PRECISION)
+    if attribute is None:
+        return "highest"
+    if not isinstance(attribute, StringAttr) or attribute.data not in FLOAT32_MATMUL_PRECISIONS:
+        raise VerifyException(
+            f"a module's {FLOAT32_MATMUL_PRECISION} is one of "
+            f"{', '.join(map(repr, FLOAT32_MATMUL_PRECISIONS))}, got {attribute}"
+        )
+    return attribute.data
+
 
 @dataclass(frozen=True)
 class TensorOf(AttrConstraint[TensorType[Attribute]]):

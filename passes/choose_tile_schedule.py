@@ -74,8 +74,21 @@ MAX_PIPELINE_DEPTH slices, within the block's shared memory, no more than K has 
 If the tile.gemm would not verify with the chosen tile (an operand indexed at 0 along a
 dimension, a layout whose shared rows ldmatrix cannot read), the SMALL_TILE is tried, then
 the contract is expanded as any other is.
-Every other contract (f32, integers) is scheduled as the loop nest `expand-loop-contract`
-makes of it, which that pass, run after this one, then builds.
+
+A product of f32 operands follows the float32 matmul precision its module recorded
+(`torch.float32_matmul_precision`): under "highest" it stays f32 on the `fma` atom, a
+register-tiled SIMT GEMM (tile [128, 128, 8] of 4 x 2 warps, 8 x 8 outputs a thread); under
+"high" and "medium" it runs on tf32 tensor cores, `mma_sync m16n8k8`:
+
+    #tile.schedule<block [256, 1, 1], loops [], tile [128, 128, 8], atom fma, warps [4, 2],
+                   pipeline 3>
+    #tile.schedule<block [128, 1, 1], loops [], tile [128, 128, 16],
+                   atom mma_sync m16n8k8, warps [2, 2], pipeline 3>
+
+f32 products take their atom's large tile ([128, 128, 8] for fma, [128, 128, 16] for tf32)
+when M and N both reach it, else its small tile (ATOM_TILES). Every other contract (f64,
+integers, 16-bit floats without tensor cores) is scheduled as the loop nest
+`expand-loop-contract` makes of it, which that pass, run after this one, then builds.
 
 `block-size=N`, `vector-width=N`, `stage=none|sync|async` and `split-reductions=false`
 override the heuristic for every loop nest it schedules.
@@ -88,7 +101,14 @@ from math import prod
 
 from xdsl.context import Context
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, MemRefType, ModuleOp, f32
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    MemRefType,
+    ModuleOp,
+    f32,
+)
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException, VerifyException
@@ -99,6 +119,7 @@ from emmy.dialects.effects import written_values
 from emmy.dialects.kernel import MAX_VECTOR_BYTES, verify_block_shape
 from emmy.dialects.target import GpuTarget, target_of
 from emmy.dialects.tile import LoopSchedule, Mapping, Schedule, ScheduleAttr, StageMode, Staging
+from emmy.dialects.torch import float32_matmul_precision
 from emmy.passes.expand_loop_contract import expand_contracts
 from emmy.passes.lower_loop_to_tile import (
     ScheduleError,
@@ -122,13 +143,22 @@ STAGE_BUDGET_BYTES = 32 * 1024
 CANDIDATE_BLOCKS = (64, 128, 256, 512, 1024)
 """The block sizes `candidates` offers besides the heuristic's."""
 STAGE_CHOICES = ("auto", "none", *StageMode)
-MMA_SYNC = tile.MmaAtom(tile.AtomKind.MMA_SYNC, (16, 8, 16))
+MMA_SYNC = tile.MmaAtom(tile.AtomKind.MMA_SYNC, tile.MMA_SYNC_SHAPE)
+TF32_MMA_SYNC = tile.MmaAtom(tile.AtomKind.MMA_SYNC, tile.TF32_MMA_SYNC_SHAPE)
+FMA = tile.MmaAtom(tile.AtomKind.FMA)
 LARGE_TILE = ((128, 128, 32), (2, 2))
 """A contraction's block tile [BM, BN, BK] and warps [WM, WN] when M and N are both at least
 its BM and BN."""
 SMALL_TILE = ((64, 64, 32), (2, 2))
 """The block tile of smaller products (a small N, or an M between STREAMING_M and the large
 tile's), and of a few rows whose streaming tile does not verify."""
+ATOM_TILES = {
+    TF32_MMA_SYNC: (((128, 128, 16), (2, 2)), ((64, 64, 16), (2, 2))),
+    FMA: (((128, 128, 8), (4, 2)), ((64, 64, 8), (2, 2))),
+}
+"""The large and small tiles of the f32 products' atoms: f32 slices of 16 (64-byte rows,
+whose swizzle keeps the lanes' tf32 fragment loads free of bank conflicts) or of 8 for the
+fma atom, whose 8 x 8 (large) or 8 x 4 (small) register tile a thread reads K at a time."""
 PIPELINE_DEPTH = 3
 WGMMA_TILE = ((128, 256, 64), (8, 1))
 """The block tile and warps of products with M of at least its BM on a target with wgmma:
@@ -355,19 +385,28 @@ def _staged_rows(
     return staged
 
 
-def _tensor_core_contract(kernel: loop.KernelOp, target: GpuTarget) -> loop.ContractOp | None:
-    """The kernel's product if tensor cores can take it: its body is one loop.contract (and
-    constants) of bf16 or f16 operands (of one type) accumulated in f32, on a target with
-    mma_sync."""
+def _contract_atom(
+    kernel: loop.KernelOp, target: GpuTarget
+) -> tuple[loop.ContractOp, tile.MmaAtom] | None:
+    """The kernel's product and the atom it is multiplied on, if its body is one
+    loop.contract (and constants) of float operands of one type accumulated in f32: bf16 or
+    f16 on mma_sync m16n8k16 (on a target with mma_sync); f32 on tf32 mma_sync m16n8k8 where
+    the module's float32 matmul precision allows it and the target has mma_sync, else on the
+    fma atom."""
     ops = [op for op in kernel.body.block.ops if not isinstance(op, arith.ConstantOp)]
-    if not target.has_mma_sync or len(ops) != 1 or not isinstance(ops[0], loop.ContractOp):
+    if len(ops) != 1 or not isinstance(ops[0], loop.ContractOp):
         return None
     contract = ops[0]
     element_types = {v.type.get_element_type() for v in (contract.lhs, contract.rhs)}
     (element_type, *others) = element_types
-    if others or not isinstance(element_type, Float16Type | BFloat16Type):
+    if others or contract.accumulator.type != f32:
         return None
-    return contract if contract.accumulator.type == f32 else None
+    if isinstance(element_type, Float16Type | BFloat16Type) and target.has_mma_sync:
+        return contract, MMA_SYNC
+    if isinstance(element_type, Float32Type):
+        allows_tf32 = float32_matmul_precision(kernel) != "highest"
+        return contract, TF32_MMA_SYNC if allows_tf32 and target.has_mma_sync else FMA
+    return None
 
 
 def contraction_schedule(
@@ -442,15 +481,22 @@ def _streaming_schedule(contract: loop.ContractOp, target: GpuTarget) -> Schedul
 
 
 def _choose_contraction_schedule(kernel: loop.KernelOp, target: GpuTarget) -> Schedule | None:
-    """A tensor-core schedule of the kernel's product, if it has one that lowers."""
-    contract = _tensor_core_contract(kernel, target)
-    if contract is None:
+    """A block-tiled schedule of the kernel's product, if it has one that lowers."""
+    contract_atom = _contract_atom(kernel, target)
+    if contract_atom is None:
         return None
+    contract, atom = contract_atom
     *_, size_m, size_n = contract.parallel_extents
-    if target.has_wgmma and size_m >= WGMMA_TILE[0][0]:
+    if atom == MMA_SYNC and target.has_wgmma and size_m >= WGMMA_TILE[0][0]:
         schedule = _wgmma_schedule(size_n, WGMMA_PIPELINE_DEPTH, target)
         if _lowers(kernel, schedule):
             return schedule
+    if atom != MMA_SYNC:
+        large, small = ATOM_TILES[atom]
+        (large_m, large_n, _), _ = large
+        tile_shape, warps = large if size_m >= large_m and size_n >= large_n else small
+        schedule = contraction_schedule(tile_shape, warps, PIPELINE_DEPTH, target, atom)
+        return schedule if _lowers(kernel, schedule) else None
     (large_m, large_n, _), _ = LARGE_TILE
     small = contraction_schedule(*SMALL_TILE, PIPELINE_DEPTH, target)
     if size_m >= large_m and size_n >= large_n:
@@ -511,8 +557,9 @@ def candidates(kernel: loop.KernelOp, target: GpuTarget) -> list[Schedule]:
     with every CANDIDATE_STREAMING_PIPELINES depth; each one lowers."""
     heuristic = choose_schedule(kernel, target)
     schedules = {heuristic: None}
-    contract = _tensor_core_contract(kernel, target)
-    if contract is not None:
+    contract_atom = _contract_atom(kernel, target)
+    if contract_atom is not None and contract_atom[1] == MMA_SYNC:
+        contract = contract_atom[0]
         tiles = [(t, w, CANDIDATE_PIPELINES) for t, w in CANDIDATE_TILES]
         *_, size_m, size_n = contract.parallel_extents
         if target.has_wgmma:

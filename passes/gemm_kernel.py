@@ -1,4 +1,4 @@
-"""The Kernel IR of a `tile.gemm` on warp-level tensor cores, for `lower-tile-to-kernel`.
+"""The Kernel IR of a `tile.gemm` on mma_sync tensor cores or on FMAs, for `lower-tile-to-kernel`.
 
     tile.gemm %x[m, k] * %w[n, k] : memref<70x40xbf16>, memref<50x40xbf16> -> f32
         atom mma_sync m16n8k16 tile [64, 64, 32] warps [2, 2] pipeline 3 epilogue(%m, %n, %acc) {..}
@@ -29,6 +29,22 @@ m16n8k16 atoms, each atom's accumulator a `vector<4xf32>` carried through the K 
 - After the K loop, element i of an atom's accumulator is the output at row g + 8 (i / 2),
   column 2t + i % 2 of the atom (g = lane / 4, t = lane % 4, the PTX C-fragment layout); the
   epilogue runs there, under `m < M and n < N` where the tiles overrun.
+
+f32 operands (torch's float32 matmul precision) take the same shared K slices and pipeline
+(`_StagedGemmBuilder`), multiplied one of two ways:
+
+- `atom mma_sync m16n8k8`: tf32 tensor cores (`kernel.mma_sync m16n8k8 tf32`); ldmatrix moves
+  16-bit elements, so each lane loads its fragments' f32 elements one by one (A's at rows g,
+  g + 8 and columns t, t + 4, B's at K t, t + 4 and N g), which the swizzle keeps free of
+  bank conflicts in tiles whose rows run along K.
+- `atom fma`: a register-tiled SIMT GEMM. The 32 lanes of a warp lie lanes_m x lanes_n over
+  its tile (`tile.fma_lane_grid`), each accumulating in f32 scalars the register tile of
+  every lanes_m-th row and lanes_n-th column from its own (8 x 8 of a 32 x 64 warp tile); for
+  each k of a slice it loads its rows of A and columns of B into registers and multiply-adds
+  every pair (`math.fma`), then runs the epilogue of each element.
+
+    tile.gemm %x[m, k] * %w[n, k] : memref<70x40xf32>, memref<50x40xf32> -> f32
+        atom fma tile [128, 128, 8] warps [4, 2] pipeline 3 epilogue(%m, %n, %acc) {..}
 """
 
 from __future__ import annotations
@@ -38,11 +54,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from math import prod
 
-from xdsl.dialects import arith, memref, scf
+from xdsl.dialects import arith, math, memref, scf
 from xdsl.dialects import vector as vector_dialect
 from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, VectorType, f32, i32
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
-from xdsl.utils.exceptions import PassFailedException
 
 from emmy.dialects import kernel, tile
 from emmy.dialects.target import GpuTarget
@@ -304,8 +319,12 @@ class GemmEmitter:
             self.body.insert_op_before(op, self.body.first_op)
 
 
-class _MmaSyncGemmBuilder(GemmEmitter):
-    """The kernel of a tile.gemm on the mma_sync atom (see the module docstring)."""
+class _StagedGemmBuilder(GemmEmitter):
+    """What the kernels of the mma_sync and fma atoms share: K slices of both operands copied
+    into shared memory by cp.async, `pipeline` deep, by a block of `warps` warps, each warp
+    computing its warp tile of the block tile (see the module docstring); a subclass says
+    what a thread accumulates (`initial_accumulators`), how it multiplies one slice
+    (`multiply_slice`) and where its accumulators go (`epilogue`)."""
 
     def __init__(
         self,
@@ -331,7 +350,7 @@ class _MmaSyncGemmBuilder(GemmEmitter):
         width = min(columns, SWIZZLE_ROW_BYTES // self.element_bytes)
         row_length = operand.type.get_shape()[-1]
         copy = kernel.MAX_VECTOR_BYTES // self.element_bytes
-        while row_length % copy:
+        while row_length % copy or columns % copy:
             copy //= 2
         return _OperandTiles(
             operand, dims, row_dim, column_dim, self.extent(row_dim), columns, width, copy
@@ -341,7 +360,9 @@ class _MmaSyncGemmBuilder(GemmEmitter):
         """The operand's K slices in shared memory: static, or (beyond the static limit) a
         view of the dynamic shared memory at byte `offset`."""
         shape = [self.stages, tiles.panels, tiles.rows, tiles.width]
-        layout = kernel.SwizzleAttr(tiles.width * self.element_bytes)
+        span = tiles.width * self.element_bytes
+        # An fma atom's narrow rows (K slices of a few elements) are not swizzled.
+        layout = kernel.SwizzleAttr(span) if span in kernel.SWIZZLE_SPANS else None
         memref_type = kernel.shared_memref(shape, self.element)
         if offset is None:
             op = kernel.SharedAllocOp(memref_type, layout)
@@ -437,104 +458,41 @@ class _MmaSyncGemmBuilder(GemmEmitter):
             value = self.select(valid, value, zero)
         self.add_op(memref.StoreOp.get(value, shared, destination))
 
-    # -- fragments --
-
-    def a_fragment(self, tiles: _OperandTiles, shared: SSAValue, stage: Index, k0: int, atom: int):
-        """The warp's A fragment of atom row `atom` at k-step k0: ldmatrix x4 of the 16x16
-        block's quarters (rows 0-7, 8-15 of k 0-7, then of k 8-15)."""
-        m0 = self.add(self.warp_row, atom * self.atom_m)
-        if tiles.column_dim == self.k_dim:
-            # Lane l gives row l % 16 of the M x K tile, at column 8 (l / 16).
-            row, column = self.add(m0, self.lane_row), (k0, self.lane_column)
-            transposed = False
-        else:
-            # A [K, M] tile holds A's blocks transposed: lane l gives K row 8 (l / 16) + l % 8
-            # at M column 8 ((l / 8) % 2).
-            row, column = self.add(k0, self.lane_block_row), (m0, self.lane_half)
-            transposed = True
-        return self.ldmatrix(tiles, shared, stage, row, column, 4, transposed)
-
-    def b_fragments(
-        self, tiles: _OperandTiles, shared: SSAValue, stage: Index, k0: int, atom: int, count: int
-    ) -> list[SSAValue]:
-        """The warp's B fragments of `count` (1 or 2) atom columns from `atom` on, at k-step
-        k0: ldmatrix x2 of an atom's two 8x8 halves along K, or x4 of two atoms'."""
-        n0 = self.add(self.warp_column, atom * self.atom_n)
-        if tiles.column_dim == self.k_dim:
-            # [N, K]: the blocks as they are; lane l gives N row (8 (l / 16) if x4) + l % 8 at
-            # K column 8 ((l / 8) % 2).
-            row_offset = self.lane_block_row if count == 2 else self.lane_eighth
-            row, column = self.add(n0, row_offset), (k0, self.lane_half)
-            transposed = False
-        else:
-            # [K, N]: transposed; lane l gives K row l % 16 at N column (8 (l / 16) if x4).
-            row = self.add(k0, self.lane_row)
-            column = (n0, self.lane_column if count == 2 else 0)
-            transposed = True
-        loaded = self.ldmatrix(tiles, shared, stage, row, column, 2 * count, transposed)
-        if count == 1:
-            return [loaded]
-        return [self.lanes(loaded, 4 * half, 4) for half in range(2)]
-
-    def ldmatrix(
+    def shared_element(
         self,
         tiles: _OperandTiles,
         shared: SSAValue,
         stage: Index,
-        row: Index,
-        column: tuple[Index, Index],
-        matrices: int,
-        transposed: bool,
+        outer: tuple[Index, Index],
+        k: tuple[Index, Index],
     ) -> SSAValue:
-        """ldmatrix of `matrices` 8x8 matrices, each lane at `row` and column `column[0] +
-        column[1]` (a base and the lane's offset) of the stage's tile."""
+        """The element of the stage's tile at M (or N) `outer[0] + outer[1]` and K `k[0] +
+        k[1]` (each a base and a lane's offset, as `panel_column` takes them)."""
+        if tiles.column_dim == self.k_dim:
+            row, column = self.add(*outer), k
+        else:
+            row, column = self.add(*k), outer
         panel, within = self.panel_column(tiles, *column)
         indices = [self.index(i) for i in (stage, panel, row, within)]
-        op = kernel.LdmatrixOp(shared, indices, matrices, transposed)
-        return self.add_op(op).result
-
-    def lanes(self, vector: SSAValue, first: int, count: int) -> SSAValue:
-        """`count` lanes of `vector` from `first` on, as a vector of their own."""
-        element = vector.type.get_element_type()
-        taken = [
-            self.add_op(vector_dialect.ExtractOp(vector, [first + i], element)).result
-            for i in range(count)
-        ]
-        result = self.add_op(
-            vector_dialect.BroadcastOp(taken[0], VectorType(element, [count]))
-        ).vector
-        for i, value in enumerate(taken[1:], 1):
-            result = self.add_op(vector_dialect.InsertOp(value, result, [i])).result
-        return result
+        return self.add_op(memref.LoadOp.get(shared, indices)).res
 
     # -- the kernel --
 
     def emit_thread_indices(self) -> None:
+        """The thread's index, its lane and its warp's tile; a subclass adds its own."""
         warp_size = self.target.warp_size
         self.thread_id = self.add_op(kernel.ThreadIdOp("x")).results[0]
         self.thread_id.name_hint = "tid"
-        lane = self.rem(self.thread_id, warp_size)
+        self.lane = self.rem(self.thread_id, warp_size)
         warp = self.div(self.thread_id, warp_size)
         self.warp_row = self.mul(self.div(warp, self.warps_n), self.warp_m)
         self.warp_column = self.mul(self.rem(warp, self.warps_n), self.warp_n)
-        sixteenth = self.div(lane, 16)
-        eighth = self.rem(lane, 8)
-        # Each lane's offsets into the blocks ldmatrix loads (see the fragment methods):
-        # l % 16, 8 (l / 16), 8 (l / 16) + l % 8, 8 ((l / 8) % 2) and l % 8.
-        self.lane_row = self.rem(lane, 16)
-        self.lane_column = self.mul(sixteenth, 8)
-        self.lane_block_row = self.add(self.lane_column, eighth)
-        self.lane_half = self.mul(self.rem(self.div(lane, 8), 2), 8)
-        self.lane_eighth = eighth
-        # The accumulator's rows g (+ 8) and columns 2t (+ 1).
-        self.fragment_row = self.add(self.warp_row, self.div(lane, 4))
-        self.fragment_column = self.add(self.warp_column, self.mul(self.rem(lane, 4), 2))
 
     def build(self) -> None:
         gemm = self.gemm
-        self.emit_thread_indices()
         self.a_tiles = self.operand_tiles(gemm.lhs, gemm.lhs_dims)
         self.b_tiles = self.operand_tiles(gemm.rhs, gemm.rhs_dims)
+        self.emit_thread_indices()
         self.copy_origins = {}
         """Operand -> the row and column of its tile that each thread copies first, where the
         block copies whole rows at a time."""
@@ -595,10 +553,7 @@ class _MmaSyncGemmBuilder(GemmEmitter):
                     load_slice(k_slice)
                 self.add_op(kernel.CpAsyncCommitOp())
         zero = self.add_op(arith.ConstantOp(FloatAttr(0.0, f32))).results[0]
-        accumulator_type = VectorType(f32, [4])
-        zeros = self.add_op(vector_dialect.BroadcastOp(zero, accumulator_type)).vector
-        atoms_m, atoms_n = self.warp_m // self.atom_m, self.warp_n // self.atom_n
-        count = atoms_m * atoms_n
+        initial = self.initial_accumulators(zero)
 
         def k_loop(block: Block) -> list[SSAValue]:
             k_slice, *accumulators = block.args
@@ -616,50 +571,166 @@ class _MmaSyncGemmBuilder(GemmEmitter):
                 self.add_op(kernel.BarrierOp())
             return self.multiply_slice(self.rem(k_slice, stages), accumulators)
 
-        body = self.nested(k_loop, [IndexType()] + [accumulator_type] * count)
+        body = self.nested(k_loop, [IndexType()] + [value.type for value in initial])
         loop = self.add_op(
-            scf.ForOp(
-                self.constant(0), self.constant(slices), self.constant(1), [zeros] * count, body
-            )
+            scf.ForOp(self.constant(0), self.constant(slices), self.constant(1), initial, body)
         )
-        self.epilogue(batch, list(loop.results), atoms_n)
+        self.epilogue(batch, list(loop.results))
+
+    def initial_accumulators(self, zero: SSAValue) -> list[SSAValue]:
+        """The thread's accumulators before the K loop, from the f32 `zero`."""
+        raise NotImplementedError
+
+    def multiply_slice(self, stage: Index, accumulators: list[SSAValue]) -> list[SSAValue]:
+        """The thread's accumulators after the K slice in shared stage `stage`."""
+        raise NotImplementedError
+
+    def epilogue(self, batch: Sequence[Index], accumulators: list[SSAValue]) -> None:
+        """The epilogue of each element of the thread's accumulators after the K loop."""
+        raise NotImplementedError
+
+
+class _MmaSyncGemmBuilder(_StagedGemmBuilder):
+    """The kernel of a tile.gemm on the mma_sync m16n8k16 atom (see the module docstring):
+    fragments loaded with ldmatrix."""
+
+    def emit_thread_indices(self) -> None:
+        super().emit_thread_indices()
+        self.group = self.div(self.lane, 4)
+        self.in_group = self.rem(self.lane, 4)
+        # The accumulator's rows g (+ 8) and columns 2t (+ 1).
+        self.fragment_row = self.add(self.warp_row, self.group)
+        self.fragment_column = self.add(self.warp_column, self.mul(self.in_group, 2))
+        self.emit_fragment_offsets()
+
+    def emit_fragment_offsets(self) -> None:
+        """Each lane's offsets into the blocks ldmatrix loads (see the fragment methods):
+        l % 16, 8 (l / 16), 8 (l / 16) + l % 8, 8 ((l / 8) % 2) and l % 8."""
+        lane = self.lane
+        eighth = self.rem(lane, 8)
+        self.lane_row = self.rem(lane, 16)
+        self.lane_column = self.mul(self.div(lane, 16), 8)
+        self.lane_block_row = self.add(self.lane_column, eighth)
+        self.lane_half = self.mul(self.rem(self.div(lane, 8), 2), 8)
+        self.lane_eighth = eighth
+
+    # -- fragments --
+
+    def a_fragment(self, tiles: _OperandTiles, shared: SSAValue, stage: Index, k0: int, atom: int):
+        """The warp's A fragment of atom row `atom` at k-step k0: ldmatrix x4 of the 16x16
+        block's quarters (rows 0-7, 8-15 of k 0-7, then of k 8-15)."""
+        m0 = self.add(self.warp_row, atom * self.atom_m)
+        if tiles.column_dim == self.k_dim:
+            # Lane l gives row l % 16 of the M x K tile, at column 8 (l / 16).
+            row, column = self.add(m0, self.lane_row), (k0, self.lane_column)
+            transposed = False
+        else:
+            # A [K, M] tile holds A's blocks transposed: lane l gives K row 8 (l / 16) + l % 8
+            # at M column 8 ((l / 8) % 2).
+            row, column = self.add(k0, self.lane_block_row), (m0, self.lane_half)
+            transposed = True
+        return self.ldmatrix(tiles, shared, stage, row, column, 4, transposed)
+
+    def b_fragments(
+        self, tiles: _OperandTiles, shared: SSAValue, stage: Index, k0: int, atom: int, count: int
+    ) -> list[SSAValue]:
+        """The warp's B fragments of `count` (1 or 2) atom columns from `atom` on, at k-step
+        k0: ldmatrix x2 of an atom's two 8x8 halves along K, or x4 of two atoms'."""
+        n0 = self.add(self.warp_column, atom * self.atom_n)
+        if tiles.column_dim == self.k_dim:
+            # [N, K]: the blocks as they are; lane l gives N row (8 (l / 16) if x4) + l % 8 at
+            # K column 8 ((l / 8) % 2).
+            row_offset = self.lane_block_row if count == 2 else self.lane_eighth
+            row, column = self.add(n0, row_offset), (k0, self.lane_half)
+            transposed = False
+        else:
+            # [K, N]: transposed; lane l gives K row l % 16 at N column (8 (l / 16) if x4).
+            row = self.add(k0, self.lane_row)
+            column = (n0, self.lane_column if count == 2 else 0)
+            transposed = True
+        loaded = self.ldmatrix(tiles, shared, stage, row, column, 2 * count, transposed)
+        if count == 1:
+            return [loaded]
+        return [self.lanes(loaded, 4 * half, 4) for half in range(2)]
+
+    def ldmatrix(
+        self,
+        tiles: _OperandTiles,
+        shared: SSAValue,
+        stage: Index,
+        row: Index,
+        column: tuple[Index, Index],
+        matrices: int,
+        transposed: bool,
+    ) -> SSAValue:
+        """ldmatrix of `matrices` 8x8 matrices, each lane at `row` and column `column[0] +
+        column[1]` (a base and the lane's offset) of the stage's tile."""
+        panel, within = self.panel_column(tiles, *column)
+        indices = [self.index(i) for i in (stage, panel, row, within)]
+        op = kernel.LdmatrixOp(shared, indices, matrices, transposed)
+        return self.add_op(op).result
+
+    def vector_of(self, values: Sequence[SSAValue]) -> SSAValue:
+        """A vector of `values`, in order."""
+        result = self.add_op(
+            vector_dialect.BroadcastOp(values[0], VectorType(values[0].type, [len(values)]))
+        ).vector
+        for i, value in enumerate(values[1:], 1):
+            result = self.add_op(vector_dialect.InsertOp(value, result, [i])).result
+        return result
+
+    def lanes(self, vector: SSAValue, first: int, count: int) -> SSAValue:
+        """`count` lanes of `vector` from `first` on, as a vector of their own."""
+        element = vector.type.get_element_type()
+        return self.vector_of(
+            [
+                self.add_op(vector_dialect.ExtractOp(vector, [first + i], element)).result
+                for i in range(count)
+            ]
+        )
+
+    def fragments(self, stage: Index, k0: int) -> tuple[list[SSAValue], list[SSAValue]]:
+        """The warp's A fragments (by atom row) and B fragments (by atom column) at k-step
+        k0: ldmatrix x4 for A, and for B x4 for two atoms at a time (x2 for an odd last)."""
+        atoms_m, atoms_n = self.warp_m // self.atom_m, self.warp_n // self.atom_n
+        a = [
+            self.a_fragment(self.a_tiles, self.shared_a, stage, k0, atom) for atom in range(atoms_m)
+        ]
+        b = []
+        for atom in range(0, atoms_n, 2):
+            pair = min(2, atoms_n - atom)
+            b += self.b_fragments(self.b_tiles, self.shared_b, stage, k0, atom, pair)
+        return a, b
+
+    def mma(self, a: SSAValue, b: SSAValue, c: SSAValue) -> SSAValue:
+        return self.add_op(kernel.MmaSyncOp(kernel.MmaShape.M16N8K16, a, b, c)).result
+
+    def initial_accumulators(self, zero: SSAValue) -> list[SSAValue]:
+        zeros = self.add_op(vector_dialect.BroadcastOp(zero, VectorType(f32, [4]))).vector
+        atoms = (self.warp_m // self.atom_m) * (self.warp_n // self.atom_n)
+        return [zeros] * atoms
 
     def multiply_slice(self, stage: Index, accumulators: list[SSAValue]) -> list[SSAValue]:
         """The warp's atoms over one K slice in shared stage `stage`, k-step by k-step, each
         k-step's fragments loaded before the previous k-step's products."""
         atoms_m, atoms_n = self.warp_m // self.atom_m, self.warp_n // self.atom_n
         accumulators = list(accumulators)
-
-        def fragments(k0: int) -> tuple[list[SSAValue], list[SSAValue]]:
-            a = [
-                self.a_fragment(self.a_tiles, self.shared_a, stage, k0, atom)
-                for atom in range(atoms_m)
-            ]
-            b = []
-            for atom in range(0, atoms_n, 2):
-                pair = min(2, atoms_n - atom)
-                b += self.b_fragments(self.b_tiles, self.shared_b, stage, k0, atom, pair)
-            return a, b
-
         steps = list(range(0, self.block_k, self.atom_k))
-        loaded = fragments(steps[0])
+        loaded = self.fragments(stage, steps[0])
         for index in range(len(steps)):
             a, b = loaded
             if index + 1 < len(steps):
-                loaded = fragments(steps[index + 1])
+                loaded = self.fragments(stage, steps[index + 1])
             for i in range(atoms_m):
                 for j in range(atoms_n):
                     position = i * atoms_n + j
-                    accumulators[position] = self.add_op(
-                        kernel.MmaSyncOp(
-                            kernel.MmaShape.M16N8K16, a[i], b[j], accumulators[position]
-                        )
-                    ).result
+                    accumulators[position] = self.mma(a[i], b[j], accumulators[position])
         return accumulators
 
-    def epilogue(self, batch: Sequence[Index], accumulators: list[SSAValue], atoms_n: int) -> None:
+    def epilogue(self, batch: Sequence[Index], accumulators: list[SSAValue]) -> None:
         """The epilogue of each element of each atom's accumulator, at its row g + 8 (i / 2)
         and column 2t + i % 2 of the atom, two columns at a time."""
+        atoms_n = self.warp_n // self.atom_n
         row_base = self.add(self.tile_row, self.fragment_row)
         column_base = self.add(self.tile_column, self.fragment_column)
         for position, accumulator in enumerate(accumulators):
@@ -674,21 +745,146 @@ class _MmaSyncGemmBuilder(GemmEmitter):
                 self.epilogue_pair(batch, row, column, values)
 
 
+class _Tf32MmaSyncGemmBuilder(_MmaSyncGemmBuilder):
+    """The kernel of a tile.gemm on the mma_sync m16n8k8 atom of f32 operands, which it
+    rounds to tf32: like m16n8k16's, but each lane loads its fragments' elements one by one
+    from shared memory (ldmatrix moves 16-bit elements), A's 4 at (g + 8 (i % 2), t + 4 (i /
+    2)) of the atom and B's 2 at K t + 4i, N g (g = lane / 4, t = lane % 4)."""
+
+    def emit_fragment_offsets(self) -> None:
+        """Each lane's rows g and g + 8 and columns t and t + 4 of the fragments."""
+        self.fragment_rows = (self.group, self.add(self.group, 8))
+        self.fragment_ks = (self.in_group, self.add(self.in_group, 4))
+
+    def fragments(self, stage: Index, k0: int) -> tuple[list[SSAValue], list[SSAValue]]:
+        atoms_m, atoms_n = self.warp_m // self.atom_m, self.warp_n // self.atom_n
+        a = []
+        for atom in range(atoms_m):
+            m0 = self.add(self.warp_row, atom * self.atom_m)
+            a.append(
+                self.vector_of(
+                    [
+                        self.shared_element(
+                            self.a_tiles,
+                            self.shared_a,
+                            stage,
+                            (m0, self.fragment_rows[i % 2]),
+                            (k0, self.fragment_ks[i // 2]),
+                        )
+                        for i in range(4)
+                    ]
+                )
+            )
+        b = []
+        for atom in range(atoms_n):
+            n0 = self.add(self.warp_column, atom * self.atom_n)
+            b.append(
+                self.vector_of(
+                    [
+                        self.shared_element(
+                            self.b_tiles,
+                            self.shared_b,
+                            stage,
+                            (n0, self.group),
+                            (k0, self.fragment_ks[i]),
+                        )
+                        for i in range(2)
+                    ]
+                )
+            )
+        return a, b
+
+    def mma(self, a: SSAValue, b: SSAValue, c: SSAValue) -> SSAValue:
+        return self.add_op(kernel.MmaSyncOp(kernel.MmaShape.M16N8K8, a, b, c, tf32=True)).result
+
+
+class _FmaGemmBuilder(_StagedGemmBuilder):
+    """The kernel of a tile.gemm on the fma atom: the lanes of a warp lie over its warp tile
+    as `tile.fma_lane_grid` says, lanes_m x lanes_n, and lane (i, j) of it accumulates a
+    register tile of the rows i + lanes_m r and the columns j + lanes_n c of the warp tile
+    (interleaved, so that the lanes of a warp read neighbouring elements of a slice and
+    store neighbouring outputs). For each k of a slice it loads its rows of A and its columns
+    of B from shared memory into registers, then multiply-adds every pair in f32."""
+
+    def emit_thread_indices(self) -> None:
+        super().emit_thread_indices()
+        lanes_m, lanes_n = tile.fma_lane_grid(self.warp_m, self.warp_n, self.target)
+        first_row = self.add(self.warp_row, self.div(self.lane, lanes_n))
+        first_column = self.add(self.warp_column, self.rem(self.lane, lanes_n))
+        self.rows = [self.add(first_row, lanes_m * r) for r in range(self.warp_m // lanes_m)]
+        self.columns = [self.add(first_column, lanes_n * c) for c in range(self.warp_n // lanes_n)]
+        # Where the register tile's rows and columns lie in the operands' shared tiles, for
+        # every k: a row of the tile, or (an M or N along the tile's row) a panel and column.
+        self.a_places = [self.place(self.a_tiles, row) for row in self.rows]
+        self.b_places = [self.place(self.b_tiles, column) for column in self.columns]
+
+    def place(self, tiles: _OperandTiles, position: Index) -> Index | tuple[Index, Index]:
+        if tiles.column_dim == self.k_dim:
+            return position
+        return self.panel_column(tiles, position)
+
+    def registers(
+        self,
+        tiles: _OperandTiles,
+        shared: SSAValue,
+        stage: Index,
+        places: list[Index | tuple[Index, Index]],
+        k: int,
+    ) -> list[SSAValue]:
+        """The thread's elements of an operand at `k` of the stage's slice, as f32."""
+        values = []
+        for place in places:
+            if tiles.column_dim == self.k_dim:
+                row, (panel, within) = place, self.panel_column(tiles, k)
+            else:
+                row, (panel, within) = k, place
+            indices = [self.index(i) for i in (stage, panel, row, within)]
+            value = self.add_op(memref.LoadOp.get(shared, indices)).res
+            if value.type != f32:
+                value = self.add_op(arith.ExtFOp(value, f32)).result
+            values.append(value)
+        return values
+
+    def initial_accumulators(self, zero: SSAValue) -> list[SSAValue]:
+        return [zero] * (len(self.rows) * len(self.columns))
+
+    def multiply_slice(self, stage: Index, accumulators: list[SSAValue]) -> list[SSAValue]:
+        accumulators = list(accumulators)
+        for k in range(self.block_k):
+            a = self.registers(self.a_tiles, self.shared_a, stage, self.a_places, k)
+            b = self.registers(self.b_tiles, self.shared_b, stage, self.b_places, k)
+            for r, a_value in enumerate(a):
+                for c, b_value in enumerate(b):
+                    position = r * len(b) + c
+                    accumulators[position] = self.add_op(
+                        math.FmaOp(a_value, b_value, accumulators[position])
+                    ).result
+        return accumulators
+
+    def epilogue(self, batch: Sequence[Index], accumulators: list[SSAValue]) -> None:
+        rows = [self.add(self.tile_row, row) for row in self.rows]
+        columns = [self.add(self.tile_column, column) for column in self.columns]
+        for position, value in enumerate(accumulators):
+            row, column = divmod(position, len(columns))
+            self.epilogue_at(batch, rows[row], columns[column], value)
+
+
+_BUILDERS = {tile.AtomKind.MMA_SYNC: _MmaSyncGemmBuilder, tile.AtomKind.FMA: _FmaGemmBuilder}
+"""The builder of each atom's kernel (mma_sync m16n8k8 of f32 is `_Tf32MmaSyncGemmBuilder`'s)."""
+
+
 def lower_gemm_kernel(source: tile.KernelOp, target: GpuTarget) -> kernel.FuncOp:
     """The kernel.func of a contraction's tile.kernel (see the module docstring)."""
     gemm = source.gemm
     assert gemm is not None
-    if gemm.mma_atom.kind != tile.AtomKind.MMA_SYNC:
-        raise PassFailedException(
-            f"lower-tile-to-kernel realises the mma_sync and wgmma atoms, not yet {gemm.mma_atom}",
-            gemm,
-        )
+    atom = gemm.mma_atom
+    builder = _Tf32MmaSyncGemmBuilder if atom.is_tf32 else _BUILDERS[atom.kind]
     body = Block(arg_types=source.argument_types)
     values = {}
     for old, new in zip(source.body.block.args, body.args):
         new.name_hint = old.name_hint
         values[old] = new
-    _MmaSyncGemmBuilder(gemm, body, values, target).build()
+    builder(gemm, body, values, target).build()
     lowered = kernel.FuncOp(
         source.sym_name.data, source.argument_types, source.block_shape, Region(body)
     )

@@ -37,7 +37,13 @@ from xdsl.utils.exceptions import PassFailedException
 
 from emmy.dialects import make_context
 from emmy.passes.pipelines import LEVELS
-from emmy.tools.bench.differential import EXECUTABLE_LEVELS, TOLERANCES, check_levels, lower
+from emmy.tools.bench.differential import (
+    EXECUTABLE_LEVELS,
+    TF32_TOLERANCE,
+    TOLERANCES,
+    check_levels,
+    lower,
+)
 from emmy.tools.bench.suites import SUITES, Case
 from emmy.tools.diagnostics import (
     CompileError,
@@ -379,7 +385,8 @@ def build_parser() -> argparse.ArgumentParser:
         + "; ".join(
             f"{str(d).removeprefix('torch.')} {r:g}, {a:g}" for d, (r, a) in TOLERANCES.items()
         )
-        + "; integers and booleans exactly.",
+        + f"; integers and booleans exactly; f32 within {TF32_TOLERANCE:g} of the output's "
+        "largest magnitude where the program's float32 matmul precision allows tf32.",
         allow_abbrev=False,
     )
     add_program_arguments(run)

@@ -148,18 +148,16 @@ loop.kernel @k_by_hand(%w: memref<72x24xbf16>, %x: memref<3x24xbf16>, %out: memr
 
 // -----
 
-// An f32 product is not for tensor cores: it is scheduled as the loop nest
-// expand-loop-contract makes of it, and lowers as one.
+// An f32 product follows its module's float32 matmul precision, "highest" where it says none:
+// true f32 on the fma atom, a register-tiled SIMT GEMM.
 
 // CHECK-LABEL: loop.kernel @k_f32(
-// CHECK-SAME:    tile.schedule = #tile.schedule<block [32, 1, 1], loops [[0] grid, [0, 0] grid, [0, 0, 0] thread vector 4]>
+// CHECK-SAME:    tile.schedule = #tile.schedule<block [128, 1, 1], loops [], tile [64, 64, 8], atom fma, warps [2, 2], pipeline 3>
 // CHECK-NEXT:    loop.contract
 
 // TILE-LABEL: tile.kernel @k_f32(
-// TILE-SAME:    grid [24, 1, 1] block [32, 1, 1]
-// TILE:         tile.for %{{.*}} in 0 to 3 map grid
-// TILE:           tile.for %{{.*}} in 0 to 8 map grid
-// TILE:             tile.for %{{.*}} in 0 to 24 map thread vector 4 reduce add
+// TILE-SAME:    grid [1, 1, 1] block [128, 1, 1]
+// TILE-NEXT:    tile.gemm %{{.*}}[m, k] * %{{.*}}[n, k] : memref<3x24xf32>, memref<8x24xf32> -> f32 atom fma tile [64, 64, 8] warps [2, 2] pipeline 3
 
 loop.kernel @k_f32(%w: memref<8x24xf32>, %x: memref<3x24xf32>, %out: memref<3x8xf32>) {
   loop.contract (%i, %j) in [3, 8], k in 24, %acc = sum %x[d0, k] * %w[d1, k] : memref<3x24xf32>, memref<8x24xf32> -> f32 {
@@ -168,6 +166,43 @@ loop.kernel @k_f32(%w: memref<8x24xf32>, %x: memref<3x24xf32>, %out: memref<3x8x
 }
 
 // -----
+
+// Under "high" (or "medium") it runs on tf32 tensor cores; M and N of 128 take the large tile.
+
+// CHECK-LABEL: loop.kernel @k_f32_high(
+// CHECK-SAME:    tile.schedule = #tile.schedule<block [128, 1, 1], loops [], tile [128, 128, 16], atom mma_sync m16n8k8, warps [2, 2], pipeline 3>
+
+// TILE-LABEL: tile.kernel @k_f32_high(
+// TILE-NEXT:    tile.gemm {{.*}} : memref<128x24xf32>, memref<128x24xf32> -> f32 atom mma_sync m16n8k8 tile [128, 128, 16] warps [2, 2] pipeline 3
+
+builtin.module attributes {torch.float32_matmul_precision = "high"} {
+  loop.kernel @k_f32_high(%w: memref<128x24xf32>, %x: memref<128x24xf32>, %out: memref<128x128xf32>) {
+    loop.contract (%i, %j) in [128, 128], k in 24, %acc = sum %x[d0, k] * %w[d1, k] : memref<128x24xf32>, memref<128x24xf32> -> f32 {
+      loop.store %acc, %out[%i, %j] : memref<128x128xf32>
+    }
+  }
+}
+
+// -----
+
+// An f64 product has no atom: it is scheduled as the loop nest expand-loop-contract makes of
+// it, and lowers as one.
+
+// CHECK-LABEL: loop.kernel @k_f64(
+// CHECK-SAME:    tile.schedule = #tile.schedule<block [32, 1, 1], loops [[0] grid, [0, 0] grid, [0, 0, 0] thread vector 2]>
+// CHECK-NEXT:    loop.contract
+
+// TILE-LABEL: tile.kernel @k_f64(
+// TILE-SAME:    grid [24, 1, 1] block [32, 1, 1]
+// TILE:         tile.for %{{.*}} in 0 to 3 map grid
+// TILE:           tile.for %{{.*}} in 0 to 8 map grid
+// TILE:             tile.for %{{.*}} in 0 to 24 map thread vector 2 reduce add
+
+loop.kernel @k_f64(%w: memref<8x24xf64>, %x: memref<3x24xf64>, %out: memref<3x8xf64>) {
+  loop.contract (%i, %j) in [3, 8], k in 24, %acc = sum %x[d0, k] * %w[d1, k] : memref<3x24xf64>, memref<8x24xf64> -> f64 {
+    loop.store %acc, %out[%i, %j] : memref<3x8xf64>
+  }
+}
 
 // A matrix-vector product indexes its vector at 0 along n, which a tile.gemm cannot say:
 // it falls back to the loop nest.

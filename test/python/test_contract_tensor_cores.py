@@ -3,9 +3,14 @@ gives each product's kernel a contraction schedule, lower-loop-to-tile makes it 
 lower-tile-to-kernel a tensor-core kernel (wgmma fed by TMA for products of 128 rows or more on
 sm_90a, mma.sync below), which the SIMT emulator runs against PyTorch eager on
 fresh random inputs (every level, on small shapes with tails in M, N and K) and nvcc compiles
-for sm_90a."""
+for sm_90a. f32 products take the atom that the float32 matmul precision recorded at import
+allows: the fma atom (a register-tiled SIMT GEMM) under "highest", tf32 mma.sync m16n8k8 under
+"high" and "medium"."""
+
+from contextlib import contextmanager
 
 import pytest
+import torch
 from corpus import with_dtype
 from test_cuda_target import NVCC, nvcc_compile
 
@@ -85,4 +90,116 @@ def test_product_compiles_to_tensor_cores_for_sm_90a(name: str, tmp_path) -> Non
     cuda = print_cuda(lower(_program(name).to_torch_ir(), "kernel"))
     atom = "wgmma.mma_async.sync.aligned" if "wgmma" in PROGRAMS[name][2] else "mma.sync.aligned"
     assert atom in cuda
+    nvcc_compile(cuda, tmp_path)
+
+
+# ---- f32: the atom follows torch.get_float32_matmul_precision() ------------------------------
+
+F32_PROGRAMS: dict[str, tuple[str, str, str]] = {
+    # name: (source, float32 matmul precision at import, the tile.gemm's operands and schedule)
+    "linear_bias_f32_highest": (
+        "nn.Linear(40, 72)(torch.randn(5, 40))",
+        "highest",
+        "tile.gemm %input[m, k] * %p_weight[n, k] : memref<5x40xf32>, memref<72x40xf32> -> f32 "
+        "atom fma tile [64, 64, 8] warps [2, 2] pipeline 3",
+    ),
+    "linear_bias_f32_high": (
+        "nn.Linear(40, 72)(torch.randn(5, 40))",
+        "high",
+        "tile.gemm %input[m, k] * %p_weight[n, k] : memref<5x40xf32>, memref<72x40xf32> -> f32 "
+        "atom mma_sync m16n8k8 tile [64, 64, 16] warps [2, 2] pipeline 3",
+    ),
+    "linear_bias_f32_medium": (
+        "nn.Linear(40, 72)(torch.randn(5, 40))",
+        "medium",
+        "atom mma_sync m16n8k8 tile [64, 64, 16]",
+    ),
+    "matmul_tails_f32_highest": (
+        """
+class Product(nn.Module):
+    def forward(self, a, b):
+        return torch.matmul(a, b)
+Product()(torch.randn(70, 33), torch.randn(33, 50))
+""",
+        "highest",
+        "tile.gemm %a[m, k] * %b[k, n] : memref<70x33xf32>, memref<33x50xf32> -> f32 atom fma",
+    ),
+    "matmul_tails_f32_high": (
+        """
+class Product(nn.Module):
+    def forward(self, a, b):
+        return torch.matmul(a, b)
+Product()(torch.randn(70, 36), torch.randn(36, 50))
+""",
+        "high",
+        "tile.gemm %a[m, k] * %b[k, n] : memref<70x36xf32>, memref<36x50xf32> -> f32 "
+        "atom mma_sync m16n8k8",
+    ),
+    "batched_matmul_f32_highest": (
+        """
+class Product(nn.Module):
+    def forward(self, a, b):
+        return torch.matmul(a, b)
+Product()(torch.randn(2, 3, 20, 24), torch.randn(3, 24, 12))
+""",
+        "highest",
+        "tile.gemm %a[b0, b1, m, k] * %b[b1, k, n] : memref<2x3x20x24xf32>, "
+        "memref<3x24x12xf32> -> f32 atom fma",
+    ),
+}
+
+
+@contextmanager
+def float32_matmul_precision(precision: str):
+    before = torch.get_float32_matmul_precision()
+    torch.set_float32_matmul_precision(precision)
+    try:
+        yield
+    finally:
+        torch.set_float32_matmul_precision(before)
+
+
+def _f32_torch_ir(name: str):
+    """The program and its Torch IR, imported under its precision (restored afterwards)."""
+    source, precision, _ = F32_PROGRAMS[name]
+    program = load_program(with_dtype(source, "float32"), "<source>")
+    with float32_matmul_precision(precision):
+        return program, program.to_torch_ir()
+
+
+@pytest.mark.parametrize("name", sorted(F32_PROGRAMS))
+def test_f32_product_takes_the_atom_its_recorded_precision_allows(name: str) -> None:
+    """The precision at import is in the IR, and decides the atom whatever it is later."""
+    _, torch_ir = _f32_torch_ir(name)
+    precision = F32_PROGRAMS[name][1]
+    assert f'{{torch.float32_matmul_precision = "{precision}"}}' in str(torch_ir)
+    with float32_matmul_precision("highest" if precision != "highest" else "high"):
+        tile_ir = str(lower(torch_ir, "tile"))
+    assert tile_ir.count("tile.gemm") == 1, tile_ir
+    assert F32_PROGRAMS[name][2] in tile_ir, tile_ir
+    assert "tile.for" not in tile_ir, tile_ir
+
+
+@pytest.mark.parametrize("name", sorted(F32_PROGRAMS))
+def test_f32_product_matches_eager_at_every_level(name: str) -> None:
+    program, torch_ir = _f32_torch_ir(name)
+    reports = check_levels(program, torch_ir, EXECUTABLE_LEVELS, seed=11)
+    failed = [r for r in reports if not r.passed]
+    assert not failed, "first level to disagree with eager: " + ", ".join(
+        f"{r.level} (max abs {r.max_abs_error:.3g}, max rel {r.max_rel_error:.3g})" for r in failed
+    )
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH")
+@pytest.mark.parametrize(
+    ("name", "instruction"),
+    [
+        ("linear_bias_f32_highest", "fmaf("),
+        ("linear_bias_f32_high", "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"),
+    ],
+)
+def test_f32_product_compiles_for_sm_90a(name: str, instruction: str, tmp_path) -> None:
+    cuda = print_cuda(lower(_f32_torch_ir(name)[1], "kernel"))
+    assert instruction in cuda
+    assert "mma.sync.aligned.m16n8k16" not in cuda
     nvcc_compile(cuda, tmp_path)

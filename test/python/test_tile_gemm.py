@@ -1,5 +1,7 @@
 """`tile.gemm` through `lower-tile-to-kernel`: hand-written Tile IR GEMMs, lowered to cp.async +
-ldmatrix + mma_sync Kernel IR, against torch.matmul on fresh random inputs.
+ldmatrix + mma_sync Kernel IR (f32 on the fma atom: a register-tiled SIMT kernel; on mma_sync
+m16n8k8: tf32 tensor cores), against torch.matmul on fresh random inputs (f32 products within
+the rounding error bound of their atom, `Gemm.error_bound`).
 
 Each program runs at Tile IR (the interpreter's one product) and at Kernel IR (the SIMT
 emulator, which lands each cp.async only when its group is waited for and checks the warp
@@ -32,7 +34,7 @@ from emmy.tools.interpreter.run import ExecutionError, run_module
 needs_gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH")
 
-TYPES = {"bf16": torch.bfloat16, "f16": torch.float16}
+TYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
 EPILOGUES = {
     "store": "",
     "bias-gelu": """
@@ -146,23 +148,39 @@ func.func @forward({args}) -> {y} {{
             inputs.append(torch.randn(self.n, generator=generator))
         return inputs
 
-    def expected(self, inputs: list[torch.Tensor]) -> torch.Tensor:
-        """The exact product of the inputs (float64), through the epilogue."""
-        a, b, *bias = (x.double() for x in inputs)
+    def matrices(self, inputs: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+        """A as [..., M, K] and B as [..., K, N], in float64."""
+        a, b = (x.double() for x in inputs[:2])
         if self.a_layout == "km":
             a = a.transpose(-1, -2)
         if self.b_layout == "nk":
             b = b.transpose(-1, -2)
-        product = torch.matmul(a, b)
+        return a, b
+
+    def expected(self, inputs: list[torch.Tensor]) -> torch.Tensor:
+        """The exact product of the inputs (float64; f32 for 16-bit inputs), through the
+        epilogue."""
+        product = torch.matmul(*self.matrices(inputs))
         if self.epilogue == "store":
-            return product.float()
-        v = product + bias[0]
+            return product if self.dtype == "f32" else product.float()
+        v = product + inputs[2].double()
         act = (
             torch.nn.functional.gelu(v)
             if self.epilogue == "bias-gelu"
             else torch.nn.functional.silu(v)
         )
         return act.to(torch.bfloat16)
+
+    def error_bound(self, inputs: list[torch.Tensor]) -> torch.Tensor:
+        """How far an f32 product may be from the exact one, elementwise: u (|A| |B|) with
+        u = (K + 1) 2^-24 for the K roundings of an f32 accumulation (an FMA rounds once), plus
+        2^-10 + 2^-22 on tf32, whose rounding of each operand to 10 fraction bits (to nearest)
+        moves each product by a factor (1 + e1)(1 + e2), |e| <= 2^-11."""
+        a, b = self.matrices(inputs)
+        unit = (self.k + 1) * 2**-24
+        if self.atom == "mma_sync m16n8k8":
+            unit += 2**-10 + 2**-22
+        return unit * torch.matmul(a.abs(), b.abs())
 
 
 def parse(text: str) -> ModuleOp:
@@ -182,9 +200,17 @@ def as_numpy(value: torch.Tensor):
     return (value.float() if value.dtype == torch.bfloat16 else value).numpy()
 
 
-def check(gemm: Gemm, result, expected: torch.Tensor) -> None:
+def check(gemm: Gemm, result, inputs: list[torch.Tensor]) -> None:
     result = torch.as_tensor(result)
-    if expected.dtype == torch.bfloat16:
+    expected = gemm.expected(inputs)
+    if gemm.dtype == "f32":
+        error = (result.double() - expected).abs()
+        bound = gemm.error_bound(inputs)
+        assert bool((error <= bound).all()), (
+            f"off by {float((error - bound).max()):.3g} beyond the bound "
+            f"(max error {float(error.max()):.3g})"
+        )
+    elif expected.dtype == torch.bfloat16:
         # The accumulators differ from the exact sums in the last f32 bits, which can move a
         # value across a bf16 rounding boundary: one bf16 step apart at most.
         torch.testing.assert_close(result.to(torch.bfloat16), expected, rtol=2**-7, atol=1e-5)
@@ -216,6 +242,36 @@ EMULATED = {
     "two-panels-of-m-km": Gemm(130, 64, 48, a_layout="km", tile=(128, 64, 32), warps=(4, 1)),
     "bias-gelu-bf16": Gemm(70, 50, 40, epilogue="bias-gelu"),
     "bias-silu-bf16-kn": Gemm(33, 72, 48, b_layout="kn", epilogue="bias-silu", seed=3),
+    **{
+        f"fma-{name}": Gemm(
+            **{"dtype": "f32", "atom": "fma", "tile": (32, 32, 8), "warps": (1, 1), **shape}
+        )
+        for name, shape in (
+            ("64x64x32-4x8-registers", dict(m=64, n=64, k=32, tile=(64, 64, 8), warps=(2, 2))),
+            ("tails-70x50x37-nk", dict(m=70, n=50, k=37, pipeline=2)),
+            ("tails-70x50x40-kn", dict(m=70, n=50, k=40, b_layout="kn")),
+            ("batched-a-km", dict(m=33, n=24, k=40, batch=(3,), a_layout="km", b_layout="kn")),
+            ("batched-shared-weight", dict(m=17, n=40, k=32, batch=(2, 2), b_batched=False)),
+            ("m1", dict(m=1, n=64, k=64, pipeline=1)),
+            ("two-panels-of-k", dict(m=24, n=32, k=72, tile=(32, 32, 64), pipeline=2)),
+            (
+                "128x128x8-8x8-registers",
+                dict(m=130, n=128, k=16, tile=(128, 128, 8), warps=(4, 2), b_layout="kn"),
+            ),
+        )
+    },
+    **{
+        f"tf32-{name}": Gemm(
+            **{"dtype": "f32", "atom": "mma_sync m16n8k8", "tile": (64, 64, 16), **shape}
+        )
+        for name, shape in (
+            ("64x64x32", dict(m=64, n=64, k=32)),
+            ("tails-70x50x40-kn", dict(m=70, n=50, k=40, b_layout="kn")),
+            ("tails-a-km-nk", dict(m=70, n=50, k=36, a_layout="km", pipeline=2)),
+            ("batched-shared-weight", dict(m=17, n=40, k=32, batch=(2,), b_batched=False)),
+            ("two-panels-of-k", dict(m=24, n=32, k=72, tile=(32, 32, 64), warps=(2, 1))),
+        )
+    },
     **{
         f"wgmma-{name}": Gemm(**{"tile": (128, 64, 64), "warps": (8, 1), **shape}, atom=atom)
         for name, atom, shape in (
@@ -275,12 +331,11 @@ EMULATED = {
 def test_tile_gemm_in_the_emulator_matches_torch(name: str):
     gemm = EMULATED[name]
     inputs = gemm.inputs()
-    expected = gemm.expected(inputs)
     arrays = [as_numpy(x) for x in inputs]
     (at_tile,) = run_module(parse(gemm.text()), arrays)
-    check(gemm, at_tile, expected)
+    check(gemm, at_tile, inputs)
     (at_kernel,) = run_module(lowered(gemm), arrays)
-    check(gemm, at_kernel, expected)
+    check(gemm, at_kernel, inputs)
 
 
 def test_a_wrong_wait_count_is_a_race_the_emulator_reports():
@@ -294,6 +349,25 @@ def test_a_wrong_wait_count_is_a_race_the_emulator_reports():
 # ---- CUDA ------------------------------------------------------------------------------------
 
 COMPILED = {
+    "fma-128x128x8-nk": Gemm(
+        256, 256, 256, dtype="f32", atom="fma", tile=(128, 128, 8), warps=(4, 2)
+    ),
+    "fma-64x64x8-tails-batched-kn": Gemm(
+        70, 50, 40, dtype="f32", batch=(2,), b_layout="kn", atom="fma", tile=(64, 64, 8)
+    ),
+    "tf32-128x128x16-nk": Gemm(
+        256, 256, 256, dtype="f32", atom="mma_sync m16n8k8", tile=(128, 128, 16)
+    ),
+    "tf32-tails-a-km-kn": Gemm(
+        70,
+        50,
+        40,
+        dtype="f32",
+        a_layout="km",
+        b_layout="kn",
+        atom="mma_sync m16n8k8",
+        tile=(64, 64, 16),
+    ),
     "bf16-128x128x32-nk": Gemm(256, 256, 256, tile=(128, 128, 32)),
     "bf16-128x128x32-4-stages-dynamic": Gemm(256, 256, 256, tile=(128, 128, 32), pipeline=4),
     "f16-tails-kn-bias-gelu": Gemm(70, 50, 40, dtype="f16", b_layout="kn", epilogue="bias-gelu"),
@@ -329,6 +403,34 @@ def test_tile_gemm_compiles_for_sm_90a_without_spills(name: str, tmp_path):
 
 
 ON_GPU = {
+    "fma-1024x1024x1024": Gemm(
+        1024, 1024, 1024, dtype="f32", atom="fma", tile=(128, 128, 8), warps=(4, 2)
+    ),
+    "fma-tails-1000x1000x1000-kn": Gemm(
+        1000,
+        1000,
+        1000,
+        dtype="f32",
+        b_layout="kn",
+        atom="fma",
+        tile=(128, 128, 8),
+        warps=(4, 2),
+        seed=6,
+    ),
+    "tf32-1024x1024x1024": Gemm(
+        1024, 1024, 1024, dtype="f32", atom="mma_sync m16n8k8", tile=(128, 128, 16)
+    ),
+    "tf32-batched-tails-a-km": Gemm(
+        300,
+        200,
+        136,
+        dtype="f32",
+        batch=(2,),
+        a_layout="km",
+        atom="mma_sync m16n8k8",
+        tile=(64, 64, 16),
+        seed=7,
+    ),
     "bf16-1024x1024x1024-nk": Gemm(1024, 1024, 1024, tile=(128, 128, 32)),
     "bf16-1024x1024x1024-4-stages": Gemm(1024, 1024, 1024, tile=(128, 128, 32), pipeline=4),
     "f16-1024x1024x1024-kn": Gemm(
@@ -375,7 +477,9 @@ def test_tile_gemm_on_the_gpu_matches_torch(name: str):
     expected = gemm.expected(inputs)
     (result,) = HostProgram(lowered(gemm))([x.cuda() for x in inputs])
     result = result.cpu()
-    if expected.dtype == torch.bfloat16:
+    if gemm.dtype == "f32":
+        check(gemm, result, inputs)
+    elif expected.dtype == torch.bfloat16:
         torch.testing.assert_close(result, expected, rtol=2**-7, atol=1e-5)
     else:
         # The hardware's accumulation order is its own: f32 sums of K products.

@@ -14,6 +14,8 @@ saying what it is and where its value comes from:
     {emmy.input = "x"}              the user input of that name
 
 `forward_arguments` gathers those values. The function's results are the module's outputs.
+The module records `torch.get_float32_matmul_precision()` at import, as
+`{torch.float32_matmul_precision = "highest"}` (see `emmy.dialects.torch`).
 
 The graph keeps torch.export's high-level aten ops (no `run_decompositions`), and each maps
 to the `torch` op of the same meaning, with type promotion made explicit (`torch.to`, scalars
@@ -302,7 +304,10 @@ class _Importer:
             ),
         )
         forward.location = self.location
-        return ModuleOp([forward])
+        # Recorded now, so that compiling the module later chooses its f32 products' atom as
+        # torch would have (tf32 or not), whatever the setting is then.
+        precision = StringAttr(torch.get_float32_matmul_precision())
+        return ModuleOp([forward], {t.FLOAT32_MATMUL_PRECISION: precision})
 
     def outputs(self, node: Node) -> list[SSAValue]:
         results = []

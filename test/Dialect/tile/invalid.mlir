@@ -272,8 +272,8 @@ tile.kernel @schedule_tile_atoms(%x: memref<4xf32>) grid [1, 1, 1] block [128, 1
 
 // -----
 
-// expected-error @+1 {{a mma_sync atom is m16n8k16, got mma_sync m16n8k8}}
-tile.kernel @schedule_atom_shape(%x: memref<4xf32>) grid [1, 1, 1] block [128, 1, 1] attributes {tile.schedule = #tile.schedule<block [128, 1, 1], loops [], tile [64, 64, 32], atom mma_sync m16n8k8, warps [2, 2]>} {
+// expected-error @+1 {{a mma_sync atom is m16n8k16 (f16, bf16) or m16n8k8 (f32 as tf32), got mma_sync m16n8k32}}
+tile.kernel @schedule_atom_shape(%x: memref<4xf32>) grid [1, 1, 1] block [128, 1, 1] attributes {tile.schedule = #tile.schedule<block [128, 1, 1], loops [], tile [64, 64, 32], atom mma_sync m16n8k32, warps [2, 2]>} {
 }
 
 // -----
@@ -393,8 +393,17 @@ func.func @host() {
 // -----
 
 tile.kernel @gemm_f32_on_tensor_cores(%a: memref<64x64xf32>, %b: memref<64x64xf32>, %y: memref<64x64xf32>) grid [1, 1, 1] block [128, 1, 1] {
-  // expected-error @+1 {{a mma_sync m16n8k16 atom multiplies f16 or bf16 on tensor cores (f32 takes the fma atom), got f32}}
+  // expected-error @+1 {{a mma_sync m16n8k16 atom multiplies f16 or bf16 on tensor cores (f32 takes the fma atom, or mma_sync m16n8k8 as tf32), got f32}}
   tile.gemm %a[m, k] * %b[k, n] : memref<64x64xf32>, memref<64x64xf32> -> f32 atom mma_sync m16n8k16 tile [64, 64, 32] warps [2, 2] pipeline 2 epilogue(%m, %n, %acc) {
+    memref.store %acc, %y[%m, %n] : memref<64x64xf32>
+  }
+}
+
+// -----
+
+tile.kernel @gemm_bf16_as_tf32(%a: memref<64x64xbf16>, %b: memref<64x64xbf16>, %y: memref<64x64xf32>) grid [1, 1, 1] block [128, 1, 1] {
+  // expected-error @+1 {{a mma_sync m16n8k8 atom multiplies f32, rounded to tf32, on tensor cores (f16 and bf16 take mma_sync m16n8k16), got bf16}}
+  tile.gemm %a[m, k] * %b[k, n] : memref<64x64xbf16>, memref<64x64xbf16> -> f32 atom mma_sync m16n8k8 tile [64, 64, 32] warps [2, 2] pipeline 2 epilogue(%m, %n, %acc) {
     memref.store %acc, %y[%m, %n] : memref<64x64xf32>
   }
 }
@@ -608,5 +617,23 @@ tile.kernel @wgmma_without_producer(%a: memref<128x64xbf16>, %b: memref<128x64xb
   // expected-error @+1 {{warps [8, 1] and a producer warp group are a block of [384, 1, 1] threads, but the kernel's block is [256, 1, 1]}}
   tile.gemm %a[m, k] * %b[n, k] : memref<128x64xbf16>, memref<128x64xbf16> -> f32 atom wgmma m64n128k16 tile [128, 128, 64] warps [8, 1] pipeline 2 epilogue(%m, %n, %acc) {
     memref.store %acc, %y[%m, %n] : memref<128x128xf32>
+  }
+}
+
+// -----
+
+tile.kernel @gemm_fma_warp_tile_smaller_than_a_warp(%a: memref<8x8xf32>, %b: memref<2x8xf32>, %y: memref<8x2xf32>) grid [1, 1, 1] block [32, 1, 1] {
+  // expected-error @+1 {{an fma warp tile of 8x2 must split among the 32 lanes of a warp into equal register tiles}}
+  tile.gemm %a[m, k] * %b[n, k] : memref<8x8xf32>, memref<2x8xf32> -> f32 atom fma tile [8, 2, 8] warps [1, 1] pipeline 1 epilogue(%m, %n, %acc) {
+    memref.store %acc, %y[%m, %n] : memref<8x2xf32>
+  }
+}
+
+// -----
+
+tile.kernel @gemm_fma_rows_of_partial_panels(%a: memref<32x40xf32>, %b: memref<32x40xf32>, %y: memref<32x32xf32>) grid [1, 1, 1] block [32, 1, 1] {
+  // expected-error @+1 {{lhs's tile is stored in shared memory by its last dimension k, 160 bytes a row, which must be at most 128 bytes or whole panels of 128}}
+  tile.gemm %a[m, k] * %b[n, k] : memref<32x40xf32>, memref<32x40xf32> -> f32 atom fma tile [32, 32, 40] warps [1, 1] pipeline 1 epilogue(%m, %n, %acc) {
+    memref.store %acc, %y[%m, %n] : memref<32x32xf32>
   }
 }
