@@ -209,20 +209,22 @@ func.func @linear_silu(%x: tensor<4x16xf32>, %w: tensor<8x16xf32>, %b: tensor<8x
 
 // -----
 
-// Two contractions read one elementwise value: each kernel computes it in its prologue
-// (duplicated), and nothing is materialized between them.
+// Two contractions read one value computed by arithmetic (an add): a product reads its
+// operands' tiles from memory, many times each, so the value is materialized once, by a kernel
+// of its own (no producer but the inputs), and both products read it.
 
 // CHECK-LABEL: func.func @cheap_shared(
-// CHECK-NEXT:    %[[C1:.*]] = fused.kernel @k_matmul_add(%x, %r, %w1) :
-// CHECK-NEXT:    ^bb0(
-// CHECK-NEXT:      %[[H1:.*]] = prim.map(
-// CHECK:           prim.contract %[[H1]],
+// CHECK-NEXT:    %h = fused.kernel @k_add(%x, %r) :
+// CHECK:           fused.yield
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %[[C1:.*]] = fused.kernel @k_matmul(%w1, %h) :
+// CHECK-NEXT:    ^bb0(%{{.*}}, %[[H1:.*]]: tensor<4x16xf32>):
+// CHECK-NEXT:      prim.contract %[[H1]],
 // CHECK-NEXT:      fused.yield
 // CHECK-NEXT:    }
-// CHECK-NEXT:    %[[C2:.*]] = fused.kernel @k_matmul_add(%x, %r, %w2) :
-// CHECK-NEXT:    ^bb0(
-// CHECK-NEXT:      %[[H2:.*]] = prim.map(
-// CHECK:           prim.contract %[[H2]],
+// CHECK-NEXT:    %[[C2:.*]] = fused.kernel @k_matmul(%w2, %h) :
+// CHECK-NEXT:    ^bb0(%{{.*}}, %[[H2:.*]]: tensor<4x16xf32>):
+// CHECK-NEXT:      prim.contract %[[H2]],
 // CHECK-NEXT:      fused.yield
 // CHECK-NEXT:    }
 // CHECK-NEXT:    func.return %[[C1]], %[[C2]] :
@@ -241,20 +243,20 @@ func.func @cheap_shared(%x: tensor<4x16xf32>, %r: tensor<4x16xf32>, %w1: tensor<
 
 // -----
 
-// A row maximum read by two contraction kernels: computed once by its own kernel (a
-// contraction's operands are never reductions of its kernel) and loaded by both, which
-// each apply the division in their prologue.
+// A row maximum scales the operand two contractions read: the reduction's kernel materializes
+// the scaled rows (a product reads its operands' tiles from memory), and both products load
+// them.
 
 // CHECK-LABEL: func.func @stat_shared(
-// CHECK-NEXT:    %[[M:.*]] = fused.kernel @k_amax(%x) : (tensor<4x16xf32>) -> tensor<4x1xf32> {
+// CHECK-NEXT:    %y = fused.kernel @k_amax_div(%x) : (tensor<4x16xf32>) -> tensor<4x16xf32> {
 // CHECK:           prim.reduce max
-// CHECK-NEXT:      fused.yield
+// CHECK:           fused.yield
 // CHECK-NEXT:    }
-// CHECK-NEXT:    %[[C1:.*]] = fused.kernel @k_matmul_div(%x, %w1, %[[M]]) :
+// CHECK-NEXT:    %[[C1:.*]] = fused.kernel @k_matmul(%w1, %y) :
 // CHECK-NOT:       prim.reduce
 // CHECK:           prim.contract
 // CHECK:         }
-// CHECK-NEXT:    %[[C2:.*]] = fused.kernel @k_matmul_div(%x, %w2, %[[M]]) :
+// CHECK-NEXT:    %[[C2:.*]] = fused.kernel @k_matmul(%w2, %y) :
 // CHECK-NOT:       prim.reduce
 // CHECK:           prim.contract
 // CHECK:         }
@@ -295,24 +297,20 @@ func.func @reduce_broadcast(%x: tensor<4x16xf32>) -> tensor<3x4xf32> {
 
 // -----
 
-// A norm, views and a contraction: the norm's kernel materializes its row statistic past
-// the rsqrt (its epilogue); the contraction's kernel scales the rows, reshapes them in its
-// prologue and reshapes and transposes its result in its epilogue.
+// A norm, views and a contraction: the rows the contraction reads are the norm's scaling of
+// its input, so the norm's kernel materializes them (reshaped as the product reads them); the
+// contraction's kernel reshapes and transposes its result in its epilogue (a returned value).
 
 // CHECK-LABEL: func.func @norm_views_linear(
-// CHECK-NEXT:    %[[R:.*]] = fused.kernel @k_rms_norm(%x) : (tensor<2x4x16xf32>) -> tensor<2x4x1xf32> {
+// CHECK-NEXT:    %[[Y:.*]] = fused.kernel @k_rms_norm_linear(%x) : (tensor<2x4x16xf32>) -> tensor<8x16xf32> {
 // CHECK:           prim.reduce add
-// CHECK-NEXT:      %[[RSTD:.*]] = prim.map
 // CHECK:           math.rsqrt
-// CHECK:           fused.yield %[[RSTD]] : tensor<2x4x1xf32>
+// CHECK:           %[[R:.*]] = prim.reshape {{.*}} : tensor<2x4x16xf32> -> tensor<8x16xf32>
+// CHECK-NEXT:      fused.yield %[[R]] : tensor<8x16xf32>
 // CHECK-NEXT:    }
-// CHECK-NEXT:    %[[P:.*]] = fused.kernel @k_linear_rms_norm_transpose(%x, %w, %[[R]]) : (tensor<2x4x16xf32>, tensor<16x8xf32>, tensor<2x4x1xf32>) -> tensor<4x2x8xf32> {
-// CHECK-NEXT:    ^bb0(%{{.*}}: tensor<2x4x16xf32>, %{{.*}}: tensor<16x8xf32>, %[[RA:.*]]: tensor<2x4x1xf32>):
-// CHECK-NEXT:      prim.broadcast %[[RA]]
-// CHECK-NEXT:      prim.map
-// CHECK-NOT:       math.rsqrt
-// CHECK:           prim.reshape {{.*}} : tensor<2x4x16xf32> -> tensor<8x16xf32>
-// CHECK-NEXT:      prim.contract
+// CHECK-NEXT:    %[[P:.*]] = fused.kernel @k_linear_transpose(%w, %[[Y]]) : (tensor<16x8xf32>, tensor<8x16xf32>) -> tensor<4x2x8xf32> {
+// CHECK-NEXT:    ^bb0(%{{.*}}: tensor<16x8xf32>, %[[YA:.*]]: tensor<8x16xf32>):
+// CHECK-NEXT:      prim.contract %[[YA]],
 // CHECK-NEXT:      prim.reshape {{.*}} : tensor<8x8xf32> -> tensor<2x4x8xf32>
 // CHECK-NEXT:      %[[T:.*]] = prim.permute
 // CHECK-NEXT:      fused.yield %[[T]] : tensor<4x2x8xf32>
@@ -372,9 +370,9 @@ func.func @reduce_of_contract(%x: tensor<4x16xf32>, %w: tensor<16x8xf32>) -> ten
 
 // -----
 
-// Attention: the scores' contraction; the softmax statistics (max, then the sum that reads
-// it), one kernel with two results; the second contraction in its own kernel, recomputing
-// the probabilities from the scores and the statistics in its prologue.
+// Attention: the scores' contraction; the softmax (max, then the sum that reads it, then the
+// probabilities) in one kernel, which materializes the probabilities that the second
+// contraction reads as its operand (a product reads its operands' tiles from memory).
 
 // CHECK-LABEL: func.func @attention(
 // CHECK-NEXT:    %[[S:.*]] = fused.kernel @k_sdpa(%q, %k) : (tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x4xf32> {
@@ -382,15 +380,15 @@ func.func @reduce_of_contract(%x: tensor<4x16xf32>, %w: tensor<16x8xf32>) -> ten
 // CHECK-NEXT:      prim.contract
 // CHECK-NEXT:      fused.yield
 // CHECK-NEXT:    }
-// CHECK-NEXT:    %[[M:.*]], %[[SUM:.*]] = fused.kernel @k_softmax(%[[S]]) : (tensor<2x4x4xf32>) -> (tensor<2x4x1xf32>, tensor<2x4x1xf32>) {
-// CHECK:           %[[MA:.*]] = prim.reduce max
-// CHECK:           %[[SA:.*]] = prim.reduce add
-// CHECK-NEXT:      fused.yield %[[MA]], %[[SA]] : tensor<2x4x1xf32>, tensor<2x4x1xf32>
-// CHECK-NEXT:    }
-// CHECK-NEXT:    %[[O:.*]] = fused.kernel @k_sdpa_softmax(%v, %[[S]], %[[M]], %[[SUM]]) :
-// CHECK-NOT:       prim.reduce
+// CHECK-NEXT:    %[[P:.*]] = fused.kernel @k_softmax(%[[S]]) : (tensor<2x4x4xf32>) -> tensor<2x4x4xf32> {
+// CHECK:           prim.reduce max
 // CHECK:           math.exp
+// CHECK:           prim.reduce add
 // CHECK:           arith.divf
+// CHECK:           fused.yield
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %[[O:.*]] = fused.kernel @k_sdpa(%v, %[[P]]) :
+// CHECK-NOT:       prim.reduce
 // CHECK:           prim.contract
 // CHECK-NEXT:      fused.yield
 // CHECK-NEXT:    }
@@ -433,15 +431,15 @@ func.func @attention(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2x
 
 func.func @constants(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {
   %w = prim.constant dense<[1.0, 2.0, 3.0]> : tensor<3xf32>
+  %u = prim.constant dense<[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 2.0]]> : tensor<3x3xf32>
+  %c = prim.contract %x, %u : tensor<4x3xf32>, tensor<3x3xf32> -> tensor<4x3xf32>
   %wb = prim.broadcast %w : tensor<3xf32> -> tensor<4x3xf32>
-  %y = prim.map(%x, %wb) : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32> {
+  %y = prim.map(%c, %wb) : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32> {
   ^bb0(%a: f32, %b: f32):
     %s = arith.mulf %a, %b : f32
     prim.yield %s : f32
   }
-  %u = prim.constant dense<[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 2.0]]> : tensor<3x3xf32>
-  %c = prim.contract %y, %u : tensor<4x3xf32>, tensor<3x3xf32> -> tensor<4x3xf32>
-  func.return %c : tensor<4x3xf32>
+  func.return %y : tensor<4x3xf32>
 }
 
 // -----
@@ -449,15 +447,15 @@ func.func @constants(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {
 // The last reduction reads the first (which it could share a kernel with) and the
 // contraction (which it cannot), and the contraction reads the first reduction: joining the
 // first reduction's kernel would make two kernels read each other, so it has its own. The
-// contraction's kernel materializes its epilogue, which reads the first kernel's result.
+// first reduction's kernel also materializes the contraction's operand (x minus its row max);
+// the contraction's kernel materializes its epilogue, which reads the first kernel's result.
 
 // CHECK-LABEL: func.func @no_cycle(
-// CHECK-NEXT:    %[[M:.*]] = fused.kernel @k_reduce(%x) : (tensor<4x8xf32>) -> tensor<4x1xf32> {
-// CHECK-NEXT:    ^bb0(
-// CHECK-NEXT:      prim.reduce max
-// CHECK-NEXT:      fused.yield
+// CHECK-NEXT:    %[[M:.*]], %[[Y:.*]] = fused.kernel @k_reduce_broadcast_map(%x) : (tensor<4x8xf32>) -> (tensor<4x1xf32>, tensor<4x8xf32>) {
+// CHECK:           prim.reduce max
+// CHECK:           fused.yield
 // CHECK-NEXT:    }
-// CHECK-NEXT:    %[[Z:.*]] = fused.kernel @k_contract_broadcast_map(%x, %w, %[[M]]) :
+// CHECK-NEXT:    %[[Z:.*]] = fused.kernel @k_contract_broadcast_map(%w, %[[M]], %[[Y]]) :
 // CHECK-NOT:       prim.reduce
 // CHECK:           fused.yield
 // CHECK-NEXT:    }

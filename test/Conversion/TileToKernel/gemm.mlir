@@ -40,16 +40,24 @@
 // CHECK-COUNT-7:   kernel.mma_sync m16n8k16
 // CHECK:           scf.yield
 // CHECK-NEXT:    }
-// The epilogue of element 0 of the first atom: row g, column 2t, under m < 40.
-// CHECK:         %[[E:.*]] = vector.extract %{{.*}}[0] : f32 from vector<4xf32>
+// The epilogue of elements 0 and 1 of the first atom: row g, columns 2t and 2t + 1, under
+// m < 40, stored as one pair.
+// CHECK:         %[[E0:.*]] = vector.extract %{{.*}}[0] : f32 from vector<4xf32>
+// CHECK-NEXT:    %[[E1:.*]] = vector.extract %{{.*}}[1] : f32 from vector<4xf32>
 // CHECK-NEXT:    %[[IN:.*]] = arith.cmpi ult, %[[M:.*]], %{{.*}} : index
 // CHECK-NEXT:    scf.if %[[IN]] {
 // CHECK-NEXT:      %[[BN:.*]] = memref.load %[[BIAS]][%[[N:.*]]] : memref<32xf32>
-// CHECK-NEXT:      %[[S:.*]] = arith.addf %[[E]], %[[BN]] : f32
+// CHECK-NEXT:      %[[S:.*]] = arith.addf %[[E0]], %[[BN]] : f32
 // CHECK-NEXT:      %[[T:.*]] = arith.truncf %[[S]] : f32 to bf16
-// CHECK-NEXT:      memref.store %[[T]], %[[Y]][%[[M]], %[[N]]] : memref<40x32xbf16>
+// CHECK-NEXT:      %[[N1:.*]] = arith.addi %[[N]], %c1 : index
+// CHECK-NEXT:      %[[BN1:.*]] = memref.load %[[BIAS]][%[[N1]]] : memref<32xf32>
+// CHECK-NEXT:      %[[S1:.*]] = arith.addf %[[E1]], %[[BN1]] : f32
+// CHECK-NEXT:      %[[T1:.*]] = arith.truncf %[[S1]] : f32 to bf16
+// CHECK-NEXT:      %[[P:.*]] = vector.broadcast %[[T]] : bf16 to vector<2xbf16>
+// CHECK-NEXT:      %[[PAIR:.*]] = vector.insert %[[T1]], %[[P]] [1] : bf16 into vector<2xbf16>
+// CHECK-NEXT:      kernel.vector_store %[[PAIR]], %[[Y]][%[[M]], %[[N]]] : memref<40x32xbf16>, vector<2xbf16>
 // CHECK-NEXT:    }
-// CHECK-COUNT-15: memref.store
+// CHECK-COUNT-7: kernel.vector_store
 // CHECK-NOT:     memref.store
 // CHECK-LABEL: func.func @forward(
 // CHECK:         kernel.launch @linear(%{{.*}}) grid [1, 2, 1] block [64, 1, 1] smem 0
@@ -85,7 +93,7 @@ func.func @forward(%x: memref<40x48xbf16>, %w: memref<32x48xbf16>, %bias: memref
 // CHECK-NOT:       src_bytes
 // CHECK:           kernel.cp_async %[[BT]][%{{.*}}], %{{.*}}[%[[BATCH]], %{{.*}}, %{{.*}}] bytes 16 : memref<3x2x32x64xf16, 3 : i32>, memref<3x64x128xf16>
 // CHECK:           kernel.ldmatrix %[[BT]][%{{.*}}] trans : memref<3x2x32x64xf16, 3 : i32>, vector<8xf16>
-// CHECK:           memref.store %{{.*}}, %{{.*}}[%[[BATCH]], %{{.*}}, %{{.*}}] : memref<3x64x128xf32>
+// CHECK:           kernel.vector_store %{{.*}}, %{{.*}}[%[[BATCH]], %{{.*}}, %{{.*}}] : memref<3x64x128xf32>, vector<2xf32>
 // CHECK-NOT:       scf.if
 // CHECK-LABEL: func.func @forward(
 // CHECK:         kernel.launch @bmm(%{{.*}}) grid [1, 1, 3] block [128, 1, 1] smem 0

@@ -23,7 +23,9 @@
 // CHECK:           emmy_ldmatrix_x4_trans(&{{.*}}, &b_tiles[emmy_swizzle({{.*}})]);
 // CHECK:           emmy_mma_m16n8k16_f16(&{{.*}}, &{{.*}}, &{{.*}}, &{{.*}});
 // CHECK:         if ({{.*}}) {
-// CHECK-NEXT:      y[{{.*}}] = {{.*}};
+// CHECK-NEXT:      emmy_f32x2 [[PAIR:.*]] = {{[{][{]}}[[E0:.*]], [[E0]]{{[}][}]}};
+// CHECK-NEXT:      [[PAIR]].lane[1] = {{.*}};
+// CHECK-NEXT:      *reinterpret_cast<float2*>(&y[{{.*}}]) = *reinterpret_cast<const float2*>(&[[PAIR]]);
 // CHECK-NEXT:    }
 
 tile.kernel @gemm(%a: memref<70x40xf16>, %b: memref<40x50xf16>, %y: memref<70x50xf32>) grid [1, 2, 1] block [128, 1, 1] {
