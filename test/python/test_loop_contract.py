@@ -92,11 +92,11 @@ Projection().to(DT)(torch.randn(6, 8, dtype=DT), torch.randn(2, 3, 4, dtype=DT))
             "in [6, 16], k in 24, %acc = sum %0[d0, k] * %p_down_weight[d1, k]",
         ],
     ),
-    # A norm's scaling fused into the Linear's kernel makes a computed operand: the product
-    # is lowered to scalar loops, and still computes the same.
+    # A norm's scaling would make a computed operand: the norm's kernel materializes the
+    # scaled rows, which the Linear's loop.contract reads in place.
     "rms_norm_linear": (
         "nn.Sequential(nn.RMSNorm(16), nn.Linear(16, 8)).to(DT)(torch.randn(4, 16, dtype=DT))",
-        [],
+        ["in [4, 8], k in 16, %acc = sum %rms_norm[d0, k] * %p_1_weight[d1, k]"],
     ),
 }
 
