@@ -31,6 +31,12 @@ next tile's slices while the consumers run the epilogue of the last).
 A warp group of consumers computes (BM / (WM / 4)) x (BN / WN) of the tile (for warps [WM, WN])
 in 64 x N atoms, each accumulator a `vector<N/2 x f32>`. TMA reads out-of-bounds elements of
 the operands as zeros, so tails add zeros, and the epilogue runs only inside the output.
+
+A [k, n] rhs (torch.matmul's weight, N contiguous) lands N-major, in panels of 64 columns:
+`%b = kernel.dynamic_shared ... : memref<4x4x64x64xbf16, 3 : i32>` (stages, BN / 64 panels,
+BK rows of 64), filled by BN / 64 TMA loads a stage of boxes [64, 64] (`kernel.tma_load
+%b_map[64 kt, n0 + 64 p], %b[s, p, 0, 0]`), which the wgmmas read as `%b[s, n / 64, 16 j, 0]
+mn_major`.
 """
 
 from __future__ import annotations

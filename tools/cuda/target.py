@@ -1707,12 +1707,12 @@ def _wgmma_helper(n: int, element: str, b_mn_major: bool) -> Callable[[_Features
     accumulators = ", ".join(f"%{i}" for i in range(registers))
     outputs = ", ".join(f'"+f"(d[{i}])' for i in range(registers))
     name = _wgmma_helper_name(f"m64n{n}k16", element, b_mn_major)
-    b_major = "N-major" if b_mn_major else "K-major"
+    b_major = "an N-major" if b_mn_major else "a K-major"
 
     def text(features: _Features) -> str:
         return (
             f"// kernel.wgmma m64n{n}k16 on {element}: the warpgroup starts D += A * B, A a\n"
-            f"// K-major and B a {b_major} tile in shared memory (descriptors), D in f32 "
+            f"// K-major and B {b_major} tile in shared memory (descriptors), D in f32 "
             f"registers.\n"
             f"__device__ __forceinline__ void {name}(float* d, "
             f"unsigned long long a, unsigned long long b) {{\n"
