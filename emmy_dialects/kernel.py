@@ -1738,12 +1738,17 @@ WGMMA_K = 16
 WGMMA_N_STEP = 8
 WGMMA_MAX_N = 256
 WGMMA_ROW_BYTES = 128
-"""wgmma reads its K-major tiles from 128-byte rows swizzled in 128-byte spans."""
+"""wgmma reads its tiles from 128-byte rows swizzled in 128-byte spans."""
+WGMMA_MAX_PANEL_BYTES = 16383 * 16
+"""The farthest apart an MN-major operand's panels may be: the descriptor's 14-bit leading
+byte offset counts 16 bytes."""
 WGMMA_ROW_GROUP = 8
 WARPGROUP_THREADS = 128
 
 
-def _verify_wgmma_tile(op: WgmmaOp, buffer: SSAValue, indices: Sequence[SSAValue], what: str):
+def _verify_wgmma_buffer(buffer: SSAValue, indices: Sequence[SSAValue], what: str) -> MemRefType:
+    """What both majors of wgmma tile need: a shared f16 or bf16 buffer of 128-byte rows (its
+    last dimension) swizzled in 128-byte spans."""
     memref_type = verify_indices(buffer, indices)
     _verify_shared(memref_type, f"a kernel.wgmma {what}")
     element = memref_type.get_element_type()
@@ -1754,9 +1759,8 @@ def _verify_wgmma_tile(op: WgmmaOp, buffer: SSAValue, indices: Sequence[SSAValue
     shape = memref_type.get_shape()
     if len(shape) < 2 or shape[-1] * element_bytes(element) != WGMMA_ROW_BYTES:
         raise VerifyException(
-            f"a kernel.wgmma {what} is K-major with rows of {WGMMA_ROW_BYTES} bytes (the last "
-            f"dimension, {WGMMA_ROW_BYTES // element_bytes(element)} x {element}), got "
-            f"{memref_type}"
+            f"a kernel.wgmma {what} has rows of {WGMMA_ROW_BYTES} bytes (the last dimension, "
+            f"{WGMMA_ROW_BYTES // element_bytes(element)} x {element}), got {memref_type}"
         )
     layout = swizzle_of(buffer)
     if layout is None or layout.span.data != WGMMA_ROW_BYTES:
@@ -1764,6 +1768,16 @@ def _verify_wgmma_tile(op: WgmmaOp, buffer: SSAValue, indices: Sequence[SSAValue
             f"a kernel.wgmma {what} is swizzled in {WGMMA_ROW_BYTES}-byte spans "
             f"(#kernel.swizzle<{WGMMA_ROW_BYTES}>)"
         )
+    return memref_type
+
+
+def _verify_wgmma_tile(
+    op: WgmmaOp, buffer: SSAValue, indices: Sequence[SSAValue], what: str, rows: int
+) -> MemRefType:
+    """A K-major tile: `rows` rows of 128 bytes from a row that is a multiple of 8, at a k
+    that is a multiple of 16."""
+    memref_type = _verify_wgmma_buffer(buffer, indices, what)
+    shape = memref_type.get_shape()
     row, k = _constant_index(indices[-2]), _constant_index(indices[-1])
     if row is not None and row % WGMMA_ROW_GROUP:
         raise VerifyException(
@@ -1775,7 +1789,56 @@ def _verify_wgmma_tile(op: WgmmaOp, buffer: SSAValue, indices: Sequence[SSAValue
             f"a kernel.wgmma {what} starts at a k that is a multiple of {WGMMA_K} within the "
             f"row of {shape[-1]}, got {k}"
         )
-    return memref_type, row
+    if row is not None and row + rows > shape[-2]:
+        raise VerifyException(
+            f"a kernel.wgmma {op.shape_name} reads {rows} rows of {what} from row {row}, past "
+            f"the end of {memref_type}"
+        )
+    return memref_type
+
+
+def _verify_wgmma_panels(
+    op: WgmmaOp, buffer: SSAValue, indices: Sequence[SSAValue], n: int
+) -> MemRefType:
+    """An MN-major B: N / 64 panels from panel p, each 16 K rows of 64 elements from a k that
+    is a multiple of 16, addressed at the first element of its row; panels of a multiple of 8
+    rows, so that each starts on the swizzle's 1024-byte pattern."""
+    memref_type = _verify_wgmma_buffer(buffer, indices, "B")
+    shape = memref_type.get_shape()
+    panel_elements = shape[-1]
+    if len(shape) < 3:
+        raise VerifyException(
+            f"a kernel.wgmma's MN-major B is panels of K rows of {panel_elements} N-elements, "
+            f"[..., panels, K, {panel_elements}], got {memref_type}"
+        )
+    if n % panel_elements:
+        raise VerifyException(
+            f"a kernel.wgmma with an MN-major B reads whole panels of {panel_elements} "
+            f"columns: N is a multiple of {panel_elements}, got {op.shape_name}"
+        )
+    panel_rows = shape[-2]
+    if panel_rows % WGMMA_ROW_GROUP or panel_rows * WGMMA_ROW_BYTES > WGMMA_MAX_PANEL_BYTES:
+        raise VerifyException(
+            f"a kernel.wgmma's MN-major B panels have a multiple of {WGMMA_ROW_GROUP} K rows, "
+            f"at most {WGMMA_MAX_PANEL_BYTES // WGMMA_ROW_BYTES}, got {memref_type}"
+        )
+    panel, k, column = (_constant_index(i) for i in indices[-3:])
+    if column is not None and column != 0:
+        raise VerifyException(
+            f"a kernel.wgmma's MN-major B starts at the first element of a panel's row, got "
+            f"{column}"
+        )
+    if k is not None and (k % WGMMA_K or k + WGMMA_K > panel_rows):
+        raise VerifyException(
+            f"a kernel.wgmma's MN-major B starts at a k that is a multiple of {WGMMA_K} within "
+            f"the panel's {panel_rows} rows, got {k}"
+        )
+    if panel is not None and panel + n // panel_elements > shape[-3]:
+        raise VerifyException(
+            f"a kernel.wgmma {op.shape_name} reads {n // panel_elements} panels of B from panel "
+            f"{panel}, past the end of {memref_type}"
+        )
+    return memref_type
 
 
 @irdl_op_definition
@@ -1790,7 +1853,21 @@ class WgmmaOp(IRDLOperation):
     k + kk]`, and B is 16 x N, `B[kk, j] = b[..., n + j, k + kk]`: both K-major shared tiles
     (the last dimension is K, as nn.Linear's x [M, K] and weight [N, K]), with rows of 128
     bytes swizzled in 128-byte spans, addressed at a row that is a multiple of 8 and a k
-    that is a multiple of 16. C and D are f32, thread t of the warpgroup (warp w = t / 32,
+    that is a multiple of 16.
+
+    With `mn_major` after it (`%b[%s, %p, %k, %z] mn_major`), B is MN-major (N contiguous, as
+    a [K, N] matrix): panels of 64 N-elements (128 bytes) by K rows, `memref<stages x panels
+    x BK x 64 x bf16>` swizzled in 128-byte spans, `B[kk, j] = b[..., p + j / 64, k + kk,
+    j % 64]` for the addressed element [..., p, k, 0]. N is then a multiple of 64 (whole
+    panels, p + N / 64 of them at most), k a multiple of 16 with k + 16 at most BK, and BK a
+    multiple of 8 (each panel starts on the swizzle's 1024-byte pattern) of at most 2047
+    (the descriptor's leading byte offset, the panel stride BK * 128, has 14 bits of 16
+    bytes). These are the canonical layouts of CUTLASS's `make_gmma_desc<Major::MN>`
+    (cute/atom/mma_traits_sm90_gmma.hpp), for B128 `Swizzle<3,4,3> o ((T,8,m),(8,k)) :
+    ((1,T,LBO),(8T,SBO))`: 8 16-byte chunks of N, m panels LBO apart, 8 K rows of 128 bytes,
+    then groups of 8 rows SBO (1024) apart; the wgmma reads it with imm-trans-b 1.
+
+    C and D are f32, thread t of the warpgroup (warp w = t / 32,
     lane l, g = l / 4, q = l % 4) holding element i of its `vector<N/2xf32>` at row
     16w + g + 8 * ((i / 2) % 2), column 8 * (i / 4) + 2q + i % 2. D is in flight until a
     `kernel.wgmma_wait` returns it after the group it was committed in: its only uses are as
@@ -1804,6 +1881,7 @@ class WgmmaOp(IRDLOperation):
     b_indices = var_operand_def(IndexType)
     c = operand_def(VectorType)
     result = result_def(VectorType)
+    b_mn_major = opt_prop_def(UnitAttr)
     traits = traits_def(ReadsOperand("a"), ReadsOperand("b"), ThreadVarying())
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
@@ -1816,11 +1894,15 @@ class WgmmaOp(IRDLOperation):
         b_indices: Sequence[SSAValue],
         c: SSAValue,
         result_type: Attribute | None = None,
+        b_mn_major: bool = False,
     ):
         super().__init__(
             operands=[a, a_indices, b, b_indices, c],
             result_types=[result_type or c.type],
-            properties={"n": IntegerAttr(n, i64)},
+            properties={
+                "n": IntegerAttr(n, i64),
+                "b_mn_major": UnitAttr() if b_mn_major else None,
+            },
         )
 
     @property
@@ -1845,19 +1927,16 @@ class WgmmaOp(IRDLOperation):
                 f"a kernel.wgmma is m64nNk16 with N from {WGMMA_N_STEP} to {WGMMA_MAX_N} in "
                 f"steps of {WGMMA_N_STEP}, got {self.shape_name}"
             )
-        a_type, a_row = _verify_wgmma_tile(self, self.a, self.a_indices, "A")
-        b_type, b_row = _verify_wgmma_tile(self, self.b, self.b_indices, "B")
+        a_type = _verify_wgmma_tile(self, self.a, self.a_indices, "A", m)
+        if self.b_mn_major is None:
+            b_type = _verify_wgmma_tile(self, self.b, self.b_indices, "B", n)
+        else:
+            b_type = _verify_wgmma_panels(self, self.b, self.b_indices, n)
         if a_type.get_element_type() != b_type.get_element_type():
             raise VerifyException(
                 f"a kernel.wgmma multiplies tiles of one element type, got A {a_type} and B "
                 f"{b_type}"
             )
-        for what, rows, row, memref_type in (("A", m, a_row, a_type), ("B", n, b_row, b_type)):
-            if row is not None and row + rows > memref_type.get_shape()[-2]:
-                raise VerifyException(
-                    f"a kernel.wgmma {self.shape_name} reads {rows} rows of {what} from row "
-                    f"{row}, past the end of {memref_type}"
-                )
         accumulator = (n // 2, Float32Type())
         if _lane_vector(self.c.type) != accumulator or self.result.type != self.c.type:
             raise VerifyException(
@@ -1882,6 +1961,8 @@ class WgmmaOp(IRDLOperation):
         print_access(printer, self.a, self.a_indices)
         printer.print_string(", ")
         print_access(printer, self.b, self.b_indices)
+        if self.b_mn_major is not None:
+            printer.print_string(" mn_major")
         printer.print_string(", ")
         printer.print_ssa_value(self.c)
         printer.print_op_attributes(self.attributes)
@@ -1900,6 +1981,7 @@ class WgmmaOp(IRDLOperation):
         a = parse_access(parser)
         parser.parse_punctuation(",")
         b = parse_access(parser)
+        b_mn_major = parser.parse_optional_keyword("mn_major") is not None
         parser.parse_punctuation(",")
         c = parser.parse_unresolved_operand()
         attributes = parser.parse_optional_attr_dict()
@@ -1915,7 +1997,16 @@ class WgmmaOp(IRDLOperation):
         a_value, a_indices = resolve_access(parser, a, a_type, pos)
         b_value, b_indices = resolve_access(parser, b, b_type, pos)
         (c_value,) = parser.resolve_operands([c], [c_type], pos)
-        op = cls(int(match.group(1)), a_value, a_indices, b_value, b_indices, c_value, result_type)
+        op = cls(
+            int(match.group(1)),
+            a_value,
+            a_indices,
+            b_value,
+            b_indices,
+            c_value,
+            result_type,
+            b_mn_major,
+        )
         op.attributes.update(attributes)
         return op
 

@@ -1002,7 +1002,8 @@ def gemm_dim_name(position: int, batch_rank: int) -> str:
 
 
 WGMMA_ROW_BYTES = 128
-"""A wgmma tile's rows in shared memory: K-major, one 128-byte swizzled row each."""
+"""A wgmma tile's rows in shared memory, 128 bytes swizzled: one a row of a K-major tile,
+or 64 columns of one K row of an N-major rhs."""
 
 TMA_BOX_LIMIT = 256
 """The most elements a TMA box spans along each dimension."""
@@ -1105,6 +1106,11 @@ class GemmOp(IRDLOperation):
     @property
     def rhs_dims(self) -> tuple[int, ...]:
         return tuple(self.rhs_map.get_values())
+
+    @property
+    def rhs_n_contiguous(self) -> bool:
+        """Whether rhs is [..., k, n] (torch.matmul's weight), its last dimension n."""
+        return self.rhs_dims[-1] == self.batch_rank + 1
 
     @property
     def accumulator_type(self) -> Attribute:
@@ -1279,23 +1285,31 @@ class GemmOp(IRDLOperation):
 
     def _verify_tma_tiles(self, size: int) -> None:
         """What a wgmma's tiles need: TMA copies them (boxes of at most 256 rows, from rows
-        of whole 16 bytes) into K-major tiles of one 128-byte swizzled row per row of the
-        operand, as the wgmma's shared-memory descriptors describe them."""
+        of whole 16 bytes) into tiles of 128-byte swizzled rows, as the wgmma's shared-memory
+        descriptors describe them: K-major, one row per row of the operand, or for a [k, n]
+        rhs N-major panels of 64 columns (the atom's N a multiple of 64) by the K slice."""
         batch_rank = self.batch_rank
         block_m, block_n, block_k = self.tile_shape
+        row_elements = WGMMA_ROW_BYTES // size
         if block_k * size != WGMMA_ROW_BYTES:
             raise VerifyException(
                 f"a wgmma's K slice is one {WGMMA_ROW_BYTES}-byte swizzled row, "
-                f"{WGMMA_ROW_BYTES // size} elements, got tile K {block_k}"
+                f"{row_elements} elements, got tile K {block_k}"
+            )
+        if self.rhs_n_contiguous and self.mma_atom.shape[1] % row_elements:
+            raise VerifyException(
+                f"a wgmma reads a [k, n] rhs in panels of {row_elements} columns: the atom's "
+                f"N is a multiple of {row_elements}, got {self.mma_atom}"
             )
         for what, operand, dims, rows in (
             ("lhs", self.lhs, self.lhs_dims, block_m),
-            ("rhs", self.rhs, self.rhs_dims, block_n),
+            ("rhs", self.rhs, self.rhs_dims, block_k if self.rhs_n_contiguous else block_n),
         ):
             names = ", ".join(gemm_dim_name(d, batch_rank) for d in dims)
-            if dims[-1] != batch_rank + 2:
+            if dims[-1] != batch_rank + 2 and not (what == "rhs" and self.rhs_n_contiguous):
                 raise VerifyException(
-                    f"a wgmma reads K-major tiles: {what}'s last dimension is k, got [{names}]"
+                    f"a wgmma reads a K-major lhs and a K- or N-major rhs: {what}'s last "
+                    f"dimension is k, got [{names}]"
                 )
             if operand.type.get_shape()[-1] * size % 16:
                 raise VerifyException(

@@ -50,7 +50,7 @@ warp-specialised, WGMMA_PIPELINE_DEPTH K slices in flight:
                    atom wgmma m64n256k16, warps [8, 1], pipeline 4,
                    warp_roles ["producer", "consumer", "consumer"]>
 
-Smaller products, and those wgmma cannot take (a [K, N] operand, rows TMA cannot copy), are
+Smaller products, and those wgmma cannot take (a [K, M] lhs, rows TMA cannot copy), are
 multiplied on `mma_sync m16n8k16`, 2 x 2 warps a block, PIPELINE_DEPTH K slices in flight:
 
     #tile.schedule<block [128, 1, 1], loops [], tile [128, 128, 32],

@@ -31,6 +31,12 @@ next tile's slices while the consumers run the epilogue of the last).
 A warp group of consumers computes (BM / (WM / 4)) x (BN / WN) of the tile (for warps [WM, WN])
 in 64 x N atoms, each accumulator a `vector<N/2 x f32>`. TMA reads out-of-bounds elements of
 the operands as zeros, so tails add zeros, and the epilogue runs only inside the output.
+
+A [k, n] rhs (torch.matmul's weight, N contiguous) lands N-major, in panels of 64 columns:
+`%b = kernel.dynamic_shared ... : memref<4x4x64x64xbf16, 3 : i32>` (stages, BN / 64 panels,
+BK rows of 64), filled by BN / 64 TMA loads a stage of boxes [64, 64] (`kernel.tma_load
+%b_map[64 kt, n0 + 64 p], %b[s, p, 0, 0]`), which the wgmmas read as `%b[s, n / 64, 16 j, 0]
+mn_major`.
 """
 
 from __future__ import annotations
@@ -79,12 +85,18 @@ class _WgmmaGemmBuilder(GemmEmitter):
         self.group_m = self.block_m // self.warpgroups_m
         self.group_n = self.block_n // self.warps_n
         self.slices = -(-self.size_k // self.block_k)
+        self.b_n_major = gemm.rhs_n_contiguous
+        self.panel = tile.WGMMA_ROW_BYTES // self.element_bytes
 
     def build(self) -> None:
         stages = self.stages
         row_bytes = self.block_k * self.element_bytes
         a_type = kernel.shared_memref([stages, self.block_m, self.block_k], self.element)
-        b_type = kernel.shared_memref([stages, self.block_n, self.block_k], self.element)
+        if self.b_n_major:
+            b_shape = [stages, self.block_n // self.panel, self.block_k, self.panel]
+        else:
+            b_shape = [stages, self.block_n, self.block_k]
+        b_type = kernel.shared_memref(b_shape, self.element)
         swizzle = kernel.SwizzleAttr(tile.WGMMA_ROW_BYTES)
         self.shared_a = self.named(kernel.DynamicSharedOp(0, a_type, swizzle), "a_tiles")
         b_offset = stages * self.block_m * row_bytes
@@ -215,22 +227,39 @@ class _WgmmaGemmBuilder(GemmEmitter):
             self.add_op(kernel.MbarrierArriveExpectTxOp(self.full, stage_value, box_bytes))
             k_start = self.mul(k_slice, self.block_k)
             starts = {self.m_dim: tile_row, self.n_dim: tile_column, self.k_dim: k_start}
-            for tensor_map, dims, shared in (
-                (self.a_map, self.gemm.lhs_dims, self.shared_a),
-                (self.b_map, self.gemm.rhs_dims, self.shared_b),
-            ):
-                coordinates = [
-                    self.index(batch[d] if d < self.batch_rank else starts[d]) for d in dims
-                ]
-                destination = [stage_value, self.index(0), self.index(0)]
-                self.add_op(
-                    kernel.TmaLoadOp(
-                        tensor_map, coordinates, shared, destination, self.full, stage_value
-                    )
+            self.copy_box(self.a_map, self.gemm.lhs_dims, self.shared_a, batch, starts, stage)
+            if not self.b_n_major:
+                self.copy_box(self.b_map, self.gemm.rhs_dims, self.shared_b, batch, starts, stage)
+            for panel in range(self.block_n // self.panel if self.b_n_major else 0):
+                starts[self.n_dim] = self.add(tile_column, panel * self.panel)
+                self.copy_box(
+                    self.b_map, self.gemm.rhs_dims, self.shared_b, batch, starts, stage, panel
                 )
             return []
 
         self.slice_loop(first, copy)
+
+    def copy_box(
+        self,
+        tensor_map: SSAValue,
+        dims: Sequence[int],
+        shared: SSAValue,
+        batch: Sequence[Index],
+        starts: dict[int, Index],
+        stage: Index,
+        panel: int | None = None,
+    ) -> None:
+        """One TMA box of an operand, from `starts` into the stage's tile (or its `panel`)."""
+        coordinates = [self.index(batch[d] if d < self.batch_rank else starts[d]) for d in dims]
+        stage_value = self.index(stage)
+        within = [self.index(0)] * (shared.type.get_num_dims() - 1)
+        if panel is not None:
+            within[0] = self.index(panel)
+        self.add_op(
+            kernel.TmaLoadOp(
+                tensor_map, coordinates, shared, [stage_value, *within], self.full, stage_value
+            )
+        )
 
     def multiply_tile(
         self, batch: Sequence[Index], tile_row: Index, tile_column: Index, first: Index
@@ -251,15 +280,21 @@ class _WgmmaGemmBuilder(GemmEmitter):
                     for j in range(atoms_n):
                         position = i * atoms_n + j
                         a_row = self.add(self.group_row, i * self.atom_m)
-                        b_row = self.add(self.group_column, j * self.atom_n)
+                        b_column = self.add(self.group_column, j * self.atom_n)
+                        if self.b_n_major:
+                            b_panel = self.index(self.div(b_column, self.panel))
+                            b_at = [stage_value, b_panel, self.index(k0), self.index(0)]
+                        else:
+                            b_at = [stage_value, self.index(b_column), self.index(k0)]
                         accumulators[position] = self.add_op(
                             kernel.WgmmaOp(
                                 self.atom_n,
                                 self.shared_a,
                                 [stage_value, self.index(a_row), self.index(k0)],
                                 self.shared_b,
-                                [stage_value, self.index(b_row), self.index(k0)],
+                                b_at,
                                 accumulators[position],
+                                b_mn_major=self.b_n_major,
                             )
                         ).result
             self.add_op(kernel.WgmmaCommitOp())
@@ -284,13 +319,21 @@ class _WgmmaGemmBuilder(GemmEmitter):
 
 def tensor_map_types(gemm: tile.GemmOp) -> list[kernel.TensorMapType]:
     """The tensor maps through which TMA copies the operands' tiles: boxes of one tile row
-    (BM or BN) by one K slice, 1 along batch dimensions, swizzled as the wgmma reads them."""
+    (BM or BN) by one K slice, or for a [k, n] rhs of one K slice by one panel of 64 columns,
+    1 along batch dimensions, swizzled as the wgmma reads them."""
     batch_rank = gemm.batch_rank
     block_m, block_n, block_k = gemm.tile_shape
     extents = {batch_rank: block_m, batch_rank + 1: block_n, batch_rank + 2: block_k}
+    rhs_extents = dict(extents)
+    if gemm.rhs_n_contiguous:
+        element_bytes = kernel.element_bytes(gemm.rhs.type.get_element_type())
+        rhs_extents[batch_rank + 1] = tile.WGMMA_ROW_BYTES // element_bytes
     return [
-        kernel.TensorMapType(operand.type, [extents.get(d, 1) for d in dims], tile.WGMMA_ROW_BYTES)
-        for operand, dims in ((gemm.lhs, gemm.lhs_dims), (gemm.rhs, gemm.rhs_dims))
+        kernel.TensorMapType(operand.type, [box.get(d, 1) for d in dims], tile.WGMMA_ROW_BYTES)
+        for operand, dims, box in (
+            (gemm.lhs, gemm.lhs_dims, extents),
+            (gemm.rhs, gemm.rhs_dims, rhs_extents),
+        )
     ]
 
 

@@ -11,7 +11,8 @@ pipelines 1 to 8 deep (in dynamic shared memory beyond a block's static 48 KB), 
 weight-streaming tiles of decode (M of 1 to 64 in tiles of 16, 32 or 64 rows, warps along N
 only, K slices of 64 or 128), and a bias + GELU / SiLU epilogue cast to bf16. The generated CUDA
 compiles for sm_90a with no spills; on a GPU (skipped without one) it matches torch up to
-1024 x 1024 x 1024.
+1024 x 1024 x 1024. On the wgmma atom the same, B [K, N] included (read by the wgmmas as
+N-major panels).
 """
 
 from __future__ import annotations
@@ -288,6 +289,46 @@ EMULATED = {
                 dict(m=64, n=64, k=64, dtype="f16", tile=(64, 64, 64), warps=(4, 2)),
             ),
             (
+                "kn-tails-150x72x136",
+                "wgmma m64n64k16",
+                dict(m=150, n=72, k=136, b_layout="kn", pipeline=2),
+            ),
+            (
+                "kn-128-wide-batched-f16",
+                "wgmma m64n128k16",
+                dict(
+                    m=70,
+                    n=200,
+                    k=72,
+                    dtype="f16",
+                    batch=(2,),
+                    b_layout="kn",
+                    tile=(64, 128, 64),
+                    warps=(4, 1),
+                    pipeline=2,
+                ),
+            ),
+            (
+                "kn-256-wide-k-tail",
+                "wgmma m64n256k16",
+                dict(m=64, n=312, k=80, b_layout="kn", tile=(64, 256, 64), warps=(4, 1)),
+            ),
+            (
+                "kn-consumers-along-n-shared-weight",
+                "wgmma m64n64k16",
+                dict(
+                    m=64,
+                    n=136,
+                    k=64,
+                    batch=(2,),
+                    b_layout="kn",
+                    b_batched=False,
+                    tile=(64, 128, 64),
+                    warps=(4, 2),
+                    seed=6,
+                ),
+            ),
+            (
                 "batched-shared-weight-bias-gelu",
                 "wgmma m64n64k16",
                 dict(
@@ -386,6 +427,28 @@ COMPILED = {
         warps=(4, 1),
         atom="wgmma m64n128k16",
     ),
+    "wgmma-kn-128x256x64-4-stages": Gemm(
+        512,
+        512,
+        512,
+        b_layout="kn",
+        tile=(128, 256, 64),
+        warps=(8, 1),
+        atom="wgmma m64n256k16",
+        pipeline=4,
+    ),
+    "wgmma-kn-f16-batched-tails-bias-gelu": Gemm(
+        70,
+        200,
+        136,
+        dtype="f16",
+        batch=(2,),
+        b_layout="kn",
+        epilogue="bias-gelu",
+        tile=(64, 128, 64),
+        warps=(4, 1),
+        atom="wgmma m64n128k16",
+    ),
     "decode-16x4096x4096-16x32x128-8-stages": Gemm(
         16, 4096, 4096, tile=(16, 32, 128), warps=(1, 4), pipeline=8
     ),
@@ -464,6 +527,54 @@ ON_GPU = {
         seed=5,
     ),
     "wgmma-emulated-tails": EMULATED["wgmma-tails-150x72x136"],
+    "wgmma-kn-1024x1024x1024": Gemm(
+        1024,
+        1024,
+        1024,
+        b_layout="kn",
+        tile=(128, 256, 64),
+        warps=(8, 1),
+        atom="wgmma m64n256k16",
+        pipeline=4,
+    ),
+    "wgmma-kn-tails-1000x1000x1000": Gemm(
+        1000,
+        1000,
+        1000,
+        b_layout="kn",
+        tile=(128, 256, 64),
+        warps=(8, 1),
+        atom="wgmma m64n256k16",
+        seed=7,
+    ),
+    "wgmma-kn-batched-bias-silu-f16": Gemm(
+        300,
+        200,
+        136,
+        dtype="f16",
+        batch=(4,),
+        b_layout="kn",
+        epilogue="bias-silu",
+        tile=(128, 128, 64),
+        warps=(8, 1),
+        atom="wgmma m64n128k16",
+        seed=8,
+    ),
+    "wgmma-kn-consumers-along-n-f16": Gemm(
+        256,
+        520,
+        200,
+        dtype="f16",
+        b_layout="kn",
+        tile=(64, 256, 64),
+        warps=(4, 2),
+        atom="wgmma m64n128k16",
+        seed=9,
+    ),
+    **{
+        f"wgmma-emulated-{name}": EMULATED[f"wgmma-{name}"]
+        for name in ("kn-tails-150x72x136", "kn-128-wide-batched-f16", "kn-256-wide-k-tail")
+    },
 }
 
 

@@ -911,7 +911,8 @@ class _KernelPrinter:
 
     def wgmma(self, op: kernel.WgmmaOp) -> None:
         self.c_type(op.element_type, op)
-        helper = f"emmy_wgmma_{op.shape_name}_{op.element_type}"
+        b_mn_major = op.b_mn_major is not None
+        helper = _wgmma_helper_name(op.shape_name, str(op.element_type), b_mn_major)
         self.features.helpers.update((helper, "emmy_wgmma_descriptor"))
         # The accumulator's registers are the instruction's in-out operands: D starts as C, in
         # C's own registers when nothing else reads C (a copy would read them in flight).
@@ -923,9 +924,12 @@ class _KernelPrinter:
         # The tiles start on a row that is a multiple of 8, where the swizzle moves nothing.
         a = self.address(op.a, op.a_indices, swizzled=False)
         b = self.address(op.b, op.b_indices, swizzled=False)
+        # A K-major tile's leading byte offset is unused (16 by convention); an MN-major
+        # B's is the stride of its panels.
+        b_leading = op.b.type.get_shape()[-2] * kernel.WGMMA_ROW_BYTES if b_mn_major else 16
         self.line(
-            f"{helper}({self.expr(op.result)}.lane, emmy_wgmma_descriptor(&{a}), "
-            f"emmy_wgmma_descriptor(&{b}));"
+            f"{helper}({self.expr(op.result)}.lane, emmy_wgmma_descriptor(&{a}, 16), "
+            f"emmy_wgmma_descriptor(&{b}, {b_leading}));"
         )
 
     def wgmma_wait(self, op: kernel.WgmmaWaitOp) -> None:
@@ -1680,33 +1684,44 @@ def _tma_load_helper(rank: int) -> Callable[[_Features], str]:
 
 def _wgmma_descriptor_helper(features: _Features) -> str:
     return (
-        "// The shared-memory matrix descriptor of a K-major wgmma tile of 128-byte rows in the\n"
-        "// 128-byte swizzle: start address >> 4, leading byte offset 16 >> 4 (unused by this\n"
-        "// layout), stride byte offset 1024 >> 4 (8 rows), layout type 1 (128-byte swizzle).\n"
-        "__device__ __forceinline__ unsigned long long emmy_wgmma_descriptor(const void* tile) {\n"
+        "// The shared-memory matrix descriptor of a wgmma tile of 128-byte rows in the\n"
+        "// 128-byte swizzle (PTX ISA, Matrix Descriptor; CUTLASS make_gmma_desc): start\n"
+        "// address >> 4, leading byte offset >> 4 (K-major: unused, 16; MN-major: the stride\n"
+        "// of the panels of 64 N-elements), stride byte offset 1024 >> 4 (8 rows), layout\n"
+        "// type 1 (128-byte swizzle).\n"
+        "__device__ __forceinline__ unsigned long long emmy_wgmma_descriptor(const void* tile, "
+        "unsigned int leading_bytes) {\n"
         "  unsigned long long address = emmy_shared_address(tile);\n"
-        "  return ((address & 0x3FFFF) >> 4) | (1ull << 16) | ((1024ull >> 4) << 32) | "
-        "(1ull << 62);\n"
+        "  return ((address & 0x3FFFF) >> 4) | ((unsigned long long)(leading_bytes >> 4) << 16) |\n"
+        "         ((1024ull >> 4) << 32) | (1ull << 62);\n"
         "}\n"
     )
 
 
-def _wgmma_helper(n: int, element: str) -> Callable[[_Features], str]:
+def _wgmma_helper_name(shape: str, element: str, b_mn_major: bool) -> str:
+    return f"emmy_wgmma_{shape}_{element}" + ("_b_mn_major" if b_mn_major else "")
+
+
+def _wgmma_helper(n: int, element: str, b_mn_major: bool) -> Callable[[_Features], str]:
     registers = n // 2
     accumulators = ", ".join(f"%{i}" for i in range(registers))
     outputs = ", ".join(f'"+f"(d[{i}])' for i in range(registers))
+    name = _wgmma_helper_name(f"m64n{n}k16", element, b_mn_major)
+    b_major = "an N-major" if b_mn_major else "a K-major"
 
     def text(features: _Features) -> str:
         return (
-            f"// kernel.wgmma m64n{n}k16 on {element}: the warpgroup starts D += A * B, A and B\n"
-            f"// K-major tiles in shared memory (descriptors), D in f32 registers.\n"
-            f"__device__ __forceinline__ void emmy_wgmma_m64n{n}k16_{element}(float* d, "
+            f"// kernel.wgmma m64n{n}k16 on {element}: the warpgroup starts D += A * B, A a\n"
+            f"// K-major and B {b_major} tile in shared memory (descriptors), D in f32 "
+            f"registers.\n"
+            f"__device__ __forceinline__ void {name}(float* d, "
             f"unsigned long long a, unsigned long long b) {{\n"
             f'  asm volatile("{{\\n"\n'
             f'               ".reg .pred p;\\n"\n'
             f'               "setp.ne.b32 p, %{registers + 2}, 0;\\n"\n'
             f'               "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{element}.{element} '
-            f'{{{accumulators}}}, %{registers}, %{registers + 1}, p, 1, 1, 0, 0;\\n"\n'
+            f"{{{accumulators}}}, %{registers}, %{registers + 1}, p, 1, 1, 0, {int(b_mn_major)};"
+            f'\\n"\n'
             f'               "}}\\n"\n'
             f"               : {outputs}\n"
             f'               : "l"(a), "l"(b), "r"(1));\n'
@@ -1770,9 +1785,12 @@ _HELPERS: dict[str, Callable[[_Features], str]] = {
     **{f"emmy_tma_load_{rank}d": _tma_load_helper(rank) for rank in range(1, 6)},
     "emmy_wgmma_descriptor": _wgmma_descriptor_helper,
     **{
-        f"emmy_wgmma_m64n{n}k16_{element}": _wgmma_helper(n, element)
+        _wgmma_helper_name(f"m64n{n}k16", element, b_mn_major): _wgmma_helper(
+            n, element, b_mn_major
+        )
         for n in range(8, 257, 8)
         for element in ("bf16", "f16")
+        for b_mn_major in (False, True)
     },
     "emmy_fence_registers": _fence_registers_helper,
 }

@@ -1405,7 +1405,9 @@ class SimtFunctions(InterpreterFunctions):
         m, n, k = op.mnk
         members = leaders[:, None] + np.arange(WARPGROUP_THREADS)
         a_tiles, a_target = self.wgmma_tile(chunk, op, "A", a, a_indices, members, m, k)
-        b_tiles, b_target = self.wgmma_tile(chunk, op, "B", b, b_indices, members, n, k)
+        b_tiles, b_target = self.wgmma_tile(
+            chunk, op, "B", b, b_indices, members, n, k, op.b_mn_major is not None
+        )
         rows, columns = wgmma_accumulator_layout(n)
         c = np.asarray(c)
         accumulators = np.zeros((len(leaders), m, n))
@@ -1432,9 +1434,11 @@ class SimtFunctions(InterpreterFunctions):
         members: np.ndarray,
         rows: int,
         k: int,
+        mn_major: bool = False,
     ) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
         """The `rows` x `k` tile (float64) each warpgroup (its threads `members`) addresses in
-        K-major `buffer`, and the elements it reads (a row of indices per warpgroup)."""
+        `buffer`, K-major or MN-major panels (see `kernel.WgmmaOp`), and the elements it reads
+        (a row of indices per warpgroup)."""
         shape = buffer.shape
         per_thread = [chunk.per_thread(np.asarray(i))[members] for i in indices]
         for position, index in enumerate(per_thread):
@@ -1447,30 +1451,55 @@ class SimtFunctions(InterpreterFunctions):
                     f"(index #{position})"
                 )
         start = [index[:, 0] for index in per_thread]
-        row, column = start[-2], start[-1]
-        bad = (
-            np.any([(i < 0) | (i >= extent) for i, extent in zip(start, shape)], axis=0)
-            | (row % kernel.WGMMA_ROW_GROUP != 0)
-            | (column % k != 0)
-            | (row + rows > shape[-2])
-        )
+        outside = np.any([(i < 0) | (i >= extent) for i, extent in zip(start, shape)], axis=0)
+        if mn_major:
+            panel, row, column = start[-3:]
+            width = shape[-1]
+            bad = (
+                outside
+                | (column != 0)
+                | (row % k != 0)
+                | (row + k > shape[-2])
+                | (panel + rows // width > shape[-3])
+            )
+            expected = (
+                f"{rows // width} panels of {k} rows of {width} at a k that is a multiple of "
+                f"{k} and the first element of the row"
+            )
+            j = np.arange(rows)[:, None]
+            lead = [i[:, None, None] for i in start[:-3]]
+            element = (
+                *lead,
+                panel[:, None, None] + j // width,
+                row[:, None, None] + np.arange(k),
+                j % width,
+            )
+        else:
+            row, column = start[-2], start[-1]
+            bad = (
+                outside
+                | (row % kernel.WGMMA_ROW_GROUP != 0)
+                | (column % k != 0)
+                | (row + rows > shape[-2])
+            )
+            expected = (
+                f"a {rows} x {k} tile at a row that is a multiple of {kernel.WGMMA_ROW_GROUP} "
+                f"and a k that is a multiple of {k}"
+            )
+            lead = [i[:, None, None] for i in start[:-2]]
+            element = (
+                *lead,
+                row[:, None, None] + np.arange(rows)[:, None],
+                column[:, None, None] + np.arange(k),
+            )
         if bad.any():
             group = int(np.flatnonzero(bad)[0])
             raise InterpretationError(
                 f"'{op.name}' by the warpgroup of {chunk.describe(int(members[group, 0]))} "
-                f"addresses {what} at {[int(i[group]) for i in start]} of {list(shape)}: a "
-                f"{rows} x {k} tile at a row that is a multiple of {kernel.WGMMA_ROW_GROUP} "
-                f"and a k that is a multiple of {k}, inside the buffer"
+                f"addresses {what} at {[int(i[group]) for i in start]} of {list(shape)}: "
+                f"{expected}, inside the buffer"
             )
-        lead = [i[:, None, None] for i in start[:-2]]
-        flat = np.ravel_multi_index(
-            (
-                *lead,
-                row[:, None, None] + np.arange(rows)[:, None],
-                column[:, None, None] + np.arange(k),
-            ),
-            shape,
-        )
+        flat = np.ravel_multi_index(element, shape)
         block = chunk.block_of[members[:, 0]][:, None, None]
         target = (
             np.broadcast_to(block, flat.shape),

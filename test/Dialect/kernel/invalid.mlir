@@ -1219,7 +1219,7 @@ kernel.func @wgmma_row_bytes() block [128, 1, 1] {
   %s = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<64x128xbf16, 3 : i32>
   %z = arith.constant 0.0 : f32
   %c = vector.broadcast %z : f32 to vector<32xf32>
-  // expected-error @+1 {{a kernel.wgmma A is K-major with rows of 128 bytes (the last dimension, 64 x bf16), got memref<64x128xbf16, 3 : i32>}}
+  // expected-error @+1 {{a kernel.wgmma A has rows of 128 bytes (the last dimension, 64 x bf16), got memref<64x128xbf16, 3 : i32>}}
   %d = kernel.wgmma m64n64k16 %s[%c0, %c0], %s[%c0, %c0], %c : memref<64x128xbf16, 3 : i32>, memref<64x128xbf16, 3 : i32>, vector<32xf32> -> vector<32xf32>
 }
 
@@ -1257,6 +1257,94 @@ kernel.func @wgmma_rows_past_the_end() block [128, 1, 1] {
   %c = vector.broadcast %z : f32 to vector<32xf32>
   // expected-error @+1 {{a kernel.wgmma m64n64k16 reads 64 rows of A from row 96, past the end of memref<128x64xbf16, 3 : i32>}}
   %d = kernel.wgmma m64n64k16 %s[%c96, %c0], %s[%c0, %c0], %c : memref<128x64xbf16, 3 : i32>, memref<128x64xbf16, 3 : i32>, vector<32xf32> -> vector<32xf32>
+}
+
+// -----
+
+kernel.func @wgmma_mn_major_rank() block [128, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %a = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<64x64xbf16, 3 : i32>
+  %p = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<64x64xbf16, 3 : i32>
+  %z = arith.constant 0.0 : f32
+  %c = vector.broadcast %z : f32 to vector<32xf32>
+  // expected-error @+1 {{a kernel.wgmma's MN-major B is panels of K rows of 64 N-elements, [..., panels, K, 64], got memref<64x64xbf16, 3 : i32>}}
+  %d = kernel.wgmma m64n64k16 %a[%c0, %c0], %p[%c0, %c0] mn_major, %c : memref<64x64xbf16, 3 : i32>, memref<64x64xbf16, 3 : i32>, vector<32xf32> -> vector<32xf32>
+}
+
+// -----
+
+kernel.func @wgmma_mn_major_partial_panel() block [128, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %a = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<64x64xbf16, 3 : i32>
+  %p = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<2x64x64xbf16, 3 : i32>
+  %z = arith.constant 0.0 : f32
+  %c = vector.broadcast %z : f32 to vector<16xf32>
+  // expected-error @+1 {{a kernel.wgmma with an MN-major B reads whole panels of 64 columns: N is a multiple of 64, got m64n32k16}}
+  %d = kernel.wgmma m64n32k16 %a[%c0, %c0], %p[%c0, %c0, %c0] mn_major, %c : memref<64x64xbf16, 3 : i32>, memref<2x64x64xbf16, 3 : i32>, vector<16xf32> -> vector<16xf32>
+}
+
+// -----
+
+kernel.func @wgmma_mn_major_panel_rows() block [128, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %a = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<64x64xbf16, 3 : i32>
+  %p = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<2x60x64xbf16, 3 : i32>
+  %z = arith.constant 0.0 : f32
+  %c = vector.broadcast %z : f32 to vector<32xf32>
+  // expected-error @+1 {{a kernel.wgmma's MN-major B panels have a multiple of 8 K rows, at most 2047, got memref<2x60x64xbf16, 3 : i32>}}
+  %d = kernel.wgmma m64n64k16 %a[%c0, %c0], %p[%c0, %c0, %c0] mn_major, %c : memref<64x64xbf16, 3 : i32>, memref<2x60x64xbf16, 3 : i32>, vector<32xf32> -> vector<32xf32>
+}
+
+// -----
+
+kernel.func @wgmma_mn_major_column() block [128, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %a = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<64x64xbf16, 3 : i32>
+  %p = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<2x64x64xbf16, 3 : i32>
+  %z = arith.constant 0.0 : f32
+  %c = vector.broadcast %z : f32 to vector<32xf32>
+  // expected-error @+1 {{a kernel.wgmma's MN-major B starts at the first element of a panel's row, got 8}}
+  %d = kernel.wgmma m64n64k16 %a[%c0, %c0], %p[%c0, %c0, %c8] mn_major, %c : memref<64x64xbf16, 3 : i32>, memref<2x64x64xbf16, 3 : i32>, vector<32xf32> -> vector<32xf32>
+}
+
+// -----
+
+kernel.func @wgmma_mn_major_k() block [128, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %c56 = arith.constant 56 : index
+  %a = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<64x64xbf16, 3 : i32>
+  %p = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<2x64x64xbf16, 3 : i32>
+  %z = arith.constant 0.0 : f32
+  %c = vector.broadcast %z : f32 to vector<32xf32>
+  // expected-error @+1 {{a kernel.wgmma's MN-major B starts at a k that is a multiple of 16 within the panel's 64 rows, got 56}}
+  %d = kernel.wgmma m64n64k16 %a[%c0, %c0], %p[%c0, %c56, %c0] mn_major, %c : memref<64x64xbf16, 3 : i32>, memref<2x64x64xbf16, 3 : i32>, vector<32xf32> -> vector<32xf32>
+}
+
+// -----
+
+kernel.func @wgmma_mn_major_k_past_the_panel() block [128, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %a = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<64x64xbf16, 3 : i32>
+  %p = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<2x64x64xbf16, 3 : i32>
+  %z = arith.constant 0.0 : f32
+  %c = vector.broadcast %z : f32 to vector<32xf32>
+  // expected-error @+1 {{a kernel.wgmma's MN-major B starts at a k that is a multiple of 16 within the panel's 64 rows, got 64}}
+  %d = kernel.wgmma m64n64k16 %a[%c0, %c0], %p[%c0, %c64, %c0] mn_major, %c : memref<64x64xbf16, 3 : i32>, memref<2x64x64xbf16, 3 : i32>, vector<32xf32> -> vector<32xf32>
+}
+
+// -----
+
+kernel.func @wgmma_mn_major_panels_past_the_end() block [128, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %a = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<64x64xbf16, 3 : i32>
+  %p = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<2x64x64xbf16, 3 : i32>
+  %z = arith.constant 0.0 : f32
+  %c = vector.broadcast %z : f32 to vector<64xf32>
+  // expected-error @+1 {{a kernel.wgmma m64n128k16 reads 2 panels of B from panel 1, past the end of memref<2x64x64xbf16, 3 : i32>}}
+  %d = kernel.wgmma m64n128k16 %a[%c0, %c0], %p[%c1, %c0, %c0] mn_major, %c : memref<64x64xbf16, 3 : i32>, memref<2x64x64xbf16, 3 : i32>, vector<64xf32> -> vector<64xf32>
 }
 
 // -----

@@ -281,6 +281,7 @@ func.func @forward(%x: memref<4x64xf32>, %g: memref<64xf16>) -> memref<32xf32> {
 // CHECK-LABEL: kernel.func @k_hopper(%map: !kernel.tensor_map<memref<256x128xbf16>, box [128, 64], swizzle 128>) block [384, 1, 1] {
 // CHECK-NEXT:    %c0 = arith.constant 0 : index
 // CHECK-NEXT:    %c1 = arith.constant 1 : index
+// CHECK-NEXT:    %c16 = arith.constant 16 : index
 // CHECK-NEXT:    %c64 = arith.constant 64 : index
 // CHECK-NEXT:    %full = kernel.mbarrier_alloc : !kernel.mbarrier<2>
 // CHECK-NEXT:    %a = kernel.dynamic_shared offset 0 {layout = #kernel.swizzle<128>} : memref<2x128x64xbf16, 3 : i32>
@@ -296,19 +297,22 @@ func.func @forward(%x: memref<4x64xf32>, %g: memref<64xf16>) -> memref<32xf32> {
 // CHECK-NEXT:    kernel.wgmma_fence
 // CHECK-NEXT:    %d = kernel.wgmma m64n256k16 %a[%c0, %c64, %c0], %b[%c0, %c0, %c0], %c : memref<2x128x64xbf16, 3 : i32>, memref<2x256x64xbf16, 3 : i32>, vector<128xf32> -> vector<128xf32>
 // CHECK-NEXT:    %e = kernel.wgmma m64n256k16 %a[%c0, %c64, %c0], %b[%c0, %c0, %c0], %d : memref<2x128x64xbf16, 3 : i32>, memref<2x256x64xbf16, 3 : i32>, vector<128xf32> -> vector<128xf32>
+// CHECK-NEXT:    %p = kernel.dynamic_shared offset 98304 {layout = #kernel.swizzle<128>} : memref<2x4x64x64xbf16, 3 : i32>
+// CHECK-NEXT:    %d2 = kernel.wgmma m64n256k16 %a[%c0, %c64, %c0], %p[%c1, %c0, %c16, %c0] mn_major, %e : memref<2x128x64xbf16, 3 : i32>, memref<2x4x64x64xbf16, 3 : i32>, vector<128xf32> -> vector<128xf32>
 // CHECK-NEXT:    kernel.wgmma_commit
-// CHECK-NEXT:    %f, %g = kernel.wgmma_wait 0, %e, %c : vector<128xf32>, vector<128xf32>
+// CHECK-NEXT:    %f, %g = kernel.wgmma_wait 0, %d2, %c : vector<128xf32>, vector<128xf32>
 // CHECK-NEXT:    kernel.wgmma_wait 1
 // CHECK-NEXT:    kernel.setmaxnreg inc 240
 // CHECK-NEXT:    kernel.setmaxnreg dec 24 {tag}
 // CHECK-NEXT:  }
 // CHECK-NEXT:  func.func @launch_hopper(%x: memref<256x128xbf16>) {
-// CHECK-NEXT:    kernel.launch @k_hopper(%x) grid [1, 1, 1] block [384, 1, 1] smem 98304 : memref<256x128xbf16>
+// CHECK-NEXT:    kernel.launch @k_hopper(%x) grid [1, 1, 1] block [384, 1, 1] smem 163840 : memref<256x128xbf16>
 // CHECK-NEXT:    func.return
 // CHECK-NEXT:  }
 kernel.func @k_hopper(%map: !kernel.tensor_map<memref<256x128xbf16>, box [128, 64], swizzle 128>) block [384, 1, 1] {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
   %c64 = arith.constant 64 : index
   %full = kernel.mbarrier_alloc : !kernel.mbarrier<2>
   %a = kernel.dynamic_shared offset 0 {layout = #kernel.swizzle<128>} : memref<2x128x64xbf16, 3 : i32>
@@ -324,13 +328,15 @@ kernel.func @k_hopper(%map: !kernel.tensor_map<memref<256x128xbf16>, box [128, 6
   kernel.wgmma_fence
   %d = kernel.wgmma m64n256k16 %a[%c0, %c64, %c0], %b[%c0, %c0, %c0], %c : memref<2x128x64xbf16, 3 : i32>, memref<2x256x64xbf16, 3 : i32>, vector<128xf32> -> vector<128xf32>
   %e = kernel.wgmma m64n256k16 %a[%c0, %c64, %c0], %b[%c0, %c0, %c0], %d : memref<2x128x64xbf16, 3 : i32>, memref<2x256x64xbf16, 3 : i32>, vector<128xf32> -> vector<128xf32>
+  %p = kernel.dynamic_shared offset 98304 {layout = #kernel.swizzle<128>} : memref<2x4x64x64xbf16, 3 : i32>
+  %d2 = kernel.wgmma m64n256k16 %a[%c0, %c64, %c0], %p[%c1, %c0, %c16, %c0] mn_major, %e : memref<2x128x64xbf16, 3 : i32>, memref<2x4x64x64xbf16, 3 : i32>, vector<128xf32> -> vector<128xf32>
   kernel.wgmma_commit
-  %f, %g = kernel.wgmma_wait 0, %e, %c : vector<128xf32>, vector<128xf32>
+  %f, %g = kernel.wgmma_wait 0, %d2, %c : vector<128xf32>, vector<128xf32>
   kernel.wgmma_wait 1
   kernel.setmaxnreg inc 240
   kernel.setmaxnreg dec 24 {tag}
 }
 func.func @launch_hopper(%x: memref<256x128xbf16>) {
-  kernel.launch @k_hopper(%x) grid [1, 1, 1] block [384, 1, 1] smem 98304 : memref<256x128xbf16>
+  kernel.launch @k_hopper(%x) grid [1, 1, 1] block [384, 1, 1] smem 163840 : memref<256x128xbf16>
   func.return
 }

@@ -586,9 +586,18 @@ func.func @atom_kind() attributes {atom = #tile.atom<hmma m16n8k16>} {
 
 // -----
 
-tile.kernel @wgmma_kn_operand(%a: memref<128x64xbf16>, %b: memref<64x128xbf16>, %y: memref<128x128xf32>) grid [1, 1, 1] block [384, 1, 1] {
-  // expected-error @+1 {{a wgmma reads K-major tiles: rhs's last dimension is k, got [k, n]}}
-  tile.gemm %a[m, k] * %b[k, n] : memref<128x64xbf16>, memref<64x128xbf16> -> f32 atom wgmma m64n128k16 tile [128, 128, 64] warps [8, 1] pipeline 2 epilogue(%m, %n, %acc) {
+tile.kernel @wgmma_km_lhs(%a: memref<64x128xbf16>, %b: memref<128x64xbf16>, %y: memref<128x128xf32>) grid [1, 1, 1] block [384, 1, 1] {
+  // expected-error @+1 {{a wgmma reads a K-major lhs and a K- or N-major rhs: lhs's last dimension is k, got [k, m]}}
+  tile.gemm %a[k, m] * %b[n, k] : memref<64x128xbf16>, memref<128x64xbf16> -> f32 atom wgmma m64n128k16 tile [128, 128, 64] warps [8, 1] pipeline 2 epilogue(%m, %n, %acc) {
+    memref.store %acc, %y[%m, %n] : memref<128x128xf32>
+  }
+}
+
+// -----
+
+tile.kernel @wgmma_kn_rhs_partial_panels(%a: memref<128x64xbf16>, %b: memref<64x128xbf16>, %y: memref<128x128xf32>) grid [1, 1, 1] block [256, 1, 1] {
+  // expected-error @+1 {{a wgmma reads a [k, n] rhs in panels of 64 columns: the atom's N is a multiple of 64, got wgmma m64n32k16}}
+  tile.gemm %a[m, k] * %b[k, n] : memref<128x64xbf16>, memref<64x128xbf16> -> f32 atom wgmma m64n32k16 tile [64, 64, 64] warps [4, 1] pipeline 2 epilogue(%m, %n, %acc) {
     memref.store %acc, %y[%m, %n] : memref<128x128xf32>
   }
 }

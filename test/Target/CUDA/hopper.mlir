@@ -52,16 +52,19 @@
 // CHECK-NEXT:                 : "memory");
 // CHECK-NEXT:  }
 // CHECK-EMPTY:
-// CHECK-NEXT:  // The shared-memory matrix descriptor of a K-major wgmma tile of 128-byte rows in the
-// CHECK-NEXT:  // 128-byte swizzle: start address >> 4, leading byte offset 16 >> 4 (unused by this
-// CHECK-NEXT:  // layout), stride byte offset 1024 >> 4 (8 rows), layout type 1 (128-byte swizzle).
-// CHECK-NEXT:  __device__ __forceinline__ unsigned long long emmy_wgmma_descriptor(const void* tile) {
+// CHECK-NEXT:  // The shared-memory matrix descriptor of a wgmma tile of 128-byte rows in the
+// CHECK-NEXT:  // 128-byte swizzle (PTX ISA, Matrix Descriptor; CUTLASS make_gmma_desc): start
+// CHECK-NEXT:  // address >> 4, leading byte offset >> 4 (K-major: unused, 16; MN-major: the stride
+// CHECK-NEXT:  // of the panels of 64 N-elements), stride byte offset 1024 >> 4 (8 rows), layout
+// CHECK-NEXT:  // type 1 (128-byte swizzle).
+// CHECK-NEXT:  __device__ __forceinline__ unsigned long long emmy_wgmma_descriptor(const void* tile, unsigned int leading_bytes) {
 // CHECK-NEXT:    unsigned long long address = emmy_shared_address(tile);
-// CHECK-NEXT:    return ((address & 0x3FFFF) >> 4) | (1ull << 16) | ((1024ull >> 4) << 32) | (1ull << 62);
+// CHECK-NEXT:    return ((address & 0x3FFFF) >> 4) | ((unsigned long long)(leading_bytes >> 4) << 16) |
+// CHECK-NEXT:           ((1024ull >> 4) << 32) | (1ull << 62);
 // CHECK-NEXT:  }
 // CHECK-EMPTY:
-// CHECK-NEXT:  // kernel.wgmma m64n256k16 on bf16: the warpgroup starts D += A * B, A and B
-// CHECK-NEXT:  // K-major tiles in shared memory (descriptors), D in f32 registers.
+// CHECK-NEXT:  // kernel.wgmma m64n256k16 on bf16: the warpgroup starts D += A * B, A a
+// CHECK-NEXT:  // K-major and B a K-major tile in shared memory (descriptors), D in f32 registers.
 // CHECK-NEXT:  __device__ __forceinline__ void emmy_wgmma_m64n256k16_bf16(float* d, unsigned long long a, unsigned long long b) {
 // CHECK-NEXT:    asm volatile("{\n"
 // CHECK-NEXT:                 ".reg .pred p;\n"
@@ -127,10 +130,10 @@
 // CHECK-NEXT:        long parity_1 = (long)((unsigned long)round__1 % 2);
 // CHECK-NEXT:        emmy_mbarrier_wait(&full[s_2], (unsigned int)parity_1);
 // CHECK-NEXT:        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-// CHECK-NEXT:        emmy_wgmma_m64n256k16_bf16(acc.lane, emmy_wgmma_descriptor(&a[s_2 * 8192 + row * 64]), emmy_wgmma_descriptor(&b[s_2 * 16384]));
-// CHECK-NEXT:        emmy_wgmma_m64n256k16_bf16(acc.lane, emmy_wgmma_descriptor(&a[s_2 * 8192 + row * 64 + 16]), emmy_wgmma_descriptor(&b[s_2 * 16384 + 16]));
-// CHECK-NEXT:        emmy_wgmma_m64n256k16_bf16(acc.lane, emmy_wgmma_descriptor(&a[s_2 * 8192 + row * 64 + 32]), emmy_wgmma_descriptor(&b[s_2 * 16384 + 32]));
-// CHECK-NEXT:        emmy_wgmma_m64n256k16_bf16(acc.lane, emmy_wgmma_descriptor(&a[s_2 * 8192 + row * 64 + 48]), emmy_wgmma_descriptor(&b[s_2 * 16384 + 48]));
+// CHECK-NEXT:        emmy_wgmma_m64n256k16_bf16(acc.lane, emmy_wgmma_descriptor(&a[s_2 * 8192 + row * 64], 16), emmy_wgmma_descriptor(&b[s_2 * 16384], 16));
+// CHECK-NEXT:        emmy_wgmma_m64n256k16_bf16(acc.lane, emmy_wgmma_descriptor(&a[s_2 * 8192 + row * 64 + 16], 16), emmy_wgmma_descriptor(&b[s_2 * 16384 + 16], 16));
+// CHECK-NEXT:        emmy_wgmma_m64n256k16_bf16(acc.lane, emmy_wgmma_descriptor(&a[s_2 * 8192 + row * 64 + 32], 16), emmy_wgmma_descriptor(&b[s_2 * 16384 + 32], 16));
+// CHECK-NEXT:        emmy_wgmma_m64n256k16_bf16(acc.lane, emmy_wgmma_descriptor(&a[s_2 * 8192 + row * 64 + 48], 16), emmy_wgmma_descriptor(&b[s_2 * 16384 + 48], 16));
 // CHECK-NEXT:        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
 // CHECK-NEXT:        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
 // CHECK-NEXT:        emmy_fence_registers<128>(acc.lane);
