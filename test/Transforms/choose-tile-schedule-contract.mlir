@@ -33,18 +33,39 @@ loop.kernel @k_linear(%w: memref<72x24xbf16>, %b: memref<72xbf16>, %x: memref<3x
 
 // -----
 
-// M and N of 128 or more take the large tile.
+// On sm_90a a product of 128 rows or more takes wgmma, warp-specialised: 2 consumer warp groups
+// of 64 x 256 (N of 256 or more) and a producer, K slices of 64 four deep, persistent blocks
+// (one per tile here, fewer than the SMs). The [K, N] weight is read MN-major.
 
 // CHECK-LABEL: loop.kernel @k_large(
-// CHECK-SAME:    tile.schedule = #tile.schedule<block [128, 1, 1], loops [], tile [128, 128, 32], atom mma_sync m16n8k16, warps [2, 2], pipeline 3>
+// CHECK-SAME:    tile.schedule = #tile.schedule<block [384, 1, 1], loops [], tile [128, 256, 64], atom wgmma m64n256k16, warps [8, 1], pipeline 4, warp_roles ["producer", "consumer", "consumer"]>
 
 // TILE-LABEL: tile.kernel @k_large(
-// TILE-SAME:    grid [3, 2, 1] block [128, 1, 1]
-// TILE-NEXT:    tile.gemm %{{.*}}[m, k] * %{{.*}}[k, n] : memref<256x64xf16>, memref<64x384xf16> -> f32 atom mma_sync m16n8k16 tile [128, 128, 32] warps [2, 2] pipeline 3
+// TILE-SAME:    grid [4, 1, 1] block [384, 1, 1]
+// TILE-NEXT:    tile.gemm %{{.*}}[m, k] * %{{.*}}[k, n] : memref<256x64xf16>, memref<64x384xf16> -> f32 atom wgmma m64n256k16 tile [128, 256, 64] warps [8, 1] pipeline 4
 
 loop.kernel @k_large(%x: memref<256x64xf16>, %w: memref<64x384xf16>, %out: memref<256x384xf32>) {
   loop.contract (%i, %j) in [256, 384], k in 64, %acc = sum %x[d0, k] * %w[k, d1] : memref<256x64xf16>, memref<64x384xf16> -> f32 {
     loop.store %acc, %out[%i, %j] : memref<256x384xf32>
+  }
+}
+
+// -----
+
+// On sm_80 (no wgmma), M and N of 128 or more take mma_sync's large tile.
+
+// CHECK-LABEL: loop.kernel @k_large_sm80(
+// CHECK-SAME:    tile.schedule = #tile.schedule<block [128, 1, 1], loops [], tile [128, 128, 32], atom mma_sync m16n8k16, warps [2, 2], pipeline 3>
+
+// TILE-LABEL: tile.kernel @k_large_sm80(
+// TILE-SAME:    grid [3, 2, 1] block [128, 1, 1]
+// TILE-NEXT:    tile.gemm %{{.*}}[m, k] * %{{.*}}[k, n] : memref<256x64xf16>, memref<64x384xf16> -> f32 atom mma_sync m16n8k16 tile [128, 128, 32] warps [2, 2] pipeline 3
+
+builtin.module attributes {kernel.target = #kernel.target<"sm_80">} {
+  loop.kernel @k_large_sm80(%x: memref<256x64xf16>, %w: memref<64x384xf16>, %out: memref<256x384xf32>) {
+    loop.contract (%i, %j) in [256, 384], k in 64, %acc = sum %x[d0, k] * %w[k, d1] : memref<256x64xf16>, memref<64x384xf16> -> f32 {
+      loop.store %acc, %out[%i, %j] : memref<256x384xf32>
+    }
   }
 }
 
