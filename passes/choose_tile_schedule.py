@@ -165,6 +165,9 @@ WGMMA_TILE = ((128, 256, 64), (8, 1))
 two consumer warp groups of 64 x 256 each (wgmma m64n256k16), K 64 elements (one 128-byte
 swizzled row) a slice."""
 WGMMA_PIPELINE_DEPTH = 4
+NARROW_WGMMA_EFFICIENCY = 0.9
+"""How fast a 128 x 128 wgmma tile multiplies next to a 128 x 256 one (less reuse of each
+A tile per byte of shared memory read), for choosing between them."""
 STREAMING_M = 64
 """Products of at most this many rows (M) get a weight-streaming tile."""
 STREAMING_TILE_M = (16, 32, 64)
@@ -429,13 +432,29 @@ def contraction_schedule(
     )
 
 
-def _wgmma_schedule(size_n: int, pipeline: int, target: GpuTarget) -> Schedule:
-    """A warp-specialised wgmma schedule: WGMMA_TILE, with N tiles of 128 for N < 256."""
-    (block_m, block_n, block_k), warps = WGMMA_TILE
-    if size_n < block_n:
-        block_n //= 2
+def _wgmma_schedule(
+    contract: loop.ContractOp, pipeline: int, target: GpuTarget, block_n: int | None = None
+) -> Schedule:
+    """A warp-specialised wgmma schedule: WGMMA_TILE, or its half as wide (N tiles of 128)
+    where that keeps the SMs busier (`_wave_efficiency`, the narrower tile counted at
+    NARROW_WGMMA_EFFICIENCY of the wider's speed), or `block_n` if given."""
+    (block_m, widest, block_k), warps = WGMMA_TILE
+    *batch, size_m, size_n = contract.parallel_extents
+    if block_n is None:
+        scores = {
+            n: _wave_efficiency(prod(batch) * -(-size_m // block_m) * -(-size_n // n), target)
+            * (1.0 if n == widest else NARROW_WGMMA_EFFICIENCY)
+            for n in (widest, widest // 2)
+        }
+        block_n = max(scores, key=scores.__getitem__)
     atom = tile.MmaAtom(tile.AtomKind.WGMMA, (64, block_n, 16))
     return contraction_schedule((block_m, block_n, block_k), warps, pipeline, target, atom)
+
+
+def _wave_efficiency(tiles: int, target: GpuTarget) -> float:
+    """The share of the SMs busy over the waves a persistent grid takes for `tiles` tiles."""
+    waves = -(-tiles // target.sm_count)
+    return tiles / (waves * target.sm_count)
 
 
 def _lowers(kernel: loop.KernelOp, schedule: Schedule) -> bool:
@@ -488,7 +507,7 @@ def _choose_contraction_schedule(kernel: loop.KernelOp, target: GpuTarget) -> Sc
     contract, atom = contract_atom
     *_, size_m, size_n = contract.parallel_extents
     if atom == MMA_SYNC and target.has_wgmma and size_m >= WGMMA_TILE[0][0]:
-        schedule = _wgmma_schedule(size_n, WGMMA_PIPELINE_DEPTH, target)
+        schedule = _wgmma_schedule(contract, WGMMA_PIPELINE_DEPTH, target)
         if _lowers(kernel, schedule):
             return schedule
     if atom != MMA_SYNC:
@@ -561,12 +580,13 @@ def candidates(kernel: loop.KernelOp, target: GpuTarget) -> list[Schedule]:
     if contract_atom is not None and contract_atom[1] == MMA_SYNC:
         contract = contract_atom[0]
         tiles = [(t, w, CANDIDATE_PIPELINES) for t, w in CANDIDATE_TILES]
-        *_, size_m, size_n = contract.parallel_extents
+        *_, size_m, _ = contract.parallel_extents
         if target.has_wgmma:
             for pipeline in CANDIDATE_PIPELINES:
-                schedule = _wgmma_schedule(size_n, pipeline, target)
-                if _lowers(kernel, schedule):
-                    schedules.setdefault(schedule, None)
+                for block_n in (WGMMA_TILE[0][1], WGMMA_TILE[0][1] // 2):
+                    schedule = _wgmma_schedule(contract, pipeline, target, block_n)
+                    if _lowers(kernel, schedule):
+                        schedules.setdefault(schedule, None)
         if size_m <= STREAMING_M:
             block_m = _streaming_schedule(contract, target).tile_shape[0]
             tiles += [
