@@ -436,8 +436,8 @@ def _wgmma_schedule(
     contract: loop.ContractOp, pipeline: int, target: GpuTarget, block_n: int | None = None
 ) -> Schedule:
     """A warp-specialised wgmma schedule: WGMMA_TILE, or its half as wide (N tiles of 128)
-    where that keeps the SMs busier (`_wave_efficiency`, the narrower tile counted at
-    NARROW_WGMMA_EFFICIENCY of the wider's speed), or `block_n` if given."""
+    where N fits it or that keeps the SMs busier (`_wave_efficiency`, the narrower tile
+    counted at NARROW_WGMMA_EFFICIENCY of the wider's speed), or `block_n` if given."""
     (block_m, widest, block_k), warps = WGMMA_TILE
     *batch, size_m, size_n = contract.parallel_extents
     if block_n is None:
@@ -445,6 +445,7 @@ def _wgmma_schedule(
             n: _wave_efficiency(prod(batch) * -(-size_m // block_m) * -(-size_n // n), target)
             * (1.0 if n == widest else NARROW_WGMMA_EFFICIENCY)
             for n in (widest, widest // 2)
+            if n < widest or size_n > widest // 2  # no wide tile for a narrow product
         }
         block_n = max(scores, key=scores.__getitem__)
     atom = tile.MmaAtom(tile.AtomKind.WGMMA, (64, block_n, 16))

@@ -913,7 +913,7 @@ class _KernelPrinter:
         self.c_type(op.element_type, op)
         b_mn_major = op.b_mn_major is not None
         helper = _wgmma_helper_name(op.shape_name, str(op.element_type), b_mn_major)
-        self.features.helpers.update((helper, "emmy_wgmma_descriptor"))
+        self.features.helpers.update((helper, "emmy_wgmma_descriptor", "emmy_shared_address"))
         # The accumulator's registers are the instruction's in-out operands: D starts as C, in
         # C's own registers when nothing else reads C (a copy would read them in flight).
         c = self.expr(op.c)
