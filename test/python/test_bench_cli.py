@@ -121,7 +121,7 @@ def test_memory_bound_cases_are_programs_by_shapes_by_dtypes():
 
 def test_gemm_cases_declare_their_products():
     cases = {case.name: case for case in SUITES["gemm"]}
-    assert len(cases) == len(SUITES["gemm"]) == 2 * 14 + 2  # no name twice
+    assert len(cases) == len(SUITES["gemm"]) == 2 * 14 + 2 + 1  # no name twice
     for dtype in ("bfloat16", "float16"):
         for shape in ("4096x4096x4096", "8192x8192x8192", "3000x5120x5120"):
             case = cases[f"matmul {shape} {dtype}"]
@@ -140,9 +140,14 @@ def test_gemm_cases_declare_their_products():
             )
         swiglu = cases[f"swiglu_mlp 1024x5632x2048 {dtype}"]
         assert swiglu.flops == 3 * 2 * 1024 * 5632 * 2048  # gate, up and down
-        assert "SwiGLU(2048, 5632)" in swiglu.source
+        assert "MLP(2048, 5632)" in swiglu.source
         gelu = cases[f"linear_bias_gelu 2048x4096x4096 {dtype}"]
         assert gelu.flops == 2 * 2048 * 4096 * 4096 and "nn.Linear(4096, 4096)" in gelu.source
+    layer = cases["llama_decoder_layer 2x512x1024 bfloat16"]
+    projections = 4 * 1024 * 1024 + 3 * 1024 * 2816
+    attention = 2 * 16 * 512 * 512 * 128  # scores and P @ V, 16 heads in all
+    assert layer.flops == 2 * (1024 * projections + attention) and not layer.copy_bound
+    assert "DecoderLayer(1024, 8, 2816, 512)" in layer.source
     for precision in ("highest", "high"):
         fp32 = cases[f"matmul 4096x4096x4096 float32 {precision}"]
         assert fp32.float32_matmul_precision == precision and fp32.flops == 2 * 4096**3

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import torch
 
+from emmy.tools.bench.programs import ROTARY_ATTENTION, SWIGLU_DECODER_LAYER, SWIGLU_MLP
+
 DECODE_ROWS = 64
 """A case whose products all have at most this many rows (M) is a decode step: bound by
 reading its weights, so its report adds the fraction of copy bandwidth they are read at."""
@@ -150,17 +152,7 @@ MatMul()(torch.randn({m}, {k}, dtype=DT), torch.randn({k}, {n}, dtype=DT))
     ),
     # dim k, hidden n: gate and up (k -> n) share their input, down takes n back to k.
     "swiglu_mlp": GemmProgram(
-        """
-class SwiGLU(nn.Module):
-    def __init__(self, dim, hidden):
-        super().__init__()
-        self.gate = nn.Linear(dim, hidden, bias=False)
-        self.up = nn.Linear(dim, hidden, bias=False)
-        self.down = nn.Linear(hidden, dim, bias=False)
-    def forward(self, x):
-        return self.down(F.silu(self.gate(x)) * self.up(x))
-SwiGLU({k}, {n}).to(DT)(torch.randn({m}, {k}, dtype=DT))
-""",
+        SWIGLU_MLP + "MLP({k}, {n}).to(DT)(torch.randn({m}, {k}, dtype=DT))\n",
         lambda m, n, k: [(m, n, k), (m, n, k), (m, k, n)],
     ),
     "linear_bias_gelu": GemmProgram(
@@ -182,7 +174,8 @@ def gemm_cases() -> list[Case]:
     """Square and tail products; Llama-7B's projections on 2048 rows (fused QKV, MLP up,
     MLP down); decode steps on 4096->4096 and 4096->11008; SwiGLU and Linear+bias+GELU as
     fused programs; all in bf16 and fp16. Then fp32 at 4096³ under both float32 matmul
-    precisions ("highest": true fp32, "high": TF32 tensor cores allowed)."""
+    precisions ("highest": true fp32, "high": TF32 tensor cores allowed), and a bf16 Llama
+    decoder layer (dim 1024, 8 heads, hidden 2816) on 2 sequences of 512 tokens."""
     matmul, linear = GEMM_PROGRAMS["matmul"], GEMM_PROGRAMS["linear"]
     cases = []
     for dtype in ("bfloat16", "float16"):
@@ -199,7 +192,24 @@ def gemm_cases() -> list[Case]:
         )
     for precision, tolerance in FLOAT32_4096_TOLERANCES.items():
         cases.append(matmul.case("matmul", 4096, 4096, 4096, "float32", precision, tolerance))
+    cases.append(decoder_layer_case(2, 512, 1024, 8, 2816, "bfloat16"))
     return cases
+
+
+def decoder_layer_case(batch: int, seq: int, dim: int, heads: int, hidden: int, dtype: str) -> Case:
+    """A Llama-style decoder layer (`programs.SWIGLU_DECODER_LAYER` around rotary attention)
+    on `batch` sequences of `seq` tokens: its projections (q, k, v, o; gate, up, down) and
+    attention's two products per head are the products; its shape reads BATCHxSEQxDIM."""
+    tokens, head_dim = batch * seq, dim // heads
+    products = [(tokens, dim, dim)] * 4 + [(tokens, hidden, dim)] * 2 + [(tokens, dim, hidden)]
+    products += [(batch * heads * seq, seq, head_dim), (batch * heads * seq, head_dim, seq)]
+    source = (
+        ROTARY_ATTENTION
+        + SWIGLU_DECODER_LAYER
+        + f"DecoderLayer({dim}, {heads}, {hidden}, {seq}).to(DT)"
+        f"(torch.randn({batch}, {seq}, {dim}, dtype=DT))\n"
+    )
+    return Case("llama_decoder_layer", f"{batch}x{seq}x{dim}", dtype, source, tuple(products))
 
 
 SUITES: dict[str, list[Case]] = {

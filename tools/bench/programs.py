@@ -1,12 +1,12 @@
-"""A Llama-style decoder layer (RMSNorm, rotary attention, RMSNorm, SwiGLU MLP) at dim 1024,
-8 heads of 128, hidden 2816, on 2 sequences of 512 tokens, in bf16: the program of issue 10's
-decoder-layer target (`emmy run --device cuda --bench benchmarks/llama_decoder_layer.py`)."""
+"""PyTorch programs shared by the benchmark suites and the differential corpus, as
+`emmy compile -c` sources (torch, nn and F predefined): the pieces of a Llama-style decoder
+layer.
 
-import torch
-import torch.nn.functional as F
-from torch import nn
+    MLP(dim, hidden)(x)                      # SwiGLU: down(silu(gate(x)) * up(x))
+    DecoderLayer(dim, heads, hidden, seq)(x) # RMSNorm, rotary attention, RMSNorm, MLP
+"""
 
-
+ROTARY_ATTENTION = """
 class Attention(nn.Module):
     def __init__(self, dim, heads, seq):
         super().__init__()
@@ -33,8 +33,9 @@ class Attention(nn.Module):
         v = self.v(x).view(b, s, self.heads, self.head_dim).transpose(1, 2)
         y = F.scaled_dot_product_attention(self.rotate(q), self.rotate(k), v, is_causal=True)
         return self.o(y.transpose(1, 2).reshape(b, s, d))
+"""
 
-
+SWIGLU_MLP = """
 class MLP(nn.Module):
     def __init__(self, dim, hidden):
         super().__init__()
@@ -44,8 +45,13 @@ class MLP(nn.Module):
 
     def forward(self, x):
         return self.down(F.silu(self.gate(x)) * self.up(x))
+"""
+"""A SwiGLU MLP: `MLP(dim, hidden)`, gate and up (dim -> hidden) sharing their input, down
+taking hidden back to dim."""
 
-
+SWIGLU_DECODER_LAYER = (
+    SWIGLU_MLP
+    + """
 class DecoderLayer(nn.Module):
     def __init__(self, dim=32, heads=4, hidden=64, seq=8):
         super().__init__()
@@ -57,6 +63,7 @@ class DecoderLayer(nn.Module):
     def forward(self, x):
         h = x + self.attention(self.attention_norm(x))
         return h + self.mlp(self.mlp_norm(h))
-
-
-DecoderLayer(1024, 8, 2816, 512).to(torch.bfloat16)(torch.randn(2, 512, 1024, dtype=torch.bfloat16))
+"""
+)
+"""An RMSNorm-attention-RMSNorm-SwiGLU decoder block around whichever `Attention` class
+the program defines before it: `DecoderLayer(dim, heads, hidden, seq)`."""
