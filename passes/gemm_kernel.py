@@ -237,11 +237,6 @@ class GemmEmitter:
         `column`) at batch point `batch`, under `row < M and column < N` where the tiles
         overrun."""
         body = self.gemm.epilogue.block
-        inside = []
-        if self.size_m % self.block_m:
-            inside.append(self.less(row, self.size_m))
-        if self.size_n % self.block_n:
-            inside.append(self.less(column, self.size_n))
 
         def run_epilogue() -> None:
             mapping = dict(self.values)
@@ -253,7 +248,17 @@ class GemmEmitter:
                     clone = self.add_op(op.clone(value_mapper=mapping))
                     mapping.update(zip(op.results, clone.results))
 
-        self.if_then(self.both(inside), run_epilogue)
+        self.if_then(self.inside_output(row, column), run_epilogue)
+
+    def inside_output(self, row: Index, column: Index) -> SSAValue | None:
+        """Whether (`row`, `column`) is in the output, where the tiles overrun it (None where
+        every tile is whole)."""
+        inside = []
+        if self.size_m % self.block_m:
+            inside.append(self.less(row, self.size_m))
+        if self.size_n % self.block_n:
+            inside.append(self.less(column, self.size_n))
+        return self.both(inside)
 
     def pairable_store(self) -> memref.StoreOp | None:
         """The epilogue's store, if two adjacent columns' results can be stored as one vector
@@ -284,11 +289,6 @@ class GemmEmitter:
                 self.epilogue_at(batch, row, self.add(column, offset), value)
             return
         body = self.gemm.epilogue.block
-        inside = []
-        if self.size_m % self.block_m:
-            inside.append(self.less(row, self.size_m))
-        if self.size_n % self.block_n:
-            inside.append(self.less(column, self.size_n))
 
         def run_epilogues() -> None:
             stored = []
@@ -311,7 +311,7 @@ class GemmEmitter:
             pair = self.add_op(vector_dialect.InsertOp(stored[1], pair, [1])).result
             self.add_op(kernel.VectorStoreOp(pair, mapping[store.memref], indices))
 
-        self.if_then(self.both(inside), run_epilogues)
+        self.if_then(self.inside_output(row, column), run_epilogues)
 
     def place_constants(self) -> None:
         """Puts the constants used anywhere at the start of the kernel."""
