@@ -12,9 +12,9 @@ SwiGLU's `silu(gate(x)) * up(x)` is then computed in [B, S, N] and reshaped to [
 the down projection. Every element is the same, but the round trip through the 3-d shape hides
 from `lower-fused-to-loop` that the down projection's operand is the gate product's element
 at the same (row, column), so the product is not structured and misses the tensor cores. A
-reshape of a map whose inputs all have the map's shape, and which nothing else uses, becomes
-the map of the reshaped inputs; a reshape of a reshape is one reshape of the first input, and
-a reshape to the input's own shape is the input.
+reshape of a map that nothing else uses becomes the map of the reshaped inputs; a reshape of a
+reshape is one reshape of the first input, and a reshape to the input's own shape is the
+input.
 """
 
 from __future__ import annotations
@@ -49,15 +49,12 @@ class FoldReshapeOfReshape(RewritePattern):
 
 class ReshapeMapInputs(RewritePattern):
     """`reshape(map(a, b))` is `map(reshape(a), reshape(b))` where the map has no other use
-    and its inputs have its shape (no broadcasting)."""
+    (a map's inputs have its shape)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: prim.ReshapeOp, rewriter: PatternRewriter) -> None:
         mapped = op.input.owner
         if not isinstance(mapped, prim.MapOp) or mapped.result.uses.get_length() != 1:
-            return
-        shape = mapped.result.type.get_shape()
-        if any(value.type.get_shape() != shape for value in mapped.inputs):
             return
         target = op.result.type.get_shape()
         reshaped = [
