@@ -262,3 +262,28 @@ loop.kernel @k_scaled(%w: memref<72x24xbf16>, %x: memref<3x24xbf16>, %out: memre
     loop.store %s, %out[%i, %j] : memref<3x72xf32>
   }
 }
+
+// -----
+
+// The wgmma tile's width follows the SMs' waves: 4096 x 4096 in 128 x 256 tiles is 512 tiles,
+// 3.9 waves of 132 SMs (97% busy), so it keeps the wide tile; 1024 x 2048 in 128 x 256 tiles
+// is 64 tiles, half the SMs, so it takes 128 x 128 tiles (128 of them).
+
+// CHECK-LABEL: loop.kernel @k_wide(
+// CHECK-SAME:    tile [128, 256, 64], atom wgmma m64n256k16
+// CHECK-LABEL: loop.kernel @k_narrow(
+// CHECK-SAME:    tile [128, 128, 64], atom wgmma m64n128k16
+
+loop.kernel @k_wide(%x: memref<4096x4096xbf16>, %w: memref<4096x4096xbf16>, %out: memref<4096x4096xbf16>) {
+  loop.contract (%i, %j) in [4096, 4096], k in 4096, %acc = sum %x[d0, k] * %w[d1, k] : memref<4096x4096xbf16>, memref<4096x4096xbf16> -> f32 {
+    %y = arith.truncf %acc : f32 to bf16
+    loop.store %y, %out[%i, %j] : memref<4096x4096xbf16>
+  }
+}
+
+loop.kernel @k_narrow(%x: memref<1024x5632xbf16>, %w: memref<2048x5632xbf16>, %out: memref<1024x2048xbf16>) {
+  loop.contract (%i, %j) in [1024, 2048], k in 5632, %acc = sum %x[d0, k] * %w[d1, k] : memref<1024x5632xbf16>, memref<2048x5632xbf16> -> f32 {
+    %y = arith.truncf %acc : f32 to bf16
+    loop.store %y, %out[%i, %j] : memref<1024x2048xbf16>
+  }
+}

@@ -53,6 +53,17 @@ Product()(torch.randn(70, 33, dtype=DT), torch.randn(33, 50, dtype=DT))
         "tile.gemm %input[m, k] * %p_weight[n, k] : memref<130x64xbf16>, memref<72x64xbf16> -> f32 "
         "atom wgmma m64n128k16 tile [128, 128, 64] warps [8, 1] pipeline 4",
     ),
+    "matmul_wgmma_kn_bf16": (
+        """
+class Product(nn.Module):
+    def forward(self, a, b):
+        return torch.matmul(a, b)
+Product()(torch.randn(130, 64, dtype=DT), torch.randn(64, 72, dtype=DT))
+""",
+        "bfloat16",
+        "tile.gemm %a[m, k] * %b[k, n] : memref<130x64xbf16>, memref<64x72xbf16> -> f32 "
+        "atom wgmma m64n128k16 tile [128, 128, 64] warps [8, 1] pipeline 4",
+    ),
     "linear_one_row_bf16": (
         "nn.Linear(64, 48, bias=False).to(DT)(torch.randn(1, 64, dtype=DT))",
         "bfloat16",
