@@ -374,6 +374,20 @@ def gemm_threads(atom: MmaAtom, warps: Sequence[int], warp_size: int) -> int:
     return (len(roles) * 4 if roles else prod(warps)) * warp_size
 
 
+RASTER_GROUP = 8
+"""The rows of tiles a persistent block's tile order walks down before it moves right, unless
+its schedule says otherwise: the blocks running at once then share rows of A and columns of B
+in the L2 cache."""
+
+
+def _verify_raster(atom: MmaAtom, raster: int) -> None:
+    if raster < 0 or (raster and atom.kind != AtomKind.WGMMA):
+        raise VerifyException(
+            f"'raster' orders the tiles of persistent (wgmma) blocks, a positive number of rows "
+            f"of tiles; got {raster} for a {atom} atom"
+        )
+
+
 def _verify_warp_roles(atom: MmaAtom, warps: Sequence[int], roles: Sequence[str]) -> None:
     expected = gemm_warp_roles(atom, warps)
     if tuple(roles) != expected:
@@ -443,7 +457,8 @@ class Schedule:
 
     A wgmma block is warp-specialised: `warp_roles ["producer", "consumer", ...]` names what
     each warp group does (see `gemm_warp_roles`), and the block has the producer's warp group
-    besides the `warps` that multiply."""
+    besides the `warps` that multiply; its blocks are persistent, and `raster N` orders the
+    tiles each takes (N rows of tiles down, then right; RASTER_GROUP when not given)."""
 
     block: tuple[int, int, int]
     loops: tuple[tuple[LoopPath, LoopSchedule], ...]
@@ -461,6 +476,9 @@ class Schedule:
     `pipeline_depth - 1` slices (cp.async) while it multiplies one."""
     warp_roles: tuple[str, ...] = ()
     """What each warp group of a warp-specialised block does (`WarpRole`), in order."""
+    raster: int = 0
+    """A persistent (wgmma) block's tile order: how many rows of tiles it walks down before it
+    moves right (`GemmOp.raster_group`); 0 takes RASTER_GROUP."""
 
     def loop(self, path: LoopPath) -> LoopSchedule:
         return dict(self.loops).get(path, LoopSchedule(Mapping.SERIAL))
@@ -509,9 +527,9 @@ class Schedule:
                 f"got {self.pipeline_depth}"
             )
         if not self.is_contraction:
-            if self.pipeline_depth != 1 or self.warp_roles:
+            if self.pipeline_depth != 1 or self.warp_roles or self.raster:
                 raise VerifyException(
-                    "'pipeline' and 'warp_roles' are part of a contraction's schedule"
+                    "'pipeline', 'warp_roles' and 'raster' are part of a contraction's schedule"
                 )
             return
         if self.loops or self.stages:
@@ -521,6 +539,7 @@ class Schedule:
             )
         verify_gemm_tiling(self.tile_shape, self.mma_atom, self.warps)
         _verify_warp_roles(self.mma_atom, self.warps, self.warp_roles)
+        _verify_raster(self.mma_atom, self.raster)
 
 
 def _print_path(printer: Printer, path: LoopPath) -> None:
@@ -579,6 +598,8 @@ class ScheduleAttr(Data[Schedule]):
                 printer.print_string(", warp_roles [")
                 printer.print_list(schedule.warp_roles, printer.print_string_literal)
                 printer.print_string("]")
+            if schedule.raster:
+                printer.print_string(f", raster {schedule.raster}")
 
     @classmethod
     def parse_parameter(cls, parser: AttrParser) -> Schedule:
@@ -608,12 +629,15 @@ class ScheduleAttr(Data[Schedule]):
                 "atom": lambda: parse_atom(parser),
                 "warps": lambda: tuple(parser.parse_comma_separated_list(square, integer)),
                 "pipeline": integer,
+                "raster": integer,
                 "warp_roles": lambda: tuple(
                     parser.parse_comma_separated_list(square, parser.parse_str_literal)
                 ),
             }
             names = {"stage": "stages", "tile": "tile_shape", "atom": "mma_atom"}
-            names.update(pipeline="pipeline_depth", warps="warps", warp_roles="warp_roles")
+            names.update(
+                pipeline="pipeline_depth", warps="warps", warp_roles="warp_roles", raster="raster"
+            )
 
             def parse_stage() -> Staging:
                 path = _parse_path(parser)
@@ -739,16 +763,30 @@ class KernelOp(KernelSymbolOp):
                 "and only of one"
             )
         if gemm is not None:
-            lowered = (gemm.tile_shape, gemm.mma_atom, gemm.warp_grid, gemm.pipeline_depth)
+            lowered = (
+                gemm.tile_shape,
+                gemm.mma_atom,
+                gemm.warp_grid,
+                gemm.pipeline_depth,
+                gemm.raster_rows,
+            )
             if lowered != (
                 schedule.tile_shape,
                 schedule.mma_atom,
                 schedule.warps,
                 schedule.pipeline_depth,
+                schedule.raster,
             ):
+                fields = [
+                    f"tile {list(gemm.tile_shape)}",
+                    f"atom {gemm.mma_atom}",
+                    f"warps {list(gemm.warp_grid)}",
+                    f"pipeline {gemm.pipeline_depth}",
+                ]
+                if gemm.raster_rows or schedule.raster:
+                    fields.append(f"raster {gemm.raster_rows}")
                 raise VerifyException(
-                    f"the tile.gemm's tile {list(gemm.tile_shape)}, atom {gemm.mma_atom}, warps "
-                    f"{list(gemm.warp_grid)} and pipeline {gemm.pipeline_depth} are not its "
+                    f"the tile.gemm's {', '.join(fields[:-1])} and {fields[-1]} are not its "
                     f"schedule's"
                 )
             return
@@ -1054,6 +1092,7 @@ class GemmOp(IRDLOperation):
     tile = prop_def(DenseArrayBase[I64])
     warps = prop_def(DenseArrayBase[I64])
     pipeline = prop_def(IntAttr)
+    raster = opt_prop_def(IntAttr)
     epilogue = region_def("single_block")
     traits = lazy_traits_def(
         lambda: (
@@ -1075,6 +1114,7 @@ class GemmOp(IRDLOperation):
         warps: Sequence[int],
         pipeline_depth: int,
         epilogue: Region,
+        raster: int = 0,
     ):
         block = epilogue.block
         if block.last_op is None or not block.last_op.has_trait(IsTerminator):
@@ -1089,6 +1129,7 @@ class GemmOp(IRDLOperation):
                 "tile": DenseArrayBase.from_list(i64, list(tile_shape)),
                 "warps": DenseArrayBase.from_list(i64, list(warps)),
                 "pipeline": IntAttr(pipeline_depth),
+                "raster": IntAttr(raster) if raster else None,
             },
         )
 
@@ -1151,6 +1192,17 @@ class GemmOp(IRDLOperation):
     @property
     def pipeline_depth(self) -> int:
         return self.pipeline.data
+
+    @property
+    def raster_rows(self) -> int:
+        """The schedule's `raster` (0: none given)."""
+        return self.raster.data if self.raster is not None else 0
+
+    @property
+    def raster_group(self) -> int:
+        """How many rows of tiles a persistent block's tile order walks down before it moves
+        right: the schedule's `raster`, else RASTER_GROUP."""
+        return self.raster_rows or RASTER_GROUP
 
     def grid(self, target: GpuTarget) -> tuple[int, int, int]:
         """The blocks the tiles take: the N tiles, the M tiles, and the batch (up to the
@@ -1333,6 +1385,7 @@ class GemmOp(IRDLOperation):
                 f"{self.pipeline_depth}"
             )
         warp_m, warp_n = verify_gemm_tiling(self.tile_shape, self.mma_atom, self.warp_grid)
+        _verify_raster(self.mma_atom, self.raster_rows)
         if self.mma_atom.kind == AtomKind.FMA and fma_lane_grid(warp_m, warp_n, target) is None:
             raise VerifyException(
                 f"an fma warp tile of {warp_m}x{warp_n} must split among the "
@@ -1375,8 +1428,11 @@ class GemmOp(IRDLOperation):
         printer.print_attribute(self.accumulator_type)
         printer.print_string(
             f" atom {self.mma_atom} tile [{', '.join(map(str, self.tile_shape))}] warps "
-            f"[{', '.join(map(str, self.warp_grid))}] pipeline {self.pipeline_depth} epilogue("
+            f"[{', '.join(map(str, self.warp_grid))}] pipeline {self.pipeline_depth}"
         )
+        if self.raster is not None:
+            printer.print_string(f" raster {self.raster_rows}")
+        printer.print_string(" epilogue(")
         printer.print_list(self.epilogue.block.args, printer.print_ssa_value)
         printer.print_string(")")
         printer.print_op_attributes(self.attributes, print_keyword=True)
@@ -1414,6 +1470,7 @@ class GemmOp(IRDLOperation):
         warps = parser.parse_comma_separated_list(square, integer)
         parser.parse_keyword("pipeline")
         pipeline_depth = integer()
+        raster = integer() if parser.parse_optional_keyword("raster") is not None else 0
         parser.parse_keyword("epilogue")
         arguments = parser.parse_comma_separated_list(
             parser.Delimiter.PAREN, lambda: parser.parse_argument(expect_type=False)
@@ -1446,6 +1503,7 @@ class GemmOp(IRDLOperation):
             warps,
             pipeline_depth,
             body,
+            raster,
         )
         if attributes is not None:
             op.attributes.update(attributes.data)

@@ -96,7 +96,7 @@ override the heuristic for every loop nest it schedules.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from math import prod
 
 from xdsl.context import Context
@@ -191,6 +191,9 @@ CANDIDATE_TILES = (
 )
 """The block tiles `candidates` offers a contraction, each with every CANDIDATE_PIPELINES."""
 CANDIDATE_PIPELINES = (2, 3, 4)
+CANDIDATE_RASTERS = (0, 4, 16)
+"""The tile orders `candidates` offers a wgmma product: rows of tiles a persistent block walks
+down before it moves right (0: the default, `tile.RASTER_GROUP`)."""
 CANDIDATE_STREAMING_TILES_NK = ((16, 128), (32, 64), (32, 128), (64, 64), (64, 128))
 """The (BN, BK) of the streaming tiles `candidates` offers a product of at most STREAMING_M
 rows, with the heuristic's BM, each with every CANDIDATE_STREAMING_PIPELINES depth that
@@ -572,7 +575,8 @@ def candidates(kernel: loop.KernelOp, target: GpuTarget) -> list[Schedule]:
     (with and without splitting a long reduction across blocks) under every block size of
     CANDIDATE_BLOCKS, every vector width up to 16 bytes of the widest element, and staging
     its re-read rows asynchronously, synchronously or not at all; and for a product tensor
-    cores can take, every CANDIDATE_TILES tile with every CANDIDATE_PIPELINES depth too, and
+    cores can take, every CANDIDATE_TILES tile with every CANDIDATE_PIPELINES depth too (on
+    wgmma: both tile widths, each with the CANDIDATE_RASTERS tile orders), and
     for one of at most STREAMING_M rows the streaming tiles of CANDIDATE_STREAMING_TILES_NK
     with every CANDIDATE_STREAMING_PIPELINES depth; each one lowers."""
     heuristic = choose_schedule(kernel, target)
@@ -585,9 +589,12 @@ def candidates(kernel: loop.KernelOp, target: GpuTarget) -> list[Schedule]:
         if target.has_wgmma:
             for pipeline in CANDIDATE_PIPELINES:
                 for block_n in (WGMMA_TILE[0][1], WGMMA_TILE[0][1] // 2):
-                    schedule = _wgmma_schedule(contract, pipeline, target, block_n)
-                    if _lowers(kernel, schedule):
-                        schedules.setdefault(schedule, None)
+                    for raster in CANDIDATE_RASTERS:
+                        schedule = replace(
+                            _wgmma_schedule(contract, pipeline, target, block_n), raster=raster
+                        )
+                        if _lowers(kernel, schedule):
+                            schedules.setdefault(schedule, None)
         if size_m <= STREAMING_M:
             block_m = _streaming_schedule(contract, target).tile_shape[0]
             tiles += [

@@ -234,6 +234,7 @@ def _contraction_body(
         schedule.warps,
         schedule.pipeline_depth,
         Region(epilogue),
+        schedule.raster,
     )
     gemm.location = contract.location
     body.add_op(gemm)

@@ -25,9 +25,9 @@ swizzle 128>` and the weight's, box [256, 64]: the launch passes the operands ag
       the epilogue of each accumulator element, at its place in the PTX wgmma D layout.
 
 The blocks are persistent, one an SM at most: block x computes tiles x, x + grid, ... of the
-batch's tiles, in groups of RASTER_GROUP rows of tiles (`tile_order`), the K slices of all its
-tiles counted on as one sequence (so the barriers' phases run on, and the producer copies the
-next tile's slices while the consumers run the epilogue of the last).
+batch's tiles, in groups of `raster` rows of tiles (the schedule's, 8 by default; `tile_order`),
+the K slices of all its tiles counted on as one sequence (so the barriers' phases run on, and
+the producer copies the next tile's slices while the consumers run the epilogue of the last).
 A warp group of consumers computes (BM / (WM / 4)) x (BN / WN) of the tile (for warps [WM, WN])
 in 64 x N atoms, each accumulator a `vector<N/2 x f32>`. TMA reads out-of-bounds elements of
 the operands as zeros, so tails add zeros, and the epilogue runs only inside the output.
@@ -59,8 +59,6 @@ PRODUCER_REGISTERS = 24
 issues copies, so the consumers get the rest of the register file."""
 REGISTER_FILE = 65536
 """32-bit registers per SM, which one block of a warp-specialised GEMM has to itself."""
-RASTER_GROUP = 8
-"""Rows of tiles a persistent block's tile order walks down before it moves right."""
 MAX_REGISTERS = 240
 """The most registers per thread setmaxnreg gives a consumer (of the 255 a thread may use,
 a multiple of 8)."""
@@ -179,13 +177,14 @@ class _WgmmaGemmBuilder(GemmEmitter):
         self.add_op(scf.ForOp(block_x, self.index(batches * per_batch), grid_x, [], body))
 
     def tile_order(self, tile: Index, tiles_m: int, tiles_n: int) -> tuple[Index, Index]:
-        """The (M, N) tile of a batch's `tile`-th: column-major within groups of RASTER_GROUP
-        rows of tiles, so that the blocks running at once share rows of A and columns of B in
-        the L2 cache."""
-        group_tiles = RASTER_GROUP * tiles_n
-        first_m = self.mul(self.div(tile, group_tiles), RASTER_GROUP)
+        """The (M, N) tile of a batch's `tile`-th: column-major within groups of the gemm's
+        `raster_group` rows of tiles, so that the blocks running at once share rows of A and
+        columns of B in the L2 cache."""
+        group = self.gemm.raster_group
+        group_tiles = group * tiles_n
+        first_m = self.mul(self.div(tile, group_tiles), group)
         rows_left = self.add_op(arith.SubiOp(self.index(tiles_m), self.index(first_m))).results[0]
-        rows = self.add_op(arith.MinUIOp(rows_left, self.index(RASTER_GROUP))).results[0]
+        rows = self.add_op(arith.MinUIOp(rows_left, self.index(group))).results[0]
         within = self.rem(tile, group_tiles)
         return self.add(first_m, self.rem(within, rows)), self.div(within, rows)
 

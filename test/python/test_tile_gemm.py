@@ -80,6 +80,8 @@ class Gemm:
     warps: tuple[int, int] = (2, 2)
     pipeline: int = 3
     atom: str = "mma_sync m16n8k16"
+    raster: int = 0
+    """A wgmma gemm's tile order (rows of tiles down, then right); 0 leaves the default."""
     seed: int = field(default=0, compare=False)
 
     @property
@@ -115,6 +117,7 @@ class Gemm:
         else:
             body = f"      memref.store %acc, %y[{point}] : {y}"
         block_m, block_n, block_k = self.tile
+        raster = f" raster {self.raster}" if self.raster else ""
         grid = [-(-self.n // block_n), -(-self.m // block_m), prod(self.batch)]
         if self.atom.startswith("wgmma"):  # persistent blocks, one an SM (132) at most
             grid = [min(prod(grid), 132), 1, 1]
@@ -126,7 +129,7 @@ class Gemm:
         return f"""
 tile.kernel @gemm({args}, %y: {y}) grid {grid} block [{threads}, 1, 1] {{
   tile.gemm %a[{a_map}] * %b[{b_map}] : {a}, {b} -> f32 atom {self.atom}
-      tile {list(self.tile)} warps {list(self.warps)} pipeline {self.pipeline}
+      tile {list(self.tile)} warps {list(self.warps)} pipeline {self.pipeline}{raster}
       epilogue({point}, %acc) {{
 {body}
   }}
@@ -278,6 +281,11 @@ EMULATED = {
         for name, atom, shape in (
             ("128x64x192-ring-wraps", "wgmma m64n64k16", dict(m=128, n=64, k=192, pipeline=2)),
             ("tails-150x72x136", "wgmma m64n64k16", dict(m=150, n=72, k=136, pipeline=2)),
+            (
+                "raster-3-of-4-rows-of-tiles",
+                "wgmma m64n64k16",
+                dict(m=256, n=128, k=64, tile=(64, 64, 64), warps=(4, 1), pipeline=2, raster=3),
+            ),
             (
                 "one-consumer-one-stage",
                 "wgmma m64n128k16",

@@ -242,7 +242,7 @@ tile.kernel @schedule_vector(%x: memref<4xf32>) grid [1, 1, 1] block [32, 1, 1] 
 
 // -----
 
-// expected-error @+1 {{'pipeline' and 'warp_roles' are part of a contraction's schedule}}
+// expected-error @+1 {{'pipeline', 'warp_roles' and 'raster' are part of a contraction's schedule}}
 tile.kernel @schedule_pipeline_alone(%x: memref<4xf32>) grid [1, 1, 1] block [32, 1, 1] attributes {tile.schedule = #tile.schedule<block [32, 1, 1], loops [], pipeline 3>} {
 }
 
@@ -290,7 +290,7 @@ tile.kernel @schedule_stage(%x: memref<4xf32>) grid [1, 1, 1] block [32, 1, 1] a
 
 // -----
 
-// expected-error @+1 {{expected one of stage, tile, atom, warps, pipeline, warp_roles, each at most once}}
+// expected-error @+1 {{expected one of stage, tile, atom, warps, pipeline, raster, warp_roles, each at most once}}
 tile.kernel @schedule_keyword(%x: memref<4xf32>) grid [1, 1, 1] block [32, 1, 1] attributes {tile.schedule = #tile.schedule<block [32, 1, 1], loops [], tiles [64, 64]>} {
 }
 
@@ -644,5 +644,20 @@ tile.kernel @gemm_fma_rows_of_partial_panels(%a: memref<32x40xf32>, %b: memref<3
   // expected-error @+1 {{lhs's tile is stored in shared memory by its last dimension k, 160 bytes a row, which must be at most 128 bytes or whole panels of 128}}
   tile.gemm %a[m, k] * %b[n, k] : memref<32x40xf32>, memref<32x40xf32> -> f32 atom fma tile [32, 32, 40] warps [1, 1] pipeline 1 epilogue(%m, %n, %acc) {
     memref.store %acc, %y[%m, %n] : memref<32x32xf32>
+  }
+}
+
+// -----
+
+// expected-error @+1 {{'raster' orders the tiles of persistent (wgmma) blocks, a positive number of rows of tiles; got 4 for a mma_sync m16n8k16 atom}}
+tile.kernel @schedule_raster_without_wgmma(%x: memref<4xf32>) grid [1, 1, 1] block [128, 1, 1] attributes {tile.schedule = #tile.schedule<block [128, 1, 1], loops [], tile [64, 64, 32], atom mma_sync m16n8k16, warps [2, 2], raster 4>} {
+}
+
+// -----
+
+tile.kernel @gemm_raster_without_wgmma(%a: memref<64x64xbf16>, %b: memref<64x64xbf16>, %y: memref<64x64xf32>) grid [1, 1, 1] block [128, 1, 1] {
+  // expected-error @+1 {{'raster' orders the tiles of persistent (wgmma) blocks, a positive number of rows of tiles; got 2 for a mma_sync m16n8k16 atom}}
+  tile.gemm %a[m, k] * %b[n, k] : memref<64x64xbf16>, memref<64x64xbf16> -> f32 atom mma_sync m16n8k16 tile [64, 64, 32] warps [2, 2] pipeline 2 raster 2 epilogue(%m, %n, %acc) {
+    memref.store %acc, %y[%m, %n] : memref<64x64xf32>
   }
 }

@@ -121,12 +121,13 @@ tile.kernel @batched(%a: memref<2x3x32x64xf16>, %w: memref<32x256xf16>, %y: memr
 
 // The other atoms: wgmma for warp groups of 4 warps along M (sm_90a), whose block has a producer
 // warp group besides (TMA copies K-major slices of 64 bf16, one 128-byte swizzled row; the
-// blocks are persistent), and fma, which also multiplies f32.
+// blocks are persistent, taking the tiles 4 rows of tiles down at a time: raster 4), and fma,
+// which also multiplies f32.
 
 // CHECK-LABEL: tile.kernel @wgmma(
-// CHECK:         tile.gemm {{.*}} atom wgmma m64n128k16 tile [128, 128, 64] warps [8, 1] pipeline 2
+// CHECK:         tile.gemm {{.*}} atom wgmma m64n128k16 tile [128, 128, 64] warps [8, 1] pipeline 2 raster 4 epilogue
 tile.kernel @wgmma(%a: memref<256x64xbf16>, %b: memref<128x64xbf16>, %y: memref<256x128xf32>) grid [2, 1, 1] block [384, 1, 1] {
-  tile.gemm %a[m, k] * %b[n, k] : memref<256x64xbf16>, memref<128x64xbf16> -> f32 atom wgmma m64n128k16 tile [128, 128, 64] warps [8, 1] pipeline 2 epilogue(%m, %n, %acc) {
+  tile.gemm %a[m, k] * %b[n, k] : memref<256x64xbf16>, memref<128x64xbf16> -> f32 atom wgmma m64n128k16 tile [128, 128, 64] warps [8, 1] pipeline 2 raster 4 epilogue(%m, %n, %acc) {
     memref.store %acc, %y[%m, %n] : memref<256x128xf32>
   }
 }
