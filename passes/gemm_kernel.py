@@ -758,41 +758,32 @@ class _Tf32MmaSyncGemmBuilder(_MmaSyncGemmBuilder):
 
     def fragments(self, stage: Index, k0: int) -> tuple[list[SSAValue], list[SSAValue]]:
         atoms_m, atoms_n = self.warp_m // self.atom_m, self.warp_n // self.atom_n
+        rows, ks = self.fragment_rows, self.fragment_ks
         a = []
         for atom in range(atoms_m):
             m0 = self.add(self.warp_row, atom * self.atom_m)
-            a.append(
-                self.vector_of(
-                    [
-                        self.shared_element(
-                            self.a_tiles,
-                            self.shared_a,
-                            stage,
-                            (m0, self.fragment_rows[i % 2]),
-                            (k0, self.fragment_ks[i // 2]),
-                        )
-                        for i in range(4)
-                    ]
-                )
-            )
+            places = [((m0, rows[i % 2]), ks[i // 2]) for i in range(4)]
+            a.append(self.fragment(self.a_tiles, self.shared_a, stage, k0, places))
         b = []
         for atom in range(atoms_n):
             n0 = self.add(self.warp_column, atom * self.atom_n)
-            b.append(
-                self.vector_of(
-                    [
-                        self.shared_element(
-                            self.b_tiles,
-                            self.shared_b,
-                            stage,
-                            (n0, self.group),
-                            (k0, self.fragment_ks[i]),
-                        )
-                        for i in range(2)
-                    ]
-                )
-            )
+            places = [((n0, self.group), ks[i]) for i in range(2)]
+            b.append(self.fragment(self.b_tiles, self.shared_b, stage, k0, places))
         return a, b
+
+    def fragment(
+        self,
+        tiles: _OperandTiles,
+        shared: SSAValue,
+        stage: Index,
+        k0: int,
+        places: Sequence[tuple[tuple[Index, Index], Index]],
+    ) -> SSAValue:
+        """The fragment of the elements at `places`: each a row (a base and the lane's offset)
+        of the operand's tile and a K offset from `k0`."""
+        return self.vector_of(
+            [self.shared_element(tiles, shared, stage, row, (k0, k)) for row, k in places]
+        )
 
     def mma(self, a: SSAValue, b: SSAValue, c: SSAValue) -> SSAValue:
         return self.add_op(kernel.MmaSyncOp(kernel.MmaShape.M16N8K8, a, b, c, tf32=True)).result
