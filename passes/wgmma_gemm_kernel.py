@@ -57,11 +57,9 @@ WARPGROUP_WARPS = 4
 PRODUCER_REGISTERS = 24
 """The registers per thread the producer warp group keeps (setmaxnreg's least): it only
 issues copies, so the consumers get the rest of the register file."""
-REGISTER_FILE = 65536
-"""32-bit registers per SM, which one block of a warp-specialised GEMM has to itself."""
 MAX_REGISTERS = 240
 """The most registers per thread setmaxnreg gives a consumer (of the 255 a thread may use,
-a multiple of 8)."""
+a multiple of 8, as CUTLASS's warp-specialised kernels give theirs)."""
 
 
 class _WgmmaGemmBuilder(GemmEmitter):
@@ -133,7 +131,8 @@ class _WgmmaGemmBuilder(GemmEmitter):
     def consumer(self, warpgroup: SSAValue) -> None:
         """Warp groups 1 on: each multiplies its part of the tile and runs its epilogue."""
         if self.consumers > 1:
-            spare = REGISTER_FILE - PRODUCER_REGISTERS * self.warpgroup_threads
+            # One block has the SM's register file to itself (its shared memory sees to it).
+            spare = self.target.registers_per_sm - PRODUCER_REGISTERS * self.warpgroup_threads
             share = spare // (self.consumers * self.warpgroup_threads) // 8 * 8
             self.add_op(kernel.SetmaxnregOp("inc", min(MAX_REGISTERS, share)))
         group = self.add_op(arith.SubiOp(warpgroup, self.index(1))).results[0]
