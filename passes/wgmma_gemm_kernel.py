@@ -131,7 +131,8 @@ class _WgmmaGemmBuilder(GemmEmitter):
     def consumer(self, warpgroup: SSAValue) -> None:
         """Warp groups 1 on: each multiplies its part of the tile and runs its epilogue."""
         if self.consumers > 1:
-            # One block has the SM's register file to itself (its shared memory sees to it).
+            # A block of T threads claims the whole register file at launch (nvcc caps a thread
+            # at file / T under __launch_bounds__(T, 1)); setmaxnreg moves it between groups.
             spare = self.target.registers_per_sm - PRODUCER_REGISTERS * self.warpgroup_threads
             share = spare // (self.consumers * self.warpgroup_threads) // 8 * 8
             self.add_op(kernel.SetmaxnregOp("inc", min(MAX_REGISTERS, share)))
