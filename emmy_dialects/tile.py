@@ -129,7 +129,14 @@ from emmy.dialects.access import parse_memref_type
 from emmy.dialects.dtypes import element_bytes
 from emmy.dialects.effects import ReadsOperand, WritesSharedMemory, written_values
 from emmy.dialects.for_op import ForOpBase, Reduction
-from emmy.dialects.kernel import verify_block_shape, verify_grid_shape
+from emmy.dialects.kernel import (
+    TMA_MAX_BOX,
+    WGMMA_MAX_N,
+    WGMMA_N_STEP,
+    WGMMA_ROW_BYTES,
+    verify_block_shape,
+    verify_grid_shape,
+)
 from emmy.dialects.launch import KernelSymbolOp, LaunchOpBase, parse_shape, print_shape
 from emmy.dialects.target import GpuTarget, target_of
 
@@ -232,7 +239,7 @@ class AtomKind(StrEnum):
     FMA = "fma"
 
 
-WGMMA_N = range(8, 257, 8)
+WGMMA_N = range(WGMMA_N_STEP, WGMMA_MAX_N + 1, WGMMA_N_STEP)
 MMA_SYNC_SHAPE = (16, 8, 16)
 """The mma_sync atom of f16 and bf16 operands."""
 TF32_MMA_SYNC_SHAPE = (16, 8, 8)
@@ -1039,13 +1046,6 @@ def gemm_dim_name(position: int, batch_rank: int) -> str:
     return f"b{position}" if position < batch_rank else GEMM_DIMS[position - batch_rank]
 
 
-WGMMA_ROW_BYTES = 128
-"""A wgmma tile's rows in shared memory, 128 bytes swizzled: one a row of a K-major tile,
-or 64 columns of one K row of an N-major rhs."""
-
-TMA_BOX_LIMIT = 256
-"""The most elements a TMA box spans along each dimension."""
-
 SHARED_ROW_BYTES = (32, 64)
 """Widths of a shared tile's rows, besides multiples of 128 bytes, whose swizzle keeps the 8
 rows an ldmatrix reads in 8 different 16-byte bank groups."""
@@ -1368,9 +1368,9 @@ class GemmOp(IRDLOperation):
                     f"TMA copies rows of whole 16 bytes: {what}'s rows of "
                     f"{operand.type.get_shape()[-1]} elements are not"
                 )
-            if rows > TMA_BOX_LIMIT:
+            if rows > TMA_MAX_BOX:
                 raise VerifyException(
-                    f"a TMA box has at most {TMA_BOX_LIMIT} rows: {what}'s tile has {rows}"
+                    f"a TMA box has at most {TMA_MAX_BOX} rows: {what}'s tile has {rows}"
                 )
 
     def verify_(self) -> None:

@@ -82,7 +82,7 @@ class _WgmmaGemmBuilder(GemmEmitter):
         self.group_n = self.block_n // self.warps_n
         self.slices = -(-self.size_k // self.block_k)
         self.b_n_major = gemm.rhs_n_contiguous
-        self.panel = tile.WGMMA_ROW_BYTES // self.element_bytes
+        self.panel = kernel.WGMMA_ROW_BYTES // self.element_bytes
 
     def build(self) -> None:
         stages = self.stages
@@ -93,7 +93,7 @@ class _WgmmaGemmBuilder(GemmEmitter):
         else:
             b_shape = [stages, self.block_n, self.block_k]
         b_type = kernel.shared_memref(b_shape, self.element)
-        swizzle = kernel.SwizzleAttr(tile.WGMMA_ROW_BYTES)
+        swizzle = kernel.SwizzleAttr(kernel.WGMMA_ROW_BYTES)
         self.shared_a = self.named(kernel.DynamicSharedOp(0, a_type, swizzle), "a_tiles")
         b_offset = stages * self.block_m * row_bytes
         self.shared_b = self.named(kernel.DynamicSharedOp(b_offset, b_type, swizzle), "b_tiles")
@@ -326,9 +326,9 @@ def tensor_map_types(gemm: tile.GemmOp) -> list[kernel.TensorMapType]:
     rhs_extents = dict(extents)
     if gemm.rhs_n_contiguous:
         element_bytes = kernel.element_bytes(gemm.rhs.type.get_element_type())
-        rhs_extents[batch_rank + 1] = tile.WGMMA_ROW_BYTES // element_bytes
+        rhs_extents[batch_rank + 1] = kernel.WGMMA_ROW_BYTES // element_bytes
     return [
-        kernel.TensorMapType(operand.type, [box.get(d, 1) for d in dims], tile.WGMMA_ROW_BYTES)
+        kernel.TensorMapType(operand.type, [box.get(d, 1) for d in dims], kernel.WGMMA_ROW_BYTES)
         for operand, dims, box in (
             (gemm.lhs, gemm.lhs_dims, extents),
             (gemm.rhs, gemm.rhs_dims, rhs_extents),
