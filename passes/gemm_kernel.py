@@ -49,6 +49,7 @@ f32 operands (torch's float32 matmul precision) take the same shared K slices an
 
 from __future__ import annotations
 
+import functools
 import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -260,6 +261,7 @@ class GemmEmitter:
             inside.append(self.less(column, self.size_n))
         return self.both(inside)
 
+    @functools.cached_property
     def pairable_store(self) -> memref.StoreOp | None:
         """The epilogue's store, if two adjacent columns' results can be stored as one vector
         of 2: the epilogue ends in its one store, at index `n` along the last dimension of a
@@ -283,7 +285,7 @@ class GemmEmitter:
         """The epilogue of the accumulator elements of columns `column` (even) and `column + 1`
         of a row: one 2-element vector store where the epilogue allows (`pairable_store`),
         else each element's own."""
-        store = self.pairable_store()
+        store = self.pairable_store
         if store is None:
             for offset, value in enumerate(values):
                 self.epilogue_at(batch, row, self.add(column, offset), value)

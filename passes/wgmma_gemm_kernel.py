@@ -219,17 +219,15 @@ class _WgmmaGemmBuilder(GemmEmitter):
             def wait_until_released() -> None:
                 self.add_op(kernel.MbarrierWaitOp(self.empty, stage_value, previous))
 
-            self.if_then(
-                self.less(self.stages - 1, self.index(self.add(first, k_slice))),
-                wait_until_released,
-            )
+            self.if_then(self.less(0, rounds), wait_until_released)
             self.add_op(kernel.MbarrierArriveExpectTxOp(self.full, stage_value, box_bytes))
             k_start = self.mul(k_slice, self.block_k)
             starts = {self.m_dim: tile_row, self.n_dim: tile_column, self.k_dim: k_start}
             self.copy_box(self.a_map, self.gemm.lhs_dims, self.shared_a, batch, starts, stage)
             if not self.b_n_major:
                 self.copy_box(self.b_map, self.gemm.rhs_dims, self.shared_b, batch, starts, stage)
-            for panel in range(self.block_n // self.panel if self.b_n_major else 0):
+                return []
+            for panel in range(self.block_n // self.panel):
                 starts[self.n_dim] = self.add(tile_column, panel * self.panel)
                 self.copy_box(
                     self.b_map, self.gemm.rhs_dims, self.shared_b, batch, starts, stage, panel
