@@ -42,9 +42,9 @@ class FoldReshapeOfReshape(RewritePattern):
     def match_and_rewrite(self, op: prim.ReshapeOp, rewriter: PatternRewriter) -> None:
         source = op.input
         if source.type == op.result.type:
-            rewriter.replace_op(op, [], [source])
+            rewriter.replace(op, [], [source])
         elif isinstance(source.owner, prim.ReshapeOp):
-            rewriter.replace_op(op, prim.ReshapeOp(source.owner.input, op.result.type))
+            rewriter.replace(op, prim.ReshapeOp(source.owner.input, op.result.type))
 
 
 class ReshapeMapInputs(RewritePattern):
@@ -63,11 +63,11 @@ class ReshapeMapInputs(RewritePattern):
         ]
         for reshape in reshaped:
             reshape.location = op.location
-        rewriter.insert_op(reshaped)
+        rewriter.insert(reshaped)
         result = prim.MapOp([r.result for r in reshaped], op.result.type, mapped.body.clone())
         result.location = mapped.location  # kernel names come from it
-        rewriter.replace_op(op, result)
-        rewriter.erase_op(mapped)
+        rewriter.replace(op, result)
+        rewriter.erase(mapped)
 
 
 @dataclass(frozen=True)

@@ -149,13 +149,19 @@ def _is_cast(op: Operation) -> bool:
     return len(body) == 1 and isinstance(body[0], arith.ExtFOp | arith.TruncFOp)
 
 
+def _widening_cast(op: Operation) -> bool:
+    return _is_cast(op) and _widens(op)
+
+
 def staged_operand(operand: SSAValue) -> SSAValue | None:
     """The value a contraction's operand must be read from memory as, if it is computed by
-    more than a layout of loaded values: the operand below its trailing casts, when the cheap
-    ops that make it do arithmetic (a normalization's scaling, a rotation), not only views and
-    casts. A tile of tensor cores reads its operands' tiles from memory, each many times."""
+    more than a layout of loaded values: the operand below its trailing widening casts, when
+    the cheap ops that make it do arithmetic (a normalization's scaling, a rotation), not
+    only views and casts. A tile of tensor cores reads its operands' tiles from memory, each
+    many times, and takes them in the narrow type they are stored in: a computed value
+    rounded to 16 bits (attention's probabilities) is staged rounded."""
     value = operand
-    while is_cheap(value.owner) and _is_cast(value.owner):
+    while is_cheap(value.owner) and _widening_cast(value.owner):
         value = value.owner.inputs[0]
     stack, seen = [value], set()
     while stack:

@@ -37,7 +37,8 @@ at the epilogue's index (the epilogue is built as above, from the outputs backwa
 
 That takes all of these (`_structured_contraction`); otherwise the product is a scalar
 reduction `loop.for` over k per output element, as any other reduction:
-- the kernel holds one `prim.contract`, and its outputs all have one shape;
+- the kernel holds one `prim.contract`, and its outputs all have one shape (but see the
+  permuted space below);
 - an iteration space [batch.., m, n] in which the product's element that each output
   element reads is known: the outputs' shape, of rank >= 2, where the outputs read the
   product through elementwise ops and views at one element each (nn.Linear on a 3-d input:
@@ -45,8 +46,12 @@ reduction `loop.for` over k per output element, as any other reduction:
   [B, S, N]); or, where they read it through elementwise ops and reshapes only, so at the
   same row-major position, the product's own shape (a [B*S, K] input stored as [B, S, N]:
   the epilogue stores at the row-major position; a matrix-vector product) or the lhs
-  input's with n in place of k (a [B, S, K] input whose product is stored as [B*S, N]).
-  A product transposed or sliced on the way to an output has none;
+  input's with n in place of k (a [B, S, K] input whose product is stored as [B*S, N]);
+  or, where each output reads it through elementwise ops, permutes and reshapes, one
+  element per element, the product's own shape, the epilogue storing each element where
+  the views carry it (attention's [B, H, S, D] output transposed back and merged to
+  [B*S, H*D]; outputs of any shapes). A product sliced or broadcast on the way to an
+  output has none;
 - in that space each operand is a kernel input read in place: through views that index it
   at iteration dims (permutes, broadcasts, reshapes that split or merge dims to match the
   space) and at most one elementwise `arith.extf` to the product's element type. Not a
@@ -224,9 +229,7 @@ class _KernelBodyBuilder:
         self.scopes.append(_Scope(epilogue.block))
         self.given[product.result] = accumulator
         for value, buffer in outputs:
-            output_index = tuple(index)
-            if (output_shape := tuple(value.type.get_shape())) != tuple(shape):
-                output_index = prim.reshape_source_index(output_shape, shape, index, self)
+            output_index = contraction.store_index(value, tuple(index), self)
             scalar = self.element(value, output_index)
             self.scopes[-1].insert(loop.StoreOp(scalar, buffer, output_index))
         del self.scopes[1:]
@@ -502,6 +505,18 @@ class _StructuredContraction:
     lhs_dims: tuple[loop.IterationDim, ...]
     rhs: SSAValue
     rhs_dims: tuple[loop.IterationDim, ...]
+    store_views: dict[SSAValue, tuple[Operation, ...]] | None = None
+    """Where the space is the product's own shape and an output permutes it: for each output,
+    the permutes and reshapes from the product to it, which carry the epilogue's index to the
+    output's."""
+
+    def store_index(self, output: SSAValue, index: tuple, algebra: prim.IndexAlgebra) -> tuple:
+        """The index of `output` that the epilogue at `index` stores."""
+        if self.store_views is not None:
+            return _forward_index(self.store_views[output], index, algebra)
+        if (shape := tuple(output.type.get_shape())) != self.space:
+            return prim.reshape_source_index(shape, self.space, index, algebra)
+        return index
 
 
 def _is_widening(op: Operation, element_type) -> bool:
@@ -603,6 +618,66 @@ def _operand_dims(
     return value, dims
 
 
+def _store_views(product: prim.ContractOp, output: SSAValue) -> tuple[Operation, ...] | None:
+    """The permutes and reshapes from the product to `output`, where `output` reads it
+    through those and elementwise ops only (attention's output transposed back to [B, S, H,
+    D] and merged to [B*S, H*D]); None otherwise. Where an elementwise op reads the product
+    along two paths, this follows one; `_product_index` checks that both read one element."""
+    depends = _depending_on(product)
+    views: list[Operation] = []
+    value = output
+    while value is not product.result:
+        op = value.owner
+        if isinstance(op, prim.PermuteOp | prim.ReshapeOp):
+            views.append(op)
+            value = op.input
+        elif isinstance(prim.fusion_class(op), prim.Elementwise):
+            dependent = [v for v in op.operands if v in depends]
+            if not dependent:
+                return None
+            value = dependent[0]
+        else:
+            return None
+    return tuple(reversed(views))
+
+
+def _forward_index(views: Sequence[Operation], index: tuple, algebra: prim.IndexAlgebra) -> tuple:
+    """The index that the element at `index` of the first view's input has after `views`."""
+    for view in views:
+        if isinstance(view, prim.PermuteOp):
+            index = tuple(index[d] for d in view.permutation)
+        else:
+            source = tuple(view.input.type.get_shape())
+            result = tuple(view.result.type.get_shape())
+            index = prim.reshape_source_index(result, source, index, algebra)
+    return index
+
+
+def _permuted_space(
+    product: prim.ContractOp, outputs: Sequence[SSAValue], algebra: _IterationIndices
+) -> dict[SSAValue, tuple[Operation, ...]] | None:
+    """Each output's views from the product, where the product's own shape is an iteration
+    space whose epilogue stores each output at its views' image of the index: every output
+    reads the product, at that index, through elementwise ops, permutes and reshapes."""
+    shape = product.result.type.get_shape()
+    identity = tuple(map(algebra.dim, range(len(shape))))
+    chains: dict[SSAValue, tuple[Operation, ...]] = {}
+    for output in outputs:
+        views = _store_views(product, output)
+        if views is None or not any(isinstance(v, prim.PermuteOp) for v in views):
+            return None
+        try:
+            stored = _forward_index(views, identity, algebra)
+            read = _product_index(product, [output], stored, algebra)
+            dims = [algebra.iteration_dim(form, n) for form, n in zip(read, shape)]
+        except _NotStructured:
+            return None
+        if any(d not in (None, i) for i, d in enumerate(dims)):
+            return None
+        chains[output] = views
+    return chains
+
+
 def _lhs_space(product: prim.ContractOp, element_type) -> tuple[int, ...] | None:
     """The lhs input's dims with n in place of its last, k: the iteration space that reads
     a [B, S, K] input reshaped to a [B*S, K] lhs in place; None where that is no reshape of
@@ -627,22 +702,30 @@ def _structured_contraction(kernel: fused.KernelOp) -> _StructuredContraction | 
     terminator = block.last_op
     assert isinstance(terminator, fused.YieldOp)
     outputs = terminator.arguments
-    shapes = {tuple(v.type.get_shape()) for v in outputs}
-    if len(products) != 1 or len(shapes) != 1:
+    if len(products) != 1:
         return None
     (product,) = products
-    (shape,) = shapes
     extent = product.lhs.type.get_shape()[-1]
     element_type = product.result.type.get_element_type()
+    product_shape = tuple(product.result.type.get_shape())
+    product_algebra = _IterationIndices((*product_shape, extent))
+    store_views = _permuted_space(product, outputs, product_algebra)
+    shapes = {tuple(v.type.get_shape()) for v in outputs}
+    if store_views is None and len(shapes) != 1:
+        return None
+    # (space, the product's index there, the outputs' views from it where they permute it)
+    spaces: list[tuple[tuple[int, ...], tuple[_Affine, ...], dict | None]] = []
+    if store_views is not None:
+        identity = tuple(map(product_algebra.dim, range(len(product_shape))))
+        spaces.append((product_shape, identity, store_views))
+    (shape, *_) = shapes
     algebra = _IterationIndices((*shape, extent))
-    spaces: list[tuple[tuple[int, ...], tuple[_Affine, ...]]] = []
     try:
         index = tuple(map(algebra.dim, range(len(shape))))
-        if len(shape) >= 2:
-            spaces.append((shape, _product_index(product, outputs, index, algebra)))
+        if len(shape) >= 2 and len(shapes) == 1:
+            spaces.append((shape, _product_index(product, outputs, index, algebra), None))
     except _NotStructured:
         pass
-    product_shape = tuple(product.result.type.get_shape())
     if _reshaped_product(product):
         # The outputs are the product reshaped, so a reshape of the product is an iteration
         # space too, in which the epilogue stores at the same row-major position: the
@@ -658,8 +741,8 @@ def _structured_contraction(kernel: fused.KernelOp) -> _StructuredContraction | 
                 read = prim.reshape_source_index(product_shape, space, index, space_algebra)
             except _NotStructured:
                 continue
-            spaces.append((space, read))
-    for space, (*batch, m, n) in spaces:
+            spaces.append((space, read, None))
+    for space, (*batch, m, n), views in spaces:
         algebra = _IterationIndices((*space, extent))
         rank = len(space)
         k = algebra.dim(rank)
@@ -670,7 +753,7 @@ def _structured_contraction(kernel: fused.KernelOp) -> _StructuredContraction | 
             continue
         if rank in lhs_dims and rank - 1 not in lhs_dims and rank in rhs_dims:
             if rank - 2 not in rhs_dims:
-                return _StructuredContraction(product, space, lhs, lhs_dims, rhs, rhs_dims)
+                return _StructuredContraction(product, space, lhs, lhs_dims, rhs, rhs_dims, views)
     return None
 
 

@@ -25,6 +25,7 @@ from emmy.passes.decompose_torch import (
     TorchOpDecomposition,
     Unsupported,
     compute_type,
+    is_16_bit_float,
     is_float,
     splat_value,
 )
@@ -444,6 +445,12 @@ class SdpaToPrims(TorchOpDecomposition):
 
         masked = build.map(operands, shape, t.element_type_of(scores), masked_scores)
         probabilities = softmax(build, masked, rank - 1, t.element_type_of(scores))
+        # 16-bit attention multiplies probabilities rounded to the value's type, as the
+        # flash and memory-efficient kernels eager runs do: a 16-bit product is one that
+        # tensor cores take, and the rounding errs by far less than 16-bit inputs already do.
+        value_type = t.element_type_of(op.value)
+        if is_16_bit_float(value_type):
+            probabilities = build.widen(build.convert(probabilities, value_type))
         out = build.contract(probabilities, build.widen(op.value))
         return build.convert(out, t.element_type_of(op.result))
 

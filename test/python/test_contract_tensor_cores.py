@@ -104,6 +104,46 @@ def test_product_compiles_to_tensor_cores_for_sm_90a(name: str, tmp_path) -> Non
     nvcc_compile(cuda, tmp_path)
 
 
+ATTENTION = """
+class Attention(nn.Module):
+    def forward(self, q, k, v):
+        b, s, h, d = q.shape
+        q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return y.transpose(1, 2).reshape(b, s, h * d)
+Attention()(torch.randn(1, 136, 2, 128, dtype=DT), torch.randn(1, 136, 2, 128, dtype=DT),
+            torch.randn(1, 136, 2, 128, dtype=DT))
+"""
+"""Attention between [B, S, H, D] projections, as a decoder layer has it: 136 positions (a tail
+of 8 rows past one 128-row tile, rows of 272 bytes that TMA takes)."""
+
+
+def test_attention_products_run_on_wgmma_reading_and_storing_in_place() -> None:
+    """Both products are wgmma tile.gemms: the scores read q and k through their transposes,
+    the probabilities are staged in bf16, and their product with v reads v in place and
+    stores each element transposed back and merged to [B, S, H*D] (no transpose kernel)."""
+    program = load_program(with_dtype(ATTENTION, "bfloat16"), "<source>")
+    tile_ir = str(lower(program.to_torch_ir(), "tile"))
+    assert tile_ir.count("tile.gemm") == 2, tile_ir
+    assert tile_ir.count("-> f32 atom wgmma") == 2, tile_ir
+    assert "tile.gemm %q[b0, m, b1, k] * %k[b0, n, b1, k]" in tile_ir, tile_ir
+    assert "memref<1x2x136x136xbf16>, memref<1x136x2x128xbf16> -> f32 atom wgmma" in tile_ir
+    assert "memref<1x136x256xbf16>" in tile_ir, tile_ir
+    reports = check_levels(program, program.to_torch_ir(), EXECUTABLE_LEVELS, seed=5)
+    failed = [r for r in reports if not r.passed]
+    assert not failed, "first level to disagree with eager: " + ", ".join(
+        f"{r.level} (max abs {r.max_abs_error:.3g})" for r in failed
+    )
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH")
+def test_attention_products_compile_for_sm_90a(tmp_path) -> None:
+    program = load_program(with_dtype(ATTENTION, "bfloat16"), "<source>")
+    cuda = print_cuda(lower(program.to_torch_ir(), "kernel"))
+    assert cuda.count("wgmma.mma_async.sync.aligned") >= 2
+    nvcc_compile(cuda, tmp_path)
+
+
 # ---- f32: the atom follows torch.get_float32_matmul_precision() ------------------------------
 
 F32_PROGRAMS: dict[str, tuple[str, str, str]] = {

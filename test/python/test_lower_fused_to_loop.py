@@ -64,6 +64,8 @@ REFERENCES = {
         lambda x, w, b: [gelu_tanh(x @ w + b), x @ w + b],
         lambda x, w: [(2 * x) @ w],
         lambda a, b: [(a @ b).T],
+        lambda p, v: [(p @ v.transpose(0, 2, 1, 3)).transpose(0, 2, 1, 3).reshape(8, 24)],
+        lambda a, b: [(a @ b).T[1::2]],
     ],
 }
 

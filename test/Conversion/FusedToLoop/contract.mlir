@@ -304,15 +304,15 @@ func.func @forward(%x: tensor<3x8xf32>, %w: tensor<8x4xf32>) -> tensor<3x4xf32> 
 
 // -----
 
-// Falls back to a scalar reduction: the output is the transposed product.
+// A transposed product stays structured: the epilogue stores each element at its image
+// under the permute.
 
 // CHECK-LABEL: loop.kernel @k_matmul_transpose(
 // CHECK-SAME:    %[[X:[a-z0-9_]+]]: memref<5x6xf32>, %[[W:[a-z0-9_]+]]: memref<6x4xf32>, %[[OUT:[a-z0-9_]+]]: memref<4x5xf32>) {
-// CHECK-NEXT:    loop.for %[[I:.*]] in 0 to 4 {
-// CHECK-NEXT:      loop.for %[[J:.*]] in 0 to 5 {
-// CHECK-NEXT:        %[[SUM:.*]] = loop.for %[[K:.*]] in 0 to 6 reduce add init 0.0 : f32 {
-// CHECK-NEXT:          %[[XV:.*]] = loop.load %[[X]][%[[J]], %[[K]]] : memref<5x6xf32>
-// CHECK-NEXT:          %[[WV:.*]] = loop.load %[[W]][%[[K]], %[[I]]] : memref<6x4xf32>
+// CHECK-NEXT:    loop.contract (%[[I:.*]], %[[J:.*]]) in [5, 4], k in 6, %[[ACC:.*]] = sum %[[X]][d0, k] * %[[W]][k, d1] : memref<5x6xf32>, memref<6x4xf32> -> f32 {
+// CHECK-NEXT:      loop.store %[[ACC]], %[[OUT]][%[[J]], %[[I]]] : memref<4x5xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:  }
 
 func.func @forward(%a: tensor<5x6xf32>, %b: tensor<6x4xf32>) -> tensor<4x5xf32> {
   %y = fused.kernel @k_matmul_transpose(%a, %b) : (tensor<5x6xf32>, tensor<6x4xf32>) -> tensor<4x5xf32> {
@@ -322,4 +322,71 @@ func.func @forward(%a: tensor<5x6xf32>, %b: tensor<6x4xf32>) -> tensor<4x5xf32> 
     fused.yield %t : tensor<4x5xf32>
   }
   func.return %y : tensor<4x5xf32>
+}
+
+// -----
+
+// Attention's probabilities times the value, [B, H, S, D], transposed back to [B, S, H, D]
+// and merged to [B*S, H*D] for the output projection: the space is the product's, the
+// value is read through its own transpose in place, and the epilogue stores at the merged
+// row and column.
+
+// CHECK-LABEL: loop.kernel @k_sdpa_transpose_reshape(
+// CHECK-SAME:    %[[P:[a-z0-9_]+]]: memref<2x3x4x4xbf16>, %[[V:[a-z0-9_]+]]: memref<2x4x3x8xbf16>, %[[OUT:[a-z0-9_]+]]: memref<8x24xbf16>) {
+// CHECK:         loop.contract (%[[B:.*]], %[[H:.*]], %[[S:.*]], %[[D:.*]]) in [2, 3, 4, 8], k in 4, %[[ACC:.*]] = sum %[[P]][d0, d1, d2, k] * %[[V]][d0, k, d1, d3] : memref<2x3x4x4xbf16>, memref<2x4x3x8xbf16> -> f32 {
+// CHECK-DAG:       %[[ROW0:.*]] = arith.muli %[[B]], %{{.*}} : index
+// CHECK-DAG:       %[[ROW:.*]] = arith.addi %[[ROW0]], %[[S]] : index
+// CHECK-DAG:       %[[COL0:.*]] = arith.muli %[[H]], %{{.*}} : index
+// CHECK-DAG:       %[[COL:.*]] = arith.addi %[[COL0]], %[[D]] : index
+// CHECK:           %[[T:.*]] = arith.truncf %[[ACC]] : f32 to bf16
+// CHECK-NEXT:      loop.store %[[T]], %[[OUT]][%[[ROW]], %[[COL]]] : memref<8x24xbf16>
+
+func.func @forward(%p: tensor<2x3x4x4xbf16>, %v: tensor<2x4x3x8xbf16>) -> tensor<8x24xbf16> {
+  %y = fused.kernel @k_sdpa_transpose_reshape(%p, %v) : (tensor<2x3x4x4xbf16>, tensor<2x4x3x8xbf16>) -> tensor<8x24xbf16> {
+  ^bb0(%pa: tensor<2x3x4x4xbf16>, %va: tensor<2x4x3x8xbf16>):
+    %pf = prim.map(%pa) : (tensor<2x3x4x4xbf16>) -> tensor<2x3x4x4xf32> {
+    ^bb0(%u: bf16):
+      %e = arith.extf %u : bf16 to f32
+      prim.yield %e : f32
+    }
+    %vt = prim.permute %va [0, 2, 1, 3] : tensor<2x4x3x8xbf16> -> tensor<2x3x4x8xbf16>
+    %vf = prim.map(%vt) : (tensor<2x3x4x8xbf16>) -> tensor<2x3x4x8xf32> {
+    ^bb0(%u: bf16):
+      %e = arith.extf %u : bf16 to f32
+      prim.yield %e : f32
+    }
+    %c = prim.contract %pf, %vf : tensor<2x3x4x4xf32>, tensor<2x3x4x8xf32> -> tensor<2x3x4x8xf32>
+    %r = prim.map(%c) : (tensor<2x3x4x8xf32>) -> tensor<2x3x4x8xbf16> {
+    ^bb0(%u: f32):
+      %t = arith.truncf %u : f32 to bf16
+      prim.yield %t : bf16
+    }
+    %back = prim.permute %r [0, 2, 1, 3] : tensor<2x3x4x8xbf16> -> tensor<2x4x3x8xbf16>
+    %merged = prim.reshape %back : tensor<2x4x3x8xbf16> -> tensor<8x24xbf16>
+    fused.yield %merged : tensor<8x24xbf16>
+  }
+  func.return %y : tensor<8x24xbf16>
+}
+
+// -----
+
+// Falls back to a scalar reduction: the output is a slice of the transposed product, so the
+// product's own shape is no space that stores it.
+
+// CHECK-LABEL: loop.kernel @k_matmul_transpose_slice(
+// CHECK-SAME:    %[[X:[a-z0-9_]+]]: memref<5x6xf32>, %[[W:[a-z0-9_]+]]: memref<6x4xf32>, %[[OUT:[a-z0-9_]+]]: memref<2x5xf32>) {
+// CHECK-NOT:     loop.contract
+// CHECK:         loop.for %{{.*}} in 0 to 2 {
+// CHECK:           loop.for %{{.*}} in 0 to 5 {
+// CHECK:             loop.for %{{.*}} in 0 to 6 reduce add init 0.0 : f32 {
+
+func.func @forward(%a: tensor<5x6xf32>, %b: tensor<6x4xf32>) -> tensor<2x5xf32> {
+  %y = fused.kernel @k_matmul_transpose_slice(%a, %b) : (tensor<5x6xf32>, tensor<6x4xf32>) -> tensor<2x5xf32> {
+  ^bb0(%x: tensor<5x6xf32>, %w: tensor<6x4xf32>):
+    %c = prim.contract %x, %w : tensor<5x6xf32>, tensor<6x4xf32> -> tensor<5x4xf32>
+    %t = prim.permute %c [1, 0] : tensor<5x4xf32> -> tensor<4x5xf32>
+    %s = prim.slice %t dim 0 start 1 step 2 : tensor<4x5xf32> -> tensor<2x5xf32>
+    fused.yield %s : tensor<2x5xf32>
+  }
+  func.return %y : tensor<2x5xf32>
 }

@@ -2,7 +2,8 @@
 
 // Attention: scores = q @ k^T (a contract with the key's last two dims permuted), one map
 // scaling and masking the scores, softmax over the keys, a contract with the value. For bf16
-// the operands are widened and everything up to the final rounding is f32.
+// the operands are widened and everything is f32, except that the probabilities are rounded
+// to bf16 before the second product (as eager's flash kernels do, so that tensor cores take it).
 
 // Causal (top-left aligned): key position (iota along the last dim) > query position (iota
 // along dim -2) gets -inf.
@@ -30,8 +31,14 @@
 // CHECK:         %[[SUM:.*]] = prim.reduce add %[[EXP]] axes [3] keepdim init 0.0 : tensor<2x4x8x6xf32> -> tensor<2x4x8x1xf32>
 // CHECK-NEXT:    %[[SUMB:.*]] = prim.broadcast %[[SUM]] : tensor<2x4x8x1xf32> -> tensor<2x4x8x6xf32>
 // CHECK-NEXT:    %[[P:.*]] = prim.map(%[[EXP]], %[[SUMB]]) : (tensor<2x4x8x6xf32>, tensor<2x4x8x6xf32>) -> tensor<2x4x8x6xf32> {
+// CHECK:         %[[P16:.*]] = prim.map(%[[P]]) : (tensor<2x4x8x6xf32>) -> tensor<2x4x8x6xbf16> {
+// CHECK-NEXT:    ^bb0(%[[PE:.*]]: f32):
+// CHECK-NEXT:      %[[PR:.*]] = arith.truncf %[[PE]] : f32 to bf16
+// CHECK-NEXT:      prim.yield %[[PR]] : bf16
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %[[PW:.*]] = prim.map(%[[P16]]) : (tensor<2x4x8x6xbf16>) -> tensor<2x4x8x6xf32> {
 // CHECK:         %[[VW:.*]] = prim.map(%[[V]]) : (tensor<2x4x6x8xbf16>) -> tensor<2x4x6x8xf32> {
-// CHECK:         %[[O:.*]] = prim.contract %[[P]], %[[VW]] : tensor<2x4x8x6xf32>, tensor<2x4x6x8xf32> -> tensor<2x4x8x8xf32>
+// CHECK:         %[[O:.*]] = prim.contract %[[PW]], %[[VW]] : tensor<2x4x8x6xf32>, tensor<2x4x6x8xf32> -> tensor<2x4x8x8xf32>
 // CHECK-NEXT:    %[[OUT:.*]] = prim.map(%[[O]]) : (tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xbf16> {
 // CHECK-NEXT:    ^bb0(%[[B:.*]]: f32):
 // CHECK-NEXT:      %[[R:.*]] = arith.truncf %[[B]] : f32 to bf16
