@@ -5,8 +5,8 @@ A code block (indented four spaces, or fenced) whose first line starts with `$ `
 each `$ ` line is a command, run with bash from the repository root with the tools of this
 Python's environment first on PATH, and the lines after it, up to the next `$ ` line, are what it
 prints (standard output, then standard error). A shown line `...` stands for any number of
-lines, and `...` inside a line for any text; trailing blanks and blank lines are ignored. A command must exit 0
-unless an HTML comment before its block says otherwise:
+lines, and `...` inside a line for any text; trailing blanks and blank lines are ignored. A
+command must exit 0 unless an HTML comment before its block says otherwise:
 
     <!-- docs: exit 1 -->      every command of the next block exits 1
     <!-- docs: gpu -->         the next block needs a CUDA GPU (checked on a GPU run, skipped here)
