@@ -241,9 +241,53 @@ class _KernelBodyBuilder:
             self.scopes[0].block.erase_op(self._zero.owner)
 
     def element(self, value: SSAValue, index: tuple[SSAValue, ...]) -> SSAValue:
-        """The scalar `value[index]`, computed at the outermost possible loop level."""
-        depth = self._depth_of(index)
-        return self._memoized((value, index), depth, lambda: self._compute(value, index))
+        """The scalar `value[index]`, computed at the outermost possible loop level. The
+        elements it is computed from are computed first, depth first from a stack rather than
+        by recursion, so that a chain of elementwise ops and views of any length lowers."""
+        # What this call computed, whatever scope memoizes it in.
+        computed: dict[tuple, SSAValue] = {}
+
+        def known(key: tuple) -> SSAValue | None:
+            if key in computed:
+                return computed[key]
+            for scope in self.scopes[: self._depth_of(key[1]) + 1]:
+                if key in scope.known:
+                    return scope.known[key]
+            return None
+
+        pending = [(value, index)]
+        while pending:
+            key = pending[-1]
+            if known(key) is not None:
+                pending.pop()
+                continue
+            missing = [read for read in self._read_elements(*key) if known(read) is None]
+            if missing:
+                pending.extend(reversed(missing))
+                continue
+            pending.pop()
+            current, current_index = key
+            computed[key] = self._memoized(
+                key, self._depth_of(current_index), lambda: self._compute(current, current_index)
+            )
+        return computed.get((value, index)) or known((value, index))
+
+    def _read_elements(
+        self, value: SSAValue, index: tuple[SSAValue, ...]
+    ) -> list[tuple[SSAValue, tuple[SSAValue, ...]]]:
+        """The elements that computing `value[index]` reads of other values of the kernel,
+        where the op that makes it is elementwise or a view (others read theirs as they
+        build their loops)."""
+        if value in self.given or value in self.inputs:
+            return []
+        op = value.owner
+        fusion = prim.fusion_class(op)
+        if isinstance(fusion, prim.View):
+            source, source_index = fusion.index_map(op, index, self)
+            return [(source, tuple(source_index))]
+        if isinstance(op, prim.MapOp):
+            return [(operand, index) for operand in op.inputs]
+        return []
 
     def _compute(self, value: SSAValue, index: tuple[SSAValue, ...]) -> SSAValue:
         if value in self.given:

@@ -11,6 +11,8 @@ from xdsl.parser import Parser
 from emmy.dialects import make_context
 from emmy.passes.expand_loop_contract import ExpandLoopContractPass
 from emmy.passes.lower_fused_to_loop import LowerFusedToLoopPass
+from emmy.tools.bench.differential import check_levels, lower
+from emmy.tools.frontend.program import load_program
 from emmy.tools.interpreter.run import find_function, random_inputs, run_module
 
 CASES = Path(__file__).parents[1] / "Conversion" / "FusedToLoop"
@@ -102,3 +104,23 @@ def test_fused_and_loop_programs_match_numpy(text, reference, keep_unit_dims):
     for want, *values in zip(expected, fused_outputs, loop_outputs, expanded_outputs):
         for value in values:
             np.testing.assert_allclose(value, want, rtol=rtol, atol=rtol)
+
+
+LONG_CHAIN = """
+class Chain(nn.Module):
+    def forward(self, x):
+        for i in range(400):
+            x = torch.relu(x) + i
+        return x
+Chain()(torch.randn(4, 8))
+"""
+
+
+def test_a_chain_of_any_length_lowers_and_matches_eager() -> None:
+    """800 elementwise ops in one kernel, deeper than Python's recursion limit would allow a
+    recursive walk from the output back to the input (issue 12: RecursionError at ~170)."""
+    program = load_program(LONG_CHAIN, "<chain>")
+    torch_ir = program.to_torch_ir()
+    assert str(lower(torch_ir, "fused")).count("fused.kernel @") == 1
+    (report,) = check_levels(program, torch_ir, ["loop"], seed=3)
+    assert report.passed, report
