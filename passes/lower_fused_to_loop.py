@@ -849,6 +849,13 @@ def _lower_kernel(
 
 
 def _lower_host(host: func.FuncOp, module: ModuleOp, taken: set[str], keep_unit_dims: bool):
+    if host.is_declaration:
+        raise PassFailedException(
+            f"@{host.sym_name.data} is a declaration: a program's functions have bodies (a "
+            "host function is the kernel launches it runs)",
+            host,
+        )
+
     def converted(t):
         return buffer_type(t) if isinstance(t, TensorType) else t
 
