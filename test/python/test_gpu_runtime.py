@@ -29,6 +29,7 @@ from emmy.tools.cuda.target import print_cuda
 from emmy.tools.runtime import compile as compiling
 from emmy.tools.runtime import driver, host
 from emmy.tools.runtime.compile import CudaCompileError, CudaError, compile_cuda
+from emmy.tools.runtime.cubin_cache import entry_cubin
 from emmy.tools.runtime.driver import (
     CudaLaunchError,
     CudaModule,
@@ -126,9 +127,9 @@ def compile_counter(monkeypatch):
     calls = []
     real = compiling._compile_uncached
 
-    def counting(source, arch, compiler, flags):
+    def counting(source, arch, compiler, flags, timeout_s):
         calls.append((arch, compiler))
-        return real(source, arch, compiler, flags)
+        return real(source, arch, compiler, flags, timeout_s)
 
     monkeypatch.setattr(compiling, "_compile_uncached", counting)
     return calls
@@ -183,8 +184,8 @@ def test_second_compile_hits_the_disk_cache(compiler, compile_counter, tmp_path)
     second = compile_cuda(KERNELS, "sm_90a", compiler=compiler)
     assert first == second
     assert compile_counter == [("sm_90a", compiler)]
-    cached = list((tmp_path / "cache" / "cubin").glob("*.cubin"))
-    assert len(cached) == 1 and cached[0].read_bytes() == first
+    cached = list((tmp_path / "cache" / "cubin").glob("*.entry"))
+    assert len(cached) == 1 and entry_cubin(cached[0].read_bytes()) == first
     assert cached[0].with_suffix(".cu").read_text() == KERNELS
 
 

@@ -4,24 +4,35 @@
 
     $ python -m emmy.tools.runtime.compile        # which compiler, headers and cache are used
 
-A failed compile raises `CudaCompileError`, naming the `__global__` functions its errors lie in.
+A failed compile raises `CudaCompileError`, naming the `__global__` functions its errors lie in;
+one that runs past `EMMY_COMPILE_TIMEOUT_S` (default 300 s) raises `CudaCompileTimeoutError`.
+The cache (`cubin_cache`) raises `CubinCacheError` when its directory or an entry could have
+been written by another user.
 """
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import hashlib
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator, Sequence
+from contextlib import suppress
 from pathlib import Path
 
 from emmy.dialects.target import DEFAULT_TARGET
+from emmy.tools.runtime.cubin_cache import CubinCache, cache_dir, cache_max_bytes
+
+DEFAULT_COMPILE_TIMEOUT_S = 300.0
+"""How long one compile may run, unless `EMMY_COMPILE_TIMEOUT_S` says otherwise."""
 
 
 class CudaError(RuntimeError):
@@ -39,6 +50,26 @@ class CudaCompileError(CudaError):
         self.kernels = list(kernels)
         self.arch = arch
         self.compiler = compiler
+
+
+class CudaCompileTimeoutError(CudaError):
+    """A compile ran longer than `timeout_s`; `kernels` are the source's `__global__`
+    functions."""
+
+    def __init__(self, source: str, arch: str, compiler: str, timeout_s: float):
+        self.kernels = [name for _, name in kernel_definitions(source)]
+        self.arch = arch
+        self.compiler = compiler
+        self.timeout_s = timeout_s
+        shown = ", ".join(self.kernels[:5]) + (
+            f" and {len(self.kernels) - 5} more" if len(self.kernels) > 5 else ""
+        )
+        lines = source.count("\n") + 1
+        super().__init__(
+            f"{compiler} did not finish compiling CUDA for {arch} within {timeout_s:g} s "
+            f"(a source of {lines} lines, kernel{'s' * (len(self.kernels) != 1)} "
+            f"{shown or 'none'}); EMMY_COMPILE_TIMEOUT_S sets the limit"
+        )
 
 
 _KERNEL_DEFINITION = re.compile(
@@ -152,20 +183,73 @@ def nvrtc_version() -> tuple[int, int] | None:
 
 
 @functools.cache
-def nvcc_version() -> str | None:
-    """The `nvcc` on PATH's version ("V13.0.88"), or None when there is no nvcc."""
-    nvcc = shutil.which("nvcc")
-    if nvcc is None:
-        return None
+def _nvrtc_library() -> str:
+    """The NVRTC library loaded, as where it lies (following links) and its size and mtime:
+    `nvrtcVersion` stops at major.minor, and two patch releases must not share cubins."""
+    try:
+        from cuda import pathfinder
+
+        path = pathfinder.load_nvidia_dynamic_lib("nvrtc").abs_path
+        info = os.stat(path)
+    except Exception:  # found some other way (or not at all): major.minor is what is known
+        return "library not located"
+    return f"{os.path.realpath(path)} ({info.st_size} bytes, mtime {info.st_mtime_ns})"
+
+
+def nvcc_path() -> str | None:
+    """The `nvcc` on PATH."""
+    return shutil.which("nvcc")
+
+
+@functools.cache
+def _nvcc_version_output(nvcc: str) -> str | None:
     try:
         done = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.SubprocessError):
         return None
-    match = re.search(r"\bV(\d+\.\d+\.\d+)", done.stdout)
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def nvcc_version() -> str | None:
+    """The `nvcc` on PATH's version ("V13.0.88"), or None when there is no nvcc."""
+    nvcc = nvcc_path()
+    output = _nvcc_version_output(nvcc) if nvcc else None
+    if output is None:
+        return None
+    match = re.search(r"\bV(\d+\.\d+\.\d+)", output)
     if match:
         return f"V{match.group(1)}"
-    lines = done.stdout.strip().splitlines()
+    lines = output.splitlines()
     return lines[-1] if lines else None
+
+
+def compiler_identity(compiler: str) -> str:
+    """What the cache key records of a compiler: for nvcc its path, the file that path leads
+    to, and its whole `--version` output (release, build); for NVRTC its version and the
+    library file loaded."""
+    if compiler == "nvrtc":
+        major, minor = nvrtc_version() or (None, None)
+        return f"nvrtc {major}.{minor} {_nvrtc_library()}"
+    nvcc = nvcc_path()
+    if nvcc is None:
+        return "nvcc missing"
+    return f"nvcc {nvcc} -> {os.path.realpath(nvcc)}\n{_nvcc_version_output(nvcc)}"
+
+
+def compile_timeout_s() -> float:
+    """How long one compile may run: `$EMMY_COMPILE_TIMEOUT_S`, else 300 s."""
+    text = os.environ.get("EMMY_COMPILE_TIMEOUT_S")
+    if text is None:
+        return DEFAULT_COMPILE_TIMEOUT_S
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < float("inf"):
+        raise CudaError(
+            f"EMMY_COMPILE_TIMEOUT_S must be a positive number of seconds, got {text!r}"
+        )
+    return value
 
 
 def available_compiler(compiler: str = "auto") -> str:
@@ -200,18 +284,11 @@ def _compiler_options(compiler: str, arch: str, options: Sequence[str]) -> list[
     return ["-cubin", f"-gencode=arch={compute},code={arch}", "-std=c++17", *options]
 
 
-def cache_dir() -> Path:
-    """Where cubins are cached: `$EMMY_CACHE_DIR/cubin`, else `~/.cache/emmy/cubin`."""
-    root = os.environ.get("EMMY_CACHE_DIR")
-    return (Path(root) if root else Path.home() / ".cache" / "emmy") / "cubin"
-
-
 def cache_key(source: str, arch: str, compiler: str, options: Sequence[str]) -> str:
-    version = nvrtc_version() if compiler == "nvrtc" else nvcc_version()
     identity = {
         "source": source,
         "arch": arch,
-        "compiler": f"{compiler} {version}",
+        "compiler": compiler_identity(compiler),
         "options": list(options),
     }
     return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
@@ -224,45 +301,43 @@ def compile_cuda(
     compiler: str = "auto",
     options: Sequence[str] = (),
     use_cache: bool = True,
+    timeout_s: float | None = None,
 ) -> bytes:
     """The cubin of a CUDA C++ source for `arch`, through NVRTC (or nvcc where NVRTC is missing;
     `compiler` picks one), from the disk cache when the same source was compiled before with the
-    same arch, compiler version and options. `options` are extra compiler flags.
+    same arch, compiler and options. `options` are extra compiler flags; a compile that runs
+    longer than `timeout_s` (None: `compile_timeout_s()`) raises `CudaCompileTimeoutError`.
 
     NVRTC compiles with `--gpu-architecture=<arch> -std=c++17 -I<cuda_include_dir()>`, nvcc with
     `-cubin -gencode=arch=compute_XX,code=sm_XX`: either way the result is machine code for
-    exactly that architecture. The cache key is the sha256 of (source, arch, compiler and its
-    version, options); the source is kept beside the cubin as `<key>.cu` for reading, and
-    writes are atomic (rename), so concurrent processes may share the directory."""
+    exactly that architecture. The cache key is the sha256 of (source, arch,
+    `compiler_identity`, options); see `cubin_cache` for what the cache stores and trusts. A
+    cache directory that cannot be created or opened (read-only, say) only costs time: the
+    cubin is compiled and not kept."""
     chosen = available_compiler(compiler)
     flags = _compiler_options(chosen, arch, options)
-    key = cache_key(source, arch, chosen, flags)
-    path = cache_dir() / f"{key}.cubin"
-    if use_cache and path.is_file():
-        return path.read_bytes()
-    cubin = _compile_uncached(source, arch, chosen, flags)
-    if use_cache:
-        _write_atomically(path, cubin)
-        _write_atomically(path.with_suffix(".cu"), source.encode())
-    return cubin
+    limit = compile_timeout_s() if timeout_s is None else timeout_s
 
+    def compile_now() -> bytes:
+        return _compile_uncached(source, arch, chosen, flags, limit)
 
-def _write_atomically(path: Path, data: bytes) -> None:
+    if not use_cache:
+        return compile_now()
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-        with os.fdopen(fd, "wb") as stream:
-            stream.write(data)
-        os.replace(temporary, path)
+        cache = CubinCache(cache_dir(), cache_max_bytes())
     except OSError:
-        pass  # the cache is an optimisation: an unwritable cache directory only costs time
+        return compile_now()
+    with cache:
+        return cache.cubin(cache_key(source, arch, chosen, flags), compile_now, source)
 
 
-def _compile_uncached(source: str, arch: str, compiler: str, flags: list[str]) -> bytes:
+def _compile_uncached(
+    source: str, arch: str, compiler: str, flags: list[str], timeout_s: float
+) -> bytes:
     """Runs the compiler (the disk cache is `compile_cuda`'s business)."""
     if compiler == "nvrtc":
-        return _compile_nvrtc(source, arch, flags)
-    return _compile_nvcc(source, arch, flags)
+        return _compile_nvrtc_within(source, arch, flags, timeout_s)
+    return _compile_nvcc(source, arch, flags, timeout_s)
 
 
 def _compile_error(source: str, arch: str, compiler: str, log: str) -> CudaCompileError:
@@ -281,7 +356,38 @@ def _compile_error(source: str, arch: str, compiler: str, log: str) -> CudaCompi
     )
 
 
-def _compile_nvrtc(source: str, arch: str, flags: list[str]) -> bytes:
+_FLOW_CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
+
+
+def _compile_nvrtc_within(source: str, arch: str, flags: list[str], timeout_s: float) -> bytes:
+    """NVRTC compiles in this process, where nothing can stop it from outside: it runs on a
+    worker thread that the caller waits for at most `timeout_s` (so the caller never hangs,
+    Ctrl-C included); then NVRTC's flow callback cancels the compile at its next checkpoint,
+    and an abandoned worker that never reaches one runs on until the process exits."""
+    stop = threading.Event()
+    outcome: dict[str, object] = {}
+
+    def work() -> None:
+        try:
+            outcome["cubin"] = _compile_nvrtc(source, arch, flags, stop)
+        except BaseException as error:
+            outcome["error"] = error
+
+    worker = threading.Thread(target=work, name="emmy-nvrtc", daemon=True)
+    worker.start()
+    try:
+        worker.join(timeout_s)
+        finished = not worker.is_alive()
+    finally:
+        stop.set()
+    if not finished:
+        raise CudaCompileTimeoutError(source, arch, "nvrtc", timeout_s)
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["cubin"]
+
+
+def _compile_nvrtc(source: str, arch: str, flags: list[str], stop: threading.Event) -> bytes:
     from cuda.bindings import nvrtc
 
     def check(result: tuple, what: str) -> tuple:
@@ -293,9 +399,15 @@ def _compile_nvrtc(source: str, arch: str, flags: list[str]) -> bytes:
     (program,) = check(
         nvrtc.nvrtcCreateProgram(source.encode(), b"emmy.cu", 0, [], []), "nvrtcCreateProgram"
     )
+    # NVRTC calls this at its checkpoints; 1 cancels the compile. It must outlive the compile.
+    cancel = _FLOW_CALLBACK(lambda payload, reserved: int(stop.is_set()))
     try:
+        with suppress(Exception):  # an NVRTC before 12.8 has no flow callback: never cancelled
+            nvrtc.nvrtcSetFlowCallback(program, ctypes.cast(cancel, ctypes.c_void_p).value, 0)
         encoded = [flag.encode() for flag in flags]
         (compiled,) = nvrtc.nvrtcCompileProgram(program, len(encoded), encoded)
+        if compiled == getattr(nvrtc.nvrtcResult, "NVRTC_ERROR_CANCELLED", None):
+            raise CudaError("the NVRTC compile was cancelled (its time ran out)")
         # NVRTC writes into the buffers it is given: they must be fresh bytearrays. (The usual
         # `b" " * size` hands it CPython's shared one-byte b" " when the log is empty, size 1,
         # and its NUL then turns every b" " of the process into b"\0".)
@@ -313,20 +425,33 @@ def _compile_nvrtc(source: str, arch: str, flags: list[str]) -> bytes:
         nvrtc.nvrtcDestroyProgram(program)
 
 
-def _compile_nvcc(source: str, arch: str, flags: list[str]) -> bytes:
-    nvcc = shutil.which("nvcc")
+def _compile_nvcc(source: str, arch: str, flags: list[str], timeout_s: float) -> bytes:
+    nvcc = nvcc_path()
     if nvcc is None:
         raise CudaError("nvcc is not on PATH")
     with tempfile.TemporaryDirectory(prefix="emmy-nvcc-") as directory:
         Path(directory, "emmy.cu").write_text(source)
-        done = subprocess.run(
+        # nvcc runs cicc and ptxas as its children: in a session of their own, a timeout (or
+        # Ctrl-C) kills them all, and no orphan keeps the output pipes open.
+        with subprocess.Popen(
             [nvcc, *flags, "-o", "emmy.cubin", "emmy.cu"],
             cwd=directory,
-            capture_output=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             text=True,
-        )
-        if done.returncode != 0:
-            raise _compile_error(source, arch, "nvcc", done.stderr + done.stdout)
+            start_new_session=True,
+        ) as process:
+            try:
+                stdout, stderr = process.communicate(timeout=timeout_s)
+            except BaseException as error:
+                with suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
+                process.communicate()
+                if isinstance(error, subprocess.TimeoutExpired):
+                    raise CudaCompileTimeoutError(source, arch, "nvcc", timeout_s) from None
+                raise
+        if process.returncode != 0:
+            raise _compile_error(source, arch, "nvcc", stderr + stdout)
         return Path(directory, "emmy.cubin").read_bytes()
 
 
@@ -334,5 +459,6 @@ if __name__ == "__main__":  # pragma: no cover - a quick report of the toolchain
     print("compiler:", available_compiler())
     print("nvrtc:", nvrtc_version(), "nvcc:", nvcc_version())
     print("CUDA headers:", cuda_include_dir())
-    print("cache:", cache_dir())
+    print("cache:", cache_dir(), f"(at most {cache_max_bytes()} bytes)")
+    print("compile timeout:", compile_timeout_s(), "s")
     sys.exit(0)
