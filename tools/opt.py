@@ -269,8 +269,9 @@ class EmmyOptMain(xDSLOptMain):
 
     passes: tuple[ModulePass, ...]
     target: Target
-    dumps: IRDumps | None
-    """Where --dump-dir (or else EMMY_DUMP_DIR) has the IR after each pass written."""
+    dumps: IRDumps | None = None
+    """Where --dump-dir (or else EMMY_DUMP_DIR) has the IR after each pass written; made when
+    the input is read, so that --list-passes makes no folder."""
 
     def __init__(self, args: Sequence[str] | None = None):
         args = list(sys.argv[1:] if args is None else args)
@@ -302,7 +303,6 @@ class EmmyOptMain(xDSLOptMain):
         self.target = self._make_target()
         self.setup_pipeline()
         self.times: defaultdict[str | int, float] = defaultdict(float)
-        self.dumps = self._make_dumps()
 
     def register_all_passes(self):
         # Asked at startup, so that passes registered late (by plugins) are included.
@@ -539,7 +539,8 @@ class EmmyOptMain(xDSLOptMain):
         try:
             if self.args.dump_dir is not None:
                 return IRDumps(Path(self.args.dump_dir))
-            return IRDumps.from_environment("emmy-opt")
+            # As run_passes does: a run without passes makes no folder under EMMY_DUMP_DIR.
+            return IRDumps.from_environment("emmy-opt") if self.passes else None
         except OSError as error:
             where = error.filename or self.args.dump_dir
             raise UsageError(f"cannot write IR dumps to '{where}': {error.strerror}") from None
@@ -563,6 +564,7 @@ class EmmyOptMain(xDSLOptMain):
             sys.stdout.write(self.pass_list())
             return 0
         source = self._read_input()
+        self.dumps = self._make_dumps()
         try:
             output = self.prepare_output()
         except OSError as error:
@@ -657,7 +659,7 @@ class EmmyOptMain(xDSLOptMain):
             )
 
     def _after_pass(self, name: str, module: ModuleOp, previous: str | None) -> str | None:
-        """Prints and dumps the IR after a pass as the flags ask; returns it if printed."""
+        """Prints and dumps the IR after a pass as the flags ask; returns it, if it printed it."""
         if not (self.args.print_ir_after_all or self.args.print_ir_after_change or self.dumps):
             return None
         ir = self._ir(module)
