@@ -10,10 +10,12 @@
 
 A named pipeline (--torch-to-kernel, ...) runs as its passes: each is printed, dumped and timed
 on its own, and an option given to the pipeline (--torch-to-tile=block-size=256) goes to each of
-its passes that declares it. Dumps to stderr have MLIR's `// -----// IR Dump After PASS //----- //`
-headers. --dump-dir DIR writes the input and the IR after every pass to numbered files in DIR;
-EMMY_DUMP_DIR=DIR does the same wherever emmy runs a pipeline (emmy-opt without --dump-dir,
-`emmy compile`, `emmy run`, the Python API), each run in a new numbered folder under DIR.
+its passes that declares it. The IR is verified after each pass, and after a named pipeline as
+a whole (after each of its passes with --verify-each). Dumps to stderr have MLIR's
+`// -----// IR Dump After PASS //----- //` headers. --dump-dir DIR writes the input and the IR
+after every pass to numbered files in DIR; EMMY_DUMP_DIR=DIR does the same wherever emmy runs a
+pipeline (emmy-opt without --dump-dir, `emmy compile`, `emmy run`, the Python API), each run in
+a new numbered folder under DIR.
 
 Bad input and failing passes are reported as `file:line:col: error: ...` (exit status 1). A pass
 points an error at an op by raising `PassFailedException(message, op)`.
@@ -35,6 +37,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
+from functools import cache
 from importlib.metadata import version
 from io import StringIO
 from pathlib import Path
@@ -122,9 +125,16 @@ class PassOption:
     type: Any
     default: str | None
     """None when the option is required."""
-    doc: str
+    declared_by: type[ModulePass]
+
+    @property
+    def doc(self) -> str:
+        # Read from the source only when asked (--list-passes): finding a class's source
+        # parses its whole module, too slow to do for every pass at start-up.
+        return _field_docs(self.declared_by).get(self.name.replace("-", "_"), "")
 
 
+@cache
 def _field_docs(cls: type) -> dict[str, str]:
     """The string literal under each field, which is how passes document their options."""
     try:
@@ -147,7 +157,7 @@ def pass_options(pass_class: type[ModulePass]) -> list[PassOption]:
     the value the pipeline gives it."""
     if issubclass(pass_class, NamedPipeline):
         return _pipeline_options(pass_class)
-    hints, docs = get_type_hints(pass_class), _field_docs(pass_class)
+    hints = get_type_hints(pass_class)
     options = []
     for field in dataclasses.fields(pass_class):
         if not field.init:
@@ -159,9 +169,7 @@ def pass_options(pass_class: type[ModulePass]) -> list[PassOption]:
         else:
             default = None
         options.append(
-            PassOption(
-                field.name.replace("_", "-"), hints[field.name], default, docs.get(field.name, "")
-            )
+            PassOption(field.name.replace("_", "-"), hints[field.name], default, pass_class)
         )
     return options
 
@@ -268,6 +276,10 @@ class EmmyOptMain(xDSLOptMain):
     `--lower-fused` would silently mean `--lower-fused-to-loop`) and exits on errors."""
 
     passes: tuple[ModulePass, ...]
+    verified_as: tuple[str | None, ...]
+    """For each pass, what an error in the IR after it names ("pass 'cse'", "pipeline
+    'torch-to-kernel'"), or None where the IR is not verified after it: inside a named pipeline,
+    whose passes are verified together at its end (as `lower()` does) unless --verify-each."""
     target: Target
     dumps: IRDumps | None = None
     """Where --dump-dir (or else EMMY_DUMP_DIR) has the IR after each pass written; made when
@@ -351,6 +363,12 @@ class EmmyOptMain(xDSLOptMain):
             "--verify-diagnostics",
             action="store_true",
             help="check the errors against the input's // expected-error {{...}} annotations",
+        )
+        add(
+            "--verify-each",
+            action="store_true",
+            help="verify the IR after every pass, a named pipeline's too (by default a "
+            "pipeline's passes are verified together, at its end)",
         )
         add(
             "--print-ir-before-all",
@@ -483,11 +501,14 @@ class EmmyOptMain(xDSLOptMain):
             except ArgSpecParseError as error:
                 details = str(error).removeprefix("Error parsing pass pipeline specification:\n")
                 raise UsageError(f"bad pass pipeline: {details.rstrip()}") from None
-        self.passes = tuple(p for spec in specs for p in self._make_passes(spec))
+        steps = [step for spec in specs for step in self._make_passes(spec)]
+        self.passes = tuple(module_pass for module_pass, _ in steps)
+        self.verified_as = tuple(verified_as for _, verified_as in steps)
 
-    def _make_passes(self, spec: ArgSpec) -> list[ModulePass]:
+    def _make_passes(self, spec: ArgSpec) -> list[tuple[ModulePass, str | None]]:
         """The pass that `spec` names, or the passes of the pipeline it names, each given the
-        pipeline's options that it declares on top of those the pipeline gives it."""
+        pipeline's options that it declares on top of those the pipeline gives it; each with
+        its `verified_as`."""
         if spec.name not in self.available_passes:
             hint = (
                 _did_you_mean(spec.name, list(self.available_passes))
@@ -496,17 +517,24 @@ class EmmyOptMain(xDSLOptMain):
             raise UsageError(f"unknown pass '{spec.name}'{hint}")
         pass_class = self.available_passes[spec.name]()
         if not issubclass(pass_class, NamedPipeline):
-            return [self._make_pass(pass_class, spec)]
+            return [(self._make_pass(pass_class, spec), f"pass '{spec.name}'")]
         self._check_option_names(f"pipeline '{spec.name}'", spec, pass_options(pass_class))
+        members = pass_class.passes()
         passes = []
-        for member in pass_class.passes():
+        for index, member in enumerate(members):
             declared = {option.name for option in pass_options(type(member))}
             parameters = {
                 key.replace("_", "-"): value
                 for key, value in (*member.spec().parameters.items(), *spec.parameters.items())
                 if key.replace("_", "-") in declared
             }
-            passes.append(self._make_pass(type(member), ArgSpec(member.name, parameters)))
+            if self.args.verify_each:
+                verified_as = f"pass '{member.name}'"
+            else:
+                verified_as = f"pipeline '{spec.name}'" if index == len(members) - 1 else None
+            passes.append(
+                (self._make_pass(type(member), ArgSpec(member.name, parameters)), verified_as)
+            )
         return passes
 
     @staticmethod
@@ -639,6 +667,7 @@ class EmmyOptMain(xDSLOptMain):
         self._write_dump("input", ir)
         for index, module_pass in enumerate(self.passes):
             where = f"pass '{module_pass.name}'"
+            verified_as = self.verified_as[index]
             if self.args.print_ir_before_all:
                 self._print_dump(f"Before {module_pass.name}", self._ir(module))
             try:
@@ -646,8 +675,9 @@ class EmmyOptMain(xDSLOptMain):
                     self._guarded(where, module, lambda: module_pass.apply(self.ctx, module))
                 # Before verifying: a pass author wants to see the IR that does not verify.
                 ir = self._after_pass(module_pass.name, module, ir)
-                with self._timed("Verifier"):
-                    self._verify_after(where, module)
+                if verified_as is not None:
+                    with self._timed("Verifier"):
+                        self._verify_after(verified_as, module)
             except CompileError:
                 self._after_failure(module_pass.name, module)
                 raise
