@@ -2,8 +2,20 @@
 
   emmy-opt --lower-fused-to-loop --canonicalize in.mlir
   emmy-opt -p 'lower-fused-to-loop{keep-unit-dims=true},canonicalize' in.mlir
+  emmy-opt --pass-pipeline='builtin.module(torch-to-tile{block-size=256},cse)' in.mlir
+  emmy-opt --torch-to-kernel --mlir-print-ir-after-change --mlir-timing in.mlir
+  emmy-opt --torch-to-kernel --dump-dir dumps in.mlir   # dumps/000-input.mlir, 001-...
   emmy-opt --split-input-file --verify-diagnostics invalid.mlir
   emmy-opt --load-pass-plugin my_passes.py --my-pass in.mlir
+
+A named pipeline (--torch-to-kernel, ...) runs as its passes: each is printed, dumped and timed
+on its own, and an option given to the pipeline (--torch-to-tile=block-size=256) goes to each of
+its passes that declares it. The IR is verified after each pass, and after a named pipeline as
+a whole (after each of its passes with --verify-each). Dumps to stderr have MLIR's
+`// -----// IR Dump After PASS //----- //` headers. --dump-dir DIR writes the input and the IR
+after every pass to numbered files in DIR; EMMY_DUMP_DIR=DIR does the same wherever emmy runs a
+pipeline (emmy-opt without --dump-dir, `emmy compile`, `emmy run`, the Python API), each run in
+a new numbered folder under DIR.
 
 Bad input and failing passes are reported as `file:line:col: error: ...` (exit status 1). A pass
 points an error at an op by raising `PassFailedException(message, op)`.
@@ -18,12 +30,14 @@ import difflib
 import importlib.util
 import inspect
 import os
+import re
 import sys
 import textwrap
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
+from functools import cache
 from importlib.metadata import version
 from io import StringIO
 from pathlib import Path
@@ -42,6 +56,7 @@ from xdsl.utils.target import Target
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from emmy.dialects import make_context
+from emmy.passes.pipelines import IRDumps, NamedPipeline
 from emmy.passes.registry import pass_factories
 from emmy.tools.diagnostics import (
     SPLIT_MARKER,
@@ -91,12 +106,16 @@ UNDOCUMENTED_PASS_SUMMARIES = {
 
 
 def pass_summary(pass_class: type[ModulePass]) -> str:
-    """The first paragraph of the pass's docstring, on one line."""
+    """The first paragraph of the pass's docstring, on one line; a pipeline's passes after it."""
     doc = pass_class.__dict__.get("__doc__") or ""
     # @dataclass makes up a docstring, the constructor's signature, for a class without one.
     if not doc or doc.startswith(f"{pass_class.__name__}("):
-        return UNDOCUMENTED_PASS_SUMMARIES.get(pass_class.name, "")
-    return " ".join(inspect.cleandoc(doc).split("\n\n")[0].split())
+        summary = UNDOCUMENTED_PASS_SUMMARIES.get(pass_class.name, "")
+    else:
+        summary = " ".join(inspect.cleandoc(doc).split("\n\n")[0].split())
+    if issubclass(pass_class, NamedPipeline):
+        summary += f" Passes: {', '.join(p.name for p in pass_class.passes())}."
+    return summary.strip()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,9 +125,16 @@ class PassOption:
     type: Any
     default: str | None
     """None when the option is required."""
-    doc: str
+    declared_by: type[ModulePass]
+
+    @property
+    def doc(self) -> str:
+        # Read from the source only when asked (--list-passes): finding a class's source
+        # parses its whole module, too slow to do for every pass at start-up.
+        return _field_docs(self.declared_by).get(self.name.replace("-", "_"), "")
 
 
+@cache
 def _field_docs(cls: type) -> dict[str, str]:
     """The string literal under each field, which is how passes document their options."""
     try:
@@ -127,7 +153,11 @@ def _field_docs(cls: type) -> dict[str, str]:
 
 
 def pass_options(pass_class: type[ModulePass]) -> list[PassOption]:
-    hints, docs = get_type_hints(pass_class), _field_docs(pass_class)
+    """The options of a pass; a pipeline's are those of its passes, each once, defaulting to
+    the value the pipeline gives it."""
+    if issubclass(pass_class, NamedPipeline):
+        return _pipeline_options(pass_class)
+    hints = get_type_hints(pass_class)
     options = []
     for field in dataclasses.fields(pass_class):
         if not field.init:
@@ -139,11 +169,19 @@ def pass_options(pass_class: type[ModulePass]) -> list[PassOption]:
         else:
             default = None
         options.append(
-            PassOption(
-                field.name.replace("_", "-"), hints[field.name], default, docs.get(field.name, "")
-            )
+            PassOption(field.name.replace("_", "-"), hints[field.name], default, pass_class)
         )
     return options
+
+
+def _pipeline_options(pipeline: type[NamedPipeline]) -> list[PassOption]:
+    options: dict[str, PassOption] = {}
+    for member in pipeline.passes():
+        for option in pass_options(type(member)):
+            value = getattr(member, option.name.replace("-", "_"))
+            default = _format_value(value)
+            options.setdefault(option.name, dataclasses.replace(option, default=default))
+    return list(options.values())
 
 
 def _accepts(hint: Any, value: tuple) -> bool:
@@ -182,6 +220,47 @@ def _explicit_pass_values(args: list[str], pass_names: Sequence[str]) -> list[st
     return [f"{arg}=" if arg.startswith("--") and arg[2:] in pass_names else arg for arg in args]
 
 
+def parse_pass_pipeline(text: str) -> list[ArgSpec]:
+    """The passes of a pipeline written as xDSL writes it, 'pass-a{x=1},pass-b', or as MLIR
+    does, anchored on the module and with spaces between passes allowed:
+    'builtin.module(pass-a{x=1}, pass-b)'."""
+    if anchor := re.match(r"\s*builtin\.module\s*\(", text):
+        body = text[anchor.end() :].rstrip()
+        if not body.endswith(")"):
+            raise UsageError("bad pass pipeline: 'builtin.module(' has no ')' at its end")
+        text = body[:-1]
+    text = ",".join(_top_level_pieces(text))
+    try:
+        return list(parse_pipeline(text))
+    except ArgSpecParseError as error:
+        if nested := re.search(r"[\w.]+\s*\(", text):
+            raise UsageError(
+                f"bad pass pipeline: '{nested[0]}...)' anchors passes on other ops, and emmy's "
+                "passes all run on the module: list them in builtin.module(...) itself"
+            ) from None
+        details = str(error).removeprefix("Error parsing pass pipeline specification:\n")
+        raise UsageError(f"bad pass pipeline: {details.rstrip()}") from None
+
+
+def _top_level_pieces(text: str) -> list[str]:
+    """`text` split at the commas outside braces, parentheses and strings, each piece stripped
+    of spaces (which xDSL's pipeline parser refuses there)."""
+    pieces, depth, quoted, start = [], 0, False, 0
+    for index, char in enumerate(text):
+        if char == '"':
+            quoted = not quoted
+        elif quoted:
+            continue
+        elif char in "{(":
+            depth += 1
+        elif char in "})":
+            depth -= 1
+        elif char == "," and depth == 0:
+            pieces.append(text[start:index].strip())
+            start = index + 1
+    return [*pieces, text[start:].strip()]
+
+
 def _cuda_target() -> type[Target]:
     # Imported when asked for: the printer is not needed to start emmy-opt.
     from emmy.tools.cuda.target import CudaTarget
@@ -197,7 +276,14 @@ class EmmyOptMain(xDSLOptMain):
     `--lower-fused` would silently mean `--lower-fused-to-loop`) and exits on errors."""
 
     passes: tuple[ModulePass, ...]
+    verified_as: tuple[str | None, ...]
+    """For each pass, what an error in the IR after it names ("pass 'cse'", "pipeline
+    'torch-to-kernel'"), or None where the IR is not verified after it: inside a named pipeline,
+    whose passes are verified together at its end (as `lower()` does) unless --verify-each."""
     target: Target
+    dumps: IRDumps | None = None
+    """Where --dump-dir (or else EMMY_DUMP_DIR) has the IR after each pass written; made when
+    the input is read, so that --list-passes makes no folder."""
 
     def __init__(self, args: Sequence[str] | None = None):
         args = list(sys.argv[1:] if args is None else args)
@@ -243,7 +329,15 @@ class EmmyOptMain(xDSLOptMain):
         add = arg_parser.add_argument
         add("input_file", nargs="?", help="the input IR; standard input if absent or '-'")
         add("-o", "--output-file", help="where to write the result (standard output by default)")
-        add("-p", "--passes", default="", help="a pass pipeline, 'pass-a{option=value},pass-b'")
+        add(
+            "-p",
+            "--passes",
+            "--pass-pipeline",
+            default="",
+            metavar="PIPELINE",
+            help="a pass pipeline, 'pass-a{option=value},pass-b', or as MLIR writes it, "
+            "'builtin.module(pass-a{option=value},pass-b)'",
+        )
         add(
             "-t",
             "--target",
@@ -271,13 +365,60 @@ class EmmyOptMain(xDSLOptMain):
             help="check the errors against the input's // expected-error {{...}} annotations",
         )
         add(
+            "--verify-each",
+            action="store_true",
+            help="verify the IR after every pass, a named pipeline's too (by default a "
+            "pipeline's passes are verified together, at its end)",
+        )
+        add(
+            "--print-ir-before-all",
+            "--mlir-print-ir-before-all",
+            action="store_true",
+            help="print the IR before each pass to stderr",
+        )
+        add(
             "--print-ir-after-all",
+            "--mlir-print-ir-after-all",
             action="store_true",
             help="print the IR after each pass to stderr",
         )
-        add("--time-passes", action="store_true", help="report the time each pass takes on stderr")
-        add("--print-op-generic", action="store_true", help="print ops in the generic format")
-        add("--print-debuginfo", action="store_true", help="print op locations")
+        add(
+            "--print-ir-after-change",
+            "--mlir-print-ir-after-change",
+            action="store_true",
+            help="print the IR after each pass that changed it to stderr",
+        )
+        add(
+            "--print-ir-after-failure",
+            "--mlir-print-ir-after-failure",
+            action="store_true",
+            help="print the IR as a pass that failed (or left it invalid) left it to stderr",
+        )
+        add(
+            "--dump-dir",
+            metavar="DIR",
+            help="write the input and the IR after each pass to numbered files in DIR "
+            "(000-input.mlir, 001-PASS.mlir, ...); without it, EMMY_DUMP_DIR=DIR writes them "
+            "to a new numbered folder under DIR",
+        )
+        add(
+            "--time-passes",
+            "--mlir-timing",
+            action="store_true",
+            help="report the time each pass takes on stderr",
+        )
+        add(
+            "--print-op-generic",
+            "--mlir-print-op-generic",
+            action="store_true",
+            help="print ops in the generic format",
+        )
+        add(
+            "--print-debuginfo",
+            "--mlir-print-debuginfo",
+            action="store_true",
+            help="print op locations",
+        )
         add(
             "--allow-unregistered-dialect",
             action="store_true",
@@ -349,22 +490,25 @@ class EmmyOptMain(xDSLOptMain):
                 "give passes either as a -p pipeline or as flags, not both "
                 f"(flags: {', '.join('--' + name for name, _ in flags)})"
             )
-        try:
-            if self.args.passes:
-                specs = list(parse_pipeline(self.args.passes))
-            else:
+        if self.args.passes:
+            specs = parse_pass_pipeline(self.args.passes)
+        else:
+            try:
                 specs = [
                     parse_spec(f"{name}{{{text}}}") if text else ArgSpec(name, {})
                     for name, text in flags
                 ]
-        except ArgSpecParseError as error:
-            details = (
-                str(error).removeprefix("Error parsing pass pipeline specification:\n").rstrip()
-            )
-            raise UsageError(f"bad pass pipeline: {details}") from None
-        self.passes = tuple(self._make_pass(spec) for spec in specs)
+            except ArgSpecParseError as error:
+                details = str(error).removeprefix("Error parsing pass pipeline specification:\n")
+                raise UsageError(f"bad pass pipeline: {details.rstrip()}") from None
+        steps = [step for spec in specs for step in self._make_passes(spec)]
+        self.passes = tuple(module_pass for module_pass, _ in steps)
+        self.verified_as = tuple(verified_as for _, verified_as in steps)
 
-    def _make_pass(self, spec: ArgSpec) -> ModulePass:
+    def _make_passes(self, spec: ArgSpec) -> list[tuple[ModulePass, str | None]]:
+        """The pass that `spec` names, or the passes of the pipeline it names, each given the
+        pipeline's options that it declares on top of those the pipeline gives it; each with
+        its `verified_as`."""
         if spec.name not in self.available_passes:
             hint = (
                 _did_you_mean(spec.name, list(self.available_passes))
@@ -372,15 +516,42 @@ class EmmyOptMain(xDSLOptMain):
             )
             raise UsageError(f"unknown pass '{spec.name}'{hint}")
         pass_class = self.available_passes[spec.name]()
-        options = {option.name: option for option in pass_options(pass_class)}
-        for key, value in spec.parameters.items():
-            option = options.get(key.replace("_", "-"))
-            if option is None:
-                known = ", ".join(options) or "none"
+        if not issubclass(pass_class, NamedPipeline):
+            return [(self._make_pass(pass_class, spec), f"pass '{spec.name}'")]
+        self._check_option_names(f"pipeline '{spec.name}'", spec, pass_options(pass_class))
+        members = pass_class.passes()
+        passes = []
+        for index, member in enumerate(members):
+            declared = {option.name for option in pass_options(type(member))}
+            parameters = {
+                key.replace("_", "-"): value
+                for key, value in (*member.spec().parameters.items(), *spec.parameters.items())
+                if key.replace("_", "-") in declared
+            }
+            if self.args.verify_each:
+                verified_as = f"pass '{member.name}'"
+            else:
+                verified_as = f"pipeline '{spec.name}'" if index == len(members) - 1 else None
+            passes.append(
+                (self._make_pass(type(member), ArgSpec(member.name, parameters)), verified_as)
+            )
+        return passes
+
+    @staticmethod
+    def _check_option_names(what: str, spec: ArgSpec, options: list[PassOption]) -> None:
+        names = [option.name for option in options]
+        for key in spec.parameters:
+            if key.replace("_", "-") not in names:
                 raise UsageError(
-                    f"pass '{spec.name}' has no option '{key}'"
-                    f"{_did_you_mean(key, list(options))} (its options: {known})"
+                    f"{what} has no option '{key}'"
+                    f"{_did_you_mean(key, names)} (its options: {', '.join(names) or 'none'})"
                 )
+
+    def _make_pass(self, pass_class: type[ModulePass], spec: ArgSpec) -> ModulePass:
+        options = {option.name: option for option in pass_options(pass_class)}
+        self._check_option_names(f"pass '{spec.name}'", spec, list(options.values()))
+        for key, value in spec.parameters.items():
+            option = options[key.replace("_", "-")]
             if not _accepts(option.type, value):
                 given = f"'{_format_value(value)}'" if value else "no value"
                 raise UsageError(
@@ -391,6 +562,16 @@ class EmmyOptMain(xDSLOptMain):
             return pass_class.from_spec(spec)
         except (ValueError, TypeError) as error:
             raise UsageError(f"bad options for pass '{spec.name}': {error}") from None
+
+    def _make_dumps(self) -> IRDumps | None:
+        try:
+            if self.args.dump_dir is not None:
+                return IRDumps(Path(self.args.dump_dir))
+            # As run_passes does: a run without passes makes no folder under EMMY_DUMP_DIR.
+            return IRDumps.from_environment("emmy-opt") if self.passes else None
+        except OSError as error:
+            where = error.filename or self.args.dump_dir
+            raise UsageError(f"cannot write IR dumps to '{where}': {error.strerror}") from None
 
     def pass_list(self) -> str:
         lines = ["Passes, run as --NAME[=OPTION=VALUE] flags or -p 'NAME{OPTION=VALUE ...},...':"]
@@ -411,6 +592,7 @@ class EmmyOptMain(xDSLOptMain):
             sys.stdout.write(self.pass_list())
             return 0
         source = self._read_input()
+        self.dumps = self._make_dumps()
         try:
             output = self.prepare_output()
         except OSError as error:
@@ -480,32 +662,81 @@ class EmmyOptMain(xDSLOptMain):
             module = parse(self.ctx, source, first_line, text, not self.args.no_implicit_module)
         with self._timed("Verifier"):
             verify(module)
+        # The IR as the last pass left it, where dumps or --print-ir-after-change need it.
+        ir = self._ir(module) if self.dumps or self.args.print_ir_after_change else None
+        self._write_dump("input", ir)
         for index, module_pass in enumerate(self.passes):
             where = f"pass '{module_pass.name}'"
-            with self._timed(index):
-                self._guarded(where, module, lambda: module_pass.apply(self.ctx, module))
-            if self.args.print_ir_after_all:
+            verified_as = self.verified_as[index]
+            if self.args.print_ir_before_all:
+                self._print_dump(f"Before {module_pass.name}", self._ir(module))
+            try:
+                with self._timed(index):
+                    self._guarded(where, module, lambda: module_pass.apply(self.ctx, module))
                 # Before verifying: a pass author wants to see the IR that does not verify.
-                dump = self._guarded("printing the IR", module, lambda: self._printed(module))
-                sys.stderr.write(
-                    f"// -----// IR Dump After {module_pass.name} //----- //\n{dump}\n\n"
-                )
-            with self._timed("Verifier"):
-                try:
-                    verify(module)
-                except CompileError as error:
-                    raise CompileError(
-                        *(
-                            dataclasses.replace(d, message=f"after {where}: {d.message}")
-                            for d in error.diagnostics
-                        )
-                    ) from None
+                ir = self._after_pass(module_pass.name, module, ir)
+                if verified_as is not None:
+                    with self._timed("Verifier"):
+                        self._verify_after(verified_as, module)
+            except CompileError:
+                self._after_failure(module_pass.name, module)
+                raise
         with self._timed("Output"):
             return self._guarded(
                 f"target '{self.target.name}'",
                 module,
                 lambda: self.output_resulting_program(module),
             )
+
+    def _after_pass(self, name: str, module: ModuleOp, previous: str | None) -> str | None:
+        """Prints and dumps the IR after a pass as the flags ask; returns it, if it printed it."""
+        if not (self.args.print_ir_after_all or self.args.print_ir_after_change or self.dumps):
+            return None
+        ir = self._ir(module)
+        if (ir != previous) if self.args.print_ir_after_change else self.args.print_ir_after_all:
+            self._print_dump(f"After {name}", ir)
+        self._write_dump(name, ir)
+        return ir
+
+    def _after_failure(self, name: str, module: ModuleOp) -> None:
+        if not (self.args.print_ir_after_failure or self.dumps):
+            return
+        # The failure is what to report, even when the IR it left cannot be printed.
+        with suppress(CompileError):
+            ir = self._ir(module)
+            if self.args.print_ir_after_failure:
+                self._print_dump(f"After {name} Failed", ir)
+            self._write_dump(f"{name}-failed", ir)
+
+    @staticmethod
+    def _verify_after(where: str, module: ModuleOp) -> None:
+        try:
+            verify(module)
+        except CompileError as error:
+            raise CompileError(
+                *(
+                    dataclasses.replace(d, message=f"after {where}: {d.message}")
+                    for d in error.diagnostics
+                )
+            ) from None
+
+    def _ir(self, module: ModuleOp) -> str:
+        return self._guarded("printing the IR", module, lambda: self._printed(module))
+
+    @staticmethod
+    def _print_dump(title: str, ir: str) -> None:
+        sys.stderr.write(f"// -----// IR Dump {title} //----- //\n{ir}\n\n")
+
+    def _write_dump(self, step: str, ir: str | None) -> None:
+        """Writes `ir` to the dump folder, if there is one (and then `ir` is never None)."""
+        if self.dumps is None or ir is None:
+            return
+        try:
+            self.dumps.write(step, f"{ir}\n")
+        except OSError as error:
+            raise UsageError(
+                f"cannot write IR dumps to '{self.dumps.folder}': {error.strerror}"
+            ) from None
 
     def _printed(self, module: ModuleOp) -> str:
         output = StringIO()

@@ -21,7 +21,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from emmy.dialects import make_context
 from emmy.dialects.torch import float32_matmul_precision
-from emmy.passes.pipelines import LEVELS, passes_to
+from emmy.passes.pipelines import LEVELS, passes_to, run_passes
 from emmy.tools.diagnostics import verify
 from emmy.tools.frontend.importer import forward_arguments
 from emmy.tools.frontend.program import Program
@@ -64,9 +64,7 @@ that first appears at prim names decompose-torch."""
 def lower(torch_ir: ModuleOp, level: str) -> ModuleOp:
     """A copy of a Torch IR program, taken down to `level`."""
     module = torch_ir.clone()
-    ctx = make_context()
-    for stage in passes_to(level):
-        stage.apply(ctx, module)
+    run_passes(make_context(), module, passes_to(level), f"torch-to-{level}")
     verify(module)
     return module
 

@@ -83,6 +83,7 @@ from emmy.dialects import kernel
 from emmy.dialects.dtypes import C_TYPES, element_bytes, element_type, type_names
 from emmy.dialects.effects import written_values
 from emmy.dialects.target import target_of
+from emmy.passes.pipelines import LEVEL_TITLES, TorchToKernelPipeline, level_of, passes_to
 
 __all__ = ["CudaTarget", "CudaTargetError", "print_cuda"]
 
@@ -109,7 +110,9 @@ class CudaTarget(Target):
 
 
 def print_cuda(module: ModuleOp, fast_math: bool = False) -> str:
-    """The CUDA C++ of every kernel.func in `module`, in module order, for the module's target."""
+    """The CUDA C++ of every kernel.func in `module`, in module order, for the module's target.
+    IR at a level above Kernel IR is an error that names its level and the passes to lower it."""
+    _check_kernel_ir(module)
     features = _Features()
     target = target_of(module)
     kernels = [
@@ -137,6 +140,22 @@ def print_cuda(module: ModuleOp, fast_math: bool = False) -> str:
     for text in kernels:
         out.write("\n" + text)
     return out.getvalue()
+
+
+def _check_kernel_ir(module: ModuleOp) -> None:
+    reached = level_of(module)
+    if reached is None or reached[0] == "kernel":
+        return
+    level, op = reached
+    if level == "torch":
+        lowering = f"--{TorchToKernelPipeline.name}"
+    else:
+        lowering = f"-p '{','.join(str(p) for p in passes_to('kernel', start=level))}'"
+    raise CudaTargetError(
+        f"expects Kernel IR, and this is {LEVEL_TITLES[level]} ('{op.name}' here): "
+        f"{lowering} takes it to Kernel IR",
+        op,
+    )
 
 
 # --- types ----------------------------------------------------------------------------------

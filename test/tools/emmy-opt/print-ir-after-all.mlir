@@ -1,6 +1,8 @@
-// --print-ir-after-all prints the IR after each pass to stderr under an MLIR-style header.
+// --print-ir-after-all (or MLIR's --mlir-print-ir-after-all) prints the IR after each pass to
+// stderr under an MLIR-style header.
 
 // RUN: emmy-opt %s --print-ir-after-all --cse --canonicalize -o %t 2>&1 | filecheck %s
+// RUN: emmy-opt %s --mlir-print-ir-after-all --cse --canonicalize -o %t 2>&1 | filecheck %s
 
 // CHECK:      // -----// IR Dump After cse //----- //
 // CHECK-NEXT: builtin.module {

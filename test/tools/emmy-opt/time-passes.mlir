@@ -1,7 +1,8 @@
-// --time-passes reports the wall time of each pass, and of parsing, verifying and printing,
-// on stderr after the output.
+// --time-passes (or MLIR's --mlir-timing) reports the wall time of each pass, and of parsing,
+// verifying and printing, on stderr after the output.
 
 // RUN: emmy-opt %s --time-passes --cse --canonicalize -o %t 2>&1 | filecheck %s
+// RUN: emmy-opt %s --mlir-timing --cse --canonicalize -o %t 2>&1 | filecheck %s
 
 // CHECK:      ... Execution time report ...
 // CHECK:      Total Execution Time: {{[0-9.]+}} seconds

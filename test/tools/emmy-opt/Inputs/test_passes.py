@@ -1,5 +1,5 @@
-"""Test-only passes that fail in each way a pass can fail; tests load them with
-`emmy-opt --load-pass-plugin %S/Inputs/test_passes.py`."""
+"""Test-only passes that fail in each way a pass can fail, and a pipeline of them; tests load
+them with `emmy-opt --load-pass-plugin %S/Inputs/test_passes.py`."""
 
 from dataclasses import dataclass
 
@@ -8,8 +8,10 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
+from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
 from xdsl.utils.exceptions import PassFailedException
 
+from emmy.passes.pipelines import NamedPipeline
 from emmy.passes.registry import register_pass
 
 
@@ -53,5 +55,16 @@ class DropReturnValuesPass(ModulePass):
             Rewriter.replace_op(ret, func.ReturnOp())
 
 
-for pass_class in (RejectOpPass, CrashPass, DropReturnValuesPass):
+@dataclass(frozen=True)
+class DropReturnValuesThenCsePipeline(NamedPipeline):
+    """Pipeline: test-drop-return-values, which leaves IR that does not verify, then cse."""
+
+    name = "test-drop-then-cse"
+
+    @classmethod
+    def passes(cls) -> tuple[ModulePass, ...]:
+        return (DropReturnValuesPass(), CommonSubexpressionElimination())
+
+
+for pass_class in (RejectOpPass, CrashPass, DropReturnValuesPass, DropReturnValuesThenCsePipeline):
     register_pass(pass_class)
