@@ -42,7 +42,7 @@ from importlib.metadata import version
 from io import StringIO
 from pathlib import Path
 from types import NoneType
-from typing import Any, TypeVar, get_args, get_type_hints
+from typing import IO, Any, TypeVar, get_args, get_type_hints
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
@@ -69,6 +69,7 @@ from emmy.tools.diagnostics import (
     unmet,
     verify,
 )
+from emmy.tools.files import PendingFile
 
 T = TypeVar("T")
 
@@ -609,9 +610,21 @@ class EmmyOptMain(xDSLOptMain):
                     if not self.args.verify_diagnostics:
                         sys.stderr.write("".join(source.render(d) for d in error.diagnostics))
                 output.flush()
-        finally:
-            if output is not sys.stdout:
-                output.close()
+        except BaseException:
+            if isinstance(output, PendingFile):
+                output.discard()
+            raise
+        if isinstance(output, PendingFile):
+            # An output file is replaced only by a whole, successful result.
+            if reported and not self.args.verify_diagnostics:
+                output.discard()
+            else:
+                try:
+                    output.commit()
+                except OSError as error:
+                    raise UsageError(
+                        f"cannot write '{self.args.output_file}': {error.strerror}"
+                    ) from None
         if self.args.time_passes:
             sys.stderr.write(self._timing_report())
         if not self.args.verify_diagnostics:
@@ -619,6 +632,11 @@ class EmmyOptMain(xDSLOptMain):
         problems = unmet(expectations(source), reported)
         sys.stderr.write("".join(source.render(problem) for problem in problems))
         return 1 if problems else 0
+
+    def prepare_output(self) -> IO[str]:
+        if self.args.output_file is None:
+            return sys.stdout
+        return PendingFile(Path(self.args.output_file))
 
     def _read_input(self) -> Source:
         path = self.args.input_file
