@@ -120,6 +120,9 @@ class LocatingParser(Parser):
     def __init__(self, ctx: Context, text: str, name: str, first_line: int = 1):
         # Leading newlines make every position report its line in the whole file.
         text = "\n" * (first_line - 1) + text
+        # An integer literal of any length is read, so that the type it is given judges it
+        # (Python refuses to convert more than 4300 digits by default).
+        sys.set_int_max_str_digits(0)
         super().__init__(ctx, "", name)
         self._parser_state = ParserState(_LinearTimeLexer(Input(text, name)))
         self.line_starts = [0, *(m.end() for m in re.finditer("\n", text))]
@@ -139,6 +142,13 @@ class LocatingParser(Parser):
             # e.g. an attribute that rejects its value while the op is built: xDSL would
             # report it after the op, at whatever comes next.
             self.raise_error(str(error), start)
+        except RecursionError:
+            # The parser descends one Python call chain per region level.
+            self.raise_error(
+                "ops nested too deeply: regions nest at most about "
+                f"{sys.getrecursionlimit() // 10} levels deep",
+                start,
+            )
         except Exception as error:
             self.raise_error(internal_error("while parsing this op", error), start)
         if isinstance(op.location, UnknownLoc):  # an explicit `loc(...)` wins
