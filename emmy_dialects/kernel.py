@@ -573,6 +573,20 @@ def _shape_property(values: Sequence[int]) -> DenseArrayBase:
 # --- ops -------------------------------------------------------------------------------------
 
 
+def _verify_if_yields(op: scf.IfOp) -> None:
+    """Each branch of an scf.if yields its results (xDSL's scf.if accepts an empty else, read
+    as yielding nothing, beside results: they are then undefined when the condition is
+    false)."""
+    types = list(op.result_types)
+    for branch, region in (("then", op.true_region), ("else", op.false_region)):
+        yielded = [] if not region.blocks else list(region.block.last_op.operand_types)
+        if yielded != types:
+            raise VerifyException(
+                f"the {branch} branch of an scf.if yields ({', '.join(map(str, yielded))}), "
+                f"its results are ({', '.join(map(str, types))})"
+            )
+
+
 @irdl_op_definition
 class FuncOp(KernelSymbolOp):
     """A GPU kernel: the code one thread runs, compiled for blocks of shape `block`. It takes
@@ -645,6 +659,8 @@ class FuncOp(KernelSymbolOp):
                 )
             if isinstance(op, LaunchOp):
                 raise VerifyException("a kernel.launch runs on the host, not inside a kernel.func")
+            if isinstance(op, scf.IfOp):
+                _verify_if_yields(op)
         # The cuda target declares shared_allocs as static __shared__ arrays, which the
         # compiler allows up to the static limit; beyond it a block opts in to dynamic memory.
         static = self.static_shared_bytes

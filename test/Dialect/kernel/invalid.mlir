@@ -24,6 +24,20 @@ builtin.module attributes {kernel.target = #kernel.target<"sm_75">} {
 
 // -----
 
+// An scf.if with results whose else branch is empty: its values would be undefined when the
+// condition is false (xDSL's scf.if accepts it).
+// expected-error @+1 {{the else branch of an scf.if yields (), its results are (f32)}}
+kernel.func @if_without_else_value(%x: memref<4xf32>) block [32, 1, 1] {
+  %c = arith.constant true
+  %v = scf.if %c -> (f32) {
+    %a = arith.constant 1.0 : f32
+    scf.yield %a : f32
+  } else {
+  }
+}
+
+// -----
+
 // expected-error @+1 {{a block has 3 dimensions (x, y, z), got [256, 1]}}
 kernel.func @two_dims() block [256, 1] {
 }
