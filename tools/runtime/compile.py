@@ -22,6 +22,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from emmy.dialects.target import DEFAULT_TARGET
+from emmy.tools.frontend.program_cache import cache_root, write_atomically
 
 
 class CudaError(RuntimeError):
@@ -201,9 +202,9 @@ def _compiler_options(compiler: str, arch: str, options: Sequence[str]) -> list[
 
 
 def cache_dir() -> Path:
-    """Where cubins are cached: `$EMMY_CACHE_DIR/cubin`, else `~/.cache/emmy/cubin`."""
-    root = os.environ.get("EMMY_CACHE_DIR")
-    return (Path(root) if root else Path.home() / ".cache" / "emmy") / "cubin"
+    """Where cubins are cached: `cubin` in emmy's cache directory (`$EMMY_CACHE_DIR`, else
+    `$XDG_CACHE_HOME/emmy`, else `~/.cache/emmy`)."""
+    return cache_root() / "cubin"
 
 
 def cache_key(source: str, arch: str, compiler: str, options: Sequence[str]) -> str:
@@ -242,20 +243,9 @@ def compile_cuda(
         return path.read_bytes()
     cubin = _compile_uncached(source, arch, chosen, flags)
     if use_cache:
-        _write_atomically(path, cubin)
-        _write_atomically(path.with_suffix(".cu"), source.encode())
+        write_atomically(path, cubin)
+        write_atomically(path.with_suffix(".cu"), source.encode())
     return cubin
-
-
-def _write_atomically(path: Path, data: bytes) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-        with os.fdopen(fd, "wb") as stream:
-            stream.write(data)
-        os.replace(temporary, path)
-    except OSError:
-        pass  # the cache is an optimisation: an unwritable cache directory only costs time
 
 
 def _compile_uncached(source: str, arch: str, compiler: str, flags: list[str]) -> bytes:
