@@ -445,9 +445,11 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
 
     parser.description = (
         f"Run the program at each of its {len(LEVELS)} levels ({', '.join(LEVELS)}) on the CPU "
-        "interpreter, on the same fresh random inputs (integers that index a table, such as "
-        "an embedding's indices, below its size), and compare each with PyTorch eager; exit 1 "
-        f"on any mismatch. Each level's start is reported on stderr. Tolerances: {summary()}."
+        "interpreter, on the same fresh random inputs (an integer input that indexes a table, "
+        "such as an embedding's indices, below the table's size; other integers within the "
+        "example's range), and compare each with PyTorch eager; exit 1 on any mismatch. Each "
+        f"level's start is reported on stderr. Tolerances: {summary()}. With --device cuda, "
+        "check the compiled kernels on the GPU instead (and with --bench, time them)."
     )
     add_program_arguments(parser)
     parser.add_argument(
@@ -559,7 +561,8 @@ class ShowVersion(argparse.Action):
         from importlib.metadata import version
 
         versions = f"xDSL {version('xdsl')}, PyTorch {version('torch')}"
-        parser.exit(message=f"emmy {version('emmy')} ({versions})\n")
+        print(f"emmy {version('emmy')} ({versions})")
+        parser.exit()
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
