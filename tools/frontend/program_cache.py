@@ -2,9 +2,11 @@
 
     module = cached_torch_ir(text, "model.py", export=lambda: compile_source(text, "model.py"))
 
-    $ ls ~/.cache/emmy/torch-ir
-    3f5a...e1.mlir     // 3f5a...e1: <the entry's sha256>
-                       func.func @forward(...) { ... } loc("model.py":4:1)
+    ~/.cache/emmy/torch-ir/<key>.mlir:
+    // emmy torch-ir 1 <the sha256 of what follows>
+    builtin.module attributes {torch.float32_matmul_precision = "highest"} {
+      func.func @forward(...) -> tensor<4x2xf32> { ... } loc("model.py":4:1)
+    } loc(unknown)
 
 Exporting a program costs seconds (loading PyTorch and torch.export); parsing its Torch IR
 back costs milliseconds and loads neither. An entry is the Torch IR printed with its
@@ -29,6 +31,7 @@ import os
 import sys
 import tempfile
 from collections.abc import Callable
+from importlib.metadata import version
 from io import StringIO
 from pathlib import Path
 
@@ -69,8 +72,6 @@ def cached_torch_ir(text: str, filename: str, export: Callable[[], ModuleOp]) ->
 
 
 def entry_key(text: str, filename: str) -> str:
-    from importlib.metadata import version
-
     identity = hashlib.sha256()
     for part in (
         FORMAT,
