@@ -31,7 +31,7 @@ import os
 import sys
 import tempfile
 from collections.abc import Callable
-from importlib.metadata import version
+from importlib.metadata import PackageNotFoundError, version
 from io import StringIO
 from pathlib import Path
 
@@ -77,13 +77,20 @@ def entry_key(text: str, filename: str) -> str:
         FORMAT,
         text,
         filename,
-        *(version(package) for package in ("emmy", "torch", "xdsl")),
+        *map(_version, ("emmy", "torch", "xdsl")),
         sys.version,
         *_code_digests(),
     ):
         identity.update(part.encode())
         identity.update(b"\0")
     return identity.hexdigest()
+
+
+def _version(package: str) -> str:
+    try:
+        return version(package)
+    except PackageNotFoundError:  # run from a source tree: the code digests still key it
+        return "not installed"
 
 
 def _code_digests() -> list[str]:
