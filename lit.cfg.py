@@ -1,6 +1,7 @@
 """lit configuration for the FileCheck suites under test/: `.venv/bin/lit test`."""
 
 import os
+import shutil
 import sys
 
 import lit.formats
@@ -22,3 +23,10 @@ config.environment["PATH"] = os.pathsep.join(
     [os.path.dirname(sys.executable), config.environment["PATH"]]
 )
 config.substitutions.append(("%python", sys.executable))
+
+# `emmy compile` caches each program's Torch IR (emmy.tools.frontend.program_cache): one cache
+# for the whole run, so that the RUN lines compiling one program export it once, emptied as the
+# run starts, so that no result depends on an earlier run or on the user's own cache.
+program_cache = os.path.join(config.test_source_root, "test", "Output", "emmy-cache")
+shutil.rmtree(program_cache, ignore_errors=True)
+config.environment["EMMY_CACHE_DIR"] = program_cache

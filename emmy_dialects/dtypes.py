@@ -19,7 +19,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import numpy as np
 from xdsl.dialects.builtin import (
     IndexType,
     IntegerType,
@@ -38,6 +37,7 @@ from xdsl.ir import Attribute
 from xdsl.utils.exceptions import VerifyException
 
 if TYPE_CHECKING:
+    import numpy as np
     import torch
 
 
@@ -125,6 +125,10 @@ def from_torch_dtype(dtype: torch.dtype) -> Attribute | None:
 def round_to_bfloat16(values: np.ndarray) -> np.ndarray:
     """Rounds float32 values to the nearest bf16 (ties to even), kept as float32: how the CPU
     interpreters hold bf16 values and how a bf16 constant holds a float."""
+    # numpy is imported here, not with the table: a tool that never rounds (emmy-opt, mostly)
+    # starts without it.
+    import numpy as np
+
     bits = np.asarray(values, np.float32).view(np.uint32)
     rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000).view(np.float32)
     # NaN payloads could carry into the sign bit; NaN stays NaN.

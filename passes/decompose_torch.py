@@ -43,7 +43,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from math import prod
 
-import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import arith, func, math
 from xdsl.dialects.builtin import (
@@ -95,6 +94,8 @@ def compute_type(element_type: Attribute) -> Attribute:
 def round_to(value: float, type: Attribute) -> float:
     """`value` as a constant of float `type` holds it; like torch's `Scalar.to<T>()`, a
     16-bit type rounds through f32."""
+    import numpy as np  # here: most emmy-opt runs decompose nothing and start without numpy
+
     if isinstance(type, Float16Type):
         return float(np.float16(np.float32(value)))
     if isinstance(type, BFloat16Type):

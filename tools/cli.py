@@ -5,14 +5,21 @@
     emmy bench --suite memory-bound|gemm [--only REGEX] [--json FILE] [--copy-bandwidth GBPS]
                [--peak-tflops TFLOPS]
     emmy exec FILE.mlir [--function NAME] [--inputs in.npz] [--seed N] [-o out.npz]
+    emmy --version
 
-`compile` prints a PyTorch program at one level; `run` checks every level against PyTorch
+`compile` prints a PyTorch program at one level, exporting it once: its Torch IR is cached on
+disk (see `emmy.tools.frontend.program_cache`); `run` checks every level against PyTorch
 eager on the CPU interpreter (see `emmy.tools.bench.differential`), or, with `--device cuda`,
 the compiled kernels on the GPU, timed with `--bench` (see `emmy.tools.bench.timing`); `bench`
 times a suite; `exec` runs a host function of an IR file at any level on the CPU interpreter,
 on the inputs of an .npz file (arrays `arr_0`, `arr_1`, ... as `numpy.savez(path, *arrays)`
 writes them) or on fresh random ones, prints a summary of each result and writes the results
 to `-o` in the same layout, so one run's outputs can be another's inputs.
+
+Each command imports what it uses when it runs, and the parser holds the options of the
+command given only (`build_parser`): `--help` answers at once, and PyTorch (seconds to load)
+is loaded only to export or run a program, not for a cached `compile` nor for `exec` below
+Torch IR.
 
 Bad input never shows a Python traceback: parse, verify and execution errors print
 `file:line:col: error: message` with the offending source line, and the exit status is 1.
@@ -23,38 +30,19 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from io import StringIO
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import torch
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.printer import Printer
-from xdsl.utils.exceptions import PassFailedException
+if TYPE_CHECKING:
+    import numpy as np
+    from xdsl.dialects.builtin import ModuleOp
 
-from emmy.dialects import make_context
-from emmy.passes.pipelines import LEVELS
-from emmy.tools.bench.differential import (
-    EXECUTABLE_LEVELS,
-    TF32_TOLERANCE,
-    TOLERANCES,
-    check_levels,
-    lower,
-)
-from emmy.tools.bench.suites import SUITES, Case
-from emmy.tools.diagnostics import (
-    CompileError,
-    Source,
-    internal_error,
-    op_diagnostic,
-    parse,
-    verify,
-)
-from emmy.tools.frontend.program import FrontendError, Program, load_program
-from emmy.tools.interpreter.run import ExecutionError, find_function, random_inputs, run_module
+    from emmy.tools.bench.suites import Case
+    from emmy.tools.diagnostics import Source
+    from emmy.tools.frontend.program import Program
 
 
 class CommandError(Exception):
@@ -62,6 +50,8 @@ class CommandError(Exception):
 
 
 def read_source(path: str) -> Source:
+    from emmy.tools.diagnostics import Source
+
     try:
         return Source(path, Path(path).read_text())
     except OSError as error:
@@ -71,6 +61,8 @@ def read_source(path: str) -> Source:
 @contextmanager
 def rendered_for(source: Source) -> Iterator[None]:
     """Reports the CompileErrors raised inside as `source`'s located diagnostics."""
+    from emmy.tools.diagnostics import CompileError
+
     try:
         yield
     except CompileError as error:
@@ -79,12 +71,17 @@ def rendered_for(source: Source) -> Iterator[None]:
 
 def read_module(source: Source) -> ModuleOp:
     """Parses and verifies an IR file; raises CompileError with the location of a problem."""
+    from emmy.dialects import make_context
+    from emmy.tools.diagnostics import parse, verify
+
     module = parse(make_context(), source, 1, source.text)
     verify(module)
     return module
 
 
 def load_inputs(path: str, count: int) -> list[np.ndarray]:
+    import numpy as np
+
     try:
         archive = np.load(path)
     except (OSError, ValueError) as error:
@@ -105,6 +102,8 @@ def load_inputs(path: str, count: int) -> list[np.ndarray]:
 
 def summarize(array: np.ndarray, shown: int = 6) -> str:
     """Shape, dtype, range and the first few values of a result."""
+    import numpy as np
+
     parts = [f"{'x'.join(map(str, array.shape)) or 'scalar'} {array.dtype}"]
     if array.size and array.dtype.kind in "fiub":
         values = array.astype(np.float64)
@@ -119,6 +118,16 @@ def summarize(array: np.ndarray, shown: int = 6) -> str:
 
 
 def run_exec(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from emmy.tools.diagnostics import CompileError, op_diagnostic
+    from emmy.tools.interpreter.run import (
+        ExecutionError,
+        find_function,
+        random_inputs,
+        run_module,
+    )
+
     source = read_source(args.file)
     with rendered_for(source):
         module = read_module(source)
@@ -153,14 +162,26 @@ def run_exec(args: argparse.Namespace) -> int:
     return 0
 
 
-def read_program(args: argparse.Namespace) -> Program:
-    """The PyTorch program named on the command line: `-c SOURCE` or a Python file."""
+def program_text(args: argparse.Namespace) -> tuple[str, str]:
+    """The PyTorch program named on the command line, `-c SOURCE` or a Python file, and the
+    file name its diagnostics give."""
     if args.source is not None:
-        text, filename = args.source, "<source>"
-    elif args.file is not None:
-        text, filename = read_source(args.file).text, args.file
-    else:
-        raise CommandError("error: give a program, as -c SOURCE or as a Python file")
+        return args.source, "<source>"
+    if args.file is not None:
+        return read_source(args.file).text, args.file
+    raise CommandError("error: give a program, as -c SOURCE or as a Python file")
+
+
+def program_source(text: str, filename: str) -> Source:
+    """The program as its diagnostics quote it."""
+    from emmy.tools.diagnostics import Source
+
+    return Source(filename, "\n".join(text.splitlines()))
+
+
+def load(text: str, filename: str) -> Program:
+    from emmy.tools.frontend.program import FrontendError, load_program
+
     try:
         return load_program(text, filename)
     except FrontendError as error:
@@ -168,32 +189,36 @@ def read_program(args: argparse.Namespace) -> Program:
 
 
 def torch_ir_of(program: Program) -> ModuleOp:
+    from emmy.tools.frontend.program import FrontendError
+
     try:
         return program.to_torch_ir()
     except FrontendError as error:
         raise CommandError(str(error)) from error
 
 
-def program_source(program: Program) -> Source:
-    return Source(program.filename, "\n".join(program.source_lines))
-
-
 def run_compile(args: argparse.Namespace) -> int:
-    program = read_program(args)
-    module = torch_ir_of(program)
-    with rendered_for(program_source(program)):
+    from io import StringIO
+
+    from xdsl.printer import Printer
+
+    from emmy.tools.frontend.program_cache import cached_torch_ir
+
+    text, filename = program_text(args)
+    module = cached_torch_ir(text, filename, lambda: torch_ir_of(load(text, filename)))
+    with rendered_for(program_source(text, filename)):
         module = lower_with_diagnostics(module, "kernel" if args.ir == "cuda" else args.ir)
         if args.ir == "cuda":
-            text = cuda_text(module)
+            output = cuda_text(module)
         else:
-            text = StringIO()
-            Printer(stream=text).print_op(module)
-            text = f"{text.getvalue()}\n"
+            printed = StringIO()
+            Printer(stream=printed).print_op(module)
+            output = f"{printed.getvalue()}\n"
     if args.output is None:
-        sys.stdout.write(text)
+        sys.stdout.write(output)
         return 0
     try:
-        Path(args.output).write_text(text)
+        Path(args.output).write_text(output)
     except OSError as error:
         raise CommandError(f"error: cannot write {args.output}: {error.strerror}") from error
     return 0
@@ -203,6 +228,7 @@ def cuda_text(module: ModuleOp) -> str:
     """The CUDA C++ of a Kernel IR module; an op the target cannot print is reported at the
     program's source."""
     from emmy.tools.cuda.target import CudaTargetError, print_cuda
+    from emmy.tools.diagnostics import CompileError, op_diagnostic
 
     try:
         return print_cuda(module)
@@ -210,12 +236,27 @@ def cuda_text(module: ModuleOp) -> str:
         raise CompileError(op_diagnostic(error.op, str(error.args[0]), module)) from error
 
 
+@contextmanager
+def lowering(torch_ir: ModuleOp, level: str) -> Iterator[None]:
+    """Reports a pass that fails while `torch_ir` is taken to `level` at the program's
+    source."""
+    from xdsl.utils.exceptions import PassFailedException
+
+    from emmy.tools.diagnostics import CompileError, op_diagnostic
+
+    try:
+        yield
+    except PassFailedException as error:
+        message = f"lowering to {level} failed: {error}"
+        raise CompileError(op_diagnostic(torch_ir, message)) from error
+
+
 def lower_with_diagnostics(module: ModuleOp, level: str) -> ModuleOp:
     """`module` taken to `level`; a pass failure is reported at the program's source."""
-    try:
+    from emmy.tools.bench.differential import lower
+
+    with lowering(module, level):
         return lower(module, level)
-    except PassFailedException as error:
-        raise CompileError(op_diagnostic(module, f"lowering to {level} failed: {error}")) from error
 
 
 def gpu_results(source: str, program: Program, module: ModuleOp, bench: bool, **case: Any) -> dict:
@@ -223,10 +264,12 @@ def gpu_results(source: str, program: Program, module: ModuleOp, bench: bool, **
     against eager and torch.compile (see `emmy.tools.bench.timing`). `case` holds
     `bench_program`'s keywords for what a suite's case counts and checks: copy_bandwidth_gbps,
     nbytes, flops, peak_tflops, tolerance."""
+    import torch
+
     from emmy.tools.bench.timing import bench_program
     from emmy.tools.runtime.host import GraphedHostProgram, HostProgram
 
-    with rendered_for(program_source(program)):
+    with rendered_for(program_source(source, program.filename)):
         kernels = HostProgram(lower_with_diagnostics(module, "kernel"))
     leaves = torch.utils._pytree.tree_leaves((program.example_args, program.example_kwargs))
     dtype = next((t.dtype for t in leaves if torch.is_tensor(t) and t.is_floating_point()), None)
@@ -249,6 +292,8 @@ def gpu_results(source: str, program: Program, module: ModuleOp, bench: bool, **
 
 
 def require_gpu(command: str) -> None:
+    import torch
+
     if not torch.cuda.is_available():
         raise CommandError(f"error: {command} runs on a CUDA GPU, and torch sees none here")
 
@@ -256,10 +301,10 @@ def require_gpu(command: str) -> None:
 def run_on_gpu(args: argparse.Namespace) -> int:
     from emmy.tools.bench.timing import format_table, to_json
 
-    program = read_program(args)
+    text, filename = program_text(args)
+    program = load(text, filename)
     require_gpu("emmy run --device cuda")
-    source = args.source if args.source is not None else read_source(args.file).text
-    result = gpu_results(source, program, torch_ir_of(program), args.bench)
+    result = gpu_results(text, program, torch_ir_of(program), args.bench)
     print(format_table(result))
     if args.json:
         to_json(result, args.json)
@@ -267,6 +312,7 @@ def run_on_gpu(args: argparse.Namespace) -> int:
 
 
 def run_bench(args: argparse.Namespace) -> int:
+    from emmy.tools.bench.suites import SUITES
     from emmy.tools.bench.timing import device_copy_bandwidth, tensor_core_peak_tflops, to_json
 
     cases = [
@@ -299,7 +345,7 @@ def bench_case(case: Case, copy: float | None, peak: float | None) -> dict:
 
     text = case.source.replace("DT", f"torch.{case.dtype}")
     with float32_matmul_precision(case.float32_matmul_precision):
-        program = load_program(text, f"<{case.program}>")
+        program = load(text, f"<{case.program}>")
         result = gpu_results(
             text,
             program,
@@ -319,19 +365,34 @@ def bench_case(case: Case, copy: float | None, peak: float | None) -> dict:
 
 
 def run_run(args: argparse.Namespace) -> int:
+    """Checks every level on the CPU, printing to stderr as each level starts (the kernel
+    level, emulated thread by thread, may take a while) and the results to stdout."""
     if args.device == "cuda":
         return run_on_gpu(args)
     if args.bench or args.json:
         raise CommandError("error: --bench and --json time the GPU kernels: add --device cuda")
-    program = read_program(args)
+    from emmy.dialects.dtypes import element_type
+    from emmy.dialects.torch import float32_matmul_precision
+    from emmy.tools.bench.differential import EXECUTABLE_LEVELS, level_reports
+    from emmy.tools.bench.tolerances import rule
+    from emmy.tools.diagnostics import CompileError, op_diagnostic
+    from emmy.tools.interpreter.run import ExecutionError, find_function
+
+    started = time.monotonic()
+    text, filename = program_text(args)
+    program = load(text, filename)
     module = torch_ir_of(program)
-    with rendered_for(program_source(program)):
+    reports = []
+    with rendered_for(program_source(text, filename)):
+        checks = level_reports(program, module, EXECUTABLE_LEVELS, args.seed)
         for level in EXECUTABLE_LEVELS:
-            lower_with_diagnostics(module, level)
-        try:
-            reports = check_levels(program, module, EXECUTABLE_LEVELS, args.seed)
-        except ExecutionError as error:
-            raise CompileError(op_diagnostic(error.op, str(error), module)) from error
+            elapsed = time.monotonic() - started
+            print(f"{elapsed:6.1f} s  checking {level}", file=sys.stderr, flush=True)
+            try:
+                with lowering(module, level):
+                    reports.append(next(checks))
+            except ExecutionError as error:
+                raise CompileError(op_diagnostic(error.op, str(error), module)) from error
     print(f"{'level':<8}{'max abs error':>16}{'max rel error':>16}  result")
     for report in reports:
         verdict = "pass" if report.passed else "FAIL"
@@ -339,6 +400,9 @@ def run_run(args: argparse.Namespace) -> int:
             f"{report.level:<8}{report.max_abs_error:>16.3e}{report.max_rel_error:>16.3e}"
             f"  {verdict}"
         )
+    outputs = find_function(module, "forward").function_type.outputs.data
+    dtypes = [element_type(output.get_element_type()).torch for output in outputs]
+    print(rule(dtypes, float32_matmul_precision(module) != "highest"))
     return 0 if all(r.passed for r in reports) else 1
 
 
@@ -347,129 +411,192 @@ def add_program_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-c", dest="source", metavar="SOURCE", help="the program as a string")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="emmy",
-        description="emmy: an MLIR-style compiler from PyTorch to CUDA.",
-        allow_abbrev=False,
+def add_compile_arguments(parser: argparse.ArgumentParser) -> None:
+    from emmy.passes.pipelines import LEVELS
+
+    parser.description = (
+        "Import a PyTorch program with torch.export and print it at one IR level. SOURCE is "
+        "Python with torch, nn and F imported; its last statement calls an nn.Module on "
+        'example tensors, e.g. "nn.RMSNorm(2048)(torch.randn(1, 32, 2048))".'
     )
-    commands = parser.add_subparsers(
-        title="commands", dest="command_name", required=True, metavar="COMMAND"
+    parser.epilog = (
+        "The Torch IR of each program is cached, keyed by its text and file name and by the "
+        "versions of emmy, PyTorch and xDSL, so that compiling it again skips the export: in "
+        "$EMMY_CACHE_DIR/torch-ir, else $XDG_CACHE_HOME/emmy/torch-ir, else "
+        "~/.cache/emmy/torch-ir. EMMY_NO_CACHE=1 turns the cache off (for a program that reads "
+        "files or the environment)."
     )
-    levels = ", ".join(LEVELS)
-    compile_ = commands.add_parser(
-        "compile",
-        help="print a PyTorch program at one IR level",
-        description="Import a PyTorch program with torch.export and print it at one IR level. "
-        "SOURCE is Python with torch, nn and F imported; its last statement calls an "
-        'nn.Module on example tensors, e.g. "nn.RMSNorm(2048)(torch.randn(1, 32, 2048))".',
-        allow_abbrev=False,
-    )
-    add_program_arguments(compile_)
-    compile_.add_argument(
+    add_program_arguments(parser)
+    parser.add_argument(
         "--ir",
         choices=(*LEVELS, "cuda"),
         default="torch",
         metavar="LEVEL",
-        help=f"the level to print: {levels}, or cuda for the kernels' CUDA C++ (default: torch)",
+        help=f"the level to print: {', '.join(LEVELS)}, or cuda for the kernels' CUDA C++ "
+        "(default: torch)",
     )
-    compile_.add_argument("-o", "--output", metavar="FILE", help="write the IR to FILE")
-    compile_.set_defaults(command=run_compile)
+    parser.add_argument("-o", "--output", metavar="FILE", help="write the IR to FILE")
+    parser.set_defaults(command=run_compile)
 
-    run = commands.add_parser(
-        "run",
-        help="check every IR level of a PyTorch program against PyTorch eager",
-        description="Run the program at every executable level "
-        f"({', '.join(EXECUTABLE_LEVELS)}) on the same fresh random inputs and compare each "
-        "with PyTorch eager; exit 1 on any mismatch. Tolerances by dtype (rtol, atol): "
-        + "; ".join(
-            f"{str(d).removeprefix('torch.')} {r:g}, {a:g}" for d, (r, a) in TOLERANCES.items()
-        )
-        + f"; integers and booleans exactly; f32 within {TF32_TOLERANCE:g} of the output's "
-        "largest magnitude where the program's float32 matmul precision allows tf32.",
-        allow_abbrev=False,
+
+def add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    from emmy.passes.pipelines import LEVELS
+    from emmy.tools.bench.tolerances import summary
+
+    parser.description = (
+        f"Run the program at each of its {len(LEVELS)} levels ({', '.join(LEVELS)}) on the CPU "
+        "interpreter, on the same fresh random inputs (an integer input that indexes a table, "
+        "such as an embedding's indices, below the table's size; other integers within the "
+        "example's range), and compare each with PyTorch eager; exit 1 on any mismatch. Each "
+        f"level's start is reported on stderr. Tolerances: {summary()}. With --device cuda, "
+        "check the compiled kernels on the GPU instead (and with --bench, time them)."
     )
-    add_program_arguments(run)
-    run.add_argument(
+    add_program_arguments(parser)
+    parser.add_argument(
         "--device",
         choices=("cpu", "cuda"),
         default="cpu",
         help="where the compiled levels run (default: cpu, the interpreter)",
     )
-    run.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default: 0)")
-    run.add_argument(
+    parser.add_argument(
+        "--seed", type=int, default=0, help="seed of the random inputs (default: 0)"
+    )
+    parser.add_argument(
         "--bench",
         action="store_true",
         help="with --device cuda: also time eager, torch.compile (max-autotune) and emmy",
     )
-    run.add_argument("--json", metavar="FILE", help="with --device cuda: write the results as JSON")
-    run.set_defaults(command=run_run)
+    parser.add_argument(
+        "--json", metavar="FILE", help="with --device cuda: write the results as JSON"
+    )
+    parser.set_defaults(command=run_run)
 
-    bench = commands.add_parser(
-        "bench",
-        help="time a benchmark suite on the GPU",
-        description="Check, then time, every case (a program at a shape and dtype) of a suite "
-        "under eager PyTorch, torch.compile (max-autotune) and emmy, on the current CUDA device. "
+
+def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
+    from emmy.tools.bench.suites import SUITES
+
+    parser.description = (
+        "Check, then time, every case (a program at a shape and dtype) of a suite under eager "
+        "PyTorch, torch.compile (max-autotune) and emmy, on the current CUDA device. "
         "memory-bound: norms, softmax and activations, against the measured copy bandwidth; "
         "gemm: matrix products in TFLOP/s against the measured bf16 tensor-core peak (decode "
-        "steps also against the copy bandwidth, for their weights).",
-        allow_abbrev=False,
+        "steps also against the copy bandwidth, for their weights)."
     )
-    bench.add_argument("--suite", choices=sorted(SUITES), required=True)
-    bench.add_argument(
+    parser.add_argument("--suite", choices=sorted(SUITES), required=True)
+    parser.add_argument(
         "--only",
         metavar="REGEX",
         help="run the cases whose 'program shape dtype' (e.g. 'rms_norm 8192x4096 bfloat16', "
         "'linear 16x4096x4096 bfloat16': gemm shapes read MxNxK; fp32 gemm cases end in their "
         "float32 matmul precision, 'matmul 4096x4096x4096 float32 high') matches REGEX",
     )
-    bench.add_argument("--json", metavar="FILE", help="write the results as JSON (after each case)")
-    bench.add_argument(
+    parser.add_argument(
+        "--json", metavar="FILE", help="write the results as JSON (after each case)"
+    )
+    parser.add_argument(
         "--copy-bandwidth",
         type=float,
         metavar="GBPS",
         help="the device copy bandwidth to report fractions of, instead of measuring it",
     )
-    bench.add_argument(
+    parser.add_argument(
         "--peak-tflops",
         type=float,
         metavar="TFLOPS",
         help="the bf16 tensor-core peak to report fractions of, instead of measuring it (the "
         "best of cuBLAS bf16 8192³ products)",
     )
-    bench.set_defaults(command=run_bench)
+    parser.set_defaults(command=run_bench)
 
-    execute = commands.add_parser(
-        "exec",
-        help="run an IR file on the CPU interpreter",
-        description="Run a host function of an IR file, at any level from torch to kernel, on "
-        "the CPU interpreter and print a summary of its results.",
-        allow_abbrev=False,
+
+def add_exec_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Run a host function of an IR file, at any level from torch to kernel, on the CPU "
+        "interpreter and print a summary of its results."
     )
-    execute.add_argument("file", help="the .mlir file to run")
-    execute.add_argument(
+    parser.add_argument("file", help="the .mlir file to run")
+    parser.add_argument(
         "--function", default="forward", help="the func.func to run (default: forward)"
     )
-    execute.add_argument(
+    parser.add_argument(
         "--inputs",
         metavar="NPZ",
-        help="the inputs, as arr_0, arr_1, ... in an .npz file (default: random inputs)",
+        help="the inputs, as arr_0, arr_1, ... in an .npz file (default: random inputs: "
+        "standard normal floats, random booleans, integers from 0 to 15 or, for one that "
+        "indexes a dim such as an embedding's indices, below its size)",
     )
-    execute.add_argument(
+    parser.add_argument(
         "--seed", type=int, default=0, help="seed of the random inputs (default: 0)"
     )
-    execute.add_argument("-o", "--output", metavar="NPZ", help="write the results to an .npz file")
-    execute.set_defaults(command=run_exec)
+    parser.add_argument("-o", "--output", metavar="NPZ", help="write the results to an .npz file")
+    parser.set_defaults(command=run_exec)
+
+
+COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
+    "compile": ("print a PyTorch program at one IR level", add_compile_arguments),
+    "run": (
+        "check every IR level of a PyTorch program against PyTorch eager",
+        add_run_arguments,
+    ),
+    "bench": ("time a benchmark suite on the GPU", add_bench_arguments),
+    "exec": ("run an IR file on the CPU interpreter", add_exec_arguments),
+}
+"""Each command's summary, for `emmy --help`, and what adds its description and options."""
+
+
+class ShowVersion(argparse.Action):
+    """`--version`: emmy's version and those of the libraries it runs on, from the installed
+    packages' metadata, as `emmy-opt --version` reads them; read only when asked."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any):
+        super().__init__(
+            option_strings,
+            dest=argparse.SUPPRESS,
+            default=argparse.SUPPRESS,
+            nargs=0,
+            help="print emmy's version and those of xDSL and PyTorch, and exit",
+        )
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any) -> None:
+        from importlib.metadata import version
+
+        versions = f"xDSL {version('xdsl')}, PyTorch {version('torch')}"
+        print(f"emmy {version('emmy')} ({versions})")
+        parser.exit()
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The `emmy` parser, with the description and options of `command` only: the others
+    are listed with their summaries, and adding their options would import what those list
+    (the levels, the suites)."""
+    parser = argparse.ArgumentParser(
+        prog="emmy",
+        description="emmy: an MLIR-style compiler from PyTorch to CUDA.",
+        allow_abbrev=False,
+    )
+    parser.add_argument("--version", action=ShowVersion)
+    commands = parser.add_subparsers(
+        title="commands", dest="command_name", required=True, metavar="COMMAND"
+    )
+    for name, (summary, add_arguments) in COMMANDS.items():
+        subparser = commands.add_parser(name, help=summary, allow_abbrev=False)
+        if name == command:
+            add_arguments(subparser)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # The top level takes no option with a value: its first other argument is the command.
+    command = next((argument for argument in argv if not argument.startswith("-")), None)
+    args = build_parser(command).parse_args(argv)
     try:
         return args.command(args)
     except CommandError as error:
         print(error, file=sys.stderr)
     except Exception as error:
+        from emmy.tools.diagnostics import internal_error
+
         print(internal_error(f"in emmy {args.command_name}", error), file=sys.stderr)
     return 1
 

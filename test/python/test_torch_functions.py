@@ -338,7 +338,8 @@ def test_emmy_run_checks_the_torch_level(capsys: pytest.CaptureFixture[str]) -> 
     from emmy.tools.cli import main
 
     assert main(["run", "-c", "nn.RMSNorm(64)(torch.randn(2, 8, 64))"]) == 0
-    rows = [line.split() for line in capsys.readouterr().out.splitlines()[1:]]
+    lines = capsys.readouterr().out.splitlines()
+    rows = [line.split() for line in lines[1 : 1 + len(LEVELS)]]
     assert [row[0] for row in rows] == list(LEVELS)
     assert rows[0][0] == "torch"
     assert rows[0][1:] == ["0.000e+00", "0.000e+00", "pass"]

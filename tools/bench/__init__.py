@@ -1,1 +1,2 @@
-"""Measuring and checking: the timing harness, benchmark suites, differential checks."""
+"""Measuring and checking: the timing harness, benchmark suites, differential checks and the
+tolerances they check by."""

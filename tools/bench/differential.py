@@ -4,56 +4,36 @@
     [(r.level, r.passed) for r in reports]     # [("torch", True), ("prim", True), ...]
 
 Each run draws fresh random inputs shaped like the program's example inputs (floats from a
-standard normal; integers uniformly within the example's range, so indices stay valid;
-booleans at random), runs the eager module on them, and runs each level's host function on
-the same values through the CPU interpreter. A level passes when every output matches within
-the tolerance of its dtype (`TOLERANCES`), or for f32 outputs of a program whose float32
-matmul precision allows tf32, within tf32's (`TF32_TOLERANCE`).
+standard normal; an integer input that indexes a table, such as an embedding's indices,
+uniformly below the table's size, other integers within the example's range; booleans at
+random), runs the eager module on them, and runs each level's host function on the same
+values through the CPU interpreter. A level passes when every output matches within the
+tolerance of its dtype (`emmy.tools.bench.tolerances`), or for f32 outputs of a program whose
+float32 matmul precision allows tf32, within tf32's.
+
+PyTorch and the interpreter are imported by the functions that use them: `emmy compile` lowers
+with `lower` and loads neither.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
 from xdsl.dialects.builtin import ModuleOp
 
 from emmy.dialects import make_context
 from emmy.dialects.torch import float32_matmul_precision
 from emmy.passes.pipelines import LEVELS, passes_to, run_passes
+from emmy.tools.bench.tolerances import tolerance
 from emmy.tools.diagnostics import verify
-from emmy.tools.frontend.importer import forward_arguments
-from emmy.tools.frontend.program import Program
-from emmy.tools.interpreter.run import run_module
 
-TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
-    torch.float32: (1e-4, 1e-5),
-    torch.float64: (1e-4, 1e-5),
-    torch.float16: (1e-2, 1e-3),
-    torch.bfloat16: (2e-2, 2e-2),
-}
-"""(rtol, atol) by output dtype; other dtypes (integers, bool) must match exactly. fp32
-allows for a different order of summation than PyTorch's kernels; the 16-bit bounds are a few
-units in the last place of their 11- and 8-bit mantissas."""
+if TYPE_CHECKING:
+    import torch
 
-TF32_TOLERANCE = 1e-3
-"""How far an f32 output may be from eager's where f32 products may run on tf32 (a module's
-float32 matmul precision "high" or "medium"), as a fraction of the output's largest
-magnitude: tf32 rounds each factor to 10 fraction bits (relative error up to 2^-11), so a sum
-of K products of random signs is off by about 2^-11 sqrt(K) times a typical product, while
-the largest output is some 3 sqrt(K) times it: about 1e-4 of it, and 1e-3 leaves room for the
-largest of many errors."""
-
-
-def tolerance(dtype: torch.dtype, allows_tf32: bool, largest: float) -> tuple[float, float]:
-    """(rtol, atol) of an output of `dtype` whose largest magnitude is `largest`, where f32
-    products may run on tf32 or not (see TF32_TOLERANCE)."""
-    rtol, atol = TOLERANCES.get(dtype, (0.0, 0.0))
-    if allows_tf32 and dtype == torch.float32:
-        atol = max(atol, TF32_TOLERANCE * largest)
-    return rtol, atol
-
+    from emmy.tools.frontend.program import Program
 
 EXECUTABLE_LEVELS = LEVELS
 """Levels the CPU interpreter runs: all of them. Torch IR runs on PyTorch's own CPU ops
@@ -69,20 +49,34 @@ def lower(torch_ir: ModuleOp, level: str) -> ModuleOp:
     return module
 
 
-def random_inputs(program: Program, seed: int) -> list[torch.Tensor]:
-    """Fresh inputs shaped like the example inputs (flattened, in signature order)."""
+def random_inputs(program: Program, torch_ir: ModuleOp, seed: int) -> list[torch.Tensor]:
+    """Fresh inputs shaped like the example inputs (flattened, in signature order); an integer
+    input of `torch_ir`'s `@forward` that indexes a dim (`index_bounds`) stays below its size."""
+    import torch
+
+    from emmy.tools.interpreter.index_bounds import index_bounds
+    from emmy.tools.interpreter.run import find_function
+
+    forward = find_function(torch_ir, "forward")
+    bounds = index_bounds(forward)
+    # The user's tensors are @forward's arguments marked emmy.input, in order.
+    input_arguments = iter(
+        number for number, attrs in enumerate(forward.arg_attrs) if "emmy.input" in attrs.data
+    )
     generator = torch.Generator().manual_seed(seed)
     examples = torch.utils._pytree.tree_leaves((program.example_args, program.example_kwargs))
     inputs = []
     for example in examples:
         if not isinstance(example, torch.Tensor):
             inputs.append(example)
-        elif example.dtype == torch.bool:
+            continue
+        bound = bounds.get(next(input_arguments))
+        if example.dtype == torch.bool:
             inputs.append(torch.randint(0, 2, example.shape, generator=generator).bool())
         elif example.dtype.is_floating_point:
             inputs.append(torch.randn(example.shape, generator=generator).to(example.dtype))
         else:
-            low, high = int(example.min()), int(example.max())
+            low, high = (0, bound - 1) if bound else (int(example.min()), int(example.max()))
             inputs.append(
                 torch.randint(low, high + 1, example.shape, generator=generator).to(example.dtype)
             )
@@ -90,6 +84,8 @@ def random_inputs(program: Program, seed: int) -> list[torch.Tensor]:
 
 
 def to_numpy(tensor: torch.Tensor) -> np.ndarray:
+    import torch
+
     # bf16 has no numpy dtype: the interpreter holds it as float32 values rounded to bf16.
     if tensor.dtype == torch.bfloat16:
         tensor = tensor.float()
@@ -133,7 +129,20 @@ def check_levels(
 ) -> list[LevelReport]:
     """Runs each level on one set of fresh random inputs and compares it with eager, f32
     outputs within tf32's tolerance where the program's float32 matmul precision allows it."""
-    inputs = random_inputs(program, seed)
+    return list(level_reports(program, torch_ir, levels, seed))
+
+
+def level_reports(
+    program: Program, torch_ir: ModuleOp, levels: tuple[str, ...], seed: int
+) -> Iterator[LevelReport]:
+    """`check_levels` a level at a time: each report as soon as its level has run (`emmy run`
+    shows its progress by them). The first also runs eager."""
+    import torch
+
+    from emmy.tools.frontend.importer import forward_arguments
+    from emmy.tools.interpreter.run import run_module
+
+    inputs = random_inputs(program, torch_ir, seed)
     args, kwargs = torch.utils._pytree.tree_unflatten(
         inputs, torch.utils._pytree.tree_structure((program.example_args, program.example_kwargs))
     )
@@ -141,8 +150,6 @@ def check_levels(
         reference = torch.utils._pytree.tree_leaves(program.module(*args, **kwargs))
     arguments = [to_numpy(a) for a in forward_arguments(program.exported, inputs)]
     allows_tf32 = float32_matmul_precision(torch_ir) != "highest"
-    reports = []
     for level in levels:
         outputs = run_module(lower(torch_ir, level), arguments)
-        reports.append(LevelReport(level, *compare(outputs, reference, allows_tf32)))
-    return reports
+        yield LevelReport(level, *compare(outputs, reference, allows_tf32))

@@ -16,8 +16,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import torch
-
 from emmy.tools.bench.programs import ROTARY_ATTENTION, SWIGLU_DECODER_LAYER, SWIGLU_MLP
 
 DECODE_ROWS = 64
@@ -40,7 +38,7 @@ class Case:
     """`torch.set_float32_matmul_precision` for compiling, checking and timing every backend."""
     tolerance: tuple[float, float] | None = None
     """(rtol, atol) that every backend's outputs must be within of eager's, where the dtype's
-    (`emmy.tools.bench.differential.TOLERANCES`) does not hold for the program."""
+    (`emmy.tools.bench.tolerances.TOLERANCES`) does not hold for the program."""
 
     @property
     def name(self) -> str:
@@ -58,6 +56,8 @@ class Case:
         """For a decode step, the bytes of its N×K weights; None otherwise."""
         if not self.products or max(m for m, _, _ in self.products) > DECODE_ROWS:
             return None
+        import torch  # here: `emmy bench --help` lists the suites without loading PyTorch
+
         return sum(n * k for _, n, k in self.products) * getattr(torch, self.dtype).itemsize
 
     @property

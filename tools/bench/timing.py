@@ -236,11 +236,11 @@ def check_outputs(
     tolerance: tuple[float, float] | None = None,
 ) -> dict[str, Any]:
     """Compares outputs with the reference's, elementwise within `tolerance` (rtol, atol), by
-    default that of the reference's dtype (`differential.tolerance`: tf32's for f32 where the
+    default that of the reference's dtype (`tolerances.tolerance`: tf32's for f32 where the
     process's float32 matmul precision, which eager ran under too, allows tf32; NaN never
     passes): "correct", "max_abs_error", "rel_error" (‖actual − expected‖ / ‖expected‖, in
     float64) and "error" (why not, or None)."""
-    from emmy.tools.bench.differential import tolerance as dtype_tolerance
+    from emmy.tools.bench.tolerances import tolerance as dtype_tolerance
 
     allows_tf32 = torch.get_float32_matmul_precision() != "highest"
 
@@ -349,7 +349,7 @@ def bench_program(
     inputs; all on the device) and returns the outputs.
 
     Each backend's outputs are checked against eager's BEFORE it is timed, elementwise within
-    `tolerance` (rtol, atol), by default the dtype's (`emmy.tools.bench.differential.
+    `tolerance` (rtol, atol), by default the dtype's (`emmy.tools.bench.tolerances.
     TOLERANCES`; NaN never passes); a backend that fails (wrong values, or an exception) is
     reported with its error and not timed. Reported per backend: median µs (of the GPU, see
     `measure`), the host's µs per call (torch.compile's calls cost about 60 µs on an H200 host:
@@ -366,13 +366,14 @@ def bench_program(
     dtype = _dtype(dtype)
     text = re.sub(r"\bDT\b", f"torch.{str(dtype).removeprefix('torch.')}", source)
     program = load_program(text, "<bench>")
+    torch_ir = program.to_torch_ir()
     module = program.module.to(device=device, dtype=dtype).eval()
     leaves, spec = torch.utils._pytree.tree_flatten((program.example_args, program.example_kwargs))
     fresh = [
         (v.to(dtype) if v.is_floating_point() else v).to(device)
         if isinstance(v, torch.Tensor)
         else v
-        for v in random_inputs(program, seed)
+        for v in random_inputs(program, torch_ir, seed)
     ]
     args, kwargs = torch.utils._pytree.tree_unflatten(fresh, spec)
     forward_args = _forward_arguments(program, module, fresh, device)

@@ -23,12 +23,13 @@ import logging
 import traceback
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import torch
-import torch.nn as nn
-import torch.nn.functional as F
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr
+
+if TYPE_CHECKING:
+    import torch
+    import torch.nn as nn
 
 LAST_STATEMENT_RULE = (
     "the last statement must call an nn.Module on example inputs, "
@@ -90,6 +91,8 @@ class Program:
     def forward_arguments(self) -> list[torch.Tensor]:
         """The values of `@forward`'s arguments (parameters, buffers, constants and the
         example inputs, in the function's order), to run the compiled program on."""
+        import torch
+
         from emmy.tools.frontend.importer import forward_arguments  # see to_torch_ir
 
         user_inputs = torch.utils._pytree.tree_leaves((self.example_args, self.example_kwargs))
@@ -144,6 +147,8 @@ def _stack_traces_through(tree: ast.Module, code_name: str) -> Iterator[None]:
     """Makes torch.export keep the frames of the program's own functions in the stack traces
     it records, which otherwise hold only `forward` methods: an op in a helper such as
     `rotate_half` is then located in the helper, not at its caller."""
+    import torch
+
     anchors = getattr(torch.fx.proxy, "_STACK_TRACE_ANCHORS", None)
     if anchors is None:
         # Older torch (the GPU hosts' 2.11) has no anchors: ops in helpers are then located
@@ -197,6 +202,12 @@ def load_program(source: str, filename: str) -> Program:
         k.arg is None for k in call.keywords
     ):
         raise text.error_at(call, "the last call takes plain arguments, not *args or **kwargs")
+
+    # Imported once the program is known to be well formed: a malformed one is reported
+    # without the seconds that loading PyTorch takes.
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
 
     namespace: dict[str, Any] = {"torch": torch, "nn": nn, "F": F, "__name__": "__emmy__"}
 

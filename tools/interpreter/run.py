@@ -23,8 +23,10 @@ from xdsl.interpreters.func import FuncFunctions
 from xdsl.ir import Operation
 from xdsl.traits import SymbolTable
 
+from emmy.dialects.torch import Torch
 from emmy.tools.interpreter.fused import FusedFunctions
 from emmy.tools.interpreter.host import HostFunctions
+from emmy.tools.interpreter.index_bounds import index_bounds
 from emmy.tools.interpreter.loop import LoopFunctions
 from emmy.tools.interpreter.prim import PrimFunctions
 from emmy.tools.interpreter.scalar import (
@@ -34,7 +36,6 @@ from emmy.tools.interpreter.scalar import (
     to_type,
 )
 from emmy.tools.interpreter.simt import SimtFunctions
-from emmy.tools.interpreter.torch_ops import TorchFunctions
 
 
 class ExecutionError(Exception):
@@ -57,12 +58,16 @@ def make_interpreter(
         FuncFunctions(),
         HostFunctions(),
         ScalarFunctions(),
-        TorchFunctions(),
         PrimFunctions(),
         FusedFunctions(),
         loop_functions,
     ):
         interpreter.register_implementations(functions)
+    if any(op.dialect_name() == Torch.name for op in module.walk()):
+        # Only Torch IR runs on PyTorch: a module below it runs without loading PyTorch.
+        from emmy.tools.interpreter.torch_ops import TorchFunctions
+
+        interpreter.register_implementations(TorchFunctions())
     # Kernel IR; inside a kernel, memref.load and memref.store are per-thread accesses, so
     # SimtFunctions takes them over and hands those outside kernels back to LoopFunctions.
     interpreter.register_implementations(SimtFunctions(loop_functions), override=True)
@@ -151,15 +156,17 @@ def run_module(
 
 
 def random_inputs(function: func.FuncOp, seed: int = 0) -> list[np.ndarray]:
-    """Fresh inputs for `function`: standard normal floats, integers from 0 to 15, random
-    booleans."""
+    """Fresh inputs for `function`: standard normal floats, random booleans, and integers
+    from 0 to 15, or below the size of the dim they index (`index_bounds`: an embedding's
+    indices below its number of rows)."""
+    bounds = index_bounds(function)
     rng = np.random.default_rng(seed)
     inputs = []
-    for argument_type in function.function_type.inputs.data:
+    for position, argument_type in enumerate(function.function_type.inputs.data):
         shape, element_type = shape_and_element_type(argument_type)
         if numpy_dtype(element_type).kind == "f":
             values = rng.standard_normal(shape)
         else:
-            values = rng.integers(0, 16, shape)
+            values = rng.integers(0, bounds.get(position, 16), shape)
         inputs.append(to_type(values, element_type))
     return inputs

@@ -42,6 +42,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from emmy.tools.frontend.program_cache import cache_root
+
 DEFAULT_MAX_BYTES = 1 << 30
 HEADER = b"emmy-cubin-v1 sha256:"
 HEADER_SIZE = len(HEADER) + 64 + 1
@@ -62,9 +64,9 @@ class CubinCacheError(RuntimeError):
 
 
 def cache_dir() -> Path:
-    """Where cubins are cached: `$EMMY_CACHE_DIR/cubin`, else `~/.cache/emmy/cubin`."""
-    root = os.environ.get("EMMY_CACHE_DIR")
-    return (Path(root) if root else Path.home() / ".cache" / "emmy") / "cubin"
+    """Where cubins are cached: `cubin` in emmy's cache directory (`$EMMY_CACHE_DIR`, else
+    `$XDG_CACHE_HOME/emmy`, else `~/.cache/emmy`)."""
+    return cache_root() / "cubin"
 
 
 def cache_max_bytes() -> int:
