@@ -28,6 +28,7 @@ Bad input never shows a Python traceback: parse, verify and execution errors pri
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 import time
@@ -35,6 +36,8 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from emmy.tools.files import PendingFile
 
 if TYPE_CHECKING:
     import numpy as np
@@ -154,8 +157,8 @@ def run_exec(args: argparse.Namespace) -> int:
         try:
             # Through a file object, so that numpy writes the path as given rather than
             # appending `.npz`.
-            with open(args.output, "wb") as file:
-                np.savez(file, *outputs)
+            with PendingFile(Path(args.output)) as file:
+                np.savez(file.buffer, *outputs)
         except OSError as error:
             raise CommandError(f"error: cannot write {args.output}: {error}") from error
         print(f"wrote {args.output}")
@@ -218,7 +221,8 @@ def run_compile(args: argparse.Namespace) -> int:
         sys.stdout.write(output)
         return 0
     try:
-        Path(args.output).write_text(output)
+        with PendingFile(Path(args.output)) as file:
+            file.write(output)
     except OSError as error:
         raise CommandError(f"error: cannot write {args.output}: {error.strerror}") from error
     return 0
@@ -594,7 +598,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.command(args)
     except CommandError as error:
         print(error, file=sys.stderr)
+    except KeyboardInterrupt:
+        print(f"emmy {args.command_name}: interrupted", file=sys.stderr)
+        return 130
     except Exception as error:
+        from emmy.tools.runtime.compile import CudaError
+        from emmy.tools.runtime.cubin_cache import CubinCacheError
+        from emmy.tools.runtime.driver import CudaTimeoutError
+
+        if isinstance(error, CudaError | CubinCacheError):
+            print(f"error: {error}", file=sys.stderr)
+            if isinstance(error, CudaTimeoutError):
+                # The GPU cannot stop the kernel; ending the process (its context) does.
+                sys.stderr.flush()
+                sys.stdout.flush()
+                os._exit(1)
+            return 1
         from emmy.tools.diagnostics import internal_error
 
         print(internal_error(f"in emmy {args.command_name}", error), file=sys.stderr)

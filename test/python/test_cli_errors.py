@@ -1,0 +1,73 @@
+"""How `emmy` ends on errors that are not bugs: a runtime error (the kernel cache refusing a
+directory, a failed or timed-out compile) is one line, Ctrl-C is one line and exit 130, and
+`-o` replaces its file only with a whole, successful result."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from emmy.tools import cli
+from emmy.tools.runtime.compile import CudaCompileTimeoutError
+from emmy.tools.runtime.cubin_cache import CubinCacheError
+
+EMMY = str(Path(sys.executable).parent / "emmy")
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        CubinCacheError("/shared/cache is writable by others: chmod 700 /shared/cache"),
+        CudaCompileTimeoutError(
+            'extern "C" __global__ void k_relu(float* x) {}', "sm_90a", "nvcc", 300
+        ),
+    ],
+)
+def test_runtime_errors_are_one_line_not_internal(monkeypatch, capsys, error) -> None:
+    def failing(args):
+        raise error
+
+    monkeypatch.setattr(cli, "run_exec", failing)
+    assert cli.main(["exec", "in.mlir"]) == 1
+    printed = capsys.readouterr().err
+    assert printed == f"error: {error}\n"
+
+
+def test_ctrl_c_is_one_line_and_exit_130(tmp_path) -> None:
+    program = tmp_path / "spin.py"
+    program.write_text("while True:\n    pass\nnn.ReLU()(torch.randn(4))\n")
+    process = subprocess.Popen(
+        [EMMY, "compile", str(program)],
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "EMMY_NO_CACHE": "1"},
+    )
+    time.sleep(6)  # past importing torch, into the program's loop
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert stderr.strip() == "emmy compile: interrupted"
+
+
+def test_compile_output_file_is_kept_when_compiling_fails(tmp_path) -> None:
+    output = tmp_path / "out.mlir"
+    output.write_text("the old output\n")
+    bad = subprocess.run(
+        [EMMY, "compile", "-c", "nn.Linear(3, 2)(torch.randn(4, 5))", "-o", str(output)],
+        capture_output=True,
+        text=True,
+    )
+    assert bad.returncode == 1 and "error" in bad.stderr
+    assert output.read_text() == "the old output\n"
+    good = subprocess.run(
+        [EMMY, "compile", "-c", "nn.ReLU()(torch.randn(4))", "--ir", "loop", "-o", str(output)],
+        capture_output=True,
+        text=True,
+    )
+    assert good.returncode == 0, good.stderr
+    assert "loop.kernel @k_relu" in output.read_text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.mlir"]
