@@ -29,7 +29,7 @@ from contextlib import suppress
 from pathlib import Path
 
 from emmy.dialects.target import DEFAULT_TARGET
-from emmy.tools.runtime.cubin_cache import CubinCache, cache_dir, cache_max_bytes
+from emmy.tools.runtime.cubin_cache import CubinCache, cache_dir, cache_max_bytes, setting
 
 DEFAULT_COMPILE_TIMEOUT_S = 300.0
 """How long one compile may run, unless `EMMY_COMPILE_TIMEOUT_S` says otherwise."""
@@ -238,18 +238,13 @@ def compiler_identity(compiler: str) -> str:
 
 def compile_timeout_s() -> float:
     """How long one compile may run: `$EMMY_COMPILE_TIMEOUT_S`, else 300 s."""
-    text = os.environ.get("EMMY_COMPILE_TIMEOUT_S")
-    if text is None:
-        return DEFAULT_COMPILE_TIMEOUT_S
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not 0 < value < float("inf"):
-        raise CudaError(
-            f"EMMY_COMPILE_TIMEOUT_S must be a positive number of seconds, got {text!r}"
-        )
-    return value
+    return setting(
+        "EMMY_COMPILE_TIMEOUT_S",
+        float,
+        DEFAULT_COMPILE_TIMEOUT_S,
+        lambda value: 0 < value < float("inf"),
+        CudaError("EMMY_COMPILE_TIMEOUT_S must be a positive number of seconds"),
+    )
 
 
 def available_compiler(compiler: str = "auto") -> str:

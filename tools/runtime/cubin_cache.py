@@ -71,17 +71,28 @@ def cache_dir() -> Path:
 
 def cache_max_bytes() -> int:
     """The cache's size cap: `$EMMY_CACHE_MAX_BYTES`, else 1 GiB."""
-    text = os.environ.get("EMMY_CACHE_MAX_BYTES")
+    return setting(
+        "EMMY_CACHE_MAX_BYTES",
+        int,
+        DEFAULT_MAX_BYTES,
+        lambda value: value >= 0,
+        CubinCacheError("EMMY_CACHE_MAX_BYTES must be a whole number of bytes (0 or more)"),
+    )
+
+
+def setting(name: str, parse, default, valid, error: Exception):
+    """The environment variable `name` parsed by `parse`, `default` where it is unset; `error`
+    (with the value given added to its message) where it does not parse or is not `valid`."""
+    text = os.environ.get(name)
     if text is None:
-        return DEFAULT_MAX_BYTES
+        return default
     try:
-        value = int(text)
+        value = parse(text)
     except ValueError:
-        value = -1
-    if value < 0:
-        raise CubinCacheError(
-            f"EMMY_CACHE_MAX_BYTES must be a whole number of bytes (0 or more), got {text!r}"
-        )
+        value = None
+    if value is None or not valid(value):
+        error.args = (f"{error.args[0]}, got {text!r}",)
+        raise error
     return value
 
 
