@@ -23,8 +23,8 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import IndexType, MemRefType, ModuleOp, TensorType, bf16, f32, i64
 from xdsl.ir import Block, Region
 from xdsl.irdl import (
-    ConstraintContext,
     IRDLOperation,
+    VerificationContext,
     irdl_op_definition,
     operand_def,
     result_def,
@@ -67,7 +67,7 @@ def _may_take_memref(op_type: type[IRDLOperation]) -> bool:
     """Whether some operand of the op's definition accepts a memref."""
     for _, definition in op_type.get_irdl_definition().operands:
         try:
-            definition.constr.verify((BUFFER,), ConstraintContext())
+            definition.constr.verify((BUFFER,), VerificationContext())
         except VerifyException:
             continue
         return True
