@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from emmy.tools.files import PendingFile
+from emmy.tools.version import ShowVersion
 
 if TYPE_CHECKING:
     import numpy as np
@@ -548,27 +549,6 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
 """Each command's summary, for `emmy --help`, and what adds its description and options."""
 
 
-class ShowVersion(argparse.Action):
-    """`--version`: emmy's version and those of the libraries it runs on, from the installed
-    packages' metadata, as `emmy-opt --version` reads them; read only when asked."""
-
-    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any):
-        super().__init__(
-            option_strings,
-            dest=argparse.SUPPRESS,
-            default=argparse.SUPPRESS,
-            nargs=0,
-            help="print emmy's version and those of xDSL and PyTorch, and exit",
-        )
-
-    def __call__(self, parser: argparse.ArgumentParser, *args: Any) -> None:
-        from importlib.metadata import version
-
-        versions = f"xDSL {version('xdsl')}, PyTorch {version('torch')}"
-        print(f"emmy {version('emmy')} ({versions})")
-        parser.exit()
-
-
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The `emmy` parser, with the description and options of `command` only: the others
     are listed with their summaries, and adding their options would import what those list
@@ -578,7 +558,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         description="emmy: an MLIR-style compiler from PyTorch to CUDA.",
         allow_abbrev=False,
     )
-    parser.add_argument("--version", action=ShowVersion)
+    parser.add_argument(
+        "--version", action=ShowVersion, program="emmy", libraries=["xdsl", "torch"]
+    )
     commands = parser.add_subparsers(
         title="commands", dest="command_name", required=True, metavar="COMMAND"
     )

@@ -38,7 +38,6 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from functools import cache
-from importlib.metadata import version
 from io import StringIO
 from pathlib import Path
 from types import NoneType
@@ -70,6 +69,7 @@ from emmy.tools.diagnostics import (
     verify,
 )
 from emmy.tools.files import PendingFile
+from emmy.tools.version import ShowVersion
 
 T = TypeVar("T")
 
@@ -426,11 +426,7 @@ class EmmyOptMain(xDSLOptMain):
             help="accept ops of unknown dialects",
         )
         add("--no-implicit-module", action="store_true", help="require a top-level builtin.module")
-        add(
-            "--version",
-            action="version",
-            version=f"emmy-opt (emmy {version('emmy')}, xDSL {version('xdsl')})",
-        )
+        add("--version", action=ShowVersion, program="emmy-opt", libraries=["xdsl"])
 
         group = arg_parser.add_argument_group(
             "passes",
