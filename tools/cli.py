@@ -57,9 +57,18 @@ def read_source(path: str) -> Source:
     from emmy.tools.diagnostics import Source
 
     try:
-        return Source(path, Path(path).read_text())
+        data = Path(path).read_bytes()
     except OSError as error:
         raise CommandError(f"error: cannot read {path}: {error.strerror}") from error
+    try:
+        return Source(path, data.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        before = data[: error.start]
+        line = before.count(b"\n") + 1
+        column = error.start - (before.rfind(b"\n") + 1) + 1
+        raise CommandError(
+            f"{path}:{line}:{column}: error: not UTF-8 text (byte 0x{data[error.start]:02x})"
+        ) from None
 
 
 @contextmanager

@@ -71,3 +71,12 @@ def test_compile_output_file_is_kept_when_compiling_fails(tmp_path) -> None:
     assert good.returncode == 0, good.stderr
     assert "loop.kernel @k_relu" in output.read_text()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.mlir"]
+
+
+@pytest.mark.parametrize("command", ["compile", "exec"])
+def test_a_file_that_is_not_utf8_is_an_error_at_the_byte(tmp_path, command) -> None:
+    path = tmp_path / ("program.py" if command == "compile" else "program.mlir")
+    path.write_bytes(b"nn.ReLU()(torch.randn(4))\n# caf\xe9\n")
+    result = subprocess.run([EMMY, command, str(path)], capture_output=True, text=True)
+    assert result.returncode == 1
+    assert result.stderr == f"{path}:2:6: error: not UTF-8 text (byte 0xe9)\n"
