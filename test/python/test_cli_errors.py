@@ -80,3 +80,18 @@ def test_a_file_that_is_not_utf8_is_an_error_at_the_byte(tmp_path, command) -> N
     result = subprocess.run([EMMY, command, str(path)], capture_output=True, text=True)
     assert result.returncode == 1
     assert result.stderr == f"{path}:2:6: error: not UTF-8 text (byte 0xe9)\n"
+
+
+@pytest.mark.parametrize("call", ["sys.exit(0)", "raise SystemExit(3)"])
+def test_a_program_that_exits_is_an_error_at_the_exit(call) -> None:
+    source = f"import sys\n{call}\nnn.ReLU()(torch.randn(4))\n"
+    result = subprocess.run(
+        [EMMY, "compile", "-c", source],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "EMMY_NO_CACHE": "1"},
+    )
+    assert result.returncode == 1
+    assert result.stderr.startswith(
+        "<source>:2:1: error: the program exited before its last statement: SystemExit"
+    ), result.stderr

@@ -220,6 +220,11 @@ def load_program(source: str, filename: str) -> Program:
         module = evaluate(call.func)
         args = tuple(evaluate(a) for a in call.args)
         kwargs = {k.arg: evaluate(k.value) for k in call.keywords}
+    except SystemExit as error:
+        # The program is run to build a module, not as a script: leaving is not an answer.
+        raise text.error_from_exception(
+            error, "the program exited before its last statement", call
+        ) from None
     except Exception as error:
         raise text.error_from_exception(error, "the program raised", call) from None
     if not isinstance(module, nn.Module):
