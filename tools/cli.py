@@ -43,6 +43,7 @@ from emmy.tools.version import ShowVersion
 if TYPE_CHECKING:
     import numpy as np
     from xdsl.dialects.builtin import ModuleOp
+    from xdsl.ir import Operation
 
     from emmy.tools.bench.suites import Case
     from emmy.tools.diagnostics import Source
@@ -148,6 +149,7 @@ def run_exec(args: argparse.Namespace) -> int:
             function = find_function(module, args.function)
         except ValueError as error:
             raise CompileError(op_diagnostic(module, str(error))) from error
+        check_interpreter_memory(function)
         if args.inputs is not None:
             inputs = load_inputs(args.inputs, len(function.function_type.inputs.data))
             origin = f"inputs from {args.inputs}"
@@ -173,6 +175,51 @@ def run_exec(args: argparse.Namespace) -> int:
             raise CommandError(f"error: cannot write {args.output}: {error}") from error
         print(f"wrote {args.output}")
     return 0
+
+
+DEFAULT_INTERPRETER_MAX_BYTES = 1 << 30
+"""The most memory the tensors of a program the CPU interpreter runs may take, unless
+`EMMY_INTERPRETER_MAX_BYTES` says otherwise."""
+
+
+def check_interpreter_memory(function: Operation) -> None:
+    """Refuses, before any work, a host function whose tensors (arguments and every value it
+    computes) take more than the interpreter's limit: each is a numpy array there, and a level
+    may hold several copies."""
+    from math import prod
+
+    from xdsl.dialects.builtin import MemRefType, TensorType
+
+    from emmy.dialects.dtypes import element_bytes
+    from emmy.tools.runtime.cubin_cache import setting
+
+    limit = setting(
+        "EMMY_INTERPRETER_MAX_BYTES",
+        int,
+        DEFAULT_INTERPRETER_MAX_BYTES,
+        lambda value: value > 0,
+        CommandError("error: EMMY_INTERPRETER_MAX_BYTES must be a positive number of bytes"),
+    )
+    values = [*function.body.block.args, *(r for op in function.walk() for r in op.results)]
+    total = sum(
+        prod(value.type.get_shape()) * element_bytes(value.type.get_element_type())
+        for value in values
+        if isinstance(value.type, TensorType | MemRefType)
+    )
+    if total > limit:
+        raise CommandError(
+            f"error: the CPU interpreter would hold {_bytes(total)} of tensors for "
+            f"@{function.sym_name.data}, over its limit of {_bytes(limit)} "
+            "(EMMY_INTERPRETER_MAX_BYTES): run it at a smaller size, or on a GPU with "
+            "--device cuda"
+        )
+
+
+def _bytes(count: int) -> str:
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if count >= size:
+            return f"{count / size:.1f} {unit}"
+    return f"{count} bytes"
 
 
 def program_text(args: argparse.Namespace) -> tuple[str, str]:
@@ -396,6 +443,7 @@ def run_run(args: argparse.Namespace) -> int:
     text, filename = program_text(args)
     program = load(text, filename)
     module = torch_ir_of(program)
+    check_interpreter_memory(find_function(module, "forward"))
     reports = []
     with rendered_for(program_source(text, filename)):
         checks = level_reports(program, module, EXECUTABLE_LEVELS, args.seed)
@@ -592,6 +640,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"emmy {args.command_name}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader of the output left (`| head`): nothing to report, as for SIGPIPE; stdout
+        # goes to /dev/null so that flushing it at exit does not raise again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except Exception as error:
         from emmy.tools.runtime.compile import CudaError
         from emmy.tools.runtime.cubin_cache import CubinCacheError

@@ -95,3 +95,54 @@ def test_a_program_that_exits_is_an_error_at_the_exit(call) -> None:
     assert result.stderr.startswith(
         "<source>:2:1: error: the program exited before its last statement: SystemExit"
     ), result.stderr
+
+
+def test_a_program_too_big_for_the_interpreter_is_refused_before_any_work() -> None:
+    """8 MiB of tensors (a 4 MiB input and its 4 MiB result) over a 6 MiB limit: refused at
+    once with the size it would need, before any level runs."""
+    result = subprocess.run(
+        [EMMY, "run", "-c", "nn.ReLU()(torch.empty(1 << 20))"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "EMMY_NO_CACHE": "1", "EMMY_INTERPRETER_MAX_BYTES": str(6 << 20)},
+    )
+    assert result.returncode == 1
+    assert result.stderr.endswith(
+        "error: the CPU interpreter would hold 8.0 MiB of tensors for @forward, over its limit "
+        "of 6.0 MiB (EMMY_INTERPRETER_MAX_BYTES): run it at a smaller size, or on a GPU with "
+        "--device cuda\n"
+    ), result.stderr
+    assert "checking prim" not in result.stderr
+
+
+def test_exec_limit_counts_every_tensor_of_the_host_function() -> None:
+    scale = Path(__file__).resolve().parents[2] / "docs" / "examples" / "scale.mlir"
+    limited = subprocess.run(
+        [EMMY, "exec", str(scale)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "EMMY_INTERPRETER_MAX_BYTES": "255"},
+    )
+    assert limited.returncode == 1
+    assert "would hold 256 bytes of tensors for @forward, over its limit of 255 bytes" in (
+        limited.stderr
+    )
+    fits = subprocess.run(
+        [EMMY, "exec", str(scale)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "EMMY_INTERPRETER_MAX_BYTES": "256"},
+    )
+    assert fits.returncode == 0, fits.stderr
+
+
+def test_output_cut_short_by_its_reader_is_not_an_error() -> None:
+    scale = Path(__file__).resolve().parents[2] / "docs" / "examples" / "scale.mlir"
+    result = subprocess.run(
+        f"'{EMMY}' exec '{scale}' | head -c 1",
+        shell=True,
+        capture_output=True,
+        text=True,
+    )
+    assert result.stdout == "@"
+    assert result.stderr == ""
