@@ -140,7 +140,7 @@ from emmy.dialects.access import (
     verify_indices,
 )
 from emmy.dialects.dtypes import C_TYPES, element_bytes, element_type, type_names
-from emmy.dialects.effects import ReadsOperand, WritesOperand, written_values
+from emmy.dialects.effects import ReadsOperand, WritesOperand
 from emmy.dialects.launch import KernelSymbolOp, LaunchOpBase, parse_shape, print_shape
 from emmy.dialects.target import GpuTarget, TargetAttr, target_of
 from emmy.dialects.threads import (
@@ -2223,16 +2223,7 @@ class LaunchOp(LaunchOpBase):
                 f"launch gives {self.kernel} {smem} bytes of dynamic shared memory, but its "
                 f"kernel.dynamic_shared views need {needed}"
             )
-        written = written_arguments(kernel)
-        seen: dict[SSAValue, int] = {}
-        for index, buffer in enumerate(self.arguments):
-            if buffer in seen and (index in written or seen[buffer] in written):
-                raise VerifyException(
-                    f"launch passes one buffer as arguments #{seen[buffer]} and #{index} of "
-                    f"{self.kernel}, which writes one of them; kernel arguments must not alias "
-                    f"(they are __restrict__)"
-                )
-            seen.setdefault(buffer, index)
+        self.verify_no_written_alias(kernel)
 
     def print(self, printer: Printer) -> None:
         self.print_arguments(printer)
@@ -2252,12 +2243,6 @@ class LaunchOp(LaunchOpBase):
         op = cls(kernel, arguments, grid, block, smem)
         op.attributes.update(attributes)
         return op
-
-
-def written_arguments(kernel: FuncOp) -> set[int]:
-    """The positions of the arguments that the kernel writes (by its ops' declared effects)."""
-    written = written_values(kernel.body)
-    return {index for index, arg in enumerate(kernel.body.block.args) if arg in written}
 
 
 Kernel = Dialect(

@@ -30,7 +30,7 @@ from xdsl.traits import IsolatedFromAbove, NoTerminator, SymbolOpInterface, Symb
 from xdsl.utils.exceptions import VerifyException
 
 from emmy.dialects.access import parse_memref_type
-from emmy.dialects.effects import ReadsOperand, WritesOperand
+from emmy.dialects.effects import ReadsOperand, WritesOperand, written_values
 
 
 def type_list(types: Sequence[Attribute]) -> str:
@@ -55,6 +55,12 @@ def _enclosing_symbol_table(op: Operation) -> Operation | None:
     while table is not None and not table.has_trait(SymbolTable):
         table = table.parent_op()
     return table
+
+
+def written_arguments(kernel: KernelSymbolOp) -> set[int]:
+    """The positions of the arguments that the kernel writes (by its ops' declared effects)."""
+    written = written_values(kernel.body)
+    return {index for index, arg in enumerate(kernel.body.block.args) if arg in written}
 
 
 class KernelSymbolOp(IRDLOperation):
@@ -215,7 +221,24 @@ class LaunchOpBase(IRDLOperation):
         return kernel
 
     def verify_(self) -> None:
-        self.verify_launch()
+        kernel = self.verify_launch()
+        if kernel is not None:
+            self.verify_no_written_alias(kernel)
+
+    def verify_no_written_alias(self, kernel: KernelSymbolOp) -> None:
+        """A buffer passed twice, where the kernel writes either position: the kernel's
+        arguments do not alias (the cuda target prints them `__restrict__`, and a kernel's
+        loads and stores are ordered only per argument)."""
+        written = written_arguments(kernel)
+        seen: dict[SSAValue, int] = {}
+        for index, buffer in enumerate(self.arguments):
+            if buffer in seen and (index in written or seen[buffer] in written):
+                raise VerifyException(
+                    f"launch passes one buffer as arguments #{seen[buffer]} and #{index} of "
+                    f"{self.kernel}, which writes one of them; kernel arguments must not alias "
+                    f"(they are __restrict__)"
+                )
+            seen.setdefault(buffer, index)
 
     def print_arguments(self, printer: Printer) -> None:
         printer.print_string(" ")

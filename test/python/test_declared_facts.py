@@ -42,7 +42,7 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import PassFailedException, VerifyException
 
-from emmy.dialects import dtypes, fused, kernel, loop, make_context, prim, tile
+from emmy.dialects import dtypes, fused, kernel, launch, loop, make_context, prim, tile
 from emmy.dialects.effects import (
     ReadsOperand,
     WritesOperand,
@@ -124,7 +124,7 @@ def test_a_new_op_that_declares_a_write_makes_its_buffer_written():
     function = _kernel_with(lambda args: [FillOp(operands=[args[0], args[1]])])
     source, target = function.body.block.args
     assert written_values(function.body) == {target}
-    assert kernel.written_arguments(function) == {1}
+    assert launch.written_arguments(function) == {1}
     assert operand_values(function.body.block.first_op, "source") == (source,)
 
 
@@ -171,7 +171,7 @@ def test_a_read_only_new_op_leaves_launch_arguments_free_to_alias():
 
     function = _kernel_with(lambda args: [ReadOp(operands=[args[0]]), ReadOp(operands=[args[1]])])
     assert written_values(function) == set()
-    assert kernel.written_arguments(function) == set()
+    assert launch.written_arguments(function) == set()
     _launch_one_buffer_twice(function).verify()
 
 

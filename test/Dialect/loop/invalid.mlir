@@ -578,3 +578,37 @@ loop.kernel @contract_operand_syntax(%x: memref<4x8xf32>, %w: f32) {
   loop.contract (%i, %j) in [4, 2], k in 8, %acc = sum %x[d0, k] * %w[k, d1] : memref<4x8xf32>, f32 -> f32 {
   }
 }
+
+// -----
+
+// A buffer passed twice where the kernel writes one of the two: rejected here, at the level
+// that wrote it, not two passes later at kernel.launch.
+loop.kernel @k_scale(%x: memref<4xf32>, %out: memref<4xf32>) {
+  loop.for %i in 0 to 4 {
+    %v = loop.load %x[%i] : memref<4xf32>
+    %d = arith.addf %v, %v : f32
+    loop.store %d, %out[%i] : memref<4xf32>
+  }
+}
+func.func @forward(%x: memref<4xf32>) -> memref<4xf32> {
+  // expected-error @+1 {{launch passes one buffer as arguments #0 and #1 of @k_scale, which writes one of them; kernel arguments must not alias (they are __restrict__)}}
+  loop.launch @k_scale(%x, %x) : memref<4xf32>, memref<4xf32>
+  func.return %x : memref<4xf32>
+}
+
+// -----
+
+// Passing one buffer twice to a kernel that only reads it is fine.
+loop.kernel @k_add(%a: memref<4xf32>, %b: memref<4xf32>, %out: memref<4xf32>) {
+  loop.for %i in 0 to 4 {
+    %u = loop.load %a[%i] : memref<4xf32>
+    %v = loop.load %b[%i] : memref<4xf32>
+    %d = arith.addf %u, %v : f32
+    loop.store %d, %out[%i] : memref<4xf32>
+  }
+}
+func.func @forward(%x: memref<4xf32>) -> memref<4xf32> {
+  %y = memref.alloc() : memref<4xf32>
+  loop.launch @k_add(%x, %x, %y) : memref<4xf32>, memref<4xf32>, memref<4xf32>
+  func.return %y : memref<4xf32>
+}

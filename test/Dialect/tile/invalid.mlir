@@ -661,3 +661,17 @@ tile.kernel @gemm_raster_without_wgmma(%a: memref<64x64xbf16>, %b: memref<64x64x
     memref.store %acc, %y[%m, %n] : memref<64x64xf32>
   }
 }
+
+// -----
+
+tile.kernel @k_scale(%x: memref<4xf32>, %out: memref<4xf32>) grid [1, 1, 1] block [32, 1, 1] {
+  tile.for %i in 0 to 4 map thread {
+    %v = memref.load %x[%i] : memref<4xf32>
+    memref.store %v, %out[%i] : memref<4xf32>
+  }
+}
+func.func @host(%x: memref<4xf32>) -> memref<4xf32> {
+  // expected-error @+1 {{launch passes one buffer as arguments #0 and #1 of @k_scale, which writes one of them; kernel arguments must not alias (they are __restrict__)}}
+  tile.launch @k_scale(%x, %x) : memref<4xf32>, memref<4xf32>
+  func.return %x : memref<4xf32>
+}
