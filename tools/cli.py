@@ -180,6 +180,10 @@ def run_exec(args: argparse.Namespace) -> int:
 DEFAULT_INTERPRETER_MAX_BYTES = 1 << 30
 """The most memory the tensors of a program the CPU interpreter runs may take, unless
 `EMMY_INTERPRETER_MAX_BYTES` says otherwise."""
+INTERPRETER_LIMIT = (
+    "A program whose tensors would take more than EMMY_INTERPRETER_MAX_BYTES (default 1 GiB) "
+    "is refused before it runs."
+)
 
 
 def check_interpreter_memory(function: Operation) -> None:
@@ -510,8 +514,9 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         "interpreter, on the same fresh random inputs (an integer input that indexes a table, "
         "such as an embedding's indices, below the table's size; other integers within the "
         "example's range), and compare each with PyTorch eager; exit 1 on any mismatch. Each "
-        f"level's start is reported on stderr. Tolerances: {summary()}. With --device cuda, "
-        "check the compiled kernels on the GPU instead (and with --bench, time them)."
+        f"level's start is reported on stderr. Tolerances: {summary()}. {INTERPRETER_LIMIT} "
+        "With --device cuda, check the compiled kernels on the GPU instead (and with --bench, "
+        "time them)."
     )
     add_program_arguments(parser)
     parser.add_argument(
@@ -574,7 +579,7 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
 def add_exec_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Run a host function of an IR file, at any level from torch to kernel, on the CPU "
-        "interpreter and print a summary of its results."
+        f"interpreter and print a summary of its results. {INTERPRETER_LIMIT}"
     )
     parser.add_argument("file", help="the .mlir file to run")
     parser.add_argument(
