@@ -195,7 +195,7 @@ def check_interpreter_memory(function: Operation) -> None:
     from xdsl.dialects.builtin import MemRefType, TensorType
 
     from emmy.dialects.dtypes import element_bytes
-    from emmy.tools.runtime.cubin_cache import setting
+    from emmy.tools.settings import setting
 
     limit = setting(
         "EMMY_INTERPRETER_MAX_BYTES",
@@ -653,11 +653,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as error:
         from emmy.tools.runtime.compile import CudaError
         from emmy.tools.runtime.cubin_cache import CubinCacheError
-        from emmy.tools.runtime.driver import CudaTimeoutError
 
         if isinstance(error, CudaError | CubinCacheError):
             print(f"error: {error}", file=sys.stderr)
-            if isinstance(error, CudaTimeoutError):
+            # Only a run that loaded the driver (and PyTorch with it) can have timed out.
+            driver = sys.modules.get("emmy.tools.runtime.driver")
+            if driver is not None and isinstance(error, driver.CudaTimeoutError):
                 # The GPU cannot stop the kernel; ending the process (its context) does.
                 sys.stderr.flush()
                 sys.stdout.flush()

@@ -18,8 +18,11 @@ class PendingFile(TextIOWrapper):
     """A temporary file beside `path` (same directory, so the rename is atomic), which becomes
     `path` on `commit()`. A full disk or an error before it leaves `path` untouched."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, mode: int | None = None):
+        """`mode`: the permission bits of a new file (by default, what `open` would give it;
+        a file that exists keeps its own)."""
         self.path = path
+        self.mode = mode
         descriptor, temporary = tempfile.mkstemp(
             prefix=f".{path.name}.", suffix=".tmp", dir=path.parent if path.parent.parts else "."
         )
@@ -34,7 +37,7 @@ class PendingFile(TextIOWrapper):
             if self.path.exists():
                 os.chmod(self.temporary, self.path.stat().st_mode & 0o7777)
             else:
-                os.chmod(self.temporary, 0o666 & ~_umask())
+                os.chmod(self.temporary, 0o666 & ~_umask() if self.mode is None else self.mode)
             os.replace(self.temporary, self.path)
         except BaseException:
             self.discard()

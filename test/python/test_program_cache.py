@@ -14,7 +14,7 @@ import pytest
 
 from emmy.tools import cli
 from emmy.tools.frontend import program as frontend
-from emmy.tools.frontend.program_cache import cache_root
+from emmy.tools.settings import cache_root
 
 # A helper function, a constant and a buffer: ops located in the helper, a folded scalar, and
 # a lifted tensor, which the cached text must all keep exactly.

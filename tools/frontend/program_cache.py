@@ -29,7 +29,6 @@ import hashlib
 import importlib.util
 import os
 import sys
-import tempfile
 from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
 from io import StringIO
@@ -40,22 +39,14 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 
 from emmy.dialects import make_context
+from emmy.tools.files import PendingFile
+from emmy.tools.settings import cache_root
 
 FORMAT = "emmy torch-ir 1"
 """The first words of an entry's first line; a change to what an entry holds changes it."""
 
 CODE_PACKAGES = ("emmy.tools.frontend", "emmy.dialects")
 """The packages whose source decides the Torch IR of a program, and so its key."""
-
-
-def cache_root() -> Path:
-    """emmy's cache directory: `$EMMY_CACHE_DIR`, else `$XDG_CACHE_HOME/emmy`, else
-    `~/.cache/emmy`."""
-    if root := os.environ.get("EMMY_CACHE_DIR"):
-        return Path(root)
-    if xdg := os.environ.get("XDG_CACHE_HOME"):
-        return Path(xdg) / "emmy"
-    return Path.home() / ".cache" / "emmy"
 
 
 def cached_torch_ir(text: str, filename: str, export: Callable[[], ModuleOp]) -> ModuleOp:
@@ -119,19 +110,14 @@ def read_entry(path: Path) -> ModuleOp | None:
 
 
 def write_entry(path: Path, module: ModuleOp) -> None:
+    """Writes the entry whole or not at all (a reader never sees part of it, and a failed write
+    leaves no temporary file)."""
     body = StringIO()
     Printer(stream=body, print_debuginfo=True).print_op(module)
     text = f"{body.getvalue()}\n"
-    write_atomically(path, f"// {FORMAT} {hashlib.sha256(text.encode()).hexdigest()}\n{text}")
-
-
-def write_atomically(path: Path, data: str | bytes) -> None:
-    """Writes a cache file whole or not at all (a reader never sees part of it)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-        with os.fdopen(fd, "wb") as stream:
-            stream.write(data.encode() if isinstance(data, str) else data)
-        os.replace(temporary, path)
+        with PendingFile(path, mode=0o600) as entry:
+            entry.write(f"// {FORMAT} {hashlib.sha256(text.encode()).hexdigest()}\n{text}")
     except OSError:
         pass  # the cache is an optimisation: an unwritable cache directory only costs time

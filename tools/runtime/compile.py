@@ -29,7 +29,8 @@ from contextlib import suppress
 from pathlib import Path
 
 from emmy.dialects.target import DEFAULT_TARGET
-from emmy.tools.runtime.cubin_cache import CubinCache, cache_dir, cache_max_bytes, setting
+from emmy.tools.runtime.cubin_cache import CubinCache, cache_dir, cache_max_bytes
+from emmy.tools.settings import setting
 
 DEFAULT_COMPILE_TIMEOUT_S = 300.0
 """How long one compile may run, unless `EMMY_COMPILE_TIMEOUT_S` says otherwise."""

@@ -42,7 +42,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
-from emmy.tools.frontend.program_cache import cache_root
+from emmy.tools.settings import cache_root, setting
 
 DEFAULT_MAX_BYTES = 1 << 30
 HEADER = b"emmy-cubin-v1 sha256:"
@@ -78,22 +78,6 @@ def cache_max_bytes() -> int:
         lambda value: value >= 0,
         CubinCacheError("EMMY_CACHE_MAX_BYTES must be a whole number of bytes (0 or more)"),
     )
-
-
-def setting(name: str, parse, default, valid, error: Exception):
-    """The environment variable `name` parsed by `parse`, `default` where it is unset; `error`
-    (with the value given added to its message) where it does not parse or is not `valid`."""
-    text = os.environ.get(name)
-    if text is None:
-        return default
-    try:
-        value = parse(text)
-    except ValueError:
-        value = None
-    if value is None or not valid(value):
-        error.args = (f"{error.args[0]}, got {text!r}",)
-        raise error
-    return value
 
 
 def entry_bytes(cubin: bytes) -> bytes:
