@@ -175,6 +175,20 @@ SPLIT_KINDS = ("add", "max", "min")
 SPLIT_TYPES = (f32, f64, i32, i64)
 
 
+def _split_target_index(op: Operation) -> tuple[Attribute, ...] | None:
+    """The constant indices of the element a reduction split across blocks is stored to, when
+    `op` is that store; None for any other op."""
+    if not (isinstance(op, memref.StoreOp) and isinstance(op.value.owner, ForOp)):
+        return None
+    loop = op.value.owner
+    constants = [i.owner for i in op.indices]
+    if loop.kind is None or loop.mapping.data != Mapping.GLOBAL:
+        return None
+    if not all(isinstance(c, arith.ConstantOp) for c in constants):
+        return None
+    return tuple(c.value for c in constants if isinstance(c, arith.ConstantOp))
+
+
 def grid_dimensions(mapping: Mapping) -> tuple[int, ...]:
     """The grid dimensions (0 for x, 1 for y) whose block index a loop of `mapping` reads."""
     return {Mapping.GRID: (0,), Mapping.GLOBAL: (0,), Mapping.GRID_Y: (1,)}.get(mapping, ())
@@ -901,6 +915,26 @@ class ForOp(ForOpBase):
                 "the element it is stored to: its result has one use, a memref.store beside "
                 "the loop at constant indices"
             )
+        self._verify_split_target_untouched(store)
+
+    def _verify_split_target_untouched(self, store: memref.StoreOp) -> None:
+        """The host sets the element to the init before the kernel and the blocks add into it
+        as they finish: any other access to the buffer in the kernel would read the init or a
+        partial total, and a second split reduction into the element would add into it too."""
+        kernel_op = self.parent_op()
+        assert isinstance(kernel_op, KernelOp)
+        target = store.memref
+        for op in kernel_op.body.walk():
+            if op is store or target not in op.operands:
+                continue
+            other = _split_target_index(op)
+            if other is not None and other != _split_target_index(store):
+                continue
+            raise VerifyException(
+                "a reduction mapped to global adds the blocks' totals with atomics into the "
+                "element it is stored to, after the host sets it to the init: no other op of "
+                f"the kernel may access that element's buffer, but '{op.name}' does"
+            )
 
     def _enclosing_loops(self) -> list[ForOp]:
         """The tile.for ops around this one in its kernel, innermost first."""
@@ -1020,6 +1054,14 @@ class StageOp(IRDLOperation):
             raise VerifyException(
                 "a row is staged by the whole block: tile.stage is not inside a loop mapped to "
                 "thread, whose iterations differ between the threads"
+            )
+        kernel_op = parent.parent_op()
+        while kernel_op is not None and not isinstance(kernel_op, KernelOp):
+            kernel_op = kernel_op.parent_op()
+        if kernel_op is not None and self.buffer in written_values(kernel_op.body):
+            raise VerifyException(
+                "a staged row is read from its shared copy, so the kernel may not write the "
+                "staged buffer (its stores would miss the copy, or the copy its stores)"
             )
         rank = self.buffer.type.get_num_dims()
         if len(self.indices) != rank - 1:

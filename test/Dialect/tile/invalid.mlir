@@ -154,6 +154,59 @@ tile.kernel @split_used(%x: memref<64xf32>, %y: memref<f32>) grid [2, 1, 1] bloc
 
 // -----
 
+// Two reductions split across blocks into one element would both add into it.
+
+tile.kernel @split_twice(%x: memref<64xf32>, %y: memref<2xf32>) grid [2, 1, 1] block [32, 1, 1] {
+  // expected-error @+1 {{no other op of the kernel may access that element's buffer, but 'memref.store' does}}
+  %a = tile.for %i in 0 to 64 map global reduce add init 0.0 : f32 {
+    %v = memref.load %x[%i] : memref<64xf32>
+    tile.yield %v : f32
+  }
+  %c0 = arith.constant 0 : index
+  memref.store %a, %y[%c0] : memref<2xf32>
+  %b = tile.for %i in 0 to 64 map global reduce max init 0.0 : f32 {
+    %v = memref.load %x[%i] : memref<64xf32>
+    tile.yield %v : f32
+  }
+  %c0_1 = arith.constant 0 : index
+  memref.store %b, %y[%c0_1] : memref<2xf32>
+}
+
+// -----
+
+// The host sets a split reduction's element to the init before the kernel: another nest
+// would read the init, not the value the buffer held.
+
+tile.kernel @split_target_read(%x: memref<64xf32>, %y: memref<1xf32>, %z: memref<64xf32>) grid [2, 1, 1] block [32, 1, 1] {
+  %c0 = arith.constant 0 : index
+  tile.for %i in 0 to 64 map global {
+    %old = memref.load %y[%c0] : memref<1xf32>
+    memref.store %old, %z[%i] : memref<64xf32>
+  }
+  // expected-error @+1 {{no other op of the kernel may access that element's buffer, but 'memref.load' does}}
+  %a = tile.for %i in 0 to 64 map global reduce add init 0.0 : f32 {
+    %v = memref.load %x[%i] : memref<64xf32>
+    tile.yield %v : f32
+  }
+  memref.store %a, %y[%c0] : memref<1xf32>
+}
+
+// -----
+
+tile.kernel @staged_and_written(%x: memref<4x64xf32>) grid [4, 1, 1] block [32, 1, 1] {
+  tile.for %i in 0 to 4 map grid {
+    // expected-error @+1 {{a staged row is read from its shared copy, so the kernel may not write the staged buffer}}
+    tile.stage %x[%i] sync : memref<4x64xf32>
+    tile.for %j in 0 to 64 map thread {
+      %v = memref.load %x[%i, %j] : memref<4x64xf32>
+      %w = arith.addf %v, %v : f32
+      memref.store %w, %x[%i, %j] : memref<4x64xf32>
+    }
+  }
+}
+
+// -----
+
 // expected-error @+1 {{grid [2, 4, 1] has 4 rows of blocks, but a nest maps no loop to grid_y: it would run once per row}}
 tile.kernel @rows_of_blocks(%x: memref<4x64xf32>) grid [2, 4, 1] block [32, 1, 1] {
   tile.for %i in 0 to 4 map grid {
