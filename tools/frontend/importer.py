@@ -31,17 +31,19 @@ import operator
 import re
 from collections.abc import Callable, Sequence
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import torch
 from torch.export import ExportedProgram
 from torch.export.graph_signature import (
     ConstantArgument,
+    ExportGraphSignature,
     InputKind,
     OutputKind,
     TensorArgument,
 )
-from torch.fx import Node
+from torch.fx import Graph, Node
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -59,6 +61,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
+import emmy
 from emmy.dialects import dtypes
 from emmy.dialects import torch as t
 from emmy.tools.frontend.program import FrontendError, location
@@ -73,22 +76,62 @@ ARGUMENT_ROLES = {
 # Checks torch.export leaves in the graph that hold for every value of the traced program.
 NO_OP_ASSERTS = {"aten._assert_tensor_metadata.default", "aten._assert_scalar.default"}
 
+LIBRARY_FOLDERS = tuple(
+    str(folder)
+    for package in (torch, emmy)
+    for folder in {Path(package.__file__).parent, Path(package.__file__).resolve().parent}
+)
+"""Where PyTorch and emmy live: a stack frame in them is not the user's line."""
+
 STACK_FRAME = re.compile(r'File "(?P<file>[^"]*)", line (?P<line>\d+)')
 
 
 def import_exported_program(
     exported: ExportedProgram,
-    source_name: str,
+    source_name: str | None,
     source_lines: Sequence[str],
     call_location: FileLineColLoc | None = None,
 ) -> ModuleOp:
     """Torch IR for `exported`; `source_name` and `source_lines` are the user's program, for
-    the locations of ops and the text of errors. `call_location`, where the program calls
-    the module, locates `@forward` and the ops that no line of the user's source produced
-    (those of a library module called directly, such as `nn.RMSNorm(64)(x)`)."""
-    module = _Importer(exported, source_name, source_lines, call_location).run()
+    the locations of ops and the text of errors (None: a module in the user's own files,
+    whose ops are located at their innermost frame outside PyTorch and emmy).
+    `call_location`, where the program calls the module, locates `@forward` and the ops that
+    no line of the user's source produced (those of a library module called directly, such
+    as `nn.RMSNorm(64)(x)`)."""
+    importer = _Importer(
+        exported.graph, exported.graph_signature, source_name, source_lines, call_location
+    )
+    module = importer.run()
     module.verify()
     return module
+
+
+def import_graph(graph: Graph) -> ModuleOp:
+    """Torch IR for a graph of aten ops whose placeholders are all inputs and whose outputs
+    are all results (as Dynamo and AOTAutograd hand a backend), each placeholder's example
+    value in its `val` meta; ops are located at the innermost frame of their stack trace
+    outside PyTorch and emmy. An op Torch IR cannot represent raises `UnsupportedNode`."""
+    module = _Importer(graph, None, None, (), None).run()
+    module.verify()
+    return module
+
+
+def unsupported_op(node: Node, reason: str | None = None) -> UnsupportedNode:
+    """The error for a node Torch IR cannot take (by default: whose op it has no handler
+    for), at the user's line."""
+    importer = _Importer(node.graph, None, None, (), None)
+    importer.location = importer.location_of(node)
+    message = f"unsupported PyTorch op '{target_name(node)}'"
+    return UnsupportedNode(importer.error(f"{message}: {reason}" if reason else message), node)
+
+
+class UnsupportedNode(FrontendError):
+    """A node of the graph that Torch IR cannot represent, with the reason (see
+    `FrontendError`): a backend can leave that node to PyTorch."""
+
+    def __init__(self, error: FrontendError, node: Node):
+        super().__init__(error.message, error.location, error.source_line)
+        self.node = node
 
 
 def forward_arguments(exported: ExportedProgram, user_inputs: Sequence[Any]) -> list[torch.Tensor]:
@@ -143,16 +186,20 @@ def bind_arguments(node: Node) -> dict[str, Any]:
 class _Importer:
     """Builds `@forward` node by node: `values` maps each fx node to its SSA value (to a list
     of them for an op with several results, such as split), and every op emitted while a
-    node is imported gets that node's location."""
+    node is imported gets that node's location. `signature` says what each placeholder and
+    output of an exported program is; without one (a graph from Dynamo or AOTAutograd) every
+    placeholder is an input and every output a result."""
 
     def __init__(
         self,
-        exported: ExportedProgram,
-        source_name: str,
+        graph: Graph,
+        signature: ExportGraphSignature | None,
+        source_name: str | None,
         source_lines: Sequence[str],
         call_location: FileLineColLoc | None,
     ):
-        self.exported = exported
+        self.graph = graph
+        self.signature = signature
         self.source_name = source_name
         self.source_lines = source_lines
         self.call_location = call_location
@@ -167,13 +214,20 @@ class _Importer:
             return self.source_lines[line - 1] if 1 <= line <= len(self.source_lines) else ""
         return linecache.getline(file, line).rstrip("\n")
 
+    def is_users(self, file: str) -> bool:
+        """Whether a stack frame's file is the user's: the program's source when there is
+        one, else any file outside PyTorch and emmy."""
+        if self.source_name is not None:
+            return file == self.source_name
+        return not file.startswith(LIBRARY_FOLDERS)
+
     def location_of(self, node: Node) -> LocationAttr:
         """The innermost frame of the user's source in the node's stack trace (else the
         call location, else the innermost frame), at the call of the torch function the node
         came from if that appears on the line, else at the line's first token."""
         trace = node.meta.get("stack_trace") or ""
         frames = [(m["file"], int(m["line"])) for m in STACK_FRAME.finditer(trace)]
-        user_frames = [frame for frame in frames if frame[0] == self.source_name]
+        user_frames = [frame for frame in frames if self.is_users(frame[0])]
         if not user_frames and self.call_location is not None:
             return self.call_location
         if not frames:
@@ -267,10 +321,15 @@ class _Importer:
     # --- the graph --------------------------------------------------------------------------
 
     def run(self) -> ModuleOp:
-        graph = self.exported.graph
-        placeholders = {node.name: node for node in graph.nodes if node.op == "placeholder"}
+        placeholders = {node.name: node for node in self.graph.nodes if node.op == "placeholder"}
         arguments: list[tuple[Node, str, str]] = []
-        for spec in self.exported.graph_signature.input_specs:
+        if self.signature is None:
+            # by position: two layers' graphs name their placeholders apart
+            arguments = [
+                (node, "emmy.input", str(number))
+                for number, node in enumerate(placeholders.values())
+            ]
+        for spec in self.signature.input_specs if self.signature else ():
             if isinstance(spec.arg, ConstantArgument):
                 continue  # a non-tensor input: export baked its value into the graph
             if not isinstance(spec.arg, TensorArgument) or spec.kind not in ARGUMENT_ROLES:
@@ -283,7 +342,7 @@ class _Importer:
             self.values[node] = argument
 
         results: list[SSAValue] = []
-        for node in graph.nodes:
+        for node in self.graph.nodes:
             self.location = self.location_of(node)
             if node.op == "call_function":
                 self.import_call(node)
@@ -311,14 +370,16 @@ class _Importer:
 
     def outputs(self, node: Node) -> list[SSAValue]:
         results = []
-        specs = self.exported.graph_signature.output_specs
-        for spec, value in zip(specs, node.args[0], strict=True):
-            if spec.kind is not OutputKind.USER_OUTPUT:
+        specs = self.signature.output_specs if self.signature else None
+        values = node.args[0] if isinstance(node.args[0], (tuple, list)) else node.args[:1]
+        for number, value in enumerate(values):
+            spec = specs[number] if specs else None
+            if spec is not None and spec.kind is not OutputKind.USER_OUTPUT:
                 raise self.error(
                     f"the program mutates its inputs or buffers ({spec.kind.name} of "
                     f"'{spec.target}'); emmy compiles functional programs"
                 )
-            if not isinstance(spec.arg, TensorArgument):
+            if spec is not None and not isinstance(spec.arg, TensorArgument):
                 raise self.error(f"the module returns a non-tensor value {spec.arg}")
             results.append(self.tensor(value))
         return results
@@ -329,22 +390,30 @@ class _Importer:
             return
         if node.target is operator.getitem:
             pieces, index = node.args
-            if not isinstance(self.values.get(pieces), list):
-                raise self.error(f"unsupported indexing of '{pieces.name}'")
+            kept = self.values.get(pieces)
+            if not isinstance(kept, list):
+                raise UnsupportedNode(self.error(f"unsupported indexing of '{pieces.name}'"), node)
+            if not 0 <= index < len(kept):
+                raise UnsupportedNode(
+                    self.error(f"result {index} of '{target_name(pieces)}' is not supported"), node
+                )
             self.values[node] = self.values[pieces][index]
             return
         handler = HANDLERS.get(name)
         if handler is None:
-            raise self.error(f"unsupported PyTorch op '{name}'")
+            raise unsupported_op(node)
         first = len(self.ops)
-        value = handler(self, node, bind_arguments(node))
-        for op in self.ops[first:]:
-            # A form of the op that Torch IR does not take (operands of mixed dtypes, say)
-            # is the user's error, at their line, not an invalid module.
-            try:
-                op.verify()
-            except VerifyException as error:
-                raise self.error(f"unsupported form of PyTorch op '{name}': {error}") from None
+        try:
+            value = handler(self, node, bind_arguments(node))
+            for op in self.ops[first:]:
+                # A form of the op that Torch IR does not take (operands of mixed dtypes,
+                # say) is the user's error, at their line, not an invalid module.
+                try:
+                    op.verify()
+                except VerifyException as error:
+                    raise self.error(f"unsupported form of PyTorch op '{name}': {error}") from None
+        except FrontendError as error:
+            raise UnsupportedNode(error, node) from None
         if isinstance(value, SSAValue) and value.name_hint is None:
             value.name_hint = node.name
         self.values[node] = value
@@ -648,6 +717,20 @@ HANDLERS["aten.mm.default"] = partial(matrix_product, t.MatmulOp)
 HANDLERS["aten.bmm.default"] = partial(matrix_product, t.BmmOp)
 
 
+@handles("aten.addmm.default")
+def addmm(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    """`beta * self + alpha * (mat1 @ mat2)`: AOTAutograd's form of a Linear with a bias."""
+    product = matrix_product(t.MatmulOp, ir, node, {"self": a["mat1"], "mat2": a["mat2"]})
+    result_type = ir.result_type(node)
+    scaled = {}
+    for name, value in (("alpha", product), ("beta", ir.tensor(a["self"]))):
+        if a[name] != 1:
+            factor = ir.operand(a[name], result_type.get_element_type())
+            value = ir.emit(t.MulOp(value, factor, value.type))
+        scaled[name] = value
+    return ir.emit(t.AddOp(scaled["alpha"], scaled["beta"], result_type))
+
+
 # --- normalizations, attention, lookup ----------------------------------------------------
 
 
@@ -663,19 +746,19 @@ def rms_norm(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     return ir.emit(t.RmsNormOp(x, weight, a["normalized_shape"], eps, ir.result_type(node)))
 
 
-@handles("aten.layer_norm.default")
-def layer_norm(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+@handles("aten.layer_norm.default", "aten.native_layer_norm.default")
+def layer_norm(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue | list[SSAValue]:
+    """`native_layer_norm`, AOTAutograd's form, also returns the mean and the reciprocal
+    standard deviation for the backward pass: only its normalized result is kept."""
     weight, bias = (None if a.get(k) is None else ir.tensor(a[k]) for k in ("weight", "bias"))
-    return ir.emit(
+    value = node.meta["val"]
+    result_type = ir.tensor_type(value[0] if isinstance(value, Sequence) else value)
+    normalized = ir.emit(
         t.LayerNormOp(
-            ir.tensor(a["input"]),
-            weight,
-            bias,
-            a["normalized_shape"],
-            a["eps"],
-            ir.result_type(node),
+            ir.tensor(a["input"]), weight, bias, a["normalized_shape"], a["eps"], result_type
         )
     )
+    return [normalized] if isinstance(value, Sequence) else normalized
 
 
 def softmax(
@@ -709,8 +792,17 @@ def repeat_heads(ir: _Importer, value: SSAValue, groups: int) -> SSAValue:
     return ir.emit(t.ReshapeOp(expanded, TensorType(element, repeated)))
 
 
-@handles("aten.scaled_dot_product_attention.default")
-def sdpa(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+@handles(
+    "aten.scaled_dot_product_attention.default",
+    "aten._scaled_dot_product_flash_attention_for_cpu.default",
+    "aten._scaled_dot_product_flash_attention.default",
+    "aten._scaled_dot_product_efficient_attention.default",
+    "aten._scaled_dot_product_cudnn_attention.default",
+)
+def sdpa(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue | list[SSAValue]:
+    """`F.scaled_dot_product_attention`, and the device-specific forms that AOTAutograd
+    leaves, whose other results (the log-sum-exp and random state for the backward pass)
+    are not kept."""
     if a["dropout_p"] != 0:
         raise ir.error(
             f"attention dropout (dropout_p={a['dropout_p']}) is random; "
@@ -718,14 +810,19 @@ def sdpa(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
         )
     query, key, value = (ir.tensor(a[k]) for k in ("query", "key", "value"))
     query_heads, key_heads = t.shape_of(query)[-3:-2], t.shape_of(key)[-3:-2]
-    if a["enable_gqa"] and query_heads != key_heads:
+    if a.get("enable_gqa") and query_heads != key_heads:
         groups = query_heads[0] // key_heads[0]
         key, value = repeat_heads(ir, key, groups), repeat_heads(ir, value, groups)
-    mask = None if a["attn_mask"] is None else ir.tensor(a["attn_mask"])
+    mask = a.get("attn_mask", a.get("attn_bias"))
+    mask = None if mask is None else ir.tensor(mask)
     scale = a["scale"]
     if scale is None:
         scale = t.default_sdpa_scale(t.shape_of(query)[-1])
-    return ir.emit(t.SdpaOp(query, key, value, mask, a["is_causal"], scale, ir.result_type(node)))
+    result = node.meta["val"]
+    several = isinstance(result, Sequence)
+    result_type = ir.tensor_type(result[0] if several else result)
+    attention = ir.emit(t.SdpaOp(query, key, value, mask, a["is_causal"], scale, result_type))
+    return [attention] if several else attention
 
 
 @handles("aten.embedding.default")

@@ -1,0 +1,230 @@
+"""`torch.compile(model, backend="emmy")` on the CPU (the interpreters run emmy's programs):
+results as eager's on fresh inputs, mutations and aliases as PyTorch's, ops emmy cannot compile
+left to PyTorch with one located warning, or one error listing them all."""
+
+import warnings
+
+import pytest
+import torch
+import torch._dynamo
+import torch.nn as nn
+import torch.nn.functional as F
+from corpus import PROGRAMS, source
+
+from emmy.tools import dynamo_backend
+from emmy.tools.bench.differential import random_inputs
+from emmy.tools.dynamo_backend import FallbackWarning
+from emmy.tools.frontend.program import load_program
+
+
+@pytest.fixture(autouse=True)
+def fresh_dynamo():
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
+
+
+@pytest.fixture
+def compiled_graphs(monkeypatch):
+    """The graph modules the backend returned, to see what emmy compiled."""
+    returned = []
+    compile_graph = dynamo_backend.compile_graph
+
+    def recording(*args):
+        returned.append(compile_graph(*args))
+        return returned[-1]
+
+    monkeypatch.setattr(dynamo_backend, "compile_graph", recording)
+    return returned
+
+
+def emmy_partitions(graphs):
+    return [m for g in graphs for n, m in g.named_children() if n.startswith("emmy_")]
+
+
+def lines_of(marker: str) -> int:
+    with open(__file__) as source:
+        return next(n for n, text in enumerate(source.read().splitlines(), 1) if marker in text)
+
+
+class Attention(nn.Module):
+    def __init__(self, dim: int, heads: int):
+        super().__init__()
+        self.heads = heads
+        self.norm = nn.RMSNorm(dim)
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.out = nn.Linear(dim, dim, bias=False)
+
+    def forward(self, x):
+        b, s, d = x.shape
+        q, k, v = self.qkv(self.norm(x)).chunk(3, dim=-1)
+        q, k, v = (t.view(b, s, self.heads, -1).transpose(1, 2) for t in (q, k, v))
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return x + self.out(a.transpose(1, 2).reshape(b, s, d))
+
+
+def test_the_backend_is_registered_by_the_package():
+    assert "emmy" in torch._dynamo.list_backends()
+
+
+def test_a_model_matches_eager_and_runs_in_emmy(compiled_graphs):
+    model = nn.Sequential(Attention(32, 4), nn.LayerNorm(32), nn.Linear(32, 8)).eval()
+    compiled = torch.compile(model, backend="emmy")
+    x = torch.randn(2, 16, 32)
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("error", FallbackWarning)
+        got = compiled(x)
+        want = model(x)
+    torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+    graphs = compiled_graphs
+    assert emmy_partitions(graphs), "emmy compiled nothing"
+    # every op of the graph went to emmy: only views and the partitions' calls remain
+    remaining = {
+        str(n.target)
+        for g in graphs
+        for n in g.graph.nodes
+        if n.op == "call_function" and "getitem" not in str(n.target)
+    }
+    assert remaining <= {f"aten.{v}" for v in ("view.default", "t.default", "transpose.int")} | {
+        f"aten.{v}" for v in ("_unsafe_view.default", "expand.default", "permute.default")
+    }, remaining
+
+
+def test_mutated_buffers_are_written_back_and_aliases_kept():
+    class Counts(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("calls", torch.zeros(3))
+
+        def forward(self, x):
+            self.calls.add_(1)
+            return torch.tanh(x) * 2, x.view(-1)
+
+    model = Counts()
+    compiled = torch.compile(model, backend="emmy")
+    x = torch.randn(4, 5)
+    with torch.no_grad():
+        y, flat = compiled(x)
+        compiled(x)
+    torch.testing.assert_close(y, torch.tanh(x) * 2)
+    torch.testing.assert_close(model.calls, torch.full((3,), 2.0))
+    assert flat.data_ptr() == x.data_ptr()
+
+
+def test_unsupported_ops_run_in_eager_with_one_located_warning(compiled_graphs):
+    def program(x):
+        y = torch.relu(x) * 3
+        top = torch.topk(y, 2).values  # topk line
+        return torch.exp(top) + torch.cumsum(y, -1)[..., :2]  # cumsum line
+
+    x = torch.randn(5, 7)
+    with pytest.warns(FallbackWarning) as caught:
+        got = torch.compile(program, backend="emmy")(x)
+    torch.testing.assert_close(got, program(x))
+    assert len(caught) == 1
+    message = str(caught[0].message)
+    assert f"{__file__}:{lines_of('# topk line')}:" in message
+    assert "'aten.topk.default'" in message
+    assert f"{__file__}:{lines_of('# cumsum line')}:" in message
+    assert "'aten.cumsum.default'" in message
+    assert len(emmy_partitions(compiled_graphs)) >= 2
+
+
+def test_without_fallback_every_unsupported_op_is_one_error():
+    def program(x):
+        return torch.topk(x, 2).values.sum() + torch.argmax(x)
+
+    compiled = torch.compile(program, backend="emmy", options={"fallback": False})
+    with pytest.raises(Exception, match="emmy cannot compile 2 op") as caught:
+        compiled(torch.randn(4, 6))
+    assert "aten.topk.default" in str(caught.value)
+    assert "aten.argmax.default" in str(caught.value)
+
+
+def test_unknown_options_are_refused():
+    compiled = torch.compile(nn.ReLU(), backend="emmy", options={"tile": 3})
+    with pytest.raises(Exception, match="unknown emmy option 'tile'"):
+        compiled(torch.randn(3))
+
+
+def test_graph_breaks_and_recompiles_give_eager_results():
+    def program(x):
+        y = torch.sigmoid(x) + 1
+        if y.sum() > 0:  # data-dependent: a graph break
+            y = y * 2
+        return F.softmax(y, dim=-1)
+
+    compiled = torch.compile(program, backend="emmy", dynamic=False)
+    for shape in [(3, 8), (5, 8), (2, 4, 8)]:
+        x = torch.randn(shape)
+        torch.testing.assert_close(compiled(x), program(x))
+
+
+def test_identical_layers_share_one_compiled_program(compiled_graphs):
+    """Each layer is its own partition (a cumsum, left to PyTorch, separates them): the four
+    partitions are one program, lowered once."""
+
+    class Layer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = nn.Linear(16, 16)
+
+        def forward(self, x):
+            return F.gelu(self.linear(torch.cumsum(x, -1))) + x
+
+    model = nn.Sequential(*[Layer() for _ in range(4)]).eval()
+    x = torch.randn(3, 16)
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", FallbackWarning)
+        got = torch.compile(model, backend="emmy")(x)
+    torch.testing.assert_close(got, model(x), rtol=1e-5, atol=1e-5)
+    partitions = emmy_partitions(compiled_graphs)
+    assert len(partitions) == 4
+    assert len({id(p.graph) for p in partitions}) == 1
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_every_corpus_program_matches_eager(name, compiled_graphs):
+    program = load_program(source(name, "float32"), "<source>")
+    inputs = random_inputs(program, program.to_torch_ir(), seed=3)
+    compiled = torch.compile(program.module, backend="emmy", dynamic=False)
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", FallbackWarning)
+        got = compiled(*inputs)
+        want = program.module(*inputs)
+    torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+    assert emmy_partitions(compiled_graphs), "emmy compiled nothing"
+
+
+EVERYDAY_PROGRAMS = {
+    "cross_entropy": (
+        lambda x, t: F.cross_entropy(x, t),
+        lambda: (torch.randn(6, 5), torch.randint(0, 5, (6,))),
+    ),
+    "stack_unbind": (
+        lambda x: torch.stack([r * 2 for r in x.unbind(0)], dim=1),
+        lambda: (torch.randn(3, 4),),
+    ),
+    "triu": (lambda x: torch.triu(x) + 1, lambda: (torch.randn(5, 5),)),
+    "integer_division": (lambda n: (n % 7) + (n // 3), lambda: (torch.randint(-50, 50, (10,)),)),
+    "conv1d": (nn.Conv1d(4, 6, 3), lambda: (torch.randn(2, 4, 12),)),
+    "flatten": (lambda x: torch.relu(torch.flatten(x, 1)), lambda: (torch.randn(2, 3, 4),)),
+    "batch_norm_eval": (nn.BatchNorm1d(8).eval(), lambda: (torch.randn(5, 8),)),
+    "argmax_gather": (
+        lambda x: torch.gather(x, 1, x.argmax(dim=1, keepdim=True)),
+        lambda: (torch.randn(4, 9),),
+    ),
+}
+"""Issue 14's everyday programs: emmy compiles what it can of each, PyTorch runs the rest."""
+
+
+@pytest.mark.parametrize("name", sorted(EVERYDAY_PROGRAMS))
+def test_everyday_programs_match_eager(name):
+    function, make_inputs = EVERYDAY_PROGRAMS[name]
+    inputs = make_inputs()
+    compiled = torch.compile(function, backend="emmy", dynamic=False)
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", FallbackWarning)
+        got = compiled(*inputs)
+        want = function(*inputs)
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)

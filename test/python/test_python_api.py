@@ -1,0 +1,109 @@
+"""`emmy.compile`: a module compiled for its example inputs runs like the module (on the CPU
+here: the interpreters; the GPU path is in test_gpu_programs.py), and shows every level."""
+
+import subprocess
+import sys
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import emmy
+from emmy.passes.pipelines import LEVELS
+from emmy.tools.frontend.program import FrontendError
+
+
+class Block(nn.Module):
+    def __init__(self, dim: int):
+        super().__init__()
+        self.norm = nn.RMSNorm(dim)
+        self.proj = nn.Linear(dim, 2 * dim)
+
+    def forward(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
+        gate, up = self.proj(self.norm(x)).chunk(2, dim=-1)
+        return {"out": F.silu(gate) * up, "rows": x.sum(-1)}
+
+
+def test_compiled_module_matches_pytorch_on_fresh_inputs():
+    block = Block(16).eval()
+    compiled = emmy.compile(block, torch.randn(4, 16))
+    x = torch.randn(4, 16)
+    got, want = compiled(x), block(x)
+    assert set(got) == {"out", "rows"}
+    for name in want:
+        torch.testing.assert_close(got[name], want[name], rtol=1e-5, atol=1e-5)
+
+
+def test_parameters_updated_after_compiling_are_used():
+    linear = nn.Linear(8, 3)
+    compiled = emmy.compile(linear, torch.randn(2, 8))
+    with torch.no_grad():
+        linear.weight.mul_(-2.0)
+    x = torch.randn(2, 8)
+    torch.testing.assert_close(compiled(x), linear(x).detach(), rtol=1e-5, atol=1e-5)
+
+
+def test_bf16_outputs_keep_their_dtype():
+    model = nn.Sequential(nn.Linear(32, 32), nn.GELU()).to(torch.bfloat16)
+    compiled = emmy.compile(model, torch.randn(8, 32, dtype=torch.bfloat16))
+    x = torch.randn(8, 32, dtype=torch.bfloat16)
+    got = compiled(x)
+    assert got.dtype == torch.bfloat16
+    torch.testing.assert_close(got, model(x).detach(), rtol=2e-2, atol=2e-2)
+
+
+@pytest.mark.parametrize("level", ["tile", "kernel"])
+def test_cpu_level_chooses_the_interpreter(level):
+    """The lower levels run in the SIMT emulator: the same answer as PyTorch."""
+    model = nn.Softmax(dim=-1)
+    compiled = emmy.compile(model, torch.randn(3, 40), cpu_level=level)
+    x = torch.randn(3, 40)
+    torch.testing.assert_close(compiled(x), model(x), rtol=1e-5, atol=1e-6)
+
+
+def test_ir_shows_every_level_and_the_cuda():
+    compiled = emmy.compile(nn.ReLU(), torch.randn(4, 8))
+    for level in LEVELS:
+        text = compiled.ir(level)
+        assert f"{level}." in text, level
+    assert "__global__" in compiled.ir("cuda")
+    with pytest.raises(ValueError, match="unknown level 'ptx'"):
+        compiled.ir("ptx")
+
+
+def test_unknown_or_bad_options_are_errors_that_list_the_options():
+    with pytest.raises(ValueError, match="unknown emmy option 'block'; the options are cpu_level"):
+        emmy.compile(nn.ReLU(), torch.randn(4), block=128)
+    with pytest.raises(ValueError, match="cpu_level must be one of torch, prim"):
+        emmy.compile(nn.ReLU(), torch.randn(4), cpu_level="ptx")
+
+
+class Sorts(nn.Module):
+    def forward(self, x):
+        return torch.sort(x).values  # the line the error names
+
+
+def test_an_unsupported_op_is_an_error_at_the_users_line():
+    with pytest.raises(FrontendError) as caught:
+        emmy.compile(Sorts(), torch.randn(5))
+    message = str(caught.value)
+    line = next(
+        number
+        for number, text in enumerate(open(__file__).read().splitlines(), 1)
+        if "the line the error names" in text
+    )
+    assert f"{__file__}:{line}:" in message
+    assert "unsupported PyTorch op 'aten.sort.default'" in message
+
+
+def test_inputs_of_another_shape_are_refused():
+    compiled = emmy.compile(nn.ReLU(), torch.randn(4, 8))
+    with pytest.raises(ValueError, match="4x8"):
+        compiled(torch.randn(4, 9))
+
+
+def test_import_emmy_does_not_load_pytorch():
+    code = "import sys, emmy; print('torch' in sys.modules, callable(emmy.compile))"
+    shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert shown.stdout.split() == ["False", "True"], shown.stderr

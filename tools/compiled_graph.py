@@ -1,0 +1,156 @@
+"""A Torch IR program compiled once and run on the device of its inputs: what `emmy.compile`
+and the `torch.compile` backend hand back.
+
+    graph = compiled_graph(torch_ir, CompileOptions())
+    graph.ir("loop")               # the program's Loop IR, lowered on first use
+    graph.ir("cuda")               # its kernels' CUDA C++
+    graph([x, w])                  # CUDA tensors: emmy's kernels; CPU tensors: the interpreter
+
+On CUDA tensors the Kernel IR host function runs on the current stream, its buffers from
+PyTorch's caching allocator, with no synchronisation (`HostProgram`); the kernels are compiled
+and loaded by `prepare_cuda`, which a caller runs before any CUDA graph capture. On CPU tensors
+the host function at `options.cpu_level` (Loop IR by default) runs in the CPU interpreter.
+
+Identical programs share one `CompiledGraph` (`compiled_graph` keys them by their Torch IR),
+so a model of N identical layers lowers and compiles each distinct kernel once in a process;
+the cubin cache (`emmy.tools.runtime.cubin_cache`) shares them across processes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any
+
+from xdsl.dialects.builtin import ModuleOp
+
+from emmy.passes.pipelines import LEVELS, printed
+
+if TYPE_CHECKING:
+    import torch
+
+    from emmy.tools.runtime.host import HostProgram
+
+
+@dataclass(frozen=True)
+class CompileOptions:
+    """What a user may choose when compiling through the Python API or `torch.compile(...,
+    backend="emmy", options={...})`."""
+
+    fallback: bool = True
+    """`torch.compile` only: ops emmy cannot compile run in eager PyTorch, with one warning
+    that lists them; False makes them one error that lists every one."""
+    cpu_level: str = "loop"
+    """The level the CPU interpreter runs on CPU tensors."""
+
+    def __post_init__(self) -> None:
+        if self.cpu_level not in LEVELS:
+            raise ValueError(
+                f"cpu_level must be one of {', '.join(LEVELS)}, not {self.cpu_level!r}"
+            )
+        if not isinstance(self.fallback, bool):
+            raise ValueError(f"fallback must be True or False, not {self.fallback!r}")
+
+    @classmethod
+    def from_mapping(cls, options: Mapping[str, Any]) -> CompileOptions:
+        """The options a user gave by name; an unknown name is an error that lists the
+        known ones."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(options) - known)
+        if unknown:
+            raise ValueError(
+                f"unknown emmy option{'s' if len(unknown) > 1 else ''} "
+                f"{', '.join(map(repr, unknown))}; the options are {', '.join(sorted(known))}"
+            )
+        return cls(**options)
+
+
+class CompiledGraph:
+    """One Torch IR program with `@forward`, lowered on demand and run on its inputs' device
+    (see the module docstring)."""
+
+    def __init__(self, torch_ir: ModuleOp, options: CompileOptions):
+        self.options = options
+        self._levels: dict[str, ModuleOp] = {"torch": torch_ir}
+        self._cuda_source: str | None = None
+        self._host_program: HostProgram | None = None
+
+    def module(self, level: str) -> ModuleOp:
+        """The program at `level` (lowered from Torch IR the first time it is asked for)."""
+        from emmy.tools.bench.differential import lower
+
+        if level not in LEVELS:
+            raise ValueError(f"unknown level {level!r}; the levels are {', '.join(LEVELS)}")
+        if level not in self._levels:
+            self._levels[level] = lower(self._levels["torch"], level)
+        return self._levels[level]
+
+    def ir(self, level: str) -> str:
+        """The program's text at `level`, or with "cuda" the CUDA C++ of its kernels."""
+        if level == "cuda":
+            return self.cuda_source()
+        return printed(self.module(level))
+
+    def cuda_source(self) -> str:
+        from emmy.tools.cuda.target import print_cuda
+
+        if self._cuda_source is None:
+            self._cuda_source = print_cuda(self.module("kernel"))
+        return self._cuda_source
+
+    def prepare_cuda(self) -> HostProgram:
+        """Compiles and loads the kernels for the current GPU, once: after this, a call on
+        CUDA tensors compiles, loads and synchronises nothing (safe under graph capture)."""
+        from emmy.tools.runtime.host import HostProgram
+
+        if self._host_program is None:
+            program = HostProgram(self.module("kernel"), self.cuda_source())
+            program.cuda_module()
+            self._host_program = program
+        return self._host_program
+
+    def __call__(self, inputs: Sequence[Any]) -> list[torch.Tensor]:
+        """The program's results on `inputs` (@forward's arguments, in order)."""
+        import torch
+
+        if any(isinstance(v, torch.Tensor) and v.is_cuda for v in inputs):
+            program = self.prepare_cuda()
+            return program(inputs, timeout_s=None, stream=torch.cuda.current_stream())
+        return self._run_on_cpu(inputs)
+
+    def _run_on_cpu(self, inputs: Sequence[Any]) -> list[torch.Tensor]:
+        import torch
+
+        from emmy.tools.bench.differential import to_numpy
+        from emmy.tools.interpreter.run import find_function, run_module
+        from emmy.tools.runtime.host import torch_dtype
+
+        arrays = [to_numpy(v) if isinstance(v, torch.Tensor) else v for v in inputs]
+        outputs = run_module(self.module(self.options.cpu_level), arrays)
+        forward = find_function(self._levels["torch"], "forward")
+        return [
+            torch.from_numpy(output).to(torch_dtype(result_type.get_element_type()))
+            for output, result_type in zip(outputs, forward.function_type.outputs.data)
+        ]
+
+
+def _structure(torch_ir: ModuleOp) -> str:
+    """The program's text with its values unnamed: the same for two layers of a model,
+    whose graphs name their nodes apart."""
+    unnamed = torch_ir.clone()
+    for op in unnamed.walk():
+        for value in (*op.results, *(a for r in op.regions for b in r.blocks for a in b.args)):
+            value.name_hint = None
+    return printed(unnamed)
+
+
+_COMPILED: dict[tuple[str, CompileOptions], CompiledGraph] = {}
+
+
+def compiled_graph(torch_ir: ModuleOp, options: CompileOptions) -> CompiledGraph:
+    """The `CompiledGraph` of `torch_ir`, shared with any identical program compiled before
+    in this process (same Torch IR text and options)."""
+    key = (_structure(torch_ir), options)
+    if key not in _COMPILED:
+        _COMPILED[key] = CompiledGraph(torch_ir, options)
+    return _COMPILED[key]

@@ -1,0 +1,220 @@
+"""`torch.compile(model, backend="emmy")`: Dynamo's graphs compiled by emmy, with what emmy
+cannot compile left to eager PyTorch.
+
+    compiled = torch.compile(model, backend="emmy", options={"fallback": False})
+
+The package registers `emmy_backend` under the `torch_dynamo_backends` entry point. It takes
+Dynamo's graph through AOTAutograd, so each graph it compiles is functional ATen (AOTAutograd
+writes input mutations back, regenerates outputs that alias inputs, and compiles the backward
+graph the same way when gradients are needed). In that graph:
+
+    addmm = aten.addmm(bias, x, t)          ┐
+    relu = aten.relu(addmm)                 ┘ emmy_0: one Torch IR program, emmy's kernels
+    top = aten.topk(relu, 4)                  eager: emmy has no topk
+    out = aten.mul(top[0], 2.0)               emmy_1
+
+the ops the importer can represent (`importer.HANDLERS`) are grouped into partitions with
+torch.fx's `CapabilityBasedPartitioner`, each compiled as one program (`CompiledGraph`;
+identical partitions, such as the layers of a model, share one) and called in place of its
+nodes; partitions of views alone stay in PyTorch. An op the importer refuses in a form it
+cannot take is moved out, and the graph partitioned again, until every partition compiles.
+The ops left to PyTorch are named once, in one warning, each at the user's line; with
+`options={"fallback": False}` they are one `UnsupportedOpsError` instead.
+"""
+
+from __future__ import annotations
+
+import operator
+import warnings
+from typing import Any
+
+import torch
+from torch._dynamo.backends.common import aot_autograd
+from torch._subclasses.fake_tensor import unset_fake_temporarily
+from torch.fx import GraphModule, Node
+from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
+from torch.fx.passes.operator_support import OperatorSupportBase
+from torch.fx.passes.tools_common import stable_topological_sort
+from torch.fx.passes.utils.fuser_utils import erase_nodes, fuse_as_graphmodule, topo_sort
+
+from emmy.tools.compiled_graph import CompiledGraph, CompileOptions, compiled_graph
+from emmy.tools.frontend.importer import (
+    HANDLERS,
+    UnsupportedNode,
+    import_graph,
+    target_name,
+    unsupported_op,
+)
+from emmy.tools.frontend.program import FrontendError
+
+VIEW_OPS = [
+    "aten.view.default",
+    "aten.reshape.default",
+    "aten._unsafe_view.default",
+    "aten.expand.default",
+    "aten.permute.default",
+    "aten.transpose.int",
+    "aten.t.default",
+    "aten.unsqueeze.default",
+    "aten.squeeze.dim",
+    "aten.squeeze.dims",
+    "aten.slice.Tensor",
+    "aten.select.int",
+    "aten.alias.default",
+    "aten.detach.default",
+    "_operator.getitem",
+]
+"""Ops that only view their input: a partition of nothing else stays in PyTorch, where it
+copies nothing."""
+
+
+class UnsupportedOpsError(Exception):
+    """Ops of a graph that emmy cannot compile, under `options={"fallback": False}`."""
+
+
+class FallbackWarning(UserWarning):
+    """Ops of a graph that emmy leaves to eager PyTorch, each at the user's line."""
+
+
+class _Supported(OperatorSupportBase):
+    """The nodes a partition may hold: those not refused, and the pieces of a result of
+    several values whose op is not refused."""
+
+    def __init__(self, refused: dict[Node, str]):
+        self.refused = refused
+
+    def is_node_supported(self, submodules: Any, node: Node) -> bool:
+        if node.op != "call_function" or node in self.refused:
+            return False
+        if node.target is operator.getitem:
+            return isinstance(node.args[0], Node) and self.is_node_supported(
+                submodules, node.args[0]
+            )
+        return True
+
+
+def _refusals(gm: GraphModule) -> dict[Node, str]:
+    """The nodes no partition can hold, with why: an op the importer has no handler for, or
+    one on tensors of symbolic sizes (Dynamo's dynamic shapes)."""
+    refused = {}
+    for node in gm.graph.nodes:
+        if node.op != "call_function" or node.target is operator.getitem:
+            continue
+        if target_name(node) not in HANDLERS:
+            refused[node] = _refusal(unsupported_op(node))
+        elif not all(
+            isinstance(size, int)
+            for value in torch.utils._pytree.tree_leaves(node.meta.get("val"))
+            if isinstance(value, torch.Tensor)
+            for size in value.shape
+        ):
+            reason = "dynamic shapes are not supported (compile with dynamic=False)"
+            refused[node] = _refusal(unsupported_op(node, reason))
+    return refused
+
+
+class _Partition(torch.nn.Module):
+    """Runs one compiled partition in place of its nodes."""
+
+    def __init__(self, graph: CompiledGraph):
+        super().__init__()
+        self.graph = graph
+
+    def forward(self, *inputs: Any) -> tuple[torch.Tensor, ...]:
+        return tuple(self.graph(inputs))
+
+
+def _refusal(error: Exception) -> str:
+    return str(error).splitlines()[0]
+
+
+def _compile_partition(
+    gm: GraphModule, nodes: list[Node], name: str, options: CompileOptions, on_cuda: bool
+) -> CompiledGraph:
+    """The partition's nodes as one program, lowered (and on CUDA, compiled and loaded) now;
+    raises `UnsupportedNode` for a node the importer refuses."""
+    sub, inputs, _ = fuse_as_graphmodule(gm, nodes, name, always_return_tuple=True)
+    placeholders = [n for n in sub.graph.nodes if n.op == "placeholder"]
+    for placeholder, value in zip(placeholders, inputs, strict=True):
+        placeholder.meta["val"] = value.meta.get("val")
+    originals = {node.name: node for node in nodes}
+    try:
+        graph = compiled_graph(import_graph(sub.graph), options)
+    except UnsupportedNode as error:
+        error.node = originals.get(error.node.name, error.node)
+        raise
+    if on_cuda:
+        graph.prepare_cuda()
+    else:
+        graph.module(options.cpu_level)
+    return graph
+
+
+def _replace(gm: GraphModule, nodes: list[Node], name: str, graph: CompiledGraph) -> None:
+    # The partition's inputs are found again: an earlier replacement may have given them.
+    _, inputs, outputs = fuse_as_graphmodule(gm, nodes, name, always_return_tuple=True)
+    gm.add_submodule(name, _Partition(graph))
+    with gm.graph.inserting_after(nodes[-1]):
+        call = gm.graph.call_module(name, args=inputs)
+    with gm.graph.inserting_after(call):
+        for number, output in reversed(list(enumerate(outputs))):
+            piece = gm.graph.call_function(operator.getitem, (call, number))
+            output.replace_all_uses_with(piece, propagate_meta=True)
+    erase_nodes(gm, nodes)
+
+
+def compile_graph(
+    gm: GraphModule, example_inputs: list[Any], options: CompileOptions
+) -> GraphModule:
+    """`gm` (functional ATen) with each partition emmy compiles called in place of its nodes
+    (see the module docstring)."""
+    on_cuda = any(isinstance(v, torch.Tensor) and v.is_cuda for v in example_inputs)
+    refused = _refusals(gm)
+    while True:
+        partitioner = CapabilityBasedPartitioner(
+            gm, _Supported(refused), allows_single_node_partition=True, non_compute_ops=VIEW_OPS
+        )
+        partitions = [topo_sort(list(p.nodes)) for p in partitioner.propose_partitions()]
+        compiled, newly_refused = [], False
+        for number, nodes in enumerate(partitions):
+            try:
+                compiled.append(_compile_partition(gm, nodes, f"emmy_{number}", options, on_cuda))
+            except UnsupportedNode as error:
+                refused[error.node] = _refusal(error)
+                newly_refused = True
+            except FrontendError as error:
+                refused.update(dict.fromkeys(nodes, _refusal(error)))
+                newly_refused = True
+        if not newly_refused:
+            break
+    if refused:
+        listed = "\n".join(f"  {why}" for why in refused.values())
+        if not options.fallback:
+            raise UnsupportedOpsError(f"emmy cannot compile {len(refused)} op(s):\n{listed}")
+        warnings.warn(
+            f"emmy runs {len(refused)} op(s) in eager PyTorch:\n{listed}",
+            FallbackWarning,
+            stacklevel=2,
+        )
+    for number, (nodes, graph) in enumerate(zip(partitions, compiled, strict=True)):
+        _replace(gm, nodes, f"emmy_{number}", graph)
+    stable_topological_sort(gm)
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+
+
+def emmy_backend(
+    gm: GraphModule, example_inputs: list[Any], mode: str | None = None, options: Any = None
+) -> Any:
+    """The `torch.compile` backend (see the module docstring); `options` are the fields of
+    `CompileOptions`. `mode` is accepted for `torch.compile`'s sake and changes nothing."""
+    chosen = CompileOptions.from_mapping(options or {})
+
+    def compiler(graph: GraphModule, inputs: list[Any]) -> GraphModule:
+        # AOTAutograd compiles under its fake tensor mode; the importer computes constants
+        # (a torch.arange in the graph) with real tensors.
+        with unset_fake_temporarily():
+            return compile_graph(graph, inputs, chosen)
+
+    return aot_autograd(fw_compiler=compiler, bw_compiler=compiler)(gm, example_inputs)
