@@ -6,7 +6,8 @@ cannot compile left to eager PyTorch.
 The package registers `emmy_backend` under the `torch_dynamo_backends` entry point. It takes
 Dynamo's graph through AOTAutograd, so each graph it compiles is functional ATen (AOTAutograd
 writes input mutations back, regenerates outputs that alias inputs, and compiles the backward
-graph the same way when gradients are needed). In that graph:
+graph the same way when gradients are needed), with PyTorch's core decompositions applied to
+the ops the importer has no handler for (`decompositions`). In that graph:
 
     addmm = aten.addmm(bias, x, t)          ┐
     relu = aten.relu(addmm)                 ┘ emmy_0: one Torch IR program, emmy's kernels
@@ -29,6 +30,7 @@ import warnings
 from typing import Any
 
 import torch
+from torch._decomp import core_aten_decompositions
 from torch._dynamo.backends.common import aot_autograd
 from torch._subclasses.fake_tensor import unset_fake_temporarily
 from torch.fx import GraphModule, Node
@@ -217,4 +219,17 @@ def emmy_backend(
         with unset_fake_temporarily():
             return compile_graph(graph, inputs, chosen)
 
-    return aot_autograd(fw_compiler=compiler, bw_compiler=compiler)(gm, example_inputs)
+    return aot_autograd(
+        fw_compiler=compiler, bw_compiler=compiler, decompositions=decompositions()
+    )(gm, example_inputs)
+
+
+def decompositions() -> dict[Any, Any]:
+    """PyTorch's core ATen decompositions of the ops the importer has no handler for, so that
+    composite ops (stack, triu, batch norm, ...) reach ops emmy compiles; an op it handles
+    keeps its own form (a layer norm stays one op, not its arithmetic)."""
+    return {
+        op: rule
+        for op, rule in core_aten_decompositions().items()
+        if isinstance(op, torch._ops.OpOverload) and str(op) not in HANDLERS
+    }
