@@ -466,6 +466,20 @@ class PowOp(BinaryOp):
 
 
 @irdl_op_definition
+class RemainderOp(BinaryOp):
+    """`lhs % rhs` as Python defines it: the result has the sign of `rhs`."""
+
+    name = "torch.remainder"
+
+
+@irdl_op_definition
+class FloorDivideOp(BinaryOp):
+    """`lhs // rhs`: the quotient rounded toward negative infinity."""
+
+    name = "torch.floor_divide"
+
+
+@irdl_op_definition
 class MaximumOp(BinaryOp):
     """Elementwise max; NaN if either operand is NaN."""
 
@@ -1247,6 +1261,8 @@ Torch = Dialect(
         MulOp,
         DivOp,
         PowOp,
+        RemainderOp,
+        FloorDivideOp,
         MaximumOp,
         MinimumOp,
         GtOp,

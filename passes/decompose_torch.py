@@ -183,6 +183,26 @@ class Body:
             raise Unsupported(f"division of {x.type} values is not supported")
         return self.emit(arith.DivfOp(x, y))
 
+    def floor_divide(self, x: SSAValue, y: SSAValue) -> SSAValue:
+        if is_float(x.type):
+            return self.emit(math.FloorOp(self.div(x, y)))
+        self._integer(x, "floor division")
+        return self.emit(arith.FloorDivSIOp(x, y))
+
+    def remainder(self, x: SSAValue, y: SSAValue) -> SSAValue:
+        """`x - floor(x / y) * y`; for integers the truncated remainder, moved by `y` where
+        its sign differs from `y`'s (Python's `%`, as torch computes it)."""
+        if is_float(x.type):
+            return self.sub(x, self.mul(self.floor_divide(x, y), y))
+        self._integer(x, "remainder")
+        truncated = self.emit(arith.RemSIOp(x, y))
+        zero = self.like(0, x)
+        signs_differ = self.compare(
+            "ne", self.compare("lt", truncated, zero), self.compare("lt", y, zero)
+        )
+        moved = self.emit(arith.AndIOp(self.compare("ne", truncated, zero), signs_differ))
+        return self.select(moved, self.add(truncated, y), truncated)
+
     def neg(self, x: SSAValue) -> SSAValue:
         if is_float(x.type):
             return self.emit(arith.NegfOp(x))

@@ -159,6 +159,8 @@ ELEMENTWISE: dict[type[Operation], Scalar] = {
     t.MulOp: Scalar(lambda b, op, x, y: b.mul(x, y)),
     t.DivOp: Scalar(lambda b, op, x, y: b.div(x, y)),
     t.PowOp: Scalar(power),
+    t.RemainderOp: Scalar(lambda b, op, x, y: b.remainder(x, y)),
+    t.FloorDivideOp: Scalar(lambda b, op, x, y: b.floor_divide(x, y)),
     t.MaximumOp: exact(lambda b, op, x, y: b.max(x, y)),
     t.MinimumOp: exact(lambda b, op, x, y: b.min(x, y)),
     t.GtOp: comparison("gt"),

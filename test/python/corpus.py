@@ -146,6 +146,14 @@ class Embed(nn.Module):
         return self.table(ids) * 2
 Embed().to(DT)(torch.randint(0, 20, (2, 5)))
 """,
+    "remainder_floor_divide": """
+class Rounding(nn.Module):
+    def forward(self, n, x):
+        ints = (n % 7) + (n // -3) + torch.remainder(n, -5)
+        floats = torch.remainder(x, 1.5) + x // 0.7 + torch.div(x, -2.0, rounding_mode="floor")
+        return ints, floats
+Rounding()(torch.randint(-50, 50, (4, 10)), torch.randn(4, 10, dtype=DT))
+""",
     "views": """
 class Views(nn.Module):
     def forward(self, x):

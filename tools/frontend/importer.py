@@ -488,10 +488,24 @@ for _target, (_op, _operands) in {
     "aten.pow.Tensor_Tensor": (t.PowOp, ("self", "exponent")),
     "aten.pow.Tensor_Scalar": (t.PowOp, ("self", "exponent")),
     "aten.pow.Scalar": (t.PowOp, ("self", "exponent")),
+    "aten.remainder.Tensor": (t.RemainderOp, ("self", "other")),
+    "aten.remainder.Scalar": (t.RemainderOp, ("self", "other")),
+    "aten.floor_divide.default": (t.FloorDivideOp, ("self", "other")),
+    "aten.floor_divide.Scalar": (t.FloorDivideOp, ("self", "other")),
     "aten.maximum.default": (t.MaximumOp, ("self", "other")),
     "aten.minimum.default": (t.MinimumOp, ("self", "other")),
 }.items():
     HANDLERS[_target] = partial(arithmetic, _op, _operands)
+
+
+@handles("aten.div.Tensor_mode", "aten.div.Scalar_mode")
+def divide_rounding(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    """`torch.div(x, y, rounding_mode=...)`: "floor" is `//`; "trunc" is not supported."""
+    if a["rounding_mode"] is None:
+        return arithmetic(t.DivOp, ("self", "other"), ir, node, a)
+    if a["rounding_mode"] != "floor":
+        raise ir.error(f"division with rounding_mode={a['rounding_mode']!r} is not supported")
+    return arithmetic(t.FloorDivideOp, ("self", "other"), ir, node, a)
 
 
 @handles("aten.reciprocal.default")

@@ -125,6 +125,8 @@ TORCH_IMPLS.update(
             t.MulOp: torch.mul,
             t.DivOp: torch.div,
             t.PowOp: torch.pow,
+            t.RemainderOp: torch.remainder,
+            t.FloorDivideOp: torch.floor_divide,
             t.MaximumOp: torch.maximum,
             t.MinimumOp: torch.minimum,
             t.GtOp: torch.gt,

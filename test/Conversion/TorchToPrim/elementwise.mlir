@@ -346,3 +346,25 @@ func.func @integers(%i: tensor<4xi64>, %j: tensor<4xi64>) -> (tensor<4xi64>, ten
   %3 = torch.maximum %i, %j : tensor<4xi64>, tensor<4xi64> -> tensor<4xi64>
   func.return %0, %1, %2, %3 : tensor<4xi64>, tensor<4xi64>, tensor<4xi64>, tensor<4xi64>
 }
+
+// -----
+
+// Python's `%` and `//`: an integer remainder is the truncated one, moved by the divisor where
+// their signs differ; floats floor the quotient.
+
+// CHECK-LABEL: func.func @rounding(
+// CHECK:         prim.map
+// CHECK:           %[[T:.*]] = arith.remsi %{{.*}}, %[[D:.*]] : i64
+// CHECK:           %[[MOVED:.*]] = arith.addi %[[T]], %[[D]] : i64
+// CHECK:           arith.select %{{.*}}, %[[MOVED]], %[[T]] : i64
+// CHECK:         prim.map
+// CHECK:           arith.floordivsi
+// CHECK:         prim.map
+// CHECK:           %[[Q:.*]] = arith.divf
+// CHECK-NEXT:      math.floor %[[Q]] : f32
+func.func @rounding(%n: tensor<4xi64>, %d: tensor<4xi64>, %x: tensor<4xf32>) -> (tensor<4xi64>, tensor<4xi64>, tensor<4xf32>) {
+  %r = torch.remainder %n, %d : tensor<4xi64>, tensor<4xi64> -> tensor<4xi64>
+  %q = torch.floor_divide %n, %d : tensor<4xi64>, tensor<4xi64> -> tensor<4xi64>
+  %f = torch.floor_divide %x, %x : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  func.return %r, %q, %f : tensor<4xi64>, tensor<4xi64>, tensor<4xf32>
+}
