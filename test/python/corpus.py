@@ -154,6 +154,18 @@ class Rounding(nn.Module):
         return ints, floats
 Rounding()(torch.randint(-50, 50, (4, 10)), torch.randn(4, 10, dtype=DT))
 """,
+    "batch_norm_eval": """
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bn = nn.BatchNorm1d(8)
+        self.bn2 = nn.BatchNorm2d(3, affine=False)
+        with torch.no_grad():
+            self.bn.running_mean.normal_(); self.bn.running_var.uniform_(0.5, 2); self.bn.weight.normal_(); self.bn.bias.normal_()
+    def forward(self, x, y):
+        return self.bn(x), self.bn2(y)
+M()(torch.randn(5, 8, 7, dtype=DT), torch.randn(2, 3, 4, 5, dtype=DT))
+""",
     "views": """
 class Views(nn.Module):
     def forward(self, x):

@@ -775,6 +775,31 @@ def layer_norm(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue | list[
     return [normalized] if isinstance(value, Sequence) else normalized
 
 
+@handles("aten.batch_norm.default", "aten._native_batch_norm_legit_no_training.default")
+def batch_norm(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue | list[SSAValue]:
+    """Batch norm in eval mode, `(x - mean) * rsqrt(var + eps) * weight + bias` with the
+    running statistics of each channel (dim 1), as torch's decomposition computes it; of
+    AOTAutograd's form, the other two results (saved for the backward pass) are not kept."""
+    if a.get("training"):
+        raise ir.error("batch norm in training mode updates its statistics; call it in eval()")
+    x = ir.tensor(a["input"])
+    shape, element = t.shape_of(x), t.element_type_of(x)
+    channels = TensorType(element, (shape[1], *(1,) * (len(shape) - 2)))
+
+    def per_channel(name: str) -> SSAValue:
+        return ir.emit(t.ReshapeOp(ir.operand(a[name], element), channels))
+
+    mean, variance = per_channel("running_mean"), per_channel("running_var")
+    eps = ir.operand(a["eps"], element)
+    scale = ir.emit(t.RsqrtOp(ir.emit(t.AddOp(variance, eps, channels)), channels))
+    y = ir.emit(t.MulOp(ir.emit(t.SubOp(x, mean, x.type)), scale, x.type))
+    if a["weight"] is not None:
+        y = ir.emit(t.MulOp(y, per_channel("weight"), x.type))
+    if a["bias"] is not None:
+        y = ir.emit(t.AddOp(y, per_channel("bias"), x.type))
+    return [y] if isinstance(node.meta["val"], Sequence) else y
+
+
 def softmax(
     op_class: type[t.SoftmaxFamilyOp], ir: _Importer, node: Node, a: dict[str, Any]
 ) -> SSAValue:
