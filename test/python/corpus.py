@@ -161,7 +161,10 @@ class M(nn.Module):
         self.bn = nn.BatchNorm1d(8)
         self.bn2 = nn.BatchNorm2d(3, affine=False)
         with torch.no_grad():
-            self.bn.running_mean.normal_(); self.bn.running_var.uniform_(0.5, 2); self.bn.weight.normal_(); self.bn.bias.normal_()
+            self.bn.running_mean.normal_()
+            self.bn.running_var.uniform_(0.5, 2)
+            self.bn.weight.normal_()
+            self.bn.bias.normal_()
     def forward(self, x, y):
         return self.bn(x), self.bn2(y)
 M()(torch.randn(5, 8, 7, dtype=DT), torch.randn(2, 3, 4, 5, dtype=DT))
