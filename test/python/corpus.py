@@ -169,6 +169,22 @@ class M(nn.Module):
         return self.bn(x), self.bn2(y)
 M()(torch.randn(5, 8, 7, dtype=DT), torch.randn(2, 3, 4, 5, dtype=DT))
 """,
+    "gather": """
+class Gather(nn.Module):
+    def forward(self, x, i, j):
+        rows = torch.gather(x, 1, i)
+        return rows, torch.gather(x, 0, j) * 2, torch.gather(x[:, :, 0], -1, i[:, :, 1])
+Gather()(torch.randn(4, 6, 3, dtype=DT), torch.randint(0, 6, (4, 5, 3)),
+         torch.randint(0, 4, (2, 6, 2)))
+""",
+    "argmax_argmin": """
+class Arg(nn.Module):
+    def forward(self, x):
+        y = torch.where(x > 1.5, float("nan"), x)
+        ties = (x > 0).to(x.dtype).argmax()
+        return x.argmax(dim=1), x.argmin(dim=-1, keepdim=True), y.argmax(0), ties, x.argmin()
+Arg()(torch.randn(4, 6, 3, dtype=DT))
+""",
     "views": """
 class Views(nn.Module):
     def forward(self, x):

@@ -230,10 +230,10 @@ def test_everyday_programs_match_eager(name):
     torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("name", ["stack_unbind", "triu", "flatten"])
-def test_pytorch_decompositions_bring_composite_ops_to_emmy(name):
-    """stack, unbind and triu have no Torch IR op: PyTorch's core decompositions take them
-    to ops that emmy compiles, so nothing falls back."""
+@pytest.mark.parametrize("name", sorted(set(EVERYDAY_PROGRAMS) - {"conv1d"}))
+def test_everyday_programs_compile_without_fallback(name):
+    """Directly or through PyTorch's core decompositions (stack, unbind, triu and
+    cross-entropy have no Torch IR op), every op goes to emmy: nothing falls back."""
     function, make_inputs = EVERYDAY_PROGRAMS[name]
     inputs = make_inputs()
     compiled = torch.compile(function, backend="emmy", options={"fallback": False})

@@ -31,6 +31,7 @@ import operator
 import re
 from collections.abc import Callable, Sequence
 from functools import partial
+from math import prod
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +58,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     UnknownLoc,
     i1,
+    i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
@@ -668,6 +670,28 @@ for _target, _op in {
     HANDLERS[_target] = partial(reduction, _op)
 
 
+@handles("aten.argmax.default", "aten.argmin.default")
+def argmax(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    """The first position of the largest (argmin: smallest) value, a NaN counting as both,
+    as torch picks it: the least position whose value equals the reduction's (or is NaN)."""
+    x = ir.tensor(a["self"])
+    if a["dim"] is None:
+        x = ir.emit(t.ReshapeOp(x, TensorType(t.element_type_of(x), (prod(t.shape_of(x)),))))
+    shape, element = t.shape_of(x), t.element_type_of(x)
+    dim = ir.dim(0 if a["dim"] is None else a["dim"], max(len(shape), 1))
+    extreme_op = t.AmaxOp if target_name(node) == "aten.argmax.default" else t.AminOp
+    kept = TensorType(element, (*shape[:dim], 1, *shape[dim + 1 :]))
+    extreme = ir.emit(extreme_op(x, kept, [dim], True))
+    mask = TensorType(i1, shape)
+    positions = torch.arange(shape[dim]).reshape((-1,) + (1,) * (len(shape) - dim - 1))
+    position, beyond = ir.constant(positions), ir.operand(shape[dim], i64)
+    index_type = TensorType(i64, shape)
+    candidate = ir.emit(t.WhereOp(ir.emit(t.NeOp(x, x, mask)), position, beyond, index_type))
+    hit = ir.emit(t.WhereOp(ir.emit(t.EqOp(x, extreme, mask)), position, candidate, index_type))
+    keepdim = a["keepdim"] and a["dim"] is not None
+    return ir.emit(t.AminOp(hit, ir.result_type(node), [dim], keepdim))
+
+
 @handles("aten.var.dim", "aten.var.correction")
 def var(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     if "unbiased" in a:
@@ -870,6 +894,30 @@ def embedding(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     return ir.emit(
         t.EmbeddingOp(ir.tensor(a["weight"]), ir.tensor(a["indices"]), ir.result_type(node))
     )
+
+
+@handles("aten.gather.default")
+def gather(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    """`torch.gather`: `out[i, j] = x[i, index[i, j]]` (along `dim`), as a row lookup in `x`
+    flattened to a column: the row of `out[i, j]` is `index[i, j] * stride(dim)` plus each
+    other coordinate times its stride, added from one small `arange` per dim."""
+    x, index = ir.tensor(a["self"]), ir.tensor(a["index"])
+    shape, index_shape = t.shape_of(x), t.shape_of(index)
+    dim = ir.dim(a["dim"], max(len(shape), 1))
+    strides = [prod(shape[d + 1 :]) for d in range(len(shape))]
+    index_type = TensorType(t.element_type_of(index), index_shape)
+    rows = ir.emit(t.MulOp(index, ir.operand(strides[dim], index_type.element_type), index_type))
+    for d, size in enumerate(index_shape):
+        if d == dim or size == 1:
+            continue
+        offsets = torch.arange(size, dtype=torch.int64) * strides[d]
+        view = (1,) * d + (size,) + (1,) * (len(index_shape) - d - 1)
+        offsets = ir.convert(ir.constant(offsets.reshape(view)), index_type.element_type)
+        rows = ir.emit(t.AddOp(rows, offsets, index_type))
+    element = t.element_type_of(x)
+    column = ir.emit(t.ReshapeOp(x, TensorType(element, (prod(shape), 1))))
+    picked = ir.emit(t.EmbeddingOp(column, rows, TensorType(element, (*index_shape, 1))))
+    return ir.emit(t.ReshapeOp(picked, ir.result_type(node)))
 
 
 # --- views and data movement --------------------------------------------------------------
