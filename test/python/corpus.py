@@ -185,6 +185,16 @@ class Arg(nn.Module):
         return x.argmax(dim=1), x.argmin(dim=-1, keepdim=True), y.argmax(0), ties, x.argmin()
 Arg()(torch.randn(4, 6, 3, dtype=DT))
 """,
+    "convolutions": """
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv1d(4, 6, 3, padding=1)
+        self.c2 = nn.Conv2d(3, 5, (3, 2), (2, 1), padding=(1, 0), dilation=(1, 2), bias=False)
+    def forward(self, x, y):
+        return self.c1(x), torch.relu(self.c2(y))
+M().to(DT)(torch.randn(2, 4, 12, dtype=DT), torch.randn(2, 3, 9, 8, dtype=DT))
+""",
     "views": """
 class Views(nn.Module):
     def forward(self, x):

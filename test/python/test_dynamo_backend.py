@@ -230,7 +230,7 @@ def test_everyday_programs_match_eager(name):
     torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("name", sorted(set(EVERYDAY_PROGRAMS) - {"conv1d"}))
+@pytest.mark.parametrize("name", sorted(EVERYDAY_PROGRAMS))
 def test_everyday_programs_compile_without_fallback(name):
     """Directly or through PyTorch's core decompositions (stack, unbind, triu and
     cross-entropy have no Torch IR op), every op goes to emmy: nothing falls back."""

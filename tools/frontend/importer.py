@@ -26,6 +26,7 @@ user's source that produced it. An op or form that Torch IR cannot represent exa
 
 from __future__ import annotations
 
+import itertools
 import linecache
 import operator
 import re
@@ -767,6 +768,67 @@ def addmm(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
             value = ir.emit(t.MulOp(value, factor, value.type))
         scaled[name] = value
     return ir.emit(t.AddOp(scaled["alpha"], scaled["beta"], result_type))
+
+
+@handles("aten.conv1d.default", "aten.conv2d.default", "aten.convolution.default")
+def convolution(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    """A convolution as one matrix product (im2col): each kernel offset's strided slice of
+    the zero-padded input is a column block of `[N, O, C * K]`, multiplied by the weight
+    `[C_out, C * K]`; groups and transposed convolutions are not supported."""
+    if a.get("transposed") or a["groups"] != 1:
+        raise ir.error("only convolutions with groups=1, not transposed, are supported")
+    x, weight = ir.tensor(a["input"]), ir.tensor(a["weight"])
+    element = t.element_type_of(x)
+    (batch, channels, *size), (out_channels, _, *kernel) = t.shape_of(x), t.shape_of(weight)
+    spatial = len(kernel)
+    stride, padding, dilation = (
+        [*a[name]] * spatial if len(a[name]) == 1 else list(a[name])
+        for name in ("stride", "padding", "dilation")
+    )
+    for d, pad in enumerate(padding):
+        if pad:
+            zeros_shape = list(t.shape_of(x))
+            zeros_shape[2 + d] = pad
+            zeros = ir.constant(torch.zeros(zeros_shape, dtype=dtypes.torch_dtype(element)))
+            padded = list(t.shape_of(x))
+            padded[2 + d] += 2 * pad
+            x = ir.emit(t.CatOp([zeros, x, zeros], TensorType(element, padded), 2 + d))
+    out = [
+        (length + 2 * p - d * (k - 1) - 1) // s + 1
+        for length, p, d, k, s in zip(size, padding, dilation, kernel, stride)
+    ]
+    columns = []
+    for offsets in itertools.product(*(range(k) for k in kernel)):
+        column = x
+        for d, offset in enumerate(offsets):
+            start = offset * dilation[d]
+            end = start + (out[d] - 1) * stride[d] + 1
+            column = slice_value(ir, column, 2 + d, start, end, stride[d])
+        columns.append(unsqueeze_value(ir, column, 2))
+    taps = prod(kernel)
+    stacked = ir.emit(t.CatOp(columns, TensorType(element, (batch, channels, taps, *out)), 2))
+    rows = prod(out)
+    patches = ir.emit(t.ReshapeOp(stacked, TensorType(element, (batch, channels * taps, rows))))
+    patches = ir.emit(
+        t.PermuteOp(patches, TensorType(element, (batch, rows, channels * taps)), [0, 2, 1])
+    )
+    flat_weight = ir.emit(t.ReshapeOp(weight, TensorType(element, (out_channels, channels * taps))))
+    flat_weight = ir.emit(
+        t.PermuteOp(flat_weight, TensorType(element, (channels * taps, out_channels)), [1, 0])
+    )
+    product = ir.emit(
+        t.MatmulOp(patches, flat_weight, TensorType(element, (batch, rows, out_channels)))
+    )
+    product = ir.emit(
+        t.PermuteOp(product, TensorType(element, (batch, out_channels, rows)), [0, 2, 1])
+    )
+    result = ir.emit(t.ReshapeOp(product, TensorType(element, (batch, out_channels, *out))))
+    if a.get("bias") is None:
+        return result
+    bias = ir.emit(
+        t.ReshapeOp(ir.tensor(a["bias"]), TensorType(element, (out_channels, *(1,) * spatial)))
+    )
+    return ir.emit(t.AddOp(result, bias, result.type))
 
 
 # --- normalizations, attention, lookup ----------------------------------------------------
