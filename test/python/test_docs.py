@@ -174,3 +174,15 @@ def test_documented_session_runs_as_shown(session: Session) -> None:
             + "\n\nbut the document shows\n"
             + "\n".join(command.expected)
         )
+
+
+def test_readme_lists_the_importers_ops():
+    """The README's table of supported ops is the importer's own (regenerate it with
+    `python -m emmy.tools.frontend.importer`)."""
+    from emmy.tools.frontend.importer import supported_ops_table
+
+    readme = (ROOT / "README.md").read_text()
+    shown = readme.split("<!-- supported ops: begin -->\n")[1].split("<!-- supported ops: end -->")[
+        0
+    ]
+    assert shown == supported_ops_table()

@@ -1098,3 +1098,21 @@ def cat(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     if any(len(t.shape_of(v)) != rank for v in inputs):
         raise ir.error("cat of tensors of different ranks (legacy empty inputs) is not supported")
     return ir.emit(t.CatOp(inputs, ir.result_type(node), ir.dim(a["dim"], rank)))
+
+
+def supported_ops_table() -> str:
+    """The Markdown table of the aten ops the importer takes, by the handler that takes
+    them: the README's list (`python -m emmy.tools.frontend.importer` prints it)."""
+    by_handler: dict[str, list[str]] = {}
+    for name, handler in HANDLERS.items():
+        function = handler.func if isinstance(handler, partial) else handler
+        by_handler.setdefault(function.__name__.replace("_", " ").strip(), []).append(name)
+    rows = [
+        f"| {kind} | {', '.join(f'`{n}`' for n in sorted(names))} |"
+        for kind, names in sorted(by_handler.items())
+    ]
+    return "\n".join(["| imported as | aten ops |", "|---|---|", *rows]) + "\n"
+
+
+if __name__ == "__main__":
+    print(supported_ops_table(), end="")
