@@ -105,7 +105,7 @@ class CompiledGraph:
 
         if self._host_program is None:
             program = HostProgram(self.module("kernel"), self.cuda_source())
-            program.cuda_module()
+            program.load()
             self._host_program = program
         return self._host_program
 

@@ -242,6 +242,14 @@ class HostProgram:
             self._cuda_module = module
         return self._cuda_module
 
+    def load(self) -> None:
+        """Compiles and loads the kernels and copies the constants to the GPU now, so that a
+        later call only allocates and launches (what a CUDA graph capture allows)."""
+        self.cuda_module()
+        for op, name in self._steps:
+            if isinstance(op, memref.GetGlobalOp):
+                self._global(name)
+
     def _device_arch(self) -> str:
         """The GPU's arch; a module whose `kernel.target` names another GPU was checked against
         that GPU's limits and features, not this one's, so it does not run here."""

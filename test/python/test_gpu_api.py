@@ -1,0 +1,83 @@
+"""`emmy.compile` and `torch.compile(backend="emmy")` on CUDA tensors: emmy's kernels give
+eager's results, also replayed from a CUDA graph captured by hand, and under
+`mode="reduce-overhead"`. Skipped without a GPU (CI has none)."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+import torch
+import torch._dynamo
+import torch.nn as nn
+import torch.nn.functional as F
+
+import emmy
+from emmy.tools.dynamo_backend import FallbackWarning
+
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+
+
+class Block(nn.Module):
+    def __init__(self, dim: int):
+        super().__init__()
+        self.norm = nn.RMSNorm(dim)
+        self.up = nn.Linear(dim, 4 * dim)
+        self.down = nn.Linear(4 * dim, dim)
+
+    def forward(self, x):
+        return x + self.down(F.gelu(self.up(self.norm(x))))
+
+
+def block(dtype: torch.dtype) -> nn.Module:
+    return Block(64).to("cuda", dtype).eval()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_emmy_compile_runs_emmys_kernels_on_cuda_tensors(dtype):
+    model = block(dtype)
+    compiled = emmy.compile(model, torch.randn(8, 64, device="cuda", dtype=dtype))
+    x = torch.randn(8, 64, device="cuda", dtype=dtype)
+    got = compiled(x)
+    assert got.is_cuda
+    tolerance = 1e-4 if dtype == torch.float32 else 3e-2
+    with torch.no_grad():
+        torch.testing.assert_close(got, model(x), rtol=tolerance, atol=tolerance)
+
+
+def test_backend_outputs_replay_from_a_manual_cuda_graph():
+    """Compiled and warmed up first, the backend's program only allocates from PyTorch's
+    pool and launches on the current stream: it can be captured."""
+    torch._dynamo.reset()
+    model = block(torch.float32)
+    compiled = torch.compile(model, backend="emmy")
+    static_x = torch.randn(8, 64, device="cuda")
+    with torch.no_grad():
+        compiled(static_x)
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            compiled(static_x)
+        torch.cuda.current_stream().wait_stream(stream)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            static_y = compiled(static_x)
+        for _ in range(2):
+            static_x.copy_(torch.randn(8, 64, device="cuda"))
+            graph.replay()
+            torch.testing.assert_close(static_y, model(static_x), rtol=1e-4, atol=1e-4)
+
+
+def test_backend_under_reduce_overhead_and_with_fallback():
+    torch._dynamo.reset()
+    model = block(torch.bfloat16)
+
+    def program(x):
+        return torch.topk(model(x), 4).values
+
+    compiled = torch.compile(program, backend="emmy", mode="reduce-overhead")
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", FallbackWarning)
+        for _ in range(3):
+            x = torch.randn(8, 64, device="cuda", dtype=torch.bfloat16)
+            torch.testing.assert_close(compiled(x), program(x), rtol=3e-2, atol=3e-2)
