@@ -40,6 +40,7 @@ from torch.fx.passes.tools_common import stable_topological_sort
 from torch.fx.passes.utils.fuser_utils import erase_nodes, fuse_as_graphmodule, topo_sort
 
 from emmy.tools.compiled_graph import CompiledGraph, CompileOptions, compiled_graph
+from emmy.tools.diagnostics import internal_error
 from emmy.tools.frontend.importer import (
     HANDLERS,
     UnsupportedNode,
@@ -186,6 +187,12 @@ def compile_graph(
                 newly_refused = True
             except FrontendError as error:
                 refused.update(dict.fromkeys(nodes, _refusal(error)))
+                newly_refused = True
+            except Exception as error:
+                # A failure to lower or compile is emmy's bug, not the user's: the partition
+                # runs in PyTorch and the warning says so (EMMY_DEBUG=1 for the traceback).
+                where = f"compiling the partition of {target_name(nodes[0])}"
+                refused.update(dict.fromkeys(nodes, internal_error(where, error)))
                 newly_refused = True
         if not newly_refused:
             break

@@ -239,3 +239,18 @@ def test_everyday_programs_compile_without_fallback(name):
     compiled = torch.compile(function, backend="emmy", options={"fallback": False})
     with torch.no_grad():
         torch.testing.assert_close(compiled(*inputs), function(*inputs))
+
+
+def test_a_partition_emmy_fails_to_lower_runs_in_pytorch_with_the_error_named(monkeypatch):
+    def failing_lower(torch_ir, level):
+        raise RuntimeError("a lowering bug")
+
+    monkeypatch.setattr(
+        dynamo_backend.CompiledGraph, "module", lambda self, level: failing_lower(None, level)
+    )
+    x = torch.randn(3, 4)
+    with pytest.warns(
+        FallbackWarning, match="internal error compiling the partition of aten.*a lowering bug"
+    ):
+        got = torch.compile(lambda t: torch.sigmoid(t) * 2, backend="emmy")(x)
+    torch.testing.assert_close(got, torch.sigmoid(x) * 2)
