@@ -43,7 +43,7 @@ from emmy.tools.compiled_graph import CompiledGraph, CompileOptions, compiled_gr
 from emmy.tools.diagnostics import internal_error
 from emmy.tools.frontend.importer import (
     HANDLERS,
-    UnsupportedNode,
+    UnsupportedNodes,
     import_graph,
     target_name,
     unsupported_op,
@@ -135,7 +135,7 @@ def _compile_partition(
     gm: GraphModule, nodes: list[Node], name: str, options: CompileOptions, on_cuda: bool
 ) -> CompiledGraph:
     """The partition's nodes as one program, lowered (and on CUDA, compiled and loaded) now;
-    raises `UnsupportedNode` for a node the importer refuses."""
+    raises `UnsupportedNodes` for the nodes the importer refuses."""
     sub, inputs, _ = fuse_as_graphmodule(gm, nodes, name, always_return_tuple=True)
     placeholders = [n for n in sub.graph.nodes if n.op == "placeholder"]
     for placeholder, value in zip(placeholders, inputs, strict=True):
@@ -143,8 +143,9 @@ def _compile_partition(
     originals = {node.name: node for node in nodes}
     try:
         graph = compiled_graph(import_graph(sub.graph), options)
-    except UnsupportedNode as error:
-        error.node = originals.get(error.node.name, error.node)
+    except UnsupportedNodes as error:
+        for each in error.errors:
+            each.node = originals.get(each.node.name, each.node)
         raise
     if on_cuda:
         graph.prepare_cuda()
@@ -182,8 +183,8 @@ def compile_graph(
         for number, nodes in enumerate(partitions):
             try:
                 compiled.append(_compile_partition(gm, nodes, f"emmy_{number}", options, on_cuda))
-            except UnsupportedNode as error:
-                refused[error.node] = _refusal(error)
+            except UnsupportedNodes as error:
+                refused.update((each.node, _refusal(each)) for each in error.errors)
                 newly_refused = True
             except FrontendError as error:
                 refused.update(dict.fromkeys(nodes, _refusal(error)))

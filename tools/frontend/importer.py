@@ -113,7 +113,7 @@ def import_graph(graph: Graph) -> ModuleOp:
     """Torch IR for a graph of aten ops whose placeholders are all inputs and whose outputs
     are all results (as Dynamo and AOTAutograd hand a backend), each placeholder's example
     value in its `val` meta; ops are located at the innermost frame of their stack trace
-    outside PyTorch and emmy. An op Torch IR cannot represent raises `UnsupportedNode`."""
+    outside PyTorch and emmy. Ops Torch IR cannot represent raise `UnsupportedNodes`."""
     module = _Importer(graph, None, None, (), None).run()
     module.verify()
     return module
@@ -126,6 +126,19 @@ def unsupported_op(node: Node, reason: str | None = None) -> UnsupportedNode:
     importer.location = importer.location_of(node)
     message = f"unsupported PyTorch op '{target_name(node)}'"
     return UnsupportedNode(importer.error(f"{message}: {reason}" if reason else message), node)
+
+
+class UnsupportedNodes(FrontendError):
+    """Every node of a graph that Torch IR cannot represent, each with its reason (see
+    `UnsupportedNode`); printed one after another."""
+
+    def __init__(self, errors: Sequence[UnsupportedNode]):
+        first = errors[0]
+        super().__init__(first.message, first.location, first.source_line)
+        self.errors = list(errors)
+
+    def __str__(self) -> str:
+        return "\n".join(FrontendError.__str__(error) for error in self.errors)
 
 
 class UnsupportedNode(FrontendError):
@@ -345,14 +358,26 @@ class _Importer:
             self.values[node] = argument
 
         results: list[SSAValue] = []
+        # Every node Torch IR cannot take is reported, at once; a node that reads one is not
+        # imported (its error would only repeat the first).
+        unsupported: list[UnsupportedNode] = []
+        skipped: set[Node] = set()
         for node in self.graph.nodes:
             self.location = self.location_of(node)
-            if node.op == "call_function":
-                self.import_call(node)
+            if any(source in skipped for source in node.all_input_nodes):
+                skipped.add(node)
+            elif node.op == "call_function":
+                try:
+                    self.import_call(node)
+                except UnsupportedNode as error:
+                    unsupported.append(error)
+                    skipped.add(node)
             elif node.op == "output":
                 results = self.outputs(node)
             elif node.op != "placeholder":
                 raise self.error(f"unsupported graph node '{node.op}' ({node.target})")
+        if unsupported:
+            raise UnsupportedNodes(unsupported)
 
         self.location = self.call_location or UnknownLoc()
         self.emit(func.ReturnOp(*results))
@@ -404,7 +429,7 @@ class _Importer:
             return
         handler = HANDLERS.get(name)
         if handler is None:
-            raise unsupported_op(node)
+            raise UnsupportedNode(self.error(f"unsupported PyTorch op '{name}'"), node)
         first = len(self.ops)
         try:
             value = handler(self, node, bind_arguments(node))

@@ -22,3 +22,12 @@
 // MIXED: <source>:1:1: error: unsupported form of PyTorch op 'aten.rms_norm.default': operands must share one element type, got bf16, bf16, f32
 // MIXED-NOT: internal error
 // MIXED-NOT: Traceback
+
+// Every op Torch IR cannot take is reported in one run, each at its line; an op that only
+// reads one of them (line 5) is not.
+// RUN: not emmy compile %S/Inputs/several-unsupported.py 2>&1 | filecheck %s --check-prefix=SEVERAL
+// SEVERAL: several-unsupported.py:3:19: error: unsupported PyTorch op 'aten.cumsum.default'
+// SEVERAL: several-unsupported.py:4:19: error: unsupported PyTorch op 'aten.sort.default'
+// SEVERAL-NOT: several-unsupported.py:5:
+// SEVERAL: several-unsupported.py:6:25: error: unsupported PyTorch op 'aten.topk.default'
+// SEVERAL-NOT: error
