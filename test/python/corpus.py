@@ -195,6 +195,15 @@ class M(nn.Module):
         return self.c1(x), torch.relu(self.c2(y))
 M().to(DT)(torch.randn(2, 4, 12, dtype=DT), torch.randn(2, 3, 9, 8, dtype=DT))
 """,
+    "index_rows": """
+class Rows(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("table", torch.randn(10, 3, 4))
+    def forward(self, x, positions):
+        return x * self.table.to(x.dtype)[positions]
+Rows()(torch.randn(5, 3, 4, dtype=DT), torch.randint(0, 10, (5,)))
+""",
     "views": """
 class Views(nn.Module):
     def forward(self, x):

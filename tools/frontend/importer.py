@@ -960,7 +960,9 @@ def sdpa(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue | list[SSAVal
         )
     query, key, value = (ir.tensor(a[k]) for k in ("query", "key", "value"))
     query_heads, key_heads = t.shape_of(query)[-3:-2], t.shape_of(key)[-3:-2]
-    if a.get("enable_gqa") and query_heads != key_heads:
+    # Without enable_gqa eager refuses unequal heads, so unequal heads mean grouped-query
+    # attention (the device-specific forms do not say it).
+    if query_heads != key_heads and key_heads and query_heads[0] % key_heads[0] == 0:
         groups = query_heads[0] // key_heads[0]
         key, value = repeat_heads(ir, key, groups), repeat_heads(ir, value, groups)
     mask = a.get("attn_mask", a.get("attn_bias"))
@@ -973,6 +975,23 @@ def sdpa(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue | list[SSAVal
     result_type = ir.tensor_type(result[0] if several else result)
     attention = ir.emit(t.SdpaOp(query, key, value, mask, a["is_causal"], scale, result_type))
     return [attention] if several else attention
+
+
+@handles("aten.index.Tensor")
+def index(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    """`x[i]` with one integer index tensor on the first dim: an embedding lookup of `x`'s
+    rows (other index forms, masks and indices on later dims, are not supported)."""
+    indices = a["indices"]
+    if len(indices) != 1 or not isinstance(indices[0], Node):
+        raise ir.error("only indexing the first dim with one index tensor is supported")
+    x, rows = ir.tensor(a["self"]), ir.tensor(indices[0])
+    if t.element_type_of(rows) == i1:
+        raise ir.error("indexing with a bool mask is not supported")
+    shape, element = t.shape_of(x), t.element_type_of(x)
+    table = ir.emit(t.ReshapeOp(x, TensorType(element, (shape[0], prod(shape[1:])))))
+    picked_type = TensorType(element, (*t.shape_of(rows), prod(shape[1:])))
+    picked = ir.emit(t.EmbeddingOp(table, rows, picked_type))
+    return ir.emit(t.ReshapeOp(picked, ir.result_type(node)))
 
 
 @handles("aten.embedding.default")

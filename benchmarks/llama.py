@@ -1,0 +1,253 @@
+"""A Llama-style model end to end: prefill and greedy decode under eager PyTorch,
+torch.compile (default and max-autotune) and `torch.compile(backend="emmy")`, in one process.
+
+    python3 benchmarks/llama.py --json benchmarks/h200/llama.json           # the H200 model
+    python3 benchmarks/llama.py --tiny --device cpu --backends eager,emmy   # a smoke run
+
+The model is plain PyTorch with random weights (no downloads): RMSNorm, rotary embeddings,
+grouped-query attention over a static KV cache written in place (`index_copy_` at the
+positions given as a tensor, so one compiled decode step serves every position) and a SwiGLU
+MLP. Each backend runs a prefill of `prefill` tokens and `decode` greedy steps from fresh
+caches; its prefill logits are compared with eager's and its greedy tokens with eager's.
+Reported: prefill tokens/s, decode ms/token (the median step), and compile time (the first
+prefill and first decode step, less the steady times). Decode under max-autotune replays CUDA
+graphs (torch.compile's own); emmy runs as compiled, its unsupported ops in PyTorch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+import warnings
+from dataclasses import asdict, dataclass
+
+import torch
+import torch._dynamo
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+@dataclass(frozen=True)
+class Config:
+    dim: int = 2048
+    layers: int = 8
+    heads: int = 32
+    kv_heads: int = 8
+    ffn: int = 5632
+    vocab: int = 32000
+    prefill: int = 2048
+    decode: int = 64
+    dtype: str = "bfloat16"
+
+    @property
+    def max_seq(self) -> int:
+        return self.prefill + self.decode
+
+
+TINY = Config(dim=64, layers=2, heads=4, kv_heads=2, ffn=128, vocab=96, prefill=8, decode=3)
+
+
+def rotate_half(x: torch.Tensor) -> torch.Tensor:
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+class Attention(nn.Module):
+    def __init__(self, c: Config):
+        super().__init__()
+        self.heads, self.kv_heads, self.head_dim = c.heads, c.kv_heads, c.dim // c.heads
+        self.wq = nn.Linear(c.dim, c.dim, bias=False)
+        self.wk = nn.Linear(c.dim, c.kv_heads * self.head_dim, bias=False)
+        self.wv = nn.Linear(c.dim, c.kv_heads * self.head_dim, bias=False)
+        self.wo = nn.Linear(c.dim, c.dim, bias=False)
+        cache = (1, c.kv_heads, c.max_seq, self.head_dim)
+        self.register_buffer("k_cache", torch.zeros(cache), persistent=False)
+        self.register_buffer("v_cache", torch.zeros(cache), persistent=False)
+
+    def forward(self, x, cos, sin, mask, positions):
+        batch, seq, _ = x.shape
+        q = self.wq(x).view(batch, seq, self.heads, self.head_dim).transpose(1, 2)
+        k = self.wk(x).view(batch, seq, self.kv_heads, self.head_dim).transpose(1, 2)
+        v = self.wv(x).view(batch, seq, self.kv_heads, self.head_dim).transpose(1, 2)
+        q = q * cos + rotate_half(q) * sin
+        k = k * cos + rotate_half(k) * sin
+        self.k_cache.index_copy_(2, positions, k)
+        self.v_cache.index_copy_(2, positions, v)
+        out = F.scaled_dot_product_attention(
+            q, self.k_cache, self.v_cache, attn_mask=mask, enable_gqa=True
+        )
+        return self.wo(out.transpose(1, 2).reshape(batch, seq, -1))
+
+
+class Block(nn.Module):
+    def __init__(self, c: Config):
+        super().__init__()
+        self.attention_norm, self.ffn_norm = nn.RMSNorm(c.dim), nn.RMSNorm(c.dim)
+        self.attention = Attention(c)
+        self.w1 = nn.Linear(c.dim, c.ffn, bias=False)
+        self.w3 = nn.Linear(c.dim, c.ffn, bias=False)
+        self.w2 = nn.Linear(c.ffn, c.dim, bias=False)
+
+    def forward(self, x, cos, sin, mask, positions):
+        x = x + self.attention(self.attention_norm(x), cos, sin, mask, positions)
+        h = self.ffn_norm(x)
+        return x + self.w2(F.silu(self.w1(h)) * self.w3(h))
+
+
+class Llama(nn.Module):
+    def __init__(self, c: Config):
+        super().__init__()
+        self.embedding = nn.Embedding(c.vocab, c.dim)
+        self.blocks = nn.ModuleList(Block(c) for _ in range(c.layers))
+        self.norm = nn.RMSNorm(c.dim)
+        self.output = nn.Linear(c.dim, c.vocab, bias=False)
+        head_dim = c.dim // c.heads
+        inv_freq = 1.0 / 10000 ** (torch.arange(0, head_dim, 2).float() / head_dim)
+        angles = torch.outer(torch.arange(c.max_seq).float(), inv_freq)
+        angles = torch.cat((angles, angles), dim=-1)
+        self.register_buffer("cos", angles.cos(), persistent=False)
+        self.register_buffer("sin", angles.sin(), persistent=False)
+        causal = torch.tril(torch.ones(c.max_seq, c.max_seq, dtype=torch.bool))
+        self.register_buffer("causal", causal, persistent=False)
+
+    def forward(self, tokens: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+        x = self.embedding(tokens)
+        cos, sin = self.cos[positions].to(x.dtype), self.sin[positions].to(x.dtype)
+        mask = self.causal[positions].view(1, 1, tokens.shape[1], -1)
+        for block in self.blocks:
+            x = block(x, cos, sin, mask, positions)
+        return self.output(self.norm(x))
+
+    def reset_caches(self) -> None:
+        for block in self.blocks:
+            block.attention.k_cache.zero_()
+            block.attention.v_cache.zero_()
+
+
+def synchronize(device: str) -> None:
+    if device == "cuda":
+        torch.cuda.synchronize()
+
+
+def timed(device: str, function, *args) -> tuple[torch.Tensor, float]:
+    synchronize(device)
+    start = time.perf_counter()
+    result = function(*args)
+    synchronize(device)
+    return result, time.perf_counter() - start
+
+
+def generate(model: Llama, step, prompt: torch.Tensor, c: Config, device: str) -> dict:
+    """A prefill then `c.decode` greedy steps through `step`; the first prefill and decode
+    calls (which compile) are timed apart from the steady ones."""
+    model.reset_caches()
+    prefill_positions = torch.arange(c.prefill, device=device)
+    with torch.no_grad():
+        logits, first_prefill = timed(device, step, prompt, prefill_positions)
+        model.reset_caches()
+        logits, prefill = timed(device, step, prompt, prefill_positions)
+        tokens = [int(logits[0, -1].argmax())]
+        decode_times = []
+        for position in range(c.prefill, c.prefill + c.decode):
+            token = torch.tensor([[tokens[-1]]], device=device)
+            positions = torch.tensor([position], device=device)
+            next_logits, seconds = timed(device, step, token, positions)
+            decode_times.append(seconds)
+            tokens.append(int(next_logits[0, -1].argmax()))
+    steady_decode = statistics.median(decode_times[1:] or decode_times)
+    return {
+        "prefill_logits": logits.float().cpu(),
+        "tokens": tokens,
+        "prefill_tokens_per_s": c.prefill / prefill,
+        "decode_ms_per_token": 1e3 * steady_decode,
+        "compile_s": max(first_prefill - prefill, 0.0) + max(decode_times[0] - steady_decode, 0.0),
+    }
+
+
+BACKENDS = {
+    "eager": lambda model: model,
+    "torch.compile": lambda model: torch.compile(model, dynamic=False),
+    "max-autotune": lambda model: torch.compile(model, mode="max-autotune", dynamic=False),
+    "emmy": lambda model: torch.compile(model, backend="emmy", dynamic=False),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tiny", action="store_true", help=f"the small model {TINY}")
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--dtype", choices=["bfloat16", "float32"], help="default: the config's")
+    parser.add_argument("--backends", default=",".join(BACKENDS), help="comma-separated")
+    parser.add_argument("--json", help="write the results here")
+    arguments = sys.argv[1:] if argv is None else argv
+    args = parser.parse_args(arguments)
+    config = TINY if args.tiny else Config()
+    if args.dtype:
+        config = Config(**{**asdict(config), "dtype": args.dtype})
+    backends = args.backends.split(",")
+    unknown = [b for b in backends if b not in BACKENDS]
+    if unknown or backends[0] != "eager":
+        parser.error(f"backends are {', '.join(BACKENDS)}, eager first; got {args.backends}")
+
+    torch.manual_seed(0)
+    dtype = getattr(torch, config.dtype)
+    model = Llama(config).to(args.device, dtype).eval()
+    prompt = torch.randint(0, config.vocab, (1, config.prefill), device=args.device)
+    results = {}
+    for name in backends:
+        torch._dynamo.reset()
+        with warnings.catch_warnings(record=True) as fell_back:
+            warnings.simplefilter("always")
+            results[name] = generate(model, BACKENDS[name](model), prompt, config, args.device)
+        results[name]["fallback_warnings"] = sorted(
+            {str(w.message) for w in fell_back if "emmy runs" in str(w.message)}
+        )
+        print(f"{name}: done", file=sys.stderr)
+
+    reference_logits = results["eager"]["prefill_logits"]
+    reference_tokens = results["eager"]["tokens"]
+    rows = []
+    for name, result in results.items():
+        logits = result.pop("prefill_logits")
+        difference = (logits - reference_logits).abs().max().item()
+        agree = sum(a == b for a, b in zip(result["tokens"], reference_tokens))
+        rows.append(
+            {
+                "backend": name,
+                **{k: v for k, v in result.items() if k != "tokens"},
+                "max_abs_logit_difference": difference,
+                "greedy_tokens_agreeing": f"{agree}/{len(reference_tokens)}",
+            }
+        )
+    header = f"{'backend':<14}{'prefill tok/s':>15}{'decode ms/tok':>15}{'compile s':>11}"
+    print(header + f"{'max |Δlogit|':>14}{'tokens agree':>14}")
+    for row in rows:
+        print(
+            f"{row['backend']:<14}{row['prefill_tokens_per_s']:>15.1f}"
+            f"{row['decode_ms_per_token']:>15.3f}{row['compile_s']:>11.1f}"
+            f"{row['max_abs_logit_difference']:>14.3g}{row['greedy_tokens_agreeing']:>14}"
+        )
+    if args.json:
+        device_name = torch.cuda.get_device_name() if args.device == "cuda" else "cpu"
+        with open(args.json, "w") as file:
+            json.dump(
+                {
+                    "command": " ".join(
+                        ["python3", "benchmarks/llama.py", *(argv or sys.argv[1:])]
+                    ),
+                    "config": asdict(config),
+                    "device": device_name,
+                    "torch": torch.__version__,
+                    "results": rows,
+                },
+                file,
+                indent=2,
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
