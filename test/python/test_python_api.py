@@ -107,3 +107,15 @@ def test_import_emmy_does_not_load_pytorch():
     code = "import sys, emmy; print('torch' in sys.modules, callable(emmy.compile))"
     shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert shown.stdout.split() == ["False", "True"], shown.stderr
+
+
+def test_emmy_dump_dir_gets_every_pass_of_each_lowering(tmp_path, monkeypatch):
+    monkeypatch.setenv("EMMY_DUMP_DIR", str(tmp_path))
+    compiled = emmy.compile(nn.Tanh(), torch.randn(3, 7, 2))
+    x = torch.randn(3, 7, 2)
+    torch.testing.assert_close(compiled(x), torch.tanh(x))
+    (run,) = tmp_path.iterdir()
+    assert run.name == "001-torch-to-loop"
+    steps = sorted(p.name for p in run.iterdir())
+    assert steps[0] == "000-input.mlir" and steps[-1] == "007-cse.mlir"
+    assert "loop.kernel" in (run / steps[-1]).read_text()
