@@ -301,6 +301,76 @@ class RsqrtOp(FloatUnaryOp):
 
 
 @irdl_op_definition
+class FloorOp(FloatUnaryOp):
+    """The largest integer value not above `x`."""
+
+    name = "torch.floor"
+
+
+@irdl_op_definition
+class CeilOp(FloatUnaryOp):
+    """The smallest integer value not below `x`."""
+
+    name = "torch.ceil"
+
+
+@irdl_op_definition
+class RoundOp(FloatUnaryOp):
+    """`x` rounded to the nearest integer value, halves to even."""
+
+    name = "torch.round"
+
+
+@irdl_op_definition
+class TruncOp(FloatUnaryOp):
+    """`x` rounded toward zero."""
+
+    name = "torch.trunc"
+
+
+@irdl_op_definition
+class SinOp(FloatUnaryOp):
+    """Sine."""
+
+    name = "torch.sin"
+
+
+@irdl_op_definition
+class CosOp(FloatUnaryOp):
+    """Cosine."""
+
+    name = "torch.cos"
+
+
+@irdl_op_definition
+class ErfOp(FloatUnaryOp):
+    """The error function."""
+
+    name = "torch.erf"
+
+
+@irdl_op_definition
+class Log1pOp(FloatUnaryOp):
+    """`log(1 + x)`, exact for small `x`."""
+
+    name = "torch.log1p"
+
+
+@irdl_op_definition
+class Expm1Op(FloatUnaryOp):
+    """`e^x - 1`, exact for small `x`."""
+
+    name = "torch.expm1"
+
+
+@irdl_op_definition
+class Log2Op(FloatUnaryOp):
+    """Base-2 logarithm."""
+
+    name = "torch.log2"
+
+
+@irdl_op_definition
 class TanhOp(FloatUnaryOp):
     """Hyperbolic tangent."""
 
@@ -1250,6 +1320,16 @@ Torch = Dialect(
         LogOp,
         SqrtOp,
         RsqrtOp,
+        FloorOp,
+        CeilOp,
+        RoundOp,
+        TruncOp,
+        SinOp,
+        CosOp,
+        ErfOp,
+        Log1pOp,
+        Expm1Op,
+        Log2Op,
         TanhOp,
         SigmoidOp,
         SiluOp,

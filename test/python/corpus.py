@@ -204,6 +204,15 @@ class Rows(nn.Module):
         return x * self.table.to(x.dtype)[positions]
 Rows()(torch.randn(5, 3, 4, dtype=DT), torch.randint(0, 10, (5,)))
 """,
+    "rounding_and_transcendental": """
+class M(nn.Module):
+    def forward(self, x):
+        y = x * 3
+        return (torch.floor(y) + torch.ceil(y) + torch.round(y) + torch.trunc(y),
+                torch.sin(x) * torch.cos(x) + torch.erf(x),
+                torch.log1p(x.abs()) + torch.expm1(x) + torch.log2(x.abs() + 1))
+M()(torch.randn(4, 33, dtype=DT))
+""",
     "views": """
 class Views(nn.Module):
     def forward(self, x):

@@ -12,6 +12,9 @@
 // CHECK-NEXT:    torch.log %[[X]] : tensor<2x8xf32> -> tensor<2x8xf32>
 // CHECK-NEXT:    torch.sqrt %[[X]] : tensor<2x8xf32> -> tensor<2x8xf32>
 // CHECK-NEXT:    torch.rsqrt %[[H]] : tensor<2x8xbf16> -> tensor<2x8xbf16>
+// CHECK-NEXT:    torch.floor %[[H]] : tensor<2x8xbf16> -> tensor<2x8xbf16>
+// CHECK-NEXT:    torch.erf %[[X]] : tensor<2x8xf32> -> tensor<2x8xf32>
+// CHECK-NEXT:    torch.log1p %[[X]] : tensor<2x8xf32> -> tensor<2x8xf32>
 // CHECK-NEXT:    torch.tanh %[[X]] : tensor<2x8xf32> -> tensor<2x8xf32>
 // CHECK-NEXT:    torch.sigmoid %[[X]] : tensor<2x8xf32> -> tensor<2x8xf32>
 // CHECK-NEXT:    torch.silu %[[X]] : tensor<2x8xf32> -> tensor<2x8xf32>
@@ -29,6 +32,9 @@ func.func @elementwise_unary(%x: tensor<2x8xf32>, %h: tensor<2x8xbf16>, %i: tens
   %4 = torch.log %x : tensor<2x8xf32> -> tensor<2x8xf32>
   %5 = torch.sqrt %x : tensor<2x8xf32> -> tensor<2x8xf32>
   %6 = torch.rsqrt %h : tensor<2x8xbf16> -> tensor<2x8xbf16>
+  %fl = torch.floor %h : tensor<2x8xbf16> -> tensor<2x8xbf16>
+  %er = torch.erf %x : tensor<2x8xf32> -> tensor<2x8xf32>
+  %lp = torch.log1p %x : tensor<2x8xf32> -> tensor<2x8xf32>
   %7 = torch.tanh %x : tensor<2x8xf32> -> tensor<2x8xf32>
   %8 = torch.sigmoid %x : tensor<2x8xf32> -> tensor<2x8xf32>
   %9 = torch.silu %x : tensor<2x8xf32> -> tensor<2x8xf32>
