@@ -32,6 +32,7 @@ from typing import Any
 import torch
 from torch._decomp import core_aten_decompositions
 from torch._dynamo.backends.common import aot_autograd
+from torch._functorch.aot_autograd import make_boxed_func
 from torch._subclasses.fake_tensor import unset_fake_temporarily
 from torch.fx import GraphModule, Node
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
@@ -179,23 +180,24 @@ def compile_graph(
             gm, _Supported(refused), allows_single_node_partition=True, non_compute_ops=VIEW_OPS
         )
         partitions = [topo_sort(list(p.nodes)) for p in partitioner.propose_partitions()]
-        compiled, newly_refused = [], False
+        compiled, before = [], len(refused)
         for number, nodes in enumerate(partitions):
             try:
                 compiled.append(_compile_partition(gm, nodes, f"emmy_{number}", options, on_cuda))
             except UnsupportedNodes as error:
-                refused.update((each.node, _refusal(each)) for each in error.errors)
-                newly_refused = True
+                reasons = {each.node: _refusal(each) for each in error.errors}
+                if not reasons.keys() & set(nodes):
+                    # Nothing to move out of the partition: it all goes, or this never ends.
+                    reasons = dict.fromkeys(nodes, _refusal(error))
+                refused.update(reasons)
             except FrontendError as error:
                 refused.update(dict.fromkeys(nodes, _refusal(error)))
-                newly_refused = True
             except Exception as error:
                 # A failure to lower or compile is emmy's bug, not the user's: the partition
                 # runs in PyTorch and the warning says so (EMMY_DEBUG=1 for the traceback).
                 where = f"compiling the partition of {target_name(nodes[0])}"
                 refused.update(dict.fromkeys(nodes, internal_error(where, error)))
-                newly_refused = True
-        if not newly_refused:
+        if len(refused) == before:
             break
     if refused:
         listed = "\n".join(f"  {why}" for why in refused.values())
@@ -221,11 +223,11 @@ def emmy_backend(
     `CompileOptions`. `mode` is accepted for `torch.compile`'s sake and changes nothing."""
     chosen = CompileOptions.from_mapping(options or {})
 
-    def compiler(graph: GraphModule, inputs: list[Any]) -> GraphModule:
+    def compiler(graph: GraphModule, inputs: list[Any]) -> Any:
         # AOTAutograd compiles under its fake tensor mode; the importer computes constants
         # (a torch.arange in the graph) with real tensors.
         with unset_fake_temporarily():
-            return compile_graph(graph, inputs, chosen)
+            return make_boxed_func(compile_graph(graph, inputs, chosen))
 
     return aot_autograd(
         fw_compiler=compiler, bw_compiler=compiler, decompositions=decompositions()

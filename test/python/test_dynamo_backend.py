@@ -2,6 +2,7 @@
 results as eager's on fresh inputs, mutations and aliases as PyTorch's, ops emmy cannot compile
 left to PyTorch with one located warning, or one error listing them all."""
 
+import copy
 import warnings
 
 import pytest
@@ -254,3 +255,19 @@ def test_a_partition_emmy_fails_to_lower_runs_in_pytorch_with_the_error_named(mo
     ):
         got = torch.compile(lambda t: torch.sigmoid(t) * 2, backend="emmy")(x)
     torch.testing.assert_close(got, torch.sigmoid(x) * 2)
+
+
+def test_gradients_through_the_backend_match_eager():
+    """With gradients enabled AOTAutograd hands the backend a forward and a backward graph:
+    both are compiled the same way (the layer norm, whose saved statistics the backward
+    pass reads, runs in PyTorch)."""
+    torch.manual_seed(1)
+    model = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.LayerNorm(16), nn.Linear(16, 4))
+    reference = copy.deepcopy(model)
+    x = torch.randn(5, 8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FallbackWarning)
+        torch.compile(model, backend="emmy")(x).square().sum().backward()
+    reference(x).square().sum().backward()
+    for (name, got), want in zip(model.named_parameters(), reference.parameters()):
+        torch.testing.assert_close(got.grad, want.grad, rtol=1e-5, atol=1e-5, msg=name)

@@ -422,8 +422,12 @@ class _Importer:
             if not isinstance(kept, list):
                 raise UnsupportedNode(self.error(f"unsupported indexing of '{pieces.name}'"), node)
             if not 0 <= index < len(kept):
+                # The op that made it is what cannot be imported (a partitioner keeps an op
+                # and the pieces of its result together).
+                self.location = self.location_of(pieces)
                 raise UnsupportedNode(
-                    self.error(f"result {index} of '{target_name(pieces)}' is not supported"), node
+                    self.error(f"result {index} of '{target_name(pieces)}' is not supported"),
+                    pieces,
                 )
             self.values[node] = self.values[pieces][index]
             return
