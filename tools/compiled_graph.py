@@ -13,18 +13,23 @@ the host function at `options.cpu_level` (Loop IR by default) runs in the CPU in
 
 Identical programs share one `CompiledGraph` (`compiled_graph` keys them by their Torch IR),
 so a model of N identical layers lowers and compiles each distinct kernel once in a process;
-the cubin cache (`emmy.tools.runtime.cubin_cache`) shares them across processes.
+across processes, the lowered programs are cached on disk (`emmy.tools.ir_cache`) and so are
+the compiled kernels (`emmy.tools.runtime.cubin_cache`).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
+from io import StringIO
 from typing import TYPE_CHECKING, Any
 
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.printer import Printer
 
-from emmy.passes.pipelines import LEVELS, printed
+from emmy.passes.pipelines import DUMP_DIR_VARIABLE, LEVELS, printed
+from emmy.tools.ir_cache import cached_module
 
 if TYPE_CHECKING:
     import torch
@@ -76,13 +81,24 @@ class CompiledGraph:
         self._host_program: HostProgram | None = None
 
     def module(self, level: str) -> ModuleOp:
-        """The program at `level` (lowered from Torch IR the first time it is asked for)."""
+        """The program at `level`, lowered from Torch IR the first time it is asked for, or
+        read from the disk cache of lowered programs (`emmy.tools.ir_cache`; not while
+        EMMY_DUMP_DIR asks to see the passes run)."""
         from emmy.tools.bench.differential import lower
 
         if level not in LEVELS:
             raise ValueError(f"unknown level {level!r}; the levels are {', '.join(LEVELS)}")
         if level not in self._levels:
-            self._levels[level] = lower(self._levels["torch"], level)
+            torch_ir = self._levels["torch"]
+            if os.environ.get(DUMP_DIR_VARIABLE):
+                self._levels[level] = lower(torch_ir, level)
+            else:
+                self._levels[level] = cached_module(
+                    f"{level}-ir",
+                    [_structure(torch_ir)],
+                    ("emmy.passes",),
+                    lambda: lower(torch_ir, level),
+                )
         return self._levels[level]
 
     def ir(self, level: str) -> str:
@@ -135,13 +151,15 @@ class CompiledGraph:
 
 
 def _structure(torch_ir: ModuleOp) -> str:
-    """The program's text with its values unnamed: the same for two layers of a model,
-    whose graphs name their nodes apart."""
+    """The program's text, with its locations, and its values unnamed: the same for two
+    layers of a model, whose graphs name their nodes apart."""
     unnamed = torch_ir.clone()
     for op in unnamed.walk():
         for value in (*op.results, *(a for r in op.regions for b in r.blocks for a in b.args)):
             value.name_hint = None
-    return printed(unnamed)
+    text = StringIO()
+    Printer(stream=text, print_debuginfo=True).print_op(unnamed)
+    return text.getvalue()
 
 
 _COMPILED: dict[tuple[str, CompileOptions], CompiledGraph] = {}

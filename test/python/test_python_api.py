@@ -11,6 +11,8 @@ import torch.nn.functional as F
 
 import emmy
 from emmy.passes.pipelines import LEVELS
+from emmy.tools import compiled_graph
+from emmy.tools.bench import differential
 from emmy.tools.frontend.program import FrontendError
 
 
@@ -119,3 +121,23 @@ def test_emmy_dump_dir_gets_every_pass_of_each_lowering(tmp_path, monkeypatch):
     steps = sorted(p.name for p in run.iterdir())
     assert steps[0] == "000-input.mlir" and steps[-1] == "007-cse.mlir"
     assert "loop.kernel" in (run / steps[-1]).read_text()
+
+
+def test_a_lowered_program_is_read_back_from_the_disk_cache(tmp_path, monkeypatch):
+    """A later process (here: the in-process sharing forgotten) parses the lowered program
+    back instead of lowering it."""
+    monkeypatch.setenv("EMMY_CACHE_DIR", str(tmp_path))
+    model, x = nn.Sigmoid(), torch.randn(2, 3, 5)
+    first = emmy.compile(model, x)(x)
+    (entry,) = (tmp_path / "loop-ir").iterdir()
+
+    def lowering_again(*args):
+        raise AssertionError("lowered again")
+
+    monkeypatch.setattr(compiled_graph, "_COMPILED", {})
+    monkeypatch.setattr(differential, "lower", lowering_again)
+    torch.testing.assert_close(emmy.compile(model, x)(x), first)
+    entry.write_text(entry.read_text().replace("loop.kernel", "loop.kernal"))
+    monkeypatch.setattr(compiled_graph, "_COMPILED", {})
+    with pytest.raises(AssertionError, match="lowered again"):  # a damaged entry is not used
+        emmy.compile(model, x)(x)

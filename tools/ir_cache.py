@@ -1,0 +1,121 @@
+"""A disk cache of IR, so that work done once (exporting a program, lowering it) is read back
+in milliseconds by a later process.
+
+    module = cached_module("torch-ir", [text, filename], ("emmy.tools.frontend",), export)
+
+    ~/.cache/emmy/torch-ir/<key>.mlir:
+    // emmy torch-ir 1 <the sha256 of what follows>
+    builtin.module attributes {torch.float32_matmul_precision = "highest"} {
+      func.func @forward(...) -> tensor<4x2xf32> { ... } loc("model.py":4:1)
+    } loc(unknown)
+
+An entry is the module printed with its locations, so that a later error points where it
+would have; it is keyed by its kind, the caller's key parts, the versions of emmy, PyTorch,
+xDSL and Python, and the source of the packages whose code decides the IR (always the
+dialects), so an edit to any of them misses. Entries of a kind live in `<cache root>/<kind>`
+(`emmy.tools.settings.cache_root`); `EMMY_NO_CACHE=1` turns the cache off. Writes are atomic
+(a rename), so processes may share the directory, and an entry that is not exactly what was
+written (its first line holds its body's sha256) or does not parse is ignored and written
+again: the cache only ever costs the work it saves.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import sys
+from collections.abc import Callable, Sequence
+from importlib.metadata import PackageNotFoundError, version
+from io import StringIO
+from pathlib import Path
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+
+from emmy.dialects import make_context
+from emmy.tools.files import PendingFile
+from emmy.tools.settings import cache_root
+
+FORMAT_VERSION = 1
+"""A change to what an entry holds changes it (and so every key)."""
+
+
+def cached_module(
+    kind: str, key_parts: Sequence[str], code_packages: Sequence[str], make: Callable[[], ModuleOp]
+) -> ModuleOp:
+    """The module of kind `kind` for `key_parts`: from the cache, or made by `make` and then
+    cached. Errors of `make` pass through and are not cached."""
+    if os.environ.get("EMMY_NO_CACHE") == "1":
+        return make()
+    path = cache_root() / kind / f"{entry_key(kind, key_parts, code_packages)}.mlir"
+    module = read_entry(path, kind)
+    if module is None:
+        module = make()
+        write_entry(path, kind, module)
+    return module
+
+
+def entry_key(kind: str, key_parts: Sequence[str], code_packages: Sequence[str]) -> str:
+    identity = hashlib.sha256()
+    for part in (
+        _header(kind),
+        *key_parts,
+        *map(_version, ("emmy", "torch", "xdsl")),
+        sys.version,
+        *_code_digests(("emmy.dialects", *code_packages)),
+    ):
+        identity.update(part.encode())
+        identity.update(b"\0")
+    return identity.hexdigest()
+
+
+def _header(kind: str) -> str:
+    return f"emmy {kind} {FORMAT_VERSION}"
+
+
+def _version(package: str) -> str:
+    try:
+        return version(package)
+    except PackageNotFoundError:  # run from a source tree: the code digests still key it
+        return "not installed"
+
+
+def _code_digests(packages: Sequence[str]) -> list[str]:
+    digests = []
+    for package in packages:
+        spec = importlib.util.find_spec(package)
+        assert spec is not None and spec.submodule_search_locations is not None
+        for folder in spec.submodule_search_locations:
+            for path in sorted(Path(folder).glob("*.py")):
+                digests.append(hashlib.sha256(path.read_bytes()).hexdigest())
+    return digests
+
+
+def read_entry(path: Path, kind: str) -> ModuleOp | None:
+    """The module of an entry, or None if there is none or it is not intact."""
+    try:
+        header, body = path.read_text().split("\n", 1)
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    if header != f"// {_header(kind)} {hashlib.sha256(body.encode()).hexdigest()}":
+        return None
+    try:
+        return Parser(make_context(), body, str(path)).parse_module()
+    except Exception:  # the cache never fails a compile: what does not parse is made again
+        return None
+
+
+def write_entry(path: Path, kind: str, module: ModuleOp) -> None:
+    """Writes the entry whole or not at all (a reader never sees part of it, and a failed write
+    leaves no temporary file)."""
+    body = StringIO()
+    Printer(stream=body, print_debuginfo=True).print_op(module)
+    text = f"{body.getvalue()}\n"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with PendingFile(path, mode=0o600) as entry:
+            entry.write(f"// {_header(kind)} {hashlib.sha256(text.encode()).hexdigest()}\n{text}")
+    except OSError:
+        pass  # the cache is an optimisation: an unwritable cache directory only costs time
