@@ -130,8 +130,8 @@ class CompiledGraph:
         import torch
 
         if any(isinstance(v, torch.Tensor) and v.is_cuda for v in inputs):
-            program = self.prepare_cuda()
-            return program(inputs, timeout_s=None, stream=torch.cuda.current_stream())
+            # on the current stream (the runtime's default), without waiting for the kernels
+            return self.prepare_cuda()(inputs, timeout_s=None)
         return self._run_on_cpu(inputs)
 
     def _run_on_cpu(self, inputs: Sequence[Any]) -> list[torch.Tensor]:
