@@ -36,7 +36,12 @@ with (see `Schedule`), if any. Each loop carries its mapping, whatever the rest 
 - `serial`: each thread runs every iteration.
 No loop is inside another that reads the same block index (a global loop inside a grid loop
 would give each block a part of a part), and no `thread` or `global` loop is inside a `thread`
-or `global` loop (the threads already split the outer loop's iterations). The grid's z
+or `global` loop (the threads already split the outer loop's iterations). Blocks run at once
+and nothing orders them, so ops that different blocks run pass nothing to each other through
+memory (`emmy.dialects.dependences`): the nests of a kernel of more than one block, the
+iterations of a grid loop over more than one block (unless each accesses elements of its own,
+at the loop's variable), the loops of a row of a two-dimensional nest. The ops of one block
+are ordered by barriers (`lower-tile-to-kernel` puts them in). The grid's z
 dimension is 1; a block may have any shape, its threads numbered linearly (`x + y * bx + z * bx
 * by`, as CUDA forms warps).
 Element accesses are upstream `memref.load` / `memref.store`.
@@ -126,6 +131,13 @@ from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
 from emmy.dialects.access import parse_memref_type
+from emmy.dialects.dependences import (
+    Accessed,
+    Dependence,
+    buffer_name,
+    first_carried_dependence,
+    first_dependence,
+)
 from emmy.dialects.dtypes import element_bytes
 from emmy.dialects.effects import ReadsOperand, WritesSharedMemory, written_values
 from emmy.dialects.for_op import ForOpBase, Reduction
@@ -750,6 +762,55 @@ class KernelOp(KernelSymbolOp):
                         f"grid {list(self.grid_shape)} has {self.grid_shape[1]} rows of blocks, "
                         f"but a nest maps no loop to grid_y: it would run once per row"
                     )
+        self._verify_blocks_pass_nothing()
+
+    def _verify_blocks_pass_nothing(self) -> None:
+        """Ops that different blocks run at once, which nothing orders (no barrier spans the
+        grid), pass nothing to each other through memory (`emmy.dialects.dependences`): the
+        nests of a kernel of more than one block; the ops of different iterations of a grid
+        or grid_y loop whose grid dimension has more than one block; the ops of an iteration
+        of a grid_y loop over rows of more than one block; and the ops of a serial loop's
+        iterations where its own are spread so. (The ops of one block are ordered with
+        barriers by lower-tile-to-kernel.)"""
+        grid_x, grid_y, _ = self.grid_shape
+        paths = loop_paths(self.body.block, ForOp)
+
+        def refuse(dependence: Dependence, why: str) -> None:
+            raise VerifyException(_unordered_dependence(dependence, paths, why))
+
+        def check(ops: list[Operation], loop: ForOp | None, spread: str, iterations: str) -> None:
+            """`spread` / `iterations`: why the ops of one iteration / of different ones run
+            at once on different blocks ("" where they do not)."""
+            if spread and (dependence := first_dependence(ops)):
+                refuse(dependence, spread)
+            if loop is not None and loop.trip_count > 1 and (iterations or spread):
+                carried = first_carried_dependence(ops, [loop], itself=bool(iterations))
+                if carried:
+                    refuse(carried, iterations or spread)
+            for op in ops:
+                if not isinstance(op, ForOp):
+                    continue
+                body = list(op.body.block.ops)
+                where = f"loop {list(paths[op])} ({op.mapping.data})"
+                own = "give each iteration elements of its own, at the loop's variable"
+                if op.mapping.data == Mapping.GRID:
+                    check(body, op, "", _spread(f"the iterations of {where}", grid_x, own))
+                elif op.mapping.data == Mapping.GRID_Y:
+                    rows = _spread(
+                        f"the ops of an iteration of {where}",
+                        grid_x,
+                        "in a grid of one block a row, barriers order them",
+                    )
+                    check(body, op, rows, _spread(f"the iterations of {where}", grid_y, own))
+                elif op.mapping.data == Mapping.SERIAL:
+                    check(body, op, spread, "")
+
+        nests = _spread(
+            "the nests of the kernel",
+            prod(self.grid_shape),
+            "launch them one after another, as lower-loop-to-tile does, or in one block",
+        )
+        check(list(self.body.block.ops), None, nests, "")
 
     def _verify_schedule(self) -> None:
         """The schedule a kernel was lowered with, if it keeps one, is the one it follows."""
@@ -817,6 +878,30 @@ class KernelOp(KernelSymbolOp):
     @classmethod
     def parse_launch_shape(cls, parser: Parser) -> tuple[list[int], list[int]]:
         return parse_shape(parser, "grid"), parse_shape(parser, "block")
+
+
+def _spread(what: str, blocks: int, remedy: str) -> str:
+    """Why `what` run at once on different blocks, and what orders them; "" for one block."""
+    if blocks == 1:
+        return ""
+    return f"{what} run at once on {blocks} blocks, and no barrier spans the grid ({remedy})"
+
+
+def _unordered_dependence(
+    dependence: Dependence, paths: dict[Operation, LoopPath], why: str
+) -> str:
+    def name(op: Operation) -> str:
+        return f"loop {list(paths[op])}" if op in paths else f"'{op.name}'"
+
+    def verb(op: Operation) -> str:
+        return "writes" if dependence.buffer in Accessed.by(op).written else "reads"
+
+    before = " in the iteration before" if dependence.carried else ""
+    return (
+        f"{name(dependence.later)} {verb(dependence.later)} {buffer_name(dependence.buffer)}, "
+        f"which {name(dependence.earlier)} {verb(dependence.earlier)}{before}, but nothing "
+        f"orders them: {why}"
+    )
 
 
 @irdl_op_definition

@@ -1,4 +1,5 @@
-"""The SIMT emulator (`emmy.tools.interpreter.simt`) on hand-written Kernel IR, against numpy."""
+"""The SIMT emulator (`emmy.tools.interpreter.simt`) on hand-written Kernel IR and on Kernel IR
+lowered from Tile and Loop IR, against numpy and the levels above."""
 
 from __future__ import annotations
 
@@ -6,11 +7,14 @@ import time
 
 import numpy as np
 import pytest
+from xdsl.dialects import scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import VerifyException
 
-from emmy.dialects import make_context
+from emmy.dialects import kernel, make_context
+from emmy.passes.choose_tile_schedule import ChooseTileSchedulePass
+from emmy.passes.lower_loop_to_tile import LowerLoopToTilePass
 from emmy.passes.lower_tile_to_kernel import LowerTileToKernelPass
 from emmy.tools.interpreter.run import ExecutionError, run_module
 
@@ -1259,3 +1263,174 @@ def test_tile_kernel_of_any_block_shape_covers_every_element(block):
     np.testing.assert_array_equal(y, x * x)
     np.testing.assert_allclose(rows, x.sum(axis=1), rtol=1e-5)
     np.testing.assert_allclose(total, [x.sum(axis=1).max()], rtol=1e-5)
+
+
+# ---- data passed between loops through memory, lowered from Loop IR --------------------------
+
+REVERSE_NESTS = """
+loop.kernel @k(%x: memref<Nxf32>, %t: memref<Nxf32>, %y: memref<Nxf32>) {
+  loop.for %i in 0 to N {
+    %v = loop.load %x[%i] : memref<Nxf32>
+    loop.store %v, %t[%i] : memref<Nxf32>
+  }
+  loop.for %i in 0 to N {
+    %last = arith.constant LAST : index
+    %j = arith.subi %last, %i : index
+    %v = loop.load %t[%j] : memref<Nxf32>
+    loop.store %v, %y[%i] : memref<Nxf32>
+  }
+}
+func.func @forward(%x: memref<Nxf32>) -> memref<Nxf32> {
+  %t = memref.alloc() : memref<Nxf32>
+  %y = memref.alloc() : memref<Nxf32>
+  loop.launch @k(%x, %t, %y) : memref<Nxf32>, memref<Nxf32>, memref<Nxf32>
+  func.return %y : memref<Nxf32>
+}
+"""
+
+REVERSE_ROWS = """
+loop.kernel @k(%x: memref<16x4096xf32>, %t: memref<16x4096xf32>, %y: memref<16x4096xf32>) {
+  loop.for %i in 0 to 16 {
+    loop.for %j in 0 to 4096 {
+      %v = loop.load %x[%i, %j] : memref<16x4096xf32>
+      loop.store %v, %t[%i, %j] : memref<16x4096xf32>
+    }
+    loop.for %j in 0 to 4096 {
+      %c4095 = arith.constant 4095 : index
+      %k = arith.subi %c4095, %j : index
+      %v = loop.load %t[%i, %k] : memref<16x4096xf32>
+      loop.store %v, %y[%i, %j] : memref<16x4096xf32>
+    }
+  }
+}
+func.func @forward(%x: memref<16x4096xf32>) -> memref<16x4096xf32> {
+  %t = memref.alloc() : memref<16x4096xf32>
+  %y = memref.alloc() : memref<16x4096xf32>
+  loop.launch @k(%x, %t, %y) : memref<16x4096xf32>, memref<16x4096xf32>, memref<16x4096xf32>
+  func.return %y : memref<16x4096xf32>
+}
+"""
+
+
+def scheduled_levels(text: str) -> tuple[ModuleOp, ModuleOp, ModuleOp]:
+    """The program at the loop, tile and kernel levels, by the heuristic's schedules."""
+    loop_level = parse(text)
+    ChooseTileSchedulePass().apply(make_context(), loop_level)
+    tile_level = loop_level.clone()
+    LowerLoopToTilePass().apply(make_context(), tile_level)
+    tile_level.verify()
+    kernel_level = tile_level.clone()
+    LowerTileToKernelPass().apply(make_context(), kernel_level)
+    kernel_level.verify()
+    return loop_level, tile_level, kernel_level
+
+
+def without_barriers(module: ModuleOp, keep=lambda barrier: False) -> ModuleOp:
+    """A copy of `module` without its kernel.barrier ops (but those `keep` says)."""
+    copy = module.clone()
+    for barrier in [op for op in copy.walk() if isinstance(op, kernel.BarrierOp)]:
+        if not keep(barrier):
+            barrier.detach()
+            barrier.erase()
+    return copy
+
+
+def fresh(*shape: int) -> np.ndarray:
+    return np.random.default_rng().standard_normal(shape).astype(np.float32)
+
+
+def test_dependent_nests_of_many_blocks_are_launched_one_after_another():
+    """The second nest reads, reversed, what the first writes, over 4 blocks of 16 warps: two
+    kernels, each of several blocks, and the same answer at every level."""
+    text = REVERSE_NESTS.replace("LAST", "8191").replace("N", "8192")
+    loop_level, tile_level, kernel_level = scheduled_levels(text)
+    launches = [op for op in kernel_level.walk() if isinstance(op, kernel.LaunchOp)]
+    assert [(op.kernel.root_reference.data, op.grid_shape) for op in launches] == [
+        ("k", (4, 1, 1)),
+        ("k_1", (4, 1, 1)),
+    ]
+    x = fresh(8192)
+    expected = x[::-1]
+    for module in (loop_level, tile_level, kernel_level):
+        (y,) = run_module(module, [x])
+        np.testing.assert_array_equal(y, expected)
+
+
+def test_dependent_nests_of_one_block_meet_at_a_barrier():
+    """In one block the nests stay one kernel, with a barrier between them, without which the
+    emulator reports the race, at any size."""
+    text = REVERSE_NESTS.replace("LAST", "63").replace("N", "64")
+    loop_level, _, kernel_level = scheduled_levels(text)
+    assert str(kernel_level).count("kernel.barrier") == 1
+    x = fresh(64)
+    (y,) = run_module(kernel_level, [x])
+    np.testing.assert_array_equal(y, run_module(loop_level, [x])[0])
+    with pytest.raises(ExecutionError, match=r"reads element \[63\] of %t, which thread"):
+        run_module(without_barriers(kernel_level), [x])
+
+
+def test_dependent_loops_of_a_row_meet_at_a_barrier():
+    """Each of 16 rows passes through %t from one loop to the next: a row stays in one block
+    (not spread over a row of blocks, which nothing would order), whose loops meet at a
+    barrier; without it, the emulator reports the race."""
+    loop_level, _, kernel_level = scheduled_levels(REVERSE_ROWS)
+    assert str(kernel_level).count("kernel.barrier") == 1
+    x = fresh(16, 4096)
+    (y,) = run_module(kernel_level, [x])
+    np.testing.assert_array_equal(y, x[:, ::-1])
+    np.testing.assert_array_equal(y, run_module(loop_level, [x])[0])
+    with pytest.raises(ExecutionError, match=r"reads element \[0, 4095\] of %t, which thread"):
+        run_module(without_barriers(kernel_level), [x])
+
+
+ROUNDS = """
+tile.kernel @k(%x: memref<4x256xf32>, %s: memref<4x256xf32>, %y: memref<4x256xf32>) grid
+    [4, 1, 1] block [64, 1, 1] {
+  tile.for %i in 0 to 4 map grid {
+    tile.for %k in 0 to 3 map serial {
+      tile.for %j in 0 to 256 map thread {
+        %v = memref.load %y[%i, %j] : memref<4x256xf32>
+        memref.store %v, %s[%i, %j] : memref<4x256xf32>
+      }
+      tile.for %j in 0 to 256 map thread {
+        %c255 = arith.constant 255 : index
+        %m = arith.subi %c255, %j : index
+        %v = memref.load %s[%i, %m] : memref<4x256xf32>
+        %w = memref.load %x[%i, %j] : memref<4x256xf32>
+        %a = arith.addf %v, %w : f32
+        memref.store %a, %y[%i, %j] : memref<4x256xf32>
+      }
+    }
+  }
+}
+func.func @forward(%x: memref<4x256xf32>, %y: memref<4x256xf32>) -> memref<4x256xf32> {
+  %s = memref.alloc() : memref<4x256xf32>
+  tile.launch @k(%x, %s, %y) : memref<4x256xf32>, memref<4x256xf32>, memref<4x256xf32>
+  func.return %y : memref<4x256xf32>
+}
+"""
+
+
+def test_a_loops_next_iteration_waits_for_the_reads_of_this_one():
+    """Each of 3 rounds adds %x to %y reversed, through %s: a barrier between the two loops,
+    and one at the end of the round, where the next round's first loop overwrites what this
+    one's second loop reads; without that one the emulator reports the race."""
+    module = parse(ROUNDS)
+    LowerTileToKernelPass().apply(make_context(), module)
+    module.verify()
+    x, y = fresh(4, 256), fresh(4, 256)
+    expected = y.copy()
+    for _ in range(3):
+        expected = expected[:, ::-1] + x
+    (result,) = run_module(module, [x, y])
+    np.testing.assert_allclose(result, expected, rtol=1e-6)
+
+    def between_the_loops(barrier: kernel.BarrierOp) -> bool:
+        return not isinstance(barrier.next_op, scf.YieldOp)
+
+    with pytest.raises(
+        ExecutionError,
+        match=r"stores to element \[0, 0\] of %s, which thread \(63, 0, 0\) read since the "
+        r"last barrier",
+    ):
+        run_module(without_barriers(module, between_the_loops), [x, y])
