@@ -12,19 +12,23 @@ the same time in different threads, so that where they could, something must ord
     }
 
 A later op depends on an earlier one when it reads or writes a buffer the earlier one writes,
-or writes one the earlier one reads (`Accessed.passed_to`), by the buffers their ops name as
-read and written (`emmy.dialects.effects`): per buffer, not per element, so a dependence may
-be one that no element carries. In a loop body, an op of one iteration may depend on an op of
-the one before (`first_carried_dependence`), except through a buffer that every iteration
-accesses at elements of its own (`private_to_iterations`): the two loops above pass nothing
-from one row to the next. The tile verifier refuses dependences between ops that blocks run at
-once (nothing orders blocks), `lower-tile-to-kernel` puts a barrier between the ops of one
-block, and `lower-loop-to-tile` launches dependent nests one after another.
+or writes one the earlier one reads (`Accessed.passed_to`, `Dependence`), by the buffers their
+ops name as read and written (`emmy.dialects.effects`): per buffer, not per element, so a
+dependence may be one that no element carries. The tile verifier refuses dependences between
+ops that blocks run at once (nothing orders blocks), `lower-tile-to-kernel` puts a barrier
+between the ops of one block, and `lower-loop-to-tile` launches dependent nests one after
+another. The iterations of a parallel loop promise to be independent; where one block runs
+them one after another, `lower-tile-to-kernel` still orders an iteration's last ops before
+the next one's first where they share a buffer that is not private to each iteration
+(`private_to_iterations`: the two loops above pass nothing from one row to the next), and
+the verifier refuses the one break of the promise it can see, a store that every iteration
+makes to the same elements (`store_shared_by_iterations`), where the iterations run on
+different blocks.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from xdsl.ir import Operation, SSAValue
@@ -61,39 +65,58 @@ class Accessed:
 
 @dataclass(frozen=True)
 class Dependence:
-    """`later` accesses `buffer`, which `earlier` accessed before it, one of them writing it;
-    `carried`: `earlier` ran in the iteration before `later`'s, of the loop whose body they
-    are."""
+    """`later` accesses `buffer`, which `earlier` accessed before it, one of them writing it
+    (`writes`: whether each does, earlier's first)."""
 
     earlier: Operation
     later: Operation
     buffer: SSAValue
-    carried: bool = False
+    writes: tuple[bool, bool]
+
+    @classmethod
+    def between(
+        cls, earlier: tuple[Operation, Accessed], later: tuple[Operation, Accessed]
+    ) -> Dependence | None:
+        """How the op `later` depends on `earlier` (each with what it accesses), if it does."""
+        (first, before), (second, after) = earlier, later
+        shared = before.passed_to(after)
+        if not shared:
+            return None
+        buffer = min(shared, key=_position)
+        return cls(first, second, buffer, (buffer in before.written, buffer in after.written))
+
+    def explain(self, name: Callable[[Operation], str]) -> str:
+        """`<later> reads %t, which <earlier> writes`, the ops as `name` names them."""
+        earlier, later = ("writes" if w else "reads" for w in self.writes)
+        return (
+            f"{name(self.later)} {later} {buffer_name(self.buffer)}, which "
+            f"{name(self.earlier)} {earlier}"
+        )
 
 
 def first_dependence(ops: Sequence[Operation]) -> Dependence | None:
     """The first op of `ops` (run in order) that depends on an op before it."""
-    accessed = [Accessed.by(op) for op in ops]
-    for position, (later, after) in enumerate(zip(ops, accessed)):
-        for earlier, before in zip(ops[:position], accessed[:position]):
-            if shared := before.passed_to(after):
-                return Dependence(earlier, later, _first(shared))
+    accessed = [(op, Accessed.by(op)) for op in ops]
+    for position, later in enumerate(accessed):
+        for earlier in accessed[:position]:
+            if dependence := Dependence.between(earlier, later):
+                return dependence
     return None
 
 
-def first_carried_dependence(
-    ops: Sequence[Operation], loops: Sequence[Operation], itself: bool
-) -> Dependence | None:
-    """The first op of `ops`, the body of `loops` (a loop, or a chain of loops run as one),
-    that depends on an op of the iteration before: one at or after it in the body (with
-    `itself`, the op itself too), except through a buffer private to the iterations."""
-    accessed = [Accessed.by(op) for op in ops]
-    private = private_to_iterations(loops, ops)
-    for position, (later, after) in enumerate(zip(ops, accessed)):
-        start = position if itself else position + 1
-        for earlier, before in zip(ops[start:], accessed[start:]):
-            if shared := before.passed_to(after) - private:
-                return Dependence(earlier, later, _first(shared), carried=True)
+def store_shared_by_iterations(loop: Operation) -> SSAValue | None:
+    """The buffer of the first store in the body of `loop` that every iteration makes to the
+    same elements: none of its indices depends on the loop's variable. (Parallel iterations
+    promise to be independent: such a store breaks the promise where it runs more than
+    once.)"""
+    variable = loop.regions[0].block.args[0]
+    varying: set[SSAValue] = {variable}
+    for op in loop.regions[0].block.walk():
+        if any(operand in varying for operand in op.operands):
+            varying.update(op.results)
+        written = affected_values(op, MemoryEffectKind.WRITE)
+        if written and not any(index in varying for index in getattr(op, "indices", ())):
+            return min(written, key=_position)
     return None
 
 
@@ -122,13 +145,9 @@ def private_to_iterations(
     return frozenset(b for b, found in dimensions.items() if b not in shared and all(found))
 
 
-def _first(buffers: Iterable[SSAValue]) -> SSAValue:
-    """One of `buffers`, the same every time: the first argument among them, by position."""
-
-    def position(buffer: SSAValue) -> tuple[int, str]:
-        return (getattr(buffer, "index", 1 << 30), buffer.name_hint or "")
-
-    return min(buffers, key=position)
+def _position(buffer: SSAValue) -> tuple[int, str]:
+    """Orders buffers so that one of several is the same every time: arguments first."""
+    return (getattr(buffer, "index", 1 << 30), buffer.name_hint or "")
 
 
 def buffer_name(buffer: SSAValue) -> str:

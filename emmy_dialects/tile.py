@@ -132,11 +132,9 @@ from xdsl.utils.str_enum import StrEnum
 
 from emmy.dialects.access import parse_memref_type
 from emmy.dialects.dependences import (
-    Accessed,
-    Dependence,
     buffer_name,
-    first_carried_dependence,
     first_dependence,
+    store_shared_by_iterations,
 )
 from emmy.dialects.dtypes import element_bytes
 from emmy.dialects.effects import ReadsOperand, WritesSharedMemory, written_values
@@ -767,50 +765,51 @@ class KernelOp(KernelSymbolOp):
     def _verify_blocks_pass_nothing(self) -> None:
         """Ops that different blocks run at once, which nothing orders (no barrier spans the
         grid), pass nothing to each other through memory (`emmy.dialects.dependences`): the
-        nests of a kernel of more than one block; the ops of different iterations of a grid
-        or grid_y loop whose grid dimension has more than one block; the ops of an iteration
-        of a grid_y loop over rows of more than one block; and the ops of a serial loop's
-        iterations where its own are spread so. (The ops of one block are ordered with
-        barriers by lower-tile-to-kernel.)"""
+        nests of a kernel of more than one block, the ops of an iteration of a grid_y loop
+        over rows of more than one block, and the ops of a serial loop's iteration where its
+        own are spread so; and no store is made to the same elements by every iteration of a
+        grid or grid_y loop whose iterations go to different blocks. (The ops of one block
+        are ordered with barriers by lower-tile-to-kernel.)"""
         grid_x, grid_y, _ = self.grid_shape
         paths = loop_paths(self.body.block, ForOp)
 
-        def refuse(dependence: Dependence, why: str) -> None:
-            raise VerifyException(_unordered_dependence(dependence, paths, why))
+        def name(op: Operation) -> str:
+            return f"loop {list(paths[op])}" if op in paths else f"'{op.name}'"
 
-        def check(ops: list[Operation], loop: ForOp | None, spread: str, iterations: str) -> None:
-            """`spread` / `iterations`: why the ops of one iteration / of different ones run
-            at once on different blocks ("" where they do not)."""
+        def check(ops: list[Operation], spread: str) -> None:
+            """`spread`: why `ops` run at once on different blocks ("" where they do not)."""
             if spread and (dependence := first_dependence(ops)):
-                refuse(dependence, spread)
-            if loop is not None and loop.trip_count > 1 and (iterations or spread):
-                carried = first_carried_dependence(ops, [loop], itself=bool(iterations))
-                if carried:
-                    refuse(carried, iterations or spread)
+                raise VerifyException(
+                    f"{dependence.explain(name)}, but nothing orders them: {spread}"
+                )
             for op in ops:
                 if not isinstance(op, ForOp):
                     continue
                 body = list(op.body.block.ops)
                 where = f"loop {list(paths[op])} ({op.mapping.data})"
-                own = "give each iteration elements of its own, at the loop's variable"
-                if op.mapping.data == Mapping.GRID:
-                    check(body, op, "", _spread(f"the iterations of {where}", grid_x, own))
-                elif op.mapping.data == Mapping.GRID_Y:
-                    rows = _spread(
-                        f"the ops of an iteration of {where}",
-                        grid_x,
-                        "in a grid of one block a row, barriers order them",
+                blocks = {Mapping.GRID: grid_x, Mapping.GRID_Y: grid_y}.get(op.mapping.data, 1)
+                spread_iterations = blocks > 1 and op.trip_count > 1
+                if spread_iterations and (shared := store_shared_by_iterations(op)):
+                    raise VerifyException(
+                        f"every iteration of {where} stores to the same elements of "
+                        f"{buffer_name(shared)}, but its iterations run at once on "
+                        f"{blocks} blocks, and no barrier spans the grid (give each iteration "
+                        f"elements of its own, at the loop's variable)"
                     )
-                    check(body, op, rows, _spread(f"the iterations of {where}", grid_y, own))
+                if op.mapping.data == Mapping.GRID:
+                    check(body, "")
+                elif op.mapping.data == Mapping.GRID_Y:
+                    row = f"the ops of an iteration of {where}"
+                    check(body, _spread(row, grid_x, "in rows of one block, barriers order them"))
                 elif op.mapping.data == Mapping.SERIAL:
-                    check(body, op, spread, "")
+                    check(body, spread)
 
         nests = _spread(
             "the nests of the kernel",
             prod(self.grid_shape),
             "launch them one after another, as lower-loop-to-tile does, or in one block",
         )
-        check(list(self.body.block.ops), None, nests, "")
+        check(list(self.body.block.ops), nests)
 
     def _verify_schedule(self) -> None:
         """The schedule a kernel was lowered with, if it keeps one, is the one it follows."""
@@ -885,23 +884,6 @@ def _spread(what: str, blocks: int, remedy: str) -> str:
     if blocks == 1:
         return ""
     return f"{what} run at once on {blocks} blocks, and no barrier spans the grid ({remedy})"
-
-
-def _unordered_dependence(
-    dependence: Dependence, paths: dict[Operation, LoopPath], why: str
-) -> str:
-    def name(op: Operation) -> str:
-        return f"loop {list(paths[op])}" if op in paths else f"'{op.name}'"
-
-    def verb(op: Operation) -> str:
-        return "writes" if dependence.buffer in Accessed.by(op).written else "reads"
-
-    before = " in the iteration before" if dependence.carried else ""
-    return (
-        f"{name(dependence.later)} {verb(dependence.later)} {buffer_name(dependence.buffer)}, "
-        f"which {name(dependence.earlier)} {verb(dependence.earlier)}{before}, but nothing "
-        f"orders them: {why}"
-    )
 
 
 @irdl_op_definition

@@ -79,7 +79,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException, VerifyException
 
 from emmy.dialects import loop, tile
-from emmy.dialects.dependences import Accessed, buffer_name
+from emmy.dialects.dependences import Accessed, Dependence
 from emmy.dialects.effects import written_values
 from emmy.dialects.target import TARGET_ATTRIBUTE, TargetAttr, target_of
 from emmy.dialects.tile import GRID_MAPPINGS, LoopPath, Mapping, Schedule, ScheduleAttr, StageMode
@@ -176,43 +176,55 @@ def _grid(nests: Sequence[Operation], block: Sequence[int], limits: Sequence[int
     return [min(limit, extent) for limit, extent in zip(limits, extents)]
 
 
-def _launch_groups(ops: Sequence[Operation]) -> list[Sequence[Operation]]:
-    """The top-level ops of a kernel of several blocks, in groups to launch one after another
-    so that no op depends on an op of its own group through memory. A group ends before the
-    op that depends on one of it, or as late before it as no value but a constant (which
-    each group makes its own) passes from the group to the ops after it."""
-    last_use = {
-        value: max(position for position, op in enumerate(ops) if _uses(op, value))
-        for definer in ops
-        if not isinstance(definer, arith.ConstantOp)
-        for value in definer.results
-        if value.uses
-    }
-    splittable = [
-        all(last_use.get(v, 0) < position for op in ops[:position] for v in op.results)
-        for position in range(len(ops) + 1)
+def _launch_groups(ops: Sequence[Operation]) -> list[list[Operation]]:
+    """The top-level ops of a kernel of several blocks (but constants, which each group makes
+    its own), in groups to launch one after another, in order within each: an op goes in
+    the group after the latest of the ops before it that it depends on through memory, with
+    the ops that pass it values or take values from it, which cannot cross a launch."""
+    ops = [op for op in ops if not isinstance(op, arith.ConstantOp)]
+    together = {op: op for op in ops}
+    """Each op's representative among the ops that values pass between (a union-find)."""
+
+    def unit(op: Operation) -> Operation:
+        while together[op] is not op:
+            op = together[op]
+        return op
+
+    for op in ops:
+        for inner in op.walk():
+            for operand in inner.operands:
+                if isinstance(operand.owner, Operation) and operand.owner in together:
+                    together[unit(operand.owner)] = unit(op)
+    accessed = [(op, Accessed.by(op)) for op in ops]
+    dependences = [
+        dependence
+        for position, later in enumerate(accessed)
+        for earlier in accessed[:position]
+        if (dependence := Dependence.between(earlier, later))
     ]
-    groups, start = [], 0
-    accessed = [Accessed.by(op) for op in ops]
-    for position in range(len(ops)):
-        depended = [
-            earlier
-            for earlier in range(start, position)
-            if accessed[earlier].passed_to(accessed[position])
-        ]
-        if not depended:
-            continue
-        split = next((s for s in range(position, depended[-1], -1) if splittable[s]), None)
-        if split is None:
-            shared = accessed[depended[-1]].passed_to(accessed[position])
+    group = dict.fromkeys((unit(op) for op in ops), 0)
+    rounds = 0
+    while apart := [d for d in dependences if group[unit(d.later)] <= group[unit(d.earlier)]]:
+        # Each round settles one more unit of a longest chain; one more than there are
+        # units, or a unit that depends on itself, is a cycle no order of launches breaks.
+        if rounds > len(group) or any(unit(d.earlier) is unit(d.later) for d in apart):
+            loops = [op for op in ops if isinstance(op, tile.ForOp)]
+
+            def name(op: Operation) -> str:
+                return f"loop [{loops.index(op)}]" if op in loops else f"'{op.name}'"
+
             raise ScheduleError(
-                f"the kernel's blocks run its nests at once, but top-level op #{position} "
-                f"depends on #{depended[-1]} through {buffer_name(min(shared, key=str))}, and "
-                "values pass between them too, so they cannot be launched apart"
+                f"{apart[0].explain(name)}, so they must run in separate launches (the blocks "
+                "of one run their shares of every nest at once), but values pass between them "
+                "in registers too, which launches do not share"
             )
-        groups.append(ops[start:split])
-        start = split
-    return [*groups, ops[start:]]
+        for dependence in apart:
+            group[unit(dependence.later)] = group[unit(dependence.earlier)] + 1
+        rounds += 1
+    return [
+        [op for op in ops if group[unit(op)] == number]
+        for number in range(max(group.values(), default=0) + 1)
+    ]
 
 
 def _uses(op: Operation, value: SSAValue) -> bool:

@@ -18,11 +18,12 @@ the value already there) and any plain access beside another thread's atomic; at
 race with atomics.
 
 Who made an access and when is one int64 key (`Clock`): the thread, its block and how many
-barriers the block has passed (its phase), so that each check is arithmetic on arrays of
-keys, one per accessing thread, against the keys an element's `Accesses` records: the last
-store (or the atomics since it), and the reads since. A barrier advances its block's keys,
-and the records need not be cleared. A record of several accesses keeps what a later access
-needs to know: several threads of one block's phase, or threads of several blocks.
+barriers the block has passed (its phase), so that each check compares arrays of keys, one
+per accessing thread, with the keys an element's `Accesses` records: the last store (or the
+atomics since it), and the reads since, each with the op that made it (24 bytes an element).
+A barrier advances its block's keys, and the records need not be cleared. A record of
+several accesses keeps what a later access needs to know: several threads of one block's
+phase, or threads of several blocks.
 """
 
 from __future__ import annotations

@@ -64,7 +64,8 @@ sequential ones.
   whichever chunk they run in), is an error naming the kernel, both threads, the buffer,
   the element and both ops: lockstep execution would otherwise hide the race, which on a
   GPU gives wrong answers. Atomics do not race with atomics. Only the global buffers that
-  the kernel writes are tracked (a buffer it only reads cannot race), each launch anew.
+  the kernel writes are tracked (a buffer it only reads cannot race), each launch anew, and
+  not through a tensor map (a `kernel.tma_load` reads an operand the kernel does not write).
 - `kernel.shuffle xor|down|up|idx %v, %b` (a whole warp of W lanes, width W, PTX `shfl.sync`
   with a full mask): lane `l` reads lane `l ^ b` (xor), `l + b` (down), `l - b` (up) or
   `b mod W` (idx); a source lane outside 0..W-1 gives the lane its own value. Every existing

@@ -145,3 +145,32 @@ loop.kernel @k_two_1(%x: memref<8192xf32>) attributes {tile.schedule = #tile.sch
     loop.store %v, %x[%i] : memref<8192xf32>
   }
 }
+
+// -----
+
+// A value passes in registers only within a kernel: the store of the sum goes with the
+// reduction that computes it, into the first kernel, before the nest that overwrites what
+// the reduction read (the two share nothing in memory).
+
+// CHECK-LABEL: tile.kernel @k_sum_then_overwrite(
+// CHECK-SAME:    grid [4, 1, 1]
+// CHECK-NEXT:    %[[C0:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    %[[SUM:.*]] = tile.for %{{.*}} in 0 to 8192 map global vector 4 reduce add
+// CHECK:         memref.store %[[SUM]], %y[%[[C0]]] : memref<1xf32>
+// CHECK-NEXT:  }
+// CHECK-NEXT:  tile.kernel @k_sum_then_overwrite_1(
+// CHECK-NEXT:    tile.for %{{.*}} in 0 to 8192 map global vector 4 {
+// CHECK:           memref.store %{{.*}}, %t[
+
+loop.kernel @k_sum_then_overwrite(%x: memref<8192xf32>, %t: memref<8192xf32>, %y: memref<1xf32>) attributes {tile.schedule = #tile.schedule<block [512, 1, 1], loops [[0] global vector 4, [1] global vector 4]>} {
+  %s = loop.for %i in 0 to 8192 reduce add init 0.0 : f32 {
+    %v = loop.load %t[%i] : memref<8192xf32>
+    loop.yield %v : f32
+  }
+  loop.for %i in 0 to 8192 {
+    %v = loop.load %x[%i] : memref<8192xf32>
+    loop.store %v, %t[%i] : memref<8192xf32>
+  }
+  %c0 = arith.constant 0 : index
+  loop.store %s, %y[%c0] : memref<1xf32>
+}

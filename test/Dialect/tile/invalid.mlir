@@ -206,10 +206,10 @@ tile.kernel @overwritten_input(%x: memref<64x32xf32>, %y: memref<64x32xf32>) gri
 
 // -----
 
-// ... and the iterations of a grid loop, which go to different blocks, may not share
-// elements that one of them writes.
+// ... and the iterations of a grid loop, which go to different blocks, may not all store to
+// the same elements (of a scratch row here).
 
-// expected-error @+1 {{loop [0, 0] writes %s, which loop [0, 0] writes in the iteration before, but nothing orders them: the iterations of loop [0] (grid) run at once on 4 blocks, and no barrier spans the grid (give each iteration elements of its own, at the loop's variable)}}
+// expected-error @+1 {{every iteration of loop [0] (grid) stores to the same elements of %s, but its iterations run at once on 4 blocks, and no barrier spans the grid (give each iteration elements of its own, at the loop's variable)}}
 tile.kernel @shared_scratch(%x: memref<4x256xf32>, %s: memref<256xf32>, %y: memref<4x256xf32>) grid [4, 1, 1] block [64, 1, 1] {
   tile.for %i in 0 to 4 map grid {
     tile.for %j in 0 to 256 map thread {
@@ -227,7 +227,7 @@ tile.kernel @shared_scratch(%x: memref<4x256xf32>, %s: memref<256xf32>, %y: memr
 
 // The loops of a row of a two-dimensional nest run at once on the blocks of a grid row.
 
-// expected-error @+1 {{loop [0, 1] reads %t, which loop [0, 0] writes, but nothing orders them: the ops of an iteration of loop [0] (grid_y) run at once on 4 blocks, and no barrier spans the grid (in a grid of one block a row, barriers order them)}}
+// expected-error @+1 {{loop [0, 1] reads %t, which loop [0, 0] writes, but nothing orders them: the ops of an iteration of loop [0] (grid_y) run at once on 4 blocks, and no barrier spans the grid (in rows of one block, barriers order them)}}
 tile.kernel @dependent_loops_of_a_row(%x: memref<2x8192xf32>, %t: memref<2x8192xf32>, %y: memref<2x8192xf32>) grid [4, 2, 1] block [512, 1, 1] {
   tile.for %i in 0 to 2 map grid_y {
     tile.for %j in 0 to 8192 map global vector 4 {
