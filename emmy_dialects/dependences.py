@@ -41,8 +41,8 @@ from emmy.dialects.effects import affected_values
 class Accessed:
     """The buffers that some ops read and those they write."""
 
-    read: frozenset[SSAValue] = frozenset()
-    written: frozenset[SSAValue] = frozenset()
+    read: frozenset[SSAValue]
+    written: frozenset[SSAValue]
 
     @classmethod
     def by(cls, op: Operation) -> Accessed:
@@ -53,9 +53,6 @@ class Accessed:
             read |= affected_values(inner, MemoryEffectKind.READ)
             written |= affected_values(inner, MemoryEffectKind.WRITE)
         return cls(frozenset(read), frozenset(written))
-
-    def __or__(self, other: Accessed) -> Accessed:
-        return Accessed(self.read | other.read, self.written | other.written)
 
     def passed_to(self, later: Accessed) -> frozenset[SSAValue]:
         """The buffers through which the accesses `later`, made after these, depend on them:

@@ -48,10 +48,12 @@ not fit, is an error at the kernel.
 The nests of a `loop.kernel` run in order; those of a `tile.kernel` of more than one block at
 once (its blocks take their shares of every nest, and nothing orders blocks). So a kernel
 whose grid has more than one block and whose later nest depends on an earlier one through
-memory (reads or writes a buffer it writes, or writes one it reads: `emmy.dialects.
-dependences`) becomes several tile kernels, launched one after another where the loop kernel
-was: a new one starts at each nest that depends on a nest of the one before, each with its
-own grid and the schedule of its nests (their paths counted from 0), named `@k`, `@k_1`, ...:
+memory (reads or writes a buffer it writes, or writes one it reads; see
+`emmy.dialects.dependences`) becomes several tile kernels, launched one after another where
+the loop kernel was: each nest goes into the launch after that of the latest nest it
+depends on, with the top-level ops it passes values to in registers; each kernel has its
+own grid and the schedule of its nests (their paths counted from 0), and is named `@k`,
+`@k_1`, ... (a name no symbol has):
 
     loop.kernel @k(%x, %t, %y) {               tile.kernel @k(%x, %t, %y) grid [16, 1, 1] ...
       loop.for %i in 0 to 8192 { t[i] = x[i] }   tile.for %i in 0 to 8192 map global { ... }
@@ -239,19 +241,20 @@ def _group_kernel(
     schedule: Schedule,
     limits: Sequence[int],
 ) -> tile.KernelOp:
-    """The tile kernel of the top-level ops `group` of `body` (copies, with the constants of
-    `body` they use, and no others), scheduled by `schedule`'s part for its loops (their
+    """The tile kernel of the top-level ops `group` of `body`, constants aside (copies, with
+    the constants of `body` they use), scheduled by `schedule`'s part for its loops (their
     paths counted from the group's first loop)."""
     copy = Block(arg_types=kernel.argument_types)
     values: dict[SSAValue, SSAValue] = {}
     for old, new in zip(body.args, copy.args):
         new.name_hint = old.name_hint
         values[old] = new
-    ops = [op for op in group if not isinstance(op, arith.ConstantOp)]
     for constant in body.ops:
-        if isinstance(constant, arith.ConstantOp) and any(_uses(op, constant.result) for op in ops):
+        if isinstance(constant, arith.ConstantOp) and any(
+            _uses(op, constant.result) for op in group
+        ):
             copy.add_op(constant.clone(value_mapper=values))
-    for op in ops:
+    for op in group:
         copy.add_op(op.clone(value_mapper=values))
     loops = [op for op in body.ops if isinstance(op, tile.ForOp)]
     renumbered = {
