@@ -36,7 +36,12 @@ with (see `Schedule`), if any. Each loop carries its mapping, whatever the rest 
 - `serial`: each thread runs every iteration.
 No loop is inside another that reads the same block index (a global loop inside a grid loop
 would give each block a part of a part), and no `thread` or `global` loop is inside a `thread`
-or `global` loop (the threads already split the outer loop's iterations). The grid's z
+or `global` loop (the threads already split the outer loop's iterations). Blocks run at once
+and nothing orders them, so ops that different blocks run pass nothing to each other through
+memory (`emmy.dialects.dependences`): the nests of a kernel of more than one block, the
+iterations of a grid loop over more than one block (unless each accesses elements of its own,
+at the loop's variable), the loops of a row of a two-dimensional nest. The ops of one block
+are ordered by barriers (`lower-tile-to-kernel` puts them in). The grid's z
 dimension is 1; a block may have any shape, its threads numbered linearly (`x + y * bx + z * bx
 * by`, as CUDA forms warps).
 Element accesses are upstream `memref.load` / `memref.store`.
@@ -126,6 +131,11 @@ from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
 from emmy.dialects.access import parse_memref_type
+from emmy.dialects.dependences import (
+    buffer_name,
+    first_dependence,
+    store_shared_by_iterations,
+)
 from emmy.dialects.dtypes import element_bytes
 from emmy.dialects.effects import ReadsOperand, WritesSharedMemory, written_values
 from emmy.dialects.for_op import ForOpBase, Reduction
@@ -764,6 +774,56 @@ class KernelOp(KernelSymbolOp):
                         f"grid {list(self.grid_shape)} has {self.grid_shape[1]} rows of blocks, "
                         f"but a nest maps no loop to grid_y: it would run once per row"
                     )
+        self._verify_blocks_pass_nothing()
+
+    def _verify_blocks_pass_nothing(self) -> None:
+        """Ops that different blocks run at once, which nothing orders (no barrier spans the
+        grid), pass nothing to each other through memory (`emmy.dialects.dependences`): the
+        nests of a kernel of more than one block, the ops of an iteration of a grid_y loop
+        over rows of more than one block, and the ops of a serial loop's iteration where its
+        own are spread so; and no store is made to the same elements by every iteration of a
+        grid or grid_y loop whose iterations go to different blocks. (The ops of one block
+        are ordered with barriers by lower-tile-to-kernel.)"""
+        grid_x, grid_y, _ = self.grid_shape
+        paths = loop_paths(self.body.block, ForOp)
+
+        def name(op: Operation) -> str:
+            return f"loop {list(paths[op])}" if op in paths else f"'{op.name}'"
+
+        def check(ops: list[Operation], spread: str) -> None:
+            """`spread`: why `ops` run at once on different blocks ("" where they do not)."""
+            if spread and (dependence := first_dependence(ops)):
+                raise VerifyException(
+                    f"{dependence.explain(name)}, but nothing orders them: {spread}"
+                )
+            for op in ops:
+                if not isinstance(op, ForOp):
+                    continue
+                body = list(op.body.block.ops)
+                where = f"loop {list(paths[op])} ({op.mapping.data})"
+                blocks = {Mapping.GRID: grid_x, Mapping.GRID_Y: grid_y}.get(op.mapping.data, 1)
+                spread_iterations = blocks > 1 and op.trip_count > 1
+                if spread_iterations and (shared := store_shared_by_iterations(op)):
+                    raise VerifyException(
+                        f"every iteration of {where} stores to the same elements of "
+                        f"{buffer_name(shared)}, but its iterations run at once on "
+                        f"{blocks} blocks, and no barrier spans the grid (give each iteration "
+                        f"elements of its own, at the loop's variable)"
+                    )
+                if op.mapping.data == Mapping.GRID:
+                    check(body, "")
+                elif op.mapping.data == Mapping.GRID_Y:
+                    row = f"the ops of an iteration of {where}"
+                    check(body, _spread(row, grid_x, "in rows of one block, barriers order them"))
+                elif op.mapping.data == Mapping.SERIAL:
+                    check(body, spread)
+
+        nests = _spread(
+            "the nests of the kernel",
+            prod(self.grid_shape),
+            "launch them one after another, as lower-loop-to-tile does, or in one block",
+        )
+        check(list(self.body.block.ops), nests)
 
     def _verify_schedule(self) -> None:
         """The schedule a kernel was lowered with, if it keeps one, is the one it follows."""
@@ -831,6 +891,13 @@ class KernelOp(KernelSymbolOp):
     @classmethod
     def parse_launch_shape(cls, parser: Parser) -> tuple[list[int], list[int]]:
         return parse_shape(parser, "grid"), parse_shape(parser, "block")
+
+
+def _spread(what: str, blocks: int, remedy: str) -> str:
+    """Why `what` run at once on different blocks, and what orders them; "" for one block."""
+    if blocks == 1:
+        return ""
+    return f"{what} run at once on {blocks} blocks, and no barrier spans the grid ({remedy})"
 
 
 @irdl_op_definition

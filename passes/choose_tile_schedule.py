@@ -19,8 +19,10 @@ for the loop nests lower-fused-to-loop produces (one nest per output shape):
   constant indices, with a combiner and type atomics take (add, max, min on f32, f64, i32,
   i64): its blocks each reduce a part, and combine their totals with atomics
   (`split-reductions=false` keeps it in one block).
-- A kernel's only nest, if elementwise (the loops inside its grid loops are parallel and
-  hold no loops) and with fewer grid iterations (rows) than two per SM, is two-dimensional:
+- A kernel's only nest, if elementwise (the loops inside its grid loops are parallel, hold no
+  loops and pass nothing to each other through memory, which the blocks of a row, running
+  them at once, could not order) and with fewer grid iterations (rows) than two per SM, is
+  two-dimensional:
   its grid loops go to rows of blocks (`grid_y`) and the loops inside them to `global`, over
   the blocks of a row, so that 16 rows of 4096 still reach about one block per SM (a block of
   one vector per thread, sized so that the grid has about that many blocks in all).
@@ -114,6 +116,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException, VerifyException
 
 from emmy.dialects import loop, tile
+from emmy.dialects.dependences import first_dependence
 from emmy.dialects.dtypes import element_bytes
 from emmy.dialects.effects import written_values
 from emmy.dialects.kernel import MAX_VECTOR_BYTES, verify_block_shape
@@ -245,15 +248,17 @@ def _splits_across_blocks(reduction: loop.ForOp) -> bool:
 def _spreads_rows_over_blocks(
     roots: list[loop.ForOp], chain: list[loop.ForOp], target: GpuTarget
 ) -> bool:
-    """A kernel's only nest, elementwise (its loops inside the grid loops are parallel and
-    hold no loops), with fewer than MANY_ROWS_PER_SM rows per SM: its rows go to rows of
-    blocks and each row's iterations over a row of blocks (a two-dimensional nest), so that a
-    few long rows still reach every SM."""
+    """A kernel's only nest, elementwise (its loops inside the grid loops are parallel, hold
+    no loops and do not depend on each other), with fewer than MANY_ROWS_PER_SM rows per SM:
+    its rows go to rows of blocks and each row's iterations over a row of blocks (a
+    two-dimensional nest), so that a few long rows still reach every SM."""
     rows = prod(f.trip_count for f in chain)
     if len(roots) != 1 or not chain or rows >= MANY_ROWS_PER_SM * target.sm_count:
         return False
     inner = _child_loops(chain[-1])
-    return all(not f.is_reduction and not _child_loops(f) for f in inner)
+    return all(not f.is_reduction and not _child_loops(f) for f in inner) and (
+        first_dependence(list(chain[-1].body.block.ops)) is None
+    )
 
 
 def _mappings(

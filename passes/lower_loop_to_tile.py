@@ -44,11 +44,33 @@ vector width the schedule gives its path (serial when it gives none), and each s
 `tile.stage` of the rows of its buffer that the loops inside its grid loop read. The kernel
 keeps the schedule it was lowered with. A kernel without a schedule, or one its schedule does
 not fit, is an error at the kernel.
+
+The nests of a `loop.kernel` run in order; those of a `tile.kernel` of more than one block at
+once (its blocks take their shares of every nest, and nothing orders blocks). So a kernel
+whose grid has more than one block and whose later nest depends on an earlier one through
+memory (reads or writes a buffer it writes, or writes one it reads; see
+`emmy.dialects.dependences`) becomes several tile kernels, launched one after another where
+the loop kernel was: each nest goes into the launch after that of the latest nest it
+depends on, with the top-level ops it passes values to in registers; each kernel has its
+own grid and the schedule of its nests (their paths counted from 0), and is named `@k`,
+`@k_1`, ... (a name no symbol has):
+
+    loop.kernel @k(%x, %t, %y) {               tile.kernel @k(%x, %t, %y) grid [16, 1, 1] ...
+      loop.for %i in 0 to 8192 { t[i] = x[i] }   tile.for %i in 0 to 8192 map global { ... }
+      loop.for %i in 0 to 8192 {             tile.kernel @k_1(%x, %t, %y) grid [16, 1, 1] ...
+        y[i] = t[8191 - i]                       tile.for %i in 0 to 8192 map global { ... }
+      }                                      func.func @forward(...) {
+    }                                          tile.launch @k(...)
+                                               tile.launch @k_1(...)
+
+A kernel of one block keeps its nests together: `lower-tile-to-kernel` puts a barrier between
+dependent ones.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from math import prod
 
 from xdsl.context import Context
@@ -59,6 +81,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException, VerifyException
 
 from emmy.dialects import loop, tile
+from emmy.dialects.dependences import Accessed, Dependence
 from emmy.dialects.effects import written_values
 from emmy.dialects.target import TARGET_ATTRIBUTE, TargetAttr, target_of
 from emmy.dialects.tile import GRID_MAPPINGS, LoopPath, Mapping, Schedule, ScheduleAttr, StageMode
@@ -133,25 +156,133 @@ def _stages(kernel: loop.KernelOp, schedule: Schedule, loops: dict[LoopPath, loo
     return stages
 
 
-def _grid(schedule: Schedule, paths: dict[loop.ForOp, LoopPath], kernel: loop.KernelOp):
-    """The blocks along each grid dimension: the most that any loop over it needs (a chain of
-    grid loops needs its iterations, a global loop its iterations in blocks' worth)."""
-    threads = prod(schedule.block)
+def _grid(nests: Sequence[Operation], block: Sequence[int], limits: Sequence[int]) -> list[int]:
+    """The blocks along each grid dimension: the most that any tile.for of `nests` needs (a
+    chain of grid loops needs its iterations, a global loop its iterations in blocks'
+    worth), within the target's `limits`."""
+    threads = prod(block)
     extents = [1, 1, 1]
-    for for_op, path in paths.items():
-        mapped = schedule.loop(path)
-        if mapped.mapping == Mapping.GLOBAL:
-            extents[0] = max(extents[0], -(-for_op.trip_count // (threads * mapped.vector)))
-        elif mapped.mapping in GRID_MAPPINGS:
-            dimension = tile.grid_dimensions(mapped.mapping)[0]
-            chain = [
-                f
-                for f in enclosing_and_self(for_op)
-                if schedule.loop(paths[f]).mapping == mapped.mapping
-            ]
+    for for_op in (f for nest in nests for f in nest.walk() if isinstance(f, tile.ForOp)):
+        mapping = for_op.mapping.data
+        if mapping == Mapping.GLOBAL:
+            per_block = threads * for_op.vector_width
+            extents[0] = max(extents[0], -(-for_op.trip_count // per_block))
+        elif mapping in GRID_MAPPINGS:
+            chain, op = [], for_op
+            while isinstance(op, tile.ForOp):
+                if op.mapping.data == mapping:
+                    chain.append(op)
+                op = op.parent_op()
+            dimension = tile.grid_dimensions(mapping)[0]
             extents[dimension] = max(extents[dimension], prod(f.trip_count for f in chain))
-    limits = target_of(kernel).max_grid_shape
     return [min(limit, extent) for limit, extent in zip(limits, extents)]
+
+
+def _launch_groups(ops: Sequence[Operation]) -> list[list[Operation]]:
+    """The top-level ops of a kernel of several blocks (but constants, which each group makes
+    its own), in groups to launch one after another, in order within each: an op goes in
+    the group after the latest of the ops before it that it depends on through memory, with
+    the ops that pass it values or take values from it, which cannot cross a launch."""
+    ops = [op for op in ops if not isinstance(op, arith.ConstantOp)]
+    together = {op: op for op in ops}
+    """Each op's representative among the ops that values pass between (a union-find)."""
+
+    def unit(op: Operation) -> Operation:
+        while together[op] is not op:
+            op = together[op]
+        return op
+
+    for op in ops:
+        for inner in op.walk():
+            for operand in inner.operands:
+                if isinstance(operand.owner, Operation) and operand.owner in together:
+                    together[unit(operand.owner)] = unit(op)
+    accessed = [(op, Accessed.by(op)) for op in ops]
+    dependences = [
+        dependence
+        for position, later in enumerate(accessed)
+        for earlier in accessed[:position]
+        if (dependence := Dependence.between(earlier, later))
+    ]
+    group = dict.fromkeys((unit(op) for op in ops), 0)
+    rounds = 0
+    while apart := [d for d in dependences if group[unit(d.later)] <= group[unit(d.earlier)]]:
+        # Each round settles one more unit of a longest chain; one more than there are
+        # units, or a unit that depends on itself, is a cycle no order of launches breaks.
+        if rounds > len(group) or any(unit(d.earlier) is unit(d.later) for d in apart):
+            loops = [op for op in ops if isinstance(op, tile.ForOp)]
+
+            def name(op: Operation) -> str:
+                return f"loop [{loops.index(op)}]" if op in loops else f"'{op.name}'"
+
+            raise ScheduleError(
+                f"{apart[0].explain(name)}, so they must run in separate launches (the blocks "
+                "of one run their shares of every nest at once), but values pass between them "
+                "in registers too, which launches do not share"
+            )
+        for dependence in apart:
+            group[unit(dependence.later)] = group[unit(dependence.earlier)] + 1
+        rounds += 1
+    return [
+        [op for op in ops if group[unit(op)] == number]
+        for number in range(max(group.values(), default=0) + 1)
+    ]
+
+
+def _uses(op: Operation, value: SSAValue) -> bool:
+    return any(operand is value for inner in op.walk() for operand in inner.operands)
+
+
+def _group_kernel(
+    name: str,
+    kernel: loop.KernelOp,
+    body: Block,
+    group: Sequence[Operation],
+    schedule: Schedule,
+    limits: Sequence[int],
+) -> tile.KernelOp:
+    """The tile kernel of the top-level ops `group` of `body`, constants aside (copies, with
+    the constants of `body` they use), scheduled by `schedule`'s part for its loops (their
+    paths counted from the group's first loop)."""
+    copy = Block(arg_types=kernel.argument_types)
+    values: dict[SSAValue, SSAValue] = {}
+    for old, new in zip(body.args, copy.args):
+        new.name_hint = old.name_hint
+        values[old] = new
+    for constant in body.ops:
+        if isinstance(constant, arith.ConstantOp) and any(
+            _uses(op, constant.result) for op in group
+        ):
+            copy.add_op(constant.clone(value_mapper=values))
+    for op in group:
+        copy.add_op(op.clone(value_mapper=values))
+    loops = [op for op in body.ops if isinstance(op, tile.ForOp)]
+    renumbered = {
+        loops.index(op): index
+        for index, op in enumerate(o for o in group if isinstance(o, tile.ForOp))
+    }
+
+    def moved(path: LoopPath) -> LoopPath:
+        return (renumbered[path[0]], *path[1:])
+
+    part = replace(
+        schedule,
+        loops=tuple((moved(p), s) for p, s in schedule.loops if p[0] in renumbered),
+        stages=tuple(
+            replace(s, loop=moved(s.loop)) for s in schedule.stages if s.loop[0] in renumbered
+        ),
+    )
+    grid = _grid(group, schedule.block, limits)
+    return _kernel(name, kernel, copy, grid, part)
+
+
+def _kernel(
+    name: str, kernel: loop.KernelOp, body: Block, grid: Sequence[int], schedule: Schedule
+) -> tile.KernelOp:
+    lowered = tile.KernelOp(name, kernel.argument_types, grid, schedule.block, Region(body))
+    lowered.attributes[tile.SCHEDULE_ATTRIBUTE] = ScheduleAttr(schedule)
+    lowered.location = kernel.location
+    return lowered
 
 
 def _convert_body(
@@ -241,8 +372,15 @@ def _contraction_body(
     return gemm
 
 
-def lower_kernel(kernel: loop.KernelOp, schedule: Schedule) -> tile.KernelOp:
-    """`kernel` scheduled by `schedule`, verified; a ScheduleError says why it cannot be."""
+def lower_kernel(
+    kernel: loop.KernelOp,
+    schedule: Schedule,
+    name: Callable[[int], str] | None = None,
+) -> list[tile.KernelOp]:
+    """`kernel` scheduled by `schedule`, verified: one tile kernel, or the kernels to launch
+    one after another where its nests depend on each other (see the module docstring), the
+    first named as `kernel`, part `n` as `name(n)` (`<kernel>_<n>` if not given); a
+    ScheduleError says why it cannot be."""
     if any(isinstance(op, loop.ContractOp) for op in kernel.body.block.ops) and not (
         schedule.is_contraction
     ):
@@ -262,29 +400,44 @@ def lower_kernel(kernel: loop.KernelOp, schedule: Schedule) -> tile.KernelOp:
         new.name_hint = old.name_hint
         values[old] = new
     target = target_of(kernel)
+    first = kernel.sym_name.data
     if schedule.is_contraction:
         gemm = _contraction_body(kernel, schedule, values, body)
         try:
             grid = list(gemm.grid(target))
         except VerifyException as error:
             raise ScheduleError(str(error)) from None
+        lowered = [_kernel(first, kernel, body, grid, schedule)]
     else:
         _convert_body(kernel.body.block, body, schedule, paths, stages, values)
-        grid = _grid(schedule, paths, kernel)
-    lowered = tile.KernelOp(
-        kernel.sym_name.data, kernel.argument_types, grid, schedule.block, Region(body)
-    )
-    lowered.attributes[tile.SCHEDULE_ATTRIBUTE] = ScheduleAttr(schedule)
-    lowered.location = kernel.location
+        limits = target.max_grid_shape
+        grid = _grid(list(body.ops), schedule.block, limits)
+        groups = _launch_groups(list(body.ops)) if prod(grid) > 1 else []
+        if len(groups) > 1:
+            lowered = [
+                _group_kernel(
+                    first if not part else name(part) if name else f"{first}_{part}",
+                    kernel,
+                    body,
+                    group,
+                    schedule,
+                    limits,
+                )
+                for part, group in enumerate(groups)
+            ]
+        else:
+            lowered = [_kernel(first, kernel, body, grid, schedule)]
     # A tile.kernel is a module-level symbol whose limits are its module's target's: it is
     # verified in a module for the GPU that `kernel`'s module is for.
-    ModuleOp([lowered], {TARGET_ATTRIBUTE: TargetAttr(target.arch)})
+    ModuleOp(lowered, {TARGET_ATTRIBUTE: TargetAttr(target.arch)})
     try:
-        lowered.verify()
+        for verified in lowered:
+            verified.verify()
     except VerifyException as error:
         raise ScheduleError(str(error)) from None
     finally:
-        lowered.detach()
+        for verified in lowered:
+            verified.detach()
     return lowered
 
 
@@ -296,6 +449,18 @@ class LowerLoopToTilePass(ModulePass):
     name = "lower-loop-to-tile"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        symbols = {o.sym_name.data for o in op.body.block.ops if hasattr(o, "sym_name")}
+        launched: dict[str, list[str]] = {}
+
+        def unused(name: str, part: int) -> str:
+            """The name of part `part` of kernel `name`: `<name>_<part>`, or with a further
+            suffix where that is taken."""
+            candidate, suffix = f"{name}_{part}", 0
+            while candidate in symbols:
+                suffix += 1
+                candidate = f"{name}_{part}_{suffix}"
+            return candidate
+
         for kernel in [k for k in op.body.block.ops if isinstance(k, loop.KernelOp)]:
             name = kernel.sym_name.data
             attribute = kernel.attributes.get(tile.SCHEDULE_ATTRIBUTE)
@@ -306,16 +471,20 @@ class LowerLoopToTilePass(ModulePass):
                     kernel,
                 )
             try:
-                lowered = lower_kernel(kernel, attribute.data)
+                lowered = lower_kernel(kernel, attribute.data, lambda part: unused(name, part))
             except ScheduleError as error:
                 raise PassFailedException(
                     f"cannot apply the schedule of @{name}: {error}", kernel
                 ) from None
-            op.body.block.insert_op_before(lowered, kernel)
+            for part in lowered:
+                op.body.block.insert_op_before(part, kernel)
+                symbols.add(part.sym_name.data)
+            launched[name] = [part.sym_name.data for part in lowered]
             op.body.block.erase_op(kernel, safe_erase=False)
         for launch in [o for o in op.walk() if isinstance(o, loop.LaunchOp)]:
-            replacement = tile.LaunchOp(launch.kernel.root_reference.data, launch.arguments)
-            replacement.location = launch.location
             parent = launch.parent_block()
-            parent.insert_op_before(replacement, launch)
+            for part in launched.get(launch.kernel.root_reference.data, []):
+                replacement = tile.LaunchOp(part, launch.arguments)
+                replacement.location = launch.location
+                parent.insert_op_before(replacement, launch)
             parent.erase_op(launch)

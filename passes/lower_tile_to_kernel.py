@@ -39,6 +39,19 @@ registers and the epilogue per accumulator element (see `emmy.passes.gemm_kernel
 wgmma atom, a warp-specialised kernel in which a producer warp group copies the K slices with
 TMA, which the consumers' wgmmas multiply, mbarriers passing the stages between them (see
 `emmy.passes.wgmma_gemm_kernel`), whose launch passes the operands again for its tensor maps.
+The ops that a block runs in order (a kernel's nests, the body of a grid or serial loop) pass
+data through memory across a barrier: one goes before an op that depends on an op since the
+last barrier (reads or writes a buffer it wrote, or writes one it read:
+`emmy.dialects.dependences`), and at the end of a loop's body where the next iteration's first
+ops would depend on this one's last (except through elements each iteration has of its own);
+a staged row and a block's reduction end with barriers of their own, which count. Ops that
+share nothing get none:
+
+    tile.for %i in 0 to 4 map grid {                   scf.for %i = %bid to %c4 step %gdim {
+      tile.for %j ... map thread { %t[%i, %j] = .. }     ... stores %t[%i, %j] ...
+      tile.for %j ... map thread { .. = %t[%i, 255 - %j] }   kernel.barrier
+    }                                                    ... loads %t[%i, 255 - %j] ...
+                                                       }
 The host's `tile.launch` becomes a `kernel.launch` with the kernel's grid, block and dynamic
 shared memory.
 """
@@ -52,12 +65,13 @@ from math import prod
 from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf
 from xdsl.dialects import vector as vector_dialect
-from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, VectorType, i32
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, VectorType, i32
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from emmy.dialects import kernel, tile
 from emmy.dialects.combiner import combine, identity
+from emmy.dialects.dependences import Accessed, private_to_iterations
 from emmy.dialects.dtypes import element_bytes
 from emmy.dialects.effects import written_values
 from emmy.dialects.target import GpuTarget, target_of
@@ -107,6 +121,9 @@ class _KernelBuilder:
         self.lane: _Lane | None = None
         self.split_totals: dict[SSAValue, SSAValue] = {}
         """Tile IR result of a reduction split across blocks -> this block's total."""
+        self.per_thread = False
+        """Ops are being converted for each thread on its own (in a thread or global loop),
+        not in order by the whole block."""
 
     def _add(self, op: Operation) -> Operation:
         self.block.add_op(op)
@@ -149,6 +166,40 @@ class _KernelBuilder:
     def convert(self, source: Block) -> None:
         for op in source.ops:
             self.convert_op(op)
+
+    def convert_in_order(self, ops: Sequence[Operation], loops: Sequence[tile.ForOp]) -> None:
+        """Converts ops that the whole block runs in order (a kernel's nests; the body of a
+        serial loop, or of the chain of grid loops `loops`), with a barrier before an op that
+        depends on one after the last barrier (`emmy.dialects.dependences`), and at the end
+        of a loop's body where an op of the next iteration, before its first barrier, would
+        depend on another of this one after its last (not through a buffer each iteration
+        has elements of its own of). A barrier that an op ends with itself (a staged row, a
+        block's reduction) orders what it accessed."""
+        private = private_to_iterations(loops, ops) if loops else frozenset()
+        since: list[tuple[Operation, Accessed]] = []
+        """The ops after the last barrier, and what they access."""
+        before: list[tuple[Operation, Accessed]] = []
+        """The ops before the first barrier, and what they access."""
+        first_barrier = False
+        for op in ops:
+            accessed = Accessed.by(op)
+            if any(earlier.passed_to(accessed) for _, earlier in since):
+                self._add(kernel.BarrierOp())
+                since, first_barrier = [], True
+            last = self.block.last_op
+            self.convert_op(op)
+            emitted = _emitted_after(self.block, last)
+            if not first_barrier and _accesses_before_barrier(emitted):
+                before.append((op, accessed))
+            first_barrier = first_barrier or any(isinstance(e, kernel.BarrierOp) for e in emitted)
+            since = [] if _ends_in_barrier(emitted) else [*since, (op, accessed)]
+        if loops and any(
+            earlier.passed_to(accessed) - private
+            for op, earlier in since
+            for later, accessed in before
+            if later is not op
+        ):
+            self._add(kernel.BarrierOp())
 
     def convert_op(self, op: Operation) -> None:
         if isinstance(op, tile.ForOp):
@@ -396,9 +447,10 @@ class _KernelBuilder:
         """Emits the body once per consecutive iteration a thread takes; returns what each
         iteration of a reduction contributes."""
         width = op.vector_width
-        outer = self.lane
+        outer, per_thread = self.lane, self.per_thread
         lane = _Lane(op, width)
         self.lane = lane if width > 1 else None
+        self.per_thread = per_thread or op.mapping.data in tile.VECTOR_MAPPINGS
         contributions = []
         for index in range(width):
             lane.index = index
@@ -407,10 +459,13 @@ class _KernelBuilder:
                 if index
                 else induction_var
             )
-            self.convert(op.body.block)
+            if self.per_thread:
+                self.convert(op.body.block)
+            else:
+                self.convert_in_order(list(op.body.block.ops), [op])
             if op.is_reduction:
                 contributions.append(self.values[op.body.block.last_op.arguments[0]])
-        self.lane = outer
+        self.lane, self.per_thread = outer, per_thread
         return contributions
 
     def _grid_loops(self, outermost: tile.ForOp) -> None:
@@ -433,11 +488,11 @@ class _KernelBuilder:
                     index = self._index(arith.AddiOp, index, self.constant(for_op.lower.data))
                 self.values[for_op.induction_var] = index
             staged = dict(self.staged)
+            ops = []
             for for_op in chain:
                 nested = chain[chain.index(for_op) + 1] if for_op is not chain[-1] else None
-                for body_op in for_op.body.block.ops:
-                    if body_op is not nested:
-                        self.convert_op(body_op)
+                ops += [body_op for body_op in for_op.body.block.ops if body_op is not nested]
+            self.convert_in_order(ops, chain)
             self.staged = staged  # a staged row holds this iteration's row only
 
         if outermost.mapping.data == tile.Mapping.GRID:
@@ -505,6 +560,45 @@ def _feeds_math_function(value: SSAValue) -> bool:
     return False
 
 
+def _emitted_after(block: Block, last: Operation | None) -> list[Operation]:
+    """The ops of `block` after `last` (all of them where it is None)."""
+    op = block.first_op if last is None else last.next_op
+    emitted = []
+    while op is not None:
+        emitted.append(op)
+        op = op.next_op
+    return emitted
+
+
+def _touches_global_memory(op: Operation) -> bool:
+    return any(
+        isinstance(value.type, MemRefType) and not kernel.is_shared(value.type)
+        for inner in op.walk()
+        for value in inner.operands
+    )
+
+
+def _accesses_before_barrier(ops: Sequence[Operation]) -> bool:
+    """Whether one of `ops` (in order) touches global memory before the first barrier."""
+    for op in ops:
+        if isinstance(op, kernel.BarrierOp):
+            return False
+        if _touches_global_memory(op):
+            return True
+    return False
+
+
+def _ends_in_barrier(ops: Sequence[Operation]) -> bool:
+    """Whether a barrier follows the last of `ops` (in order) that touches global memory,
+    and so orders everything they access before what comes after them."""
+    for op in reversed(ops):
+        if isinstance(op, kernel.BarrierOp):
+            return True
+        if _touches_global_memory(op):
+            return False
+    return False
+
+
 def _loaded_buffers(for_op: tile.ForOp) -> set[SSAValue]:
     return {o.memref for o in for_op.body.walk() if isinstance(o, memref.LoadOp)}
 
@@ -560,7 +654,7 @@ def _lower_kernel(source: tile.KernelOp, target: GpuTarget) -> tuple[kernel.Func
     for old, new in zip(source.body.block.args, body.args):
         new.name_hint = old.name_hint
         builder.values[old] = new
-    builder.convert(source.body.block)
+    builder.convert_in_order(list(source.body.block.ops), [])
     lowered = kernel.FuncOp(
         source.sym_name.data, source.argument_types, source.block_shape, Region(body)
     )

@@ -111,6 +111,33 @@ loop.kernel @k_silu(%x: memref<16x4096xf32>, %y: memref<16x4096xf32>) {
 
 // -----
 
+// The same rows, passed through %t from one loop to the next (reversed): spread over the
+// blocks of a row, nothing would order the two loops, so each row stays in one block, its
+// loops over the block's threads (lower-tile-to-kernel puts a barrier between them).
+
+// SCHEDULE-LABEL: loop.kernel @k_reverse_rows(
+// SCHEDULE-SAME:    loops [[0] grid, [0, 0] thread vector 4, [0, 1] thread vector 4]>} {
+
+// CHECK-LABEL: tile.kernel @k_reverse_rows(
+// CHECK-SAME:    grid [16, 1, 1] block [512, 1, 1]
+
+loop.kernel @k_reverse_rows(%x: memref<16x4096xf32>, %t: memref<16x4096xf32>, %y: memref<16x4096xf32>) {
+  loop.for %i in 0 to 16 {
+    loop.for %j in 0 to 4096 {
+      %v = loop.load %x[%i, %j] : memref<16x4096xf32>
+      loop.store %v, %t[%i, %j] : memref<16x4096xf32>
+    }
+    loop.for %j in 0 to 4096 {
+      %c4095 = arith.constant 4095 : index
+      %k = arith.subi %c4095, %j : index
+      %v = loop.load %t[%i, %k] : memref<16x4096xf32>
+      loop.store %v, %y[%i, %j] : memref<16x4096xf32>
+    }
+  }
+}
+
+// -----
+
 // With two rows per SM or more (264 on an H200), the rows alone fill the GPU: a row per grid
 // iteration, its columns over the threads of a block, 4 vectors a thread (64 / 4 / 4 = 4
 // threads, one warp).

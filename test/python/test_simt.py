@@ -1,4 +1,5 @@
-"""The SIMT emulator (`emmy.tools.interpreter.simt`) on hand-written Kernel IR, against numpy."""
+"""The SIMT emulator (`emmy.tools.interpreter.simt`) on hand-written Kernel IR and on Kernel IR
+lowered from Tile and Loop IR, against numpy and the levels above."""
 
 from __future__ import annotations
 
@@ -6,11 +7,14 @@ import time
 
 import numpy as np
 import pytest
+from xdsl.dialects import scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import VerifyException
 
-from emmy.dialects import make_context
+from emmy.dialects import kernel, make_context
+from emmy.passes.choose_tile_schedule import ChooseTileSchedulePass
+from emmy.passes.lower_loop_to_tile import LowerLoopToTilePass
 from emmy.passes.lower_tile_to_kernel import LowerTileToKernelPass
 from emmy.tools.interpreter.run import ExecutionError, run_module
 
@@ -889,8 +893,7 @@ def test_threads_storing_different_values_to_one_shared_element_race():
         run(text, randn(64, 96))
 
 
-def test_uniform_store_keeps_the_highest_threads_value():
-    text = """
+UNIFORM_STORE = """
 kernel.func @last(%y: memref<1xi32>) block [64, 1, 1] {
   %tid = kernel.thread_id x
   %c0 = arith.constant 0 : index
@@ -908,8 +911,24 @@ func.func @forward() -> memref<1xi32> {
   func.return %y : memref<1xi32>
 }
 """
+
+
+def test_threads_storing_one_value_to_one_global_element_is_fine():
+    text = UNIFORM_STORE.replace(
+        "%v = arith.index_cast %tid : index to i32", "%v = arith.constant 49 : i32"
+    )
     (y,) = run(text)
     assert y[0] == 49
+
+
+def test_threads_storing_different_values_to_one_global_element_race():
+    """Which thread's value stays is up to the GPU: a race, however small the kernel."""
+    with pytest.raises(
+        ExecutionError,
+        match=r"'memref.store'.*in @last, thread \(0, 0, 0\) of block \(0, 0, 0\) and another "
+        r"thread store different values to element \[0\] of %y at once",
+    ):
+        run(UNIFORM_STORE)
 
 
 UNINITIALISED_SHARED = """
@@ -1029,6 +1048,154 @@ def test_missing_barrier_is_reported_as_a_race():
         run(text, randn(32, 2048), randn(2048))
 
 
+# ---- races on global memory -------------------------------------------------------------
+
+REVERSE_THROUGH_MEMORY = """
+kernel.func @reverse(%x: memref<1024xf32>, %t: memref<1024xf32>, %y: memref<1024xf32>) block
+    [128, 1, 1] {
+  %tid = kernel.thread_id x
+  %bid = kernel.block_id x
+  %bdim = kernel.block_dim x
+  %gdim = kernel.grid_dim x
+  %base = arith.muli %bid, %bdim : index
+  %start = arith.addi %base, %tid : index
+  %stride = arith.muli %bdim, %gdim : index
+  %n = arith.constant 1024 : index
+  %last = arith.constant 1023 : index
+  scf.for %i = %start to %n step %stride {
+    %v = memref.load %x[%i] : memref<1024xf32>
+    memref.store %v, %t[%i] : memref<1024xf32>
+  }
+  kernel.barrier
+  scf.for %i = %start to %n step %stride {
+    %j = arith.subi %last, %i : index
+    %v = memref.load %t[%j] : memref<1024xf32>
+    memref.store %v, %y[%i] : memref<1024xf32>
+  }
+}
+
+func.func @forward(%x: memref<1024xf32>) -> memref<1024xf32> {
+  %t = memref.alloc() : memref<1024xf32>
+  %y = memref.alloc() : memref<1024xf32>
+  kernel.launch @reverse(%x, %t, %y) grid [1, 1, 1] block [128, 1, 1] smem 0
+      : memref<1024xf32>, memref<1024xf32>, memref<1024xf32>
+  func.return %y : memref<1024xf32>
+}
+"""
+
+
+def test_a_block_passes_data_through_global_memory_across_a_barrier():
+    x = randn(1024)
+    (y,) = run(REVERSE_THROUGH_MEMORY, x)
+    np.testing.assert_array_equal(y, x[::-1])
+
+
+def test_a_missing_barrier_before_reading_global_memory_is_a_race():
+    """Thread 0 reads t[1023], which thread 127 (of another warp) stored in the same phase:
+    lockstep execution gets it right, a GPU need not."""
+    with pytest.raises(
+        ExecutionError,
+        match=r"'memref.load'.*in @reverse, thread \(0, 0, 0\) of block \(0, 0, 0\) reads "
+        r"element \[1023\] of %t, which thread \(127, 0, 0\) stored since the last barrier "
+        r"\(a missing kernel.barrier\?\): `memref.store %v, %t\[%i\] : memref<1024xf32>`, "
+        r"then `%v = memref.load %t\[%j\] : memref<1024xf32>`",
+    ):
+        run(REVERSE_THROUGH_MEMORY.replace("  kernel.barrier\n", ""), randn(1024))
+
+
+@pytest.mark.parametrize("blocks_per_chunk", [None, 1], ids=["lockstep", "one-by-one"])
+def test_a_barrier_does_not_order_blocks(monkeypatch, blocks_per_chunk):
+    """Across blocks nothing orders the two loops, however the emulator runs the blocks: in
+    lockstep the read finds the other block's store; one block after another, the store finds
+    the other block's read."""
+    from emmy.tools.interpreter import simt
+
+    text = REVERSE_THROUGH_MEMORY.replace("grid [1, 1, 1]", "grid [4, 1, 1]")
+    if blocks_per_chunk is None:
+        message = (
+            r"'memref.load'.*thread \(0, 0, 0\) of block \(0, 0, 0\) reads element \[1023\] "
+            r"of %t, which thread \(127, 0, 0\) of block \(3, 0, 0\) stored in the same "
+            r"launch, whose blocks nothing orders"
+        )
+    else:
+        monkeypatch.setattr(simt, "CHUNK_THREADS", 128 * blocks_per_chunk)
+        message = (
+            r"'memref.store'.*thread \(0, 0, 0\) of block \(2, 0, 0\) stores to element "
+            r"\[256\] of %t, which thread \(127, 0, 0\) of block \(1, 0, 0\) read in the "
+            r"same launch, whose blocks nothing orders"
+        )
+    with pytest.raises(ExecutionError, match=message):
+        run(text, randn(1024))
+
+
+def test_a_store_over_what_another_thread_of_the_block_read_is_a_race():
+    """Thread 1 stores t[1023], which thread 0 has just read: on a GPU the store may come
+    first."""
+    text = REVERSE_THROUGH_MEMORY.replace(
+        "    memref.store %v, %y[%i] : memref<1024xf32>",
+        "    memref.store %v, %y[%i] : memref<1024xf32>\n"
+        "    %c1 = arith.constant 1 : index\n"
+        "    %next = arith.addi %j, %c1 : index\n"
+        "    %k = arith.remui %next, %n : index\n"
+        "    %w = arith.addf %v, %v : f32\n"
+        "    memref.store %w, %t[%k] : memref<1024xf32>",
+    )
+    with pytest.raises(
+        ExecutionError,
+        match=r"'memref.store'.*thread \(1, 0, 0\) of block \(0, 0, 0\) stores to element "
+        r"\[1023\] of %t, which thread \(0, 0, 0\) read since the last barrier",
+    ):
+        run(text, randn(1024))
+
+
+SUM_THEN_READ = """
+kernel.func @total(%x: memref<1024xf32>, %sum: memref<1xf32>, %y: memref<1024xf32>) block
+    [128, 1, 1] {
+  %tid = kernel.thread_id x
+  %bid = kernel.block_id x
+  %c0 = arith.constant 0 : index
+  %c128 = arith.constant 128 : index
+  %base = arith.muli %bid, %c128 : index
+  %i = arith.addi %base, %tid : index
+  %v = memref.load %x[%i] : memref<1024xf32>
+  %old = kernel.atomic add %v, %sum[%c0] : memref<1xf32>
+  READ
+}
+
+func.func @forward(%x: memref<1024xf32>) -> (memref<1xf32>, memref<1024xf32>) {
+  %sum = memref.alloc() : memref<1xf32>
+  %y = memref.alloc() : memref<1024xf32>
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  memref.store %zero, %sum[%c0] : memref<1xf32>
+  kernel.launch @total(%x, %sum, %y) grid [8, 1, 1] block [128, 1, 1] smem 0
+      : memref<1024xf32>, memref<1xf32>, memref<1024xf32>
+  func.return %sum, %y : memref<1xf32>, memref<1024xf32>
+}
+"""
+
+
+def test_atomics_of_many_blocks_do_not_race_with_each_other():
+    x = randn(1024)
+    total, _ = run(SUM_THEN_READ.replace("READ", ""), x)
+    np.testing.assert_allclose(total, [x.sum()], rtol=1e-5)
+
+
+def test_reading_what_other_blocks_update_with_atomics_is_a_race():
+    read = (
+        "kernel.barrier\n"
+        "  %s = memref.load %sum[%c0] : memref<1xf32>\n"
+        "  memref.store %s, %y[%i] : memref<1024xf32>"
+    )
+    with pytest.raises(
+        ExecutionError,
+        match=r"'memref.load'.*in @total, thread \(0, 0, 0\) of block \(0, 0, 0\) reads "
+        r"element \[0\] of %sum, which threads of several blocks updated with kernel.atomic "
+        r"in the same launch",
+    ):
+        run(SUM_THEN_READ.replace("READ", read), randn(1024))
+
+
 def test_shuffle_in_a_partly_active_warp_is_an_error():
     text = SHUFFLES.replace(
         "%x = kernel.shuffle xor %v, %five : i32",
@@ -1060,6 +1227,8 @@ tile.kernel @k(%x: memref<8x200xf32>, %y: memref<8x200xf32>, %rows: memref<8xf32
       memref.store %w, %y[%i, %j] : memref<8x200xf32>
     }
   }
+}
+tile.kernel @max(%rows: memref<8xf32>, %total: memref<1xf32>) grid [4, 1, 1] block BLOCK {
   %max = tile.for %n in 0 to 8 map global reduce max init -3.4e38 : f32 {
     %m = memref.load %rows[%n] : memref<8xf32>
     tile.yield %m : f32
@@ -1073,6 +1242,7 @@ func.func @forward(%x: memref<8x200xf32>) -> (memref<8x200xf32>, memref<8xf32>, 
   %total = memref.alloc() : memref<1xf32>
   tile.launch @k(%x, %y, %rows, %total)
     : memref<8x200xf32>, memref<8x200xf32>, memref<8xf32>, memref<1xf32>
+  tile.launch @max(%rows, %total) : memref<8xf32>, memref<1xf32>
   func.return %y, %rows, %total : memref<8x200xf32>, memref<8xf32>, memref<1xf32>
 }
 """
@@ -1081,7 +1251,8 @@ func.func @forward(%x: memref<8x200xf32>) -> (memref<8x200xf32>, memref<8xf32>, 
 @pytest.mark.parametrize("block", [(64, 1, 1), (32, 2, 1), (16, 2, 2), (8, 4, 4)])
 def test_tile_kernel_of_any_block_shape_covers_every_element(block):
     """Every thread of a block of any shape takes its share: thread loops, their reductions
-    (warps of the linear thread id) and a reduction split across blocks all see every element."""
+    (warps of the linear thread id) and a reduction split across blocks all see every element
+    (the blocks' row sums pass to the split reduction between two launches)."""
     text = TILE_BLOCK_SHAPES.replace("BLOCK", str(list(block)))
     module = parse(text)
     LowerTileToKernelPass().apply(make_context(), module)
@@ -1092,3 +1263,174 @@ def test_tile_kernel_of_any_block_shape_covers_every_element(block):
     np.testing.assert_array_equal(y, x * x)
     np.testing.assert_allclose(rows, x.sum(axis=1), rtol=1e-5)
     np.testing.assert_allclose(total, [x.sum(axis=1).max()], rtol=1e-5)
+
+
+# ---- data passed between loops through memory, lowered from Loop IR --------------------------
+
+REVERSE_NESTS = """
+loop.kernel @k(%x: memref<Nxf32>, %t: memref<Nxf32>, %y: memref<Nxf32>) {
+  loop.for %i in 0 to N {
+    %v = loop.load %x[%i] : memref<Nxf32>
+    loop.store %v, %t[%i] : memref<Nxf32>
+  }
+  loop.for %i in 0 to N {
+    %last = arith.constant LAST : index
+    %j = arith.subi %last, %i : index
+    %v = loop.load %t[%j] : memref<Nxf32>
+    loop.store %v, %y[%i] : memref<Nxf32>
+  }
+}
+func.func @forward(%x: memref<Nxf32>) -> memref<Nxf32> {
+  %t = memref.alloc() : memref<Nxf32>
+  %y = memref.alloc() : memref<Nxf32>
+  loop.launch @k(%x, %t, %y) : memref<Nxf32>, memref<Nxf32>, memref<Nxf32>
+  func.return %y : memref<Nxf32>
+}
+"""
+
+REVERSE_ROWS = """
+loop.kernel @k(%x: memref<16x4096xf32>, %t: memref<16x4096xf32>, %y: memref<16x4096xf32>) {
+  loop.for %i in 0 to 16 {
+    loop.for %j in 0 to 4096 {
+      %v = loop.load %x[%i, %j] : memref<16x4096xf32>
+      loop.store %v, %t[%i, %j] : memref<16x4096xf32>
+    }
+    loop.for %j in 0 to 4096 {
+      %c4095 = arith.constant 4095 : index
+      %k = arith.subi %c4095, %j : index
+      %v = loop.load %t[%i, %k] : memref<16x4096xf32>
+      loop.store %v, %y[%i, %j] : memref<16x4096xf32>
+    }
+  }
+}
+func.func @forward(%x: memref<16x4096xf32>) -> memref<16x4096xf32> {
+  %t = memref.alloc() : memref<16x4096xf32>
+  %y = memref.alloc() : memref<16x4096xf32>
+  loop.launch @k(%x, %t, %y) : memref<16x4096xf32>, memref<16x4096xf32>, memref<16x4096xf32>
+  func.return %y : memref<16x4096xf32>
+}
+"""
+
+
+def scheduled_levels(text: str) -> tuple[ModuleOp, ModuleOp, ModuleOp]:
+    """The program at the loop, tile and kernel levels, by the heuristic's schedules."""
+    loop_level = parse(text)
+    ChooseTileSchedulePass().apply(make_context(), loop_level)
+    tile_level = loop_level.clone()
+    LowerLoopToTilePass().apply(make_context(), tile_level)
+    tile_level.verify()
+    kernel_level = tile_level.clone()
+    LowerTileToKernelPass().apply(make_context(), kernel_level)
+    kernel_level.verify()
+    return loop_level, tile_level, kernel_level
+
+
+def without_barriers(module: ModuleOp, keep=lambda barrier: False) -> ModuleOp:
+    """A copy of `module` without its kernel.barrier ops (but those `keep` says)."""
+    copy = module.clone()
+    for barrier in [op for op in copy.walk() if isinstance(op, kernel.BarrierOp)]:
+        if not keep(barrier):
+            barrier.detach()
+            barrier.erase()
+    return copy
+
+
+def fresh(*shape: int) -> np.ndarray:
+    return np.random.default_rng().standard_normal(shape).astype(np.float32)
+
+
+def test_dependent_nests_of_many_blocks_are_launched_one_after_another():
+    """The second nest reads, reversed, what the first writes, over 4 blocks of 16 warps: two
+    kernels, each of several blocks, and the same answer at every level."""
+    text = REVERSE_NESTS.replace("LAST", "8191").replace("N", "8192")
+    loop_level, tile_level, kernel_level = scheduled_levels(text)
+    launches = [op for op in kernel_level.walk() if isinstance(op, kernel.LaunchOp)]
+    assert [(op.kernel.root_reference.data, op.grid_shape) for op in launches] == [
+        ("k", (4, 1, 1)),
+        ("k_1", (4, 1, 1)),
+    ]
+    x = fresh(8192)
+    expected = x[::-1]
+    for module in (loop_level, tile_level, kernel_level):
+        (y,) = run_module(module, [x])
+        np.testing.assert_array_equal(y, expected)
+
+
+def test_dependent_nests_of_one_block_meet_at_a_barrier():
+    """In one block the nests stay one kernel, with a barrier between them, without which the
+    emulator reports the race, at any size."""
+    text = REVERSE_NESTS.replace("LAST", "63").replace("N", "64")
+    loop_level, _, kernel_level = scheduled_levels(text)
+    assert str(kernel_level).count("kernel.barrier") == 1
+    x = fresh(64)
+    (y,) = run_module(kernel_level, [x])
+    np.testing.assert_array_equal(y, run_module(loop_level, [x])[0])
+    with pytest.raises(ExecutionError, match=r"reads element \[63\] of %t, which thread"):
+        run_module(without_barriers(kernel_level), [x])
+
+
+def test_dependent_loops_of_a_row_meet_at_a_barrier():
+    """Each of 16 rows passes through %t from one loop to the next: a row stays in one block
+    (not spread over a row of blocks, which nothing would order), whose loops meet at a
+    barrier; without it, the emulator reports the race."""
+    loop_level, _, kernel_level = scheduled_levels(REVERSE_ROWS)
+    assert str(kernel_level).count("kernel.barrier") == 1
+    x = fresh(16, 4096)
+    (y,) = run_module(kernel_level, [x])
+    np.testing.assert_array_equal(y, x[:, ::-1])
+    np.testing.assert_array_equal(y, run_module(loop_level, [x])[0])
+    with pytest.raises(ExecutionError, match=r"reads element \[0, 4095\] of %t, which thread"):
+        run_module(without_barriers(kernel_level), [x])
+
+
+ROUNDS = """
+tile.kernel @k(%x: memref<4x256xf32>, %s: memref<4x256xf32>, %y: memref<4x256xf32>) grid
+    [4, 1, 1] block [64, 1, 1] {
+  tile.for %i in 0 to 4 map grid {
+    tile.for %k in 0 to 3 map serial {
+      tile.for %j in 0 to 256 map thread {
+        %v = memref.load %y[%i, %j] : memref<4x256xf32>
+        memref.store %v, %s[%i, %j] : memref<4x256xf32>
+      }
+      tile.for %j in 0 to 256 map thread {
+        %c255 = arith.constant 255 : index
+        %m = arith.subi %c255, %j : index
+        %v = memref.load %s[%i, %m] : memref<4x256xf32>
+        %w = memref.load %x[%i, %j] : memref<4x256xf32>
+        %a = arith.addf %v, %w : f32
+        memref.store %a, %y[%i, %j] : memref<4x256xf32>
+      }
+    }
+  }
+}
+func.func @forward(%x: memref<4x256xf32>, %y: memref<4x256xf32>) -> memref<4x256xf32> {
+  %s = memref.alloc() : memref<4x256xf32>
+  tile.launch @k(%x, %s, %y) : memref<4x256xf32>, memref<4x256xf32>, memref<4x256xf32>
+  func.return %y : memref<4x256xf32>
+}
+"""
+
+
+def test_a_loops_next_iteration_waits_for_the_reads_of_this_one():
+    """Each of 3 rounds adds %x to %y reversed, through %s: a barrier between the two loops,
+    and one at the end of the round, where the next round's first loop overwrites what this
+    one's second loop reads; without that one the emulator reports the race."""
+    module = parse(ROUNDS)
+    LowerTileToKernelPass().apply(make_context(), module)
+    module.verify()
+    x, y = fresh(4, 256), fresh(4, 256)
+    expected = y.copy()
+    for _ in range(3):
+        expected = expected[:, ::-1] + x
+    (result,) = run_module(module, [x, y])
+    np.testing.assert_allclose(result, expected, rtol=1e-6)
+
+    def between_the_loops(barrier: kernel.BarrierOp) -> bool:
+        return not isinstance(barrier.next_op, scf.YieldOp)
+
+    with pytest.raises(
+        ExecutionError,
+        match=r"stores to element \[0, 0\] of %s, which thread \(63, 0, 0\) read since the "
+        r"last barrier",
+    ):
+        run_module(without_barriers(module, between_the_loops), [x, y])

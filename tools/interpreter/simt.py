@@ -42,9 +42,9 @@ sequential ones.
   waiting op, its threads, the mbarrier and what its phase still expects.
 - `memref.load` / `memref.store` (and the vector, atomic and cp.async accesses) check the
   indices of the active threads and fail on an out-of-bounds access, naming the thread and
-  the block; a store writes only active threads. When several threads of one store write one
-  element, the highest-numbered thread's value stays (CUDA leaves the winner unspecified).
-  Global buffers are the host's numpy arrays, mutated in place.
+  the block; a store writes only active threads. Several threads of one store may write one
+  element only the same value (CUDA leaves the winner unspecified: different values are a
+  race). Global buffers are the host's numpy arrays, mutated in place.
 - Shared memory: `kernel.shared_alloc` gives each block its own array (one per op per block,
   however often the op runs, like a `__shared__` variable); `kernel.dynamic_shared offset N`
   is a view at byte offset N of the block's dynamic shared memory, a byte buffer of the
@@ -56,11 +56,16 @@ sequential ones.
   block reach (in a block with any thread there) is an error, "barrier under divergent
   control flow". (The kernel verifier rejects a barrier under thread-dependent control flow
   statically; this catches what its analysis cannot see, and unverified IR.)
-- Shared-memory races: within a phase (between two barriers), a thread that reads a shared
-  element another thread stored, or stores a different value to an element another thread
-  stored or read, is an error naming both threads ("a missing kernel.barrier?"): lockstep
-  execution would otherwise hide the race, which on a GPU gives wrong answers. Races on
-  global memory are not detected. Atomics are not races and are not tracked.
+- Races, in shared and global memory alike (`emmy.tools.interpreter.races`): a thread that
+  reads an element another thread stored, or stores a different value to an element another
+  thread stored or read, or accesses one that another thread updated with an atomic (or
+  updates one with an atomic that another thread stored or read), with no barrier between
+  the two in their block, or from another block of the launch (no barrier orders blocks,
+  whichever chunk they run in), is an error naming the kernel, both threads, the buffer,
+  the element and both ops: lockstep execution would otherwise hide the race, which on a
+  GPU gives wrong answers. Atomics do not race with atomics. Only the global buffers that
+  the kernel writes are tracked (a buffer it only reads cannot race), each launch anew, and
+  not through a tensor map (a `kernel.tma_load` reads an operand the kernel does not write).
 - `kernel.shuffle xor|down|up|idx %v, %b` (a whole warp of W lanes, width W, PTX `shfl.sync`
   with a full mask): lane `l` reads lane `l ^ b` (xor), `l + b` (down), `l - b` (up) or
   `b mod W` (idx); a source lane outside 0..W-1 gives the lane its own value. Every existing
@@ -153,7 +158,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from io import StringIO
 from math import prod
+from typing import NoReturn
 
 import numpy as np
 from xdsl.dialects import memref, scf, vector
@@ -169,19 +176,27 @@ from xdsl.interpreter import (
     register_impls,
 )
 from xdsl.ir import Attribute, Operation, Region
+from xdsl.printer import Printer
 from xdsl.utils.exceptions import InterpretationError
 
 from emmy.dialects import kernel
 from emmy.dialects.dtypes import element_bytes
+from emmy.dialects.effects import written_values
 from emmy.dialects.target import target_of
+from emmy.tools.interpreter import races
+from emmy.tools.interpreter.races import Accesses, Accessors, Clock, Race
 from emmy.tools.interpreter.scalar import numpy_dtype, to_type
 from emmy.tools.interpreter.tasks import Scheduler
 
 CHUNK_THREADS = 1 << 16
 """About how many threads (whole blocks, at least one) run in lockstep at a time."""
 
-CHUNK_SHARED_BYTES = 1 << 26
+CHUNK_SHARED_BYTES = 1 << 27
 """About how many bytes the shared memory of the blocks of one chunk may take."""
+
+SHARED_BYTES_PER_BYTE = 29
+"""What a byte of shared memory takes at most: the byte, an int32 count of the copies in
+flight to it and its `races.Accesses` (two int64 keys and two int32 op numbers)."""
 
 WARPGROUP_THREADS = kernel.WARPGROUP_THREADS
 
@@ -215,11 +230,8 @@ class Banked:
     byte_offset: int
     """Where element 0 of a bank lies from the start of its memory, for alignment checks:
     static buffers start on their own 16-byte boundary, dynamic views at their offset."""
-    writers: np.ndarray
-    """For each element, the thread of the block that stored it in the current phase, or -1."""
-    readers: np.ndarray
-    """For each element, the thread of the block that read it in the current phase, -1 for
-    none, -2 for several."""
+    accesses: Accesses
+    """The accesses to each element that later ones may race with, indexed like `data`."""
     in_flight: np.ndarray
     """For each element, how many cp.async copies to it are in flight."""
     swizzle: tuple[int, int, int] | None = None
@@ -354,6 +366,7 @@ class InFlightCopy:
     chunk threads `threads` that issued it, their element `target` of `buffer`, its value, and
     the number of the group the copy belongs to in its thread."""
 
+    op: kernel.CpAsyncOp
     buffer: Banked
     target: tuple[np.ndarray, ...]
     values: np.ndarray
@@ -362,6 +375,7 @@ class InFlightCopy:
 
     def part(self, taken: np.ndarray) -> InFlightCopy:
         return InFlightCopy(
+            self.op,
             self.buffer,
             tuple(i[taken] for i in self.target),
             self.values[taken],
@@ -371,11 +385,40 @@ class InFlightCopy:
 
 
 @dataclass(eq=False)
+class Launch:
+    """What the chunks of one `kernel.launch` share: the kernel, the keys its threads' accesses
+    are recorded under, and the accesses to the global buffers it writes (the only ones that
+    can race: a buffer the kernel only reads is not tracked)."""
+
+    function: kernel.FuncOp
+    clock: Clock
+    names: dict[int, str]
+    """The name of the kernel's parameter that each global buffer it writes is (by `id`)."""
+    ops: list[Operation] = field(default_factory=list)
+    """The ops that made the recorded accesses, by the number the records hold."""
+    numbers: dict[Operation, int] = field(default_factory=dict)
+    global_accesses: dict[int, Accesses] = field(default_factory=dict)
+
+    def number(self, op: Operation) -> int:
+        if op not in self.numbers:
+            self.numbers[op] = len(self.ops)
+            self.ops.append(op)
+        return self.numbers[op]
+
+    def accesses(self, buffer: np.ndarray) -> Accesses | None:
+        """The records of a global buffer the kernel writes; None for one it only reads."""
+        if id(buffer) not in self.names:
+            return None
+        if id(buffer) not in self.global_accesses:
+            self.global_accesses[id(buffer)] = Accesses.empty(buffer.shape or (1,))
+        return self.global_accesses[id(buffer)]
+
+
+@dataclass(eq=False)
 class Chunk:
     """The blocks of a launch that run together, and the state of their threads."""
 
-    grid: tuple[int, int, int]
-    block: tuple[int, int, int]
+    launch: Launch
     first_block: int
     blocks: int
     smem: int
@@ -384,11 +427,9 @@ class Chunk:
     """The mask is all threads."""
     shared: dict[Operation, Banked | Mbarriers] = field(default_factory=dict)
     dynamic: np.ndarray = field(init=False)
-    dynamic_writers: np.ndarray = field(init=False)
-    dynamic_readers: np.ndarray = field(init=False)
+    dynamic_accesses: Accesses = field(init=False)
+    """The accesses to each byte of dynamic shared memory, which its views' records view."""
     dynamic_in_flight: np.ndarray = field(init=False)
-    phase_records: list[np.ndarray] = field(default_factory=list)
-    """The writers and readers of shared memory, which a barrier forgets."""
     wide: dict[int, np.ndarray] = field(default_factory=dict)
     """Dynamic shared memory as bf16 views hold it (float32 per 2 bytes), see `wide_dynamic`."""
     committed: np.ndarray = field(init=False)
@@ -398,21 +439,25 @@ class Chunk:
     wgmma_committed: np.ndarray | None = None
     """For each warpgroup, how many groups of wgmmas it has closed (None before any)."""
     wgmma_in_flight: list[WgmmaReads] = field(default_factory=list)
+    barriers: int = 0
+    """The most barriers a block of the chunk has passed."""
 
     def __post_init__(self) -> None:
-        self.block_size = prod(self.block)
+        clock = self.launch.clock
+        self.grid, self.block = clock.grid, clock.block
+        self.block_size = clock.block_size
         self.threads = self.blocks * self.block_size
         everyone = np.arange(self.threads, dtype=np.int64)
         self.thread = everyone % self.block_size
         """The linear thread id in its block, of each thread of the chunk."""
         self.block_of = everyone // self.block_size
         """The block (within the chunk) of each thread."""
+        self.accessors = clock.first(self.first_block, self.blocks)
+        """Each thread as the race checks know it now (`races.Accessors`)."""
         self.mask = np.ones(self.threads, np.bool_)
         self.dynamic = np.full((self.blocks, self.smem), 0xFF, np.uint8)
-        self.dynamic_writers = np.full((self.blocks, self.smem), -1, np.int32)
-        self.dynamic_readers = np.full((self.blocks, self.smem), -1, np.int32)
+        self.dynamic_accesses = Accesses.empty((self.blocks, self.smem))
         self.dynamic_in_flight = np.zeros((self.blocks, self.smem), np.int32)
-        self.phase_records += [self.dynamic_writers, self.dynamic_readers]
         self.committed = np.zeros(self.threads, np.int64)
         self.scheduler = Scheduler(self.saved_mask)
 
@@ -456,19 +501,14 @@ class Chunk:
 
     def describe(self, thread: int) -> str:
         """Who chunk thread `thread` is, for error messages."""
-        bx, by, _ = self.block
-        gx, gy, _ = self.grid
-        t = int(self.thread[thread])
-        b = self.first_block + int(self.block_of[thread])
+        clock = self.launch.clock
         return (
-            f"thread ({t % bx}, {t // bx % by}, {t // (bx * by)}) of block "
-            f"({b % gx}, {b // gx % gy}, {b // (gx * gy)})"
+            f"thread {clock.coordinates(int(self.thread[thread]))} of "
+            f"{self.describe_block(int(self.block_of[thread]))}"
         )
 
     def describe_block(self, block: int) -> str:
-        gx, gy, _ = self.grid
-        b = self.first_block + block
-        return f"block ({b % gx}, {b // gx % gy}, {b // (gx * gy)})"
+        return self.launch.clock.name(self.first_block + block)
 
     @contextmanager
     def masked(self, mask: np.ndarray) -> Iterator[None]:
@@ -478,6 +518,10 @@ class Chunk:
             yield
         finally:
             self.mask, self.full = saved, saved_full
+
+    def accessing(self, active: np.ndarray | None) -> Accessors:
+        """The active threads (all where `active` is None), as the race checks know them."""
+        return self.accessors if active is None else self.accessors.part(active)
 
     def per_thread(self, value: object) -> np.ndarray:
         return np.broadcast_to(np.asarray(value), (self.threads,))
@@ -508,6 +552,7 @@ class SimtFunctions(InterpreterFunctions):
         """Runs `memref.load` / `memref.store` outside kernels (Tile IR, the host), through
         its `@impl` methods `run_memref_load` / `run_memref_store` (which, decorated, return
         an `OpImplResult`)."""
+        self.written: dict[kernel.FuncOp, tuple[int, ...]] = {}
 
     # ---- state ---------------------------------------------------------------------------
 
@@ -542,8 +587,7 @@ class SimtFunctions(InterpreterFunctions):
             raise InterpretationError(f"{op.kernel} is a '{function.name}', not a kernel.func")
         grid, block, smem = launch_shape(op.grid_shape), launch_shape(op.block_shape), op.smem_bytes
         blocks = prod(grid)
-        # Shared memory costs 5 bytes a byte: the data and the int32 writer of each element.
-        shared_bytes = 5 * (smem + function.static_shared_bytes)
+        shared_bytes = SHARED_BYTES_PER_BYTE * (smem + function.static_shared_bytes)
         per_chunk = max(
             1, min(CHUNK_THREADS // prod(block), CHUNK_SHARED_BYTES // max(shared_bytes, 1))
         )
@@ -551,11 +595,21 @@ class SimtFunctions(InterpreterFunctions):
             to_type(arg, arg_type) if kernel.is_kernel_scalar(arg_type) else arg
             for arg, arg_type in zip(args, function.argument_types)
         )
+        try:
+            clock = Clock(grid, block)
+        except ValueError as error:
+            raise InterpretationError(str(error)) from None
+        written = self.written_parameters(function)
+        names = {
+            id(arguments[i]): f"%{function.body.block.args[i].name_hint or f'arg{i}'}"
+            for i in written
+        }
+        launch = Launch(function, clock, names)
         outer = self.chunk(interpreter)
         try:
             with np.errstate(all="ignore"):
                 for first in range(0, blocks, per_chunk):
-                    chunk = Chunk(grid, block, first, min(per_chunk, blocks - first), smem)
+                    chunk = Chunk(launch, first, min(per_chunk, blocks - first), smem)
                     interpreter.set_data(SimtFunctions, self.CHUNK, chunk)
                     try:
                         interpreter.run_ssacfg_region(
@@ -566,6 +620,15 @@ class SimtFunctions(InterpreterFunctions):
         finally:
             interpreter.set_data(SimtFunctions, self.CHUNK, outer)
         return ()
+
+    def written_parameters(self, function: kernel.FuncOp) -> tuple[int, ...]:
+        """The positions of the buffers that `function` writes (worked out once a kernel)."""
+        if function not in self.written:
+            stored = written_values(function.body)
+            self.written[function] = tuple(
+                i for i, arg in enumerate(function.body.block.args) if arg in stored
+            )
+        return self.written[function]
 
     @impl(kernel.ThreadIdOp)
     def run_thread_id(
@@ -680,11 +743,18 @@ class SimtFunctions(InterpreterFunctions):
                     f"{int(reached[block].sum())} of {chunk.block_size} threads reach it "
                     f"({chunk.describe(absent)} does not)"
                 )
-            for records in chunk.phase_records:
-                records[some] = -1
-        else:
-            for records in chunk.phase_records:
-                records.fill(-1)
+        # The blocks that reach it enter a new phase: what their threads did before is ordered
+        # before what they do next.
+        clock = chunk.launch.clock
+        chunk.barriers += 1
+        if chunk.barriers >= clock.phases:
+            raise InterpretationError(
+                f"{chunk.barriers} barriers in a block of a grid of {clock.blocks} blocks: more "
+                f"than races can be told in"
+            )
+        passing = slice(None) if chunk.full else chunk.mask
+        chunk.accessors.keys[passing] += clock.period
+        chunk.accessors.phases[passing] += clock.period
         return ()
 
     @impl(kernel.ShuffleOp)
@@ -751,9 +821,6 @@ class SimtFunctions(InterpreterFunctions):
             memref_type = op.result.type
             element_type = memref_type.get_element_type()
             shape = (chunk.blocks, *memref_type.get_shape())
-            writers = np.full(shape, -1, np.int32)
-            readers = np.full(shape, -1, np.int32)
-            chunk.phase_records += [writers, readers]
             swizzle = None
             if op.layout is not None:
                 size = element_bytes(element_type)
@@ -762,8 +829,7 @@ class SimtFunctions(InterpreterFunctions):
                 _uninitialised(shape, element_type),
                 chunk.block_of,
                 0,
-                writers,
-                readers,
+                Accesses.empty(shape),
                 np.zeros(shape, np.int32),
                 swizzle,
             )
@@ -796,20 +862,22 @@ class SimtFunctions(InterpreterFunctions):
             else:
                 data = chunk.wide_dynamic(size)[:, offset // size : end // size]
             data = data.reshape(chunk.blocks, *shape)
-            writers, readers, in_flight = (
-                per_byte[:, offset:end:size].reshape(chunk.blocks, *shape)
-                for per_byte in (
-                    chunk.dynamic_writers,
-                    chunk.dynamic_readers,
-                    chunk.dynamic_in_flight,
-                )
-            )
-            assert np.shares_memory(writers, chunk.dynamic_writers)
+
+            def element_starts(per_byte: np.ndarray) -> np.ndarray:
+                view = per_byte[:, offset:end:size].reshape(chunk.blocks, *shape)
+                assert np.shares_memory(view, per_byte)
+                return view
+
             swizzle = None
             if op.layout is not None:
                 swizzle = op.layout.element_permutation(size)
             chunk.shared[op] = Banked(
-                data, chunk.block_of, offset, writers, readers, in_flight, swizzle
+                data,
+                chunk.block_of,
+                offset,
+                chunk.dynamic_accesses.view(element_starts),
+                element_starts(chunk.dynamic_in_flight),
+                swizzle,
             )
         return (chunk.shared[op],)
 
@@ -820,7 +888,7 @@ class SimtFunctions(InterpreterFunctions):
         if self.chunk(interpreter) is None:
             return self.outside_kernels.run_memref_load(interpreter, op, args).values
         buffer, *indices = args
-        return (self.load(interpreter, buffer, indices, 0),)
+        return (self.load(interpreter, op, buffer, indices, 0),)
 
     @impl(memref.StoreOp)
     def run_store(
@@ -829,7 +897,7 @@ class SimtFunctions(InterpreterFunctions):
         if self.chunk(interpreter) is None:
             return self.outside_kernels.run_memref_store(interpreter, op, args).values
         value, buffer, *indices = args
-        self.store(interpreter, buffer, indices, [value], op.memref.type.get_element_type())
+        self.store(interpreter, op, buffer, indices, [value], op.memref.type.get_element_type())
         return ()
 
     @impl(kernel.VectorLoadOp)
@@ -840,7 +908,9 @@ class SimtFunctions(InterpreterFunctions):
         chunk = self.in_kernel(interpreter)
         width = op.width
         self.check_aligned(interpreter, buffer, indices, width, op.memref.type.get_element_type())
-        lanes = [chunk.per_thread(self.load(interpreter, buffer, indices, k)) for k in range(width)]
+        lanes = [
+            chunk.per_thread(self.load(interpreter, op, buffer, indices, k)) for k in range(width)
+        ]
         return (np.stack(lanes),)
 
     @impl(kernel.VectorStoreOp)
@@ -850,7 +920,9 @@ class SimtFunctions(InterpreterFunctions):
         values, buffer, *indices = args
         element_type = op.memref.type.get_element_type()
         self.check_aligned(interpreter, buffer, indices, op.width, element_type)
-        self.store(interpreter, buffer, indices, list(values), op.memref.type.get_element_type())
+        self.store(
+            interpreter, op, buffer, indices, list(values), op.memref.type.get_element_type()
+        )
         return ()
 
     @impl(vector.BroadcastOp)
@@ -931,7 +1003,9 @@ class SimtFunctions(InterpreterFunctions):
         values = []
         for k in range(width):
             with chunk.masked(chunk.mask & (read > k)):
-                values.append(chunk.per_thread(self.load(interpreter, source, source_indices, k)))
+                values.append(
+                    chunk.per_thread(self.load(interpreter, op, source, source_indices, k))
+                )
         for k, value in enumerate(values):
             located = self.locate(chunk, destination, destination_indices, k)
             if located is None:
@@ -941,9 +1015,9 @@ class SimtFunctions(InterpreterFunctions):
             self.check_not_in_flight(chunk, destination, target, active, "starts a cp.async to")
             landing = to_type(value, element_type)[threads]
             # The copy may land at any time from now on: as if stored now.
-            self.check_write(chunk, destination, target, active, landing)
+            self.check_write(chunk, op, destination, target, active, landing)
             np.add.at(destination.in_flight, target, 1)
-            copy = InFlightCopy(destination, target, landing, threads, chunk.committed[threads])
+            copy = InFlightCopy(op, destination, target, landing, threads, chunk.committed[threads])
             chunk.in_flight.append(copy)
         return ()
 
@@ -993,10 +1067,15 @@ class SimtFunctions(InterpreterFunctions):
         np.subtract.at(buffer.in_flight, target, 1)
         issued = np.zeros(chunk.threads, np.bool_)
         issued[copy.threads] = True
-        self.check_write(chunk, buffer, target, issued, copy.values)
+        self.check_write(chunk, copy.op, buffer, target, issued, copy.values)
         buffer.data[target] = copy.values
-        self.check_same_element(chunk, buffer, target, issued, copy.values)
-        buffer.writers[target] = chunk.thread[copy.threads]
+        self.check_same_element(chunk, copy.op, buffer, target, issued, copy.values)
+        races.record_write(
+            buffer.accesses,
+            target,
+            chunk.accessors.part(copy.threads),
+            chunk.launch.number(copy.op),
+        )
 
     @impl(kernel.AtomicOp)
     def run_atomic(
@@ -1009,6 +1088,7 @@ class SimtFunctions(InterpreterFunctions):
         if located is None:
             return (np.zeros(chunk.threads, numpy_dtype(element_type)),)
         data, target, active = located
+        self.check_atomic(chunk, op, buffer, target, active)
         combine = ATOMIC_UFUNCS[op.kind.data]
         values = to_type(chunk.per_thread(value), element_type)
         values = values[active] if active is not None else values
@@ -1081,7 +1161,10 @@ class SimtFunctions(InterpreterFunctions):
             element_type = op.memref.type.get_element_type()
             self.check_aligned(interpreter, buffer, indices, row, element_type)
             rows = np.stack(
-                [chunk.per_thread(self.load(interpreter, buffer, indices, k)) for k in range(row)]
+                [
+                    chunk.per_thread(self.load(interpreter, op, buffer, indices, k))
+                    for k in range(row)
+                ]
             )
         first_lane = np.arange(chunk.threads) - lane
         group, in_group = lane // 4, lane % 4
@@ -1306,7 +1389,7 @@ class SimtFunctions(InterpreterFunctions):
             self.check_tma_landing(chunk, who, destination, target, states, int(block))
             destination.data[target] = values
             # The async proxy wrote them: the mbarrier, not kernel.barrier, orders them.
-            destination.writers[target] = destination.readers[target] = -1
+            destination.accesses.forget(target)
             delivered_by, delivered_in = destination.deliveries()
             delivered_by[target], delivered_in[target] = slot, states.phase[block, slot]
             states.complete_tx(int(block), int(slot), values.size * size)
@@ -1509,13 +1592,17 @@ class SimtFunctions(InterpreterFunctions):
         self.check_no_copy_in_flight(
             f"'{op.name}' by the warpgroup of {leader}", buffer, target, "reads"
         )
-        writers = buffer.writers[target]
-        if (writers >= 0).any():
-            first = np.unravel_index(int(np.flatnonzero(writers >= 0)[0]), writers.shape)
+        # The async proxy reads them: even the warpgroup's own stores need a barrier.
+        writers = buffer.accesses.writers[target]
+        leaders = chunk.accessors.part(members[:, 0])
+        stored = chunk.launch.clock.current(writers, leaders.part((slice(None), None, None)))
+        if stored.any():
+            first = np.unravel_index(int(np.flatnonzero(stored)[0]), stored.shape)
             raise InterpretationError(
                 f"'{op.name}' by the warpgroup of {chunk.describe(int(members[first[0], 0]))} "
-                f"reads shared element {[int(i[first]) for i in target[1:]]}, which thread "
-                f"{_thread_coordinates(chunk, int(writers[first]))} stored since the last "
+                f"reads shared element {[int(i[first]) for i in target[1:]]}, which "
+                f"{chunk.launch.clock.threads(int(writers[first]), int(leaders.keys[first[0]]))} "
+                f"stored since the last "
                 f"barrier (a missing kernel.barrier?)"
             )
         if buffer.delivered_by is not None:
@@ -1635,7 +1722,12 @@ class SimtFunctions(InterpreterFunctions):
                 )
 
     def load(
-        self, interpreter: Interpreter, buffer: object, indices: Sequence[object], shift: int
+        self,
+        interpreter: Interpreter,
+        op: Operation,
+        buffer: object,
+        indices: Sequence[object],
+        shift: int,
     ) -> np.ndarray:
         chunk = self.in_kernel(interpreter)
         located = self.locate(chunk, buffer, indices, shift)
@@ -1643,8 +1735,7 @@ class SimtFunctions(InterpreterFunctions):
             dtype = (buffer.data if isinstance(buffer, Banked) else buffer).dtype
             return np.zeros((), dtype)
         data, target, active = located
-        if isinstance(buffer, Banked):
-            self.check_read(chunk, buffer, target, active)
+        self.check_read(chunk, op, buffer, target, active)
         values = np.asarray(data[target])
         if active is None or values.ndim == 0:
             return values
@@ -1655,6 +1746,7 @@ class SimtFunctions(InterpreterFunctions):
     def store(
         self,
         interpreter: Interpreter,
+        op: Operation,
         buffer: object,
         indices: Sequence[object],
         values: Sequence[object],
@@ -1668,25 +1760,27 @@ class SimtFunctions(InterpreterFunctions):
             if located is None:
                 return
             data, target, active = located
-            if value.ndim and not all(np.ndim(i) == 0 for i in target):
+            if value.ndim:
                 value = chunk.per_thread(value)
                 if active is not None:
                     value = value[active]
-            elif value.ndim:
+            stored = value
+            if value.ndim and all(np.ndim(i) == 0 for i in target):
                 # Every active thread stores to one element: the highest one's value stays.
-                value = chunk.per_thread(value)
-                value = value[np.flatnonzero(active)[-1] if active is not None else -1]
+                stored = value[-1]
             if isinstance(buffer, Banked):
                 self.check_not_in_flight(chunk, buffer, target, active, "stores to")
                 self.check_not_read_by_wgmma(chunk, buffer, target, active)
-                self.check_write(chunk, buffer, target, active, value)
-            data[target] = value
-            if isinstance(buffer, Banked):
-                if buffer.delivered_by is not None:
-                    buffer.delivered_by[target] = -1
-                self.check_same_element(chunk, buffer, target, active, value)
-                thread = chunk.thread if active is None else chunk.thread[active]
-                buffer.writers[target] = thread
+            self.check_write(chunk, op, buffer, target, active, stored)
+            data[target] = stored
+            if isinstance(buffer, Banked) and buffer.delivered_by is not None:
+                buffer.delivered_by[target] = -1
+            self.check_same_element(chunk, op, buffer, target, active, value)
+            accesses = self.accesses(chunk, buffer)
+            if accesses is not None:
+                who = chunk.accessing(active)
+                index = _records_index(buffer, target, who)
+                races.record_write(accesses, index, who, chunk.launch.number(op))
 
     def check_aligned(
         self,
@@ -1751,87 +1845,131 @@ class SimtFunctions(InterpreterFunctions):
                 f"kernel.wgmma still in flight reads (a missing kernel.wgmma_wait?)"
             )
 
+    @staticmethod
+    def accesses(chunk: Chunk, buffer: object) -> Accesses | None:
+        """The records of the accesses to `buffer` that races are told by; None for a global
+        buffer the kernel only reads, where nothing can race."""
+        if isinstance(buffer, Banked):
+            return buffer.accesses
+        return chunk.launch.accesses(buffer)
+
     def check_read(
         self,
         chunk: Chunk,
-        buffer: Banked,
+        op: Operation,
+        buffer: object,
         target: tuple[np.ndarray, ...],
         active: np.ndarray | None,
     ) -> None:
-        self.check_not_in_flight(chunk, buffer, target, active, "reads")
-        if buffer.delivered_by is not None:
-            readers = np.arange(chunk.threads) if active is None else np.flatnonzero(active)
-            observed = chunk.mbarriers().observed[readers]
+        """The read of `target` by the active threads reads what is there for every thread:
+        nothing in flight, delivered, and stored by no thread it is not ordered after."""
+        if isinstance(buffer, Banked):
+            self.check_not_in_flight(chunk, buffer, target, active, "reads")
+            if buffer.delivered_by is not None:
+                readers = np.arange(chunk.threads) if active is None else np.flatnonzero(active)
+                observed = chunk.mbarriers().observed[readers]
 
-            def who(element: tuple[int, ...]) -> str:
-                return f"{chunk.describe(int(readers[element[0]]))} reads"
+                def who(element: tuple[int, ...]) -> str:
+                    return f"{chunk.describe(int(readers[element[0]]))} reads"
 
-            self.check_delivered(chunk, who, buffer, target, observed)
-        writer = buffer.writers[target]
-        reader = chunk.thread if active is None else chunk.thread[active]
-        race = (writer >= 0) & (writer != reader)
-        if race.any():
-            first, thread, element = _first_offender(race, active, target)
-            raise InterpretationError(
-                f"{chunk.describe(thread)} reads shared element {element}, which thread "
-                f"{_thread_coordinates(chunk, int(writer[first]))} stored since the last "
-                f"barrier (a missing kernel.barrier?)"
-            )
-        # Record the reader; an element that two threads of this op read has several.
-        readers = np.where(
-            (buffer.readers[target] == -1) | (buffer.readers[target] == reader), reader, -2
-        )
-        buffer.readers[target] = readers
-        buffer.readers[tuple(i[buffer.readers[target] != readers] for i in target)] = -2
+                self.check_delivered(chunk, who, buffer, target, observed)
+        accesses = self.accesses(chunk, buffer)
+        if accesses is None:
+            return
+        clock, number = chunk.launch.clock, chunk.launch.number(op)
+        who = chunk.accessing(active)
+        index = _records_index(buffer, target, who)
+        race = races.check_read(clock, accesses, index, who)
+        if race is not None:
+            self.report(chunk, op, buffer, target, active, who, race, "reads")
+        races.record_read(clock, accesses, index, who, number)
 
-    @staticmethod
     def check_write(
+        self,
         chunk: Chunk,
-        buffer: Banked,
+        op: Operation,
+        buffer: object,
         target: tuple[np.ndarray, ...],
         active: np.ndarray | None,
         value: np.ndarray,
     ) -> None:
-        writer, reader = buffer.writers[target], buffer.readers[target]
-        thread = chunk.thread if active is None else chunk.thread[active]
-        changes = _differs(buffer.data[target], value)
-        race = (writer >= 0) & (writer != thread) & changes
-        if race.any():
-            first, reporter, element = _first_offender(race, active, target)
-            raise InterpretationError(
-                f"{chunk.describe(reporter)} stores to shared element {element}, which thread "
-                f"{_thread_coordinates(chunk, int(writer[first]))} stored a different value "
-                f"to since the last barrier (a missing kernel.barrier?)"
-            )
-        # A write that changes what another thread read in this phase might come first.
-        race = ((reader == -2) | ((reader >= 0) & (reader != thread))) & changes
-        if race.any():
-            first, reporter, element = _first_offender(race, active, target)
-            who = (
-                "other threads"
-                if reader[first] == -2
-                else f"thread {_thread_coordinates(chunk, int(reader[first]))}"
-            )
-            raise InterpretationError(
-                f"{chunk.describe(reporter)} stores to shared element {element}, which {who} "
-                f"read since the last barrier (a missing kernel.barrier?)"
-            )
+        """Storing `value` at `target` races with no access of another thread that it is not
+        ordered after (unless it stores the value there already)."""
+        accesses = self.accesses(chunk, buffer)
+        if accesses is None:
+            return
+        data = buffer.data if isinstance(buffer, Banked) else buffer
+        who = chunk.accessing(active)
+        index = _records_index(buffer, target, who)
+        race = races.check_write(
+            chunk.launch.clock, accesses, index, who, lambda: _differs(data[target], value)
+        )
+        if race is not None:
+            self.report(chunk, op, buffer, target, active, who, race, "stores to")
+
+    def check_atomic(
+        self,
+        chunk: Chunk,
+        op: kernel.AtomicOp,
+        buffer: object,
+        target: tuple[np.ndarray, ...],
+        active: np.ndarray | None,
+    ) -> None:
+        """An atomic of `target` races with the plain accesses of other threads that it is not
+        ordered after, not with their atomics; it is recorded for the accesses after it."""
+        accesses = self.accesses(chunk, buffer)
+        if accesses is None:
+            return
+        clock = chunk.launch.clock
+        who = chunk.accessing(active)
+        index = _records_index(buffer, target, who)
+        race = races.check_atomic(clock, accesses, index, who)
+        if race is not None:
+            self.report(chunk, op, buffer, target, active, who, race, "updates")
+        races.record_atomic(clock, accesses, index, who, chunk.launch.number(op))
+
+    @staticmethod
+    def report(
+        chunk: Chunk,
+        op: Operation,
+        buffer: object,
+        target: tuple[np.ndarray, ...],
+        active: np.ndarray | None,
+        who: Accessors,
+        race: Race,
+        access: str,
+    ) -> NoReturn:
+        launch = chunk.launch
+        thread = race.position if active is None else int(np.flatnonzero(active)[race.position])
+        key = int(who.keys[race.position])
+        raise InterpretationError(
+            f"in @{launch.function.sym_name.data}, {chunk.describe(thread)} {access} "
+            f"{_place(launch, buffer, target, race.position)}, which "
+            f"{launch.clock.threads(race.earlier, key)} {race.what} "
+            f"{launch.clock.since(race.earlier, key)}: `{_text(launch.ops[race.op])}`, then "
+            f"`{_text(op)}`"
+        )
 
     @staticmethod
     def check_same_element(
         chunk: Chunk,
-        buffer: Banked,
+        op: Operation,
+        buffer: object,
         target: tuple[np.ndarray, ...],
         active: np.ndarray | None,
         value: np.ndarray,
     ) -> None:
         """Threads of one store that wrote different values to one element."""
-        lost = _differs(buffer.data[target], value)
+        data = buffer.data if isinstance(buffer, Banked) else buffer
+        lost = _differs(data[target], value)
         if np.ndim(lost) and lost.any():
-            first, thread, element = _first_offender(lost, active, target)
+            position = int(np.flatnonzero(lost)[0])
+            thread = position if active is None else int(np.flatnonzero(active)[position])
+            others = " of its block" if isinstance(buffer, Banked) else ""
             raise InterpretationError(
-                f"{chunk.describe(thread)} and another thread of its block store different "
-                f"values to shared element {element} at once"
+                f"in @{chunk.launch.function.sym_name.data}, {chunk.describe(thread)} and "
+                f"another thread{others} store different values to "
+                f"{_place(chunk.launch, buffer, target, position)} at once: `{_text(op)}`"
             )
 
 
@@ -1918,9 +2056,30 @@ def _first_offender(
     return first, thread, [int(i[first]) for i in target[1:]]
 
 
-def _thread_coordinates(chunk: Chunk, thread: int) -> str:
-    bx, by, _ = chunk.block
-    return f"({thread % bx}, {thread // bx % by}, {thread // (bx * by)})"
+def _records_index(
+    buffer: object, target: tuple[np.ndarray, ...], who: Accessors
+) -> tuple[np.ndarray, ...]:
+    """Where the records of the elements `target` of `buffer` are: an index per accessing
+    thread (of `who`), into the records of a 0-d buffer too (which have one element)."""
+    if not target:
+        target = (np.zeros((), np.int64),)
+    shape = who.keys.shape
+    return tuple(i if i.shape == shape else np.broadcast_to(i, shape) for i in target)
+
+
+def _text(op: Operation) -> str:
+    """`op` as the IR shows it (an access, one line)."""
+    text = StringIO()
+    Printer(stream=text).print_op(op)
+    return text.getvalue()
+
+
+def _place(launch: Launch, buffer: object, target: tuple[np.ndarray, ...], position: int) -> str:
+    """The element that access `position` of `target` reaches, for an error message."""
+    element = [int(i) if np.ndim(i) == 0 else int(i[position]) for i in target]
+    if isinstance(buffer, Banked):
+        return f"shared element {element[1:]}"
+    return f"element {element} of {launch.names.get(id(buffer), 'a buffer')}"
 
 
 def _dimension(op: kernel.ThreadIdOp) -> int:

@@ -125,3 +125,21 @@ loop.kernel @k_matvec(%x: memref<16x32xbf16>, %v: memref<32x1xbf16>, %y: memref<
     loop.store %acc, %y[%i, %j] : memref<16x1xf32>
   }
 }
+
+// -----
+
+// Over several blocks the second nest, which overwrites what the first reads, must be
+// launched after it, but it uses the first's sum, a value no launch passes to the next.
+
+// expected-error @+1 {{cannot apply the schedule of @k_sum_used_after_overwrite: loop [1] writes %t, which loop [0] reads, so they must run in separate launches (the blocks of one run their shares of every nest at once), but values pass between them in registers too, which launches do not share}}
+loop.kernel @k_sum_used_after_overwrite(%x: memref<8192xf32>, %t: memref<8192xf32>) attributes {tile.schedule = #tile.schedule<block [512, 1, 1], loops [[0] thread vector 4, [1] global vector 4]>} {
+  %s = loop.for %i in 0 to 8192 reduce add init 0.0 : f32 {
+    %v = loop.load %t[%i] : memref<8192xf32>
+    loop.yield %v : f32
+  }
+  loop.for %i in 0 to 8192 {
+    %v = loop.load %x[%i] : memref<8192xf32>
+    %w = arith.addf %v, %s : f32
+    loop.store %w, %t[%i] : memref<8192xf32>
+  }
+}

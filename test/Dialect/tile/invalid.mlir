@@ -219,6 +219,85 @@ tile.kernel @rows_of_blocks(%x: memref<4x64xf32>) grid [2, 4, 1] block [32, 1, 1
 
 // -----
 
+// Blocks run their shares of every nest at once, and nothing orders blocks: a nest may not
+// read what an earlier one writes (lower-loop-to-tile launches such nests apart) ...
+
+// expected-error @+1 {{loop [1] reads %t, which loop [0] writes, but nothing orders them: the nests of the kernel run at once on 4 blocks, and no barrier spans the grid (launch them one after another, as lower-loop-to-tile does, or in one block)}}
+tile.kernel @dependent_nests(%x: memref<8192xf32>, %t: memref<8192xf32>, %y: memref<8192xf32>) grid [4, 1, 1] block [512, 1, 1] {
+  tile.for %i in 0 to 8192 map global vector 4 {
+    %v = memref.load %x[%i] : memref<8192xf32>
+    memref.store %v, %t[%i] : memref<8192xf32>
+  }
+  tile.for %i in 0 to 8192 map global vector 4 {
+    %c8191 = arith.constant 8191 : index
+    %j = arith.subi %c8191, %i : index
+    %v = memref.load %t[%j] : memref<8192xf32>
+    memref.store %v, %y[%i] : memref<8192xf32>
+  }
+}
+
+// -----
+
+// ... nor write what an earlier one reads, ...
+
+// expected-error @+1 {{loop [1] writes %x, which loop [0] reads, but nothing orders them: the nests of the kernel run at once on 2 blocks}}
+tile.kernel @overwritten_input(%x: memref<64x32xf32>, %y: memref<64x32xf32>) grid [2, 1, 1] block [32, 1, 1] {
+  tile.for %i in 0 to 64 map grid {
+    tile.for %j in 0 to 32 map thread {
+      %v = memref.load %x[%i, %j] : memref<64x32xf32>
+      memref.store %v, %y[%i, %j] : memref<64x32xf32>
+    }
+  }
+  tile.for %i in 0 to 2048 map global {
+    %zero = arith.constant 0.0 : f32
+    %c32 = arith.constant 32 : index
+    %r = arith.divui %i, %c32 : index
+    %c = arith.remui %i, %c32 : index
+    memref.store %zero, %x[%r, %c] : memref<64x32xf32>
+  }
+}
+
+// -----
+
+// ... and the iterations of a grid loop, which go to different blocks, may not all store to
+// the same elements (of a scratch row here).
+
+// expected-error @+1 {{every iteration of loop [0] (grid) stores to the same elements of %s, but its iterations run at once on 4 blocks, and no barrier spans the grid (give each iteration elements of its own, at the loop's variable)}}
+tile.kernel @shared_scratch(%x: memref<4x256xf32>, %s: memref<256xf32>, %y: memref<4x256xf32>) grid [4, 1, 1] block [64, 1, 1] {
+  tile.for %i in 0 to 4 map grid {
+    tile.for %j in 0 to 256 map thread {
+      %v = memref.load %x[%i, %j] : memref<4x256xf32>
+      memref.store %v, %s[%j] : memref<256xf32>
+    }
+    tile.for %j in 0 to 256 map thread {
+      %v = memref.load %s[%j] : memref<256xf32>
+      memref.store %v, %y[%i, %j] : memref<4x256xf32>
+    }
+  }
+}
+
+// -----
+
+// The loops of a row of a two-dimensional nest run at once on the blocks of a grid row.
+
+// expected-error @+1 {{loop [0, 1] reads %t, which loop [0, 0] writes, but nothing orders them: the ops of an iteration of loop [0] (grid_y) run at once on 4 blocks, and no barrier spans the grid (in rows of one block, barriers order them)}}
+tile.kernel @dependent_loops_of_a_row(%x: memref<2x8192xf32>, %t: memref<2x8192xf32>, %y: memref<2x8192xf32>) grid [4, 2, 1] block [512, 1, 1] {
+  tile.for %i in 0 to 2 map grid_y {
+    tile.for %j in 0 to 8192 map global vector 4 {
+      %v = memref.load %x[%i, %j] : memref<2x8192xf32>
+      memref.store %v, %t[%i, %j] : memref<2x8192xf32>
+    }
+    tile.for %j in 0 to 8192 map global vector 4 {
+      %c8191 = arith.constant 8191 : index
+      %k = arith.subi %c8191, %j : index
+      %v = memref.load %t[%i, %k] : memref<2x8192xf32>
+      memref.store %v, %y[%i, %j] : memref<2x8192xf32>
+    }
+  }
+}
+
+// -----
+
 tile.kernel @split_in_a_row(%x: memref<4x64xf32>, %y: memref<4xf32>) grid [2, 4, 1] block [32, 1, 1] {
   tile.for %i in 0 to 4 map grid_y {
     // expected-error @+1 {{a reduction mapped to global is split across the blocks of the grid: it is a whole nest, not inside another loop}}
