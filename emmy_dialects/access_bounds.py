@@ -15,10 +15,13 @@ index of a vectorised loop aligned), from what bounds it: constants, the inducti
 `loop.for`, `tile.for` and `scf.for` with their bounds, the epilogue indices of `loop.contract`
 and `tile.gemm`, thread ids within the block shape and block ids within the grids the module
 launches the kernel with, `arith` on these, and the conditions of the `scf.if` and
-`arith.select` ops above an access (the guards of a lowered kernel's tails). An access is
-refused only where its interval is known at both ends and reaches outside the dimension; an
-index that anything unknown bounds (a loaded value, a scalar argument, a launch the module does
-not hold) is accepted, so that no valid program is refused for what the analysis does not see.
+`arith.select` ops above an access (the guards of a lowered kernel's tails). Where an index
+seems to reach outside, the analysis splits cases on each small leaf of its expression in turn
+(`_index_span`), which recovers what intervals lose when one value reaches an index along two
+paths. An access is refused only where its interval is known at both ends and reaches outside
+the dimension; an index that anything unknown bounds (a loaded value, a scalar argument, a
+launch the module does not hold) is accepted, so that no valid program is refused for what the
+analysis does not see.
 As in the C++ a kernel is printed as, where signed overflow is undefined, index arithmetic is
 assumed not to wrap: an expression whose interval leaves its type's range is unknown. Index
 constants themselves must fit the 64-bit index (they would wrap in the printed kernel).
@@ -32,9 +35,16 @@ from functools import cache
 from math import gcd
 from typing import Any, NamedTuple
 
-from xdsl.dialects import arith, func, memref, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, MemRefType, ModuleOp
-from xdsl.ir import BlockArgument, Operation, SSAValue
+from xdsl.dialects import arith, func, memref, scf, vector
+from xdsl.dialects.builtin import (
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    VectorType,
+)
+from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from emmy.dialects.dominance import VerifyExceptionAt
@@ -221,12 +231,22 @@ def _within_type(value: SSAValue, found: Span) -> Span:
 
 
 class Access(NamedTuple):
-    """`count` consecutive elements of `buffer` along its last dimension from `indices` (a
-    leading prefix of its dimensions for a staged row)."""
+    """`count` consecutive elements along the last dimension of an array of `shape` (a buffer,
+    a vector, mbarriers: `what`, for messages) from `indices` (SSA values or constant positions;
+    a leading prefix of the dimensions for a staged row)."""
 
-    buffer: SSAValue
-    indices: Sequence[SSAValue]
+    what: Attribute
+    shape: Sequence[int]
+    indices: Sequence[SSAValue | int]
     count: int = 1
+
+    @staticmethod
+    def of(array: SSAValue, indices: Sequence[SSAValue | int], count: int = 1) -> list[Access]:
+        """An access of a memref or vector `array`."""
+        shaped = array.type
+        if not isinstance(shaped, MemRefType | VectorType):
+            return []
+        return [Access(shaped, shaped.get_shape(), indices, count)]
 
 
 @dataclass(frozen=True)
@@ -249,23 +269,38 @@ def _dialect_facts() -> _DialectFacts:
     from emmy.dialects import kernel, loop, tile
 
     def one(op: Any) -> list[Access]:
-        return [Access(op.memref, op.indices)]
+        return Access.of(op.memref, op.indices)
 
-    def vector(op: Any) -> list[Access]:
-        return [Access(op.memref, op.indices, op.width)]
+    def run(op: Any) -> list[Access]:
+        return Access.of(op.memref, op.indices, op.width)
 
     def ldmatrix(op: kernel.LdmatrixOp) -> list[Access]:
         # Of an x1 or x2, lanes past the 8 or 16 that give rows give indices never read.
-        return [Access(op.memref, op.indices, kernel.LDMATRIX_ROW)] if op.matrices == 4 else []
+        return Access.of(op.memref, op.indices, kernel.LDMATRIX_ROW) if op.matrices == 4 else []
 
     def cp_async(op: kernel.CpAsyncOp) -> list[Access]:
         return [
-            Access(op.destination, op.destination_indices, op.elements),
-            Access(op.source, op.source_indices, op.elements),
+            *Access.of(op.destination, op.destination_indices, op.elements),
+            *Access.of(op.source, op.source_indices, op.elements),
         ]
 
     def stage(op: tile.StageOp) -> list[Access]:
-        return [Access(op.buffer, op.indices)]
+        return Access.of(op.buffer, op.indices)
+
+    def lane(op: vector.ExtractOp | vector.InsertOp) -> list[Access]:
+        array = op.vector if isinstance(op, vector.ExtractOp) else op.dest
+        return Access.of(array, op.get_mixed_position())
+
+    def mbarrier(op: Any) -> list[Access]:
+        return [Access(op.barriers.type, (op.barriers.type.barriers,), (op.index,))]
+
+    def tma_load(op: kernel.TmaLoadOp) -> list[Access]:
+        # The box lands from the addressed element on; the emulator checks where it ends.
+        return [*mbarrier(op), *Access.of(op.destination, op.destination_indices)]
+
+    def wgmma(op: kernel.WgmmaOp) -> list[Access]:
+        # The first element of each operand's tile; the emulator checks the rest.
+        return [*Access.of(op.a, op.a_indices), *Access.of(op.b, op.b_indices)]
 
     accesses: dict[type[Operation], Callable[[Any], list[Access]]] = {
         loop.LoadOp: one,
@@ -273,11 +308,24 @@ def _dialect_facts() -> _DialectFacts:
         memref.LoadOp: one,
         memref.StoreOp: one,
         kernel.AtomicOp: one,
-        kernel.VectorLoadOp: vector,
-        kernel.VectorStoreOp: vector,
+        kernel.VectorLoadOp: run,
+        kernel.VectorStoreOp: run,
         kernel.LdmatrixOp: ldmatrix,
         kernel.CpAsyncOp: cp_async,
         tile.StageOp: stage,
+        vector.ExtractOp: lane,
+        vector.InsertOp: lane,
+        **dict.fromkeys(
+            (
+                kernel.MbarrierInitOp,
+                kernel.MbarrierArriveOp,
+                kernel.MbarrierArriveExpectTxOp,
+                kernel.MbarrierWaitOp,
+            ),
+            mbarrier,
+        ),
+        kernel.TmaLoadOp: tma_load,
+        kernel.WgmmaOp: wgmma,
     }
     return _DialectFacts(
         accesses,
@@ -543,16 +591,17 @@ def _index_span(index: SSAValue, count: int, size: int, scope: _Scope) -> Span:
 
 
 def _out_of_range(access: Access, scope: _Scope) -> str | None:
-    """Why `access` may reach outside its buffer, if the spans of its indices prove it can."""
-    memref_type = access.buffer.type
-    if not isinstance(memref_type, MemRefType):
-        return None
-    shape = memref_type.get_shape()
+    """Why `access` may reach outside its array, if the spans of its indices prove it can."""
+    shape = access.shape
     for dimension, (index, size) in enumerate(zip(access.indices, shape)):
         if size < 0:
             continue
         count = access.count if dimension == len(shape) - 1 else 1
-        found = _index_span(index, count, size, scope)
+        if isinstance(index, int):
+            found, name = span(index, index), "the position"
+        else:
+            found = _index_span(index, count, size, scope)
+            name = f"index %{index.name_hint}" if index.name_hint else "the index"
         if found.empty:
             return None
         if not found.known:
@@ -560,13 +609,12 @@ def _out_of_range(access: Access, scope: _Scope) -> str | None:
         last = found.hi + count - 1
         if found.lo >= 0 and last < size:
             continue
-        name = f"index %{index.name_hint}" if index.name_hint else "the index"
         if count > 1:
             subject, verb = f"the {count} elements from {name}", ("are", "range over")
         else:
             subject, verb = name, ("is", "ranges over")
         values = f"{verb[0]} {last}" if found.lo == last else f"{verb[1]} [{found.lo}, {last}]"
-        return f"{subject} of {memref_type} {values}, outside dimension {dimension} of size {size}"
+        return f"{subject} of {access.what} {values}, outside dimension {dimension} of size {size}"
     return None
 
 

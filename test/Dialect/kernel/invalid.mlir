@@ -1558,3 +1558,52 @@ kernel.func @use_before_definition(%x: memref<32xf32>) block [32, 1, 1] {
   %v = memref.load %x[%t] : memref<32xf32>
 }
 
+
+// -----
+
+// Lanes of a vector, static or dynamic, are within it (xDSL checks neither).
+kernel.func @lane_outside(%x: memref<8xf32>) block [32, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %v = kernel.vector_load %x[%c0] : memref<8xf32>, vector<4xf32>
+  // expected-error @+1 {{the position of vector<4xf32> is 4, outside dimension 0 of size 4}}
+  %e = vector.extract %v[4] : f32 from vector<4xf32>
+}
+
+// -----
+
+kernel.func @dynamic_lane_outside(%x: memref<8xf32>) block [32, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %t = kernel.thread_id x
+  %v = kernel.vector_load %x[%c0] : memref<8xf32>, vector<4xf32>
+  %one = arith.constant 1.0 : f32
+  // expected-error @+1 {{index %t of vector<4xf32> ranges over [0, 31], outside dimension 0 of size 4}}
+  %w = vector.insert %one, %v [%t] : f32 into vector<4xf32>
+}
+
+// -----
+
+kernel.func @mbarrier_outside() block [128, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %full = kernel.mbarrier_alloc : !kernel.mbarrier<2>
+  scf.for %s = %c0 to %c3 step %c1 {
+    // expected-error @+1 {{index %s of !kernel.mbarrier<2> ranges over [0, 2], outside dimension 0 of size 2}}
+    kernel.mbarrier_init %full[%s], arrivals 1 : !kernel.mbarrier<2>
+  }
+}
+
+// -----
+
+// The stage a TMA box lands in is one of the destination's two.
+kernel.func @tma_stage_outside(%m: !kernel.tensor_map<memref<256x64xbf16>, box [64, 64], swizzle 128>) block [32, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %b = kernel.mbarrier_alloc : !kernel.mbarrier<1>
+  %s = kernel.dynamic_shared offset 0 {layout = #kernel.swizzle<128>} : memref<2x64x64xbf16, 3 : i32>
+  scf.for %stage = %c0 to %c3 step %c1 {
+    // expected-error @+1 {{index %stage of memref<2x64x64xbf16, 3 : i32> ranges over [0, 2], outside dimension 0 of size 2}}
+    kernel.tma_load %m[%c0, %c0], %s[%stage, %c0, %c0], %b[%c0] : !kernel.tensor_map<memref<256x64xbf16>, box [64, 64], swizzle 128>, memref<2x64x64xbf16, 3 : i32>, !kernel.mbarrier<1>
+  }
+}

@@ -66,7 +66,7 @@ kernel.func @k_ids(%x: memref<4x64xf32>) block [64, 2, 1] {
 // CHECK-NEXT:    %[[W:.*]] = kernel.vector_load %[[X]][%[[C0]], %[[C0]]] {tag} : memref<4x64xf32>, vector<2xf32>
 // CHECK-NEXT:    %[[ONE:.*]] = kernel.vector_load %[[S]][%[[C0]]] : memref<8xf32, 3 : i32>, vector<1xf32>
 // CHECK-NEXT:    %[[W0:.*]] = vector.extract %[[W]][0] : f32 from vector<2xf32>
-// CHECK-NEXT:    %[[AT:.*]] = vector.extract %[[A]][%[[T]]] : f32 from vector<4xf32>
+// CHECK-NEXT:    %[[AT:.*]] = vector.extract %[[A]][%[[C0]]] : f32 from vector<4xf32>
 // CHECK-NEXT:    %[[WS:.*]] = vector.broadcast %[[AT]] : f32 to vector<2xf32>
 // CHECK-NEXT:    %[[WW:.*]] = vector.insert %[[W0]], %[[WS]] [1] : f32 into vector<2xf32>
 // CHECK-NEXT:    kernel.vector_store %[[A]], %[[X]][%[[C0]], %[[C0]]] : memref<4x64xf32>, vector<4xf32>
@@ -104,7 +104,7 @@ kernel.func @k_shared(%x: memref<4x64xf32>, %g: memref<64xf16>) block [64, 1, 1]
   %w = kernel.vector_load %x[%c0, %c0] {tag} : memref<4x64xf32>, vector<2xf32>
   %one = kernel.vector_load %s[%c0] : memref<8xf32, 3 : i32>, vector<1xf32>
   %w0 = vector.extract %w[0] : f32 from vector<2xf32>
-  %at = vector.extract %a[%t] : f32 from vector<4xf32>
+  %at = vector.extract %a[%c0] : f32 from vector<4xf32>
   %ws = vector.broadcast %at : f32 to vector<2xf32>
   %ww = vector.insert %w0, %ws [1] : f32 into vector<2xf32>
   kernel.vector_store %a, %x[%c0, %c0] : memref<4x64xf32>, vector<4xf32>
