@@ -22,9 +22,12 @@ paths. An access is refused only where its interval is known at both ends and re
 the dimension; an index that anything unknown bounds (a loaded value, a scalar argument, a
 launch the module does not hold) is accepted, so that no valid program is refused for what the
 analysis does not see.
+
 As in the C++ a kernel is printed as, where signed overflow is undefined, index arithmetic is
 assumed not to wrap: an expression whose interval leaves its type's range is unknown. Index
-constants themselves must fit the 64-bit index (they would wrap in the printed kernel).
+constants themselves must fit the 64-bit index (they would wrap in the printed kernel). Besides
+buffer elements, the accesses are the lanes of `vector.extract` and `vector.insert`, mbarrier
+indices, and the first element of a TMA box's destination and of each wgmma operand tile.
 """
 
 from __future__ import annotations
