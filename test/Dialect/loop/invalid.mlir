@@ -690,6 +690,16 @@ loop.kernel @empty_loop(%x: memref<4xf32>) {
 
 // -----
 
+// The epilogue runs at each point of the 16 x 32 output.
+loop.kernel @contract_epilogue_outside(%x: memref<16x4xf32>, %w: memref<32x4xf32>, %y: memref<16x16xf32>) {
+  loop.contract (%i, %j) in [16, 32], k in 4, %acc = sum %x[d0, k] * %w[d1, k] : memref<16x4xf32>, memref<32x4xf32> -> f32 {
+    // expected-error @+1 {{index %j of memref<16x16xf32> ranges over [0, 31], outside dimension 1 of size 16}}
+    loop.store %acc, %y[%i, %j] : memref<16x16xf32>
+  }
+}
+
+// -----
+
 // --- use before definition ---------------------------------------------------------------------
 
 loop.kernel @use_before_definition(%x: memref<4xf32>, %y: memref<4xf32>) {
