@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import IndexType, MemRefType
-from xdsl.ir import SSAValue
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IndexType, IntegerType, MemRefType
+from xdsl.ir import OpResult, SSAValue
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
@@ -29,6 +29,22 @@ def verify_indices(buffer: SSAValue, indices: Sequence[SSAValue]) -> MemRefType:
             f"a rank-{rank} {memref_type} takes {rank} indices, but {len(indices)} are given"
         )
     return memref_type
+
+
+def verify_constant_rows(indices: SSAValue, rows: int) -> None:
+    """Indices given by a constant (an op whose `value` is a dense literal) pick rows of a
+    table of `rows` rows: past the end they would read outside it in the kernel, where the
+    indices are data that no verifier sees."""
+    literal = indices.owner.properties.get("value") if isinstance(indices, OpResult) else None
+    if not isinstance(literal, DenseIntOrFPElementsAttr) or not isinstance(
+        literal.get_element_type(), IntegerType
+    ):
+        return
+    outside = next((i for i in literal.get_values() if not 0 <= i < rows), None)
+    if outside is not None:
+        raise VerifyException(
+            f"constant index {outside} is outside the {rows} rows of the table it picks from"
+        )
 
 
 def parse_memref_type(parser: Parser, what: str) -> MemRefType:

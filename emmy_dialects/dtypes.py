@@ -88,6 +88,15 @@ def element_type(t: Attribute) -> ElementType | None:
     return _BY_TYPE.get(t)
 
 
+def integer_range(t: IndexType | IntegerType) -> range:
+    """The values of an integer type as kernels compute with it: an index is a C `long`, so a
+    loop bound or an index constant outside `integer_range(IndexType())` would wrap."""
+    bits = 64 if isinstance(t, IndexType) else t.width.data
+    if isinstance(t, IntegerType) and t.signedness.data == Signedness.UNSIGNED:
+        return range(1 << bits)
+    return range(-(1 << (bits - 1)), 1 << (bits - 1))
+
+
 def type_names(rows: tuple[ElementType, ...], conjunction: str) -> str:
     """`f16, bf16 and f32`: the types of `rows`, for messages."""
     names = [str(row.type) for row in rows]

@@ -40,6 +40,7 @@ from emmy.dialects.combiner import (
     print_reduction,
     verify_reduction,
 )
+from emmy.dialects.dtypes import integer_range
 from emmy.dialects.launch import type_list
 from emmy.dialects.prim import ends_in
 
@@ -104,6 +105,12 @@ class ForOpBase(IRDLOperation):
             raise VerifyException(
                 f"loop bounds {self.lower.data} to {self.upper.data} must satisfy "
                 "0 <= lower <= upper"
+            )
+        index_range = integer_range(IndexType())
+        if self.upper.data not in index_range:
+            raise VerifyException(
+                f"loop bound {self.upper.data} does not fit the 64-bit index a kernel counts "
+                f"iterations in (at most {index_range.stop - 1})"
             )
         block = self.body.block
         if len(block.args) != 1 or not isinstance(block.args[0].type, IndexType):

@@ -139,6 +139,7 @@ from emmy.dialects.access import (
     resolve_access,
     verify_indices,
 )
+from emmy.dialects.access_bounds import verify_access_bounds
 from emmy.dialects.dtypes import C_TYPES, element_bytes, element_type, type_names
 from emmy.dialects.effects import ReadsOperand, WritesOperand
 from emmy.dialects.launch import KernelSymbolOp, LaunchOpBase, parse_shape, print_shape
@@ -671,6 +672,7 @@ class FuncOp(KernelSymbolOp):
                 f"over the {_shared_limit(limit, target)} (larger buffers are dynamic shared "
                 f"memory)"
             )
+        verify_access_bounds(self)
 
     def print_launch_shape(self, printer: Printer) -> None:
         print_shape(printer, "block", self.block_shape)

@@ -73,6 +73,7 @@ from emmy.dialects.access import (
     resolve_access,
     verify_indices,
 )
+from emmy.dialects.access_bounds import verify_access_bounds
 from emmy.dialects.effects import ReadsOperand, WritesOperand
 from emmy.dialects.for_op import ForOpBase, Reduction
 from emmy.dialects.launch import KernelSymbolOp, LaunchOpBase, type_list
@@ -110,6 +111,7 @@ class KernelOp(KernelSymbolOp):
                 raise VerifyException(
                     f"a loop.kernel body holds only loop, arith and math ops, found '{op.name}'"
                 )
+        verify_access_bounds(self)
 
 
 @irdl_op_definition

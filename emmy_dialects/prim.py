@@ -58,6 +58,7 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsTerminator, OpTrait, Pure, RecursiveMemoryEffect
 from xdsl.utils.exceptions import VerifyException
 
+from emmy.dialects.access import verify_constant_rows
 from emmy.dialects.combiner import (
     Combiner,
     CombinerAttr,
@@ -761,6 +762,7 @@ class GatherOp(IRDLOperation):
         table, indices = tensor_shape(self.table), tensor_shape(self.indices)
         if not table:
             raise VerifyException("a gather table needs at least one dim")
+        verify_constant_rows(self.indices, table[0])
         expected = [*indices, *table[1:]]
         if list(tensor_shape(self.result)) != expected:
             raise VerifyException(

@@ -131,6 +131,7 @@ from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
 from emmy.dialects.access import parse_memref_type
+from emmy.dialects.access_bounds import verify_access_bounds
 from emmy.dialects.dependences import (
     buffer_name,
     first_dependence,
@@ -762,6 +763,7 @@ class KernelOp(KernelSymbolOp):
         for index, arg_type in enumerate(self.argument_types):
             if not isinstance(arg_type, MemRefType):
                 raise VerifyException(f"kernel argument #{index} must be a memref, got {arg_type}")
+        verify_access_bounds(self)
 
     def _verify_loop_kernel(self, target: GpuTarget) -> None:
         verify_launch_shape(self.grid_shape, self.block_shape, target)

@@ -65,6 +65,7 @@ from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
+from emmy.dialects.access import verify_constant_rows
 from emmy.dialects.prim import reduced_shape
 
 FLOAT_ELEMENT_TYPES = (Float16Type(), BFloat16Type(), Float32Type(), Float64Type())
@@ -1069,6 +1070,7 @@ class EmbeddingOp(IRDLOperation):
         verify_result_shape(
             self, (*shape_of(self.indices), shape_of(self.weight)[1]), "looking up rows"
         )
+        verify_constant_rows(self.indices, shape_of(self.weight)[0])
 
 
 # --- views and data movement ------------------------------------------------------------------

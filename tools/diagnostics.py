@@ -31,6 +31,8 @@ from xdsl.utils.exceptions import DiagnosticException, MultipleSpansParseError, 
 from xdsl.utils.lexer import Input, Span
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
+from emmy.dialects.dominance import verify_dominance
+
 SPLIT_MARKER = "// -----"
 
 
@@ -253,9 +255,24 @@ def op_diagnostic(op: Operation, message: str, outer: Operation | None = None) -
     return Diagnostic("<unknown>", 1, 1, one_line(message))
 
 
+def _verify_error(op: Operation, error: DiagnosticException) -> CompileError:
+    """A verify error of `op`, reported at the op it names (a use, an access) or else at `op`."""
+    op = next((arg for arg in error.args if isinstance(arg, Operation)), op)
+    message = " ".join(str(arg) for arg in error.args if not isinstance(arg, Operation))
+    # Some messages (xDSL's traits among them) already start with the op's name.
+    if not message.startswith(f"'{op.name}'"):
+        message = f"'{op.name}' op {message}"
+    return CompileError(op_diagnostic(op, message))
+
+
 def verify(module: ModuleOp) -> None:
-    """Verifies innermost ops first, so that a failure is reported at the op whose invariant
-    broke rather than at the function or module around it."""
+    """Checks that every value is defined before its uses (`verify_dominance`), then verifies
+    innermost ops first, so that a failure is reported at the op whose invariant broke rather
+    than at the function or module around it."""
+    try:
+        verify_dominance(module)
+    except DiagnosticException as error:
+        raise _verify_error(module, error) from None
     for op in module.walk(region_first=True):
         try:
             op.verify(verify_nested_ops=False)
@@ -270,11 +287,7 @@ def verify(module: ModuleOp) -> None:
                         "its single-block region is empty but needs a terminator"
                     )
         except DiagnosticException as error:
-            message = str(error)
-            # Some messages (xDSL's traits among them) already start with the op's name.
-            if not message.startswith(f"'{op.name}'"):
-                message = f"'{op.name}' op {message}"
-            raise CompileError(op_diagnostic(op, message)) from None
+            raise _verify_error(op, error) from None
         except Exception as error:
             raise CompileError(
                 op_diagnostic(op, internal_error(f"while verifying '{op.name}'", error))

@@ -114,7 +114,24 @@ def test_syntax_error_is_located_without_a_traceback(tmp_path):
             "0 to 8 {\n      %v = loop.load",
             "0 to 9 {\n      %v = loop.load",
             "15:7",
-            "while running 'loop.load': index #1 takes values from 0 to 8, out of bounds",
+            "'loop.load' op index %j of memref<4x8xf32> ranges over [0, 8], outside dimension 1 "
+            "of size 8",
+        ),
+        (
+            # Past the end by an index the verifier cannot bound: it comes from the data.
+            "0 to 8 {\n      %v = loop.load %x[%i, %j]",
+            "0 to 8 {\n"
+            "      %zero = arith.constant 0.0 : f32\n"
+            "      %u = loop.load %x[%i, %j] : memref<4x8xf32>\n"
+            "      %u0 = arith.mulf %u, %zero : f32\n"
+            "      %z = arith.fptosi %u0 : f32 to i64\n"
+            "      %zi = arith.index_cast %z : i64 to index\n"
+            "      %c8 = arith.constant 8 : index\n"
+            "      %k0 = arith.addi %j, %c8 : index\n"
+            "      %k = arith.addi %k0, %zi : index\n"
+            "      %v = loop.load %x[%i, %k]",
+            "23:7",
+            "while running 'loop.load': index #1 takes values from 8 to 15, out of bounds",
         ),
         (
             "loop.launch @softmax(%x, %y) : memref<4x8xf32>, memref<4x8xf32>",
@@ -123,7 +140,7 @@ def test_syntax_error_is_located_without_a_traceback(tmp_path):
             "'loop.launch' op launch passes (memref<4x8xf32>) but @softmax takes",
         ),
     ],
-    ids=["out of bounds", "verifier"],
+    ids=["out of bounds", "out of bounds at run time", "verifier"],
 )
 def test_runtime_and_verifier_errors_are_located(tmp_path, capsys, old, new, location, message):
     path = tmp_path / "broken.mlir"

@@ -118,3 +118,54 @@ def test_command_reads_standard_input():
     assert result.returncode == 1
     assert result.stderr.startswith("<stdin>:2:")
     assert "Traceback" not in result.stderr
+
+
+CHAIN = """\
+func.func @chain(%x: f32) -> f32 {
+  %a = arith.addf %x, %x : f32
+  %b = arith.mulf %a, %a : f32
+  func.return %b : f32
+}
+"""
+
+
+def test_use_before_definition_is_reported_at_the_use_before_any_pass(tmp_path: Path):
+    path = tmp_path / "swapped.mlir"
+    lines = CHAIN.splitlines(keepends=True)
+    path.write_text("".join([lines[0], lines[2], lines[1], lines[3], lines[4]]))
+    status, output, errors = emmy_opt(str(path), "--lower-fused-to-loop", "--cse")
+    assert (status, output) == (1, "")
+    assert errors.startswith(
+        f"{path}:2:3: error: 'arith.mulf' op operand #0 (%a) is used before its definition\n"
+    )
+    assert "pass" not in errors
+
+
+def test_a_pass_that_breaks_dominance_is_named(tmp_path: Path):
+    plugin = tmp_path / "plugin.py"
+    plugin.write_text(
+        "from dataclasses import dataclass\n"
+        "from xdsl.dialects import arith\n"
+        "from xdsl.passes import ModulePass\n"
+        "from emmy.passes.registry import register_pass\n\n"
+        "@dataclass(frozen=True)\n"
+        "class Hoist(ModulePass):\n"
+        '    """Moves each arith.mulf to the top of its block, wrongly."""\n'
+        '    name = "test-plugin-hoist"\n\n'
+        "    def apply(self, ctx, op):\n"
+        "        for mul in [o for o in op.walk() if isinstance(o, arith.MulfOp)]:\n"
+        "            block = mul.parent_block()\n"
+        "            mul.detach()\n"
+        "            block.insert_op_before(mul, block.first_op)\n\n"
+        "register_pass(Hoist)\n"
+    )
+    path = tmp_path / "chain.mlir"
+    path.write_text(CHAIN)
+    status, output, errors = emmy_opt(
+        "--load-pass-plugin", str(plugin), str(path), "--test-plugin-hoist"
+    )
+    assert (status, output) == (1, "")
+    assert errors.startswith(
+        f"{path}:3:3: error: after pass 'test-plugin-hoist': 'arith.mulf' op operand #0 (%a) "
+        "is used before its definition\n"
+    )

@@ -544,8 +544,11 @@ def test_extracting_a_lane_outside_the_vector_is_an_error():
         "%c1 = arith.constant 1 : index\n  %bad = arith.addi %lane, %c1 : index\n"
         "  %picked = vector.extract %v[%bad]",
     )
+    # The verifier rejects this kernel; the emulator reports it too, when it runs unverified.
+    with pytest.raises(VerifyException, match=r"index %bad of vector<4xf32> ranges over \[1, 4\]"):
+        parse(text)
     with pytest.raises(ExecutionError, match=r"thread \(3, 0, 0\).*lane 4 of a 4-lane vector"):
-        run(text, randn(256))
+        run(text, randn(256), verify=False)
 
 
 SWIZZLED_TRANSPOSE = """
@@ -995,22 +998,30 @@ def test_barrier_under_block_uniform_control_flow_is_fine():
 
 
 def test_out_of_bounds_load_names_the_op_and_thread():
-    # Element 1000 is the third iteration of global thread 1000 - 2 * 384 = 232.
+    # The verifier rejects this kernel; the emulator reports it too, when it runs unverified.
     text = VECTOR_ADD.replace("arith.constant 1000 : index", "arith.constant 1001 : index")
+    with pytest.raises(
+        VerifyException, match=r"index %i of memref<1000xf32> ranges over \[0, 1000\]"
+    ):
+        parse(text)
+    # Element 1000 is the third iteration of global thread 1000 - 2 * 384 = 232.
     with pytest.raises(
         ExecutionError,
         match=r"'memref.load'.*thread \(104, 0, 0\) of block \(1, 0, 0\).*index #0 is 1000, "
         r"out of bounds for a dimension of size 1000",
     ) as error:
-        run(text, randn(1000), randn(1000))
+        run(text, randn(1000), randn(1000), verify=False)
     assert error.value.op.name == "memref.load"
 
 
 def test_out_of_bounds_store_names_the_op():
+    # The verifier rejects this kernel; the emulator reports it too, when it runs unverified.
     text = DIVERGENT_IF.replace("memref.store %zero, %x[%tid]", "memref.store %zero, %x[%c10]")
     text = text.replace("%c10 = arith.constant 10 : index", "%c10 = arith.constant 64 : index")
+    with pytest.raises(VerifyException, match=r"index %c10 of memref<64xf32> is 64"):
+        parse(text)
     with pytest.raises(ExecutionError, match=r"'memref.store'.*index #0 is 64"):
-        run(text, randn(64))
+        run(text, randn(64), verify=False)
 
 
 def test_inactive_threads_do_not_fault():

@@ -233,3 +233,19 @@ func.func @yield_not_tensor(%v: f32) -> tensor<4xf32> {
   }
   func.return %r : tensor<4xf32>
 }
+
+// -----
+
+// A value is used after its definition (issue 12 §1): the kernel's result before the kernel.
+func.func @use_before_definition(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{operand #0 (%y) is used before its definition}}
+  %z = prim.map(%y) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: f32):
+    prim.yield %a : f32
+  }
+  %y = fused.kernel @k_copy(%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    fused.yield %a : tensor<4xf32>
+  }
+  func.return %z : tensor<4xf32>
+}

@@ -1420,3 +1420,190 @@ builtin.module attributes {kernel.target = #kernel.target<"sm_80">} {
     kernel.wgmma_fence
   }
 }
+
+// -----
+
+// --- index ranges: bounds that fit, accesses in range (issue 12 §1) ----------------------------
+
+// An index constant is printed as a C `long`: 2**64 would be 0, and the loop would not run.
+kernel.func @bound_over_index_width(%x: memref<4xf32>) block [32, 1, 1] {
+  %t = kernel.thread_id x
+  %c1 = arith.constant 1 : index
+  // expected-error @+1 {{index constant 18446744073709551616 does not fit the 64-bit index a kernel computes in (-9223372036854775808 to 9223372036854775807)}}
+  %end = arith.constant 18446744073709551616 : index
+  scf.for %i = %t to %end step %c1 {
+  }
+}
+
+// -----
+
+// Threads 32 to 63 of the block read past the end.
+kernel.func @thread_past_the_end(%x: memref<32xf32>, %y: memref<64xf32>) block [64, 1, 1] {
+  %t = kernel.thread_id x
+  // expected-error @+1 {{index %t of memref<32xf32> ranges over [0, 63], outside dimension 0 of size 32}}
+  %v = memref.load %x[%t] : memref<32xf32>
+  memref.store %v, %y[%t] : memref<64xf32>
+}
+
+// -----
+
+// A grid-stride loop to 8 over a buffer of 4, with vector accesses (the kernel of a loop.for to
+// 8 mapped to global vector 4).
+kernel.func @vector_loop_past_the_end(%x: memref<4xf32>, %y: memref<8xf32>) block [32, 1, 1] {
+  %t = kernel.thread_id x
+  %b = kernel.block_id x
+  %g = kernel.grid_dim x
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  %c128 = arith.constant 128 : index
+  %first_thread = arith.muli %b, %c32 : index
+  %thread = arith.addi %first_thread, %t : index
+  %start = arith.muli %thread, %c4 : index
+  %stride = arith.muli %g, %c128 : index
+  scf.for %i = %start to %c8 step %stride {
+    // expected-error @+1 {{the 4 elements from index %i of memref<4xf32> range over [0, 7], outside dimension 0 of size 4}}
+    %v = kernel.vector_load %x[%i] : memref<4xf32>, vector<4xf32>
+    kernel.vector_store %v, %y[%i] : memref<8xf32>, vector<4xf32>
+  }
+}
+
+// -----
+
+// The guard lets thread 8 through.
+kernel.func @loose_guard(%x: memref<8xf32>) block [32, 1, 1] {
+  %t = kernel.thread_id x
+  %c9 = arith.constant 9 : index
+  %inside = arith.cmpi ult, %t, %c9 : index
+  scf.if %inside {
+    // expected-error @+1 {{index %t of memref<8xf32> ranges over [0, 8], outside dimension 0 of size 8}}
+    %v = memref.load %x[%t] : memref<8xf32>
+  }
+}
+
+// -----
+
+// Block ids range over the grids the module launches the kernel with.
+kernel.func @row_per_block(%x: memref<4x32xf32>) block [32, 1, 1] {
+  %row = kernel.block_id x
+  %t = kernel.thread_id x
+  // expected-error @+1 {{index %row of memref<4x32xf32> ranges over [0, 7], outside dimension 0 of size 4}}
+  %v = memref.load %x[%row, %t] : memref<4x32xf32>
+}
+func.func @forward(%x: memref<4x32xf32>) {
+  kernel.launch @row_per_block(%x) grid [8, 1, 1] block [32, 1, 1] smem 0 : memref<4x32xf32>
+  func.return
+}
+
+// -----
+
+kernel.func @atomic_outside(%x: memref<8xf32>) block [32, 1, 1] {
+  %one = arith.constant 1.0 : f32
+  %c8 = arith.constant 8 : index
+  // expected-error @+1 {{index %c8 of memref<8xf32> is 8, outside dimension 0 of size 8}}
+  %old = kernel.atomic add %one, %x[%c8] : memref<8xf32>
+}
+
+// -----
+
+// Guards the analysis follows, which a lowered kernel uses at its tails: an scf.if on a
+// comparison (and its else branch), conditions joined by arith.andi, an arith.select of a safe
+// index, an arith.minui clamp and an eq test's else branch.
+kernel.func @guarded_tails(%x: memref<8x8xf32>, %y: memref<8xf32>) block [64, 2, 1] {
+  %t = kernel.thread_id x
+  %u = kernel.thread_id y
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c7 = arith.constant 7 : index
+  %c8 = arith.constant 8 : index
+  %inside = arith.cmpi ult, %t, %c8 : index
+  scf.if %inside {
+    %v = memref.load %y[%t] : memref<8xf32>
+  } else {
+    %beyond = arith.subi %t, %c8 : index
+    %below = arith.cmpi slt, %beyond, %c8 : index
+    scf.if %below {
+      %v = memref.load %y[%beyond] : memref<8xf32>
+    }
+  }
+  %rows = arith.cmpi ult, %t, %c8 : index
+  %twice = arith.muli %u, %c7 : index
+  %columns = arith.cmpi ugt, %c8, %twice : index
+  %both = arith.andi %rows, %columns : i1
+  %row = arith.select %both, %t, %c0 : index
+  %column = arith.select %both, %twice, %c0 : index
+  %v = memref.load %x[%row, %column] : memref<8x8xf32>
+  %clamped = arith.minui %t, %c7 : index
+  %w = memref.load %y[%clamped] : memref<8xf32>
+  %first = arith.cmpi eq, %u, %c0 : index
+  scf.if %first {
+  } else {
+    %previous = arith.subi %u, %c1 : index
+    %p = memref.load %y[%previous] : memref<8xf32>
+  }
+}
+
+// -----
+
+// --- use before definition ---------------------------------------------------------------------
+
+kernel.func @use_before_definition(%x: memref<32xf32>) block [32, 1, 1] {
+  %t = kernel.thread_id x
+  %c0 = arith.constant 0 : index
+  %first = arith.cmpi eq, %t, %c0 : index
+  scf.if %first {
+    // expected-error @+1 {{operand #0 (%v) is used before its definition}}
+    memref.store %v, %x[%t] : memref<32xf32>
+  }
+  %v = memref.load %x[%t] : memref<32xf32>
+}
+
+
+// -----
+
+// Lanes of a vector, static or dynamic, are within it (xDSL checks neither).
+kernel.func @lane_outside(%x: memref<8xf32>) block [32, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %v = kernel.vector_load %x[%c0] : memref<8xf32>, vector<4xf32>
+  // expected-error @+1 {{the position of vector<4xf32> is 4, outside dimension 0 of size 4}}
+  %e = vector.extract %v[4] : f32 from vector<4xf32>
+}
+
+// -----
+
+kernel.func @dynamic_lane_outside(%x: memref<8xf32>) block [32, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %t = kernel.thread_id x
+  %v = kernel.vector_load %x[%c0] : memref<8xf32>, vector<4xf32>
+  %one = arith.constant 1.0 : f32
+  // expected-error @+1 {{index %t of vector<4xf32> ranges over [0, 31], outside dimension 0 of size 4}}
+  %w = vector.insert %one, %v [%t] : f32 into vector<4xf32>
+}
+
+// -----
+
+kernel.func @mbarrier_outside() block [128, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %full = kernel.mbarrier_alloc : !kernel.mbarrier<2>
+  scf.for %s = %c0 to %c3 step %c1 {
+    // expected-error @+1 {{index %s of !kernel.mbarrier<2> ranges over [0, 2], outside dimension 0 of size 2}}
+    kernel.mbarrier_init %full[%s], arrivals 1 : !kernel.mbarrier<2>
+  }
+}
+
+// -----
+
+// The stage a TMA box lands in is one of the destination's two.
+kernel.func @tma_stage_outside(%m: !kernel.tensor_map<memref<256x64xbf16>, box [64, 64], swizzle 128>) block [32, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %b = kernel.mbarrier_alloc : !kernel.mbarrier<1>
+  %s = kernel.dynamic_shared offset 0 {layout = #kernel.swizzle<128>} : memref<2x64x64xbf16, 3 : i32>
+  scf.for %stage = %c0 to %c3 step %c1 {
+    // expected-error @+1 {{index %stage of memref<2x64x64xbf16, 3 : i32> ranges over [0, 2], outside dimension 0 of size 2}}
+    kernel.tma_load %m[%c0, %c0], %s[%stage, %c0, %c0], %b[%c0] : !kernel.tensor_map<memref<256x64xbf16>, box [64, 64], swizzle 128>, memref<2x64x64xbf16, 3 : i32>, !kernel.mbarrier<1>
+  }
+}

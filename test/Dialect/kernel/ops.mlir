@@ -18,7 +18,7 @@
 // CHECK-NEXT:    %[[GX:.*]] = kernel.grid_dim x
 // CHECK-NEXT:    %[[GY:.*]] = kernel.grid_dim y
 // CHECK-NEXT:    %[[GZ:.*]] = kernel.grid_dim z {tag}
-// CHECK-NEXT:    %[[S:.*]] = arith.addi %[[TX]], %[[TY]] : index
+// CHECK-NEXT:    %[[S:.*]] = arith.muli %[[TX]], %[[TY]] : index
 // CHECK-NEXT:    %[[V:.*]] = memref.load %[[X]][%[[BX]], %[[S]]] : memref<4x64xf32>
 // CHECK-NEXT:    memref.store %[[V]], %[[X]][%[[BY]], %[[TZ]]] : memref<4x64xf32>
 // CHECK-NEXT:  }
@@ -35,13 +35,13 @@ kernel.func @k_ids(%x: memref<4x64xf32>) block [64, 2, 1] {
   %gx = kernel.grid_dim x
   %gy = kernel.grid_dim y
   %gz = kernel.grid_dim z {tag}
-  %s = arith.addi %tx, %ty : index
+  %s = arith.muli %tx, %ty : index
   %v = memref.load %x[%bx, %s] : memref<4x64xf32>
   memref.store %v, %x[%by, %tz] : memref<4x64xf32>
 }
 
 // CHECK-LABEL: kernel.func @k_shared(
-// CHECK-SAME:    %[[X:[a-z0-9_]+]]: memref<4x64xf32>, %[[G:[a-z0-9_]+]]: memref<64xf16>) block [128, 1, 1] attributes {tag} {
+// CHECK-SAME:    %[[X:[a-z0-9_]+]]: memref<4x64xf32>, %[[G:[a-z0-9_]+]]: memref<64xf16>) block [64, 1, 1] attributes {tag} {
 // CHECK-NEXT:    %[[S:.*]] = kernel.shared_alloc : memref<8xf32, 3 : i32>
 // CHECK-NEXT:    %[[S64:.*]] = kernel.shared_alloc {tag} : memref<4x64xf16, 3 : i64>
 // CHECK-NEXT:    %[[D:.*]] = kernel.dynamic_shared offset 16 : memref<1024xf32, 3 : i32>
@@ -66,7 +66,7 @@ kernel.func @k_ids(%x: memref<4x64xf32>) block [64, 2, 1] {
 // CHECK-NEXT:    %[[W:.*]] = kernel.vector_load %[[X]][%[[C0]], %[[C0]]] {tag} : memref<4x64xf32>, vector<2xf32>
 // CHECK-NEXT:    %[[ONE:.*]] = kernel.vector_load %[[S]][%[[C0]]] : memref<8xf32, 3 : i32>, vector<1xf32>
 // CHECK-NEXT:    %[[W0:.*]] = vector.extract %[[W]][0] : f32 from vector<2xf32>
-// CHECK-NEXT:    %[[AT:.*]] = vector.extract %[[A]][%[[T]]] : f32 from vector<4xf32>
+// CHECK-NEXT:    %[[AT:.*]] = vector.extract %[[A]][%[[C0]]] : f32 from vector<4xf32>
 // CHECK-NEXT:    %[[WS:.*]] = vector.broadcast %[[AT]] : f32 to vector<2xf32>
 // CHECK-NEXT:    %[[WW:.*]] = vector.insert %[[W0]], %[[WS]] [1] : f32 into vector<2xf32>
 // CHECK-NEXT:    kernel.vector_store %[[A]], %[[X]][%[[C0]], %[[C0]]] : memref<4x64xf32>, vector<4xf32>
@@ -79,7 +79,7 @@ kernel.func @k_ids(%x: memref<4x64xf32>) block [64, 2, 1] {
 // CHECK-NEXT:    kernel.cp_async_wait 0
 // CHECK-NEXT:    kernel.cp_async_wait 2 {tag}
 // CHECK-NEXT:  }
-kernel.func @k_shared(%x: memref<4x64xf32>, %g: memref<64xf16>) block [128, 1, 1] attributes {tag} {
+kernel.func @k_shared(%x: memref<4x64xf32>, %g: memref<64xf16>) block [64, 1, 1] attributes {tag} {
   %s = kernel.shared_alloc : memref<8xf32, 3 : i32>
   %s64 = kernel.shared_alloc {tag} : memref<4x64xf16, 3>
   %d = kernel.dynamic_shared offset 16 : memref<1024xf32, 3 : i32>
@@ -104,7 +104,7 @@ kernel.func @k_shared(%x: memref<4x64xf32>, %g: memref<64xf16>) block [128, 1, 1
   %w = kernel.vector_load %x[%c0, %c0] {tag} : memref<4x64xf32>, vector<2xf32>
   %one = kernel.vector_load %s[%c0] : memref<8xf32, 3 : i32>, vector<1xf32>
   %w0 = vector.extract %w[0] : f32 from vector<2xf32>
-  %at = vector.extract %a[%t] : f32 from vector<4xf32>
+  %at = vector.extract %a[%c0] : f32 from vector<4xf32>
   %ws = vector.broadcast %at : f32 to vector<2xf32>
   %ww = vector.insert %w0, %ws [1] : f32 into vector<2xf32>
   kernel.vector_store %a, %x[%c0, %c0] : memref<4x64xf32>, vector<4xf32>
@@ -263,14 +263,14 @@ kernel.func @k_empty() block [32, 1, 1] {
 // CHECK-SAME:    %[[X:[a-z0-9_]+]]: memref<4x64xf32>, %[[G:[a-z0-9_]+]]: memref<64xf16>) -> memref<32xf32> {
 // CHECK-NEXT:    %[[Y:.*]] = memref.alloc() : memref<32xf32>
 // CHECK-NEXT:    kernel.launch @k_ids(%[[X]]) grid [4, 2, 1] block [64, 2, 1] smem 0 : memref<4x64xf32>
-// CHECK-NEXT:    kernel.launch @k_shared(%[[X]], %[[G]]) grid [1, 1, 1] block [128, 1, 1] smem 4112 {tag} : memref<4x64xf32>, memref<64xf16>
+// CHECK-NEXT:    kernel.launch @k_shared(%[[X]], %[[G]]) grid [1, 1, 1] block [64, 1, 1] smem 4112 {tag} : memref<4x64xf32>, memref<64xf16>
 // CHECK-NEXT:    kernel.launch @k_uniform_barriers(%[[Y]]) grid [2147483647, 65535, 65535] block [32, 1, 1] smem 0 : memref<32xf32>
 // CHECK-NEXT:    kernel.launch @k_empty() grid [1, 1, 1] block [32, 1, 1] smem 0
 // CHECK-NEXT:    func.return %[[Y]] : memref<32xf32>
 func.func @forward(%x: memref<4x64xf32>, %g: memref<64xf16>) -> memref<32xf32> {
   %y = memref.alloc() : memref<32xf32>
   kernel.launch @k_ids(%x) grid [4, 2, 1] block [64, 2, 1] smem 0 : memref<4x64xf32>
-  kernel.launch @k_shared(%x, %g) grid [1, 1, 1] block [128, 1, 1] smem 4112 {tag} : memref<4x64xf32>, memref<64xf16>
+  kernel.launch @k_shared(%x, %g) grid [1, 1, 1] block [64, 1, 1] smem 4112 {tag} : memref<4x64xf32>, memref<64xf16>
   kernel.launch @k_uniform_barriers(%y) grid [2147483647, 65535, 65535] block [32, 1, 1] smem 0 : memref<32xf32>
   kernel.launch @k_empty() grid [1, 1, 1] block [32, 1, 1] smem 0
   func.return %y : memref<32xf32>

@@ -612,3 +612,138 @@ func.func @forward(%x: memref<4xf32>) -> memref<4xf32> {
   loop.launch @k_add(%x, %x, %y) : memref<4xf32>, memref<4xf32>, memref<4xf32>
   func.return %y : memref<4xf32>
 }
+
+// --- index ranges: bounds that fit, accesses in range (issue 12 §1) ----------------------------
+
+// 2**64 would wrap to 0 in the kernel's 64-bit index: a loop that runs zero times.
+loop.kernel @bound_over_index_width(%x: memref<4xf32>) {
+  // expected-error @+1 {{loop bound 18446744073709551616 does not fit the 64-bit index a kernel counts iterations in (at most 9223372036854775807)}}
+  loop.for %i in 0 to 18446744073709551616 {
+  }
+}
+
+// -----
+
+loop.kernel @constant_index_outside(%x: memref<4xf32>, %y: memref<4xf32>) {
+  %c9 = arith.constant 9 : index
+  loop.for %i in 0 to 4 {
+    // expected-error @+1 {{index %c9 of memref<4xf32> is 9, outside dimension 0 of size 4}}
+    %v = loop.load %x[%c9] : memref<4xf32>
+    loop.store %v, %y[%i] : memref<4xf32>
+  }
+}
+
+// -----
+
+loop.kernel @loop_over_the_dimension(%x: memref<64xf32>, %y: memref<128xf32>) {
+  loop.for %j in 0 to 128 {
+    // expected-error @+1 {{index %j of memref<64xf32> ranges over [0, 127], outside dimension 0 of size 64}}
+    %v = loop.load %x[%j] : memref<64xf32>
+    loop.store %v, %y[%j] : memref<128xf32>
+  }
+}
+
+// -----
+
+// Through index arithmetic, in the second dimension, at a store.
+loop.kernel @shifted_index(%x: memref<4x8xf32>, %y: memref<4x8xf32>) {
+  %c1 = arith.constant 1 : index
+  loop.for %i in 0 to 4 {
+    loop.for %j in 0 to 8 {
+      %v = loop.load %x[%i, %j] : memref<4x8xf32>
+      %next = arith.addi %j, %c1 : index
+      // expected-error @+1 {{index %next of memref<4x8xf32> ranges over [1, 8], outside dimension 1 of size 8}}
+      loop.store %v, %y[%i, %next] : memref<4x8xf32>
+    }
+  }
+}
+
+// -----
+
+loop.kernel @index_constant_over_index_width(%x: memref<4xf32>) {
+  // expected-error @+1 {{index constant 18446744073709551616 does not fit the 64-bit index a kernel computes in (-9223372036854775808 to 9223372036854775807)}}
+  %big = arith.constant 18446744073709551616 : index
+}
+
+// -----
+
+// A loaded index is unknown, and so is what it bounds: the access is accepted.
+loop.kernel @gather_rows(%table: memref<8x4xf32>, %ids: memref<2xi64>, %y: memref<2x4xf32>) {
+  loop.for %i in 0 to 2 {
+    loop.for %j in 0 to 4 {
+      %id = loop.load %ids[%i] : memref<2xi64>
+      %row = arith.index_cast %id : i64 to index
+      %v = loop.load %table[%row, %j] : memref<8x4xf32>
+      loop.store %v, %y[%i, %j] : memref<2x4xf32>
+    }
+  }
+}
+
+// -----
+
+// A loop that never runs accesses nothing.
+loop.kernel @empty_loop(%x: memref<4xf32>) {
+  loop.for %i in 9 to 9 {
+    %v = loop.load %x[%i] : memref<4xf32>
+  }
+}
+
+// -----
+
+// The epilogue runs at each point of the 16 x 32 output.
+loop.kernel @contract_epilogue_outside(%x: memref<16x4xf32>, %w: memref<32x4xf32>, %y: memref<16x16xf32>) {
+  loop.contract (%i, %j) in [16, 32], k in 4, %acc = sum %x[d0, k] * %w[d1, k] : memref<16x4xf32>, memref<32x4xf32> -> f32 {
+    // expected-error @+1 {{index %j of memref<16x16xf32> ranges over [0, 31], outside dimension 1 of size 16}}
+    loop.store %acc, %y[%i, %j] : memref<16x16xf32>
+  }
+}
+
+// -----
+
+// --- use before definition ---------------------------------------------------------------------
+
+loop.kernel @use_before_definition(%x: memref<4xf32>, %y: memref<4xf32>) {
+  loop.for %i in 0 to 4 {
+    %v = loop.load %x[%i] : memref<4xf32>
+    // expected-error @+1 {{operand #1 (%u) is used before its definition}}
+    %w = arith.addf %v, %u : f32
+    %u = arith.addf %v, %v : f32
+    loop.store %w, %y[%i] : memref<4xf32>
+  }
+}
+
+// -----
+
+// Defined after the loop whose body uses it.
+loop.kernel @defined_after_the_region(%x: memref<4xf32>, %y: memref<4xf32>) {
+  loop.for %i in 0 to 4 {
+    %v = loop.load %x[%i] : memref<4xf32>
+    // expected-error @+1 {{operand #1 (%one) is used before its definition}}
+    %w = arith.addf %v, %one : f32
+    loop.store %w, %y[%i] : memref<4xf32>
+  }
+  %one = arith.constant 1.0 : f32
+}
+
+// -----
+
+// A reduction loop's own result inside its body.
+loop.kernel @own_result(%x: memref<4xf32>, %y: memref<1xf32>) {
+  %s = loop.for %i in 0 to 4 reduce add init 0.0 : f32 {
+    %v = loop.load %x[%i] : memref<4xf32>
+    // expected-error @+1 {{operand #1 (%s) is a result of the 'loop.for' op around this use}}
+    %w = arith.addf %v, %s : f32
+    loop.yield %w : f32
+  }
+}
+
+// -----
+
+func.func @forward(%x: memref<4xf32>) -> memref<4xf32> {
+  // expected-error @+1 {{operand #1 (%y) is used before its definition}}
+  loop.launch @k(%x, %y) : memref<4xf32>, memref<4xf32>
+  %y = memref.alloc() : memref<4xf32>
+  func.return %y : memref<4xf32>
+}
+loop.kernel @k(%x: memref<4xf32>, %y: memref<4xf32>) {
+}

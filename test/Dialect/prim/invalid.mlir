@@ -375,3 +375,28 @@ func.func @map_yields_an_outside_value(%x: tensor<4xf32>, %s: f32) -> tensor<4xf
   }
   func.return %y : tensor<4xf32>
 }
+
+// -----
+
+// A value is used after its definition (issue 12 §1), here from inside a prim.map's body.
+func.func @use_before_definition(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %r = prim.map(%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: f32):
+    // expected-error @+1 {{operand #1 (%two) is used before its definition}}
+    %m = arith.mulf %a, %two : f32
+    prim.yield %m : f32
+  }
+  %two = arith.constant 2.0 : f32
+  func.return %r : tensor<4xf32>
+}
+
+// -----
+
+// Constant indices past the table's rows would reach the kernel as data no verifier sees, and
+// read outside the table (issue 12 §1).
+func.func @gather_constant_index_outside(%w: tensor<4x8xf32>) -> tensor<2x8xf32> {
+  %ids = prim.constant dense<[-1, 3]> : tensor<2xi64>
+  // expected-error @+1 {{constant index -1 is outside the 4 rows of the table it picks from}}
+  %e = prim.gather %w[%ids] : tensor<4x8xf32>, tensor<2xi64> -> tensor<2x8xf32>
+  func.return %e : tensor<2x8xf32>
+}

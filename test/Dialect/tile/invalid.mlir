@@ -807,3 +807,66 @@ func.func @host(%x: memref<4xf32>) -> memref<4xf32> {
   tile.launch @k_scale(%x, %x) : memref<4xf32>, memref<4xf32>
   func.return %x : memref<4xf32>
 }
+
+// -----
+
+// --- index ranges: bounds that fit, accesses in range (issue 12 §1) ----------------------------
+
+tile.kernel @bound_over_index_width(%x: memref<4xf32>) grid [1, 1, 1] block [32, 1, 1] {
+  // expected-error @+1 {{loop bound 18446744073709551616 does not fit the 64-bit index a kernel counts iterations in (at most 9223372036854775807)}}
+  tile.for %i in 0 to 18446744073709551616 map global {
+  }
+}
+
+// -----
+
+tile.kernel @loop_over_the_dimension(%x: memref<4xf32>, %y: memref<8xf32>) grid [1, 1, 1] block [32, 1, 1] {
+  tile.for %i in 0 to 8 map global vector 4 {
+    // expected-error @+1 {{index %i of memref<4xf32> ranges over [0, 7], outside dimension 0 of size 4}}
+    %v = memref.load %x[%i] : memref<4xf32>
+    memref.store %v, %y[%i] : memref<8xf32>
+  }
+}
+
+// -----
+
+tile.kernel @constant_index_outside(%x: memref<4xf32>, %y: memref<4xf32>) grid [1, 1, 1] block [32, 1, 1] {
+  %c4 = arith.constant 4 : index
+  tile.for %i in 0 to 4 map thread {
+    %v = memref.load %x[%i] : memref<4xf32>
+    // expected-error @+1 {{index %c4 of memref<4xf32> is 4, outside dimension 0 of size 4}}
+    memref.store %v, %y[%c4] : memref<4xf32>
+  }
+}
+
+// -----
+
+tile.kernel @stage_row_outside(%x: memref<4x64xf32>, %y: memref<4x64xf32>) grid [8, 1, 1] block [32, 1, 1] {
+  tile.for %i in 0 to 8 map grid {
+    // expected-error @+1 {{index %i of memref<4x64xf32> ranges over [0, 7], outside dimension 0 of size 4}}
+    tile.stage %x[%i] sync : memref<4x64xf32>
+  }
+}
+
+// -----
+
+// The epilogue runs at each point of the 70 x 50 output.
+tile.kernel @gemm_epilogue_outside(%a: memref<70x40xbf16>, %b: memref<50x40xbf16>, %y: memref<50x70xf32>) grid [1, 2, 1] block [128, 1, 1] {
+  tile.gemm %a[m, k] * %b[n, k] : memref<70x40xbf16>, memref<50x40xbf16> -> f32 atom mma_sync m16n8k16 tile [64, 64, 32] warps [2, 2] pipeline 2 epilogue(%m, %n, %acc) {
+    // expected-error @+1 {{index %m of memref<50x70xf32> ranges over [0, 69], outside dimension 0 of size 50}}
+    memref.store %acc, %y[%m, %n] : memref<50x70xf32>
+  }
+}
+
+// -----
+
+// --- use before definition ---------------------------------------------------------------------
+
+tile.kernel @use_before_definition(%x: memref<4xf32>, %y: memref<4xf32>) grid [1, 1, 1] block [32, 1, 1] {
+  tile.for %i in 0 to 4 map thread {
+    // expected-error @+1 {{operand #1 (%c0) is used before its definition}}
+    %v = memref.load %x[%c0] : memref<4xf32>
+    memref.store %v, %y[%i] : memref<4xf32>
+  }
+  %c0 = arith.constant 0 : index
+}

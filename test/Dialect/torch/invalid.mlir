@@ -357,3 +357,24 @@ func.func @constant_literal() {
   %0 = torch.constant 1.0 : f32
   func.return
 }
+
+// -----
+
+// A value is used after its definition (issue 12 §1): the error is at the use, before any pass.
+func.func @use_before_definition(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{operand #0 (%n) is used before its definition}}
+  %r = torch.relu %n : tensor<4xf32> -> tensor<4xf32>
+  %n = torch.neg %x : tensor<4xf32> -> tensor<4xf32>
+  func.return %r : tensor<4xf32>
+}
+
+// -----
+
+// Constant indices past the table's rows would reach the kernel as data no verifier sees, and
+// read outside the table (issue 12 §1).
+func.func @embedding_constant_index_outside(%w: tensor<4x8xf32>) -> tensor<2x8xf32> {
+  %ids = torch.constant dense<[0, 9]> : tensor<2xi64>
+  // expected-error @+1 {{constant index 9 is outside the 4 rows of the table it picks from}}
+  %e = torch.embedding %w, %ids : tensor<4x8xf32>, tensor<2xi64> -> tensor<2x8xf32>
+  func.return %e : tensor<2x8xf32>
+}

@@ -19,7 +19,8 @@
 // CHECK-NEXT:    }
 // CHECK-NEXT:    float* extra = reinterpret_cast<float*>(emmy_smem + 16);
 // CHECK-NEXT:    long t2 = tid * 2;
-// CHECK-NEXT:    asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" :: "r"(static_cast<unsigned int>(__cvta_generic_to_shared(&extra[t2]))), "l"(&x[t2]) : "memory");
+// CHECK-NEXT:    long q2 = q * 2;
+// CHECK-NEXT:    asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" :: "r"(static_cast<unsigned int>(__cvta_generic_to_shared(&extra[t2]))), "l"(&x[r * 64 + q2]) : "memory");
 // CHECK-NEXT:    asm volatile("cp.async.commit_group;\n" ::: "memory");
 // CHECK-NEXT:    asm volatile("cp.async.wait_group 0;\n" ::: "memory");
 // CHECK-NEXT:    __syncthreads();
@@ -51,8 +52,8 @@ kernel.func @stage_tile(%x: memref<32x64xf32>, %y: memref<32x64xf32>) block [128
   }
   %extra = kernel.dynamic_shared offset 16 : memref<256xf32, 3 : i32>
   %t2 = arith.muli %tid, %c2 : index
-  %flat = arith.constant 0 : index
-  kernel.cp_async %extra[%t2], %x[%flat, %t2] bytes 8 : memref<256xf32, 3 : i32>, memref<32x64xf32>
+  %q2 = arith.muli %q, %c2 : index
+  kernel.cp_async %extra[%t2], %x[%r, %q2] bytes 8 : memref<256xf32, 3 : i32>, memref<32x64xf32>
   kernel.cp_async_commit
   kernel.cp_async_wait 0
   kernel.barrier
