@@ -516,7 +516,21 @@ class Schedule:
         return dict(self.loops).get(path, LoopSchedule(Mapping.SERIAL))
 
     def verify(self) -> None:
-        # The block's limits are the target's, which the tile.kernel lowered from this checks.
+        # The block's limits are the target's, which the tile.kernel lowered from this checks;
+        # here only that every number fits the 32 bits CUDA counts threads, tiles and stages in.
+        numbers = [
+            *self.block,
+            *(i for path, _ in self.loops for i in path),
+            *(n for stage in self.stages for n in (stage.argument, *stage.loop)),
+            *self.tile_shape,
+            *self.warps,
+            self.pipeline_depth,
+            self.raster,
+        ]
+        if any(abs(n) >= 2**31 for n in numbers):
+            raise VerifyException(
+                f"{max(numbers, key=abs)} is too large a number for a schedule (below 2**31)"
+            )
         if len(self.block) != 3 or min(self.block) < 1:
             raise VerifyException(f"block {list(self.block)} must have 3 positive sizes")
         paths = [path for path, _ in self.loops]

@@ -143,3 +143,15 @@ loop.kernel @k_sum_used_after_overwrite(%x: memref<8192xf32>, %t: memref<8192xf3
     loop.store %w, %t[%i] : memref<8192xf32>
   }
 }
+
+// -----
+
+// A schedule's numbers are checked where it is parsed: one past 64 bits used to crash the pass.
+
+// expected-error @+1 {{99999999999999999999 is too large a number for a schedule (below 2**31)}}
+loop.kernel @k_huge_block(%x: memref<64xf32>, %y: memref<64xf32>) attributes {tile.schedule = #tile.schedule<block [99999999999999999999, 1, 1], loops [[0] global]>} {
+  loop.for %i in 0 to 64 {
+    %v = loop.load %x[%i] : memref<64xf32>
+    loop.store %v, %y[%i] : memref<64xf32>
+  }
+}
