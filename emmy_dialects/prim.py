@@ -58,6 +58,7 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsTerminator, OpTrait, Pure, RecursiveMemoryEffect
 from xdsl.utils.exceptions import VerifyException
 
+from emmy.dialects import dense
 from emmy.dialects.combiner import (
     Combiner,
     CombinerAttr,
@@ -830,38 +831,31 @@ class IotaOp(IRDLOperation):
 @irdl_op_definition
 class ConstantOp(IRDLOperation):
     """A tensor known at compile time. Splats are better written as a `prim.map` without
-    inputs, which fuses; a dense constant stays in the host function, as a buffer."""
+    inputs, which fuses; a dense constant stays in the host function, as a buffer. A splat
+    holds its one element as a rank-0 value (see `emmy.dialects.dense`)."""
 
     name = "prim.constant"
     value = prop_def(DenseIntOrFPElementsAttr)
     result = result_def(TensorType)
     traits = traits_def(Pure(), HostConstant())
 
-    def __init__(self, value: DenseIntOrFPElementsAttr):
-        super().__init__(result_types=[value.type], properties={"value": value})
+    def __init__(self, value: DenseIntOrFPElementsAttr, result_type: Attribute | None = None):
+        super().__init__(result_types=[result_type or value.type], properties={"value": value})
 
     def print(self, printer: Printer) -> None:
         printer.print_op_attributes(self.attributes)
         printer.print_string(" ")
-        printer.print_attribute(self.value)
+        dense.print_literal(printer, self.value, self.result.type)
 
     @classmethod
     def parse(cls, parser: Parser) -> ConstantOp:
         attributes = parser.parse_optional_attr_dict()
-        pos = parser.pos
-        value = parser.parse_attribute()
-        if not isinstance(value, DenseIntOrFPElementsAttr):
-            parser.raise_error(f"prim.constant takes a dense tensor, got {value}", pos, parser.pos)
-        op = cls(value)
+        op = cls(*dense.parse_literal(parser, "prim.constant"))
         op.attributes.update(attributes)
         return op
 
     def verify_(self) -> None:
-        if not isinstance(self.value.type, TensorType) or self.value.type != self.result.type:
-            raise VerifyException(
-                f"constant value of type {self.value.type} must be a tensor of the result type "
-                f"{self.result.type}"
-            )
+        dense.verify_literal(self.value, self.result.type, "prim.constant")
 
 
 Prim = Dialect(

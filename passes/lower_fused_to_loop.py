@@ -82,7 +82,7 @@ from xdsl.passes import ModulePass
 from xdsl.transforms.dead_code_elimination import region_dce
 from xdsl.utils.exceptions import PassFailedException
 
-from emmy.dialects import fused, loop, prim
+from emmy.dialects import dense, fused, loop, prim
 from emmy.dialects.combiner import combine, identity
 
 
@@ -884,8 +884,10 @@ def _lower_host(host: func.FuncOp, module: ModuleOp, taken: set[str], keep_unit_
             block.add_op(loop.LaunchOp(name, [*buffers, *outs]))
         elif isinstance(op, prim.ConstantOp):
             name = _unique_symbol(op.result.name_hint or "cst", taken)
+            # The host buffer holds every element: a splat is expanded here.
+            value = dense.expanded(op.value, op.result.type)
             constant = memref.GlobalOp.get(
-                StringAttr(name), buffer_type(op.result.type), op.value, constant=UnitAttr()
+                StringAttr(name), buffer_type(op.result.type), value, constant=UnitAttr()
             )
             module.body.block.insert_op_before(constant, host)
             get = memref.GetGlobalOp(name, buffer_type(op.result.type))

@@ -357,3 +357,44 @@ func.func @constant_literal() {
   %0 = torch.constant 1.0 : f32
   func.return
 }
+
+// -----
+
+func.func @constant_out_of_range() {
+  // expected-error @+1 {{Integer value 99999999999 is out of range for type i32}}
+  %0 = torch.constant dense<99999999999> : tensor<4xi32>
+  func.return
+}
+
+// -----
+
+func.func @constant_float_for_integers() {
+  // expected-error @+1 {{a i64 literal is an integer, got 1.5}}
+  %0 = torch.constant dense<1.5> : tensor<4xi64>
+  func.return
+}
+
+// -----
+
+func.func @constant_vector() {
+  // expected-error @+1 {{torch.constant takes a statically shaped tensor of integers, index or floats, got vector<4xf32>}}
+  %0 = torch.constant dense<1.5> : vector<4xf32>
+  func.return
+}
+
+// -----
+
+// A splat holds one element of the result's element type.
+func.func @constant_splat_element_type() {
+  // expected-error @+1 {{a constant of type tensor<4xf32> holds a value of that type, or a splat of one f32 (a rank-0 tensor), not tensor<f64>}}
+  %0 = "torch.constant"() <{value = dense<1.0> : tensor<f64>}> : () -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @constant_shape() {
+  // expected-error @+1 {{a constant of type tensor<4xf32> holds a value of that type, or a splat of one f32 (a rank-0 tensor), not tensor<2xf32>}}
+  %0 = "torch.constant"() <{value = dense<1.0> : tensor<2xf32>}> : () -> tensor<4xf32>
+  func.return
+}
