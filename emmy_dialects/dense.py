@@ -29,7 +29,7 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-LITERAL_ELEMENT = re.compile(r"0x[0-9a-fA-F]+|true|false|[-+]?[0-9][0-9.]*(?:[eE][-+]?[0-9]+)?")
+LITERAL_ELEMENT = re.compile(r"-?0x[0-9a-fA-F]+|true|false|[-+]?[0-9][0-9.]*(?:[eE][-+]?[0-9]+)?")
 
 SPLAT_LITERAL = re.compile(
     r"\s*dense\s*<\s*(-?\s*(?:0x[0-9a-fA-F]+|true|false|[0-9][0-9.]*(?:[eE][-+]?[0-9]+)?))\s*>"
@@ -37,15 +37,26 @@ SPLAT_LITERAL = re.compile(
 """`dense<1.0>`: a literal of one element, which the type after it may repeat."""
 
 
+def _hex_float(token: str, element_type: AnyFloat) -> float:
+    """The float whose bits a `0x...` literal gives; ValueError for one that does not fit."""
+    size = element_type.compile_time_size
+    bits = int(token, 16)
+    if token.startswith("-") or bits >> (8 * size):
+        raise ValueError(
+            f"a hexadecimal float literal is the {8 * size} bits of an {element_type}, without "
+            f"a sign, got {token}"
+        )
+    return element_type.unpack(bits.to_bytes(size, "little"), 1)[0]
+
+
 def dense_with_hex_floats(literal: str, type: TensorType) -> DenseIntOrFPElementsAttr:
     """Re-reads a float `dense<...>` literal whose inf/nan elements are printed as hex bit
-    patterns: xDSL 0.75 prints them so but parses hex back as an integer value."""
+    patterns: xDSL 0.75 prints them so but parses hex back as an integer value. ValueError for
+    a hex literal that is not the bits of the element type."""
     element_type = type.get_element_type()
     elements = literal[literal.index("<") + 1 : literal.index(">")]
     values = [
-        element_type.unpack(bytes.fromhex(token[2:])[::-1], 1)[0]
-        if token.startswith("0x")
-        else float(token)
+        _hex_float(token, element_type) if "0x" in token else float(token)
         for token in LITERAL_ELEMENT.findall(elements)
     ]
     return DenseIntOrFPElementsAttr.from_list(type, values)
@@ -122,7 +133,10 @@ def parse_literal(parser: Parser, what: str) -> tuple[DenseIntOrFPElementsAttr, 
             and '"' not in literal
             and isinstance(value.get_element_type(), AnyFloat)
         ):
-            value = dense_with_hex_floats(literal, value.type)
+            try:
+                value = dense_with_hex_floats(literal, value.type)
+            except ValueError as error:
+                parser.raise_error(str(error), pos, parser.pos)
         return value, value.type
     parser.parse_keyword("dense")
     parser.parse_punctuation("<")
@@ -146,9 +160,9 @@ def parse_literal(parser: Parser, what: str) -> tuple[DenseIntOrFPElementsAttr, 
         parser.raise_error(f"a {element} literal is an integer, got {number}", number_pos)
     count = prod(result_type.get_shape())
     value_type = result_type if count <= 1 else TensorType(element, [])
-    if isinstance(element, AnyFloat) and "0x" in splat.group(1):
-        return dense_with_hex_floats(splat.group(0), value_type), result_type
     try:
+        if isinstance(element, AnyFloat) and "0x" in splat.group(1):
+            return dense_with_hex_floats(splat.group(0), value_type), result_type
         return DenseIntOrFPElementsAttr.from_list(value_type, [number]), result_type
-    except (ValueError, VerifyException) as error:
-        parser.raise_error(str(error), number_pos, type_pos)
+    except (ValueError, OverflowError) as error:
+        parser.raise_error(f"a literal out of its type's range: {error}", number_pos, type_pos)

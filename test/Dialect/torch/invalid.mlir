@@ -368,6 +368,22 @@ func.func @constant_out_of_range() {
 
 // -----
 
+func.func @constant_hex_width() {
+  // expected-error @+1 {{a hexadecimal float literal is the 16 bits of an bf16, without a sign, got 0xFF800000}}
+  %0 = torch.constant dense<0xFF800000> : tensor<4xbf16>
+  func.return
+}
+
+// -----
+
+func.func @constant_hex_width_in_a_list() {
+  // expected-error @+1 {{a hexadecimal float literal is the 32 bits of an f32, without a sign, got 0x7F80000000}}
+  %0 = torch.constant dense<[1.0, 0x7F80000000]> : tensor<2xf32>
+  func.return
+}
+
+// -----
+
 func.func @constant_float_for_integers() {
   // expected-error @+1 {{a i64 literal is an integer, got 1.5}}
   %0 = torch.constant dense<1.5> : tensor<4xi64>
