@@ -7,8 +7,8 @@ holds the value `dense<1.0> : tensor<f32>` (4 bytes) beside its result type, not
 xDSL 0.75's dense attribute would store (it expands a splat into every element, and unpacks
 every element to print one): a rank-0 value under a result of more elements is that value in
 every element. The custom form prints and parses it as above; the generic form shows the
-rank-0 value (`<{value = dense<1.0> : tensor<f32>}> : () -> tensor<10000000xf32>`). Whoever
-needs the elements (an interpreter, a host buffer) broadcasts it (`splat_element`, `expanded`).
+rank-0 value (`<{value = dense<1.0> : tensor<f32>}> : () -> tensor<10000000xf32>`). The
+interpreters broadcast it; lowered, a kernel computes it (see `prim.ConstantOp.splat_map`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from math import prod
 
 from xdsl.dialects.builtin import (
     AnyFloat,
-    BytesAttr,
     DenseIntOrFPElementsAttr,
     IndexType,
     IntegerType,
@@ -75,15 +74,6 @@ def splat_element(value: DenseIntOrFPElementsAttr) -> int | float | None:
     if not data or memoryview(data)[size:] != memoryview(data)[:-size]:
         return None
     return value.get_element_type().unpack(data[:size], 1)[0]
-
-
-def expanded(value: DenseIntOrFPElementsAttr, result_type: TensorType) -> DenseIntOrFPElementsAttr:
-    """The value with every element of `result_type`, for what needs them all (a host buffer)."""
-    if not is_splat(value, result_type):
-        return value
-    return DenseIntOrFPElementsAttr(
-        result_type, BytesAttr(value.data.data * prod(result_type.get_shape()))
-    )
 
 
 def verify_literal(value: DenseIntOrFPElementsAttr, result_type: Attribute, what: str) -> None:

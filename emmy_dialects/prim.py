@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from math import prod
 from typing import Protocol, TypeVar
 
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     I64,
     AnyFloat,
@@ -856,6 +857,18 @@ class ConstantOp(IRDLOperation):
 
     def verify_(self) -> None:
         dense.verify_literal(self.value, self.result.type, "prim.constant")
+
+    def splat_map(self) -> MapOp:
+        """The map without inputs that computes this splat constant (a kernel fills a buffer
+        with it, or the kernels that read it fuse it, where a host buffer would hold every
+        element)."""
+        element_type = self.result.type.get_element_type()
+        (value,) = self.value.get_values()
+        if isinstance(element_type, AnyFloat):
+            scalar = arith.ConstantOp(FloatAttr(value, element_type))
+        else:
+            scalar = arith.ConstantOp(IntegerAttr(value, element_type))
+        return MapOp([], self.result.type, Region(Block([scalar, YieldOp(scalar.result)])))
 
 
 Prim = Dialect(

@@ -105,11 +105,28 @@ func.func @forward(%x: tensor<40x50xf32>) -> (tensor<40x50xf32>, tensor<40x50xf3
 
 
 @pytest.mark.parametrize("level", LEVELS[1:])
-def test_a_prim_splat_is_expanded_only_for_its_host_buffer(level):
+def test_a_prim_splat_is_computed_by_the_kernels(level):
     x = torch.randn(40, 50, generator=torch.Generator().manual_seed(2))
     module = parse(PRIM_SPLAT) if level == "prim" else lowered(PRIM_SPLAT, level, "prim")
     product, constant = run_module(module, [x.numpy()])
     np.testing.assert_array_equal(product, (x * -0.25).numpy())
     np.testing.assert_array_equal(constant, np.full((40, 50), -0.25, np.float32))
-    if level == "loop":
-        assert "memref.global" in printed(module)
+    assert "memref.global" not in printed(module)
+
+
+# A splat held at the fused level, past fuse-prims: lower-fused-to-loop fills its buffer with
+# a kernel, whatever its size (a global would hold 4 TB here).
+FUSED_SPLAT = """
+func.func @forward() -> tensor<1000000x1000000xi32> {
+  %c = prim.constant dense<-7> : tensor<1000000x1000000xi32>
+  func.return %c : tensor<1000000x1000000xi32>
+}
+"""
+
+
+def test_a_fused_level_splat_is_filled_by_a_kernel():
+    module = parse(FUSED_SPLAT)
+    run_passes(make_context(), module, passes_to("loop", "fused"), "fused-to-loop")
+    text = printed(module)
+    assert "loop.kernel @k_constant(%out: memref<1000000x1000000xi32>)" in text
+    assert "arith.constant -7 : i32" in text and "memref.global" not in text
