@@ -76,19 +76,14 @@ def splat_element(value: DenseIntOrFPElementsAttr) -> int | float | None:
     return value.get_element_type().unpack(data[:size], 1)[0]
 
 
-def verify_literal(value: DenseIntOrFPElementsAttr, result_type: Attribute, what: str) -> None:
-    if value.type == result_type:
-        return
-    if (
-        isinstance(result_type, TensorType)
-        and not value.get_shape()
-        and value.get_element_type() == result_type.get_element_type()
-    ):
+def verify_literal(value: DenseIntOrFPElementsAttr, result_type: TensorType, what: str) -> None:
+    """A constant's value is of its result type, or a splat: a rank-0 value of its element."""
+    element = result_type.get_element_type()
+    if value.type == result_type or value.type == TensorType(element, []):
         return
     raise VerifyException(
         f"a {what} of type {result_type} holds a value of that type, or a splat of one "
-        f"{result_type.get_element_type() if isinstance(result_type, TensorType) else 'element'}"
-        f" (a rank-0 tensor), not {value.type}"
+        f"{element} (a rank-0 tensor), not {value.type}"
     )
 
 
@@ -150,9 +145,12 @@ def parse_literal(parser: Parser, what: str) -> tuple[DenseIntOrFPElementsAttr, 
         parser.raise_error(f"a {element} literal is an integer, got {number}", number_pos)
     count = prod(result_type.get_shape())
     value_type = result_type if count <= 1 else TensorType(element, [])
-    try:
-        if isinstance(element, AnyFloat) and "0x" in splat.group(1):
+    if isinstance(element, AnyFloat) and "0x" in splat.group(1):
+        try:
             return dense_with_hex_floats(splat.group(0), value_type), result_type
+        except ValueError as error:
+            parser.raise_error(str(error), number_pos, type_pos)
+    try:
         return DenseIntOrFPElementsAttr.from_list(value_type, [number]), result_type
     except (ValueError, OverflowError) as error:
         parser.raise_error(f"a literal out of its type's range: {error}", number_pos, type_pos)
