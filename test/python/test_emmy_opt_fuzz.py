@@ -125,7 +125,12 @@ def _without_test_comments(text: str) -> str:
 
 
 DIALECT_OPS = [TEST_ROOT / "Dialect" / dialect / "ops.mlir" for dialect in DIALECTS]
-LIT_FILES = sorted(set(TEST_ROOT.glob("**/*.mlir")) - set(DIALECT_OPS))
+LIT_FILES = sorted(
+    path
+    for path in set(TEST_ROOT.glob("**/*.mlir")) - set(DIALECT_OPS)
+    # lit's Output folders hold what the last lit run wrote.
+    if "Output" not in path.relative_to(TEST_ROOT).parts
+)
 
 
 @pytest.fixture(scope="session")
@@ -304,5 +309,6 @@ def test_mutated_ir_never_crashes(seed: int, inputs: list[list[str]], tmp_path: 
     assert "Traceback" not in stderr, context
     assert "internal error" not in stderr, context
     if status == 1:
-        located = re.search(rf"{re.escape(str(path))}:\d+:\d+: error: ", stderr)
+        # At the input, or at the file an explicit loc(...) of the input names.
+        located = re.search(r"^(?!<unknown>)\S+:\d+:\d+: error: ", stderr, re.MULTILINE)
         assert located or stderr.startswith("emmy-opt: error: "), context
