@@ -13,11 +13,11 @@ that a new pass is fuzzed as soon as it is registered), alone, with random optio
 few in a `-p` pipeline; `-t cuda` after one; parsing and printing only; `--split-input-file
 --verify-diagnostics`. A case that runs past CASE_SECONDS fails too (a hang).
 
-By default the suite runs DEFAULT_CASES cases (1,500: about 80 s on 2 shared cores, fixture
-included); a longer run sets EMMY_FUZZ_CASES, e.g. `EMMY_FUZZ_CASES=20000 .venv/bin/pytest -q
-test/python/test_emmy_opt_fuzz.py` (about 15 minutes). A case is reproducible from its seed,
-`.venv/bin/pytest 'test/python/test_emmy_opt_fuzz.py::test_mutated_ir_never_crashes[seed-137]'`
-(with EMMY_FUZZ_CASES above the seed).
+By default the suite runs DEFAULT_CASES cases (1,500: about 40 s on 2 cores, fixture included,
+80 s when they are busy); a longer run sets EMMY_FUZZ_CASES, e.g. `EMMY_FUZZ_CASES=20000
+.venv/bin/pytest -q test/python/test_emmy_opt_fuzz.py` (about 10 minutes). A case is
+reproducible from its seed (with EMMY_FUZZ_CASES above it):
+`.venv/bin/pytest 'test/python/test_emmy_opt_fuzz.py::test_mutated_ir_never_crashes[seed-137]'`.
 """
 
 from __future__ import annotations
