@@ -144,12 +144,7 @@ from emmy.dialects.dtypes import C_TYPES, element_bytes, element_type, type_name
 from emmy.dialects.effects import ReadsOperand, WritesOperand
 from emmy.dialects.launch import KernelSymbolOp, LaunchOpBase, parse_shape, print_shape
 from emmy.dialects.target import GpuTarget, TargetAttr, target_of
-from emmy.dialects.threads import (
-    ThreadDependsOn,
-    ThreadVarying,
-    divergent_ancestor,
-    thread_dependent_values,
-)
+from emmy.dialects.threads import Convergent, ThreadDependsOn, Threads, ThreadVarying
 
 SHARED_MEMORY_SPACE = 3
 """The memory space of shared memory, as in NVVM (`memref<8xf32, 3 : i32>`)."""
@@ -704,12 +699,34 @@ class _IdOp(IRDLOperation):
         _verify_in_kernel(self)
 
 
+class _ThreadIndex(ThreadVarying):
+    """A warp is a warp size of consecutive threads of the block, x fastest, and a warpgroup 4
+    consecutive warps: where the block's x extent is a multiple of the group's size, a group
+    lies in one row of x, so a thread's index along x divided by, or compared with, a multiple
+    of that size is the same in all its threads, and its indices along y and z are; along z,
+    it is enough that x times y is a multiple."""
+
+    def group_divisor(self, op: Operation, among: Threads) -> int | None:
+        assert isinstance(op, ThreadIdOp)
+        kernel = op.parent_op()
+        while kernel is not None and not isinstance(kernel, FuncOp):
+            kernel = kernel.parent_op()
+        if kernel is None:
+            return None
+        size = WARPGROUP_THREADS if among is Threads.WARPGROUP else target_of(op).warp_size
+        x, y, _ = kernel.block_shape
+        if op.dim == Dimension.X:
+            return size if x % size == 0 else None
+        rows = x if op.dim == Dimension.Y else x * y
+        return 1 if rows % size == 0 else None
+
+
 @irdl_op_definition
 class ThreadIdOp(_IdOp):
     """This thread's index in its block along a dimension (`threadIdx`)."""
 
     name = "kernel.thread_id"
-    traits = traits_def(ThreadVarying())
+    traits = traits_def(_ThreadIndex())
 
 
 @irdl_op_definition
@@ -847,29 +864,21 @@ class BarrierOp(IRDLOperation):
     every thread must reach it: it may not sit under control flow that depends on the thread."""
 
     name = "kernel.barrier"
-    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect(), Convergent(Threads.BLOCK))
     assembly_format = "attr-dict"
 
     def __init__(self):
         super().__init__()
 
     def verify_(self) -> None:
-        kernel = _verify_in_kernel(self)
-        divergent = divergent_ancestor(self, thread_dependent_values(kernel.body))
-        if divergent is None:
-            return
-        ancestor, source = divergent
-        what = "condition depends" if isinstance(ancestor, scf.IfOp) else "bounds depend"
-        raise VerifyException(
-            "a kernel.barrier must be reached by every thread of the block, but it is inside "
-            f"an {ancestor.name} whose {what} on {source}"
-        )
+        _verify_in_kernel(self)
 
 
 @irdl_op_definition
 class ShuffleOp(IRDLOperation):
     """Reads `value` from another lane of the warp: `%r = kernel.shuffle xor %v, %offset : f32`
-    (every lane of the warp takes part; `offset` is an i32 lane mask, delta or index)."""
+    (every lane of the warp takes part, so it may not sit under control flow that depends on
+    the lane; `offset` is an i32 lane mask, delta or index)."""
 
     name = "kernel.shuffle"
     _T: ClassVar = VarConstraint(
@@ -890,7 +899,7 @@ class ShuffleOp(IRDLOperation):
     offset = operand_def(i32)
     result = result_def(_T)
     # Every lane of a warp holding one value reads that value back, whichever lane it reads.
-    traits = traits_def(Pure(), ThreadDependsOn("value"))
+    traits = traits_def(Pure(), ThreadDependsOn("value"), Convergent(Threads.WARP))
     assembly_format = "$mode $value `,` $offset attr-dict `:` type($value)"
 
     def __init__(self, mode: str, value: SSAValue, offset: SSAValue):
@@ -1264,7 +1273,7 @@ class LdmatrixOp(IRDLOperation):
     indices = var_operand_def(IndexType)
     trans = opt_prop_def(UnitAttr)
     result = result_def(VectorType)
-    traits = traits_def(ReadsOperand("memref"), ThreadVarying())
+    traits = traits_def(ReadsOperand("memref"), ThreadVarying(), Convergent(Threads.WARP))
     assembly_format = (
         "$memref `[` $indices `]` (`trans` $trans^)? attr-dict `:` type($memref) `,` type($result)"
     )
@@ -1347,7 +1356,8 @@ class MmaSyncOp(IRDLOperation):
     b = operand_def(VectorType)
     c = operand_def(VectorType)
     result = result_def(VectorType)
-    traits = traits_def(Pure(), ThreadDependsOn())
+    # Each lane holds its own fragment of D.
+    traits = traits_def(Pure(), ThreadVarying(), Convergent(Threads.WARP))
     assembly_format = (
         "$shape (`tf32` $tf32^)? $a `,` $b `,` $c attr-dict `:` type($a) `,` type($b) `,` "
         "type($c) `->` type($result)"
@@ -1723,7 +1733,7 @@ class _WarpgroupOp(IRDLOperation):
     """A warpgroup instruction without operands: all 128 threads of the warpgroup (4
     consecutive warps, the first a multiple of 4) execute it, converged."""
 
-    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect(), Convergent(Threads.WARPGROUP))
     assembly_format = "attr-dict"
 
     def __init__(self):
@@ -1900,7 +1910,9 @@ class WgmmaOp(IRDLOperation):
     c = operand_def(VectorType)
     result = result_def(VectorType)
     b_mn_major = opt_prop_def(UnitAttr)
-    traits = traits_def(ReadsOperand("a"), ReadsOperand("b"), ThreadVarying())
+    traits = traits_def(
+        ReadsOperand("a"), ReadsOperand("b"), ThreadVarying(), Convergent(Threads.WARPGROUP)
+    )
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     def __init__(
@@ -2040,7 +2052,12 @@ class WgmmaWaitOp(IRDLOperation):
     pending = prop_def(IntegerAttr[I64])
     accumulators = var_operand_def(VectorType)
     waited = var_result_def(VectorType)
-    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect(), ThreadDependsOn("accumulators"))
+    traits = traits_def(
+        MemoryReadEffect(),
+        MemoryWriteEffect(),
+        ThreadDependsOn("accumulators"),
+        Convergent(Threads.WARPGROUP),
+    )
 
     def __init__(self, pending: int, accumulators: Sequence[SSAValue]):
         super().__init__(
@@ -2118,7 +2135,7 @@ class SetmaxnregOp(IRDLOperation):
     name = "kernel.setmaxnreg"
     action = prop_def(SetmaxnregActionAttr)
     count = prop_def(IntegerAttr[I32])
-    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect(), Convergent(Threads.WARPGROUP))
     assembly_format = "$action $count attr-dict"
 
     def __init__(self, action: str, count: int):

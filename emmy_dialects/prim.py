@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from math import prod
 from typing import Protocol, TypeVar
 
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     I64,
     AnyFloat,
@@ -58,6 +59,7 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsTerminator, OpTrait, Pure, RecursiveMemoryEffect
 from xdsl.utils.exceptions import VerifyException
 
+from emmy.dialects import dense
 from emmy.dialects.access import verify_constant_rows
 from emmy.dialects.combiner import (
     Combiner,
@@ -832,38 +834,43 @@ class IotaOp(IRDLOperation):
 @irdl_op_definition
 class ConstantOp(IRDLOperation):
     """A tensor known at compile time. Splats are better written as a `prim.map` without
-    inputs, which fuses; a dense constant stays in the host function, as a buffer."""
+    inputs, which fuses; a dense constant stays in the host function, as a buffer. A splat
+    holds its one element as a rank-0 value (see `emmy.dialects.dense`)."""
 
     name = "prim.constant"
     value = prop_def(DenseIntOrFPElementsAttr)
     result = result_def(TensorType)
     traits = traits_def(Pure(), HostConstant())
 
-    def __init__(self, value: DenseIntOrFPElementsAttr):
-        super().__init__(result_types=[value.type], properties={"value": value})
+    def __init__(self, value: DenseIntOrFPElementsAttr, result_type: Attribute | None = None):
+        super().__init__(result_types=[result_type or value.type], properties={"value": value})
 
     def print(self, printer: Printer) -> None:
         printer.print_op_attributes(self.attributes)
         printer.print_string(" ")
-        printer.print_attribute(self.value)
+        dense.print_literal(printer, self.value, self.result.type)
 
     @classmethod
     def parse(cls, parser: Parser) -> ConstantOp:
         attributes = parser.parse_optional_attr_dict()
-        pos = parser.pos
-        value = parser.parse_attribute()
-        if not isinstance(value, DenseIntOrFPElementsAttr):
-            parser.raise_error(f"prim.constant takes a dense tensor, got {value}", pos, parser.pos)
-        op = cls(value)
+        op = cls(*dense.parse_literal(parser, "prim.constant"))
         op.attributes.update(attributes)
         return op
 
     def verify_(self) -> None:
-        if not isinstance(self.value.type, TensorType) or self.value.type != self.result.type:
-            raise VerifyException(
-                f"constant value of type {self.value.type} must be a tensor of the result type "
-                f"{self.result.type}"
-            )
+        dense.verify_literal(self.value, self.result.type, "prim.constant")
+
+    def splat_map(self) -> MapOp:
+        """The map without inputs that computes this splat constant (a kernel fills a buffer
+        with it, or the kernels that read it fuse it, where a host buffer would hold every
+        element)."""
+        element_type = self.result.type.get_element_type()
+        (value,) = self.value.get_values()
+        if isinstance(element_type, AnyFloat):
+            scalar = arith.ConstantOp(FloatAttr(value, element_type))
+        else:
+            scalar = arith.ConstantOp(IntegerAttr(value, element_type))
+        return MapOp([], self.result.type, Region(Block([scalar, YieldOp(scalar.result)])))
 
 
 Prim = Dialect(

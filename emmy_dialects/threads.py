@@ -1,10 +1,14 @@
-"""Which values of a kernel differ between the threads of one block, from facts the ops declare.
+"""Which values of a kernel differ between the threads of one block, or between the lanes of one
+warp, from facts the ops declare; and the ops those threads must execute together.
 
     %t = kernel.thread_id x                     // ThreadVarying: differs between threads
     %b = kernel.block_id x                      // ThreadDependsOn(): the same in a block
     %s = kernel.shuffle xor %v, %o : f32        // ThreadDependsOn("value"): as %v does
     %c = arith.cmpi ult, %t, %b : index         // no trait: as any operand does (%t)
     scf.if %c { kernel.barrier }                // a barrier under it: a verify error
+    %w = arith.divui %t, %c32 : index           // the same in every lane of a warp
+    %first = arith.cmpi eq, %w, %c0 : index
+    scf.if %first { kernel.shuffle ... }        // a shuffle under it: the whole warp takes part
 
 An op whose results differ between threads however they are computed (a thread id, an atomic's
 old value) says so with `ThreadVarying`; one whose results differ only where some operands do
@@ -12,22 +16,47 @@ names them with `ThreadDependsOn` (none: the results are uniform in a block). An
 declares neither computes its results from its operands alone, so they differ where any operand
 does: the rule for `arith`, `math` and `vector`, and the sound one for any other op without
 hidden inputs. The ops of the kernel dialect that have results each declare one of the two.
+
+Within a warp (or a warpgroup of 4 warps), fewer values differ: a `ThreadVarying` op may say
+(`group_divisor`) that its result divided by, or compared with, a multiple of some number is the
+same in every thread of the group, as a thread's index along x divided by a multiple of the warp
+size is in a warp, where the block's x extent is a multiple too. An op that the threads of a
+block, a warp or a warpgroup must execute together (a barrier, a shuffle, a tensor-core
+instruction) says so with `Convergent`, whose verifier rejects it under an `scf.if` or `scf.for`
+that they may take differently.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from enum import Enum
 
-from xdsl.dialects import scf
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Operation, Region, SSAValue
 from xdsl.traits import IsolatedFromAbove, OpTrait
+from xdsl.utils.exceptions import VerifyException
 
 from emmy.dialects.effects import named_operand
 
 
+class Threads(Enum):
+    """The threads a value may differ between, or an op must be executed by together."""
+
+    BLOCK = "thread of the block"
+    WARP = "lane of the warp"
+    WARPGROUP = "thread of the warpgroup"
+
+
 class ThreadVarying(OpTrait):
     """The op's results differ between the threads of a block, whatever its operands."""
+
+    def group_divisor(self, op: Operation, among: Threads) -> int | None:
+        """A number such that `op`'s result divided by, or compared (<, >=) with, any multiple
+        of it is the same in every thread of a warp or warpgroup (`among`; 1: the result
+        itself is), or None where none is known to be."""
+        return None
 
 
 @dataclass(frozen=True, init=False)
@@ -53,15 +82,54 @@ def _inputs(op: Operation) -> Iterable[SSAValue]:
     return op.operands if declared is None else declared.values(op)
 
 
-def thread_dependent_values(body: Region) -> dict[SSAValue, str]:
-    """The values of a kernel's `body` that may differ between the threads of one block, each
-    with the name of a `ThreadVarying` op it derives from.
+def _constant(value: SSAValue) -> int | None:
+    if isinstance(value.owner, arith.ConstantOp) and isinstance(value.owner.value, IntegerAttr):
+        return value.owner.value.value.data
+    return None
+
+
+# Comparisons `index < bound` and `index >= bound` (predicate names of arith.cmpi), and the
+# same with the operands swapped.
+_LESS = ("slt", "sge", "ult", "uge")
+_SWAPPED_LESS = ("sgt", "sle", "ugt", "ule")
+
+
+def _uniform_in_group(op: Operation, divisors: dict[SSAValue, int]) -> bool:
+    """Whether `op`'s result is the same in every thread of a group although an operand is
+    not: the quotient of a value by a multiple of its `group_divisor`, or the comparison of
+    it with such a multiple (a group's values lie on one side of it)."""
+    if isinstance(op, arith.DivUIOp):
+        value, bound = op.lhs, op.rhs
+    elif isinstance(op, arith.CmpiOp):
+        predicate = arith.CMPI_COMPARISON_OPERATIONS[op.predicate.value.data]
+        if predicate in _LESS:
+            value, bound = op.lhs, op.rhs
+        elif predicate in _SWAPPED_LESS:
+            value, bound = op.rhs, op.lhs
+        else:
+            return False
+    else:
+        return False
+    multiple = _constant(bound)
+    return (
+        value in divisors
+        and multiple is not None
+        and multiple % divisors[value] == 0
+        and (multiple > 0 or isinstance(op, arith.CmpiOp))
+    )
+
+
+def thread_dependent_values(body: Region, among: Threads = Threads.BLOCK) -> dict[SSAValue, str]:
+    """The values of a kernel's `body` that may differ between the threads of one block (or
+    warp, or warpgroup: `among`), each with the name of a `ThreadVarying` op it derives from.
 
     A def-use taint analysis from the ops' declared facts (see the module docstring; a load's
     result follows its indices, as memory is assumed race-free); an `scf.for`'s induction
     variable and results depend on the thread when its bounds do, and an `scf.if`'s results
     when its condition does. Loop-carried values are iterated to a fixed point."""
     dependent: dict[SSAValue, str] = {}
+    # Within a group: the thread-varying values whose quotient by a multiple of this is uniform.
+    divisors: dict[SSAValue, int] = {}
     changed = True
 
     def mark(values: Iterable[SSAValue], source: str) -> None:
@@ -97,8 +165,15 @@ def thread_dependent_values(body: Region) -> dict[SSAValue, str]:
                         for result, value in zip(op.results, region.block.last_op.operands):
                             if value in dependent:
                                 mark([result], dependent[value])
-            elif op.has_trait(ThreadVarying):
+            elif (varying := op.get_trait(ThreadVarying)) is not None:
+                divisor = None if among is Threads.BLOCK else varying.group_divisor(op, among)
+                if divisor == 1:
+                    continue
+                if divisor is not None:
+                    divisors.update((result, divisor) for result in op.results)
                 mark(op.results, op.name)
+            elif _uniform_in_group(op, divisors):
+                continue
             elif (source := source_of(_inputs(op))) is not None:
                 mark(op.results, source)
     return dependent
@@ -120,3 +195,30 @@ def divergent_ancestor(
                     return ancestor, dependent[bound]
         ancestor = ancestor.parent_op()
     return None
+
+
+@dataclass(frozen=True)
+class Convergent(OpTrait):
+    """Every thread of a block, a warp or a warpgroup (`among`) executes the op together, so it
+    may not sit under an `scf.if` or `scf.for` that they may take differently."""
+
+    among: Threads
+
+    def verify(self, op: Operation) -> None:
+        kernel = op.parent_op()
+        while kernel is not None and not kernel.has_trait(IsolatedFromAbove):
+            kernel = kernel.parent_op()
+        if kernel is None:
+            return
+        dependent: dict[SSAValue, str] = {}
+        for region in kernel.regions:
+            dependent.update(thread_dependent_values(region, self.among))
+        divergent = divergent_ancestor(op, dependent)
+        if divergent is None:
+            return
+        ancestor, source = divergent
+        what = "condition depends" if isinstance(ancestor, scf.IfOp) else "bounds depend"
+        raise VerifyException(
+            f"a {op.name} must be reached by every {self.among.value}, but it is inside an "
+            f"{ancestor.name} whose {what} on {source}"
+        )

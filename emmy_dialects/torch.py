@@ -23,7 +23,6 @@ Conventions every op keeps, so that passes need not re-derive them:
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
@@ -65,6 +64,7 @@ from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
+from emmy.dialects import dense
 from emmy.dialects.access import verify_constant_rows
 from emmy.dialects.prim import reduced_shape
 
@@ -1258,56 +1258,30 @@ class CatOp(IRDLOperation):
         verify_result_shape(self, joined, f"concatenating along dim {dim}")
 
 
-LITERAL_ELEMENT = re.compile(r"0x[0-9a-fA-F]+|true|false|[-+]?[0-9][0-9.]*(?:[eE][-+]?[0-9]+)?")
-
-
-def dense_with_hex_floats(literal: str, type: TensorType) -> DenseIntOrFPElementsAttr:
-    """Re-reads a float `dense<...>` literal whose inf/nan elements are printed as hex bit
-    patterns: xDSL 0.75 prints them so but parses hex back as an integer value."""
-    element_type = type.get_element_type()
-    elements = literal[literal.index("<") + 1 : literal.index(">")]
-    values = [
-        element_type.unpack(bytes.fromhex(token[2:])[::-1], 1)[0]
-        if token.startswith("0x")
-        else float(token)
-        for token in LITERAL_ELEMENT.findall(elements)
-    ]
-    return DenseIntOrFPElementsAttr.from_list(type, values)
-
-
 @irdl_op_definition
 class ConstantOp(IRDLOperation):
-    """A tensor literal; a Python scalar is a 0-d (or splat) constant."""
+    """A tensor literal; a Python scalar is a 0-d (or splat) constant. A splat holds its one
+    element as a rank-0 value (see `emmy.dialects.dense`)."""
 
     name = "torch.constant"
     value = prop_def(DenseIntOrFPElementsAttr)
     result = result_def(AnyTorchTensor)
     traits = traits_def(Pure())
 
-    def __init__(self, value: DenseIntOrFPElementsAttr):
-        super().__init__(result_types=[value.type], properties={"value": value})
+    def __init__(self, value: DenseIntOrFPElementsAttr, result_type: Attribute | None = None):
+        super().__init__(result_types=[result_type or value.type], properties={"value": value})
 
     def verify_(self) -> None:
-        if self.value.type != self.result.type:
-            raise VerifyException(
-                f"constant of type {self.value.type} must produce that type, not {self.result.type}"
-            )
+        dense.verify_literal(self.value, self.result.type, "constant")
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
-        printer.print_attribute(self.value)
+        dense.print_literal(printer, self.value, self.result.type)
         printer.print_op_attributes(self.attributes)
 
     @classmethod
     def parse(cls, parser: Parser) -> ConstantOp:
-        pos = parser.pos
-        value = parser.parse_attribute()
-        if not isinstance(value, DenseIntOrFPElementsAttr):
-            parser.raise_error(f"torch.constant takes a dense<...> literal, got {value}", pos)
-        literal = parser.lexer.input.content[pos : parser.pos]
-        if "0x" in literal and value.get_element_type() in FLOAT_ELEMENT_TYPES:
-            value = dense_with_hex_floats(literal, value.type)
-        op = cls(value)
+        op = cls(*dense.parse_literal(parser, "torch.constant"))
         op.attributes |= parser.parse_optional_attr_dict()
         return op
 

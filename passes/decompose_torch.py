@@ -70,7 +70,7 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.utils.exceptions import PassFailedException
 
-from emmy.dialects import prim
+from emmy.dialects import dense, prim
 from emmy.dialects import torch as t
 from emmy.dialects.combiner import identity
 from emmy.dialects.dtypes import round_to_bfloat16
@@ -291,10 +291,7 @@ def splat_value(value: SSAValue) -> float | int | None:
     `torch.constant`, or the input-less map it becomes), else None."""
     owner = value.owner
     if isinstance(owner, t.ConstantOp):
-        attr = owner.value
-        if prod(t.shape_of(value)) > 0 and attr.is_splat():
-            return attr.get_values()[0]
-        return None
+        return dense.splat_element(owner.value) if prod(t.shape_of(value)) > 0 else None
     if isinstance(owner, prim.MapOp) and not owner.inputs:
         ops = list(owner.body.block.ops)
         if (

@@ -2,7 +2,9 @@
 
 After the pass a host function holds only `fused.kernel` ops, dense `prim.constant`s (they
 stay on the host as buffers, which kernels take as inputs) and its `func.return`. Prim ops
-whose results are never used are dropped first.
+whose results are never used are dropped first, and a splat `prim.constant` becomes the
+`prim.map` without inputs that computes it, as decompose-torch makes a splat `torch.constant`:
+it fuses into the kernels that read it, where a host buffer would hold every element.
 
 Ops fall into three classes, by the `prim.FusionClass` trait each declares (an op that declares
 none is an error):
@@ -90,9 +92,10 @@ from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import CallSiteLoc, FusedLoc, ModuleOp, NameLoc
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
-from emmy.dialects import fused, prim
+from emmy.dialects import dense, fused, prim
 from emmy.dialects.dtypes import element_bytes
 
 MAX_NAME_PARTS = 3
@@ -729,6 +732,9 @@ def fuse_function(function: func.FuncOp) -> None:
         return
     block = function.body.block
     _erase_dead_ops(block)
+    for op in list(block.ops):
+        if isinstance(op, prim.ConstantOp) and dense.is_splat(op.value, op.result.type):
+            Rewriter.replace_op(op, op.splat_map())
     return_op = block.last_op
     assert isinstance(return_op, func.ReturnOp)
     fusion = _Fusion(block)

@@ -82,7 +82,7 @@ from xdsl.passes import ModulePass
 from xdsl.transforms.dead_code_elimination import region_dce
 from xdsl.utils.exceptions import PassFailedException
 
-from emmy.dialects import fused, loop, prim
+from emmy.dialects import dense, fused, loop, prim
 from emmy.dialects.combiner import combine, identity
 
 
@@ -866,22 +866,32 @@ def _lower_host(host: func.FuncOp, module: ModuleOp, taken: set[str], keep_unit_
     for old, new in zip(host.body.block.args, block.args):
         new.name_hint = old.name_hint
         values[old] = new
+
+    def launch(kernel: fused.KernelOp, results: Sequence[SSAValue]) -> None:
+        """Allocates the kernel's outputs, which stand for `results`, and launches it."""
+        allocs = [memref.AllocOp([], [], buffer_type(r.type)) for r in results]
+        block.add_ops(allocs)
+        for alloc, result in zip(allocs, results):
+            alloc.memref.name_hint = result.name_hint
+            values[result] = alloc.memref
+        name = _unique_symbol(kernel.kernel_name.data, taken)
+        buffers = [values[v] for v in kernel.inputs]
+        outs = [a.memref for a in allocs]
+        module.body.block.insert_op_before(
+            _lower_kernel(kernel, buffers, outs, name, keep_unit_dims), host
+        )
+        block.add_op(loop.LaunchOp(name, [*buffers, *outs]))
+
     for op in host.body.block.ops:
         if isinstance(op, func.ReturnOp):
             block.add_op(func.ReturnOp(*(values[v] for v in op.arguments)))
         elif isinstance(op, fused.KernelOp):
-            allocs = [memref.AllocOp([], [], buffer_type(r.type)) for r in op.outputs]
-            block.add_ops(allocs)
-            for alloc, result in zip(allocs, op.outputs):
-                alloc.memref.name_hint = result.name_hint
-                values[result] = alloc.memref
-            name = _unique_symbol(op.kernel_name.data, taken)
-            buffers = [values[v] for v in op.inputs]
-            outs = [a.memref for a in allocs]
-            module.body.block.insert_op_before(
-                _lower_kernel(op, buffers, outs, name, keep_unit_dims), host
-            )
-            block.add_op(loop.LaunchOp(name, [*buffers, *outs]))
+            launch(op, op.outputs)
+        elif isinstance(op, prim.ConstantOp) and dense.is_splat(op.value, op.result.type):
+            # A kernel fills its buffer, where a global would hold every element.
+            fill = op.splat_map()
+            body = Region(Block([fill, fused.YieldOp(fill.result)]))
+            launch(fused.KernelOp("k_constant", [], [op.result.type], body), [op.result])
         elif isinstance(op, prim.ConstantOp):
             name = _unique_symbol(op.result.name_hint or "cst", taken)
             constant = memref.GlobalOp.get(

@@ -529,7 +529,7 @@ class ConstantToPrim(TorchOpDecomposition):
     def decompose(self, op: t.ConstantOp, build: PrimBuilder) -> SSAValue:
         value = splat_value(op.result)
         if value is None:
-            return build.emit(prim.ConstantOp(op.value))
+            return build.emit(prim.ConstantOp(op.value, op.result.type))
         element_type = t.element_type_of(op.result)
         return build.map(
             [], t.shape_of(op.result), element_type, lambda b: b.constant(value, element_type)

@@ -1,10 +1,12 @@
 """The `emmy` command.
 
-    emmy compile (-c SOURCE | FILE.py) [--ir LEVEL] [-o FILE]
+    emmy compile (-c SOURCE | FILE.py) [--ir LEVEL] [-o FILE] [--timeout SECONDS]
     emmy run (-c SOURCE | FILE.py) [--device cpu|cuda] [--seed N] [--bench] [--json FILE]
+             [--timeout SECONDS]
     emmy bench --suite memory-bound|gemm [--only REGEX] [--json FILE] [--copy-bandwidth GBPS]
                [--peak-tflops TFLOPS]
     emmy exec FILE.mlir [--function NAME] [--inputs in.npz] [--seed N] [-o out.npz]
+              [--timeout SECONDS]
     emmy --version
 
 `compile` prints a PyTorch program at one level, exporting it once: its Torch IR is cached on
@@ -22,7 +24,9 @@ is loaded only to export or run a program, not for a cached `compile` nor for `e
 Torch IR.
 
 Bad input never shows a Python traceback: parse, verify and execution errors print
-`file:line:col: error: message` with the offending source line, and the exit status is 1.
+`file:line:col: error: message` with the offending source line, and the exit status is 1. So
+does a program that runs past `--timeout` (or `EMMY_TIMEOUT_S`): its own Python for `compile`
+and `run`, the interpreter for `exec`.
 """
 
 from __future__ import annotations
@@ -135,6 +139,7 @@ def run_exec(args: argparse.Namespace) -> int:
     import numpy as np
 
     from emmy.tools.diagnostics import CompileError, op_diagnostic
+    from emmy.tools.frontend.program import TimeLimitExceeded, time_limit
     from emmy.tools.interpreter.run import (
         ExecutionError,
         find_function,
@@ -156,8 +161,14 @@ def run_exec(args: argparse.Namespace) -> int:
         else:
             inputs = random_inputs(function, args.seed)
             origin = f"random inputs (seed {args.seed})"
+        timeout = timeout_of(args)
         try:
-            outputs = run_module(module, inputs, args.function)
+            with time_limit(timeout):
+                outputs = run_module(module, inputs, args.function)
+        except TimeLimitExceeded:
+            raise CommandError(
+                f"error: the interpreter ran past the {timeout:g} s limit (--timeout)"
+            ) from None
         except ValueError as error:
             raise CompileError(op_diagnostic(function, str(error))) from error
         except ExecutionError as error:
@@ -243,11 +254,38 @@ def program_source(text: str, filename: str) -> Source:
     return Source(filename, "\n".join(text.splitlines()))
 
 
-def load(text: str, filename: str) -> Program:
-    from emmy.tools.frontend.program import FrontendError, load_program
+def positive_seconds(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = 0.0
+    if not 0 < seconds < float("inf"):
+        raise argparse.ArgumentTypeError(f"a positive number of seconds, got {text!r}")
+    return seconds
+
+
+def timeout_of(args: argparse.Namespace) -> float | None:
+    """The time limit of the program: `--timeout`, else `EMMY_TIMEOUT_S`, else none."""
+    from emmy.tools.settings import setting
+
+    if args.timeout is not None:
+        return args.timeout
+    return setting(
+        "EMMY_TIMEOUT_S",
+        float,
+        None,
+        lambda value: 0 < value < float("inf"),
+        CommandError("error: EMMY_TIMEOUT_S must be a positive number of seconds"),
+    )
+
+
+def load(text: str, filename: str, timeout: float | None = None) -> Program:
+    from emmy.tools.frontend.program import FrontendError, ProgramTimeout, load_program
 
     try:
-        return load_program(text, filename)
+        return load_program(text, filename, timeout)
+    except ProgramTimeout as error:
+        raise CommandError(f"{error} (--timeout)") from error
     except FrontendError as error:
         raise CommandError(str(error)) from error
 
@@ -269,7 +307,8 @@ def run_compile(args: argparse.Namespace) -> int:
     from emmy.tools.frontend.program_cache import cached_torch_ir
 
     text, filename = program_text(args)
-    module = cached_torch_ir(text, filename, lambda: torch_ir_of(load(text, filename)))
+    timeout = timeout_of(args)
+    module = cached_torch_ir(text, filename, lambda: torch_ir_of(load(text, filename, timeout)))
     with rendered_for(program_source(text, filename)):
         module = lower_with_diagnostics(module, "kernel" if args.ir == "cuda" else args.ir)
         if args.ir == "cuda":
@@ -367,7 +406,7 @@ def run_on_gpu(args: argparse.Namespace) -> int:
     from emmy.tools.bench.timing import format_table, to_json
 
     text, filename = program_text(args)
-    program = load(text, filename)
+    program = load(text, filename, timeout_of(args))
     require_gpu("emmy run --device cuda")
     result = gpu_results(text, program, torch_ir_of(program), args.bench)
     print(format_table(result))
@@ -445,7 +484,7 @@ def run_run(args: argparse.Namespace) -> int:
 
     started = time.monotonic()
     text, filename = program_text(args)
-    program = load(text, filename)
+    program = load(text, filename, timeout_of(args))
     module = torch_ir_of(program)
     check_interpreter_memory(find_function(module, "forward"))
     reports = []
@@ -475,6 +514,19 @@ def run_run(args: argparse.Namespace) -> int:
 def add_program_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", nargs="?", help="a Python file holding the program")
     parser.add_argument("-c", dest="source", metavar="SOURCE", help="the program as a string")
+    add_timeout_argument(
+        parser, "own Python (building its module and example inputs, and tracing it)"
+    )
+
+
+def add_timeout_argument(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument(
+        "--timeout",
+        type=positive_seconds,
+        metavar="SECONDS",
+        help=f"stop, with an error, a program whose {what} runs longer than SECONDS (default: "
+        "$EMMY_TIMEOUT_S, else no limit)",
+    )
 
 
 def add_compile_arguments(parser: argparse.ArgumentParser) -> None:
@@ -596,6 +648,7 @@ def add_exec_arguments(parser: argparse.ArgumentParser) -> None:
         "--seed", type=int, default=0, help="seed of the random inputs (default: 0)"
     )
     parser.add_argument("-o", "--output", metavar="NPZ", help="write the results to an .npz file")
+    add_timeout_argument(parser, "interpretation")
     parser.set_defaults(command=run_exec)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+import struct
 import sys
 import traceback
 from bisect import bisect_right
@@ -23,7 +24,7 @@ from functools import cached_property
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, NameLoc, StringAttr, UnknownLoc
-from xdsl.ir import Attribute, Operation
+from xdsl.ir import Attribute, Block, Operation
 from xdsl.parser import Parser
 from xdsl.parser.generic_parser import ParserState
 from xdsl.traits import NoTerminator
@@ -113,6 +114,18 @@ class _LinearTimeLexer(MLIRLexer):
     _unescaped_characters_regex = re.compile(r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"')
 
 
+def _out_of_range_literal(error: Exception) -> bool:
+    """Whether xDSL refused a number of the input as out of its type's range while building an
+    attribute (a dense array, a dense literal) from it: `IntegerType.get_normalized_value`
+    raises a ValueError for an integer, and packing the bytes of a number too large for its
+    type (`pack`) an OverflowError or a struct.error."""
+    frames = traceback.extract_tb(error.__traceback__)
+    last = frames[-1].name if frames else None
+    return (isinstance(error, ValueError) and last == "get_normalized_value") or (
+        isinstance(error, OverflowError | struct.error) and last == "pack"
+    )
+
+
 class LocatingParser(Parser):
     """A parser that gives each op the `FileLineColLoc` of its first token (the stock parser
     leaves locations unknown), so that verifier and pass errors can point at the source.
@@ -152,10 +165,24 @@ class LocatingParser(Parser):
                 start,
             )
         except Exception as error:
+            if _out_of_range_literal(error):
+                self.raise_error(f"a literal out of its type's range: {error}", start)
             self.raise_error(internal_error("while parsing this op", error), start)
         if isinstance(op.location, UnknownLoc):  # an explicit `loc(...)` wins
             op.location = self.location_at(start)
         return op
+
+    def _parse_block(self) -> Block:
+        # MLIR takes a label of digits (`^0`), which xDSL's block names cannot hold: it would
+        # raise a ValueError naming the block.
+        token = self._current_token
+        if token.kind is MLIRTokenKind.CARET_IDENT and token.text[1:].isdigit():
+            self.raise_error(
+                f"a block label starts with a letter, as ^bb{token.text[1:]}, got {token.text}",
+                token.span.start,
+                token.span.end,
+            )
+        return super()._parse_block()
 
     def _get_op_by_name(self, name: str) -> type[Operation]:
         # xDSL reports an unknown op at the token after its name; point at the name.
@@ -255,7 +282,7 @@ def op_diagnostic(op: Operation, message: str, outer: Operation | None = None) -
     return Diagnostic("<unknown>", 1, 1, one_line(message))
 
 
-def _verify_error(op: Operation, error: DiagnosticException) -> CompileError:
+def _verify_error(op: Operation, error: Exception) -> CompileError:
     """A verify error of `op`, reported at the op it names (a use, an access) or else at `op`."""
     op = next((arg for arg in error.args if isinstance(arg, Operation)), op)
     message = " ".join(str(arg) for arg in error.args if not isinstance(arg, Operation))
@@ -263,6 +290,14 @@ def _verify_error(op: Operation, error: DiagnosticException) -> CompileError:
     if not message.startswith(f"'{op.name}'"):
         message = f"'{op.name}' op {message}"
     return CompileError(op_diagnostic(op, message))
+
+
+def _upstream_verify_failure(error: Exception) -> bool:
+    """Whether an op's `verify_` rejected it with a plain Exception rather than a
+    VerifyException, as xDSL 0.75's memref.load and memref.store do for a wrong number of
+    indices."""
+    frames = traceback.extract_tb(error.__traceback__)
+    return type(error) is Exception and bool(frames) and frames[-1].name == "verify_"
 
 
 def verify(module: ModuleOp) -> None:
@@ -286,12 +321,12 @@ def verify(module: ModuleOp) -> None:
                     raise DiagnosticException(
                         "its single-block region is empty but needs a terminator"
                     )
-        except DiagnosticException as error:
-            raise _verify_error(op, error) from None
         except Exception as error:
-            raise CompileError(
-                op_diagnostic(op, internal_error(f"while verifying '{op.name}'", error))
-            ) from None
+            if not isinstance(error, DiagnosticException) and not _upstream_verify_failure(error):
+                raise CompileError(
+                    op_diagnostic(op, internal_error(f"while verifying '{op.name}'", error))
+                ) from None
+            raise _verify_error(op, error) from None
 
 
 _EXPECTATION = re.compile(

@@ -146,3 +146,98 @@ def test_output_cut_short_by_its_reader_is_not_an_error() -> None:
     )
     assert result.stdout == "@"
     assert result.stderr == ""
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        # Its definitions never end, even catching what they can.
+        "while True:\n    try:\n        pass\n    except Exception:\n        pass\n"
+        "nn.ReLU()(torch.randn(4))\n",
+        # Its forward never ends, while torch.export traces it.
+        "class Spin(nn.Module):\n    def forward(self, x):\n        while True:\n"
+        "            x = x + 1\n        return x\nSpin()(torch.randn(4))\n",
+    ],
+    ids=["definitions", "forward"],
+)
+@pytest.mark.parametrize("command", ["compile", "run"])
+def test_a_program_past_its_timeout_is_a_one_line_error(program, command) -> None:
+    started = time.monotonic()
+    result = subprocess.run(
+        [EMMY, command, "-c", program, "--timeout", "1.5"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "EMMY_NO_CACHE": "1"},
+        timeout=120,
+    )
+    assert result.returncode == 1
+    assert result.stderr == "error: the program's Python ran past the 1.5 s limit (--timeout)\n"
+    assert time.monotonic() - started < 60
+
+
+def test_the_timeout_may_come_from_the_environment() -> None:
+    spin = "while True:\n    pass\nnn.ReLU()(torch.randn(4))\n"
+    env = {**os.environ, "EMMY_NO_CACHE": "1", "EMMY_TIMEOUT_S": "1"}
+    result = subprocess.run(
+        [EMMY, "compile", "-c", spin], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert result.returncode == 1
+    assert result.stderr == "error: the program's Python ran past the 1 s limit (--timeout)\n"
+    bad = subprocess.run(
+        [EMMY, "compile", "-c", "nn.ReLU()(torch.randn(4))"],
+        capture_output=True,
+        text=True,
+        env={**env, "EMMY_TIMEOUT_S": "soon"},
+    )
+    assert bad.returncode == 1
+    assert bad.stderr == "error: EMMY_TIMEOUT_S must be a positive number of seconds, got 'soon'\n"
+
+
+def test_a_program_within_its_timeout_compiles() -> None:
+    result = subprocess.run(
+        [EMMY, "compile", "-c", "nn.ReLU()(torch.randn(4))", "--timeout", "60"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "EMMY_NO_CACHE": "1"},
+    )
+    assert result.returncode == 0, result.stderr
+    assert "torch.relu" in result.stdout
+
+
+SPIN_KERNEL = """
+kernel.func @spin(%out: memref<32xf32>) block [32, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = arith.constant 1000000000000 : index
+  %t = kernel.thread_id x
+  scf.for %i = %c0 to %n step %c1 {
+    %v = arith.constant 1.0 : f32
+    memref.store %v, %out[%t] : memref<32xf32>
+  }
+}
+
+func.func @forward(%out: memref<32xf32>) -> memref<32xf32> {
+  kernel.launch @spin(%out) grid [1, 1, 1] block [32, 1, 1] smem 0 : memref<32xf32>
+  func.return %out : memref<32xf32>
+}
+"""
+
+
+def test_exec_past_its_timeout_is_a_one_line_error(tmp_path) -> None:
+    path = tmp_path / "spin.mlir"
+    path.write_text(SPIN_KERNEL)
+    result = subprocess.run(
+        [EMMY, "exec", str(path), "--timeout", "1"], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 1
+    assert result.stderr == "error: the interpreter ran past the 1 s limit (--timeout)\n"
+
+
+def test_a_timeout_is_a_positive_number_of_seconds() -> None:
+    result = subprocess.run(
+        [EMMY, "compile", "-c", "nn.ReLU()(torch.randn(4))", "--timeout", "0"],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 2
+    assert "argument --timeout: a positive number of seconds, got '0'" in result.stderr

@@ -48,9 +48,9 @@ def exports(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     exported = []
     load_program = frontend.load_program
 
-    def counting(text: str, filename: str) -> frontend.Program:
+    def counting(text: str, filename: str, seconds: float | None = None) -> frontend.Program:
         exported.append(filename)
-        return load_program(text, filename)
+        return load_program(text, filename, seconds)
 
     monkeypatch.setattr(frontend, "load_program", counting)
     return exported

@@ -312,10 +312,14 @@ class _Importer:
 
     def constant(self, value: torch.Tensor) -> SSAValue:
         flat = value.flatten()
-        splat = flat.numel() > 0 and bool((flat == flat[0]).all())
-        elements = flat[:1].tolist() if splat else flat.tolist()
-        attr = DenseIntOrFPElementsAttr.from_list(self.tensor_type(value), elements)
-        return self.emit(t.ConstantOp(attr))
+        result_type = self.tensor_type(value)
+        if flat.numel() > 1 and bool((flat == flat[0]).all()):
+            # A splat is its one element (see emmy.dialects.dense).
+            element = TensorType(result_type.get_element_type(), [])
+            attr = DenseIntOrFPElementsAttr.from_list(element, flat[:1].tolist())
+        else:
+            attr = DenseIntOrFPElementsAttr.from_list(result_type, flat.tolist())
+        return self.emit(t.ConstantOp(attr, result_type))
 
     def promoted_element(self, lhs: Any, rhs: Any) -> Attribute:
         """torch's type promotion of two operands, tensors or scalars: a 0-d tensor or a

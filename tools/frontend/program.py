@@ -11,7 +11,9 @@ precedes the program, so its parameters and example inputs are the same on every
 
 Every problem with the program (a syntax error, a last statement that is not such a call, an
 exception in the user's code, an op emmy cannot represent exactly) is a `FrontendError` that
-prints as `file:line:col: error: message` followed by the offending source line.
+prints as `file:line:col: error: message` followed by the offending source line. A time limit
+on the program's own Python (building its module and inputs, and tracing it) ends one that runs
+too long with a `ProgramTimeout`.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import ast
 import contextlib
 import linecache
 import logging
+import signal
 import traceback
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -59,6 +62,39 @@ class FrontendError(Exception):
         if self.source_line is None:
             return text
         return f"{text}\n{self.source_line}\n{' ' * (column - 1)}^"
+
+
+class ProgramTimeout(FrontendError):
+    """The program's Python ran past the time limit `load_program` was given."""
+
+    def __init__(self, seconds: float):
+        super().__init__(f"the program's Python ran past the {seconds:g} s limit", None)
+
+
+class TimeLimitExceeded(BaseException):
+    """What `time_limit` raises when its time runs out: a BaseException, as KeyboardInterrupt
+    is, so that a program's `except Exception:` does not take it."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float | None) -> Iterator[None]:
+    """Raises TimeLimitExceeded in what runs inside once `seconds` have passed (None: never),
+    from a SIGALRM timer, so in the main thread only: Python code stops at its next bytecode,
+    a long call into C (an op on a large tensor) when it returns."""
+    if seconds is None:
+        yield
+        return
+
+    def expire(signum: int, frame: Any) -> None:
+        raise TimeLimitExceeded
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def location(filename: str, line: int, column: int) -> FileLineColLoc:
@@ -182,9 +218,10 @@ def _first_line(text: str) -> str:
     return lines[0] if lines else ""
 
 
-def load_program(source: str, filename: str) -> Program:
+def load_program(source: str, filename: str, seconds: float | None = None) -> Program:
     """Runs the program's definitions, builds the module and example inputs of its last
-    statement, and exports that call with torch.export (keeping high-level aten ops)."""
+    statement, and exports that call with torch.export (keeping high-level aten ops), all
+    within `seconds` (None: no limit; loading PyTorch does not count)."""
     text = _Source(source, filename)
     try:
         tree = ast.parse(source, filename)
@@ -216,28 +253,35 @@ def load_program(source: str, filename: str) -> Program:
 
     torch.manual_seed(0)
     try:
-        exec(text.compile(ast.Module(tree.body[:-1], type_ignores=[]), "exec"), namespace)
-        module = evaluate(call.func)
-        args = tuple(evaluate(a) for a in call.args)
-        kwargs = {k.arg: evaluate(k.value) for k in call.keywords}
-    except SystemExit as error:
-        # The program is run to build a module, not as a script: leaving is not an answer.
-        raise text.error_from_exception(
-            error, "the program exited before its last statement", call
-        ) from None
-    except Exception as error:
-        raise text.error_from_exception(error, "the program raised", call) from None
-    if not isinstance(module, nn.Module):
-        raise text.error_at(
-            call.func,
-            f"the last statement calls a {type(module).__name__}, not an nn.Module instance",
-        )
-    module.eval()
-    try:
-        with _stack_traces_through(tree, text.code_name), _quiet_fake_tensor_log():
-            exported = torch.export.export(module, args, kwargs)
-    except Exception as error:
-        raise text.error_from_exception(error, "torch.export failed", call) from None
+        with time_limit(seconds):
+            try:
+                exec(text.compile(ast.Module(tree.body[:-1], type_ignores=[]), "exec"), namespace)
+                module = evaluate(call.func)
+                args = tuple(evaluate(a) for a in call.args)
+                kwargs = {k.arg: evaluate(k.value) for k in call.keywords}
+            except SystemExit as error:
+                # The program is run to build a module, not as a script: leaving is not an
+                # answer.
+                raise text.error_from_exception(
+                    error, "the program exited before its last statement", call
+                ) from None
+            except Exception as error:
+                raise text.error_from_exception(error, "the program raised", call) from None
+            if not isinstance(module, nn.Module):
+                raise text.error_at(
+                    call.func,
+                    f"the last statement calls a {type(module).__name__}, not an nn.Module "
+                    "instance",
+                )
+            module.eval()
+            try:
+                with _stack_traces_through(tree, text.code_name), _quiet_fake_tensor_log():
+                    exported = torch.export.export(module, args, kwargs)
+            except Exception as error:
+                raise text.error_from_exception(error, "torch.export failed", call) from None
+    except TimeLimitExceeded:
+        assert seconds is not None
+        raise ProgramTimeout(seconds) from None
     text.rename_frames(exported)
     call_location = location(filename, call.lineno, call.col_offset + 1)
     return Program(module, args, kwargs, exported, filename, text.lines, call_location)

@@ -49,4 +49,5 @@ class HostFunctions(InterpreterFunctions):
     ) -> PythonValues:
         global_op = interpreter.get_op_for_symbol(op.name_)
         assert isinstance(global_op, memref.GlobalOp)
-        return (dense_array(global_op.initial_value, op.memref.type),)
+        # A buffer of its own, writable like any other.
+        return (dense_array(global_op.initial_value, op.memref.type).copy(),)

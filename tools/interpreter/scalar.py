@@ -81,9 +81,13 @@ def shape_and_element_type(value_type: Attribute) -> tuple[tuple[int, ...], Attr
 
 
 def dense_array(value: DenseIntOrFPElementsAttr, shaped_type: Attribute) -> np.ndarray:
+    """The elements of a dense value in the shape of `shaped_type`; one element (a splat) is
+    broadcast, as a read-only view."""
     shape, element_type = shape_and_element_type(shaped_type)
     values = to_type(np.array(value.get_values()), element_type)
-    return np.array(values.reshape(shape))
+    if values.size == 1:
+        return np.broadcast_to(values.reshape(()), shape)
+    return values.reshape(shape)
 
 
 COMBINERS: dict[str, np.ufunc] = {

@@ -476,6 +476,85 @@ func.func @shuffle_on_host(%v: f32, %c1: i32) {
   func.return
 }
 
+// -----
+
+// Only the first 20 lanes of warp 0 would take part (a hang or garbage on the GPU).
+kernel.func @shuffle_under_lane_if() block [64, 1, 1] {
+  %v = arith.constant 1.0 : f32
+  %c1 = arith.constant 1 : i32
+  %c20 = arith.constant 20 : index
+  %t = kernel.thread_id x
+  %some = arith.cmpi ult, %t, %c20 : index
+  scf.if %some {
+    // expected-error @+1 {{a kernel.shuffle must be reached by every lane of the warp, but it is inside an scf.if whose condition depends on kernel.thread_id}}
+    %r = kernel.shuffle xor %v, %c1 : f32
+  }
+}
+
+// -----
+
+kernel.func @shuffle_in_lane_strided_loop() block [64, 1, 1] {
+  %v = arith.constant 1.0 : f32
+  %c1 = arith.constant 1 : i32
+  %c64 = arith.constant 64 : index
+  %c100 = arith.constant 100 : index
+  %t = kernel.thread_id x
+  scf.for %j = %t to %c100 step %c64 {
+    // expected-error @+1 {{a kernel.shuffle must be reached by every lane of the warp, but it is inside an scf.for whose bounds depend on kernel.thread_id}}
+    %r = kernel.shuffle xor %v, %c1 : f32
+  }
+}
+
+// -----
+
+// thread_id x / 32 is the warp's index only where the block's x extent is a multiple of 32:
+// with 48, warp 1 holds threads 32 to 47 of row 0 and 0 to 15 of row 1.
+kernel.func @shuffle_under_straddling_warp_if() block [48, 2, 1] {
+  %v = arith.constant 1.0 : f32
+  %c1 = arith.constant 1 : i32
+  %c0 = arith.constant 0 : index
+  %c32 = arith.constant 32 : index
+  %t = kernel.thread_id x
+  %warp = arith.divui %t, %c32 : index
+  %first = arith.cmpi eq, %warp, %c0 : index
+  scf.if %first {
+    // expected-error @+1 {{inside an scf.if whose condition depends on kernel.thread_id}}
+    %r = kernel.shuffle xor %v, %c1 : f32
+  }
+}
+
+// -----
+
+// A quotient by 16 differs between the two halves of a warp.
+kernel.func @shuffle_under_half_warp_if() block [64, 1, 1] {
+  %v = arith.constant 1.0 : f32
+  %c1 = arith.constant 1 : i32
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %t = kernel.thread_id x
+  %half = arith.divui %t, %c16 : index
+  %even = arith.cmpi eq, %half, %c0 : index
+  scf.if %even {
+    // expected-error @+1 {{inside an scf.if whose condition depends on kernel.thread_id}}
+    %r = kernel.shuffle xor %v, %c1 : f32
+  }
+}
+
+// -----
+
+// Under a warp-uniform if, a shuffle is fine, but a barrier is still not.
+kernel.func @barrier_under_warp_if() block [64, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %c32 = arith.constant 32 : index
+  %t = kernel.thread_id x
+  %warp = arith.divui %t, %c32 : index
+  %first = arith.cmpi eq, %warp, %c0 : index
+  scf.if %first {
+    // expected-error @+1 {{a kernel.barrier must be reached by every thread of the block, but it is inside an scf.if whose condition depends on kernel.thread_id}}
+    kernel.barrier
+  }
+}
+
 // --- atomics --------------------------------------------------------------------------------
 
 // -----
@@ -1020,6 +1099,56 @@ kernel.func @mma_f32_without_tf32() block [32, 1, 1] {
 
 // -----
 
+// tid > 32 splits warp 1 (lane 0 is thread 32); tid >= 32 would not.
+kernel.func @mma_under_lane_if() block [64, 1, 1] {
+  %z = arith.constant 0.0 : bf16
+  %a = vector.broadcast %z : bf16 to vector<8xbf16>
+  %b = vector.broadcast %z : bf16 to vector<4xbf16>
+  %y = arith.constant 0.0 : f32
+  %c = vector.broadcast %y : f32 to vector<4xf32>
+  %c32 = arith.constant 32 : index
+  %t = kernel.thread_id x
+  %late = arith.cmpi ugt, %t, %c32 : index
+  scf.if %late {
+    // expected-error @+1 {{a kernel.mma_sync must be reached by every lane of the warp, but it is inside an scf.if whose condition depends on kernel.thread_id}}
+    %d = kernel.mma_sync m16n8k16 %a, %b, %c : vector<8xbf16>, vector<4xbf16>, vector<4xf32> -> vector<4xf32>
+  }
+}
+
+// -----
+
+kernel.func @ldmatrix_under_lane_if() block [32, 1, 1] {
+  %s = kernel.shared_alloc : memref<16x16xbf16, 3 : i32>
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %t = kernel.thread_id x
+  %some = arith.cmpi ult, %t, %c8 : index
+  scf.if %some {
+    // expected-error @+1 {{a kernel.ldmatrix must be reached by every lane of the warp, but it is inside an scf.if whose condition depends on kernel.thread_id}}
+    %f = kernel.ldmatrix %s[%c0, %c0] : memref<16x16xbf16, 3 : i32>, vector<8xbf16>
+  }
+}
+
+// -----
+
+// Each lane holds its own fragment of an mma_sync's result.
+kernel.func @barrier_after_mma() block [32, 1, 1] {
+  %z = arith.constant 0.0 : bf16
+  %a = vector.broadcast %z : bf16 to vector<8xbf16>
+  %b = vector.broadcast %z : bf16 to vector<4xbf16>
+  %y = arith.constant 0.0 : f32
+  %c = vector.broadcast %y : f32 to vector<4xf32>
+  %d = kernel.mma_sync m16n8k16 %a, %b, %c : vector<8xbf16>, vector<4xbf16>, vector<4xf32> -> vector<4xf32>
+  %d0 = vector.extract %d[0] : f32 from vector<4xf32>
+  %positive = arith.cmpf ogt, %d0, %y : f32
+  scf.if %positive {
+    // expected-error @+1 {{inside an scf.if whose condition depends on kernel.mma_sync}}
+    kernel.barrier
+  }
+}
+
+// -----
+
 kernel.func @mma_i16() block [32, 1, 1] {
   %z = arith.constant 0 : i16
   %a = vector.broadcast %z : i16 to vector<8xi16>
@@ -1410,6 +1539,33 @@ kernel.func @wgmma_wait_types() block [128, 1, 1] {
 kernel.func @setmaxnreg_count() block [128, 1, 1] {
   // expected-error @+1 {{a kernel.setmaxnreg sets 24 to 256 registers, a multiple of 8, got 250}}
   kernel.setmaxnreg inc 250
+}
+
+// -----
+
+// Warps 0 to 2 of warpgroup 0: each warp alike, but not the whole warpgroup.
+kernel.func @wgmma_fence_under_warp_if() block [256, 1, 1] {
+  %c96 = arith.constant 96 : index
+  %t = kernel.thread_id x
+  %some = arith.cmpi ult, %t, %c96 : index
+  scf.if %some {
+    // expected-error @+1 {{a kernel.wgmma_fence must be reached by every thread of the warpgroup, but it is inside an scf.if whose condition depends on kernel.thread_id}}
+    kernel.wgmma_fence
+  }
+}
+
+// -----
+
+kernel.func @setmaxnreg_under_warp_if() block [256, 1, 1] {
+  %c32 = arith.constant 32 : index
+  %t = kernel.thread_id x
+  %warp = arith.divui %t, %c32 : index
+  %c1 = arith.constant 1 : index
+  %second = arith.cmpi eq, %warp, %c1 : index
+  scf.if %second {
+    // expected-error @+1 {{a kernel.setmaxnreg must be reached by every thread of the warpgroup}}
+    kernel.setmaxnreg dec 24
+  }
 }
 
 // -----

@@ -192,6 +192,45 @@ kernel.func @k_uniform_barriers(%x: memref<32xf32>) block [32, 1, 1] {
   kernel.barrier
 }
 
+// Shuffles under control flow that every lane of a warp takes alike: an if on the warp's index
+// (thread_id x / 64, x extent 128), on thread_id y (each warp lies in one row of x), a loop
+// over a range that differs between warps only, and an if on thread_id x >= 64.
+
+// CHECK-LABEL: kernel.func @k_warp_uniform_shuffles(
+// CHECK:         scf.if
+// CHECK-NEXT:      kernel.shuffle
+// CHECK:         scf.if
+// CHECK-NEXT:      kernel.shuffle
+// CHECK:         scf.for
+// CHECK-NEXT:      kernel.shuffle
+// CHECK:         scf.if
+// CHECK-NEXT:      kernel.shuffle
+kernel.func @k_warp_uniform_shuffles() block [128, 2, 1] {
+  %v = arith.constant 1.0 : f32
+  %c1 = arith.constant 1 : i32
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %c64 = arith.constant 64 : index
+  %tx = kernel.thread_id x
+  %ty = kernel.thread_id y
+  %pair = arith.divui %tx, %c64 : index
+  %first_pair = arith.cmpi eq, %pair, %c0 : index
+  scf.if %first_pair {
+    %r = kernel.shuffle xor %v, %c1 : f32
+  }
+  %row0 = arith.cmpi eq, %ty, %c0 : index
+  scf.if %row0 {
+    %r = kernel.shuffle down %v, %c1 : f32
+  }
+  scf.for %i = %pair to %c2 step %c64 {
+    %r = kernel.shuffle up %v, %c1 : f32
+  }
+  %late = arith.cmpi uge, %tx, %c64 : index
+  scf.if %late {
+    %r = kernel.shuffle idx %v, %c1 : f32
+  }
+}
+
 // Warp-level tensor cores: ldmatrix (x1, x2, x4, trans; from static, swizzled and dynamic shared
 // memory) and mma_sync in each of its forms.
 

@@ -202,6 +202,17 @@ func.func @broadcast_low_precision(%x: tensor<1x1xbf16>, %y: tensor<3x1xf16>) ->
   func.return %a, %b : tensor<5x2x3xbf16>, tensor<2x3x4xf16>
 }
 
+// Constants: a list, and a splat of 10^12 elements, which is held as its one element.
+
+// CHECK-LABEL: func.func @constants(
+// CHECK-NEXT:    prim.constant dense<[1.000000e+00, -2.500000e+00]> : tensor<2xf32>
+// CHECK-NEXT:    prim.constant {tag} dense<-7> : tensor<1000000x1000000xi32>
+func.func @constants() {
+  %a = prim.constant dense<[1.0, -2.5]> : tensor<2xf32>
+  %b = prim.constant {tag} dense<-7> : tensor<1000000x1000000xi32>
+  func.return
+}
+
 // Discardable attributes survive a round trip, written before the types.
 
 // CHECK-LABEL: func.func @attributes(

@@ -370,6 +370,14 @@ func.func @use_before_definition(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+func.func @constant_out_of_range() {
+  // expected-error @+1 {{Integer value 99999999999 is out of range for type i32}}
+  %0 = torch.constant dense<99999999999> : tensor<4xi32>
+  func.return
+}
+
+// -----
+
 // Constant indices past the table's rows would reach the kernel as data no verifier sees, and
 // read outside the table (issue 12 §1).
 func.func @embedding_constant_index_outside(%w: tensor<4x8xf32>) -> tensor<2x8xf32> {
@@ -377,4 +385,53 @@ func.func @embedding_constant_index_outside(%w: tensor<4x8xf32>) -> tensor<2x8xf
   // expected-error @+1 {{constant index 9 is outside the 4 rows of the table it picks from}}
   %e = torch.embedding %w, %ids : tensor<4x8xf32>, tensor<2xi64> -> tensor<2x8xf32>
   func.return %e : tensor<2x8xf32>
+}
+
+// -----
+
+func.func @constant_hex_width() {
+  // expected-error @+1 {{a hexadecimal float literal is the 16 bits of an bf16, without a sign, got 0xFF800000}}
+  %0 = torch.constant dense<0xFF800000> : tensor<4xbf16>
+  func.return
+}
+
+// -----
+
+func.func @constant_hex_width_in_a_list() {
+  // expected-error @+1 {{a hexadecimal float literal is the 32 bits of an f32, without a sign, got 0x7F80000000}}
+  %0 = torch.constant dense<[1.0, 0x7F80000000]> : tensor<2xf32>
+  func.return
+}
+
+// -----
+
+func.func @constant_float_for_integers() {
+  // expected-error @+1 {{a i64 literal is an integer, got 1.5}}
+  %0 = torch.constant dense<1.5> : tensor<4xi64>
+  func.return
+}
+
+// -----
+
+func.func @constant_vector() {
+  // expected-error @+1 {{torch.constant takes a statically shaped tensor of integers, index or floats, got vector<4xf32>}}
+  %0 = torch.constant dense<1.5> : vector<4xf32>
+  func.return
+}
+
+// -----
+
+// A splat holds one element of the result's element type.
+func.func @constant_splat_element_type() {
+  // expected-error @+1 {{a constant of type tensor<4xf32> holds a value of that type, or a splat of one f32 (a rank-0 tensor), not tensor<f64>}}
+  %0 = "torch.constant"() <{value = dense<1.0> : tensor<f64>}> : () -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @constant_shape() {
+  // expected-error @+1 {{a constant of type tensor<4xf32> holds a value of that type, or a splat of one f32 (a rank-0 tensor), not tensor<2xf32>}}
+  %0 = "torch.constant"() <{value = dense<1.0> : tensor<2xf32>}> : () -> tensor<4xf32>
+  func.return
 }
