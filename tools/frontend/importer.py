@@ -58,6 +58,9 @@ from xdsl.dialects.builtin import (
     StringAttr,
     TensorType,
     UnknownLoc,
+    bf16,
+    f16,
+    f32,
     i1,
     i64,
 )
@@ -906,26 +909,37 @@ def layer_norm(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue | list[
 
 @handles("aten.batch_norm.default", "aten._native_batch_norm_legit_no_training.default")
 def batch_norm(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue | list[SSAValue]:
-    """Batch norm in eval mode, `(x - mean) * rsqrt(var + eps) * weight + bias` with the
-    running statistics of each channel (dim 1), as torch's decomposition computes it; of
-    AOTAutograd's form, the other two results (saved for the backward pass) are not kept."""
+    """Batch norm in eval mode, `(x - mean) / sqrt(var + eps) * weight + bias` with the
+    running statistics of each channel (dim 1), in f32 for 16-bit inputs as torch computes
+    it; of AOTAutograd's form, the other two results (saved for the backward pass) are not
+    kept."""
     if a.get("training"):
         raise ir.error("batch norm in training mode updates its statistics; call it in eval()")
     x = ir.tensor(a["input"])
-    shape, element = t.shape_of(x), t.element_type_of(x)
+    shape, result_element = t.shape_of(x), t.element_type_of(x)
+    element = f32 if result_element in (f16, bf16) else result_element
+    x = ir.convert(x, element)
     channels = TensorType(element, (shape[1], *(1,) * (len(shape) - 2)))
 
     def per_channel(name: str) -> SSAValue:
         return ir.emit(t.ReshapeOp(ir.operand(a[name], element), channels))
 
     mean, variance = per_channel("running_mean"), per_channel("running_var")
-    eps = ir.operand(a["eps"], element)
-    scale = ir.emit(t.RsqrtOp(ir.emit(t.AddOp(variance, eps, channels)), channels))
-    y = ir.emit(t.MulOp(ir.emit(t.SubOp(x, mean, x.type)), scale, x.type))
+    # As eager's CPU kernel: y = x * alpha + beta, alpha = weight / sqrt(var + eps),
+    # beta = bias - mean * alpha, so that the results agree to the last bit.
+    eps, one = ir.operand(a["eps"], element), ir.operand(1, element)
+    deviation = ir.emit(t.SqrtOp(ir.emit(t.AddOp(variance, eps, channels)), channels))
+    alpha = ir.emit(t.DivOp(one, deviation, channels))
     if a["weight"] is not None:
-        y = ir.emit(t.MulOp(y, per_channel("weight"), x.type))
+        alpha = ir.emit(t.MulOp(alpha, per_channel("weight"), channels))
+    beta = ir.emit(t.MulOp(mean, alpha, channels))
     if a["bias"] is not None:
-        y = ir.emit(t.AddOp(y, per_channel("bias"), x.type))
+        beta = ir.emit(t.SubOp(per_channel("bias"), beta, channels))
+    else:
+        beta = ir.emit(t.NegOp(beta, channels))
+    y = ir.convert(
+        ir.emit(t.AddOp(ir.emit(t.MulOp(x, alpha, x.type)), beta, x.type)), result_element
+    )
     return [y] if isinstance(node.meta["val"], Sequence) else y
 
 
