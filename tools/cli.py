@@ -266,17 +266,12 @@ def positive_seconds(text: str) -> float:
 
 def timeout_of(args: argparse.Namespace) -> float | None:
     """The time limit of the program: `--timeout`, else `EMMY_TIMEOUT_S`, else none."""
-    from emmy.tools.settings import setting
+    from emmy.tools.settings import seconds
 
     if args.timeout is not None:
         return args.timeout
-    return setting(
-        "EMMY_TIMEOUT_S",
-        float,
-        None,
-        lambda value: 0 < value < float("inf"),
-        CommandError("error: EMMY_TIMEOUT_S must be a positive number of seconds"),
-    )
+    error = CommandError("error: EMMY_TIMEOUT_S must be a positive number of seconds")
+    return seconds("EMMY_TIMEOUT_S", None, error)
 
 
 def load(text: str, filename: str, timeout: float | None = None) -> Program:

@@ -41,3 +41,9 @@ def setting(
         error.args = (f"{error.args[0]}, got {text!r}",)
         raise error
     return value
+
+
+def seconds(name: str, default: float | None, error: Exception) -> float | None:
+    """A time limit from the environment variable `name` (see `setting`): a positive, finite
+    number of seconds."""
+    return setting(name, float, default, lambda value: 0 < value < float("inf"), error)

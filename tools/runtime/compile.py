@@ -30,7 +30,7 @@ from pathlib import Path
 
 from emmy.dialects.target import DEFAULT_TARGET
 from emmy.tools.runtime.cubin_cache import CubinCache, cache_dir, cache_max_bytes
-from emmy.tools.settings import setting
+from emmy.tools.settings import seconds
 
 DEFAULT_COMPILE_TIMEOUT_S = 300.0
 """How long one compile may run, unless `EMMY_COMPILE_TIMEOUT_S` says otherwise."""
@@ -239,13 +239,8 @@ def compiler_identity(compiler: str) -> str:
 
 def compile_timeout_s() -> float:
     """How long one compile may run: `$EMMY_COMPILE_TIMEOUT_S`, else 300 s."""
-    return setting(
-        "EMMY_COMPILE_TIMEOUT_S",
-        float,
-        DEFAULT_COMPILE_TIMEOUT_S,
-        lambda value: 0 < value < float("inf"),
-        CudaError("EMMY_COMPILE_TIMEOUT_S must be a positive number of seconds"),
-    )
+    error = CudaError("EMMY_COMPILE_TIMEOUT_S must be a positive number of seconds")
+    return seconds("EMMY_COMPILE_TIMEOUT_S", DEFAULT_COMPILE_TIMEOUT_S, error)
 
 
 def available_compiler(compiler: str = "auto") -> str:
