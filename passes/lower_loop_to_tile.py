@@ -75,7 +75,7 @@ from math import prod
 
 from xdsl.context import Context
 from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException, VerifyException
@@ -449,7 +449,12 @@ class LowerLoopToTilePass(ModulePass):
     name = "lower-loop-to-tile"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        symbols = {o.sym_name.data for o in op.body.block.ops if hasattr(o, "sym_name")}
+        # A nested builtin.module has a sym_name that may be unset.
+        symbols = {
+            name.data
+            for o in op.body.block.ops
+            if isinstance(name := getattr(o, "sym_name", None), StringAttr)
+        }
         launched: dict[str, list[str]] = {}
 
         def unused(name: str, part: int) -> str:
