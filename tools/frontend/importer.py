@@ -820,7 +820,8 @@ def addmm(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
 def convolution(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     """A convolution as one matrix product (im2col): each kernel offset's strided slice of
     the zero-padded input is a column block of `[N, O, C * K]`, multiplied by the weight
-    `[C_out, C * K]`; groups and transposed convolutions are not supported."""
+    `[C_out, C * K]` (and a bias, as a row against a column of ones); groups and transposed
+    convolutions are not supported."""
     if a.get("transposed") or a["groups"] != 1:
         raise ir.error("only convolutions with groups=1, not transposed, are supported")
     x, weight = ir.tensor(a["input"]), ir.tensor(a["weight"])
@@ -862,19 +863,25 @@ def convolution(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     flat_weight = ir.emit(
         t.PermuteOp(flat_weight, TensorType(element, (channels * taps, out_channels)), [1, 0])
     )
+    depth = channels * taps
+    if a.get("bias") is not None:
+        # The bias joins the product as one more row of weights against a column of ones,
+        # so that it is added before the single rounding, as torch's kernel adds it.
+        ones = ir.constant(torch.ones((batch, rows, 1), dtype=dtypes.torch_dtype(element)))
+        patches = ir.emit(
+            t.CatOp([patches, ones], TensorType(element, (batch, rows, depth + 1)), 2)
+        )
+        bias = ir.emit(t.ReshapeOp(ir.tensor(a["bias"]), TensorType(element, (1, out_channels))))
+        flat_weight = ir.emit(
+            t.CatOp([flat_weight, bias], TensorType(element, (depth + 1, out_channels)), 0)
+        )
     product = ir.emit(
         t.MatmulOp(patches, flat_weight, TensorType(element, (batch, rows, out_channels)))
     )
     product = ir.emit(
         t.PermuteOp(product, TensorType(element, (batch, out_channels, rows)), [0, 2, 1])
     )
-    result = ir.emit(t.ReshapeOp(product, TensorType(element, (batch, out_channels, *out))))
-    if a.get("bias") is None:
-        return result
-    bias = ir.emit(
-        t.ReshapeOp(ir.tensor(a["bias"]), TensorType(element, (out_channels, *(1,) * spatial)))
-    )
-    return ir.emit(t.AddOp(result, bias, result.type))
+    return ir.emit(t.ReshapeOp(product, TensorType(element, (batch, out_channels, *out))))
 
 
 # --- normalizations, attention, lookup ----------------------------------------------------
