@@ -74,8 +74,10 @@ class CompiledGraph:
     """One Torch IR program with `@forward`, lowered on demand and run on its inputs' device
     (see the module docstring)."""
 
-    def __init__(self, torch_ir: ModuleOp, options: CompileOptions):
+    def __init__(self, torch_ir: ModuleOp, options: CompileOptions, structure: str):
         self.options = options
+        self.structure = structure
+        """The Torch IR's text with its values unnamed (`_structure`): what identifies it."""
         self._levels: dict[str, ModuleOp] = {"torch": torch_ir}
         self._cuda_source: str | None = None
         self._host_program: HostProgram | None = None
@@ -95,7 +97,7 @@ class CompiledGraph:
             else:
                 self._levels[level] = cached_module(
                     f"{level}-ir",
-                    [_structure(torch_ir)],
+                    [self.structure],
                     ("emmy.passes",),
                     lambda: lower(torch_ir, level),
                 )
@@ -168,7 +170,8 @@ _COMPILED: dict[tuple[str, CompileOptions], CompiledGraph] = {}
 def compiled_graph(torch_ir: ModuleOp, options: CompileOptions) -> CompiledGraph:
     """The `CompiledGraph` of `torch_ir`, shared with any identical program compiled before
     in this process (same Torch IR text and options)."""
-    key = (_structure(torch_ir), options)
+    structure = _structure(torch_ir)
+    key = (structure, options)
     if key not in _COMPILED:
-        _COMPILED[key] = CompiledGraph(torch_ir, options)
+        _COMPILED[key] = CompiledGraph(torch_ir, options, structure)
     return _COMPILED[key]

@@ -236,7 +236,7 @@ def emmy_backend(
 
 def decompositions() -> dict[Any, Any]:
     """PyTorch's core ATen decompositions of the ops the importer has no handler for, so that
-    composite ops (stack, triu, batch norm, ...) reach ops emmy compiles; an op it handles
+    composite ops (stack, triu, cross-entropy, ...) reach ops emmy compiles; an op it handles
     keeps its own form (a layer norm stays one op, not its arithmetic)."""
     return {
         op: rule

@@ -26,6 +26,7 @@ import importlib.util
 import os
 import sys
 from collections.abc import Callable, Sequence
+from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 from io import StringIO
 from pathlib import Path
@@ -75,6 +76,7 @@ def _header(kind: str) -> str:
     return f"emmy {kind} {FORMAT_VERSION}"
 
 
+@cache
 def _version(package: str) -> str:
     try:
         return version(package)
@@ -82,7 +84,10 @@ def _version(package: str) -> str:
         return "not installed"
 
 
-def _code_digests(packages: Sequence[str]) -> list[str]:
+@cache
+def _code_digests(packages: tuple[str, ...]) -> tuple[str, ...]:
+    """The sha256 of each module of `packages`, read once per process: the code a process
+    runs does not change under it."""
     digests = []
     for package in packages:
         spec = importlib.util.find_spec(package)
@@ -90,7 +95,7 @@ def _code_digests(packages: Sequence[str]) -> list[str]:
         for folder in spec.submodule_search_locations:
             for path in sorted(Path(folder).glob("*.py")):
                 digests.append(hashlib.sha256(path.read_bytes()).hexdigest())
-    return digests
+    return tuple(digests)
 
 
 def read_entry(path: Path, kind: str) -> ModuleOp | None:

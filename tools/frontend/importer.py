@@ -293,6 +293,16 @@ class _Importer:
     def result_type(self, node: Node) -> TensorType:
         return self.tensor_type(node.meta["val"])
 
+    def first_result_type(self, node: Node) -> TensorType:
+        """The type of the node's result, or of the first of its results: AOTAutograd's forms
+        of some ops also return what only the backward pass reads."""
+        value = node.meta["val"]
+        return self.tensor_type(value[0] if isinstance(value, Sequence) else value)
+
+    def first_result(self, node: Node, value: SSAValue) -> SSAValue | list[SSAValue]:
+        """`value` as the node's result, or as the first (and only kept) of its results."""
+        return [value] if isinstance(node.meta["val"], Sequence) else value
+
     def result_element(self, node: Node) -> Attribute:
         return self.result_type(node).get_element_type()
 
@@ -904,14 +914,13 @@ def layer_norm(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue | list[
     """`native_layer_norm`, AOTAutograd's form, also returns the mean and the reciprocal
     standard deviation for the backward pass: only its normalized result is kept."""
     weight, bias = (None if a.get(k) is None else ir.tensor(a[k]) for k in ("weight", "bias"))
-    value = node.meta["val"]
-    result_type = ir.tensor_type(value[0] if isinstance(value, Sequence) else value)
+    result_type = ir.first_result_type(node)
     normalized = ir.emit(
         t.LayerNormOp(
             ir.tensor(a["input"]), weight, bias, a["normalized_shape"], a["eps"], result_type
         )
     )
-    return [normalized] if isinstance(value, Sequence) else normalized
+    return ir.first_result(node, normalized)
 
 
 @handles("aten.batch_norm.default", "aten._native_batch_norm_legit_no_training.default")
@@ -947,7 +956,7 @@ def batch_norm(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue | list[
     y = ir.convert(
         ir.emit(t.AddOp(ir.emit(t.MulOp(x, alpha, x.type)), beta, x.type)), result_element
     )
-    return [y] if isinstance(node.meta["val"], Sequence) else y
+    return ir.first_result(node, y)
 
 
 def softmax(
@@ -1009,11 +1018,9 @@ def sdpa(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue | list[SSAVal
     scale = a["scale"]
     if scale is None:
         scale = t.default_sdpa_scale(t.shape_of(query)[-1])
-    result = node.meta["val"]
-    several = isinstance(result, Sequence)
-    result_type = ir.tensor_type(result[0] if several else result)
+    result_type = ir.first_result_type(node)
     attention = ir.emit(t.SdpaOp(query, key, value, mask, a["is_causal"], scale, result_type))
-    return [attention] if several else attention
+    return ir.first_result(node, attention)
 
 
 @handles("aten.index.Tensor")
@@ -1026,11 +1033,7 @@ def index(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     x, rows = ir.tensor(a["self"]), ir.tensor(indices[0])
     if t.element_type_of(rows) == i1:
         raise ir.error("indexing with a bool mask is not supported")
-    shape, element = t.shape_of(x), t.element_type_of(x)
-    table = ir.emit(t.ReshapeOp(x, TensorType(element, (shape[0], prod(shape[1:])))))
-    picked_type = TensorType(element, (*t.shape_of(rows), prod(shape[1:])))
-    picked = ir.emit(t.EmbeddingOp(table, rows, picked_type))
-    return ir.emit(t.ReshapeOp(picked, ir.result_type(node)))
+    return lookup_rows(ir, x, t.shape_of(x)[0], rows, ir.result_type(node))
 
 
 @handles("aten.embedding.default")
@@ -1059,10 +1062,19 @@ def gather(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
         view = (1,) * d + (size,) + (1,) * (len(index_shape) - d - 1)
         offsets = ir.convert(ir.constant(offsets.reshape(view)), index_type.element_type)
         rows = ir.emit(t.AddOp(rows, offsets, index_type))
-    element = t.element_type_of(x)
-    column = ir.emit(t.ReshapeOp(x, TensorType(element, (prod(shape), 1))))
-    picked = ir.emit(t.EmbeddingOp(column, rows, TensorType(element, (*index_shape, 1))))
-    return ir.emit(t.ReshapeOp(picked, ir.result_type(node)))
+    return lookup_rows(ir, x, prod(shape), rows, ir.result_type(node))
+
+
+def lookup_rows(
+    ir: _Importer, x: SSAValue, count: int, rows: SSAValue, result_type: TensorType
+) -> SSAValue:
+    """The rows `rows` of `x` seen as `count` rows (an embedding lookup), shaped as
+    `result_type`."""
+    shape, element = t.shape_of(x), t.element_type_of(x)
+    width = prod(shape) // count
+    table = ir.emit(t.ReshapeOp(x, TensorType(element, (count, width))))
+    picked = ir.emit(t.EmbeddingOp(table, rows, TensorType(element, (*t.shape_of(rows), width))))
+    return ir.emit(t.ReshapeOp(picked, result_type))
 
 
 # --- views and data movement --------------------------------------------------------------
