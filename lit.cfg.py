@@ -30,3 +30,33 @@ config.substitutions.append(("%python", sys.executable))
 program_cache = os.path.join(config.test_source_root, "test", "Output", "emmy-cache")
 shutil.rmtree(program_cache, ignore_errors=True)
 config.environment["EMMY_CACHE_DIR"] = program_cache
+
+# `emmy-opt` and `emmy` run as forks of one warm process (test/lit_forkserver.py): most of a
+# RUN line's time was Python, xDSL and torch starting up. EMMY_LIT_FORKSERVER=0 turns it off.
+if os.environ.get("EMMY_LIT_FORKSERVER") != "0":
+    import subprocess
+    import tempfile
+
+    forkserver = os.path.join(config.test_source_root, "test", "lit_forkserver.py")
+    # A socket path must be short (108 bytes), so it lives in a fresh folder under /tmp.
+    socket_path = os.path.join(tempfile.mkdtemp(prefix="emmy-lit-"), "forkserver")
+    server = subprocess.Popen(
+        [sys.executable, forkserver, "serve", socket_path], stdin=subprocess.PIPE
+    )
+    # The server exits when this pipe closes, that is when lit and its workers have exited: the
+    # copy of its end outlives the Popen object (config is pickled, so it cannot hold either).
+    os.dup(server.stdin.fileno())
+    clients = os.path.join(config.test_source_root, "test", "Output", "forkserver-bin")
+    os.makedirs(clients, exist_ok=True)
+    for command in ("emmy-opt", "emmy"):
+        client = os.path.join(clients, command)
+        real = os.path.join(os.path.dirname(sys.executable), command)
+        with open(client, "w") as script:
+            script.write(
+                f"#!{sys.executable} -IS\n"
+                f"import sys\nsys.path.insert(0, {os.path.dirname(forkserver)!r})\n"
+                f"from lit_forkserver import client\n"
+                f"client({command!r}, {socket_path!r}, {real!r})\n"
+            )
+        os.chmod(client, 0o755)
+    config.environment["PATH"] = os.pathsep.join([clients, config.environment["PATH"]])
