@@ -3,7 +3,7 @@ the one function that runs them.
 
     emmy-opt --torch-to-tile=block-size=256 in.mlir
     EMMY_DUMP_DIR=dumps emmy compile -c "nn.ReLU()(torch.randn(4, 8))" --ir loop
-        # dumps/001-torch-to-loop/000-input.mlir, 001-decompose-torch.mlir, ..., 007-cse.mlir
+        # dumps/001-torch-to-loop/000-input.mlir, 001-decompose-torch.mlir, ..., 008-cse.mlir
 
 Each stage is the short list of passes that takes a program from the level above to its own
 level; a pipeline to a level runs every stage down to it. The pipelines are registered like
@@ -45,7 +45,9 @@ from emmy.passes.lower_tile_to_kernel import LowerTileToKernelPass
 
 STAGES: dict[str, tuple[ModulePass, ...]] = {
     "prim": (DecomposeTorchPass(),),
-    "fused": (FoldReshapesPass(), FusePrimsPass()),
+    # CSE first: a value used by several ops (a norm feeding the Q, K and V projections) is
+    # then one value, which its kernel writes once instead of once per use.
+    "fused": (CommonSubexpressionElimination(), FoldReshapesPass(), FusePrimsPass()),
     "loop": (
         LowerFusedToLoopPass(),
         HoistInvariantReciprocalsPass(),

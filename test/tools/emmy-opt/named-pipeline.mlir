@@ -5,6 +5,7 @@
 
 // RUN: emmy-opt %s --torch-to-kernel --print-ir-after-all -o %t 2>&1 | grep "IR Dump" | filecheck %s --check-prefix=DUMPS
 // DUMPS:      // -----// IR Dump After decompose-torch //----- //
+// DUMPS-NEXT: // -----// IR Dump After cse //----- //
 // DUMPS-NEXT: // -----// IR Dump After fold-reshapes //----- //
 // DUMPS-NEXT: // -----// IR Dump After fuse-prims //----- //
 // DUMPS-NEXT: // -----// IR Dump After lower-fused-to-loop //----- //
@@ -19,8 +20,8 @@
 // DUMPS-NEXT: // -----// IR Dump After cse //----- //
 // DUMPS-NOT:  IR Dump
 
-// --print-ir-after-change compares the IR pass by pass: fold-reshapes finds no reshape here,
-// and the first canonicalize and cse nothing to simplify.
+// --print-ir-after-change compares the IR pass by pass: the first cse finds no repeated
+// value here, fold-reshapes no reshape, and the next canonicalize and cse nothing to simplify.
 // RUN: emmy-opt %s --torch-to-kernel --print-ir-after-change -o %t 2>&1 | grep "IR Dump" | filecheck %s --check-prefix=CHANGES
 // CHANGES:      IR Dump After decompose-torch
 // CHANGES-NEXT: IR Dump After fuse-prims
@@ -48,6 +49,7 @@
 // TIMING:      ----Wall Time----  ----Name----
 // TIMING-NEXT: %)  Parser
 // TIMING-NEXT: %)  decompose-torch
+// TIMING-NEXT: %)  cse
 // TIMING-NEXT: %)  fold-reshapes
 // TIMING-NEXT: %)  fuse-prims
 // TIMING-NEXT: %)  lower-fused-to-loop
@@ -94,7 +96,7 @@
 // --list-passes and --help show a pipeline's passes and options.
 // RUN: emmy-opt --list-passes | filecheck %s --check-prefix=LIST
 // LIST:      torch-to-loop
-// LIST-NEXT:   Pipeline: Torch IR to Loop IR. Passes: decompose-torch, fold-reshapes, fuse-prims, lower-fused-to-loop, hoist-invariant-reciprocals, canonicalize, cse.
+// LIST-NEXT:   Pipeline: Torch IR to Loop IR. Passes: decompose-torch, cse, fold-reshapes, fuse-prims, lower-fused-to-loop, hoist-invariant-reciprocals, canonicalize, cse.
 // LIST-NEXT:   keep-unit-dims: bool = false
 // RUN: emmy-opt --help | filecheck %s --check-prefix=HELP
 // HELP:      {{^}}  --torch-to-tile [OPTIONS]
