@@ -167,7 +167,7 @@ class M(nn.Module):
             self.bn.bias.normal_()
     def forward(self, x, y):
         return self.bn(x), self.bn2(y)
-M()(torch.randn(5, 8, 7, dtype=DT), torch.randn(2, 3, 4, 5, dtype=DT))
+M().to(DT)(torch.randn(5, 8, 7, dtype=DT), torch.randn(2, 3, 4, 5, dtype=DT))
 """,
     "gather": """
 class Gather(nn.Module):
@@ -202,7 +202,7 @@ class Rows(nn.Module):
         self.register_buffer("table", torch.randn(10, 3, 4))
     def forward(self, x, positions):
         return x * self.table.to(x.dtype)[positions]
-Rows()(torch.randn(5, 3, 4, dtype=DT), torch.randint(0, 10, (5,)))
+Rows().to(DT)(torch.randn(5, 3, 4, dtype=DT), torch.randint(0, 10, (5,)))
 """,
     "rounding_and_transcendental": """
 class M(nn.Module):
