@@ -906,6 +906,41 @@ def test_a_spinning_kernel_times_out_instead_of_hanging(kernels):
         cuda_driver.cuStreamDestroy(clear_stream)
 
 
+SPIN_IN_A_COMMAND = """
+import sys, torch
+from emmy.tools import cli
+from emmy.tools.runtime.compile import compile_cuda
+from emmy.tools.runtime.driver import load_module, synchronize
+
+def spinning(args):
+    flag = torch.ones(1, dtype=torch.int32, device="cuda")
+    done = torch.zeros(1, dtype=torch.int32, device="cuda")
+    torch.cuda.synchronize()
+    load_module(compile_cuda(SOURCE)).launch("spin", 1, 1, [flag, done])
+    synchronize(timeout_s=0.5)
+
+cli.run_exec = spinning
+sys.exit(cli.main(["exec", "in.mlir"]))
+"""
+
+
+@needs_gpu
+def test_a_command_whose_kernel_times_out_exits_while_it_spins(tmp_path):
+    """The GPU cannot stop the kernel: the command reports the timeout and ends its process
+    (and with it the context the kernel runs in) instead of waiting for it at exit."""
+    import subprocess
+
+    script = f"SOURCE = {KERNELS!r}\n{SPIN_IN_A_COMMAND}"
+    started = time.monotonic()
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 1, result.stderr
+    assert "error: kernels still running after 0.5 s: spin" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert time.monotonic() - started < 100
+
+
 @needs_gpu
 def test_host_function_runs_on_the_gpu():
     x = fresh(ROWS, COLS, seed=8)
