@@ -443,9 +443,7 @@ class CudaModule:
             return self._kernels[name]
         try:
             kernel = self.code.get_kernel(name)
-            # Reading an attribute loads the kernel into the context now, not at its first
-            # launch (which may be in a CUDA graph capture). Without opting in, a block's
-            # static and dynamic shared memory share the default.
+            # Without opting in, a block's static and dynamic shared memory share the default.
             static_bytes = kernel.attributes[self.device].shared_size_bytes
         except _cuda_error_type() as error:
             error_name, text = _core_error_text(error)
