@@ -305,10 +305,14 @@ def test_ctypes_scalars_pass_their_bytes_as_cuda_core_takes_them():
         pack(ctypes.c_longdouble(1.0), None, 3, "k")
 
 
-def test_cuda_core_errors_give_the_driver_error_name():
+def test_cuda_core_errors_give_the_driver_error_name(monkeypatch):
     from cuda.core._utils.cuda_utils import CUDAError
 
     error = CUDAError("CUDA_ERROR_INVALID_VALUE: one or more of the parameters is not valid")
+    monkeypatch.setattr(driver, "_error_text", lambda result: (result.name, "invalid argument"))
+    assert driver._core_error_text(error) == ("CUDA_ERROR_INVALID_VALUE", "invalid argument")
+    # Where the driver cannot describe it (no libcuda), cuda.core's explanation stands in.
+    monkeypatch.setattr(driver, "_error_text", lambda result: (str(result), "unknown error"))
     assert driver._core_error_text(error) == (
         "CUDA_ERROR_INVALID_VALUE",
         "one or more of the parameters is not valid",

@@ -86,9 +86,15 @@ def _error_text(error: Any) -> tuple[str, str]:
 
 
 def _core_error_text(error: Exception) -> tuple[str, str]:
-    """The CUresult name and description in a cuda.core `CUDAError` ("CUDA_ERROR_X: text")."""
-    name, _, text = str(error).partition(": ")
-    return (name, text) if name.startswith("CUDA_ERROR_") else (type(error).__name__, str(error))
+    """The driver's name and description of the CUresult that a cuda.core `CUDAError` reports
+    ("CUDA_ERROR_X: " and cuda.core's longer explanation, which stands in where the driver
+    cannot describe it)."""
+    name, _, explanation = str(error).partition(": ")
+    result = getattr(_driver().CUresult, name, None)
+    if result is None:
+        return type(error).__name__, str(error)
+    found, text = _error_text(result)
+    return (name, text) if found == name else (name, explanation)
 
 
 def _cuda_error_type() -> type[Exception]:
@@ -447,6 +453,12 @@ class CudaModule:
             static_bytes = kernel.attributes[self.device].shared_size_bytes
         except _cuda_error_type() as error:
             error_name, text = _core_error_text(error)
+            if error_name != "CUDA_ERROR_NOT_FOUND":  # cuda.core loads the cubin on first use
+                raise CudaLaunchError(
+                    f"loading the module for kernel '{name}' failed: {error_name}: {text}",
+                    [name],
+                    error_name,
+                ) from None
             known = self.kernel_names()
             listing = (
                 f"; the module has {', '.join(known) or 'no kernels'}" if known is not None else ""
