@@ -378,6 +378,19 @@ class SoftmaxToPrims(TorchOpDecomposition):
         return build.map([x, row_max, total], t.shape_of(x), element_type, log_softmax)
 
 
+class ScanToPrim(TorchOpDecomposition):
+    """cumsum / cumprod: a `prim.scan` (`add` / `mul`), in f32 for 16-bit inputs, rounded
+    once per element as torch does."""
+
+    op_types = (t.CumsumOp, t.CumprodOp)
+
+    def decompose(self, op: t.ScanOp, build: PrimBuilder) -> SSAValue:
+        x = build.widen(op.input)
+        kind = "add" if isinstance(op, t.CumsumOp) else "mul"
+        scanned = build.emit(prim.ScanOp(kind, x, op.dim.value.data, x.type))
+        return build.convert(scanned, t.element_type_of(op.result))
+
+
 # --- contractions and attention -----------------------------------------------------------
 
 
@@ -543,6 +556,7 @@ DECOMPOSITIONS: tuple[type[TorchOpDecomposition], ...] = (
     RmsNormToPrims,
     LayerNormToPrims,
     SoftmaxToPrims,
+    ScanToPrim,
     LinearToContract,
     MatmulToContract,
     SdpaToPrims,

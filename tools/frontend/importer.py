@@ -749,6 +749,15 @@ def argmax(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     return ir.emit(t.AminOp(hit, ir.result_type(node), [dim], keepdim))
 
 
+@handles("aten.cumsum.default", "aten.cumprod.default")
+def running_fold(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    """cumsum / cumprod in the result's type: integers (bools too) as int64 and `dtype=`
+    convert the input first, as torch does."""
+    x = ir.operand(a["self"], ir.result_element(node))
+    op_class = t.CumsumOp if target_name(node) == "aten.cumsum.default" else t.CumprodOp
+    return ir.emit(op_class(x, ir.result_type(node), ir.dim(a["dim"], max(len(t.shape_of(x)), 1))))
+
+
 @handles("aten.var.dim", "aten.var.correction")
 def var(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     if "unbiased" in a:
