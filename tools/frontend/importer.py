@@ -1074,6 +1074,70 @@ def gather(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     return lookup_rows(ir, x, prod(shape), rows, ir.result_type(node))
 
 
+@handles("aten.index_put.default", "aten.index_copy.default")
+def index_put(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    """`x[.., index, ..] = values` (index_put, one index tensor after `None`s for whole dims)
+    and `x.index_copy(dim, index, values)`, functionally: a copy of `x` with the slices at
+    `index` along the dim replaced, as AOTAutograd writes an in-place KV-cache update. Where
+    `index` repeats a position, which torch leaves undefined, the last occurrence wins.
+
+    No kernel writes to a computed address: each slice of the result looks its replacement
+    up instead. `last[s]`, the last occurrence of position `s` in `index` (-1 for none), is a
+    max over `index` compared with `arange`; the result is `values` looked up at `last` where
+    it is found, else `x`. Negative indices count from the end, as index_put's do."""
+    x = ir.tensor(a["self"])
+    shape, element = t.shape_of(x), t.element_type_of(x)
+    if "indices" in a:
+        if a["accumulate"]:
+            raise ir.error("index_put with accumulate=True (a scatter-add) is not supported")
+        indices = list(a["indices"])
+        while indices and indices[-1] is None:
+            indices.pop()
+        if not indices or any(i is not None for i in indices[:-1]):
+            raise ir.error("only one index tensor, after whole dims (x[:, :, i]), is supported")
+        dim, index = len(indices) - 1, ir.tensor(indices[-1])
+        if t.element_type_of(index) == i1:
+            raise ir.error("indexing with a bool mask is not supported")
+    else:
+        dim, index = ir.dim(a["dim"], max(len(shape), 1)), ir.tensor(a["index"])
+    count, size = prod(t.shape_of(index)), shape[dim]
+    sliced = (*shape[:dim], count, *shape[dim + 1 :])
+    values = ir.operand(a["values"] if "values" in a else a["source"], element)
+    index_shape = (*shape[:dim], *t.shape_of(index), *shape[dim + 1 :])
+    if t.shape_of(values) != index_shape:
+        values = ir.emit(t.ExpandOp(values, TensorType(element, index_shape)))
+    values = ir.emit(t.ReshapeOp(values, TensorType(element, sliced)))
+    flat = ir.convert(
+        ir.emit(t.ReshapeOp(index, TensorType(t.element_type_of(index), (count,)))), i64
+    )
+    wrapped = ir.emit(t.AddOp(flat, ir.operand(size, i64), flat.type))
+    negative = ir.emit(t.LtOp(flat, ir.operand(0, i64), TensorType(i1, (count,))))
+    flat = ir.emit(t.WhereOp(negative, wrapped, flat, flat.type))
+    positions = ir.constant(torch.arange(size).reshape(size, 1))
+    matches = ir.emit(t.EqOp(positions, flat, TensorType(i1, (size, count))))
+    occurrences = ir.emit(
+        t.WhereOp(
+            matches,
+            ir.constant(torch.arange(count)),
+            ir.operand(-1, i64),
+            TensorType(i64, (size, count)),
+        )
+    )
+    last = ir.emit(t.AmaxOp(occurrences, TensorType(i64, (size,)), [1], False))
+    found = ir.emit(t.GeOp(last, ir.operand(0, i64), TensorType(i1, (size,))))
+    row = ir.emit(t.MaximumOp(last, ir.operand(0, i64), last.type))
+    to_front = [dim, *(d for d in range(len(shape)) if d != dim)]
+    front = [sliced[d] for d in to_front]
+    table = ir.emit(t.PermuteOp(values, TensorType(element, front), to_front))
+    picked_front = (size, *front[1:])
+    picked = lookup_rows(ir, table, count, row, TensorType(element, picked_front))
+    back = sorted(range(len(shape)), key=to_front.__getitem__)
+    picked = ir.emit(t.PermuteOp(picked, TensorType(element, shape), back))
+    along = (size,) + (1,) * (len(shape) - dim - 1)
+    found = ir.emit(t.ReshapeOp(found, TensorType(i1, along)))
+    return ir.emit(t.WhereOp(found, picked, x, ir.result_type(node)))
+
+
 def lookup_rows(
     ir: _Importer, x: SSAValue, count: int, rows: SSAValue, result_type: TensorType
 ) -> SSAValue:
