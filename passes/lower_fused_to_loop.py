@@ -18,7 +18,8 @@ becomes a buffer:
 - `prim.scan` becomes, for each element, a reduction `loop.for` over the whole scanned dim
   whose contributions past the element's position are the combiner's identity: O(n) work
   per element, O(n^2) per row, but every element in parallel and no loop-carried value,
-  which the loop dialect has no form for (a first schedule; a work-efficient scan is later).
+  which the loop dialect has no form for (`decompose-torch` blocks a long scan, so that
+  its scans are short; a work-efficient scan is later).
 
 Every op is placed in the outermost loop where its operands exist, so a row reduction in an
 RMSNorm lands in the row loop before the column loop instead of being recomputed per element,

@@ -209,7 +209,7 @@ class Running(nn.Module):
     def forward(self, x, n):
         p = torch.cumprod(1 + 0.1 * torch.tanh(x), 0)
         return torch.cumsum(x, dim=-1), p, n.cumsum(1), (n > 0).cumsum(0), x.cumsum(1)[:, 5]
-Running()(torch.randn(4, 37, 3, dtype=DT), torch.randint(-9, 9, (3, 5), dtype=torch.int32))
+Running()(torch.randn(4, 37, 3, dtype=DT), torch.randint(-9, 9, (3, 64), dtype=torch.int32))
 """,
     "index_copy_put": """
 class Update(nn.Module):
