@@ -357,8 +357,8 @@ def test_ops_in_helper_functions_are_located_in_the_helper():
 
 def test_unsupported_op_names_the_aten_op_and_the_source_line():
     source = (
-        "class M(nn.Module):\n    def forward(self, x):\n        return torch.topk(x, 2).values * 2\n"
-        "M()(torch.randn(3))"
+        "class M(nn.Module):\n    def forward(self, x):\n"
+        "        return torch.topk(x, 2).values * 2\nM()(torch.randn(3))"
     )
     with pytest.raises(FrontendError) as error:
         compile_source(source, "<string>")
