@@ -1082,9 +1082,8 @@ def index_put(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     `index` repeats a position, which torch leaves undefined, the last occurrence wins.
 
     No kernel writes to a computed address: each slice of the result looks its replacement
-    up instead. `last[s]`, the last occurrence of position `s` in `index` (-1 for none), is a
-    max over `index` compared with `arange`; the result is `values` looked up at `last` where
-    it is found, else `x`. Negative indices count from the end, as index_put's do."""
+    up instead, in `values` at the last occurrence of its position (`last_occurrences`),
+    and is `x`'s where there is none."""
     x = ir.tensor(a["self"])
     shape, element = t.shape_of(x), t.element_type_of(x)
     if "indices" in a:
@@ -1101,41 +1100,42 @@ def index_put(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     else:
         dim, index = ir.dim(a["dim"], max(len(shape), 1)), ir.tensor(a["index"])
     count, size = prod(t.shape_of(index)), shape[dim]
-    sliced = (*shape[:dim], count, *shape[dim + 1 :])
     values = ir.operand(a["values"] if "values" in a else a["source"], element)
-    index_shape = (*shape[:dim], *t.shape_of(index), *shape[dim + 1 :])
-    if t.shape_of(values) != index_shape:
-        values = ir.emit(t.ExpandOp(values, TensorType(element, index_shape)))
-    values = ir.emit(t.ReshapeOp(values, TensorType(element, sliced)))
-    flat = ir.convert(
-        ir.emit(t.ReshapeOp(index, TensorType(t.element_type_of(index), (count,)))), i64
-    )
+    # index_put broadcasts the values to the indexed shape; index_copy's already have it.
+    indexed = (*shape[:dim], *t.shape_of(index), *shape[dim + 1 :])
+    if t.shape_of(values) != indexed:
+        values = ir.emit(t.ExpandOp(values, TensorType(element, indexed)))
+    # The slices of `values` as rows (the indexed dim first), looked up at the last places.
+    others = (*shape[:dim], *shape[dim + 1 :])
+    to_front = [dim, *(d for d in range(len(shape)) if d != dim)]
+    rows = ir.emit(t.ReshapeOp(values, TensorType(element, (*shape[:dim], count, *others[dim:]))))
+    rows = ir.emit(t.PermuteOp(rows, TensorType(element, (count, *others)), to_front))
+    last = last_occurrences(ir, index, size)
+    row = ir.emit(t.MaximumOp(last, ir.operand(0, i64), last.type))
+    picked = lookup_rows(ir, rows, count, row, TensorType(element, (size, *others)))
+    back = sorted(range(len(shape)), key=to_front.__getitem__)
+    picked = ir.emit(t.PermuteOp(picked, TensorType(element, shape), back))
+    found = ir.emit(t.GeOp(last, ir.operand(0, i64), TensorType(i1, (size,))))
+    found = ir.emit(t.ReshapeOp(found, TensorType(i1, (size,) + (1,) * (len(shape) - dim - 1))))
+    return ir.emit(t.WhereOp(found, picked, x, ir.result_type(node)))
+
+
+def last_occurrences(ir: _Importer, index: SSAValue, size: int) -> SSAValue:
+    """For each position `s` below `size`, the last place in `index` (flattened; negative
+    entries count from the end) that holds `s`, or -1: the max over `index` of its places
+    where it equals `s`."""
+    count = prod(t.shape_of(index))
+    flat = ir.emit(t.ReshapeOp(index, TensorType(t.element_type_of(index), (count,))))
+    flat = ir.convert(flat, i64)
     wrapped = ir.emit(t.AddOp(flat, ir.operand(size, i64), flat.type))
     negative = ir.emit(t.LtOp(flat, ir.operand(0, i64), TensorType(i1, (count,))))
     flat = ir.emit(t.WhereOp(negative, wrapped, flat, flat.type))
     positions = ir.constant(torch.arange(size).reshape(size, 1))
     matches = ir.emit(t.EqOp(positions, flat, TensorType(i1, (size, count))))
-    occurrences = ir.emit(
-        t.WhereOp(
-            matches,
-            ir.constant(torch.arange(count)),
-            ir.operand(-1, i64),
-            TensorType(i64, (size, count)),
-        )
-    )
-    last = ir.emit(t.AmaxOp(occurrences, TensorType(i64, (size,)), [1], False))
-    found = ir.emit(t.GeOp(last, ir.operand(0, i64), TensorType(i1, (size,))))
-    row = ir.emit(t.MaximumOp(last, ir.operand(0, i64), last.type))
-    to_front = [dim, *(d for d in range(len(shape)) if d != dim)]
-    front = [sliced[d] for d in to_front]
-    table = ir.emit(t.PermuteOp(values, TensorType(element, front), to_front))
-    picked_front = (size, *front[1:])
-    picked = lookup_rows(ir, table, count, row, TensorType(element, picked_front))
-    back = sorted(range(len(shape)), key=to_front.__getitem__)
-    picked = ir.emit(t.PermuteOp(picked, TensorType(element, shape), back))
-    along = (size,) + (1,) * (len(shape) - dim - 1)
-    found = ir.emit(t.ReshapeOp(found, TensorType(i1, along)))
-    return ir.emit(t.WhereOp(found, picked, x, ir.result_type(node)))
+    places = ir.constant(torch.arange(count))
+    held = TensorType(i64, (size, count))
+    occurrences = ir.emit(t.WhereOp(matches, places, ir.operand(-1, i64), held))
+    return ir.emit(t.AmaxOp(occurrences, TensorType(i64, (size,)), [1], False))
 
 
 def lookup_rows(
