@@ -3,6 +3,7 @@
 Every op works on value tensors (builtin `tensor` types with static shapes):
 - `prim.map` applies a scalar `arith`/`math` body elementwise to same-shaped operands;
 - `prim.reduce` folds some axes with a combiner (`add`, `mul`, `max`, `min`) from an init;
+- `prim.scan` is the inclusive running fold of one dim under a combiner (cumsum, cumprod);
 - `prim.broadcast` expands size-1 and missing leading dims, numpy-style (right-aligned);
 - views that only move elements: `prim.permute`, `prim.reshape`, `prim.slice`, `prim.concat`;
 - `prim.gather` picks rows of a table by index (embeddings), `prim.iota` numbers positions;
@@ -64,6 +65,7 @@ from emmy.dialects.access import verify_constant_rows
 from emmy.dialects.combiner import (
     Combiner,
     CombinerAttr,
+    identity,
     init_attr,
     parse_combiner,
     parse_init_literal,
@@ -459,6 +461,68 @@ def _broadcast_source(op: BroadcastOp, index: Sequence[Index], algebra: IndexAlg
         algebra.constant(0) if n == 1 and target[offset + d] != 1 else index[offset + d]
         for d, n in enumerate(source)
     )
+
+
+def _scanned(op: ScanOp) -> tuple[SSAValue, Sequence[int]]:
+    return op.input, (op.dim.value.data,)
+
+
+@irdl_op_definition
+class ScanOp(IRDLOperation):
+    """The inclusive running fold along `dim`: `result[.., i, ..]` combines `input[.., j, ..]`
+    for every `j <= i` (cumsum with `add`, cumprod with `mul`), from the combiner's identity.
+    Each element folds the dim of its input, so it fuses as a reduction."""
+
+    name = "prim.scan"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    kind = prop_def(CombinerAttr)
+    dim = prop_def(IntegerAttr[I64])
+    traits = traits_def(Pure(), Reduction(_scanned))
+
+    def __init__(self, kind: str, value: SSAValue, dim: int, result_type: TensorType):
+        super().__init__(
+            operands=[value],
+            result_types=[result_type],
+            properties={"kind": CombinerAttr(Combiner(kind)), "dim": IntegerAttr(dim, i64)},
+        )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.kind.data} ")
+        printer.print_ssa_value(self.input)
+        printer.print_string(f" dim {self.dim.value.data}")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.input.type)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ScanOp:
+        kind = parse_combiner(parser)
+        operand = parser.parse_unresolved_operand()
+        parser.parse_keyword("dim")
+        dim = parser.parse_integer(allow_boolean=False, allow_negative=False)
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        pos = parser.pos
+        input_type = parse_tensor_type(parser, "prim.scan input")
+        parser.parse_punctuation("->")
+        result_type = parse_tensor_type(parser, "prim.scan result")
+        (value,) = parser.resolve_operands([operand], [input_type], pos)
+        op = cls(kind, value, dim, result_type)
+        op.attributes.update(attributes)
+        return op
+
+    def verify_(self) -> None:
+        verify_static_shapes(self)
+        if self.input.type != self.result.type:
+            raise VerifyException(
+                f"a scan keeps its input type {self.input.type}, but the result is "
+                f"{self.result.type}"
+            )
+        _verify_dim(self.dim.value.data, len(tensor_shape(self.input)))
+        identity(self.kind.data, self.input.type.get_element_type())
 
 
 @irdl_op_definition
@@ -879,6 +943,7 @@ Prim = Dialect(
         MapOp,
         YieldOp,
         ReduceOp,
+        ScanOp,
         BroadcastOp,
         PermuteOp,
         ReshapeOp,
@@ -897,6 +962,7 @@ __all__ = [
     "MapOp",
     "YieldOp",
     "ReduceOp",
+    "ScanOp",
     "BroadcastOp",
     "PermuteOp",
     "ReshapeOp",

@@ -964,6 +964,30 @@ class LogSoftmaxOp(SoftmaxFamilyOp):
     name = "torch.log_softmax"
 
 
+class ScanOp(SingleDimOp):
+    """A running fold along `dim`, keeping the type (the importer converts the input to the
+    result's type first, as aten does for integers and `dtype=`); f16/bf16 accumulate in
+    f32 and round each element once."""
+
+    def verify_(self) -> None:
+        verify_dim(self.dim.value.data, len(shape_of(self.input)))
+        self.verify_type_kept(self.name)
+
+
+@irdl_op_definition
+class CumsumOp(ScanOp):
+    """`result[.., i, ..] = sum(input[.., :i + 1, ..])` along `dim`."""
+
+    name = "torch.cumsum"
+
+
+@irdl_op_definition
+class CumprodOp(ScanOp):
+    """`result[.., i, ..] = prod(input[.., :i + 1, ..])` along `dim`."""
+
+    name = "torch.cumprod"
+
+
 @irdl_op_definition
 class SdpaOp(IRDLOperation):
     """Scaled dot-product attention, `softmax(q @ k^T * scale + mask) @ v`, for query
@@ -1340,6 +1364,8 @@ Torch = Dialect(
         LayerNormOp,
         SoftmaxOp,
         LogSoftmaxOp,
+        CumsumOp,
+        CumprodOp,
         SdpaOp,
         EmbeddingOp,
         ReshapeOp,

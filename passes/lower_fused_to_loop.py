@@ -14,7 +14,12 @@ becomes a buffer:
 - a view (`prim.View`: broadcast, permute, reshape, slice, gather) is its input's element at
   the index its index map computes, with the index arithmetic built here (a broadcast reads
   its input at index 0 along expanded dims);
-- `prim.reduce` becomes reduction `loop.for`s over the reduced axes (nested when several).
+- `prim.reduce` becomes reduction `loop.for`s over the reduced axes (nested when several);
+- `prim.scan` becomes, for each element, a reduction `loop.for` over the whole scanned dim
+  whose contributions past the element's position are the combiner's identity: O(n) work
+  per element, O(n^2) per row, but every element in parallel and no loop-carried value,
+  which the loop dialect has no form for (`decompose-torch` blocks a long scan, so that
+  its scans are short; a work-efficient scan is later).
 
 Every op is placed in the outermost loop where its operands exist, so a row reduction in an
 RMSNorm lands in the row loop before the column loop instead of being recomputed per element,
@@ -404,6 +409,22 @@ class _KernelBodyBuilder:
         extents = [(shape[d], f"r{d}") for d in axes]
         return self._reduction(op.kind.data, op.init, extents, index, contribution)
 
+    def _scan(self, op: prim.ScanOp, index: tuple[SSAValue, ...]) -> SSAValue:
+        d = op.dim.value.data
+        kind, element_type = op.kind.data, op.result.type.get_element_type()
+        init = identity(kind, element_type)
+
+        def contribution(reduction_index: list[SSAValue]) -> SSAValue:
+            (position,) = reduction_index
+            value = self.element(op.input, (*index[:d], position, *index[d + 1 :]))
+            within = self._scalar_op(arith.CmpiOp(position, index[d], "ule"))
+            return self._scalar_op(
+                arith.SelectOp(within, value, self._scalar_op(arith.ConstantOp(init)))
+            )
+
+        extent = op.input.type.get_shape()[d]
+        return self._reduction(kind, init, [(extent, f"r{d}")], index, contribution)
+
     def _contract(self, op: prim.ContractOp, index: tuple[SSAValue, ...]) -> SSAValue:
         *batch, m, n = index
         extent = op.lhs.type.get_shape()[-1]
@@ -455,6 +476,7 @@ class _KernelBodyBuilder:
         prim.MapOp: _map,
         prim.IotaOp: _iota,
         prim.ReduceOp: _reduce,
+        prim.ScanOp: _scan,
         prim.ContractOp: _contract,
     }
 

@@ -11,14 +11,15 @@ from __future__ import annotations
 import math as pymath
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from math import prod
+from math import isqrt, prod
 
 from xdsl.dialects import arith, math
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, i1, i32, i64
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, TensorType, i1, i32, i64
 from xdsl.ir import Operation, SSAValue
 
 from emmy.dialects import prim
 from emmy.dialects import torch as t
+from emmy.dialects.combiner import combine, identity
 from emmy.passes.decompose_torch import (
     Body,
     PrimBuilder,
@@ -378,6 +379,69 @@ class SoftmaxToPrims(TorchOpDecomposition):
         return build.map([x, row_max, total], t.shape_of(x), element_type, log_softmax)
 
 
+BLOCKED_SCAN_MIN = 32
+"""A scan of at least this many elements is blocked (`blocked_scan`)."""
+
+
+def blocked_scan(build: PrimBuilder, kind: str, x: SSAValue, dim: int) -> SSAValue:
+    """`prim.scan` along `dim` in blocks of about sqrt(n): each element of a `prim.scan`
+    costs a pass over its dim as loops lower it, so n elements cost n^2, where scanning within
+    blocks of c elements, then the b block totals, costs c + b per element. The dim is padded
+    with the combiner's identity to b * c, split into [b, c], scanned along c; the totals of
+    the blocks before each one (an inclusive scan of the totals shifted by one block, the
+    identity first) are combined into it, and the padding sliced off."""
+    shape, element_type = t.shape_of(x), t.element_type_of(x)
+    n = shape[dim]
+    width = isqrt(n - 1) + 1
+    count = -(-n // width)
+    unit = identity(kind, element_type).value.data
+
+    def filled(sizes: Sequence[int]) -> SSAValue:
+        return build.map([], sizes, element_type, lambda b: b.constant(unit, element_type))
+
+    padded = (*shape[:dim], count * width, *shape[dim + 1 :])
+    if count * width > n:
+        padding = filled((*shape[:dim], count * width - n, *shape[dim + 1 :]))
+        x = build.emit(prim.ConcatOp([x, padding], dim, TensorType(element_type, padded)))
+    blocked_shape = (*shape[:dim], count, width, *shape[dim + 1 :])
+    blocks = build.reshape(x, blocked_shape)
+    within = build.emit(prim.ScanOp(kind, blocks, dim + 1, blocks.type))
+    totals = build.reduce(kind, blocks, [dim + 1], keepdim=True)
+    running = build.emit(prim.ScanOp(kind, totals, dim, totals.type))
+    earlier_shape = list(t.shape_of(totals))
+    earlier_shape[dim] = count - 1
+    earlier = build.emit(prim.SliceOp(running, dim, 0, 1, TensorType(element_type, earlier_shape)))
+    first = filled((*shape[:dim], 1, 1, *shape[dim + 1 :]))
+    before = build.emit(prim.ConcatOp([first, earlier], dim, totals.type))
+    combined = build.map(
+        [before, within],
+        blocked_shape,
+        element_type,
+        lambda b, p, v: b.emit(combine(kind, p, v)),
+        widen=False,
+    )
+    scanned = build.reshape(combined, padded)
+    if count * width == n:
+        return scanned
+    return build.emit(prim.SliceOp(scanned, dim, 0, 1, TensorType(element_type, shape)))
+
+
+class ScanToPrim(TorchOpDecomposition):
+    """cumsum / cumprod: a `prim.scan` (`add` / `mul`), blocked where the dim is long
+    (`blocked_scan`); in f32 for 16-bit inputs, each element rounded once as torch does."""
+
+    op_types = (t.CumsumOp, t.CumprodOp)
+
+    def decompose(self, op: t.ScanOp, build: PrimBuilder) -> SSAValue:
+        x, dim = build.widen(op.input), op.dim.value.data
+        kind = "add" if isinstance(op, t.CumsumOp) else "mul"
+        if t.shape_of(x)[dim] >= BLOCKED_SCAN_MIN:
+            scanned = blocked_scan(build, kind, x, dim)
+        else:
+            scanned = build.emit(prim.ScanOp(kind, x, dim, x.type))
+        return build.convert(scanned, t.element_type_of(op.result))
+
+
 # --- contractions and attention -----------------------------------------------------------
 
 
@@ -543,6 +607,7 @@ DECOMPOSITIONS: tuple[type[TorchOpDecomposition], ...] = (
     RmsNormToPrims,
     LayerNormToPrims,
     SoftmaxToPrims,
+    ScanToPrim,
     LinearToContract,
     MatmulToContract,
     SdpaToPrims,

@@ -204,6 +204,26 @@ class Rows(nn.Module):
         return x * self.table.to(x.dtype)[positions]
 Rows().to(DT)(torch.randn(5, 3, 4, dtype=DT), torch.randint(0, 10, (5,)))
 """,
+    "cumsum_cumprod": """
+class Running(nn.Module):
+    def forward(self, x, n):
+        p = torch.cumprod(1 + 0.1 * torch.tanh(x), 0)
+        return torch.cumsum(x, dim=-1), p, n.cumsum(1), (n > 0).cumsum(0), x.cumsum(1)[:, 5]
+Running()(torch.randn(4, 37, 3, dtype=DT), torch.randint(-9, 9, (3, 64), dtype=torch.int32))
+""",
+    "index_copy_put": """
+class Update(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("pos", torch.tensor([5, 1, 6]))
+        self.register_buffer("rows", torch.tensor([[2, -1], [0, 3]]))
+    def forward(self, cache, new, table, row):
+        k = cache.index_copy(2, self.pos, new)
+        v = torch.ops.aten.index_put(cache, [None, None, self.pos], new[:, :, :1] * 2)
+        return k, v + 1, torch.ops.aten.index_put(table, [self.rows], row)
+Update()(torch.randn(1, 2, 8, 4, dtype=DT), torch.randn(1, 2, 3, 4, dtype=DT),
+         torch.randn(5, 3, dtype=DT), torch.randn(3, dtype=DT))
+""",
     "rounding_and_transcendental": """
 class M(nn.Module):
     def forward(self, x):

@@ -112,11 +112,85 @@ def test_mutated_buffers_are_written_back_and_aliases_kept():
     assert flat.data_ptr() == x.data_ptr()
 
 
+def test_running_sums_and_products_compile_without_fallback(compiled_graphs):
+    def program(x, n):
+        return torch.cumsum(x, -1) * torch.cumprod(1 + 0.1 * x, 0), n.cumsum(1)
+
+    compiled = torch.compile(program, backend="emmy", options={"fallback": False})
+    x, n = torch.randn(5, 33), torch.randint(-9, 9, (5, 7), dtype=torch.int32)
+    got = compiled(x, n)
+    want = program(x, n)
+    torch.testing.assert_close(got[0], want[0], rtol=1e-4, atol=1e-5)
+    assert torch.equal(got[1], want[1])
+    assert emmy_partitions(compiled_graphs)
+
+
+class StaticCache(nn.Module):
+    """A static KV cache written in place at the new tokens' positions, as a decoder
+    writes it: `index_copy_` for keys, indexing assignment for values."""
+
+    def __init__(self, heads: int = 2, length: int = 16, head_dim: int = 8):
+        super().__init__()
+        self.register_buffer("keys", torch.zeros(1, heads, length, head_dim))
+        self.register_buffer("values", torch.zeros(1, heads, length, head_dim))
+
+    def forward(self, positions, k, v):
+        self.keys.index_copy_(2, positions, k)
+        self.values[:, :, positions] = v
+        return (self.keys * self.values).sum(-1)
+
+
+def test_a_static_kv_cache_is_updated_in_place_in_emmy(compiled_graphs):
+    model, reference = StaticCache(), StaticCache()
+    # Static shapes: a step of 1 token and one of 4 are programs of their own.
+    compiled = torch.compile(model, backend="emmy", dynamic=False, options={"fallback": False})
+    with torch.no_grad():
+        for start, count in ((0, 5), (5, 1), (6, 1), (3, 4)):
+            positions = torch.arange(start, start + count)
+            k, v = torch.randn(1, 2, count, 8), torch.randn(1, 2, count, 8)
+            got = compiled(positions, k, v)
+            want = reference(positions, k, v)
+            torch.testing.assert_close(got, want)
+            torch.testing.assert_close(model.keys, reference.keys, rtol=0, atol=0)
+            torch.testing.assert_close(model.values, reference.values, rtol=0, atol=0)
+    assert emmy_partitions(compiled_graphs)
+
+
+def test_a_repeated_index_writes_its_last_slice():
+    """torch leaves the result undefined where an index repeats; emmy takes the last
+    occurrence, for index_copy and index_put alike, and negative indices count from the end."""
+
+    def program(base, index, source):
+        return base.index_copy(0, index, source), torch.ops.aten.index_put(base, [index], source)
+
+    compiled = torch.compile(program, backend="emmy", options={"fallback": False})
+    base, source = torch.randn(6, 3), torch.randn(40, 3)
+    index = torch.randint(0, 6, (40,))
+    want = base.clone()
+    for position, row in zip(index.tolist(), source):
+        want[position] = row
+    copied, put = compiled(base, index, source)
+    assert torch.equal(copied, want) and torch.equal(put, want)
+    negative = index - 6
+    _, put = compiled(base, negative, source)
+    assert torch.equal(put, want)
+
+
+def test_an_accumulating_index_put_falls_back_with_its_reason():
+    def program(base, index, source):
+        return torch.ops.aten.index_put(base, [index], source, accumulate=True) * 2
+
+    base, index, source = torch.randn(6, 3), torch.tensor([1, 1, 4]), torch.randn(3, 3)
+    with pytest.warns(FallbackWarning, match="accumulate=True"):
+        got = torch.compile(program, backend="emmy")(base, index, source)
+    torch.testing.assert_close(got, program(base, index, source))
+
+
 def test_unsupported_ops_run_in_eager_with_one_located_warning(compiled_graphs):
     def program(x):
         y = torch.relu(x) * 3
         top = torch.topk(y, 2).values  # topk line
-        return torch.exp(top) + torch.cumsum(y, -1)[..., :2]  # cumsum line
+        return torch.exp(top) + torch.cummax(y, -1).values[..., :2]  # cummax line
 
     x = torch.randn(5, 7)
     with pytest.warns(FallbackWarning) as caught:
@@ -126,20 +200,20 @@ def test_unsupported_ops_run_in_eager_with_one_located_warning(compiled_graphs):
     message = str(caught[0].message)
     assert f"{__file__}:{lines_of('# topk line')}:" in message
     assert "'aten.topk.default'" in message
-    assert f"{__file__}:{lines_of('# cumsum line')}:" in message
-    assert "'aten.cumsum.default'" in message
+    assert f"{__file__}:{lines_of('# cummax line')}:" in message
+    assert "'aten.cummax.default'" in message
     assert len(emmy_partitions(compiled_graphs)) >= 2
 
 
 def test_without_fallback_every_unsupported_op_is_one_error():
     def program(x):
-        return torch.topk(x, 2).values.sum() + torch.cumsum(x, 0)
+        return torch.topk(x, 2).values.sum() + torch.cummax(x, 0).values
 
     compiled = torch.compile(program, backend="emmy", options={"fallback": False})
     with pytest.raises(Exception, match="emmy cannot compile 2 op") as caught:
         compiled(torch.randn(4, 6))
     assert "aten.topk.default" in str(caught.value)
-    assert "aten.cumsum.default" in str(caught.value)
+    assert "aten.cummax.default" in str(caught.value)
 
 
 def test_unknown_options_are_refused():
@@ -162,7 +236,7 @@ def test_graph_breaks_and_recompiles_give_eager_results():
 
 
 def test_identical_layers_share_one_compiled_program(compiled_graphs):
-    """Each layer is its own partition (a cumsum, left to PyTorch, separates them): the four
+    """Each layer is its own partition (a cummax, left to PyTorch, separates them): the four
     partitions are one program, lowered once."""
 
     class Layer(nn.Module):
@@ -171,7 +245,7 @@ def test_identical_layers_share_one_compiled_program(compiled_graphs):
             self.linear = nn.Linear(16, 16)
 
         def forward(self, x):
-            return F.gelu(self.linear(torch.cumsum(x, -1))) + x
+            return F.gelu(self.linear(torch.cummax(x, -1).values)) + x
 
     model = nn.Sequential(*[Layer() for _ in range(4)]).eval()
     x = torch.randn(3, 16)

@@ -357,14 +357,14 @@ def test_ops_in_helper_functions_are_located_in_the_helper():
 
 def test_unsupported_op_names_the_aten_op_and_the_source_line():
     source = (
-        "class M(nn.Module):\n    def forward(self, x):\n        return torch.cumsum(x, 0) * 2\n"
-        "M()(torch.randn(3))"
+        "class M(nn.Module):\n    def forward(self, x):\n"
+        "        return torch.topk(x, 2).values * 2\nM()(torch.randn(3))"
     )
     with pytest.raises(FrontendError) as error:
         compile_source(source, "<string>")
     message = str(error.value)
-    assert message.startswith("<string>:3:22: error: unsupported PyTorch op 'aten.cumsum.default'")
-    assert "        return torch.cumsum(x, 0) * 2" in message.splitlines()
+    assert message.startswith("<string>:3:22: error: unsupported PyTorch op 'aten.topk.default'")
+    assert "        return torch.topk(x, 2).values * 2" in message.splitlines()
 
 
 @pytest.mark.parametrize(
@@ -395,6 +395,21 @@ def test_unsupported_op_names_the_aten_op_and_the_source_line():
         ),
         ("x.max(-1)", ["torch.randn(4, 2)"], "unsupported PyTorch op 'aten.max.dim'"),
         ("(x > 0) + (x < 1)", ["torch.randn(4)"], "arithmetic on bool tensors ('aten.add.Tensor')"),
+        (
+            "torch.ops.aten.index_put(x, [torch.tensor([1, 1])], x[:2], True)",
+            ["torch.randn(4, 3)"],
+            "index_put with accumulate=True (a scatter-add) is not supported",
+        ),
+        (
+            "torch.ops.aten.index_put(x, [torch.tensor([1]), torch.tensor([2])], x[0, :1])",
+            ["torch.randn(4, 3)"],
+            "only one index tensor, after whole dims (x[:, :, i]), is supported",
+        ),
+        (
+            "torch.ops.aten.index_put(x, [x > 0], torch.tensor(1.0))",
+            ["torch.randn(4, 3)"],
+            "indexing with a bool mask is not supported",
+        ),
     ],
 )
 def test_forms_without_an_exact_torch_op_are_errors(

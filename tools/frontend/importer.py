@@ -749,6 +749,15 @@ def argmax(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     return ir.emit(t.AminOp(hit, ir.result_type(node), [dim], keepdim))
 
 
+@handles("aten.cumsum.default", "aten.cumprod.default")
+def running_fold(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    """cumsum / cumprod in the result's type: integers (bools too) as int64 and `dtype=`
+    convert the input first, as torch does."""
+    x = ir.operand(a["self"], ir.result_element(node))
+    op_class = t.CumsumOp if target_name(node) == "aten.cumsum.default" else t.CumprodOp
+    return ir.emit(op_class(x, ir.result_type(node), ir.dim(a["dim"], max(len(t.shape_of(x)), 1))))
+
+
 @handles("aten.var.dim", "aten.var.correction")
 def var(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     if "unbiased" in a:
@@ -1063,6 +1072,70 @@ def gather(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
         offsets = ir.convert(ir.constant(offsets.reshape(view)), index_type.element_type)
         rows = ir.emit(t.AddOp(rows, offsets, index_type))
     return lookup_rows(ir, x, prod(shape), rows, ir.result_type(node))
+
+
+@handles("aten.index_put.default", "aten.index_copy.default")
+def index_put(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    """`x[.., index, ..] = values` (index_put, one index tensor after `None`s for whole dims)
+    and `x.index_copy(dim, index, values)`, functionally: a copy of `x` with the slices at
+    `index` along the dim replaced, as AOTAutograd writes an in-place KV-cache update. Where
+    `index` repeats a position, which torch leaves undefined, the last occurrence wins.
+
+    No kernel writes to a computed address: each slice of the result looks its replacement
+    up instead, in `values` at the last occurrence of its position (`last_occurrences`),
+    and is `x`'s where there is none."""
+    x = ir.tensor(a["self"])
+    shape, element = t.shape_of(x), t.element_type_of(x)
+    if "indices" in a:
+        if a["accumulate"]:
+            raise ir.error("index_put with accumulate=True (a scatter-add) is not supported")
+        indices = list(a["indices"])
+        while indices and indices[-1] is None:
+            indices.pop()
+        if not indices or any(i is not None for i in indices[:-1]):
+            raise ir.error("only one index tensor, after whole dims (x[:, :, i]), is supported")
+        dim, index = len(indices) - 1, ir.tensor(indices[-1])
+        if t.element_type_of(index) == i1:
+            raise ir.error("indexing with a bool mask is not supported")
+    else:
+        dim, index = ir.dim(a["dim"], max(len(shape), 1)), ir.tensor(a["index"])
+    count, size = prod(t.shape_of(index)), shape[dim]
+    values = ir.operand(a["values"] if "values" in a else a["source"], element)
+    # index_put broadcasts the values to the indexed shape; index_copy's already have it.
+    indexed = (*shape[:dim], *t.shape_of(index), *shape[dim + 1 :])
+    if t.shape_of(values) != indexed:
+        values = ir.emit(t.ExpandOp(values, TensorType(element, indexed)))
+    # The slices of `values` as rows (the indexed dim first), looked up at the last places.
+    others = (*shape[:dim], *shape[dim + 1 :])
+    to_front = [dim, *(d for d in range(len(shape)) if d != dim)]
+    rows = ir.emit(t.ReshapeOp(values, TensorType(element, (*shape[:dim], count, *others[dim:]))))
+    rows = ir.emit(t.PermuteOp(rows, TensorType(element, (count, *others)), to_front))
+    last = last_occurrences(ir, index, size)
+    row = ir.emit(t.MaximumOp(last, ir.operand(0, i64), last.type))
+    picked = lookup_rows(ir, rows, count, row, TensorType(element, (size, *others)))
+    back = sorted(range(len(shape)), key=to_front.__getitem__)
+    picked = ir.emit(t.PermuteOp(picked, TensorType(element, shape), back))
+    found = ir.emit(t.GeOp(last, ir.operand(0, i64), TensorType(i1, (size,))))
+    found = ir.emit(t.ReshapeOp(found, TensorType(i1, (size,) + (1,) * (len(shape) - dim - 1))))
+    return ir.emit(t.WhereOp(found, picked, x, ir.result_type(node)))
+
+
+def last_occurrences(ir: _Importer, index: SSAValue, size: int) -> SSAValue:
+    """For each position `s` below `size`, the last place in `index` (flattened; negative
+    entries count from the end) that holds `s`, or -1: the max over `index` of its places
+    where it equals `s`."""
+    count = prod(t.shape_of(index))
+    flat = ir.emit(t.ReshapeOp(index, TensorType(t.element_type_of(index), (count,))))
+    flat = ir.convert(flat, i64)
+    wrapped = ir.emit(t.AddOp(flat, ir.operand(size, i64), flat.type))
+    negative = ir.emit(t.LtOp(flat, ir.operand(0, i64), TensorType(i1, (count,))))
+    flat = ir.emit(t.WhereOp(negative, wrapped, flat, flat.type))
+    positions = ir.constant(torch.arange(size).reshape(size, 1))
+    matches = ir.emit(t.EqOp(positions, flat, TensorType(i1, (size, count))))
+    places = ir.constant(torch.arange(count))
+    held = TensorType(i64, (size, count))
+    occurrences = ir.emit(t.WhereOp(matches, places, ir.operand(-1, i64), held))
+    return ir.emit(t.AmaxOp(occurrences, TensorType(i64, (size,)), [1], False))
 
 
 def lookup_rows(

@@ -9,9 +9,10 @@
                                                    // np.add.reduce(s, axis=1, initial=0.0)
 
 `prim.map` runs its body once with the whole input tensors as the block arguments;
-`prim.reduce` is a numpy reduction combined with `init`; `prim.broadcast` is `np.broadcast_to`
-(right-aligned, like numpy); the views are their numpy counterparts, `prim.contract` is
-`np.matmul` and `prim.gather` is fancy indexing.
+`prim.reduce` is a numpy reduction combined with `init` and `prim.scan` the combiner's
+`accumulate`; `prim.broadcast` is `np.broadcast_to` (right-aligned, like numpy); the views
+are their numpy counterparts, `prim.contract` is `np.matmul` and `prim.gather` is fancy
+indexing.
 """
 
 from __future__ import annotations
@@ -58,6 +59,14 @@ class PrimFunctions(InterpreterFunctions):
             initial=op.init.value.data,
         )
         return (to_type(total, op.result.type.get_element_type()),)
+
+    @impl(prim.ScanOp)
+    def run_scan(
+        self, interpreter: Interpreter, op: prim.ScanOp, args: PythonValues
+    ) -> PythonValues:
+        (value,) = args
+        running = COMBINERS[op.kind.data].accumulate(value, axis=op.dim.value.data)
+        return (to_type(running, op.result.type.get_element_type()),)
 
     @impl(prim.BroadcastOp)
     def run_broadcast(

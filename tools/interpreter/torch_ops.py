@@ -243,6 +243,16 @@ def log_softmax(op: t.LogSoftmaxOp, x: Operands) -> torch.Tensor:
     return torch.log_softmax(x(op.input), op.dim.value.data)
 
 
+@implements(t.CumsumOp)
+def cumsum(op: t.CumsumOp, x: Operands) -> torch.Tensor:
+    return torch.cumsum(x(op.input), op.dim.value.data)
+
+
+@implements(t.CumprodOp)
+def cumprod(op: t.CumprodOp, x: Operands) -> torch.Tensor:
+    return torch.cumprod(x(op.input), op.dim.value.data)
+
+
 @implements(t.SdpaOp)
 def sdpa(op: t.SdpaOp, x: Operands) -> torch.Tensor:
     query, key, value, mask = x(op.query), x(op.key), x(op.value), x(op.attn_mask)

@@ -400,3 +400,27 @@ func.func @gather_constant_index_outside(%w: tensor<4x8xf32>) -> tensor<2x8xf32>
   %e = prim.gather %w[%ids] : tensor<4x8xf32>, tensor<2xi64> -> tensor<2x8xf32>
   func.return %e : tensor<2x8xf32>
 }
+
+// -----
+
+func.func @scan_dim(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{dim 2 is out of range for rank 2}}
+  %s = prim.scan add %x dim 2 : tensor<4x8xf32> -> tensor<4x8xf32>
+  func.return
+}
+
+// -----
+
+func.func @scan_type(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{a scan keeps its input type tensor<4x8xf32>, but the result is tensor<4x8xf16>}}
+  %s = prim.scan add %x dim 1 : tensor<4x8xf32> -> tensor<4x8xf16>
+  func.return
+}
+
+// -----
+
+func.func @scan_combiner(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{unknown combiner 'sum'; expected one of add, mul, max, min}}
+  %s = prim.scan sum %x dim 1 : tensor<4x8xf32> -> tensor<4x8xf32>
+  func.return
+}

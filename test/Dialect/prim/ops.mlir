@@ -231,3 +231,15 @@ func.func @attributes(%x: tensor<4xf32>) -> tensor<4xf32> {
   %b = prim.broadcast %r {tag = 3 : i64} : tensor<1xf32> -> tensor<4xf32>
   func.return %b : tensor<4xf32>
 }
+
+// CHECK-LABEL: func.func @scan(
+// CHECK-SAME:    %[[X:.*]]: tensor<4x8xf32>, %[[I:.*]]: tensor<3xi64>)
+// CHECK-NEXT:    %{{.*}} = prim.scan add %[[X]] dim 1 : tensor<4x8xf32> -> tensor<4x8xf32>
+// CHECK-NEXT:    %{{.*}} = prim.scan mul %[[X]] dim 0 : tensor<4x8xf32> -> tensor<4x8xf32>
+// CHECK-NEXT:    %{{.*}} = prim.scan max %[[I]] dim 0 {tag = 1 : i64} : tensor<3xi64> -> tensor<3xi64>
+func.func @scan(%x: tensor<4x8xf32>, %i: tensor<3xi64>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<3xi64>) {
+  %s = prim.scan add %x dim 1 : tensor<4x8xf32> -> tensor<4x8xf32>
+  %p = prim.scan mul %x dim 0 : tensor<4x8xf32> -> tensor<4x8xf32>
+  %m = prim.scan max %i dim 0 {tag = 1 : i64} : tensor<3xi64> -> tensor<3xi64>
+  func.return %s, %p, %m : tensor<4x8xf32>, tensor<4x8xf32>, tensor<3xi64>
+}

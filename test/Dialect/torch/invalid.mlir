@@ -216,6 +216,22 @@ func.func @softmax_dim(%x: tensor<2x8xf32>) {
 
 // -----
 
+func.func @cumsum_dim(%x: tensor<2x8xf32>) {
+  // expected-error @+1 {{dim 2 is out of range for a rank-2 tensor}}
+  %0 = torch.cumsum %x dim 2 : tensor<2x8xf32> -> tensor<2x8xf32>
+  func.return
+}
+
+// -----
+
+func.func @cumsum_type(%x: tensor<2x8xi32>) {
+  // expected-error @+1 {{torch.cumsum keeps its operand type tensor<2x8xi32>, but the result is tensor<2x8xi64>}}
+  %0 = torch.cumsum %x dim 1 : tensor<2x8xi32> -> tensor<2x8xi64>
+  func.return
+}
+
+// -----
+
 func.func @sdpa_head_dim(%q: tensor<2x8x16xf32>, %k: tensor<2x6x8xf32>, %v: tensor<2x6x8xf32>) {
   // expected-error @+1 {{attention needs query [..., L, E], key [..., S, E], value [..., S, Ev], got [2, 8, 16], [2, 6, 8], [2, 6, 8]}}
   %0 = torch.sdpa %q, %k, %v scale 0.25 : tensor<2x8x16xf32>, tensor<2x6x8xf32>, tensor<2x6x8xf32> -> tensor<2x8x8xf32>

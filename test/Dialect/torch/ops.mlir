@@ -131,6 +131,8 @@ func.func @contractions(%x: tensor<2x8x16xbf16>, %w: tensor<4x16xbf16>, %b: tens
 // CHECK-NEXT:    torch.layer_norm %[[X]] normalized_shape [64] eps 1.000000e-05 : tensor<2x8x64xf16> -> tensor<2x8x64xf16>
 // CHECK-NEXT:    torch.softmax %[[X]] dim 1 : tensor<2x8x64xf16> -> tensor<2x8x64xf16>
 // CHECK-NEXT:    torch.log_softmax %[[X]] dim 2 : tensor<2x8x64xf16> -> tensor<2x8x64xf16>
+// CHECK-NEXT:    torch.cumsum %[[X]] dim 2 : tensor<2x8x64xf16> -> tensor<2x8x64xf16>
+// CHECK-NEXT:    torch.cumprod %[[X]] dim 0 : tensor<2x8x64xf16> -> tensor<2x8x64xf16>
 func.func @normalizations(%x: tensor<2x8x64xf16>, %w: tensor<64xf16>, %w2: tensor<8x64xf16>) {
   %0 = torch.rms_norm %x weight %w normalized_shape [64] eps 1.1920928955078125e-07 : tensor<2x8x64xf16> weight tensor<64xf16> -> tensor<2x8x64xf16>
   %1 = torch.rms_norm %x normalized_shape [8, 64] eps 1.0e-05 : tensor<2x8x64xf16> -> tensor<2x8x64xf16>
@@ -140,6 +142,8 @@ func.func @normalizations(%x: tensor<2x8x64xf16>, %w: tensor<64xf16>, %w2: tenso
   %5 = torch.layer_norm %x normalized_shape [64] eps 1.0e-05 : tensor<2x8x64xf16> -> tensor<2x8x64xf16>
   %6 = torch.softmax %x dim 1 : tensor<2x8x64xf16> -> tensor<2x8x64xf16>
   %7 = torch.log_softmax %x dim 2 : tensor<2x8x64xf16> -> tensor<2x8x64xf16>
+  %8 = torch.cumsum %x dim 2 : tensor<2x8x64xf16> -> tensor<2x8x64xf16>
+  %9 = torch.cumprod %x dim 0 : tensor<2x8x64xf16> -> tensor<2x8x64xf16>
   func.return
 }
 

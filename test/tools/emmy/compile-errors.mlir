@@ -9,8 +9,8 @@
 // NOTCALL-NOT: Traceback
 
 // RUN: not emmy compile %S/Inputs/unsupported.py --ir loop 2>&1 | filecheck %s --check-prefix=UNKNOWN-OP
-// UNKNOWN-OP: unsupported.py:3:{{[0-9]+}}: error: {{.*}}aten.cumsum
-// UNKNOWN-OP-NEXT: return torch.cumsum(x, dim=0)
+// UNKNOWN-OP: unsupported.py:3:22: error: unsupported PyTorch op 'aten.topk.default'
+// UNKNOWN-OP-NEXT: return torch.topk(x, 2, dim=0).values
 // UNKNOWN-OP-NOT: Traceback
 
 // RUN: not emmy compile -c "nn.RMSNorm(8)(torch.randn(2, 8)" 2>&1 | filecheck %s --check-prefix=SYNTAX
@@ -26,7 +26,7 @@
 // Every op Torch IR cannot take is reported in one run, each at its line; an op that only
 // reads one of them (line 5) is not.
 // RUN: not emmy compile %S/Inputs/several-unsupported.py 2>&1 | filecheck %s --check-prefix=SEVERAL
-// SEVERAL: several-unsupported.py:3:19: error: unsupported PyTorch op 'aten.cumsum.default'
+// SEVERAL: several-unsupported.py:3:19: error: unsupported PyTorch op 'aten.cummax.default'
 // SEVERAL: several-unsupported.py:4:19: error: unsupported PyTorch op 'aten.sort.default'
 // SEVERAL-NOT: several-unsupported.py:5:
 // SEVERAL: several-unsupported.py:6:25: error: unsupported PyTorch op 'aten.topk.default'

@@ -1,6 +1,6 @@
 class M(nn.Module):
     def forward(self, x):
-        a = torch.cumsum(x, 0)
+        a = torch.cummax(x, 0).values
         b = torch.sort(x).values * 2
         c = a + b + torch.relu(x)
         return c, torch.topk(x, 2).values

@@ -1,5 +1,5 @@
-class Cumulative(nn.Module):
+class TopTwo(nn.Module):
     def forward(self, x):
-        return torch.cumsum(x, dim=0)
+        return torch.topk(x, 2, dim=0).values
 
-Cumulative()(torch.randn(4, 3))
+TopTwo()(torch.randn(4, 3))
