@@ -351,7 +351,7 @@ def fuse_attention(function: func.FuncOp) -> None:
             continue  # erased: the first product of an attention
         end: Operation = product
         users = [use.operation for use in product.result.uses]
-        if len(users) == 1 and _cast_input(users[0].results[0], False) is product.result:
+        if len(users) == 1 and users[0].results and _cast_input(users[0].results[0], False):
             end = users[0]
         found = _attention_of(product, end.results[0].type)
         if found is None:

@@ -35,8 +35,10 @@ from xdsl.transforms.common_subexpression_elimination import CommonSubexpression
 
 from emmy.passes.choose_tile_schedule import ChooseTileSchedulePass
 from emmy.passes.decompose_torch import DecomposeTorchPass
+from emmy.passes.expand_loop_attention import ExpandLoopAttentionPass
 from emmy.passes.expand_loop_contract import ExpandLoopContractPass
 from emmy.passes.fold_reshapes import FoldReshapesPass
+from emmy.passes.fuse_attention import FuseAttentionPass
 from emmy.passes.fuse_prims import FusePrimsPass
 from emmy.passes.hoist_invariant_reciprocals import HoistInvariantReciprocalsPass
 from emmy.passes.lower_fused_to_loop import LowerFusedToLoopPass
@@ -45,14 +47,19 @@ from emmy.passes.lower_tile_to_kernel import LowerTileToKernelPass
 
 STAGES: dict[str, tuple[ModulePass, ...]] = {
     "prim": (DecomposeTorchPass(),),
-    "fused": (FoldReshapesPass(), FusePrimsPass()),
+    "fused": (FoldReshapesPass(), FuseAttentionPass(), FusePrimsPass()),
     "loop": (
         LowerFusedToLoopPass(),
         HoistInvariantReciprocalsPass(),
         CanonicalizePass(),
         CommonSubexpressionElimination(),
     ),
-    "tile": (ChooseTileSchedulePass(), ExpandLoopContractPass(), LowerLoopToTilePass()),
+    "tile": (
+        ExpandLoopAttentionPass(),
+        ChooseTileSchedulePass(),
+        ExpandLoopContractPass(),
+        LowerLoopToTilePass(),
+    ),
     "kernel": (
         LowerTileToKernelPass(),
         CanonicalizePass(),

@@ -21,6 +21,7 @@ def register_pass(pass_class: type[ModulePass]) -> None:
 def registered_passes() -> dict[str, type[ModulePass]]:
     from emmy.passes.choose_tile_schedule import ChooseTileSchedulePass
     from emmy.passes.decompose_torch import DecomposeTorchPass
+    from emmy.passes.expand_loop_attention import ExpandLoopAttentionPass
     from emmy.passes.expand_loop_contract import ExpandLoopContractPass
     from emmy.passes.fold_reshapes import FoldReshapesPass
     from emmy.passes.fuse_attention import FuseAttentionPass
@@ -38,6 +39,7 @@ def registered_passes() -> dict[str, type[ModulePass]]:
         FusePrimsPass,
         LowerFusedToLoopPass,
         HoistInvariantReciprocalsPass,
+        ExpandLoopAttentionPass,
         ExpandLoopContractPass,
         ChooseTileSchedulePass,
         LowerLoopToTilePass,

@@ -31,6 +31,7 @@ from xdsl.ir import Operation
 from xdsl.utils.exceptions import InterpretationError
 
 from emmy.dialects import loop, tile
+from emmy.tools.interpreter.attention import attention
 from emmy.tools.interpreter.scalar import COMBINERS, numpy_dtype, to_type
 
 LOOP_OPS = (loop.ForOp, tile.ForOp, loop.ContractOp)
@@ -206,6 +207,23 @@ class LoopFunctions(InterpreterFunctions):
             axis_shape[first + d] = extent
             indices.append(np.arange(extent, dtype=np.int64).reshape(axis_shape))
         interpreter.run_ssacfg_region(op.epilogue, (*indices, sums.reshape(shape)), op.name)
+        return ()
+
+    @impl(loop.AttentionOp)
+    def run_attention(
+        self, interpreter: Interpreter, op: loop.AttentionOp, args: PythonValues
+    ) -> PythonValues:
+        query, key, value, *mask, out = args
+        out[...] = attention(
+            query,
+            key,
+            value,
+            mask[0] if mask else None,
+            op.scale.value.data,
+            op.causal is not None,
+            op.query.type.get_element_type(),
+            op.out.type.get_element_type(),
+        )
         return ()
 
     @impl(tile.StageOp)
