@@ -310,6 +310,7 @@ def _attention_of(
     try:
         attention.verify()
     except VerifyException:
+        attention.erase()  # unused, but it uses its operands
         return None
     return attention, matched
 

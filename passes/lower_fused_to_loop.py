@@ -829,7 +829,7 @@ def _attention(
         or [value for value, _ in outputs] != [attention.result]
     ):
         raise PassFailedException(
-            f"kernel @{kernel.sym_name.data} holds a prim.attention, so it holds it alone, on "
+            f"kernel @{kernel.kernel_name.data} holds a prim.attention, so it holds it alone, on "
             "its inputs, and yields its value",
             kernel,
         )

@@ -4,11 +4,16 @@ level on the CPU interpreters against PyTorch eager on fresh random inputs (caus
 and additive masks, grouped-query heads, q_len != kv_len, fp32, bf16, fp16); what the
 pattern does not take keeps the decomposed form."""
 
+import numpy as np
 import pytest
 from corpus import with_dtype
+from xdsl.parser import Parser
 
+from emmy.dialects import make_context
+from emmy.passes.expand_loop_attention import ExpandLoopAttentionPass
 from emmy.tools.bench.differential import EXECUTABLE_LEVELS, check_levels, lower
 from emmy.tools.frontend.program import load_program
+from emmy.tools.interpreter.run import find_function, random_inputs, run_module
 
 PROGRAMS: dict[str, tuple[str, int]] = {
     # name: (program, how many attentions it holds)
@@ -139,3 +144,48 @@ def test_what_attention_does_not_take_stays_decomposed_and_correct(name: str) ->
     assert "prim.attention" not in fused_ir, fused_ir
     reports = check_levels(program, torch_ir, ("prim", "fused", "loop"), seed=3)
     assert all(r.passed for r in reports), [(r.level, r.max_abs_error) for r in reports]
+
+
+# Grouped-query heads, a boolean mask broadcast along the batch, causal, q_len != kv_len,
+# fp16 inputs and an f32 output.
+LOOP_ATTENTION = """
+loop.kernel @k(%q: memref<2x4x5x8xf16>, %k: memref<2x2x7x8xf16>, %v: memref<2x2x7x6xf16>,
+               %m: memref<4x5x7xi1>, %o: memref<2x4x5x6xf32>) {
+  loop.attention %q, %k, %v mask %m scale 0.3 causal into %o
+      : memref<2x4x5x8xf16>, memref<2x2x7x8xf16>, memref<2x2x7x6xf16> mask memref<4x5x7xi1>
+        into memref<2x4x5x6xf32>
+}
+func.func @forward(%q: memref<2x4x5x8xf16>, %k: memref<2x2x7x8xf16>, %v: memref<2x2x7x6xf16>,
+                   %m: memref<4x5x7xi1>) -> memref<2x4x5x6xf32> {
+  %o = memref.alloc() : memref<2x4x5x6xf32>
+  loop.launch @k(%q, %k, %v, %m, %o) : memref<2x4x5x8xf16>, memref<2x2x7x8xf16>,
+      memref<2x2x7x6xf16>, memref<4x5x7xi1>, memref<2x4x5x6xf32>
+  func.return %o : memref<2x4x5x6xf32>
+}
+"""
+
+
+def test_loop_attention_and_its_expansion_match_torch() -> None:
+    import torch
+    import torch.nn.functional as F
+
+    ctx = make_context()
+    module = Parser(ctx, LOOP_ATTENTION).parse_module()
+    module.verify()
+    inputs = random_inputs(find_function(module, "forward"), seed=11)
+    # No row is masked whole (eager gives it zeros, the decomposed form NaNs).
+    inputs[3][..., 0] = True
+    q, k, v, m = (torch.from_numpy(x) for x in inputs)
+    causal = torch.ones(5, 7, dtype=torch.bool).tril()
+    expected = F.scaled_dot_product_attention(
+        q.float(), k.float(), v.float(), attn_mask=m & causal, scale=0.3, enable_gqa=True
+    ).numpy()
+    (attention,) = run_module(module, inputs)
+    ExpandLoopAttentionPass().apply(ctx, module)
+    module.verify()
+    assert "loop.attention" not in str(module)
+    (expanded,) = run_module(module, inputs)
+    # Probabilities rounded to f16 before the second product, as eager's flash kernels do.
+    for value in (attention, expanded):
+        np.testing.assert_allclose(value, expected, rtol=2e-3, atol=2e-3)
+    np.testing.assert_allclose(attention, expanded, rtol=1e-5, atol=1e-6)
