@@ -123,6 +123,7 @@ from emmy.dialects.kernel import MAX_VECTOR_BYTES, verify_block_shape
 from emmy.dialects.target import GpuTarget, target_of
 from emmy.dialects.tile import LoopSchedule, Mapping, Schedule, ScheduleAttr, StageMode, Staging
 from emmy.dialects.torch import float32_matmul_precision
+from emmy.passes.expand_loop_attention import expand_attentions
 from emmy.passes.expand_loop_contract import expand_contracts
 from emmy.passes.lower_loop_to_tile import (
     ScheduleError,
@@ -537,11 +538,13 @@ def _choose_contraction_schedule(kernel: loop.KernelOp, target: GpuTarget) -> Sc
 
 
 def _loop_nests(kernel: loop.KernelOp) -> loop.KernelOp:
-    """`kernel` as the loop nests it is scheduled as: a copy with its loop.contracts expanded
-    (as `expand-loop-contract` will expand them), or itself if it has none."""
-    if not any(isinstance(op, loop.ContractOp) for op in kernel.body.block.ops):
+    """`kernel` as the loop nests it is scheduled as: a copy with its loop.contracts and
+    loop.attentions expanded (as `expand-loop-contract` and `expand-loop-attention` will
+    expand them), or itself if it has none."""
+    if not any(isinstance(op, loop.ContractOp | loop.AttentionOp) for op in kernel.body.block.ops):
         return kernel
     nests = kernel.clone()
+    expand_attentions(nests)
     expand_contracts(nests)
     return nests
 

@@ -21,7 +21,8 @@ becomes
       }
     }
 
-the nest that the scalar schedules of `choose-tile-schedule` map (each score is computed once
+the nest that the scalar schedules of `choose-tile-schedule` (run before this pass, on a copy
+expanded as here) map (each score is computed once
 per reduction that reads it: correct for any shape and type, and no faster than the
 decomposed form). The probabilities are rounded to the value's type where it is 16-bit, as
 `loop.attention` says.
@@ -166,5 +167,12 @@ class ExpandLoopAttentionPass(ModulePass):
     name = "expand-loop-attention"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for attention in [o for o in op.walk() if isinstance(o, loop.AttentionOp)]:
-            expand_attention(attention)
+        for kernel in op.body.block.ops:
+            if isinstance(kernel, loop.KernelOp):
+                expand_attentions(kernel)
+
+
+def expand_attentions(kernel: loop.KernelOp) -> None:
+    """Expands each loop.attention of `kernel` in place."""
+    for attention in [o for o in kernel.body.block.ops if isinstance(o, loop.AttentionOp)]:
+        expand_attention(attention)

@@ -73,29 +73,42 @@ def _uncast(value: SSAValue, matched: list[Operation], widening_only: bool = Tru
     return value
 
 
-def _unrepeated_heads(value: SSAValue, matched: list[Operation]) -> SSAValue:
+def _unrepeated_heads(
+    value: SSAValue, matched: list[Operation], created: list[Operation]
+) -> SSAValue:
     """`value` before the repeat of its heads (dim -3) that grouped-query attention writes,
-    `reshape(broadcast(reshape(x)))` from [.., Hkv, S, E] over [.., Hkv, G, S, E]."""
+    `reshape(broadcast(x))` from x [.., Hkv, 1, S, E] over [.., Hkv, G, S, E]: x's source
+    where x is a reshape of [.., Hkv, S, E] (as the importer writes it), else a new reshape
+    of x (in `created`; fold-reshapes moves the split above a rotation of the keys)."""
     merge = value.owner
     if not isinstance(merge, prim.ReshapeOp) or not isinstance(merge.input.owner, prim.BroadcastOp):
         return value
     broadcast = merge.input.owner
-    split = broadcast.input.owner
-    if not isinstance(split, prim.ReshapeOp):
+    shape = tensor_shape(broadcast.input)
+    if len(shape) < 4 or shape[-3] != 1:
         return value
-    source = tensor_shape(split.input)
-    if len(source) < 3:
-        return value
-    *batch, heads, rows, columns = source
+    *batch, heads, _, rows, columns = shape
     group = tensor_shape(merge.result)[-3] // heads
-    if (
-        tensor_shape(split.result) != (*batch, heads, 1, rows, columns)
-        or tensor_shape(broadcast.result) != (*batch, heads, group, rows, columns)
-        or tensor_shape(merge.result) != (*batch, heads * group, rows, columns)
-    ):
+    if tensor_shape(broadcast.result) != (*batch, heads, group, rows, columns) or tensor_shape(
+        merge.result
+    ) != (*batch, heads * group, rows, columns):
         return value
-    matched.extend((merge, broadcast, split))
-    return split.input
+    matched.extend((merge, broadcast))
+    split = broadcast.input.owner
+    if isinstance(split, prim.ReshapeOp) and tensor_shape(split.input) == (
+        *batch,
+        heads,
+        rows,
+        columns,
+    ):
+        matched.append(split)
+        return split.input
+    element_type = broadcast.input.type.get_element_type()
+    reshape = prim.ReshapeOp(
+        broadcast.input, TensorType(element_type, [*batch, heads, rows, columns])
+    )
+    created.append(reshape)
+    return reshape.result
 
 
 def _unbroadcast(value: SSAValue, matched: list[Operation]) -> SSAValue:
@@ -279,11 +292,12 @@ def _softmax_input(value: SSAValue, matched: list[Operation]) -> SSAValue | None
 
 
 def _attention_of(
-    product: prim.ContractOp, result_type: TensorType
+    product: prim.ContractOp, result_type: TensorType, created: list[Operation]
 ) -> tuple[prim.AttentionOp, list[Operation]] | None:
-    """The attention `product` ends, giving `result_type`, with the ops it replaces."""
+    """The attention `product` ends, giving `result_type`, with the ops it replaces; the
+    views of its operands that it needs go to `created`."""
     matched: list[Operation] = [product]
-    value = _unrepeated_heads(_uncast(product.rhs, matched), matched)
+    value = _unrepeated_heads(_uncast(product.rhs, matched), matched, created)
     probabilities = _uncast(product.lhs, matched, widening_only=False)
     scores_value = _softmax_input(probabilities, matched)
     if scores_value is None:
@@ -301,7 +315,7 @@ def _attention_of(
     if list(transposed.owner.dims.get_values()) != [*range(rank - 2), rank - 1, rank - 2]:
         return None
     matched.append(transposed.owner)
-    key = _unrepeated_heads(transposed.owner.input, matched)
+    key = _unrepeated_heads(transposed.owner.input, matched, created)
     mask = None if scores.mask is None else _unbroadcast(scores.mask, matched)
     element_type = query.type.get_element_type()
     if not _rounded_as_attention(product.lhs, probabilities, element_type):
@@ -354,15 +368,16 @@ def fuse_attention(function: func.FuncOp) -> None:
         users = [use.operation for use in product.result.uses]
         if len(users) == 1 and users[0].results and _cast_input(users[0].results[0], False):
             end = users[0]
-        found = _attention_of(product, end.results[0].type)
-        if found is None:
-            continue
-        attention, matched = found
+        created: list[Operation] = []
+        found = _attention_of(product, end.results[0].type, created)
         block = end.parent
-        chain = sorted({*matched, end}, key=block.get_operation_index)
-        if not _only_used_inside(chain, end):
+        chain = [] if found is None else sorted({*found[1], end}, key=block.get_operation_index)
+        if found is None or not _only_used_inside(chain, end):
+            for op in (*(() if found is None else (found[0],)), *reversed(created)):
+                op.erase()  # built, never inserted, but using their operands
             continue
-        Rewriter.insert_op(attention, InsertPoint.before(end))
+        attention = found[0]
+        Rewriter.insert_op([*created, attention], InsertPoint.before(end))
         attention.location = product.location
         end.results[0].replace_all_uses_with(attention.result)
         for op in reversed(chain):

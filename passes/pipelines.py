@@ -55,8 +55,8 @@ STAGES: dict[str, tuple[ModulePass, ...]] = {
         CommonSubexpressionElimination(),
     ),
     "tile": (
-        ExpandLoopAttentionPass(),
         ChooseTileSchedulePass(),
+        ExpandLoopAttentionPass(),
         ExpandLoopContractPass(),
         LowerLoopToTilePass(),
     ),

@@ -8,21 +8,22 @@
 // FILES:      000-input.mlir
 // FILES-NEXT: 001-decompose-torch.mlir
 // FILES-NEXT: 002-fold-reshapes.mlir
-// FILES-NEXT: 003-fuse-prims.mlir
-// FILES-NEXT: 004-lower-fused-to-loop.mlir
-// FILES-NEXT: 005-hoist-invariant-reciprocals.mlir
-// FILES-NEXT: 006-canonicalize.mlir
-// FILES-NEXT: 007-cse.mlir
+// FILES-NEXT: 003-fuse-attention.mlir
+// FILES-NEXT: 004-fuse-prims.mlir
+// FILES-NEXT: 005-lower-fused-to-loop.mlir
+// FILES-NEXT: 006-hoist-invariant-reciprocals.mlir
+// FILES-NEXT: 007-canonicalize.mlir
+// FILES-NEXT: 008-cse.mlir
 // FILES-NOT:  .mlir
 
 // RUN: filecheck %s --input-file %t/000-input.mlir --check-prefix=INPUT
 // INPUT: torch.softmax %input dim 2
 
-// RUN: filecheck %s --input-file %t/003-fuse-prims.mlir --check-prefix=FUSED
+// RUN: filecheck %s --input-file %t/004-fuse-prims.mlir --check-prefix=FUSED
 // FUSED: fused.kernel @k_softmax(
 
-// RUN: emmy-opt %t/003-fuse-prims.mlir --lower-fused-to-loop | filecheck %s --check-prefix=LOOP
-// RUN: filecheck %s --input-file %t/004-lower-fused-to-loop.mlir --check-prefix=LOOP
+// RUN: emmy-opt %t/004-fuse-prims.mlir --lower-fused-to-loop | filecheck %s --check-prefix=LOOP
+// RUN: filecheck %s --input-file %t/005-lower-fused-to-loop.mlir --check-prefix=LOOP
 // LOOP:      loop.kernel @k_softmax(
 // LOOP:         loop.for %{{.*}} in 0 to 4 {
 
