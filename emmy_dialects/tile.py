@@ -88,10 +88,13 @@ from xdsl.dialects.builtin import (
     DenseArrayBase,
     Float16Type,
     Float32Type,
+    Float64Type,
+    FloatAttr,
     IndexType,
     IntAttr,
     IntegerAttr,
     MemRefType,
+    UnitAttr,
     f32,
     f64,
     i32,
@@ -132,13 +135,14 @@ from xdsl.utils.str_enum import StrEnum
 
 from emmy.dialects.access import parse_memref_type
 from emmy.dialects.access_bounds import verify_access_bounds
+from emmy.dialects.attention import verify_attention
 from emmy.dialects.dependences import (
     buffer_name,
     first_dependence,
     store_shared_by_iterations,
 )
 from emmy.dialects.dtypes import element_bytes
-from emmy.dialects.effects import ReadsOperand, WritesSharedMemory, written_values
+from emmy.dialects.effects import ReadsOperand, WritesOperand, WritesSharedMemory, written_values
 from emmy.dialects.for_op import ForOpBase, Reduction
 from emmy.dialects.kernel import (
     TMA_MAX_BOX,
@@ -748,12 +752,17 @@ class KernelOp(KernelSymbolOp):
         """The contraction this kernel computes, if it is a contraction's kernel."""
         return next((op for op in self.body.block.ops if isinstance(op, GemmOp)), None)
 
-    def _verify_gemm_kernel(self, gemm: GemmOp, target: GpuTarget) -> None:
+    @property
+    def attention(self) -> AttentionOp | None:
+        """The attention this kernel computes, if it is an attention's kernel."""
+        return next((op for op in self.body.block.ops if isinstance(op, AttentionOp)), None)
+
+    def _verify_gemm_kernel(self, gemm: GemmOp | AttentionOp, target: GpuTarget) -> None:
         verify_grid_shape(self.grid_shape, target)
         verify_block_shape(self.block_shape, target)
         if len(self.body.block.ops) != 1:
             raise VerifyException(
-                "a contraction's tile.kernel holds its tile.gemm and nothing else"
+                f"a contraction's tile.kernel holds its {gemm.name} and nothing else"
             )
         try:
             expected = gemm.grid(target)
@@ -762,13 +771,13 @@ class KernelOp(KernelSymbolOp):
         if self.grid_shape != expected:
             raise VerifyException(
                 f"grid {list(self.grid_shape)} is not the {list(expected)} blocks that the "
-                f"tile.gemm's tiles take"
+                f"{gemm.name}'s tiles take"
             )
 
     def verify_(self) -> None:
         self.verify_symbol()
         target = target_of(self)
-        gemm = self.gemm
+        gemm = self.gemm or self.attention
         if gemm is not None:
             self._verify_gemm_kernel(gemm, target)
         else:
@@ -853,11 +862,11 @@ class KernelOp(KernelSymbolOp):
             raise VerifyException(
                 f"block {list(self.block_shape)} is not the schedule's {list(schedule.block)}"
             )
-        gemm = self.gemm
+        gemm = self.gemm or self.attention
         if schedule.is_contraction != (gemm is not None):
             raise VerifyException(
-                "a contraction's schedule (with a tile) is the schedule of a tile.gemm's kernel, "
-                "and only of one"
+                "a contraction's schedule (with a tile) is the schedule of a tile.gemm's or a "
+                "tile.attention's kernel, and only of one"
             )
         if gemm is not None:
             lowered = (
@@ -883,7 +892,7 @@ class KernelOp(KernelSymbolOp):
                 if gemm.raster_rows or schedule.raster:
                     fields.append(f"raster {gemm.raster_rows}")
                 raise VerifyException(
-                    f"the tile.gemm's {', '.join(fields[:-1])} and {fields[-1]} are not its "
+                    f"the {gemm.name}'s {', '.join(fields[:-1])} and {fields[-1]} are not its "
                     f"schedule's"
                 )
             return
@@ -1636,6 +1645,131 @@ class GemmOp(IRDLOperation):
 
 
 @irdl_op_definition
+class AttentionOp(IRDLOperation):
+    """Attention (`emmy.dialects.attention`, without a mask) computed a block of query rows
+    at a time by the blocks of its kernel, FlashAttention-2's way:
+
+        tile.attention %q, %k, %v scale 1.250000e-01 causal into %o
+            : memref<1x4x100x64xbf16>, memref<1x2x100x64xbf16>, memref<1x2x100x64xbf16>
+            into memref<1x4x100x64xbf16>
+            atom <mma_sync m16n8k16> tile [64, 64, 64] warps [4, 1] pipeline 2
+
+    Each block computes `tile [BQ, BKV, D]`'s BQ query rows of one head (the grid's x over
+    the row blocks, z over the batch and heads, striding where there are more than the grid
+    has), taking the keys and values BKV at a time through shared memory, `pipeline` blocks
+    deep; each of its `warps [BQ / 16, 1]` owns 16 rows, multiplying in `atom`s with the
+    softmax kept online in registers. D is the head dim of the query, key and value."""
+
+    name = "tile.attention"
+    query = operand_def(MemRefType)
+    key = operand_def(MemRefType)
+    value = operand_def(MemRefType)
+    out = operand_def(MemRefType)
+    scale = prop_def(FloatAttr[Float64Type])
+    causal = opt_prop_def(UnitAttr)
+    atom = prop_def(MmaAtomAttr)
+    tile = prop_def(DenseArrayBase[I64])
+    warps = prop_def(DenseArrayBase[I64])
+    pipeline = prop_def(IntegerAttr[I64])
+    traits = lazy_traits_def(
+        lambda: (
+            HasParent(KernelOp),
+            ReadsOperand("query"),
+            ReadsOperand("key"),
+            ReadsOperand("value"),
+            WritesOperand("out"),
+        )
+    )
+
+    assembly_format = (
+        "$query `,` $key `,` $value `scale` $scale (`causal` $causal^)? `into` $out "
+        "`:` type($query) `,` type($key) `,` type($value) `into` type($out) "
+        "`atom` $atom `tile` $tile `warps` $warps `pipeline` $pipeline attr-dict"
+    )
+
+    def __init__(
+        self,
+        query: SSAValue,
+        key: SSAValue,
+        value: SSAValue,
+        out: SSAValue,
+        scale: float,
+        causal: bool,
+        atom: MmaAtom,
+        tile_shape: Sequence[int],
+        warps: Sequence[int],
+        pipeline_depth: int,
+    ):
+        super().__init__(
+            operands=[query, key, value, out],
+            properties={
+                "scale": FloatAttr(scale, Float64Type()),
+                "causal": UnitAttr() if causal else None,
+                "atom": MmaAtomAttr(atom),
+                "tile": DenseArrayBase.from_list(i64, list(tile_shape)),
+                "warps": DenseArrayBase.from_list(i64, list(warps)),
+                "pipeline": IntegerAttr(pipeline_depth, i64),
+            },
+        )
+
+    @property
+    def mma_atom(self) -> MmaAtom:
+        return self.atom.data
+
+    @property
+    def tile_shape(self) -> tuple[int, int, int]:
+        return tuple(self.tile.get_values())
+
+    @property
+    def warp_grid(self) -> tuple[int, int]:
+        return tuple(self.warps.get_values())
+
+    @property
+    def pipeline_depth(self) -> int:
+        return self.pipeline.value.data
+
+    @property
+    def raster_rows(self) -> int:
+        """Attention's blocks are not persistent: no tile order."""
+        return 0
+
+    def grid(self, target: GpuTarget) -> tuple[int, int, int]:
+        """The blocks the row blocks take: x over them, z over the batch and heads (up to
+        the grid's z limit: the blocks stride through the rest)."""
+        *batch, rows, _ = self.query.type.get_shape()
+        return (-(-rows // self.tile_shape[0]), 1, min(prod(batch), target.max_grid_shape[2]))
+
+    def verify_(self) -> None:
+        operands = (self.query, self.key, self.value, None, self.out)
+        verify_attention(
+            *(
+                None if v is None else (tuple(v.type.get_shape()), v.type.get_element_type())
+                for v in operands
+            )
+        )
+        verify_gemm_tiling(self.tile_shape, self.mma_atom, self.warp_grid)
+        block_q, block_kv, depth = self.tile_shape
+        head_dims = {self.query.type.get_shape()[-1], self.value.type.get_shape()[-1]}
+        if self.mma_atom.shape != MMA_SYNC_SHAPE or self.mma_atom.kind != AtomKind.MMA_SYNC:
+            raise VerifyException(
+                f"attention multiplies in mma_sync m16n8k16 atoms, got {self.mma_atom}"
+            )
+        if self.warp_grid != (block_q // 16, 1) or head_dims != {depth}:
+            raise VerifyException(
+                f"tile {list(self.tile_shape)} takes warps [{block_q // 16}, 1] (16 query rows "
+                f"each) and a head dim of {depth} for the query, key and value, got warps "
+                f"{list(self.warp_grid)} and head dims {sorted(head_dims)}"
+            )
+        if self.pipeline_depth < 1:
+            raise VerifyException(f"pipeline {self.pipeline_depth} must be at least 1")
+        element = self.query.type.get_element_type()
+        if element_bytes(element) != 2:
+            raise VerifyException(
+                f"an mma_sync m16n8k16 atom multiplies f16 or bf16, got {element}"
+            )
+
+
+@irdl_op_definition
 class LaunchOp(LaunchOpBase):
     """Host side: runs a `tile.kernel` on buffers with its launch shape."""
 
@@ -1645,6 +1779,6 @@ class LaunchOp(LaunchOpBase):
 
 Tile = Dialect(
     "tile",
-    [KernelOp, ForOp, YieldOp, StageOp, GemmOp, LaunchOp],
+    [KernelOp, ForOp, YieldOp, StageOp, GemmOp, AttentionOp, LaunchOp],
     [MappingAttr, StageModeAttr, ScheduleAttr, MmaAtomAttr],
 )

@@ -24,7 +24,9 @@ becomes
 the nest that the scalar schedules of `choose-tile-schedule` (run before this pass, on a copy
 expanded as here) map (each score is computed once
 per reduction that reads it: correct for any shape and type, and no faster than the
-decomposed form). The probabilities are rounded to the value's type where it is 16-bit, as
+decomposed form); a kernel whose schedule is attention's (a tile, which `choose-tile-schedule`
+writes for one that tensor cores take) keeps its loop.attention, which `lower-loop-to-tile`
+makes a `tile.attention`. The probabilities are rounded to the value's type where it is 16-bit, as
 `loop.attention` says.
 """
 
@@ -45,6 +47,7 @@ from emmy.dialects import loop
 from emmy.dialects.attention import accumulator_type, kv_group
 from emmy.dialects.combiner import identity
 from emmy.dialects.dtypes import element_bytes
+from emmy.passes.expand_loop_contract import has_contraction_schedule
 
 
 class _Nest:
@@ -168,7 +171,7 @@ class ExpandLoopAttentionPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for kernel in op.body.block.ops:
-            if isinstance(kernel, loop.KernelOp):
+            if isinstance(kernel, loop.KernelOp) and not has_contraction_schedule(kernel):
                 expand_attentions(kernel)
 
 

@@ -66,6 +66,22 @@ def loop_nest_depth(kernel: loop.KernelOp | tile.KernelOp) -> int:
     )
 
 
+def _attention(op: loop.AttentionOp | tile.AttentionOp, args: PythonValues) -> PythonValues:
+    """Writes the attention of the buffers `args` into its output buffer."""
+    query, key, value, *mask, out = args
+    out[...] = attention(
+        query,
+        key,
+        value,
+        mask[0] if mask else None,
+        op.scale.value.data,
+        op.causal is not None,
+        op.query.type.get_element_type(),
+        op.out.type.get_element_type(),
+    )
+    return ()
+
+
 def check_in_bounds(buffer: np.ndarray, indices: Sequence[np.ndarray]) -> None:
     for position, (index, size) in enumerate(zip(indices, buffer.shape)):
         lowest, highest = int(np.min(index)), int(np.max(index))
@@ -213,18 +229,14 @@ class LoopFunctions(InterpreterFunctions):
     def run_attention(
         self, interpreter: Interpreter, op: loop.AttentionOp, args: PythonValues
     ) -> PythonValues:
-        query, key, value, *mask, out = args
-        out[...] = attention(
-            query,
-            key,
-            value,
-            mask[0] if mask else None,
-            op.scale.value.data,
-            op.causal is not None,
-            op.query.type.get_element_type(),
-            op.out.type.get_element_type(),
-        )
-        return ()
+        return _attention(op, args)
+
+    @impl(tile.AttentionOp)
+    def run_tile_attention(
+        self, interpreter: Interpreter, op: tile.AttentionOp, args: PythonValues
+    ) -> PythonValues:
+        # The schedule says where rows are computed, not what they are: as loop.attention.
+        return _attention(op, args)
 
     @impl(tile.StageOp)
     def run_stage(
