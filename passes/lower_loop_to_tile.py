@@ -412,14 +412,13 @@ def lower_kernel(
     one after another where its nests depend on each other (see the module docstring), the
     first named as `kernel`, part `n` as `name(n)` (`<kernel>_<n>` if not given); a
     ScheduleError says why it cannot be."""
-    if any(
-        isinstance(op, loop.ContractOp | loop.AttentionOp) for op in kernel.body.block.ops
-    ) and not (schedule.is_contraction):
-        raise ScheduleError(
-            "a loop.contract or loop.attention takes a contraction's schedule (with a tile); "
-            "expand-loop-contract and expand-loop-attention give the loop nests that other "
-            "schedules map"
-        )
+    for op in kernel.body.block.ops:
+        if isinstance(op, loop.ContractOp | loop.AttentionOp) and not schedule.is_contraction:
+            expansion = "expand-" + op.name.replace(".", "-")
+            raise ScheduleError(
+                f"a {op.name} takes a contraction's schedule (with a tile); {expansion} gives "
+                "the loop nest that other schedules map"
+            )
     paths = tile.loop_paths(kernel.body.block, loop.ForOp)
     loops = {path: for_op for for_op, path in paths.items()}
     for path, _ in schedule.loops:

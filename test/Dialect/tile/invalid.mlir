@@ -691,7 +691,7 @@ tile.kernel @gemm_schedule(%a: memref<64x64xbf16>, %b: memref<64x64xbf16>, %y: m
 
 // -----
 
-// expected-error @+1 {{a contraction's schedule (with a tile) is the schedule of a tile.gemm's kernel, and only of one}}
+// expected-error @+1 {{a contraction's schedule (with a tile) is the schedule of a tile.gemm's or a tile.attention's kernel, and only of one}}
 tile.kernel @loops_with_gemm_schedule(%x: memref<4xf32>) grid [1, 1, 1] block [128, 1, 1] attributes {tile.schedule = #tile.schedule<block [128, 1, 1], loops [], tile [64, 64, 32], atom mma_sync m16n8k16, warps [2, 2]>} {
 }
 

@@ -53,8 +53,8 @@
 // RUNS-LABEL: 003-torch-to-loop:
 // RUNS-NEXT:  000-input.mlir
 // RUNS-NEXT:  001-decompose-torch.mlir
-// RUNS:       007-cse.mlir
-// RUN: filecheck %s --input-file %t.env/003-torch-to-loop/007-cse.mlir --check-prefix=COMPILED
+// RUNS:       008-cse.mlir
+// RUN: filecheck %s --input-file %t.env/003-torch-to-loop/008-cse.mlir --check-prefix=COMPILED
 // COMPILED: loop.kernel @k_softmax(
 
 // An empty EMMY_DUMP_DIR names no folder: emmy-opt runs as without it.
