@@ -1560,10 +1560,7 @@ class GemmOp(IRDLOperation):
         printer.print_attribute(self.rhs.type)
         printer.print_string(" -> ")
         printer.print_attribute(self.accumulator_type)
-        printer.print_string(
-            f" atom {self.mma_atom} tile [{', '.join(map(str, self.tile_shape))}] warps "
-            f"[{', '.join(map(str, self.warp_grid))}] pipeline {self.pipeline_depth}"
-        )
+        _print_tiling(printer, self)
         if self.raster is not None:
             printer.print_string(f" raster {self.raster_rows}")
         printer.print_string(" epilogue(")
@@ -1596,14 +1593,7 @@ class GemmOp(IRDLOperation):
         lhs_value, rhs_value = parser.resolve_operands([lhs, rhs], [lhs_type, rhs_type], types_pos)
         parser.parse_punctuation("->")
         accumulator_type = parser.parse_type()
-        parser.parse_keyword("atom")
-        atom = parse_atom(parser)
-        parser.parse_keyword("tile")
-        tile_shape = parser.parse_comma_separated_list(square, integer)
-        parser.parse_keyword("warps")
-        warps = parser.parse_comma_separated_list(square, integer)
-        parser.parse_keyword("pipeline")
-        pipeline_depth = integer()
+        atom, tile_shape, warps, pipeline_depth = _parse_tiling(parser)
         raster = integer() if parser.parse_optional_keyword("raster") is not None else 0
         parser.parse_keyword("epilogue")
         arguments = parser.parse_comma_separated_list(
@@ -1644,6 +1634,28 @@ class GemmOp(IRDLOperation):
         return op
 
 
+def _print_tiling(printer: Printer, op: GemmOp | AttentionOp) -> None:
+    """` atom A tile [..] warps [..] pipeline N`: the schedule a tile.gemm or a tile.attention
+    carries."""
+    printer.print_string(
+        f" atom {op.mma_atom} tile [{', '.join(map(str, op.tile_shape))}] warps "
+        f"[{', '.join(map(str, op.warp_grid))}] pipeline {op.pipeline_depth}"
+    )
+
+
+def _parse_tiling(parser: Parser) -> tuple[MmaAtom, list[int], list[int], int]:
+    integer = lambda: parser.parse_integer(allow_boolean=False)  # noqa: E731
+    square = parser.Delimiter.SQUARE
+    parser.parse_keyword("atom")
+    atom = parse_atom(parser)
+    parser.parse_keyword("tile")
+    tile_shape = parser.parse_comma_separated_list(square, integer)
+    parser.parse_keyword("warps")
+    warps = parser.parse_comma_separated_list(square, integer)
+    parser.parse_keyword("pipeline")
+    return atom, tile_shape, warps, integer()
+
+
 @irdl_op_definition
 class AttentionOp(IRDLOperation):
     """Attention (`emmy.dialects.attention`, without a mask) computed a block of query rows
@@ -1652,7 +1664,7 @@ class AttentionOp(IRDLOperation):
         tile.attention %q, %k, %v scale 1.250000e-01 causal into %o
             : memref<1x4x100x64xbf16>, memref<1x2x100x64xbf16>, memref<1x2x100x64xbf16>
             into memref<1x4x100x64xbf16>
-            atom <mma_sync m16n8k16> tile [64, 64, 64] warps [4, 1] pipeline 2
+            atom mma_sync m16n8k16 tile [64, 64, 64] warps [4, 1] pipeline 2
 
     Each block computes `tile [BQ, BKV, D]`'s BQ query rows of one head (the grid's x over
     the row blocks, z over the batch and heads, striding where there are more than the grid
@@ -1679,12 +1691,6 @@ class AttentionOp(IRDLOperation):
             ReadsOperand("value"),
             WritesOperand("out"),
         )
-    )
-
-    assembly_format = (
-        "$query `,` $key `,` $value `scale` $scale (`causal` $causal^)? `into` $out "
-        "`:` type($query) `,` type($key) `,` type($value) `into` type($out) "
-        "`atom` $atom `tile` $tile `warps` $warps `pipeline` $pipeline attr-dict"
     )
 
     def __init__(
@@ -1733,6 +1739,51 @@ class AttentionOp(IRDLOperation):
         """Attention's blocks are not persistent: no tile order."""
         return 0
 
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_list((self.query, self.key, self.value), printer.print_ssa_value)
+        printer.print_string(" scale ")
+        printer.print_float(self.scale.value.data, Float64Type())
+        if self.causal is not None:
+            printer.print_string(" causal")
+        printer.print_string(" into ")
+        printer.print_ssa_value(self.out)
+        printer.print_string(" : ")
+        printer.print_list(
+            (self.query.type, self.key.type, self.value.type), printer.print_attribute
+        )
+        printer.print_string(" into ")
+        printer.print_attribute(self.out.type)
+        _print_tiling(printer, self)
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> AttentionOp:
+        operands = parser.parse_comma_separated_list(
+            parser.Delimiter.NONE, parser.parse_unresolved_operand
+        )
+        parser.parse_keyword("scale")
+        scale = parser.parse_float()
+        causal = parser.parse_optional_keyword("causal") is not None
+        parser.parse_keyword("into")
+        out = parser.parse_unresolved_operand()
+        parser.parse_punctuation(":")
+        pos = parser.pos
+        types = parser.parse_comma_separated_list(
+            parser.Delimiter.NONE, lambda: parse_memref_type(parser, "a tile.attention operand")
+        )
+        parser.parse_keyword("into")
+        out_type = parse_memref_type(parser, "a tile.attention output")
+        if len(operands) != 3 or len(types) != 3:
+            parser.raise_error("a tile.attention takes a query, a key and a value", pos, parser.pos)
+        values = parser.resolve_operands([*operands, out], [*types, out_type], pos)
+        tiling = _parse_tiling(parser)
+        attributes = parser.parse_optional_attr_dict_with_keyword()
+        op = cls(*values, scale, causal, *tiling)
+        if attributes is not None:
+            op.attributes.update(attributes.data)
+        return op
+
     def grid(self, target: GpuTarget) -> tuple[int, int, int]:
         """The blocks the row blocks take: x over them, z over the batch and heads (up to
         the grid's z limit: the blocks stride through the rest)."""
@@ -1760,8 +1811,18 @@ class AttentionOp(IRDLOperation):
                 f"each) and a head dim of {depth} for the query, key and value, got warps "
                 f"{list(self.warp_grid)} and head dims {sorted(head_dims)}"
             )
-        if self.pipeline_depth < 1:
-            raise VerifyException(f"pipeline {self.pipeline_depth} must be at least 1")
+        if self.pipeline_depth < 2:
+            raise VerifyException(
+                f"pipeline {self.pipeline_depth} must be at least 2: the next key block is "
+                "copied while one is used"
+            )
+        kernel = self.parent_op()
+        threads = self.warp_grid[0] * target_of(self).warp_size
+        if isinstance(kernel, KernelOp) and kernel.block_shape != (threads, 1, 1):
+            raise VerifyException(
+                f"warps {list(self.warp_grid)} are a block of [{threads}, 1, 1] threads, but "
+                f"the kernel's block is {list(kernel.block_shape)}"
+            )
         element = self.query.type.get_element_type()
         if element_bytes(element) != 2:
             raise VerifyException(
