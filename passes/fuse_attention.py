@@ -48,6 +48,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import VerifyException
 
 from emmy.dialects import prim
+from emmy.dialects.attention import accumulator_type
 from emmy.dialects.dtypes import element_bytes
 from emmy.dialects.prim import tensor_shape
 
@@ -337,9 +338,8 @@ def _rounded_as_attention(
     narrowest = min(
         element_bytes(v.type.get_element_type()) for v in _cast_chain(operand, probabilities)
     )
-    return narrowest == min(element_bytes(element_type), 4) or (
-        element_bytes(element_type) == 8 and narrowest == 8
-    )
+    rounded = element_type if element_bytes(element_type) == 2 else accumulator_type(element_type)
+    return narrowest == element_bytes(rounded)
 
 
 def _cast_chain(operand: SSAValue, probabilities: SSAValue) -> list[SSAValue]:
