@@ -117,6 +117,7 @@ from xdsl.irdl import (
     irdl_op_definition,
     lazy_traits_def,
     operand_def,
+    opt_operand_def,
     opt_prop_def,
     prop_def,
     region_def,
@@ -1658,7 +1659,7 @@ def _parse_tiling(parser: Parser) -> tuple[MmaAtom, list[int], list[int], int]:
 
 @irdl_op_definition
 class AttentionOp(IRDLOperation):
-    """Attention (`emmy.dialects.attention`, without a mask) computed a block of query rows
+    """Attention (`emmy.dialects.attention`) computed a block of query rows
     at a time by the blocks of its kernel, FlashAttention-2's way:
 
         tile.attention %q, %k, %v scale 1.250000e-01 causal into %o
@@ -1670,12 +1671,14 @@ class AttentionOp(IRDLOperation):
     the row blocks, z over the batch and heads, striding where there are more than the grid
     has), taking the keys and values BKV at a time through shared memory, `pipeline` blocks
     deep; each of its `warps [BQ / 16, 1]` owns 16 rows, multiplying in `atom`s with the
-    softmax kept online in registers. D is the head dim of the query, key and value."""
+    softmax kept online in registers. D is the head dim of the query, key and value; a
+    mask, if there is one, is read where each score is."""
 
     name = "tile.attention"
     query = operand_def(MemRefType)
     key = operand_def(MemRefType)
     value = operand_def(MemRefType)
+    mask = opt_operand_def(MemRefType)
     out = operand_def(MemRefType)
     scale = prop_def(FloatAttr[Float64Type])
     causal = opt_prop_def(UnitAttr)
@@ -1689,6 +1692,7 @@ class AttentionOp(IRDLOperation):
             ReadsOperand("query"),
             ReadsOperand("key"),
             ReadsOperand("value"),
+            ReadsOperand("mask"),
             WritesOperand("out"),
         )
     )
@@ -1698,6 +1702,7 @@ class AttentionOp(IRDLOperation):
         query: SSAValue,
         key: SSAValue,
         value: SSAValue,
+        mask: SSAValue | None,
         out: SSAValue,
         scale: float,
         causal: bool,
@@ -1707,7 +1712,7 @@ class AttentionOp(IRDLOperation):
         pipeline_depth: int,
     ):
         super().__init__(
-            operands=[query, key, value, out],
+            operands=[query, key, value, mask, out],
             properties={
                 "scale": FloatAttr(scale, Float64Type()),
                 "causal": UnitAttr() if causal else None,
@@ -1742,6 +1747,9 @@ class AttentionOp(IRDLOperation):
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_list((self.query, self.key, self.value), printer.print_ssa_value)
+        if self.mask is not None:
+            printer.print_string(" mask ")
+            printer.print_ssa_value(self.mask)
         printer.print_string(" scale ")
         printer.print_float(self.scale.value.data, Float64Type())
         if self.causal is not None:
@@ -1752,6 +1760,9 @@ class AttentionOp(IRDLOperation):
         printer.print_list(
             (self.query.type, self.key.type, self.value.type), printer.print_attribute
         )
+        if self.mask is not None:
+            printer.print_string(" mask ")
+            printer.print_attribute(self.mask.type)
         printer.print_string(" into ")
         printer.print_attribute(self.out.type)
         _print_tiling(printer, self)
@@ -1762,6 +1773,8 @@ class AttentionOp(IRDLOperation):
         operands = parser.parse_comma_separated_list(
             parser.Delimiter.NONE, parser.parse_unresolved_operand
         )
+        if parser.parse_optional_keyword("mask") is not None:
+            operands.append(parser.parse_unresolved_operand())
         parser.parse_keyword("scale")
         scale = parser.parse_float()
         causal = parser.parse_optional_keyword("causal") is not None
@@ -1772,14 +1785,21 @@ class AttentionOp(IRDLOperation):
         types = parser.parse_comma_separated_list(
             parser.Delimiter.NONE, lambda: parse_memref_type(parser, "a tile.attention operand")
         )
+        if parser.parse_optional_keyword("mask") is not None:
+            types.append(parse_memref_type(parser, "a tile.attention mask"))
         parser.parse_keyword("into")
         out_type = parse_memref_type(parser, "a tile.attention output")
-        if len(operands) != 3 or len(types) != 3:
-            parser.raise_error("a tile.attention takes a query, a key and a value", pos, parser.pos)
-        values = parser.resolve_operands([*operands, out], [*types, out_type], pos)
+        if len(operands) != len(types) or len(types) not in (3, 4):
+            parser.raise_error(
+                "a tile.attention takes a query, a key, a value and a mask if it names one",
+                pos,
+                parser.pos,
+            )
+        *inputs, out_value = parser.resolve_operands([*operands, out], [*types, out_type], pos)
+        mask = inputs[3] if len(inputs) == 4 else None
         tiling = _parse_tiling(parser)
         attributes = parser.parse_optional_attr_dict_with_keyword()
-        op = cls(*values, scale, causal, *tiling)
+        op = cls(*inputs[:3], mask, out_value, scale, causal, *tiling)
         if attributes is not None:
             op.attributes.update(attributes.data)
         return op
@@ -1791,7 +1811,7 @@ class AttentionOp(IRDLOperation):
         return (-(-rows // self.tile_shape[0]), 1, min(prod(batch), target.max_grid_shape[2]))
 
     def verify_(self) -> None:
-        operands = (self.query, self.key, self.value, None, self.out)
+        operands = (self.query, self.key, self.value, self.mask, self.out)
         verify_attention(
             *(
                 None if v is None else (tuple(v.type.get_shape()), v.type.get_element_type())

@@ -26,7 +26,10 @@ h / (H / Hkv) for query head h:
   [keys, D] tile is B as [K, N] (ldmatrix x4 trans).
 - Causal, the block stops after the key block that holds its last query's position (the
   blocks wholly above the diagonal are skipped); the scores past the diagonal are masked in
-  the blocks it does take.
+  the blocks it does take. A mask operand is read where each score is, from global memory:
+  an i1 mask's false gives -inf, a float mask is added (times log2(e)); a row whose keys so
+  far are all masked keeps its max at -inf and takes its exponents from 0, so that the keys
+  it keeps later count in full (a row masked whole ends 0 / 0, as the decomposed form does).
 - At the end each lane sums its quad's l, divides its O by it and stores its rows below L, two
   columns at a time, in the output's type.
 """
@@ -37,10 +40,10 @@ import math
 from collections.abc import Sequence
 from math import prod
 
-from xdsl.dialects import arith, scf
+from xdsl.dialects import arith, memref, scf
 from xdsl.dialects import math as math_dialect
 from xdsl.dialects import vector as vector_dialect
-from xdsl.dialects.builtin import FloatAttr, IndexType, VectorType, f32, i32
+from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerType, VectorType, f32, i32
 from xdsl.ir import Block, Region, SSAValue
 
 from emmy.dialects import kernel, tile
@@ -235,7 +238,7 @@ class _AttentionBuilder(KernelEmitter):
             ahead = self.add(index, stages - 1)
             self.if_then(self.less(ahead, blocks), lambda: load_block(ahead))
             self.add_op(kernel.CpAsyncCommitOp())
-            return self.key_block(self.rem(index, stages), index, queries, state)
+            return self.key_block(batch, self.rem(index, stages), index, queries, state)
 
         body = self.nested(key_loop, [IndexType()] + [value.type for value in initial])
         loop = self.add_op(
@@ -267,13 +270,45 @@ class _AttentionBuilder(KernelEmitter):
         )
         return [self.lanes(loaded, 0, 4), self.lanes(loaded, 4, 4)]
 
+    def masked(
+        self, value: SSAValue, batch: Sequence[Index], query: Index, column: Index
+    ) -> SSAValue:
+        """The base-2 score `value` of query row `query` and key `column` under the mask: -inf
+        where an i1 mask is false, plus the float mask's element (times log2(e)). The mask
+        broadcasts to the scores' shape; rows and keys past the ends read element 0."""
+        mask = self.attention.mask
+        if self.rows % self.block_q:
+            query = self.select(self.less(query, self.rows), query, 0)
+        if self.keys % self.block_kv:
+            column = self.select(self.less(column, self.keys), column, 0)
+        point = [*batch, query, column]
+        shape = mask.type.get_shape()
+        indices = [
+            self.index(0 if size == 1 else i)
+            for size, i in zip(shape, point[len(point) - len(shape) :])
+        ]
+        element = self.add_op(memref.LoadOp.get(self.values[mask], indices)).res
+        if isinstance(element.type, IntegerType):
+            minus_inf = self.float(-math.inf)
+            return self.add_op(arith.SelectOp(element, value, minus_inf)).result
+        if element.type != f32:
+            element = self.add_op(arith.ExtFOp(element, f32)).result
+        scaled = self.add_op(arith.MulfOp(element, self.float(math.log2(math.e)))).result
+        return self.add_op(arith.AddfOp(value, scaled)).result
+
     def mma(self, a: SSAValue, b: SSAValue, c: SSAValue) -> SSAValue:
         return self.add_op(kernel.MmaSyncOp(kernel.MmaShape.M16N8K16, a, b, c)).result
 
     def key_block(
-        self, stage: Index, index: Index, queries: list[SSAValue], state: list[SSAValue]
+        self,
+        batch: Sequence[Index],
+        stage: Index,
+        index: Index,
+        queries: list[SSAValue],
+        state: list[SSAValue],
     ) -> list[SSAValue]:
-        """The running max, sum and output after key block `index` (in `stage`)."""
+        """The running max, sum and output after key block `index` (in `stage`) at batch
+        point `batch`."""
         maxima, sums, outputs = state[:2], state[2:4], state[4:]
         zero = self.float(0.0)
         zeros = self.add_op(vector_dialect.BroadcastOp(zero, VectorType(f32, [4]))).vector
@@ -294,17 +329,19 @@ class _AttentionBuilder(KernelEmitter):
                 value = self.add_op(arith.MulfOp(self.element_of(accumulator, i), factor)).result
                 keep = []
                 column = self.add(column_base, i % 2)
+                query = self.add(self.add(self.warp_first_row, self.group_row), 8 * (i // 2))
+                if self.attention.mask is not None:
+                    value = self.masked(value, batch, query, column)
                 if self.keys % self.block_kv:
                     keep.append(self.less(column, self.keys))
                 if self.causal:
-                    query = self.add(self.add(self.warp_first_row, self.group_row), 8 * (i // 2))
                     keep.append(self.less(column, self.add(query, 1)))
                 condition = self.both(keep)
                 if condition is not None:
                     value = self.select(condition, value, minus_inf)
                 row.append(value)
             elements.append(row)
-        new_maxima, alphas, new_sums = [], [], []
+        new_maxima, bases, alphas, new_sums = [], [], [], []
         for half in range(2):
             values = [row[i] for row in elements for i in (2 * half, 2 * half + 1)]
             largest = values[0]
@@ -313,10 +350,16 @@ class _AttentionBuilder(KernelEmitter):
             largest = self.quad(largest, arith.MaximumfOp)
             new_max = self.add_op(arith.MaximumfOp(maxima[half], largest)).result
             new_maxima.append(new_max)
+            if self.attention.mask is not None:
+                # A row masked whole so far has the max -inf: exponents from 0 keep it at 0
+                # (exp2(-inf - -inf) would be NaN) until a key it keeps arrives.
+                unset = self.add_op(arith.CmpfOp(new_max, minus_inf, "oeq")).result
+                new_max = self.add_op(arith.SelectOp(unset, self.float(0.0), new_max)).result
+            bases.append(new_max)
             alphas.append(self.exp2(self.add_op(arith.SubfOp(maxima[half], new_max)).result))
         probabilities = [
             [
-                self.exp2(self.add_op(arith.SubfOp(v, new_maxima[i // 2])).result)
+                self.exp2(self.add_op(arith.SubfOp(v, bases[i // 2])).result)
                 for i, v in enumerate(row)
             ]
             for row in elements

@@ -77,7 +77,7 @@ If the tile.gemm would not verify with the chosen tile (an operand indexed at 0 
 dimension, a layout whose shared rows ldmatrix cannot read), the SMALL_TILE is tried, then
 the contract is expanded as any other is.
 
-A kernel of one `loop.attention` without a mask, of bf16 or f16 with a head dim of 64 or 128,
+A kernel of one `loop.attention` of bf16 or f16 with a head dim of 64 or 128 (masked or not)
 gets attention's schedule on a target with mma_sync: ATTENTION_TILE's 64 query rows a block,
 16 a warp, the keys and values 64 at a time, the next block copied while one is used:
 
@@ -553,16 +553,15 @@ def _choose_contraction_schedule(kernel: loop.KernelOp, target: GpuTarget) -> Sc
 
 
 def _attention_schedule(kernel: loop.KernelOp, target: GpuTarget) -> Schedule | None:
-    """ATTENTION_TILE's schedule of a kernel of one loop.attention without a mask, of bf16 or
-    f16 with a head dim of ATTENTION_HEAD_DIMS, where it lowers."""
+    """ATTENTION_TILE's schedule of a kernel of one loop.attention of bf16 or f16 with a head
+    dim of ATTENTION_HEAD_DIMS, where it lowers."""
     ops = list(kernel.body.block.ops)
     if len(ops) != 1 or not isinstance(attention := ops[0], loop.AttentionOp):
         return None
     depth = attention.query.type.get_shape()[-1]
     element = attention.query.type.get_element_type()
     if (
-        attention.mask is not None
-        or not target.has_mma_sync
+        not target.has_mma_sync
         or not isinstance(element, BFloat16Type | Float16Type)
         or depth not in ATTENTION_HEAD_DIMS
     ):

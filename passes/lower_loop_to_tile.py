@@ -39,7 +39,7 @@ becomes
       }
     }
 
-A kernel of one `loop.attention` (without a mask) under a contraction's schedule becomes a
+A kernel of one `loop.attention` under a contraction's schedule becomes a
 kernel of one `tile.attention` with the schedule's fields, its grid the blocks of query rows
 (x) and the batch and heads (z).
 
@@ -334,11 +334,12 @@ def _attention_body(
     body: Block,
 ) -> tile.AttentionOp:
     """The tile.attention of the kernel's one loop.attention, with the schedule's fields."""
-    if attention.mask is not None:
-        raise ScheduleError("a tile.attention takes no mask: expand-loop-attention does")
     assert schedule.mma_atom is not None
+    mask = None if attention.mask is None else values[attention.mask]
     lowered = tile.AttentionOp(
-        *(values[v] for v in (attention.query, attention.key, attention.value, attention.out)),
+        *(values[v] for v in (attention.query, attention.key, attention.value)),
+        mask,
+        values[attention.out],
         attention.scale.value.data,
         attention.causal is not None,
         schedule.mma_atom,

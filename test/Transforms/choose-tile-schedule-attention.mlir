@@ -19,18 +19,23 @@ loop.kernel @k_attention(%q: memref<1x4x100x128xbf16>, %k: memref<1x2x80x128xbf1
 
 // -----
 
-// A mask, f32 elements or a head dim other than 64 and 128: scheduled as the scalar loop
-// nests expand-loop-attention makes (blocks over the batch and the query rows), which it then
-// builds.
+// A boolean mask, broadcast over the batch: the same schedule, the mask read by the
+// tile.attention.
 
 // CHECK-LABEL: loop.kernel @k_masked(
-// CHECK-SAME:    tile.schedule = #tile.schedule<block [{{.*}}], loops [[0] grid
+// CHECK-SAME:    tile.schedule = #tile.schedule<block [128, 1, 1], loops [], tile [64, 64, 64], atom mma_sync m16n8k16, warps [4, 1], pipeline 2>
 // TILE-LABEL:  tile.kernel @k_masked(
-// TILE-NOT:    tile.attention
-// TILE:        tile.for
+// TILE-SAME:     grid [1, 1, 2] block [128, 1, 1]
+// TILE-NEXT:     tile.attention %{{.*}}, %{{.*}}, %{{.*}} mask %{{.*}} scale 1.250000e-01 into %{{.*}} : memref<2x64x64xbf16>, memref<2x64x64xbf16>, memref<2x64x64xbf16> mask memref<64x64xi1> into memref<2x64x64xbf16> atom mma_sync m16n8k16 tile [64, 64, 64] warps [4, 1] pipeline 2
 loop.kernel @k_masked(%q: memref<2x64x64xbf16>, %k: memref<2x64x64xbf16>, %m: memref<64x64xi1>, %o: memref<2x64x64xbf16>) {
   loop.attention %q, %k, %k mask %m scale 0.125 into %o : memref<2x64x64xbf16>, memref<2x64x64xbf16>, memref<2x64x64xbf16> mask memref<64x64xi1> into memref<2x64x64xbf16>
 }
+
+// -----
+
+// f32 elements or a head dim other than 64 and 128: scheduled as the scalar loop nests
+// expand-loop-attention makes (blocks over the batch and the query rows), which it then
+// builds.
 
 // CHECK-LABEL: loop.kernel @k_f32(
 // CHECK-SAME:    tile.schedule = #tile.schedule<block [{{.*}}], loops [[0] grid

@@ -43,6 +43,26 @@ EMULATED = {
     "causal-q100-kv50-d64-f16": attention_program(1, 100, 50, 64, causal=True, dtype="float16"),
     "causal-gqa-4q-2kv-32x64-d64": attention_program(4, 32, 64, 64, causal=True, kv_heads=2),
     "causal-1x64x64-d128": attention_program(1, 64, 64, 128, causal=True),
+    # A boolean mask broadcast over the heads that masks the whole first key block (the
+    # running max stays -inf through it) and the tail; an additive mask per head.
+    "bool-mask-2x50x130-d64": """
+class MaskedAttention(nn.Module):
+    def forward(self, q, k, v, mask):
+        mask = torch.where(torch.arange(130) >= 70, mask, False)
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+MaskedAttention()(torch.randn(1, 2, 50, 64, dtype=torch.bfloat16),
+                  torch.randn(1, 2, 130, 64, dtype=torch.bfloat16),
+                  torch.randn(1, 2, 130, 64, dtype=torch.bfloat16), torch.rand(50, 130) > 0.5)
+""",
+    "additive-mask-2x64x64-d64-f16": """
+class MaskedAttention(nn.Module):
+    def forward(self, q, k, v, bias):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=bias, scale=0.3)
+MaskedAttention()(torch.randn(1, 2, 64, 64, dtype=torch.float16),
+                  torch.randn(1, 2, 64, 64, dtype=torch.float16),
+                  torch.randn(1, 2, 64, 64, dtype=torch.float16),
+                  torch.randn(1, 2, 64, 64, dtype=torch.float16))
+""",
     # Written by hand: the same op, so the same kernel.
     "by-hand-2x64x64-d64": """
 class ManualAttention(nn.Module):
