@@ -63,7 +63,24 @@ MaskedAttention()(torch.randn(1, 2, 64, 64, dtype=torch.float16),
                   torch.randn(1, 2, 64, 64, dtype=torch.float16),
                   torch.randn(1, 2, 64, 64, dtype=torch.float16))
 """,
-    # Written by hand: the same op, so the same kernel.
+    # Multi-query attention (one key/value head for 4) over a batch of 2, f16.
+    "causal-mqa-2x4q-1kv-20x30-d64-f16": """
+class Attention(nn.Module):
+    def forward(self, q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+Attention()(torch.randn(2, 4, 20, 64, dtype=torch.float16),
+            torch.randn(2, 1, 30, 64, dtype=torch.float16),
+            torch.randn(2, 1, 30, 64, dtype=torch.float16))
+""",
+    # Written by hand: the same op, so the same kernel; also without batch dims.
+    "by-hand-40x70-d64": """
+class ManualAttention(nn.Module):
+    def forward(self, q, k, v):
+        return torch.softmax(q @ k.transpose(-2, -1) / 8.0, dim=-1) @ v
+ManualAttention()(torch.randn(40, 64, dtype=torch.bfloat16),
+                  torch.randn(70, 64, dtype=torch.bfloat16),
+                  torch.randn(70, 64, dtype=torch.bfloat16))
+""",
     "by-hand-2x64x64-d64": """
 class ManualAttention(nn.Module):
     def forward(self, q, k, v):
