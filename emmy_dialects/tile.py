@@ -1831,6 +1831,13 @@ class AttentionOp(IRDLOperation):
                 f"each) and a head dim of {depth} for the query, key and value, got warps "
                 f"{list(self.warp_grid)} and head dims {sorted(head_dims)}"
             )
+        row_bytes = depth * element_bytes(self.query.type.get_element_type())
+        if block_kv % 16 or not (row_bytes in (32, 64, 128) or row_bytes % 128 == 0):
+            raise VerifyException(
+                f"tile {list(self.tile_shape)} takes keys 16 at a time (P is the A operand of "
+                f"k-steps of 16) and rows of 32, 64 or a multiple of 128 bytes (swizzled), got "
+                f"{block_kv} keys and rows of {row_bytes} bytes"
+            )
         if self.pipeline_depth < 2:
             raise VerifyException(
                 f"pipeline {self.pipeline_depth} must be at least 2: the next key block is "

@@ -893,3 +893,10 @@ tile.kernel @attention_f32(%q: memref<2x64x64xf32>, %k: memref<2x64x64xf32>, %o:
   // expected-error @+1 {{an mma_sync m16n8k16 atom multiplies f16 or bf16, got f32}}
   tile.attention %q, %k, %k scale 0.125 into %o : memref<2x64x64xf32>, memref<2x64x64xf32>, memref<2x64x64xf32> into memref<2x64x64xf32> atom mma_sync m16n8k16 tile [64, 64, 64] warps [4, 1] pipeline 2
 }
+
+// -----
+
+tile.kernel @attention_keys(%q: memref<2x64x48xbf16>, %k: memref<2x64x48xbf16>, %o: memref<2x64x48xbf16>) grid [1, 1, 2] block [128, 1, 1] {
+  // expected-error @+1 {{tile [64, 64, 48] takes keys 16 at a time (P is the A operand of k-steps of 16) and rows of 32, 64 or a multiple of 128 bytes (swizzled), got 64 keys and rows of 96 bytes}}
+  tile.attention %q, %k, %k scale 0.125 into %o : memref<2x64x48xbf16>, memref<2x64x48xbf16>, memref<2x64x48xbf16> into memref<2x64x48xbf16> atom mma_sync m16n8k16 tile [64, 64, 48] warps [4, 1] pipeline 2
+}
