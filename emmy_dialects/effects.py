@@ -42,6 +42,8 @@ def named_operand(op: Operation, operand: str) -> tuple[SSAValue, ...]:
     if operand not in names:
         raise VerifyException(f"'{op.name}' declares a fact about '{operand}', not an operand")
     value = getattr(op, operand)
+    if value is None:  # an optional operand left out
+        return ()
     return (value,) if isinstance(value, SSAValue) else tuple(value)
 
 

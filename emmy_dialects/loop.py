@@ -22,7 +22,8 @@ under its combiner; the order of combination is unspecified, so later levels may
 reduction across threads. Indices are `index` SSA values (arith on `index` builds index
 expressions). A matrix product stays one op, `loop.contract`, whose indexing maps say how
 it reads its two buffers and whose region is the elementwise epilogue of each output
-element. The host function launches a kernel with `loop.launch`.
+element; attention stays one op too, `loop.attention`. The host function launches a kernel
+with `loop.launch`.
 """
 
 from __future__ import annotations
@@ -35,10 +36,13 @@ from xdsl.dialects.builtin import (
     AffineMapAttr,
     AnyFloat,
     DenseArrayBase,
+    Float64Type,
+    FloatAttr,
     IndexType,
     IntAttr,
     IntegerType,
     MemRefType,
+    UnitAttr,
     i64,
 )
 from xdsl.dialects.utils import AbstractYieldOperation
@@ -49,6 +53,8 @@ from xdsl.irdl import (
     irdl_op_definition,
     lazy_traits_def,
     operand_def,
+    opt_operand_def,
+    opt_prop_def,
     prop_def,
     region_def,
     result_def,
@@ -74,6 +80,7 @@ from emmy.dialects.access import (
     verify_indices,
 )
 from emmy.dialects.access_bounds import verify_access_bounds
+from emmy.dialects.attention import verify_attention
 from emmy.dialects.effects import ReadsOperand, WritesOperand
 from emmy.dialects.for_op import ForOpBase, Reduction
 from emmy.dialects.launch import KernelSymbolOp, LaunchOpBase, type_list
@@ -556,6 +563,67 @@ class ContractOp(IRDLOperation):
 
 
 @irdl_op_definition
+class AttentionOp(IRDLOperation):
+    """Attention over buffers, `out = softmax(q . k^T * scale + mask) . v` over the keys
+    (`emmy.dialects.attention` gives the shapes, grouped-query heads, masks and types).
+
+        loop.attention %q, %k, %v scale 1.250000e-01 causal into %o
+            : memref<1x4x50x64xbf16>, memref<1x2x70x64xbf16>, memref<1x2x70x64xbf16>
+            into memref<1x4x50x64xbf16>
+
+    Every buffer is read in its row-major layout; query head h reads key/value head
+    h // (H / Hkv). Like a loop.contract it is a loop nest of its own, directly in a
+    kernel's body."""
+
+    name = "loop.attention"
+    query = operand_def(MemRefType)
+    key = operand_def(MemRefType)
+    value = operand_def(MemRefType)
+    mask = opt_operand_def(MemRefType)
+    out = operand_def(MemRefType)
+    scale = prop_def(FloatAttr[Float64Type])
+    causal = opt_prop_def(UnitAttr)
+    traits = traits_def(
+        HasParent(KernelOp),
+        ReadsOperand("query"),
+        ReadsOperand("key"),
+        ReadsOperand("value"),
+        ReadsOperand("mask"),
+        WritesOperand("out"),
+    )
+
+    assembly_format = (
+        "$query `,` $key `,` $value (`mask` $mask^)? `scale` $scale (`causal` $causal^)? "
+        "`into` $out attr-dict `:` type($query) `,` type($key) `,` type($value) "
+        "(`mask` type($mask)^)? `into` type($out)"
+    )
+
+    def __init__(
+        self,
+        query: SSAValue,
+        key: SSAValue,
+        value: SSAValue,
+        mask: SSAValue | None,
+        out: SSAValue,
+        scale: float,
+        causal: bool,
+    ):
+        properties: dict[str, Attribute] = {"scale": FloatAttr(scale, Float64Type())}
+        if causal:
+            properties["causal"] = UnitAttr()
+        super().__init__(operands=[query, key, value, mask, out], properties=properties)
+
+    def verify_(self) -> None:
+        operands = (self.query, self.key, self.value, self.mask, self.out)
+        verify_attention(
+            *(
+                None if v is None else (tuple(v.type.get_shape()), v.type.get_element_type())
+                for v in operands
+            )
+        )
+
+
+@irdl_op_definition
 class LaunchOp(LaunchOpBase):
     """Host side: runs a `loop.kernel` on buffers, `loop.launch @k(%x, %y) : memref<..>, ..`."""
 
@@ -563,4 +631,8 @@ class LaunchOp(LaunchOpBase):
     KERNEL_TYPE: ClassVar[type[KernelSymbolOp]] = KernelOp
 
 
-Loop = Dialect("loop", [KernelOp, ForOp, YieldOp, LoadOp, StoreOp, ContractOp, LaunchOp], [])
+Loop = Dialect(
+    "loop",
+    [KernelOp, ForOp, YieldOp, LoadOp, StoreOp, ContractOp, AttentionOp, LaunchOp],
+    [],
+)

@@ -32,6 +32,7 @@ from xdsl.dialects.builtin import (
     AnyFloat,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
+    Float64Type,
     FloatAttr,
     IndexType,
     IntegerAttr,
@@ -48,6 +49,7 @@ from xdsl.irdl import (
     irdl_op_definition,
     lazy_traits_def,
     operand_def,
+    opt_operand_def,
     opt_prop_def,
     prop_def,
     region_def,
@@ -62,6 +64,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from emmy.dialects import dense
 from emmy.dialects.access import verify_constant_rows
+from emmy.dialects.attention import verify_attention
 from emmy.dialects.combiner import (
     Combiner,
     CombinerAttr,
@@ -874,6 +877,54 @@ class ContractOp(IRDLOperation):
 
 
 @irdl_op_definition
+class AttentionOp(IRDLOperation):
+    """Scaled dot-product attention as one product, `softmax(q . k^T * scale + mask) . v`
+    over the keys (the shapes, grouped-query heads, masks and types of
+    `emmy.dialects.attention`); `fuse-attention` makes it of the product, softmax and
+    product that attention decomposes into."""
+
+    name = "prim.attention"
+    query = operand_def(TensorType)
+    key = operand_def(TensorType)
+    value = operand_def(TensorType)
+    mask = opt_operand_def(TensorType)
+    result = result_def(TensorType)
+    scale = prop_def(FloatAttr[Float64Type])
+    causal = opt_prop_def(UnitAttr)
+    traits = traits_def(Pure(), Contraction())
+
+    assembly_format = (
+        "$query `,` $key `,` $value (`mask` $mask^)? `scale` $scale (`causal` $causal^)? "
+        "attr-dict `:` type($query) `,` type($key) `,` type($value) (`mask` type($mask)^)? "
+        "`->` type($result)"
+    )
+
+    def __init__(
+        self,
+        query: SSAValue,
+        key: SSAValue,
+        value: SSAValue,
+        mask: SSAValue | None,
+        scale: float,
+        causal: bool,
+        result_type: TensorType,
+    ):
+        properties: dict[str, Attribute] = {"scale": FloatAttr(scale, Float64Type())}
+        if causal:
+            properties["causal"] = UnitAttr()
+        super().__init__(
+            operands=[query, key, value, mask], result_types=[result_type], properties=properties
+        )
+
+    def verify_(self) -> None:
+        verify_static_shapes(self)
+        operands = (self.query, self.key, self.value, self.mask, self.result)
+        verify_attention(
+            *(None if v is None else (tensor_shape(v), v.type.get_element_type()) for v in operands)
+        )
+
+
+@irdl_op_definition
 class IotaOp(IRDLOperation):
     """Each element's position along one dim: `result[i0, i1, ..] = i_dim`."""
 
@@ -951,6 +1002,7 @@ Prim = Dialect(
         ConcatOp,
         GatherOp,
         ContractOp,
+        AttentionOp,
         IotaOp,
         ConstantOp,
     ],
@@ -970,6 +1022,7 @@ __all__ = [
     "ConcatOp",
     "GatherOp",
     "ContractOp",
+    "AttentionOp",
     "IotaOp",
     "ConstantOp",
     "reduced_shape",

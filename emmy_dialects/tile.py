@@ -88,10 +88,13 @@ from xdsl.dialects.builtin import (
     DenseArrayBase,
     Float16Type,
     Float32Type,
+    Float64Type,
+    FloatAttr,
     IndexType,
     IntAttr,
     IntegerAttr,
     MemRefType,
+    UnitAttr,
     f32,
     f64,
     i32,
@@ -114,6 +117,7 @@ from xdsl.irdl import (
     irdl_op_definition,
     lazy_traits_def,
     operand_def,
+    opt_operand_def,
     opt_prop_def,
     prop_def,
     region_def,
@@ -132,13 +136,14 @@ from xdsl.utils.str_enum import StrEnum
 
 from emmy.dialects.access import parse_memref_type
 from emmy.dialects.access_bounds import verify_access_bounds
+from emmy.dialects.attention import verify_attention
 from emmy.dialects.dependences import (
     buffer_name,
     first_dependence,
     store_shared_by_iterations,
 )
 from emmy.dialects.dtypes import element_bytes
-from emmy.dialects.effects import ReadsOperand, WritesSharedMemory, written_values
+from emmy.dialects.effects import ReadsOperand, WritesOperand, WritesSharedMemory, written_values
 from emmy.dialects.for_op import ForOpBase, Reduction
 from emmy.dialects.kernel import (
     TMA_MAX_BOX,
@@ -748,12 +753,17 @@ class KernelOp(KernelSymbolOp):
         """The contraction this kernel computes, if it is a contraction's kernel."""
         return next((op for op in self.body.block.ops if isinstance(op, GemmOp)), None)
 
-    def _verify_gemm_kernel(self, gemm: GemmOp, target: GpuTarget) -> None:
+    @property
+    def attention(self) -> AttentionOp | None:
+        """The attention this kernel computes, if it is an attention's kernel."""
+        return next((op for op in self.body.block.ops if isinstance(op, AttentionOp)), None)
+
+    def _verify_gemm_kernel(self, gemm: GemmOp | AttentionOp, target: GpuTarget) -> None:
         verify_grid_shape(self.grid_shape, target)
         verify_block_shape(self.block_shape, target)
         if len(self.body.block.ops) != 1:
             raise VerifyException(
-                "a contraction's tile.kernel holds its tile.gemm and nothing else"
+                f"a contraction's tile.kernel holds its {gemm.name} and nothing else"
             )
         try:
             expected = gemm.grid(target)
@@ -762,13 +772,13 @@ class KernelOp(KernelSymbolOp):
         if self.grid_shape != expected:
             raise VerifyException(
                 f"grid {list(self.grid_shape)} is not the {list(expected)} blocks that the "
-                f"tile.gemm's tiles take"
+                f"{gemm.name}'s tiles take"
             )
 
     def verify_(self) -> None:
         self.verify_symbol()
         target = target_of(self)
-        gemm = self.gemm
+        gemm = self.gemm or self.attention
         if gemm is not None:
             self._verify_gemm_kernel(gemm, target)
         else:
@@ -853,11 +863,11 @@ class KernelOp(KernelSymbolOp):
             raise VerifyException(
                 f"block {list(self.block_shape)} is not the schedule's {list(schedule.block)}"
             )
-        gemm = self.gemm
+        gemm = self.gemm or self.attention
         if schedule.is_contraction != (gemm is not None):
             raise VerifyException(
-                "a contraction's schedule (with a tile) is the schedule of a tile.gemm's kernel, "
-                "and only of one"
+                "a contraction's schedule (with a tile) is the schedule of a tile.gemm's or a "
+                "tile.attention's kernel, and only of one"
             )
         if gemm is not None:
             lowered = (
@@ -883,7 +893,7 @@ class KernelOp(KernelSymbolOp):
                 if gemm.raster_rows or schedule.raster:
                     fields.append(f"raster {gemm.raster_rows}")
                 raise VerifyException(
-                    f"the tile.gemm's {', '.join(fields[:-1])} and {fields[-1]} are not its "
+                    f"the {gemm.name}'s {', '.join(fields[:-1])} and {fields[-1]} are not its "
                     f"schedule's"
                 )
             return
@@ -1551,10 +1561,7 @@ class GemmOp(IRDLOperation):
         printer.print_attribute(self.rhs.type)
         printer.print_string(" -> ")
         printer.print_attribute(self.accumulator_type)
-        printer.print_string(
-            f" atom {self.mma_atom} tile [{', '.join(map(str, self.tile_shape))}] warps "
-            f"[{', '.join(map(str, self.warp_grid))}] pipeline {self.pipeline_depth}"
-        )
+        _print_tiling(printer, self)
         if self.raster is not None:
             printer.print_string(f" raster {self.raster_rows}")
         printer.print_string(" epilogue(")
@@ -1587,14 +1594,7 @@ class GemmOp(IRDLOperation):
         lhs_value, rhs_value = parser.resolve_operands([lhs, rhs], [lhs_type, rhs_type], types_pos)
         parser.parse_punctuation("->")
         accumulator_type = parser.parse_type()
-        parser.parse_keyword("atom")
-        atom = parse_atom(parser)
-        parser.parse_keyword("tile")
-        tile_shape = parser.parse_comma_separated_list(square, integer)
-        parser.parse_keyword("warps")
-        warps = parser.parse_comma_separated_list(square, integer)
-        parser.parse_keyword("pipeline")
-        pipeline_depth = integer()
+        atom, tile_shape, warps, pipeline_depth = _parse_tiling(parser)
         raster = integer() if parser.parse_optional_keyword("raster") is not None else 0
         parser.parse_keyword("epilogue")
         arguments = parser.parse_comma_separated_list(
@@ -1635,6 +1635,228 @@ class GemmOp(IRDLOperation):
         return op
 
 
+def _print_tiling(printer: Printer, op: GemmOp | AttentionOp) -> None:
+    """` atom A tile [..] warps [..] pipeline N`: the schedule a tile.gemm or a tile.attention
+    carries."""
+    printer.print_string(
+        f" atom {op.mma_atom} tile [{', '.join(map(str, op.tile_shape))}] warps "
+        f"[{', '.join(map(str, op.warp_grid))}] pipeline {op.pipeline_depth}"
+    )
+
+
+def _parse_tiling(parser: Parser) -> tuple[MmaAtom, list[int], list[int], int]:
+    integer = lambda: parser.parse_integer(allow_boolean=False)  # noqa: E731
+    square = parser.Delimiter.SQUARE
+    parser.parse_keyword("atom")
+    atom = parse_atom(parser)
+    parser.parse_keyword("tile")
+    tile_shape = parser.parse_comma_separated_list(square, integer)
+    parser.parse_keyword("warps")
+    warps = parser.parse_comma_separated_list(square, integer)
+    parser.parse_keyword("pipeline")
+    return atom, tile_shape, warps, integer()
+
+
+@irdl_op_definition
+class AttentionOp(IRDLOperation):
+    """Attention (`emmy.dialects.attention`) computed a block of query rows
+    at a time by the blocks of its kernel, FlashAttention-2's way:
+
+        tile.attention %q, %k, %v scale 1.250000e-01 causal into %o
+            : memref<1x4x100x64xbf16>, memref<1x2x100x64xbf16>, memref<1x2x100x64xbf16>
+            into memref<1x4x100x64xbf16>
+            atom mma_sync m16n8k16 tile [64, 64, 64] warps [4, 1] pipeline 2
+
+    Each block computes `tile [BQ, BKV, D]`'s BQ query rows of one head (the grid's x over
+    the row blocks, z over the batch and heads, striding where there are more than the grid
+    has), taking the keys and values BKV at a time through shared memory, `pipeline` blocks
+    deep; each of its `warps [BQ / 16, 1]` owns 16 rows, multiplying in `atom`s with the
+    softmax kept online in registers. D is the head dim of the query, key and value; a
+    mask, if there is one, is read where each score is."""
+
+    name = "tile.attention"
+    query = operand_def(MemRefType)
+    key = operand_def(MemRefType)
+    value = operand_def(MemRefType)
+    mask = opt_operand_def(MemRefType)
+    out = operand_def(MemRefType)
+    scale = prop_def(FloatAttr[Float64Type])
+    causal = opt_prop_def(UnitAttr)
+    atom = prop_def(MmaAtomAttr)
+    tile = prop_def(DenseArrayBase[I64])
+    warps = prop_def(DenseArrayBase[I64])
+    pipeline = prop_def(IntegerAttr[I64])
+    traits = lazy_traits_def(
+        lambda: (
+            HasParent(KernelOp),
+            ReadsOperand("query"),
+            ReadsOperand("key"),
+            ReadsOperand("value"),
+            ReadsOperand("mask"),
+            WritesOperand("out"),
+        )
+    )
+
+    def __init__(
+        self,
+        query: SSAValue,
+        key: SSAValue,
+        value: SSAValue,
+        mask: SSAValue | None,
+        out: SSAValue,
+        scale: float,
+        causal: bool,
+        atom: MmaAtom,
+        tile_shape: Sequence[int],
+        warps: Sequence[int],
+        pipeline_depth: int,
+    ):
+        super().__init__(
+            operands=[query, key, value, mask, out],
+            properties={
+                "scale": FloatAttr(scale, Float64Type()),
+                "causal": UnitAttr() if causal else None,
+                "atom": MmaAtomAttr(atom),
+                "tile": DenseArrayBase.from_list(i64, list(tile_shape)),
+                "warps": DenseArrayBase.from_list(i64, list(warps)),
+                "pipeline": IntegerAttr(pipeline_depth, i64),
+            },
+        )
+
+    @property
+    def mma_atom(self) -> MmaAtom:
+        return self.atom.data
+
+    @property
+    def tile_shape(self) -> tuple[int, int, int]:
+        return tuple(self.tile.get_values())
+
+    @property
+    def warp_grid(self) -> tuple[int, int]:
+        return tuple(self.warps.get_values())
+
+    @property
+    def pipeline_depth(self) -> int:
+        return self.pipeline.value.data
+
+    @property
+    def raster_rows(self) -> int:
+        """Attention's blocks are not persistent: no tile order."""
+        return 0
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_list((self.query, self.key, self.value), printer.print_ssa_value)
+        if self.mask is not None:
+            printer.print_string(" mask ")
+            printer.print_ssa_value(self.mask)
+        printer.print_string(" scale ")
+        printer.print_float(self.scale.value.data, Float64Type())
+        if self.causal is not None:
+            printer.print_string(" causal")
+        printer.print_string(" into ")
+        printer.print_ssa_value(self.out)
+        printer.print_string(" : ")
+        printer.print_list(
+            (self.query.type, self.key.type, self.value.type), printer.print_attribute
+        )
+        if self.mask is not None:
+            printer.print_string(" mask ")
+            printer.print_attribute(self.mask.type)
+        printer.print_string(" into ")
+        printer.print_attribute(self.out.type)
+        _print_tiling(printer, self)
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> AttentionOp:
+        operands = parser.parse_comma_separated_list(
+            parser.Delimiter.NONE, parser.parse_unresolved_operand
+        )
+        if parser.parse_optional_keyword("mask") is not None:
+            operands.append(parser.parse_unresolved_operand())
+        parser.parse_keyword("scale")
+        scale = parser.parse_float()
+        causal = parser.parse_optional_keyword("causal") is not None
+        parser.parse_keyword("into")
+        out = parser.parse_unresolved_operand()
+        parser.parse_punctuation(":")
+        pos = parser.pos
+        types = parser.parse_comma_separated_list(
+            parser.Delimiter.NONE, lambda: parse_memref_type(parser, "a tile.attention operand")
+        )
+        if parser.parse_optional_keyword("mask") is not None:
+            types.append(parse_memref_type(parser, "a tile.attention mask"))
+        parser.parse_keyword("into")
+        out_type = parse_memref_type(parser, "a tile.attention output")
+        if len(operands) != len(types) or len(types) not in (3, 4):
+            parser.raise_error(
+                "a tile.attention takes a query, a key, a value and a mask if it names one",
+                pos,
+                parser.pos,
+            )
+        *inputs, out_value = parser.resolve_operands([*operands, out], [*types, out_type], pos)
+        mask = inputs[3] if len(inputs) == 4 else None
+        tiling = _parse_tiling(parser)
+        attributes = parser.parse_optional_attr_dict_with_keyword()
+        op = cls(*inputs[:3], mask, out_value, scale, causal, *tiling)
+        if attributes is not None:
+            op.attributes.update(attributes.data)
+        return op
+
+    def grid(self, target: GpuTarget) -> tuple[int, int, int]:
+        """The blocks the row blocks take: x over them, z over the batch and heads (up to
+        the grid's z limit: the blocks stride through the rest)."""
+        *batch, rows, _ = self.query.type.get_shape()
+        return (-(-rows // self.tile_shape[0]), 1, min(prod(batch), target.max_grid_shape[2]))
+
+    def verify_(self) -> None:
+        operands = (self.query, self.key, self.value, self.mask, self.out)
+        verify_attention(
+            *(
+                None if v is None else (tuple(v.type.get_shape()), v.type.get_element_type())
+                for v in operands
+            )
+        )
+        verify_gemm_tiling(self.tile_shape, self.mma_atom, self.warp_grid)
+        block_q, block_kv, depth = self.tile_shape
+        head_dims = {self.query.type.get_shape()[-1], self.value.type.get_shape()[-1]}
+        if self.mma_atom.shape != MMA_SYNC_SHAPE or self.mma_atom.kind != AtomKind.MMA_SYNC:
+            raise VerifyException(
+                f"attention multiplies in mma_sync m16n8k16 atoms, got {self.mma_atom}"
+            )
+        if self.warp_grid != (block_q // 16, 1) or head_dims != {depth}:
+            raise VerifyException(
+                f"tile {list(self.tile_shape)} takes warps [{block_q // 16}, 1] (16 query rows "
+                f"each) and a head dim of {depth} for the query, key and value, got warps "
+                f"{list(self.warp_grid)} and head dims {sorted(head_dims)}"
+            )
+        row_bytes = depth * element_bytes(self.query.type.get_element_type())
+        if block_kv % 16 or not (row_bytes in (32, 64, 128) or row_bytes % 128 == 0):
+            raise VerifyException(
+                f"tile {list(self.tile_shape)} takes keys 16 at a time (P is the A operand of "
+                f"k-steps of 16) and rows of 32, 64 or a multiple of 128 bytes (swizzled), got "
+                f"{block_kv} keys and rows of {row_bytes} bytes"
+            )
+        if self.pipeline_depth < 2:
+            raise VerifyException(
+                f"pipeline {self.pipeline_depth} must be at least 2: the next key block is "
+                "copied while one is used"
+            )
+        kernel = self.parent_op()
+        threads = self.warp_grid[0] * target_of(self).warp_size
+        if isinstance(kernel, KernelOp) and kernel.block_shape != (threads, 1, 1):
+            raise VerifyException(
+                f"warps {list(self.warp_grid)} are a block of [{threads}, 1, 1] threads, but "
+                f"the kernel's block is {list(kernel.block_shape)}"
+            )
+        element = self.query.type.get_element_type()
+        if element_bytes(element) != 2:
+            raise VerifyException(
+                f"an mma_sync m16n8k16 atom multiplies f16 or bf16, got {element}"
+            )
+
+
 @irdl_op_definition
 class LaunchOp(LaunchOpBase):
     """Host side: runs a `tile.kernel` on buffers with its launch shape."""
@@ -1645,6 +1867,6 @@ class LaunchOp(LaunchOpBase):
 
 Tile = Dialect(
     "tile",
-    [KernelOp, ForOp, YieldOp, StageOp, GemmOp, LaunchOp],
+    [KernelOp, ForOp, YieldOp, StageOp, GemmOp, AttentionOp, LaunchOp],
     [MappingAttr, StageModeAttr, ScheduleAttr, MmaAtomAttr],
 )

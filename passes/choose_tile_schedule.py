@@ -77,6 +77,16 @@ If the tile.gemm would not verify with the chosen tile (an operand indexed at 0 
 dimension, a layout whose shared rows ldmatrix cannot read), the SMALL_TILE is tried, then
 the contract is expanded as any other is.
 
+A kernel of one `loop.attention` of bf16 or f16 with a head dim of 64 or 128 (masked or not)
+gets attention's schedule on a target with mma_sync: ATTENTION_TILE's 64 query rows a block,
+16 a warp, the keys and values 64 at a time, the next block copied while one is used:
+
+    #tile.schedule<block [128, 1, 1], loops [], tile [64, 64, 128],
+                   atom mma_sync m16n8k16, warps [4, 1], pipeline 2>
+
+which `lower-loop-to-tile` makes a `tile.attention`; other attention is scheduled as the loop
+nests `expand-loop-attention` makes of it.
+
 A product of f32 operands follows the float32 matmul precision its module recorded
 (`torch.float32_matmul_precision`): under "highest" it stays f32 on the `fma` atom, a
 register-tiled SIMT GEMM (tile [128, 128, 8] of 4 x 2 warps, 8 x 8 outputs a thread); under
@@ -123,6 +133,7 @@ from emmy.dialects.kernel import MAX_VECTOR_BYTES, verify_block_shape
 from emmy.dialects.target import GpuTarget, target_of
 from emmy.dialects.tile import LoopSchedule, Mapping, Schedule, ScheduleAttr, StageMode, Staging
 from emmy.dialects.torch import float32_matmul_precision
+from emmy.passes.expand_loop_attention import expand_attentions
 from emmy.passes.expand_loop_contract import expand_contracts
 from emmy.passes.lower_loop_to_tile import (
     ScheduleError,
@@ -163,6 +174,11 @@ ATOM_TILES = {
 whose swizzle keeps the lanes' tf32 fragment loads free of bank conflicts) or of 8 for the
 fma atom, whose 8 x 8 (large) or 8 x 4 (small) register tile a thread reads K at a time."""
 PIPELINE_DEPTH = 3
+ATTENTION_TILE = (64, 64)
+"""An attention block's query rows (16 a warp) and the keys and values it takes at a time."""
+ATTENTION_HEAD_DIMS = (64, 128)
+ATTENTION_PIPELINE = 2
+"""Key and value blocks in shared memory at once: the next one copied while one is used."""
 WGMMA_TILE = ((128, 256, 64), (8, 1))
 """The block tile and warps of products with M of at least its BM on a target with wgmma:
 two consumer warp groups of 64 x 256 each (wgmma m64n256k16), K 64 elements (one 128-byte
@@ -536,12 +552,35 @@ def _choose_contraction_schedule(kernel: loop.KernelOp, target: GpuTarget) -> Sc
     return next((s for s in tried if _lowers(kernel, s)), None)
 
 
+def _attention_schedule(kernel: loop.KernelOp, target: GpuTarget) -> Schedule | None:
+    """ATTENTION_TILE's schedule of a kernel of one loop.attention of bf16 or f16 with a head
+    dim of ATTENTION_HEAD_DIMS, where it lowers."""
+    ops = list(kernel.body.block.ops)
+    if len(ops) != 1 or not isinstance(attention := ops[0], loop.AttentionOp):
+        return None
+    depth = attention.query.type.get_shape()[-1]
+    element = attention.query.type.get_element_type()
+    if (
+        not target.has_mma_sync
+        or not isinstance(element, BFloat16Type | Float16Type)
+        or depth not in ATTENTION_HEAD_DIMS
+    ):
+        return None
+    block_q, block_kv = ATTENTION_TILE
+    schedule = contraction_schedule(
+        (block_q, block_kv, depth), (block_q // MMA_SYNC.shape[0], 1), ATTENTION_PIPELINE, target
+    )
+    return schedule if _lowers(kernel, schedule) else None
+
+
 def _loop_nests(kernel: loop.KernelOp) -> loop.KernelOp:
-    """`kernel` as the loop nests it is scheduled as: a copy with its loop.contracts expanded
-    (as `expand-loop-contract` will expand them), or itself if it has none."""
-    if not any(isinstance(op, loop.ContractOp) for op in kernel.body.block.ops):
+    """`kernel` as the loop nests it is scheduled as: a copy with its loop.contracts and
+    loop.attentions expanded (as `expand-loop-contract` and `expand-loop-attention` will
+    expand them), or itself if it has none."""
+    if not any(isinstance(op, loop.ContractOp | loop.AttentionOp) for op in kernel.body.block.ops):
         return kernel
     nests = kernel.clone()
+    expand_attentions(nests)
     expand_contracts(nests)
     return nests
 
@@ -550,7 +589,9 @@ def choose_schedule(
     kernel: loop.KernelOp, target: GpuTarget, overrides: Overrides = Overrides()
 ) -> Schedule:
     """The heuristic's schedule of `kernel` (see the module docstring)."""
-    contraction = _choose_contraction_schedule(kernel, target)
+    contraction = _choose_contraction_schedule(kernel, target) or _attention_schedule(
+        kernel, target
+    )
     if contraction is not None:
         return contraction
     return _loop_schedule(_loop_nests(kernel), target, overrides)

@@ -178,11 +178,11 @@ class ExpandLoopContractPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for kernel in op.body.block.ops:
-            if isinstance(kernel, loop.KernelOp) and not _has_contraction_schedule(kernel):
+            if isinstance(kernel, loop.KernelOp) and not has_contraction_schedule(kernel):
                 expand_contracts(kernel)
 
 
-def _has_contraction_schedule(kernel: loop.KernelOp) -> bool:
+def has_contraction_schedule(kernel: loop.KernelOp) -> bool:
     attribute = kernel.attributes.get(tile.SCHEDULE_ATTRIBUTE)
     return isinstance(attribute, tile.ScheduleAttr) and attribute.data.is_contraction
 

@@ -36,6 +36,10 @@ Grouping, over the expensive ops in program order:
    norm's reduction kernel writes the normalized rows), else an elementwise kernel of its
    own. Its result feeds an elementwise epilogue (bias, activation, residual add, dtype
    rounding) in its own kernel.
+   A `prim.attention` (`fuse-attention` makes it) is a contraction whose kernel holds it
+   alone: each operand that cheap ops compute, views included, is materialized for it (it
+   reads row-major buffers), its value is materialized as it is, without an epilogue, and a
+   returned value computed from it is computed by another kernel.
 2. A reduction R may share a kernel with a producer P only if P is a reduce whose value is
    constant along R's folded axes (of size > 1) on every cheap path from P to R's input: P is
    a statistic that R's input reads broadcast, as in softmax's max -> exp -> sum and
@@ -332,6 +336,10 @@ class _Group:
     def has_contraction(self) -> bool:
         return any(is_contraction(m) for m in self.members)
 
+    @property
+    def has_attention(self) -> bool:
+        return any(isinstance(m, prim.AttentionOp) for m in self.members)
+
 
 class _Fusion:
     """Groups the ops of one host block: see the module docstring."""
@@ -504,6 +512,8 @@ class _Fusion:
         reads too, unless that would make kernels depend on each other in a cycle."""
         group = self.group_of[op]
         value = op.results[0]
+        if isinstance(op, prim.AttentionOp):
+            return value  # stored as it is: loop.attention has no epilogue
         while True:
             users = {use.operation for use in value.uses}
             if len(users) != 1:
@@ -567,8 +577,12 @@ class _Fusion:
         reads their results): a contraction's, as its epilogue, else the latest."""
         self.merge_siblings({self.group_of[p] for p in frontier(value)})
         sources = {self.group_of[p] for p in frontier(value)}
-        free = [g for g in sources if not self.reaches(sources - {g}, {g})]
-        target = max(free, key=lambda g: (g.has_contraction, self.recency(g)))
+        free = [g for g in sources if not self.reaches(sources - {g}, {g}) and not g.has_attention]
+        if not free:
+            target = _Group()
+            self.groups.append(target)
+        else:
+            target = max(free, key=lambda g: (g.has_contraction, self.recency(g)))
         self.add_deps(target, sources)
         self.add_root(target, value)
 
@@ -580,6 +594,8 @@ class _Fusion:
         for contraction in [op for op in self.ops if is_contraction(op)]:
             for operand in contraction.operands:
                 value = staged_operand(operand)
+                if isinstance(contraction, prim.AttentionOp) and is_cheap(operand.owner):
+                    value = operand  # loop.attention reads row-major buffers alone
                 if value is None or value in self.staged:
                     continue
                 sources = {self.group_of[p] for p in frontier(value)}

@@ -79,7 +79,7 @@ _IDENTITIES = {arith.AddiOp: 0, arith.MuliOp: 1, arith.DivUIOp: 1}
 
 
 @dataclass(frozen=True)
-class _OperandTiles:
+class OperandTiles:
     """How one operand's K slices lie in shared memory: tiles of `rows` x `columns` elements
     (`columns` along the operand's contiguous last dimension, iteration dimension
     `column_dim`; rows along `row_dim`), cut into `panels` of `width` columns."""
@@ -99,19 +99,13 @@ class _OperandTiles:
         return self.columns // self.width
 
 
-class GemmEmitter:
-    """What every atom's kernel for a tile.gemm emits alike: index arithmetic folded where it
-    is known, nested blocks and the epilogue of one output element; `block` is where ops go
-    next."""
+class KernelEmitter:
+    """What the tensor-core kernels of `lower-tile-to-kernel` emit alike (a tile.gemm's here,
+    a tile.attention's in `emmy.passes.attention_kernel`): index arithmetic folded where it
+    is known, nested blocks, swizzled shared tiles read by ldmatrix and the lanes of
+    fragments; `block` is where ops go next."""
 
-    def __init__(
-        self,
-        gemm: tile.GemmOp,
-        body: Block,
-        values: dict[SSAValue, SSAValue],
-        target: GpuTarget,
-    ):
-        self.gemm = gemm
+    def __init__(self, body: Block, values: dict[SSAValue, SSAValue], target: GpuTarget):
         self.body = body
         self.block = body
         self.values = values
@@ -121,16 +115,6 @@ class GemmEmitter:
         self.constant_ops: list[Operation] = []
         self.known: dict[SSAValue, int] = {}
         """The index constants, by value."""
-        *self.batch_sizes, self.size_m, self.size_n, self.size_k = gemm.sizes()
-        self.batch_rank = gemm.batch_rank
-        self.block_m, self.block_n, self.block_k = gemm.tile_shape
-        self.warps_m, self.warps_n = gemm.warp_grid
-        self.atom_m, self.atom_n, self.atom_k = gemm.mma_atom.shape
-        self.stages = gemm.pipeline_depth
-        self.element = gemm.lhs.type.get_element_type()
-        self.element_bytes = kernel.element_bytes(self.element)
-        dims = self.batch_rank
-        self.m_dim, self.n_dim, self.k_dim = dims, dims + 1, dims + 2
 
     # -- emitting --
 
@@ -229,6 +213,96 @@ class GemmEmitter:
         then = self.nested(lambda _: fill())
         self.add_op(scf.IfOp(condition, [], Region(then), Region()))
 
+    def panel_column(
+        self, tiles: OperandTiles, column: Index, offset: Index = 0
+    ) -> tuple[Index, Index]:
+        """The panel of the tile that column `column + offset` is in, and its column there;
+        `offset` (a lane's, below 16) never takes a known `column` (a k-step's, a multiple
+        of 16) into the next panel."""
+        if tiles.panels == 1:
+            return 0, self.add(column, offset)
+        if isinstance(column, int):
+            return column // tiles.width, self.add(column % tiles.width, offset)
+        column = self.add(column, offset)
+        return self.div(column, tiles.width), self.rem(column, tiles.width)
+
+    def emit_fragment_offsets(self) -> None:
+        """Each lane's offsets into the blocks ldmatrix loads (see the fragment methods):
+        l % 16, 8 (l / 16), 8 (l / 16) + l % 8, 8 ((l / 8) % 2) and l % 8."""
+        lane = self.lane
+        eighth = self.rem(lane, 8)
+        self.lane_row = self.rem(lane, 16)
+        self.lane_column = self.mul(self.div(lane, 16), 8)
+        self.lane_block_row = self.add(self.lane_column, eighth)
+        self.lane_half = self.mul(self.rem(self.div(lane, 8), 2), 8)
+        self.lane_eighth = eighth
+
+    def ldmatrix(
+        self,
+        tiles: OperandTiles,
+        shared: SSAValue,
+        stage: Index,
+        row: Index,
+        column: tuple[Index, Index],
+        matrices: int,
+        transposed: bool,
+    ) -> SSAValue:
+        """ldmatrix of `matrices` 8x8 matrices, each lane at `row` and column `column[0] +
+        column[1]` (a base and the lane's offset) of the stage's tile."""
+        panel, within = self.panel_column(tiles, *column)
+        indices = [self.index(i) for i in (stage, panel, row, within)]
+        op = kernel.LdmatrixOp(shared, indices, matrices, transposed)
+        return self.add_op(op).result
+
+    def vector_of(self, values: Sequence[SSAValue]) -> SSAValue:
+        """A vector of `values`, in order."""
+        result = self.add_op(
+            vector_dialect.BroadcastOp(values[0], VectorType(values[0].type, [len(values)]))
+        ).vector
+        for i, value in enumerate(values[1:], 1):
+            result = self.add_op(vector_dialect.InsertOp(value, result, [i])).result
+        return result
+
+    def lanes(self, vector: SSAValue, first: int, count: int) -> SSAValue:
+        """`count` lanes of `vector` from `first` on, as a vector of their own."""
+        element = vector.type.get_element_type()
+        return self.vector_of(
+            [
+                self.add_op(vector_dialect.ExtractOp(vector, [first + i], element)).result
+                for i in range(count)
+            ]
+        )
+
+    def place_constants(self) -> None:
+        """Puts the constants used anywhere at the start of the kernel."""
+        for op in reversed(self.constant_ops):
+            self.body.insert_op_before(op, self.body.first_op)
+
+
+class GemmEmitter(KernelEmitter):
+    """What every atom's kernel for a tile.gemm emits alike: the base's, and the epilogue of
+    one output element."""
+
+    def __init__(
+        self,
+        gemm: tile.GemmOp,
+        body: Block,
+        values: dict[SSAValue, SSAValue],
+        target: GpuTarget,
+    ):
+        super().__init__(body, values, target)
+        self.gemm = gemm
+        *self.batch_sizes, self.size_m, self.size_n, self.size_k = gemm.sizes()
+        self.batch_rank = gemm.batch_rank
+        self.block_m, self.block_n, self.block_k = gemm.tile_shape
+        self.warps_m, self.warps_n = gemm.warp_grid
+        self.atom_m, self.atom_n, self.atom_k = gemm.mma_atom.shape
+        self.stages = gemm.pipeline_depth
+        self.element = gemm.lhs.type.get_element_type()
+        self.element_bytes = kernel.element_bytes(self.element)
+        dims = self.batch_rank
+        self.m_dim, self.n_dim, self.k_dim = dims, dims + 1, dims + 2
+
     def size(self, dim: int) -> int:
         sizes = (*self.batch_sizes, self.size_m, self.size_n, self.size_k)
         return sizes[dim]
@@ -315,11 +389,6 @@ class GemmEmitter:
 
         self.if_then(self.inside_output(row, column), run_epilogues)
 
-    def place_constants(self) -> None:
-        """Puts the constants used anywhere at the start of the kernel."""
-        for op in reversed(self.constant_ops):
-            self.body.insert_op_before(op, self.body.first_op)
-
 
 class _StagedGemmBuilder(GemmEmitter):
     """What the kernels of the mma_sync and fma atoms share: K slices of both operands copied
@@ -345,7 +414,7 @@ class _StagedGemmBuilder(GemmEmitter):
         """The tile's extent along a matrix dimension."""
         return {self.m_dim: self.block_m, self.n_dim: self.block_n, self.k_dim: self.block_k}[dim]
 
-    def operand_tiles(self, operand: SSAValue, dims: tuple[int, ...]) -> _OperandTiles:
+    def operand_tiles(self, operand: SSAValue, dims: tuple[int, ...]) -> OperandTiles:
         column_dim = dims[-1]
         row_dim = next(d for d in dims if d >= self.batch_rank and d != column_dim)
         columns = self.extent(column_dim)
@@ -354,11 +423,11 @@ class _StagedGemmBuilder(GemmEmitter):
         copy = kernel.MAX_VECTOR_BYTES // self.element_bytes
         while row_length % copy or columns % copy:
             copy //= 2
-        return _OperandTiles(
+        return OperandTiles(
             operand, dims, row_dim, column_dim, self.extent(row_dim), columns, width, copy
         )
 
-    def shared_tiles(self, tiles: _OperandTiles, name: str, offset: int | None) -> SSAValue:
+    def shared_tiles(self, tiles: OperandTiles, name: str, offset: int | None) -> SSAValue:
         """The operand's K slices in shared memory: static, or (beyond the static limit) a
         view of the dynamic shared memory at byte `offset`."""
         shape = [self.stages, tiles.panels, tiles.rows, tiles.width]
@@ -373,22 +442,9 @@ class _StagedGemmBuilder(GemmEmitter):
         op.result.name_hint = name
         return self.add_op(op).results[0]
 
-    def panel_column(
-        self, tiles: _OperandTiles, column: Index, offset: Index = 0
-    ) -> tuple[Index, Index]:
-        """The panel of the tile that column `column + offset` is in, and its column there;
-        `offset` (a lane's, below 16) never takes a known `column` (a k-step's, a multiple
-        of 16) into the next panel."""
-        if tiles.panels == 1:
-            return 0, self.add(column, offset)
-        if isinstance(column, int):
-            return column // tiles.width, self.add(column % tiles.width, offset)
-        column = self.add(column, offset)
-        return self.div(column, tiles.width), self.rem(column, tiles.width)
-
     def copy_slice(
         self,
-        tiles: _OperandTiles,
+        tiles: OperandTiles,
         shared: SSAValue,
         stage: Index,
         starts: dict[int, Index],
@@ -418,7 +474,7 @@ class _StagedGemmBuilder(GemmEmitter):
 
     def copy_chunk(
         self,
-        tiles: _OperandTiles,
+        tiles: OperandTiles,
         shared: SSAValue,
         stage: Index,
         starts: dict[int, Index],
@@ -462,7 +518,7 @@ class _StagedGemmBuilder(GemmEmitter):
 
     def shared_element(
         self,
-        tiles: _OperandTiles,
+        tiles: OperandTiles,
         shared: SSAValue,
         stage: Index,
         outer: tuple[Index, Index],
@@ -605,20 +661,9 @@ class _MmaSyncGemmBuilder(_StagedGemmBuilder):
         self.fragment_column = self.add(self.warp_column, self.mul(self.in_group, 2))
         self.emit_fragment_offsets()
 
-    def emit_fragment_offsets(self) -> None:
-        """Each lane's offsets into the blocks ldmatrix loads (see the fragment methods):
-        l % 16, 8 (l / 16), 8 (l / 16) + l % 8, 8 ((l / 8) % 2) and l % 8."""
-        lane = self.lane
-        eighth = self.rem(lane, 8)
-        self.lane_row = self.rem(lane, 16)
-        self.lane_column = self.mul(self.div(lane, 16), 8)
-        self.lane_block_row = self.add(self.lane_column, eighth)
-        self.lane_half = self.mul(self.rem(self.div(lane, 8), 2), 8)
-        self.lane_eighth = eighth
-
     # -- fragments --
 
-    def a_fragment(self, tiles: _OperandTiles, shared: SSAValue, stage: Index, k0: int, atom: int):
+    def a_fragment(self, tiles: OperandTiles, shared: SSAValue, stage: Index, k0: int, atom: int):
         """The warp's A fragment of atom row `atom` at k-step k0: ldmatrix x4 of the 16x16
         block's quarters (rows 0-7, 8-15 of k 0-7, then of k 8-15)."""
         m0 = self.add(self.warp_row, atom * self.atom_m)
@@ -634,7 +679,7 @@ class _MmaSyncGemmBuilder(_StagedGemmBuilder):
         return self.ldmatrix(tiles, shared, stage, row, column, 4, transposed)
 
     def b_fragments(
-        self, tiles: _OperandTiles, shared: SSAValue, stage: Index, k0: int, atom: int, count: int
+        self, tiles: OperandTiles, shared: SSAValue, stage: Index, k0: int, atom: int, count: int
     ) -> list[SSAValue]:
         """The warp's B fragments of `count` (1 or 2) atom columns from `atom` on, at k-step
         k0: ldmatrix x2 of an atom's two 8x8 halves along K, or x4 of two atoms'."""
@@ -654,42 +699,6 @@ class _MmaSyncGemmBuilder(_StagedGemmBuilder):
         if count == 1:
             return [loaded]
         return [self.lanes(loaded, 4 * half, 4) for half in range(2)]
-
-    def ldmatrix(
-        self,
-        tiles: _OperandTiles,
-        shared: SSAValue,
-        stage: Index,
-        row: Index,
-        column: tuple[Index, Index],
-        matrices: int,
-        transposed: bool,
-    ) -> SSAValue:
-        """ldmatrix of `matrices` 8x8 matrices, each lane at `row` and column `column[0] +
-        column[1]` (a base and the lane's offset) of the stage's tile."""
-        panel, within = self.panel_column(tiles, *column)
-        indices = [self.index(i) for i in (stage, panel, row, within)]
-        op = kernel.LdmatrixOp(shared, indices, matrices, transposed)
-        return self.add_op(op).result
-
-    def vector_of(self, values: Sequence[SSAValue]) -> SSAValue:
-        """A vector of `values`, in order."""
-        result = self.add_op(
-            vector_dialect.BroadcastOp(values[0], VectorType(values[0].type, [len(values)]))
-        ).vector
-        for i, value in enumerate(values[1:], 1):
-            result = self.add_op(vector_dialect.InsertOp(value, result, [i])).result
-        return result
-
-    def lanes(self, vector: SSAValue, first: int, count: int) -> SSAValue:
-        """`count` lanes of `vector` from `first` on, as a vector of their own."""
-        element = vector.type.get_element_type()
-        return self.vector_of(
-            [
-                self.add_op(vector_dialect.ExtractOp(vector, [first + i], element)).result
-                for i in range(count)
-            ]
-        )
 
     def fragments(self, stage: Index, k0: int) -> tuple[list[SSAValue], list[SSAValue]]:
         """The warp's A fragments (by atom row) and B fragments (by atom column) at k-step
@@ -775,7 +784,7 @@ class _Tf32MmaSyncGemmBuilder(_MmaSyncGemmBuilder):
 
     def fragment(
         self,
-        tiles: _OperandTiles,
+        tiles: OperandTiles,
         shared: SSAValue,
         stage: Index,
         k0: int,
@@ -811,14 +820,14 @@ class _FmaGemmBuilder(_StagedGemmBuilder):
         self.a_places = [self.place(self.a_tiles, row) for row in self.rows]
         self.b_places = [self.place(self.b_tiles, column) for column in self.columns]
 
-    def place(self, tiles: _OperandTiles, position: Index) -> Index | tuple[Index, Index]:
+    def place(self, tiles: OperandTiles, position: Index) -> Index | tuple[Index, Index]:
         if tiles.column_dim == self.k_dim:
             return position
         return self.panel_column(tiles, position)
 
     def registers(
         self,
-        tiles: _OperandTiles,
+        tiles: OperandTiles,
         shared: SSAValue,
         stage: Index,
         places: list[Index | tuple[Index, Index]],

@@ -63,6 +63,9 @@ reduction `loop.for` over k per output element, as any other reduction:
   computed operand (the normalized input of a norm fused before a Linear, attention's
   softmax probabilities), a gather, a slice or a concatenation;
 - the lhs is read along k and not n, the rhs along k and not m, each dim at most once.
+
+A kernel of one `prim.attention` (on its inputs, yielding its value, as `fuse-prims` makes
+it) becomes one `loop.attention` over the input buffers, storing into the output buffer.
 """
 
 from __future__ import annotations
@@ -832,6 +835,38 @@ def _unique_symbol(requested: str, taken: set[str]) -> str:
     return name
 
 
+def _attention(
+    kernel: fused.KernelOp,
+    inputs: dict[SSAValue, SSAValue],
+    outputs: list[tuple[SSAValue, SSAValue]],
+) -> loop.AttentionOp:
+    """The loop.attention of a kernel that holds a prim.attention on its inputs alone and
+    yields its value, as `fuse-prims` makes it."""
+    ops = [o for o in kernel.body.block.ops if not isinstance(o, fused.YieldOp)]
+    attention = ops[0]
+    if (
+        len(ops) != 1
+        or not isinstance(attention, prim.AttentionOp)
+        or any(value not in inputs for value in attention.operands)
+        or [value for value, _ in outputs] != [attention.result]
+    ):
+        raise PassFailedException(
+            f"kernel @{kernel.kernel_name.data} holds a prim.attention, so it holds it alone, on "
+            "its inputs, and yields its value",
+            kernel,
+        )
+    query, key, value, *mask = (inputs[v] for v in attention.operands)
+    return loop.AttentionOp(
+        query,
+        key,
+        value,
+        mask[0] if mask else None,
+        outputs[0][1],
+        attention.scale.value.data,
+        attention.causal is not None,
+    )
+
+
 def _lower_kernel(
     op: fused.KernelOp,
     buffers: list[SSAValue],
@@ -852,7 +887,9 @@ def _lower_kernel(
     assert isinstance(terminator, fused.YieldOp)
     outputs = list(zip(terminator.arguments, out_args))
     contraction = _structured_contraction(op)
-    if contraction is not None:
+    if any(isinstance(o, prim.AttentionOp) for o in op.body.block.ops):
+        body.add_op(_attention(op, builder.inputs, outputs))
+    elif contraction is not None:
         builder.store_contraction(contraction, outputs)
     else:
         by_shape: dict[tuple[int, ...], list[tuple[SSAValue, SSAValue]]] = {}

@@ -39,6 +39,10 @@ becomes
       }
     }
 
+A kernel of one `loop.attention` under a contraction's schedule becomes a
+kernel of one `tile.attention` with the schedule's fields, its grid the blocks of query rows
+(x) and the batch and heads (z).
+
 Nothing is decided here (`choose-tile-schedule` decides): each loop gets the mapping and
 vector width the schedule gives its path (serial when it gives none), and each staging a
 `tile.stage` of the rows of its buffer that the loops inside its grid loop read. The kernel
@@ -323,17 +327,45 @@ def _convert_body(
         target.add_op(converted)
 
 
+def _attention_body(
+    attention: loop.AttentionOp,
+    schedule: Schedule,
+    values: dict[SSAValue, SSAValue],
+    body: Block,
+) -> tile.AttentionOp:
+    """The tile.attention of the kernel's one loop.attention, with the schedule's fields."""
+    assert schedule.mma_atom is not None
+    mask = None if attention.mask is None else values[attention.mask]
+    lowered = tile.AttentionOp(
+        *(values[v] for v in (attention.query, attention.key, attention.value)),
+        mask,
+        values[attention.out],
+        attention.scale.value.data,
+        attention.causal is not None,
+        schedule.mma_atom,
+        schedule.tile_shape,
+        schedule.warps,
+        schedule.pipeline_depth,
+    )
+    lowered.location = attention.location
+    body.add_op(lowered)
+    return lowered
+
+
 def _contraction_body(
     kernel: loop.KernelOp, schedule: Schedule, values: dict[SSAValue, SSAValue], body: Block
-) -> tile.GemmOp:
+) -> tile.GemmOp | tile.AttentionOp:
     """The tile.gemm of the kernel's one loop.contract, with the schedule's fields; the
-    constants beside it (hoisted from its epilogue) move into the gemm's epilogue."""
+    constants beside it (hoisted from its epilogue) move into the gemm's epilogue. The
+    tile.attention of its one loop.attention."""
     constants = [op for op in kernel.body.block.ops if isinstance(op, arith.ConstantOp)]
     ops = [op for op in kernel.body.block.ops if not isinstance(op, arith.ConstantOp)]
+    if len(ops) == 1 and isinstance(ops[0], loop.AttentionOp):
+        return _attention_body(ops[0], schedule, values, body)
     if len(ops) != 1 or not isinstance(ops[0], loop.ContractOp):
         raise ScheduleError(
             "a contraction's schedule (with a tile) is for a kernel whose body is one "
-            "loop.contract (and constants)"
+            "loop.contract (and constants) or one loop.attention"
         )
     contract = ops[0]
     maps = []
@@ -381,13 +413,13 @@ def lower_kernel(
     one after another where its nests depend on each other (see the module docstring), the
     first named as `kernel`, part `n` as `name(n)` (`<kernel>_<n>` if not given); a
     ScheduleError says why it cannot be."""
-    if any(isinstance(op, loop.ContractOp) for op in kernel.body.block.ops) and not (
-        schedule.is_contraction
-    ):
-        raise ScheduleError(
-            "a loop.contract takes a contraction's schedule (with a tile); "
-            "expand-loop-contract gives the loop nest that other schedules map"
-        )
+    for op in kernel.body.block.ops:
+        if isinstance(op, loop.ContractOp | loop.AttentionOp) and not schedule.is_contraction:
+            expansion = "expand-" + op.name.replace(".", "-")
+            raise ScheduleError(
+                f"a {op.name} takes a contraction's schedule (with a tile); {expansion} gives "
+                "the loop nest that other schedules map"
+            )
     paths = tile.loop_paths(kernel.body.block, loop.ForOp)
     loops = {path: for_op for for_op, path in paths.items()}
     for path, _ in schedule.loops:

@@ -39,6 +39,8 @@ registers and the epilogue per accumulator element (see `emmy.passes.gemm_kernel
 wgmma atom, a warp-specialised kernel in which a producer warp group copies the K slices with
 TMA, which the consumers' wgmmas multiply, mbarriers passing the stages between them (see
 `emmy.passes.wgmma_gemm_kernel`), whose launch passes the operands again for its tensor maps.
+An attention's kernel (a `tile.attention`) is FlashAttention-2's loop on mma.sync (see
+`emmy.passes.attention_kernel`).
 The ops that a block runs in order (a kernel's nests, the body of a grid or serial loop) pass
 data through memory across a barrier: one goes before an op that depends on an op since the
 last barrier (reads or writes a buffer it wrote, or writes one it read:
@@ -75,6 +77,7 @@ from emmy.dialects.dependences import Accessed, private_to_iterations
 from emmy.dialects.dtypes import element_bytes
 from emmy.dialects.effects import written_values
 from emmy.dialects.target import GpuTarget, target_of
+from emmy.passes.attention_kernel import lower_attention_kernel
 from emmy.passes.gemm_kernel import lower_gemm_kernel
 from emmy.passes.wgmma_gemm_kernel import lower_wgmma_gemm_kernel
 
@@ -642,6 +645,8 @@ def _split_reduction_init(source: tile.KernelOp, warp: int) -> kernel.FuncOp | N
 def _lower_kernel(source: tile.KernelOp, target: GpuTarget) -> tuple[kernel.FuncOp, list[int]]:
     """The kernel.func, and the positions of the arguments its launch passes again for the
     tensor-map parameters it takes besides the tile.kernel's."""
+    if source.attention is not None:
+        return lower_attention_kernel(source, target), []
     gemm = source.gemm
     if gemm is not None and gemm.mma_atom.kind == tile.AtomKind.WGMMA:
         return lower_wgmma_gemm_kernel(source, target)

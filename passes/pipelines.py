@@ -3,7 +3,7 @@ the one function that runs them.
 
     emmy-opt --torch-to-tile=block-size=256 in.mlir
     EMMY_DUMP_DIR=dumps emmy compile -c "nn.ReLU()(torch.randn(4, 8))" --ir loop
-        # dumps/001-torch-to-loop/000-input.mlir, 001-decompose-torch.mlir, ..., 008-cse.mlir
+        # dumps/001-torch-to-loop/000-input.mlir, 001-decompose-torch.mlir, ..., 009-cse.mlir
 
 Each stage is the short list of passes that takes a program from the level above to its own
 level; a pipeline to a level runs every stage down to it. The pipelines are registered like
@@ -35,8 +35,10 @@ from xdsl.transforms.common_subexpression_elimination import CommonSubexpression
 
 from emmy.passes.choose_tile_schedule import ChooseTileSchedulePass
 from emmy.passes.decompose_torch import DecomposeTorchPass
+from emmy.passes.expand_loop_attention import ExpandLoopAttentionPass
 from emmy.passes.expand_loop_contract import ExpandLoopContractPass
 from emmy.passes.fold_reshapes import FoldReshapesPass
+from emmy.passes.fuse_attention import FuseAttentionPass
 from emmy.passes.fuse_prims import FusePrimsPass
 from emmy.passes.hoist_invariant_reciprocals import HoistInvariantReciprocalsPass
 from emmy.passes.lower_fused_to_loop import LowerFusedToLoopPass
@@ -47,14 +49,24 @@ STAGES: dict[str, tuple[ModulePass, ...]] = {
     "prim": (DecomposeTorchPass(),),
     # CSE first: a value used by several ops (a norm feeding the Q, K and V projections) is
     # then one value, which its kernel writes once instead of once per use.
-    "fused": (CommonSubexpressionElimination(), FoldReshapesPass(), FusePrimsPass()),
+    "fused": (
+        CommonSubexpressionElimination(),
+        FoldReshapesPass(),
+        FuseAttentionPass(),
+        FusePrimsPass(),
+    ),
     "loop": (
         LowerFusedToLoopPass(),
         HoistInvariantReciprocalsPass(),
         CanonicalizePass(),
         CommonSubexpressionElimination(),
     ),
-    "tile": (ChooseTileSchedulePass(), ExpandLoopContractPass(), LowerLoopToTilePass()),
+    "tile": (
+        ChooseTileSchedulePass(),
+        ExpandLoopAttentionPass(),
+        ExpandLoopContractPass(),
+        LowerLoopToTilePass(),
+    ),
     "kernel": (
         LowerTileToKernelPass(),
         CanonicalizePass(),

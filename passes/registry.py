@@ -21,8 +21,10 @@ def register_pass(pass_class: type[ModulePass]) -> None:
 def registered_passes() -> dict[str, type[ModulePass]]:
     from emmy.passes.choose_tile_schedule import ChooseTileSchedulePass
     from emmy.passes.decompose_torch import DecomposeTorchPass
+    from emmy.passes.expand_loop_attention import ExpandLoopAttentionPass
     from emmy.passes.expand_loop_contract import ExpandLoopContractPass
     from emmy.passes.fold_reshapes import FoldReshapesPass
+    from emmy.passes.fuse_attention import FuseAttentionPass
     from emmy.passes.fuse_prims import FusePrimsPass
     from emmy.passes.hoist_invariant_reciprocals import HoistInvariantReciprocalsPass
     from emmy.passes.lower_fused_to_loop import LowerFusedToLoopPass
@@ -33,9 +35,11 @@ def registered_passes() -> dict[str, type[ModulePass]]:
     builtin = (
         DecomposeTorchPass,
         FoldReshapesPass,
+        FuseAttentionPass,
         FusePrimsPass,
         LowerFusedToLoopPass,
         HoistInvariantReciprocalsPass,
+        ExpandLoopAttentionPass,
         ExpandLoopContractPass,
         ChooseTileSchedulePass,
         LowerLoopToTilePass,

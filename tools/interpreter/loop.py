@@ -31,6 +31,7 @@ from xdsl.ir import Operation
 from xdsl.utils.exceptions import InterpretationError
 
 from emmy.dialects import loop, tile
+from emmy.tools.interpreter.attention import attention
 from emmy.tools.interpreter.scalar import COMBINERS, numpy_dtype, to_type
 
 LOOP_OPS = (loop.ForOp, tile.ForOp, loop.ContractOp)
@@ -63,6 +64,22 @@ def loop_nest_depth(kernel: loop.KernelOp | tile.KernelOp) -> int:
         (loop_depth(op) + loop_axes(op) for op in kernel.walk() if isinstance(op, LOOP_OPS)),
         default=0,
     )
+
+
+def _attention(op: loop.AttentionOp | tile.AttentionOp, args: PythonValues) -> PythonValues:
+    """Writes the attention of the buffers `args` into its output buffer."""
+    query, key, value, *mask, out = args
+    out[...] = attention(
+        query,
+        key,
+        value,
+        mask[0] if mask else None,
+        op.scale.value.data,
+        op.causal is not None,
+        op.query.type.get_element_type(),
+        op.out.type.get_element_type(),
+    )
+    return ()
 
 
 def check_in_bounds(buffer: np.ndarray, indices: Sequence[np.ndarray]) -> None:
@@ -207,6 +224,19 @@ class LoopFunctions(InterpreterFunctions):
             indices.append(np.arange(extent, dtype=np.int64).reshape(axis_shape))
         interpreter.run_ssacfg_region(op.epilogue, (*indices, sums.reshape(shape)), op.name)
         return ()
+
+    @impl(loop.AttentionOp)
+    def run_attention(
+        self, interpreter: Interpreter, op: loop.AttentionOp, args: PythonValues
+    ) -> PythonValues:
+        return _attention(op, args)
+
+    @impl(tile.AttentionOp)
+    def run_tile_attention(
+        self, interpreter: Interpreter, op: tile.AttentionOp, args: PythonValues
+    ) -> PythonValues:
+        # The schedule says where rows are computed, not what they are: as loop.attention.
+        return _attention(op, args)
 
     @impl(tile.StageOp)
     def run_stage(

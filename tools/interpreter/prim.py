@@ -11,8 +11,8 @@
 `prim.map` runs its body once with the whole input tensors as the block arguments;
 `prim.reduce` is a numpy reduction combined with `init` and `prim.scan` the combiner's
 `accumulate`; `prim.broadcast` is `np.broadcast_to` (right-aligned, like numpy); the views
-are their numpy counterparts, `prim.contract` is `np.matmul` and `prim.gather` is fancy
-indexing.
+are their numpy counterparts, `prim.contract` is `np.matmul`, `prim.attention` is
+`attention.attention` and `prim.gather` is fancy indexing.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from xdsl.interpreter import (
 )
 
 from emmy.dialects import prim
+from emmy.tools.interpreter.attention import attention
 from emmy.tools.interpreter.scalar import COMBINERS, dense_array, to_type
 
 
@@ -126,6 +127,23 @@ class PrimFunctions(InterpreterFunctions):
     ) -> PythonValues:
         lhs, rhs = args
         return (to_type(np.matmul(lhs, rhs), op.result.type.get_element_type()),)
+
+    @impl(prim.AttentionOp)
+    def run_attention(
+        self, interpreter: Interpreter, op: prim.AttentionOp, args: PythonValues
+    ) -> PythonValues:
+        query, key, value, *mask = args
+        out = attention(
+            query,
+            key,
+            value,
+            mask[0] if mask else None,
+            op.scale.value.data,
+            op.causal is not None,
+            op.query.type.get_element_type(),
+            op.result.type.get_element_type(),
+        )
+        return (out,)
 
     @impl(prim.IotaOp)
     def run_iota(

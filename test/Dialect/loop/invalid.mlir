@@ -747,3 +747,10 @@ func.func @forward(%x: memref<4xf32>) -> memref<4xf32> {
 }
 loop.kernel @k(%x: memref<4xf32>, %y: memref<4xf32>) {
 }
+
+// -----
+
+loop.kernel @attention_output(%q: memref<2x5x8xf32>, %k: memref<2x7x8xf32>, %v: memref<2x7x4xf32>, %o: memref<2x5x8xf32>) {
+  // expected-error @+1 {{the output has shape [2, 5, 4], got [2, 5, 8]}}
+  loop.attention %q, %k, %v scale 0.125 into %o : memref<2x5x8xf32>, memref<2x7x8xf32>, memref<2x7x4xf32> into memref<2x5x8xf32>
+}

@@ -272,3 +272,9 @@ func.func @forward(%x: memref<32x2048xf32>, %w: memref<2048xf32>) -> memref<32x2
   loop.launch @k_attributes(%t) {tag} : memref<4xf32>
   func.return %y : memref<32x2048xf32>
 }
+
+// CHECK-LABEL: loop.kernel @attention(
+// CHECK-NEXT:    loop.attention %{{.*}}, %{{.*}}, %{{.*}} mask %{{.*}} scale 1.250000e-01 causal into %{{.*}} : memref<2x4x5x8xf16>, memref<2x1x7x8xf16>, memref<2x1x7x8xf16> mask memref<2x1x5x7xf16> into memref<2x4x5x8xf16>
+loop.kernel @attention(%q: memref<2x4x5x8xf16>, %k: memref<2x1x7x8xf16>, %v: memref<2x1x7x8xf16>, %m: memref<2x1x5x7xf16>, %o: memref<2x4x5x8xf16>) {
+  loop.attention %q, %k, %v mask %m scale 0.125 causal into %o : memref<2x4x5x8xf16>, memref<2x1x7x8xf16>, memref<2x1x7x8xf16> mask memref<2x1x5x7xf16> into memref<2x4x5x8xf16>
+}

@@ -411,6 +411,14 @@ func.func @scan_dim(%x: tensor<4x8xf32>) {
 
 // -----
 
+func.func @attention_heads(%q: tensor<1x3x5x8xf32>, %k: tensor<1x2x7x8xf32>) {
+  // expected-error @+1 {{query and key share batch dims, except that the query's heads (3) may be a multiple of the key's (2), got [1, 3, 5, 8] and [1, 2, 7, 8]}}
+  %o = prim.attention %q, %k, %k scale 0.125 : tensor<1x3x5x8xf32>, tensor<1x2x7x8xf32>, tensor<1x2x7x8xf32> -> tensor<1x3x5x8xf32>
+  func.return
+}
+
+// -----
+
 func.func @scan_type(%x: tensor<4x8xf32>) {
   // expected-error @+1 {{a scan keeps its input type tensor<4x8xf32>, but the result is tensor<4x8xf16>}}
   %s = prim.scan add %x dim 1 : tensor<4x8xf32> -> tensor<4x8xf16>
@@ -419,8 +427,24 @@ func.func @scan_type(%x: tensor<4x8xf32>) {
 
 // -----
 
+func.func @attention_mask(%q: tensor<2x5x8xf32>, %k: tensor<2x7x8xf32>, %m: tensor<5x6xi1>) {
+  // expected-error @+1 {{the mask [5, 6] does not broadcast to the scores' shape [2, 5, 7]}}
+  %o = prim.attention %q, %k, %k mask %m scale 0.125 : tensor<2x5x8xf32>, tensor<2x7x8xf32>, tensor<2x7x8xf32> mask tensor<5x6xi1> -> tensor<2x5x8xf32>
+  func.return
+}
+
+// -----
+
 func.func @scan_combiner(%x: tensor<4x8xf32>) {
   // expected-error @+1 {{unknown combiner 'sum'; expected one of add, mul, max, min}}
   %s = prim.scan sum %x dim 1 : tensor<4x8xf32> -> tensor<4x8xf32>
+  func.return
+}
+
+// -----
+
+func.func @attention_types(%q: tensor<2x5x8xbf16>, %k: tensor<2x7x8xf32>) {
+  // expected-error @+1 {{query, key and value have one float element type, got bf16, f32, f32}}
+  %o = prim.attention %q, %k, %k scale 0.125 : tensor<2x5x8xbf16>, tensor<2x7x8xf32>, tensor<2x7x8xf32> -> tensor<2x5x8xf32>
   func.return
 }

@@ -243,3 +243,15 @@ func.func @scan(%x: tensor<4x8xf32>, %i: tensor<3xi64>) -> (tensor<4x8xf32>, ten
   %m = prim.scan max %i dim 0 {tag = 1 : i64} : tensor<3xi64> -> tensor<3xi64>
   func.return %s, %p, %m : tensor<4x8xf32>, tensor<4x8xf32>, tensor<3xi64>
 }
+
+// Attention with grouped-query heads (4 query heads on 2 key/value heads), a boolean mask
+// broadcast from [L, S], and causality; and one without either.
+
+// CHECK-LABEL: func.func @attention(
+// CHECK:         %[[O:.*]] = prim.attention %{{.*}}, %{{.*}}, %{{.*}} mask %{{.*}} scale 1.250000e-01 causal : tensor<1x4x5x8xbf16>, tensor<1x2x7x8xbf16>, tensor<1x2x7x4xbf16> mask tensor<5x7xi1> -> tensor<1x4x5x4xbf16>
+// CHECK-NEXT:    %[[P:.*]] = prim.attention %{{.*}}, %{{.*}}, %{{.*}} scale 3.000000e-01 : tensor<1x4x5x8xbf16>, tensor<1x2x7x8xbf16>, tensor<1x2x7x4xbf16> -> tensor<1x4x5x4xf32>
+func.func @attention(%q: tensor<1x4x5x8xbf16>, %k: tensor<1x2x7x8xbf16>, %v: tensor<1x2x7x4xbf16>, %m: tensor<5x7xi1>) -> (tensor<1x4x5x4xbf16>, tensor<1x4x5x4xf32>) {
+  %o = prim.attention %q, %k, %v mask %m scale 0.125 causal : tensor<1x4x5x8xbf16>, tensor<1x2x7x8xbf16>, tensor<1x2x7x4xbf16> mask tensor<5x7xi1> -> tensor<1x4x5x4xbf16>
+  %p = prim.attention %q, %k, %v scale 0.3 : tensor<1x4x5x8xbf16>, tensor<1x2x7x8xbf16>, tensor<1x2x7x4xbf16> -> tensor<1x4x5x4xf32>
+  func.return %o, %p : tensor<1x4x5x4xbf16>, tensor<1x4x5x4xf32>
+}

@@ -691,7 +691,7 @@ tile.kernel @gemm_schedule(%a: memref<64x64xbf16>, %b: memref<64x64xbf16>, %y: m
 
 // -----
 
-// expected-error @+1 {{a contraction's schedule (with a tile) is the schedule of a tile.gemm's kernel, and only of one}}
+// expected-error @+1 {{a contraction's schedule (with a tile) is the schedule of a tile.gemm's or a tile.attention's kernel, and only of one}}
 tile.kernel @loops_with_gemm_schedule(%x: memref<4xf32>) grid [1, 1, 1] block [128, 1, 1] attributes {tile.schedule = #tile.schedule<block [128, 1, 1], loops [], tile [64, 64, 32], atom mma_sync m16n8k16, warps [2, 2]>} {
 }
 
@@ -869,4 +869,34 @@ tile.kernel @use_before_definition(%x: memref<4xf32>, %y: memref<4xf32>) grid [1
     memref.store %v, %y[%i] : memref<4xf32>
   }
   %c0 = arith.constant 0 : index
+}
+
+// -----
+
+// --- attention ---------------------------------------------------------------------------------
+
+tile.kernel @attention_warps(%q: memref<2x64x64xbf16>, %k: memref<2x64x64xbf16>, %o: memref<2x64x64xbf16>) grid [1, 1, 2] block [64, 1, 1] {
+  // expected-error @+1 {{tile [64, 64, 64] takes warps [4, 1] (16 query rows each) and a head dim of 64 for the query, key and value, got warps [2, 1] and head dims [64]}}
+  tile.attention %q, %k, %k scale 0.125 into %o : memref<2x64x64xbf16>, memref<2x64x64xbf16>, memref<2x64x64xbf16> into memref<2x64x64xbf16> atom mma_sync m16n8k16 tile [64, 64, 64] warps [2, 1] pipeline 2
+}
+
+// -----
+
+// expected-error @+1 {{grid [1, 1, 2] is not the [2, 1, 2] blocks that the tile.attention's tiles take}}
+tile.kernel @attention_grid(%q: memref<2x100x64xf16>, %k: memref<2x64x64xf16>, %o: memref<2x100x64xf16>) grid [1, 1, 2] block [128, 1, 1] {
+  tile.attention %q, %k, %k scale 0.125 into %o : memref<2x100x64xf16>, memref<2x64x64xf16>, memref<2x64x64xf16> into memref<2x100x64xf16> atom mma_sync m16n8k16 tile [64, 64, 64] warps [4, 1] pipeline 2
+}
+
+// -----
+
+tile.kernel @attention_f32(%q: memref<2x64x64xf32>, %k: memref<2x64x64xf32>, %o: memref<2x64x64xf32>) grid [1, 1, 2] block [128, 1, 1] {
+  // expected-error @+1 {{an mma_sync m16n8k16 atom multiplies f16 or bf16, got f32}}
+  tile.attention %q, %k, %k scale 0.125 into %o : memref<2x64x64xf32>, memref<2x64x64xf32>, memref<2x64x64xf32> into memref<2x64x64xf32> atom mma_sync m16n8k16 tile [64, 64, 64] warps [4, 1] pipeline 2
+}
+
+// -----
+
+tile.kernel @attention_keys(%q: memref<2x64x48xbf16>, %k: memref<2x64x48xbf16>, %o: memref<2x64x48xbf16>) grid [1, 1, 2] block [128, 1, 1] {
+  // expected-error @+1 {{tile [64, 64, 48] takes keys 16 at a time (P is the A operand of k-steps of 16) and rows of 32, 64 or a multiple of 128 bytes (swizzled), got 64 keys and rows of 96 bytes}}
+  tile.attention %q, %k, %k scale 0.125 into %o : memref<2x64x48xbf16>, memref<2x64x48xbf16>, memref<2x64x48xbf16> into memref<2x64x48xbf16> atom mma_sync m16n8k16 tile [64, 64, 48] warps [4, 1] pipeline 2
 }

@@ -145,3 +145,20 @@ tile.kernel @fma(%a: memref<32x8xf32>, %b: memref<8x32xf32>, %y: memref<32x32xf3
 func.func @atoms() attributes {atoms = [#tile.atom<mma_sync m16n8k16>, #tile.atom<wgmma m64n256k16>, #tile.atom<fma>]} {
   func.return
 }
+
+// Attention's kernel: one tile.attention of 4 query heads on 2 key/value heads, its schedule
+// (64 query rows a block of 4 warps, keys 64 at a time, 2 blocks deep); a block per 64 rows
+// of a head.
+
+// CHECK-LABEL: tile.kernel @attention(
+// CHECK-SAME:    grid [2, 1, 4] block [128, 1, 1]
+// CHECK-NEXT:    tile.attention %{{.*}}, %{{.*}}, %{{.*}} scale 1.250000e-01 causal into %{{.*}} : memref<1x4x100x64xbf16>, memref<1x2x90x64xbf16>, memref<1x2x90x64xbf16> into memref<1x4x100x64xbf16> atom mma_sync m16n8k16 tile [64, 64, 64] warps [4, 1] pipeline 2
+tile.kernel @attention(%q: memref<1x4x100x64xbf16>, %k: memref<1x2x90x64xbf16>, %v: memref<1x2x90x64xbf16>, %o: memref<1x4x100x64xbf16>) grid [2, 1, 4] block [128, 1, 1] {
+  tile.attention %q, %k, %v scale 0.125 causal into %o : memref<1x4x100x64xbf16>, memref<1x2x90x64xbf16>, memref<1x2x90x64xbf16> into memref<1x4x100x64xbf16> atom mma_sync m16n8k16 tile [64, 64, 64] warps [4, 1] pipeline 2
+}
+
+// CHECK-LABEL: tile.kernel @attention_masked(
+// CHECK-NEXT:    tile.attention %{{.*}}, %{{.*}}, %{{.*}} mask %{{.*}} scale 3.000000e-01 into %{{.*}} : memref<2x64x128xf16>, memref<2x70x128xf16>, memref<2x70x128xf16> mask memref<2x1x70xf16> into memref<2x64x128xf32> atom mma_sync m16n8k16 tile [64, 64, 128] warps [4, 1] pipeline 2
+tile.kernel @attention_masked(%q: memref<2x64x128xf16>, %k: memref<2x70x128xf16>, %v: memref<2x70x128xf16>, %m: memref<2x1x70xf16>, %o: memref<2x64x128xf32>) grid [1, 1, 2] block [128, 1, 1] {
+  tile.attention %q, %k, %v mask %m scale 0.3 into %o : memref<2x64x128xf16>, memref<2x70x128xf16>, memref<2x70x128xf16> mask memref<2x1x70xf16> into memref<2x64x128xf32> atom mma_sync m16n8k16 tile [64, 64, 128] warps [4, 1] pipeline 2
+}

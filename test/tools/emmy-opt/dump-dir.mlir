@@ -9,21 +9,22 @@
 // FILES-NEXT: 001-decompose-torch.mlir
 // FILES-NEXT: 002-cse.mlir
 // FILES-NEXT: 003-fold-reshapes.mlir
-// FILES-NEXT: 004-fuse-prims.mlir
-// FILES-NEXT: 005-lower-fused-to-loop.mlir
-// FILES-NEXT: 006-hoist-invariant-reciprocals.mlir
-// FILES-NEXT: 007-canonicalize.mlir
-// FILES-NEXT: 008-cse.mlir
+// FILES-NEXT: 004-fuse-attention.mlir
+// FILES-NEXT: 005-fuse-prims.mlir
+// FILES-NEXT: 006-lower-fused-to-loop.mlir
+// FILES-NEXT: 007-hoist-invariant-reciprocals.mlir
+// FILES-NEXT: 008-canonicalize.mlir
+// FILES-NEXT: 009-cse.mlir
 // FILES-NOT:  .mlir
 
 // RUN: filecheck %s --input-file %t/000-input.mlir --check-prefix=INPUT
 // INPUT: torch.softmax %input dim 2
 
-// RUN: filecheck %s --input-file %t/004-fuse-prims.mlir --check-prefix=FUSED
+// RUN: filecheck %s --input-file %t/005-fuse-prims.mlir --check-prefix=FUSED
 // FUSED: fused.kernel @k_softmax(
 
-// RUN: emmy-opt %t/004-fuse-prims.mlir --lower-fused-to-loop | filecheck %s --check-prefix=LOOP
-// RUN: filecheck %s --input-file %t/005-lower-fused-to-loop.mlir --check-prefix=LOOP
+// RUN: emmy-opt %t/005-fuse-prims.mlir --lower-fused-to-loop | filecheck %s --check-prefix=LOOP
+// RUN: filecheck %s --input-file %t/006-lower-fused-to-loop.mlir --check-prefix=LOOP
 // LOOP:      loop.kernel @k_softmax(
 // LOOP:         loop.for %{{.*}} in 0 to 4 {
 
@@ -53,8 +54,8 @@
 // RUNS-LABEL: 003-torch-to-loop:
 // RUNS-NEXT:  000-input.mlir
 // RUNS-NEXT:  001-decompose-torch.mlir
-// RUNS:       008-cse.mlir
-// RUN: filecheck %s --input-file %t.env/003-torch-to-loop/008-cse.mlir --check-prefix=COMPILED
+// RUNS:       009-cse.mlir
+// RUN: filecheck %s --input-file %t.env/003-torch-to-loop/009-cse.mlir --check-prefix=COMPILED
 // COMPILED: loop.kernel @k_softmax(
 
 // An empty EMMY_DUMP_DIR names no folder: emmy-opt runs as without it.

@@ -1,0 +1,56 @@
+// RUN: emmy-opt %s --split-input-file --choose-tile-schedule | filecheck %s
+// RUN: emmy-opt %s --split-input-file --choose-tile-schedule --expand-loop-attention --lower-loop-to-tile | filecheck %s --check-prefix=TILE
+
+// Causal bf16 attention of head dim 128, grouped-query heads, 100 query rows: attention's
+// schedule (64 rows a block of 4 warps, keys 64 at a time, 2 blocks deep); lower-loop-to-tile
+// makes it a tile.attention, a block per 64 rows (2) of each of the 4 heads.
+
+// CHECK-LABEL: loop.kernel @k_attention(
+// CHECK-SAME:    tile.schedule = #tile.schedule<block [128, 1, 1], loops [], tile [64, 64, 128], atom mma_sync m16n8k16, warps [4, 1], pipeline 2>
+// CHECK-NEXT:    loop.attention
+
+// TILE-LABEL: tile.kernel @k_attention(
+// TILE-SAME:    grid [2, 1, 4] block [128, 1, 1]
+// TILE-NEXT:    tile.attention %{{.*}}, %{{.*}}, %{{.*}} scale 8.838830e-02 causal into %{{.*}} : memref<1x4x100x128xbf16>, memref<1x2x80x128xbf16>, memref<1x2x80x128xbf16> into memref<1x4x100x128xbf16> atom mma_sync m16n8k16 tile [64, 64, 128] warps [4, 1] pipeline 2
+// TILE-NEXT:  }
+loop.kernel @k_attention(%q: memref<1x4x100x128xbf16>, %k: memref<1x2x80x128xbf16>, %v: memref<1x2x80x128xbf16>, %o: memref<1x4x100x128xbf16>) {
+  loop.attention %q, %k, %v scale 0.0883883 causal into %o : memref<1x4x100x128xbf16>, memref<1x2x80x128xbf16>, memref<1x2x80x128xbf16> into memref<1x4x100x128xbf16>
+}
+
+// -----
+
+// A boolean mask, broadcast over the batch: the same schedule, the mask read by the
+// tile.attention.
+
+// CHECK-LABEL: loop.kernel @k_masked(
+// CHECK-SAME:    tile.schedule = #tile.schedule<block [128, 1, 1], loops [], tile [64, 64, 64], atom mma_sync m16n8k16, warps [4, 1], pipeline 2>
+// TILE-LABEL:  tile.kernel @k_masked(
+// TILE-SAME:     grid [1, 1, 2] block [128, 1, 1]
+// TILE-NEXT:     tile.attention %{{.*}}, %{{.*}}, %{{.*}} mask %{{.*}} scale 1.250000e-01 into %{{.*}} : memref<2x64x64xbf16>, memref<2x64x64xbf16>, memref<2x64x64xbf16> mask memref<64x64xi1> into memref<2x64x64xbf16> atom mma_sync m16n8k16 tile [64, 64, 64] warps [4, 1] pipeline 2
+loop.kernel @k_masked(%q: memref<2x64x64xbf16>, %k: memref<2x64x64xbf16>, %m: memref<64x64xi1>, %o: memref<2x64x64xbf16>) {
+  loop.attention %q, %k, %k mask %m scale 0.125 into %o : memref<2x64x64xbf16>, memref<2x64x64xbf16>, memref<2x64x64xbf16> mask memref<64x64xi1> into memref<2x64x64xbf16>
+}
+
+// -----
+
+// f32 elements or a head dim other than 64 and 128: scheduled as the scalar loop nests
+// expand-loop-attention makes (blocks over the batch and the query rows), which it then
+// builds.
+
+// CHECK-LABEL: loop.kernel @k_f32(
+// CHECK-SAME:    tile.schedule = #tile.schedule<block [{{.*}}], loops [[0] grid
+// TILE-LABEL:  tile.kernel @k_f32(
+// TILE-NOT:    tile.attention
+// TILE:        tile.for
+loop.kernel @k_f32(%q: memref<2x64x64xf32>, %k: memref<2x64x64xf32>, %o: memref<2x64x64xf32>) {
+  loop.attention %q, %k, %k scale 0.125 into %o : memref<2x64x64xf32>, memref<2x64x64xf32>, memref<2x64x64xf32> into memref<2x64x64xf32>
+}
+
+// CHECK-LABEL: loop.kernel @k_head_dim_32(
+// CHECK-SAME:    tile.schedule = #tile.schedule<block [{{.*}}], loops [[0] grid
+// TILE-LABEL:  tile.kernel @k_head_dim_32(
+// TILE-NOT:    tile.attention
+// TILE:        tile.for
+loop.kernel @k_head_dim_32(%q: memref<2x64x32xf16>, %k: memref<2x64x32xf16>, %o: memref<2x64x32xf16>) {
+  loop.attention %q, %k, %k scale 0.125 into %o : memref<2x64x32xf16>, memref<2x64x32xf16>, memref<2x64x32xf16> into memref<2x64x32xf16>
+}
