@@ -975,6 +975,12 @@ class ForOp(ForOpBase):
             raise VerifyException("a vectorised tile.for holds no loops")
 
     def _verify_split_reduction(self) -> None:
+        if self.combiner is not None:
+            raise VerifyException(
+                "a reduction with a combiner region cannot be mapped to global: the blocks' "
+                "totals are combined with atomics, which combine one value with add, max or "
+                "min, not a combiner region's state (map it to thread, within one block)"
+            )
         if self.kind.data not in SPLIT_KINDS:
             raise VerifyException(
                 f"a reduction mapped to global combines the blocks' totals with atomics, which "
@@ -1071,7 +1077,7 @@ class ForOp(ForOpBase):
         self.verify_loop()
         self._verify_vector()
         self._verify_nesting()
-        if self.kind is None:
+        if not self.is_reduction:
             return
         if self.mapping.data in GRID_MAPPINGS:
             raise VerifyException(

@@ -232,10 +232,12 @@ def _grid_chain(root: loop.ForOp) -> list[loop.ForOp]:
 
 def _splits_across_blocks(reduction: loop.ForOp) -> bool:
     """A long reduction whose result is only stored (at constant indices), with a combiner
-    and type that atomics take: its blocks can each reduce a part and combine with atomics."""
+    and type that atomics take: its blocks can each reduce a part and combine with atomics.
+    Never one with a combiner region, whose state no atomic combines."""
     uses = [use.operation for use in reduction.accumulator[0].uses]
     return (
         reduction.trip_count >= SPLIT_REDUCTION_TRIP_COUNT
+        and reduction.kind is not None
         and reduction.kind.data in tile.SPLIT_KINDS
         and reduction.init.type in tile.SPLIT_TYPES
         and len(uses) == 1

@@ -14,7 +14,9 @@ becomes a buffer:
 - a view (`prim.View`: broadcast, permute, reshape, slice, gather) is its input's element at
   the index its index map computes, with the index arithmetic built here (a broadcast reads
   its input at index 0 along expanded dims);
-- `prim.reduce` becomes reduction `loop.for`s over the reduced axes (nested when several).
+- `prim.reduce` becomes reduction `loop.for`s over the reduced axes (nested when several);
+  `prim.multi_reduce` the same, the loops carrying one accumulator per input and a copy of
+  its combiner region.
 
 Every op is placed in the outermost loop where its operands exist, so a row reduction in an
 RMSNorm lands in the row loop before the column loop instead of being recomputed per element,
@@ -83,7 +85,8 @@ from xdsl.transforms.dead_code_elimination import region_dce
 from xdsl.utils.exceptions import PassFailedException
 
 from emmy.dialects import dense, fused, loop, prim
-from emmy.dialects.combiner import combine, identity
+from emmy.dialects.combiner import StateReduction, combine, copy_combiner, identity
+from emmy.dialects.for_op import Reduction
 
 
 def buffer_type(tensor_type: TensorType) -> MemRefType:
@@ -308,7 +311,13 @@ class _KernelBodyBuilder:
             raise PassFailedException(
                 f"cannot lower '{op.name}' inside a fused.kernel to loops", op
             )
-        return lowering(self, op, index)
+        lowered = lowering(self, op, index)
+        if isinstance(lowered, SSAValue):
+            return lowered
+        # An op of several results computes them together: the others are known now too.
+        for result, scalar in zip(op.results, lowered):
+            self.scopes[self.depth.get(scalar, 0)].known[(result, index)] = scalar
+        return lowered[op.results.index(value)]
 
     # The index algebra (`prim.IndexAlgebra`) that views' index maps compute with, folded
     # where an operand is a constant 0 or 1 so that plain views print as plain indices.
@@ -384,7 +393,22 @@ class _KernelBodyBuilder:
         return self._scalar_op(arith.IndexCastOp(position, op.result.type.get_element_type()))
 
     def _reduce(self, op: prim.ReduceOp, index: tuple[SSAValue, ...]) -> SSAValue:
-        shape = op.input.type.get_shape()
+        (result,) = self._fold(op, [op.input], (op.kind.data, op.init), index)
+        return result
+
+    def _multi_reduce(self, op: prim.MultiReduceOp, index: tuple[SSAValue, ...]) -> list[SSAValue]:
+        return self._fold(op, list(op.inputs), (op.init_values, op.combiner), index)
+
+    def _fold(
+        self,
+        op: prim.ReduceOp | prim.MultiReduceOp,
+        inputs: list[SSAValue],
+        reduction: Reduction | StateReduction,
+        index: tuple[SSAValue, ...],
+    ) -> list[SSAValue]:
+        """Reduction loops over the folded axes of `inputs`, whose elements at each
+        iteration are what it contributes."""
+        shape = inputs[0].type.get_shape()
         axes = op.axis_list
         kept = iter(index)
         source_index: list[SSAValue] = []
@@ -396,33 +420,39 @@ class _KernelBodyBuilder:
             else:
                 source_index.append(next(kept))
 
-        def contribution(reduction_index: list[SSAValue]) -> SSAValue:
+        def contribution(reduction_index: list[SSAValue]) -> list[SSAValue]:
             for d, position in zip(axes, reduction_index):
                 source_index[d] = position
-            return self.element(op.input, tuple(source_index))
+            return [self.element(value, tuple(source_index)) for value in inputs]
 
         extents = [(shape[d], f"r{d}") for d in axes]
-        return self._reduction(op.kind.data, op.init, extents, index, contribution)
+        return self._reduction(reduction, extents, index, contribution)
 
     def _contract(self, op: prim.ContractOp, index: tuple[SSAValue, ...]) -> SSAValue:
         *batch, m, n = index
         extent = op.lhs.type.get_shape()[-1]
         element_type = op.result.type.get_element_type()
 
-        def contribution(reduction_index: list[SSAValue]) -> SSAValue:
+        def contribution(reduction_index: list[SSAValue]) -> list[SSAValue]:
             (k,) = reduction_index
             lhs = self.element(op.lhs, (*batch, m, k))
             rhs = self.element(op.rhs, (*batch, k, n))
             product = arith.MulfOp if isinstance(element_type, AnyFloat) else arith.MuliOp
-            return self._scalar_op(product(lhs, rhs))
+            return [self._scalar_op(product(lhs, rhs))]
 
         init = identity("add", element_type)
-        return self._reduction("add", init, [(extent, "k")], index, contribution)
+        (result,) = self._reduction(("add", init), [(extent, "k")], index, contribution)
+        return result
 
-    def _reduction(self, kind, init, extents, index, contribution) -> SSAValue:
+    def _reduction(
+        self, reduction: Reduction | StateReduction, extents, index, contribution
+    ) -> list[SSAValue]:
         """Nested reduction loops over `extents`, placed in the outermost loop where `index`
-        exists (beside the deeper loops being built now); the outermost starts from `init`,
-        inner ones from the combiner's identity."""
+        exists (beside the deeper loops being built now); the outermost starts from the
+        init, inner ones from the combiner's identity (a combiner region's inits are)."""
+        if not isinstance(reduction[0], str):
+            return self._state_reduction(reduction, extents, index, contribution)
+        kind, init = reduction
         home = self._depth_of(index)
         saved = self.scopes[home + 1 :]
         saved_anchor = self.scopes[home].anchor
@@ -437,7 +467,7 @@ class _KernelBodyBuilder:
             start = init if not loops else identity(kind, element_type)
             loops.append(self._open_loop(extent, name, (kind, start)))
             reduction_index.append(loops[-1].induction_var)
-        result = contribution(reduction_index)
+        (result,) = contribution(reduction_index)
         for for_op in reversed(loops):
             for_op.body.block.erase_op(for_op.body.block.last_op)
             for_op.body.block.add_op(loop.YieldOp(result))
@@ -449,12 +479,42 @@ class _KernelBodyBuilder:
             result = self._scalar_op(combine(kind, start.result, result))
         self.scopes[home].anchor = saved_anchor
         self.scopes.extend(saved)
-        return result
+        return [result]
+
+    def _state_reduction(
+        self, reduction: StateReduction, extents, index, contribution
+    ) -> list[SSAValue]:
+        """`_reduction` with a combiner region: every loop folds from the inits, an inner
+        loop's accumulators being what the loop around it folds in."""
+        inits, combiner = reduction
+        home = self._depth_of(index)
+        saved = self.scopes[home + 1 :]
+        saved_anchor = self.scopes[home].anchor
+        del self.scopes[home + 1 :]
+        loops: list[loop.ForOp] = []
+        reduction_index: list[SSAValue] = []
+        for extent, name in extents:
+            if extent == 1 and not self.keep_unit_dims:
+                reduction_index.append(self.zero)
+                continue
+            state = (inits, copy_combiner(combiner, loop.YieldOp))
+            loops.append(self._open_loop(extent, name, state))
+            reduction_index.append(loops[-1].induction_var)
+        results = contribution(reduction_index)
+        for for_op in reversed(loops):
+            for_op.body.block.erase_op(for_op.body.block.last_op)
+            for_op.body.block.add_op(loop.YieldOp(*results))
+            results = list(for_op.accumulator)
+            self.scopes.pop()
+        self.scopes[home].anchor = saved_anchor
+        self.scopes.extend(saved)
+        return results
 
     _LOWERINGS = {
         prim.MapOp: _map,
         prim.IotaOp: _iota,
         prim.ReduceOp: _reduce,
+        prim.MultiReduceOp: _multi_reduce,
         prim.ContractOp: _contract,
     }
 

@@ -9,9 +9,10 @@
                                                    // np.add.reduce(s, axis=1, initial=0.0)
 
 `prim.map` runs its body once with the whole input tensors as the block arguments;
-`prim.reduce` is a numpy reduction combined with `init`; `prim.broadcast` is `np.broadcast_to`
-(right-aligned, like numpy); the views are their numpy counterparts, `prim.contract` is
-`np.matmul` and `prim.gather` is fancy indexing.
+`prim.reduce` is a numpy reduction combined with `init`; `prim.multi_reduce` runs its combiner
+on whole halves of the folded values at a time (`fold_with_combiner`); `prim.broadcast` is
+`np.broadcast_to` (right-aligned, like numpy); the views are their numpy counterparts,
+`prim.contract` is `np.matmul` and `prim.gather` is fancy indexing.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from xdsl.interpreter import (
 )
 
 from emmy.dialects import prim
-from emmy.tools.interpreter.scalar import COMBINERS, dense_array, to_type
+from emmy.tools.interpreter.scalar import COMBINERS, dense_array, fold_with_combiner, to_type
 
 
 @register_impls
@@ -58,6 +59,20 @@ class PrimFunctions(InterpreterFunctions):
             initial=op.init.value.data,
         )
         return (to_type(total, op.result.type.get_element_type()),)
+
+    @impl(prim.MultiReduceOp)
+    def run_multi_reduce(
+        self, interpreter: Interpreter, op: prim.MultiReduceOp, args: PythonValues
+    ) -> PythonValues:
+        axes = op.axis_list
+        kept = [d for d in range(np.ndim(args[0])) if d not in axes]
+        rows = [np.shape(args[0])[d] for d in kept]
+        # The folded axes moved last and merged into one.
+        merged = [np.transpose(a, (*kept, *axes)).reshape((*rows, -1)) for a in args]
+        totals = fold_with_combiner(interpreter, op.combiner, op.init_values, merged, len(rows))
+        return tuple(
+            np.reshape(total, result.type.get_shape()) for total, result in zip(totals, op.outputs)
+        )
 
     @impl(prim.BroadcastOp)
     def run_broadcast(
