@@ -22,7 +22,7 @@ class FoldUnitLoop(RewritePattern):
             return
         if op.trip_count == 0:
             if op.is_reduction:
-                rewriter.replace(op, arith.ConstantOp(op.init))
+                rewriter.replace(op, [arith.ConstantOp(init) for init in op.init_values])
             else:
                 rewriter.erase(op)
             return
@@ -37,6 +37,12 @@ class FoldUnitLoop(RewritePattern):
         rewriter.erase(terminator)
         if not op.is_reduction:
             rewriter.erase(op)
+            return
+        if op.combiner is not None:
+            ops: list[Operation] = [arith.ConstantOp(init) for init in op.init_values]
+            inits = [o.results[0] for o in ops]
+            results = op.combine(inits, contributions, lambda o: ops.append(o) or o)
+            rewriter.replace(op, ops, results)
             return
         (contribution,) = contributions
         kind, element_type = op.kind.data, op.init.type
