@@ -260,10 +260,13 @@ def verify_combiner(
                 f"{what}'s combiner holds only arith and math ops, found '{op.name}'"
             )
         for value in op.operands:
-            if not region.is_ancestor(value.owner):
+            if not region.is_ancestor(value.owner) and not isinstance(
+                value.owner, arith.ConstantOp
+            ):
                 raise VerifyException(
                     f"'{op.name}' in {what}'s combiner uses a value defined outside it; a "
-                    "combiner sees only its block arguments and what it computes from them"
+                    "combiner sees only its block arguments, constants and what it computes "
+                    "from them"
                 )
     return types
 
@@ -275,16 +278,20 @@ def inline_combiner(
     add: Callable[[Operation], Operation],
 ) -> list[SSAValue]:
     """Emits the combiner region's ops through `add` on `accumulators` and `values`; returns
-    the new accumulators."""
+    the new accumulators. A constant from outside the region (where cse merged the region's
+    own with an equal one) is emitted again, as the region is not inlined where it was."""
     block = region.block
     mapping: dict[SSAValue, SSAValue] = dict(zip(block.args, (*accumulators, *values)))
     terminator = block.last_op
     for op in block.ops:
+        for operand in op.operands:
+            if operand not in mapping and not region.is_ancestor(operand.owner):
+                mapping[operand] = add(operand.owner.clone()).results[0]
         if op is terminator:
             break
         clone = add(op.clone(value_mapper=mapping))
         mapping.update(zip(op.results, clone.results))
-    return [mapping.get(v, v) for v in terminator.operands]
+    return [mapping[v] for v in terminator.operands]
 
 
 def copy_combiner(region: Region, yield_type: Callable[..., Operation]) -> Region:

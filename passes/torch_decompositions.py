@@ -273,14 +273,12 @@ def first_extreme(element_type: Attribute, largest: bool) -> Region:
 class ArgReductionToMultiReduce(TorchOpDecomposition):
     """argmax / argmin: one pass, a `prim.multi_reduce` of each value with its position
     (`prim.iota`) that keeps the first extreme (`first_extreme`); 16-bit floats compare as
-    f32 (exactly), bools as i32."""
+    f32 (exactly)."""
 
     op_types = (t.ArgmaxOp, t.ArgminOp)
 
     def decompose(self, op: t.ArgReductionOp, build: PrimBuilder) -> SSAValue:
         x = build.widen(op.input)
-        if t.element_type_of(x) == i1:
-            x = build.convert(x, i32)
         shape, element_type = t.shape_of(x), t.element_type_of(x)
         axes = op.dim_list
         largest = isinstance(op, t.ArgmaxOp)
