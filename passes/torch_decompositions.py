@@ -246,6 +246,8 @@ def first_extreme(element_type: Attribute, largest: bool) -> Region:
     and argmin pick it."""
     block = Block(arg_types=[element_type, i64, element_type, i64])
     value, position, other, other_position = block.args
+    for arg, name in zip(block.args, ("value", "position", "other", "other_position")):
+        arg.name_hint = name
 
     def emit(op: Operation) -> SSAValue:
         block.add_op(op)
