@@ -52,6 +52,7 @@ from emmy.dialects.combiner import (
     CombinerAttr,
     StateReduction,
     combine,
+    copy_combiner,
     inline_combiner,
     parse_reduction,
     print_reduction,
@@ -136,15 +137,13 @@ class ForOpBase(IRDLOperation):
             return tuple(self.inits.data)
         return (self.init,) if self.init is not None else ()
 
-    @property
-    def reduction(self) -> Reduction | StateReduction | None:
-        """What the constructor takes to make the same reduction in another dialect (a
-        combiner region is copied with `copy_combiner`, which ends it in that dialect's
-        yield)."""
+    def reduction_in(self, yield_type: type[Operation]) -> Reduction | StateReduction | None:
+        """This loop's reduction as the constructor of a loop whose body ends in `yield_type`
+        takes it (another dialect's: a combiner region is copied to end in its yield)."""
         if self.kind is not None:
             return self.kind.data, self.init
         if self.combiner is not None:
-            return self.init_values, self.combiner
+            return self.init_values, copy_combiner(self.combiner, yield_type)
         return None
 
     def combine(

@@ -81,7 +81,6 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException, VerifyException
 
 from emmy.dialects import loop, tile
-from emmy.dialects.combiner import copy_combiner
 from emmy.dialects.dependences import Accessed, Dependence
 from emmy.dialects.effects import written_values
 from emmy.dialects.target import TARGET_ATTRIBUTE, TargetAttr, target_of
@@ -296,9 +295,7 @@ def _convert_body(
 ):
     for op in source.ops:
         if isinstance(op, loop.ForOp):
-            reduction = op.reduction
-            if op.combiner is not None:
-                reduction = (op.init_values, copy_combiner(op.combiner, tile.YieldOp))
+            reduction = op.reduction_in(tile.YieldOp)
             body = Block(arg_types=[op.induction_var.type])
             body.args[0].name_hint = op.induction_var.name_hint
             values[op.induction_var] = body.args[0]
