@@ -32,7 +32,8 @@ with (see `Schedule`), if any. Each loop carries its mapping, whatever the rest 
   blockDim.x + threadIdx.x`, strided by its thread count); a reduction mapped to global, a
   whole nest, is split across blocks: each block combines its threads' partials, and the
   blocks' totals are combined with atomics into the one element the result is stored to
-  (which the host sets to the init first);
+  (which the host sets to the init first), so never one with a combiner region, whose
+  state no atomic combines;
 - `serial`: each thread runs every iteration.
 No loop is inside another that reads the same block index (a global loop inside a grid loop
 would give each block a part of a part), and no `thread` or `global` loop is inside a `thread`

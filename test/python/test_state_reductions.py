@@ -213,3 +213,32 @@ def test_a_unit_reduction_folds_the_combiner_into_the_init():
     got_m, got_l = run_module(module, [x])
     np.testing.assert_array_equal(got_m, x[:, 0])
     np.testing.assert_array_equal(got_l, np.ones(3, np.float32))
+
+
+GPU_ARG_PROGRAM = """import torch
+from torch import nn
+class Arg(nn.Module):
+    def forward(self, x):
+        return x.argmax(dim=-1), x.argmin(dim=-1), x.argmax()
+Arg()(torch.randn({shape}, dtype=torch.{dtype}))
+"""
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("shape", [(16, 50257), (1, 300001), (512, 96)])
+def test_argmax_on_the_gpu_matches_eager(shape, dtype):
+    """Logits-sized rows, one long row (a block's threads and warps), many short rows; values
+    rounded to a few levels tie often, and NaNs sit in some rows."""
+    from emmy.tools.runtime.host import HostProgram  # noqa: PLC0415
+
+    text = GPU_ARG_PROGRAM.format(shape=", ".join(map(str, shape)), dtype=dtype)
+    kernels = HostProgram(lower(load_program(text, "<source>").to_torch_ir(), "kernel"))
+    generator = torch.Generator(device="cuda").manual_seed(3)
+    x = torch.randn(shape, device="cuda", generator=generator).mul(2).round()
+    x = x.to(getattr(torch, dtype))
+    x[::5, -1] = float("nan")
+    got = kernels([x], poison=True)
+    expected = [x.argmax(dim=-1), x.argmin(dim=-1), x.argmax()]
+    for value, want in zip(got, expected):
+        torch.testing.assert_close(value, want, rtol=0, atol=0)
