@@ -448,45 +448,9 @@ class _KernelBodyBuilder:
         self, reduction: Reduction | StateReduction, extents, index, contribution
     ) -> list[SSAValue]:
         """Nested reduction loops over `extents`, placed in the outermost loop where `index`
-        exists (beside the deeper loops being built now); the outermost starts from the
-        init, inner ones from the combiner's identity (a combiner region's inits are)."""
-        if not isinstance(reduction[0], str):
-            return self._state_reduction(reduction, extents, index, contribution)
-        kind, init = reduction
-        home = self._depth_of(index)
-        saved = self.scopes[home + 1 :]
-        saved_anchor = self.scopes[home].anchor
-        del self.scopes[home + 1 :]
-        element_type = init.type
-        loops: list[loop.ForOp] = []
-        reduction_index: list[SSAValue] = []
-        for extent, name in extents:
-            if extent == 1 and not self.keep_unit_dims:
-                reduction_index.append(self.zero)
-                continue
-            start = init if not loops else identity(kind, element_type)
-            loops.append(self._open_loop(extent, name, (kind, start)))
-            reduction_index.append(loops[-1].induction_var)
-        (result,) = contribution(reduction_index)
-        for for_op in reversed(loops):
-            for_op.body.block.erase_op(for_op.body.block.last_op)
-            for_op.body.block.add_op(loop.YieldOp(result))
-            result = for_op.accumulator[0]
-            self.scopes.pop()
-        if not loops and init != identity(kind, element_type):
-            start = arith.ConstantOp(init)
-            self._place(start, 0)
-            result = self._scalar_op(combine(kind, start.result, result))
-        self.scopes[home].anchor = saved_anchor
-        self.scopes.extend(saved)
-        return [result]
-
-    def _state_reduction(
-        self, reduction: StateReduction, extents, index, contribution
-    ) -> list[SSAValue]:
-        """`_reduction` with a combiner region: every loop folds from the inits, an inner
-        loop's accumulators being what the loop around it folds in."""
-        inits, combiner = reduction
+        exists (beside the deeper loops being built now), an inner loop's accumulators being
+        what the loop around it folds in; the outermost starts from the init, inner ones from
+        the combiner's identity (every loop of a combiner region from its inits, which are)."""
         home = self._depth_of(index)
         saved = self.scopes[home + 1 :]
         saved_anchor = self.scopes[home].anchor
@@ -497,8 +461,7 @@ class _KernelBodyBuilder:
             if extent == 1 and not self.keep_unit_dims:
                 reduction_index.append(self.zero)
                 continue
-            state = (inits, copy_combiner(combiner, loop.YieldOp))
-            loops.append(self._open_loop(extent, name, state))
+            loops.append(self._open_loop(extent, name, _loop_reduction(reduction, not loops)))
             reduction_index.append(loops[-1].induction_var)
         results = contribution(reduction_index)
         for for_op in reversed(loops):
@@ -506,6 +469,12 @@ class _KernelBodyBuilder:
             for_op.body.block.add_op(loop.YieldOp(*results))
             results = list(for_op.accumulator)
             self.scopes.pop()
+        if not loops and isinstance(reduction[0], str):
+            kind, init = reduction
+            if init != identity(kind, init.type):
+                start = arith.ConstantOp(init)
+                self._place(start, 0)
+                results = [self._scalar_op(combine(kind, start.result, *results))]
         self.scopes[home].anchor = saved_anchor
         self.scopes.extend(saved)
         return results
@@ -517,6 +486,19 @@ class _KernelBodyBuilder:
         prim.MultiReduceOp: _multi_reduce,
         prim.ContractOp: _contract,
     }
+
+
+def _loop_reduction(
+    reduction: Reduction | StateReduction, outermost: bool
+) -> Reduction | StateReduction:
+    """The reduction of one loop of a nest that folds several axes: a named combiner's
+    outermost loop starts from the init, the others from its identity; a combiner region's
+    loops each get a copy of it."""
+    if isinstance(reduction[0], str):
+        kind, init = reduction
+        return kind, init if outermost else identity(kind, init.type)
+    inits, combiner = reduction
+    return inits, copy_combiner(combiner, loop.YieldOp)
 
 
 class _NotStructured(Exception):
