@@ -8,21 +8,35 @@ combiner.
     }
     tile.for %j in 0 to 2048 map thread vector 4 { ... }    // tile: where iterations go
 
-`ForOpBase` holds the bounds, the reduction (a `CombinerAttr` and its init) and the body with
-its one `index` induction variable, and checks them; a dialect's `for` adds what goes between
-the bounds and the reduction in its syntax (`print_schedule`, `parse_schedule`: tile's
-mapping and vector width) and its own checks.
+A reduction that carries state has a combiner region (`emmy.dialects.combiner`), one init and
+one result per accumulator, and a body that yields one value per accumulator:
+
+    %m, %i = loop.for %j in 0 to 8 reduce (%m0: f32, %i0: i64, %m1: f32, %i1: i64)
+        init (-inf, 9223372036854775807) {
+      ...                                                   // the combiner
+      loop.yield %m2, %i2 : f32, i64
+    } {
+      ...
+      loop.yield %x, %jj : f32, i64                         // this iteration's (value, index)
+    }
+
+`ForOpBase` holds the bounds, the reduction (a `CombinerAttr` and its init, or the inits and
+the combiner region) and the body with its one `index` induction variable, and checks them; a
+dialect's `for` adds what goes between the bounds and the reduction in its syntax
+(`print_schedule`, `parse_schedule`: tile's mapping and vector width) and its own checks.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import FloatAttr, IndexType, IntAttr, IntegerAttr
-from xdsl.ir import Attribute, Region, SSAValue
+from xdsl.dialects.builtin import ArrayAttr, FloatAttr, IndexType, IntAttr, IntegerAttr
+from xdsl.ir import Attribute, Operation, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     opt_prop_def,
+    opt_region_def,
     prop_def,
     region_def,
     traits_def,
@@ -36,8 +50,14 @@ from xdsl.utils.exceptions import VerifyException
 from emmy.dialects.combiner import (
     Combiner,
     CombinerAttr,
+    StateReduction,
+    combine,
+    copy_combiner,
+    inline_combiner,
     parse_reduction,
     print_reduction,
+    print_state_reduction,
+    verify_combiner,
     verify_reduction,
 )
 from emmy.dialects.dtypes import integer_range
@@ -50,15 +70,18 @@ Reduction = tuple[str, FloatAttr | IntegerAttr]
 
 class ForOpBase(IRDLOperation):
     """`%i in lower to upper`, over a single-block body that takes `%i`; with a combiner and an
-    init, a reduction whose body yields one contribution per iteration (see the module
+    init, a reduction whose body yields one contribution per iteration; with inits and a
+    combiner region, one whose body yields one value per accumulator (see the module
     docstring)."""
 
     lower = prop_def(IntAttr)
     upper = prop_def(IntAttr)
     kind = opt_prop_def(CombinerAttr)
     init = opt_prop_def(Attribute)
+    inits = opt_prop_def(ArrayAttr)
     accumulator = var_result_def()
     body = region_def("single_block")
+    combiner = opt_region_def("single_block")
     traits = traits_def(RecursiveMemoryEffect())
 
     YIELD: ClassVar[type[IRDLOperation]]
@@ -69,7 +92,7 @@ class ForOpBase(IRDLOperation):
         lower: int,
         upper: int,
         body: Region,
-        reduction: Reduction | None = None,
+        reduction: Reduction | StateReduction | None = None,
         properties: dict[str, Attribute] | None = None,
     ):
         all_properties: dict[str, Attribute] = {
@@ -78,14 +101,22 @@ class ForOpBase(IRDLOperation):
             **(properties or {}),
         }
         result_types: list[Attribute] = []
-        if reduction is not None:
+        combiner: list[Region] = []
+        if reduction is not None and isinstance(reduction[0], str):
             kind, init = reduction
             all_properties.update(kind=CombinerAttr(Combiner(kind)), init=init)
             result_types.append(init.type)
+        elif reduction is not None:
+            inits, region = reduction
+            all_properties["inits"] = ArrayAttr(inits)
+            result_types.extend(init.type for init in inits)
+            combiner.append(region)
         block = body.block
         if block.last_op is None or not block.last_op.has_trait(IsTerminator):
             block.add_op(self.YIELD())
-        super().__init__(result_types=[result_types], regions=[body], properties=all_properties)
+        super().__init__(
+            result_types=[result_types], regions=[body, combiner], properties=all_properties
+        )
 
     @property
     def induction_var(self) -> SSAValue:
@@ -97,7 +128,36 @@ class ForOpBase(IRDLOperation):
 
     @property
     def is_reduction(self) -> bool:
-        return self.kind is not None
+        return self.kind is not None or self.combiner is not None
+
+    @property
+    def init_values(self) -> tuple[FloatAttr | IntegerAttr, ...]:
+        """A reduction's init per accumulator."""
+        if self.inits is not None:
+            return tuple(self.inits.data)
+        return (self.init,) if self.init is not None else ()
+
+    def reduction_in(self, yield_type: type[Operation]) -> Reduction | StateReduction | None:
+        """This loop's reduction as the constructor of a loop whose body ends in `yield_type`
+        takes it (another dialect's: a combiner region is copied to end in its yield)."""
+        if self.kind is not None:
+            return self.kind.data, self.init
+        if self.combiner is not None:
+            return self.init_values, copy_combiner(self.combiner, yield_type)
+        return None
+
+    def combine(
+        self,
+        accumulators: Sequence[SSAValue],
+        values: Sequence[SSAValue],
+        add: Callable[[Operation], Operation],
+    ) -> list[SSAValue]:
+        """Emits, through `add`, the ops that fold `values` into `accumulators` with this
+        reduction's combiner; returns the new accumulators."""
+        if self.combiner is not None:
+            return inline_combiner(self.combiner, accumulators, values, add)
+        (accumulator,), (value,) = accumulators, values
+        return [add(combine(self.kind.data, accumulator, value)).results[0]]
 
     def verify_loop(self) -> None:
         """The bounds, the induction variable, and what a parallel or reduction body yields."""
@@ -124,7 +184,27 @@ class ForOpBase(IRDLOperation):
             raise VerifyException(f"a loop body must end in a {yield_name}, but {ends_in(block)}")
         if (self.kind is None) != (self.init is None):
             raise VerifyException("a reduction loop needs both a combiner and an init")
+        if (self.combiner is None) != (self.inits is None):
+            raise VerifyException("a reduction loop with a combiner region needs its inits")
+        if self.kind is not None and self.combiner is not None:
+            raise VerifyException(
+                "a reduction loop has a named combiner or a combiner region, not both"
+            )
         yielded = [v.type for v in terminator.operands]
+        if self.combiner is not None:
+            types = verify_combiner(self.combiner, self.init_values, self.YIELD, "a loop")
+            if tuple(r.type for r in self.accumulator) != types:
+                raise VerifyException(
+                    f"a reduction loop has one result per init, of its type "
+                    f"({type_list(types)}), but it has ({type_list(self.accumulator.types)})"
+                )
+            if tuple(yielded) != types:
+                raise VerifyException(
+                    f"a reduction loop body yields one value per accumulator "
+                    f"({type_list(types)}) each iteration, but its {yield_name} yields "
+                    f"({type_list(yielded)})"
+                )
+            return
         if self.kind is None:
             if self.accumulator:
                 raise VerifyException("a parallel loop has no results")
@@ -159,12 +239,14 @@ class ForOpBase(IRDLOperation):
         printer.print_string(f" in {self.lower.data} to {self.upper.data}")
         self.print_schedule(printer)
         print_reduction(printer, self.kind, self.init)
+        if self.combiner is not None:
+            print_state_reduction(printer, self.init_values, self.combiner)
         printer.print_op_attributes(self.attributes, print_keyword=True)
         printer.print_string(" ")
         printer.print_region(
             self.body,
             print_entry_block_args=False,
-            print_block_terminators=self.kind is not None,
+            print_block_terminators=self.is_reduction,
         )
 
     @classmethod

@@ -3,6 +3,8 @@
 Every op works on value tensors (builtin `tensor` types with static shapes):
 - `prim.map` applies a scalar `arith`/`math` body elementwise to same-shaped operands;
 - `prim.reduce` folds some axes with a combiner (`add`, `mul`, `max`, `min`) from an init;
+  `prim.multi_reduce` folds several tensors at once with a combiner region that carries state
+  (argmax's value and index, Welford's mean, M2 and count);
 - `prim.scan` is the inclusive running fold of one dim under a combiner (cumsum, cumprod);
 - `prim.broadcast` expands size-1 and missing leading dims, numpy-style (right-aligned);
 - views that only move elements: `prim.permute`, `prim.reshape`, `prim.slice`, `prim.concat`;
@@ -30,6 +32,7 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     I64,
     AnyFloat,
+    ArrayAttr,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
     Float64Type,
@@ -56,6 +59,7 @@ from xdsl.irdl import (
     result_def,
     traits_def,
     var_operand_def,
+    var_result_def,
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
@@ -70,9 +74,13 @@ from emmy.dialects.combiner import (
     CombinerAttr,
     identity,
     init_attr,
+    inits_of,
     parse_combiner,
     parse_init_literal,
+    parse_init_literals,
     print_init,
+    print_inits,
+    verify_combiner,
     verify_init,
 )
 
@@ -133,10 +141,10 @@ class Concatenation(FusionClass):
 
 @dataclass(frozen=True)
 class Reduction(FusionClass):
-    """The op folds the axes `folded(op)` gives of the operand it gives: expensive, computed
+    """The op folds the axes `folded(op)` gives of the operands it gives: expensive, computed
     by one kernel."""
 
-    folded: Callable[[Operation], tuple[SSAValue, Sequence[int]]]
+    folded: Callable[[Operation], tuple[Sequence[SSAValue], Sequence[int]]]
 
 
 class Contraction(FusionClass):
@@ -225,10 +233,11 @@ def _verify_scalar_body_op(op: Operation, map_op: MapOp) -> None:
 
 @irdl_op_definition
 class YieldOp(AbstractYieldOperation[Attribute]):
-    """Ends a `prim.map` body with the scalar it computes for one element."""
+    """Ends a `prim.map` body with the scalar it computes for one element, and a
+    `prim.multi_reduce` combiner with the new accumulators."""
 
     name = "prim.yield"
-    traits = lazy_traits_def(lambda: (IsTerminator(), Pure(), HasParent(MapOp)))
+    traits = lazy_traits_def(lambda: (IsTerminator(), Pure(), HasParent(MapOp, MultiReduceOp)))
 
 
 @irdl_op_definition
@@ -347,7 +356,7 @@ class ReduceOp(IRDLOperation):
     axes = prop_def(DenseArrayBase)
     init = prop_def(Attribute)
     keepdim = opt_prop_def(UnitAttr)
-    traits = traits_def(Pure(), Reduction(lambda op: (op.input, op.axis_list)))
+    traits = traits_def(Pure(), Reduction(lambda op: ((op.input,), op.axis_list)))
 
     def __init__(
         self,
@@ -417,28 +426,158 @@ class ReduceOp(IRDLOperation):
         verify_static_shapes(self)
         element_type = self.input.type.get_element_type()
         verify_init(self.kind.data, self.init, element_type)
-        if self.axes.elt_type != i64:
-            raise VerifyException(f"reduce axes must be an i64 array, got {self.axes}")
         if self.result.type.get_element_type() != element_type:
             raise VerifyException(
                 f"result element type {self.result.type.get_element_type()} differs from "
                 f"the input element type {element_type}"
             )
-        shape = tensor_shape(self.input)
-        axes = self.axis_list
-        for axis in axes:
-            if not 0 <= axis < len(shape):
-                raise VerifyException(
-                    f"reduce axis {axis} is out of range for a rank-{len(shape)} input"
-                )
-        if len(set(axes)) != len(axes):
-            raise VerifyException(f"reduce axes {list(axes)} repeat an axis")
-        expected = reduced_shape(shape, axes, self.keepdim is not None)
-        if tensor_shape(self.result) != expected:
+        _verify_reduced_shape(self, self.input, self.result)
+
+
+def _verify_reduced_shape(op: ReduceOp | MultiReduceOp, input: SSAValue, result: SSAValue) -> None:
+    """The axes are distinct dims of the input, and the result's shape is the input's without
+    them (size 1 with keepdim)."""
+    if op.axes.elt_type != i64:
+        raise VerifyException(f"reduce axes must be an i64 array, got {op.axes}")
+    shape = tensor_shape(input)
+    axes = op.axis_list
+    for axis in axes:
+        if not 0 <= axis < len(shape):
             raise VerifyException(
-                f"reducing axes {list(axes)} of shape {list(shape)} gives shape "
-                f"{list(expected)}, but the result has shape {list(tensor_shape(self.result))}"
+                f"reduce axis {axis} is out of range for a rank-{len(shape)} input"
             )
+    if len(set(axes)) != len(axes):
+        raise VerifyException(f"reduce axes {list(axes)} repeat an axis")
+    expected = reduced_shape(shape, axes, op.keepdim is not None)
+    if tensor_shape(result) != expected:
+        raise VerifyException(
+            f"reducing axes {list(axes)} of shape {list(shape)} gives shape "
+            f"{list(expected)}, but the result has shape {list(tensor_shape(result))}"
+        )
+
+
+@irdl_op_definition
+class MultiReduceOp(IRDLOperation):
+    """Folds `axes` of several same-shaped inputs at once with a combiner region (see
+    `emmy.dialects.combiner`), from one init per input; a result per input.
+
+        %m, %i = prim.multi_reduce (%x, %pos) axes [1] init (-inf, 0)
+            : (tensor<4x8xf32>, tensor<4x8xi64>) -> (tensor<4xf32>, tensor<4xi64>) {
+        ^bb0(%m0: f32, %i0: i64, %x1: f32, %i1: i64):
+          ...
+          prim.yield %m2, %i2 : f32, i64
+        }
+    """
+
+    name = "prim.multi_reduce"
+    inputs = var_operand_def(TensorType)
+    outputs = var_result_def(TensorType)
+    axes = prop_def(DenseArrayBase)
+    inits = prop_def(ArrayAttr)
+    keepdim = opt_prop_def(UnitAttr)
+    combiner = region_def("single_block")
+    traits = traits_def(RecursiveMemoryEffect(), Reduction(lambda op: (op.inputs, op.axis_list)))
+
+    def __init__(
+        self,
+        inputs: Sequence[SSAValue],
+        axes: Sequence[int],
+        inits: Sequence[FloatAttr | IntegerAttr],
+        keepdim: bool,
+        result_types: Sequence[TensorType],
+        combiner: Region,
+    ):
+        super().__init__(
+            operands=[inputs],
+            result_types=[result_types],
+            regions=[combiner],
+            properties={
+                "axes": DenseArrayBase.from_list(i64, list(axes)),
+                "inits": ArrayAttr(inits),
+                "keepdim": UnitAttr() if keepdim else None,
+            },
+        )
+
+    @property
+    def axis_list(self) -> tuple[int, ...]:
+        return tuple(self.axes.get_values())
+
+    @property
+    def init_values(self) -> tuple[FloatAttr | IntegerAttr, ...]:
+        return tuple(self.inits.data)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" (")
+        printer.print_list(self.inputs, printer.print_ssa_value)
+        printer.print_string(") axes [")
+        printer.print_list(self.axis_list, lambda a: printer.print_string(str(a)))
+        printer.print_string("]")
+        if self.keepdim is not None:
+            printer.print_string(" keepdim")
+        printer.print_string(" init ")
+        print_inits(printer, self.init_values)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : (")
+        printer.print_list((v.type for v in self.inputs), printer.print_attribute)
+        printer.print_string(") -> (")
+        printer.print_list((v.type for v in self.outputs), printer.print_attribute)
+        printer.print_string(") ")
+        printer.print_region(self.combiner, print_entry_block_args=True)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> MultiReduceOp:
+        operands = parser.parse_comma_separated_list(
+            Parser.Delimiter.PAREN, parser.parse_unresolved_operand
+        )
+        parser.parse_keyword("axes")
+        axes = parser.parse_comma_separated_list(
+            Parser.Delimiter.SQUARE, lambda: _parse_axis(parser)
+        )
+        keepdim = parser.parse_optional_keyword("keepdim") is not None
+        parser.parse_keyword("init")
+        init_pos, init_values = parse_init_literals(parser)
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        pos = parser.pos
+        input_types = parser.parse_comma_separated_list(
+            Parser.Delimiter.PAREN, lambda: parse_tensor_type(parser, "prim.multi_reduce input")
+        )
+        inputs = parser.resolve_operands(operands, input_types, pos)
+        parser.parse_punctuation("->")
+        result_types = parser.parse_comma_separated_list(
+            Parser.Delimiter.PAREN, lambda: parse_tensor_type(parser, "prim.multi_reduce result")
+        )
+        element_types = [t.get_element_type() for t in input_types]
+        inits = inits_of(parser, init_pos, init_values, element_types)
+        combiner = parser.parse_region()
+        op = cls(inputs, axes, inits, keepdim, result_types, combiner)
+        op.attributes.update(attributes)
+        return op
+
+    def verify_(self) -> None:
+        verify_static_shapes(self)
+        types = verify_combiner(self.combiner, self.init_values, YieldOp, "a prim.multi_reduce")
+        if len(self.inputs) != len(types) or len(self.outputs) != len(types):
+            raise VerifyException(
+                f"a prim.multi_reduce has one input and one result per init ({len(types)}), "
+                f"but it has {len(self.inputs)} inputs and {len(self.outputs)} results"
+            )
+        shape = tensor_shape(self.inputs[0])
+        for index, (value, result, element_type) in enumerate(
+            zip(self.inputs, self.outputs, types)
+        ):
+            if tensor_shape(value) != shape:
+                raise VerifyException(
+                    f"input #{index} has shape {list(tensor_shape(value))} but input #0 has "
+                    f"shape {list(shape)}; the inputs are folded together"
+                )
+            for role, typed in (("input", value), ("result", result)):
+                if typed.type.get_element_type() != element_type:
+                    raise VerifyException(
+                        f"{role} #{index} has element type {typed.type.get_element_type()}, but "
+                        f"init #{index} is {element_type}"
+                    )
+            _verify_reduced_shape(self, value, result)
 
 
 def _parse_axis(parser: Parser) -> int:
@@ -994,6 +1133,7 @@ Prim = Dialect(
         MapOp,
         YieldOp,
         ReduceOp,
+        MultiReduceOp,
         ScanOp,
         BroadcastOp,
         PermuteOp,
@@ -1014,6 +1154,7 @@ __all__ = [
     "MapOp",
     "YieldOp",
     "ReduceOp",
+    "MultiReduceOp",
     "ScanOp",
     "BroadcastOp",
     "PermuteOp",

@@ -32,7 +32,8 @@ with (see `Schedule`), if any. Each loop carries its mapping, whatever the rest 
   blockDim.x + threadIdx.x`, strided by its thread count); a reduction mapped to global, a
   whole nest, is split across blocks: each block combines its threads' partials, and the
   blocks' totals are combined with atomics into the one element the result is stored to
-  (which the host sets to the init first);
+  (which the host sets to the init first), so never one with a combiner region, whose
+  state no atomic combines;
 - `serial`: each thread runs every iteration.
 No loop is inside another that reads the same block index (a global loop inside a grid loop
 would give each block a part of a part), and no `thread` or `global` loop is inside a `thread`
@@ -985,6 +986,12 @@ class ForOp(ForOpBase):
             raise VerifyException("a vectorised tile.for holds no loops")
 
     def _verify_split_reduction(self) -> None:
+        if self.combiner is not None:
+            raise VerifyException(
+                "a reduction with a combiner region cannot be mapped to global: the blocks' "
+                "totals are combined with atomics, which combine one value with add, max or "
+                "min, not a combiner region's state (map it to thread, within one block)"
+            )
         if self.kind.data not in SPLIT_KINDS:
             raise VerifyException(
                 f"a reduction mapped to global combines the blocks' totals with atomics, which "
@@ -1081,7 +1088,7 @@ class ForOp(ForOpBase):
         self.verify_loop()
         self._verify_vector()
         self._verify_nesting()
-        if self.kind is None:
+        if not self.is_reduction:
             return
         if self.mapping.data in GRID_MAPPINGS:
             raise VerifyException(

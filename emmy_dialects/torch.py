@@ -702,6 +702,40 @@ class AminOp(ReductionOp):
     name = "torch.amin"
 
 
+class ArgReductionOp(ReductionOp):
+    """The first position along one dim (`dims` holds it) of the extreme value, as i64; a
+    NaN counts as the extreme, as torch picks it."""
+
+    def verify_(self) -> None:
+        shape = shape_of(self.input)
+        verify_normalized_dims(self.dim_list, len(shape))
+        if len(self.dim_list) != 1:
+            raise VerifyException(
+                f"'{self.name}' finds a position along one dim, but dims is {list(self.dim_list)}"
+            )
+        if element_type_of(self.result) != i64:
+            raise VerifyException(
+                f"'{self.name}' gives i64 positions, but its result has element type "
+                f"{element_type_of(self.result)}"
+            )
+        expected = reduced_shape(shape, self.dim_list, self.keepdim is not None)
+        verify_result_shape(self, expected, f"reducing dims {list(self.dim_list)}")
+
+
+@irdl_op_definition
+class ArgmaxOp(ArgReductionOp):
+    """Position of the largest value along a dim."""
+
+    name = "torch.argmax"
+
+
+@irdl_op_definition
+class ArgminOp(ArgReductionOp):
+    """Position of the smallest value along a dim."""
+
+    name = "torch.argmin"
+
+
 @irdl_op_definition
 class VarOp(ReductionOp):
     """Variance over `dims`: `sum((x - mean)^2) / max(0, n - correction)` with `n` the
@@ -1356,6 +1390,8 @@ Torch = Dialect(
         MeanOp,
         AmaxOp,
         AminOp,
+        ArgmaxOp,
+        ArgminOp,
         VarOp,
         LinearOp,
         MatmulOp,

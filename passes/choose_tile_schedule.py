@@ -17,8 +17,8 @@ for the loop nests lower-fused-to-loop produces (one nest per output shape):
 - A nest that is a single loop goes to every thread of the grid (`global`); so does a single
   reduction of SPLIT_REDUCTION_TRIP_COUNT or more iterations whose result is only stored, at
   constant indices, with a combiner and type atomics take (add, max, min on f32, f64, i32,
-  i64): its blocks each reduce a part, and combine their totals with atomics
-  (`split-reductions=false` keeps it in one block).
+  i64; never a combiner region): its blocks each reduce a part, and combine their totals
+  with atomics (`split-reductions=false` keeps it in one block).
 - A kernel's only nest, if elementwise (the loops inside its grid loops are parallel, hold no
   loops and pass nothing to each other through memory, which the blocks of a row, running
   them at once, could not order) and with fewer grid iterations (rows) than two per SM, is
@@ -248,10 +248,12 @@ def _grid_chain(root: loop.ForOp) -> list[loop.ForOp]:
 
 def _splits_across_blocks(reduction: loop.ForOp) -> bool:
     """A long reduction whose result is only stored (at constant indices), with a combiner
-    and type that atomics take: its blocks can each reduce a part and combine with atomics."""
+    and type that atomics take: its blocks can each reduce a part and combine with atomics.
+    Never one with a combiner region, whose state no atomic combines."""
     uses = [use.operation for use in reduction.accumulator[0].uses]
     return (
         reduction.trip_count >= SPLIT_REDUCTION_TRIP_COUNT
+        and reduction.kind is not None
         and reduction.kind.data in tile.SPLIT_KINDS
         and reduction.init.type in tile.SPLIT_TYPES
         and len(uses) == 1

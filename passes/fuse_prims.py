@@ -248,8 +248,11 @@ def producers(op: Operation) -> dict[Operation, bool]:
     seen: set[tuple[SSAValue, Flags]] = set()
     fusion = prim.fusion_class(op)
     if isinstance(fusion, prim.Reduction):
-        value, axes = fusion.folded(op)
-        stack = [(value, _masked(value, (d in axes for d in range(len(_shape(value))))))]
+        values, axes = fusion.folded(op)
+        stack = [
+            (value, _masked(value, (d in axes for d in range(len(_shape(value))))))
+            for value in values
+        ]
     else:
         stack = [(value, _masked(value, [False] * len(_shape(value)))) for value in op.operands]
     while stack:
@@ -505,13 +508,12 @@ class _Fusion:
                 inputs.add(value)
         return ops, inputs
 
-    def sink(self, op: Operation) -> SSAValue:
-        """Where the value of expensive `op` is materialized if another kernel reads it: past
-        the chain of cheap ops that are each the only user of the value before them and keep
-        or shrink its number of elements (an epilogue). What else the chain reads, its kernel
-        reads too, unless that would make kernels depend on each other in a cycle."""
+    def sink(self, op: Operation, value: SSAValue) -> SSAValue:
+        """Where `value`, a result of expensive `op`, is materialized if another kernel reads
+        it: past the chain of cheap ops that are each the only user of the value before them
+        and keep or shrink its number of elements (an epilogue). What else the chain reads, its
+        kernel reads too, unless that would make kernels depend on each other in a cycle."""
         group = self.group_of[op]
-        value = op.results[0]
         if isinstance(op, prim.AttentionOp):
             return value  # stored as it is: loop.attention has no epilogue
         while True:
@@ -624,7 +626,8 @@ class _Fusion:
         self.sunk = dict(self.staged)
         for group in self.groups:
             for member in group.members:
-                self.sunk[self.sink(member)] = group
+                for result in member.results:
+                    self.sunk[self.sink(member, result)] = group
         # A returned value that is the end of an epilogue is a result of that kernel.
         for group in self.groups:
             for value in list(group.roots):

@@ -55,6 +55,8 @@ class HoistInvariantReciprocal(RewritePattern):
             return
         outermost = None
         parent = op.parent_op()
+        if isinstance(parent, loop.ForOp) and op.parent_region() is parent.combiner:
+            return  # a combiner sees only its arguments and constants, wherever it is inlined
         while isinstance(parent, loop.ForOp | loop.ContractOp) and not defined_inside(
             op.rhs, parent
         ):

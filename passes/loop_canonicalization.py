@@ -13,8 +13,8 @@ from emmy.dialects.effects import written_values
 
 class FoldUnitLoop(RewritePattern):
     """A loop of one iteration becomes its body at the lower bound; a reduction of one
-    iteration becomes its contribution combined with the init; a loop of none disappears
-    (a reduction of none is its init)."""
+    iteration becomes its contribution combined with the init (the inits, through a combiner
+    region); a loop of none disappears (a reduction of none is its inits)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: loop.ForOp, rewriter: PatternRewriter) -> None:
@@ -22,7 +22,7 @@ class FoldUnitLoop(RewritePattern):
             return
         if op.trip_count == 0:
             if op.is_reduction:
-                rewriter.replace(op, arith.ConstantOp(op.init))
+                rewriter.replace(op, [arith.ConstantOp(init) for init in op.init_values])
             else:
                 rewriter.erase(op)
             return
@@ -37,6 +37,16 @@ class FoldUnitLoop(RewritePattern):
         rewriter.erase(terminator)
         if not op.is_reduction:
             rewriter.erase(op)
+            return
+        if op.combiner is not None:
+            ops: list[Operation] = [arith.ConstantOp(init) for init in op.init_values]
+
+            def emit(combining: Operation) -> Operation:
+                ops.append(combining)
+                return combining
+
+            results = op.combine([o.results[0] for o in ops], contributions, emit)
+            rewriter.replace(op, ops, results)
             return
         (contribution,) = contributions
         kind, element_type = op.kind.data, op.init.type

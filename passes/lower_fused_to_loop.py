@@ -15,6 +15,8 @@ becomes a buffer:
   the index its index map computes, with the index arithmetic built here (a broadcast reads
   its input at index 0 along expanded dims);
 - `prim.reduce` becomes reduction `loop.for`s over the reduced axes (nested when several);
+  `prim.multi_reduce` the same, the loops carrying one accumulator per input and a copy of
+  its combiner region.
 - `prim.scan` becomes, for each element, a reduction `loop.for` over the whole scanned dim
   whose contributions past the element's position are the combiner's identity: O(n) work
   per element, O(n^2) per row, but every element in parallel and no loop-carried value,
@@ -91,7 +93,8 @@ from xdsl.transforms.dead_code_elimination import region_dce
 from xdsl.utils.exceptions import PassFailedException
 
 from emmy.dialects import dense, fused, loop, prim
-from emmy.dialects.combiner import combine, identity
+from emmy.dialects.combiner import StateReduction, combine, copy_combiner, identity
+from emmy.dialects.for_op import Reduction
 
 
 def buffer_type(tensor_type: TensorType) -> MemRefType:
@@ -316,7 +319,13 @@ class _KernelBodyBuilder:
             raise PassFailedException(
                 f"cannot lower '{op.name}' inside a fused.kernel to loops", op
             )
-        return lowering(self, op, index)
+        lowered = lowering(self, op, index)
+        if isinstance(lowered, SSAValue):
+            return lowered
+        # An op of several results computes them together: the others are known now too.
+        for result, scalar in zip(op.results, lowered):
+            self.scopes[self.depth.get(scalar, 0)].known[(result, index)] = scalar
+        return lowered[op.results.index(value)]
 
     # The index algebra (`prim.IndexAlgebra`) that views' index maps compute with, folded
     # where an operand is a constant 0 or 1 so that plain views print as plain indices.
@@ -392,7 +401,22 @@ class _KernelBodyBuilder:
         return self._scalar_op(arith.IndexCastOp(position, op.result.type.get_element_type()))
 
     def _reduce(self, op: prim.ReduceOp, index: tuple[SSAValue, ...]) -> SSAValue:
-        shape = op.input.type.get_shape()
+        (result,) = self._fold(op, [op.input], (op.kind.data, op.init), index)
+        return result
+
+    def _multi_reduce(self, op: prim.MultiReduceOp, index: tuple[SSAValue, ...]) -> list[SSAValue]:
+        return self._fold(op, list(op.inputs), (op.init_values, op.combiner), index)
+
+    def _fold(
+        self,
+        op: prim.ReduceOp | prim.MultiReduceOp,
+        inputs: list[SSAValue],
+        reduction: Reduction | StateReduction,
+        index: tuple[SSAValue, ...],
+    ) -> list[SSAValue]:
+        """Reduction loops over the folded axes of `inputs`, whose elements at each
+        iteration are what it contributes."""
+        shape = inputs[0].type.get_shape()
         axes = op.axis_list
         kept = iter(index)
         source_index: list[SSAValue] = []
@@ -404,84 +428,105 @@ class _KernelBodyBuilder:
             else:
                 source_index.append(next(kept))
 
-        def contribution(reduction_index: list[SSAValue]) -> SSAValue:
+        def contribution(reduction_index: list[SSAValue]) -> list[SSAValue]:
             for d, position in zip(axes, reduction_index):
                 source_index[d] = position
-            return self.element(op.input, tuple(source_index))
+            return [self.element(value, tuple(source_index)) for value in inputs]
 
         extents = [(shape[d], f"r{d}") for d in axes]
-        return self._reduction(op.kind.data, op.init, extents, index, contribution)
+        return self._reduction(reduction, extents, index, contribution)
 
     def _scan(self, op: prim.ScanOp, index: tuple[SSAValue, ...]) -> SSAValue:
         d = op.dim.value.data
         kind, element_type = op.kind.data, op.result.type.get_element_type()
         init = identity(kind, element_type)
 
-        def contribution(reduction_index: list[SSAValue]) -> SSAValue:
+        def contribution(reduction_index: list[SSAValue]) -> list[SSAValue]:
             (position,) = reduction_index
             value = self.element(op.input, (*index[:d], position, *index[d + 1 :]))
             within = self._scalar_op(arith.CmpiOp(position, index[d], "ule"))
-            return self._scalar_op(
-                arith.SelectOp(within, value, self._scalar_op(arith.ConstantOp(init)))
-            )
+            return [
+                self._scalar_op(
+                    arith.SelectOp(within, value, self._scalar_op(arith.ConstantOp(init)))
+                )
+            ]
 
         extent = op.input.type.get_shape()[d]
-        return self._reduction(kind, init, [(extent, f"r{d}")], index, contribution)
+        (result,) = self._reduction((kind, init), [(extent, f"r{d}")], index, contribution)
+        return result
 
     def _contract(self, op: prim.ContractOp, index: tuple[SSAValue, ...]) -> SSAValue:
         *batch, m, n = index
         extent = op.lhs.type.get_shape()[-1]
         element_type = op.result.type.get_element_type()
 
-        def contribution(reduction_index: list[SSAValue]) -> SSAValue:
+        def contribution(reduction_index: list[SSAValue]) -> list[SSAValue]:
             (k,) = reduction_index
             lhs = self.element(op.lhs, (*batch, m, k))
             rhs = self.element(op.rhs, (*batch, k, n))
             product = arith.MulfOp if isinstance(element_type, AnyFloat) else arith.MuliOp
-            return self._scalar_op(product(lhs, rhs))
+            return [self._scalar_op(product(lhs, rhs))]
 
         init = identity("add", element_type)
-        return self._reduction("add", init, [(extent, "k")], index, contribution)
+        (result,) = self._reduction(("add", init), [(extent, "k")], index, contribution)
+        return result
 
-    def _reduction(self, kind, init, extents, index, contribution) -> SSAValue:
+    def _reduction(
+        self, reduction: Reduction | StateReduction, extents, index, contribution
+    ) -> list[SSAValue]:
         """Nested reduction loops over `extents`, placed in the outermost loop where `index`
-        exists (beside the deeper loops being built now); the outermost starts from `init`,
-        inner ones from the combiner's identity."""
+        exists (beside the deeper loops being built now), an inner loop's accumulators being
+        what the loop around it folds in; the outermost starts from the init, inner ones from
+        the combiner's identity (every loop of a combiner region from its inits, which are)."""
         home = self._depth_of(index)
         saved = self.scopes[home + 1 :]
         saved_anchor = self.scopes[home].anchor
         del self.scopes[home + 1 :]
-        element_type = init.type
         loops: list[loop.ForOp] = []
         reduction_index: list[SSAValue] = []
         for extent, name in extents:
             if extent == 1 and not self.keep_unit_dims:
                 reduction_index.append(self.zero)
                 continue
-            start = init if not loops else identity(kind, element_type)
-            loops.append(self._open_loop(extent, name, (kind, start)))
+            loops.append(self._open_loop(extent, name, _loop_reduction(reduction, not loops)))
             reduction_index.append(loops[-1].induction_var)
-        result = contribution(reduction_index)
+        results = contribution(reduction_index)
         for for_op in reversed(loops):
             for_op.body.block.erase_op(for_op.body.block.last_op)
-            for_op.body.block.add_op(loop.YieldOp(result))
-            result = for_op.accumulator[0]
+            for_op.body.block.add_op(loop.YieldOp(*results))
+            results = list(for_op.accumulator)
             self.scopes.pop()
-        if not loops and init != identity(kind, element_type):
-            start = arith.ConstantOp(init)
-            self._place(start, 0)
-            result = self._scalar_op(combine(kind, start.result, result))
+        if not loops and isinstance(reduction[0], str):
+            kind, init = reduction
+            if init != identity(kind, init.type):
+                start = arith.ConstantOp(init)
+                self._place(start, 0)
+                results = [self._scalar_op(combine(kind, start.result, *results))]
         self.scopes[home].anchor = saved_anchor
         self.scopes.extend(saved)
-        return result
+        return results
 
     _LOWERINGS = {
         prim.MapOp: _map,
         prim.IotaOp: _iota,
         prim.ReduceOp: _reduce,
+        prim.MultiReduceOp: _multi_reduce,
         prim.ScanOp: _scan,
         prim.ContractOp: _contract,
     }
+
+
+def _loop_reduction(
+    reduction: Reduction | StateReduction, outermost: bool
+) -> Reduction | StateReduction:
+    """The reduction of one loop of a nest that folds several axes: a named combiner's
+    outermost loop starts from the init, the others from its identity; a combiner region's
+    loops each get a copy of it."""
+    if isinstance(reduction[0], str):
+        kind, init = reduction
+        return kind, init if outermost else identity(kind, init.type)
+    inits, combiner = reduction
+    return inits, copy_combiner(combiner, loop.YieldOp)
 
 
 class _NotStructured(Exception):

@@ -299,7 +299,7 @@ def _convert_body(
 ):
     for op in source.ops:
         if isinstance(op, loop.ForOp):
-            reduction = (op.kind.data, op.init) if op.is_reduction else None
+            reduction = op.reduction_in(tile.YieldOp)
             body = Block(arg_types=[op.induction_var.type])
             body.args[0].name_hint = op.induction_var.name_hint
             values[op.induction_var] = body.args[0]

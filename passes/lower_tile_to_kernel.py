@@ -33,7 +33,9 @@ then combines the partials of a warp with butterfly shuffles (`kernel.shuffle xo
 target's warp size, then half that, down to 1), writes one partial per warp to shared memory,
 and after a barrier every warp reads the per-warp partials back and combines them the same
 way, so every thread holds the total; a second barrier lets the next reduction reuse nothing
-stale. A contraction's kernel (a `tile.gemm`) becomes a tensor-core kernel: cp.async K slices
+stale. A reduction with a combiner region does the same with its region inlined at each step,
+one shuffle and one shared slot per accumulator per step (never split across blocks).
+A contraction's kernel (a `tile.gemm`) becomes a tensor-core kernel: cp.async K slices
 pipelined through swizzled shared memory, ldmatrix fragments, mma.sync accumulators in
 registers and the epilogue per accumulator element (see `emmy.passes.gemm_kernel`); on the
 wgmma atom, a warp-specialised kernel in which a producer warp group copies the K slices with
@@ -68,11 +70,11 @@ from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf
 from xdsl.dialects import vector as vector_dialect
 from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, VectorType, i32
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from emmy.dialects import kernel, tile
-from emmy.dialects.combiner import combine, identity
+from emmy.dialects.combiner import identity
 from emmy.dialects.dependences import Accessed, private_to_iterations
 from emmy.dialects.dtypes import element_bytes
 from emmy.dialects.effects import written_values
@@ -351,7 +353,7 @@ class _KernelBuilder:
             self._add(kernel.VectorStoreOp(loaded, row, [j]))
 
         first = self._index(arith.MuliOp, self.thread_id, self.constant(width))
-        self._block_strided(first, 0, size, self.threads * width, None, copy)
+        self._block_strided(first, 0, size, self.threads * width, (), copy)
         if asynchronous:
             self._add(kernel.CpAsyncCommitOp())
             self._add(kernel.CpAsyncWaitOp(0))
@@ -360,19 +362,18 @@ class _KernelBuilder:
 
     # -- loops --
 
-    def _scf_for(self, start, stop, step, init: SSAValue | None, fill) -> SSAValue | None:
-        """An `scf.for` whose body `fill(induction_var, accumulator)` builds and which
-        returns the scalar to carry on (or None); returns the loop's result (or None)."""
-        arg_types = [IndexType()] + ([init.type] if init is not None else [])
-        body = Block(arg_types=arg_types)
+    def _scf_for(self, start, stop, step, init: Sequence[SSAValue], fill) -> list[SSAValue]:
+        """An `scf.for` whose body `fill(induction_var, accumulators)` builds and which
+        returns the scalars to carry on (or None for none); returns the loop's results."""
+        body = Block(arg_types=[IndexType(), *(v.type for v in init)])
         outer, self.block = self.block, body
         self.open_blocks.append(body)
-        carried = fill(body.args[0], body.args[1] if init is not None else None)
-        self._add(scf.YieldOp(*([carried] if carried is not None else [])))
+        carried = fill(body.args[0], list(body.args[1:]))
+        self._add(scf.YieldOp(*(carried or [])))
         self.open_blocks.pop()
         self.block = outer
-        loop_op = self._add(scf.ForOp(start, stop, step, [init] if init is not None else [], body))
-        return loop_op.results[0] if init is not None else None
+        loop_op = self._add(scf.ForOp(start, stop, step, list(init), body))
+        return list(loop_op.results)
 
     def _block_strided(self, first: SSAValue, lower: int, upper: int, stride: int, init, fill):
         """The loop over `first + lower`, `first + lower + stride`, ... below `upper`, where
@@ -380,7 +381,7 @@ class _KernelBuilder:
         most UNROLLED_TRIPS steps, those steps one after another (so that the loops of one
         row visit the same elements in the same values, and a later loop reuses what an
         earlier one loaded and computed), else a loop of that constant count (which the CUDA
-        compiler unrolls, keeping every load in flight). Returns the accumulator carried out."""
+        compiler unrolls, keeping every load in flight). Returns the accumulators carried out."""
         if (upper - lower) % stride:
             start = self._index(arith.AddiOp, first, self.constant(lower)) if lower else first
             return self._scf_for(start, self.constant(upper), self.constant(stride), init, fill)
@@ -395,7 +396,7 @@ class _KernelBuilder:
                 accumulator = fill(offset, accumulator)
             return accumulator
 
-        def counted(step: SSAValue, accumulator: SSAValue | None):
+        def counted(step: SSAValue, accumulator: list[SSAValue]):
             offset = self._index(arith.MuliOp, step, self.constant(stride))
             return fill(self._index(arith.AddiOp, base, offset), accumulator)
 
@@ -409,16 +410,13 @@ class _KernelBuilder:
             self._grid_loops(op)
             return
         lower, upper, width = op.lower.data, op.upper.data, op.vector_width
-        init = None
-        if op.is_reduction:
-            kind = op.kind.data
-            start_value = op.init if mapping == "serial" else identity(kind, op.init.type)
-            init = self._add(arith.ConstantOp(start_value)).results[0]
+        starts = op.init_values if mapping == "serial" else _neutral(op)
+        init = [self._add(arith.ConstantOp(start)).results[0] for start in starts]
 
-        def fill(iv: SSAValue, accumulator: SSAValue | None) -> SSAValue | None:
+        def fill(iv: SSAValue, accumulators: list[SSAValue]) -> list[SSAValue]:
             for contribution in self._body(op, iv):
-                accumulator = self._add(combine(kind, accumulator, contribution)).results[0]
-            return accumulator
+                accumulators = op.combine(accumulators, contribution, self._add)
+            return accumulators
 
         if mapping == "thread":
             first = self._index(arith.MuliOp, self.thread_id, self.constant(width))
@@ -438,17 +436,19 @@ class _KernelBuilder:
             return
         if mapping == "global":
             # The blocks' totals meet in the stored element, which holds the init already.
-            self.split_totals[op.accumulator[0]] = self._block_reduce(kind, partial)
+            (self.split_totals[op.accumulator[0]],) = self._block_reduce(op, partial)
             return
         if mapping == "thread":
-            total = self._block_reduce(kind, partial)
-            first_value = self._add(arith.ConstantOp(op.init)).results[0]
-            partial = self._add(combine(kind, first_value, total)).results[0]
-        self.values[op.accumulator[0]] = partial
+            partial = self._block_reduce(op, partial)
+            if op.kind is not None:
+                first_value = self._add(arith.ConstantOp(op.init)).results[0]
+                partial = op.combine([first_value], partial, self._add)
+        for result, value in zip(op.accumulator, partial):
+            self.values[result] = value
 
-    def _body(self, op: tile.ForOp, induction_var: SSAValue) -> list[SSAValue]:
+    def _body(self, op: tile.ForOp, induction_var: SSAValue) -> list[list[SSAValue]]:
         """Emits the body once per consecutive iteration a thread takes; returns what each
-        iteration of a reduction contributes."""
+        iteration of a reduction contributes, a value per accumulator."""
         width = op.vector_width
         outer, per_thread = self.lane, self.per_thread
         lane = _Lane(op, width)
@@ -467,7 +467,8 @@ class _KernelBuilder:
             else:
                 self.convert_in_order(list(op.body.block.ops), [op])
             if op.is_reduction:
-                contributions.append(self.values[op.body.block.last_op.arguments[0]])
+                yielded = op.body.block.last_op.arguments
+                contributions.append([self.values[v] for v in yielded])
         self.lane, self.per_thread = outer, per_thread
         return contributions
 
@@ -503,42 +504,59 @@ class _KernelBuilder:
         else:
             first = self._add(kernel.BlockIdOp("y")).results[0]
             step = self._add(kernel.GridDimOp("y")).results[0]
-        self._scf_for(first, self.constant(prod(extents)), step, None, fill)
+        self._scf_for(first, self.constant(prod(extents)), step, (), fill)
 
-    def _warp_reduce(self, kind: str, value: SSAValue) -> SSAValue:
+    def _warp_reduce(self, op: tile.ForOp, values: list[SSAValue]) -> list[SSAValue]:
         offset = self.warp // 2
         while offset:
             lane_offset = self._add(arith.ConstantOp(IntegerAttr(offset, i32))).results[0]
-            other = self._add(kernel.ShuffleOp("xor", value, lane_offset)).results[0]
-            value = self._add(combine(kind, value, other)).results[0]
+            others = [
+                self._add(kernel.ShuffleOp("xor", value, lane_offset)).results[0]
+                for value in values
+            ]
+            values = op.combine(values, others, self._add)
             offset //= 2
-        return value
+        return values
 
-    def _block_reduce(self, kind: str, partial: SSAValue) -> SSAValue:
-        element_type = partial.type
-        warp_total = self._warp_reduce(kind, partial)
+    def _block_reduce(self, op: tile.ForOp, partials: list[SSAValue]) -> list[SSAValue]:
+        """Every thread's partials combined (`op`'s combiner), in every thread: one shared
+        slot per warp and accumulator."""
+        warp_totals = self._warp_reduce(op, partials)
         if self.threads == self.warp:
-            return warp_total
+            return warp_totals
         warps = self.threads // self.warp
-        shared = self._add(kernel.SharedAllocOp(kernel.shared_memref([warps], element_type)))
-        shared = shared.results[0]
+        shared = [
+            self._add(kernel.SharedAllocOp(kernel.shared_memref([warps], v.type))).results[0]
+            for v in warp_totals
+        ]
         lane = self._add(arith.RemUIOp(self.thread_id, self.constant(self.warp))).results[0]
         warp = self._add(arith.DivUIOp(self.thread_id, self.constant(self.warp))).results[0]
         is_first_lane = self._index_compare(lane, 0)
         then = Block()
-        then.add_ops([memref.StoreOp.get(warp_total, shared, [warp]), scf.YieldOp()])
+        then.add_ops([memref.StoreOp.get(v, row, [warp]) for v, row in zip(warp_totals, shared)])
+        then.add_op(scf.YieldOp())
         self._add(scf.IfOp(is_first_lane, [], Region(then), Region(Block([scf.YieldOp()]))))
         self._add(kernel.BarrierOp())
         # Every warp reads the per-warp partials (lanes past the last warp read a neutral
         # value), so every thread ends with the total and no broadcast is needed.
         in_range = self._add(arith.CmpiOp(lane, self.constant(warps), "ult")).results[0]
         slot = self._add(arith.MinUIOp(lane, self.constant(warps - 1))).results[0]
-        stored = self._add(memref.LoadOp.get(shared, [slot])).results[0]
-        neutral = self._add(arith.ConstantOp(identity(kind, element_type))).results[0]
-        value = self._add(arith.SelectOp(in_range, stored, neutral)).results[0]
-        total = self._warp_reduce(kind, value)
+        values = []
+        for row, neutral_value in zip(shared, _neutral(op)):
+            stored = self._add(memref.LoadOp.get(row, [slot])).results[0]
+            neutral = self._add(arith.ConstantOp(neutral_value)).results[0]
+            values.append(self._add(arith.SelectOp(in_range, stored, neutral)).results[0])
+        totals = self._warp_reduce(op, values)
         self._add(kernel.BarrierOp())
-        return total
+        return totals
+
+
+def _neutral(op: tile.ForOp) -> tuple[Attribute, ...]:
+    """What a thread's partial result starts from: the identity of a named combiner, the
+    inits of a combiner region (which are its identity)."""
+    if op.kind is None:
+        return op.init_values
+    return tuple(identity(op.kind.data, init.type) for init in op.init_values)
 
 
 def _defined_in(value: SSAValue, region_op: Operation) -> bool:

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from math import isqrt, prod
 
 from xdsl.dialects import arith, math
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, TensorType, i1, i32, i64
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects.builtin import AnyFloat, FloatAttr, IntegerAttr, TensorType, i1, i32, i64
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from emmy.dialects import prim
 from emmy.dialects import torch as t
@@ -238,6 +238,66 @@ class ReductionToReduce(TorchOpDecomposition):
         return build.map(
             [total], t.shape_of(total), element_type, lambda b, s: b.div(s, b.like(count, s))
         )
+
+
+def first_extreme(element_type: Attribute, largest: bool) -> Region:
+    """The combiner of (value, position) pairs that keeps the largest (or smallest) value
+    and, among equal ones, the first position; a NaN beats any number, as torch's argmax
+    and argmin pick it."""
+    block = Block(arg_types=[element_type, i64, element_type, i64])
+    value, position, other, other_position = block.args
+    for arg, name in zip(block.args, ("value", "position", "other", "other_position")):
+        arg.name_hint = name
+
+    def emit(op: Operation) -> SSAValue:
+        block.add_op(op)
+        return op.results[0]
+
+    earlier = emit(arith.CmpiOp(other_position, position, "slt"))
+    if isinstance(element_type, AnyFloat):
+        better = emit(arith.CmpfOp(other, value, "ogt" if largest else "olt"))
+        same = emit(arith.CmpfOp(other, value, "oeq"))
+        other_nan = emit(arith.CmpfOp(other, other, "uno"))
+        value_nan = emit(arith.CmpfOp(value, value, "uno"))
+        value_number = emit(arith.CmpfOp(value, value, "ord"))
+        better = emit(arith.OrIOp(better, emit(arith.AndIOp(other_nan, value_number))))
+        same = emit(arith.OrIOp(same, emit(arith.AndIOp(other_nan, value_nan))))
+    else:
+        better = emit(arith.CmpiOp(other, value, "sgt" if largest else "slt"))
+        same = emit(arith.CmpiOp(other, value, "eq"))
+    take = emit(arith.OrIOp(better, emit(arith.AndIOp(same, earlier))))
+    kept = emit(arith.SelectOp(take, other, value))
+    kept_position = emit(arith.SelectOp(take, other_position, position))
+    block.add_op(prim.YieldOp(kept, kept_position))
+    return Region(block)
+
+
+class ArgReductionToMultiReduce(TorchOpDecomposition):
+    """argmax / argmin: one pass, a `prim.multi_reduce` of each value with its position
+    (`prim.iota`) that keeps the first extreme (`first_extreme`); 16-bit floats compare as
+    f32 (exactly)."""
+
+    op_types = (t.ArgmaxOp, t.ArgminOp)
+
+    def decompose(self, op: t.ArgReductionOp, build: PrimBuilder) -> SSAValue:
+        x = build.widen(op.input)
+        shape, element_type = t.shape_of(x), t.element_type_of(x)
+        axes = op.dim_list
+        largest = isinstance(op, t.ArgmaxOp)
+        positions = build.iota(axes[0], shape, i64)
+        keepdim = op.keepdim is not None
+        reduced = prim.reduced_shape(shape, axes, keepdim)
+        inits = (identity("max" if largest else "min", element_type), identity("min", i64))
+        extremes = prim.MultiReduceOp(
+            [x, positions],
+            axes,
+            inits,
+            keepdim,
+            [TensorType(element_type, reduced), TensorType(i64, reduced)],
+            first_extreme(element_type, largest),
+        )
+        build.emit(extremes)
+        return extremes.outputs[1]
 
 
 def centered_squares(build: PrimBuilder, x: SSAValue, total: SSAValue, count: int) -> SSAValue:
@@ -603,6 +663,7 @@ class ConstantToPrim(TorchOpDecomposition):
 DECOMPOSITIONS: tuple[type[TorchOpDecomposition], ...] = (
     ElementwiseToMap,
     ReductionToReduce,
+    ArgReductionToMultiReduce,
     VarToReduce,
     RmsNormToPrims,
     LayerNormToPrims,

@@ -85,3 +85,29 @@ loop.kernel @k_scaled_scores(%q: memref<4x8xf32>, %k: memref<6x8xf32>, %y: memre
     loop.store %t, %y[%i, %j] : memref<4x6xf32>
   }
 }
+
+// -----
+
+// A division in a combiner region stays, even by a constant from outside it (where cse merged
+// the combiner's own with it): the combiner is inlined wherever the reduction is combined
+// (each thread, each shuffle step), and sees only its arguments and constants.
+
+// CHECK-LABEL: loop.kernel @k_combiner_division(
+// CHECK-NEXT:    %[[TWO:.*]] = arith.constant 2.000000e+00 : f32
+// CHECK-NEXT:    %{{.*}} = loop.for %{{.*}} in 0 to 8 reduce (%[[A:.*]]: f32, %[[B:.*]]: f32) init (0.0) {
+// CHECK-NEXT:      %[[S:.*]] = arith.addf %[[A]], %[[B]] : f32
+// CHECK-NEXT:      %[[H:.*]] = arith.divf %[[S]], %[[TWO]] : f32
+// CHECK-NEXT:      loop.yield %[[H]] : f32
+loop.kernel @k_combiner_division(%x: memref<8xf32>, %y: memref<1xf32>) {
+  %two = arith.constant 2.0 : f32
+  %h = loop.for %j in 0 to 8 reduce (%a: f32, %b: f32) init (0.0) {
+    %s = arith.addf %a, %b : f32
+    %half = arith.divf %s, %two : f32
+    loop.yield %half : f32
+  } {
+    %v = loop.load %x[%j] : memref<8xf32>
+    loop.yield %v : f32
+  }
+  %c0 = arith.constant 0 : index
+  loop.store %h, %y[%c0] : memref<1xf32>
+}

@@ -56,6 +56,10 @@ REFERENCES = {
         lambda x: [x[:, 0] * 2],
     ],
     "keep_unit_dims.mlir": [lambda x: [np.maximum(x, 0)]],
+    "multi_reduce.mlir": [
+        lambda x: [x.max(1) * 2, x.argmax(1)],
+        lambda x: [x.mean((0, 2))],
+    ],
     "contract.mlir": [
         lambda w, b, x: [x @ w.T + b],
         lambda a, b: [a @ b],

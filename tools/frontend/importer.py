@@ -729,24 +729,15 @@ for _target, _op in {
 
 @handles("aten.argmax.default", "aten.argmin.default")
 def argmax(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
-    """The first position of the largest (argmin: smallest) value, a NaN counting as both,
-    as torch picks it: the least position whose value equals the reduction's (or is NaN)."""
+    """The first position of the largest (argmin: smallest) value along a dim, or of the
+    flattened input where no dim is given."""
     x = ir.tensor(a["self"])
     if a["dim"] is None:
         x = ir.emit(t.ReshapeOp(x, TensorType(t.element_type_of(x), (prod(t.shape_of(x)),))))
-    shape, element = t.shape_of(x), t.element_type_of(x)
-    dim = ir.dim(0 if a["dim"] is None else a["dim"], max(len(shape), 1))
-    extreme_op = t.AmaxOp if target_name(node) == "aten.argmax.default" else t.AminOp
-    kept = TensorType(element, (*shape[:dim], 1, *shape[dim + 1 :]))
-    extreme = ir.emit(extreme_op(x, kept, [dim], True))
-    mask = TensorType(i1, shape)
-    positions = torch.arange(shape[dim]).reshape((-1,) + (1,) * (len(shape) - dim - 1))
-    position, beyond = ir.constant(positions), ir.operand(shape[dim], i64)
-    index_type = TensorType(i64, shape)
-    candidate = ir.emit(t.WhereOp(ir.emit(t.NeOp(x, x, mask)), position, beyond, index_type))
-    hit = ir.emit(t.WhereOp(ir.emit(t.EqOp(x, extreme, mask)), position, candidate, index_type))
+    dim = ir.dim(0 if a["dim"] is None else a["dim"], max(len(t.shape_of(x)), 1))
+    op_class = t.ArgmaxOp if target_name(node) == "aten.argmax.default" else t.ArgminOp
     keepdim = a["keepdim"] and a["dim"] is not None
-    return ir.emit(t.AminOp(hit, ir.result_type(node), [dim], keepdim))
+    return ir.emit(op_class(x, ir.result_type(node), [dim], keepdim))
 
 
 @handles("aten.cumsum.default", "aten.cumprod.default")

@@ -32,7 +32,7 @@ from xdsl.utils.exceptions import InterpretationError
 
 from emmy.dialects import loop, tile
 from emmy.tools.interpreter.attention import attention
-from emmy.tools.interpreter.scalar import COMBINERS, numpy_dtype, to_type
+from emmy.tools.interpreter.scalar import COMBINERS, fold_with_combiner, numpy_dtype, to_type
 
 LOOP_OPS = (loop.ForOp, tile.ForOp, loop.ContractOp)
 """Loop IR and Tile IR run alike: a schedule changes where iterations run, not what they do.
@@ -166,7 +166,7 @@ class LoopFunctions(InterpreterFunctions):
     ) -> PythonValues:
         trip_count = op.upper.data - op.lower.data
         if trip_count == 0:
-            return (to_type(op.init.value.data, op.init.type),) if op.is_reduction else ()
+            return tuple(to_type(init.value.data, init.type) for init in op.init_values)
         axes = interpreter.get_data(LoopFunctions, self.LOOP_AXES, _outside_kernel)
         axis = loop_depth(op)
         axis_shape = [1] * axes
@@ -175,10 +175,14 @@ class LoopFunctions(InterpreterFunctions):
         yielded = interpreter.run_ssacfg_region(op.body, (induction_var,), op.name)
         if not op.is_reduction:
             return ()
-        contribution = np.asarray(yielded[0])
-        contribution = contribution.reshape((1,) * (axes - contribution.ndim) + contribution.shape)
-        every_iteration = list(contribution.shape)
+        contributions = [np.asarray(value) for value in yielded]
+        contributions = [c.reshape((1,) * (axes - c.ndim) + c.shape) for c in contributions]
+        every_iteration = list(np.broadcast_shapes(*(c.shape for c in contributions)))
         every_iteration[axis] = trip_count
+        if op.combiner is not None:
+            values = [np.broadcast_to(c, every_iteration) for c in contributions]
+            return tuple(fold_with_combiner(interpreter, op.combiner, op.init_values, values, axis))
+        (contribution,) = contributions
         total = COMBINERS[op.kind.data].reduce(
             np.broadcast_to(contribution, every_iteration),
             axis=axis,

@@ -10,9 +10,10 @@
 
 `prim.map` runs its body once with the whole input tensors as the block arguments;
 `prim.reduce` is a numpy reduction combined with `init` and `prim.scan` the combiner's
-`accumulate`; `prim.broadcast` is `np.broadcast_to` (right-aligned, like numpy); the views
-are their numpy counterparts, `prim.contract` is `np.matmul`, `prim.attention` is
-`attention.attention` and `prim.gather` is fancy indexing.
+`accumulate`; `prim.multi_reduce` runs its combiner on whole halves of the folded values at a
+time (`fold_with_combiner`); `prim.broadcast` is `np.broadcast_to` (right-aligned, like
+numpy); the views are their numpy counterparts, `prim.contract` is `np.matmul`,
+`prim.attention` is `attention.attention` and `prim.gather` is fancy indexing.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from xdsl.interpreter import (
 
 from emmy.dialects import prim
 from emmy.tools.interpreter.attention import attention
-from emmy.tools.interpreter.scalar import COMBINERS, dense_array, to_type
+from emmy.tools.interpreter.scalar import COMBINERS, dense_array, fold_with_combiner, to_type
 
 
 @register_impls
@@ -68,6 +69,20 @@ class PrimFunctions(InterpreterFunctions):
         (value,) = args
         running = COMBINERS[op.kind.data].accumulate(value, axis=op.dim.value.data)
         return (to_type(running, op.result.type.get_element_type()),)
+
+    @impl(prim.MultiReduceOp)
+    def run_multi_reduce(
+        self, interpreter: Interpreter, op: prim.MultiReduceOp, args: PythonValues
+    ) -> PythonValues:
+        axes = op.axis_list
+        kept = [d for d in range(np.ndim(args[0])) if d not in axes]
+        rows = [np.shape(args[0])[d] for d in kept]
+        # The folded axes moved last and merged into one.
+        merged = [np.transpose(a, (*kept, *axes)).reshape((*rows, -1)) for a in args]
+        totals = fold_with_combiner(interpreter, op.combiner, op.init_values, merged, len(rows))
+        return tuple(
+            np.reshape(total, result.type.get_shape()) for total, result in zip(totals, op.outputs)
+        )
 
     @impl(prim.BroadcastOp)
     def run_broadcast(

@@ -18,7 +18,7 @@ never registered next to these (they would claim the same ops).
 from __future__ import annotations
 
 import math as pymath
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from xdsl.dialects import arith, math
@@ -40,7 +40,7 @@ from xdsl.interpreter import (
     impl,
     register_impls,
 )
-from xdsl.ir import Attribute, Operation
+from xdsl.ir import Attribute, Operation, Region
 from xdsl.utils.exceptions import InterpretationError
 
 from emmy.dialects import dtypes
@@ -98,6 +98,37 @@ COMBINERS: dict[str, np.ufunc] = {
 }
 """The numpy ufunc of each reduction combiner; `max`/`min` propagate NaN like
 `arith.maximumf`/`arith.minimumf`."""
+
+
+def fold_with_combiner(
+    interpreter: Interpreter,
+    region: Region,
+    inits: Sequence[FloatAttr | IntegerAttr],
+    values: Sequence[np.ndarray],
+    axis: int,
+) -> list[np.ndarray]:
+    """Folds `values` (one array per accumulator, of one shape) along `axis` with a combiner
+    region, keeping `axis` with size 1: neighbours are combined pairwise, the earlier one
+    first, until one is left (a combiner is associative and its inits are its identity, which
+    pads an odd count and is the result of folding nothing)."""
+    types = [init.type for init in inits]
+    shape = np.broadcast_shapes(*(np.shape(v) for v in values))
+    arrays = [to_type(np.broadcast_to(v, shape), t) for v, t in zip(values, types)]
+    if shape[axis] == 0:
+        kept = (*shape[:axis], 1, *shape[axis + 1 :])
+        return [to_type(np.full(kept, init.value.data), t) for init, t in zip(inits, types)]
+    while arrays[0].shape[axis] > 1:
+        if arrays[0].shape[axis] % 2:
+            pad = [(0, 0)] * len(shape)
+            pad[axis] = (0, 1)
+            arrays = [
+                np.pad(a, pad, constant_values=init.value.data) for a, init in zip(arrays, inits)
+            ]
+        earlier = [np.take(a, range(0, a.shape[axis], 2), axis) for a in arrays]
+        later = [np.take(a, range(1, a.shape[axis], 2), axis) for a in arrays]
+        combined = interpreter.run_ssacfg_region(region, (*earlier, *later), "combiner")
+        arrays = [to_type(np.broadcast_to(c, earlier[0].shape), t) for c, t in zip(combined, types)]
+    return arrays
 
 
 def as_signed(value: np.ndarray, value_type: Attribute) -> np.ndarray:

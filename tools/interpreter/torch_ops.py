@@ -207,6 +207,8 @@ TORCH_IMPLS.update(
         t.MeanOp: reduction(lambda op, v, dims, keep: torch.mean(v, dims, keep)),
         t.AmaxOp: reduction(lambda op, v, dims, keep: torch.amax(v, dims, keep)),
         t.AminOp: reduction(lambda op, v, dims, keep: torch.amin(v, dims, keep)),
+        t.ArgmaxOp: reduction(lambda op, v, dims, keep: torch.argmax(v, dims[0], keep)),
+        t.ArgminOp: reduction(lambda op, v, dims, keep: torch.argmin(v, dims[0], keep)),
         t.VarOp: reduction(
             lambda op, v, dims, keep: torch.var(
                 v, dims, correction=op.correction.value.data, keepdim=keep

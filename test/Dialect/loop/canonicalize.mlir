@@ -57,6 +57,41 @@ loop.kernel @fold_unit_reductions(%x: memref<3xf32>, %y: memref<3xf32>) {
 
 // -----
 
+// A one-trip loop with a combiner region becomes its body combined with the inits through the
+// combiner; one of no trips becomes its inits.
+
+// CHECK-LABEL: loop.kernel @fold_unit_state_reductions(
+// CHECK-SAME:    %[[X:[a-z0-9_]+]]: memref<3xf32>, %[[Y:[a-z0-9_]+]]: memref<3xf32>) {
+// CHECK:         %[[V:.*]] = loop.load %[[X]][%{{.*}}] : memref<3xf32>
+// CHECK:         %[[S:.*]] = arith.addf %{{.*}}, %[[V]] : f32
+// CHECK:         %[[EMPTY:.*]] = arith.constant 7.000000e+00 : f32
+// CHECK:         loop.store %[[S]], %[[Y]][%{{.*}}]
+// CHECK-NEXT:    loop.store %[[EMPTY]], %[[Y]][%{{.*}}]
+// CHECK-NOT:     loop.for
+loop.kernel @fold_unit_state_reductions(%x: memref<3xf32>, %y: memref<3xf32>) {
+  %c2 = arith.constant 2 : index
+  %a, %n = loop.for %i in 2 to 3 reduce (%s0: f32, %n0: i32, %s1: f32, %n1: i32) init (0.5, 0) {
+    %s = arith.addf %s0, %s1 : f32
+    %n = arith.addi %n0, %n1 : i32
+    loop.yield %s, %n : f32, i32
+  } {
+    %v = loop.load %x[%i] : memref<3xf32>
+    %one = arith.constant 1 : i32
+    loop.yield %v, %one : f32, i32
+  }
+  %e = loop.for %i in 0 to 0 reduce (%s0: f32, %s1: f32) init (7.0) {
+    %s = arith.addf %s0, %s1 : f32
+    loop.yield %s : f32
+  } {
+    %v = loop.load %x[%i] : memref<3xf32>
+    loop.yield %v : f32
+  }
+  loop.store %a, %y[%c2] : memref<3xf32>
+  loop.store %e, %y[%c2] : memref<3xf32>
+}
+
+// -----
+
 // A load that reads the same element on every iteration moves out of the loop...
 
 // CHECK-LABEL: loop.kernel @hoist_invariant_load(

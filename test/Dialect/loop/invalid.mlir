@@ -359,6 +359,85 @@ loop.kernel @unknown_combiner_name(%x: memref<4xf32>) {
 
 // -----
 
+loop.kernel @state_reduction_results(%x: memref<4xf32>) {
+  // expected-error @+1 {{a reduction loop has one result per init, of its type (f32, f32), but it has (f32)}}
+  %r = "loop.for"() <{lower = #builtin.int<0>, upper = #builtin.int<4>, inits = [0.0 : f32, 0.0 : f32]}> ({
+  ^bb0(%i: index):
+    %v = loop.load %x[%i] : memref<4xf32>
+    loop.yield %v, %v : f32, f32
+  }, {
+  ^bb0(%a: f32, %b: f32, %c: f32, %d: f32):
+    loop.yield %c, %d : f32, f32
+  }) : () -> f32
+}
+
+// -----
+
+loop.kernel @state_reduction_body_yield(%x: memref<4xf32>) {
+  // expected-error @+1 {{a reduction loop body yields one value per accumulator (f32, f32) each iteration, but its loop.yield yields (f32)}}
+  %s, %t = loop.for %i in 0 to 4 reduce (%a: f32, %b: f32, %c: f32, %d: f32) init (0.0, 0.0) {
+    loop.yield %c, %d : f32, f32
+  } {
+    %v = loop.load %x[%i] : memref<4xf32>
+    loop.yield %v : f32
+  }
+}
+
+// -----
+
+loop.kernel @state_reduction_combiner_yield(%x: memref<4xf32>) {
+  // expected-error @+1 {{a loop's combiner yields the new accumulators (f32, i64), but its loop.yield yields (f32, f32)}}
+  %s, %t = loop.for %i in 0 to 4 reduce (%a: f32, %ai: i64, %b: f32, %bi: i64) init (0.0, 0) {
+    loop.yield %a, %b : f32, f32
+  } {
+    %v = loop.load %x[%i] : memref<4xf32>
+    %p = arith.index_cast %i : index to i64
+    loop.yield %v, %p : f32, i64
+  }
+}
+
+// -----
+
+loop.kernel @state_reduction_odd_arguments(%x: memref<4xf32>) {
+  // expected-error @+1 {{a combiner takes the accumulators then the values folded into them, an even number of arguments, not 3}}
+  %s = loop.for %i in 0 to 4 reduce (%a: f32, %b: f32, %c: f32) init (0.0) {
+    loop.yield %a : f32
+  } {
+    %v = loop.load %x[%i] : memref<4xf32>
+    loop.yield %v : f32
+  }
+}
+
+// -----
+
+loop.kernel @state_reduction_combiner_loads(%x: memref<4xf32>) {
+  // expected-error @+1 {{a loop's combiner holds only arith and math ops, found 'loop.load'}}
+  %s = loop.for %i in 0 to 4 reduce (%a: f32, %b: f32) init (0.0) {
+    %c0 = arith.constant 0 : index
+    %w = loop.load %x[%c0] : memref<4xf32>
+    loop.yield %w : f32
+  } {
+    %v = loop.load %x[%i] : memref<4xf32>
+    loop.yield %v : f32
+  }
+}
+
+// -----
+
+loop.kernel @both_combiners(%x: memref<4xf32>) {
+  // expected-error @+1 {{a reduction loop has a named combiner or a combiner region, not both}}
+  %r = "loop.for"() <{lower = #builtin.int<0>, upper = #builtin.int<4>, kind = #prim<combiner add>, init = 0.0 : f32, inits = [0.0 : f32]}> ({
+  ^bb0(%i: index):
+    %v = loop.load %x[%i] : memref<4xf32>
+    loop.yield %v : f32
+  }, {
+  ^bb0(%a: f32, %b: f32):
+    loop.yield %b : f32
+  }) : () -> f32
+}
+
+// -----
+
 loop.kernel @memref_accumulator(%x: memref<4xf32>) {
   // expected-error @+1 {{init 0.0 is not a valid memref<4xf32> constant}}
   %r = loop.for %i in 0 to 4 reduce add init 0.0 : memref<4xf32> {

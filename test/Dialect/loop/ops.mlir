@@ -205,6 +205,39 @@ loop.kernel @k_attributes(%x: memref<4xf32>) attributes {tag} {
   }
 }
 
+// A reduction with a combiner region carries one accumulator per init: its body yields each
+// iteration's (value, position), the combiner keeps the first maximum.
+
+// CHECK-LABEL: loop.kernel @k_first_maximum(
+// CHECK-SAME:    %[[X:[a-z0-9_]+]]: memref<8xf32>, %[[Y:[a-z0-9_]+]]: memref<1xi64>) {
+// CHECK-NEXT:    %{{.*}}, %[[I:.*]] = loop.for %[[J:.*]] in 0 to 8 reduce (%[[A:.*]]: f32, %[[AI:.*]]: i64, %[[B:.*]]: f32, %[[BI:.*]]: i64) init (-inf, 9223372036854775807) {
+// CHECK-NEXT:      %[[GT:.*]] = arith.cmpf ogt, %[[B]], %[[A]] : f32
+// CHECK-NEXT:      %[[M:.*]] = arith.select %[[GT]], %[[B]], %[[A]] : f32
+// CHECK-NEXT:      %[[MI:.*]] = arith.select %[[GT]], %[[BI]], %[[AI]] : i64
+// CHECK-NEXT:      loop.yield %[[M]], %[[MI]] : f32, i64
+// CHECK-NEXT:    } {
+// CHECK-NEXT:      %[[V:.*]] = loop.load %[[X]][%[[J]]] : memref<8xf32>
+// CHECK-NEXT:      %[[P:.*]] = arith.index_cast %[[J]] : index to i64
+// CHECK-NEXT:      loop.yield %[[V]], %[[P]] : f32, i64
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %[[C0:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    loop.store %[[I]], %[[Y]][%[[C0]]] : memref<1xi64>
+// CHECK-NEXT:  }
+loop.kernel @k_first_maximum(%x: memref<8xf32>, %y: memref<1xi64>) {
+  %m, %i = loop.for %j in 0 to 8 reduce (%a: f32, %ai: i64, %b: f32, %bi: i64) init (-inf, 9223372036854775807) {
+    %gt = arith.cmpf ogt, %b, %a : f32
+    %m2 = arith.select %gt, %b, %a : f32
+    %i2 = arith.select %gt, %bi, %ai : i64
+    loop.yield %m2, %i2 : f32, i64
+  } {
+    %v = loop.load %x[%j] : memref<8xf32>
+    %p = arith.index_cast %j : index to i64
+    loop.yield %v, %p : f32, i64
+  }
+  %c0 = arith.constant 0 : index
+  loop.store %i, %y[%c0] : memref<1xi64>
+}
+
 // A loop.contract names its parallel indices, the iteration space and the reduction extent,
 // the accumulated value and each operand's indexing map (d0, d1, .. by position, k, or 0);
 // its epilogue prints without its empty loop.yield. nn.Linear's [N, K] weight is read in

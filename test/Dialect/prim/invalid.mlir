@@ -143,7 +143,7 @@ func.func @map_generic_result_not_tensor(%x: tensor<4xf32>) {
 // -----
 
 func.func @yield_outside_map(%v: f32) {
-  // expected-error @+1 {{'prim.yield' expects parent op 'prim.map'}}
+  // expected-error @+1 {{'prim.yield' expects parent op to be one of 'prim.map', 'prim.multi_reduce'}}
   prim.yield %v : f32
 }
 
@@ -354,6 +354,107 @@ func.func @reduce_infinite_integer_init(%x: tensor<4xi32>) {
 func.func @reduce_axis_too_large(%x: tensor<4xf32>) {
   // expected-error @+1 {{reduce axis 99999999999999999999999 does not fit in i64}}
   %r = prim.reduce add %x axes [99999999999999999999999] init 0.0 : tensor<4xf32> -> tensor<f32>
+  func.return
+}
+
+// -----
+
+func.func @multi_reduce_combiner_arguments(%x: tensor<4x8xf32>, %p: tensor<4x8xi64>) {
+  // expected-error @+1 {{a prim.multi_reduce's combiner takes the accumulators then the values folded into them (f32, i64, f32, i64), one pair per init, but it takes (f32, f32, f32, i64)}}
+  %m, %i = prim.multi_reduce (%x, %p) axes [1] init (-inf, 0) : (tensor<4x8xf32>, tensor<4x8xi64>) -> (tensor<4xf32>, tensor<4xi64>) {
+  ^bb0(%a: f32, %ai: f32, %b: f32, %bi: i64):
+    prim.yield %b, %bi : f32, i64
+  }
+  func.return
+}
+
+// -----
+
+func.func @multi_reduce_combiner_yield(%x: tensor<4x8xf32>, %p: tensor<4x8xi64>) {
+  // expected-error @+1 {{a prim.multi_reduce's combiner yields the new accumulators (f32, i64), but its prim.yield yields (f32)}}
+  %m, %i = prim.multi_reduce (%x, %p) axes [1] init (-inf, 0) : (tensor<4x8xf32>, tensor<4x8xi64>) -> (tensor<4xf32>, tensor<4xi64>) {
+  ^bb0(%a: f32, %ai: i64, %b: f32, %bi: i64):
+    prim.yield %b : f32
+  }
+  func.return
+}
+
+// -----
+
+func.func @multi_reduce_init_count(%x: tensor<4x8xf32>, %p: tensor<4x8xi64>) {
+  // expected-error @+1 {{expected one init per accumulator (2), got 1}}
+  %m, %i = prim.multi_reduce (%x, %p) axes [1] init (-inf) : (tensor<4x8xf32>, tensor<4x8xi64>) -> (tensor<4xf32>, tensor<4xi64>) {
+  ^bb0(%a: f32, %ai: i64, %b: f32, %bi: i64):
+    prim.yield %b, %bi : f32, i64
+  }
+  func.return
+}
+
+// -----
+
+func.func @multi_reduce_input_shapes(%x: tensor<4x8xf32>, %p: tensor<4x7xi64>) {
+  // expected-error @+1 {{input #1 has shape [4, 7] but input #0 has shape [4, 8]; the inputs are folded together}}
+  %m, %i = prim.multi_reduce (%x, %p) axes [1] init (-inf, 0) : (tensor<4x8xf32>, tensor<4x7xi64>) -> (tensor<4xf32>, tensor<4xi64>) {
+  ^bb0(%a: f32, %ai: i64, %b: f32, %bi: i64):
+    prim.yield %b, %bi : f32, i64
+  }
+  func.return
+}
+
+// -----
+
+func.func @multi_reduce_result_type(%x: tensor<4x8xf32>, %p: tensor<4x8xi64>) {
+  // expected-error @+1 {{result #1 has element type i32, but init #1 is i64}}
+  %m, %i = prim.multi_reduce (%x, %p) axes [1] init (-inf, 0) : (tensor<4x8xf32>, tensor<4x8xi64>) -> (tensor<4xf32>, tensor<4xi32>) {
+  ^bb0(%a: f32, %ai: i64, %b: f32, %bi: i64):
+    prim.yield %b, %bi : f32, i64
+  }
+  func.return
+}
+
+// -----
+
+func.func @multi_reduce_result_shape(%x: tensor<4x8xf32>, %p: tensor<4x8xi64>) {
+  // expected-error @+1 {{reducing axes [1] of shape [4, 8] gives shape [4], but the result has shape [8]}}
+  %m, %i = prim.multi_reduce (%x, %p) axes [1] init (-inf, 0) : (tensor<4x8xf32>, tensor<4x8xi64>) -> (tensor<8xf32>, tensor<8xi64>) {
+  ^bb0(%a: f32, %ai: i64, %b: f32, %bi: i64):
+    prim.yield %b, %bi : f32, i64
+  }
+  func.return
+}
+
+// -----
+
+func.func @multi_reduce_counts(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{a prim.multi_reduce has one input and one result per init (2), but it has 1 inputs and 2 results}}
+  %m, %i = "prim.multi_reduce"(%x) <{axes = array<i64: 1>, inits = [-0x7F800000 : f32, 0 : i64]}> ({
+  ^bb0(%a: f32, %ai: i64, %b: f32, %bi: i64):
+    prim.yield %b, %bi : f32, i64
+  }) : (tensor<4x8xf32>) -> (tensor<4xf32>, tensor<4xi64>)
+  func.return
+}
+
+// -----
+
+func.func @multi_reduce_combiner_holds_tensor_ops(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{a prim.multi_reduce's combiner holds only arith and math ops, found 'prim.iota'}}
+  %m = prim.multi_reduce (%x) axes [1] init (0.0) : (tensor<4x8xf32>) -> (tensor<4xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %p = prim.iota dim 0 : tensor<4xi64>
+    prim.yield %b : f32
+  }
+  func.return
+}
+
+// -----
+
+func.func @multi_reduce_combiner_reads_outside(%x: tensor<4x8xf32>, %s: f32) {
+  // expected-error @+1 {{'arith.addf' in a prim.multi_reduce's combiner uses a value defined outside it; a combiner sees only its block arguments, constants and what it computes from them}}
+  %m = prim.multi_reduce (%x) axes [1] init (0.0) : (tensor<4x8xf32>) -> (tensor<4xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %c = arith.addf %a, %s : f32
+    prim.yield %c : f32
+  }
   func.return
 }
 

@@ -175,6 +175,67 @@ func.func @reduce_float_init_literals(%x: tensor<4xf64>) -> (tensor<f64>, tensor
   %d = prim.reduce min %x axes [0] init nan : tensor<4xf64> -> tensor<f64>
   func.return %a, %b, %c, %d : tensor<f64>, tensor<f64>, tensor<f64>, tensor<f64>
 }
+// A reduction that carries state folds several inputs at once with a combiner region: each
+// row's first maximum and its position (argmax), in one pass.
+
+// CHECK-LABEL: func.func @multi_reduce_first_maximum(
+// CHECK-SAME:    %[[X:.*]]: tensor<4x8xf32>) -> (tensor<4xf32>, tensor<4x1xi64>) {
+// CHECK-NEXT:    %[[P:.*]] = prim.iota dim 1 : tensor<4x8xi64>
+// CHECK-NEXT:    %[[M:.*]], %[[I:.*]] = prim.multi_reduce (%[[X]], %[[P]]) axes [1] keepdim init (-inf, 9223372036854775807) : (tensor<4x8xf32>, tensor<4x8xi64>) -> (tensor<4x1xf32>, tensor<4x1xi64>) {
+// CHECK-NEXT:    ^bb0(%[[A:.*]]: f32, %[[AI:.*]]: i64, %[[B:.*]]: f32, %[[BI:.*]]: i64):
+// CHECK-NEXT:      %[[GT:.*]] = arith.cmpf ogt, %[[B]], %[[A]] : f32
+// CHECK-NEXT:      %[[EQ:.*]] = arith.cmpf oeq, %[[B]], %[[A]] : f32
+// CHECK-NEXT:      %[[LT:.*]] = arith.cmpi slt, %[[BI]], %[[AI]] : i64
+// CHECK-NEXT:      %[[TIE:.*]] = arith.andi %[[EQ]], %[[LT]] : i1
+// CHECK-NEXT:      %[[TAKE:.*]] = arith.ori %[[GT]], %[[TIE]] : i1
+// CHECK-NEXT:      %[[M2:.*]] = arith.select %[[TAKE]], %[[B]], %[[A]] : f32
+// CHECK-NEXT:      %[[I2:.*]] = arith.select %[[TAKE]], %[[BI]], %[[AI]] : i64
+// CHECK-NEXT:      prim.yield %[[M2]], %[[I2]] : f32, i64
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %[[R:.*]] = prim.reshape %[[M]] : tensor<4x1xf32> -> tensor<4xf32>
+// CHECK-NEXT:    func.return %[[R]], %[[I]] : tensor<4xf32>, tensor<4x1xi64>
+func.func @multi_reduce_first_maximum(%x: tensor<4x8xf32>) -> (tensor<4xf32>, tensor<4x1xi64>) {
+  %pos = prim.iota dim 1 : tensor<4x8xi64>
+  %m, %i = prim.multi_reduce (%x, %pos) axes [1] keepdim init (-inf, 9223372036854775807) : (tensor<4x8xf32>, tensor<4x8xi64>) -> (tensor<4x1xf32>, tensor<4x1xi64>) {
+  ^bb0(%a: f32, %ai: i64, %b: f32, %bi: i64):
+    %gt = arith.cmpf ogt, %b, %a : f32
+    %eq = arith.cmpf oeq, %b, %a : f32
+    %lt = arith.cmpi slt, %bi, %ai : i64
+    %tie = arith.andi %eq, %lt : i1
+    %take = arith.ori %gt, %tie : i1
+    %m2 = arith.select %take, %b, %a : f32
+    %i2 = arith.select %take, %bi, %ai : i64
+    prim.yield %m2, %i2 : f32, i64
+  }
+  %r = prim.reshape %m : tensor<4x1xf32> -> tensor<4xf32>
+  func.return %r, %i : tensor<4xf32>, tensor<4x1xi64>
+}
+
+// Welford's (mean, M2, count) over two axes at once, from inits that are the combiner's identity.
+
+// CHECK-LABEL: func.func @multi_reduce_welford(
+// CHECK:         %{{.*}}, %{{.*}}, %{{.*}} = prim.multi_reduce (%{{.*}}, %{{.*}}, %{{.*}}) axes [0, 2] init (0.0, 0.0, 0.0) : (tensor<2x3x5xf32>, tensor<2x3x5xf32>, tensor<2x3x5xf32>) -> (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) {
+// CHECK-NEXT:    ^bb0(%{{.*}}: f32, %{{.*}}: f32, %{{.*}}: f32, %{{.*}}: f32, %{{.*}}: f32, %{{.*}}: f32):
+// CHECK:           prim.yield %{{.*}}, %{{.*}}, %{{.*}} : f32, f32, f32
+func.func @multi_reduce_welford(%x: tensor<2x3x5xf32>, %zeros: tensor<2x3x5xf32>, %ones: tensor<2x3x5xf32>) -> (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) {
+  %mean, %m2, %n = prim.multi_reduce (%x, %zeros, %ones) axes [0, 2] init (0.0, 0.0, 0.0) : (tensor<2x3x5xf32>, tensor<2x3x5xf32>, tensor<2x3x5xf32>) -> (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) {
+  ^bb0(%mean0: f32, %m20: f32, %n0: f32, %mean1: f32, %m21: f32, %n1: f32):
+    %one = arith.constant 1.0 : f32
+    %n = arith.addf %n0, %n1 : f32
+    %at_least_one = arith.maximumf %n, %one : f32
+    %delta = arith.subf %mean1, %mean0 : f32
+    %share = arith.divf %n1, %at_least_one : f32
+    %step = arith.mulf %delta, %share : f32
+    %mean = arith.addf %mean0, %step : f32
+    %spread = arith.mulf %delta, %step : f32
+    %cross = arith.mulf %spread, %n0 : f32
+    %both = arith.addf %m20, %m21 : f32
+    %m2 = arith.addf %both, %cross : f32
+    prim.yield %mean, %m2, %n : f32, f32, f32
+  }
+  func.return %mean, %m2, %n : tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
+}
+
 
 // CHECK-LABEL: func.func @broadcast(
 // CHECK-SAME:    %[[ROW:[a-z0-9_]+]]: tensor<8xf32>, %[[COL:[a-z0-9_]+]]: tensor<4x1xf32>, %[[S:[a-z0-9_]+]]: tensor<f32>, %[[X:[a-z0-9_]+]]: tensor<4x8xf32>)

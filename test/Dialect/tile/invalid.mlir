@@ -174,6 +174,26 @@ tile.kernel @split_twice(%x: memref<64xf32>, %y: memref<2xf32>) grid [2, 1, 1] b
 
 // -----
 
+// A combiner region's state has no atomic that combines it: such a reduction is never split
+// across blocks.
+
+tile.kernel @state_reduction_mapped_to_global(%x: memref<64xf32>, %y: memref<1xf32>) grid [2, 1, 1] block [32, 1, 1] {
+  // expected-error @+1 {{a reduction with a combiner region cannot be mapped to global: the blocks' totals are combined with atomics, which combine one value with add, max or min, not a combiner region's state (map it to thread, within one block)}}
+  %s, %n = tile.for %i in 0 to 64 map global reduce (%s0: f32, %n0: f32, %s1: f32, %n1: f32) init (0.0, 0.0) {
+    %s = arith.addf %s0, %s1 : f32
+    %n = arith.addf %n0, %n1 : f32
+    tile.yield %s, %n : f32, f32
+  } {
+    %v = memref.load %x[%i] : memref<64xf32>
+    %one = arith.constant 1.0 : f32
+    tile.yield %v, %one : f32, f32
+  }
+  %c0 = arith.constant 0 : index
+  memref.store %s, %y[%c0] : memref<1xf32>
+}
+
+// -----
+
 // The host sets a split reduction's element to the init before the kernel: another nest
 // would read the init, not the value the buffer held.
 

@@ -53,6 +53,44 @@ tile.kernel @staged_and_vectorised(%x: memref<4x64xbf16>, %y: memref<4x64xbf16>)
   }
 }
 
+// A reduction with a combiner region split across the threads of a block: the (max, rescaled
+// sum) pair of online softmax.
+
+// CHECK-LABEL: tile.kernel @online_softmax_statistics(
+// CHECK:         tile.for %[[I:.*]] in 0 to 4 map grid {
+// CHECK-NEXT:      %[[M:.*]], %[[L:.*]] = tile.for %[[J:.*]] in 0 to 64 map thread vector 4 reduce (%[[M0:.*]]: f32, %[[L0:.*]]: f32, %[[M1:.*]]: f32, %[[L1:.*]]: f32) init (-inf, 0.0) {
+// CHECK:             tile.yield %{{.*}}, %{{.*}} : f32, f32
+// CHECK-NEXT:      } {
+// CHECK-NEXT:        %[[V:.*]] = memref.load %{{.*}}[%[[I]], %[[J]]] : memref<4x64xf32>
+// CHECK-NEXT:        %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-NEXT:        tile.yield %[[V]], %[[ONE]] : f32, f32
+// CHECK-NEXT:      }
+tile.kernel @online_softmax_statistics(%x: memref<4x64xf32>, %y: memref<4xf32>) grid [4, 1, 1] block [32, 1, 1] {
+  tile.for %i in 0 to 4 map grid {
+    %m, %l = tile.for %j in 0 to 64 map thread vector 4 reduce (%m0: f32, %l0: f32, %m1: f32, %l1: f32) init (-inf, 0.0) {
+      %one = arith.constant 1.0 : f32
+      %m2 = arith.maximumf %m0, %m1 : f32
+      %d0 = arith.subf %m0, %m2 : f32
+      %d1 = arith.subf %m1, %m2 : f32
+      %e0 = math.exp %d0 : f32
+      %e1 = math.exp %d1 : f32
+      %same0 = arith.cmpf oeq, %m0, %m2 : f32
+      %same1 = arith.cmpf oeq, %m1, %m2 : f32
+      %s0 = arith.select %same0, %one, %e0 : f32
+      %s1 = arith.select %same1, %one, %e1 : f32
+      %a0 = arith.mulf %l0, %s0 : f32
+      %a1 = arith.mulf %l1, %s1 : f32
+      %l2 = arith.addf %a0, %a1 : f32
+      tile.yield %m2, %l2 : f32, f32
+    } {
+      %v = memref.load %x[%i, %j] : memref<4x64xf32>
+      %one = arith.constant 1.0 : f32
+      tile.yield %v, %one : f32, f32
+    }
+    memref.store %l, %y[%i] : memref<4xf32>
+  }
+}
+
 // A schedule round-trips, on the loop.kernel it is for and on the tile.kernel lowered with it;
 // an explicit grid_y maps rows to blockIdx.y whatever the loop holds.
 

@@ -136,6 +136,22 @@ func.func @reduce_result_shape(%x: tensor<2x8xf32>) {
 
 // -----
 
+func.func @argmax_two_dims(%x: tensor<2x8xf32>) {
+  // expected-error @+1 {{'torch.argmax' finds a position along one dim, but dims is [0, 1]}}
+  %0 = torch.argmax %x dims [0, 1] : tensor<2x8xf32> -> tensor<i64>
+  func.return
+}
+
+// -----
+
+func.func @argmin_result_type(%x: tensor<2x8xf32>) {
+  // expected-error @+1 {{'torch.argmin' gives i64 positions, but its result has element type f32}}
+  %0 = torch.argmin %x dims [1] : tensor<2x8xf32> -> tensor<2xf32>
+  func.return
+}
+
+// -----
+
 func.func @linear_k_mismatch(%x: tensor<2x16xf32>, %w: tensor<4x8xf32>) {
   // expected-error @+1 {{contraction sizes differ: [2, 16] has 16 at dim -1 but [4, 8] has 8 at dim 1}}
   %0 = torch.linear %x, %w : tensor<2x16xf32>, tensor<4x8xf32> -> tensor<2x4xf32>

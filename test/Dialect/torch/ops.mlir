@@ -105,6 +105,16 @@ func.func @reductions(%x: tensor<2x8x16xf32>, %i: tensor<4x4xi64>) {
   func.return
 }
 
+// CHECK-LABEL: func.func @arg_reductions(
+// CHECK-SAME:    %[[X:.*]]: tensor<2x8x16xf32>)
+// CHECK-NEXT:    torch.argmax %[[X]] dims [2] : tensor<2x8x16xf32> -> tensor<2x8xi64>
+// CHECK-NEXT:    torch.argmin %[[X]] dims [0] keepdim : tensor<2x8x16xf32> -> tensor<1x8x16xi64>
+func.func @arg_reductions(%x: tensor<2x8x16xf32>) {
+  %0 = torch.argmax %x dims [2] : tensor<2x8x16xf32> -> tensor<2x8xi64>
+  %1 = torch.argmin %x dims [0] keepdim : tensor<2x8x16xf32> -> tensor<1x8x16xi64>
+  func.return
+}
+
 // CHECK-LABEL: func.func @contractions(
 // CHECK-SAME:    %[[X:.*]]: tensor<2x8x16xbf16>, %[[W:.*]]: tensor<4x16xbf16>, %[[B:.*]]: tensor<4xbf16>, %[[P:.*]]: tensor<3x1x8x16xf32>, %[[Q:.*]]: tensor<5x16x4xf32>)
 // CHECK:         torch.linear %[[X]], %[[W]] : tensor<2x8x16xbf16>, tensor<4x16xbf16> -> tensor<2x8x4xbf16>
