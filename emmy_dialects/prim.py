@@ -605,8 +605,8 @@ def _broadcast_source(op: BroadcastOp, index: Sequence[Index], algebra: IndexAlg
     )
 
 
-def _scanned(op: ScanOp) -> tuple[SSAValue, Sequence[int]]:
-    return op.input, (op.dim.value.data,)
+def _scanned(op: ScanOp) -> tuple[Sequence[SSAValue], Sequence[int]]:
+    return (op.input,), (op.dim.value.data,)
 
 
 @irdl_op_definition
