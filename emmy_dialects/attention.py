@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import AnyFloat, Float64Type, IntegerType, f32
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 
@@ -41,14 +41,17 @@ def accumulator_type(element_type: Attribute) -> Attribute:
 
 
 def verify_attention(
-    query: tuple[Sequence[int], Attribute],
-    key: tuple[Sequence[int], Attribute],
-    value: tuple[Sequence[int], Attribute],
-    mask: tuple[Sequence[int], Attribute] | None,
-    output: tuple[Sequence[int], Attribute],
+    query: SSAValue, key: SSAValue, value: SSAValue, mask: SSAValue | None, output: SSAValue
 ) -> None:
-    """Checks the (shape, element type) of each operand against the module docstring."""
-    (q, q_type), (k, k_type), (v, v_type), (o, o_type) = query, key, value, output
+    """Checks the shape and element type of each operand (tensors or buffers) against the
+    module docstring."""
+
+    def shape_and_type(shaped: SSAValue) -> tuple[tuple[int, ...], Attribute]:
+        return tuple(shaped.type.get_shape()), shaped.type.get_element_type()
+
+    (q, q_type), (k, k_type), (v, v_type), (o, o_type) = map(
+        shape_and_type, (query, key, value, output)
+    )
     if len(q) < 2 or not (len(q) == len(k) == len(v)):
         raise VerifyException(
             f"query, key and value have one rank >= 2, got {list(q)}, {list(k)}, {list(v)}"
@@ -76,7 +79,7 @@ def verify_attention(
         raise VerifyException(f"the output elements are floats, got {o_type}")
     if mask is None:
         return
-    m, m_type = mask
+    m, m_type = shape_and_type(mask)
     scores = scores_shape(q, k)
     broadcasts = len(m) <= len(scores) and all(
         d in (1, s) for d, s in zip(reversed(m), reversed(scores))

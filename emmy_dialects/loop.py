@@ -614,13 +614,7 @@ class AttentionOp(IRDLOperation):
         super().__init__(operands=[query, key, value, mask, out], properties=properties)
 
     def verify_(self) -> None:
-        operands = (self.query, self.key, self.value, self.mask, self.out)
-        verify_attention(
-            *(
-                None if v is None else (tuple(v.type.get_shape()), v.type.get_element_type())
-                for v in operands
-            )
-        )
+        verify_attention(self.query, self.key, self.value, self.mask, self.out)
 
 
 @irdl_op_definition

@@ -1057,10 +1057,7 @@ class AttentionOp(IRDLOperation):
 
     def verify_(self) -> None:
         verify_static_shapes(self)
-        operands = (self.query, self.key, self.value, self.mask, self.result)
-        verify_attention(
-            *(None if v is None else (tensor_shape(v), v.type.get_element_type()) for v in operands)
-        )
+        verify_attention(self.query, self.key, self.value, self.mask, self.result)
 
 
 @irdl_op_definition

@@ -1818,13 +1818,7 @@ class AttentionOp(IRDLOperation):
         return (-(-rows // self.tile_shape[0]), 1, min(prod(batch), target.max_grid_shape[2]))
 
     def verify_(self) -> None:
-        operands = (self.query, self.key, self.value, self.mask, self.out)
-        verify_attention(
-            *(
-                None if v is None else (tuple(v.type.get_shape()), v.type.get_element_type())
-                for v in operands
-            )
-        )
+        verify_attention(self.query, self.key, self.value, self.mask, self.out)
         verify_gemm_tiling(self.tile_shape, self.mma_atom, self.warp_grid)
         block_q, block_kv, depth = self.tile_shape
         head_dims = {self.query.type.get_shape()[-1], self.value.type.get_shape()[-1]}
