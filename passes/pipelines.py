@@ -47,12 +47,14 @@ from emmy.passes.lower_tile_to_kernel import LowerTileToKernelPass
 
 STAGES: dict[str, tuple[ModulePass, ...]] = {
     "prim": (DecomposeTorchPass(),),
-    # CSE first: a value used by several ops (a norm feeding the Q, K and V projections) is
-    # then one value, which its kernel writes once instead of once per use.
+    # CSE before fuse-prims: a value used by several ops (a norm feeding the Q, K and V
+    # projections, each reshaping it) is then one value, which its kernel writes once instead
+    # of once per use. After fuse-attention, whose pattern wants each value it matches used by
+    # the pattern alone (CSE merges a mask's broadcasts, say, with other uses).
     "fused": (
-        CommonSubexpressionElimination(),
         FoldReshapesPass(),
         FuseAttentionPass(),
+        CommonSubexpressionElimination(),
         FusePrimsPass(),
     ),
     "loop": (

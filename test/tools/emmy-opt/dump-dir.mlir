@@ -7,9 +7,9 @@
 // RUN: ls %t | filecheck %s --check-prefix=FILES
 // FILES:      000-input.mlir
 // FILES-NEXT: 001-decompose-torch.mlir
-// FILES-NEXT: 002-cse.mlir
-// FILES-NEXT: 003-fold-reshapes.mlir
-// FILES-NEXT: 004-fuse-attention.mlir
+// FILES-NEXT: 002-fold-reshapes.mlir
+// FILES-NEXT: 003-fuse-attention.mlir
+// FILES-NEXT: 004-cse.mlir
 // FILES-NEXT: 005-fuse-prims.mlir
 // FILES-NEXT: 006-lower-fused-to-loop.mlir
 // FILES-NEXT: 007-hoist-invariant-reciprocals.mlir

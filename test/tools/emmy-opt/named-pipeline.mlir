@@ -5,9 +5,9 @@
 
 // RUN: emmy-opt %s --torch-to-kernel --print-ir-after-all -o %t 2>&1 | grep "IR Dump" | filecheck %s --check-prefix=DUMPS
 // DUMPS:      // -----// IR Dump After decompose-torch //----- //
-// DUMPS-NEXT: // -----// IR Dump After cse //----- //
 // DUMPS-NEXT: // -----// IR Dump After fold-reshapes //----- //
 // DUMPS-NEXT: // -----// IR Dump After fuse-attention //----- //
+// DUMPS-NEXT: // -----// IR Dump After cse //----- //
 // DUMPS-NEXT: // -----// IR Dump After fuse-prims //----- //
 // DUMPS-NEXT: // -----// IR Dump After lower-fused-to-loop //----- //
 // DUMPS-NEXT: // -----// IR Dump After hoist-invariant-reciprocals //----- //
@@ -22,9 +22,9 @@
 // DUMPS-NEXT: // -----// IR Dump After cse //----- //
 // DUMPS-NOT:  IR Dump
 
-// --print-ir-after-change compares the IR pass by pass: the first cse finds no repeated
-// value here, fold-reshapes no reshape, fuse-attention no attention, and the next canonicalize
-// and cse nothing to simplify.
+// --print-ir-after-change compares the IR pass by pass: fold-reshapes finds no reshape here,
+// fuse-attention no attention, the first cse no repeated value, and the next canonicalize and
+// cse nothing to simplify.
 // RUN: emmy-opt %s --torch-to-kernel --print-ir-after-change -o %t 2>&1 | grep "IR Dump" | filecheck %s --check-prefix=CHANGES
 // CHANGES:      IR Dump After decompose-torch
 // CHANGES-NEXT: IR Dump After fuse-prims
@@ -52,9 +52,9 @@
 // TIMING:      ----Wall Time----  ----Name----
 // TIMING-NEXT: %)  Parser
 // TIMING-NEXT: %)  decompose-torch
-// TIMING-NEXT: %)  cse
 // TIMING-NEXT: %)  fold-reshapes
 // TIMING-NEXT: %)  fuse-attention
+// TIMING-NEXT: %)  cse
 // TIMING-NEXT: %)  fuse-prims
 // TIMING-NEXT: %)  lower-fused-to-loop
 // TIMING-NEXT: %)  hoist-invariant-reciprocals
@@ -101,7 +101,7 @@
 // --list-passes and --help show a pipeline's passes and options.
 // RUN: emmy-opt --list-passes | filecheck %s --check-prefix=LIST
 // LIST:      torch-to-loop
-// LIST-NEXT:   Pipeline: Torch IR to Loop IR. Passes: decompose-torch, cse, fold-reshapes, fuse-attention, fuse-prims, lower-fused-to-loop, hoist-invariant-reciprocals, canonicalize, cse.
+// LIST-NEXT:   Pipeline: Torch IR to Loop IR. Passes: decompose-torch, fold-reshapes, fuse-attention, cse, fuse-prims, lower-fused-to-loop, hoist-invariant-reciprocals, canonicalize, cse.
 // LIST-NEXT:   keep-unit-dims: bool = false
 // RUN: emmy-opt --help | filecheck %s --check-prefix=HELP
 // HELP:      {{^}}  --torch-to-tile [OPTIONS]
