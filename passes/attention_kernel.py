@@ -44,12 +44,19 @@ from xdsl.dialects import arith, memref, scf
 from xdsl.dialects import math as math_dialect
 from xdsl.dialects import vector as vector_dialect
 from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerType, VectorType, f32, i32
-from xdsl.ir import Block, Region, SSAValue
+from xdsl.ir import Block, SSAValue
 
 from emmy.dialects import kernel, tile
 from emmy.dialects.attention import kv_group
 from emmy.dialects.target import GpuTarget
-from emmy.passes.gemm_kernel import SWIZZLE_ROW_BYTES, Index, KernelEmitter, OperandTiles
+from emmy.passes.gemm_kernel import (
+    SWIZZLE_ROW_BYTES,
+    Index,
+    KernelEmitter,
+    OperandTiles,
+    kernel_body,
+    kernel_func,
+)
 
 COPY_BYTES = 16
 """The bytes of one cp.async of a row's elements."""
@@ -425,14 +432,6 @@ def lower_attention_kernel(source: tile.KernelOp, target: GpuTarget) -> kernel.F
     """The kernel.func of an attention's tile.kernel (see the module docstring)."""
     attention = source.attention
     assert attention is not None
-    body = Block(arg_types=source.argument_types)
-    values = {}
-    for old, new in zip(source.body.block.args, body.args):
-        new.name_hint = old.name_hint
-        values[old] = new
+    body, values = kernel_body(source)
     _AttentionBuilder(attention, body, values, target).build()
-    lowered = kernel.FuncOp(
-        source.sym_name.data, source.argument_types, source.block_shape, Region(body)
-    )
-    lowered.location = source.location
-    return lowered
+    return kernel_func(source, body)

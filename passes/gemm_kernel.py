@@ -875,20 +875,35 @@ _BUILDERS = {tile.AtomKind.MMA_SYNC: _MmaSyncGemmBuilder, tile.AtomKind.FMA: _Fm
 """The builder of each atom's kernel (mma_sync m16n8k8 of f32 is `_Tf32MmaSyncGemmBuilder`'s)."""
 
 
+def kernel_body(
+    source: tile.KernelOp, extra_types: Sequence[Attribute] = ()
+) -> tuple[Block, dict[SSAValue, SSAValue]]:
+    """The body of the kernel.func that `source` lowers to: its arguments, named as the
+    tile.kernel's, then arguments of `extra_types`; and each tile.kernel argument's
+    counterpart."""
+    body = Block(arg_types=[*source.argument_types, *extra_types])
+    values = {}
+    for old, new in zip(source.body.block.args, body.args):
+        new.name_hint = old.name_hint
+        values[old] = new
+    return body, values
+
+
+def kernel_func(source: tile.KernelOp, body: Block) -> kernel.FuncOp:
+    """The kernel.func of `source` with the built `body`, at `source`'s location."""
+    lowered = kernel.FuncOp(
+        source.sym_name.data, [arg.type for arg in body.args], source.block_shape, Region(body)
+    )
+    lowered.location = source.location
+    return lowered
+
+
 def lower_gemm_kernel(source: tile.KernelOp, target: GpuTarget) -> kernel.FuncOp:
     """The kernel.func of a contraction's tile.kernel (see the module docstring)."""
     gemm = source.gemm
     assert gemm is not None
     atom = gemm.mma_atom
     builder = _Tf32MmaSyncGemmBuilder if atom.is_tf32 else _BUILDERS[atom.kind]
-    body = Block(arg_types=source.argument_types)
-    values = {}
-    for old, new in zip(source.body.block.args, body.args):
-        new.name_hint = old.name_hint
-        values[old] = new
+    body, values = kernel_body(source)
     builder(gemm, body, values, target).build()
-    lowered = kernel.FuncOp(
-        source.sym_name.data, source.argument_types, source.block_shape, Region(body)
-    )
-    lowered.location = source.location
-    return lowered
+    return kernel_func(source, body)

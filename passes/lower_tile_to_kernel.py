@@ -80,7 +80,7 @@ from emmy.dialects.dtypes import element_bytes
 from emmy.dialects.effects import written_values
 from emmy.dialects.target import GpuTarget, target_of
 from emmy.passes.attention_kernel import lower_attention_kernel
-from emmy.passes.gemm_kernel import lower_gemm_kernel
+from emmy.passes.gemm_kernel import kernel_body, kernel_func, lower_gemm_kernel
 from emmy.passes.wgmma_gemm_kernel import lower_wgmma_gemm_kernel
 
 UNROLLED_TRIPS = 4
@@ -670,19 +670,13 @@ def _lower_kernel(source: tile.KernelOp, target: GpuTarget) -> tuple[kernel.Func
         return lower_wgmma_gemm_kernel(source, target)
     if gemm is not None:
         return lower_gemm_kernel(source, target), []
-    body = Block(arg_types=source.argument_types)
+    body, values = kernel_body(source)
     written = written_values(source.body)
-    read_only = {new for old, new in zip(source.body.block.args, body.args) if old not in written}
+    read_only = {new for old, new in values.items() if old not in written}
     builder = _KernelBuilder(body, source.block_shape, read_only, target)
-    for old, new in zip(source.body.block.args, body.args):
-        new.name_hint = old.name_hint
-        builder.values[old] = new
+    builder.values.update(values)
     builder.convert_in_order(list(source.body.block.ops), [])
-    lowered = kernel.FuncOp(
-        source.sym_name.data, source.argument_types, source.block_shape, Region(body)
-    )
-    lowered.location = source.location
-    return lowered, []
+    return kernel_func(source, body), []
 
 
 @dataclass(frozen=True)

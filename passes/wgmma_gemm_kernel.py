@@ -51,7 +51,7 @@ from xdsl.ir import Block, Region, SSAValue
 
 from emmy.dialects import kernel, tile
 from emmy.dialects.target import GpuTarget
-from emmy.passes.gemm_kernel import GemmEmitter, Index
+from emmy.passes.gemm_kernel import GemmEmitter, Index, kernel_body, kernel_func
 
 WARPGROUP_WARPS = 4
 PRODUCER_REGISTERS = 24
@@ -344,17 +344,9 @@ def lower_wgmma_gemm_kernel(
     assert gemm is not None
     operands = list(source.body.block.args)
     positions = [operands.index(gemm.lhs), operands.index(gemm.rhs)]
-    body = Block(arg_types=[*source.argument_types, *tensor_map_types(gemm)])
-    values = {}
-    for old, new in zip(source.body.block.args, body.args):
-        new.name_hint = old.name_hint
-        values[old] = new
+    body, values = kernel_body(source, tensor_map_types(gemm))
     maps = tuple(body.args[len(operands) :])
     for tensor_map, name in zip(maps, ("a_map", "b_map")):
         tensor_map.name_hint = name
     _WgmmaGemmBuilder(gemm, body, values, target, maps).build()
-    lowered = kernel.FuncOp(
-        source.sym_name.data, [arg.type for arg in body.args], source.block_shape, Region(body)
-    )
-    lowered.location = source.location
-    return lowered, positions
+    return kernel_func(source, body), positions
