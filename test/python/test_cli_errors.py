@@ -175,6 +175,26 @@ def test_a_program_past_its_timeout_is_a_one_line_error(program, command) -> Non
     assert time.monotonic() - started < 60
 
 
+@pytest.mark.parametrize(
+    "program",
+    [
+        "try:\n    while True:\n        pass\nfinally:\n    raise RuntimeError('cleanup')\n"
+        "nn.ReLU()(torch.randn(4))\n",
+        "class Spin(nn.Module):\n    def forward(self, x):\n        try:\n"
+        "            while True:\n                x = x + 1\n        finally:\n"
+        "            raise RuntimeError('cleanup')\nSpin()(torch.randn(4))\n",
+    ],
+    ids=["definitions", "forward"],
+)
+def test_an_error_raised_while_the_timeout_unwinds_is_the_timeout(program) -> None:
+    # torch.export's mode stack raised "Trying to pop empty mode stack" as the timeout
+    # unwound through it, and the timeout read as an export failure.
+    from emmy.tools.frontend.program import ProgramTimeout, load_program
+
+    with pytest.raises(ProgramTimeout, match="ran past the 0.5 s limit"):
+        load_program(program, "spin.py", 0.5)
+
+
 def test_the_timeout_may_come_from_the_environment() -> None:
     spin = "while True:\n    pass\nnn.ReLU()(torch.randn(4))\n"
     env = {**os.environ, "EMMY_NO_CACHE": "1", "EMMY_TIMEOUT_S": "1"}

@@ -76,22 +76,33 @@ class TimeLimitExceeded(BaseException):
     is, so that a program's `except Exception:` does not take it."""
 
 
+@dataclass
+class Deadline:
+    """What `time_limit` yields: whether its time ran out. A library that cleans up while
+    TimeLimitExceeded unwinds through it may raise an error of its own in its place (torch.export's
+    mode stack: "Trying to pop empty mode stack"); that error is then the timeout too."""
+
+    expired: bool = False
+
+
 @contextlib.contextmanager
-def time_limit(seconds: float | None) -> Iterator[None]:
+def time_limit(seconds: float | None) -> Iterator[Deadline]:
     """Raises TimeLimitExceeded in what runs inside once `seconds` have passed (None: never),
     from a SIGALRM timer, so in the main thread only: Python code stops at its next bytecode,
     a long call into C (an op on a large tensor) when it returns."""
+    deadline = Deadline()
     if seconds is None:
-        yield
+        yield deadline
         return
 
     def expire(signum: int, frame: Any) -> None:
+        deadline.expired = True
         raise TimeLimitExceeded
 
     previous = signal.signal(signal.SIGALRM, expire)
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
-        yield
+        yield deadline
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
@@ -253,7 +264,7 @@ def load_program(source: str, filename: str, seconds: float | None = None) -> Pr
 
     torch.manual_seed(0)
     try:
-        with time_limit(seconds):
+        with time_limit(seconds) as deadline:
             try:
                 exec(text.compile(ast.Module(tree.body[:-1], type_ignores=[]), "exec"), namespace)
                 module = evaluate(call.func)
@@ -266,6 +277,8 @@ def load_program(source: str, filename: str, seconds: float | None = None) -> Pr
                     error, "the program exited before its last statement", call
                 ) from None
             except Exception as error:
+                if deadline.expired:
+                    raise TimeLimitExceeded from None
                 raise text.error_from_exception(error, "the program raised", call) from None
             if not isinstance(module, nn.Module):
                 raise text.error_at(
@@ -278,6 +291,8 @@ def load_program(source: str, filename: str, seconds: float | None = None) -> Pr
                 with _stack_traces_through(tree, text.code_name), _quiet_fake_tensor_log():
                     exported = torch.export.export(module, args, kwargs)
             except Exception as error:
+                if deadline.expired:
+                    raise TimeLimitExceeded from None
                 raise text.error_from_exception(error, "torch.export failed", call) from None
     except TimeLimitExceeded:
         assert seconds is not None
