@@ -426,6 +426,13 @@ def _verify_raster(atom: MmaAtom, raster: int) -> None:
         )
 
 
+def _verify_split(split: int) -> None:
+    if split < 1:
+        raise VerifyException(
+            f"'split' is how many blocks share an output tile's reduction, at least 1, got {split}"
+        )
+
+
 def _verify_warp_roles(atom: MmaAtom, warps: Sequence[int], roles: Sequence[str]) -> None:
     expected = gemm_warp_roles(atom, warps)
     if tuple(roles) != expected:
@@ -517,6 +524,10 @@ class Schedule:
     raster: int = 0
     """A persistent (wgmma) block's tile order: how many rows of tiles it walks down before it
     moves right (`GemmOp.raster_group`); 0 takes RASTER_GROUP."""
+    split: int = 1
+    """How many blocks share the reduction of each output tile (K of a product, the keys and
+    values of attention), each taking 1/split of it, their partials combined after (split-K,
+    flash-decoding): more blocks for an output too small to fill the GPU."""
 
     def loop(self, path: LoopPath) -> LoopSchedule:
         return dict(self.loops).get(path, LoopSchedule(Mapping.SERIAL))
@@ -532,6 +543,7 @@ class Schedule:
             *self.warps,
             self.pipeline_depth,
             self.raster,
+            self.split,
         ]
         if any(abs(n) >= 2**31 for n in numbers):
             raise VerifyException(
@@ -578,10 +590,12 @@ class Schedule:
                 f"'pipeline' is how many K slices are in shared memory at once, at least 1, "
                 f"got {self.pipeline_depth}"
             )
+        _verify_split(self.split)
         if not self.is_contraction:
-            if self.pipeline_depth != 1 or self.warp_roles or self.raster:
+            if self.pipeline_depth != 1 or self.warp_roles or self.raster or self.split != 1:
                 raise VerifyException(
-                    "'pipeline', 'warp_roles' and 'raster' are part of a contraction's schedule"
+                    "'pipeline', 'warp_roles', 'raster' and 'split' are part of a contraction's "
+                    "schedule"
                 )
             return
         if self.loops or self.stages:
@@ -652,6 +666,8 @@ class ScheduleAttr(Data[Schedule]):
                 printer.print_string("]")
             if schedule.raster:
                 printer.print_string(f", raster {schedule.raster}")
+            if schedule.split != 1:
+                printer.print_string(f", split {schedule.split}")
 
     @classmethod
     def parse_parameter(cls, parser: AttrParser) -> Schedule:
@@ -682,13 +698,18 @@ class ScheduleAttr(Data[Schedule]):
                 "warps": lambda: tuple(parser.parse_comma_separated_list(square, integer)),
                 "pipeline": integer,
                 "raster": integer,
+                "split": integer,
                 "warp_roles": lambda: tuple(
                     parser.parse_comma_separated_list(square, parser.parse_str_literal)
                 ),
             }
             names = {"stage": "stages", "tile": "tile_shape", "atom": "mma_atom"}
             names.update(
-                pipeline="pipeline_depth", warps="warps", warp_roles="warp_roles", raster="raster"
+                pipeline="pipeline_depth",
+                warps="warps",
+                warp_roles="warp_roles",
+                raster="raster",
+                split="split",
             )
 
             def parse_stage() -> Staging:
@@ -877,6 +898,7 @@ class KernelOp(KernelSymbolOp):
                 gemm.warp_grid,
                 gemm.pipeline_depth,
                 gemm.raster_rows,
+                gemm.split_count,
             )
             if lowered != (
                 schedule.tile_shape,
@@ -884,6 +906,7 @@ class KernelOp(KernelSymbolOp):
                 schedule.warps,
                 schedule.pipeline_depth,
                 schedule.raster,
+                schedule.split,
             ):
                 fields = [
                     f"tile {list(gemm.tile_shape)}",
@@ -893,6 +916,8 @@ class KernelOp(KernelSymbolOp):
                 ]
                 if gemm.raster_rows or schedule.raster:
                     fields.append(f"raster {gemm.raster_rows}")
+                if gemm.split_count != 1 or schedule.split != 1:
+                    fields.append(f"split {gemm.split_count}")
                 raise VerifyException(
                     f"the {gemm.name}'s {', '.join(fields[:-1])} and {fields[-1]} are not its "
                     f"schedule's"
@@ -1235,6 +1260,7 @@ class GemmOp(IRDLOperation):
     warps = prop_def(DenseArrayBase[I64])
     pipeline = prop_def(IntAttr)
     raster = opt_prop_def(IntAttr)
+    split = opt_prop_def(IntAttr)
     epilogue = region_def("single_block")
     traits = lazy_traits_def(
         lambda: (
@@ -1257,6 +1283,7 @@ class GemmOp(IRDLOperation):
         pipeline_depth: int,
         epilogue: Region,
         raster: int = 0,
+        split: int = 1,
     ):
         block = epilogue.block
         if block.last_op is None or not block.last_op.has_trait(IsTerminator):
@@ -1272,6 +1299,7 @@ class GemmOp(IRDLOperation):
                 "warps": DenseArrayBase.from_list(i64, list(warps)),
                 "pipeline": IntAttr(pipeline_depth),
                 "raster": IntAttr(raster) if raster else None,
+                "split": IntAttr(split) if split != 1 else None,
             },
         )
 
@@ -1339,6 +1367,11 @@ class GemmOp(IRDLOperation):
     def raster_rows(self) -> int:
         """The schedule's `raster` (0: none given)."""
         return self.raster.data if self.raster is not None else 0
+
+    @property
+    def split_count(self) -> int:
+        """The schedule's `split` (1: none given)."""
+        return self.split.data if self.split is not None else 1
 
     @property
     def raster_group(self) -> int:
@@ -1528,6 +1561,9 @@ class GemmOp(IRDLOperation):
             )
         warp_m, warp_n = verify_gemm_tiling(self.tile_shape, self.mma_atom, self.warp_grid)
         _verify_raster(self.mma_atom, self.raster_rows)
+        _verify_split(self.split_count)
+        if self.split_count != 1:
+            raise VerifyException("a tile.gemm with split > 1 is not lowered yet")
         if self.mma_atom.kind == AtomKind.FMA and fma_lane_grid(warp_m, warp_n, target) is None:
             raise VerifyException(
                 f"an fma warp tile of {warp_m}x{warp_n} must split among the "
@@ -1601,7 +1637,7 @@ class GemmOp(IRDLOperation):
         lhs_value, rhs_value = parser.resolve_operands([lhs, rhs], [lhs_type, rhs_type], types_pos)
         parser.parse_punctuation("->")
         accumulator_type = parser.parse_type()
-        atom, tile_shape, warps, pipeline_depth = _parse_tiling(parser)
+        atom, tile_shape, warps, pipeline_depth, split = _parse_tiling(parser)
         raster = integer() if parser.parse_optional_keyword("raster") is not None else 0
         parser.parse_keyword("epilogue")
         arguments = parser.parse_comma_separated_list(
@@ -1636,6 +1672,7 @@ class GemmOp(IRDLOperation):
             pipeline_depth,
             body,
             raster,
+            split,
         )
         if attributes is not None:
             op.attributes.update(attributes.data)
@@ -1649,9 +1686,11 @@ def _print_tiling(printer: Printer, op: GemmOp | AttentionOp) -> None:
         f" atom {op.mma_atom} tile [{', '.join(map(str, op.tile_shape))}] warps "
         f"[{', '.join(map(str, op.warp_grid))}] pipeline {op.pipeline_depth}"
     )
+    if op.split is not None:
+        printer.print_string(f" split {op.split_count}")
 
 
-def _parse_tiling(parser: Parser) -> tuple[MmaAtom, list[int], list[int], int]:
+def _parse_tiling(parser: Parser) -> tuple[MmaAtom, list[int], list[int], int, int]:
     integer = lambda: parser.parse_integer(allow_boolean=False)  # noqa: E731
     square = parser.Delimiter.SQUARE
     parser.parse_keyword("atom")
@@ -1661,7 +1700,9 @@ def _parse_tiling(parser: Parser) -> tuple[MmaAtom, list[int], list[int], int]:
     parser.parse_keyword("warps")
     warps = parser.parse_comma_separated_list(square, integer)
     parser.parse_keyword("pipeline")
-    return atom, tile_shape, warps, integer()
+    pipeline_depth = integer()
+    split = integer() if parser.parse_optional_keyword("split") is not None else 1
+    return atom, tile_shape, warps, pipeline_depth, split
 
 
 @irdl_op_definition
@@ -1693,6 +1734,7 @@ class AttentionOp(IRDLOperation):
     tile = prop_def(DenseArrayBase[I64])
     warps = prop_def(DenseArrayBase[I64])
     pipeline = prop_def(IntegerAttr[I64])
+    split = opt_prop_def(IntAttr)
     traits = lazy_traits_def(
         lambda: (
             HasParent(KernelOp),
@@ -1717,6 +1759,7 @@ class AttentionOp(IRDLOperation):
         tile_shape: Sequence[int],
         warps: Sequence[int],
         pipeline_depth: int,
+        split: int = 1,
     ):
         super().__init__(
             operands=[query, key, value, mask, out],
@@ -1727,6 +1770,7 @@ class AttentionOp(IRDLOperation):
                 "tile": DenseArrayBase.from_list(i64, list(tile_shape)),
                 "warps": DenseArrayBase.from_list(i64, list(warps)),
                 "pipeline": IntegerAttr(pipeline_depth, i64),
+                "split": IntAttr(split) if split != 1 else None,
             },
         )
 
@@ -1750,6 +1794,11 @@ class AttentionOp(IRDLOperation):
     def raster_rows(self) -> int:
         """Attention's blocks are not persistent: no tile order."""
         return 0
+
+    @property
+    def split_count(self) -> int:
+        """The schedule's `split` (1: none given)."""
+        return self.split.data if self.split is not None else 1
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
@@ -1820,6 +1869,9 @@ class AttentionOp(IRDLOperation):
     def verify_(self) -> None:
         verify_attention(self.query, self.key, self.value, self.mask, self.out)
         verify_gemm_tiling(self.tile_shape, self.mma_atom, self.warp_grid)
+        _verify_split(self.split_count)
+        if self.split_count != 1:
+            raise VerifyException("a tile.attention with split > 1 is not lowered yet")
         block_q, block_kv, depth = self.tile_shape
         head_dims = {self.query.type.get_shape()[-1], self.value.type.get_shape()[-1]}
         if self.mma_atom.shape != MMA_SYNC_SHAPE or self.mma_atom.kind != AtomKind.MMA_SYNC:

@@ -346,6 +346,7 @@ def _attention_body(
         schedule.tile_shape,
         schedule.warps,
         schedule.pipeline_depth,
+        schedule.split,
     )
     lowered.location = attention.location
     body.add_op(lowered)
@@ -398,6 +399,7 @@ def _contraction_body(
         schedule.pipeline_depth,
         Region(epilogue),
         schedule.raster,
+        schedule.split,
     )
     gemm.location = contract.location
     body.add_op(gemm)

@@ -394,8 +394,20 @@ tile.kernel @schedule_vector(%x: memref<4xf32>) grid [1, 1, 1] block [32, 1, 1] 
 
 // -----
 
-// expected-error @+1 {{'pipeline', 'warp_roles' and 'raster' are part of a contraction's schedule}}
+// expected-error @+1 {{'pipeline', 'warp_roles', 'raster' and 'split' are part of a contraction's schedule}}
 tile.kernel @schedule_pipeline_alone(%x: memref<4xf32>) grid [1, 1, 1] block [32, 1, 1] attributes {tile.schedule = #tile.schedule<block [32, 1, 1], loops [], pipeline 3>} {
+}
+
+// -----
+
+// expected-error @+1 {{'pipeline', 'warp_roles', 'raster' and 'split' are part of a contraction's schedule}}
+tile.kernel @schedule_split_alone(%x: memref<4xf32>) grid [1, 1, 1] block [32, 1, 1] attributes {tile.schedule = #tile.schedule<block [32, 1, 1], loops [[0] thread], split 4>} {
+}
+
+// -----
+
+// expected-error @+1 {{'split' is how many blocks share an output tile's reduction, at least 1, got 0}}
+tile.kernel @schedule_split_zero(%x: memref<4xf32>) grid [1, 1, 1] block [128, 1, 1] attributes {tile.schedule = #tile.schedule<block [128, 1, 1], loops [], tile [64, 64, 32], atom mma_sync m16n8k16, warps [2, 2], split 0>} {
 }
 
 // -----
@@ -442,7 +454,7 @@ tile.kernel @schedule_stage(%x: memref<4xf32>) grid [1, 1, 1] block [32, 1, 1] a
 
 // -----
 
-// expected-error @+1 {{expected one of stage, tile, atom, warps, pipeline, raster, warp_roles, each at most once}}
+// expected-error @+1 {{expected one of stage, tile, atom, warps, pipeline, raster, split, warp_roles, each at most once}}
 tile.kernel @schedule_keyword(%x: memref<4xf32>) grid [1, 1, 1] block [32, 1, 1] attributes {tile.schedule = #tile.schedule<block [32, 1, 1], loops [], tiles [64, 64]>} {
 }
 
