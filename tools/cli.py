@@ -439,7 +439,8 @@ def run_bench(args: argparse.Namespace) -> int:
 
 def bench_case(case: Case, copy: float | None, peak: float | None) -> dict:
     """One case checked and timed; the copy fraction of a copy-bound case counts a decode
-    step's weights only, and the whole case runs under its float32 matmul precision."""
+    step's weights (or KV cache) only, and the whole case runs under its float32 matmul
+    precision."""
     from emmy.tools.bench.timing import float32_matmul_precision, format_table
 
     text = case.source.replace("DT", f"torch.{case.dtype}")
@@ -451,7 +452,7 @@ def bench_case(case: Case, copy: float | None, peak: float | None) -> dict:
             torch_ir_of(program),
             bench=True,
             copy_bandwidth_gbps=copy if case.copy_bound else None,
-            nbytes=case.weight_bytes,
+            nbytes=case.streamed_bytes,
             flops=case.flops,
             peak_tflops=peak,
             tolerance=case.tolerance,
@@ -594,7 +595,9 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
         "PyTorch, torch.compile (max-autotune) and emmy, on the current CUDA device. "
         "memory-bound: norms, softmax and activations, against the measured copy bandwidth; "
         "gemm: matrix products in TFLOP/s against the measured bf16 tensor-core peak (decode "
-        "steps also against the copy bandwidth, for their weights)."
+        "steps also against the copy bandwidth, for their weights); attention: SDPA and "
+        "attention written by hand in TFLOP/s (causal counts half), decode steps against the "
+        "copy bandwidth, for their KV cache."
     )
     parser.add_argument("--suite", choices=sorted(SUITES), required=True)
     parser.add_argument(

@@ -3,7 +3,8 @@ each case counts (bytes, flops), the copy bandwidth and tensor-core peak measure
 (and only when a case needs them), the float32 matmul precision a case runs under, how the
 results go into one JSON written after each case, and how a case that fails is reported. The
 timing of a case itself is faked here; on a GPU host it is real (see
-../shared/gpu-host/README.md). Every gemm-suite program compiles to CUDA at small sizes."""
+../shared/gpu-host/README.md). Every gemm-suite program compiles to CUDA at small sizes, and
+every attention-suite form to one attention kernel."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import torch
 
 from emmy.tools import cli
 from emmy.tools.bench import timing as bench
-from emmy.tools.bench.suites import GEMM_PROGRAMS, SUITES
+from emmy.tools.bench.suites import GEMM_PROGRAMS, SUITES, attention_case
 
 
 @pytest.fixture
@@ -126,14 +127,14 @@ def test_gemm_cases_declare_their_products():
         for shape in ("4096x4096x4096", "8192x8192x8192", "3000x5120x5120"):
             case = cases[f"matmul {shape} {dtype}"]
             m, n, k = map(int, shape.split("x"))
-            assert case.flops == 2 * m * n * k and case.weight_bytes is None
+            assert case.flops == 2 * m * n * k and case.streamed_bytes is None
             assert not case.copy_bound
         for n, k in ((12288, 4096), (11008, 4096), (4096, 11008)):
             assert cases[f"linear 2048x{n}x{k} {dtype}"].products == ((2048, n, k),)
         for m in (1, 16, 64):
             decode = cases[f"linear {m}x4096x4096 {dtype}"]
-            assert decode.copy_bound and decode.weight_bytes == 4096 * 4096 * 2
-            assert cases[f"linear {m}x11008x4096 {dtype}"].weight_bytes == 11008 * 4096 * 2
+            assert decode.copy_bound and decode.streamed_bytes == 4096 * 4096 * 2
+            assert cases[f"linear {m}x11008x4096 {dtype}"].streamed_bytes == 11008 * 4096 * 2
             assert (
                 "nn.Linear(4096, 11008, bias=False)"
                 in cases[f"linear {m}x11008x4096 {dtype}"].source
@@ -191,6 +192,52 @@ def test_a_given_peak_is_not_measured_and_fp32_cases_run_under_their_precision(f
 def test_a_memory_bound_run_does_not_measure_the_peak(fake_gpu):
     assert cli.main(["bench", "--suite", "memory-bound", "--only", "^softmax 16x4096 float32"]) == 0
     assert fake_gpu.peaks == [] and fake_gpu.counts[0]["flops"] is None
+
+
+def test_attention_cases_count_causal_as_half_and_decode_by_its_kv_cache():
+    cases = {case.name: case for case in SUITES["attention"]}
+    assert len(cases) == len(SUITES["attention"]) == 12  # no name twice
+    full = cases["sdpa 4x32x4096x4096x128 bfloat16"]
+    assert full.flops == 4 * 4 * 32 * 4096 * 4096 * 128 and not full.copy_bound
+    assert cases["sdpa_causal 4x32x4096x4096x128 bfloat16"].flops == full.flops // 2
+    assert "is_causal=True" in cases["sdpa_causal 4x32x4096x4096x128 bfloat16"].source
+    gqa = cases["sdpa_causal 1x32/8x4096x4096x128 bfloat16"]
+    assert "enable_gqa=True" in gqa.source and "torch.randn(1, 8, 4096, 128" in gqa.source
+    decode = cases["sdpa 1x32x1x32768x128 bfloat16"]
+    assert decode.copy_bound and decode.streamed_bytes == 2 * 32 * 32768 * 128 * 2
+    assert cases["sdpa 16x32x1x4096x128 bfloat16"].streamed_bytes == 2 * 16 * 32 * 4096 * 128 * 2
+    written = cases["hand_written 4x32x2048x2048x128 bfloat16"]
+    assert "softmax" in written.source and "scaled_dot_product" not in written.source
+    assert written.flops == cases["sdpa 4x32x2048x2048x128 bfloat16"].flops
+
+
+def test_an_attention_run_reports_flops_and_kv_bytes(fake_gpu):
+    only = "^sdpa_causal 1x16x1024x1024x128 bfloat16$"
+    assert cli.main(["bench", "--suite", "attention", "--only", only]) == 0
+    (causal,) = fake_gpu.counts
+    assert causal["flops"] == 2 * 16 * 1024 * 1024 * 128 and causal["peak_tflops"] == 765.0
+    assert causal["nbytes"] is None and fake_gpu.copies == []
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        ("sdpa", 1, 2, 2, 100, 100, 64, False),
+        ("sdpa", 1, 2, 2, 100, 100, 128, True),
+        ("sdpa", 2, 4, 2, 80, 80, 64, True),
+        ("sdpa", 2, 4, 4, 1, 300, 128, False),
+        ("hand_written", 1, 2, 2, 64, 64, 64, False),
+    ],
+    ids=["sdpa", "causal", "gqa", "decode", "hand_written"],
+)
+def test_attention_forms_compile_to_one_attention_kernel(form, capsys):
+    case = attention_case(*form)
+    source = case.source.replace("DT", "torch.bfloat16")
+    assert cli.main(["compile", "-c", source, "--ir", "tile"]) == 0
+    tile_ir = capsys.readouterr().out
+    assert tile_ir.count("tile.attention ") == 1
+    # A decode step may combine its KV parts in a second kernel (flash-decoding).
+    assert tile_ir.count("tile.kernel @") == 1 or (form[4] <= 16 and "split" in tile_ir)
 
 
 SMALL_SIZES = [(1, 64, 128), (48, 80, 96), (128, 128, 64)]

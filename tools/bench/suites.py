@@ -3,12 +3,14 @@ eager PyTorch, torch.compile (max-autotune) and emmy.
 
     $ emmy bench --suite memory-bound --only rms_norm --json rms_norm.json
     $ emmy bench --suite gemm --only 'linear 16x4096x4096 bfloat16'
+    $ emmy bench --suite attention --only 'sdpa_causal 4x32x4096x4096x128'
 
 A suite is a list of `Case`s: an `emmy compile -c` source in which `DT` stands for the dtype,
 with what the reports count for it declared beside it (its matrix products, so its flops; the
 float32 matmul precision it runs under). The memory-bound suite is a cross product of
 programs (`SHAPE` in a source is the input shape, its last dim the normalized or activated
-one), shapes and dtypes; the gemm suite lists its cases, since its shapes are not one.
+one), shapes and dtypes; the gemm and attention suites list their cases, since their shapes
+are not one.
 """
 
 from __future__ import annotations
@@ -39,6 +41,12 @@ class Case:
     tolerance: tuple[float, float] | None = None
     """(rtol, atol) that every backend's outputs must be within of eager's, where the dtype's
     (`emmy.tools.bench.tolerances.TOLERANCES`) does not hold for the program."""
+    flop_count: int | None = None
+    """Its flops where they are not its products' 2·M·N·K (causal attention counts the
+    products' half that the mask keeps)."""
+    streamed_elements: int | None = None
+    """For a step bound by reading what it was given once (decode attention's KV cache), how
+    many elements that is; decode products count their weights without it."""
 
     @property
     def name(self) -> str:
@@ -48,23 +56,31 @@ class Case:
 
     @property
     def flops(self) -> int | None:
-        """2·M·N·K summed over the products (a multiply and an add per term)."""
+        """`flop_count`, else 2·M·N·K summed over the products (a multiply and an add per
+        term)."""
+        if self.flop_count is not None:
+            return self.flop_count
         return sum(2 * m * n * k for m, n, k in self.products) if self.products else None
 
     @property
-    def weight_bytes(self) -> int | None:
-        """For a decode step, the bytes of its N×K weights; None otherwise."""
-        if not self.products or max(m for m, _, _ in self.products) > DECODE_ROWS:
+    def streamed_bytes(self) -> int | None:
+        """For a decode step, the bytes it must read once: its `streamed_elements`, else its
+        products' N×K weights; None otherwise."""
+        if self.streamed_elements is not None:
+            elements = self.streamed_elements
+        elif self.products and max(m for m, _, _ in self.products) <= DECODE_ROWS:
+            elements = sum(n * k for _, n, k in self.products)
+        else:
             return None
         import torch  # here: `emmy bench --help` lists the suites without loading PyTorch
 
-        return sum(n * k for _, n, k in self.products) * getattr(torch, self.dtype).itemsize
+        return elements * getattr(torch, self.dtype).itemsize
 
     @property
     def copy_bound(self) -> bool:
         """Whether its time is measured against the copy bandwidth: a memory-bound program,
         or a decode step."""
-        return not self.products or self.weight_bytes is not None
+        return not self.products or self.streamed_bytes is not None
 
 
 MEMORY_BOUND_PROGRAMS = {
@@ -212,6 +228,74 @@ def decoder_layer_case(batch: int, seq: int, dim: int, heads: int, hidden: int, 
     return Case("llama_decoder_layer", f"{batch}x{seq}x{dim}", dtype, source, tuple(products))
 
 
+SDPA = """
+class Attention(nn.Module):
+    def forward(self, q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, is_causal={causal}, enable_gqa={gqa})
+"""
+
+HAND_WRITTEN_ATTENTION = """
+class Attention(nn.Module):
+    def forward(self, q, k, v):
+        scores = q @ k.transpose(-2, -1) * q.shape[-1] ** -0.5
+        return torch.softmax(scores, dim=-1) @ v
+"""
+
+
+def attention_case(
+    program: str,
+    batch: int,
+    heads: int,
+    kv_heads: int,
+    q_len: int,
+    kv_len: int,
+    head_dim: int,
+    causal: bool = False,
+) -> Case:
+    """`program` (SDPA, or written by hand) on query [batch, heads, q_len, head_dim] and
+    key/value [batch, kv_heads, kv_len, head_dim]; its shape reads BxHxQxKVxD (with /KV after
+    H for GQA). Its products are Q·Kᵀ and P·V per head; causal counts the half the mask keeps
+    (as FlashAttention reports); a step of a few query rows is bound by reading K and V."""
+    if program == "hand_written":
+        source = HAND_WRITTEN_ATTENTION
+    else:
+        source = SDPA.format(causal=causal, gqa=kv_heads != heads)
+    query = f"torch.randn({batch}, {heads}, {q_len}, {head_dim}, dtype=DT)"
+    key_value = f"torch.randn({batch}, {kv_heads}, {kv_len}, {head_dim}, dtype=DT)"
+    source += f"Attention()({query}, {key_value}, {key_value})\n"
+    rows = batch * heads * q_len
+    products = ((rows, kv_len, head_dim), (rows, head_dim, kv_len))
+    flops = sum(2 * m * n * k for m, n, k in products) // (2 if causal else 1)
+    streamed = 2 * batch * kv_heads * kv_len * head_dim if q_len <= 16 else None
+    heads_shape = f"{heads}/{kv_heads}" if kv_heads != heads else f"{heads}"
+    shape = f"{batch}x{heads_shape}x{q_len}x{kv_len}x{head_dim}"
+    name = program + "_causal" * causal
+    return Case(
+        name, shape, "bfloat16", source, products, flop_count=flops, streamed_elements=streamed
+    )
+
+
+def attention_cases() -> list[Case]:
+    """Issue 11's shapes in bf16: prefill causal and not (B1 H16 S1024 D128, B4 H32 S4096 D128,
+    B8 H32 S2048 D64, GQA H32/KV8 S4096 D128), decode against a long KV cache (B16 H32 q1
+    KV4096 D128, B1 H32 q1 KV32768 D128), and the hand-written form beside SDPA at B4 H32
+    S2048 D128."""
+    cases = []
+    for batch, heads, kv_heads, seq, head_dim in (
+        (1, 16, 16, 1024, 128),
+        (4, 32, 32, 4096, 128),
+        (8, 32, 32, 2048, 64),
+        (1, 32, 8, 4096, 128),
+    ):
+        for causal in (False, True):
+            cases.append(attention_case("sdpa", batch, heads, kv_heads, seq, seq, head_dim, causal))
+    cases.append(attention_case("sdpa", 16, 32, 32, 1, 4096, 128))
+    cases.append(attention_case("sdpa", 1, 32, 32, 1, 32768, 128))
+    for program in ("sdpa", "hand_written"):
+        cases.append(attention_case(program, 4, 32, 32, 2048, 2048, 128))
+    return cases
+
+
 SUITES: dict[str, list[Case]] = {
     "memory-bound": cross_product(
         MEMORY_BOUND_PROGRAMS,
@@ -219,4 +303,5 @@ SUITES: dict[str, list[Case]] = {
         ["float32", "bfloat16"],
     ),
     "gemm": gemm_cases(),
+    "attention": attention_cases(),
 }
