@@ -1,8 +1,8 @@
-"""Compiled programs on the GPU: every corpus program, every memory-bound suite program and
-every gemm suite program at small sizes, taken to Kernel IR, printed as CUDA, run through the
-GPU runtime and compared with PyTorch eager on fresh random inputs; and CUDA-graph replay of a
-host program. Skipped without a GPU (CI has none; `../shared/gpu-host/README.md` says how to
-run them on a GPU host)."""
+"""Compiled programs on the GPU: every corpus program, every memory-bound suite program, every
+gemm suite program and the attention suite's forms at small sizes, taken to Kernel IR,
+printed as CUDA, run through the GPU runtime and compared with PyTorch eager on fresh random
+inputs; and CUDA-graph replay of a host program. Skipped without a GPU (CI has none;
+`../shared/gpu-host/README.md` says how to run them on a GPU host)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from corpus import PROGRAMS
 
 from emmy.tools.bench import timing as bench
 from emmy.tools.bench.differential import lower
-from emmy.tools.bench.suites import GEMM_PROGRAMS, MEMORY_BOUND_PROGRAMS
+from emmy.tools.bench.suites import GEMM_PROGRAMS, MEMORY_BOUND_PROGRAMS, attention_case
 from emmy.tools.frontend.program import load_program
 from emmy.tools.runtime.host import GraphedHostProgram, HostProgram
 
@@ -69,6 +69,24 @@ def test_gemm_program_matches_eager_on_the_gpu(name: str, size, dtype: torch.dty
     with bench.float32_matmul_precision("highest"):  # eager's fp32 products in true fp32
         m, n, k = size
         check_on_gpu(GEMM_PROGRAMS[name].source.format(m=m, n=n, k=k), dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize(
+    "form",
+    [
+        ("sdpa", 2, 4, 4, 300, 300, 128, False),
+        ("sdpa", 2, 4, 4, 300, 300, 128, True),
+        ("sdpa", 1, 8, 2, 256, 256, 64, True),
+        ("sdpa", 1, 4, 4, 100, 700, 64, True),
+        ("sdpa", 4, 8, 8, 1, 3000, 128, False),
+        ("sdpa", 2, 8, 2, 5, 1000, 64, False),
+        ("hand_written", 2, 4, 4, 200, 200, 64, False),
+    ],
+    ids=["sdpa", "causal", "gqa", "q_len<kv_len", "decode", "decode_gqa", "hand_written"],
+)
+def test_attention_suite_form_matches_eager_on_the_gpu(form, dtype: torch.dtype) -> None:
+    check_on_gpu(attention_case(*form).source, dtype)
 
 
 @pytest.mark.parametrize("name", ["rms_norm", "add_rms_norm"])
