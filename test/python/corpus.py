@@ -309,3 +309,16 @@ def with_dtype(program: str, dtype: str) -> str:
 def source(name: str, dtype: str) -> str:
     """The program `name` with its dtype placeholder set to `torch.<dtype>`."""
     return with_dtype(PROGRAMS[name], dtype)
+
+
+ATTENTION_FORMS: dict[str, tuple] = {
+    "sdpa": ("sdpa", 2, 4, 4, 300, 300, 128, False),
+    "causal": ("sdpa", 2, 4, 4, 300, 300, 128, True),
+    "gqa": ("sdpa", 1, 8, 2, 256, 256, 64, True),
+    "q_len<kv_len": ("sdpa", 1, 4, 4, 100, 700, 64, True),
+    "decode": ("sdpa", 4, 8, 8, 1, 3000, 128, False),
+    "decode_gqa": ("sdpa", 2, 8, 2, 5, 1000, 64, False),
+    "hand_written": ("hand_written", 2, 4, 4, 200, 200, 64, False),
+}
+"""`emmy.tools.bench.suites.attention_case`'s arguments for the attention suite's forms at
+small sizes with tails: (program, batch, heads, kv_heads, q_len, kv_len, head_dim, causal)."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from corpus import PROGRAMS
+from corpus import ATTENTION_FORMS, PROGRAMS
 
 from emmy.tools.bench import timing as bench
 from emmy.tools.bench.differential import lower
@@ -72,21 +72,9 @@ def test_gemm_program_matches_eager_on_the_gpu(name: str, size, dtype: torch.dty
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
-@pytest.mark.parametrize(
-    "form",
-    [
-        ("sdpa", 2, 4, 4, 300, 300, 128, False),
-        ("sdpa", 2, 4, 4, 300, 300, 128, True),
-        ("sdpa", 1, 8, 2, 256, 256, 64, True),
-        ("sdpa", 1, 4, 4, 100, 700, 64, True),
-        ("sdpa", 4, 8, 8, 1, 3000, 128, False),
-        ("sdpa", 2, 8, 2, 5, 1000, 64, False),
-        ("hand_written", 2, 4, 4, 200, 200, 64, False),
-    ],
-    ids=["sdpa", "causal", "gqa", "q_len<kv_len", "decode", "decode_gqa", "hand_written"],
-)
+@pytest.mark.parametrize("form", sorted(ATTENTION_FORMS))
 def test_attention_suite_form_matches_eager_on_the_gpu(form, dtype: torch.dtype) -> None:
-    check_on_gpu(attention_case(*form).source, dtype)
+    check_on_gpu(attention_case(*ATTENTION_FORMS[form]).source, dtype)
 
 
 @pytest.mark.parametrize("name", ["rms_norm", "add_rms_norm"])
