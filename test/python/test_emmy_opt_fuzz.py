@@ -53,9 +53,13 @@ EMITTED_PROGRAMS = [
     ("whole_buffer_reductions", "float32"),
     ("embedding", "float32"),
     ("matmul_bmm", "float32"),
+    ("argmax_argmin", "float32"),
+    ("cumsum_cumprod", "float32"),
+    ("masked_attention", "bfloat16"),
 ]
 """Corpus programs whose IR at every level is fuzzed: norms, softmax, a bf16 contraction, split
-reductions with atomics, a gather and the fma GEMM kernel."""
+reductions with atomics, a gather, the fma GEMM kernel, reductions that carry an index, scans
+and attention with masks."""
 
 BUILTIN_PROGRAMS = [
     """\
