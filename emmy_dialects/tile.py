@@ -242,6 +242,9 @@ def verify_launch_shape(grid: Sequence[int], block: Sequence[int], target: GpuTa
 SCHEDULE_ATTRIBUTE = "tile.schedule"
 """The attribute of a `loop.kernel` (and of the `tile.kernel` lowered from it) that holds its
 schedule."""
+TUNED_ATTRIBUTE = "tile.tuned"
+"""Beside a schedule taken from the tuning database (`emmy tune`): a string with the time it
+was measured at, the heuristic's, and the date; a schedule without it is the heuristic's."""
 
 LoopPath = tuple[int, ...]
 """A loop of a kernel by its position in the nest: its index among the loops of the kernel's

@@ -285,6 +285,8 @@ def _kernel(
 ) -> tile.KernelOp:
     lowered = tile.KernelOp(name, kernel.argument_types, grid, schedule.block, Region(body))
     lowered.attributes[tile.SCHEDULE_ATTRIBUTE] = ScheduleAttr(schedule)
+    if tile.TUNED_ATTRIBUTE in kernel.attributes:
+        lowered.attributes[tile.TUNED_ATTRIBUTE] = kernel.attributes[tile.TUNED_ATTRIBUTE]
     lowered.location = kernel.location
     return lowered
 

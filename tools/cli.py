@@ -363,15 +363,12 @@ def gpu_results(source: str, program: Program, module: ModuleOp, bench: bool, **
     against eager and torch.compile (see `emmy.tools.bench.timing`). `case` holds
     `bench_program`'s keywords for what a suite's case counts and checks: copy_bandwidth_gbps,
     nbytes, flops, peak_tflops, tolerance."""
-    import torch
 
     from emmy.tools.bench.timing import bench_program
     from emmy.tools.runtime.host import GraphedHostProgram, HostProgram
 
     with rendered_for(program_source(source, program.filename)):
         kernels = HostProgram(lower_with_diagnostics(module, "kernel"))
-    leaves = torch.utils._pytree.tree_leaves((program.example_args, program.example_kwargs))
-    dtype = next((t.dtype for t in leaves if torch.is_tensor(t) and t.is_floating_point()), None)
     backends = ("eager", "torch.compile", "emmy") if bench else ("eager", "emmy")
 
     # Timed, emmy's launches replay as one CUDA graph (checked against eager first), as
@@ -379,7 +376,7 @@ def gpu_results(source: str, program: Program, module: ModuleOp, bench: bool, **
     # small kernel runs.
     result = bench_program(
         source,
-        dtype or torch.float32,
+        program_dtype(program),
         emmy_fn=GraphedHostProgram(kernels) if bench else kernels,
         backends=backends,
         warmup=10 if bench else 0,
@@ -388,6 +385,16 @@ def gpu_results(source: str, program: Program, module: ModuleOp, bench: bool, **
     )
     result["emmy_launch"] = "cuda-graph" if bench else "direct"
     return result
+
+
+def program_dtype(program: Program) -> Any:
+    """The dtype of the program's first floating example input (float32 if it has none): what
+    its module and inputs are cast to on the device."""
+    import torch
+
+    leaves = torch.utils._pytree.tree_leaves((program.example_args, program.example_kwargs))
+    dtype = next((t.dtype for t in leaves if torch.is_tensor(t) and t.is_floating_point()), None)
+    return dtype or torch.float32
 
 
 def require_gpu(command: str) -> None:
@@ -462,6 +469,67 @@ def bench_case(case: Case, copy: float | None, peak: float | None) -> dict:
         result["float32_matmul_precision"] = case.float32_matmul_precision
     print(format_table(result), flush=True)
     return result
+
+
+def run_tune(args: argparse.Namespace) -> int:
+    """`emmy tune` (see `emmy.tools.tune`): a program's or a suite's kernels tuned, or the
+    tuning database exported or imported."""
+    from emmy.tools.tuning_database import TuningDatabase
+
+    database = TuningDatabase()
+    if args.export_file:
+        count = database.export(Path(args.export_file))
+        print(f"{count} tuned schedule{'s' * (count != 1)} written to {args.export_file}")
+        return 0
+    if args.import_file:
+        try:
+            count = database.import_file(Path(args.import_file))
+        except ValueError as error:
+            raise CommandError(f"error: {error}") from None
+        print(f"{count} tuned schedule{'s' * (count != 1)} imported into {database.path}")
+        return 0
+    from emmy.tools.tune import parse_duration, tune_program
+
+    if args.limit < 0:
+        raise CommandError(f"error: --limit is a number of candidates (0: all), got {args.limit}")
+    try:
+        budget = parse_duration(args.budget)
+    except ValueError as error:
+        raise CommandError(f"error: --budget: {error}") from None
+    if args.suite is not None:
+        from emmy.tools.bench.suites import SUITES
+
+        if args.suite not in SUITES:
+            raise CommandError(
+                f"error: no suite {args.suite!r}: one of {', '.join(sorted(SUITES))}"
+            )
+        cases = [c for c in SUITES[args.suite] if args.only is None or re.search(args.only, c.name)]
+        if not cases:
+            raise CommandError(f"error: no case of suite {args.suite} matches --only {args.only!r}")
+        programs = [(c.name, c.source, c.dtype, c.float32_matmul_precision) for c in cases]
+    else:
+        text, filename = program_text(args)
+        program = load(text, filename, timeout_of(args))
+        programs = [(filename, text, program_dtype(program), None)]
+    require_gpu("emmy tune")
+    from emmy.tools.bench.timing import float32_matmul_precision
+
+    deadline = time.monotonic() + budget
+    wrong = False
+    for index, (name, source, dtype, precision) in enumerate(programs):
+        print(f"{name}:", flush=True)
+        share = (deadline - time.monotonic()) / (len(programs) - index)
+        with float32_matmul_precision(precision):
+            results = tune_program(
+                source,
+                dtype,
+                time.monotonic() + share,
+                lambda line: print(line, flush=True),
+                args.verbose,
+                args.limit,
+            )
+        wrong |= any(result.best is None for _, result in results)
+    return 1 if wrong else 0
 
 
 def run_run(args: argparse.Namespace) -> int:
@@ -650,6 +718,44 @@ def add_exec_arguments(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(command=run_exec)
 
 
+def add_tune_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Time the candidate schedules of every kernel of a program (or of each case of a "
+        "benchmark suite) on the current CUDA device, each checked against eager PyTorch "
+        "first, and record the fastest correct one in the tuning database, which compiling "
+        "then takes before the heuristic (`emmy compile --ir tile` marks such a kernel "
+        "tile.tuned). The database is $EMMY_CACHE_DIR/tuning.sqlite3, else "
+        "$XDG_CACHE_HOME/emmy/tuning.sqlite3, else ~/.cache/emmy/tuning.sqlite3."
+    )
+    add_program_arguments(parser)
+    parser.add_argument("--suite", metavar="NAME", help="tune every case of a benchmark suite")
+    parser.add_argument(
+        "--only", metavar="REGEX", help="with --suite: the cases whose name matches"
+    )
+    parser.add_argument(
+        "--budget",
+        default="10m",
+        metavar="DURATION",
+        help="the time the whole tuning may take, e.g. 90s, 5m, 1h (default: 10m)",
+    )
+    parser.add_argument(
+        "--limit", type=int, default=0, metavar="N", help="time at most N candidates a kernel"
+    )
+    parser.add_argument(
+        "--verbose", action="store_true", help="print every candidate's time and every drop"
+    )
+    parser.add_argument(
+        "--export", dest="export_file", metavar="FILE", help="write the database to FILE (JSON)"
+    )
+    parser.add_argument(
+        "--import",
+        dest="import_file",
+        metavar="FILE",
+        help="record the tuned schedules of an exported FILE",
+    )
+    parser.set_defaults(command=run_tune)
+
+
 COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
     "compile": ("print a PyTorch program at one IR level", add_compile_arguments),
     "run": (
@@ -657,6 +763,7 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
         add_run_arguments,
     ),
     "bench": ("time a benchmark suite on the GPU", add_bench_arguments),
+    "tune": ("tune the schedules of a program's kernels on the GPU", add_tune_arguments),
     "exec": ("run an IR file on the CPU interpreter", add_exec_arguments),
 }
 """Each command's summary, for `emmy --help`, and what adds its description and options."""

@@ -25,6 +25,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -310,6 +311,46 @@ def _forward_arguments(
     return values
 
 
+@dataclass
+class PreparedProgram:
+    """A program loaded for the device: its module cast to the dtype under test, fresh random
+    inputs (as `bench_program` describes), and `@forward`'s arguments for emmy."""
+
+    program: Any
+    torch_ir: Any
+    module: torch.nn.Module
+    args: Any
+    kwargs: Any
+    forward_args: list[torch.Tensor]
+
+    def eager(self) -> list[torch.Tensor]:
+        return _leaves(self.module(*self.args, **self.kwargs))
+
+
+def prepare_program(
+    source: str, dtype: torch.dtype | str, seed: int = 0, device: str = "cuda"
+) -> PreparedProgram:
+    """`source` (`DT` standing for `dtype`) loaded, cast and given fresh inputs on `device`."""
+    from emmy.tools.bench.differential import random_inputs
+    from emmy.tools.frontend.program import load_program
+
+    dtype = _dtype(dtype)
+    text = re.sub(r"\bDT\b", f"torch.{str(dtype).removeprefix('torch.')}", source)
+    program = load_program(text, "<bench>")
+    torch_ir = program.to_torch_ir()
+    module = program.module.to(device=device, dtype=dtype).eval()
+    leaves, spec = torch.utils._pytree.tree_flatten((program.example_args, program.example_kwargs))
+    fresh = [
+        (v.to(dtype) if v.is_floating_point() else v).to(device)
+        if isinstance(v, torch.Tensor)
+        else v
+        for v in random_inputs(program, torch_ir, seed)
+    ]
+    args, kwargs = torch.utils._pytree.tree_unflatten(fresh, spec)
+    forward_args = _forward_arguments(program, module, fresh, device)
+    return PreparedProgram(program, torch_ir, module, args, kwargs, forward_args)
+
+
 def bench_program(
     source: str,
     dtype: torch.dtype | str = torch.float32,
@@ -360,28 +401,15 @@ def bench_program(
     `copy_fraction` = GB/s over it (the roofline fraction of a memory-bound program). Given the
     program's `flops` (the caller declares them, e.g. 2·M·N·K per matrix product):
     `tflops`, and, given the measured tensor-core peak, `peak_fraction` = TFLOP/s over it."""
-    from emmy.tools.bench.differential import random_inputs
-    from emmy.tools.frontend.program import load_program
-
     dtype = _dtype(dtype)
-    text = re.sub(r"\bDT\b", f"torch.{str(dtype).removeprefix('torch.')}", source)
-    program = load_program(text, "<bench>")
-    torch_ir = program.to_torch_ir()
-    module = program.module.to(device=device, dtype=dtype).eval()
-    leaves, spec = torch.utils._pytree.tree_flatten((program.example_args, program.example_kwargs))
-    fresh = [
-        (v.to(dtype) if v.is_floating_point() else v).to(device)
-        if isinstance(v, torch.Tensor)
-        else v
-        for v in random_inputs(program, torch_ir, seed)
-    ]
-    args, kwargs = torch.utils._pytree.tree_unflatten(fresh, spec)
-    forward_args = _forward_arguments(program, module, fresh, device)
+    prepared = prepare_program(source, dtype, seed, device)
+    module, args, kwargs = prepared.module, prepared.args, prepared.kwargs
+    forward_args = prepared.forward_args
 
     runners: dict[str, Callable[[], Sequence[torch.Tensor]]] = {}
     for backend in backends:
         if backend == "eager":
-            runners[backend] = lambda: _leaves(module(*args, **kwargs))
+            runners[backend] = prepared.eager
         elif backend == "torch.compile":
             for tensor in _leaves((args, kwargs)):
                 torch._dynamo.mark_static_address(tensor)

@@ -88,7 +88,7 @@
 
 // RUN: not emmy-opt %s --torch-to-tile=blocksize=64 2>&1 | filecheck %s --check-prefix=UNKNOWN
 // RUN: not emmy-opt %s -p 'torch-to-tile{blocksize=64}' 2>&1 | filecheck %s --check-prefix=UNKNOWN
-// UNKNOWN: emmy-opt: error: pipeline 'torch-to-tile' has no option 'blocksize'; did you mean 'block-size'? (its options: keep-unit-dims, block-size, vector-width, stage, split-reductions)
+// UNKNOWN: emmy-opt: error: pipeline 'torch-to-tile' has no option 'blocksize'; did you mean 'block-size'? (its options: keep-unit-dims, block-size, vector-width, stage, split-reductions, tuned)
 // UNKNOWN-NOT: Traceback
 
 // RUN: not emmy-opt %s --torch-to-fused=block-size=64 2>&1 | filecheck %s --check-prefix=NONE

@@ -1,0 +1,241 @@
+"""The tuning database: the measured best schedule of each kernel, kept in SQLite in the user's
+cache directory, that `choose-tile-schedule` takes before its heuristic.
+
+    $ emmy tune -c 'nn.RMSNorm(4096)(torch.randn(8192, 4096))'    # writes the database
+    $ emmy compile -c 'nn.RMSNorm(4096)(torch.randn(8192, 4096))' --ir tile
+    tile.kernel @k_rms_norm(...) ... attributes {tile.schedule = #tile.schedule<...>,
+        tile.tuned = "11.84 us on sm_90a (heuristic 13.02 us), 2026-12-05"}
+
+A kernel is known by `kernel_key`: its Loop IR with its name and value names normalised away
+(so the same kernel in two programs, or under two names, is one entry; its shapes and dtypes
+are in its types), the target's architecture and emmy's version (another emmy may lower a
+schedule differently). The file is `tuning.sqlite3` in emmy's cache directory
+(`emmy.tools.settings.cache_root`), created 0600 in a 0700 directory. Several processes may
+tune and compile at once: SQLite's locking (in WAL mode, with a busy timeout) orders their
+writes, and a key's newer measurement replaces the older. A file that is not this
+database (corrupt, another format, a newer or older schema) is never a crash: it is ignored
+with a warning when read, and moved aside (`tuning.sqlite3.bad`) when written.
+`export`/`import_file` move entries between machines as JSON.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import sqlite3
+import warnings
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
+from dataclasses import asdict, dataclass
+from functools import cache
+from hashlib import sha256
+from io import StringIO
+from pathlib import Path
+
+from xdsl.dialects.builtin import StringAttr
+from xdsl.printer import Printer
+
+from emmy.dialects import loop, tile
+from emmy.dialects.target import GpuTarget
+from emmy.tools.settings import cache_root
+
+SCHEMA_VERSION = 1
+"""`PRAGMA user_version` of the database; a file with another is not read or written."""
+FILE_NAME = "tuning.sqlite3"
+BUSY_TIMEOUT_S = 30.0
+
+_COLUMNS = (
+    "key",
+    "arch",
+    "emmy_version",
+    "kernel",
+    "schedule",
+    "time_us",
+    "heuristic_us",
+    "candidates",
+    "tuned_on",
+)
+
+
+class TuningDatabaseWarning(UserWarning):
+    """The tuning database could not be used (it is ignored, never a crash)."""
+
+
+@dataclass(frozen=True)
+class TunedSchedule:
+    """One kernel's tuning: its best schedule (`#tile.schedule<...>` text) and what it was
+    measured against."""
+
+    key: str
+    arch: str
+    emmy_version: str
+    kernel: str
+    """The kernel's normalised Loop IR (for people reading an export)."""
+    schedule: str
+    time_us: float
+    heuristic_us: float | None
+    """The heuristic's schedule's time in the same tuning (None when it was wrong or untimed)."""
+    candidates: int
+    """How many schedules were timed."""
+    tuned_on: str
+    """The date (ISO) of the measurement."""
+
+    @property
+    def summary(self) -> str:
+        """'11.84 us on sm_90a (heuristic 13.02 us), 2026-12-05'."""
+        heuristic = f" (heuristic {self.heuristic_us:.2f} us)" if self.heuristic_us else ""
+        return f"{self.time_us:.2f} us on {self.arch}{heuristic}, {self.tuned_on}"
+
+
+@cache
+def emmy_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("emmy")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def normalised_kernel(kernel: loop.KernelOp) -> str:
+    """`kernel`'s Loop IR without its name, its schedule or its values' names."""
+    clone = kernel.clone()
+    clone.sym_name = StringAttr("kernel")
+    clone.attributes.pop(tile.SCHEDULE_ATTRIBUTE, None)
+    clone.attributes.pop(tile.TUNED_ATTRIBUTE, None)
+    for op in clone.walk():
+        for result in op.results:
+            result.name_hint = None
+        for region in op.regions:
+            for block in region.blocks:
+                for argument in block.args:
+                    argument.name_hint = None
+    text = StringIO()
+    Printer(stream=text).print_op(clone)
+    return text.getvalue()
+
+
+def kernel_key(kernel: loop.KernelOp, target: GpuTarget) -> str:
+    """The key of `kernel` compiled for `target` by this emmy (see the module docstring)."""
+    text = "\n".join((normalised_kernel(kernel), target.arch, emmy_version()))
+    return sha256(text.encode()).hexdigest()
+
+
+def default_path() -> Path:
+    return cache_root() / FILE_NAME
+
+
+class TuningDatabase:
+    """The database at `path` (default: `default_path()`)."""
+
+    def __init__(self, path: Path | None = None):
+        self.path = path or default_path()
+
+    def _open(self, create: bool) -> sqlite3.Connection | None:
+        """A connection to the database, or None where there is none to read (a missing or
+        empty file) or the file is not one (after a warning). With `create`, a missing file
+        is created and one that is not the database is moved aside and replaced."""
+        if not create and not self.path.exists():
+            return None
+        if create:
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            os.close(os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600))
+        for _ in range(2):
+            connection = None
+            try:
+                connection = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S)
+                version = connection.execute("PRAGMA user_version").fetchone()[0]
+                tables = connection.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+                if version == SCHEMA_VERSION:
+                    return connection
+                if version == 0 and tables == 0:
+                    if not create:
+                        connection.close()
+                        return None
+                    connection.execute("PRAGMA journal_mode=WAL")
+                    connection.execute(
+                        f"CREATE TABLE IF NOT EXISTS schedules ({_COLUMNS[0]} TEXT PRIMARY KEY, "
+                        f"{', '.join(_COLUMNS[1:])})"
+                    )
+                    connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                    connection.commit()
+                    return connection
+                reason: object = f"schema version {version}, not {SCHEMA_VERSION}"
+            except sqlite3.DatabaseError as error:
+                reason = error
+            if connection is not None:
+                connection.close()
+            what = f"the tuning database {self.path} is not usable ({reason})"
+            if not create:
+                warnings.warn(f"{what}: it is ignored", TuningDatabaseWarning, stacklevel=3)
+                return None
+            aside = self.path.with_name(self.path.name + ".bad")
+            os.replace(self.path, aside)
+            for suffix in ("-wal", "-shm"):
+                Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+            warnings.warn(f"{what}: moved to {aside}", TuningDatabaseWarning, stacklevel=3)
+            os.close(os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600))
+        raise OSError(f"cannot create the tuning database {self.path}")
+
+    @contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection | None]:
+        connection = self._open(create=False)
+        if connection is None:
+            yield None
+            return
+        with closing(connection):
+            yield connection
+
+    def lookup(self, key: str) -> TunedSchedule | None:
+        with self._reading() as connection:
+            if connection is None:
+                return None
+            row = connection.execute(
+                f"SELECT {', '.join(_COLUMNS)} FROM schedules WHERE key = ?", (key,)
+            ).fetchone()
+        return TunedSchedule(*row) if row else None
+
+    def record(self, entry: TunedSchedule) -> None:
+        connection = self._open(create=True)
+        assert connection is not None
+        with closing(connection), connection:
+            connection.execute(
+                f"INSERT OR REPLACE INTO schedules ({', '.join(_COLUMNS)}) "
+                f"VALUES ({', '.join('?' * len(_COLUMNS))})",
+                tuple(asdict(entry).values()),
+            )
+
+    def entries(self) -> list[TunedSchedule]:
+        with self._reading() as connection:
+            if connection is None:
+                return []
+            rows = connection.execute(
+                f"SELECT {', '.join(_COLUMNS)} FROM schedules ORDER BY key"
+            ).fetchall()
+        return [TunedSchedule(*row) for row in rows]
+
+    def export(self, path: Path) -> int:
+        """Writes every entry to `path` as JSON; returns how many."""
+        entries = self.entries()
+        document = {"emmy_tuning": SCHEMA_VERSION, "entries": [asdict(e) for e in entries]}
+        path.write_text(json.dumps(document, indent=1) + "\n")
+        return len(entries)
+
+    def import_file(self, path: Path) -> int:
+        """Records every entry of an `export`ed file; returns how many. A ValueError says what
+        is wrong with a file that is not one."""
+        try:
+            document = json.loads(path.read_text())
+            if document.get("emmy_tuning") != SCHEMA_VERSION:
+                raise ValueError(f"not an emmy tuning export of version {SCHEMA_VERSION}")
+            entries = [TunedSchedule(**entry) for entry in document["entries"]]
+        except (OSError, ValueError, TypeError, KeyError, AttributeError) as error:
+            raise ValueError(f"{path}: {error}") from None
+        for entry in entries:
+            self.record(entry)
+        return len(entries)
+
+
+def today() -> str:
+    return datetime.date.today().isoformat()
