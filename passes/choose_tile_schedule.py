@@ -715,6 +715,8 @@ class ChooseTileSchedulePass(ModulePass):
                 raise PassFailedException(f"block-size {self.block_size}: {error}") from None
         overrides = Overrides(self.block_size, self.vector_width, self.stage, self.split_reductions)
         database = TuningDatabase() if self.tuned and overrides == Overrides() else None
+        if database is not None and not database.path.exists():
+            database = None  # nothing to look up: no key to compute
         for kernel in op.body.block.ops:
             if (
                 isinstance(kernel, loop.KernelOp)

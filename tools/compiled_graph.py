@@ -13,8 +13,9 @@ the host function at `options.cpu_level` (Loop IR by default) runs in the CPU in
 
 Identical programs share one `CompiledGraph` (`compiled_graph` keys them by their Torch IR),
 so a model of N identical layers lowers and compiles each distinct kernel once in a process;
-across processes, the lowered programs are cached on disk (`emmy.tools.ir_cache`) and so are
-the compiled kernels (`emmy.tools.runtime.cubin_cache`).
+across processes, the lowered programs are cached on disk (`emmy.tools.ir_cache`, keyed by the
+Torch IR and the state of the tuning database their schedules may come from) and so are the
+compiled kernels (`emmy.tools.runtime.cubin_cache`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from xdsl.printer import Printer
 
 from emmy.passes.pipelines import DUMP_DIR_VARIABLE, LEVELS, printed
 from emmy.tools.ir_cache import cached_module
+from emmy.tools.tuning_database import fingerprint as tuning_fingerprint
 
 if TYPE_CHECKING:
     import torch
@@ -97,7 +99,8 @@ class CompiledGraph:
             else:
                 self._levels[level] = cached_module(
                     f"{level}-ir",
-                    [self.structure],
+                    # Schedules come from the tuning database too (`emmy tune`).
+                    [self.structure, tuning_fingerprint()],
                     ("emmy.passes",),
                     lambda: lower(torch_ir, level),
                 )

@@ -126,6 +126,20 @@ def default_path() -> Path:
     return cache_root() / FILE_NAME
 
 
+def fingerprint() -> str:
+    """What changes when the default database may have: the modification times and sizes of
+    its file and its write-ahead log (empty when there is none), for caches of IR that took
+    schedules from it (`emmy.tools.compiled_graph`) to key on."""
+    parts = []
+    for path in (default_path(), Path(f"{default_path()}-wal")):
+        try:
+            status = path.stat()
+        except OSError:
+            continue
+        parts.append(f"{path.name}:{status.st_mtime_ns}:{status.st_size}")
+    return " ".join(parts)
+
+
 class TuningDatabase:
     """The database at `path` (default: `default_path()`)."""
 

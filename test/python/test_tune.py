@@ -152,6 +152,18 @@ def test_a_database_of_another_schema_version_is_not_read(tmp_path):
         assert TuningDatabase(path).entries() == []
 
 
+def test_the_fingerprint_that_caches_of_lowered_ir_key_on_changes_with_each_record():
+    from emmy.tools.tuning_database import fingerprint
+
+    assert fingerprint() == ""
+    (kernel,) = loop_kernels(RMS_NORM)
+    database = TuningDatabase()
+    database.record(entry(kernel, other_schedule(kernel), 3.0))
+    first = fingerprint()
+    database.record(entry(kernel, other_schedule(kernel), 2.0))
+    assert first != "" and fingerprint() not in ("", first)
+
+
 def test_export_and_import_move_entries_between_databases(tmp_path):
     source, target = TuningDatabase(tmp_path / "a.sqlite3"), TuningDatabase(tmp_path / "b.sqlite3")
     (kernel,) = loop_kernels(RMS_NORM)
