@@ -60,6 +60,9 @@ Semantics of the primitives, for the SIMT emulator and the CUDA printer:
   `kernel.wgmma` is a warpgroup's asynchronous MMA on shared tiles, whose accumulator
   `kernel.wgmma_wait` returns once its group is done; `kernel.setmaxnreg` moves registers
   between warpgroups (see each op).
+- Clusters (sm_90 on): a `kernel.func ... cluster N` runs its blocks N at a time along x, at
+  once; `kernel.cluster_barrier` waits for all their threads, and `kernel.map_shared_rank`
+  gives another block's shared buffer, which it reads as its own (distributed shared memory).
 """
 
 from __future__ import annotations
@@ -587,10 +590,14 @@ def _verify_if_yields(op: scf.IfOp) -> None:
 class FuncOp(KernelSymbolOp):
     """A GPU kernel: the code one thread runs, compiled for blocks of shape `block`. It takes
     global buffers (memrefs), scalars (`is_kernel_scalar`) and TMA tensor maps
-    (`TensorMapType`)."""
+    (`TensorMapType`). With `cluster N` (sm_90 on) its blocks run in clusters of N
+    consecutive blocks along x (`__cluster_dims__(N, 1, 1)`): block x's rank in its cluster
+    is x mod N, and they meet at `kernel.cluster_barrier` and read each other's shared
+    memory through `kernel.map_shared_rank`."""
 
     name = "kernel.func"
     block = prop_def(DenseArrayBase.constr(i64))
+    cluster = opt_prop_def(IntAttr)
 
     def __init__(
         self,
@@ -598,12 +605,21 @@ class FuncOp(KernelSymbolOp):
         argument_types: Sequence[Attribute],
         block: Sequence[int],
         body: Region,
+        cluster: int = 1,
     ):
-        super().__init__(name, argument_types, body, {"block": _shape_property(block)})
+        properties = {"block": _shape_property(block)}
+        if cluster != 1:
+            properties["cluster"] = IntAttr(cluster)
+        super().__init__(name, argument_types, body, properties)
 
     @property
     def block_shape(self) -> tuple[int, ...]:
         return tuple(self.block.get_values())
+
+    @property
+    def cluster_blocks(self) -> int:
+        """How many consecutive blocks along x a cluster holds (1: no clusters)."""
+        return self.cluster.data if self.cluster is not None else 1
 
     @property
     def threads(self) -> int:
@@ -667,14 +683,34 @@ class FuncOp(KernelSymbolOp):
                 f"over the {_shared_limit(limit, target)} (larger buffers are dynamic shared "
                 f"memory)"
             )
+        cluster = self.cluster_blocks
+        if self.cluster is not None:
+            _verify_hopper(self, "thread-block clusters", target.has_clusters)
+        if cluster != 1 and not 2 <= cluster <= target.max_cluster_blocks:
+            raise VerifyException(
+                f"a cluster is 2 to {target.max_cluster_blocks} blocks on {target.arch} "
+                f"({target.name}), got {cluster}"
+            )
         verify_access_bounds(self)
 
     def print_launch_shape(self, printer: Printer) -> None:
         print_shape(printer, "block", self.block_shape)
+        if self.cluster is not None:
+            printer.print_string(f" cluster {self.cluster_blocks}")
 
     @classmethod
-    def parse_launch_shape(cls, parser: Parser) -> tuple[list[int]]:
-        return (parse_shape(parser, "block"),)
+    def parse_launch_shape(cls, parser: Parser) -> tuple[list[int], int]:
+        block = parse_shape(parser, "block")
+        if parser.parse_optional_keyword("cluster") is None:
+            return block, 1
+        return block, _parse_int(parser, "a cluster's blocks")
+
+    @classmethod
+    def from_parsed(
+        cls, name: str, argument_types: list[Attribute], launch_shape: tuple, body: Region
+    ) -> FuncOp:
+        block, cluster = launch_shape
+        return cls(name, argument_types, block, body, cluster)
 
 
 class _IdOp(IRDLOperation):
@@ -1729,6 +1765,55 @@ class FenceProxyAsyncOp(IRDLOperation):
         _verify_hopper(self, "the async proxy", target_of(self).has_tma)
 
 
+def _verify_in_cluster(op: Operation) -> None:
+    if _verify_in_kernel(op).cluster is None:
+        raise VerifyException(
+            f"'{op.name}' is for a kernel.func whose blocks run in clusters (`cluster N`)"
+        )
+
+
+@irdl_op_definition
+class ClusterBarrierOp(IRDLOperation):
+    """`kernel.cluster_barrier`: waits for every thread of every block of the cluster
+    (`barrier.cluster.arrive.release` + `barrier.cluster.wait.acquire`): what they wrote to
+    their shared memory before it, each reads after it through `kernel.map_shared_rank`.
+    Every thread must reach it, as a `kernel.barrier`, and every block of the cluster."""
+
+    name = "kernel.cluster_barrier"
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect(), Convergent(Threads.BLOCK))
+    assembly_format = "attr-dict"
+
+    def __init__(self):
+        super().__init__()
+
+    def verify_(self) -> None:
+        _verify_in_cluster(self)
+
+
+@irdl_op_definition
+class MapSharedRankOp(IRDLOperation):
+    """The shared buffer `buffer` of the block of rank `rank` in this block's cluster
+    (distributed shared memory, `mapa`): `%r = kernel.map_shared_rank %s, %rank : memref<16x32
+    xf32, 3 : i32>`, read like the block's own. The rank is below the cluster's size, and the
+    other block must not have ended: a `kernel.cluster_barrier` after the last access keeps
+    every block of the cluster running until the others are done with its memory."""
+
+    name = "kernel.map_shared_rank"
+    _T: ClassVar = VarConstraint("T", base(MemRefType))
+    buffer = operand_def(_T)
+    rank = operand_def(IndexType)
+    result = result_def(_T)
+    traits = traits_def(Pure(), ThreadDependsOn("rank"))
+    assembly_format = "$buffer `,` $rank attr-dict `:` type($buffer)"
+
+    def __init__(self, buffer: SSAValue, rank: SSAValue):
+        super().__init__(operands=[buffer, rank], result_types=[buffer.type])
+
+    def verify_(self) -> None:
+        _verify_in_cluster(self)
+        _verify_shared(self.buffer.type, "a kernel.map_shared_rank buffer")
+
+
 class _WarpgroupOp(IRDLOperation):
     """A warpgroup instruction without operands: all 128 threads of the warpgroup (4
     consecutive warps, the first a multiple of 4) execute it, converged."""
@@ -2229,6 +2314,11 @@ class LaunchOp(LaunchOpBase):
                 f"launch block {list(self.block_shape)} differs from the block "
                 f"{list(kernel.block_shape)} that {self.kernel} is compiled for"
             )
+        if self.grid_shape[0] % kernel.cluster_blocks:
+            raise VerifyException(
+                f"{self.kernel} runs in clusters of {kernel.cluster_blocks} blocks along x, "
+                f"which launch grid {list(self.grid_shape)} does not divide into"
+            )
         static = kernel.static_shared_bytes
         needed = kernel.dynamic_shared_bytes
         if smem + static > target.shared_bytes_per_block:
@@ -2291,6 +2381,8 @@ Kernel = Dialect(
         MbarrierWaitOp,
         TmaLoadOp,
         FenceProxyAsyncOp,
+        ClusterBarrierOp,
+        MapSharedRankOp,
         WgmmaFenceOp,
         WgmmaCommitOp,
         WgmmaOp,

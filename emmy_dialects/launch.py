@@ -68,7 +68,8 @@ class KernelSymbolOp(IRDLOperation):
     `@name(%a: T, ..) <launch shape> attributes {..} { body }`; it returns nothing and
     writes its buffer arguments. A level adds its launch shape with `print_launch_shape`,
     `parse_launch_shape` (the constructor's arguments between the argument types and the
-    body) and its own checks in `verify_`, after `verify_symbol`."""
+    body, unless `from_parsed` takes them otherwise) and its own checks in `verify_`, after
+    `verify_symbol`."""
 
     sym_name = prop_def(StringAttr)
     function_type = prop_def(FunctionType)
@@ -122,6 +123,14 @@ class KernelSymbolOp(IRDLOperation):
     def parse_launch_shape(cls, parser: Parser) -> tuple:
         return ()
 
+    @classmethod
+    def from_parsed(
+        cls, name: str, argument_types: list[Attribute], launch_shape: tuple, body: Region
+    ) -> KernelSymbolOp:
+        """The op of what `parse` read: by default the constructor takes the launch shape's
+        parts between the argument types and the body."""
+        return cls(name, argument_types, *launch_shape, body)
+
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_attribute(SymbolRefAttr(self.sym_name))
@@ -149,7 +158,7 @@ class KernelSymbolOp(IRDLOperation):
         launch_shape = cls.parse_launch_shape(parser)
         attributes = parser.parse_optional_attr_dict_with_keyword()
         body = parser.parse_region(args)
-        op = cls(name.data, [a.type for a in args], *launch_shape, body)
+        op = cls.from_parsed(name.data, [a.type for a in args], launch_shape, body)
         if attributes is not None:
             op.attributes.update(attributes.data)
         return op

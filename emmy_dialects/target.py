@@ -52,6 +52,14 @@ class GpuTarget:
     has_wgmma: bool
     has_tma: bool
     has_clusters: bool
+    """Thread-block clusters (sm_90 on): blocks of a cluster run at once, read each other's
+    shared memory and wait for each other at a cluster barrier."""
+
+    @property
+    def max_cluster_blocks(self) -> int:
+        """The most blocks of a cluster that every GPU of the architecture runs (the portable
+        cluster size, 8; 1 without clusters)."""
+        return 8 if self.has_clusters else 1
 
     @property
     def compute_capability(self) -> tuple[int, int]:

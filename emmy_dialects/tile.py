@@ -795,9 +795,10 @@ class KernelOp(KernelSymbolOp):
         except VerifyException:
             return  # the tile.gemm's own verifier says what is wrong with it
         if self.grid_shape != expected:
+            split = f" ({gemm.split_count} along x per tile: split)" if gemm.split else ""
             raise VerifyException(
                 f"grid {list(self.grid_shape)} is not the {list(expected)} blocks that the "
-                f"{gemm.name}'s tiles take"
+                f"{gemm.name}'s tiles take{split}"
             )
 
     def verify_(self) -> None:
@@ -1251,7 +1252,10 @@ class GemmOp(IRDLOperation):
     `warps [WM, WN]` each compute a (BM / WM) x (BN / WN) sub-tile in whole `atom`s (see
     `MmaAtom`); on the fma atom its lanes split it into equal register tiles
     (`fma_lane_grid`). Tiles past the end of M, N or K compute zeros and store nothing, so any
-    sizes are correct."""
+    sizes are correct. With `split S` (split-K, on the mma_sync and fma atoms) S blocks share
+    each output tile, the grid's x holding S blocks per N tile, each multiplying an equal run
+    of the K slices; the S blocks are a thread-block cluster, which sums their partial tiles
+    through distributed shared memory before the epilogue runs once per output element."""
 
     name = "tile.gemm"
     lhs = operand_def(MemRefType)
@@ -1391,7 +1395,13 @@ class GemmOp(IRDLOperation):
         tiles_n, tiles_m = -(-size_n // block_n), -(-size_m // block_m)
         if self.mma_atom.kind == AtomKind.WGMMA:
             return (min(tiles_n * tiles_m * prod(batch), target.sm_count), 1, 1)
-        return (tiles_n, tiles_m, min(prod(batch), target.max_grid_shape[2]))
+        return (tiles_n * self.split_count, tiles_m, min(prod(batch), target.max_grid_shape[2]))
+
+    def split_slices(self) -> tuple[int, int]:
+        """How many K slices there are, and how many each of the `split` blocks of a tile
+        takes (the last may run past the end of K, where it adds zeros)."""
+        slices = -(-self.sizes()[-1] // self.tile_shape[2])
+        return slices, -(-slices // self.split_count)
 
     # -- verification --
 
@@ -1505,12 +1515,43 @@ class GemmOp(IRDLOperation):
         if self.mma_atom.kind == AtomKind.WGMMA:
             self._verify_tma_tiles(size)
         shared = self.pipeline_depth * (block_m + block_n) * block_k * size
+        partial = " and the f32 partial tile of a split" if self.split_count != 1 else ""
+        if partial:
+            shared += block_m * block_n * element_bytes(f32)
         limit = target.shared_bytes_per_block
         if shared > limit:
             raise VerifyException(
-                f"{self.pipeline_depth} K slices of tile {list(self.tile_shape)} take {shared} "
-                f"bytes of shared memory, over the {limit} bytes a block may have on "
+                f"{self.pipeline_depth} K slices of tile {list(self.tile_shape)}{partial} take "
+                f"{shared} bytes of shared memory, over the {limit} bytes a block may have on "
                 f"{target.arch}"
+            )
+
+    def _verify_split(self, target: GpuTarget) -> None:
+        """The blocks of a split are a cluster, each with K slices of its own."""
+        split = self.split_count
+        _verify_split(split)
+        if split == 1:
+            return
+        if self.mma_atom.kind == AtomKind.WGMMA:
+            raise VerifyException(
+                "split > 1 is lowered on the mma_sync and fma atoms, whose blocks each own one "
+                "output tile; the persistent blocks of a wgmma kernel take split 1"
+            )
+        if not target.has_clusters:
+            raise VerifyException(
+                f"the blocks of a split sum their partial tiles in a thread-block cluster, "
+                f"which {target.arch} ({target.name}) does not have"
+            )
+        if split > target.max_cluster_blocks:
+            raise VerifyException(
+                f"the blocks of a split sum their partial tiles in a thread-block cluster, of "
+                f"at most {target.max_cluster_blocks} blocks on {target.arch}, got split {split}"
+            )
+        slices, per_block = self.split_slices()
+        if (split - 1) * per_block >= slices:
+            raise VerifyException(
+                f"K = {self.sizes()[-1]} is {slices} slices of {self.tile_shape[2]}: split "
+                f"{split} blocks, {per_block} slices each, would leave the last one none"
             )
 
     def _verify_tma_tiles(self, size: int) -> None:
@@ -1564,9 +1605,7 @@ class GemmOp(IRDLOperation):
             )
         warp_m, warp_n = verify_gemm_tiling(self.tile_shape, self.mma_atom, self.warp_grid)
         _verify_raster(self.mma_atom, self.raster_rows)
-        _verify_split(self.split_count)
-        if self.split_count != 1:
-            raise VerifyException("a tile.gemm with split > 1 is not lowered yet")
+        self._verify_split(target)
         if self.mma_atom.kind == AtomKind.FMA and fma_lane_grid(warp_m, warp_n, target) is None:
             raise VerifyException(
                 f"an fma warp tile of {warp_m}x{warp_n} must split among the "

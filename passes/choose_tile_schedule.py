@@ -67,13 +67,27 @@ all SMs together, each with many loads in flight, do at the copy speed:
     #tile.schedule<block [128, 1, 1], loops [], tile [16, 32, 128],
                    atom mma_sync m16n8k16, warps [1, 4], pipeline 8>
 
-(M = 16, N = K = 4096 on the H200): the tile's M is the smallest of STREAMING_TILE_M that
-covers M (little padding), its N the widest of STREAMING_TILE_N that still gives the grid
-an SM's worth of blocks (else the narrowest), split among warps along N only; its K
-STREAMING_TILE_K elements at most (the fewest of 32, 64, 128 that cover K), and the pipeline
-deep enough to keep WEIGHT_BYTES_IN_FLIGHT of the weights in flight per block (at most
-MAX_PIPELINE_DEPTH slices, within the block's shared memory, no more than K has slices).
-If the tile.gemm would not verify with the chosen tile (an operand indexed at 0 along a
+(M = 16, N = K = 4096 on the H200, before its K is split, below): the tile's M is the
+smallest of STREAMING_TILE_M that covers M (little padding), its N the widest of
+STREAMING_TILE_N that still gives the grid an SM's worth of blocks (else the narrowest),
+split among warps along N only; its K STREAMING_TILE_K elements at most (the fewest of 32,
+64, 128 that cover K), and the pipeline deep enough to keep WEIGHT_BYTES_IN_FLIGHT of the
+weights in flight per block (at most MAX_PIPELINE_DEPTH slices, within the block's shared
+memory, no more than K has slices).
+Such tiles are few where N is small next to K (128 for N = 4096 in tiles of 32, about one
+4-warp block per SM, which cannot keep enough loads in flight nor multiply fast enough to
+stream at the copy speed), so K is split (split-K, on sm_90's thread-block clusters): each
+output tile's K slices are shared by the most blocks, up to a cluster's 8, that keep the grid
+within SPLIT_BLOCKS_PER_SM blocks an SM and each block at least MIN_SPLIT_SLICES slices (and
+none without one); the blocks of an SM then share its WEIGHT_BYTES_IN_FLIGHT, which with
+their partial tile must fit their share of its shared memory:
+
+    #tile.schedule<block [128, 1, 1], loops [], tile [16, 32, 128],
+                   atom mma_sync m16n8k16, warps [1, 4], pipeline 3, split 4>
+
+(M = 16, N = K = 4096: 4 x 128 = 512 blocks, 4 an SM, 8 K slices each, 2 of 32 x 128 weights
+in flight in each block, 16 KB). Where the split tile does not verify, the unsplit one is
+tried. If the tile.gemm would not verify with the chosen tile (an operand indexed at 0 along a
 dimension, a layout whose shared rows ldmatrix cannot read), the SMALL_TILE is tried, then
 the contract is expanded as any other is.
 
@@ -209,6 +223,12 @@ WEIGHT_BYTES_IN_FLIGHT = 64 * 1024
 the SMs times the memory latency (about 4.3 TB/s / 132 x ~1 us, some 32 KB on the H200), with
 a margin, as only one block runs per SM."""
 MAX_PIPELINE_DEPTH = 8
+SPLIT_BLOCKS_PER_SM = 4
+"""The blocks per SM that splitting a streaming product's K (split-K) fills the GPU up to:
+more warps per SM to multiply, and more loads in flight, than one block of 4 warps."""
+MIN_SPLIT_SLICES = 4
+"""The fewest K slices each block of a split multiplies, so that its pipeline's start and
+the reduction of the partial tiles stay a small part of its work."""
 CANDIDATE_TILES = (
     LARGE_TILE,
     SMALL_TILE,
@@ -506,16 +526,43 @@ def _streaming_warps(block_n: int) -> tuple[int, int]:
 
 
 def _fits_shared(
-    tile_shape: tuple[int, int, int], pipeline: int, element: int, target: GpuTarget
+    tile_shape: tuple[int, int, int],
+    pipeline: int,
+    element: int,
+    target: GpuTarget,
+    split: int = 1,
+    blocks_per_sm: int = 1,
 ) -> bool:
-    """Whether `pipeline` K slices of both operands' tiles fit a block's shared memory."""
+    """Whether `pipeline` K slices of both operands' tiles (and a split's f32 partial tile)
+    fit a block's shared memory, `blocks_per_sm` blocks in an SM's."""
     block_m, block_n, block_k = tile_shape
-    return pipeline * (block_m + block_n) * block_k * element <= target.shared_bytes_per_block
+    shared = pipeline * (block_m + block_n) * block_k * element
+    if split > 1:
+        shared += block_m * block_n * element_bytes(f32)
+    limit = min(target.shared_bytes_per_block, target.shared_bytes_per_sm // blocks_per_sm)
+    return shared <= limit
 
 
-def _streaming_schedule(contract: loop.ContractOp, target: GpuTarget) -> Schedule:
+def _split(tiles: int, slices: int, target: GpuTarget) -> int:
+    """How many blocks share each output tile of a streaming product of `tiles` tiles and
+    `slices` K slices: the most, up to a cluster's, whose grid stays within
+    SPLIT_BLOCKS_PER_SM blocks an SM, each block MIN_SPLIT_SLICES slices or more and none
+    left without a slice (1 where the tiles alone come near that many blocks)."""
+    splits = [
+        split
+        for split in range(2, target.max_cluster_blocks + 1)
+        if tiles * split <= SPLIT_BLOCKS_PER_SM * target.sm_count
+        and slices >= split * MIN_SPLIT_SLICES
+        and (split - 1) * -(-slices // split) < slices
+    ]
+    return max(splits, default=1)
+
+
+def _streaming_schedule(
+    contract: loop.ContractOp, target: GpuTarget, split_k: bool = True
+) -> Schedule:
     """The weight-streaming schedule of a product of at most STREAMING_M rows (see the
-    module docstring)."""
+    module docstring); with `split_k`, its K split among blocks where the tiles are few."""
     *batch, size_m, size_n = contract.parallel_extents
     size_k = contract.reduction.data
     block_m = next(m for m in STREAMING_TILE_M if m >= size_m)
@@ -525,14 +572,23 @@ def _streaming_schedule(contract: loop.ContractOp, target: GpuTarget) -> Schedul
         (n for n in STREAMING_TILE_N if tiles * -(-size_n // n) >= target.sm_count),
         STREAMING_TILE_N[-1],
     )
+    tiles *= -(-size_n // block_n)
     element = element_bytes(contract.rhs.type.get_element_type())
     slice_bytes = block_n * block_k * element
     slices = -(-size_k // block_k)
-    pipeline = 1 + min(-(-WEIGHT_BYTES_IN_FLIGHT // slice_bytes), MAX_PIPELINE_DEPTH - 1, slices)
+    split = _split(tiles, slices, target) if split_k else 1
+    # The blocks that share an SM share its weight loads in flight.
+    blocks_per_sm = -(-tiles * split // target.sm_count) if split > 1 else 1
+    in_flight = -(-WEIGHT_BYTES_IN_FLIGHT // blocks_per_sm)
+    block_slices = -(-slices // split)
+    pipeline = 1 + min(-(-in_flight // slice_bytes), MAX_PIPELINE_DEPTH - 1, block_slices)
     tile_shape = (block_m, block_n, block_k)
-    while pipeline > 2 and not _fits_shared(tile_shape, pipeline, element, target):
+    while pipeline > 2 and not _fits_shared(
+        tile_shape, pipeline, element, target, split, blocks_per_sm
+    ):
         pipeline -= 1
-    return contraction_schedule(tile_shape, _streaming_warps(block_n), pipeline, target)
+    schedule = contraction_schedule(tile_shape, _streaming_warps(block_n), pipeline, target)
+    return replace(schedule, split=split)
 
 
 def _choose_contraction_schedule(kernel: loop.KernelOp, target: GpuTarget) -> Schedule | None:
@@ -557,7 +613,9 @@ def _choose_contraction_schedule(kernel: loop.KernelOp, target: GpuTarget) -> Sc
     if size_m >= large_m and size_n >= large_n:
         tried = [contraction_schedule(*LARGE_TILE, PIPELINE_DEPTH, target)]
     elif size_m <= STREAMING_M:
-        tried = [_streaming_schedule(contract, target), small]
+        streaming = _streaming_schedule(contract, target)
+        tried = [streaming, _streaming_schedule(contract, target, split_k=False), small]
+        tried = list(dict.fromkeys(tried))
     else:
         tried = [small]
     return next((s for s in tried if _lowers(kernel, s)), None)
@@ -635,14 +693,16 @@ def candidates(kernel: loop.KernelOp, target: GpuTarget) -> list[Schedule]:
     cores can take, every CANDIDATE_TILES tile with every CANDIDATE_PIPELINES depth too (on
     wgmma: both tile widths, each with the CANDIDATE_RASTERS tile orders), and
     for one of at most STREAMING_M rows the streaming tiles of CANDIDATE_STREAMING_TILES_NK
-    with every CANDIDATE_STREAMING_PIPELINES depth; each one lowers."""
+    with every CANDIDATE_STREAMING_PIPELINES depth, each unsplit and with the split `_split`
+    gives its tiles; each one lowers."""
     heuristic = choose_schedule(kernel, target)
     schedules = {heuristic: None}
     contract_atom = _contract_atom(kernel, target)
     if contract_atom is not None and contract_atom[1] == MMA_SYNC:
         contract = contract_atom[0]
-        tiles = [(t, w, CANDIDATE_PIPELINES) for t, w in CANDIDATE_TILES]
-        *_, size_m, _ = contract.parallel_extents
+        tiles = [(t, w, CANDIDATE_PIPELINES, (1,)) for t, w in CANDIDATE_TILES]
+        *batch, size_m, size_n = contract.parallel_extents
+        size_k = contract.reduction.data
         if target.has_wgmma:
             for pipeline in CANDIDATE_PIPELINES:
                 for block_n in (WGMMA_TILE[0][1], WGMMA_TILE[0][1] // 2):
@@ -654,15 +714,20 @@ def candidates(kernel: loop.KernelOp, target: GpuTarget) -> list[Schedule]:
                             schedules.setdefault(schedule, None)
         if size_m <= STREAMING_M:
             block_m = _streaming_schedule(contract, target).tile_shape[0]
-            tiles += [
-                ((block_m, n, k), _streaming_warps(n), CANDIDATE_STREAMING_PIPELINES)
-                for n, k in CANDIDATE_STREAMING_TILES_NK
-            ]
-        for tile_shape, warps, pipelines in tiles:
+            output_tiles = -(-size_m // block_m) * prod(batch)
+            for n, k in CANDIDATE_STREAMING_TILES_NK:
+                split = _split(output_tiles * -(-size_n // n), -(-size_k // k), target)
+                splits = (1, split)
+                tiles.append(
+                    ((block_m, n, k), _streaming_warps(n), CANDIDATE_STREAMING_PIPELINES, splits)
+                )
+        for tile_shape, warps, pipelines, splits in tiles:
             for pipeline in pipelines:
-                schedule = contraction_schedule(tile_shape, warps, pipeline, target)
-                if _lowers(kernel, schedule):
-                    schedules.setdefault(schedule, None)
+                for split in splits:
+                    schedule = contraction_schedule(tile_shape, warps, pipeline, target)
+                    schedule = replace(schedule, split=split)
+                    if _lowers(kernel, schedule):
+                        schedules.setdefault(schedule, None)
     nests = _loop_nests(kernel)
     loops = tile.loop_paths(nests.body.block, loop.ForOp)
     widest = max((_widest_vector(f) for f in loops), default=1)

@@ -30,6 +30,35 @@ m16n8k16 atoms, each atom's accumulator a `vector<4xf32>` carried through the K 
   column 2t + i % 2 of the atom (g = lane / 4, t = lane % 4, the PTX C-fragment layout); the
   epilogue runs there, under `m < M and n < N` where the tiles overrun.
 
+Split-K (`split S`, for decode: too few output tiles to give every SM blocks to stream the
+weights with): the S blocks of an output tile are consecutive along the grid's x (the tile is
+block x / S), a thread-block cluster of S (`kernel.func ... cluster S`), and rank r = x % S
+multiplies K slices r * ceil(slices / S) on, ceil(slices / S) of them (those past K read
+nothing and add zeros). Their partial tiles are summed in the same launch, through
+distributed shared memory, before the epilogue:
+
+    tile.gemm ... tile [16, 32, 128] warps [1, 4] pipeline 8 split 4 epilogue(..)
+
+    (K loop over the block's slices)         // each block: its 16x32 partial in registers
+    kernel.vector_store %acc01, %partials[%row, %col]   // memref<16x32xf32, 3>, its own
+    kernel.cluster_barrier                   // arrive.release + wait.acquire: all stored
+    %p0 = kernel.map_shared_rank %partials, %c0    // ... %p3: each block's partials
+    (rank r: column pairs 64r .. 64r + 63 of the tile's 256, one a thread)
+      %sum = (%p0[i] + %p1[i]) + %p2[i] + %p3[i]   // in rank order: deterministic
+      (epilogue of the two columns at the pair's row and column)
+    kernel.cluster_barrier                   // no block leaves while others read its memory
+
+The cluster is chosen over the other in-kernel reduction, an f32 workspace in global memory
+with a per-tile arrival counter that the last block to arrive sums (`__threadfence` before
+its atomic, an acquire after): it needs no workspace or zeroed counters from the host (nor
+their reset, nor a second stream's launch sharing them), no global round trip of the
+partials (2 KB a block here, through L2) and no fence/atomic chain, and it sums in one fixed
+order, so results do not depend on which block finishes last; the barrier's release/acquire
+semantics order the shared stores before the remote loads on the GPU as the emulator's phase
+order does. Its limits: sm_90 clusters, at most 8 blocks (the portable cluster size), and the
+S blocks must be co-resident in one GPC, which the small decode tiles are. Every block sums
+1/S of the tile, so the reduction's shared reads and epilogue are spread over the cluster.
+
 f32 operands (torch's float32 matmul precision) take the same shared K slices and pipeline
 (`_StagedGemmBuilder`), multiplied one of two ways:
 
@@ -51,7 +80,7 @@ from __future__ import annotations
 
 import functools
 import operator
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from math import prod
 
@@ -298,6 +327,8 @@ class GemmEmitter(KernelEmitter):
         self.warps_m, self.warps_n = gemm.warp_grid
         self.atom_m, self.atom_n, self.atom_k = gemm.mma_atom.shape
         self.stages = gemm.pipeline_depth
+        self.split = gemm.split_count
+        self.slices, self.split_slices = gemm.split_slices()
         self.element = gemm.lhs.type.get_element_type()
         self.element_bytes = kernel.element_bytes(self.element)
         dims = self.batch_rank
@@ -306,6 +337,14 @@ class GemmEmitter(KernelEmitter):
     def size(self, dim: int) -> int:
         sizes = (*self.batch_sizes, self.size_m, self.size_n, self.size_k)
         return sizes[dim]
+
+    def covered(self, dim: int) -> int:
+        """How far the blocks' tiles reach along a matrix dimension: whole tiles, and along K
+        the `split` runs of K slices (which may reach past the last slice)."""
+        extent = {self.m_dim: self.block_m, self.n_dim: self.block_n, self.k_dim: self.block_k}
+        if dim == self.k_dim:
+            return self.split * self.split_slices * self.block_k
+        return -(-self.size(dim) // extent[dim]) * extent[dim]
 
     def epilogue_at(self, batch: Sequence[Index], row: Index, column: Index, value: SSAValue):
         """The tile.gemm's epilogue for the accumulator element `value` of output (`row`,
@@ -388,6 +427,16 @@ class GemmEmitter(KernelEmitter):
             self.add_op(kernel.VectorStoreOp(pair, mapping[store.memref], indices))
 
         self.if_then(self.inside_output(row, column), run_epilogues)
+
+    def epilogue_run(
+        self, batch: Sequence[Index], row: Index, column: Index, values: Sequence[SSAValue]
+    ) -> None:
+        """The epilogue of the accumulator elements `values` of consecutive columns from
+        `column` (even, for two) of a row."""
+        if len(values) == 1:
+            self.epilogue_at(batch, row, column, values[0])
+        else:
+            self.epilogue_pair(batch, row, column, values)
 
 
 class _StagedGemmBuilder(GemmEmitter):
@@ -489,7 +538,7 @@ class _StagedGemmBuilder(GemmEmitter):
         global_column = self.add(starts[tiles.column_dim], column)
         inside = []
         for dim, position in ((tiles.row_dim, global_row), (tiles.column_dim, global_column)):
-            if self.size(dim) % self.extent(dim):
+            if self.covered(dim) != self.size(dim):
                 inside.append(self.less(position, self.size(dim)))
         valid = self.both(inside)
         if valid is not None:
@@ -562,13 +611,30 @@ class _StagedGemmBuilder(GemmEmitter):
                 self.copy_origins[tiles.operand] = (row, column)
         a_bytes = self.stages * self.a_tiles.rows * self.a_tiles.columns * self.element_bytes
         b_bytes = self.stages * self.b_tiles.rows * self.b_tiles.columns * self.element_bytes
-        dynamic = a_bytes + b_bytes > self.target.static_shared_bytes_per_block
+        partial_type = kernel.shared_memref([self.block_m, self.block_n], f32)
+        partial_bytes = kernel.buffer_bytes(partial_type) if self.split > 1 else 0
+        dynamic = a_bytes + b_bytes + partial_bytes > self.target.static_shared_bytes_per_block
         # Both tiles' sizes are whole swizzle patterns (at most 1 KB): B's view follows A's.
         self.shared_a = self.shared_tiles(self.a_tiles, "a_tiles", 0 if dynamic else None)
         self.shared_b = self.shared_tiles(self.b_tiles, "b_tiles", a_bytes if dynamic else None)
         block_x = self.add_op(kernel.BlockIdOp("x")).results[0]
         block_y = self.add_op(kernel.BlockIdOp("y")).results[0]
         self.tile_row = self.mul(block_y, self.block_m)
+        self.first_slice: Index = 0
+        """The first K slice that the block multiplies."""
+        if self.split > 1:
+            # The split's blocks of a tile are consecutive along x: a cluster.
+            offset = -(-(a_bytes + b_bytes) // kernel.SHARED_ALIGNMENT)
+            offset *= kernel.SHARED_ALIGNMENT
+            op = (
+                kernel.DynamicSharedOp(offset, partial_type)
+                if dynamic
+                else kernel.SharedAllocOp(partial_type)
+            )
+            self.partials = self.named(op, "partials")
+            self.split_rank = self.rem(block_x, self.split)
+            self.first_slice = self.mul(self.split_rank, self.split_slices)
+            block_x = self.div(block_x, self.split)
         self.tile_column = self.mul(block_x, self.block_n)
         batches = prod(self.batch_sizes)
         if batches == 1:
@@ -593,14 +659,15 @@ class _StagedGemmBuilder(GemmEmitter):
         self.place_constants()
 
     def tile_product(self, batch: Sequence[Index]) -> None:
-        """The block's output tile at batch point `batch`: the pipelined K loop, then the
-        epilogue of each accumulator element."""
-        slices = -(-self.size_k // self.block_k)
+        """The block's output tile at batch point `batch`: the pipelined K loop over its K
+        slices, then the epilogue of each accumulator element (of the tile's sum over the
+        split's blocks, `split_epilogue`)."""
+        slices = self.split_slices
         stages = self.stages
 
         def load_slice(k_slice: Index) -> None:
             stage = self.rem(k_slice, stages)
-            k_start = self.mul(k_slice, self.block_k)
+            k_start = self.mul(self.add(self.first_slice, k_slice), self.block_k)
             starts = {self.m_dim: self.tile_row, self.n_dim: self.tile_column, self.k_dim: k_start}
             self.copy_slice(self.a_tiles, self.shared_a, stage, starts, batch)
             self.copy_slice(self.b_tiles, self.shared_b, stage, starts, batch)
@@ -633,7 +700,76 @@ class _StagedGemmBuilder(GemmEmitter):
         loop = self.add_op(
             scf.ForOp(self.constant(0), self.constant(slices), self.constant(1), initial, body)
         )
-        self.epilogue(batch, list(loop.results))
+        if self.split == 1:
+            runs = self.accumulator_runs(list(loop.results), self.tile_row, self.tile_column)
+            for row, column, values in runs:
+                self.epilogue_run(batch, row, column, values)
+        else:
+            self.split_epilogue(batch, list(loop.results))
+
+    def split_epilogue(self, batch: Sequence[Index], accumulators: list[SSAValue]) -> None:
+        """The epilogue of the sum of the split's partial tiles: each block stores its partial
+        tile to its shared memory and passes a cluster barrier; then block r of the split
+        sums the r-th 1/split of the tile's pairs of columns (single columns in a tile of odd
+        N) over the partials of every block of the cluster, in rank order (each thread the
+        pairs t, t + threads, ... of its block's share), and runs their epilogues; a second
+        cluster barrier keeps every block's shared memory until the others have read it (and
+        until the next batch's partials overwrite it)."""
+        width = 2 if self.block_n % 2 == 0 else 1
+        for row, column, values in self.accumulator_runs(accumulators, 0, 0):
+            for offset in range(0, len(values), width):
+                indices = [self.index(row), self.index(self.add(column, offset))]
+                run = self.vector_of(values[offset : offset + width])
+                self.add_op(kernel.VectorStoreOp(run, self.partials, indices))
+        self.add_op(kernel.ClusterBarrierOp())
+        mapped = [
+            self.add_op(kernel.MapSharedRankOp(self.partials, self.constant(rank))).result
+            for rank in range(self.split)
+        ]
+        runs_per_row = self.block_n // width
+        runs = self.block_m * runs_per_row
+        per_block = -(-runs // self.split)
+        first = self.mul(self.split_rank, per_block)
+        steps = -(-per_block // self.threads)
+
+        def reduce_step(step: Index) -> None:
+            local = self.add(self.thread_id, self.mul(step, self.threads))
+            inside = []
+            if steps * self.threads > per_block:
+                inside.append(self.less(local, per_block))
+            run = self.add(first, local)
+            if self.split * per_block > runs:
+                inside.append(self.less(run, runs))
+
+            def reduce_run() -> None:
+                row = self.div(run, runs_per_row)
+                column = self.mul(self.rem(run, runs_per_row), width)
+                indices = [self.index(row), self.index(column)]
+                sums: list[SSAValue] = []
+                for partials in mapped:
+                    loaded = self.add_op(kernel.VectorLoadOp(partials, indices, width)).result
+                    lanes = [
+                        self.add_op(vector_dialect.ExtractOp(loaded, [i], f32)).result
+                        for i in range(width)
+                    ]
+                    sums = [
+                        self.add_op(arith.AddfOp(total, lane)).result
+                        for total, lane in zip(sums, lanes)
+                    ] or lanes
+                row = self.add(self.tile_row, row)
+                self.epilogue_run(batch, row, self.add(self.tile_column, column), sums)
+
+            self.if_then(self.both(inside), reduce_run)
+
+        if steps == 1:
+            reduce_step(0)
+        else:
+            # A loop, not `steps` copies of the epilogue.
+            body = self.nested(lambda block: reduce_step(block.args[0]), [IndexType()])
+            self.add_op(
+                scf.ForOp(self.constant(0), self.constant(steps), self.constant(1), [], body)
+            )
+        self.add_op(kernel.ClusterBarrierOp())
 
     def initial_accumulators(self, zero: SSAValue) -> list[SSAValue]:
         """The thread's accumulators before the K loop, from the f32 `zero`."""
@@ -643,8 +779,13 @@ class _StagedGemmBuilder(GemmEmitter):
         """The thread's accumulators after the K slice in shared stage `stage`."""
         raise NotImplementedError
 
-    def epilogue(self, batch: Sequence[Index], accumulators: list[SSAValue]) -> None:
-        """The epilogue of each element of the thread's accumulators after the K loop."""
+    def accumulator_runs(
+        self, accumulators: list[SSAValue], row: Index, column: Index
+    ) -> Iterator[tuple[Index, Index, list[SSAValue]]]:
+        """Where the elements of the thread's accumulators after the K loop lie, the block's
+        tile at (`row`, `column`), a run of consecutive columns of a row at a time: its row,
+        its first column and its values (made as they are asked for, before each run's
+        epilogue)."""
         raise NotImplementedError
 
 
@@ -738,12 +879,14 @@ class _MmaSyncGemmBuilder(_StagedGemmBuilder):
                     accumulators[position] = self.mma(a[i], b[j], accumulators[position])
         return accumulators
 
-    def epilogue(self, batch: Sequence[Index], accumulators: list[SSAValue]) -> None:
-        """The epilogue of each element of each atom's accumulator, at its row g + 8 (i / 2)
-        and column 2t + i % 2 of the atom, two columns at a time."""
+    def accumulator_runs(
+        self, accumulators: list[SSAValue], row: Index, column: Index
+    ) -> Iterator[tuple[Index, Index, list[SSAValue]]]:
+        """Element i of each atom's accumulator lies at row g + 8 (i / 2) and column 2t + i % 2
+        of the atom: two columns at a time."""
         atoms_n = self.warp_n // self.atom_n
-        row_base = self.add(self.tile_row, self.fragment_row)
-        column_base = self.add(self.tile_column, self.fragment_column)
+        row_base = self.add(row, self.fragment_row)
+        column_base = self.add(column, self.fragment_column)
         for position, accumulator in enumerate(accumulators):
             atom_row, atom_column = divmod(position, atoms_n)
             for i in range(0, 4, 2):
@@ -753,7 +896,7 @@ class _MmaSyncGemmBuilder(_StagedGemmBuilder):
                     self.add_op(vector_dialect.ExtractOp(accumulator, [i + j], f32)).result
                     for j in range(2)
                 ]
-                self.epilogue_pair(batch, row, column, values)
+                yield row, column, values
 
 
 class _Tf32MmaSyncGemmBuilder(_MmaSyncGemmBuilder):
@@ -863,12 +1006,15 @@ class _FmaGemmBuilder(_StagedGemmBuilder):
                     ).result
         return accumulators
 
-    def epilogue(self, batch: Sequence[Index], accumulators: list[SSAValue]) -> None:
-        rows = [self.add(self.tile_row, row) for row in self.rows]
-        columns = [self.add(self.tile_column, column) for column in self.columns]
+    def accumulator_runs(
+        self, accumulators: list[SSAValue], row: Index, column: Index
+    ) -> Iterator[tuple[Index, Index, list[SSAValue]]]:
+        """One element at a time, at its row and column of the register tile."""
+        rows = [self.add(row, r) for r in self.rows]
+        columns = [self.add(column, c) for c in self.columns]
         for position, value in enumerate(accumulators):
-            row, column = divmod(position, len(columns))
-            self.epilogue_at(batch, rows[row], columns[column], value)
+            r, c = divmod(position, len(columns))
+            yield rows[r], columns[c], [value]
 
 
 _BUILDERS = {tile.AtomKind.MMA_SYNC: _MmaSyncGemmBuilder, tile.AtomKind.FMA: _FmaGemmBuilder}
@@ -889,10 +1035,15 @@ def kernel_body(
     return body, values
 
 
-def kernel_func(source: tile.KernelOp, body: Block) -> kernel.FuncOp:
-    """The kernel.func of `source` with the built `body`, at `source`'s location."""
+def kernel_func(source: tile.KernelOp, body: Block, cluster: int = 1) -> kernel.FuncOp:
+    """The kernel.func of `source` with the built `body` (its blocks in clusters of
+    `cluster`), at `source`'s location."""
     lowered = kernel.FuncOp(
-        source.sym_name.data, [arg.type for arg in body.args], source.block_shape, Region(body)
+        source.sym_name.data,
+        [arg.type for arg in body.args],
+        source.block_shape,
+        Region(body),
+        cluster,
     )
     lowered.location = source.location
     return lowered
@@ -906,4 +1057,4 @@ def lower_gemm_kernel(source: tile.KernelOp, target: GpuTarget) -> kernel.FuncOp
     builder = _Tf32MmaSyncGemmBuilder if atom.is_tf32 else _BUILDERS[atom.kind]
     body, values = kernel_body(source)
     builder(gemm, body, values, target).build()
-    return kernel_func(source, body)
+    return kernel_func(source, body, gemm.split_count)

@@ -37,10 +37,12 @@ stale. A reduction with a combiner region does the same with its region inlined 
 one shuffle and one shared slot per accumulator per step (never split across blocks).
 A contraction's kernel (a `tile.gemm`) becomes a tensor-core kernel: cp.async K slices
 pipelined through swizzled shared memory, ldmatrix fragments, mma.sync accumulators in
-registers and the epilogue per accumulator element (see `emmy.passes.gemm_kernel`); on the
-wgmma atom, a warp-specialised kernel in which a producer warp group copies the K slices with
-TMA, which the consumers' wgmmas multiply, mbarriers passing the stages between them (see
-`emmy.passes.wgmma_gemm_kernel`), whose launch passes the operands again for its tensor maps.
+registers and the epilogue per accumulator element (with `split S`, a cluster of S blocks
+per output tile whose partial tiles are summed through distributed shared memory before
+it), see `emmy.passes.gemm_kernel`; on the wgmma atom, a warp-specialised kernel in which a
+producer warp group copies the K slices with TMA, which the consumers' wgmmas multiply,
+mbarriers passing the stages between them (see `emmy.passes.wgmma_gemm_kernel`), whose
+launch passes the operands again for its tensor maps.
 An attention's kernel (a `tile.attention`) is FlashAttention-2's loop on mma.sync (see
 `emmy.passes.attention_kernel`).
 The ops that a block runs in order (a kernel's nests, the body of a grid or serial loop) pass

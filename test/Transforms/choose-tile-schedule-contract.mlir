@@ -89,16 +89,17 @@ loop.kernel @k_bmm(%x: memref<2x3x5x32xbf16>, %y: memref<3x32x4xbf16>, %out: mem
 // -----
 
 // Decode, 16 tokens through nn.Linear(4096, 4096): bound by reading the 32 MiB weight. Tiles of
-// 16 x 32 give 128 blocks, about one per SM (64 columns would leave half the SMs idle); each
-// block keeps 7 K slices of 32 x 128 weights in flight (56 KB), 8 stages of 12 KB in shared
-// memory.
+// 16 x 32 give 128 blocks, about one per SM (64 columns would leave half the SMs idle): too
+// few, so K is split 4 ways (split-K), a cluster of 4 blocks per output tile, each 8 of K's 32
+// slices: 512 blocks, 4 an SM, each keeping 2 slices of 32 x 128 weights in flight (the SM's
+// 64 KB shared by 4), 3 stages of 12 KB and a 2 KB f32 partial tile in shared memory.
 
 // CHECK-LABEL: loop.kernel @k_decode_16(
-// CHECK-SAME:    tile.schedule = #tile.schedule<block [128, 1, 1], loops [], tile [16, 32, 128], atom mma_sync m16n8k16, warps [1, 4], pipeline 8>
+// CHECK-SAME:    tile.schedule = #tile.schedule<block [128, 1, 1], loops [], tile [16, 32, 128], atom mma_sync m16n8k16, warps [1, 4], pipeline 3, split 4>
 
 // TILE-LABEL: tile.kernel @k_decode_16(
-// TILE-SAME:    grid [128, 1, 1] block [128, 1, 1]
-// TILE-NEXT:    tile.gemm %{{.*}}[m, k] * %{{.*}}[n, k] : memref<16x4096xbf16>, memref<4096x4096xbf16> -> f32 atom mma_sync m16n8k16 tile [16, 32, 128] warps [1, 4] pipeline 8
+// TILE-SAME:    grid [512, 1, 1] block [128, 1, 1]
+// TILE-NEXT:    tile.gemm %{{.*}}[m, k] * %{{.*}}[n, k] : memref<16x4096xbf16>, memref<4096x4096xbf16> -> f32 atom mma_sync m16n8k16 tile [16, 32, 128] warps [1, 4] pipeline 3 split 4
 
 loop.kernel @k_decode_16(%w: memref<4096x4096xbf16>, %x: memref<16x4096xbf16>, %out: memref<16x4096xbf16>) {
   loop.contract (%i, %j) in [16, 4096], k in 4096, %acc = sum %x[d0, k] * %w[d1, k] : memref<16x4096xbf16>, memref<4096x4096xbf16> -> f32 {
@@ -109,14 +110,15 @@ loop.kernel @k_decode_16(%w: memref<4096x4096xbf16>, %x: memref<16x4096xbf16>, %
 
 // -----
 
-// One token through 4096 -> 11008: 64 columns a block already give 172 blocks; 4 slices of
-// 64 x 128 weights in flight (64 KB).
+// One token through 4096 -> 11008: 64 columns a block already give 172 blocks, split 3 ways
+// (516 blocks, 4 an SM, 11 of K's 32 slices each but the last's 10); each block keeps one
+// 16 KB slice of 64 x 128 weights in flight.
 
 // CHECK-LABEL: loop.kernel @k_decode_1(
-// CHECK-SAME:    tile [16, 64, 128], atom mma_sync m16n8k16, warps [1, 4], pipeline 5>
+// CHECK-SAME:    tile [16, 64, 128], atom mma_sync m16n8k16, warps [1, 4], pipeline 2, split 3>
 
 // TILE-LABEL: tile.kernel @k_decode_1(
-// TILE-SAME:    grid [172, 1, 1] block [128, 1, 1]
+// TILE-SAME:    grid [516, 1, 1] block [128, 1, 1]
 
 loop.kernel @k_decode_1(%w: memref<11008x4096xf16>, %x: memref<1x4096xf16>, %out: memref<1x11008xf32>) {
   loop.contract (%i, %j) in [1, 11008], k in 4096, %acc = sum %x[d0, k] * %w[d1, k] : memref<1x4096xf16>, memref<11008x4096xf16> -> f32 {
@@ -126,12 +128,14 @@ loop.kernel @k_decode_1(%w: memref<11008x4096xf16>, %x: memref<1x4096xf16>, %out
 
 // -----
 
-// 33 and 64 rows take tiles of 64 rows; 65 rows the small tile.
+// 33 and 64 rows take tiles of 64 rows, split 4 ways (K = 11008 is 86 slices, 22 a block);
+// 4 blocks an SM leave each room for 2 stages of 24 KB beside its 8 KB partial tile. 65 rows
+// take the small tile.
 
 // CHECK-LABEL: loop.kernel @k_decode_33(
-// CHECK-SAME:    tile [64, 32, 128], atom mma_sync m16n8k16, warps [1, 4], pipeline 8>
+// CHECK-SAME:    tile [64, 32, 128], atom mma_sync m16n8k16, warps [1, 4], pipeline 2, split 4>
 // CHECK-LABEL: loop.kernel @k_decode_64(
-// CHECK-SAME:    tile [64, 32, 128], atom mma_sync m16n8k16, warps [1, 4], pipeline 8>
+// CHECK-SAME:    tile [64, 32, 128], atom mma_sync m16n8k16, warps [1, 4], pipeline 2, split 4>
 // CHECK-LABEL: loop.kernel @k_rows_65(
 // CHECK-SAME:    tile [64, 64, 32], atom mma_sync m16n8k16, warps [2, 2], pipeline 3>
 
@@ -148,6 +152,58 @@ loop.kernel @k_decode_64(%w: memref<4096x11008xbf16>, %x: memref<64x11008xbf16>,
 loop.kernel @k_rows_65(%w: memref<4096x4096xbf16>, %x: memref<65x4096xbf16>, %out: memref<65x4096xf32>) {
   loop.contract (%i, %j) in [65, 4096], k in 4096, %acc = sum %x[d0, k] * %w[d1, k] : memref<65x4096xbf16>, memref<4096x4096xbf16> -> f32 {
     loop.store %acc, %out[%i, %j] : memref<65x4096xf32>
+  }
+}
+
+// -----
+
+// Enough tiles not to split: one token through 4096 -> 32768 in tiles of 64 columns is 512
+// blocks, each keeping 4 slices of 16 KB in flight. On sm_80, which has no clusters, decode
+// keeps one block per tile and 8 stages.
+
+// CHECK-LABEL: loop.kernel @k_decode_wide(
+// CHECK-SAME:    tile [16, 64, 128], atom mma_sync m16n8k16, warps [1, 4], pipeline 5>
+// CHECK-LABEL: loop.kernel @k_decode_16_sm80(
+// CHECK-SAME:    tile [16, 32, 128], atom mma_sync m16n8k16, warps [1, 4], pipeline 8>
+
+// TILE-LABEL: tile.kernel @k_decode_wide(
+// TILE-SAME:    grid [512, 1, 1] block [128, 1, 1]
+// TILE-LABEL: tile.kernel @k_decode_16_sm80(
+// TILE-SAME:    grid [128, 1, 1] block [128, 1, 1]
+
+builtin.module attributes {kernel.target = #kernel.target<"sm_90a">} {
+  loop.kernel @k_decode_wide(%w: memref<32768x4096xbf16>, %x: memref<1x4096xbf16>, %out: memref<1x32768xf32>) {
+    loop.contract (%i, %j) in [1, 32768], k in 4096, %acc = sum %x[d0, k] * %w[d1, k] : memref<1x4096xbf16>, memref<32768x4096xbf16> -> f32 {
+      loop.store %acc, %out[%i, %j] : memref<1x32768xf32>
+    }
+  }
+}
+
+// -----
+
+builtin.module attributes {kernel.target = #kernel.target<"sm_80">} {
+  loop.kernel @k_decode_16_sm80(%w: memref<4096x4096xbf16>, %x: memref<16x4096xbf16>, %out: memref<16x4096xf32>) {
+    loop.contract (%i, %j) in [16, 4096], k in 4096, %acc = sum %x[d0, k] * %w[d1, k] : memref<16x4096xbf16>, memref<4096x4096xbf16> -> f32 {
+      loop.store %acc, %out[%i, %j] : memref<16x4096xf32>
+    }
+  }
+}
+
+// -----
+
+// A split written by hand is kept and lowered: 3 blocks share each 32 x 32 tile's 5 K slices
+// of 32, 2 each (the third's second past K), so the grid has 3 blocks per N tile.
+
+// CHECK-LABEL: loop.kernel @k_split_by_hand(
+// CHECK-SAME:    tile.schedule = #tile.schedule<block [32, 1, 1], loops [], tile [32, 32, 32], atom mma_sync m16n8k16, warps [1, 1], pipeline 2, split 3>
+
+// TILE-LABEL: tile.kernel @k_split_by_hand(
+// TILE-SAME:    grid [9, 1, 1] block [32, 1, 1]
+// TILE-NEXT:    tile.gemm {{.*}} atom mma_sync m16n8k16 tile [32, 32, 32] warps [1, 1] pipeline 2 split 3
+
+loop.kernel @k_split_by_hand(%w: memref<72x160xbf16>, %x: memref<3x160xbf16>, %out: memref<3x72xf32>) attributes {tile.schedule = #tile.schedule<block [32, 1, 1], loops [], tile [32, 32, 32], atom mma_sync m16n8k16, warps [1, 1], pipeline 2, split 3>} {
+  loop.contract (%i, %j) in [3, 72], k in 160, %acc = sum %x[d0, k] * %w[d1, k] : memref<3x160xbf16>, memref<72x160xbf16> -> f32 {
+    loop.store %acc, %out[%i, %j] : memref<3x72xf32>
   }
 }
 

@@ -69,6 +69,14 @@ Product()(torch.randn(130, 64, dtype=DT), torch.randn(64, 72, dtype=DT))
         "bfloat16",
         "tile.gemm %input[m, k] * %p_weight[n, k] : memref<1x64xbf16>, memref<48x64xbf16> -> f32",
     ),
+    # Decode with a long K and few output tiles: 2 tiles of 32 columns, K split between the 2
+    # blocks of a cluster (9 slices of 128, 5 and 4), GELU after the bias.
+    "linear_gelu_decode_split_bf16": (
+        "nn.Sequential(nn.Linear(1100, 50), nn.GELU()).to(DT)(torch.randn(3, 1100, dtype=DT))",
+        "bfloat16",
+        "tile.gemm %input[m, k] * %p_0_weight[n, k] : memref<3x1100xbf16>, memref<50x1100xbf16> "
+        "-> f32 atom mma_sync m16n8k16 tile [16, 32, 128] warps [1, 4] pipeline 6 split 2",
+    ),
 }
 
 

@@ -3,6 +3,8 @@ IR that verifies, and computes what numpy does in the SIMT emulator."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from xdsl.dialects.builtin import ModuleOp
@@ -10,7 +12,7 @@ from xdsl.parser import Parser
 
 from emmy.dialects import loop, make_context, tile
 from emmy.dialects.target import DEFAULT_TARGET
-from emmy.passes.choose_tile_schedule import candidates, choose_schedule
+from emmy.passes.choose_tile_schedule import candidates, choose_schedule, contraction_schedule
 from emmy.passes.pipelines import STAGES
 from emmy.tools.interpreter.run import run_module
 
@@ -188,20 +190,39 @@ loop.kernel @k_decode(%x: memref<16x4096xbf16>, %w: memref<4096x4096xbf16>,
 
 
 def test_decode_is_offered_streaming_tiles_of_its_rows() -> None:
-    """16 rows: tiles of 16 rows, warps along N only, up to 8 stages deep; none of the
-    streaming tiles for 65 rows."""
+    """16 rows: tiles of 16 rows, warps along N only, up to 8 stages deep, each unsplit and
+    split as the heuristic would split it (K's 32 slices 4 ways for 128 tiles, 2 ways for 256
+    tiles of 16 columns); none of the streaming tiles for 65 rows."""
     schedules = candidates(only_kernel(parse(DECODE)), DEFAULT_TARGET)
     heuristic = schedules[0]
-    assert (heuristic.tile_shape, heuristic.warps, heuristic.pipeline_depth) == (
+    assert (heuristic.tile_shape, heuristic.warps, heuristic.pipeline_depth, heuristic.split) == (
         (16, 32, 128),
         (1, 4),
-        8,
+        3,
+        4,
     )
     streaming = {
-        (s.tile_shape, s.warps, s.pipeline_depth) for s in schedules if s.warps[:1] == (1,)
+        (s.tile_shape, s.warps, s.pipeline_depth, s.split) for s in schedules if s.warps[:1] == (1,)
     }
-    assert {((16, 64, 128), (1, 4), depth) for depth in (4, 6, 8)} <= streaming
-    assert ((16, 16, 128), (1, 2), 8) in streaming
+    assert {((16, 64, 128), (1, 4), depth, 1) for depth in (4, 6, 8)} <= streaming
+    assert {((16, 32, 128), (1, 4), depth, 4) for depth in (4, 6)} <= streaming
+    assert {((16, 16, 128), (1, 2), 8, 1), ((16, 16, 128), (1, 2), 4, 2)} <= streaming
     rows_65 = only_kernel(parse(DECODE.replace("16x", "65x").replace("[16,", "[65,")))
     offered = [s for s in candidates(rows_65, DEFAULT_TARGET) if s.is_contraction]
     assert offered and all(s.tile_shape[0] >= 32 and s.pipeline_depth <= 4 for s in offered)
+
+
+SPLIT_PRODUCT = PRODUCT.replace("40", "200")
+"""K = 200: 7 slices of 32, enough to split."""
+
+
+@pytest.mark.parametrize("split", [2, 3])
+def test_a_split_written_by_hand_runs(split: int) -> None:
+    """A schedule's `split` lowers through every level and sums the blocks' partial tiles."""
+    schedule = contraction_schedule((32, 32, 32), (1, 2), 2, DEFAULT_TARGET)
+    schedule = replace(schedule, split=split)
+    rng = np.random.default_rng(split)
+    inputs = [rng.standard_normal(shape).astype(np.float16) for shape in ((20, 200), (24, 200))]
+    expected = inputs[0].astype(np.float64) @ inputs[1].astype(np.float64).T
+    (result,) = run_module(kernel_level(SPLIT_PRODUCT, schedule), inputs)
+    np.testing.assert_allclose(result, expected, rtol=1e-5, atol=1e-4)

@@ -1448,3 +1448,83 @@ def test_a_loops_next_iteration_waits_for_the_reads_of_this_one():
         r"last barrier",
     ):
         run_module(without_barriers(module, between_the_loops), [x, y])
+
+
+# ---- clusters ---------------------------------------------------------------------------------
+
+CLUSTER_SWAP = """
+kernel.func @swap(%y: memref<8x32xf32>) block [32, 1, 1] cluster 2 {
+  %s = kernel.shared_alloc : memref<32xf32, 3 : i32>
+  %t = kernel.thread_id x
+  %b = kernel.block_id x
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %r = arith.remui %b, %c2 : index
+  %v = memref.load %y[%b, %t] : memref<8x32xf32>
+  memref.store %v, %s[%t] : memref<32xf32, 3 : i32>
+  FIRST
+  %o = arith.subi %c1, %r : index
+  %m = kernel.map_shared_rank %s, RANK : memref<32xf32, 3 : i32>
+  %w = memref.load %m[%t] : memref<32xf32, 3 : i32>
+  LAST
+  memref.store %w, %y[%b, %t] : memref<8x32xf32>
+}
+
+func.func @forward(%y: memref<8x32xf32>) -> memref<8x32xf32> {
+  kernel.launch @swap(%y) grid [8, 1, 1] block [32, 1, 1] smem 0 : memref<8x32xf32>
+  func.return %y : memref<8x32xf32>
+}
+"""
+
+
+def cluster_swap(
+    first: str = "kernel.cluster_barrier", last: str = "kernel.cluster_barrier", rank: str = "%o"
+) -> str:
+    return CLUSTER_SWAP.replace("FIRST", first).replace("LAST", last).replace("RANK", rank)
+
+
+@pytest.mark.parametrize("chunk_threads", [32, 64, 1 << 16])
+def test_blocks_of_a_cluster_read_each_others_shared_memory(monkeypatch, chunk_threads: int):
+    """Each block reads the row its partner in the cluster stored: chunks of one block are
+    widened to whole clusters."""
+    monkeypatch.setattr("emmy.tools.interpreter.simt.CHUNK_THREADS", chunk_threads)
+    y = randn(8, 32)
+    (result,) = run(cluster_swap(), y.copy())
+    np.testing.assert_array_equal(result, y.reshape(4, 2, 32)[:, ::-1].reshape(8, 32))
+
+
+def test_reading_another_blocks_shared_memory_without_a_cluster_barrier_is_a_race():
+    with pytest.raises(
+        ExecutionError,
+        match=r"reads shared element \[0\], which thread \(0, 0, 0\) of block \(1, 0, 0\) "
+        r"stored since the last cluster barrier \(a missing kernel.cluster_barrier\?\)",
+    ):
+        run(cluster_swap(first="kernel.barrier"), randn(8, 32))
+
+
+def test_a_cluster_that_ends_while_its_shared_memory_is_read_is_an_error():
+    with pytest.raises(
+        ExecutionError,
+        match=r"the blocks of a cluster end while another may still access their shared "
+        r"memory \(`%w = memref.load %m\[%t\] .*`\): a missing kernel.cluster_barrier",
+    ):
+        run(cluster_swap(last=""), randn(8, 32))
+
+
+def test_mapping_a_rank_outside_the_cluster_is_an_error():
+    with pytest.raises(ExecutionError, match=r"maps rank 2 of a cluster of 2 blocks"):
+        run(cluster_swap(rank="%c2"), randn(8, 32))
+
+
+def test_a_cluster_barrier_that_one_block_of_the_cluster_skips_is_an_error():
+    skip = """%c0 = arith.constant 0 : index
+  %first = arith.cmpi eq, %r, %c0 : index
+  scf.if %first {
+    kernel.cluster_barrier
+  }"""
+    with pytest.raises(
+        ExecutionError,
+        match=r"cluster barrier under divergent control flow: in block \(1, 0, 0\), 32 of 64 "
+        r"threads of its cluster reach it",
+    ):
+        run(cluster_swap(first=skip), randn(8, 32))

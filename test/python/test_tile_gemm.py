@@ -12,7 +12,10 @@ weight-streaming tiles of decode (M of 1 to 64 in tiles of 16, 32 or 64 rows, wa
 only, K slices of 64 or 128), and a bias + GELU / SiLU epilogue cast to bf16. The generated CUDA
 compiles for sm_90a with no spills; on a GPU (skipped without one) it matches torch up to
 1024 x 1024 x 1024. On the wgmma atom the same, B [K, N] included (read by the wgmmas as
-N-major panels).
+N-major panels). Split-K (mma_sync and fma): M of 1, 5 and 16, splits of 2 to 4 blocks, K
+not a multiple of split x BK (the last block's run short), a bias + GELU epilogue cast to
+bf16, batches, and a race check of the cluster barrier between the partials' stores and
+their reads.
 """
 
 from __future__ import annotations
@@ -82,6 +85,8 @@ class Gemm:
     atom: str = "mma_sync m16n8k16"
     raster: int = 0
     """A wgmma gemm's tile order (rows of tiles down, then right); 0 leaves the default."""
+    split: int = 1
+    """How many blocks (a cluster) share each output tile's K slices (split-K)."""
     seed: int = field(default=0, compare=False)
 
     @property
@@ -118,7 +123,8 @@ class Gemm:
             body = f"      memref.store %acc, %y[{point}] : {y}"
         block_m, block_n, block_k = self.tile
         raster = f" raster {self.raster}" if self.raster else ""
-        grid = [-(-self.n // block_n), -(-self.m // block_m), prod(self.batch)]
+        split = f" split {self.split}" if self.split != 1 else ""
+        grid = [-(-self.n // block_n) * self.split, -(-self.m // block_m), prod(self.batch)]
         if self.atom.startswith("wgmma"):  # persistent blocks, one an SM (132) at most
             grid = [min(prod(grid), 132), 1, 1]
         # A wgmma block has a producer warp group besides the warps that multiply.
@@ -129,7 +135,7 @@ class Gemm:
         return f"""
 tile.kernel @gemm({args}, %y: {y}) grid {grid} block [{threads}, 1, 1] {{
   tile.gemm %a[{a_map}] * %b[{b_map}] : {a}, {b} -> f32 atom {self.atom}
-      tile {list(self.tile)} warps {list(self.warps)} pipeline {self.pipeline}{raster}
+      tile {list(self.tile)} warps {list(self.warps)} pipeline {self.pipeline}{split}{raster}
       epilogue({point}, %acc) {{
 {body}
   }}
@@ -373,6 +379,33 @@ EMULATED = {
     "streaming-m20-32x32x128-f16": Gemm(
         20, 32, 128, dtype="f16", tile=(32, 32, 128), warps=(1, 4), pipeline=2, seed=5
     ),
+    # Split-K: `split` blocks of a cluster per output tile, each an equal run of K slices (the
+    # last one's past the end of K adding zeros), their partial tiles summed through
+    # distributed shared memory before the epilogue.
+    "split-2-m1-k-tail": Gemm(1, 40, 200, tile=(16, 32, 64), warps=(1, 4), pipeline=2, split=2),
+    "split-3-m5-last-block-short": Gemm(
+        5, 72, 300, tile=(16, 32, 64), warps=(1, 4), pipeline=3, split=3, seed=1
+    ),
+    "split-4-m16-bias-gelu-bf16": Gemm(
+        16,
+        64,
+        900,
+        tile=(16, 32, 128),
+        warps=(1, 4),
+        pipeline=4,
+        split=4,
+        epilogue="bias-gelu",
+        seed=2,
+    ),
+    "split-2-m16-kn-n-tail": Gemm(
+        16, 50, 136, b_layout="kn", tile=(16, 32, 32), warps=(1, 2), pipeline=2, split=2, seed=3
+    ),
+    "split-2-batched-shared-weight": Gemm(
+        17, 40, 96, batch=(2,), b_batched=False, tile=(32, 32, 32), split=2, seed=4
+    ),
+    "split-3-fma": Gemm(
+        20, 24, 40, dtype="f32", atom="fma", tile=(32, 32, 8), warps=(1, 1), split=3, seed=5
+    ),
 }
 
 
@@ -392,6 +425,17 @@ def test_a_wrong_wait_count_is_a_race_the_emulator_reports():
     gemm = Gemm(32, 32, 64, tile=(32, 32, 16))
     text = str(lowered(gemm)).replace("kernel.cp_async_wait 1", "kernel.cp_async_wait 2")
     with pytest.raises(ExecutionError, match=r"which a cp.async still in flight writes"):
+        run_module(parse(text), [as_numpy(x) for x in gemm.inputs()])
+
+
+def test_a_split_that_reads_the_partials_before_the_cluster_barrier_is_a_race():
+    """The blocks of a split read each other's partial tiles only after the cluster barrier
+    that follows every block's stores."""
+    gemm = EMULATED["split-2-m1-k-tail"]
+    text = str(lowered(gemm)).replace("kernel.cluster_barrier", "kernel.barrier", 1)
+    with pytest.raises(
+        ExecutionError, match=r"since the last cluster barrier \(a missing kernel.cluster_barrier"
+    ):
         run_module(parse(text), [as_numpy(x) for x in gemm.inputs()])
 
 
@@ -463,6 +507,15 @@ COMPILED = {
     "decode-1x11008x4096-16x64x128-5-stages-bias-gelu": Gemm(
         1, 11008, 4096, tile=(16, 64, 128), warps=(1, 4), pipeline=5, epilogue="bias-gelu"
     ),
+    "decode-16x4096x4096-16x32x128-8-stages-split-4-bias-gelu": Gemm(
+        16, 4096, 4096, tile=(16, 32, 128), warps=(1, 4), pipeline=8, split=4, epilogue="bias-gelu"
+    ),
+    "decode-5x4096x11008-16x32x128-split-3-k-tail": Gemm(
+        5, 4096, 11008, tile=(16, 32, 128), warps=(1, 4), pipeline=6, split=3
+    ),
+    "split-2-fma-batched": Gemm(
+        70, 50, 40, dtype="f32", batch=(2,), atom="fma", tile=(64, 64, 8), split=2
+    ),
 }
 
 
@@ -515,6 +568,21 @@ ON_GPU = {
     "batched-bias-silu": Gemm(
         300, 200, 136, batch=(4,), b_layout="kn", epilogue="bias-silu", tile=(128, 128, 32)
     ),
+    "m16-decode-streaming-split-4-bias-gelu": Gemm(
+        16,
+        4096,
+        4096,
+        tile=(16, 32, 128),
+        warps=(1, 4),
+        pipeline=8,
+        split=4,
+        epilogue="bias-gelu",
+        seed=10,
+    ),
+    "m1-decode-split-3-k-tail": Gemm(
+        1, 4096, 4000, tile=(16, 32, 128), warps=(1, 4), pipeline=6, split=3, seed=11
+    ),
+    "split-emulated": EMULATED["split-2-batched-shared-weight"],
     "emulated-tails": EMULATED["tails-70x50x40-kn"],
     "wgmma-1024x1024x1024": Gemm(
         1024, 1024, 1024, tile=(128, 256, 64), warps=(8, 1), atom="wgmma m64n256k16", pipeline=4

@@ -610,8 +610,12 @@ class _KernelPrinter:
         bounds = str(func.threads)
         if any(isinstance(op, kernel.SetmaxnregOp) for op in func.body.walk()):
             bounds += ", 1"
+        cluster = ""
+        if func.cluster is not None:
+            cluster = f"__cluster_dims__({func.cluster_blocks}, 1, 1) "
         signature = (
-            f'extern "C" __global__ void __launch_bounds__({bounds}) {name}({", ".join(params)}) {{'
+            f'extern "C" __global__ void {cluster}__launch_bounds__({bounds}) '
+            f"{name}({', '.join(params)}) {{"
         )
         # Shared buffers are block-wide and live for the whole kernel: declared up front.
         for op in func.body.walk():
@@ -970,6 +974,21 @@ class _KernelPrinter:
 
     def asm_statement(self, instruction: str) -> None:
         self.line(f'asm volatile("{instruction}\\n" ::: "memory");')
+
+    def cluster_barrier(self, op: kernel.ClusterBarrierOp) -> None:
+        # Release the block's writes at the arrival, acquire the cluster's at the wait.
+        self.asm_statement("barrier.cluster.arrive.release.aligned;")
+        self.asm_statement("barrier.cluster.wait.acquire.aligned;")
+
+    def map_shared_rank(self, op: kernel.MapSharedRankOp) -> None:
+        element = self.c_type(op.buffer.type.get_element_type(), op)
+        name = self.names.fresh(op.result.name_hint or "mapped")
+        self.features.helpers.add("emmy_map_shared_rank")
+        self.line(
+            f"{element}* {name} = emmy_map_shared_rank({self.expr(op.buffer)}, "
+            f"(unsigned int){self.expr(op.rank)});"
+        )
+        self.exprs[op.result] = name
 
     # -- threads --
 
@@ -1422,6 +1441,8 @@ _OP_PRINTERS: dict[type[Operation], Callable[[_KernelPrinter, Operation], None]]
     kernel.MbarrierWaitOp: lambda p, op: p.mbarrier(op, f"(unsigned int){p.expr(op.parity)}"),
     kernel.TmaLoadOp: _KernelPrinter.tma_load,
     kernel.FenceProxyAsyncOp: lambda p, op: p.asm_statement("fence.proxy.async.shared::cta;"),
+    kernel.ClusterBarrierOp: _KernelPrinter.cluster_barrier,
+    kernel.MapSharedRankOp: _KernelPrinter.map_shared_rank,
     kernel.WgmmaFenceOp: lambda p, op: p.asm_statement("wgmma.fence.sync.aligned;"),
     kernel.WgmmaCommitOp: lambda p, op: p.asm_statement("wgmma.commit_group.sync.aligned;"),
     kernel.WgmmaOp: _KernelPrinter.wgmma,
@@ -1677,6 +1698,18 @@ _MBARRIER_WAIT = (
 )
 
 
+_MAP_SHARED_RANK = (
+    "// kernel.map_shared_rank: the same shared variable in the block of this rank of the\n"
+    "// cluster, as a generic address (distributed shared memory).\n"
+    "template <typename T>\n"
+    "__device__ __forceinline__ T* emmy_map_shared_rank(T* p, unsigned int rank) {\n"
+    "  unsigned long long address;\n"
+    '  asm("mapa.u64 %0, %1, %2;\\n" : "=l"(address) : "l"(p), "r"(rank));\n'
+    "  return reinterpret_cast<T*>(address);\n"
+    "}\n"
+)
+
+
 def _tma_load_helper(rank: int) -> Callable[[_Features], str]:
     coordinates = ", ".join(f"int c{i}" for i in range(rank))
     # PTX takes the coordinates innermost first.
@@ -1812,5 +1845,6 @@ _HELPERS: dict[str, Callable[[_Features], str]] = {
         for b_mn_major in (False, True)
     },
     "emmy_fence_registers": _fence_registers_helper,
+    "emmy_map_shared_rank": lambda features: _MAP_SHARED_RANK,
 }
 _HELPER_ORDER = tuple(_HELPERS)

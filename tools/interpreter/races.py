@@ -12,7 +12,9 @@ chunks one after another, so a kernel that passes data between threads without o
 the accesses still computes the right answer there while a GPU races. Each access is
 therefore checked against the accesses to its element recorded before it: two accesses of
 one block are ordered when a `kernel.barrier` lies between them, and accesses of different
-blocks of one launch never are (there is no grid-wide barrier). A race is a read of what
+blocks of one launch never are (there is no grid-wide barrier), except the shared memory
+accesses of the blocks of a cluster, which a `kernel.cluster_barrier` orders (it drops their
+records, see the SIMT emulator). A race is a read of what
 another thread stored, a store over what another thread read or stored (unless it stores
 the value already there) and any plain access beside another thread's atomic; atomics do not
 race with atomics.
@@ -141,10 +143,13 @@ class Clock:
             return f"several threads{where}" if where else "other threads"
         return f"thread {self.coordinates(thread)}{where}"
 
-    def since(self, key: int, reader: int) -> str:
-        """Why the accesses of record `key` and the access `reader` are not ordered."""
+    def since(self, key: int, reader: int, shared: bool) -> str:
+        """Why the accesses of record `key` and the access `reader` are not ordered (in shared
+        memory where `shared`, which only the blocks of a cluster share)."""
         if key != SEVERAL_BLOCKS and self.block_of(key) == self.block_of(reader):
             return "since the last barrier (a missing kernel.barrier?)"
+        if shared:
+            return "since the last cluster barrier (a missing kernel.cluster_barrier?)"
         return (
             "in the same launch, whose blocks nothing orders (no barrier spans the grid: the "
             "data must pass between two launches)"

@@ -56,6 +56,14 @@ sequential ones.
   block reach (in a block with any thread there) is an error, "barrier under divergent
   control flow". (The kernel verifier rejects a barrier under thread-dependent control flow
   statically; this catches what its analysis cannot see, and unverified IR.)
+- Clusters (`kernel.func ... cluster N`): a chunk holds whole clusters (N consecutive blocks
+  along x), so their blocks run in lockstep. `kernel.cluster_barrier` is a barrier that every
+  thread of every block of a cluster reaches (or none: "cluster barrier under divergent
+  control flow"); it orders the shared memory accesses of the cluster's blocks, whose race
+  records it drops. `kernel.map_shared_rank %s, %r` is the same buffer with each thread's
+  bank moved to the block of rank r of its cluster (a rank outside the cluster is an error);
+  an access through it is checked like any other, and a cluster whose blocks end after one
+  with no cluster barrier since is an error (a block's shared memory ends with it).
 - Races, in shared and global memory alike (`emmy.tools.interpreter.races`): a thread that
   reads an element another thread stored, or stores a different value to an element another
   thread stored or read, or accesses one that another thread updated with an atomic (or
@@ -157,7 +165,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from io import StringIO
 from math import prod
 from typing import NoReturn
@@ -243,6 +251,8 @@ class Banked:
     """For each element a TMA copy wrote, the phase of its mbarrier that the copy completes."""
     wgmma_reads: np.ndarray | None = None
     """For each element, how many wgmmas in flight read it (None until a wgmma reads one)."""
+    mapped: bool = False
+    """A view of the banks of other blocks of the cluster (`kernel.map_shared_rank`)."""
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -441,6 +451,9 @@ class Chunk:
     wgmma_in_flight: list[WgmmaReads] = field(default_factory=list)
     barriers: int = 0
     """The most barriers a block of the chunk has passed."""
+    mapped_access: Operation | None = None
+    """An access to another block's shared memory since the last cluster barrier: the blocks
+    of a cluster may not end before a cluster barrier follows it."""
 
     def __post_init__(self) -> None:
         clock = self.launch.clock
@@ -591,6 +604,9 @@ class SimtFunctions(InterpreterFunctions):
         per_chunk = max(
             1, min(CHUNK_THREADS // prod(block), CHUNK_SHARED_BYTES // max(shared_bytes, 1))
         )
+        # The blocks of a cluster run at once: in one chunk.
+        cluster = function.cluster_blocks
+        per_chunk = max(cluster, per_chunk - per_chunk % cluster)
         arguments = tuple(
             to_type(arg, arg_type) if kernel.is_kernel_scalar(arg_type) else arg
             for arg, arg_type in zip(args, function.argument_types)
@@ -617,6 +633,13 @@ class SimtFunctions(InterpreterFunctions):
                         )
                     finally:
                         chunk.scheduler.close()
+                    if chunk.mapped_access is not None:
+                        raise InterpretationError(
+                            f"in @{function.sym_name.data}, the blocks of a cluster end while "
+                            f"another may still access their shared memory "
+                            f"(`{_text(chunk.mapped_access)}`): a missing "
+                            f"kernel.cluster_barrier before the end?"
+                        )
         finally:
             interpreter.set_data(SimtFunctions, self.CHUNK, outer)
         return ()
@@ -732,19 +755,53 @@ class SimtFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: kernel.BarrierOp, args: PythonValues
     ) -> PythonValues:
         chunk = self.in_kernel(interpreter)
-        reached = chunk.mask.reshape(chunk.blocks, chunk.block_size)
-        if not chunk.full:
-            some, every = reached.any(axis=1), reached.all(axis=1)
-            if (some & ~every).any():
-                block = int(np.flatnonzero(some & ~every)[0])
-                absent = int(np.flatnonzero(~reached[block])[0]) + block * chunk.block_size
-                raise InterpretationError(
-                    f"barrier under divergent control flow: in {chunk.describe_block(block)}, "
-                    f"{int(reached[block].sum())} of {chunk.block_size} threads reach it "
-                    f"({chunk.describe(absent)} does not)"
-                )
-        # The blocks that reach it enter a new phase: what their threads did before is ordered
-        # before what they do next.
+        self.check_reached(chunk, 1, "barrier", "threads")
+        self.next_phase(chunk)
+        return ()
+
+    @impl(kernel.ClusterBarrierOp)
+    def run_cluster_barrier(
+        self, interpreter: Interpreter, op: kernel.ClusterBarrierOp, args: PythonValues
+    ) -> PythonValues:
+        chunk = self.in_kernel(interpreter)
+        cluster = chunk.launch.function.cluster_blocks
+        self.check_reached(chunk, cluster, "cluster barrier", "threads of its cluster")
+        self.next_phase(chunk)
+        # What the threads of a cluster did to their shared memory before it is ordered before
+        # what any of them does after: the records of the blocks that pass it are moot.
+        if chunk.full:
+            passing = np.arange(chunk.blocks)
+        else:
+            passing = np.flatnonzero(chunk.mask.reshape(chunk.blocks, -1).any(axis=1))
+        for buffer in chunk.shared.values():
+            if isinstance(buffer, Banked):
+                buffer.accesses.forget((passing,))
+        chunk.dynamic_accesses.forget((passing,))
+        chunk.mapped_access = None
+        return ()
+
+    @staticmethod
+    def check_reached(chunk: Chunk, blocks: int, what: str, whose: str) -> None:
+        """Every thread of each group of `blocks` consecutive blocks of the chunk that has any
+        thread here is here."""
+        if chunk.full:
+            return
+        reached = chunk.mask.reshape(chunk.blocks // blocks, blocks * chunk.block_size)
+        some, every = reached.any(axis=1), reached.all(axis=1)
+        if (some & ~every).any():
+            group = int(np.flatnonzero(some & ~every)[0])
+            absent = int(np.flatnonzero(~reached[group])[0]) + group * reached.shape[1]
+            block = absent // chunk.block_size
+            raise InterpretationError(
+                f"{what} under divergent control flow: in {chunk.describe_block(block)}, "
+                f"{int(reached[group].sum())} of {reached.shape[1]} {whose} reach it "
+                f"({chunk.describe(absent)} does not)"
+            )
+
+    @staticmethod
+    def next_phase(chunk: Chunk) -> None:
+        """The blocks that reach a barrier enter a new phase: what their threads did before is
+        ordered before what they do next."""
         clock = chunk.launch.clock
         chunk.barriers += 1
         if chunk.barriers >= clock.phases:
@@ -755,7 +812,6 @@ class SimtFunctions(InterpreterFunctions):
         passing = slice(None) if chunk.full else chunk.mask
         chunk.accessors.keys[passing] += clock.period
         chunk.accessors.phases[passing] += clock.period
-        return ()
 
     @impl(kernel.ShuffleOp)
     def run_shuffle(
@@ -880,6 +936,27 @@ class SimtFunctions(InterpreterFunctions):
                 swizzle,
             )
         return (chunk.shared[op],)
+
+    @impl(kernel.MapSharedRankOp)
+    def run_map_shared_rank(
+        self, interpreter: Interpreter, op: kernel.MapSharedRankOp, args: PythonValues
+    ) -> PythonValues:
+        chunk = self.in_kernel(interpreter)
+        buffer, rank = args
+        cluster = chunk.launch.function.cluster_blocks
+        rank = chunk.per_thread(np.asarray(rank, np.int64))
+        active = chunk.mask if not chunk.full else np.ones(chunk.threads, np.bool_)
+        bad = active & ((rank < 0) | (rank >= cluster))
+        if bad.any():
+            thread = int(np.flatnonzero(bad)[0])
+            raise InterpretationError(
+                f"{chunk.describe(thread)} maps rank {int(rank[thread])} of a cluster of "
+                f"{cluster} blocks"
+            )
+        # Chunks hold whole clusters, from a multiple of the cluster's size on.
+        own_rank = (chunk.first_block + chunk.block_of) % cluster
+        bank = chunk.block_of - own_rank + np.clip(rank, 0, cluster - 1)
+        return (replace(buffer, bank=bank, mapped=True),)
 
     @impl(memref.LoadOp)
     def run_load(
@@ -1730,6 +1807,8 @@ class SimtFunctions(InterpreterFunctions):
         shift: int,
     ) -> np.ndarray:
         chunk = self.in_kernel(interpreter)
+        if isinstance(buffer, Banked) and buffer.mapped:
+            chunk.mapped_access = op
         located = self.locate(chunk, buffer, indices, shift)
         if located is None:
             dtype = (buffer.data if isinstance(buffer, Banked) else buffer).dtype
@@ -1754,6 +1833,8 @@ class SimtFunctions(InterpreterFunctions):
     ) -> None:
         """Stores `values[k]` at `indices` + k along the last dimension."""
         chunk = self.in_kernel(interpreter)
+        if isinstance(buffer, Banked) and buffer.mapped:
+            chunk.mapped_access = op
         for shift, value in enumerate(values):
             value = to_type(value, element_type)
             located = self.locate(chunk, buffer, indices, shift)
@@ -1942,11 +2023,12 @@ class SimtFunctions(InterpreterFunctions):
         launch = chunk.launch
         thread = race.position if active is None else int(np.flatnonzero(active)[race.position])
         key = int(who.keys[race.position])
+        since = launch.clock.since(race.earlier, key, isinstance(buffer, Banked))
         raise InterpretationError(
             f"in @{launch.function.sym_name.data}, {chunk.describe(thread)} {access} "
             f"{_place(launch, buffer, target, race.position)}, which "
             f"{launch.clock.threads(race.earlier, key)} {race.what} "
-            f"{launch.clock.since(race.earlier, key)}: `{_text(launch.ops[race.op])}`, then "
+            f"{since}: `{_text(launch.ops[race.op])}`, then "
             f"`{_text(op)}`"
         )
 

@@ -1763,3 +1763,42 @@ kernel.func @tma_stage_outside(%m: !kernel.tensor_map<memref<256x64xbf16>, box [
     kernel.tma_load %m[%c0, %c0], %s[%stage, %c0, %c0], %b[%c0] : !kernel.tensor_map<memref<256x64xbf16>, box [64, 64], swizzle 128>, memref<2x64x64xbf16, 3 : i32>, !kernel.mbarrier<1>
   }
 }
+
+// -----
+
+// expected-error @+1 {{a cluster is 2 to 8 blocks on sm_90a (H200), got 16}}
+kernel.func @cluster_too_big() block [32, 1, 1] cluster 16 {
+}
+
+// -----
+
+builtin.module attributes {kernel.target = #kernel.target<"sm_80">} {
+  // expected-error @+1 {{'kernel.func' needs thread-block clusters (sm_90a), which the module's target sm_80 (A100) does not have}}
+  kernel.func @cluster_before_hopper() block [32, 1, 1] cluster 2 {
+  }
+}
+
+// -----
+
+kernel.func @k() block [32, 1, 1] cluster 4 {
+}
+func.func @host() {
+  // expected-error @+1 {{@k runs in clusters of 4 blocks along x, which launch grid [6, 1, 1] does not divide into}}
+  kernel.launch @k() grid [6, 1, 1] block [32, 1, 1] smem 0
+  func.return
+}
+
+// -----
+
+kernel.func @cluster_barrier_without_cluster() block [32, 1, 1] {
+  // expected-error @+1 {{'kernel.cluster_barrier' is for a kernel.func whose blocks run in clusters (`cluster N`)}}
+  kernel.cluster_barrier
+}
+
+// -----
+
+kernel.func @map_global(%x: memref<32xf32>) block [32, 1, 1] cluster 2 {
+  %c1 = arith.constant 1 : index
+  // expected-error @+1 {{a kernel.map_shared_rank buffer is shared memory, which is memory space 3 (memref<..., 3 : i32>), but its type is memref<32xf32>}}
+  %m = kernel.map_shared_rank %x, %c1 : memref<32xf32>
+}

@@ -379,3 +379,43 @@ func.func @launch_hopper(%x: memref<256x128xbf16>) {
   kernel.launch @k_hopper(%x) grid [1, 1, 1] block [384, 1, 1] smem 163840 : memref<256x128xbf16>
   func.return
 }
+
+// A cluster of 4 blocks along x: each reads the shared buffer of the next block of its cluster.
+// CHECK-LABEL: kernel.func @k_cluster(%y: memref<8x32xf32>) block [32, 1, 1] cluster 4 {
+// CHECK-NEXT:    %s = kernel.shared_alloc : memref<32xf32, 3 : i32>
+// CHECK-NEXT:    %t = kernel.thread_id x
+// CHECK-NEXT:    %b = kernel.block_id x
+// CHECK-NEXT:    %c1 = arith.constant 1 : index
+// CHECK-NEXT:    %c4 = arith.constant 4 : index
+// CHECK-NEXT:    %v = memref.load %y[%b, %t] : memref<8x32xf32>
+// CHECK-NEXT:    memref.store %v, %s[%t] : memref<32xf32, 3 : i32>
+// CHECK-NEXT:    kernel.cluster_barrier
+// CHECK-NEXT:    %n = arith.addi %b, %c1 : index
+// CHECK-NEXT:    %r = arith.remui %n, %c4 : index
+// CHECK-NEXT:    %m = kernel.map_shared_rank %s, %r : memref<32xf32, 3 : i32>
+// CHECK-NEXT:    %w = memref.load %m[%t] : memref<32xf32, 3 : i32>
+// CHECK-NEXT:    kernel.cluster_barrier {tag}
+// CHECK-NEXT:    memref.store %w, %y[%b, %t] : memref<8x32xf32>
+// CHECK-NEXT:  }
+// CHECK-NEXT:  func.func @launch_cluster(%y: memref<8x32xf32>) {
+// CHECK-NEXT:    kernel.launch @k_cluster(%y) grid [8, 1, 1] block [32, 1, 1] smem 0 : memref<8x32xf32>
+kernel.func @k_cluster(%y: memref<8x32xf32>) block [32, 1, 1] cluster 4 {
+  %s = kernel.shared_alloc : memref<32xf32, 3 : i32>
+  %t = kernel.thread_id x
+  %b = kernel.block_id x
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %v = memref.load %y[%b, %t] : memref<8x32xf32>
+  memref.store %v, %s[%t] : memref<32xf32, 3 : i32>
+  kernel.cluster_barrier
+  %n = arith.addi %b, %c1 : index
+  %r = arith.remui %n, %c4 : index
+  %m = kernel.map_shared_rank %s, %r : memref<32xf32, 3 : i32>
+  %w = memref.load %m[%t] : memref<32xf32, 3 : i32>
+  kernel.cluster_barrier {tag}
+  memref.store %w, %y[%b, %t] : memref<8x32xf32>
+}
+func.func @launch_cluster(%y: memref<8x32xf32>) {
+  kernel.launch @k_cluster(%y) grid [8, 1, 1] block [32, 1, 1] smem 0 : memref<8x32xf32>
+  func.return
+}

@@ -574,6 +574,54 @@ tile.kernel @gemm_bf16_as_tf32(%a: memref<64x64xbf16>, %b: memref<64x64xbf16>, %
 
 // -----
 
+tile.kernel @gemm_split_on_wgmma(%a: memref<128x256xbf16>, %b: memref<128x256xbf16>, %y: memref<128x128xf32>) grid [1, 1, 1] block [384, 1, 1] {
+  // expected-error @+1 {{split > 1 is lowered on the mma_sync and fma atoms, whose blocks each own one output tile; the persistent blocks of a wgmma kernel take split 1}}
+  tile.gemm %a[m, k] * %b[n, k] : memref<128x256xbf16>, memref<128x256xbf16> -> f32 atom wgmma m64n128k16 tile [128, 128, 64] warps [8, 1] pipeline 2 split 2 epilogue(%m, %n, %acc) {
+    memref.store %acc, %y[%m, %n] : memref<128x128xf32>
+  }
+}
+
+// -----
+
+tile.kernel @gemm_split_past_a_cluster(%a: memref<16x4096xbf16>, %b: memref<64x4096xbf16>, %y: memref<16x64xf32>) grid [32, 1, 1] block [128, 1, 1] {
+  // expected-error @+1 {{the blocks of a split sum their partial tiles in a thread-block cluster, of at most 8 blocks on sm_90a, got split 16}}
+  tile.gemm %a[m, k] * %b[n, k] : memref<16x4096xbf16>, memref<64x4096xbf16> -> f32 atom mma_sync m16n8k16 tile [16, 32, 128] warps [1, 4] pipeline 4 split 16 epilogue(%m, %n, %acc) {
+    memref.store %acc, %y[%m, %n] : memref<16x64xf32>
+  }
+}
+
+// -----
+
+builtin.module attributes {kernel.target = #kernel.target<"sm_80">} {
+  tile.kernel @gemm_split_without_clusters(%a: memref<16x4096xbf16>, %b: memref<64x4096xbf16>, %y: memref<16x64xf32>) grid [4, 1, 1] block [128, 1, 1] {
+    // expected-error @+1 {{the blocks of a split sum their partial tiles in a thread-block cluster, which sm_80 (A100) does not have}}
+    tile.gemm %a[m, k] * %b[n, k] : memref<16x4096xbf16>, memref<64x4096xbf16> -> f32 atom mma_sync m16n8k16 tile [16, 32, 128] warps [1, 4] pipeline 4 split 2 epilogue(%m, %n, %acc) {
+      memref.store %acc, %y[%m, %n] : memref<16x64xf32>
+    }
+  }
+}
+
+// -----
+
+// K = 520 is 5 slices of 128: 4 blocks of 2 slices would leave the fourth nothing.
+tile.kernel @gemm_split_with_an_empty_block(%a: memref<16x520xbf16>, %b: memref<64x520xbf16>, %y: memref<16x64xf32>) grid [8, 1, 1] block [128, 1, 1] {
+  // expected-error @+1 {{K = 520 is 5 slices of 128: split 4 blocks, 2 slices each, would leave the last one none}}
+  tile.gemm %a[m, k] * %b[n, k] : memref<16x520xbf16>, memref<64x520xbf16> -> f32 atom mma_sync m16n8k16 tile [16, 32, 128] warps [1, 4] pipeline 4 split 4 epilogue(%m, %n, %acc) {
+    memref.store %acc, %y[%m, %n] : memref<16x64xf32>
+  }
+}
+
+// -----
+
+// expected-error @+1 {{grid [2, 1, 1] is not the [4, 1, 1] blocks that the tile.gemm's tiles take (2 along x per tile: split)}}
+tile.kernel @gemm_split_grid(%a: memref<16x4096xbf16>, %b: memref<64x4096xbf16>, %y: memref<16x64xf32>) grid [2, 1, 1] block [128, 1, 1] {
+  tile.gemm %a[m, k] * %b[n, k] : memref<16x4096xbf16>, memref<64x4096xbf16> -> f32 atom mma_sync m16n8k16 tile [16, 32, 128] warps [1, 4] pipeline 4 split 2 epilogue(%m, %n, %acc) {
+    memref.store %acc, %y[%m, %n] : memref<16x64xf32>
+  }
+}
+
+// -----
+
 tile.kernel @gemm_mixed_types(%a: memref<64x64xbf16>, %b: memref<64x64xf16>, %y: memref<64x64xf32>) grid [1, 1, 1] block [128, 1, 1] {
   // expected-error @+1 {{a tile.gemm multiplies operands of one type, got bf16 and f16}}
   tile.gemm %a[m, k] * %b[k, n] : memref<64x64xbf16>, memref<64x64xf16> -> f32 atom mma_sync m16n8k16 tile [64, 64, 32] warps [2, 2] pipeline 2 epilogue(%m, %n, %acc) {

@@ -144,6 +144,18 @@ tile.kernel @linear_bias(%x: memref<70x40xbf16>, %w: memref<50x40xbf16>, %bias: 
   }
 }
 
+// Split-K (decode): 4 blocks share each 16x32 output tile, each a quarter of K's 32 slices of
+// 128; the grid's x has 4 blocks per N tile (128 tiles of N = 4096).
+
+// CHECK-LABEL: tile.kernel @decode_split(
+// CHECK-SAME:    grid [512, 1, 1] block [128, 1, 1] attributes {tile.schedule = #tile.schedule<block [128, 1, 1], loops [], tile [16, 32, 128], atom mma_sync m16n8k16, warps [1, 4], pipeline 8, split 4>} {
+// CHECK-NEXT:    tile.gemm %{{.*}}[m, k] * %{{.*}}[n, k] : memref<16x4096xbf16>, memref<4096x4096xbf16> -> f32 atom mma_sync m16n8k16 tile [16, 32, 128] warps [1, 4] pipeline 8 split 4 epilogue(%[[M:.*]], %[[N:.*]], %[[ACC:.*]]) {
+tile.kernel @decode_split(%x: memref<16x4096xbf16>, %w: memref<4096x4096xbf16>, %y: memref<16x4096xf32>) grid [512, 1, 1] block [128, 1, 1] attributes {tile.schedule = #tile.schedule<block [128, 1, 1], loops [], tile [16, 32, 128], atom mma_sync m16n8k16, warps [1, 4], pipeline 8, split 4>} {
+  tile.gemm %x[m, k] * %w[n, k] : memref<16x4096xbf16>, memref<4096x4096xbf16> -> f32 atom mma_sync m16n8k16 tile [16, 32, 128] warps [1, 4] pipeline 8 split 4 epilogue(%m, %n, %acc) {
+    memref.store %acc, %y[%m, %n] : memref<16x4096xf32>
+  }
+}
+
 // Batch dimensions come first in the epilogue; an operand without one (a shared weight, here
 // [K, N]) is the same for every batch; A may be [K, M]; the grid's z is the batch.
 
