@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import torch
 import torch.nn.functional as F
-from xdsl.dialects.builtin import DenseArrayBase, TensorType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseArrayBase, TensorType
 from xdsl.interpreter import (
     Interpreter,
     InterpreterFunctions,
@@ -83,7 +83,11 @@ def to_array(tensor: torch.Tensor, op: Operation) -> np.ndarray:
     assert isinstance(result_type, TensorType)
     shape = tuple(result_type.get_shape())
     dtype = torch_dtype(result_type.get_element_type())
-    if tuple(tensor.shape) != shape or tensor.dtype != dtype:
+    # A `?` dim is the dynamic size, which the inputs' check made consistent.
+    computed = tuple(
+        DYNAMIC_INDEX if d == DYNAMIC_INDEX else n for n, d in zip(tensor.shape, shape)
+    )
+    if len(tensor.shape) != len(shape) or computed != shape or tensor.dtype != dtype:
         raise InterpretationError(
             f"PyTorch computes '{op.name}' as a {list(tensor.shape)} tensor of {tensor.dtype}, "
             f"but the op's result type is {result_type} ({list(shape)} of {dtype}): the "

@@ -1,12 +1,12 @@
 // RUN: emmy-opt %s --split-input-file --verify-diagnostics
 
-// expected-error @+1 {{kernel argument #1 must be a memref, got f32}}
+// expected-error @+1 {{kernel argument #1 must be a memref (or, last, the dynamic size as an index), got f32}}
 loop.kernel @scalar_argument(%x: memref<4xf32>, %s: f32) {
 }
 
 // -----
 
-// expected-error @+1 {{kernel argument #0 has type memref<?x4xf32>, but shapes must be static}}
+// expected-error @+1 {{a kernel whose buffers have a dynamic dim (?) takes the dynamic size as its last argument, an index}}
 loop.kernel @dynamic_buffer(%x: memref<?x4xf32>) {
 }
 
@@ -332,7 +332,7 @@ func.func @nested_reference() {
 // -----
 
 func.func @launch_scalar(%s: f32) {
-  // expected-error @+1 {{f32 should be of base attribute memref}}
+  // expected-error @+1 {{Unexpected attribute f32}}
   "loop.launch"(%s) <{kernel = @k}> : (f32) -> ()
   func.return
 }
@@ -476,7 +476,7 @@ loop.kernel @float_index_syntax(%x: memref<4xf32>) {
 // -----
 
 func.func @launch_scalar_syntax(%s: f32) {
-  // expected-error @+1 {{loop.launch buffer must be a memref, got f32}}
+  // expected-error @+1 {{loop.launch argument must be a memref or index, got f32}}
   loop.launch @k(%s) : f32
   func.return
 }
