@@ -252,7 +252,8 @@ def _splits_across_blocks(reduction: loop.ForOp) -> bool:
     Never one with a combiner region, whose state no atomic combines."""
     uses = [use.operation for use in reduction.accumulator[0].uses]
     return (
-        reduction.trip_count >= SPLIT_REDUCTION_TRIP_COUNT
+        not reduction.is_dynamic
+        and reduction.trip_count >= SPLIT_REDUCTION_TRIP_COUNT
         and reduction.kind is not None
         and reduction.kind.data in tile.SPLIT_KINDS
         and reduction.init.type in tile.SPLIT_TYPES
@@ -270,8 +271,10 @@ def _spreads_rows_over_blocks(
     no loops and do not depend on each other), with fewer than MANY_ROWS_PER_SM rows per SM:
     its rows go to rows of blocks and each row's iterations over a row of blocks (a
     two-dimensional nest), so that a few long rows still reach every SM."""
+    if len(roots) != 1 or not chain or any(f.is_dynamic for f in chain):
+        return False
     rows = prod(f.trip_count for f in chain)
-    if len(roots) != 1 or not chain or rows >= MANY_ROWS_PER_SM * target.sm_count:
+    if rows >= MANY_ROWS_PER_SM * target.sm_count:
         return False
     inner = _child_loops(chain[-1])
     return all(not f.is_reduction and not _child_loops(f) for f in inner) and (
@@ -317,7 +320,10 @@ def _contiguous_accesses(for_op: loop.ForOp) -> list[loop.LoadOp | loop.StoreOp]
 
 
 def _fitting_width(for_op: loop.ForOp, width: int) -> int:
-    """`width`, halved until it divides the loop's start and trip count."""
+    """`width`, halved until it divides the loop's start and trip count (1 for a loop to the
+    dynamic size, which may be any)."""
+    if for_op.is_dynamic:
+        return 1
     while width > 1 and (for_op.lower.data % width or for_op.trip_count % width):
         width //= 2
     return width
@@ -346,7 +352,7 @@ def _rows(mappings: dict[loop.ForOp, Mapping]) -> int:
     for for_op, mapping in mappings.items():
         if mapping in tile.GRID_MAPPINGS:
             root = enclosing_and_self(for_op)[0]
-            nests[root] = nests.get(root, 1) * for_op.trip_count
+            nests[root] = nests.get(root, 1) * for_op.planned_trip_count
     return max(nests.values(), default=1)
 
 
@@ -359,7 +365,7 @@ def _block_size(
     if override:
         return override
     extents = [
-        -(-f.trip_count // widths.get(f, 1))
+        -(-f.planned_trip_count // widths.get(f, 1))
         for f, m in mappings.items()
         if m in tile.VECTOR_MAPPINGS
     ]
@@ -369,7 +375,9 @@ def _block_size(
         threads = -(-_rows(mappings) * max(extents) // spread)
     else:
         one_dimensional = [
-            -(-f.trip_count // widths.get(f, 1)) for f, m in mappings.items() if m == Mapping.GLOBAL
+            -(-f.planned_trip_count // widths.get(f, 1))
+            for f, m in mappings.items()
+            if m == Mapping.GLOBAL
         ]
         rows = max([_rows(mappings), *one_dimensional])
         per_thread = VECTORS_PER_THREAD if rows >= MANY_ROWS_PER_SM * target.sm_count else 1
@@ -406,7 +414,8 @@ def _staged_rows(
             memref_type = buffer.type
             assert isinstance(memref_type, MemRefType)
             row = memref_type.get_shape()[-1] * element_bytes(memref_type.get_element_type())
-            if buffer in written or count < 2 or row > budget:
+            # A row of the dynamic size has no size to allocate shared memory for.
+            if buffer in written or count < 2 or row < 0 or row > budget:
                 continue
             budget -= row
             chosen = mode if mode != "auto" else ("sync" if row % MAX_VECTOR_BYTES else "async")

@@ -170,7 +170,7 @@ def _grid(nests: Sequence[Operation], block: Sequence[int], limits: Sequence[int
         mapping = for_op.mapping.data
         if mapping == Mapping.GLOBAL:
             per_block = threads * for_op.vector_width
-            extents[0] = max(extents[0], -(-for_op.trip_count // per_block))
+            extents[0] = max(extents[0], -(-for_op.planned_trip_count // per_block))
         elif mapping in GRID_MAPPINGS:
             chain, op = [], for_op
             while isinstance(op, tile.ForOp):
@@ -178,7 +178,7 @@ def _grid(nests: Sequence[Operation], block: Sequence[int], limits: Sequence[int
                     chain.append(op)
                 op = op.parent_op()
             dimension = tile.grid_dimensions(mapping)[0]
-            extents[dimension] = max(extents[dimension], prod(f.trip_count for f in chain))
+            extents[dimension] = max(extents[dimension], prod(f.planned_trip_count for f in chain))
     return [min(limit, extent) for limit, extent in zip(limits, extents)]
 
 
@@ -307,8 +307,9 @@ def _convert_body(
                 body.add_op(tile.StageOp(values[buffer], [values[i] for i in row], mode))
             _convert_body(op.body.block, body, schedule, paths, stages, values)
             mapped = schedule.loop(paths[op])
+            upper = values[op.dynamic_upper] if op.dynamic_upper is not None else op.bound
             converted = tile.ForOp(
-                op.lower.data, op.upper.data, mapped.mapping, Region(body), reduction, mapped.vector
+                op.lower.data, upper, mapped.mapping, Region(body), reduction, mapped.vector
             )
         elif isinstance(op, loop.YieldOp):
             converted = tile.YieldOp(*(values[v] for v in op.arguments))
