@@ -330,8 +330,6 @@ def _round_up(value: int, multiple: int) -> int:
 
 
 def _verify_dense_buffer(memref_type: MemRefType, what: str) -> None:
-    if not memref_type.has_static_shape():
-        raise VerifyException(f"{what} has type {memref_type}, but shapes must be static")
     if not isinstance(memref_type.layout, NoneAttr):
         raise VerifyException(
             f"{what} has type {memref_type}, but kernel buffers are dense row-major, with the "
@@ -341,6 +339,8 @@ def _verify_dense_buffer(memref_type: MemRefType, what: str) -> None:
 
 
 def _verify_shared(memref_type: MemRefType, what: str) -> None:
+    if not memref_type.has_static_shape():
+        raise VerifyException(f"{what} has type {memref_type}, but shared memory is static")
     _verify_dense_buffer(memref_type, what)
     if not is_shared(memref_type):
         raise VerifyException(
@@ -587,7 +587,8 @@ def _verify_if_yields(op: scf.IfOp) -> None:
 class FuncOp(KernelSymbolOp):
     """A GPU kernel: the code one thread runs, compiled for blocks of shape `block`. It takes
     global buffers (memrefs), scalars (`is_kernel_scalar`) and TMA tensor maps
-    (`TensorMapType`)."""
+    (`TensorMapType`); with buffers of a `?` dim, the dynamic size last, an `index`, which
+    the cuda target reads their strides from (`emmy.dialects.sizes`)."""
 
     name = "kernel.func"
     block = prop_def(DenseArrayBase.constr(i64))
@@ -646,6 +647,14 @@ class FuncOp(KernelSymbolOp):
                     f"kernel argument #{index} is a memref, a scalar "
                     f"({type_names(C_TYPES, 'or')}) or a !kernel.tensor_map, got {arg_type}"
                 )
+        dynamic = any(
+            isinstance(t, MemRefType) and not t.has_static_shape() for t in self.argument_types
+        )
+        if dynamic and not isinstance(self.argument_types[-1], IndexType):
+            raise VerifyException(
+                "a kernel.func whose buffers have a dynamic dim (?) takes the dynamic size as "
+                "its last argument, an index"
+            )
         for op in self.body.walk():
             if op.dialect_name() not in BODY_DIALECTS and op.name not in BODY_OPS:
                 raise VerifyException(
