@@ -717,8 +717,10 @@ class _KernelPrinter:
             if DYNAMIC_INDEX in inner:
                 # A stride across the dynamic dim: the size is the kernel's last argument.
                 size = self.expr(self.func.body.block.args[-1])
-                sizes = " * ".join([size] * inner.count(DYNAMIC_INDEX))
-                terms.append(f"{self.expr(index)} * {sizes} * {stride}")
+                factors = [size] * inner.count(DYNAMIC_INDEX) + (
+                    [str(stride)] if stride > 1 else []
+                )
+                terms.append(" * ".join([self.expr(index), *factors]))
                 continue
             owner = index.owner
             if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):

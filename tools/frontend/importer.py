@@ -39,6 +39,7 @@ from math import prod
 from pathlib import Path
 from typing import Any
 
+import sympy
 import torch
 from torch.export import ExportedProgram
 from torch.export.graph_signature import (
@@ -49,6 +50,7 @@ from torch.export.graph_signature import (
     TensorArgument,
 )
 from torch.fx import Graph, Node
+from torch.utils._sympy.numbers import int_oo
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
@@ -112,6 +114,7 @@ def import_exported_program(
     importer = _Importer(
         exported.graph, exported.graph_signature, source_name, source_lines, call_location
     )
+    importer.ranges = dict(exported.range_constraints)
     module = importer.run()
     module.verify()
     return module
@@ -231,6 +234,8 @@ class _Importer:
         self.ops: list[Operation] = []
         self.location: LocationAttr = UnknownLoc()
         self.dynamic_size: DynamicSize | None = None
+        self.ranges: dict[Any, Any] = {}
+        """An exported program's declared range of each symbol (`torch.export.Dim`'s)."""
 
     # --- diagnostics ------------------------------------------------------------------------
 
@@ -304,8 +309,8 @@ class _Importer:
                 "program with at most one"
             )
         if self.dynamic_size is None:
-            bounds = size.node.shape_env.var_to_range[expr]
-            upper = None if bounds.upper.is_infinite else int(bounds.upper)
+            bounds = self.ranges.get(expr) or size.node.shape_env.var_to_range[expr]
+            upper = None if bounds.upper in (int_oo, sympy.oo) else int(bounds.upper)
             self.dynamic_size = DynamicSize(name, int(bounds.lower), upper)
         return DYNAMIC_INDEX
 
