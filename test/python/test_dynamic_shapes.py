@@ -1,0 +1,225 @@
+"""Dynamic shapes: a program with a dim marked dynamic (`torch.export.Dim`, `dynamic=True`,
+`torch._dynamo.mark_dynamic`) is lowered once and runs at every size in its range, at every
+level (the SIMT emulator at Kernel IR), against PyTorch on fresh inputs; its CUDA compiles;
+inputs outside what it was compiled for are refused, never run."""
+
+import re
+
+import numpy as np
+import pytest
+import torch
+import torch._dynamo
+import torch.nn as nn
+import torch.nn.functional as F
+from test_cuda_target import needs_nvcc, nvcc_compile
+from torch.export import Dim, export
+
+from emmy.dialects.sizes import DynamicSize
+from emmy.passes.pipelines import LEVELS, printed
+from emmy.tools import dynamo_backend
+from emmy.tools.bench.differential import lower
+from emmy.tools.cuda.target import print_cuda
+from emmy.tools.frontend.importer import import_exported_program
+from emmy.tools.interpreter.run import run_module
+from emmy.tools.runtime.host import HostFunctionError, HostProgram
+
+SEQ = Dim("seq", min=1, max=512)
+SIZES = (1, 7, 300)
+
+
+class _Function(nn.Module):
+    def __init__(self, function):
+        super().__init__()
+        self.function = function
+
+    def forward(self, *inputs):
+        return self.function(*inputs)
+
+
+PROGRAMS = {
+    # name: (function, input shapes with None for the dynamic dim)
+    "rms_norm_rows": (lambda x, w: F.rms_norm(x, (64,), w), [(None, 64), (64,)]),
+    "layer_norm_rows": (lambda x: F.layer_norm(x, (64,)), [(None, 64)]),
+    "softmax_over_seq": (lambda x: torch.softmax(x, -1), [(4, None)]),
+    "amax_over_seq": (lambda x: x.amax(-1), [(4, None)]),
+    "sum_over_seq": (lambda x: x.sum(0), [(None, 16)]),
+    "bias_gelu": (lambda x, b: F.gelu(x + b), [(2, None, 32), (32,)]),
+    "residual_silu": (lambda x, y: F.silu(x) * y + x, [(1, None, 48), (1, None, 48)]),
+}
+
+
+def _inputs(shapes, size: int, seed: int) -> list[torch.Tensor]:
+    generator = torch.Generator().manual_seed(seed)
+    return [
+        torch.randn(*[size if d is None else d for d in shape], generator=generator)
+        for shape in shapes
+    ]
+
+
+def _exported(name: str):
+    function, shapes = PROGRAMS[name]
+    dynamic = tuple({d: SEQ for d, n in enumerate(s) if n is None} or None for s in shapes)
+    example = _inputs(shapes, 5, seed=0)
+    exported = export(_Function(function), tuple(example), dynamic_shapes={"inputs": dynamic})
+    return import_exported_program(exported, None, [])
+
+
+@pytest.fixture(scope="module")
+def programs():
+    return {name: _exported(name) for name in PROGRAMS}
+
+
+def test_the_importer_writes_dynamic_dims_and_the_declared_range(programs):
+    text = printed(programs["rms_norm_rows"])
+    assert 'emmy.dynamic_size = {symbol = "s' in text
+    assert "min = 1 : i64, max = 512 : i64}" in text
+    assert "%x: tensor<?x64xf32>" in text or re.search(r"tensor<\?x64xf32> \{emmy.input", text)
+    assert DynamicSize.of(programs["rms_norm_rows"]).representative == 512
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+@pytest.mark.parametrize("level", LEVELS)
+def test_one_lowering_runs_at_every_size(programs, name, level):
+    function, shapes = PROGRAMS[name]
+    lowered = lower(programs[name], level)
+    for seed, size in enumerate(SIZES):
+        inputs = _inputs(shapes, size, seed)
+        (output,) = run_module(lowered, [x.numpy() for x in inputs])
+        expected = function(*inputs).numpy()
+        assert output.shape == expected.shape
+        np.testing.assert_allclose(output, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_each_level_shows_the_dynamic_size(programs):
+    module = programs["softmax_over_seq"]
+    loop_ir = printed(lower(module, "loop"))
+    assert re.search(
+        r"loop.kernel @\w+\(%\w+: memref<4x\?xf32>, %out: memref<4x\?xf32>, %(s\d+)", loop_ir
+    )
+    assert re.search(r"loop.for %r1 in 0 to %s\d+ reduce max", loop_ir)
+    assert re.search(r"%(s\d+) = memref.dim %\w+, %\w+ : memref<4x\?xf32>", loop_ir)
+    tile_ir = printed(lower(module, "tile"))
+    assert re.search(r"tile.for %r1 in 0 to %s\d+ map thread reduce max", tile_ir)
+    kernel_ir = printed(lower(module, "kernel"))
+    assert re.search(r"kernel.func @\w+\(.*, %s\d+: index\)", kernel_ir)
+
+
+@needs_nvcc
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_the_cuda_of_a_dynamic_program_compiles(programs, name, tmp_path):
+    source = print_cuda(lower(programs[name], "kernel"))
+    assert re.search(r"long s\d+\)", source)
+    nvcc_compile(source, tmp_path)
+
+
+def test_a_stride_across_the_dynamic_dim_reads_the_size_argument(programs):
+    source = print_cuda(lower(programs["softmax_over_seq"], "kernel"))
+    size = re.search(r"long (s\d+)\)", source).group(1)
+    assert re.search(rf"= \w+\[i \* {size} \+ i_\d+\];", source)  # the load
+    assert f"out[i * {size} + " in source
+
+
+@pytest.mark.parametrize(
+    ("shapes", "message"),
+    [
+        ([(3, 65), (64,)], "input #0 has size 65 in dim 1, the program was compiled for 64"),
+        ([(600, 64), (64,)], "= 600 is outside the range [1, 512] the program was compiled for"),
+        ([(0, 64), (64,)], "= 0 is outside the range [1, 512]"),
+        ([(3, 64, 1), (64,)], "input #0 has 3 dims, the program was compiled for 2"),
+    ],
+)
+def test_inputs_outside_what_was_compiled_are_refused(programs, shapes, message):
+    inputs = [np.zeros(shape, np.float32) for shape in shapes]
+    for level in ("torch", "loop", "kernel"):
+        with pytest.raises(ValueError, match=re.escape(message)):
+            run_module(lower(programs["rms_norm_rows"], level), inputs)
+
+
+def test_two_dynamic_inputs_must_agree(programs):
+    inputs = [np.zeros(shape, np.float32) for shape in [(1, 5, 48), (1, 6, 48)]]
+    with pytest.raises(ValueError, match=r"input #1 has size 6 in its dynamic dim 1, another"):
+        run_module(lower(programs["residual_silu"], "loop"), inputs)
+
+
+def test_the_gpu_runtime_checks_the_size_before_it_runs(programs):
+    program = HostProgram(lower(programs["rms_norm_rows"], "kernel"))
+    with pytest.raises(HostFunctionError, match=r"= 513 is outside the range \[1, 512\]"):
+        program.check_inputs([torch.zeros(513, 64), torch.zeros(64)])
+    with pytest.raises(HostFunctionError, match="has size 63 in dim 1"):
+        program.check_inputs([torch.zeros(5, 63), torch.zeros(64)])
+    program.check_inputs([torch.zeros(5, 64), torch.zeros(64)])
+
+
+def test_a_mean_over_the_dynamic_dim_is_refused_with_a_reason():
+    exported = export(
+        _Function(lambda x: x.mean(0)),
+        (torch.randn(5, 16),),
+        dynamic_shapes={"inputs": ({0: SEQ},)},
+    )
+    module = import_exported_program(exported, None, [])
+    with pytest.raises(Exception, match="a mean or variance over the dynamic dim is not supported"):
+        lower(module, "prim")
+
+
+def test_two_symbolic_sizes_are_refused():
+    batch = Dim("batch", min=2, max=8)
+    exported = export(
+        _Function(lambda x: x * 2.0),
+        (torch.randn(3, 5),),
+        dynamic_shapes={"inputs": ({0: batch, 1: SEQ},)},
+    )
+    with pytest.raises(Exception, match="two dynamic sizes"):
+        import_exported_program(exported, None, [])
+
+
+# --- torch.compile ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def imported_graphs(monkeypatch):
+    """The Torch IR of every partition the backend imports: one per compile."""
+    imported = []
+    import_graph = dynamo_backend.import_graph
+
+    def recording(graph):
+        imported.append(import_graph(graph))
+        return imported[-1]
+
+    monkeypatch.setattr(dynamo_backend, "import_graph", recording)
+    torch._dynamo.reset()
+    yield imported
+    torch._dynamo.reset()
+
+
+class _Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.RMSNorm(64)
+
+    def forward(self, x, y):
+        return torch.softmax(self.norm(x) * 2.0 + y, -1)
+
+
+@torch.no_grad()
+def test_torch_compile_dynamic_compiles_once_for_several_sizes(imported_graphs):
+    model = _Block()
+    compiled = torch.compile(model, backend="emmy", dynamic=True, options={"fallback": False})
+    for seed, size in enumerate((3, 7, 100, 33)):
+        x, y = _inputs([(size, 64), (size, 64)], size, seed)
+        torch.testing.assert_close(compiled(x, y), model(x, y))
+    assert len(imported_graphs) == 1
+    assert DynamicSize.of(imported_graphs[0]) is not None
+    assert "tensor<?x64xf32>" in printed(imported_graphs[0])
+
+
+@torch.no_grad()
+def test_mark_dynamic_compiles_once_for_several_sizes(imported_graphs):
+    model = _Block()
+    compiled = torch.compile(model, backend="emmy", options={"fallback": False})
+    for seed, size in enumerate((4, 9, 250)):
+        x, y = _inputs([(size, 64), (size, 64)], size, seed)
+        torch._dynamo.mark_dynamic(x, 0)
+        torch._dynamo.mark_dynamic(y, 0)
+        torch.testing.assert_close(compiled(x, y), model(x, y))
+    assert len(imported_graphs) == 1
+    assert DynamicSize.of(imported_graphs[0]) is not None
