@@ -1097,6 +1097,7 @@ def _dynamic_size(block: Block, module: ModuleOp) -> SSAValue | None:
             dim = arith.ConstantOp.from_int_and_width(
                 argument.type.get_shape().index(DYNAMIC_INDEX), IndexType()
             )
+            dim.result.name_hint = f"c{dim.value.value.data}"
             size = memref.DimOp(argument, dim)
             block.add_ops([dim, size])
             size.result.name_hint = declared.symbol if declared is not None else "size"
