@@ -30,6 +30,7 @@ from typing import Protocol, TypeVar
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     I64,
     AnyFloat,
     ArrayAttr,
@@ -162,11 +163,18 @@ def fusion_class(op: Operation) -> FusionClass | None:
     return op.get_trait(FusionClass)
 
 
+DYNAMIC_STAND_IN = 2**61 - 1
+"""The dynamic size in `reshape_runs`: a prime that no product of static sizes reaches."""
+
+
 def reshape_runs(source: Sequence[int], target: Sequence[int]) -> list[tuple[range, range]]:
     """The runs of dims a reshape pairs up: the shortest runs of source and target dims, in
     order, whose sizes have equal products (`[4, 6] -> [2, 2, 6]`: dims 0 with 0-1, 1 with
     2). Within a run the target index, linearised, is the source index linearised; trailing
-    size-1 dims of either shape form runs with none of the other's."""
+    size-1 dims of either shape form runs with none of the other's. The dynamic size (`?`)
+    counts as a prime larger than any product of static sizes, so it pairs with itself."""
+    source = [DYNAMIC_STAND_IN if d == DYNAMIC_INDEX else d for d in source]
+    target = [DYNAMIC_STAND_IN if d == DYNAMIC_INDEX else d for d in target]
     runs: list[tuple[range, range]] = []
     s = t = 0
     while s < len(source) or t < len(target):

@@ -78,7 +78,9 @@ of each `?` buffer:
       loop.for %i0 in 0 to %s0 { ... }
 
 A view whose index arithmetic would multiply or divide by the dynamic size (a reshape that
-merges it with another dim), and a product or attention over it, are refused for now.
+merges it with another dim), and a `prim.attention` over it, are refused for now; a product
+in a kernel with `?` buffers is not kept structured (no contraction kernel takes the size
+yet) but lowered as the unstructured ones are.
 
 A kernel of one `prim.attention` (on its inputs, yielding its value, as `fuse-prims` makes
 it) becomes one `loop.attention` over the input buffers, storing into the output buffer.
@@ -981,13 +983,11 @@ def _lower_kernel(
     terminator = op.body.block.last_op
     assert isinstance(terminator, fused.YieldOp)
     outputs = list(zip(terminator.arguments, out_args))
-    contraction = _structured_contraction(op)
-    if size is not None and any(
-        isinstance(o, prim.AttentionOp | prim.ContractOp) for o in op.body.block.ops
-    ):
-        raise PassFailedException(
-            "a matrix product or attention over the dynamic size is not supported yet", op
-        )
+    # No contraction kernel takes the dynamic size yet: a product of a kernel with ? buffers
+    # is a reduction loop per output element, as an unstructured one is.
+    contraction = _structured_contraction(op) if size is None else None
+    if size is not None and any(isinstance(o, prim.AttentionOp) for o in op.body.block.ops):
+        raise PassFailedException("attention over the dynamic size is not supported yet", op)
     if any(isinstance(o, prim.AttentionOp) for o in op.body.block.ops):
         body.add_op(_attention(op, builder.inputs, outputs))
     elif contraction is not None:

@@ -87,7 +87,12 @@ ARGUMENT_ROLES = {
 }
 
 # Checks torch.export leaves in the graph that hold for every value of the traced program.
-NO_OP_ASSERTS = {"aten._assert_tensor_metadata.default", "aten._assert_scalar.default"}
+NO_OP_ASSERTS = {
+    "aten._assert_tensor_metadata.default",
+    "aten._assert_scalar.default",
+    # The dynamic size, as a view's size argument: the view's result type has it as `?`.
+    "aten.sym_size.int",
+}
 
 LIBRARY_FOLDERS = tuple(
     str(folder)
