@@ -705,6 +705,34 @@ def _lower_kernel(source: tile.KernelOp, target: GpuTarget) -> tuple[kernel.Func
     return kernel_func(source, body), []
 
 
+def _sized_grid(source: tile.KernelOp) -> tuple[int, int, int] | None:
+    """How many blocks along x a launch of `source` needs for the dynamic size, as
+    [factor, divisor, power] (`kernel.LaunchOp.sized`): a chain of grid loops over it needs
+    one per iteration, a global loop one per block's worth of its iterations; the most of
+    those (a kernel's grid-strided loops are right on any grid, so a nest that needs fewer
+    blocks runs on these too). None when no grid loop runs to the dynamic size."""
+    needs: list[tuple[int, int, int]] = []
+    threads = prod(source.block_shape)
+    for for_op in source.body.walk():
+        if not isinstance(for_op, tile.ForOp) or not for_op.is_dynamic:
+            continue
+        if for_op.mapping.data == tile.Mapping.GLOBAL:
+            needs.append((1, threads * for_op.vector_width, 1))
+        elif for_op.mapping.data == tile.Mapping.GRID:
+            enclosing, parent = [], for_op.parent_op()
+            while isinstance(parent, tile.ForOp):
+                enclosing.append(parent)
+                parent = parent.parent_op()
+            chain = [
+                op
+                for op in (*enclosing, *for_op.body.walk())
+                if isinstance(op, tile.ForOp) and op.mapping.data == tile.Mapping.GRID
+            ]
+            static = [op.trip_count for op in chain if not op.is_dynamic]
+            needs.append((prod(static), 1, 1 + len(chain) - len(static)))
+    return max(needs, key=lambda need: (need[2], need[0] / need[1]), default=None)
+
+
 @dataclass(frozen=True)
 class LowerTileToKernelPass(ModulePass):
     """Realises each tile.kernel's schedule with thread ids, strided loops, warp shuffles,
@@ -727,15 +755,16 @@ class LowerTileToKernelPass(ModulePass):
                 source.block_shape,
                 lowered.dynamic_shared_bytes,
                 repeated,
+                _sized_grid(source),
             )
             op.body.block.insert_op_before(lowered, source)
             op.body.block.erase_op(source, safe_erase=False)
         for launch in [o for o in op.walk() if isinstance(o, tile.LaunchOp)]:
             name = launch.kernel.root_reference.data
-            grid, block, smem, repeated = shapes[name]
+            grid, block, smem, repeated, sized = shapes[name]
             parent = launch.parent_block()
             arguments = [*launch.arguments, *(launch.arguments[i] for i in repeated)]
-            launches = [kernel.LaunchOp(name, arguments, grid, block, smem)]
+            launches = [kernel.LaunchOp(name, arguments, grid, block, smem, sized)]
             if name in initialised:
                 init_block = [target.warp_size, 1, 1]
                 init = kernel.LaunchOp(f"{name}_init", launch.arguments, [1, 1, 1], init_block, 0)

@@ -83,6 +83,7 @@ def _describe(op: Operation) -> str:
 
 @dataclass
 class _Launch:
+    op: kernel.LaunchOp
     kernel: str
     grid: tuple[int, ...]
     block: tuple[int, ...]
@@ -181,6 +182,7 @@ class HostProgram:
                 function = SymbolTable.lookup_symbol(self.module, op.kernel)
                 parameters = function.argument_types if isinstance(function, kernel.FuncOp) else []
                 launch = _Launch(
+                    op,
                     op.kernel.root_reference.data,
                     op.grid_shape,
                     op.block_shape,
@@ -326,9 +328,10 @@ class HostProgram:
                 values[op.result] = data
             else:  # kernel.launch
                 arguments = [values[operand] for operand in data.operands]
+                grid = data.op.grid_for(arguments)
                 for position, (box, swizzle) in data.tensor_maps.items():
                     arguments[position] = tensor_map(arguments[position], box, swizzle)
-                module.launch(data.kernel, data.grid, data.block, arguments, data.smem, stream)
+                module.launch(data.kernel, grid, data.block, arguments, data.smem, stream)
         if timeout_s is not None:
             synchronize(timeout_s)
         return [values[result] for result in self._results]
