@@ -19,7 +19,7 @@ from emmy.passes.pipelines import LEVELS, printed
 from emmy.tools import dynamo_backend
 from emmy.tools.bench.differential import lower
 from emmy.tools.cuda.target import print_cuda
-from emmy.tools.frontend.importer import import_exported_program
+from emmy.tools.frontend.importer import forward_arguments, import_exported_program
 from emmy.tools.interpreter.run import run_module
 from emmy.tools.runtime.host import HostFunctionError, HostProgram
 
@@ -223,3 +223,95 @@ def test_mark_dynamic_compiles_once_for_several_sizes(imported_graphs):
         torch.testing.assert_close(compiled(x, y), model(x, y))
     assert len(imported_graphs) == 1
     assert DynamicSize.of(imported_graphs[0]) is not None
+
+
+# --- a decoder layer --------------------------------------------------------------------------
+
+
+class _RotaryAttention(nn.Module):
+    """Causal attention with rotary embeddings, whose cos and sin tables come in with the
+    input (as a model passes its positions' embeddings to every layer)."""
+
+    def __init__(self, dim: int, heads: int):
+        super().__init__()
+        self.heads, self.head_dim = heads, dim // heads
+        self.q, self.k, self.v, self.o = (nn.Linear(dim, dim, bias=False) for _ in range(4))
+
+    def rotate(self, x, cos, sin):
+        half = x.shape[-1] // 2
+        return x * cos + torch.cat([-x[..., half:], x[..., :half]], dim=-1) * sin
+
+    def forward(self, x, cos, sin):
+        b, s, d = x.shape
+        q, k, v = (
+            p(x).view(b, s, self.heads, self.head_dim).transpose(1, 2)
+            for p in (self.q, self.k, self.v)
+        )
+        q, k = self.rotate(q, cos, sin), self.rotate(k, cos, sin)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.o(y.transpose(1, 2).reshape(b, s, d))
+
+
+class _DecoderLayer(nn.Module):
+    def __init__(self, dim: int = 32, heads: int = 4, hidden: int = 64):
+        super().__init__()
+        self.attention_norm = nn.RMSNorm(dim, eps=1e-5)
+        self.attention = _RotaryAttention(dim, heads)
+        self.mlp_norm = nn.RMSNorm(dim, eps=1e-5)
+        self.gate, self.up = nn.Linear(dim, hidden, bias=False), nn.Linear(dim, hidden, bias=False)
+        self.down = nn.Linear(hidden, dim, bias=False)
+
+    def forward(self, x, cos, sin):
+        h = x + self.attention(self.attention_norm(x), cos, sin)
+        n = self.mlp_norm(h)
+        return h + self.down(F.silu(self.gate(n)) * self.up(n))
+
+
+def _rotary_tables(length: int, head_dim: int) -> tuple[torch.Tensor, torch.Tensor]:
+    position = torch.arange(length).float()[:, None]
+    frequency = 1.0 / 10000 ** (torch.arange(0, head_dim, 2).float() / head_dim)
+    angles = torch.cat([position * frequency] * 2, dim=-1)
+    return angles.cos(), angles.sin()
+
+
+@pytest.fixture(scope="module")
+def decoder_layer():
+    torch.manual_seed(0)
+    layer = _DecoderLayer().eval()
+    seq = Dim("seq", min=1, max=2048)
+    example = (torch.randn(1, 5, 32), *_rotary_tables(5, 8))
+    dynamic = {"x": {1: seq}, "cos": {0: seq}, "sin": {0: seq}}
+    exported = export(layer, example, dynamic_shapes=dynamic)
+    return layer, exported, import_exported_program(exported, None, [])
+
+
+@pytest.mark.parametrize(
+    ("level", "lengths"),
+    [
+        ("torch", (1, 7, 512, 2048)),
+        ("fused", (1, 7, 512, 2048)),
+        ("loop", (1, 7, 512, 2048)),
+        ("kernel", (1, 7, 64)),  # the SIMT emulator: 2048 tokens take minutes
+    ],
+)
+def test_a_decoder_layer_compiled_once_runs_at_every_sequence_length(decoder_layer, level, lengths):
+    layer, exported, module = decoder_layer
+    lowered = lower(module, level)
+    for length in lengths:
+        inputs = (torch.randn(1, length, 32), *_rotary_tables(length, 8))
+        arguments = [a.detach().numpy() for a in forward_arguments(exported, inputs)]
+        (output,) = run_module(lowered, arguments)
+        with torch.no_grad():
+            expected = layer(*inputs).numpy()
+        np.testing.assert_allclose(output, expected, rtol=1e-5, atol=2e-5)
+
+
+@needs_nvcc
+def test_the_cuda_of_a_dynamic_decoder_layer_compiles(decoder_layer, tmp_path):
+    _, _, module = decoder_layer
+    kernel_ir = lower(module, "kernel")
+    launches = re.findall(
+        r"grid \[\d+, \d+, \d+\] sized \[(\d+), (\d+), (\d+)\]", printed(kernel_ir)
+    )
+    assert ("4", "1", "2") in launches  # the attention scores: blocks in the square of the size
+    nvcc_compile(print_cuda(kernel_ir), tmp_path)
