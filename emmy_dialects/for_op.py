@@ -36,7 +36,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import ArrayAttr, FloatAttr, IndexType, IntAttr, IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import ArrayAttr, FloatAttr, IndexType, IntAttr, IntegerAttr
 from xdsl.ir import Attribute, Operation, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -69,7 +69,6 @@ from emmy.dialects.combiner import (
 from emmy.dialects.dtypes import integer_range
 from emmy.dialects.launch import KernelSymbolOp, type_list
 from emmy.dialects.prim import ends_in
-from emmy.dialects.sizes import REPRESENTATIVE_SIZE, DynamicSize
 
 Reduction = tuple[str, FloatAttr | IntegerAttr]
 """A reduction loop's combiner (by name) and init."""
@@ -143,15 +142,10 @@ class ForOpBase(IRDLOperation):
     def is_dynamic(self) -> bool:
         return self.dynamic_upper is not None
 
-    @property
-    def planned_trip_count(self) -> int:
+    def planned_trip_count(self, representative: int) -> int:
         """The trip count a schedule is chosen for: the static one, or for a loop to the
-        dynamic size its representative value (`emmy.dialects.sizes`)."""
-        if self.upper is not None:
-            return self.trip_count
-        module = self.get_toplevel_object()
-        dynamic = DynamicSize.of(module) if isinstance(module, ModuleOp) else None
-        return dynamic.representative if dynamic is not None else REPRESENTATIVE_SIZE
+        dynamic size `representative` (`emmy.dialects.sizes.representative_size`)."""
+        return representative if self.upper is None else self.trip_count
 
     @property
     def trip_count(self) -> int:

@@ -53,7 +53,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     i64,
 )
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, Operation
 
 DYNAMIC_SIZE = "emmy.dynamic_size"
 """The module attribute that names the program's symbolic size and its range."""
@@ -135,6 +135,13 @@ class DynamicSize:
                 "program was compiled for"
             )
         return size
+
+
+def representative_size(op: Operation) -> int:
+    """The size schedules are chosen for in the module that holds `op`."""
+    module = op.get_toplevel_object()
+    dynamic = DynamicSize.of(module) if isinstance(module, ModuleOp) else None
+    return dynamic.representative if dynamic is not None else REPRESENTATIVE_SIZE
 
 
 def is_dynamic(shape: Sequence[int]) -> bool:

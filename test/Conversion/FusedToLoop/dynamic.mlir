@@ -5,7 +5,7 @@
 // argument it is; the loop over the ? dim runs to it.
 
 // CHECK-LABEL: loop.kernel @k_scale(
-// CHECK-SAME:    %[[A:.*]]: memref<?x64xf32>, %[[B:.*]]: memref<64xf32>, %[[OUT:.*]]: memref<?x64xf32>, %[[S:.*]]: index) {
+// CHECK-SAME:    %[[A:.*]]: memref<?x64xf32>, %[[B:.*]]: memref<64xf32>, %[[OUT:.*]]: memref<?x64xf32>, %[[S:[a-z0-9_]+]]: index) {
 // CHECK-NEXT:    loop.for %[[I:.*]] in 0 to %[[S]] {
 // CHECK-NEXT:      loop.for %[[J:.*]] in 0 to 64 {
 // CHECK-NEXT:        %[[X:.*]] = loop.load %[[A]][%[[I]], %[[J]]] : memref<?x64xf32>
@@ -40,7 +40,7 @@ builtin.module attributes {emmy.dynamic_size = {symbol = "s0", min = 1 : i64, ma
 // kernel still takes the size. A kernel of static buffers does not.
 
 // CHECK-LABEL: loop.kernel @k_max(
-// CHECK-SAME:    %[[A:.*]]: memref<4x?xf32>, %[[OUT:.*]]: memref<4xf32>, %[[S:.*]]: index) {
+// CHECK-SAME:    %[[A:.*]]: memref<4x?xf32>, %[[OUT:.*]]: memref<4xf32>, %[[S:[a-z0-9_]+]]: index) {
 // CHECK-NEXT:    loop.for %[[I:.*]] in 0 to 4 {
 // CHECK-NEXT:      %[[M:.*]] = loop.for %[[R:.*]] in 0 to %[[S]] reduce max init -inf : f32 {
 // CHECK:         loop.store %[[M]], %[[OUT]][%[[I]]] : memref<4xf32>
