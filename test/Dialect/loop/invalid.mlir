@@ -833,3 +833,26 @@ loop.kernel @attention_output(%q: memref<2x5x8xf32>, %k: memref<2x7x8xf32>, %v: 
   // expected-error @+1 {{the output has shape [2, 5, 4], got [2, 5, 8]}}
   loop.attention %q, %k, %v scale 0.125 into %o : memref<2x5x8xf32>, memref<2x7x8xf32>, memref<2x7x4xf32> into memref<2x5x8xf32>
 }
+
+// -----
+
+// expected-error @+1 {{a kernel takes the dynamic size (its last argument, an index) only when a buffer has a dynamic dim (?)}}
+loop.kernel @size_without_dynamic_buffers(%x: memref<4xf32>, %s: index) {
+}
+
+// -----
+
+loop.kernel @bound_not_the_size(%x: memref<?xf32>, %s: index) {
+  %c4 = arith.constant 4 : index
+  // expected-error @+1 {{a loop with an upper bound operand runs to the dynamic size: its kernel's last argument, an index}}
+  loop.for %i in 0 to %c4 {
+  }
+}
+
+// -----
+
+loop.kernel @dynamic_loop_from_one(%x: memref<?xf32>, %s: index) {
+  // expected-error @+1 {{a loop to the dynamic size starts at 0, not 1}}
+  loop.for %i in 1 to %s {
+  }
+}
