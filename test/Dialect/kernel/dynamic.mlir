@@ -6,13 +6,6 @@ kernel.func @no_size(%x: memref<?x64xf32>) block [32, 1, 1] {
 
 // -----
 
-kernel.func @shared_of_the_size(%x: memref<?xf32>, %s0: index) block [32, 1, 1] {
-  // expected-error @+1 {{has type memref<?xf32, 3 : i32>, but shared memory is static}}
-  %0 = kernel.shared_alloc : memref<?xf32, 3 : i32>
-}
-
-// -----
-
 kernel.func @k(%x: memref<?xf32>, %s0: index) block [32, 1, 1] {
 }
 func.func @sized_without_the_size(%x: memref<?xf32>) {
