@@ -225,6 +225,16 @@ def test_mark_dynamic_compiles_once_for_several_sizes(imported_graphs):
     assert DynamicSize.of(imported_graphs[0]) is not None
 
 
+@torch.no_grad()
+def test_a_graph_of_two_dynamic_sizes_runs_in_pytorch_with_the_reason(imported_graphs):
+    model = nn.RMSNorm(64)
+    compiled = torch.compile(model, backend="emmy", dynamic=True)
+    x = torch.randn(3, 5, 64)
+    with pytest.warns(dynamo_backend.FallbackWarning, match="two dynamic sizes"):
+        torch.testing.assert_close(compiled(x), model(x))
+    assert imported_graphs == []
+
+
 # --- a decoder layer --------------------------------------------------------------------------
 
 

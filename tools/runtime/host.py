@@ -84,8 +84,8 @@ def _describe(op: Operation) -> str:
 @dataclass
 class _Launch:
     op: kernel.LaunchOp
+    """Its grid is `op.grid_for` the values passed (a launch sized by the dynamic size)."""
     kernel: str
-    grid: tuple[int, ...]
     block: tuple[int, ...]
     smem: int
     operands: list[SSAValue]
@@ -184,7 +184,6 @@ class HostProgram:
                 launch = _Launch(
                     op,
                     op.kernel.root_reference.data,
-                    op.grid_shape,
                     op.block_shape,
                     op.smem_bytes,
                     list(op.operands),
