@@ -84,8 +84,10 @@ def _describe(op: Operation) -> str:
 @dataclass
 class _Launch:
     op: kernel.LaunchOp
-    """Its grid is `op.grid_for` the values passed (a launch sized by the dynamic size)."""
     kernel: str
+    grid: tuple[int, ...]
+    """The grid, or for a launch sized by the dynamic size the most blocks it runs: it runs
+    `op.grid_for` the values it passes."""
     block: tuple[int, ...]
     smem: int
     operands: list[SSAValue]
@@ -144,11 +146,17 @@ class HostProgram:
             shaped_signature(arg.type, f"argument {i} of @{function}")
             for i, arg in enumerate(self._arguments)
         ]
+        self.dynamic_size = DynamicSize.of(module)
+        for parameter in self.parameters:
+            if self.dynamic_size is None and DYNAMIC_INDEX in (parameter.shape or ()):
+                raise HostFunctionError(
+                    f"{parameter.name} has a dynamic shape ({parameter.type_text}), but the "
+                    "module declares no dynamic size (emmy.dynamic_size)"
+                )
         self.launches: list[_Launch] = []
         self._steps: list[tuple[Operation, Any]] = []
         """(op, what running it needs), in order."""
         self._results: list[SSAValue] = []
-        self.dynamic_size = DynamicSize.of(module)
         self._plan(host)
 
     def _error(self, op: Operation, message: str) -> HostFunctionError:
@@ -164,6 +172,10 @@ class HostProgram:
                 raise self._error(op, "uses a value not defined before it in the function")
             if isinstance(op, memref.AllocOp):
                 signature = shaped_signature(op.memref.type, f"@{self.function}'s buffer")
+                if op.dynamic_sizes and self.dynamic_size is None:
+                    raise self._error(
+                        op, "has dynamic sizes, but the module declares no dynamic size"
+                    )
                 if len(op.dynamic_sizes) != (signature.shape or ()).count(DYNAMIC_INDEX):
                     raise self._error(op, "does not give one size per dynamic dim")
                 self._steps.append((op, (signature.shape or (), signature.dtype)))
@@ -184,6 +196,7 @@ class HostProgram:
                 launch = _Launch(
                     op,
                     op.kernel.root_reference.data,
+                    op.grid_shape,
                     op.block_shape,
                     op.smem_bytes,
                     list(op.operands),
