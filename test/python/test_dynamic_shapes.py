@@ -325,3 +325,19 @@ def test_the_cuda_of_a_dynamic_decoder_layer_compiles(decoder_layer, tmp_path):
     )
     assert ("4", "1", "2") in launches  # the attention scores: blocks in the square of the size
     nvcc_compile(print_cuda(kernel_ir), tmp_path)
+
+
+def test_emmy_compile_with_a_dynamic_dim_serves_every_size():
+    import emmy
+
+    model = _Block()
+    seq = Dim("seq", min=1, max=64)
+    example = _inputs([(5, 64), (5, 64)], 5, seed=0)
+    compiled = emmy.compile(model, *example, dynamic_shapes=({0: seq}, {0: seq}))
+    assert "tensor<?x64xf32>" in compiled.ir("torch")
+    with torch.no_grad():
+        for seed, size in enumerate((1, 9, 64)):
+            x, y = _inputs([(size, 64), (size, 64)], size, seed)
+            torch.testing.assert_close(compiled(x, y), model(x, y))
+        with pytest.raises(ValueError, match=r"= 65 is outside the range \[1, 64\]"):
+            compiled(*_inputs([(65, 64), (65, 64)], 65, seed=9))
