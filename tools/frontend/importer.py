@@ -39,7 +39,6 @@ from math import prod
 from pathlib import Path
 from typing import Any
 
-import sympy
 import torch
 from torch.export import ExportedProgram
 from torch.export.graph_signature import (
@@ -315,7 +314,7 @@ class _Importer:
             )
         if self.dynamic_size is None:
             bounds = self.ranges.get(expr) or size.node.shape_env.var_to_range[expr]
-            upper = None if bounds.upper in (int_oo, sympy.oo) else int(bounds.upper)
+            upper = None if bounds.upper == int_oo else int(bounds.upper)
             self.dynamic_size = DynamicSize(name, int(bounds.lower), upper)
         return DYNAMIC_INDEX
 
