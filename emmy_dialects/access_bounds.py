@@ -508,7 +508,9 @@ class _Scope:
     def _argument(self, value: BlockArgument, facts: _DialectFacts) -> Span:
         owner = value.block.parent_op()
         if isinstance(owner, ForOpBase) and value is owner.induction_var:
-            return span(owner.lower.data, owner.upper.data - 1)
+            # A loop to the dynamic size has no bound known here.
+            upper = None if owner.is_dynamic else owner.trip_count + owner.lower.data - 1
+            return span(owner.lower.data, upper)
         if isinstance(owner, scf.ForOp) and value.index == 0:
             lower, upper, step = (self.span(v) for v in (owner.lb, owner.ub, owner.step))
             if lower.empty or upper.empty or step.empty:

@@ -20,6 +20,11 @@ one result per accumulator, and a body that yields one value per accumulator:
       loop.yield %x, %jj : f32, i64                         // this iteration's (value, index)
     }
 
+A loop over the program's dynamic size (`emmy.dialects.sizes`) runs to the kernel's size
+argument, an `index` operand in place of the static upper bound:
+
+    loop.for %i in 0 to %s0 { ... }
+
 `ForOpBase` holds the bounds, the reduction (a `CombinerAttr` and its init, or the inits and
 the combiner region) and the body with its one `index` induction variable, and checks them; a
 dialect's `for` adds what goes between the bounds and the reduction in its syntax
@@ -35,6 +40,7 @@ from xdsl.dialects.builtin import ArrayAttr, FloatAttr, IndexType, IntAttr, Inte
 from xdsl.ir import Attribute, Operation, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
+    opt_operand_def,
     opt_prop_def,
     opt_region_def,
     prop_def,
@@ -61,7 +67,7 @@ from emmy.dialects.combiner import (
     verify_reduction,
 )
 from emmy.dialects.dtypes import integer_range
-from emmy.dialects.launch import type_list
+from emmy.dialects.launch import KernelSymbolOp, type_list
 from emmy.dialects.prim import ends_in
 
 Reduction = tuple[str, FloatAttr | IntegerAttr]
@@ -75,7 +81,8 @@ class ForOpBase(IRDLOperation):
     docstring)."""
 
     lower = prop_def(IntAttr)
-    upper = prop_def(IntAttr)
+    upper = opt_prop_def(IntAttr)
+    dynamic_upper = opt_operand_def(IndexType)
     kind = opt_prop_def(CombinerAttr)
     init = opt_prop_def(Attribute)
     inits = opt_prop_def(ArrayAttr)
@@ -90,16 +97,14 @@ class ForOpBase(IRDLOperation):
     def __init__(
         self,
         lower: int,
-        upper: int,
+        upper: int | SSAValue,
         body: Region,
         reduction: Reduction | StateReduction | None = None,
         properties: dict[str, Attribute] | None = None,
     ):
-        all_properties: dict[str, Attribute] = {
-            "lower": IntAttr(lower),
-            "upper": IntAttr(upper),
-            **(properties or {}),
-        }
+        all_properties: dict[str, Attribute] = {"lower": IntAttr(lower), **(properties or {})}
+        if isinstance(upper, int):
+            all_properties["upper"] = IntAttr(upper)
         result_types: list[Attribute] = []
         combiner: list[Region] = []
         if reduction is not None and isinstance(reduction[0], str):
@@ -115,7 +120,10 @@ class ForOpBase(IRDLOperation):
         if block.last_op is None or not block.last_op.has_trait(IsTerminator):
             block.add_op(self.YIELD())
         super().__init__(
-            result_types=[result_types], regions=[body, combiner], properties=all_properties
+            operands=[[upper] if isinstance(upper, SSAValue) else []],
+            result_types=[result_types],
+            regions=[body, combiner],
+            properties=all_properties,
         )
 
     @property
@@ -123,7 +131,27 @@ class ForOpBase(IRDLOperation):
         return self.body.block.args[0]
 
     @property
+    def bound(self) -> int | SSAValue:
+        """The upper bound: static, or the dynamic size's value."""
+        if self.dynamic_upper is not None:
+            return self.dynamic_upper
+        assert self.upper is not None
+        return self.upper.data
+
+    @property
+    def is_dynamic(self) -> bool:
+        return self.dynamic_upper is not None
+
+    def planned_trip_count(self, representative: int) -> int:
+        """The trip count a schedule is chosen for: the static one, or for a loop to the
+        dynamic size `representative` (`emmy.dialects.sizes.representative_size`)."""
+        return representative if self.upper is None else self.trip_count
+
+    @property
     def trip_count(self) -> int:
+        """The static trip count; a loop to the dynamic size has none (`is_dynamic`)."""
+        if self.upper is None:
+            raise ValueError(f"a {self.name} to the dynamic size has no static trip count")
         return self.upper.data - self.lower.data
 
     @property
@@ -161,13 +189,31 @@ class ForOpBase(IRDLOperation):
 
     def verify_loop(self) -> None:
         """The bounds, the induction variable, and what a parallel or reduction body yields."""
-        if self.lower.data < 0 or self.upper.data < self.lower.data:
+        if (self.upper is None) == (self.dynamic_upper is None):
+            raise VerifyException(
+                "a loop has a static upper bound or runs to the dynamic size, one of them"
+            )
+        if self.dynamic_upper is not None:
+            if self.lower.data != 0:
+                raise VerifyException(
+                    f"a loop to the dynamic size starts at 0, not {self.lower.data}"
+                )
+            kernel = self.parent_op()
+            while kernel is not None and not isinstance(kernel, KernelSymbolOp):
+                kernel = kernel.parent_op()
+            size = kernel.body.block.args[-1] if kernel is not None else None
+            if self.dynamic_upper is not size or not isinstance(size.type, IndexType):
+                raise VerifyException(
+                    "a loop with an upper bound operand runs to the dynamic size: its "
+                    "kernel's last argument, an index"
+                )
+        elif self.lower.data < 0 or self.upper.data < self.lower.data:
             raise VerifyException(
                 f"loop bounds {self.lower.data} to {self.upper.data} must satisfy "
                 "0 <= lower <= upper"
             )
         index_range = integer_range(IndexType())
-        if self.upper.data not in index_range:
+        if self.upper is not None and self.upper.data not in index_range:
             raise VerifyException(
                 f"loop bound {self.upper.data} does not fit the 64-bit index a kernel counts "
                 f"iterations in (at most {index_range.stop - 1})"
@@ -236,7 +282,11 @@ class ForOpBase(IRDLOperation):
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_ssa_value(self.induction_var)
-        printer.print_string(f" in {self.lower.data} to {self.upper.data}")
+        printer.print_string(f" in {self.lower.data} to ")
+        if self.dynamic_upper is not None:
+            printer.print_ssa_value(self.dynamic_upper)
+        else:
+            printer.print_string(str(self.bound))
         self.print_schedule(printer)
         print_reduction(printer, self.kind, self.init)
         if self.combiner is not None:
@@ -255,7 +305,9 @@ class ForOpBase(IRDLOperation):
         parser.parse_keyword("in")
         lower = parser.parse_integer(allow_boolean=False)
         parser.parse_keyword("to")
-        upper = parser.parse_integer(allow_boolean=False)
+        upper: int | SSAValue
+        size = parser.parse_optional_operand(IndexType())
+        upper = size if size is not None else parser.parse_integer(allow_boolean=False)
         schedule = cls.parse_schedule(parser)
         reduction = parse_reduction(parser)
         attributes = parser.parse_optional_attr_dict_with_keyword()

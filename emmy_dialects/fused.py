@@ -33,7 +33,7 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, Pure, RecursiveMemoryEffect
 from xdsl.utils.exceptions import VerifyException
 
-from emmy.dialects.prim import Prim, ends_in, parse_tensor_type, verify_static_shapes
+from emmy.dialects.prim import Prim, ends_in, parse_tensor_type, verify_shapes
 
 
 @irdl_op_definition
@@ -108,7 +108,7 @@ class KernelOp(IRDLOperation):
             )
         if not self.outputs:
             raise VerifyException("a fused.kernel has at least one result; it has none")
-        verify_static_shapes(self)
+        verify_shapes(self)
         block = self.body.block
         if len(block.args) != len(self.inputs):
             raise VerifyException(

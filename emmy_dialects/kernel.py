@@ -333,8 +333,6 @@ def _round_up(value: int, multiple: int) -> int:
 
 
 def _verify_dense_buffer(memref_type: MemRefType, what: str) -> None:
-    if not memref_type.has_static_shape():
-        raise VerifyException(f"{what} has type {memref_type}, but shapes must be static")
     if not isinstance(memref_type.layout, NoneAttr):
         raise VerifyException(
             f"{what} has type {memref_type}, but kernel buffers are dense row-major, with the "
@@ -344,6 +342,8 @@ def _verify_dense_buffer(memref_type: MemRefType, what: str) -> None:
 
 
 def _verify_shared(memref_type: MemRefType, what: str) -> None:
+    if not memref_type.has_static_shape():
+        raise VerifyException(f"{what} has type {memref_type}, but shared memory is static")
     _verify_dense_buffer(memref_type, what)
     if not is_shared(memref_type):
         raise VerifyException(
@@ -590,10 +590,11 @@ def _verify_if_yields(op: scf.IfOp) -> None:
 class FuncOp(KernelSymbolOp):
     """A GPU kernel: the code one thread runs, compiled for blocks of shape `block`. It takes
     global buffers (memrefs), scalars (`is_kernel_scalar`) and TMA tensor maps
-    (`TensorMapType`). With `cluster N` (sm_90 on) its blocks run in clusters of N
-    consecutive blocks along x (`__cluster_dims__(N, 1, 1)`): block x's rank in its cluster
-    is x mod N, and they meet at `kernel.cluster_barrier` and read each other's shared
-    memory through `kernel.map_shared_rank`."""
+    (`TensorMapType`); with buffers of a `?` dim, the dynamic size last, an `index`, which
+    the cuda target reads their strides from (`emmy.dialects.sizes`). With `cluster N` (sm_90
+    on) its blocks run in clusters of N consecutive blocks along x (`__cluster_dims__(N, 1,
+    1)`): block x's rank in its cluster is x mod N, and they meet at `kernel.cluster_barrier`
+    and read each other's shared memory through `kernel.map_shared_rank`."""
 
     name = "kernel.func"
     block = prop_def(DenseArrayBase.constr(i64))
@@ -662,6 +663,14 @@ class FuncOp(KernelSymbolOp):
                     f"kernel argument #{index} is a memref, a scalar "
                     f"({type_names(C_TYPES, 'or')}) or a !kernel.tensor_map, got {arg_type}"
                 )
+        dynamic = any(
+            isinstance(t, MemRefType) and not t.has_static_shape() for t in self.argument_types
+        )
+        if dynamic and not isinstance(self.argument_types[-1], IndexType):
+            raise VerifyException(
+                "a kernel.func whose buffers have a dynamic dim (?) takes the dynamic size as "
+                "its last argument, an index"
+            )
         for op in self.body.walk():
             if op.dialect_name() not in BODY_DIALECTS and op.name not in BODY_OPS:
                 raise VerifyException(
@@ -2252,13 +2261,20 @@ class LaunchOp(LaunchOpBase):
     `kernel.launch @k(%x, %n) grid [32, 1, 1] block [256, 1, 1] smem 0 : memref<..>, index`
     (`smem` is the bytes of dynamic shared memory); it passes the kernel's buffers, scalars
     and tensor maps (for which it passes a memref of the map's tensor, which the host encodes
-    as the `CUtensorMap`)."""
+    as the `CUtensorMap`).
+
+    A kernel whose grid-strided loops run to the dynamic size (`emmy.dialects.sizes`) is
+    launched on as many blocks as that size needs, at most `grid`'s:
+    `grid [2048, 1, 1] sized [4, 128, 1]` runs ceil(size^1 * 4 / 128) blocks along x (at
+    least 1, at most 2048), the size being the last argument it passes (`grid_for`); a power
+    of 2 is for a chain of grid loops that runs to the size twice (attention's scores)."""
 
     name = "kernel.launch"
     KERNEL_TYPE: ClassVar[type[KernelSymbolOp]] = FuncOp
     grid = prop_def(DenseArrayBase.constr(i64))
     block = prop_def(DenseArrayBase.constr(i64))
     smem = prop_def(IntegerAttr[I64])
+    sized = opt_prop_def(DenseArrayBase.constr(i64))
     arguments = var_operand_def()
 
     def __init__(
@@ -2268,16 +2284,25 @@ class LaunchOp(LaunchOpBase):
         grid: Sequence[int],
         block: Sequence[int],
         smem: int = 0,
+        sized: tuple[int, int, int] | None = None,
     ):
-        super().__init__(
-            kernel,
-            arguments,
-            {
-                "grid": _shape_property(grid),
-                "block": _shape_property(block),
-                "smem": IntegerAttr(smem, i64),
-            },
-        )
+        properties = {
+            "grid": _shape_property(grid),
+            "block": _shape_property(block),
+            "smem": IntegerAttr(smem, i64),
+        }
+        if sized is not None:
+            properties["sized"] = DenseArrayBase.from_list(i64, list(sized))
+        super().__init__(kernel, arguments, properties)
+
+    def grid_for(self, arguments: Sequence[object]) -> tuple[int, ...]:
+        """The grid this launch runs, given the values it passes."""
+        if self.sized is None:
+            return self.grid_shape
+        factor, divisor, power = self.sized.get_values()
+        size = int(arguments[-1])
+        x = min(self.grid_shape[0], max(1, -(-(size**power) * factor // divisor)))
+        return (x, *self.grid_shape[1:])
 
     @classmethod
     def passes(cls, given: Attribute, parameter: Attribute) -> bool:
@@ -2305,6 +2330,16 @@ class LaunchOp(LaunchOpBase):
         smem = self.smem_bytes
         if smem < 0:
             raise VerifyException(f"dynamic shared memory is a number of bytes, got {smem}")
+        if self.sized is not None:
+            sized = self.sized.get_values()
+            if len(sized) != 3 or min(sized) < 1:
+                raise VerifyException(
+                    f"sized [factor, divisor, power] are three positive counts, got {list(sized)}"
+                )
+            if not self.arguments or not isinstance(self.arguments[-1].type, IndexType):
+                raise VerifyException(
+                    "a launch sized by the dynamic size passes it last, as an index"
+                )
         kernel = self.verify_launch()
         if kernel is None or not isinstance(kernel.properties.get("block"), DenseArrayBase):
             # The kernel may be verified after this launch; its own verifier reports this.
@@ -2337,6 +2372,8 @@ class LaunchOp(LaunchOpBase):
     def print(self, printer: Printer) -> None:
         self.print_arguments(printer)
         print_shape(printer, "grid", self.grid_shape)
+        if self.sized is not None:
+            print_shape(printer, "sized", self.sized.get_values())
         print_shape(printer, "block", self.block_shape)
         printer.print_string(f" smem {self.smem_bytes}")
         self.print_types(printer)
@@ -2345,11 +2382,18 @@ class LaunchOp(LaunchOpBase):
     def parse(cls, parser: Parser) -> LaunchOp:
         kernel, operands = cls.parse_arguments(parser)
         grid = parse_shape(parser, "grid")
+        sized = None
+        if parser.parse_optional_keyword("sized") is not None:
+            sized = parser.parse_comma_separated_list(
+                Parser.Delimiter.SQUARE, lambda: parser.parse_integer(allow_boolean=False)
+            )
         block = parse_shape(parser, "block")
         parser.parse_keyword("smem")
         smem = _parse_int(parser, "the dynamic shared memory bytes")
         arguments, attributes = cls.parse_types(parser, operands, parser.parse_type)
         op = cls(kernel, arguments, grid, block, smem)
+        if sized is not None:
+            op.properties["sized"] = DenseArrayBase.from_list(i64, sized)
         op.attributes.update(attributes)
         return op
 

@@ -9,6 +9,12 @@
       func.return %y : memref<4xf32>
     }
 
+A kernel whose buffers have a `?` dim takes the program's dynamic size as its last argument,
+an `index` (`verify_kernel_arguments`; see `emmy.dialects.sizes`):
+
+    loop.kernel @k(%x: memref<?x64xf32>, %y: memref<?x64xf32>, %s0: index) { ... }
+    loop.launch @k(%x, %y, %s0) : memref<?x64xf32>, memref<?x64xf32>, index
+
 `loop.kernel`, `tile.kernel` and `kernel.func` are `KernelSymbolOp`s (a launch shape, if the
 level has one, is printed between the signature and the body); `loop.launch`, `tile.launch`
 and `kernel.launch` are `LaunchOpBase`s, which find the kernel they name and check what they
@@ -21,7 +27,14 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import FunctionType, MemRefType, ModuleOp, StringAttr, SymbolRefAttr
+from xdsl.dialects.builtin import (
+    FunctionType,
+    IndexType,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    SymbolRefAttr,
+)
 from xdsl.ir import Attribute, Operation, Region, SSAValue
 from xdsl.irdl import IRDLOperation, prop_def, region_def, traits_def, var_operand_def
 from xdsl.parser import Parser
@@ -29,7 +42,6 @@ from xdsl.printer import Printer
 from xdsl.traits import IsolatedFromAbove, NoTerminator, SymbolOpInterface, SymbolTable
 from xdsl.utils.exceptions import VerifyException
 
-from emmy.dialects.access import parse_memref_type
 from emmy.dialects.effects import ReadsOperand, WritesOperand, written_values
 
 
@@ -61,6 +73,39 @@ def written_arguments(kernel: KernelSymbolOp) -> set[int]:
     """The positions of the arguments that the kernel writes (by its ops' declared effects)."""
     written = written_values(kernel.body)
     return {index for index, arg in enumerate(kernel.body.block.args) if arg in written}
+
+
+def verify_kernel_arguments(kernel: KernelSymbolOp) -> None:
+    """A kernel's arguments are buffers, then the dynamic size (an `index`) exactly when a
+    buffer has a `?` dim."""
+    types = kernel.argument_types
+    buffers = types[:-1] if types and isinstance(types[-1], IndexType) else types
+    for index, arg_type in enumerate(buffers):
+        if not isinstance(arg_type, MemRefType):
+            raise VerifyException(
+                f"kernel argument #{index} must be a memref (or, last, the dynamic size as an "
+                f"index), got {arg_type}"
+            )
+    dynamic = any(not b.has_static_shape() for b in buffers if isinstance(b, MemRefType))
+    if dynamic and len(buffers) == len(types):
+        raise VerifyException(
+            "a kernel whose buffers have a dynamic dim (?) takes the dynamic size as its last "
+            "argument, an index"
+        )
+    if not dynamic and len(buffers) != len(types):
+        raise VerifyException(
+            "a kernel takes the dynamic size (its last argument, an index) only when a buffer "
+            "has a dynamic dim (?)"
+        )
+
+
+def parse_argument_type(parser: Parser, what: str) -> Attribute:
+    """A kernel argument's type: a memref, or `index` for the dynamic size."""
+    pos = parser.pos
+    parsed = parser.parse_type()
+    if not isinstance(parsed, MemRefType | IndexType):
+        parser.raise_error(f"{what} must be a memref or index, got {parsed}", pos, parser.pos)
+    return parsed
 
 
 class KernelSymbolOp(IRDLOperation):
@@ -170,7 +215,7 @@ class LaunchOpBase(IRDLOperation):
     shape of `kernel.launch`) prints and parses it itself."""
 
     kernel = prop_def(SymbolRefAttr)
-    arguments = var_operand_def(MemRefType)
+    arguments = var_operand_def(MemRefType | IndexType)
     traits = traits_def(ReadsOperand("arguments"), WritesOperand("arguments"))
 
     KERNEL_TYPE: ClassVar[type[KernelSymbolOp]]
@@ -292,7 +337,7 @@ class LaunchOpBase(IRDLOperation):
     def parse(cls, parser: Parser) -> LaunchOpBase:
         kernel, operands = cls.parse_arguments(parser)
         arguments, attributes = cls.parse_types(
-            parser, operands, lambda: parse_memref_type(parser, f"{cls.name} buffer")
+            parser, operands, lambda: parse_argument_type(parser, f"{cls.name} argument")
         )
         op = cls(kernel, arguments)
         op.attributes.update(attributes)

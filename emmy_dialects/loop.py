@@ -83,7 +83,7 @@ from emmy.dialects.access_bounds import verify_access_bounds
 from emmy.dialects.attention import verify_attention
 from emmy.dialects.effects import ReadsOperand, WritesOperand
 from emmy.dialects.for_op import ForOpBase, Reduction
-from emmy.dialects.launch import KernelSymbolOp, LaunchOpBase, type_list
+from emmy.dialects.launch import KernelSymbolOp, LaunchOpBase, type_list, verify_kernel_arguments
 from emmy.dialects.prim import ends_in
 
 KERNEL_BODY_DIALECTS = ("loop", "arith", "math")
@@ -100,19 +100,14 @@ def _verify_in_kernel(op: Operation) -> None:
 
 @irdl_op_definition
 class KernelOp(KernelSymbolOp):
-    """A GPU kernel as a loop nest; its arguments are the buffers it reads and writes."""
+    """A GPU kernel as a loop nest; its arguments are the buffers it reads and writes, then
+    the dynamic size if a buffer has a `?` dim (`verify_kernel_arguments`)."""
 
     name = "loop.kernel"
 
     def verify_(self) -> None:
         self.verify_symbol()
-        for index, arg_type in enumerate(self.argument_types):
-            if not isinstance(arg_type, MemRefType):
-                raise VerifyException(f"kernel argument #{index} must be a memref, got {arg_type}")
-            if not arg_type.has_static_shape():
-                raise VerifyException(
-                    f"kernel argument #{index} has type {arg_type}, but shapes must be static"
-                )
+        verify_kernel_arguments(self)
         for op in self.body.walk():
             if op.dialect_name() not in KERNEL_BODY_DIALECTS:
                 raise VerifyException(
@@ -147,7 +142,7 @@ class ForOp(ForOpBase):
     YIELD: ClassVar[type[IRDLOperation]] = YieldOp
 
     @staticmethod
-    def empty(lower: int, upper: int, reduction: Reduction | None = None) -> ForOp:
+    def empty(lower: int, upper: int | SSAValue, reduction: Reduction | None = None) -> ForOp:
         """A loop with an empty body, whose block argument is the induction variable."""
         body = Region(Block(arg_types=[IndexType()]))
         return ForOp(lower, upper, body, reduction)

@@ -30,6 +30,7 @@ from typing import Protocol, TypeVar
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     I64,
     AnyFloat,
     ArrayAttr,
@@ -40,6 +41,7 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     IntegerType,
+    ModuleOp,
     ShapedType,
     TensorType,
     UnitAttr,
@@ -83,6 +85,7 @@ from emmy.dialects.combiner import (
     verify_combiner,
     verify_init,
 )
+from emmy.dialects.sizes import DYNAMIC_SIZE
 
 SCALAR_DIALECTS = ("arith", "math")
 
@@ -160,11 +163,18 @@ def fusion_class(op: Operation) -> FusionClass | None:
     return op.get_trait(FusionClass)
 
 
+DYNAMIC_STAND_IN = 2**61 - 1
+"""The dynamic size in `reshape_runs`: a prime that no product of static sizes reaches."""
+
+
 def reshape_runs(source: Sequence[int], target: Sequence[int]) -> list[tuple[range, range]]:
     """The runs of dims a reshape pairs up: the shortest runs of source and target dims, in
     order, whose sizes have equal products (`[4, 6] -> [2, 2, 6]`: dims 0 with 0-1, 1 with
     2). Within a run the target index, linearised, is the source index linearised; trailing
-    size-1 dims of either shape form runs with none of the other's."""
+    size-1 dims of either shape form runs with none of the other's. The dynamic size (`?`)
+    counts as a prime larger than any product of static sizes, so it pairs with itself."""
+    source = [DYNAMIC_STAND_IN if d == DYNAMIC_INDEX else d for d in source]
+    target = [DYNAMIC_STAND_IN if d == DYNAMIC_INDEX else d for d in target]
     runs: list[tuple[range, range]] = []
     s = t = 0
     while s < len(source) or t < len(target):
@@ -185,13 +195,20 @@ def tensor_shape(value: SSAValue) -> tuple[int, ...]:
     return tuple(value.type.get_shape())
 
 
-def verify_static_shapes(op: Operation) -> None:
-    """Loop extents and buffer sizes are read off shapes, so every shape is static."""
+def verify_shapes(op: Operation) -> None:
+    """Loop extents and buffer sizes are read off shapes, so every dim is static or the
+    program's one dynamic size, which its module declares (`emmy.dialects.sizes`)."""
+    module = op.parent_op()
+    while module is not None and not isinstance(module, ModuleOp):
+        module = module.parent_op()
+    if module is None or DYNAMIC_SIZE in module.attributes:
+        return
     for role, values in (("operand", op.operands), ("result", op.results)):
         for index, value in enumerate(values):
             if isinstance(value.type, ShapedType) and not value.type.has_static_shape():
                 raise VerifyException(
-                    f"{role} #{index} has type {value.type}, but shapes must be static"
+                    f"{role} #{index} has type {value.type}, but its module declares no "
+                    f"dynamic size ({DYNAMIC_SIZE}), so shapes must be static"
                 )
 
 
@@ -254,7 +271,7 @@ class MapOp(IRDLOperation):
         super().__init__(operands=[inputs], result_types=[result_type], regions=[body])
 
     def verify_(self) -> None:
-        verify_static_shapes(self)
+        verify_shapes(self)
         shape = tensor_shape(self.result)
         element_type = self.result.type.get_element_type()
         for index, value in enumerate(self.inputs):
@@ -423,7 +440,7 @@ class ReduceOp(IRDLOperation):
         return op
 
     def verify_(self) -> None:
-        verify_static_shapes(self)
+        verify_shapes(self)
         element_type = self.input.type.get_element_type()
         verify_init(self.kind.data, self.init, element_type)
         if self.result.type.get_element_type() != element_type:
@@ -555,7 +572,7 @@ class MultiReduceOp(IRDLOperation):
         return op
 
     def verify_(self) -> None:
-        verify_static_shapes(self)
+        verify_shapes(self)
         types = verify_combiner(self.combiner, self.init_values, YieldOp, "a prim.multi_reduce")
         if len(self.inputs) != len(types) or len(self.outputs) != len(types):
             raise VerifyException(
@@ -657,7 +674,7 @@ class ScanOp(IRDLOperation):
         return op
 
     def verify_(self) -> None:
-        verify_static_shapes(self)
+        verify_shapes(self)
         if self.input.type != self.result.type:
             raise VerifyException(
                 f"a scan keeps its input type {self.input.type}, but the result is "
@@ -703,7 +720,7 @@ class BroadcastOp(IRDLOperation):
         return op
 
     def verify_(self) -> None:
-        verify_static_shapes(self)
+        verify_shapes(self)
         source, target = tensor_shape(self.input), tensor_shape(self.result)
         input_element, result_element = (
             self.input.type.get_element_type(),
@@ -1056,7 +1073,7 @@ class AttentionOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
-        verify_static_shapes(self)
+        verify_shapes(self)
         verify_attention(self.query, self.key, self.value, self.mask, self.result)
 
 

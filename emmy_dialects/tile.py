@@ -154,7 +154,13 @@ from emmy.dialects.kernel import (
     verify_block_shape,
     verify_grid_shape,
 )
-from emmy.dialects.launch import KernelSymbolOp, LaunchOpBase, parse_shape, print_shape
+from emmy.dialects.launch import (
+    KernelSymbolOp,
+    LaunchOpBase,
+    parse_shape,
+    print_shape,
+    verify_kernel_arguments,
+)
 from emmy.dialects.target import GpuTarget, target_of
 
 
@@ -810,9 +816,7 @@ class KernelOp(KernelSymbolOp):
         else:
             self._verify_loop_kernel(target)
         self._verify_schedule()
-        for index, arg_type in enumerate(self.argument_types):
-            if not isinstance(arg_type, MemRefType):
-                raise VerifyException(f"kernel argument #{index} must be a memref, got {arg_type}")
+        verify_kernel_arguments(self)
         verify_access_bounds(self)
 
     def _verify_loop_kernel(self, target: GpuTarget) -> None:
@@ -854,7 +858,7 @@ class KernelOp(KernelSymbolOp):
                 body = list(op.body.block.ops)
                 where = f"loop {list(paths[op])} ({op.mapping.data})"
                 blocks = {Mapping.GRID: grid_x, Mapping.GRID_Y: grid_y}.get(op.mapping.data, 1)
-                spread_iterations = blocks > 1 and op.trip_count > 1
+                spread_iterations = blocks > 1 and (op.is_dynamic or op.trip_count > 1)
                 if spread_iterations and (shared := store_shared_by_iterations(op)):
                     raise VerifyException(
                         f"every iteration of {where} stores to the same elements of "
@@ -978,7 +982,7 @@ class ForOp(ForOpBase):
     def __init__(
         self,
         lower: int,
-        upper: int,
+        upper: int | SSAValue,
         mapping: Mapping,
         body: Region,
         reduction: Reduction | None = None,
@@ -1006,10 +1010,15 @@ class ForOp(ForOpBase):
             raise VerifyException(
                 f"only a loop mapped to thread or global is vectorised, not {self.mapping.data}"
             )
-        if self.lower.data % width or (self.upper.data - self.lower.data) % width:
+        if self.is_dynamic:
+            raise VerifyException(
+                f"vector width {width} must divide the loop's trip count, but it runs to the "
+                "dynamic size"
+            )
+        if self.lower.data % width or self.trip_count % width:
             raise VerifyException(
                 f"vector width {width} must divide the loop's start {self.lower.data} and its "
-                f"trip count {self.upper.data - self.lower.data}"
+                f"trip count {self.trip_count}"
             )
         if any(isinstance(op, ForOp) for op in self.body.walk()):
             raise VerifyException("a vectorised tile.for holds no loops")

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     I64,
     BFloat16Type,
     DenseArrayBase,
@@ -96,8 +97,8 @@ def float32_matmul_precision(op: Operation) -> str:
 
 @dataclass(frozen=True)
 class TensorOf(AttrConstraint[TensorType[Attribute]]):
-    """A statically shaped tensor of one of `element_types`. Torch IR is specialized to the
-    shapes of the example inputs, so a dynamic dim means a broken importer or pass."""
+    """A tensor of one of `element_types`, shaped as the example inputs were, but for the
+    program's dynamic size: a `?` dim (see `emmy.dialects.sizes`)."""
 
     element_types: tuple[Attribute, ...]
     description: str
@@ -105,8 +106,8 @@ class TensorOf(AttrConstraint[TensorType[Attribute]]):
     def verify(self, attr: Attribute, constraint_context: VerificationContext) -> None:
         if not isinstance(attr, TensorType) or attr.get_element_type() not in self.element_types:
             raise VerifyException(f"expected a {self.description}, got {attr}")
-        if any(d < 0 for d in attr.get_shape()):
-            raise VerifyException(f"torch ops take statically shaped tensors, got {attr}")
+        if any(d < 0 and d != DYNAMIC_INDEX for d in attr.get_shape()):
+            raise VerifyException(f"torch ops take tensors of sizes >= 0 or ?, got {attr}")
 
     def get_bases(self) -> set[type[Attribute]]:
         return {TensorType}

@@ -152,6 +152,7 @@ from emmy.dialects.dependences import first_dependence
 from emmy.dialects.dtypes import element_bytes
 from emmy.dialects.effects import written_values
 from emmy.dialects.kernel import MAX_VECTOR_BYTES, verify_block_shape
+from emmy.dialects.sizes import representative_size
 from emmy.dialects.target import GpuTarget, target_of
 from emmy.dialects.tile import LoopSchedule, Mapping, Schedule, ScheduleAttr, StageMode, Staging
 from emmy.dialects.torch import float32_matmul_precision
@@ -281,7 +282,8 @@ def _splits_across_blocks(reduction: loop.ForOp) -> bool:
     Never one with a combiner region, whose state no atomic combines."""
     uses = [use.operation for use in reduction.accumulator[0].uses]
     return (
-        reduction.trip_count >= SPLIT_REDUCTION_TRIP_COUNT
+        not reduction.is_dynamic
+        and reduction.trip_count >= SPLIT_REDUCTION_TRIP_COUNT
         and reduction.kind is not None
         and reduction.kind.data in tile.SPLIT_KINDS
         and reduction.init.type in tile.SPLIT_TYPES
@@ -299,8 +301,10 @@ def _spreads_rows_over_blocks(
     no loops and do not depend on each other), with fewer than MANY_ROWS_PER_SM rows per SM:
     its rows go to rows of blocks and each row's iterations over a row of blocks (a
     two-dimensional nest), so that a few long rows still reach every SM."""
+    if len(roots) != 1 or not chain or any(f.is_dynamic for f in chain):
+        return False
     rows = prod(f.trip_count for f in chain)
-    if len(roots) != 1 or not chain or rows >= MANY_ROWS_PER_SM * target.sm_count:
+    if rows >= MANY_ROWS_PER_SM * target.sm_count:
         return False
     inner = _child_loops(chain[-1])
     return all(not f.is_reduction and not _child_loops(f) for f in inner) and (
@@ -346,7 +350,10 @@ def _contiguous_accesses(for_op: loop.ForOp) -> list[loop.LoadOp | loop.StoreOp]
 
 
 def _fitting_width(for_op: loop.ForOp, width: int) -> int:
-    """`width`, halved until it divides the loop's start and trip count."""
+    """`width`, halved until it divides the loop's start and trip count (1 for a loop to the
+    dynamic size, which may be any)."""
+    if for_op.is_dynamic:
+        return 1
     while width > 1 and (for_op.lower.data % width or for_op.trip_count % width):
         width //= 2
     return width
@@ -369,13 +376,13 @@ def _vector_width(for_op: loop.ForOp, override: int) -> int:
     return _fitting_width(for_op, override) if override else _widest_vector(for_op)
 
 
-def _rows(mappings: dict[loop.ForOp, Mapping]) -> int:
+def _rows(mappings: dict[loop.ForOp, Mapping], representative: int) -> int:
     """The most grid iterations of one nest: the rows the kernel's blocks share out."""
     nests: dict[Operation, int] = {}
     for for_op, mapping in mappings.items():
         if mapping in tile.GRID_MAPPINGS:
             root = enclosing_and_self(for_op)[0]
-            nests[root] = nests.get(root, 1) * for_op.trip_count
+            nests[root] = nests.get(root, 1) * for_op.planned_trip_count(representative)
     return max(nests.values(), default=1)
 
 
@@ -384,23 +391,26 @@ def _block_size(
     widths: dict[loop.ForOp, int],
     target: GpuTarget,
     override: int,
+    representative: int,
 ) -> int:
     if override:
         return override
     extents = [
-        -(-f.trip_count // widths.get(f, 1))
+        -(-f.planned_trip_count(representative) // widths.get(f, 1))
         for f, m in mappings.items()
         if m in tile.VECTOR_MAPPINGS
     ]
     if Mapping.GRID_Y in mappings.values():
         # Two-dimensional: about SPREAD_BLOCKS_PER_SM blocks per SM in all, a vector a thread.
         spread = SPREAD_BLOCKS_PER_SM * target.sm_count
-        threads = -(-_rows(mappings) * max(extents) // spread)
+        threads = -(-_rows(mappings, representative) * max(extents) // spread)
     else:
         one_dimensional = [
-            -(-f.trip_count // widths.get(f, 1)) for f, m in mappings.items() if m == Mapping.GLOBAL
+            -(-f.planned_trip_count(representative) // widths.get(f, 1))
+            for f, m in mappings.items()
+            if m == Mapping.GLOBAL
         ]
-        rows = max([_rows(mappings), *one_dimensional])
+        rows = max([_rows(mappings, representative), *one_dimensional])
         per_thread = VECTORS_PER_THREAD if rows >= MANY_ROWS_PER_SM * target.sm_count else 1
         threads = -(-max(extents, default=1) // per_thread)
     warp = target.warp_size
@@ -435,7 +445,8 @@ def _staged_rows(
             memref_type = buffer.type
             assert isinstance(memref_type, MemRefType)
             row = memref_type.get_shape()[-1] * element_bytes(memref_type.get_element_type())
-            if buffer in written or count < 2 or row > budget:
+            # A row of the dynamic size has no size to allocate shared memory for.
+            if buffer in written or count < 2 or row < 0 or row > budget:
                 continue
             budget -= row
             chosen = mode if mode != "auto" else ("sync" if row % MAX_VECTOR_BYTES else "async")
@@ -663,11 +674,14 @@ def choose_schedule(
     )
     if contraction is not None:
         return contraction
-    return _loop_schedule(_loop_nests(kernel), target, overrides)
+    return _loop_schedule(_loop_nests(kernel), target, overrides, representative_size(kernel))
 
 
-def _loop_schedule(kernel: loop.KernelOp, target: GpuTarget, overrides: Overrides) -> Schedule:
-    """The heuristic's schedule of the loop nests of `kernel`."""
+def _loop_schedule(
+    kernel: loop.KernelOp, target: GpuTarget, overrides: Overrides, representative: int
+) -> Schedule:
+    """The heuristic's schedule of the loop nests of `kernel`, a loop to the dynamic size
+    taken to run `representative` times."""
     mappings = _mappings(kernel, overrides.split_reductions, target)
     widths = {
         f: _vector_width(f, overrides.vector_width)
@@ -675,7 +689,7 @@ def _loop_schedule(kernel: loop.KernelOp, target: GpuTarget, overrides: Override
         if m in tile.VECTOR_MAPPINGS
     }
     paths = tile.loop_paths(kernel.body.block, loop.ForOp)
-    block = _block_size(mappings, widths, target, overrides.block_size)
+    block = _block_size(mappings, widths, target, overrides.block_size, representative)
     return Schedule(
         block=(block, 1, 1),
         loops=tuple(
@@ -729,6 +743,7 @@ def candidates(kernel: loop.KernelOp, target: GpuTarget) -> list[Schedule]:
                     if _lowers(kernel, schedule):
                         schedules.setdefault(schedule, None)
     nests = _loop_nests(kernel)
+    representative = representative_size(kernel)
     loops = tile.loop_paths(nests.body.block, loop.ForOp)
     widest = max((_widest_vector(f) for f in loops), default=1)
     for split in (True, False):
@@ -736,7 +751,8 @@ def candidates(kernel: loop.KernelOp, target: GpuTarget) -> list[Schedule]:
             for width in [w for w in (1, *tile.VECTOR_WIDTHS) if w <= widest]:
                 for stage in STAGE_CHOICES:
                     overrides = Overrides(block, width, stage, split)
-                    schedules.setdefault(_loop_schedule(nests, target, overrides), None)
+                    schedule = _loop_schedule(nests, target, overrides, representative)
+                    schedules.setdefault(schedule, None)
     return [s for s in schedules if (_lowers(kernel, s) if s.is_contraction else _lowers(nests, s))]
 
 

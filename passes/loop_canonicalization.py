@@ -18,7 +18,7 @@ class FoldUnitLoop(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: loop.ForOp, rewriter: PatternRewriter) -> None:
-        if op.trip_count > 1:
+        if op.is_dynamic or op.trip_count > 1:
             return
         if op.trip_count == 0:
             if op.is_reduction:

@@ -66,6 +66,22 @@ reduction `loop.for` over k per output element, as any other reduction:
   softmax probabilities), a gather, a slice or a concatenation;
 - the lhs is read along k and not n, the rhs along k and not m, each dim at most once.
 
+A `?` dim (the program's dynamic size, `emmy.dialects.sizes`) is a loop to the kernel's size
+argument, its last, which the host function reads off the first of its arguments with that
+dim and passes to each launch of a kernel with `?` buffers, as it gives the `memref.alloc`
+of each `?` buffer:
+
+    %s0 = memref.dim %x, %c0 : memref<?x64xf32>
+    %y = memref.alloc(%s0) : memref<?x64xf32>
+    loop.launch @k(%x, %y, %s0) : memref<?x64xf32>, memref<?x64xf32>, index
+    loop.kernel @k(%x: memref<?x64xf32>, %out: memref<?x64xf32>, %s0: index) {
+      loop.for %i0 in 0 to %s0 { ... }
+
+A view whose index arithmetic would multiply or divide by the dynamic size (a reshape that
+merges it with another dim), and a `prim.attention` over it, are refused for now; a product
+in a kernel with `?` buffers is not kept structured (no contraction kernel takes the size
+yet) but lowered as the unstructured ones are.
+
 A kernel of one `prim.attention` (on its inputs, yielding its value, as `fuse-prims` makes
 it) becomes one `loop.attention` over the input buffers, storing into the output buffer.
 """
@@ -79,6 +95,7 @@ from math import prod
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     AnyFloat,
     IndexType,
     MemRefType,
@@ -95,6 +112,7 @@ from xdsl.utils.exceptions import PassFailedException
 from emmy.dialects import dense, fused, loop, prim
 from emmy.dialects.combiner import StateReduction, combine, copy_combiner, identity
 from emmy.dialects.for_op import Reduction
+from emmy.dialects.sizes import DynamicSize, is_dynamic
 
 
 def buffer_type(tensor_type: TensorType) -> MemRefType:
@@ -126,8 +144,16 @@ class _Scope:
 class _KernelBodyBuilder:
     """Builds the loop nests of one kernel: see the module docstring."""
 
-    def __init__(self, body: Block, inputs: dict[SSAValue, SSAValue], keep_unit_dims: bool):
+    def __init__(
+        self,
+        body: Block,
+        inputs: dict[SSAValue, SSAValue],
+        keep_unit_dims: bool,
+        size: SSAValue | None,
+    ):
         self.scopes = [_Scope(body)]
+        self.size = size
+        """The kernel's dynamic size argument, the bound of the loops over `?` dims."""
         self.inputs = inputs
         self.keep_unit_dims = keep_unit_dims
         self.depth: dict[SSAValue, int] = {}
@@ -185,7 +211,10 @@ class _KernelBodyBuilder:
     def _open_loop(self, extent: int, name: str, reduction=None) -> loop.ForOp:
         """Opens a loop as the innermost scope; ops placed below go into its body."""
         parent = len(self.scopes) - 1
-        for_op = loop.ForOp.empty(0, extent, reduction)
+        if extent == DYNAMIC_INDEX:
+            assert self.size is not None, "a kernel with ? dims takes the dynamic size"
+        upper = self.size if extent == DYNAMIC_INDEX and self.size is not None else extent
+        for_op = loop.ForOp.empty(0, upper, reduction)
         self._place(for_op, parent)
         self.scopes[parent].anchor = for_op
         for_op.induction_var.name_hint = name
@@ -345,11 +374,14 @@ class _KernelBodyBuilder:
     def mul(self, lhs: SSAValue, factor: int) -> SSAValue:
         if factor == 1 or lhs is self.zero:
             return lhs
+        _refuse_dynamic_factor(factor)
         return self._scalar_op(arith.MuliOp(lhs, self.constant(factor)))
 
     def div_mod(self, lhs: SSAValue, divisor: int, modulus: int) -> SSAValue:
         if lhs is self.zero:
             return self.zero
+        _refuse_dynamic_factor(divisor)
+        _refuse_dynamic_factor(modulus)
         if divisor != 1:
             lhs = self._scalar_op(arith.DivUIOp(lhs, self.constant(divisor)))
         if modulus == 0:
@@ -514,6 +546,14 @@ class _KernelBodyBuilder:
         prim.ScanOp: _scan,
         prim.ContractOp: _contract,
     }
+
+
+def _refuse_dynamic_factor(factor: int) -> None:
+    # A product of sizes with the dynamic one in it holds DYNAMIC_INDEX (-2**63) as a factor.
+    if abs(factor) >= -DYNAMIC_INDEX:
+        raise PassFailedException(
+            "a view that merges or splits the dynamic dim (?) with another dim is not supported yet"
+        )
 
 
 def _loop_reduction(
@@ -918,20 +958,36 @@ def _lower_kernel(
     outputs: list[SSAValue],
     name: str,
     keep_unit_dims: bool,
+    size: SSAValue | None,
 ) -> loop.KernelOp:
+    """The kernel of `op`, taking `buffers` and `outputs`, then `size` (the host's dynamic
+    size) if any of them has a `?` dim."""
+    if not any(is_dynamic(b.type.get_shape()) for b in (*buffers, *outputs)):
+        size = None
     types = [b.type for b in (*buffers, *outputs)]
+    if size is not None:
+        types.append(IndexType())
     body = Block(arg_types=types)
     region = Region(body)
     for arg, source in zip(body.args, op.body.block.args):
         arg.name_hint = source.name_hint
-    out_args = body.args[len(buffers) :]
+    out_args = body.args[len(buffers) : len(buffers) + len(outputs)]
     for position, arg in enumerate(out_args):
         arg.name_hint = "out" if len(out_args) == 1 else f"out{position}"
-    builder = _KernelBodyBuilder(body, dict(zip(op.body.block.args, body.args)), keep_unit_dims)
+    size_arg = body.args[-1] if size is not None else None
+    if size_arg is not None:
+        size_arg.name_hint = size.name_hint
+    builder = _KernelBodyBuilder(
+        body, dict(zip(op.body.block.args, body.args)), keep_unit_dims, size_arg
+    )
     terminator = op.body.block.last_op
     assert isinstance(terminator, fused.YieldOp)
     outputs = list(zip(terminator.arguments, out_args))
-    contraction = _structured_contraction(op)
+    # No contraction kernel takes the dynamic size yet: a product of a kernel with ? buffers
+    # is a reduction loop per output element, as an unstructured one is.
+    contraction = _structured_contraction(op) if size is None else None
+    if size is not None and any(isinstance(o, prim.AttentionOp) for o in op.body.block.ops):
+        raise PassFailedException("attention over the dynamic size is not supported yet", op)
     if any(isinstance(o, prim.AttentionOp) for o in op.body.block.ops):
         body.add_op(_attention(op, builder.inputs, outputs))
     elif contraction is not None:
@@ -970,10 +1026,23 @@ def _lower_host(host: func.FuncOp, module: ModuleOp, taken: set[str], keep_unit_
     for old, new in zip(host.body.block.args, block.args):
         new.name_hint = old.name_hint
         values[old] = new
+    size = _dynamic_size(block, module)
+
+    def allocate(memref_type: MemRefType) -> memref.AllocOp:
+        if not is_dynamic(memref_type.get_shape()):
+            return memref.AllocOp([], [], memref_type)
+        if size is None:
+            raise PassFailedException(
+                f"@{host.sym_name.data} makes a {memref_type} buffer but has no argument of "
+                "the dynamic size to read it from",
+                host,
+            )
+        dims = sum(d == DYNAMIC_INDEX for d in memref_type.get_shape())
+        return memref.AllocOp([size] * dims, [], memref_type)
 
     def launch(kernel: fused.KernelOp, results: Sequence[SSAValue]) -> None:
         """Allocates the kernel's outputs, which stand for `results`, and launches it."""
-        allocs = [memref.AllocOp([], [], buffer_type(r.type)) for r in results]
+        allocs = [allocate(buffer_type(r.type)) for r in results]
         block.add_ops(allocs)
         for alloc, result in zip(allocs, results):
             alloc.memref.name_hint = result.name_hint
@@ -981,10 +1050,11 @@ def _lower_host(host: func.FuncOp, module: ModuleOp, taken: set[str], keep_unit_
         name = _unique_symbol(kernel.kernel_name.data, taken)
         buffers = [values[v] for v in kernel.inputs]
         outs = [a.memref for a in allocs]
-        module.body.block.insert_op_before(
-            _lower_kernel(kernel, buffers, outs, name, keep_unit_dims), host
-        )
-        block.add_op(loop.LaunchOp(name, [*buffers, *outs]))
+        lowered = _lower_kernel(kernel, buffers, outs, name, keep_unit_dims, size)
+        module.body.block.insert_op_before(lowered, host)
+        takes_size = isinstance(lowered.argument_types[-1], IndexType)
+        assert size is not None or not takes_size
+        block.add_op(loop.LaunchOp(name, [*buffers, *outs, *([size] if takes_size else [])]))
 
     for op in host.body.block.ops:
         if isinstance(op, func.ReturnOp):
@@ -1016,6 +1086,23 @@ def _lower_host(host: func.FuncOp, module: ModuleOp, taken: set[str], keep_unit_
     lowered.location = host.location
     module.body.block.insert_op_before(lowered, host)
     module.body.block.erase_op(host, safe_erase=False)
+
+
+def _dynamic_size(block: Block, module: ModuleOp) -> SSAValue | None:
+    """The dynamic size, read at the start of the host function from the first argument
+    with a `?` dim and named after its symbol; None if no argument has one."""
+    declared = DynamicSize.of(module)
+    for argument in block.args:
+        if isinstance(argument.type, MemRefType) and is_dynamic(argument.type.get_shape()):
+            dim = arith.ConstantOp.from_int_and_width(
+                argument.type.get_shape().index(DYNAMIC_INDEX), IndexType()
+            )
+            dim.result.name_hint = f"c{dim.value.value.data}"
+            size = memref.DimOp(argument, dim)
+            block.add_ops([dim, size])
+            size.result.name_hint = declared.symbol if declared is not None else "size"
+            return size.result
+    return None
 
 
 @dataclass(frozen=True)

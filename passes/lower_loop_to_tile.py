@@ -87,6 +87,7 @@ from xdsl.utils.exceptions import PassFailedException, VerifyException
 from emmy.dialects import loop, tile
 from emmy.dialects.dependences import Accessed, Dependence
 from emmy.dialects.effects import written_values
+from emmy.dialects.sizes import representative_size
 from emmy.dialects.target import TARGET_ATTRIBUTE, TargetAttr, target_of
 from emmy.dialects.tile import GRID_MAPPINGS, LoopPath, Mapping, Schedule, ScheduleAttr, StageMode
 
@@ -160,17 +161,21 @@ def _stages(kernel: loop.KernelOp, schedule: Schedule, loops: dict[LoopPath, loo
     return stages
 
 
-def _grid(nests: Sequence[Operation], block: Sequence[int], limits: Sequence[int]) -> list[int]:
+def _grid(
+    nests: Sequence[Operation], block: Sequence[int], limits: Sequence[int], representative: int
+) -> list[int]:
     """The blocks along each grid dimension: the most that any tile.for of `nests` needs (a
     chain of grid loops needs its iterations, a global loop its iterations in blocks'
-    worth), within the target's `limits`."""
+    worth; a loop to the dynamic size `representative` iterations), within the target's
+    `limits`."""
     threads = prod(block)
     extents = [1, 1, 1]
     for for_op in (f for nest in nests for f in nest.walk() if isinstance(f, tile.ForOp)):
         mapping = for_op.mapping.data
         if mapping == Mapping.GLOBAL:
             per_block = threads * for_op.vector_width
-            extents[0] = max(extents[0], -(-for_op.trip_count // per_block))
+            trips = for_op.planned_trip_count(representative)
+            extents[0] = max(extents[0], -(-trips // per_block))
         elif mapping in GRID_MAPPINGS:
             chain, op = [], for_op
             while isinstance(op, tile.ForOp):
@@ -178,7 +183,8 @@ def _grid(nests: Sequence[Operation], block: Sequence[int], limits: Sequence[int
                     chain.append(op)
                 op = op.parent_op()
             dimension = tile.grid_dimensions(mapping)[0]
-            extents[dimension] = max(extents[dimension], prod(f.trip_count for f in chain))
+            trips = prod(f.planned_trip_count(representative) for f in chain)
+            extents[dimension] = max(extents[dimension], trips)
     return [min(limit, extent) for limit, extent in zip(limits, extents)]
 
 
@@ -276,7 +282,7 @@ def _group_kernel(
             replace(s, loop=moved(s.loop)) for s in schedule.stages if s.loop[0] in renumbered
         ),
     )
-    grid = _grid(group, schedule.block, limits)
+    grid = _grid(group, schedule.block, limits, representative_size(kernel))
     return _kernel(name, kernel, copy, grid, part)
 
 
@@ -309,8 +315,9 @@ def _convert_body(
                 body.add_op(tile.StageOp(values[buffer], [values[i] for i in row], mode))
             _convert_body(op.body.block, body, schedule, paths, stages, values)
             mapped = schedule.loop(paths[op])
+            upper = values[op.dynamic_upper] if op.dynamic_upper is not None else op.bound
             converted = tile.ForOp(
-                op.lower.data, op.upper.data, mapped.mapping, Region(body), reduction, mapped.vector
+                op.lower.data, upper, mapped.mapping, Region(body), reduction, mapped.vector
             )
         elif isinstance(op, loop.YieldOp):
             converted = tile.YieldOp(*(values[v] for v in op.arguments))
@@ -447,7 +454,7 @@ def lower_kernel(
     else:
         _convert_body(kernel.body.block, body, schedule, paths, stages, values)
         limits = target.max_grid_shape
-        grid = _grid(list(body.ops), schedule.block, limits)
+        grid = _grid(list(body.ops), schedule.block, limits, representative_size(kernel))
         groups = _launch_groups(list(body.ops)) if prod(grid) > 1 else []
         if len(groups) > 1:
             lowered = [

@@ -377,13 +377,19 @@ class _KernelBuilder:
         loop_op = self._add(scf.ForOp(start, stop, step, list(init), body))
         return list(loop_op.results)
 
-    def _block_strided(self, first: SSAValue, lower: int, upper: int, stride: int, init, fill):
+    def _block_strided(
+        self, first: SSAValue, lower: int, upper: int | SSAValue, stride: int, init, fill
+    ):
         """The loop over `first + lower`, `first + lower + stride`, ... below `upper`, where
         `first` is below `stride` in every thread; when `stride` divides the range into at
         most UNROLLED_TRIPS steps, those steps one after another (so that the loops of one
         row visit the same elements in the same values, and a later loop reuses what an
         earlier one loaded and computed), else a loop of that constant count (which the CUDA
-        compiler unrolls, keeping every load in flight). Returns the accumulators carried out."""
+        compiler unrolls, keeping every load in flight); a loop to the dynamic size `upper`
+        (a value) is an `scf.for` to it. Returns the accumulators carried out."""
+        if isinstance(upper, SSAValue):
+            start = self._index(arith.AddiOp, first, self.constant(lower)) if lower else first
+            return self._scf_for(start, upper, self.constant(stride), init, fill)
         if (upper - lower) % stride:
             start = self._index(arith.AddiOp, first, self.constant(lower)) if lower else first
             return self._scf_for(start, self.constant(upper), self.constant(stride), init, fill)
@@ -411,7 +417,8 @@ class _KernelBuilder:
         if mapping in tile.GRID_MAPPINGS:
             self._grid_loops(op)
             return
-        lower, upper, width = op.lower.data, op.upper.data, op.vector_width
+        lower, width = op.lower.data, op.vector_width
+        upper = self._upper(op)
         starts = op.init_values if mapping == "serial" else _neutral(op)
         init = [self._add(arith.ConstantOp(start)).results[0] for start in starts]
 
@@ -433,7 +440,8 @@ class _KernelBuilder:
                 step = self._index(arith.MuliOp, self.grid_dim, per_grid)
             else:
                 start, step = self.constant(lower), self.constant(1)
-            partial = self._scf_for(start, self.constant(upper), step, init, fill)
+            stop = upper if isinstance(upper, SSAValue) else self.constant(upper)
+            partial = self._scf_for(start, stop, step, init, fill)
         if not op.is_reduction:
             return
         if mapping == "global":
@@ -447,6 +455,10 @@ class _KernelBuilder:
                 partial = op.combine([first_value], partial, self._add)
         for result, value in zip(op.accumulator, partial):
             self.values[result] = value
+
+    def _upper(self, op: tile.ForOp) -> int | SSAValue:
+        """The loop's static upper bound, or the kernel.func's dynamic size argument."""
+        return self.values[op.dynamic_upper] if op.dynamic_upper is not None else op.bound
 
     def _body(self, op: tile.ForOp, induction_var: SSAValue) -> list[list[SSAValue]]:
         """Emits the body once per consecutive iteration a thread takes; returns what each
@@ -481,15 +493,19 @@ class _KernelBuilder:
             if len(inner) != 1 or inner[0].mapping.data != outermost.mapping.data:
                 break
             chain.append(inner[0])
-        extents = [f.upper.data - f.lower.data for f in chain]
+        # Each loop's extent, and the product of the extents inside it: constants, or values
+        # where the dynamic size is one of them.
+        extents = [self._upper(f) if f.is_dynamic else f.trip_count for f in chain]
+        strides: list[int | SSAValue] = [1]
+        for extent in reversed(extents[1:]):
+            strides.insert(0, self._product(extent, strides[0]))
+        total = self._product(extents[0], strides[0])
 
         def fill(linear: SSAValue, _) -> None:
-            stride = prod(extents)
-            for for_op, extent in zip(chain, extents):
-                stride //= extent
-                index = self._index(arith.DivUIOp, linear, self.constant(stride))
+            for for_op, extent, stride in zip(chain, extents, strides):
+                index = self._index(arith.DivUIOp, linear, self._value(stride))
                 if for_op is not outermost:
-                    index = self._index(arith.RemUIOp, index, self.constant(extent))
+                    index = self._index(arith.RemUIOp, index, self._value(extent))
                 if for_op.lower.data:
                     index = self._index(arith.AddiOp, index, self.constant(for_op.lower.data))
                 self.values[for_op.induction_var] = index
@@ -506,7 +522,17 @@ class _KernelBuilder:
         else:
             first = self._add(kernel.BlockIdOp("y")).results[0]
             step = self._add(kernel.GridDimOp("y")).results[0]
-        self._scf_for(first, self.constant(prod(extents)), step, (), fill)
+        self._scf_for(first, self._value(total), step, (), fill)
+
+    def _value(self, size: int | SSAValue) -> SSAValue:
+        return size if isinstance(size, SSAValue) else self.constant(size)
+
+    def _product(self, lhs: int | SSAValue, rhs: int | SSAValue) -> int | SSAValue:
+        if isinstance(lhs, int) and isinstance(rhs, int):
+            return lhs * rhs
+        if lhs == 1 or rhs == 1:
+            return rhs if lhs == 1 else lhs
+        return self._index(arith.MuliOp, self._value(lhs), self._value(rhs))
 
     def _warp_reduce(self, op: tile.ForOp, values: list[SSAValue]) -> list[SSAValue]:
         offset = self.warp // 2
@@ -681,6 +707,34 @@ def _lower_kernel(source: tile.KernelOp, target: GpuTarget) -> tuple[kernel.Func
     return kernel_func(source, body), []
 
 
+def _sized_grid(source: tile.KernelOp) -> tuple[int, int, int] | None:
+    """How many blocks along x a launch of `source` needs for the dynamic size, as
+    [factor, divisor, power] (`kernel.LaunchOp.sized`): a chain of grid loops over it needs
+    one per iteration, a global loop one per block's worth of its iterations; the most of
+    those (a kernel's grid-strided loops are right on any grid, so a nest that needs fewer
+    blocks runs on these too). None when no grid loop runs to the dynamic size."""
+    needs: list[tuple[int, int, int]] = []
+    threads = prod(source.block_shape)
+    for for_op in source.body.walk():
+        if not isinstance(for_op, tile.ForOp) or not for_op.is_dynamic:
+            continue
+        if for_op.mapping.data == tile.Mapping.GLOBAL:
+            needs.append((1, threads * for_op.vector_width, 1))
+        elif for_op.mapping.data == tile.Mapping.GRID:
+            enclosing, parent = [], for_op.parent_op()
+            while isinstance(parent, tile.ForOp):
+                enclosing.append(parent)
+                parent = parent.parent_op()
+            chain = [
+                op
+                for op in (*enclosing, *for_op.body.walk())
+                if isinstance(op, tile.ForOp) and op.mapping.data == tile.Mapping.GRID
+            ]
+            static = [op.trip_count for op in chain if not op.is_dynamic]
+            needs.append((prod(static), 1, 1 + len(chain) - len(static)))
+    return max(needs, key=lambda need: (need[2], need[0] / need[1]), default=None)
+
+
 @dataclass(frozen=True)
 class LowerTileToKernelPass(ModulePass):
     """Realises each tile.kernel's schedule with thread ids, strided loops, warp shuffles,
@@ -703,15 +757,16 @@ class LowerTileToKernelPass(ModulePass):
                 source.block_shape,
                 lowered.dynamic_shared_bytes,
                 repeated,
+                _sized_grid(source),
             )
             op.body.block.insert_op_before(lowered, source)
             op.body.block.erase_op(source, safe_erase=False)
         for launch in [o for o in op.walk() if isinstance(o, tile.LaunchOp)]:
             name = launch.kernel.root_reference.data
-            grid, block, smem, repeated = shapes[name]
+            grid, block, smem, repeated, sized = shapes[name]
             parent = launch.parent_block()
             arguments = [*launch.arguments, *(launch.arguments[i] for i in repeated)]
-            launches = [kernel.LaunchOp(name, arguments, grid, block, smem)]
+            launches = [kernel.LaunchOp(name, arguments, grid, block, smem, sized)]
             if name in initialised:
                 init_block = [target.warp_size, 1, 1]
                 init = kernel.LaunchOp(f"{name}_init", launch.arguments, [1, 1, 1], init_block, 0)

@@ -14,7 +14,16 @@ from dataclasses import dataclass
 from math import isqrt, prod
 
 from xdsl.dialects import arith, math
-from xdsl.dialects.builtin import AnyFloat, FloatAttr, IntegerAttr, TensorType, i1, i32, i64
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    AnyFloat,
+    FloatAttr,
+    IntegerAttr,
+    TensorType,
+    i1,
+    i32,
+    i64,
+)
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from emmy.dialects import prim
@@ -208,6 +217,8 @@ class ElementwiseToMap(TorchOpDecomposition):
 
 
 def reduced_count(shape: Sequence[int], axes: Sequence[int]) -> int:
+    if any(shape[d] == DYNAMIC_INDEX for d in axes):
+        raise Unsupported("a mean or variance over the dynamic dim is not supported yet")
     return prod(shape[d] for d in axes)
 
 

@@ -5,9 +5,11 @@
     y = compiled(x)                # emmy's kernels on CUDA tensors, the interpreter on CPU
     print(compiled.ir("loop"))     # any level: torch, prim, fused, loop, tile, kernel, or cuda
 
-The module is exported with `torch.export` (so its shapes are those of the example inputs)
-and compiled whole: an op emmy cannot compile is a `FrontendError` at the user's line. Inside
-`torch.compile`, where emmy leaves such ops to PyTorch, use `backend="emmy"` instead (see
+The module is exported with `torch.export` (so its shapes are those of the example inputs,
+but for a dim `dynamic_shapes` marks dynamic, as `torch.export.export` takes it, which is
+compiled for every size in its range: see `emmy.dialects.sizes`) and compiled whole: an op
+emmy cannot compile is a `FrontendError` at the user's line. Inside `torch.compile`, where
+emmy leaves such ops to PyTorch, use `backend="emmy"` instead (see
 `emmy.tools.dynamo_backend`).
 """
 
@@ -43,9 +45,13 @@ class CompiledModule:
         return self.graph.ir(level)
 
 
-def compile(module: torch.nn.Module, *example_inputs: Any, **options: Any) -> CompiledModule:
-    """`module` compiled for inputs shaped like `example_inputs`; `options` are the fields of
-    `CompileOptions` (e.g. `cpu_level="kernel"` runs the SIMT emulator on CPU tensors)."""
+def compile(
+    module: torch.nn.Module, *example_inputs: Any, dynamic_shapes: Any = None, **options: Any
+) -> CompiledModule:
+    """`module` compiled for inputs shaped like `example_inputs` (but for the dims
+    `dynamic_shapes` marks, `torch.export.Dim`s as `torch.export.export` takes them); `options`
+    are the fields of `CompileOptions` (e.g. `cpu_level="kernel"` runs the SIMT emulator on CPU
+    tensors)."""
     import torch
 
     from emmy.tools.frontend.importer import import_exported_program
@@ -53,7 +59,7 @@ def compile(module: torch.nn.Module, *example_inputs: Any, **options: Any) -> Co
 
     chosen = CompileOptions.from_mapping(options)
     try:
-        exported = torch.export.export(module, tuple(example_inputs))
+        exported = torch.export.export(module, tuple(example_inputs), dynamic_shapes=dynamic_shapes)
     except Exception as error:
         message = str(error).strip().splitlines()[0] if str(error).strip() else ""
         raise FrontendError(

@@ -17,7 +17,10 @@ the ops the importer has no handler for (`decompositions`). In that graph:
 the ops the importer can represent (`importer.HANDLERS`) are grouped into partitions with
 torch.fx's `CapabilityBasedPartitioner`, each compiled as one program (`CompiledGraph`;
 identical partitions, such as the layers of a model, share one) and called in place of its
-nodes; partitions of views alone stay in PyTorch. An op the importer refuses in a form it
+nodes. With Dynamo's dynamic shapes (`dynamic=True`, `torch._dynamo.mark_dynamic`) a
+partition whose tensors have one symbolic size is compiled once for every size in its range
+(`emmy.dialects.sizes`); one with more symbols, or sizes computed from them, runs in
+PyTorch. Partitions of views alone stay in PyTorch. An op the importer refuses in a form it
 cannot take is moved out, and the graph partitioned again, until every partition compiles.
 The ops left to PyTorch are named once, in one warning, each at the user's line; with
 `options={"fallback": False}` they are one `UnsupportedOpsError` instead.
@@ -98,22 +101,15 @@ class _Supported(OperatorSupportBase):
 
 
 def _refusals(gm: GraphModule) -> dict[Node, str]:
-    """The nodes no partition can hold, with why: an op the importer has no handler for, or
-    one on tensors of symbolic sizes (Dynamo's dynamic shapes)."""
+    """The nodes no partition can hold, with why: an op the importer has no handler for.
+    (Ops on tensors of symbolic sizes are the importer's to take or refuse: see
+    `emmy.dialects.sizes`.)"""
     refused = {}
     for node in gm.graph.nodes:
         if node.op != "call_function" or node.target is operator.getitem:
             continue
         if target_name(node) not in HANDLERS:
             refused[node] = _refusal(unsupported_op(node))
-        elif not all(
-            isinstance(size, int)
-            for value in torch.utils._pytree.tree_leaves(node.meta.get("val"))
-            if isinstance(value, torch.Tensor)
-            for size in value.shape
-        ):
-            reason = "dynamic shapes are not supported (compile with dynamic=False)"
-            refused[node] = _refusal(unsupported_op(node, reason))
     return refused
 
 
@@ -125,7 +121,8 @@ class _Partition(torch.nn.Module):
         self.graph = graph
 
     def forward(self, *inputs: Any) -> tuple[torch.Tensor, ...]:
-        return tuple(self.graph(inputs))
+        # A symbolic size Dynamo passes as an input is also the size of a tensor input.
+        return tuple(self.graph([v for v in inputs if not isinstance(v, torch.SymInt | int)]))
 
 
 def _refusal(error: Exception) -> str:

@@ -557,7 +557,7 @@ MALFORMED = [
     (
         "loop kernel of a scalar",
         "loop.kernel @k(%x: f32) {\n}",
-        "kernel argument #0 must be a memref, got f32",
+        "kernel argument #0 must be a memref (or, last, the dynamic size as an index), got f32",
     ),
     ("loop kernel without a body", "loop.kernel @k(%x: memref<4xf32>)", "Expected region"),
     (
@@ -565,7 +565,12 @@ MALFORMED = [
         in_kernel("loop.for %i in 0 to 1.5 {\n}"),
         "Expected integer literal",
     ),
-    ("symbolic loop bound", in_kernel("loop.for %i in 0 to %c0 {\n}"), "Expected integer literal"),
+    (
+        "symbolic loop bound",
+        in_kernel("loop.for %i in 0 to %c0 {\n}"),
+        "a loop with an upper bound operand runs to the dynamic size: its kernel's last "
+        "argument, an index",
+    ),
     ("loop without 'in'", in_kernel("loop.for %i 0 to 4 {\n}"), "Expected 'in'"),
     (
         "loop with a typed induction variable",
@@ -632,7 +637,7 @@ MALFORMED = [
     (
         "launch of a scalar",
         in_function("loop.launch @k(%s) : f32"),
-        "loop.launch buffer must be a memref, got f32",
+        "loop.launch argument must be a memref or index, got f32",
     ),
     ("launch without types", in_function("loop.launch @k(%m)"), "Expected ':'"),
     (

@@ -62,6 +62,7 @@ import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf, vector
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     BFloat16Type,
     Float16Type,
     Float32Type,
@@ -715,7 +716,16 @@ class _KernelPrinter:
         terms: list[str] = []
         offset = 0
         for dim, index in enumerate(indices):
-            stride = math.prod(shape[dim + 1 :])
+            inner = shape[dim + 1 :]
+            stride = math.prod(d for d in inner if d != DYNAMIC_INDEX)
+            if DYNAMIC_INDEX in inner:
+                # A stride across the dynamic dim: the size is the kernel's last argument.
+                size = self.expr(self.func.body.block.args[-1])
+                factors = [size] * inner.count(DYNAMIC_INDEX) + (
+                    [str(stride)] if stride > 1 else []
+                )
+                terms.append(" * ".join([self.expr(index), *factors]))
+                continue
             owner = index.owner
             if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
                 offset += owner.value.value.data * stride

@@ -15,7 +15,10 @@ saying what it is and where its value comes from:
 
 `forward_arguments` gathers those values. The function's results are the module's outputs.
 The module records `torch.get_float32_matmul_precision()` at import, as
-`{torch.float32_matmul_precision = "highest"}` (see `emmy.dialects.torch`).
+`{torch.float32_matmul_precision = "highest"}` (see `emmy.dialects.torch`). A dim torch
+holds symbolic (`torch.export.Dim`, Dynamo's dynamic shapes) is `?` in the types, and the
+module names its symbol and range as `emmy.dynamic_size` (see `emmy.dialects.sizes`: one such
+size per program, a symbol of its own).
 
 The graph keeps torch.export's high-level aten ops (no `run_decompositions`), and each maps
 to the `torch` op of the same meaning, with type promotion made explicit (`torch.to`, scalars
@@ -46,8 +49,10 @@ from torch.export.graph_signature import (
     TensorArgument,
 )
 from torch.fx import Graph, Node
+from torch.utils._sympy.numbers import int_oo
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     ArrayAttr,
     DenseIntOrFPElementsAttr,
     DictionaryAttr,
@@ -70,6 +75,7 @@ from xdsl.utils.exceptions import VerifyException
 import emmy
 from emmy.dialects import dtypes
 from emmy.dialects import torch as t
+from emmy.dialects.sizes import DYNAMIC_SIZE, DynamicSize
 from emmy.tools.frontend.program import FrontendError, location
 
 ARGUMENT_ROLES = {
@@ -80,7 +86,12 @@ ARGUMENT_ROLES = {
 }
 
 # Checks torch.export leaves in the graph that hold for every value of the traced program.
-NO_OP_ASSERTS = {"aten._assert_tensor_metadata.default", "aten._assert_scalar.default"}
+NO_OP_ASSERTS = {
+    "aten._assert_tensor_metadata.default",
+    "aten._assert_scalar.default",
+    # The dynamic size, as a view's size argument: the view's result type has it as `?`.
+    "aten.sym_size.int",
+}
 
 LIBRARY_FOLDERS = tuple(
     str(folder)
@@ -107,6 +118,7 @@ def import_exported_program(
     importer = _Importer(
         exported.graph, exported.graph_signature, source_name, source_lines, call_location
     )
+    importer.ranges = dict(exported.range_constraints)
     module = importer.run()
     module.verify()
     return module
@@ -225,6 +237,9 @@ class _Importer:
         self.values: dict[Node, SSAValue | list[SSAValue]] = {}
         self.ops: list[Operation] = []
         self.location: LocationAttr = UnknownLoc()
+        self.dynamic_size: DynamicSize | None = None
+        self.ranges: dict[Any, Any] = {}
+        """An exported program's declared range of each symbol (`torch.export.Dim`'s)."""
 
     # --- diagnostics ------------------------------------------------------------------------
 
@@ -278,9 +293,30 @@ class _Importer:
         if not isinstance(value, torch.Tensor):
             raise self.error(f"expected a tensor, got {type(value).__name__}")
         element_type = self.element_type(value.dtype)
-        if not all(isinstance(size, int) for size in value.shape):
-            raise self.error(f"dynamic shapes are not supported, got shape {list(value.shape)}")
-        return TensorType(element_type, value.shape)
+        return TensorType(element_type, [self.size(size) for size in value.shape])
+
+    def size(self, size: int | torch.SymInt) -> int:
+        """A static size, or `DYNAMIC_INDEX` for the program's one symbolic size, whose symbol
+        and range are recorded (`DynamicSize`); any other symbolic size is an error."""
+        if isinstance(size, int):
+            return size
+        expr = size.node.expr
+        if not expr.is_symbol:
+            raise self.error(
+                f"the size {expr} is an expression of symbolic sizes; emmy takes a dynamic "
+                "dim only where the size is a symbol of its own"
+            )
+        name = str(expr)
+        if self.dynamic_size is not None and self.dynamic_size.symbol != name:
+            raise self.error(
+                f"two dynamic sizes ({self.dynamic_size.symbol} and {name}); emmy compiles a "
+                "program with at most one"
+            )
+        if self.dynamic_size is None:
+            bounds = self.ranges.get(expr) or size.node.shape_env.var_to_range[expr]
+            upper = None if bounds.upper == int_oo else int(bounds.upper)
+            self.dynamic_size = DynamicSize(name, int(bounds.lower), upper)
+        return DYNAMIC_INDEX
 
     def element_type(self, dtype: torch.dtype) -> Attribute:
         """The Torch IR element type of a torch dtype (`dtypes.ELEMENT_TYPES`, those that
@@ -358,9 +394,11 @@ class _Importer:
         arguments: list[tuple[Node, str, str]] = []
         if self.signature is None:
             # by position: two layers' graphs name their placeholders apart
+            # Dynamo's symbolic sizes are placeholders too: the tensors' `?` dims carry them.
             arguments = [
                 (node, "emmy.input", str(number))
                 for number, node in enumerate(placeholders.values())
+                if not isinstance(node.meta.get("val"), torch.SymInt)
             ]
         for spec in self.signature.input_specs if self.signature else ():
             if isinstance(spec.arg, ConstantArgument):
@@ -411,7 +449,10 @@ class _Importer:
         # Recorded now, so that compiling the module later chooses its f32 products' atom as
         # torch would have (tf32 or not), whatever the setting is then.
         precision = StringAttr(torch.get_float32_matmul_precision())
-        return ModuleOp([forward], {t.FLOAT32_MATMUL_PRECISION: precision})
+        attributes: dict[str, Attribute] = {t.FLOAT32_MATMUL_PRECISION: precision}
+        if self.dynamic_size is not None:
+            attributes[DYNAMIC_SIZE] = self.dynamic_size.attribute()
+        return ModuleOp([forward], attributes)
 
     def outputs(self, node: Node) -> list[SSAValue]:
         results = []

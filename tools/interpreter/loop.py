@@ -164,14 +164,15 @@ class LoopFunctions(InterpreterFunctions):
     def _for(
         self, interpreter: Interpreter, op: loop.ForOp | tile.ForOp, args: PythonValues
     ) -> PythonValues:
-        trip_count = op.upper.data - op.lower.data
+        upper = int(args[0]) if op.is_dynamic else op.trip_count + op.lower.data
+        trip_count = upper - op.lower.data
         if trip_count == 0:
             return tuple(to_type(init.value.data, init.type) for init in op.init_values)
         axes = interpreter.get_data(LoopFunctions, self.LOOP_AXES, _outside_kernel)
         axis = loop_depth(op)
         axis_shape = [1] * axes
         axis_shape[axis] = trip_count
-        induction_var = np.arange(op.lower.data, op.upper.data, dtype=np.int64).reshape(axis_shape)
+        induction_var = np.arange(op.lower.data, upper, dtype=np.int64).reshape(axis_shape)
         yielded = interpreter.run_ssacfg_region(op.body, (induction_var,), op.name)
         if not op.is_reduction:
             return ()

@@ -32,6 +32,7 @@ from xdsl.interpreter import (
 
 from emmy.dialects import prim
 from emmy.tools.interpreter.attention import attention
+from emmy.tools.interpreter.host import concrete_shape
 from emmy.tools.interpreter.scalar import COMBINERS, dense_array, fold_with_combiner, to_type
 
 
@@ -41,7 +42,7 @@ class PrimFunctions(InterpreterFunctions):
     def run_map(self, interpreter: Interpreter, op: prim.MapOp, args: PythonValues) -> PythonValues:
         (value,) = interpreter.run_ssacfg_region(op.body, args, "prim.map")
         # A body that ignores its inputs yields a 0-d value.
-        return (np.broadcast_to(value, op.result.type.get_shape()),)
+        return (np.broadcast_to(value, concrete_shape(interpreter, op.result.type)),)
 
     @impl_terminator(prim.YieldOp)
     def run_yield(
@@ -81,7 +82,8 @@ class PrimFunctions(InterpreterFunctions):
         merged = [np.transpose(a, (*kept, *axes)).reshape((*rows, -1)) for a in args]
         totals = fold_with_combiner(interpreter, op.combiner, op.init_values, merged, len(rows))
         return tuple(
-            np.reshape(total, result.type.get_shape()) for total, result in zip(totals, op.outputs)
+            np.reshape(total, concrete_shape(interpreter, result.type))
+            for total, result in zip(totals, op.outputs)
         )
 
     @impl(prim.BroadcastOp)
@@ -89,7 +91,7 @@ class PrimFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: prim.BroadcastOp, args: PythonValues
     ) -> PythonValues:
         (value,) = args
-        return (np.broadcast_to(value, op.result.type.get_shape()),)
+        return (np.broadcast_to(value, concrete_shape(interpreter, op.result.type)),)
 
     @impl(prim.ConstantOp)
     def run_constant(
@@ -107,14 +109,14 @@ class PrimFunctions(InterpreterFunctions):
     def run_reshape(
         self, interpreter: Interpreter, op: prim.ReshapeOp, args: PythonValues
     ) -> PythonValues:
-        return (np.reshape(args[0], op.result.type.get_shape()),)
+        return (np.reshape(args[0], concrete_shape(interpreter, op.result.type)),)
 
     @impl(prim.SliceOp)
     def run_slice(
         self, interpreter: Interpreter, op: prim.SliceOp, args: PythonValues
     ) -> PythonValues:
         dim, start, step = op.dim.value.data, op.start.value.data, op.step.value.data
-        size = op.result.type.get_shape()[dim]
+        size = concrete_shape(interpreter, op.result.type)[dim]
         window = [slice(None)] * len(op.result.type.get_shape())
         window[dim] = slice(start, start + step * size, step)
         return (args[0][tuple(window)],)
@@ -164,7 +166,7 @@ class PrimFunctions(InterpreterFunctions):
     def run_iota(
         self, interpreter: Interpreter, op: prim.IotaOp, args: PythonValues
     ) -> PythonValues:
-        shape = op.result.type.get_shape()
+        shape = concrete_shape(interpreter, op.result.type)
         dim = op.dim.value.data
         positions = np.arange(shape[dim]).reshape(
             [-1 if d == dim else 1 for d in range(len(shape))]

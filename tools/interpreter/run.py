@@ -17,12 +17,13 @@ from collections.abc import Sequence
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import DYNAMIC_INDEX, ModuleOp
 from xdsl.interpreter import Interpreter, PythonValues
 from xdsl.interpreters.func import FuncFunctions
 from xdsl.ir import Operation
 from xdsl.traits import SymbolTable
 
+from emmy.dialects.sizes import DynamicSize
 from emmy.dialects.torch import Torch
 from emmy.tools.interpreter.fused import FusedFunctions
 from emmy.tools.interpreter.host import HostFunctions
@@ -84,9 +85,13 @@ def find_function(module: ModuleOp, name: str) -> func.FuncOp:
     raise ValueError(f"{problem}; the module's functions are: {available or 'none'}")
 
 
-def check_inputs(function: func.FuncOp, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
-    """Copies of the inputs, in the representation of the function's argument types;
-    raises ValueError when they do not fit the signature."""
+def check_inputs(
+    function: func.FuncOp, inputs: Sequence[np.ndarray], dynamic: DynamicSize | None = None
+) -> tuple[list[np.ndarray], int | None]:
+    """Copies of the inputs, in the representation of the function's argument types, and
+    the dynamic size they give; raises ValueError when they do not fit the signature (with a
+    dynamic size: when their static dims differ, their `?` dims disagree, or the size is
+    outside its range)."""
     name = function.sym_name.data
     argument_types = function.function_type.inputs.data
     if len(inputs) != len(argument_types):
@@ -94,12 +99,17 @@ def check_inputs(function: func.FuncOp, inputs: Sequence[np.ndarray]) -> list[np
             f"@{name} takes {len(argument_types)} arguments "
             f"({', '.join(map(str, argument_types))}) but {len(inputs)} inputs were given"
         )
+    declared = [shape_and_element_type(t)[0] for t in argument_types]
+    size = None
+    if dynamic is not None:
+        names = [f"#{i}" for i in range(len(inputs))]
+        size = dynamic.check_inputs([np.shape(a) for a in inputs], declared, names)
     arguments = []
     for index, (array, argument_type) in enumerate(zip(inputs, argument_types)):
         shape, element_type = shape_and_element_type(argument_type)
         dtype = numpy_dtype(element_type)
         array = np.asarray(array)
-        if array.shape != shape:
+        if dynamic is None and array.shape != shape:
             raise ValueError(
                 f"input #{index} has shape {list(array.shape)} but argument #{index} of "
                 f"@{name} is {argument_type}"
@@ -111,7 +121,7 @@ def check_inputs(function: func.FuncOp, inputs: Sequence[np.ndarray]) -> list[np
             )
         # A copy, because kernels write their memref arguments in place.
         arguments.append(to_type(np.array(array), element_type))
-    return arguments
+    return arguments, size
 
 
 class _InnermostOp(Interpreter.Listener):
@@ -143,9 +153,11 @@ def run_module(
     results. Raises ValueError for inputs that do not fit, ExecutionError when an op fails.
     Float errors (overflow, division by zero, NaN) follow IEEE and are not reported."""
     function_op = find_function(module, function)
-    arguments = check_inputs(function_op, inputs)
+    arguments, size = check_inputs(function_op, inputs, DynamicSize.of(module))
     innermost = _InnermostOp()
     interpreter = make_interpreter(module, [innermost])
+    if size is not None:
+        interpreter.set_data(HostFunctions, HostFunctions.DYNAMIC_SIZE, size)
     try:
         with np.errstate(all="ignore"):
             results = interpreter.call_op(function_op, tuple(arguments))
@@ -155,15 +167,20 @@ def run_module(
     return [np.array(result) for result in results]
 
 
-def random_inputs(function: func.FuncOp, seed: int = 0) -> list[np.ndarray]:
+def random_inputs(
+    function: func.FuncOp, seed: int = 0, size: int | None = None
+) -> list[np.ndarray]:
     """Fresh inputs for `function`: standard normal floats, random booleans, and integers
     from 0 to 15, or below the size of the dim they index (`index_bounds`: an embedding's
-    indices below its number of rows)."""
+    indices below its number of rows); `size` for the `?` dims of a dynamic program."""
     bounds = index_bounds(function)
     rng = np.random.default_rng(seed)
     inputs = []
     for position, argument_type in enumerate(function.function_type.inputs.data):
         shape, element_type = shape_and_element_type(argument_type)
+        if DYNAMIC_INDEX in shape:
+            assert size is not None, "a dynamic program's inputs need a size"
+            shape = tuple(size if d == DYNAMIC_INDEX else d for d in shape)
         if numpy_dtype(element_type).kind == "f":
             values = rng.standard_normal(shape)
         else:

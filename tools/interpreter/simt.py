@@ -598,7 +598,8 @@ class SimtFunctions(InterpreterFunctions):
         function = interpreter.get_op_for_symbol(op.kernel)
         if not isinstance(function, kernel.FuncOp):
             raise InterpretationError(f"{op.kernel} is a '{function.name}', not a kernel.func")
-        grid, block, smem = launch_shape(op.grid_shape), launch_shape(op.block_shape), op.smem_bytes
+        grid, block = launch_shape(op.grid_for(args)), launch_shape(op.block_shape)
+        smem = op.smem_bytes
         blocks = prod(grid)
         shared_bytes = SHARED_BYTES_PER_BYTE * (smem + function.static_shared_bytes)
         per_chunk = max(

@@ -27,6 +27,7 @@ folding the top-left causal mask into the given one.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -44,9 +45,21 @@ from xdsl.utils.exceptions import InterpretationError
 
 from emmy.dialects import dtypes
 from emmy.dialects import torch as t
+from emmy.tools.interpreter.host import concrete_shape
 
-Operands = Callable[[SSAValue | None], torch.Tensor | None]
-"""The tensor of an operand of the op being run (None for an absent optional operand)."""
+
+@dataclass(frozen=True)
+class Operands:
+    """The operand tensors of the op being run, and the shape of its result in this run (a
+    `?` dim is the dynamic size)."""
+
+    tensors: dict[SSAValue, torch.Tensor]
+    result_shape: tuple[int, ...]
+
+    def __call__(self, value: SSAValue | None) -> torch.Tensor | None:
+        """The tensor of an operand (None for an absent optional operand)."""
+        return None if value is None else self.tensors[value]
+
 
 TorchImpl = Callable[[Operation, Operands], torch.Tensor]
 """How one torch op runs: the op (for its properties and types) and its operand tensors."""
@@ -76,12 +89,11 @@ def to_tensor(array: np.ndarray, value_type: Attribute) -> torch.Tensor:
     return tensor
 
 
-def to_array(tensor: torch.Tensor, op: Operation) -> np.ndarray:
+def to_array(tensor: torch.Tensor, op: Operation, shape: tuple[int, ...]) -> np.ndarray:
     """The result of `op` as the interpreter holds it, after checking it against the op's
-    result type."""
+    result type (of `shape` in this run)."""
     result_type = op.results[0].type
     assert isinstance(result_type, TensorType)
-    shape = tuple(result_type.get_shape())
     dtype = torch_dtype(result_type.get_element_type())
     if tuple(tensor.shape) != shape or tensor.dtype != dtype:
         raise InterpretationError(
@@ -275,12 +287,12 @@ def sdpa(op: t.SdpaOp, x: Operands) -> torch.Tensor:
 
 @implements(t.ReshapeOp)
 def reshape(op: t.ReshapeOp, x: Operands) -> torch.Tensor:
-    return x(op.input).reshape(t.shape_of(op.result))
+    return x(op.input).reshape(x.result_shape)
 
 
 @implements(t.ExpandOp)
 def expand(op: t.ExpandOp, x: Operands) -> torch.Tensor:
-    return x(op.input).expand(t.shape_of(op.result))
+    return x(op.input).expand(x.result_shape)
 
 
 @implements(t.PermuteOp)
@@ -317,7 +329,7 @@ def cat(op: t.CatOp, x: Operands) -> torch.Tensor:
 @implements(t.ConstantOp)
 def constant(op: t.ConstantOp, x: Operands) -> torch.Tensor:
     """The literal's values (one value for a splat) in the result's dtype and shape."""
-    shape = t.shape_of(op.result)
+    shape = x.result_shape
     values = torch.tensor(op.value.get_values(), dtype=torch_dtype(t.element_type_of(op.result)))
     if values.numel() == 1:
         return values.reshape(()).expand(shape).clone()
@@ -334,11 +346,9 @@ def run_torch_op(
         value: to_tensor(array, value.type) for value, array in zip(op.operands, args, strict=True)
     }
 
-    def operand(value: SSAValue | None) -> torch.Tensor | None:
-        return None if value is None else tensors[value]
-
+    shape = concrete_shape(interpreter, op.results[0].type)
     with torch.no_grad():
-        return (to_array(TORCH_IMPLS[type(op)](op, operand), op),)
+        return (to_array(TORCH_IMPLS[type(op)](op, Operands(tensors, shape)), op, shape),)
 
 
 class TorchFunctions(InterpreterFunctions):

@@ -8,6 +8,10 @@
 
     outputs = HostProgram(module)([x])            # GPU tensors; or run_host_function(module, [x])
 
+A program of a dynamic size (`emmy.dialects.sizes`) reads it off its inputs: `memref.dim` is
+the input tensor's size, `memref.alloc(%s)` allocates with it and `kernel.launch` passes it
+to the kernels as a scalar; the inputs are checked against the declared range first.
+
 The kernels' CUDA is printed by the cuda target (`emmy.tools.cuda.target`) unless it is given,
 and compiled for the GPU the program runs on (`device_target()`).
 """
@@ -21,6 +25,7 @@ from typing import Any
 import torch
 from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     DenseIntOrFPElementsAttr,
     FloatAttr,
     IntegerAttr,
@@ -32,6 +37,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import SymbolTable
 
 from emmy.dialects import dtypes, kernel
+from emmy.dialects.sizes import DynamicSize
 from emmy.dialects.target import TARGET_ATTRIBUTE, TargetAttr
 from emmy.tools.cuda.target import print_cuda
 from emmy.tools.runtime.compile import compile_cuda
@@ -46,6 +52,7 @@ from emmy.tools.runtime.driver import (
 
 HOST_OPS = (
     memref.AllocOp,
+    memref.DimOp,
     memref.GetGlobalOp,
     memref.DeallocOp,
     arith.ConstantOp,
@@ -76,8 +83,11 @@ def _describe(op: Operation) -> str:
 
 @dataclass
 class _Launch:
+    op: kernel.LaunchOp
     kernel: str
     grid: tuple[int, ...]
+    """The grid, or for a launch sized by the dynamic size the most blocks it runs: it runs
+    `op.grid_for` the values it passes."""
     block: tuple[int, ...]
     smem: int
     operands: list[SSAValue]
@@ -94,11 +104,10 @@ class _Signature:
 
 
 def shaped_signature(value_type: Attribute, name: str) -> _Signature:
-    """The shape and dtype of a memref, tensor or scalar type, for checking and allocating."""
+    """The shape and dtype of a memref, tensor or scalar type, for checking and allocating
+    (a `?` dim is `DYNAMIC_INDEX`, the program's dynamic size)."""
     if isinstance(value_type, MemRefType | TensorType):
         shape = tuple(value_type.get_shape())
-        if any(size < 0 for size in shape):
-            raise HostFunctionError(f"{name} has a dynamic shape ({value_type}): not supported")
         return _Signature(name, shape, torch_dtype(value_type.get_element_type()), str(value_type))
     return _Signature(name, None, torch_dtype(value_type), str(value_type))
 
@@ -137,6 +146,13 @@ class HostProgram:
             shaped_signature(arg.type, f"argument {i} of @{function}")
             for i, arg in enumerate(self._arguments)
         ]
+        self.dynamic_size = DynamicSize.of(module)
+        for parameter in self.parameters:
+            if self.dynamic_size is None and DYNAMIC_INDEX in (parameter.shape or ()):
+                raise HostFunctionError(
+                    f"{parameter.name} has a dynamic shape ({parameter.type_text}), but the "
+                    "module declares no dynamic size (emmy.dynamic_size)"
+                )
         self.launches: list[_Launch] = []
         self._steps: list[tuple[Operation, Any]] = []
         """(op, what running it needs), in order."""
@@ -155,10 +171,16 @@ class HostProgram:
             if any(operand not in defined for operand in op.operands):
                 raise self._error(op, "uses a value not defined before it in the function")
             if isinstance(op, memref.AllocOp):
-                if op.dynamic_sizes:
-                    raise self._error(op, "has dynamic sizes: not supported")
                 signature = shaped_signature(op.memref.type, f"@{self.function}'s buffer")
+                if op.dynamic_sizes and self.dynamic_size is None:
+                    raise self._error(
+                        op, "has dynamic sizes, but the module declares no dynamic size"
+                    )
+                if len(op.dynamic_sizes) != (signature.shape or ()).count(DYNAMIC_INDEX):
+                    raise self._error(op, "does not give one size per dynamic dim")
                 self._steps.append((op, (signature.shape or (), signature.dtype)))
+            elif isinstance(op, memref.DimOp):
+                self._steps.append((op, None))
             elif isinstance(op, memref.GetGlobalOp):
                 self._steps.append((op, self._read_global(op)))
             elif isinstance(op, arith.ConstantOp):
@@ -172,6 +194,7 @@ class HostProgram:
                 function = SymbolTable.lookup_symbol(self.module, op.kernel)
                 parameters = function.argument_types if isinstance(function, kernel.FuncOp) else []
                 launch = _Launch(
+                    op,
                     op.kernel.root_reference.data,
                     op.grid_shape,
                     op.block_shape,
@@ -206,6 +229,16 @@ class HostProgram:
                 f"@{self.function} takes {len(self.parameters)} arguments "
                 f"({', '.join(p.type_text for p in self.parameters)}), got {len(inputs)}"
             )
+        if self.dynamic_size is not None:
+            tensors = [(p, v) for p, v in zip(self.parameters, inputs) if p.shape is not None]
+            try:
+                self.dynamic_size.check_inputs(
+                    [tuple(getattr(v, "shape", ())) for _, v in tensors],
+                    [p.shape for p, _ in tensors],
+                    [p.name for p, _ in tensors],
+                )
+            except ValueError as error:
+                raise HostFunctionError(str(error)) from None
         for parameter, value in zip(self.parameters, inputs):
             if parameter.shape is None:
                 if isinstance(value, torch.Tensor) or not isinstance(value, int | float):
@@ -220,7 +253,11 @@ class HostProgram:
                     f"{parameter.name} is {parameter.type_text}: expected {expected}, "
                     f"got {type(value).__name__}"
                 )
-            if tuple(value.shape) != parameter.shape or value.dtype != parameter.dtype:
+            fits = all(
+                d == DYNAMIC_INDEX or n == d
+                for n, d in zip(value.shape, parameter.shape, strict=False)
+            ) and len(value.shape) == len(parameter.shape)
+            if not fits or value.dtype != parameter.dtype:
                 raise HostFunctionError(
                     f"{parameter.name} is {parameter.type_text}: expected {expected}, got a "
                     f"{_dtype_name(value.dtype)} tensor of shape {list(value.shape)}"
@@ -291,16 +328,22 @@ class HostProgram:
             values[argument] = _on_device(value) if isinstance(value, torch.Tensor) else value
         for op, data in self._steps:
             if isinstance(op, memref.AllocOp):
-                values[op.memref] = _allocate(*data, poison)
+                shape, dtype = data
+                sizes = iter(values[size] for size in op.dynamic_sizes)
+                shape = tuple(next(sizes) if d == DYNAMIC_INDEX else d for d in shape)
+                values[op.memref] = _allocate(shape, dtype, poison)
+            elif isinstance(op, memref.DimOp):
+                values[op.result] = values[op.source].shape[values[op.index]]
             elif isinstance(op, memref.GetGlobalOp):
                 values[op.memref] = self._global(data)
             elif isinstance(op, arith.ConstantOp):
                 values[op.result] = data
             else:  # kernel.launch
                 arguments = [values[operand] for operand in data.operands]
+                grid = data.op.grid_for(arguments)
                 for position, (box, swizzle) in data.tensor_maps.items():
                     arguments[position] = tensor_map(arguments[position], box, swizzle)
-                module.launch(data.kernel, data.grid, data.block, arguments, data.smem, stream)
+                module.launch(data.kernel, grid, data.block, arguments, data.smem, stream)
         if timeout_s is not None:
             synchronize(timeout_s)
         return [values[result] for result in self._results]

@@ -35,3 +35,16 @@ func.func @bool_sum(%m: tensor<4xi1>) -> tensor<i1> {
   %0 = torch.sum %m dims [0] : tensor<4xi1> -> tensor<i1>
   func.return %0 : tensor<i1>
 }
+
+// -----
+
+// A mean over the dynamic dim would divide by its size, which no constant holds.
+
+// CHECK: invalid.mlir:[[# @LINE + 4]]:5: error: pass 'decompose-torch' failed: cannot decompose 'torch.mean': a mean or variance over the dynamic dim is not supported yet
+// CHECK-NEXT: torch.mean %x
+builtin.module attributes {emmy.dynamic_size = {symbol = "s0", min = 1 : i64}} {
+  func.func @mean_over_the_dynamic_dim(%x: tensor<?x16xf32>) -> tensor<16xf32> {
+    %m = torch.mean %x dims [0] : tensor<?x16xf32> -> tensor<16xf32>
+    func.return %m : tensor<16xf32>
+  }
+}

@@ -12,7 +12,7 @@
 // -----
 
 func.func @dynamic_shape(%x: tensor<?xf32>) -> tensor<?xf32> {
-  // expected-error @+1 {{operand #0 has type tensor<?xf32>, but shapes must be static}}
+  // expected-error @+1 {{operand #0 has type tensor<?xf32>, but its module declares no dynamic size (emmy.dynamic_size), so shapes must be static}}
   %r = fused.kernel @k(%x) : (tensor<?xf32>) -> tensor<?xf32> {
   ^bb0(%a: tensor<?xf32>):
     fused.yield %a : tensor<?xf32>

@@ -128,7 +128,7 @@ kernel.func @tensor_map_vector(%t: !kernel.tensor_map<vector<64xbf16>, box [64],
 
 // -----
 
-// expected-error @+1 {{kernel argument #0 has type memref<?x4xf32>, but shapes must be static}}
+// expected-error @+1 {{a kernel.func whose buffers have a dynamic dim (?) takes the dynamic size as its last argument, an index}}
 kernel.func @dynamic_buffer(%x: memref<?x4xf32>) block [32, 1, 1] {
 }
 
@@ -235,7 +235,7 @@ kernel.func @global_shared_alloc() block [32, 1, 1] {
 // -----
 
 kernel.func @dynamic_shared_alloc() block [32, 1, 1] {
-  // expected-error @+1 {{a kernel.shared_alloc buffer has type memref<?xf32, 3 : i32>, but shapes must be static}}
+  // expected-error @+1 {{a kernel.shared_alloc buffer has type memref<?xf32, 3 : i32>, but shared memory is static}}
   %s = "kernel.shared_alloc"() : () -> memref<?xf32, 3 : i32>
 }
 

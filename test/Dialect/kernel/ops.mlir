@@ -419,3 +419,25 @@ func.func @launch_cluster(%y: memref<8x32xf32>) {
   kernel.launch @k_cluster(%y) grid [8, 1, 1] block [32, 1, 1] smem 0 : memref<8x32xf32>
   func.return
 }
+
+// A kernel of ? buffers takes the dynamic size last; its launch runs the blocks the size
+// needs (`sized`).
+
+// CHECK-LABEL: kernel.func @k_dynamic(
+// CHECK-SAME:    %{{.*}}: memref<?x64xf32>, %[[S:[a-z0-9_]+]]: index) block [32, 1, 1] {
+// CHECK:       kernel.launch @k_dynamic(%{{.*}}, %{{.*}}) grid [1024, 1, 1] sized [2, 1, 1] block [32, 1, 1] smem 0 : memref<?x64xf32>, index
+kernel.func @k_dynamic(%x: memref<?x64xf32>, %s0: index) block [32, 1, 1] {
+  %0 = kernel.block_id x
+  %1 = kernel.grid_dim x
+  scf.for %i = %0 to %s0 step %1 {
+    %c0 = arith.constant 0 : index
+    %v = memref.load %x[%i, %c0] : memref<?x64xf32>
+    memref.store %v, %x[%i, %c0] : memref<?x64xf32>
+  }
+}
+func.func @launch_dynamic(%x: memref<?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %s0 = memref.dim %x, %c0 : memref<?x64xf32>
+  kernel.launch @k_dynamic(%x, %s0) grid [1024, 1, 1] sized [2, 1, 1] block [32, 1, 1] smem 0 : memref<?x64xf32>, index
+  func.return
+}

@@ -1,12 +1,12 @@
 // RUN: emmy-opt %s --split-input-file --verify-diagnostics
 
-// expected-error @+1 {{kernel argument #1 must be a memref, got f32}}
+// expected-error @+1 {{kernel argument #1 must be a memref (or, last, the dynamic size as an index), got f32}}
 loop.kernel @scalar_argument(%x: memref<4xf32>, %s: f32) {
 }
 
 // -----
 
-// expected-error @+1 {{kernel argument #0 has type memref<?x4xf32>, but shapes must be static}}
+// expected-error @+1 {{a kernel whose buffers have a dynamic dim (?) takes the dynamic size as its last argument, an index}}
 loop.kernel @dynamic_buffer(%x: memref<?x4xf32>) {
 }
 
@@ -332,7 +332,7 @@ func.func @nested_reference() {
 // -----
 
 func.func @launch_scalar(%s: f32) {
-  // expected-error @+1 {{f32 should be of base attribute memref}}
+  // expected-error @+1 {{Unexpected attribute f32}}
   "loop.launch"(%s) <{kernel = @k}> : (f32) -> ()
   func.return
 }
@@ -476,7 +476,7 @@ loop.kernel @float_index_syntax(%x: memref<4xf32>) {
 // -----
 
 func.func @launch_scalar_syntax(%s: f32) {
-  // expected-error @+1 {{loop.launch buffer must be a memref, got f32}}
+  // expected-error @+1 {{loop.launch argument must be a memref or index, got f32}}
   loop.launch @k(%s) : f32
   func.return
 }
@@ -832,4 +832,27 @@ loop.kernel @k(%x: memref<4xf32>, %y: memref<4xf32>) {
 loop.kernel @attention_output(%q: memref<2x5x8xf32>, %k: memref<2x7x8xf32>, %v: memref<2x7x4xf32>, %o: memref<2x5x8xf32>) {
   // expected-error @+1 {{the output has shape [2, 5, 4], got [2, 5, 8]}}
   loop.attention %q, %k, %v scale 0.125 into %o : memref<2x5x8xf32>, memref<2x7x8xf32>, memref<2x7x4xf32> into memref<2x5x8xf32>
+}
+
+// -----
+
+// expected-error @+1 {{a kernel takes the dynamic size (its last argument, an index) only when a buffer has a dynamic dim (?)}}
+loop.kernel @size_without_dynamic_buffers(%x: memref<4xf32>, %s: index) {
+}
+
+// -----
+
+loop.kernel @bound_not_the_size(%x: memref<?xf32>, %s: index) {
+  %c4 = arith.constant 4 : index
+  // expected-error @+1 {{a loop with an upper bound operand runs to the dynamic size: its kernel's last argument, an index}}
+  loop.for %i in 0 to %c4 {
+  }
+}
+
+// -----
+
+loop.kernel @dynamic_loop_from_one(%x: memref<?xf32>, %s: index) {
+  // expected-error @+1 {{a loop to the dynamic size starts at 0, not 1}}
+  loop.for %i in 1 to %s {
+  }
 }

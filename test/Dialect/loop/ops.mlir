@@ -311,3 +311,29 @@ func.func @forward(%x: memref<32x2048xf32>, %w: memref<2048xf32>) -> memref<32x2
 loop.kernel @attention(%q: memref<2x4x5x8xf16>, %k: memref<2x1x7x8xf16>, %v: memref<2x1x7x8xf16>, %m: memref<2x1x5x7xf16>, %o: memref<2x4x5x8xf16>) {
   loop.attention %q, %k, %v mask %m scale 0.125 causal into %o : memref<2x4x5x8xf16>, memref<2x1x7x8xf16>, memref<2x1x7x8xf16> mask memref<2x1x5x7xf16> into memref<2x4x5x8xf16>
 }
+
+// A kernel of ? buffers takes the dynamic size last; a loop runs to it.
+
+// CHECK-LABEL: loop.kernel @k_dynamic(
+// CHECK-SAME:    %[[X:[a-z0-9_]+]]: memref<?x64xf32>, %[[Y:[a-z0-9_]+]]: memref<?x64xf32>, %[[S:[a-z0-9_]+]]: index) {
+// CHECK-NEXT:    %{{.*}} = arith.constant 0 : index
+// CHECK-NEXT:    loop.for %[[I:.*]] in 0 to %[[S]] {
+// CHECK-NEXT:      %[[T:.*]] = loop.for %[[J:.*]] in 0 to 64 reduce add init 0.0 : f32 {
+// CHECK:         loop.launch @k_dynamic(%{{.*}}, %{{.*}}, %{{.*}}) : memref<?x64xf32>, memref<?x64xf32>, index
+loop.kernel @k_dynamic(%x: memref<?x64xf32>, %y: memref<?x64xf32>, %s0: index) {
+  %c0 = arith.constant 0 : index
+  loop.for %i in 0 to %s0 {
+    %t = loop.for %j in 0 to 64 reduce add init 0.0 : f32 {
+      %v = loop.load %x[%i, %j] : memref<?x64xf32>
+      loop.yield %v : f32
+    }
+    loop.store %t, %y[%i, %c0] : memref<?x64xf32>
+  }
+}
+func.func @forward_dynamic(%x: memref<?x64xf32>) -> memref<?x64xf32> {
+  %c0 = arith.constant 0 : index
+  %s0 = memref.dim %x, %c0 : memref<?x64xf32>
+  %y = memref.alloc(%s0) : memref<?x64xf32>
+  loop.launch @k_dynamic(%x, %y, %s0) : memref<?x64xf32>, memref<?x64xf32>, index
+  func.return %y : memref<?x64xf32>
+}

@@ -14,7 +14,7 @@ func.func @map_input_shape(%x: tensor<4x4xf32>, %y: tensor<4x8xf32>) {
 // Shapes are static at every level: loop extents and buffer sizes are read off them.
 
 func.func @map_dynamic_shape(%x: tensor<?xf32>) {
-  // expected-error @+1 {{operand #0 has type tensor<?xf32>, but shapes must be static}}
+  // expected-error @+1 {{operand #0 has type tensor<?xf32>, but its module declares no dynamic size (emmy.dynamic_size), so shapes must be static}}
   %r = prim.map(%x) : (tensor<?xf32>) -> tensor<?xf32> {
   ^bb0(%a: f32):
     prim.yield %a : f32
@@ -25,7 +25,7 @@ func.func @map_dynamic_shape(%x: tensor<?xf32>) {
 // -----
 
 func.func @reduce_dynamic_shape(%x: tensor<4x?xf32>) {
-  // expected-error @+1 {{operand #0 has type tensor<4x?xf32>, but shapes must be static}}
+  // expected-error @+1 {{operand #0 has type tensor<4x?xf32>, but its module declares no dynamic size (emmy.dynamic_size), so shapes must be static}}
   %r = prim.reduce add %x axes [1] init 0.0 : tensor<4x?xf32> -> tensor<4xf32>
   func.return
 }
@@ -33,7 +33,7 @@ func.func @reduce_dynamic_shape(%x: tensor<4x?xf32>) {
 // -----
 
 func.func @broadcast_to_dynamic_shape(%x: tensor<4xf32>) {
-  // expected-error @+1 {{result #0 has type tensor<?x4xf32>, but shapes must be static}}
+  // expected-error @+1 {{result #0 has type tensor<?x4xf32>, but its module declares no dynamic size (emmy.dynamic_size), so shapes must be static}}
   %r = prim.broadcast %x : tensor<4xf32> -> tensor<?x4xf32>
   func.return
 }

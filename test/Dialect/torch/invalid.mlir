@@ -1,8 +1,8 @@
 // RUN: emmy-opt %s --split-input-file --verify-diagnostics
 
-func.func @dynamic_shape(%x: tensor<?x4xf32>) {
-  // expected-error @+1 {{torch ops take statically shaped tensors, got tensor<?x4xf32>}}
-  %0 = torch.neg %x : tensor<?x4xf32> -> tensor<?x4xf32>
+func.func @dynamic_dim_changes_type(%x: tensor<?x4xf32>) {
+  // expected-error @+1 {{an elementwise op keeps its operand type tensor<?x4xf32>, but the result is tensor<4x4xf32>}}
+  %0 = torch.neg %x : tensor<?x4xf32> -> tensor<4x4xf32>
   func.return
 }
 

@@ -1,0 +1,66 @@
+// RUN: emmy-opt %s --split-input-file --choose-tile-schedule | filecheck %s --check-prefix=SCHEDULE
+// RUN: emmy-opt %s --split-input-file -p 'choose-tile-schedule,lower-loop-to-tile' | filecheck %s
+
+// Rows of the dynamic size: the schedule is chosen for its representative size (the
+// declared maximum), so the grid is a block per row of 4096; the columns, static, are
+// vectorised. The grid loop runs to the size.
+
+// SCHEDULE-LABEL: loop.kernel @k_scale(
+// SCHEDULE-SAME:    tile.schedule = #tile.schedule<block [32, 1, 1], loops [[0] grid, [0, 0] thread vector 4]>
+// CHECK-LABEL: tile.kernel @k_scale(
+// CHECK-SAME:    %[[S:[a-z0-9_]+]]: index) grid [4096, 1, 1] block [32, 1, 1]
+// CHECK-NEXT:    tile.for %[[I:.*]] in 0 to %[[S]] map grid {
+// CHECK-NEXT:      tile.for %[[J:.*]] in 0 to 64 map thread vector 4 {
+// CHECK:         tile.launch @k_scale(%{{.*}}, %{{.*}}, %{{.*}}, %s0) : memref<?x64xf32>, memref<64xf32>, memref<?x64xf32>, index
+
+builtin.module attributes {emmy.dynamic_size = {symbol = "s0", min = 1 : i64, max = 4096 : i64}} {
+  loop.kernel @k_scale(%a: memref<?x64xf32>, %b: memref<64xf32>, %out: memref<?x64xf32>, %s0: index) {
+    loop.for %i0 in 0 to %s0 {
+      loop.for %i1 in 0 to 64 {
+        %0 = loop.load %a[%i0, %i1] : memref<?x64xf32>
+        %1 = loop.load %b[%i1] : memref<64xf32>
+        %r = arith.mulf %0, %1 : f32
+        loop.store %r, %out[%i0, %i1] : memref<?x64xf32>
+      }
+    }
+  }
+  func.func @forward(%x: memref<?x64xf32>, %w: memref<64xf32>) -> memref<?x64xf32> {
+    %c0 = arith.constant 0 : index
+    %s0 = memref.dim %x, %c0 : memref<?x64xf32>
+    %y = memref.alloc(%s0) : memref<?x64xf32>
+    loop.launch @k_scale(%x, %w, %y, %s0) : memref<?x64xf32>, memref<64xf32>, memref<?x64xf32>, index
+    func.return %y : memref<?x64xf32>
+  }
+}
+
+// -----
+
+// A reduction along the dynamic size: no vector width (the size may be any), and no row
+// staged in shared memory (it has no size to allocate); the block is sized for the
+// representative length (2048, none being declared) and the loop runs to the size.
+
+// SCHEDULE-LABEL: loop.kernel @k_max(
+// SCHEDULE-SAME:    tile.schedule = #tile.schedule<block [512, 1, 1], loops [[0] grid, [0, 0] thread]>}
+// CHECK-LABEL: tile.kernel @k_max(
+// CHECK-SAME:    %[[S:[a-z0-9_]+]]: index) grid [4, 1, 1] block [512, 1, 1]
+// CHECK-NEXT:    tile.for %[[I:.*]] in 0 to 4 map grid {
+// CHECK-NEXT:      %{{.*}} = tile.for %[[R:.*]] in 0 to %[[S]] map thread reduce max init -inf : f32 {
+
+builtin.module attributes {emmy.dynamic_size = {symbol = "s0", min = 1 : i64}} {
+  loop.kernel @k_max(%a: memref<4x?xf32>, %out: memref<4xf32>, %s0: index) {
+    loop.for %i0 in 0 to 4 {
+      %m = loop.for %r1 in 0 to %s0 reduce max init -inf : f32 {
+        %x = loop.load %a[%i0, %r1] : memref<4x?xf32>
+        loop.yield %x : f32
+      }
+      loop.store %m, %out[%i0] : memref<4xf32>
+    }
+  }
+  func.func @forward(%x: memref<4x?xf32>) -> memref<4xf32> {
+    %c1 = arith.constant 1 : index
+    %s0 = memref.dim %x, %c1 : memref<4x?xf32>
+    %m = memref.alloc() : memref<4xf32>
+    loop.launch @k_max(%x, %m, %s0) : memref<4x?xf32>, memref<4xf32>, index
+    func.return %m : memref<4xf32>
+  }
+}
