@@ -29,7 +29,8 @@ h / (H / Hkv) for query head h:
   the blocks it does take. A mask operand is read where each score is, from global memory:
   an i1 mask's false gives -inf, a float mask is added (times log2(e)); a row whose keys so
   far are all masked keeps its max at -inf and takes its exponents from 0, so that the keys
-  it keeps later count in full (a row masked whole ends 0 / 0, as the decomposed form does).
+  it keeps later count in full; a row masked whole ends with a sum of 0 and gives zeros (its
+  inverse taken as 0), as torch's sdpa does.
 - At the end each lane sums its quad's l, divides its O by it and stores its rows below L, two
   columns at a time, in the output's type.
 """
@@ -397,14 +398,20 @@ class _AttentionBuilder(KernelEmitter):
                     outputs[atom + offset] = self.mma(a, b, outputs[atom + offset])
         return [*new_maxima, *new_sums, *outputs]
 
+    def inverse(self, total: SSAValue) -> SSAValue:
+        """1 / `total`, a row's sum; 0 for a row masked whole (a sum of 0, whose outputs are
+        0), which only a mask can make."""
+        inverse = self.add_op(arith.DivfOp(self.float(1.0), total)).result
+        if self.attention.mask is None:
+            return inverse
+        empty = self.add_op(arith.CmpfOp(total, self.float(0.0), "oeq")).result
+        return self.add_op(arith.SelectOp(empty, self.float(0.0), inverse)).result
+
     def store_rows(self, batch: Sequence[Index], state: list[SSAValue]) -> None:
         """Each lane's output elements divided by its rows' sums, stored two columns at a
         time below L."""
         sums, outputs = state[2:4], state[4:]
-        one = self.float(1.0)
-        inverses = [
-            self.add_op(arith.DivfOp(one, self.quad(total, arith.AddfOp))).result for total in sums
-        ]
+        inverses = [self.inverse(self.quad(total, arith.AddfOp)) for total in sums]
         out = self.values[self.attention.out]
         out_type = self.attention.out.type.get_element_type()
         for atom, accumulator in enumerate(outputs):
