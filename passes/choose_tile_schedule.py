@@ -85,7 +85,18 @@ gets attention's schedule on a target with mma_sync: ATTENTION_TILE's 64 query r
                    atom mma_sync m16n8k16, warps [4, 1], pipeline 2>
 
 which `lower-loop-to-tile` makes a `tile.attention`; other attention is scheduled as the loop
-nests `expand-loop-attention` makes of it.
+nests `expand-loop-attention` makes of it. A block takes the rows of the G query heads that
+share a key/value head together (G L rows, packed): where they are fewer than 64 (decode: a
+few queries a head), the tile has as few rows as cover them, 16 a warp (the m16 atom's
+least). Where the blocks that gives (row blocks times the batch and key/value heads) have
+fewer warps than ATTENTION_SPLIT_WARPS_PER_SM an SM, the keys are split (flash-decoding,
+`split S`: S blocks share each tile of rows, each taking 1/S of the keys, their parts
+combined after) into as many parts as make up that many warps, but no more than leave each
+part ATTENTION_MIN_PART_BLOCKS blocks of keys. GQA H32/KV8 decoding one query against 4096
+keys of head dim 128 on the H200 (8 blocks of 4 packed rows, 64 key blocks):
+
+    #tile.schedule<block [32, 1, 1], loops [], tile [16, 64, 128],
+                   atom mma_sync m16n8k16, warps [1, 1], pipeline 2, split 16>
 
 A product of f32 operands follows the float32 matmul precision its module recorded
 (`torch.float32_matmul_precision`): under "highest" it stays f32 on the `fma` atom, a
@@ -126,6 +137,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException, VerifyException
 
 from emmy.dialects import loop, tile
+from emmy.dialects.attention import kv_group
 from emmy.dialects.dependences import first_dependence
 from emmy.dialects.dtypes import element_bytes
 from emmy.dialects.effects import written_values
@@ -179,6 +191,14 @@ ATTENTION_TILE = (64, 64)
 ATTENTION_HEAD_DIMS = (64, 128)
 ATTENTION_PIPELINE = 2
 """Key and value blocks in shared memory at once: the next one copied while one is used."""
+ATTENTION_SPLIT_WARPS_PER_SM = 16
+"""The warps an attention's blocks should give each SM before its keys are split among more
+blocks (flash-decoding): a decode's few query rows are a warp or so a block, and reading the
+keys and values at the copy speed takes many loads in flight on every SM. Not tuned on a
+GPU yet."""
+ATTENTION_MIN_PART_BLOCKS = 4
+"""The fewest key blocks (ATTENTION_TILE's keys each) a part of a split attention's keys
+takes: shorter parts spend more on their prologue and on combining than they save."""
 WGMMA_TILE = ((128, 256, 64), (8, 1))
 """The block tile and warps of products with M of at least its BM on a target with wgmma:
 two consumer warp groups of 64 x 256 each (wgmma m64n256k16), K 64 elements (one 128-byte
@@ -555,12 +575,14 @@ def _choose_contraction_schedule(kernel: loop.KernelOp, target: GpuTarget) -> Sc
 
 
 def _attention_schedule(kernel: loop.KernelOp, target: GpuTarget) -> Schedule | None:
-    """ATTENTION_TILE's schedule of a kernel of one loop.attention of bf16 or f16 with a head
-    dim of ATTENTION_HEAD_DIMS, where it lowers."""
+    """Attention's schedule of a kernel of one loop.attention of bf16 or f16 with a head dim
+    of ATTENTION_HEAD_DIMS, where it lowers: ATTENTION_TILE, its rows as few as the packed
+    query rows take, its keys split to fill the SMs (see the module docstring)."""
     ops = list(kernel.body.block.ops)
     if len(ops) != 1 or not isinstance(attention := ops[0], loop.AttentionOp):
         return None
-    depth = attention.query.type.get_shape()[-1]
+    query, key = attention.query.type.get_shape(), attention.key.type.get_shape()
+    *batch, rows, depth = query
     element = attention.query.type.get_element_type()
     if (
         not target.has_mma_sync
@@ -568,9 +590,19 @@ def _attention_schedule(kernel: loop.KernelOp, target: GpuTarget) -> Schedule | 
         or depth not in ATTENTION_HEAD_DIMS
     ):
         return None
+    group = kv_group(query, key)
+    warp_rows = MMA_SYNC.shape[0]
+    packed_rows = group * rows
     block_q, block_kv = ATTENTION_TILE
-    schedule = contraction_schedule(
-        (block_q, block_kv, depth), (block_q // MMA_SYNC.shape[0], 1), ATTENTION_PIPELINE, target
+    block_q = min(block_q, warp_rows * -(-packed_rows // warp_rows))
+    warps = block_q // warp_rows
+    blocks = -(-packed_rows // block_q) * (prod(batch) // group)
+    wanted = -(-target.sm_count * ATTENTION_SPLIT_WARPS_PER_SM // (blocks * warps))
+    key_blocks = -(-key[-2] // block_kv)
+    split = max(1, min(wanted, key_blocks // ATTENTION_MIN_PART_BLOCKS))
+    schedule = replace(
+        contraction_schedule((block_q, block_kv, depth), (warps, 1), ATTENTION_PIPELINE, target),
+        split=split,
     )
     return schedule if _lowers(kernel, schedule) else None
 
