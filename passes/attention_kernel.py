@@ -191,11 +191,6 @@ class _AttentionBuilder(_Emitter):
             return min(lhs, rhs)
         return self.add_op(arith.MinUIOp(self.index(lhs), self.index(rhs))).results[0]
 
-    def maximum(self, lhs: Index, rhs: Index) -> Index:
-        if isinstance(lhs, int) and isinstance(rhs, int):
-            return max(lhs, rhs)
-        return self.add_op(arith.MaxUIOp(self.index(lhs), self.index(rhs))).results[0]
-
     # -- the kernel --
 
     def build(self) -> None:
@@ -285,6 +280,7 @@ class _AttentionBuilder(_Emitter):
 
     def block_rows(self, kv_batch: Sequence[Index]) -> None:
         """The block's query rows at key/value batch point `kv_batch`."""
+        self.kv_batch = kv_batch
         stages = self.stages
         start, end, masked_from = self.key_ranges()
 
@@ -305,7 +301,6 @@ class _AttentionBuilder(_Emitter):
             self.add_op(kernel.CpAsyncCommitOp())
         self.add_op(kernel.CpAsyncWaitOp(stages - 1))
         self.add_op(kernel.BarrierOp())
-        self.kv_batch = kv_batch
         queries = [self.query_fragment(step) for step in range(self.k_steps)]
         minus_inf = self.float(-math.inf)
         zero = self.float(0.0)
@@ -329,7 +324,7 @@ class _AttentionBuilder(_Emitter):
         state = list(loop.results)
         self.store_rows(state)
 
-    def lane_row_point(self, kv_batch: Sequence[Index], half: int) -> tuple:
+    def lane_row_point(self, half: int) -> tuple[SSAValue | None, list[Index], Index]:
         """Whether the lane's row of accumulator half `half` (rows g, g + 8 of its warp's 16)
         is a query row, its batch indices and its position (those of row 0 where it is not:
         rows past the end are computed, never stored)."""
@@ -338,7 +333,7 @@ class _AttentionBuilder(_Emitter):
         if self.packed_rows % self.block_q:
             inside = self.less(row, self.packed_rows)
             row = self.select(inside, row, 0)
-        batch, position = self.query_point(kv_batch, row)
+        batch, position = self.query_point(self.kv_batch, row)
         return inside, batch, position
 
     def query_fragment(self, step: int) -> SSAValue:
@@ -365,13 +360,14 @@ class _AttentionBuilder(_Emitter):
         )
         return [self.lanes(loaded, 0, 4), self.lanes(loaded, 4, 4)]
 
-    def masked(self, value: SSAValue, half: int, column: Index) -> SSAValue:
-        """The base-2 score `value` of the lane's row of accumulator half `half` and key
-        `column` under the mask: -inf where an i1 mask is false, plus the float mask's
-        element (times log2(e)). The mask broadcasts to the scores' shape; keys past the end
-        read element 0."""
+    def masked(
+        self, value: SSAValue, batch: Sequence[Index], position: Index, column: Index
+    ) -> SSAValue:
+        """The base-2 score `value` of the query row at `batch`, `position` and key `column`
+        under the mask: -inf where an i1 mask is false, plus the float mask's element (times
+        log2(e)). The mask broadcasts to the scores' shape; keys past the end read element
+        0."""
         mask = self.attention.mask
-        _, batch, position = self.lane_row_point(self.kv_batch, half)
         if self.keys % self.block_kv:
             column = self.select(self.less(column, self.keys), column, 0)
         point = [*batch, position, column]
@@ -422,23 +418,27 @@ class _AttentionBuilder(_Emitter):
             ]
             for atom in range(self.score_atoms)
         ]
+        reads_rows = self.attention.mask is not None or self.causal
+        lane_rows = [self.lane_row_point(half)[1:] for half in range(2)] if reads_rows else []
         elements = []
         for atom, accumulator in enumerate(scores):
             row = []
             for i in range(4):
                 value = self.add_op(arith.MulfOp(self.element_of(accumulator, i), factor)).result
                 if self.attention.mask is not None:
-                    value = self.masked(value, i // 2, columns[atom][i])
+                    value = self.masked(value, *lane_rows[i // 2], columns[atom][i])
                 row.append(value)
             elements.append(row)
         if masked_from is None:
             if self.keys % self.block_kv:
-                elements = self.mask_positions(elements, columns, causal=False)
+                elements = self.mask_positions(elements, columns, None)
         else:
             flat = [v for row in elements for v in row]
 
             def mask(_: Block) -> list[SSAValue]:
-                return [v for row in self.mask_positions(elements, columns, True) for v in row]
+                positions = [position for _, position in lane_rows]
+                masked = self.mask_positions(elements, columns, positions)
+                return [v for row in masked for v in row]
 
             taken = self.nested(mask)
             kept = Block()
@@ -496,12 +496,15 @@ class _AttentionBuilder(_Emitter):
         return [*new_maxima, *new_sums, *outputs]
 
     def mask_positions(
-        self, elements: list[list[SSAValue]], columns: list[list[Index]], causal: bool
+        self,
+        elements: list[list[SSAValue]],
+        columns: list[list[Index]],
+        positions: Sequence[Index] | None,
     ) -> list[list[SSAValue]]:
-        """`elements` with -inf where the key is past the last and, `causal`, where it is
-        after the row's position."""
+        """`elements` with -inf where the key is past the last and (causal: given the
+        positions of the lane's rows of each accumulator half) where it is after the row's
+        position."""
         minus_inf = self.float(-math.inf)
-        positions = [self.lane_row_point(self.kv_batch, half)[2] for half in range(2)]
         masked = []
         for row, row_columns in zip(elements, columns):
             masked_row = []
@@ -509,7 +512,7 @@ class _AttentionBuilder(_Emitter):
                 keep = []
                 if self.keys % self.block_kv:
                     keep.append(self.less(column, self.keys))
-                if causal:
+                if positions is not None:
                     keep.append(self.less(column, self.add(positions[i // 2], 1)))
                 condition = self.both(keep)
                 if condition is not None:
@@ -543,7 +546,7 @@ class _AttentionBuilder(_Emitter):
             out, sums_out = self.workspace
             out_type, part = f32, [self.part]
         for half in range(2):
-            inside, batch, position = self.lane_row_point(self.kv_batch, half)
+            inside, batch, position = self.lane_row_point(half)
             for atom, accumulator in enumerate(outputs):
                 column = self.add(atom * 8, self.pair_column)
                 pair = []
