@@ -238,6 +238,9 @@ CANDIDATE_STREAMING_TILES_NK = ((16, 128), (32, 64), (32, 128), (64, 64), (64, 1
 rows, with the heuristic's BM, each with every CANDIDATE_STREAMING_PIPELINES depth that
 fits."""
 CANDIDATE_STREAMING_PIPELINES = (4, 6, 8)
+CANDIDATE_ATTENTION_SPLITS = (1, 2, 4, 8, 16, 32, 64, 128)
+"""The splits of the keys `candidates` offers an attention, with the heuristic's tile, those
+that leave each part a block of keys or more."""
 
 
 @dataclass(frozen=True)
@@ -658,9 +661,17 @@ def candidates(kernel: loop.KernelOp, target: GpuTarget) -> list[Schedule]:
     cores can take, every CANDIDATE_TILES tile with every CANDIDATE_PIPELINES depth too (on
     wgmma: both tile widths, each with the CANDIDATE_RASTERS tile orders), and
     for one of at most STREAMING_M rows the streaming tiles of CANDIDATE_STREAMING_TILES_NK
-    with every CANDIDATE_STREAMING_PIPELINES depth; each one lowers."""
+    with every CANDIDATE_STREAMING_PIPELINES depth; for an attention, its tile with each of
+    CANDIDATE_ATTENTION_SPLITS; each one lowers."""
     heuristic = choose_schedule(kernel, target)
     schedules = {heuristic: None}
+    attention = _attention_schedule(kernel, target)
+    if attention is not None:
+        (attention_op,) = kernel.body.block.ops
+        key_blocks = -(-attention_op.key.type.get_shape()[-2] // attention.tile_shape[1])
+        for split in CANDIDATE_ATTENTION_SPLITS:
+            if split <= key_blocks and _lowers(kernel, replace(attention, split=split)):
+                schedules.setdefault(replace(attention, split=split), None)
     contract_atom = _contract_atom(kernel, target)
     if contract_atom is not None and contract_atom[1] == MMA_SYNC:
         contract = contract_atom[0]

@@ -21,6 +21,7 @@ from emmy.dialects.target import DEFAULT_TARGET
 from emmy.passes.choose_tile_schedule import (
     ATTENTION_SPLIT_WARPS_PER_SM,
     ChooseTileSchedulePass,
+    candidates,
 )
 from emmy.passes.pipelines import passes_to, run_passes
 from emmy.tools.bench.differential import check_levels, lower
@@ -221,3 +222,13 @@ Decode()(torch.randn(1, 8, 1, 64, dtype=torch.bfloat16),
     assert "tile [16, 64, 64] warps [1, 1] pipeline 2 split 4" in tile_ir, tile_ir
     reports = check_levels(program, torch_ir, ("tile", "kernel"), seed=5)
     assert all(r.passed for r in reports), [(r.level, r.max_abs_error) for r in reports]
+
+
+def test_candidates_offer_each_split_of_the_keys() -> None:
+    """`emmy tune` times the heuristic's attention tile with each split that leaves every part
+    a block of keys: 300 keys are 5 blocks of 64."""
+    ctx = make_context()
+    module = Parser(ctx, Decode(8, 2, 1, 300).program(None)).parse_module()
+    (kernel,) = [op for op in module.body.block.ops if op.name == "loop.kernel"]
+    splits = [s.split for s in candidates(kernel, DEFAULT_TARGET) if s.tile_shape]
+    assert sorted(splits) == [1, 2, 4], splits
