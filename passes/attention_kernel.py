@@ -522,10 +522,10 @@ class _AttentionBuilder(_Emitter):
         return masked
 
     def inverse(self, total: SSAValue) -> SSAValue:
-        """1 / `total`, a row's sum; 0 for a row masked whole (a sum of 0, whose outputs are
-        0), which only a mask or a part of the keys can make."""
+        """1 / `total`, a row's sum; 0 for a row with no key (a sum of 0, whose outputs are
+        0), which only a mask or a part of the keys (split) can leave."""
         inverse = self.add_op(arith.DivfOp(self.float(1.0), total)).result
-        if not self.may_mask_whole:
+        if not self.may_mask_whole and self.split == 1:
             return inverse
         empty = self.add_op(arith.CmpfOp(total, self.float(0.0), "oeq")).result
         return self.add_op(arith.SelectOp(empty, self.float(0.0), inverse)).result

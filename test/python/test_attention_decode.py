@@ -138,6 +138,8 @@ EMULATED = {
         4,
         16,
     ),
+    # 2 blocks of keys in 4 parts: two parts take none (their rows' log-sum-exps are -inf).
+    "q1-kv100-split4-empty-parts": (Decode(2, 2, 1, 100), 4, 16),
     # 40 blocks of keys in 16 parts of 2 or 3, 4 query heads a key/value head.
     "q1-kv2500-split16-gqa-d128": (Decode(8, 2, 1, 2500, 128), 16, 16),
 }
