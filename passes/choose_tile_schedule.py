@@ -577,10 +577,13 @@ def _choose_contraction_schedule(kernel: loop.KernelOp, target: GpuTarget) -> Sc
     return next((s for s in tried if _lowers(kernel, s)), None)
 
 
-def _attention_schedule(kernel: loop.KernelOp, target: GpuTarget) -> Schedule | None:
+def _attention_schedule(
+    kernel: loop.KernelOp, target: GpuTarget, block_q: int | None = None
+) -> Schedule | None:
     """Attention's schedule of a kernel of one loop.attention of bf16 or f16 with a head dim
     of ATTENTION_HEAD_DIMS, where it lowers: ATTENTION_TILE, its rows as few as the packed
-    query rows take, its keys split to fill the SMs (see the module docstring)."""
+    query rows take (or `block_q`), its keys split to fill the SMs (see the module
+    docstring)."""
     ops = list(kernel.body.block.ops)
     if len(ops) != 1 or not isinstance(attention := ops[0], loop.AttentionOp):
         return None
@@ -596,8 +599,9 @@ def _attention_schedule(kernel: loop.KernelOp, target: GpuTarget) -> Schedule | 
     group = kv_group(query, key)
     warp_rows = MMA_SYNC.shape[0]
     packed_rows = group * rows
-    block_q, block_kv = ATTENTION_TILE
-    block_q = min(block_q, warp_rows * -(-packed_rows // warp_rows))
+    block_kv = ATTENTION_TILE[1]
+    if block_q is None:
+        block_q = min(ATTENTION_TILE[0], warp_rows * -(-packed_rows // warp_rows))
     warps = block_q // warp_rows
     blocks = -(-packed_rows // block_q) * (prod(batch) // group)
     wanted = -(-target.sm_count * ATTENTION_SPLIT_WARPS_PER_SM // (blocks * warps))
@@ -661,17 +665,21 @@ def candidates(kernel: loop.KernelOp, target: GpuTarget) -> list[Schedule]:
     cores can take, every CANDIDATE_TILES tile with every CANDIDATE_PIPELINES depth too (on
     wgmma: both tile widths, each with the CANDIDATE_RASTERS tile orders), and
     for one of at most STREAMING_M rows the streaming tiles of CANDIDATE_STREAMING_TILES_NK
-    with every CANDIDATE_STREAMING_PIPELINES depth; for an attention, its tile with each of
-    CANDIDATE_ATTENTION_SPLITS; each one lowers."""
+    with every CANDIDATE_STREAMING_PIPELINES depth; for an attention, its tile and
+    ATTENTION_TILE (a decode's tile of few rows is one warp, which issues every copy of its
+    keys and values; 4 warps share them) with each of CANDIDATE_ATTENTION_SPLITS; each one
+    lowers."""
     heuristic = choose_schedule(kernel, target)
     schedules = {heuristic: None}
     attention = _attention_schedule(kernel, target)
     if attention is not None:
         (attention_op,) = kernel.body.block.ops
         key_blocks = -(-attention_op.key.type.get_shape()[-2] // attention.tile_shape[1])
-        for split in CANDIDATE_ATTENTION_SPLITS:
-            if split <= key_blocks and _lowers(kernel, replace(attention, split=split)):
-                schedules.setdefault(replace(attention, split=split), None)
+        for block_q in sorted({attention.tile_shape[0], ATTENTION_TILE[0]}):
+            rows = _attention_schedule(kernel, target, block_q)
+            for split in [s for s in CANDIDATE_ATTENTION_SPLITS if s <= key_blocks]:
+                if rows is not None and _lowers(kernel, replace(rows, split=split)):
+                    schedules.setdefault(replace(rows, split=split), None)
     contract_atom = _contract_atom(kernel, target)
     if contract_atom is not None and contract_atom[1] == MMA_SYNC:
         contract = contract_atom[0]

@@ -127,6 +127,8 @@ def masked_rows_whole(case: Decode, inputs: list[np.ndarray]) -> None:
 EMULATED = {
     # name: (case, split, query rows a block)
     "q1-kv300-split4-gqa": (Decode(8, 2, 1, 300), 4, 16),
+    # The same in a tile of 64 rows (4 warps share the copies; 60 rows are past the end).
+    "q1-kv300-split4-gqa-64-rows": (Decode(8, 2, 1, 300), 4, 64),
     "q1-kv300-split2-mha-d128-f16": (Decode(2, 2, 1, 300, 128, "float16"), 2, 16),
     "q1-kv300-split1": (Decode(4, 2, 1, 300), 1, 16),
     # 5 blocks of keys in 3 parts: 1, 2 and 2 blocks; 4 query heads of 5 rows on one.
@@ -227,10 +229,12 @@ Decode()(torch.randn(1, 8, 1, 64, dtype=torch.bfloat16),
 
 
 def test_candidates_offer_each_split_of_the_keys() -> None:
-    """`emmy tune` times the heuristic's attention tile with each split that leaves every part
-    a block of keys: 300 keys are 5 blocks of 64."""
+    """`emmy tune` times the heuristic's attention tile (16 rows) and one of 64 rows, each
+    with every split that leaves every part a block of keys: 300 keys are 5 blocks of 64."""
     ctx = make_context()
     module = Parser(ctx, Decode(8, 2, 1, 300).program(None)).parse_module()
     (kernel,) = [op for op in module.body.block.ops if op.name == "loop.kernel"]
-    splits = [s.split for s in candidates(kernel, DEFAULT_TARGET) if s.tile_shape]
-    assert sorted(splits) == [1, 2, 4], splits
+    offered = {
+        (s.tile_shape[0], s.split) for s in candidates(kernel, DEFAULT_TARGET) if s.tile_shape
+    }
+    assert offered == {(rows, split) for rows in (16, 64) for split in (1, 2, 4)}, offered
