@@ -9,7 +9,8 @@ the batch dims are equal except the last (the heads), where H is a multiple of H
 head h reads key/value head h // (H / Hkv) (grouped-query attention, the repeat never
 materialized). Each output row is `softmax(q . k^T * scale + mask) . v` over the keys, with an
 i1 mask keeping the scores where it is true (-inf elsewhere), a float mask added, and `causal`
-keeping key j for query i iff j <= i (top-left aligned, as torch). The mask broadcasts to the
+keeping key j for query i iff j <= i (top-left aligned, as torch); a query whose every key
+is masked gives zeros (as torch's sdpa does, not the NaN of 0 / 0). The mask broadcasts to the
 scores' shape [..., H, L, S] numpy-style (right-aligned). The products and the softmax are
 computed in f32 (f64 for f64 inputs); with 16-bit values the probabilities are rounded to
 their type before the second product, as eager's flash kernels do.

@@ -137,7 +137,7 @@ from xdsl.utils.str_enum import StrEnum
 
 from emmy.dialects.access import parse_memref_type
 from emmy.dialects.access_bounds import verify_access_bounds
-from emmy.dialects.attention import verify_attention
+from emmy.dialects.attention import kv_group, verify_attention
 from emmy.dialects.dependences import (
     buffer_name,
     first_dependence,
@@ -1766,12 +1766,13 @@ class AttentionOp(IRDLOperation):
             into memref<1x4x100x64xbf16>
             atom mma_sync m16n8k16 tile [64, 64, 64] warps [4, 1] pipeline 2
 
-    Each block computes `tile [BQ, BKV, D]`'s BQ query rows of one head (the grid's x over
-    the row blocks, z over the batch and heads, striding where there are more than the grid
-    has), taking the keys and values BKV at a time through shared memory, `pipeline` blocks
-    deep; each of its `warps [BQ / 16, 1]` owns 16 rows, multiplying in `atom`s with the
-    softmax kept online in registers. D is the head dim of the query, key and value; a
-    mask, if there is one, is read where each score is."""
+    Each block computes `tile [BQ, BKV, D]`'s BQ query rows of the query heads that share
+    one key/value head, their rows packed (the grid's x over the row blocks, z over the
+    batch and key/value heads, striding where there are more than the grid has), taking the
+    keys and values BKV at a time through shared memory, `pipeline` blocks deep; each of its
+    `warps [BQ / 16, 1]` owns 16 rows, multiplying in `atom`s with the softmax kept online
+    in registers. D is the head dim of the query, key and value; a mask, if there is one,
+    is read where each score is."""
 
     name = "tile.attention"
     query = operand_def(MemRefType)
@@ -1912,17 +1913,26 @@ class AttentionOp(IRDLOperation):
         return op
 
     def grid(self, target: GpuTarget) -> tuple[int, int, int]:
-        """The blocks the row blocks take: x over them, z over the batch and heads (up to
-        the grid's z limit: the blocks stride through the rest)."""
-        *batch, rows, _ = self.query.type.get_shape()
-        return (-(-rows // self.tile_shape[0]), 1, min(prod(batch), target.max_grid_shape[2]))
+        """The blocks the row blocks take: x over them (the rows of the query heads that
+        share a key/value head, packed), y over the parts of the keys (`split`), z over the
+        batch and key/value heads (up to the grid's z limit: the blocks stride through the
+        rest)."""
+        query, key = self.query.type.get_shape(), self.key.type.get_shape()
+        *batch, rows, _ = query
+        group = kv_group(query, key)
+        row_blocks = -(-group * rows // self.tile_shape[0])
+        return (row_blocks, self.split_count, min(prod(batch) // group, target.max_grid_shape[2]))
 
     def verify_(self) -> None:
         verify_attention(self.query, self.key, self.value, self.mask, self.out)
         verify_gemm_tiling(self.tile_shape, self.mma_atom, self.warp_grid)
         _verify_split(self.split_count)
-        if self.split_count != 1:
-            raise VerifyException("a tile.attention with split > 1 is not lowered yet")
+        grid_y = target_of(self).max_grid_shape[1]
+        if self.split_count > grid_y:
+            raise VerifyException(
+                f"split {self.split_count} is a block of the grid's y for each part of the "
+                f"keys, at most {grid_y}"
+            )
         block_q, block_kv, depth = self.tile_shape
         head_dims = {self.query.type.get_shape()[-1], self.value.type.get_shape()[-1]}
         if self.mma_atom.shape != MMA_SYNC_SHAPE or self.mma_atom.kind != AtomKind.MMA_SYNC:

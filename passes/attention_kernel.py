@@ -4,15 +4,17 @@
     tile.attention %q, %k, %v scale 1.250000e-01 causal into %o : memref<1x4x100x64xbf16>, ..
         atom <mma_sync m16n8k16> tile [64, 64, 64] warps [4, 1] pipeline 2
 
-becomes a `kernel.func` in which block x computes query rows 64x to 64x + 63 of one head
-(grid z over the batch and heads; each of the block's 4 warps owns 16 rows), key/value head
-h / (H / Hkv) for query head h:
+becomes a `kernel.func` in which block x computes rows 64x to 64x + 63 of the G L query rows
+of the G query heads that share a key/value head, packed (row g L + i is query head h G + g's
+row i, for key/value head h: grid z over the batch and key/value heads; each of the block's
+4 warps owns 16 rows), so that a block of a few query rows (decode) takes the queries of
+all the heads that read its keys and values, which it reads once for them:
 
 - Shared memory holds the block's query tile and `pipeline` blocks of keys and of values, each
   a tile of rows of the head dim D, in panels of 128 bytes, swizzled (`#kernel.swizzle`): the
   8 rows an ldmatrix reads lie in 8 different bank groups (the tiles of `gemm_kernel`, views
   of the dynamic shared memory where they outgrow the static). cp.async copies them 16 bytes
-  at a time, rows past the end of L or S zero-filled; the queries and the first
+  at a time, rows past the end of G L or S zero-filled; the queries and the first
   `pipeline - 1` key/value blocks first, then in iteration j block j + pipeline - 1, after a
   barrier that orders it after every warp's use of the stage it overwrites.
 - Each warp loads its 16 x D queries into registers once (ldmatrix x4 per 16 columns). Per
@@ -25,26 +27,38 @@ h / (H / Hkv) for query head h:
   the A fragments of P V as they are (atoms 2i and 2i + 1 of S are A's k-step i), and V's
   [keys, D] tile is B as [K, N] (ldmatrix x4 trans).
 - Causal, the block stops after the key block that holds its last query's position (the
-  blocks wholly above the diagonal are skipped); the scores past the diagonal are masked in
-  the blocks it does take. A mask operand is read where each score is, from global memory:
-  an i1 mask's false gives -inf, a float mask is added (times log2(e)); a row whose keys so
-  far are all masked keeps its max at -inf and takes its exponents from 0, so that the keys
-  it keeps later count in full (a row masked whole ends 0 / 0, as the decomposed form does).
-- At the end each lane sums its quad's l, divides its O by it and stores its rows below L, two
+  blocks wholly above the diagonal are skipped), and masks the scores past the diagonal and
+  the last key only in the blocks from the first that crosses the diagonal or holds the last
+  keys: before it, a uniform branch passes the scores through without mask arithmetic (one
+  loop body: a second loop for the crossing blocks costs registers that D 128 spills).
+  Without causal, the keys past the last are masked in every block. A mask operand is read
+  where each score is, from global memory: an i1 mask's false gives -inf, a float mask is
+  added (times log2(e)); a row whose keys so far are all masked keeps its max at -inf and
+  takes its exponents from 0, so that the keys it keeps later count in full; a row masked
+  whole ends with a sum of 0 and gives zeros (its inverse taken as 0), as torch's sdpa does.
+- At the end each lane sums its quad's l, divides its O by it and stores its query rows, two
   columns at a time, in the output's type.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from math import prod
 
 from xdsl.dialects import arith, memref, scf
 from xdsl.dialects import math as math_dialect
 from xdsl.dialects import vector as vector_dialect
-from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerType, VectorType, f32, i32
-from xdsl.ir import Block, SSAValue
+from xdsl.dialects.builtin import (
+    FloatAttr,
+    IndexType,
+    IntegerType,
+    MemRefType,
+    VectorType,
+    f32,
+    i32,
+)
+from xdsl.ir import Block, Region, SSAValue
 
 from emmy.dialects import kernel, tile
 from emmy.dialects.attention import kv_group
@@ -62,7 +76,14 @@ COPY_BYTES = 16
 """The bytes of one cp.async of a row's elements."""
 
 
-class _AttentionBuilder(KernelEmitter):
+class _Emitter(KernelEmitter):
+    """A KernelEmitter with f32 constants."""
+
+    def float(self, value: float) -> SSAValue:
+        return self.add_op(arith.ConstantOp(FloatAttr(value, f32))).results[0]
+
+
+class _AttentionBuilder(_Emitter):
     """Builds the kernel of one tile.attention (see the module docstring)."""
 
     def __init__(
@@ -71,14 +92,18 @@ class _AttentionBuilder(KernelEmitter):
         body: Block,
         values: dict[SSAValue, SSAValue],
         target: GpuTarget,
+        workspace: Sequence[SSAValue] = (),
     ):
         super().__init__(body, values, target)
         self.attention = attention
+        self.workspace = workspace
         *self.batch_sizes, self.rows, self.depth = attention.query.type.get_shape()
         self.keys = attention.key.type.get_shape()[-2]
         self.group = kv_group(attention.query.type.get_shape(), attention.key.type.get_shape())
+        self.packed_rows = self.group * self.rows
         self.block_q, self.block_kv, _ = attention.tile_shape
         self.stages = attention.pipeline_depth
+        self.split = attention.split_count
         self.element = attention.query.type.get_element_type()
         self.element_bytes = kernel.element_bytes(self.element)
         self.threads = attention.warp_grid[0] * target.warp_size
@@ -86,6 +111,10 @@ class _AttentionBuilder(KernelEmitter):
         self.k_steps = self.depth // 16
         self.score_atoms = self.block_kv // 8
         self.out_atoms = self.depth // 8
+        self.key_block_count = -(-self.keys // self.block_kv)
+        # Only a mask, or causal keys in a part of the keys after a row's position, leave a
+        # row no key in a block it takes.
+        self.may_mask_whole = attention.mask is not None or (self.causal and self.split > 1)
 
     # -- shared tiles and their copies --
 
@@ -109,12 +138,13 @@ class _AttentionBuilder(KernelEmitter):
         tiles: OperandTiles,
         shared: SSAValue,
         stage: Index,
-        batch: Sequence[Index],
+        point: Callable[[Index], list[Index]],
         first_row: Index,
         extent: int,
     ) -> None:
-        """The block's cp.asyncs of rows `first_row` on of its operand (of `extent` rows)
-        into stage `stage` of `shared`; rows past the extent read nothing and fill zeros."""
+        """The block's cp.asyncs of rows `first_row` on of its operand (of `extent` rows, row
+        r at the indices `point(r)`, then the column) into stage `stage` of `shared`; rows
+        past the extent read nothing and fill zeros."""
         copy = tiles.copy_elements
         per_row = tiles.columns // copy
         chunks = tiles.rows * per_row
@@ -134,7 +164,7 @@ class _AttentionBuilder(KernelEmitter):
                     source_bytes = self.select(valid, size, self.constant(0, i32))
                 panel, within = self.panel_column(tiles, column)
                 destination = [self.index(i) for i in (stage, panel, row, within)]
-                indices = [self.index(i) for i in (*batch, position, column)]
+                indices = [self.index(i) for i in (*point(position), column)]
                 self.add_op(
                     kernel.CpAsyncOp(shared, destination, source, indices, COPY_BYTES, source_bytes)
                 )
@@ -142,9 +172,6 @@ class _AttentionBuilder(KernelEmitter):
             self.if_then(guard, copy_chunk)
 
     # -- scalar and vector helpers --
-
-    def float(self, value: float) -> SSAValue:
-        return self.add_op(arith.ConstantOp(FloatAttr(value, f32))).results[0]
 
     def element_of(self, vector: SSAValue, position: int) -> SSAValue:
         return self.add_op(vector_dialect.ExtractOp(vector, [position], f32)).result
@@ -158,6 +185,11 @@ class _AttentionBuilder(KernelEmitter):
 
     def exp2(self, value: SSAValue) -> SSAValue:
         return self.add_op(math_dialect.Exp2Op(value)).results[0]
+
+    def minimum(self, lhs: Index, rhs: Index) -> Index:
+        if isinstance(lhs, int) and isinstance(rhs, int):
+            return min(lhs, rhs)
+        return self.add_op(arith.MinUIOp(self.index(lhs), self.index(rhs))).results[0]
 
     # -- the kernel --
 
@@ -180,11 +212,15 @@ class _AttentionBuilder(KernelEmitter):
         self.shared_k = self.shared(self.k_tiles, self.stages, "k_tiles", offsets[0])
         self.shared_v = self.shared(self.v_tiles, self.stages, "v_tiles", offsets[1])
         block_x = self.add_op(kernel.BlockIdOp("x")).results[0]
-        self.first_query = self.mul(block_x, self.block_q)
-        self.warp_first_row = self.add(self.first_query, self.mul(self.warp, 16))
-        batches = prod(self.batch_sizes)
+        self.first_row = self.mul(block_x, self.block_q)
+        self.warp_first_row = self.add(self.first_row, self.mul(self.warp, 16))
+        self.part = self.add_op(kernel.BlockIdOp("y")).results[0] if self.split > 1 else 0
+        kv_batch_sizes = list(self.batch_sizes)
+        if self.group > 1:
+            kv_batch_sizes[-1] //= self.group
+        batches = prod(kv_batch_sizes)
         if batches == 1:
-            self.block_rows([0] * len(self.batch_sizes))
+            self.block_rows([0] * len(kv_batch_sizes))
         else:
             block_z = self.add_op(kernel.BlockIdOp("z")).results[0]
             grid_z = self.add_op(kernel.GridDimOp("z")).results[0]
@@ -193,7 +229,7 @@ class _AttentionBuilder(KernelEmitter):
                 # The tiles of the previous batch point may still be read.
                 self.add_op(kernel.BarrierOp())
                 linear, indices, stride = block.args[0], [], batches
-                for position, size in enumerate(self.batch_sizes):
+                for position, size in enumerate(kv_batch_sizes):
                     stride //= size
                     index = self.div(linear, stride)
                     indices.append(self.rem(index, size) if position else index)
@@ -203,32 +239,65 @@ class _AttentionBuilder(KernelEmitter):
             self.add_op(scf.ForOp(block_z, self.constant(batches), grid_z, [], body))
         self.place_constants()
 
-    def key_blocks(self) -> Index:
-        """How many key blocks the block takes: all, or (causal) up to the one holding its
-        last query's position."""
-        blocks = -(-self.keys // self.block_kv)
-        if not self.causal:
-            return blocks
-        last = self.add(self.first_query, self.block_q + self.block_kv - 1)
-        needed = self.div(last, self.block_kv)
-        return self.add_op(arith.MinUIOp(self.index(needed), self.index(blocks))).results[0]
+    def query_point(self, kv_batch: Sequence[Index], row: Index) -> tuple[list[Index], Index]:
+        """The batch indices and the position of packed row `row` of key/value head point
+        `kv_batch`: row g L + i is query head h G + g's row i (G query heads a key/value
+        head h, L rows a head)."""
+        if self.group == 1:
+            return list(kv_batch), row
+        head = self.add(self.mul(kv_batch[-1], self.group), self.div(row, self.rows))
+        return [*kv_batch[:-1], head], self.rem(row, self.rows)
 
-    def block_rows(self, batch: Sequence[Index]) -> None:
-        """The block's query rows at batch point `batch`."""
-        kv_batch = list(batch)
-        if self.group > 1:
-            kv_batch[-1] = self.div(kv_batch[-1], self.group)
-        stages, blocks = self.stages, self.key_blocks()
+    def positions(self) -> tuple[Index, Index]:
+        """The first and last position of the block's query rows, bounds where its rows
+        span heads."""
+        if self.group == 1:
+            return self.first_row, self.add(self.first_row, self.block_q - 1)
+        if self.rows == 1:
+            return 0, 0
+        last_row = self.minimum(self.add(self.first_row, self.block_q - 1), self.packed_rows - 1)
+        heads = [self.div(row, self.rows) for row in (self.first_row, last_row)]
+        spans = self.add_op(arith.CmpiOp(*map(self.index, heads), "ne")).result
+        first = self.select(spans, 0, self.rem(self.first_row, self.rows))
+        return first, self.select(spans, self.rows - 1, self.rem(last_row, self.rows))
+
+    def key_ranges(self) -> tuple[Index, Index, Index | None]:
+        """The key blocks the block takes, from the first to the end: its part of them, up to
+        (causal) the one holding its last query's position (the blocks wholly above the
+        diagonal are skipped); and (causal) the first that crosses the diagonal or holds
+        the last keys, from which blocks are masked (None: none is)."""
+        blocks = self.key_block_count
+        start = self.div(self.mul(self.part, blocks), self.split)
+        end = self.div(self.mul(self.add(self.part, 1), blocks), self.split)
+        if not self.causal:
+            return start, end, None
+        first, last = self.positions()
+        end = self.minimum(end, self.div(self.add(last, self.block_kv), self.block_kv))
+        unmasked = self.div(self.add(first, 1), self.block_kv)
+        if self.keys % self.block_kv:
+            unmasked = self.minimum(unmasked, self.keys // self.block_kv)
+        return start, end, unmasked
+
+    def block_rows(self, kv_batch: Sequence[Index]) -> None:
+        """The block's query rows at key/value batch point `kv_batch`."""
+        self.kv_batch = kv_batch
+        stages = self.stages
+        start, end, masked_from = self.key_ranges()
 
         def load_block(index: Index) -> None:
             stage, first = self.rem(index, stages), self.mul(index, self.block_kv)
             for tiles, shared in ((self.k_tiles, self.shared_k), (self.v_tiles, self.shared_v)):
-                self.copy_tile(tiles, shared, stage, kv_batch, first, self.keys)
+                self.copy_tile(tiles, shared, stage, lambda row: [*kv_batch, row], first, self.keys)
 
-        self.copy_tile(self.q_tiles, self.shared_q, 0, batch, self.first_query, self.rows)
+        def query_row(row: Index) -> list[Index]:
+            batch, position = self.query_point(kv_batch, row)
+            return [*batch, position]
+
+        self.copy_tile(self.q_tiles, self.shared_q, 0, query_row, self.first_row, self.packed_rows)
         self.add_op(kernel.CpAsyncCommitOp())
         for index in range(stages - 1):
-            self.if_then(self.less(index, blocks), lambda index=index: load_block(index))
+            ahead = self.add(start, index)
+            self.if_then(self.less(ahead, end), lambda ahead=ahead: load_block(ahead))
             self.add_op(kernel.CpAsyncCommitOp())
         self.add_op(kernel.CpAsyncWaitOp(stages - 1))
         self.add_op(kernel.BarrierOp())
@@ -236,22 +305,36 @@ class _AttentionBuilder(KernelEmitter):
         minus_inf = self.float(-math.inf)
         zero = self.float(0.0)
         zeros = self.add_op(vector_dialect.BroadcastOp(zero, VectorType(f32, [4]))).vector
-        initial = [minus_inf, minus_inf, zero, zero, *[zeros] * self.out_atoms]
+        state = [minus_inf, minus_inf, zero, zero, *[zeros] * self.out_atoms]
 
         def key_loop(block: Block) -> list[SSAValue]:
-            index, *state = block.args
+            index, *carried = block.args
             self.add_op(kernel.CpAsyncWaitOp(stages - 2))
             self.add_op(kernel.BarrierOp())
             ahead = self.add(index, stages - 1)
-            self.if_then(self.less(ahead, blocks), lambda: load_block(ahead))
+            self.if_then(self.less(ahead, end), lambda: load_block(ahead))
             self.add_op(kernel.CpAsyncCommitOp())
-            return self.key_block(batch, self.rem(index, stages), index, queries, state)
+            stage = self.rem(index, stages)
+            return self.key_block(stage, index, queries, carried, masked_from)
 
-        body = self.nested(key_loop, [IndexType()] + [value.type for value in initial])
+        body = self.nested(key_loop, [IndexType()] + [value.type for value in state])
         loop = self.add_op(
-            scf.ForOp(self.constant(0), self.index(blocks), self.constant(1), initial, body)
+            scf.ForOp(self.index(start), self.index(end), self.constant(1), state, body)
         )
-        self.store_rows(batch, list(loop.results))
+        state = list(loop.results)
+        self.store_rows(state)
+
+    def lane_row_point(self, half: int) -> tuple[SSAValue | None, list[Index], Index]:
+        """Whether the lane's row of accumulator half `half` (rows g, g + 8 of its warp's 16)
+        is a query row, its batch indices and its position (those of row 0 where it is not:
+        rows past the end are computed, never stored)."""
+        row = self.add(self.add(self.warp_first_row, self.group_row), 8 * half)
+        inside = None
+        if self.packed_rows % self.block_q:
+            inside = self.less(row, self.packed_rows)
+            row = self.select(inside, row, 0)
+        batch, position = self.query_point(self.kv_batch, row)
+        return inside, batch, position
 
     def query_fragment(self, step: int) -> SSAValue:
         """The warp's A fragment of its 16 query rows, columns 16 step on (ldmatrix x4)."""
@@ -278,17 +361,16 @@ class _AttentionBuilder(KernelEmitter):
         return [self.lanes(loaded, 0, 4), self.lanes(loaded, 4, 4)]
 
     def masked(
-        self, value: SSAValue, batch: Sequence[Index], query: Index, column: Index
+        self, value: SSAValue, batch: Sequence[Index], position: Index, column: Index
     ) -> SSAValue:
-        """The base-2 score `value` of query row `query` and key `column` under the mask: -inf
-        where an i1 mask is false, plus the float mask's element (times log2(e)). The mask
-        broadcasts to the scores' shape; rows and keys past the ends read element 0."""
+        """The base-2 score `value` of the query row at `batch`, `position` and key `column`
+        under the mask: -inf where an i1 mask is false, plus the float mask's element (times
+        log2(e)). The mask broadcasts to the scores' shape; keys past the end read element
+        0."""
         mask = self.attention.mask
-        if self.rows % self.block_q:
-            query = self.select(self.less(query, self.rows), query, 0)
         if self.keys % self.block_kv:
             column = self.select(self.less(column, self.keys), column, 0)
-        point = [*batch, query, column]
+        point = [*batch, position, column]
         shape = mask.type.get_shape()
         indices = [
             self.index(0 if size == 1 else i)
@@ -308,14 +390,16 @@ class _AttentionBuilder(KernelEmitter):
 
     def key_block(
         self,
-        batch: Sequence[Index],
         stage: Index,
         index: Index,
         queries: list[SSAValue],
         state: list[SSAValue],
+        masked_from: Index | None,
     ) -> list[SSAValue]:
-        """The running max, sum and output after key block `index` (in `stage`) at batch
-        point `batch`."""
+        """The running max, sum and output after key block `index` (in `stage`). Causal, a
+        block from `masked_from` on masks its scores after each row's position and past the
+        last key, and the blocks before it take no mask arithmetic (a uniform branch);
+        without causal, the keys past the last are masked in every block."""
         maxima, sums, outputs = state[:2], state[2:4], state[4:]
         zero = self.float(0.0)
         zeros = self.add_op(vector_dialect.BroadcastOp(zero, VectorType(f32, [4]))).vector
@@ -326,28 +410,42 @@ class _AttentionBuilder(KernelEmitter):
                     scores[atom + offset] = self.mma(queries[step], b, scores[atom + offset])
         # Scaled into base 2, masked: each element of each atom, by row half h (rows g, g + 8).
         factor = self.float(self.attention.scale.value.data * math.log2(math.e))
-        minus_inf = self.float(-math.inf)
         first_key = self.mul(index, self.block_kv)
-        elements: list[list[SSAValue]] = []
+        columns = [
+            [
+                self.add(self.add(self.add(first_key, atom * 8), self.pair_column), i % 2)
+                for i in range(4)
+            ]
+            for atom in range(self.score_atoms)
+        ]
+        reads_rows = self.attention.mask is not None or self.causal
+        lane_rows = [self.lane_row_point(half)[1:] for half in range(2)] if reads_rows else []
+        elements = []
         for atom, accumulator in enumerate(scores):
-            column_base = self.add(self.add(first_key, atom * 8), self.pair_column)
             row = []
             for i in range(4):
                 value = self.add_op(arith.MulfOp(self.element_of(accumulator, i), factor)).result
-                keep = []
-                column = self.add(column_base, i % 2)
-                query = self.add(self.add(self.warp_first_row, self.group_row), 8 * (i // 2))
                 if self.attention.mask is not None:
-                    value = self.masked(value, batch, query, column)
-                if self.keys % self.block_kv:
-                    keep.append(self.less(column, self.keys))
-                if self.causal:
-                    keep.append(self.less(column, self.add(query, 1)))
-                condition = self.both(keep)
-                if condition is not None:
-                    value = self.select(condition, value, minus_inf)
+                    value = self.masked(value, *lane_rows[i // 2], columns[atom][i])
                 row.append(value)
             elements.append(row)
+        if masked_from is None:
+            if self.keys % self.block_kv:
+                elements = self.mask_positions(elements, columns, None)
+        else:
+            flat = [v for row in elements for v in row]
+
+            def mask(_: Block) -> list[SSAValue]:
+                positions = [position for _, position in lane_rows]
+                masked = self.mask_positions(elements, columns, positions)
+                return [v for row in masked for v in row]
+
+            taken = self.nested(mask)
+            kept = Block()
+            kept.add_op(scf.YieldOp(*flat))
+            crossing = self.less(index, masked_from)
+            branch = self.add_op(scf.IfOp(crossing, [f32] * len(flat), Region(kept), Region(taken)))
+            elements = [list(branch.results[4 * a : 4 * a + 4]) for a in range(self.score_atoms)]
         new_maxima, bases, alphas, new_sums = [], [], [], []
         for half in range(2):
             values = [row[i] for row in elements for i in (2 * half, 2 * half + 1)]
@@ -357,10 +455,10 @@ class _AttentionBuilder(KernelEmitter):
             largest = self.quad(largest, arith.MaximumfOp)
             new_max = self.add_op(arith.MaximumfOp(maxima[half], largest)).result
             new_maxima.append(new_max)
-            if self.attention.mask is not None:
+            if self.may_mask_whole:
                 # A row masked whole so far has the max -inf: exponents from 0 keep it at 0
                 # (exp2(-inf - -inf) would be NaN) until a key it keeps arrives.
-                unset = self.add_op(arith.CmpfOp(new_max, minus_inf, "oeq")).result
+                unset = self.add_op(arith.CmpfOp(new_max, self.float(-math.inf), "oeq")).result
                 new_max = self.add_op(arith.SelectOp(unset, self.float(0.0), new_max)).result
             bases.append(new_max)
             alphas.append(self.exp2(self.add_op(arith.SubfOp(maxima[half], new_max)).result))
@@ -397,20 +495,60 @@ class _AttentionBuilder(KernelEmitter):
                     outputs[atom + offset] = self.mma(a, b, outputs[atom + offset])
         return [*new_maxima, *new_sums, *outputs]
 
-    def store_rows(self, batch: Sequence[Index], state: list[SSAValue]) -> None:
+    def mask_positions(
+        self,
+        elements: list[list[SSAValue]],
+        columns: list[list[Index]],
+        positions: Sequence[Index] | None,
+    ) -> list[list[SSAValue]]:
+        """`elements` with -inf where the key is past the last and (causal: given the
+        positions of the lane's rows of each accumulator half) where it is after the row's
+        position."""
+        minus_inf = self.float(-math.inf)
+        masked = []
+        for row, row_columns in zip(elements, columns):
+            masked_row = []
+            for i, (value, column) in enumerate(zip(row, row_columns)):
+                keep = []
+                if self.keys % self.block_kv:
+                    keep.append(self.less(column, self.keys))
+                if positions is not None:
+                    keep.append(self.less(column, self.add(positions[i // 2], 1)))
+                condition = self.both(keep)
+                if condition is not None:
+                    value = self.select(condition, value, minus_inf)
+                masked_row.append(value)
+            masked.append(masked_row)
+        return masked
+
+    def inverse(self, total: SSAValue) -> SSAValue:
+        """1 / `total`, a row's sum; 0 for a row with no key (a sum of 0, whose outputs are
+        0), which only a mask or a part of the keys (split) can leave."""
+        inverse = self.add_op(arith.DivfOp(self.float(1.0), total)).result
+        if not self.may_mask_whole and self.split == 1:
+            return inverse
+        empty = self.add_op(arith.CmpfOp(total, self.float(0.0), "oeq")).result
+        return self.add_op(arith.SelectOp(empty, self.float(0.0), inverse)).result
+
+    def store_rows(self, state: list[SSAValue]) -> None:
         """Each lane's output elements divided by its rows' sums, stored two columns at a
-        time below L."""
-        sums, outputs = state[2:4], state[4:]
-        one = self.float(1.0)
-        inverses = [
-            self.add_op(arith.DivfOp(one, self.quad(total, arith.AddfOp))).result for total in sums
-        ]
-        out = self.values[self.attention.out]
-        out_type = self.attention.out.type.get_element_type()
-        for atom, accumulator in enumerate(outputs):
-            column = self.add(atom * 8, self.pair_column)
-            for half in range(2):
-                row = self.add(self.add(self.warp_first_row, self.group_row), 8 * half)
+        time for the query rows: into the output, or (split) in f32 into the block's part of
+        the workspace, with each row's base-2 log-sum-exp m + log2(l) (-inf for a row with no
+        key in the part), which the lane holding its first two columns stores."""
+        maxima, sums, outputs = state[:2], state[2:4], state[4:]
+        totals = [self.quad(total, arith.AddfOp) for total in sums]
+        inverses = [self.inverse(total) for total in totals]
+        if self.split == 1:
+            out = self.values[self.attention.out]
+            out_type = self.attention.out.type.get_element_type()
+            part = []
+        else:
+            out, sums_out = self.workspace
+            out_type, part = f32, [self.part]
+        for half in range(2):
+            inside, batch, position = self.lane_row_point(half)
+            for atom, accumulator in enumerate(outputs):
+                column = self.add(atom * 8, self.pair_column)
                 pair = []
                 for i in (2 * half, 2 * half + 1):
                     value = self.add_op(
@@ -420,18 +558,126 @@ class _AttentionBuilder(KernelEmitter):
                         value = self.add_op(arith.TruncFOp(value, out_type)).result
                     pair.append(value)
 
-                def store(pair=pair, row=row, column=column) -> None:
-                    indices = [self.index(i) for i in (*batch, row, column)]
+                def store(pair=pair, column=column) -> None:
+                    indices = [self.index(i) for i in (*part, *batch, position, column)]
                     self.add_op(kernel.VectorStoreOp(self.vector_of(pair), out, indices))
 
-                inside = self.less(row, self.rows) if self.rows % self.block_q else None
                 self.if_then(inside, store)
+            if self.split == 1:
+                continue
+            logarithm = self.add_op(math_dialect.Log2Op(totals[half])).result
+            log_sum = self.add_op(arith.AddfOp(maxima[half], logarithm)).result
+
+            def store_log_sum(log_sum=log_sum, batch=batch, position=position) -> None:
+                indices = [self.index(i) for i in (self.part, *batch, position)]
+                self.add_op(memref.StoreOp.get(log_sum, sums_out, indices))
+
+            first_lane = self.equal(self.pair_column, 0)
+            self.if_then(
+                self.both([c for c in (inside, first_lane) if c is not None]), store_log_sum
+            )
+
+
+def attention_workspace(attention: tile.AttentionOp) -> list[MemRefType]:
+    """The f32 buffers a split attention's parts leave for its combining kernel: each part's
+    normalised output rows [split, ..., H, L, Ev] and their base-2 log-sum-exps
+    [split, ..., H, L]; none without a split."""
+    split = attention.split_count
+    if split == 1:
+        return []
+    shape = attention.out.type.get_shape()
+    return [MemRefType(f32, [split, *shape]), MemRefType(f32, [split, *shape[:-1]])]
+
+
+def combine_launch(attention: tile.AttentionOp, target: GpuTarget) -> tuple[list[int], list[int]]:
+    """The grid and block of a split attention's combining kernel: a block per output row,
+    a thread per column (whole warps)."""
+    *rows, columns = attention.out.type.get_shape()
+    warp = target.warp_size
+    return [prod(rows), 1, 1], [warp * -(-columns // warp), 1, 1]
+
+
+class _CombineBuilder(_Emitter):
+    """Builds the kernel that combines a split attention's parts (see the module
+    docstring)."""
+
+    def __init__(self, attention: tile.AttentionOp, body: Block, values, target: GpuTarget):
+        super().__init__(body, values, target)
+        self.attention = attention
+
+    def build(self, workspace: Sequence[SSAValue]) -> None:
+        parts_out, log_sums = workspace
+        *batch_sizes, rows, columns = self.attention.out.type.get_shape()
+        column = self.named(kernel.ThreadIdOp("x"), "tid")
+        linear = self.add_op(kernel.BlockIdOp("x")).results[0]
+        point, stride = [], prod(batch_sizes) * rows
+        for position, size in enumerate([*batch_sizes, rows]):
+            stride //= size
+            index = self.div(linear, stride)
+            point.append(self.rem(index, size) if position else index)
+        inside = self.less(column, columns) if columns % self.target.warp_size else None
+        self.if_then(inside, lambda: self.combine_element(parts_out, log_sums, point, column))
+        self.place_constants()
+
+    def combine_element(self, parts_out, log_sums, point, column) -> None:
+        """The output element at `point`, `column`: the parts' rows weighted by
+        2^(log-sum-exp - max), over the weights' sum (0 where no part has a key)."""
+        split = self.attention.split_count
+        log_sum = [
+            self.add_op(memref.LoadOp.get(log_sums, [self.index(i) for i in (part, *point)])).res
+            for part in range(split)
+        ]
+        largest = log_sum[0]
+        for value in log_sum[1:]:
+            largest = self.add_op(arith.MaximumfOp(largest, value)).result
+        minus_inf = self.float(-math.inf)
+        unset = self.add_op(arith.CmpfOp(largest, minus_inf, "oeq")).result
+        base = self.add_op(arith.SelectOp(unset, self.float(0.0), largest)).result
+        total, accumulated = self.float(0.0), self.float(0.0)
+        for part, value in enumerate(log_sum):
+            weight = self.add_op(
+                math_dialect.Exp2Op(self.add_op(arith.SubfOp(value, base)).result)
+            ).result
+            indices = [self.index(i) for i in (part, *point, column)]
+            row = self.add_op(memref.LoadOp.get(parts_out, indices)).res
+            total = self.add_op(arith.AddfOp(total, weight)).result
+            product = self.add_op(arith.MulfOp(weight, row)).result
+            accumulated = self.add_op(arith.AddfOp(accumulated, product)).result
+        inverse = self.add_op(arith.DivfOp(self.float(1.0), total)).result
+        empty = self.add_op(arith.CmpfOp(total, self.float(0.0), "oeq")).result
+        inverse = self.add_op(arith.SelectOp(empty, self.float(0.0), inverse)).result
+        value = self.add_op(arith.MulfOp(accumulated, inverse)).result
+        out_type = self.attention.out.type.get_element_type()
+        if out_type != f32:
+            value = self.add_op(arith.TruncFOp(value, out_type)).result
+        out = self.values[self.attention.out]
+        self.add_op(memref.StoreOp.get(value, out, [self.index(i) for i in (*point, column)]))
 
 
 def lower_attention_kernel(source: tile.KernelOp, target: GpuTarget) -> kernel.FuncOp:
-    """The kernel.func of an attention's tile.kernel (see the module docstring)."""
+    """The kernel.func of an attention's tile.kernel (see the module docstring): with a
+    split, it takes the workspace's buffers after the tile.kernel's arguments."""
     attention = source.attention
     assert attention is not None
-    body, values = kernel_body(source)
-    _AttentionBuilder(attention, body, values, target).build()
+    types = attention_workspace(attention)
+    body, values = kernel_body(source, types)
+    workspace = body.args[len(body.args) - len(types) :]
+    _AttentionBuilder(attention, body, values, target, workspace).build()
     return kernel_func(source, body)
+
+
+def lower_attention_combine(source: tile.KernelOp, target: GpuTarget) -> kernel.FuncOp:
+    """The kernel.func `@<name>_combine` that combines a split attention's parts into its
+    output, taking the attention kernel's arguments."""
+    attention = source.attention
+    assert attention is not None and attention.split_count > 1
+    types = attention_workspace(attention)
+    body, values = kernel_body(source, types)
+    builder = _CombineBuilder(attention, body, values, target)
+    builder.build(body.args[len(body.args) - len(types) :])
+    _, block = combine_launch(attention, target)
+    combine = kernel.FuncOp(
+        f"{source.sym_name.data}_combine", [a.type for a in body.args], block, Region(body)
+    )
+    combine.location = source.location
+    return combine

@@ -99,7 +99,18 @@ gets attention's schedule on a target with mma_sync: ATTENTION_TILE's 64 query r
                    atom mma_sync m16n8k16, warps [4, 1], pipeline 2>
 
 which `lower-loop-to-tile` makes a `tile.attention`; other attention is scheduled as the loop
-nests `expand-loop-attention` makes of it.
+nests `expand-loop-attention` makes of it. A block takes the rows of the G query heads that
+share a key/value head together (G L rows, packed): where they are fewer than 64 (decode: a
+few queries a head), the tile has as few rows as cover them, 16 a warp (the m16 atom's
+least). Where the blocks that gives (row blocks times the batch and key/value heads) have
+fewer warps than ATTENTION_SPLIT_WARPS_PER_SM an SM, the keys are split (flash-decoding,
+`split S`: S blocks share each tile of rows, each taking 1/S of the keys, their parts
+combined after) into as many parts as make up that many warps, but no more than leave each
+part ATTENTION_MIN_PART_BLOCKS blocks of keys. GQA H32/KV8 decoding one query against 4096
+keys of head dim 128 on the H200 (8 blocks of 4 packed rows, 64 key blocks):
+
+    #tile.schedule<block [32, 1, 1], loops [], tile [16, 64, 128],
+                   atom mma_sync m16n8k16, warps [1, 1], pipeline 2, split 16>
 
 A product of f32 operands follows the float32 matmul precision its module recorded
 (`torch.float32_matmul_precision`): under "highest" it stays f32 on the `fma` atom, a
@@ -148,6 +159,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import ParseError, PassFailedException, VerifyException
 
 from emmy.dialects import loop, tile
+from emmy.dialects.attention import kv_group
 from emmy.dialects.dependences import first_dependence
 from emmy.dialects.dtypes import element_bytes
 from emmy.dialects.effects import written_values
@@ -203,6 +215,14 @@ ATTENTION_TILE = (64, 64)
 ATTENTION_HEAD_DIMS = (64, 128)
 ATTENTION_PIPELINE = 2
 """Key and value blocks in shared memory at once: the next one copied while one is used."""
+ATTENTION_SPLIT_WARPS_PER_SM = 16
+"""The warps an attention's blocks should give each SM before its keys are split among more
+blocks (flash-decoding): a decode's few query rows are a warp or so a block, and reading the
+keys and values at the copy speed takes many loads in flight on every SM. Not tuned on a
+GPU yet."""
+ATTENTION_MIN_PART_BLOCKS = 4
+"""The fewest key blocks (ATTENTION_TILE's keys each) a part of a split attention's keys
+takes: shorter parts spend more on their prologue and on combining than they save."""
 WGMMA_TILE = ((128, 256, 64), (8, 1))
 """The block tile and warps of products with M of at least its BM on a target with wgmma:
 two consumer warp groups of 64 x 256 each (wgmma m64n256k16), K 64 elements (one 128-byte
@@ -248,6 +268,9 @@ CANDIDATE_STREAMING_TILES_NK = ((16, 128), (32, 64), (32, 128), (64, 64), (64, 1
 rows, with the heuristic's BM, each with every CANDIDATE_STREAMING_PIPELINES depth that
 fits."""
 CANDIDATE_STREAMING_PIPELINES = (4, 6, 8)
+CANDIDATE_ATTENTION_SPLITS = (1, 2, 4, 8, 16, 32, 64, 128)
+"""The splits of the keys `candidates` offers an attention, with the heuristic's tile, those
+that leave each part a block of keys or more."""
 
 
 @dataclass(frozen=True)
@@ -632,13 +655,18 @@ def _choose_contraction_schedule(kernel: loop.KernelOp, target: GpuTarget) -> Sc
     return next((s for s in tried if _lowers(kernel, s)), None)
 
 
-def _attention_schedule(kernel: loop.KernelOp, target: GpuTarget) -> Schedule | None:
-    """ATTENTION_TILE's schedule of a kernel of one loop.attention of bf16 or f16 with a head
-    dim of ATTENTION_HEAD_DIMS, where it lowers."""
+def _attention_schedule(
+    kernel: loop.KernelOp, target: GpuTarget, block_q: int | None = None
+) -> Schedule | None:
+    """Attention's schedule of a kernel of one loop.attention of bf16 or f16 with a head dim
+    of ATTENTION_HEAD_DIMS, where it lowers: ATTENTION_TILE, its rows as few as the packed
+    query rows take (or `block_q`), its keys split to fill the SMs (see the module
+    docstring)."""
     ops = list(kernel.body.block.ops)
     if len(ops) != 1 or not isinstance(attention := ops[0], loop.AttentionOp):
         return None
-    depth = attention.query.type.get_shape()[-1]
+    query, key = attention.query.type.get_shape(), attention.key.type.get_shape()
+    *batch, rows, depth = query
     element = attention.query.type.get_element_type()
     if (
         not target.has_mma_sync
@@ -646,9 +674,20 @@ def _attention_schedule(kernel: loop.KernelOp, target: GpuTarget) -> Schedule | 
         or depth not in ATTENTION_HEAD_DIMS
     ):
         return None
-    block_q, block_kv = ATTENTION_TILE
-    schedule = contraction_schedule(
-        (block_q, block_kv, depth), (block_q // MMA_SYNC.shape[0], 1), ATTENTION_PIPELINE, target
+    group = kv_group(query, key)
+    warp_rows = MMA_SYNC.shape[0]
+    packed_rows = group * rows
+    block_kv = ATTENTION_TILE[1]
+    if block_q is None:
+        block_q = min(ATTENTION_TILE[0], warp_rows * -(-packed_rows // warp_rows))
+    warps = block_q // warp_rows
+    blocks = -(-packed_rows // block_q) * (prod(batch) // group)
+    wanted = -(-target.sm_count * ATTENTION_SPLIT_WARPS_PER_SM // (blocks * warps))
+    key_blocks = -(-key[-2] // block_kv)
+    split = max(1, min(wanted, key_blocks // ATTENTION_MIN_PART_BLOCKS))
+    schedule = replace(
+        contraction_schedule((block_q, block_kv, depth), (warps, 1), ATTENTION_PIPELINE, target),
+        split=split,
     )
     return schedule if _lowers(kernel, schedule) else None
 
@@ -708,9 +747,20 @@ def candidates(kernel: loop.KernelOp, target: GpuTarget) -> list[Schedule]:
     wgmma: both tile widths, each with the CANDIDATE_RASTERS tile orders), and
     for one of at most STREAMING_M rows the streaming tiles of CANDIDATE_STREAMING_TILES_NK
     with every CANDIDATE_STREAMING_PIPELINES depth, each unsplit and with the split `_split`
-    gives its tiles; each one lowers."""
+    gives its tiles; for an attention, its tile and ATTENTION_TILE (a decode's tile of few
+    rows is one warp, which issues every copy of its keys and values; 4 warps share them)
+    with each of CANDIDATE_ATTENTION_SPLITS; each one lowers."""
     heuristic = choose_schedule(kernel, target)
     schedules = {heuristic: None}
+    attention = _attention_schedule(kernel, target)
+    if attention is not None:
+        (attention_op,) = kernel.body.block.ops
+        key_blocks = -(-attention_op.key.type.get_shape()[-2] // attention.tile_shape[1])
+        for block_q in sorted({attention.tile_shape[0], ATTENTION_TILE[0]}):
+            rows = _attention_schedule(kernel, target, block_q)
+            for split in [s for s in CANDIDATE_ATTENTION_SPLITS if s <= key_blocks]:
+                if rows is not None and _lowers(kernel, replace(rows, split=split)):
+                    schedules.setdefault(replace(rows, split=split), None)
     contract_atom = _contract_atom(kernel, target)
     if contract_atom is not None and contract_atom[1] == MMA_SYNC:
         contract = contract_atom[0]

@@ -27,7 +27,8 @@ per reduction that reads it: correct for any shape and type, and no faster than 
 decomposed form); a kernel whose schedule is attention's (a tile, which `choose-tile-schedule`
 writes for one that tensor cores take) keeps its loop.attention, which `lower-loop-to-tile`
 makes a `tile.attention`. The probabilities are rounded to the value's type where it is 16-bit, as
-`loop.attention` says.
+`loop.attention` says; with a mask, a row whose max is -inf (every key masked) takes its
+exponents from 0 and divides by 1, giving zeros.
 """
 
 from __future__ import annotations
@@ -140,11 +141,18 @@ def expand_attention(op: loop.AttentionOp) -> None:
         return s
 
     maximum = row.reduce(keys, "j", "max", acc, score)
+    masked_whole = None
+    if op.mask is not None:
+        # A row masked whole (max -inf) takes its exponents from 0 (all 0) over a sum of 1.
+        masked_whole = row.emit(arith.CmpfOp(maximum, row.float(-math.inf, acc), "oeq"))
+        maximum = row.emit(arith.SelectOp(masked_whole, row.float(0.0, acc), maximum))
 
     def exponential(n: _Nest, j: SSAValue) -> SSAValue:
         return n.emit(math_dialect.ExpOp(n.emit(arith.SubfOp(score(n, j), maximum))))
 
     total = row.reduce(keys, "j", "add", acc, exponential)
+    if masked_whole is not None:
+        total = row.emit(arith.SelectOp(masked_whole, row.float(1.0, acc), total))
     column_loop, column = row.loop(columns, "d")
 
     def weighted(n: _Nest, j: SSAValue) -> SSAValue:

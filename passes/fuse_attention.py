@@ -21,7 +21,11 @@ attention kernels of eager and Inductor do. What the pass takes:
   boolean one (`select(m, s, -inf)`) and causality (`select(key pos <= query pos, s, -inf)`
   on `prim.iota`s of the last two dims); nothing scales a masked score;
 - softmax along the last dim: `exp(x - max(x))` over `sum` of it, each reduced keeping the
-  dim from -inf and 0;
+  dim from -inf and 0, or the safe softmax that sdpa with a mask decomposes into (that
+  quotient, or 0 where the max is -inf: a query whose every key is masked gives zeros, as
+  torch's sdpa does). The op gives those zeros in either case: attention by hand with a
+  plain softmax, whose eager result is NaN on such a row, gives zeros there once fused (as
+  Inductor's attention patterns do, which make it an sdpa);
 - a second product of the probabilities (only cast: rounded to the value's type if it is a
   16-bit one, not narrower) and the value, only widened, and optionally one cast of the
   result to its element type;
@@ -252,6 +256,12 @@ def _reduced_row(value: SSAValue, kind: str, init: float) -> SSAValue | None:
     return reduce.input
 
 
+def _is_argument(value: SSAValue, map_op: prim.MapOp, index: int) -> bool:
+    """Whether `value` is argument `index` of `map_op`'s body."""
+    block = map_op.body.block
+    return isinstance(value, BlockArgument) and value.owner is block and value.index == index
+
+
 def _on_inputs(value: SSAValue, map_op: Operation, kind: type[Operation]) -> bool:
     """Whether `value` (through casts) is a `kind` op on the first and second input of the
     two-input map `map_op`, each through casts."""
@@ -260,23 +270,40 @@ def _on_inputs(value: SSAValue, map_op: Operation, kind: type[Operation]) -> boo
     op = _through_scalar_casts(value).owner
     if not isinstance(op, kind):
         return False
-    args = [_through_scalar_casts(v) for v in op.operands]
-    return all(
-        isinstance(a, BlockArgument) and a.owner is map_op.body.block and a.index == i
-        for i, a in enumerate(args)
-    )
+    return all(_is_argument(_through_scalar_casts(v), map_op, i) for i, v in enumerate(op.operands))
 
 
 def _yielded(map_op: prim.MapOp) -> SSAValue:
     return map_op.body.block.last_op.operands[0]
 
 
+def _divides_safely(divide: prim.MapOp) -> bool:
+    """Whether the three-input map `divide` is `select(m == -inf, 0, e / s)` of its inputs
+    (e, s, m): the safe softmax's division, zeros where the whole row is -inf."""
+    select = _through_scalar_casts(_yielded(divide)).owner
+    if len(divide.inputs) != 3 or not isinstance(select, arith.SelectOp):
+        return False
+    compare, quotient = select.cond.owner, _through_scalar_casts(select.rhs).owner
+    if not isinstance(compare, arith.CmpfOp) or _constant(select.lhs) != 0.0:
+        return False
+    if arith.CMPF_COMPARISON_OPERATIONS[compare.predicate.value.data] != "oeq":
+        return False
+    if not (_is_argument(compare.lhs, divide, 2) and _is_minus_inf(compare.rhs)):
+        return False
+    return isinstance(quotient, arith.DivfOp) and all(
+        _is_argument(_through_scalar_casts(v), divide, i) for i, v in enumerate(quotient.operands)
+    )
+
+
 def _softmax_input(value: SSAValue, matched: list[Operation]) -> SSAValue | None:
-    """`x` where `value` is softmax(x) along the last dim."""
+    """`x` where `value` is softmax(x) along the last dim, or the safe softmax of it (zeros
+    where x's row is -inf whole)."""
     divide = value.owner
-    if not isinstance(divide, prim.MapOp) or not _on_inputs(_yielded(divide), divide, arith.DivfOp):
+    if not isinstance(divide, prim.MapOp):
         return None
-    exponentials, sums = divide.inputs
+    if not (_on_inputs(_yielded(divide), divide, arith.DivfOp) or _divides_safely(divide)):
+        return None
+    exponentials, sums = divide.inputs[:2]
     if _reduced_row(sums, "add", 0.0) is not exponentials:
         return None
     exp_map = exponentials.owner
@@ -288,6 +315,8 @@ def _softmax_input(value: SSAValue, matched: list[Operation]) -> SSAValue | None
     x, maxima = exp_map.inputs
     if _reduced_row(maxima, "max", -math.inf) is not x:
         return None
+    if tuple(divide.inputs[2:]) not in ((), (maxima,)):
+        return None  # a safe softmax guarding with another max
     matched.extend((divide, sums.owner, sums.owner.input.owner, exp_map))
     matched.extend((maxima.owner, maxima.owner.input.owner))
     return x

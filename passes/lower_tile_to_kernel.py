@@ -44,7 +44,19 @@ producer warp group copies the K slices with TMA, which the consumers' wgmmas mu
 mbarriers passing the stages between them (see `emmy.passes.wgmma_gemm_kernel`), whose
 launch passes the operands again for its tensor maps.
 An attention's kernel (a `tile.attention`) is FlashAttention-2's loop on mma.sync (see
-`emmy.passes.attention_kernel`).
+`emmy.passes.attention_kernel`). Split (flash-decoding: `split S`, its parts of the keys
+blocks of the grid's y), its blocks leave each part's normalised rows and their log-sum-exps
+in an f32 workspace, which the host allocates where it launches the kernel (two
+`memref.alloc`s, passed to it after the tile.kernel's arguments, as the buffers of any
+program are), and a kernel `@<name>_combine`, launched after it with the same arguments,
+weighs the parts' rows into the output, a block per row:
+
+    tile.launch @k(%q, %k, %v, %o)      %ws = memref.alloc() : memref<4x1x8x1x64xf32>
+                                        %lse = memref.alloc() : memref<4x1x8x1xf32>
+                                        kernel.launch @k(%q, %k, %v, %o, %ws, %lse)
+                                            grid [1, 4, 2] block [32, 1, 1] smem 0
+                                        kernel.launch @k_combine(%q, %k, %v, %o, %ws, %lse)
+                                            grid [8, 1, 1] block [64, 1, 1] smem 0
 The ops that a block runs in order (a kernel's nests, the body of a grid or serial loop) pass
 data through memory across a barrier: one goes before an op that depends on an op since the
 last barrier (reads or writes a buffer it wrote, or writes one it read:
@@ -81,7 +93,12 @@ from emmy.dialects.dependences import Accessed, private_to_iterations
 from emmy.dialects.dtypes import element_bytes
 from emmy.dialects.effects import written_values
 from emmy.dialects.target import GpuTarget, target_of
-from emmy.passes.attention_kernel import lower_attention_kernel
+from emmy.passes.attention_kernel import (
+    attention_workspace,
+    combine_launch,
+    lower_attention_combine,
+    lower_attention_kernel,
+)
 from emmy.passes.gemm_kernel import kernel_body, kernel_func, lower_gemm_kernel
 from emmy.passes.wgmma_gemm_kernel import lower_wgmma_gemm_kernel
 
@@ -746,11 +763,18 @@ class LowerTileToKernelPass(ModulePass):
         target = target_of(op)
         shapes = {}
         initialised = set()
+        combined: dict[str, tuple[list[MemRefType], list[int], list[int]]] = {}
         for source in [k for k in op.body.block.ops if isinstance(k, tile.KernelOp)]:
             init = _split_reduction_init(source, target.warp_size)
             if init is not None:
                 initialised.add(source.sym_name.data)
                 op.body.block.insert_op_before(init, source)
+            attention = source.attention
+            if attention is not None and attention.split_count > 1:
+                combine = lower_attention_combine(source, target)
+                op.body.block.insert_op_after(combine, source)
+                grid, block = combine_launch(attention, target)
+                combined[source.sym_name.data] = (attention_workspace(attention), grid, block)
             lowered, repeated = _lower_kernel(source, target)
             shapes[source.sym_name.data] = (
                 source.grid_shape,
@@ -766,7 +790,19 @@ class LowerTileToKernelPass(ModulePass):
             grid, block, smem, repeated, sized = shapes[name]
             parent = launch.parent_block()
             arguments = [*launch.arguments, *(launch.arguments[i] for i in repeated)]
-            launches = [kernel.LaunchOp(name, arguments, grid, block, smem, sized)]
+            launches: list[Operation] = []
+            if name in combined:
+                types, combine_grid, combine_block = combined[name]
+                allocations = [memref.AllocOp([], [], t) for t in types]
+                workspace = [a.memref for a in allocations]
+                arguments = [*arguments, *workspace]
+                launches += [
+                    *allocations,
+                    kernel.LaunchOp(name, arguments, grid, block, smem, sized),
+                    kernel.LaunchOp(f"{name}_combine", arguments, combine_grid, combine_block),
+                ]
+            else:
+                launches.append(kernel.LaunchOp(name, arguments, grid, block, smem, sized))
             if name in initialised:
                 init_block = [target.warp_size, 1, 1]
                 init = kernel.LaunchOp(f"{name}_init", launch.arguments, [1, 1, 1], init_block, 0)

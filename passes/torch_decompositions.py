@@ -431,6 +431,19 @@ def softmax(build: PrimBuilder, x: SSAValue, dim: int, result_element) -> SSAVal
     return build.map([exps, total], t.shape_of(x), result_element, lambda b, e, s: b.div(e, s))
 
 
+def safe_softmax(build: PrimBuilder, x: SSAValue, dim: int, result_element) -> SSAValue:
+    """softmax, except that a row whose every element is -inf gives zeros (not 0 / 0), as
+    the math backend of torch's sdpa (`_safe_softmax`) does for a query whose every key is
+    masked: `select(max == -inf, 0, exp(x - max) / sum)`."""
+    row_max, exps, total = softmax_statistics(build, x, dim)
+
+    def divide(b: Body, e: SSAValue, s: SSAValue, m: SSAValue) -> SSAValue:
+        masked_whole = b.compare("eq", m, b.like(-pymath.inf, m))
+        return b.select(masked_whole, b.like(0.0, e), b.div(e, s))
+
+    return build.map([exps, total, row_max], t.shape_of(x), result_element, divide)
+
+
 class SoftmaxToPrims(TorchOpDecomposition):
     """softmax `exp(x - max) / sum`, log_softmax `x - max - log(sum)`, along any dim, with
     the row statistics reduced keepdim and broadcast back; f32 for 16-bit inputs."""
@@ -559,7 +572,9 @@ class SdpaToPrims(TorchOpDecomposition):
     """Attention: scores `q @ k^T` (a contract with the permuted key), one map scaling
     them and masking (an i1 mask selects -inf where false, a float mask is added, causal
     compares a query and a key `prim.iota`: -inf where key > query), softmax over the
-    keys, a contract with the value. In f32 for 16-bit inputs, rounded once at the end."""
+    keys (with a mask, `safe_softmax`: a query whose every key is masked gives zeros, as
+    torch does), a contract with the value. In f32 for 16-bit inputs, rounded once at the
+    end."""
 
     op_types = (t.SdpaOp,)
 
@@ -591,7 +606,8 @@ class SdpaToPrims(TorchOpDecomposition):
             return s
 
         masked = build.map(operands, shape, t.element_type_of(scores), masked_scores)
-        probabilities = softmax(build, masked, rank - 1, t.element_type_of(scores))
+        rows = safe_softmax if mask is not None else softmax
+        probabilities = rows(build, masked, rank - 1, t.element_type_of(scores))
         # 16-bit attention multiplies probabilities rounded to the value's type, as the
         # flash and memory-efficient kernels eager runs do: a 16-bit product is one that
         # tensor cores take, and the rounding errs by far less than 16-bit inputs already do.

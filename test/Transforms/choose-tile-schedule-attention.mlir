@@ -3,14 +3,15 @@
 
 // Causal bf16 attention of head dim 128, grouped-query heads, 100 query rows: attention's
 // schedule (64 rows a block of 4 warps, keys 64 at a time, 2 blocks deep); lower-loop-to-tile
-// makes it a tile.attention, a block per 64 rows (2) of each of the 4 heads.
+// makes it a tile.attention, a block per 64 of the 200 rows of the 2 query heads that share a
+// key/value head (4), for each of the 2 key/value heads.
 
 // CHECK-LABEL: loop.kernel @k_attention(
 // CHECK-SAME:    tile.schedule = #tile.schedule<block [128, 1, 1], loops [], tile [64, 64, 128], atom mma_sync m16n8k16, warps [4, 1], pipeline 2>
 // CHECK-NEXT:    loop.attention
 
 // TILE-LABEL: tile.kernel @k_attention(
-// TILE-SAME:    grid [2, 1, 4] block [128, 1, 1]
+// TILE-SAME:    grid [4, 1, 2] block [128, 1, 1]
 // TILE-NEXT:    tile.attention %{{.*}}, %{{.*}}, %{{.*}} scale 8.838830e-02 causal into %{{.*}} : memref<1x4x100x128xbf16>, memref<1x2x80x128xbf16>, memref<1x2x80x128xbf16> into memref<1x4x100x128xbf16> atom mma_sync m16n8k16 tile [64, 64, 128] warps [4, 1] pipeline 2
 // TILE-NEXT:  }
 loop.kernel @k_attention(%q: memref<1x4x100x128xbf16>, %k: memref<1x2x80x128xbf16>, %v: memref<1x2x80x128xbf16>, %o: memref<1x4x100x128xbf16>) {
@@ -53,4 +54,33 @@ loop.kernel @k_f32(%q: memref<2x64x64xf32>, %k: memref<2x64x64xf32>, %o: memref<
 // TILE:        tile.for
 loop.kernel @k_head_dim_32(%q: memref<2x64x32xf16>, %k: memref<2x64x32xf16>, %o: memref<2x64x32xf16>) {
   loop.attention %q, %k, %k scale 0.125 into %o : memref<2x64x32xf16>, memref<2x64x32xf16>, memref<2x64x32xf16> into memref<2x64x32xf16>
+}
+
+// -----
+
+// Decode, GQA: one query of each of 32 heads on 8 key/value heads against 4096 keys. The 4
+// query heads of a key/value head are one block's rows (a tile of 16, one warp); 8 such
+// blocks would leave most of the 132 SMs idle, so the keys are split into 16 parts of 4
+// blocks of 64 (grid y).
+
+// CHECK-LABEL: loop.kernel @k_decode(
+// CHECK-SAME:    tile.schedule = #tile.schedule<block [32, 1, 1], loops [], tile [16, 64, 128], atom mma_sync m16n8k16, warps [1, 1], pipeline 2, split 16>
+// TILE-LABEL:  tile.kernel @k_decode(
+// TILE-SAME:     grid [1, 16, 8] block [32, 1, 1]
+// TILE-NEXT:     tile.attention %{{.*}}, %{{.*}}, %{{.*}} scale 8.838830e-02 into %{{.*}} : memref<1x32x1x128xbf16>, memref<1x8x4096x128xbf16>, memref<1x8x4096x128xbf16> into memref<1x32x1x128xbf16> atom mma_sync m16n8k16 tile [16, 64, 128] warps [1, 1] pipeline 2 split 16
+loop.kernel @k_decode(%q: memref<1x32x1x128xbf16>, %k: memref<1x8x4096x128xbf16>, %v: memref<1x8x4096x128xbf16>, %o: memref<1x32x1x128xbf16>) {
+  loop.attention %q, %k, %v scale 0.0883883 into %o : memref<1x32x1x128xbf16>, memref<1x8x4096x128xbf16>, memref<1x8x4096x128xbf16> into memref<1x32x1x128xbf16>
+}
+
+// -----
+
+// A split written by hand is kept and applied: 3 parts of the 5 key blocks of 300 keys.
+
+// CHECK-LABEL: loop.kernel @k_split_by_hand(
+// CHECK-SAME:    split 3>
+// TILE-LABEL:  tile.kernel @k_split_by_hand(
+// TILE-SAME:     grid [1, 3, 2] block [32, 1, 1]
+// TILE-NEXT:     tile.attention {{.*}} causal into {{.*}} pipeline 2 split 3
+loop.kernel @k_split_by_hand(%q: memref<2x5x64xf16>, %k: memref<2x300x64xf16>, %o: memref<2x5x64xf16>) attributes {tile.schedule = #tile.schedule<block [32, 1, 1], loops [], tile [16, 64, 64], atom mma_sync m16n8k16, warps [1, 1], pipeline 2, split 3>} {
+  loop.attention %q, %k, %k scale 0.125 causal into %o : memref<2x5x64xf16>, memref<2x300x64xf16>, memref<2x300x64xf16> into memref<2x5x64xf16>
 }

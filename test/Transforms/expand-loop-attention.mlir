@@ -2,7 +2,8 @@
 
 // Grouped-query heads (query head b1 reads key/value head b1 / 2), an additive f16 mask
 // broadcast along the keys, causal: per query row the max, the sum of exponentials, then
-// per output column the weighted sum, each recomputing the scores from the buffers.
+// per output column the weighted sum, each recomputing the scores from the buffers. With a
+// mask, a row masked whole (its max -inf) takes its exponents from 0 over a sum of 1: zeros.
 
 // CHECK-LABEL: loop.kernel @k_attention(
 // CHECK-NEXT:    %[[C0:.*]] = arith.constant 0 : index
@@ -25,11 +26,17 @@
 // CHECK-NEXT:          %[[SEL:.*]] = arith.select %[[KEEP]], %[[MASKED]], %[[NEG_INF]] : f32
 // CHECK-NEXT:          loop.yield %[[SEL]] : f32
 // CHECK-NEXT:        }
-// CHECK-NEXT:        %[[SUM:.*]] = loop.for %{{.*}} in 0 to 7 reduce add init 0.0 : f32 {
-// CHECK:               arith.subf %{{.*}}, %[[MAX]] : f32
+// CHECK-NEXT:        %[[NO_MAX:.*]] = arith.constant 0xff800000 : f32
+// CHECK-NEXT:        %[[WHOLE:.*]] = arith.cmpf oeq, %[[MAX]], %[[NO_MAX]] : f32
+// CHECK-NEXT:        %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:        %[[BASE:.*]] = arith.select %[[WHOLE]], %[[ZERO]], %[[MAX]] : f32
+// CHECK-NEXT:        %[[EXPS:.*]] = loop.for %{{.*}} in 0 to 7 reduce add init 0.0 : f32 {
+// CHECK:               arith.subf %{{.*}}, %[[BASE]] : f32
 // CHECK-NEXT:          math.exp
 // CHECK-NEXT:          loop.yield
 // CHECK-NEXT:        }
+// CHECK-NEXT:        %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-NEXT:        %[[SUM:.*]] = arith.select %[[WHOLE]], %[[ONE]], %[[EXPS]] : f32
 // CHECK-NEXT:        loop.for %[[D:.*]] in 0 to 6 {
 // CHECK-NEXT:          %[[ACC:.*]] = loop.for %[[J2:.*]] in 0 to 7 reduce add init 0.0 : f32 {
 // CHECK:                 %[[P:.*]] = arith.divf %{{.*}}, %[[SUM]] : f32

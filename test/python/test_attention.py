@@ -40,6 +40,23 @@ MaskedAttention()(torch.randn(2, 5, 8, dtype=DT), torch.randn(2, 7, 8, dtype=DT)
 """,
         2,
     ),
+    # Rows whose every key is masked (row 2 by the boolean mask, row 4 by -inf in the
+    # additive one): torch's sdpa gives them zeros.
+    "sdpa_rows_masked_whole": (
+        """
+class MaskedAttention(nn.Module):
+    def forward(self, q, k, v, mask, bias):
+        rows = torch.arange(5).unsqueeze(-1)
+        a = F.scaled_dot_product_attention(q, k, v, attn_mask=torch.where(rows == 2, False, mask))
+        bias = torch.where(rows == 4, float("-inf"), bias)
+        b = F.scaled_dot_product_attention(q, k, v, attn_mask=bias, is_causal=False)
+        return a + b
+MaskedAttention()(torch.randn(2, 5, 8, dtype=DT), torch.randn(2, 7, 8, dtype=DT),
+                  torch.randn(2, 7, 4, dtype=DT), torch.rand(5, 7) > 0.3,
+                  torch.randn(5, 7, dtype=DT))
+""",
+        2,
+    ),
     "sdpa_gqa_causal_q_len_kv_len": (
         """
 class GroupedAttention(nn.Module):
@@ -173,8 +190,9 @@ def test_loop_attention_and_its_expansion_match_torch() -> None:
     module = Parser(ctx, LOOP_ATTENTION).parse_module()
     module.verify()
     inputs = random_inputs(find_function(module, "forward"), seed=11)
-    # No row is masked whole (eager gives it zeros, the decomposed form NaNs).
-    inputs[3][..., 0] = True
+    # Row 0 keeps key 0 alone (causal): where the mask drops it too, the row is masked
+    # whole, and gives zeros as eager does.
+    inputs[3][0, 0, 0] = False
     q, k, v, m = (torch.from_numpy(x) for x in inputs)
     causal = torch.ones(5, 7, dtype=torch.bool).tril()
     expected = F.scaled_dot_product_attention(

@@ -40,9 +40,13 @@ def attention(
     if causal:
         rows, columns = scores.shape[-2:]
         scores = np.where(np.tril(np.ones((rows, columns), np.bool_)), scores, -np.inf)
+    maxima = scores.max(axis=-1, keepdims=True)
+    # A row masked whole (max -inf) takes its exponents from 0: all 0, over a sum of 1.
+    masked_whole = maxima == -np.inf
     with np.errstate(invalid="ignore"):
-        exponentials = np.exp(scores - scores.max(axis=-1, keepdims=True))
-        probabilities = exponentials / exponentials.sum(axis=-1, keepdims=True)
+        exponentials = np.exp(scores - np.where(masked_whole, 0, maxima))
+        sums = exponentials.sum(axis=-1, keepdims=True)
+        probabilities = exponentials / np.where(masked_whole, 1, sums)
     if element_bytes(input_type) == 2:
         probabilities = to_type(to_type(probabilities, input_type), accumulator)
     out = np.matmul(probabilities.astype(dtype), value.astype(dtype))

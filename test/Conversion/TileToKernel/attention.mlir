@@ -4,7 +4,10 @@
 // x) of a head (grid z, strided through); 4 warps of 16 rows. The query tile and two stages
 // of key and value tiles lie in shared memory as swizzled 128-byte rows, copied by cp.async
 // (16 bytes a copy, rows past 100 zero-filled: src_bytes). The block takes the key blocks up
-// to the one holding its last query (causal: min(ceil((q0 + 64) / 64), 2)); the queries and
+// to the one holding its last query (causal: min(2, ceil((q0 + 64) / 64))), and masks only
+// those from the first that crosses the diagonal or holds the last keys (min((q0 + 1) / 64,
+// 100 / 64)): a uniform branch passes the scores of the blocks before it through as they
+// are, without mask arithmetic. The queries and
 // the first key block are in flight before the loop, the queries waited for (wait 1), loaded
 // into registers by ldmatrix. Iteration j waits for its block (wait 0), passes a barrier,
 // starts block j + 1 if there is one, and computes: S = Q K^T by mma_sync, the row max over
@@ -18,7 +21,8 @@
 // CHECK-NEXT:    %[[V_TILES:.*]] = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<2x1x64x64xbf16, 3 : i32>
 // CHECK:         scf.for %[[HEAD:.*]] = %{{.*}} to %c2 step %{{.*}} {
 // CHECK-NEXT:      kernel.barrier
-// CHECK:           %[[BLOCKS:.*]] = arith.minui %{{.*}}, %c2 : index
+// CHECK:           %[[BLOCKS:.*]] = arith.minui %c2, %{{.*}} : index
+// CHECK:           %[[MASKED_FROM:.*]] = arith.minui %{{.*}}, %c1 : index
 // CHECK:           kernel.cp_async %[[Q_TILE]][%c0, %c0, %{{.*}}, %{{.*}}], %{{.*}}[%[[HEAD]], %{{.*}}, %{{.*}}] bytes 16 src_bytes %{{.*}}
 // CHECK:           kernel.cp_async_commit
 // CHECK-NEXT:      %[[ANY:.*]] = arith.cmpi ult, %c0, %[[BLOCKS]] : index
@@ -37,6 +41,14 @@
 // CHECK:             kernel.cp_async_commit
 // CHECK:             kernel.ldmatrix %[[K_TILES]]
 // CHECK:             kernel.mma_sync m16n8k16 %[[Q0]]
+// CHECK:             %[[BELOW:.*]] = arith.cmpi ult, %[[J]], %[[MASKED_FROM]] : index
+// CHECK-NEXT:        %{{.*}} = scf.if %[[BELOW]] -> (f32, f32
+// CHECK-NEXT:          scf.yield %{{.*}} : f32, f32
+// CHECK-NEXT:        } else {
+// CHECK:               arith.cmpi ult, %{{.*}}, %c100 : index
+// CHECK:               arith.select
+// CHECK:               scf.yield
+// CHECK-NEXT:        }
 // CHECK:             kernel.shuffle xor %{{.*}}, %c1_i32 : f32
 // CHECK:             kernel.shuffle xor %{{.*}}, %c2_i32 : f32
 // CHECK:             math.exp2

@@ -53,7 +53,8 @@ func.func @causal_bf16(%q: tensor<2x4x8x16xbf16>, %k: tensor<2x4x6x16xbf16>, %v:
 // -----
 
 // A boolean mask keeps the scores where it is true, -inf elsewhere; it is broadcast to the
-// scores' shape.
+// scores' shape. With a mask the softmax is torch's safe one: a row whose every key is
+// masked (its max -inf) gives zeros.
 
 // CHECK-LABEL: func.func @bool_mask(
 // CHECK-SAME:    %[[Q:.*]]: tensor<2x8x16xf32>, %[[K:.*]]: tensor<2x6x16xf32>, %[[M:.*]]: tensor<8x6xi1>)
@@ -68,8 +69,21 @@ func.func @causal_bf16(%q: tensor<2x4x8x16xbf16>, %k: tensor<2x4x6x16xbf16>, %v:
 // CHECK-NEXT:      %[[SEL:.*]] = arith.select %[[KEEP]], %[[SCALED]], %[[NEG_INF]] : f32
 // CHECK-NEXT:      prim.yield %[[SEL]] : f32
 // CHECK-NEXT:    }
-// CHECK-NEXT:    prim.reduce max %[[MASKED]] axes [2] keepdim
-// CHECK:         %[[O:.*]] = prim.contract %{{.*}}, %[[K]] : tensor<2x8x6xf32>, tensor<2x6x16xf32> -> tensor<2x8x16xf32>
+// CHECK-NEXT:    %[[MAX:.*]] = prim.reduce max %[[MASKED]] axes [2] keepdim
+// CHECK-NEXT:    %[[MAXB:.*]] = prim.broadcast %[[MAX]]
+// CHECK-NEXT:    %[[EXP:.*]] = prim.map(%[[MASKED]], %[[MAXB]])
+// CHECK:         %[[SUM:.*]] = prim.reduce add %[[EXP]]
+// CHECK-NEXT:    %[[SUMB:.*]] = prim.broadcast %[[SUM]]
+// CHECK-NEXT:    %[[P:.*]] = prim.map(%[[EXP]], %[[SUMB]], %[[MAXB]]) : (tensor<2x8x6xf32>, tensor<2x8x6xf32>, tensor<2x8x6xf32>) -> tensor<2x8x6xf32> {
+// CHECK-NEXT:    ^bb0(%[[E:.*]]: f32, %[[L:.*]]: f32, %[[MV:.*]]: f32):
+// CHECK-NEXT:      %[[NO_MAX:.*]] = arith.constant 0xff800000 : f32
+// CHECK-NEXT:      %[[WHOLE:.*]] = arith.cmpf oeq, %[[MV]], %[[NO_MAX]] : f32
+// CHECK-NEXT:      %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:      %[[Q:.*]] = arith.divf %[[E]], %[[L]] : f32
+// CHECK-NEXT:      %[[PV:.*]] = arith.select %[[WHOLE]], %[[ZERO]], %[[Q]] : f32
+// CHECK-NEXT:      prim.yield %[[PV]] : f32
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %[[O:.*]] = prim.contract %[[P]], %[[K]] : tensor<2x8x6xf32>, tensor<2x6x16xf32> -> tensor<2x8x16xf32>
 // CHECK-NEXT:    func.return %[[O]]
 func.func @bool_mask(%q: tensor<2x8x16xf32>, %k: tensor<2x6x16xf32>, %m: tensor<8x6xi1>) -> tensor<2x8x16xf32> {
   %0 = torch.sdpa %q, %k, %k mask %m scale 0.1 : tensor<2x8x16xf32>, tensor<2x6x16xf32>, tensor<2x6x16xf32> mask tensor<8x6xi1> -> tensor<2x8x16xf32>

@@ -980,3 +980,26 @@ tile.kernel @attention_keys(%q: memref<2x64x48xbf16>, %k: memref<2x64x48xbf16>, 
   // expected-error @+1 {{tile [64, 64, 48] takes keys 16 at a time (P is the A operand of k-steps of 16) and rows of 32, 64 or a multiple of 128 bytes (swizzled), got 64 keys and rows of 96 bytes}}
   tile.attention %q, %k, %k scale 0.125 into %o : memref<2x64x48xbf16>, memref<2x64x48xbf16>, memref<2x64x48xbf16> into memref<2x64x48xbf16> atom mma_sync m16n8k16 tile [64, 64, 48] warps [4, 1] pipeline 2
 }
+
+// -----
+
+tile.kernel @attention_split_zero(%q: memref<2x1x64xbf16>, %k: memref<2x300x64xbf16>, %o: memref<2x1x64xbf16>) grid [1, 0, 2] block [32, 1, 1] {
+  // expected-error @+1 {{'split' is how many blocks share an output tile's reduction, at least 1, got 0}}
+  tile.attention %q, %k, %k scale 0.125 into %o : memref<2x1x64xbf16>, memref<2x300x64xbf16>, memref<2x300x64xbf16> into memref<2x1x64xbf16> atom mma_sync m16n8k16 tile [16, 64, 64] warps [1, 1] pipeline 2 split 0
+}
+
+// -----
+
+tile.kernel @attention_split_grid_y(%q: memref<2x1x64xbf16>, %k: memref<2x300x64xbf16>, %o: memref<2x1x64xbf16>) grid [1, 65535, 2] block [32, 1, 1] {
+  // expected-error @+1 {{split 70000 is a block of the grid's y for each part of the keys, at most 65535}}
+  tile.attention %q, %k, %k scale 0.125 into %o : memref<2x1x64xbf16>, memref<2x300x64xbf16>, memref<2x300x64xbf16> into memref<2x1x64xbf16> atom mma_sync m16n8k16 tile [16, 64, 64] warps [1, 1] pipeline 2 split 70000
+}
+
+// -----
+
+// Each part of the keys is a block of the grid's y.
+
+// expected-error @+1 {{grid [1, 1, 2] is not the [1, 4, 2] blocks that the tile.attention's tiles take}}
+tile.kernel @attention_split_grid(%q: memref<2x1x64xbf16>, %k: memref<2x300x64xbf16>, %o: memref<2x1x64xbf16>) grid [1, 1, 2] block [32, 1, 1] {
+  tile.attention %q, %k, %k scale 0.125 into %o : memref<2x1x64xbf16>, memref<2x300x64xbf16>, memref<2x300x64xbf16> into memref<2x1x64xbf16> atom mma_sync m16n8k16 tile [16, 64, 64] warps [1, 1] pipeline 2 split 4
+}

@@ -197,14 +197,25 @@ func.func @atoms() attributes {atoms = [#tile.atom<mma_sync m16n8k16>, #tile.ato
 }
 
 // Attention's kernel: one tile.attention of 4 query heads on 2 key/value heads, its schedule
-// (64 query rows a block of 4 warps, keys 64 at a time, 2 blocks deep); a block per 64 rows
-// of a head.
+// (64 query rows a block of 4 warps, keys 64 at a time, 2 blocks deep); a block per 64 of
+// the 200 rows of the 2 query heads that share a key/value head, for each key/value head.
 
 // CHECK-LABEL: tile.kernel @attention(
-// CHECK-SAME:    grid [2, 1, 4] block [128, 1, 1]
+// CHECK-SAME:    grid [4, 1, 2] block [128, 1, 1]
 // CHECK-NEXT:    tile.attention %{{.*}}, %{{.*}}, %{{.*}} scale 1.250000e-01 causal into %{{.*}} : memref<1x4x100x64xbf16>, memref<1x2x90x64xbf16>, memref<1x2x90x64xbf16> into memref<1x4x100x64xbf16> atom mma_sync m16n8k16 tile [64, 64, 64] warps [4, 1] pipeline 2
-tile.kernel @attention(%q: memref<1x4x100x64xbf16>, %k: memref<1x2x90x64xbf16>, %v: memref<1x2x90x64xbf16>, %o: memref<1x4x100x64xbf16>) grid [2, 1, 4] block [128, 1, 1] {
+tile.kernel @attention(%q: memref<1x4x100x64xbf16>, %k: memref<1x2x90x64xbf16>, %v: memref<1x2x90x64xbf16>, %o: memref<1x4x100x64xbf16>) grid [4, 1, 2] block [128, 1, 1] {
   tile.attention %q, %k, %v scale 0.125 causal into %o : memref<1x4x100x64xbf16>, memref<1x2x90x64xbf16>, memref<1x2x90x64xbf16> into memref<1x4x100x64xbf16> atom mma_sync m16n8k16 tile [64, 64, 64] warps [4, 1] pipeline 2
+}
+
+// Decode: 1 query row of each of 8 heads on 2 key/value heads against 300 keys, split into 4
+// parts of the keys (grid y); the 4 query heads that share a key/value head are one block's
+// 4 rows (a tile of 16 rows, one warp).
+
+// CHECK-LABEL: tile.kernel @attention_split(
+// CHECK-SAME:    grid [1, 4, 2] block [32, 1, 1]
+// CHECK-NEXT:    tile.attention %{{.*}}, %{{.*}}, %{{.*}} scale 1.250000e-01 into %{{.*}} : memref<1x8x1x64xbf16>, memref<1x2x300x64xbf16>, memref<1x2x300x64xbf16> into memref<1x8x1x64xbf16> atom mma_sync m16n8k16 tile [16, 64, 64] warps [1, 1] pipeline 2 split 4
+tile.kernel @attention_split(%q: memref<1x8x1x64xbf16>, %k: memref<1x2x300x64xbf16>, %v: memref<1x2x300x64xbf16>, %o: memref<1x8x1x64xbf16>) grid [1, 4, 2] block [32, 1, 1] {
+  tile.attention %q, %k, %v scale 0.125 into %o : memref<1x8x1x64xbf16>, memref<1x2x300x64xbf16>, memref<1x2x300x64xbf16> into memref<1x8x1x64xbf16> atom mma_sync m16n8k16 tile [16, 64, 64] warps [1, 1] pipeline 2 split 4
 }
 
 // CHECK-LABEL: tile.kernel @attention_masked(
