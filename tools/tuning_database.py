@@ -12,15 +12,18 @@ are in its types), the target's architecture and emmy's version (another emmy ma
 schedule differently). The file is `tuning.sqlite3` in emmy's cache directory
 (`emmy.tools.settings.cache_root`), created 0600 in a 0700 directory. Several processes may
 tune and compile at once: SQLite's locking (in WAL mode, with a busy timeout) orders their
-writes, and a key's newer measurement replaces the older. A file that is not this
-database (corrupt, another format, a newer or older schema) is never a crash: it is ignored
-with a warning when read, and moved aside (`tuning.sqlite3.bad`) when written.
+writes, a key's newer measurement replaces the older, and writers take `tuning.sqlite3.lock`
+to make the file or set a bad one aside. A file that is not this database (corrupt, another
+format, a newer or older schema) is never a crash: it is ignored with a warning when read,
+and moved aside (`tuning.sqlite3.bad`) when written; one busy past the timeout is left out
+with a warning.
 `export`/`import_file` move entries between machines as JSON.
 """
 
 from __future__ import annotations
 
 import datetime
+import fcntl
 import json
 import os
 import sqlite3
@@ -148,13 +151,22 @@ class TuningDatabase:
 
     def _open(self, create: bool) -> sqlite3.Connection | None:
         """A connection to the database, or None where there is none to read (a missing or
-        empty file) or the file is not one (after a warning). With `create`, a missing file
-        is created and one that is not the database is moved aside and replaced."""
-        if not create and not self.path.exists():
-            return None
-        if create:
-            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        empty file), the file is not one, or it cannot be used now (the last two after a
+        warning). With `create`, a missing file is created and one that is not the database
+        is moved aside and replaced, under a lock that other writers take too (`<file>.lock`),
+        so that no process moves aside what another is making."""
+        if not create:
+            return self._connect(create) if self.path.exists() else None
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        lock = os.open(f"{self.path}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX)
             os.close(os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600))
+            return self._connect(create)
+        finally:
+            os.close(lock)
+
+    def _connect(self, create: bool) -> sqlite3.Connection | None:
         for _ in range(2):
             connection = None
             try:
@@ -169,26 +181,36 @@ class TuningDatabase:
                         return None
                     connection.execute("PRAGMA journal_mode=WAL")
                     connection.execute(
-                        f"CREATE TABLE IF NOT EXISTS schedules ({_COLUMNS[0]} TEXT PRIMARY KEY, "
+                        f"CREATE TABLE schedules ({_COLUMNS[0]} TEXT PRIMARY KEY, "
                         f"{', '.join(_COLUMNS[1:])})"
                     )
                     connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
                     connection.commit()
                     return connection
                 reason: object = f"schema version {version}, not {SCHEMA_VERSION}"
+            except sqlite3.OperationalError as error:
+                # Busy past the timeout, or unreadable: no verdict on what the file holds.
+                if connection is not None:
+                    connection.close()
+                warnings.warn(
+                    f"the tuning database {self.path} cannot be used now ({error}): it is left out",
+                    TuningDatabaseWarning,
+                    stacklevel=4,
+                )
+                return None
             except sqlite3.DatabaseError as error:
                 reason = error
             if connection is not None:
                 connection.close()
             what = f"the tuning database {self.path} is not usable ({reason})"
             if not create:
-                warnings.warn(f"{what}: it is ignored", TuningDatabaseWarning, stacklevel=3)
+                warnings.warn(f"{what}: it is ignored", TuningDatabaseWarning, stacklevel=4)
                 return None
             aside = self.path.with_name(self.path.name + ".bad")
             os.replace(self.path, aside)
             for suffix in ("-wal", "-shm"):
                 Path(f"{self.path}{suffix}").unlink(missing_ok=True)
-            warnings.warn(f"{what}: moved to {aside}", TuningDatabaseWarning, stacklevel=3)
+            warnings.warn(f"{what}: moved to {aside}", TuningDatabaseWarning, stacklevel=4)
             os.close(os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600))
         raise OSError(f"cannot create the tuning database {self.path}")
 
@@ -212,7 +234,8 @@ class TuningDatabase:
 
     def record(self, entry: TunedSchedule) -> None:
         connection = self._open(create=True)
-        assert connection is not None
+        if connection is None:
+            return
         with closing(connection), connection:
             connection.execute(
                 f"INSERT OR REPLACE INTO schedules ({', '.join(_COLUMNS)}) "
