@@ -14,32 +14,16 @@ import argparse
 import re
 import sys
 
-from xdsl.dialects.builtin import ModuleOp
-
-from emmy.dialects import loop, make_context, tile
+from emmy.dialects import loop, tile
 from emmy.dialects.target import target_of
 from emmy.passes.choose_tile_schedule import candidates
-from emmy.passes.pipelines import STAGES
 from emmy.tools.bench.differential import lower
 from emmy.tools.bench.suites import SUITES
 from emmy.tools.bench.timing import bench_program, device_copy_bandwidth, to_json
 from emmy.tools.cli import torch_ir_of
-from emmy.tools.diagnostics import verify
 from emmy.tools.frontend.program import load_program
-from emmy.tools.runtime.host import GraphedHostProgram, HostProgram
-
-
-def scheduled(loop_ir: ModuleOp, kernel: str, schedule: tile.Schedule) -> HostProgram:
-    """The Loop IR program at the kernel level, `kernel` scheduled by `schedule`."""
-    module = loop_ir.clone()
-    for op in module.body.block.ops:
-        if isinstance(op, loop.KernelOp) and op.sym_name.data == kernel:
-            op.attributes[tile.SCHEDULE_ATTRIBUTE] = tile.ScheduleAttr(schedule)
-    ctx = make_context()
-    for stage in (*STAGES["tile"], *STAGES["kernel"]):
-        stage.apply(ctx, module)
-    verify(module)
-    return HostProgram(module)
+from emmy.tools.runtime.host import GraphedHostProgram
+from emmy.tools.tune import scheduled
 
 
 def main() -> int:

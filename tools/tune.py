@@ -145,7 +145,7 @@ class ProgramOnDevice:
             from emmy.tools.runtime.host import GraphedHostProgram
 
             try:
-                program = GraphedHostProgram(self._scheduled(kernel_name, schedule))
+                program = GraphedHostProgram(scheduled(self.loop_ir, kernel_name, schedule))
                 check = check_outputs(program(self.prepared.forward_args), self.reference)
             except Exception as error:  # a candidate that cannot run is dropped, not fatal
                 raise WrongSchedule(f"{type(error).__name__}: {error}") from None
@@ -155,21 +155,24 @@ class ProgramOnDevice:
 
         return measure
 
-    def _scheduled(self, kernel_name: str, schedule: Schedule) -> Any:
-        from emmy.dialects import loop, make_context
-        from emmy.passes.pipelines import STAGES
-        from emmy.tools.diagnostics import verify
-        from emmy.tools.runtime.host import HostProgram
 
-        module = self.loop_ir.clone()
-        for op in module.body.block.ops:
-            if isinstance(op, loop.KernelOp) and op.sym_name.data == kernel_name:
-                op.attributes[tile.SCHEDULE_ATTRIBUTE] = tile.ScheduleAttr(schedule)
-        ctx = make_context()
-        for stage in (*STAGES["tile"], *STAGES["kernel"]):
-            stage.apply(ctx, module)
-        verify(module)
-        return HostProgram(module)
+def scheduled(loop_ir: Any, kernel_name: str, schedule: Schedule) -> Any:
+    """The Loop IR program `loop_ir` at the kernel level, as a `HostProgram`, its kernel
+    `kernel_name` scheduled by `schedule` (the others as compiling schedules them)."""
+    from emmy.dialects import loop, make_context
+    from emmy.passes.pipelines import STAGES
+    from emmy.tools.diagnostics import verify
+    from emmy.tools.runtime.host import HostProgram
+
+    module = loop_ir.clone()
+    for op in module.body.block.ops:
+        if isinstance(op, loop.KernelOp) and op.sym_name.data == kernel_name:
+            op.attributes[tile.SCHEDULE_ATTRIBUTE] = tile.ScheduleAttr(schedule)
+    ctx = make_context()
+    for stage in (*STAGES["tile"], *STAGES["kernel"]):
+        stage.apply(ctx, module)
+    verify(module)
+    return HostProgram(module)
 
 
 def tune_program(

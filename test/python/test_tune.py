@@ -276,6 +276,17 @@ def test_the_budget_stops_the_search_with_the_best_so_far():
     assert "  round 1: the budget ran out after 6 timed" in lines
 
 
+def test_a_candidate_is_lowered_with_its_kernel_under_the_schedule_timed():
+    module = lower(load_program(RMS_NORM, "<tune>").to_torch_ir(), "loop")
+    (kernel,) = [op for op in module.body.block.ops if isinstance(op, loop.KernelOp)]
+    heuristic = choose_schedule(kernel, target_of(kernel))
+    timed = next(s for s in candidates(kernel, target_of(kernel)) if s.block != heuristic.block)
+    program = tune.scheduled(module, kernel.sym_name.data, timed)
+    (launch,) = [op for op in program.module.walk() if op.name == "kernel.launch"]
+    assert tuple(launch.block_shape) == timed.block
+    assert tile.SCHEDULE_ATTRIBUTE not in kernel.attributes  # the Loop IR is left as it was
+
+
 @pytest.mark.parametrize(
     ("text", "seconds"), [("90", 90.0), ("90s", 90.0), ("5m", 300.0), ("1.5h", 5400.0)]
 )
