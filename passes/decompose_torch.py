@@ -96,12 +96,14 @@ def round_to(value: float, type: Attribute) -> float:
     16-bit type rounds through f32."""
     import numpy as np  # here: most emmy-opt runs decompose nothing and start without numpy
 
-    if isinstance(type, Float16Type):
-        return float(np.float16(np.float32(value)))
-    if isinstance(type, BFloat16Type):
-        return float(round_to_bfloat16(np.float32(value)))
-    if type == f32:
-        return float(np.float32(value))
+    # A value past the type's range becomes inf, as torch's cast makes it: not worth a warning.
+    with np.errstate(over="ignore"):
+        if isinstance(type, Float16Type):
+            return float(np.float16(np.float32(value)))
+        if isinstance(type, BFloat16Type):
+            return float(round_to_bfloat16(np.float32(value)))
+        if type == f32:
+            return float(np.float32(value))
     return float(value)
 
 
