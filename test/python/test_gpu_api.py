@@ -81,3 +81,23 @@ def test_backend_under_reduce_overhead_and_with_fallback():
         for _ in range(3):
             x = torch.randn(8, 64, device="cuda", dtype=torch.bfloat16)
             torch.testing.assert_close(compiled(x), program(x), rtol=3e-2, atol=3e-2)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_one_compile_with_a_dynamic_dim_serves_every_size_on_cuda(dtype):
+    """The size is read at run time: its kernels launch the blocks each size needs, and a
+    size outside the declared range is refused, never run."""
+    from torch.export import Dim
+
+    model = block(dtype)
+    rows = Dim("rows", min=1, max=512)
+    compiled = emmy.compile(
+        model, torch.randn(8, 64, device="cuda", dtype=dtype), dynamic_shapes=({0: rows},)
+    )
+    tolerance = 1e-4 if dtype == torch.float32 else 3e-2
+    with torch.no_grad():
+        for size in (1, 7, 300, 512):
+            x = torch.randn(size, 64, device="cuda", dtype=dtype)
+            torch.testing.assert_close(compiled(x), model(x), rtol=tolerance, atol=tolerance)
+        with pytest.raises(ValueError, match=r"= 513 is outside the range \[1, 512\]"):
+            compiled(torch.randn(513, 64, device="cuda", dtype=dtype))
