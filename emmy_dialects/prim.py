@@ -198,10 +198,8 @@ def tensor_shape(value: SSAValue) -> tuple[int, ...]:
 def verify_shapes(op: Operation) -> None:
     """Loop extents and buffer sizes are read off shapes, so every dim is static or the
     program's one dynamic size, which its module declares (`emmy.dialects.sizes`)."""
-    module = op.parent_op()
-    while module is not None and not isinstance(module, ModuleOp):
-        module = module.parent_op()
-    if module is None or DYNAMIC_SIZE in module.attributes:
+    module = op.get_toplevel_object()
+    if not isinstance(module, ModuleOp) or DYNAMIC_SIZE in module.attributes:
         return
     for role, values in (("operand", op.operands), ("result", op.results)):
         for index, value in enumerate(values):

@@ -23,14 +23,12 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
-from io import StringIO
 from typing import TYPE_CHECKING, Any
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.printer import Printer
 
 from emmy.passes.pipelines import DUMP_DIR_VARIABLE, LEVELS, printed
-from emmy.tools.ir_cache import cached_module
+from emmy.tools.ir_cache import cached_module, unnamed_text
 from emmy.tools.tuning_database import fingerprint as tuning_fingerprint
 
 if TYPE_CHECKING:
@@ -79,7 +77,7 @@ class CompiledGraph:
     def __init__(self, torch_ir: ModuleOp, options: CompileOptions, structure: str):
         self.options = options
         self.structure = structure
-        """The Torch IR's text with its values unnamed (`_structure`): what identifies it."""
+        """The Torch IR's text with its values unnamed (`unnamed_text`): what identifies it."""
         self._levels: dict[str, ModuleOp] = {"torch": torch_ir}
         self._cuda_source: str | None = None
         self._host_program: HostProgram | None = None
@@ -155,25 +153,14 @@ class CompiledGraph:
         ]
 
 
-def _structure(torch_ir: ModuleOp) -> str:
-    """The program's text, with its locations, and its values unnamed: the same for two
-    layers of a model, whose graphs name their nodes apart."""
-    unnamed = torch_ir.clone()
-    for op in unnamed.walk():
-        for value in (*op.results, *(a for r in op.regions for b in r.blocks for a in b.args)):
-            value.name_hint = None
-    text = StringIO()
-    Printer(stream=text, print_debuginfo=True).print_op(unnamed)
-    return text.getvalue()
-
-
 _COMPILED: dict[tuple[str, CompileOptions], CompiledGraph] = {}
 
 
 def compiled_graph(torch_ir: ModuleOp, options: CompileOptions) -> CompiledGraph:
     """The `CompiledGraph` of `torch_ir`, shared with any identical program compiled before
     in this process (same Torch IR text and options)."""
-    structure = _structure(torch_ir)
+    # With its locations, so that errors point at each program's own lines.
+    structure = unnamed_text(torch_ir, print_debuginfo=True)
     key = (structure, options)
     if key not in _COMPILED:
         _COMPILED[key] = CompiledGraph(torch_ir, options, structure)

@@ -32,6 +32,7 @@ from io import StringIO
 from pathlib import Path
 
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 
@@ -63,7 +64,7 @@ def entry_key(kind: str, key_parts: Sequence[str], code_packages: Sequence[str])
     for part in (
         _header(kind),
         *key_parts,
-        *map(_version, ("emmy", "torch", "xdsl")),
+        *map(package_version, ("emmy", "torch", "xdsl")),
         sys.version,
         *_code_digests(("emmy.dialects", *code_packages)),
     ):
@@ -77,11 +78,28 @@ def _header(kind: str) -> str:
 
 
 @cache
-def _version(package: str) -> str:
+def package_version(package: str) -> str:
+    """The installed version of `package`, for keys."""
     try:
         return version(package)
     except PackageNotFoundError:  # run from a source tree: the code digests still key it
         return "not installed"
+
+
+def unnamed_text(op: Operation, print_debuginfo: bool = False) -> str:
+    """`op` printed with its values unnamed: the same text for two programs that differ only
+    in what their values are called (two layers of a model, whose graphs name their nodes
+    apart), for keys."""
+    unnamed = op.clone()
+    for inner in unnamed.walk():
+        for value in (
+            *inner.results,
+            *(a for r in inner.regions for b in r.blocks for a in b.args),
+        ):
+            value.name_hint = None
+    text = StringIO()
+    Printer(stream=text, print_debuginfo=print_debuginfo).print_op(unnamed)
+    return text.getvalue()
 
 
 @cache

@@ -30,35 +30,21 @@ import sqlite3
 import warnings
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
-from dataclasses import asdict, dataclass
-from functools import cache
+from dataclasses import asdict, dataclass, fields
 from hashlib import sha256
-from io import StringIO
 from pathlib import Path
 
 from xdsl.dialects.builtin import StringAttr
-from xdsl.printer import Printer
 
 from emmy.dialects import loop, tile
 from emmy.dialects.target import GpuTarget
+from emmy.tools.ir_cache import package_version, unnamed_text
 from emmy.tools.settings import cache_root
 
 SCHEMA_VERSION = 1
 """`PRAGMA user_version` of the database; a file with another is not read or written."""
 FILE_NAME = "tuning.sqlite3"
 BUSY_TIMEOUT_S = 30.0
-
-_COLUMNS = (
-    "key",
-    "arch",
-    "emmy_version",
-    "kernel",
-    "schedule",
-    "time_us",
-    "heuristic_us",
-    "candidates",
-    "tuned_on",
-)
 
 
 class TuningDatabaseWarning(UserWarning):
@@ -91,14 +77,12 @@ class TunedSchedule:
         return f"{self.time_us:.2f} us on {self.arch}{heuristic}, {self.tuned_on}"
 
 
-@cache
-def emmy_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+_COLUMNS = tuple(f.name for f in fields(TunedSchedule))
+"""The database's columns, in order: a `TunedSchedule`'s fields, `key` first."""
 
-    try:
-        return version("emmy")
-    except PackageNotFoundError:
-        return "unknown"
+
+def emmy_version() -> str:
+    return package_version("emmy")
 
 
 def normalised_kernel(kernel: loop.KernelOp) -> str:
@@ -107,16 +91,7 @@ def normalised_kernel(kernel: loop.KernelOp) -> str:
     clone.sym_name = StringAttr("kernel")
     clone.attributes.pop(tile.SCHEDULE_ATTRIBUTE, None)
     clone.attributes.pop(tile.TUNED_ATTRIBUTE, None)
-    for op in clone.walk():
-        for result in op.results:
-            result.name_hint = None
-        for region in op.regions:
-            for block in region.blocks:
-                for argument in block.args:
-                    argument.name_hint = None
-    text = StringIO()
-    Printer(stream=text).print_op(clone)
-    return text.getvalue()
+    return unnamed_text(clone)
 
 
 def kernel_key(kernel: loop.KernelOp, target: GpuTarget) -> str:
@@ -232,15 +207,16 @@ class TuningDatabase:
             ).fetchone()
         return TunedSchedule(*row) if row else None
 
-    def record(self, entry: TunedSchedule) -> None:
+    def record(self, *entries: TunedSchedule) -> None:
+        """Records `entries` in one transaction, each replacing an older one of its key."""
         connection = self._open(create=True)
         if connection is None:
             return
         with closing(connection), connection:
-            connection.execute(
+            connection.executemany(
                 f"INSERT OR REPLACE INTO schedules ({', '.join(_COLUMNS)}) "
                 f"VALUES ({', '.join('?' * len(_COLUMNS))})",
-                tuple(asdict(entry).values()),
+                [tuple(asdict(entry).values()) for entry in entries],
             )
 
     def entries(self) -> list[TunedSchedule]:
@@ -269,8 +245,7 @@ class TuningDatabase:
             entries = [TunedSchedule(**entry) for entry in document["entries"]]
         except (OSError, ValueError, TypeError, KeyError, AttributeError) as error:
             raise ValueError(f"{path}: {error}") from None
-        for entry in entries:
-            self.record(entry)
+        self.record(*entries)
         return len(entries)
 
 

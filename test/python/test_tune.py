@@ -303,7 +303,7 @@ def test_bad_durations(text):
 # -- emmy tune --
 
 
-class FakeDevice:
+class FakeDevice(tune.ProgramOnDevice):
     """The program's real Loop IR kernels, timed by a formula (a larger block is faster),
     with one wrong candidate per kernel: the GPU's part of `ProgramOnDevice`, faked."""
 
@@ -314,9 +314,6 @@ class FakeDevice:
         text = source.replace("DT", f"torch.{str(dtype).removeprefix('torch.')}")
         self.loop_ir = lower(load_program(text, "<tune>").to_torch_ir(), "loop")
         FakeDevice.instances.append(self)
-
-    def kernels(self):
-        return [op for op in self.loop_ir.body.block.ops if isinstance(op, loop.KernelOp)]
 
     def measurer(self, kernel_name: str):
         def measure(schedule: tile.Schedule, reps: int) -> float:
