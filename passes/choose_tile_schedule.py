@@ -141,6 +141,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from math import prod
+from typing import TYPE_CHECKING
 
 from xdsl.context import Context
 from xdsl.dialects import arith
@@ -177,7 +178,9 @@ from emmy.passes.lower_loop_to_tile import (
     lower_kernel,
     row_known_at_top,
 )
-from emmy.tools.tuning_database import TunedSchedule, TuningDatabase, kernel_key
+
+if TYPE_CHECKING:
+    from emmy.tools.tuning_database import TunedSchedule, TuningDatabase
 
 MAX_BLOCK = 512
 VECTORS_PER_THREAD = 4
@@ -845,7 +848,12 @@ class ChooseTileSchedulePass(ModulePass):
             except VerifyException as error:
                 raise PassFailedException(f"block-size {self.block_size}: {error}") from None
         overrides = Overrides(self.block_size, self.vector_width, self.stage, self.split_reductions)
-        database = TuningDatabase() if self.tuned and overrides == Overrides() else None
+        database = None
+        if self.tuned and overrides == Overrides():
+            # here: SQLite and the database's keys cost start-up only where they are used
+            from emmy.tools.tuning_database import TuningDatabase
+
+            database = TuningDatabase()
         if database is not None and not database.path.exists():
             database = None  # nothing to look up: no key to compute
         for kernel in op.body.block.ops:
@@ -866,6 +874,8 @@ def _tuned_schedule(
     ctx: Context, kernel: loop.KernelOp, database: TuningDatabase
 ) -> tuple[Schedule, TunedSchedule] | None:
     """The database's schedule of `kernel`, if it has one that still lowers it."""
+    from emmy.tools.tuning_database import kernel_key
+
     entry = database.lookup(kernel_key(kernel, target_of(kernel)))
     if entry is None:
         return None
