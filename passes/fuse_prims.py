@@ -31,8 +31,10 @@ Grouping, over the expensive ops in program order:
    are kernel inputs or views and casts of them (a transpose as a layout, a widening cast),
    and a reduction or contraction that consumes it (through cheap ops) is in another kernel
    and reads it from memory. An operand that cheap ops compute with arithmetic (an RMSNorm's
-   scaling of the rows a projection reads, a rotation) is materialized for it, below its
-   casts, by another kernel: one of the operand's producers that is not a contraction (the
+   scaling of the rows a projection reads, a rotation), or whose views spread the reduction
+   dim over several dims of what they view (attention's output transposed and merged to
+   [B * S, H * D] for the output projection), is materialized for it, below its casts, by
+   another kernel: one of the operand's producers that is not a contraction (the
    norm's reduction kernel writes the normalized rows), else an elementwise kernel of its
    own. Its result feeds an elementwise epilogue (bias, activation, residual add, dtype
    rounding) in its own kernel.
@@ -101,6 +103,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from emmy.dialects import dense, fused, prim
 from emmy.dialects.dtypes import element_bytes
+from emmy.passes.lower_fused_to_loop import reads_reduction_in_place
 
 MAX_NAME_PARTS = 3
 CHEAP_CLASSES = (prim.Elementwise, prim.View, prim.Concatenation)
@@ -160,16 +163,21 @@ def _widening_cast(op: Operation) -> bool:
     return _is_cast(op) and _widens(op)
 
 
-def staged_operand(operand: SSAValue) -> SSAValue | None:
+def staged_operand(operand: SSAValue, reduction_dim: int) -> SSAValue | None:
     """The value a contraction's operand must be read from memory as, if it is computed by
     more than a layout of loaded values: the operand below its trailing widening casts, when
     the cheap ops that make it do arithmetic (a normalization's scaling, a rotation), not
-    only views and casts. A tile of tensor cores reads its operands' tiles from memory, each
-    many times, and takes them in the narrow type they are stored in: a computed value
-    rounded to 16 bits (attention's probabilities) is staged rounded."""
+    only views and casts, or when its views read the reduction dim (`reduction_dim` of the
+    operand) across several dims (`reads_reduction_in_place`: attention's output transposed
+    and merged back to [B * S, H * D] for the output projection). A tile of tensor cores
+    reads its operands' tiles from memory, each many times, and takes them in the narrow type
+    they are stored in: a computed value rounded to 16 bits (attention's probabilities) is
+    staged rounded."""
     value = operand
     while is_cheap(value.owner) and _widening_cast(value.owner):
         value = value.owner.inputs[0]
+    if is_cheap(value.owner) and not reads_reduction_in_place(value, reduction_dim):
+        return value
     stack, seen = [value], set()
     while stack:
         current = stack.pop()
@@ -594,10 +602,12 @@ class _Fusion:
         elements): a kernel of the operand's producers that is free to compute it, else a
         kernel of elementwise ops of its own; the contraction's kernel then loads it."""
         for contraction in [op for op in self.ops if is_contraction(op)]:
-            for operand in contraction.operands:
-                value = staged_operand(operand)
-                if isinstance(contraction, prim.AttentionOp) and is_cheap(operand.owner):
-                    value = operand  # loop.attention reads row-major buffers alone
+            for position, operand in enumerate(contraction.operands):
+                if isinstance(contraction, prim.AttentionOp):
+                    # loop.attention reads row-major buffers alone
+                    value = operand if is_cheap(operand.owner) else None
+                else:
+                    value = staged_operand(operand, (-1, -2)[position])
                 if value is None or value in self.staged:
                     continue
                 sources = {self.group_of[p] for p in frontier(value)}

@@ -66,6 +66,9 @@ reduction `loop.for` over k per output element, as any other reduction:
   softmax probabilities), a gather, a slice or a concatenation;
 - the lhs is read along k and not n, the rhs along k and not m, each dim at most once.
 
+Of the spaces that take the product, the one with the most rows (its m extent), then the
+fewest dims: a decode step's [B, 1, N] output is one product of B rows, not B of one row.
+
 A `?` dim (the program's dynamic size, `emmy.dialects.sizes`) is a loop to the kernel's size
 argument, its last, which the host function reads off the first of its arguments with that
 dim and passes to each launch of a kernel with `?` buffers, as it gives the `memref.alloc`
@@ -104,7 +107,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     UnitAttr,
 )
-from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.transforms.dead_code_elimination import region_dce
 from xdsl.utils.exceptions import PassFailedException
@@ -759,6 +762,44 @@ def _operand_source(
     return value, index
 
 
+def reads_reduction_in_place(operand: SSAValue, reduction_dim: int) -> bool:
+    """Whether every value that `operand`, a product's operand, is computed from through views
+    and elementwise ops is read with the reduction dim (`reduction_dim` of the operand) at one
+    dim of its own, of the same extent, and nowhere else. Without it no iteration space makes
+    the product structured (the module docstring's condition on k): attention's [B, H, S, D]
+    output transposed to [B, S, H, D] and merged to [B * S, H * D] reads k across two dims.
+    The other dims are pinned to 0 (an extent of 1), so only the reduction dim's reads are
+    followed (a choice of iteration space settles theirs), and a dim that is read with it
+    must be one of size 1."""
+    shape = operand.type.get_shape()
+    extent = shape[reduction_dim]
+    extents = [1] * len(shape)
+    extents[reduction_dim] = extent
+    algebra = _IterationIndices(extents)
+    k = reduction_dim % len(shape)
+    stack = [(operand, tuple(map(algebra.dim, range(len(shape)))))]
+    try:
+        while stack:
+            value, index = stack.pop()
+            fusion = prim.fusion_class(value.owner) if isinstance(value, OpResult) else None
+            if isinstance(fusion, prim.View):
+                stack.append(fusion.index_map(value.owner, index, algebra))
+                continue
+            if isinstance(fusion, prim.Elementwise):
+                stack.extend((source, index) for source in value.owner.operands)
+                continue
+            reads = [
+                (tuple((d, c) for d, c in form.terms if shape[d] != 1), form.constant, size)
+                for form, size in zip(index, value.type.get_shape())
+                if any(d == k for d, _ in form.terms)
+            ]
+            if reads != [(((k, 1),), 0, extent)]:
+                return False
+    except _NotStructured:
+        return False
+    return True
+
+
 def _operand_dims(
     value: SSAValue, index: tuple[_Affine, ...], algebra: _IterationIndices, element_type
 ) -> tuple[SSAValue, tuple[loop.IterationDim, ...]]:
@@ -896,6 +937,7 @@ def _structured_contraction(kernel: fused.KernelOp) -> _StructuredContraction | 
             except _NotStructured:
                 continue
             spaces.append((space, read, None))
+    structured = []
     for space, (*batch, m, n), views in spaces:
         algebra = _IterationIndices((*space, extent))
         rank = len(space)
@@ -907,8 +949,13 @@ def _structured_contraction(kernel: fused.KernelOp) -> _StructuredContraction | 
             continue
         if rank in lhs_dims and rank - 1 not in lhs_dims and rank in rhs_dims:
             if rank - 2 not in rhs_dims:
-                return _StructuredContraction(product, space, lhs, lhs_dims, rhs, rhs_dims, views)
-    return None
+                structured.append(
+                    _StructuredContraction(product, space, lhs, lhs_dims, rhs, rhs_dims, views)
+                )
+    # The space with the most rows per matrix product, then the fewest batch dims: a decode
+    # step's [B, 1, N] output is better one [B, N] product than B products of one row, and a
+    # [1, S, N] output one [S, N] product.
+    return max(structured, key=lambda c: (c.space[-2], -len(c.space)), default=None)
 
 
 def _unique_symbol(requested: str, taken: set[str]) -> str:

@@ -79,7 +79,7 @@ from math import prod
 
 from xdsl.context import Context
 from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import IndexType, ModuleOp, StringAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException, VerifyException
@@ -362,6 +362,37 @@ def _attention_body(
     return lowered
 
 
+def _gemm_maps(contract: loop.ContractOp) -> tuple[int, list[list[int]]]:
+    """The tile.gemm's operand maps of a loop.contract's, and how many batch dims of extent 1
+    the gemm puts before the contract's dims. A tile.gemm operand walks a dim with each of
+    its own, where a loop.contract's reads a size-1 dim at index 0 (a [1, K] row of a decode
+    step, a [1, S, K] input's batch of one): such a dim walks, in order, m where the operand
+    is the lhs of one row and does not walk it, then the batch dims of extent 1 the operand
+    does not walk, then unit batch dims of the gemm's own. A rhs of one column (a
+    matrix-vector product's vector) keeps its 0: a loop nest of a dot product per row reads
+    the matrix as fast, over more blocks than its tiles would have."""
+    extents = contract.parallel_extents
+    rank = len(extents)
+    operands = []
+    for dims, unit_dims in (
+        (contract.lhs_dims, (rank - 2, *range(rank - 2))),
+        (contract.rhs_dims, range(rank - 2)),
+    ):
+        free = iter(d for d in unit_dims if extents[d] == 1 and d not in dims)
+        operands.append([next(free, None) if d is None else d for d in dims])
+    if rank - 1 not in operands[1]:
+        raise ScheduleError(
+            "the contract's rhs is one column read at index 0, which a tile.gemm's operand "
+            "map cannot say (it walks n)"
+        )
+    units = max(dims.count(None) for dims in operands)
+    maps = []
+    for dims in operands:
+        unit_dims = iter(range(units))
+        maps.append([next(unit_dims) if d is None else d + units for d in dims])
+    return units, maps
+
+
 def _contraction_body(
     kernel: loop.KernelOp, schedule: Schedule, values: dict[SSAValue, SSAValue], body: Block
 ) -> tile.GemmOp | tile.AttentionOp:
@@ -378,16 +409,11 @@ def _contraction_body(
             "loop.contract (and constants) or one loop.attention"
         )
     contract = ops[0]
-    maps = []
-    for what, dims in (("lhs", contract.lhs_dims), ("rhs", contract.rhs_dims)):
-        if None in dims:
-            raise ScheduleError(
-                f"the contract's {what} is indexed at 0 along a dimension, which a tile.gemm's "
-                "operand map cannot say"
-            )
-        maps.append(dims)
-    epilogue = Block(arg_types=[a.type for a in contract.epilogue.block.args])
-    for old, new in zip(contract.epilogue.block.args, epilogue.args):
+    units, maps = _gemm_maps(contract)
+    epilogue = Block(
+        arg_types=[IndexType()] * units + [a.type for a in contract.epilogue.block.args]
+    )
+    for old, new in zip(contract.epilogue.block.args, epilogue.args[units:]):
         new.name_hint = old.name_hint
         values[old] = new
     for constant in constants:

@@ -69,6 +69,22 @@ Product()(torch.randn(130, 64, dtype=DT), torch.randn(64, 72, dtype=DT))
         "bfloat16",
         "tile.gemm %input[m, k] * %p_weight[n, k] : memref<1x64xbf16>, memref<48x64xbf16> -> f32",
     ),
+    # A batch of one (a [1, S, K] input): its size-1 dim walks a unit batch dim of the gemm's
+    # own, so the rows are one product, with an M tail.
+    "linear_batch_of_one_wgmma_bf16": (
+        "nn.Linear(64, 72).to(DT)(torch.randn(1, 130, 64, dtype=DT))",
+        "bfloat16",
+        "tile.gemm %input[b0, m, k] * %p_weight[n, k] : memref<1x130x64xbf16>, "
+        "memref<72x64xbf16> -> f32 atom wgmma m64n128k16",
+    ),
+    # A decode step of 5 sequences of one token ([5, 1, K]): one product of 5 rows, not 5 of
+    # one row each.
+    "linear_decode_rows_bf16": (
+        "nn.Linear(64, 48, bias=False).to(DT)(torch.randn(5, 1, 64, dtype=DT))",
+        "float16",
+        "tile.gemm %input[m, b0, k] * %p_weight[n, k] : memref<5x1x64xf16>, memref<48x64xf16> -> "
+        "f32 atom mma_sync m16n8k16",
+    ),
     # Decode with a long K and few output tiles: 2 tiles of 32 columns, K split between the 2
     # blocks of a cluster (9 slices of 128, 5 and 4), GELU after the bias.
     "linear_gelu_decode_split_bf16": (

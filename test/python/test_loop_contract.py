@@ -98,6 +98,25 @@ Projection().to(DT)(torch.randn(6, 8, dtype=DT), torch.randn(2, 3, 4, dtype=DT))
         "nn.Sequential(nn.RMSNorm(16), nn.Linear(16, 8)).to(DT)(torch.randn(4, 16, dtype=DT))",
         ["in [4, 8], k in 16, %acc = sum %rms_norm[d0, k] * %p_1_weight[d1, k]"],
     ),
+    # An output projection of attention's [B, H, S, D] output transposed and merged to [B, S,
+    # H * D], or of a contiguous [B, S, H, D] merged: k spans two dims of the buffer, which no
+    # loop.contract reads in place, so another kernel materializes the merged rows first.
+    "merged_heads_projection": (
+        """
+class OutputProjection(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.o = nn.Linear(12, 5, bias=False)
+    def forward(self, y, z):
+        b, h, s, d = y.shape
+        return self.o(y.transpose(1, 2).reshape(b, s, h * d)), self.o(z.reshape(b, s, h * d))
+OutputProjection().to(DT)(torch.randn(2, 3, 7, 4, dtype=DT), torch.randn(2, 7, 3, 4, dtype=DT))
+""",
+        [
+            "in [14, 5], k in 12, %acc = sum %0[d0, k] * %p_o_weight[d1, k]",
+            "in [14, 5], k in 12, %acc = sum %0[d0, k] * %p_o_weight[d1, k]",
+        ],
+    ),
 }
 
 
@@ -116,6 +135,16 @@ def test_structured_products_match_eager_at_every_level(name: str, dtype: str) -
     assert not failed, "first level to disagree with eager: " + ", ".join(
         f"{r.level} (max abs {r.max_abs_error:.3g}, max rel {r.max_rel_error:.3g})" for r in failed
     )
+
+
+def test_an_operand_merging_the_reduction_over_two_dims_is_materialized_first() -> None:
+    """The kernels that the merged-heads products read their rows from: the transpose and the
+    merge, each of one input."""
+    source, _ = PROGRAMS["merged_heads_projection"]
+    program = load_program(with_dtype(source, "bfloat16"), "<source>")
+    loop_ir = str(lower(program.to_torch_ir(), "loop"))
+    assert "@k_transpose_reshape(%y: memref<2x3x7x4xbf16>, %out: memref<14x12xbf16>)" in loop_ir
+    assert "@k_reshape(%z: memref<2x7x3x4xbf16>, %out: memref<14x12xbf16>)" in loop_ir
 
 
 # Each operand layout a loop.contract reads in place: a batch dim a buffer omits or reads at 0

@@ -116,10 +116,10 @@ loop.kernel @k_f32_on_tensor_cores(%x: memref<16x32xf32>, %w: memref<8x32xf32>, 
 
 // -----
 
-// A tile.gemm operand walks its dimensions: one indexed at 0 (a matrix-vector product's
-// vector) has no map there.
+// A tile.gemm's rhs walks n: a matrix-vector product's vector, one column read at index 0,
+// has no map there.
 
-// expected-error @+1 {{cannot apply the schedule of @k_matvec: the contract's rhs is indexed at 0 along a dimension, which a tile.gemm's operand map cannot say}}
+// expected-error @+1 {{cannot apply the schedule of @k_matvec: the contract's rhs is one column read at index 0, which a tile.gemm's operand map cannot say (it walks n)}}
 loop.kernel @k_matvec(%x: memref<16x32xbf16>, %v: memref<32x1xbf16>, %y: memref<16x1xf32>) attributes {tile.schedule = #tile.schedule<block [128, 1, 1], loops [], tile [64, 64, 32], atom mma_sync m16n8k16, warps [2, 2]>} {
   loop.contract (%i, %j) in [16, 1], k in 32, %acc = sum %x[d0, k] * %v[k, 0] : memref<16x32xbf16>, memref<32x1xbf16> -> f32 {
     loop.store %acc, %y[%i, %j] : memref<16x1xf32>
