@@ -85,6 +85,13 @@ Product()(torch.randn(130, 64, dtype=DT), torch.randn(64, 72, dtype=DT))
         "tile.gemm %input[m, b0, k] * %p_weight[n, k] : memref<5x1x64xf16>, memref<48x64xf16> -> "
         "f32 atom mma_sync m16n8k16",
     ),
+    # The same over 130 sequences: wgmma reads the rows through a box of one along b0.
+    "linear_rows_of_one_token_wgmma_bf16": (
+        "nn.Linear(64, 72).to(DT)(torch.randn(130, 1, 64, dtype=DT))",
+        "bfloat16",
+        "tile.gemm %input[m, b0, k] * %p_weight[n, k] : memref<130x1x64xbf16>, "
+        "memref<72x64xbf16> -> f32 atom wgmma m64n128k16",
+    ),
     # Decode with a long K and few output tiles: 2 tiles of 32 columns, K split between the 2
     # blocks of a cluster (9 slices of 128, 5 and 4), GELU after the bias.
     "linear_gelu_decode_split_bf16": (
