@@ -279,7 +279,7 @@ def _dialect_facts() -> _DialectFacts:
 
     def ldmatrix(op: kernel.LdmatrixOp) -> list[Access]:
         # Of an x1 or x2, lanes past the 8 or 16 that give rows give indices never read.
-        return Access.of(op.memref, op.indices, kernel.LDMATRIX_ROW) if op.matrices == 4 else []
+        return Access.of(op.memref, op.indices, op.row_elements) if op.matrices == 4 else []
 
     def cp_async(op: kernel.CpAsyncOp) -> list[Access]:
         return [

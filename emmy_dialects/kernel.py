@@ -1255,8 +1255,9 @@ class CpAsyncWaitOp(IRDLOperation):
 # --- warp-level tensor cores: ldmatrix and mma.sync (sm_80 on) --------------------------------
 
 
-LDMATRIX_ROW = 8
-"""An ldmatrix matrix is 8x8 16-bit elements: 8 rows of 8 elements, 16 bytes each."""
+LDMATRIX_ROWS = 8
+LDMATRIX_ROW_BYTES = 16
+"""An ldmatrix matrix is 8 rows of 16 bytes: 8x8 16-bit elements, or 8x4 32-bit ones."""
 
 
 class MmaShape(StrEnum):
@@ -1299,7 +1300,8 @@ def _lane_vector(vector_type: Attribute) -> tuple[int, Attribute] | None:
 class LdmatrixOp(IRDLOperation):
     """The warp loads one, two or four 8x8 matrices of 16-bit elements from shared memory
     (PTX `ldmatrix.sync.aligned.m8n8.x{1,2,4}{.trans}.shared.b16`):
-    `%a = kernel.ldmatrix %s[%row, %col] : memref<64x64xbf16, 3 : i32>, vector<8xbf16>`.
+    `%a = kernel.ldmatrix %s[%row, %col] : memref<64x64xbf16, 3 : i32>, vector<8xbf16>`,
+    or, without `trans`, 8x4 matrices of f32 (`vector<4xf32>` for four).
 
     Every lane of the warp executes it, converged (`.sync.aligned`). Each lane gives the
     address of one matrix row, 8 consecutive elements along the last dimension starting at
@@ -1311,7 +1313,13 @@ class LdmatrixOp(IRDLOperation):
     `kernel.mma_sync` takes: an x4 of the A tile's four 8x8 quarters, (rows 0-7, k 0-7),
     (rows 8-15, k 0-7), (rows 0-7, k 8-15), (rows 8-15, k 8-15), is an m16n8k16 A fragment,
     and an x2 `trans` of two 8x8 blocks of a [K, N] B (or without `trans`, of an [N, K] B)
-    is its B fragment."""
+    is its B fragment.
+
+    Of f32 elements (the same instruction, which moves 32-bit words: each 16-byte row is 4
+    elements), lane `l` receives element `i` of its `vector<Nxf32>` from matrix i at row `g`,
+    column `t`: the tf32 m16n8k8 fragments of tiles whose rows run along K, an x4 of A's
+    (rows 0-7, k 0-3), (rows 8-15, k 0-3), (rows 0-7, k 4-7), (rows 8-15, k 4-7) and an x2
+    of an [N, K] B's (k 0-3), (k 4-7). `trans` would split the words, so f32 has none."""
 
     name = "kernel.ldmatrix"
     memref = operand_def(MemRefType)
@@ -1331,16 +1339,28 @@ class LdmatrixOp(IRDLOperation):
         transposed: bool = False,
     ):
         assert isinstance(buffer.type, MemRefType)
+        element = buffer.type.get_element_type()
+        lane_elements = LDMATRIX_ROW_BYTES // element_bytes(element) // 4
         super().__init__(
             operands=[buffer, indices],
-            result_types=[VectorType(buffer.type.get_element_type(), [2 * matrices])],
+            result_types=[VectorType(element, [lane_elements * matrices])],
             properties={"trans": UnitAttr() if transposed else None},
         )
 
     @property
+    def row_elements(self) -> int:
+        """The elements of a matrix row: 8 of 16 bits, 4 of 32."""
+        return LDMATRIX_ROW_BYTES // element_bytes(self.memref.type.get_element_type())
+
+    @property
+    def lane_elements(self) -> int:
+        """The elements of each matrix that a lane receives: 2 of 16 bits, 1 of 32."""
+        return self.row_elements // 4
+
+    @property
     def matrices(self) -> int:
-        """How many 8x8 matrices the warp loads: 1, 2 or 4 (`.x1`, `.x2`, `.x4`)."""
-        return self.result.type.get_shape()[0] // 2
+        """How many matrices the warp loads: 1, 2 or 4 (`.x1`, `.x2`, `.x4`)."""
+        return self.result.type.get_shape()[0] // self.lane_elements
 
     @property
     def transposed(self) -> bool:
@@ -1351,23 +1371,31 @@ class LdmatrixOp(IRDLOperation):
         memref_type = verify_indices(self.memref, self.indices)
         _verify_shared(memref_type, "a kernel.ldmatrix source")
         element = memref_type.get_element_type()
-        if not _is_16_bit(element):
+        if not (_is_16_bit(element) or isinstance(element, Float32Type)):
             raise VerifyException(
-                f"a kernel.ldmatrix loads matrices of 16-bit elements (f16, bf16, i16), got "
-                f"{memref_type}"
+                f"a kernel.ldmatrix loads matrices of 16-bit elements (f16, bf16, i16) or of "
+                f"f32, got {memref_type}"
+            )
+        if self.transposed and not _is_16_bit(element):
+            raise VerifyException(
+                f"a kernel.ldmatrix trans transposes 16-bit elements, got {memref_type}"
             )
         lanes = _lane_vector(self.result.type)
-        if lanes is None or lanes[1] != element or lanes[0] not in (2, 4, 8):
+        each = self.lane_elements
+        counts = tuple(each * matrices for matrices in (1, 2, 4))
+        if lanes is None or lanes[1] != element or lanes[0] not in counts:
+            vectors = [f"vector<{count}x{element}>" for count in counts]
             raise VerifyException(
-                f"a kernel.ldmatrix gives each lane two elements of each of 1, 2 or 4 matrices, "
-                f"vector<2x{element}>, vector<4x{element}> or vector<8x{element}>, got "
+                f"a kernel.ldmatrix gives each lane {('one element', 'two elements')[each - 1]} "
+                f"of each of 1, 2 or 4 matrices, {', '.join(vectors[:2])} or {vectors[2]}, got "
                 f"{self.result.type}"
             )
         shape = memref_type.get_shape()
-        if not shape or shape[-1] % LDMATRIX_ROW:
+        row = self.row_elements
+        if not shape or shape[-1] % row:
             raise VerifyException(
-                f"a kernel.ldmatrix row is {LDMATRIX_ROW} consecutive elements along the last "
-                f"dimension, which must be a multiple of {LDMATRIX_ROW} so that no row crosses "
+                f"a kernel.ldmatrix row is {row} consecutive elements along the last "
+                f"dimension, which must be a multiple of {row} so that no row crosses "
                 f"into the next, got {memref_type}"
             )
 

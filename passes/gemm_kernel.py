@@ -901,14 +901,22 @@ class _MmaSyncGemmBuilder(_StagedGemmBuilder):
 
 class _Tf32MmaSyncGemmBuilder(_MmaSyncGemmBuilder):
     """The kernel of a tile.gemm on the mma_sync m16n8k8 atom of f32 operands, which it
-    rounds to tf32: like m16n8k16's, but each lane loads its fragments' elements one by one
-    from shared memory (ldmatrix moves 16-bit elements), A's 4 at (g + 8 (i % 2), t + 4 (i /
-    2)) of the atom and B's 2 at K t + 4i, N g (g = lane / 4, t = lane % 4)."""
+    rounds to tf32: like m16n8k16's, with fragments of A's 4 elements at (g + 8 (i % 2), t +
+    4 (i / 2)) of the atom and B's 2 at K t + 4i, N g (g = lane / 4, t = lane % 4). ldmatrix
+    moves 32-bit words, so an operand whose tile rows run along K loads them as m16n8k16's
+    do, 8 x 4 f32 a matrix (`kernel.LdmatrixOp`): x4 of A's (rows 0-7, 8-15 of k 0-3, then of
+    k 4-7), x4 of two B atoms' (k 0-3, 4-7 of each), x2 of an odd last. Its transpose would
+    split the words, so an operand whose tile rows run along M or N ([K, N] weights) loads
+    each lane's elements one by one."""
 
     def emit_fragment_offsets(self) -> None:
-        """Each lane's rows g and g + 8 and columns t and t + 4 of the fragments."""
+        """Besides the ldmatrix offsets, each lane's rows g and g + 8 and columns t and t + 4
+        of the fragments, and its K column 4 (l / 16) and 4 ((l / 8) % 2) of an ldmatrix."""
+        super().emit_fragment_offsets()
         self.fragment_rows = (self.group, self.add(self.group, 8))
         self.fragment_ks = (self.in_group, self.add(self.in_group, 4))
+        self.lane_quad = self.mul(self.div(self.lane, 16), 4)
+        self.lane_half_quad = self.mul(self.rem(self.div(self.lane, 8), 2), 4)
 
     def fragments(self, stage: Index, k0: int) -> tuple[list[SSAValue], list[SSAValue]]:
         atoms_m, atoms_n = self.warp_m // self.atom_m, self.warp_n // self.atom_n
@@ -916,9 +924,24 @@ class _Tf32MmaSyncGemmBuilder(_MmaSyncGemmBuilder):
         a = []
         for atom in range(atoms_m):
             m0 = self.add(self.warp_row, atom * self.atom_m)
-            places = [((m0, rows[i % 2]), ks[i // 2]) for i in range(4)]
-            a.append(self.fragment(self.a_tiles, self.shared_a, stage, k0, places))
+            if self.a_tiles.column_dim == self.k_dim:
+                row, column = self.add(m0, self.lane_row), (k0, self.lane_quad)
+                a.append(self.ldmatrix(self.a_tiles, self.shared_a, stage, row, column, 4, False))
+            else:
+                places = [((m0, rows[i % 2]), ks[i // 2]) for i in range(4)]
+                a.append(self.fragment(self.a_tiles, self.shared_a, stage, k0, places))
         b = []
+        if self.b_tiles.column_dim == self.k_dim:
+            for atom in range(0, atoms_n, 2):
+                pair = min(2, atoms_n - atom)
+                n0 = self.add(self.warp_column, atom * self.atom_n)
+                row_offset = self.lane_block_row if pair == 2 else self.lane_eighth
+                row, column = self.add(n0, row_offset), (k0, self.lane_half_quad)
+                loaded = self.ldmatrix(
+                    self.b_tiles, self.shared_b, stage, row, column, 2 * pair, False
+                )
+                b += [loaded] if pair == 1 else [self.lanes(loaded, 2 * i, 2) for i in range(2)]
+            return a, b
         for atom in range(atoms_n):
             n0 = self.add(self.warp_column, atom * self.atom_n)
             places = [((n0, self.group), ks[i]) for i in range(2)]

@@ -1593,9 +1593,10 @@ def _ldmatrix_helper(matrices: int, transposed: bool) -> Callable[[_Features], s
         trans = ".trans" if transposed else ""
         return (
             f"// kernel.ldmatrix x{matrices}{' trans' if transposed else ''}: the warp loads "
-            f"{matrices} 8x8 matri{'x' if matrices == 1 else 'ces'} of 16-bit elements from "
+            f"{matrices} matri{'x' if matrices == 1 else 'ces'} of 8 rows of 16 bytes from "
             f"shared memory; lane\n// 8i + j gives the address of row j of matrix i, and each "
-            f"lane receives 2 elements of each{', transposed' if transposed else ''}.\n"
+            f"lane receives a 32-bit word of each\n// (two 16-bit elements, or an f32)"
+            f"{', transposed' if transposed else ''}.\n"
             f"__device__ __forceinline__ void {_ldmatrix_helper_name(matrices, transposed)}("
             f"void* fragment, const void* row) {{\n"
             f"  unsigned int* r = static_cast<unsigned int*>(fragment);\n"

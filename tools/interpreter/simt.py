@@ -107,7 +107,7 @@ sequential ones.
   a barrier before it reads it. Copies still in flight when a block ends are dropped.
 - `kernel.ldmatrix` and `kernel.mma_sync` are warp instructions (`.sync.aligned`): every lane
   of a warp that executes one must execute it, in the same step (a warp only partly active is
-  an error, "under divergent control flow"). ldmatrix reads the 8-element row that each of
+  an error, "under divergent control flow"). ldmatrix reads the 16-byte row that each of
   lanes 0 to 8N - 1 addresses, as that lane's read (16-byte aligned, bounds- and race-checked;
   the other lanes' indices are not read), and hands the elements out in the PTX fragment layout
   (see `kernel.LdmatrixOp`). mma_sync puts each warp's A, B and C fragments together into
@@ -1233,9 +1233,9 @@ class SimtFunctions(InterpreterFunctions):
         warp_size = target_of(op).warp_size
         self.check_converged(chunk, op, warp_size, "warp")
         lane = chunk.thread % warp_size
-        row = kernel.LDMATRIX_ROW
+        row, each = op.row_elements, op.lane_elements
         # Lanes 8i to 8i + 7 address the rows of matrix i; the others' indices are not read.
-        with chunk.masked(chunk.mask & (lane < row * op.matrices)):
+        with chunk.masked(chunk.mask & (lane < kernel.LDMATRIX_ROWS * op.matrices)):
             element_type = op.memref.type.get_element_type()
             self.check_aligned(interpreter, buffer, indices, row, element_type)
             rows = np.stack(
@@ -1248,11 +1248,13 @@ class SimtFunctions(InterpreterFunctions):
         group, in_group = lane // 4, lane % 4
         fragment = []
         for matrix in range(op.matrices):
-            for half in range(2):
+            for part in range(each):
                 if op.transposed:
-                    source, column = first_lane + row * matrix + 2 * in_group + half, group
+                    source = first_lane + kernel.LDMATRIX_ROWS * matrix + 2 * in_group + part
+                    column = group
                 else:
-                    source, column = first_lane + row * matrix + group, 2 * in_group + half
+                    source = first_lane + kernel.LDMATRIX_ROWS * matrix + group
+                    column = each * in_group + part
                 fragment.append(rows[column, source])
         return (np.stack(fragment),)
 

@@ -56,43 +56,58 @@ tile.kernel @fma(%a: memref<40x8xf32>, %b: memref<8x32xf32>, %y: memref<40x32xf3
 
 // -----
 
-// mma_sync m16n8k8 of f32 operands: tensor cores on tf32. ldmatrix moves 16-bit elements,
-// so each lane loads its fragments' elements from the swizzled K slices one by one: A's at
-// rows g, g + 8 and columns t, t + 4 (g = lane / 4, t = lane % 4), B's at K t, t + 4 and
-// N g, into the vectors kernel.mma_sync m16n8k8 tf32 takes.
+// mma_sync m16n8k8 of f32 operands: tensor cores on tf32. ldmatrix moves 32-bit words, so
+// tiles whose rows run along K give their fragments as 16-bit ones do, 8 x 4 f32 a matrix:
+// A's x4 with lane l at row l % 16 and K column 4 (l / 16), B's x2 at N row l % 8 and K column
+// 4 ((l / 8) % 2), the vectors kernel.mma_sync m16n8k8 tf32 takes.
 
 // CHECK-LABEL: kernel.func @tf32
 // CHECK:         %[[LANE:.*]] = arith.remui %tid, %c32 : index
-// CHECK:         %[[G:.*]] = arith.divui %[[LANE]], %c4 : index
-// CHECK-NEXT:    %[[T:.*]] = arith.remui %[[LANE]], %c4 : index
-// CHECK:         %[[G8:.*]] = arith.addi %[[G]], %c8 : index
-// CHECK-NEXT:    %[[T4:.*]] = arith.addi %[[T]], %c4 : index
+// CHECK:         %[[EIGHTH:.*]] = arith.remui %[[LANE]], %c8 : index
+// CHECK-NEXT:    %[[ROW16:.*]] = arith.remui %[[LANE]], %c16 : index
+// CHECK:         %[[T4:.*]] = arith.addi %{{.*}}, %c4 : index
+// CHECK-NEXT:    %[[Q:.*]] = arith.divui %[[LANE]], %c16 : index
+// CHECK-NEXT:    %[[QK:.*]] = arith.muli %[[Q]], %c4 : index
+// CHECK-NEXT:    %[[H:.*]] = arith.divui %[[LANE]], %c8 : index
+// CHECK-NEXT:    %[[H2:.*]] = arith.remui %[[H]], %c2 : index
+// CHECK-NEXT:    %[[HK:.*]] = arith.muli %[[H2]], %c4 : index
 // CHECK:         %a_tiles = kernel.shared_alloc {layout = #kernel.swizzle<32>} : memref<1x1x16x8xf32, 3 : i32>
 // CHECK:         %b_tiles = kernel.shared_alloc {layout = #kernel.swizzle<32>} : memref<1x1x8x8xf32, 3 : i32>
 // CHECK:         scf.for
 // CHECK:           kernel.cp_async_wait 0
 // CHECK-NEXT:      kernel.barrier
-// CHECK-NEXT:      %[[R0:.*]] = arith.addi %{{.*}}, %[[G]] : index
-// CHECK-NEXT:      %[[A0:.*]] = memref.load %a_tiles[%c0, %c0, %[[R0]], %[[T]]]
-// CHECK-NEXT:      %[[R1:.*]] = arith.addi %{{.*}}, %[[G8]] : index
-// CHECK-NEXT:      %[[A1:.*]] = memref.load %a_tiles[%c0, %c0, %[[R1]], %[[T]]]
-// CHECK-NEXT:      %[[R2:.*]] = arith.addi %{{.*}}, %[[G]] : index
-// CHECK-NEXT:      %[[A2:.*]] = memref.load %a_tiles[%c0, %c0, %[[R2]], %[[T4]]]
-// CHECK-NEXT:      %[[R3:.*]] = arith.addi %{{.*}}, %[[G8]] : index
-// CHECK-NEXT:      %[[A3:.*]] = memref.load %a_tiles[%c0, %c0, %[[R3]], %[[T4]]]
-// CHECK-NEXT:      %[[AV0:.*]] = vector.broadcast %[[A0]] : f32 to vector<4xf32>
-// CHECK-NEXT:      %[[AV1:.*]] = vector.insert %[[A1]], %[[AV0]] [1] : f32 into vector<4xf32>
-// CHECK-NEXT:      %[[AV2:.*]] = vector.insert %[[A2]], %[[AV1]] [2] : f32 into vector<4xf32>
-// CHECK-NEXT:      %[[AV:.*]] = vector.insert %[[A3]], %[[AV2]] [3] : f32 into vector<4xf32>
-// CHECK-NEXT:      %[[B0:.*]] = memref.load %b_tiles[%c0, %c0, %[[G]], %[[T]]]
-// CHECK-NEXT:      %[[B1:.*]] = memref.load %b_tiles[%c0, %c0, %[[G]], %[[T4]]]
-// CHECK-NEXT:      %[[BV0:.*]] = vector.broadcast %[[B0]] : f32 to vector<2xf32>
-// CHECK-NEXT:      %[[BV:.*]] = vector.insert %[[B1]], %[[BV0]] [1] : f32 into vector<2xf32>
+// CHECK-NEXT:      %[[R:.*]] = arith.addi %{{.*}}, %[[ROW16]] : index
+// CHECK-NEXT:      %[[AV:.*]] = kernel.ldmatrix %a_tiles[%c0, %c0, %[[R]], %[[QK]]] : memref<1x1x16x8xf32, 3 : i32>, vector<4xf32>
+// CHECK-NEXT:      %[[BV:.*]] = kernel.ldmatrix %b_tiles[%c0, %c0, %[[EIGHTH]], %[[HK]]] : memref<1x1x8x8xf32, 3 : i32>, vector<2xf32>
 // CHECK-NEXT:      %[[D:.*]] = kernel.mma_sync m16n8k8 tf32 %[[AV]], %[[BV]], %{{.*}} : vector<4xf32>, vector<2xf32>, vector<4xf32> -> vector<4xf32>
 // CHECK-NEXT:      scf.yield %[[D]] : vector<4xf32>
 
 tile.kernel @tf32(%a: memref<16x8xf32>, %b: memref<8x8xf32>, %y: memref<16x8xf32>) grid [1, 1, 1] block [32, 1, 1] {
   tile.gemm %a[m, k] * %b[n, k] : memref<16x8xf32>, memref<8x8xf32> -> f32 atom mma_sync m16n8k8 tile [16, 8, 8] warps [1, 1] pipeline 1 epilogue(%m, %n, %acc) {
+    memref.store %acc, %y[%m, %n] : memref<16x8xf32>
+  }
+}
+
+// -----
+
+// A [K, N] B's tile rows run along N, and ldmatrix's transpose would split its words: each
+// lane loads its B elements one by one, at K t, t + 4 and N g (g = lane / 4, t = lane % 4).
+
+// CHECK-LABEL: kernel.func @tf32_kn
+// CHECK:         %[[LANE:.*]] = arith.remui %tid, %c32 : index
+// CHECK:         %[[G:.*]] = arith.divui %[[LANE]], %c4 : index
+// CHECK-NEXT:    %[[T:.*]] = arith.remui %[[LANE]], %c4 : index
+// CHECK:         %[[T4:.*]] = arith.addi %[[T]], %c4 : index
+// CHECK:         scf.for
+// CHECK:           %[[AV:.*]] = kernel.ldmatrix %a_tiles[{{.*}}] : memref<1x1x16x8xf32, 3 : i32>, vector<4xf32>
+// CHECK-NEXT:      %[[B0:.*]] = memref.load %b_tiles[%c0, %c0, %[[T]], %[[G]]]
+// CHECK-NEXT:      %[[B1:.*]] = memref.load %b_tiles[%c0, %c0, %[[T4]], %[[G]]]
+// CHECK-NEXT:      %[[BV0:.*]] = vector.broadcast %[[B0]] : f32 to vector<2xf32>
+// CHECK-NEXT:      %[[BV:.*]] = vector.insert %[[B1]], %[[BV0]] [1] : f32 into vector<2xf32>
+// CHECK-NEXT:      kernel.mma_sync m16n8k8 tf32 %[[AV]], %[[BV]], %{{.*}}
+
+tile.kernel @tf32_kn(%a: memref<16x8xf32>, %b: memref<8x8xf32>, %y: memref<16x8xf32>) grid [1, 1, 1] block [32, 1, 1] {
+  tile.gemm %a[m, k] * %b[k, n] : memref<16x8xf32>, memref<8x8xf32> -> f32 atom mma_sync m16n8k8 tile [16, 8, 8] warps [1, 1] pipeline 1 epilogue(%m, %n, %acc) {
     memref.store %acc, %y[%m, %n] : memref<16x8xf32>
   }
 }

@@ -1014,11 +1014,32 @@ kernel.func @ldmatrix_global(%x: memref<16x16xbf16>) block [32, 1, 1] {
 
 // -----
 
-kernel.func @ldmatrix_f32() block [32, 1, 1] {
+kernel.func @ldmatrix_f64() block [32, 1, 1] {
+  %s = kernel.shared_alloc : memref<16x16xf64, 3 : i32>
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{a kernel.ldmatrix loads matrices of 16-bit elements (f16, bf16, i16) or of f32, got memref<16x16xf64, 3 : i32>}}
+  %a = kernel.ldmatrix %s[%c0, %c0] : memref<16x16xf64, 3 : i32>, vector<4xf64>
+}
+
+// -----
+
+// ldmatrix moves 32-bit words: a lane receives one f32 of each matrix, and trans would split
+// them.
+
+kernel.func @ldmatrix_f32_pairs() block [32, 1, 1] {
   %s = kernel.shared_alloc : memref<16x16xf32, 3 : i32>
   %c0 = arith.constant 0 : index
-  // expected-error @+1 {{a kernel.ldmatrix loads matrices of 16-bit elements (f16, bf16, i16), got memref<16x16xf32, 3 : i32>}}
+  // expected-error @+1 {{a kernel.ldmatrix gives each lane one element of each of 1, 2 or 4 matrices, vector<1xf32>, vector<2xf32> or vector<4xf32>, got vector<8xf32>}}
   %a = kernel.ldmatrix %s[%c0, %c0] : memref<16x16xf32, 3 : i32>, vector<8xf32>
+}
+
+// -----
+
+kernel.func @ldmatrix_f32_trans() block [32, 1, 1] {
+  %s = kernel.shared_alloc : memref<16x16xf32, 3 : i32>
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{a kernel.ldmatrix trans transposes 16-bit elements, got memref<16x16xf32, 3 : i32>}}
+  %a = kernel.ldmatrix %s[%c0, %c0] trans : memref<16x16xf32, 3 : i32>, vector<4xf32>
 }
 
 // -----

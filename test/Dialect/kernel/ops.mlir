@@ -290,6 +290,26 @@ kernel.func @k_tensor_cores(%y: memref<32x4xf32>) block [64, 1, 1] {
   kernel.vector_store %d4, %y[%r, %c0] : memref<32x4xf32>, vector<4xf32>
 }
 
+// tf32 fragments from f32 tiles: ldmatrix moves 32-bit words, one f32 of each matrix a lane.
+
+// CHECK-LABEL: kernel.func @k_tf32_fragments(
+// CHECK:         %[[FA:.*]] = kernel.ldmatrix %[[F:.*]][%{{.*}}, %{{.*}}] : memref<16x8xf32, 3 : i32>, vector<4xf32>
+// CHECK-NEXT:    %[[FB:.*]] = kernel.ldmatrix %[[F]][%{{.*}}, %{{.*}}] : memref<16x8xf32, 3 : i32>, vector<2xf32>
+// CHECK-NEXT:    kernel.mma_sync m16n8k8 tf32 %[[FA]], %[[FB]], %{{.*}} : vector<4xf32>, vector<2xf32>, vector<4xf32> -> vector<4xf32>
+kernel.func @k_tf32_fragments(%y: memref<32x4xf32>) block [32, 1, 1] {
+  %f = kernel.shared_alloc : memref<16x8xf32, 3 : i32>
+  %t = kernel.thread_id x
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %r = arith.remui %t, %c16 : index
+  %z = arith.constant 0.0 : f32
+  %acc = vector.broadcast %z : f32 to vector<4xf32>
+  %fa = kernel.ldmatrix %f[%r, %c0] : memref<16x8xf32, 3 : i32>, vector<4xf32>
+  %fb = kernel.ldmatrix %f[%r, %c0] : memref<16x8xf32, 3 : i32>, vector<2xf32>
+  %d = kernel.mma_sync m16n8k8 tf32 %fa, %fb, %acc : vector<4xf32>, vector<2xf32>, vector<4xf32> -> vector<4xf32>
+  kernel.vector_store %d, %y[%r, %c0] : memref<32x4xf32>, vector<4xf32>
+}
+
 // CHECK-LABEL: kernel.func @k_empty() block [32, 1, 1] {
 // CHECK-NEXT:  }
 kernel.func @k_empty() block [32, 1, 1] {

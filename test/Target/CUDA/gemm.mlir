@@ -7,8 +7,8 @@
 // with ldmatrix (x4 for A, x4 trans for B's [K, N] tiles) and multiply with mma.sync, and the
 // accumulators stay in registers through the K loop.
 
-// CHECK:       // kernel.ldmatrix x4: the warp loads 4 8x8 matrices of 16-bit elements from shared memory; lane
-// CHECK:       // kernel.ldmatrix x4 trans: the warp loads 4 8x8 matrices
+// CHECK:       // kernel.ldmatrix x4: the warp loads 4 matrices of 8 rows of 16 bytes from shared memory; lane
+// CHECK:       // kernel.ldmatrix x4 trans: the warp loads 4 matrices
 // CHECK:       // kernel.mma_sync m16n8k16 on f16: D = A * B + C on the warp's 16x8 tile, accumulating in f32.
 // CHECK-LABEL: extern "C" __global__ void __launch_bounds__(128) gemm(const __half* __restrict__ a, const __half* __restrict__ b, float* __restrict__ y) {
 // CHECK-NEXT:    __shared__ alignas(512) __half a_tiles[6144];

@@ -7,8 +7,9 @@
 // Each warp instruction is a helper wrapping its inline PTX; the fragments are vector structs
 // passed by address.
 
-// CHECK:       // kernel.ldmatrix x2 trans: the warp loads 2 8x8 matrices of 16-bit elements from shared memory; lane
-// CHECK-NEXT:  // 8i + j gives the address of row j of matrix i, and each lane receives 2 elements of each, transposed.
+// CHECK:       // kernel.ldmatrix x2 trans: the warp loads 2 matrices of 8 rows of 16 bytes from shared memory; lane
+// CHECK-NEXT:  // 8i + j gives the address of row j of matrix i, and each lane receives a 32-bit word of each
+// CHECK-NEXT:  // (two 16-bit elements, or an f32), transposed.
 // CHECK-NEXT:  __device__ __forceinline__ void emmy_ldmatrix_x2_trans(void* fragment, const void* row) {
 // CHECK-NEXT:    unsigned int* r = static_cast<unsigned int*>(fragment);
 // CHECK-NEXT:    asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];\n"
