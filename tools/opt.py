@@ -797,6 +797,7 @@ def main(args: Sequence[str] | None = None) -> int:
     except SystemExit as stop:  # --help and --version
         return stop.code if isinstance(stop.code, int) else 0
     except KeyboardInterrupt:
+        sys.stderr.write("emmy-opt: interrupted\n")
         return 130
     except BrokenPipeError:
         # The reader stopped reading (`emmy-opt ... | head`): stop quietly, as Unix tools do.

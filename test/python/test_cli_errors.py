@@ -37,20 +37,42 @@ def test_runtime_errors_are_one_line_not_internal(monkeypatch, capsys, error) ->
     assert printed == f"error: {error}\n"
 
 
-def test_ctrl_c_is_one_line_and_exit_130(tmp_path) -> None:
-    program = tmp_path / "spin.py"
-    program.write_text("while True:\n    pass\nnn.ReLU()(torch.randn(4))\n")
+def _interrupted(command: list[str], after: float) -> tuple[int, str]:
+    """`command`'s exit status and stderr when a SIGINT reaches it `after` seconds in. Its
+    SIGINT is the default one whatever the test runner's (a runner started in the background
+    by a shell ignores SIGINT, which its children would inherit), and it is killed if it
+    outlives the signal by a minute."""
     process = subprocess.Popen(
-        [EMMY, "compile", str(program)],
+        command,
+        stdin=subprocess.PIPE,  # never written: emmy-opt without a file waits on it
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "EMMY_NO_CACHE": "1"},
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
-    time.sleep(6)  # past importing torch, into the program's loop
-    process.send_signal(signal.SIGINT)
-    _, stderr = process.communicate(timeout=60)
-    assert process.returncode == 130, stderr
-    assert stderr.strip() == "emmy compile: interrupted"
+    try:
+        time.sleep(after)
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    return process.returncode, stderr
+
+
+@pytest.mark.parametrize("command", ["emmy", "emmy-opt"])
+def test_ctrl_c_starting_or_at_work_is_one_line_and_exit_130(tmp_path, command: str) -> None:
+    """A Ctrl-C while the command still imports its modules, not a traceback of the import."""
+    program = tmp_path / "spin.py"
+    program.write_text("while True:\n    pass\nnn.ReLU()(torch.randn(4))\n")
+    arguments = ["compile", str(program)] if command == "emmy" else []
+    executable = str(Path(EMMY).parent / command)
+    status, stderr = _interrupted([executable, *arguments], after=0.3)
+    assert status == 130, stderr
+    assert len(stderr.strip().splitlines()) == 1 and stderr.strip().endswith(": interrupted")
+    # At work: in the program's loop, past importing torch, or reading stdin.
+    status, stderr = _interrupted([executable, *arguments], after=6)
+    assert status == 130, stderr
+    assert stderr.strip() == f"{' '.join([command, *arguments[:1]])}: interrupted"
 
 
 def test_compile_output_file_is_kept_when_compiling_fails(tmp_path) -> None:
