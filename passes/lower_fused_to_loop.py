@@ -952,10 +952,14 @@ def _structured_contraction(kernel: fused.KernelOp) -> _StructuredContraction | 
                 structured.append(
                     _StructuredContraction(product, space, lhs, lhs_dims, rhs, rhs_dims, views)
                 )
-    # The space with the most rows per matrix product, then the fewest batch dims: a decode
-    # step's [B, 1, N] output is better one [B, N] product than B products of one row, and a
-    # [1, S, N] output one [S, N] product.
-    return max(structured, key=lambda c: (c.space[-2], -len(c.space)), default=None)
+    # The space with the most rows per matrix product (a dynamic m counts as the most), then
+    # the fewest batch dims: a decode step's [B, 1, N] output is better one [B, N] product
+    # than B products of one row, and a [1, S, N] output one [S, N] product.
+    return max(
+        structured,
+        key=lambda c: (is_dynamic(c.space[-2:-1]), c.space[-2], -len(c.space)),
+        default=None,
+    )
 
 
 def _unique_symbol(requested: str, taken: set[str]) -> str:
