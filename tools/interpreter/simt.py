@@ -1573,7 +1573,7 @@ class SimtFunctions(InterpreterFunctions):
         if op.a_in_registers:
             # The threads' fragments, read at issue, lie as an m64n16 accumulator does.
             a_tiles = np.zeros((len(leaders), m, k))
-            a_rows, a_columns = wgmma_accumulator_layout(2 * k)
+            a_rows, a_columns = wgmma_accumulator_layout(k)
             a_tiles[:, a_rows, a_columns] = np.asarray(a, np.float64)[:, members].transpose(1, 0, 2)
             buffers, targets = (b,), (b_target,)
         else:
