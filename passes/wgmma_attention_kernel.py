@@ -313,10 +313,15 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
                 for i in range(self.depth // 2)
             ]
         )
-        # The fence orders the writes of P's and O's registers before the wgmmas read them.
+        fragments = [
+            self.probability_fragment(probabilities, step)
+            for step in range(self.block_kv // kernel.WGMMA_K)
+        ]
+        # The fence orders the writes of P's and O's registers before the wgmmas read them:
+        # with every fragment written before it, ptxas need not add a fence of its own
+        # between the wgmmas (warning C7519).
         self.add_op(kernel.WgmmaFenceOp())
-        for step in range(self.block_kv // kernel.WGMMA_K):
-            a = self.probability_fragment(probabilities, step)
+        for step, a in enumerate(fragments):
             v_at = [self.index(i) for i in (stage, 0, step * kernel.WGMMA_K, 0)]
             output = self.add_op(
                 kernel.WgmmaOp(self.depth, a, [], self.v_tiles, v_at, output, b_mn_major=True)

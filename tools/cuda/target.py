@@ -1786,12 +1786,14 @@ def _wgmma_helper(
     if a_in_registers:
         # A is four .b32 registers of two elements each; the form has no imm-trans-a.
         a_operand = "{" + ", ".join(f"%{registers + i}" for i in range(4)) + "}"
-        b_index, a_inputs = registers + 4, "".join(f'"r"(a[{i}]), ' for i in range(4))
-        a_parameter, a_is, transposes = "const unsigned int* a", "A in\n// registers", "1, 1"
+        b_index, a_inputs = registers + 4, "".join(f'"r"(A[{i}]), ' for i in range(4))
+        a_parameter, a_is, transposes = "const void* a", "A in\n// registers", "1, 1"
+        a_words = "  const unsigned int* A = static_cast<const unsigned int*>(a);\n"
         b_is = f"B {b_major} tile in shared memory (a descriptor)"
     else:
         a_operand, b_index, a_inputs = f"%{registers}", registers + 1, '"l"(a), '
         a_parameter, a_is, transposes = "unsigned long long a", "A a\n// K-major", "1, 1, 0"
+        a_words = ""
         b_is = f"B {b_major} tile in shared memory (descriptors)"
 
     def text(features: _Features) -> str:
@@ -1800,6 +1802,7 @@ def _wgmma_helper(
             f"{a_is} and {b_is}, D in f32 registers.\n"
             f"__device__ __forceinline__ void {name}(float* d, "
             f"{a_parameter}, unsigned long long b) {{\n"
+            f"{a_words}"
             f'  asm volatile("{{\\n"\n'
             f'               ".reg .pred p;\\n"\n'
             f'               "setp.ne.b32 p, %{b_index + 1}, 0;\\n"\n'

@@ -6,14 +6,15 @@
 
 // CHECK:       // kernel.wgmma m64n64k16 on bf16: the warpgroup starts D += A * B, A in
 // CHECK-NEXT:  // registers and B an N-major tile in shared memory (a descriptor), D in f32 registers.
-// CHECK-NEXT:  __device__ __forceinline__ void emmy_wgmma_m64n64k16_bf16_a_registers_b_mn_major(float* d, const unsigned int* a, unsigned long long b) {
+// CHECK-NEXT:  __device__ __forceinline__ void emmy_wgmma_m64n64k16_bf16_a_registers_b_mn_major(float* d, const void* a, unsigned long long b) {
+// CHECK-NEXT:    const unsigned int* A = static_cast<const unsigned int*>(a);
 // CHECK-NEXT:    asm volatile("{\n"
 // CHECK-NEXT:                 ".reg .pred p;\n"
 // CHECK-NEXT:                 "setp.ne.b32 p, %37, 0;\n"
 // CHECK-NEXT:                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, {{.*}}, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n"
 // CHECK-NEXT:                 "}\n"
 // CHECK-NEXT:                 : "+f"(d[0]), {{.*}}, "+f"(d[31])
-// CHECK-NEXT:                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(1));
+// CHECK-NEXT:                 : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "l"(b), "r"(1));
 // CHECK:         emmy_wgmma_m64n64k16_bf16_a_registers_b_mn_major(c.lane, p.lane, emmy_wgmma_descriptor(&v[4096], 8192));
 
 kernel.func @a_registers(%x: bf16, %y: memref<128xf32>) block [128, 1, 1] {
