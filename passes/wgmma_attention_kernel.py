@@ -26,13 +26,23 @@ kernel does for decoding, would need a tensor map over the query viewed as [.., 
       for each key block j: s = n % 2 (n counting the blocks of every head the block took)
         wait %empty[s] (after the first round); expect_tx %full[s]; TMA K's and V's panels
     warp groups 1 and 2, the consumers (setmaxnreg inc), 64 query rows each:
-      wait %q_full; for each key block j: wait %full[s]
-        S = Q K^T: wgmma m64n128k16 %q_tile[p, 64 c, 16 k], %k_tiles[s, p, 0, 16 k] (K-major)
+      wait %q_full; the first key block's S = Q K^T, waited for, and its softmax give P_0:
+        S: wgmma m64n128k16 %q_tile[p, 64 c, 16 k], %k_tiles[s, p, 0, 16 k] (K-major)
         the online softmax of `AttentionEmitter` on S's elements (scaled by scale log2(e),
-          masked; max and sum over the quad), O rescaled
-        O += P V: wgmma m64nDk16 %p_j, %v_tiles[s, 0, 16 j, 0] mn_major, P from registers
-        arrive %empty[s]
-      arrive %q_empty; each lane's rows divided by their sums, stored in the output's type
+          masked; max and sum over the quad), P rounded into register A fragments
+      for each next key block j: wait %full[s]
+        issue S_j = Q K_j^T, then O += P_{j-1} V_{j-1}: wgmma m64nDk16 %p, %v_tiles[s', 0,
+          16 i, 0] mn_major (P from registers): both in flight
+        wgmma_wait 1 (S_j is in; P V still runs), the softmax of S_j gives P_j
+        wgmma_wait 0 (P V is in), arrive %empty[s'], O rescaled by exp2(m_{j-1} - m_j)
+      O += P V of the last block; arrive %empty, %q_empty; each lane's rows divided by
+      their sums, stored in the output's type
+
+The softmax of one block thus overlaps the tensor cores' P V of the one before
+(FlashAttention-3's intra-warpgroup pipelining). With a mask operand, whose reads the overlap
+leaves no registers for (ptxas spills a few), each block's S, softmax and P V run in turn.
+The overlap of one warp group's softmax with another's products (ping-pong, named barriers)
+is not done.
 
 The accumulator of S (m64nN, f32: element i of a thread at row 16w + g + 8 ((i / 2) % 2),
 column 8 (i / 4) + 2q + i % 2) is, in each warp's 16 rows, N / 8 fragments of mma.sync's
@@ -156,22 +166,28 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
         body = self.nested(head_body, [IndexType()])
         self.add_op(scf.ForOp(block_z, self.index(max(batches, 1)), grid_z, [], body))
 
-    def key_loop(self, taken: Index, fill, init: Sequence[SSAValue] = ()) -> list[SSAValue]:
+    def key_position(self, taken: Index, step: Index) -> tuple[Index, Index, Index]:
+        """Key block `step` of those the block takes for its `taken`-th head: its index, the
+        stage it is in, and how many times the ring of stages went round before it (the
+        blocks of every head counted on as one sequence, so that the barriers' phases run
+        on)."""
+        count = self.add(self.mul(taken, self.key_blocks), step)
+        index = self.add(self.first_key_block, step)
+        return index, self.rem(count, self.stages), self.div(count, self.stages)
+
+    def key_loop(
+        self, taken: Index, fill, init: Sequence[SSAValue] = (), first_step: int = 0
+    ) -> list[SSAValue]:
         """`fill(index, stage, rounds, carried)` for each key block the block takes for its
-        `taken`-th head: the stage it is in, and how many times the ring of stages went
-        round before it (the blocks of every head counted on as one sequence, so that the
-        barriers' phases run on)."""
-        first = self.mul(taken, self.key_blocks)
+        `taken`-th head from its `first_step`-th on (`key_position`)."""
 
         def body_of(block: Block) -> list[SSAValue]:
             step, *carried = block.args
-            count = self.add(first, step)
-            index = self.add(self.first_key_block, step)
-            return fill(index, self.rem(count, self.stages), self.div(count, self.stages), carried)
+            return fill(*self.key_position(taken, step), carried)
 
         body = self.nested(body_of, [IndexType()] + [value.type for value in init])
         loop = self.add_op(
-            scf.ForOp(self.index(0), self.key_blocks, self.index(1), list(init), body)
+            scf.ForOp(self.index(first_step), self.key_blocks, self.index(1), list(init), body)
         )
         return list(loop.results)
 
@@ -265,32 +281,75 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
         return inside, list(self.batch), row
 
     def attend_head(self, batch: Sequence[Index], kv_batch: Sequence[Index], taken: Index) -> None:
+        """The warp group's rows of one head: its key blocks overlapped (`overlapped_blocks`)
+        or, with a mask operand, in turn (`blocks_in_turn`); then its rows stored."""
         self.batch = batch
         self.add_op(
             kernel.MbarrierWaitOp(self.q_full, self.index(0), self.index(self.rem(taken, 2)))
         )
-        minus_inf, zero = self.float(-math.inf), self.float(0.0)
-        zeros = self.add_op(vector_dialect.BroadcastOp(zero, VectorType(f32, [self.depth // 2])))
-        state = [minus_inf, minus_inf, zero, zero, zeros.vector]
-        state = self.key_loop(taken, self.key_block, state)
+        zero = self.float(0.0)
+        output = self.add_op(
+            vector_dialect.BroadcastOp(zero, VectorType(f32, [self.depth // 2]))
+        ).vector
+        if self.attention.mask is None:
+            maxima, sums, output = self.overlapped_blocks(taken, output)
+        else:
+            maxima, sums, output = self.blocks_in_turn(taken, output)
         self.add_op(kernel.MbarrierArriveOp(self.q_empty, self.index(0)))
         outputs = [
-            [self.element_of(state[4], 4 * atom + i) for i in range(4)]
+            [self.element_of(output, 4 * atom + i) for i in range(4)]
             for atom in range(self.depth // 8)
         ]
-        self.store_rows(state[:2], state[2:4], outputs)
+        self.store_rows(maxima, sums, outputs)
 
-    def key_block(
-        self, index: Index, stage: Index, rounds: Index, state: list[SSAValue]
-    ) -> list[SSAValue]:
-        """The running max, sum and output after key block `index` (in `stage`)."""
-        maxima, sums, output = state[:2], state[2:4], state[4]
-        stage_value = self.index(stage)
-        self.add_op(kernel.MbarrierWaitOp(self.full, stage_value, self.index(self.rem(rounds, 2))))
+    def overlapped_blocks(
+        self, taken: Index, output: SSAValue
+    ) -> tuple[list[SSAValue], list[SSAValue], SSAValue]:
+        """The running maxima, sums and output after the head's key blocks, the scores of
+        block j + 1 and P V of block j in flight together, so that the softmax of block j + 1
+        overlaps the tensor cores' P V of block j (FlashAttention-3's intra-warpgroup
+        pipelining)."""
+        minus_inf, zero = self.float(-math.inf), self.float(0.0)
+        # The first key block: its scores and P (the output is zero, nothing to rescale).
+        index, stage, rounds = self.key_position(taken, 0)
+        self.wait_for_keys(stage, rounds)
+        self.add_op(kernel.WgmmaFenceOp())
+        scores = self.multiply_keys(stage)
+        self.add_op(kernel.WgmmaCommitOp())
+        (scores,) = self.add_op(kernel.WgmmaWaitOp(0, [scores])).results
+        maxima, sums, _, fragments = self.softmax(scores, index, [minus_inf] * 2, [zero] * 2)
+        state = [*maxima, *sums, output, *fragments]
+        state = self.key_loop(taken, self.overlapped_block, state, first_step=1)
+        # The last key block's P V.
+        last = self.add_op(arith.SubiOp(self.key_blocks, self.index(1))).results[0]
+        _, stage, _ = self.key_position(taken, last)
+        self.add_op(kernel.WgmmaFenceOp())
+        output = self.multiply_values(state[5:], stage, state[4])
+        self.add_op(kernel.WgmmaCommitOp())
+        (output,) = self.add_op(kernel.WgmmaWaitOp(0, [output])).results
+        self.add_op(kernel.MbarrierArriveOp(self.empty, self.index(stage)))
+        return state[:2], state[2:4], output
+
+    def blocks_in_turn(
+        self, taken: Index, output: SSAValue
+    ) -> tuple[list[SSAValue], list[SSAValue], SSAValue]:
+        """The running maxima, sums and output after the head's key blocks, each block's
+        scores, softmax and P V in turn: the overlap's registers leave no room for a mask's
+        reads (ptxas spills)."""
+        minus_inf, zero = self.float(-math.inf), self.float(0.0)
+        state = [minus_inf, minus_inf, zero, zero, output]
+        state = self.key_loop(taken, self.block_in_turn, state)
+        return state[:2], state[2:4], state[4]
+
+    def wait_for_keys(self, stage: Index, rounds: Index) -> None:
+        parity = self.index(self.rem(rounds, 2))
+        self.add_op(kernel.MbarrierWaitOp(self.full, self.index(stage), parity))
+
+    def multiply_keys(self, stage: Index) -> SSAValue:
+        """S = Q K^T of the key block in `stage`, issued (in flight)."""
         zero = self.float(0.0)
         scores_type = VectorType(f32, [self.block_kv // 2])
         scores = self.add_op(vector_dialect.BroadcastOp(zero, scores_type)).vector
-        self.add_op(kernel.WgmmaFenceOp())
         for step in range(self.depth // kernel.WGMMA_K):
             panel, k = divmod(step * kernel.WGMMA_K, self.panel)
             q_at = [self.index(i) for i in (panel, self.group_first_row, k)]
@@ -298,38 +357,88 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
             scores = self.add_op(
                 kernel.WgmmaOp(self.block_kv, self.q_tile, q_at, self.k_tiles, k_at, scores)
             ).result
-        self.add_op(kernel.WgmmaCommitOp())
-        (scores,) = self.add_op(kernel.WgmmaWaitOp(0, [scores])).results
+        return scores
+
+    def multiply_values(
+        self, fragments: Sequence[SSAValue], stage: Index, output: SSAValue
+    ) -> SSAValue:
+        """O += P V of the value block in `stage`, P from registers, issued (in flight)."""
+        for step, a in enumerate(fragments):
+            v_at = [self.index(i) for i in (stage, 0, step * kernel.WGMMA_K, 0)]
+            output = self.add_op(
+                kernel.WgmmaOp(self.depth, a, [], self.v_tiles, v_at, output, b_mn_major=True)
+            ).result
+        return output
+
+    def softmax(
+        self, scores: SSAValue, index: Index, maxima: list[SSAValue], sums: list[SSAValue]
+    ) -> tuple[list[SSAValue], list[SSAValue], list[SSAValue], list[SSAValue]]:
+        """The online softmax's step over key block `index`'s scores: the new maxima and
+        sums, the factors that rescale the output, and P's A fragments (all rounded before
+        the fence of the wgmmas that read them: ptxas need not add a fence of its own between
+        them, warning C7519)."""
         raw = [
             [self.element_of(scores, 4 * atom + i) for i in range(4)]
             for atom in range(self.block_kv // 8)
         ]
         elements = self.scores_in_base_2(raw, index, self.masked_from)
         new_maxima, alphas, probabilities, new_sums = self.online_softmax(elements, maxima, sums)
-        # Element i of the output is in row half (i / 2) % 2.
-        output = self.vector_of(
+        fragments = [
+            self.probability_fragment(probabilities, step)
+            for step in range(self.block_kv // kernel.WGMMA_K)
+        ]
+        return new_maxima, new_sums, alphas, fragments
+
+    def rescaled(self, output: SSAValue, alphas: list[SSAValue]) -> SSAValue:
+        """The output rescaled by its rows' factors: element i is in row half (i / 2) % 2."""
+        return self.vector_of(
             [
                 self.add_op(arith.MulfOp(self.element_of(output, i), alphas[i // 2 % 2])).result
                 for i in range(self.depth // 2)
             ]
         )
-        fragments = [
-            self.probability_fragment(probabilities, step)
-            for step in range(self.block_kv // kernel.WGMMA_K)
-        ]
-        # The fence orders the writes of P's and O's registers before the wgmmas read them:
-        # with every fragment written before it, ptxas need not add a fence of its own
-        # between the wgmmas (warning C7519).
+
+    def block_in_turn(
+        self, index: Index, stage: Index, rounds: Index, state: list[SSAValue]
+    ) -> list[SSAValue]:
+        """Key block `index` (in `stage`): its scores, waited for, their softmax, the output
+        rescaled, P V, waited for, and the stage released."""
+        maxima, sums, output = state[:2], state[2:4], state[4]
+        self.wait_for_keys(stage, rounds)
         self.add_op(kernel.WgmmaFenceOp())
-        for step, a in enumerate(fragments):
-            v_at = [self.index(i) for i in (stage, 0, step * kernel.WGMMA_K, 0)]
-            output = self.add_op(
-                kernel.WgmmaOp(self.depth, a, [], self.v_tiles, v_at, output, b_mn_major=True)
-            ).result
+        scores = self.multiply_keys(stage)
+        self.add_op(kernel.WgmmaCommitOp())
+        (scores,) = self.add_op(kernel.WgmmaWaitOp(0, [scores])).results
+        new_maxima, new_sums, alphas, fragments = self.softmax(scores, index, maxima, sums)
+        output = self.rescaled(output, alphas)
+        # The fence orders the writes of P's and O's registers before the wgmmas read them.
+        self.add_op(kernel.WgmmaFenceOp())
+        output = self.multiply_values(fragments, stage, output)
         self.add_op(kernel.WgmmaCommitOp())
         (output,) = self.add_op(kernel.WgmmaWaitOp(0, [output])).results
-        self.add_op(kernel.MbarrierArriveOp(self.empty, stage_value))
+        self.add_op(kernel.MbarrierArriveOp(self.empty, self.index(stage)))
         return [*new_maxima, *new_sums, output]
+
+    def overlapped_block(
+        self, index: Index, stage: Index, rounds: Index, state: list[SSAValue]
+    ) -> list[SSAValue]:
+        """Key block `index` (in `stage`) with the previous block's P V: the scores and P V
+        issued together, the softmax of the scores once they are in (`wgmma_wait 1`), the
+        previous stage released and the output rescaled once P V is."""
+        maxima, sums, output, fragments = state[:2], state[2:4], state[4], state[5:]
+        previous = self.rem(self.add(stage, self.stages - 1), self.stages)
+        self.wait_for_keys(stage, rounds)
+        # The fence orders the writes of P's and O's registers before the wgmmas read them.
+        self.add_op(kernel.WgmmaFenceOp())
+        scores = self.multiply_keys(stage)
+        self.add_op(kernel.WgmmaCommitOp())
+        output = self.multiply_values(fragments, previous, output)
+        self.add_op(kernel.WgmmaCommitOp())
+        (scores,) = self.add_op(kernel.WgmmaWaitOp(1, [scores])).results
+        new_maxima, new_sums, alphas, fragments = self.softmax(scores, index, maxima, sums)
+        (output,) = self.add_op(kernel.WgmmaWaitOp(0, [output])).results
+        self.add_op(kernel.MbarrierArriveOp(self.empty, self.index(previous)))
+        return [*new_maxima, *new_sums, self.rescaled(output, alphas), *fragments]
 
 
 def tensor_map_types(attention: tile.AttentionOp) -> list[kernel.TensorMapType]:
