@@ -7,11 +7,13 @@ and its CUDA compiled for sm_90a without spills. Sizes are small: the emulator r
 thread of a block at once, each case in seconds."""
 
 import re
+from dataclasses import replace
 
 import pytest
 from test_attention_kernel import attention_program
 from test_cuda_target import NVCC, nvcc_compile
 
+from emmy.dialects import target
 from emmy.tools.bench.differential import check_levels, lower
 from emmy.tools.cuda.target import print_cuda
 from emmy.tools.frontend.program import load_program
@@ -118,3 +120,34 @@ def test_wgmma_attention_compiles_for_sm_90a_without_spills(name: str, tmp_path)
     # No wgmma waits on a fence ptxas had to add between P V's wgmmas (warning C7519).
     assert "C7519" not in report, report
     assert re.search(r"Used (\d+) registers", report), report
+
+
+@pytest.mark.parametrize("masked", [False, True], ids=["overlapped", "masked-in-turn"])
+def test_a_block_takes_several_heads_where_the_grid_has_fewer(monkeypatch, masked) -> None:
+    """On a GPU whose grid has 2 blocks along z, each block takes 2 of the 4 query heads in
+    turn (z and z + 2, on different key/value heads): the producer waits for the consumers
+    to release the query tile, and the key/value ring's phases run on across the heads."""
+    monkeypatch.setitem(
+        target.TARGETS,
+        "sm_90a",
+        replace(target.TARGETS["sm_90a"], max_grid_shape=(2**31 - 1, 65535, 2)),
+    )
+    keyword, mask = (
+        ("attn_mask=m", ", torch.rand(100, 130) > 0.2") if masked else ("is_causal=True", "")
+    )
+    program = load_program(
+        f"""
+class Attention(nn.Module):
+    def forward(self, q, k, v{", m" if masked else ""}):
+        return F.scaled_dot_product_attention(q, k, v, {keyword}, enable_gqa=True)
+Attention()(torch.randn(1, 4, 100, 64, dtype=torch.bfloat16),
+            torch.randn(1, 2, 130, 64, dtype=torch.bfloat16),
+            torch.randn(1, 2, 130, 64, dtype=torch.bfloat16){mask})
+""",
+        "<source>",
+    )
+    torch_ir = program.to_torch_ir()
+    torch_ir.attributes["kernel.target"] = target.TargetAttr("sm_90a")
+    assert "grid [2, 1, 2] block [256, 1, 1]" in str(lower(torch_ir, "tile"))
+    reports = check_levels(program, torch_ir, ("kernel",), seed=29)
+    assert all(r.passed for r in reports), [(r.max_abs_error, r.max_rel_error) for r in reports]
