@@ -303,7 +303,8 @@ def _dialect_facts() -> _DialectFacts:
 
     def wgmma(op: kernel.WgmmaOp) -> list[Access]:
         # The first element of each operand's tile; the emulator checks the rest.
-        return [*Access.of(op.a, op.a_indices), *Access.of(op.b, op.b_indices)]
+        a = [] if op.a_in_registers else Access.of(op.a, op.a_indices)
+        return [*a, *Access.of(op.b, op.b_indices)]
 
     accesses: dict[type[Operation], Callable[[Any], list[Access]]] = {
         loop.LoadOp: one,

@@ -2017,6 +2017,15 @@ class WgmmaOp(IRDLOperation):
     ((1,T,LBO),(8T,SBO))`: 8 16-byte chunks of N, m panels LBO apart, 8 K rows of 128 bytes,
     then groups of 8 rows SBO (1024) apart; the wgmma reads it with imm-trans-b 1.
 
+    With A in registers (`%d = kernel.wgmma m64n64k16 %p, %b[..], %c : vector<8xbf16>,
+    memref<..>, vector<32xf32> -> vector<32xf32>`, PTX's `{a0, a1, a2, a3}` form), each
+    thread holds 8 elements of the 64 x 16 A, as four .b32 registers of two: warp w of the
+    warpgroup holds rows 16w to 16w + 15 in mma.sync m16n8k16's A fragment, element i of
+    thread t at row 16w + g + 8 * ((i / 2) % 2), column 8 * (i / 4) + 2q + i % 2 (the PTX
+    ISA's "Register Fragments for wgmma .m64nNk16": the layout of an m64n16 accumulator).
+    The wgmma reads the registers when it is issued; a `kernel.wgmma_fence` orders the
+    writes of them before it.
+
     C and D are f32, thread t of the warpgroup (warp w = t / 32,
     lane l, g = l / 4, q = l % 4) holding element i of its `vector<N/2xf32>` at row
     16w + g + 8 * ((i / 2) % 2), column 8 * (i / 4) + 2q + i % 2. D is in flight until a
@@ -2025,7 +2034,7 @@ class WgmmaOp(IRDLOperation):
 
     name = "kernel.wgmma"
     n = prop_def(IntegerAttr[I64])
-    a = operand_def(MemRefType)
+    a = operand_def(MemRefType | VectorType)
     a_indices = var_operand_def(IndexType)
     b = operand_def(MemRefType)
     b_indices = var_operand_def(IndexType)
@@ -2070,16 +2079,31 @@ class WgmmaOp(IRDLOperation):
     def element_type(self) -> Attribute:
         return self.a.type.get_element_type()
 
+    @property
+    def a_in_registers(self) -> bool:
+        """Whether A is each thread's register fragment rather than a shared tile."""
+        return isinstance(self.a.type, VectorType)
+
     def verify_(self) -> None:
         _verify_in_kernel(self)
         _verify_hopper(self, "warpgroup tensor cores", target_of(self).has_wgmma)
-        m, n, _ = self.mnk
+        m, n, k = self.mnk
         if not (WGMMA_N_STEP <= n <= WGMMA_MAX_N and n % WGMMA_N_STEP == 0):
             raise VerifyException(
                 f"a kernel.wgmma is m64nNk16 with N from {WGMMA_N_STEP} to {WGMMA_MAX_N} in "
                 f"steps of {WGMMA_N_STEP}, got {self.shape_name}"
             )
-        a_type = _verify_wgmma_tile(self, self.a, self.a_indices, "A", m)
+        if self.a_in_registers:
+            fragment = _lane_vector(self.a.type)
+            if self.a_indices or fragment is None or fragment[0] != m * k // WARPGROUP_THREADS:
+                raise VerifyException(
+                    f"a kernel.wgmma's A in registers is each thread's "
+                    f"vector<{m * k // WARPGROUP_THREADS}x..> of the {m}x{k} A, without "
+                    f"indices, got {self.a.type}"
+                )
+            a_type = self.a.type
+        else:
+            a_type = _verify_wgmma_tile(self, self.a, self.a_indices, "A", m)
         if self.b_mn_major is None:
             b_type = _verify_wgmma_tile(self, self.b, self.b_indices, "B", n)
         else:
@@ -2110,7 +2134,10 @@ class WgmmaOp(IRDLOperation):
 
     def print(self, printer: Printer) -> None:
         printer.print_string(f" {self.shape_name} ")
-        print_access(printer, self.a, self.a_indices)
+        if self.a_in_registers:
+            printer.print_ssa_value(self.a)
+        else:
+            print_access(printer, self.a, self.a_indices)
         printer.print_string(", ")
         print_access(printer, self.b, self.b_indices)
         if self.b_mn_major is not None:
@@ -2130,7 +2157,10 @@ class WgmmaOp(IRDLOperation):
         match = re.fullmatch(rf"m{WGMMA_M}n(\d+)k{WGMMA_K}", shape)
         if match is None:
             parser.raise_error(f"a kernel.wgmma shape is m64nNk16, got {shape}", pos, parser.pos)
-        a = parse_access(parser)
+        a = parser.parse_unresolved_operand()
+        a_indices = parser.parse_optional_comma_separated_list(
+            parser.Delimiter.SQUARE, parser.parse_unresolved_operand
+        )
         parser.parse_punctuation(",")
         b = parse_access(parser)
         b_mn_major = parser.parse_optional_keyword("mn_major") is not None
@@ -2139,14 +2169,19 @@ class WgmmaOp(IRDLOperation):
         attributes = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         pos = parser.pos
-        a_type = parse_memref_type(parser, "a kernel.wgmma A")
+        if a_indices is None:
+            a_type = parser.parse_type()
+            (a_value,) = parser.resolve_operands([a], [a_type], pos)
+            a_indices = []
+        else:
+            a_type = parse_memref_type(parser, "a kernel.wgmma A")
+            a_value, a_indices = resolve_access(parser, (a, a_indices), a_type, pos)
         parser.parse_punctuation(",")
         b_type = parse_memref_type(parser, "a kernel.wgmma B")
         parser.parse_punctuation(",")
         c_type = parser.parse_type()
         parser.parse_punctuation("->")
         result_type = parser.parse_type()
-        a_value, a_indices = resolve_access(parser, a, a_type, pos)
         b_value, b_indices = resolve_access(parser, b, b_type, pos)
         (c_value,) = parser.resolve_operands([c], [c_type], pos)
         op = cls(

@@ -95,6 +95,7 @@ from xdsl.dialects.builtin import (
     IntAttr,
     IntegerAttr,
     MemRefType,
+    NoneAttr,
     UnitAttr,
     f32,
     f64,
@@ -148,6 +149,7 @@ from emmy.dialects.effects import ReadsOperand, WritesOperand, WritesSharedMemor
 from emmy.dialects.for_op import ForOpBase, Reduction
 from emmy.dialects.kernel import (
     TMA_MAX_BOX,
+    TMA_MAX_RANK,
     WGMMA_MAX_N,
     WGMMA_N_STEP,
     WGMMA_ROW_BYTES,
@@ -1913,13 +1915,13 @@ class AttentionOp(IRDLOperation):
         return op
 
     def grid(self, target: GpuTarget) -> tuple[int, int, int]:
-        """The blocks the row blocks take: x over them (the rows of the query heads that
-        share a key/value head, packed), y over the parts of the keys (`split`), z over the
-        batch and key/value heads (up to the grid's z limit: the blocks stride through the
-        rest)."""
+        """The blocks the row blocks take: x over them (on mma_sync the rows of the query
+        heads that share a key/value head, packed; on wgmma a query head's rows), y over the
+        parts of the keys (`split`), z over the batch and key/value heads (query heads on
+        wgmma; up to the grid's z limit: the blocks stride through the rest)."""
         query, key = self.query.type.get_shape(), self.key.type.get_shape()
         *batch, rows, _ = query
-        group = kv_group(query, key)
+        group = 1 if self.mma_atom.kind == AtomKind.WGMMA else kv_group(query, key)
         row_blocks = -(-group * rows // self.tile_shape[0])
         return (row_blocks, self.split_count, min(prod(batch) // group, target.max_grid_shape[2]))
 
@@ -1935,9 +1937,13 @@ class AttentionOp(IRDLOperation):
             )
         block_q, block_kv, depth = self.tile_shape
         head_dims = {self.query.type.get_shape()[-1], self.value.type.get_shape()[-1]}
-        if self.mma_atom.shape != MMA_SYNC_SHAPE or self.mma_atom.kind != AtomKind.MMA_SYNC:
+        wgmma = self.mma_atom.kind == AtomKind.WGMMA
+        if wgmma:
+            self._verify_wgmma(target_of(self))
+        elif self.mma_atom.shape != MMA_SYNC_SHAPE or self.mma_atom.kind != AtomKind.MMA_SYNC:
             raise VerifyException(
-                f"attention multiplies in mma_sync m16n8k16 atoms, got {self.mma_atom}"
+                f"attention multiplies in mma_sync m16n8k16 or wgmma m64nNk16 atoms, got "
+                f"{self.mma_atom}"
             )
         if self.warp_grid != (block_q // 16, 1) or head_dims != {depth}:
             raise VerifyException(
@@ -1958,16 +1964,58 @@ class AttentionOp(IRDLOperation):
                 "copied while one is used"
             )
         kernel = self.parent_op()
-        threads = self.warp_grid[0] * target_of(self).warp_size
+        threads = gemm_threads(self.mma_atom, self.warp_grid, target_of(self).warp_size)
         if isinstance(kernel, KernelOp) and kernel.block_shape != (threads, 1, 1):
+            producer = " and a producer warp group" if wgmma else ""
             raise VerifyException(
-                f"warps {list(self.warp_grid)} are a block of [{threads}, 1, 1] threads, but "
-                f"the kernel's block is {list(kernel.block_shape)}"
+                f"warps {list(self.warp_grid)}{producer} are a block of [{threads}, 1, 1] "
+                f"threads, but the kernel's block is {list(kernel.block_shape)}"
             )
         element = self.query.type.get_element_type()
         if element_bytes(element) != 2:
+            raise VerifyException(f"an {self.mma_atom} atom multiplies f16 or bf16, got {element}")
+
+    def _verify_wgmma(self, target: GpuTarget) -> None:
+        """What the wgmma kernel (`emmy.passes.wgmma_attention_kernel`) lowers: warp groups
+        of 64 query rows of one head, S = Q K^T in m64nBKVk16 atoms, a head dim of whole
+        128-byte rows TMA copies from 3-D to 5-D tensors, no split, its tiles in shared
+        memory."""
+        block_q, block_kv, depth = self.tile_shape
+        if not target.has_wgmma or not target.has_tma:
             raise VerifyException(
-                f"an mma_sync m16n8k16 atom multiplies f16 or bf16, got {element}"
+                f"the wgmma atom needs warp-group tensor cores and TMA, which target "
+                f"{target.arch} ({target.name}) does not have"
+            )
+        if self.mma_atom.shape != (64, block_kv, 16) or block_q % 64 or block_q > TMA_MAX_BOX:
+            raise VerifyException(
+                f"attention on wgmma takes query rows 64 a warp group (at most {TMA_MAX_BOX}) "
+                f"and its atom's N is the tile's keys, m64n{block_kv}k16, got {self.mma_atom} "
+                f"for tile {list(self.tile_shape)}"
+            )
+        row_elements = WGMMA_ROW_BYTES // element_bytes(self.query.type.get_element_type())
+        if depth % row_elements:
+            raise VerifyException(
+                f"attention on wgmma takes a head dim of whole {WGMMA_ROW_BYTES}-byte rows "
+                f"({row_elements} elements), got {depth}"
+            )
+        rank = self.query.type.get_num_dims()
+        if not 2 <= rank <= TMA_MAX_RANK or self.split_count != 1:
+            raise VerifyException(
+                f"attention on wgmma copies by TMA from tensors of rank 2 to {TMA_MAX_RANK} and "
+                f"takes no split, got rank {rank} and split {self.split_count}"
+            )
+        for what, operand in (("query", self.query), ("key", self.key), ("value", self.value)):
+            if not isinstance(operand.type.layout, NoneAttr):
+                raise VerifyException(
+                    f"attention on wgmma copies its {what} by TMA, from a dense row-major "
+                    f"buffer, got {operand.type}"
+                )
+        shared = (block_q + 2 * self.pipeline_depth * block_kv) * depth * 2
+        if shared > target.shared_bytes_per_block:
+            raise VerifyException(
+                f"tile {list(self.tile_shape)} takes {shared} bytes of shared memory for its "
+                f"query tile and {self.pipeline_depth} stages of keys and values, over the "
+                f"{target.shared_bytes_per_block} a block may have on {target.arch}"
             )
 
 

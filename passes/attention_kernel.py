@@ -83,8 +83,319 @@ class _Emitter(KernelEmitter):
         return self.add_op(arith.ConstantOp(FloatAttr(value, f32))).results[0]
 
 
-class _AttentionBuilder(_Emitter):
-    """Builds the kernel of one tile.attention (see the module docstring)."""
+class AttentionEmitter(_Emitter):
+    """What attention's kernels on mma_sync (here) and on wgmma
+    (`emmy.passes.wgmma_attention_kernel`) compute alike, on the f32 accumulators of S = Q K^T
+    in the fragment layout both share (a warp's 16 rows, element i of atom a of a lane at row
+    g + 8 (i / 2), key 8 a + 2 q + i % 2): which key blocks a block of rows takes, the scores
+    scaled into base 2 and masked, the online softmax of a key block, P's A fragments, and the
+    output rows divided by their sums and stored. A subclass says where its lanes' rows are
+    (`lane_row_point`); `packed` blocks take the rows of the query heads that share a
+    key/value head together (see `query_point`)."""
+
+    def __init__(
+        self,
+        attention: tile.AttentionOp,
+        body: Block,
+        values: dict[SSAValue, SSAValue],
+        target: GpuTarget,
+        packed: bool,
+    ):
+        super().__init__(body, values, target)
+        self.attention = attention
+        *self.batch_sizes, self.rows, self.depth = attention.query.type.get_shape()
+        self.keys = attention.key.type.get_shape()[-2]
+        self.group = kv_group(attention.query.type.get_shape(), attention.key.type.get_shape())
+        self.packed_group = self.group if packed else 1
+        self.packed_rows = self.packed_group * self.rows
+        self.block_q, self.block_kv, _ = attention.tile_shape
+        self.stages = attention.pipeline_depth
+        self.split = attention.split_count
+        self.element = attention.query.type.get_element_type()
+        self.element_bytes = kernel.element_bytes(self.element)
+        self.causal = attention.causal is not None
+        self.key_block_count = -(-self.keys // self.block_kv)
+        self.part: Index = 0
+        self.workspace: Sequence[SSAValue] = ()
+        # Only a mask, or causal keys in a part of the keys after a row's position, leave a
+        # row no key in a block it takes.
+        self.may_mask_whole = attention.mask is not None or (self.causal and self.split > 1)
+
+    def lane_row_point(self, half: int) -> tuple[SSAValue | None, list[Index], Index]:
+        """Whether the lane's row of accumulator half `half` (rows g, g + 8 of its warp's 16)
+        is a query row, its batch indices and its position (those of row 0 where it is not:
+        rows past the end are computed, never stored)."""
+        raise NotImplementedError
+
+    def element_of(self, vector: SSAValue, position: int) -> SSAValue:
+        return self.add_op(vector_dialect.ExtractOp(vector, [position], f32)).result
+
+    def quad(self, value: SSAValue, combine: type) -> SSAValue:
+        """`value` combined over the 4 lanes that hold one row of an accumulator."""
+        for offset in (1, 2):
+            other = self.add_op(kernel.ShuffleOp("xor", value, self.constant(offset, i32)))
+            value = self.add_op(combine(value, other.results[0])).results[0]
+        return value
+
+    def exp2(self, value: SSAValue) -> SSAValue:
+        return self.add_op(math_dialect.Exp2Op(value)).results[0]
+
+    def minimum(self, lhs: Index, rhs: Index) -> Index:
+        if isinstance(lhs, int) and isinstance(rhs, int):
+            return min(lhs, rhs)
+        return self.add_op(arith.MinUIOp(self.index(lhs), self.index(rhs))).results[0]
+
+    def query_point(self, kv_batch: Sequence[Index], row: Index) -> tuple[list[Index], Index]:
+        """The batch indices and the position of packed row `row` of key/value head point
+        `kv_batch`: row g L + i is query head h G + g's row i (G query heads a key/value
+        head h, L rows a head); unpacked, `kv_batch` is the query's batch point and `row`
+        its position."""
+        if self.packed_group == 1:
+            return list(kv_batch), row
+        head = self.add(self.mul(kv_batch[-1], self.packed_group), self.div(row, self.rows))
+        return [*kv_batch[:-1], head], self.rem(row, self.rows)
+
+    def positions(self) -> tuple[Index, Index]:
+        """The first and last position of the block's query rows, bounds where its rows
+        span heads."""
+        if self.packed_group == 1:
+            return self.first_row, self.add(self.first_row, self.block_q - 1)
+        if self.rows == 1:
+            return 0, 0
+        last_row = self.minimum(self.add(self.first_row, self.block_q - 1), self.packed_rows - 1)
+        heads = [self.div(row, self.rows) for row in (self.first_row, last_row)]
+        spans = self.add_op(arith.CmpiOp(*map(self.index, heads), "ne")).result
+        first = self.select(spans, 0, self.rem(self.first_row, self.rows))
+        return first, self.select(spans, self.rows - 1, self.rem(last_row, self.rows))
+
+    def key_ranges(self) -> tuple[Index, Index, Index | None]:
+        """The key blocks the block takes, from the first to the end: its part of them, up to
+        (causal) the one holding its last query's position (the blocks wholly above the
+        diagonal are skipped); and (causal) the first that crosses the diagonal or holds
+        the last keys, from which blocks are masked (None: none is)."""
+        blocks = self.key_block_count
+        start = self.div(self.mul(self.part, blocks), self.split)
+        end = self.div(self.mul(self.add(self.part, 1), blocks), self.split)
+        if not self.causal:
+            return start, end, None
+        first, last = self.positions()
+        end = self.minimum(end, self.div(self.add(last, self.block_kv), self.block_kv))
+        unmasked = self.div(self.add(first, 1), self.block_kv)
+        if self.keys % self.block_kv:
+            unmasked = self.minimum(unmasked, self.keys // self.block_kv)
+        return start, end, unmasked
+
+    def masked(
+        self, value: SSAValue, batch: Sequence[Index], position: Index, column: Index
+    ) -> SSAValue:
+        """The base-2 score `value` of the query row at `batch`, `position` and key `column`
+        under the mask: -inf where an i1 mask is false, plus the float mask's element (times
+        log2(e)). The mask broadcasts to the scores' shape; keys past the end read element
+        0."""
+        mask = self.attention.mask
+        if self.keys % self.block_kv:
+            column = self.select(self.less(column, self.keys), column, 0)
+        point = [*batch, position, column]
+        shape = mask.type.get_shape()
+        indices = [
+            self.index(0 if size == 1 else i)
+            for size, i in zip(shape, point[len(point) - len(shape) :])
+        ]
+        element = self.add_op(memref.LoadOp.get(self.values[mask], indices)).res
+        if isinstance(element.type, IntegerType):
+            minus_inf = self.float(-math.inf)
+            return self.add_op(arith.SelectOp(element, value, minus_inf)).result
+        if element.type != f32:
+            element = self.add_op(arith.ExtFOp(element, f32)).result
+        scaled = self.add_op(arith.MulfOp(element, self.float(math.log2(math.e)))).result
+        return self.add_op(arith.AddfOp(value, scaled)).result
+
+    def mask_positions(
+        self,
+        elements: list[list[SSAValue]],
+        columns: list[list[Index]],
+        positions: Sequence[Index] | None,
+    ) -> list[list[SSAValue]]:
+        """`elements` with -inf where the key is past the last and (causal: given the
+        positions of the lane's rows of each accumulator half) where it is after the row's
+        position."""
+        minus_inf = self.float(-math.inf)
+        masked = []
+        for row, row_columns in zip(elements, columns):
+            masked_row = []
+            for i, (value, column) in enumerate(zip(row, row_columns)):
+                keep = []
+                if self.keys % self.block_kv:
+                    keep.append(self.less(column, self.keys))
+                if positions is not None:
+                    keep.append(self.less(column, self.add(positions[i // 2], 1)))
+                condition = self.both(keep)
+                if condition is not None:
+                    value = self.select(condition, value, minus_inf)
+                masked_row.append(value)
+            masked.append(masked_row)
+        return masked
+
+    def scores_in_base_2(
+        self, raw: list[list[SSAValue]], index: Index, masked_from: Index | None
+    ) -> list[list[SSAValue]]:
+        """The lane's scores of key block `index`, `raw[a][i]` (element i of its atom a),
+        scaled by `scale * log2(e)` and masked. Causal, a block from `masked_from` on masks
+        its scores after each row's position and past the last key, and the blocks before it
+        take no mask arithmetic (a uniform branch); without causal, the keys past the last
+        are masked in every block."""
+        # Each element of each atom, by row half h (rows g, g + 8).
+        factor = self.float(self.attention.scale.value.data * math.log2(math.e))
+        first_key = self.mul(index, self.block_kv)
+        columns = [
+            [
+                self.add(self.add(self.add(first_key, atom * 8), self.pair_column), i % 2)
+                for i in range(4)
+            ]
+            for atom in range(len(raw))
+        ]
+        reads_rows = self.attention.mask is not None or self.causal
+        lane_rows = [self.lane_row_point(half)[1:] for half in range(2)] if reads_rows else []
+        elements = []
+        for atom, accumulator in enumerate(raw):
+            row = []
+            for i in range(4):
+                value = self.add_op(arith.MulfOp(accumulator[i], factor)).result
+                if self.attention.mask is not None:
+                    value = self.masked(value, *lane_rows[i // 2], columns[atom][i])
+                row.append(value)
+            elements.append(row)
+        if masked_from is None:
+            if self.keys % self.block_kv:
+                elements = self.mask_positions(elements, columns, None)
+        else:
+            flat = [v for row in elements for v in row]
+
+            def mask(_: Block) -> list[SSAValue]:
+                positions = [position for _, position in lane_rows]
+                masked = self.mask_positions(elements, columns, positions)
+                return [v for row in masked for v in row]
+
+            taken = self.nested(mask)
+            kept = Block()
+            kept.add_op(scf.YieldOp(*flat))
+            crossing = self.less(index, masked_from)
+            branch = self.add_op(scf.IfOp(crossing, [f32] * len(flat), Region(kept), Region(taken)))
+            elements = [list(branch.results[4 * a : 4 * a + 4]) for a in range(len(raw))]
+        return elements
+
+    def online_softmax(
+        self, elements: list[list[SSAValue]], maxima: list[SSAValue], sums: list[SSAValue]
+    ) -> tuple[list[SSAValue], list[SSAValue], list[list[SSAValue]], list[SSAValue]]:
+        """One key block's step of the online softmax of the lane's rows (halves g, g + 8),
+        from its base-2 scores: the new running maxima (over the quad: `kernel.shuffle xor`
+        1 and 2), the factors exp2(m - m') that rescale what went before, the probabilities
+        exp2(s - m') and the new running sums (the lane's own part)."""
+        new_maxima, bases, alphas, new_sums = [], [], [], []
+        for half in range(2):
+            values = [row[i] for row in elements for i in (2 * half, 2 * half + 1)]
+            largest = values[0]
+            for value in values[1:]:
+                largest = self.add_op(arith.MaximumfOp(largest, value)).result
+            largest = self.quad(largest, arith.MaximumfOp)
+            new_max = self.add_op(arith.MaximumfOp(maxima[half], largest)).result
+            new_maxima.append(new_max)
+            if self.may_mask_whole:
+                # A row masked whole so far has the max -inf: exponents from 0 keep it at 0
+                # (exp2(-inf - -inf) would be NaN) until a key it keeps arrives.
+                unset = self.add_op(arith.CmpfOp(new_max, self.float(-math.inf), "oeq")).result
+                new_max = self.add_op(arith.SelectOp(unset, self.float(0.0), new_max)).result
+            bases.append(new_max)
+            alphas.append(self.exp2(self.add_op(arith.SubfOp(maxima[half], new_max)).result))
+        probabilities = [
+            [
+                self.exp2(self.add_op(arith.SubfOp(v, bases[i // 2])).result)
+                for i, v in enumerate(row)
+            ]
+            for row in elements
+        ]
+        for half in range(2):
+            total = self.add_op(arith.MulfOp(sums[half], alphas[half])).result
+            for row in probabilities:
+                for i in (2 * half, 2 * half + 1):
+                    total = self.add_op(arith.AddfOp(total, row[i])).result
+            new_sums.append(total)
+        return new_maxima, alphas, probabilities, new_sums
+
+    def probability_fragment(self, probabilities: list[list[SSAValue]], step: int) -> SSAValue:
+        """P's A fragment of k-step `step` (keys 16 step on), rounded to the input type: the
+        score atoms 2 step and 2 step + 1 as they are. The A fragment of m16n8k16 (and of
+        wgmma m64nNk16 from registers, each warp's 16 rows) holds element i at row g + 8 ((i
+        / 2) % 2), column 2q + i % 2 + 8 (i / 4), and atom a's element i of the scores is at
+        row g + 8 (i / 2), key 8 a + 2q + i % 2: elements 0-3 of atom 2 step are A's 0-3,
+        those of atom 2 step + 1 A's 4-7 (PTX ISA, "Matrix Fragments for mma.m16n8k16" and
+        "Register Fragments for wgmma .m64nNk16")."""
+        return self.vector_of(
+            [
+                self.add_op(arith.TruncFOp(p, self.element)).result
+                for p in (*probabilities[2 * step], *probabilities[2 * step + 1])
+            ]
+        )
+
+    def inverse(self, total: SSAValue) -> SSAValue:
+        """1 / `total`, a row's sum; 0 for a row with no key (a sum of 0, whose outputs are
+        0), which only a mask or a part of the keys (split) can leave."""
+        inverse = self.add_op(arith.DivfOp(self.float(1.0), total)).result
+        if not self.may_mask_whole and self.split == 1:
+            return inverse
+        empty = self.add_op(arith.CmpfOp(total, self.float(0.0), "oeq")).result
+        return self.add_op(arith.SelectOp(empty, self.float(0.0), inverse)).result
+
+    def store_rows(
+        self, maxima: list[SSAValue], sums: list[SSAValue], outputs: list[list[SSAValue]]
+    ) -> None:
+        """Each lane's output elements (`outputs[a][i]`, element i of its atom a) divided by
+        its rows' sums, stored two columns at a time for the query rows: into the output, or
+        (split) in f32 into the block's part of the workspace, with each row's base-2
+        log-sum-exp m + log2(l) (-inf for a row with no key in the part), which the lane
+        holding its first two columns stores."""
+        totals = [self.quad(total, arith.AddfOp) for total in sums]
+        inverses = [self.inverse(total) for total in totals]
+        if self.split == 1:
+            out = self.values[self.attention.out]
+            out_type = self.attention.out.type.get_element_type()
+            part = []
+        else:
+            out, sums_out = self.workspace
+            out_type, part = f32, [self.part]
+        for half in range(2):
+            inside, batch, position = self.lane_row_point(half)
+            for atom, accumulator in enumerate(outputs):
+                column = self.add(atom * 8, self.pair_column)
+                pair = []
+                for i in (2 * half, 2 * half + 1):
+                    value = self.add_op(arith.MulfOp(accumulator[i], inverses[half])).result
+                    if out_type != f32:
+                        value = self.add_op(arith.TruncFOp(value, out_type)).result
+                    pair.append(value)
+
+                def store(pair=pair, column=column) -> None:
+                    indices = [self.index(i) for i in (*part, *batch, position, column)]
+                    self.add_op(kernel.VectorStoreOp(self.vector_of(pair), out, indices))
+
+                self.if_then(inside, store)
+            if self.split == 1:
+                continue
+            logarithm = self.add_op(math_dialect.Log2Op(totals[half])).result
+            log_sum = self.add_op(arith.AddfOp(maxima[half], logarithm)).result
+
+            def store_log_sum(log_sum=log_sum, batch=batch, position=position) -> None:
+                indices = [self.index(i) for i in (self.part, *batch, position)]
+                self.add_op(memref.StoreOp.get(log_sum, sums_out, indices))
+
+            first_lane = self.equal(self.pair_column, 0)
+            self.if_then(
+                self.both([c for c in (inside, first_lane) if c is not None]), store_log_sum
+            )
+
+
+class _AttentionBuilder(AttentionEmitter):
+    """Builds the kernel of one tile.attention on mma_sync (see the module docstring)."""
 
     def __init__(
         self,
@@ -94,27 +405,12 @@ class _AttentionBuilder(_Emitter):
         target: GpuTarget,
         workspace: Sequence[SSAValue] = (),
     ):
-        super().__init__(body, values, target)
-        self.attention = attention
+        super().__init__(attention, body, values, target, packed=True)
         self.workspace = workspace
-        *self.batch_sizes, self.rows, self.depth = attention.query.type.get_shape()
-        self.keys = attention.key.type.get_shape()[-2]
-        self.group = kv_group(attention.query.type.get_shape(), attention.key.type.get_shape())
-        self.packed_rows = self.group * self.rows
-        self.block_q, self.block_kv, _ = attention.tile_shape
-        self.stages = attention.pipeline_depth
-        self.split = attention.split_count
-        self.element = attention.query.type.get_element_type()
-        self.element_bytes = kernel.element_bytes(self.element)
         self.threads = attention.warp_grid[0] * target.warp_size
-        self.causal = attention.causal is not None
         self.k_steps = self.depth // 16
         self.score_atoms = self.block_kv // 8
         self.out_atoms = self.depth // 8
-        self.key_block_count = -(-self.keys // self.block_kv)
-        # Only a mask, or causal keys in a part of the keys after a row's position, leave a
-        # row no key in a block it takes.
-        self.may_mask_whole = attention.mask is not None or (self.causal and self.split > 1)
 
     # -- shared tiles and their copies --
 
@@ -171,26 +467,6 @@ class _AttentionBuilder(_Emitter):
 
             self.if_then(guard, copy_chunk)
 
-    # -- scalar and vector helpers --
-
-    def element_of(self, vector: SSAValue, position: int) -> SSAValue:
-        return self.add_op(vector_dialect.ExtractOp(vector, [position], f32)).result
-
-    def quad(self, value: SSAValue, combine: type) -> SSAValue:
-        """`value` combined over the 4 lanes that hold one row of an accumulator."""
-        for offset in (1, 2):
-            other = self.add_op(kernel.ShuffleOp("xor", value, self.constant(offset, i32)))
-            value = self.add_op(combine(value, other.results[0])).results[0]
-        return value
-
-    def exp2(self, value: SSAValue) -> SSAValue:
-        return self.add_op(math_dialect.Exp2Op(value)).results[0]
-
-    def minimum(self, lhs: Index, rhs: Index) -> Index:
-        if isinstance(lhs, int) and isinstance(rhs, int):
-            return min(lhs, rhs)
-        return self.add_op(arith.MinUIOp(self.index(lhs), self.index(rhs))).results[0]
-
     # -- the kernel --
 
     def build(self) -> None:
@@ -239,45 +515,6 @@ class _AttentionBuilder(_Emitter):
             self.add_op(scf.ForOp(block_z, self.constant(batches), grid_z, [], body))
         self.place_constants()
 
-    def query_point(self, kv_batch: Sequence[Index], row: Index) -> tuple[list[Index], Index]:
-        """The batch indices and the position of packed row `row` of key/value head point
-        `kv_batch`: row g L + i is query head h G + g's row i (G query heads a key/value
-        head h, L rows a head)."""
-        if self.group == 1:
-            return list(kv_batch), row
-        head = self.add(self.mul(kv_batch[-1], self.group), self.div(row, self.rows))
-        return [*kv_batch[:-1], head], self.rem(row, self.rows)
-
-    def positions(self) -> tuple[Index, Index]:
-        """The first and last position of the block's query rows, bounds where its rows
-        span heads."""
-        if self.group == 1:
-            return self.first_row, self.add(self.first_row, self.block_q - 1)
-        if self.rows == 1:
-            return 0, 0
-        last_row = self.minimum(self.add(self.first_row, self.block_q - 1), self.packed_rows - 1)
-        heads = [self.div(row, self.rows) for row in (self.first_row, last_row)]
-        spans = self.add_op(arith.CmpiOp(*map(self.index, heads), "ne")).result
-        first = self.select(spans, 0, self.rem(self.first_row, self.rows))
-        return first, self.select(spans, self.rows - 1, self.rem(last_row, self.rows))
-
-    def key_ranges(self) -> tuple[Index, Index, Index | None]:
-        """The key blocks the block takes, from the first to the end: its part of them, up to
-        (causal) the one holding its last query's position (the blocks wholly above the
-        diagonal are skipped); and (causal) the first that crosses the diagonal or holds
-        the last keys, from which blocks are masked (None: none is)."""
-        blocks = self.key_block_count
-        start = self.div(self.mul(self.part, blocks), self.split)
-        end = self.div(self.mul(self.add(self.part, 1), blocks), self.split)
-        if not self.causal:
-            return start, end, None
-        first, last = self.positions()
-        end = self.minimum(end, self.div(self.add(last, self.block_kv), self.block_kv))
-        unmasked = self.div(self.add(first, 1), self.block_kv)
-        if self.keys % self.block_kv:
-            unmasked = self.minimum(unmasked, self.keys // self.block_kv)
-        return start, end, unmasked
-
     def block_rows(self, kv_batch: Sequence[Index]) -> None:
         """The block's query rows at key/value batch point `kv_batch`."""
         self.kv_batch = kv_batch
@@ -322,7 +559,8 @@ class _AttentionBuilder(_Emitter):
             scf.ForOp(self.index(start), self.index(end), self.constant(1), state, body)
         )
         state = list(loop.results)
-        self.store_rows(state)
+        outputs = [[self.element_of(o, i) for i in range(4)] for o in state[4:]]
+        self.store_rows(state[:2], state[2:4], outputs)
 
     def lane_row_point(self, half: int) -> tuple[SSAValue | None, list[Index], Index]:
         """Whether the lane's row of accumulator half `half` (rows g, g + 8 of its warp's 16)
@@ -360,31 +598,6 @@ class _AttentionBuilder(_Emitter):
         )
         return [self.lanes(loaded, 0, 4), self.lanes(loaded, 4, 4)]
 
-    def masked(
-        self, value: SSAValue, batch: Sequence[Index], position: Index, column: Index
-    ) -> SSAValue:
-        """The base-2 score `value` of the query row at `batch`, `position` and key `column`
-        under the mask: -inf where an i1 mask is false, plus the float mask's element (times
-        log2(e)). The mask broadcasts to the scores' shape; keys past the end read element
-        0."""
-        mask = self.attention.mask
-        if self.keys % self.block_kv:
-            column = self.select(self.less(column, self.keys), column, 0)
-        point = [*batch, position, column]
-        shape = mask.type.get_shape()
-        indices = [
-            self.index(0 if size == 1 else i)
-            for size, i in zip(shape, point[len(point) - len(shape) :])
-        ]
-        element = self.add_op(memref.LoadOp.get(self.values[mask], indices)).res
-        if isinstance(element.type, IntegerType):
-            minus_inf = self.float(-math.inf)
-            return self.add_op(arith.SelectOp(element, value, minus_inf)).result
-        if element.type != f32:
-            element = self.add_op(arith.ExtFOp(element, f32)).result
-        scaled = self.add_op(arith.MulfOp(element, self.float(math.log2(math.e)))).result
-        return self.add_op(arith.AddfOp(value, scaled)).result
-
     def mma(self, a: SSAValue, b: SSAValue, c: SSAValue) -> SSAValue:
         return self.add_op(kernel.MmaSyncOp(kernel.MmaShape.M16N8K16, a, b, c)).result
 
@@ -396,10 +609,8 @@ class _AttentionBuilder(_Emitter):
         state: list[SSAValue],
         masked_from: Index | None,
     ) -> list[SSAValue]:
-        """The running max, sum and output after key block `index` (in `stage`). Causal, a
-        block from `masked_from` on masks its scores after each row's position and past the
-        last key, and the blocks before it take no mask arithmetic (a uniform branch);
-        without causal, the keys past the last are masked in every block."""
+        """The running max, sum and output after key block `index` (in `stage`), its scores
+        masked from `masked_from` on (`scores_in_base_2`)."""
         maxima, sums, outputs = state[:2], state[2:4], state[4:]
         zero = self.float(0.0)
         zeros = self.add_op(vector_dialect.BroadcastOp(zero, VectorType(f32, [4]))).vector
@@ -408,73 +619,9 @@ class _AttentionBuilder(_Emitter):
             for atom in range(0, self.score_atoms, 2):
                 for offset, b in enumerate(self.key_fragments(stage, atom, step)):
                     scores[atom + offset] = self.mma(queries[step], b, scores[atom + offset])
-        # Scaled into base 2, masked: each element of each atom, by row half h (rows g, g + 8).
-        factor = self.float(self.attention.scale.value.data * math.log2(math.e))
-        first_key = self.mul(index, self.block_kv)
-        columns = [
-            [
-                self.add(self.add(self.add(first_key, atom * 8), self.pair_column), i % 2)
-                for i in range(4)
-            ]
-            for atom in range(self.score_atoms)
-        ]
-        reads_rows = self.attention.mask is not None or self.causal
-        lane_rows = [self.lane_row_point(half)[1:] for half in range(2)] if reads_rows else []
-        elements = []
-        for atom, accumulator in enumerate(scores):
-            row = []
-            for i in range(4):
-                value = self.add_op(arith.MulfOp(self.element_of(accumulator, i), factor)).result
-                if self.attention.mask is not None:
-                    value = self.masked(value, *lane_rows[i // 2], columns[atom][i])
-                row.append(value)
-            elements.append(row)
-        if masked_from is None:
-            if self.keys % self.block_kv:
-                elements = self.mask_positions(elements, columns, None)
-        else:
-            flat = [v for row in elements for v in row]
-
-            def mask(_: Block) -> list[SSAValue]:
-                positions = [position for _, position in lane_rows]
-                masked = self.mask_positions(elements, columns, positions)
-                return [v for row in masked for v in row]
-
-            taken = self.nested(mask)
-            kept = Block()
-            kept.add_op(scf.YieldOp(*flat))
-            crossing = self.less(index, masked_from)
-            branch = self.add_op(scf.IfOp(crossing, [f32] * len(flat), Region(kept), Region(taken)))
-            elements = [list(branch.results[4 * a : 4 * a + 4]) for a in range(self.score_atoms)]
-        new_maxima, bases, alphas, new_sums = [], [], [], []
-        for half in range(2):
-            values = [row[i] for row in elements for i in (2 * half, 2 * half + 1)]
-            largest = values[0]
-            for value in values[1:]:
-                largest = self.add_op(arith.MaximumfOp(largest, value)).result
-            largest = self.quad(largest, arith.MaximumfOp)
-            new_max = self.add_op(arith.MaximumfOp(maxima[half], largest)).result
-            new_maxima.append(new_max)
-            if self.may_mask_whole:
-                # A row masked whole so far has the max -inf: exponents from 0 keep it at 0
-                # (exp2(-inf - -inf) would be NaN) until a key it keeps arrives.
-                unset = self.add_op(arith.CmpfOp(new_max, self.float(-math.inf), "oeq")).result
-                new_max = self.add_op(arith.SelectOp(unset, self.float(0.0), new_max)).result
-            bases.append(new_max)
-            alphas.append(self.exp2(self.add_op(arith.SubfOp(maxima[half], new_max)).result))
-        probabilities = [
-            [
-                self.exp2(self.add_op(arith.SubfOp(v, bases[i // 2])).result)
-                for i, v in enumerate(row)
-            ]
-            for row in elements
-        ]
-        for half in range(2):
-            total = self.add_op(arith.MulfOp(sums[half], alphas[half])).result
-            for row in probabilities:
-                for i in (2 * half, 2 * half + 1):
-                    total = self.add_op(arith.AddfOp(total, row[i])).result
-            new_sums.append(total)
+        raw = [[self.element_of(accumulator, i) for i in range(4)] for accumulator in scores]
+        elements = self.scores_in_base_2(raw, index, masked_from)
+        new_maxima, alphas, probabilities, new_sums = self.online_softmax(elements, maxima, sums)
         outputs = [
             self.vector_of(
                 [
@@ -485,97 +632,11 @@ class _AttentionBuilder(_Emitter):
             for o in outputs
         ]
         for step in range(self.block_kv // 16):
-            rounded = [
-                self.add_op(arith.TruncFOp(p, self.element)).result
-                for p in (*probabilities[2 * step], *probabilities[2 * step + 1])
-            ]
-            a = self.vector_of(rounded)
+            a = self.probability_fragment(probabilities, step)
             for atom in range(0, self.out_atoms, 2):
                 for offset, b in enumerate(self.value_fragments(stage, step, atom)):
                     outputs[atom + offset] = self.mma(a, b, outputs[atom + offset])
         return [*new_maxima, *new_sums, *outputs]
-
-    def mask_positions(
-        self,
-        elements: list[list[SSAValue]],
-        columns: list[list[Index]],
-        positions: Sequence[Index] | None,
-    ) -> list[list[SSAValue]]:
-        """`elements` with -inf where the key is past the last and (causal: given the
-        positions of the lane's rows of each accumulator half) where it is after the row's
-        position."""
-        minus_inf = self.float(-math.inf)
-        masked = []
-        for row, row_columns in zip(elements, columns):
-            masked_row = []
-            for i, (value, column) in enumerate(zip(row, row_columns)):
-                keep = []
-                if self.keys % self.block_kv:
-                    keep.append(self.less(column, self.keys))
-                if positions is not None:
-                    keep.append(self.less(column, self.add(positions[i // 2], 1)))
-                condition = self.both(keep)
-                if condition is not None:
-                    value = self.select(condition, value, minus_inf)
-                masked_row.append(value)
-            masked.append(masked_row)
-        return masked
-
-    def inverse(self, total: SSAValue) -> SSAValue:
-        """1 / `total`, a row's sum; 0 for a row with no key (a sum of 0, whose outputs are
-        0), which only a mask or a part of the keys (split) can leave."""
-        inverse = self.add_op(arith.DivfOp(self.float(1.0), total)).result
-        if not self.may_mask_whole and self.split == 1:
-            return inverse
-        empty = self.add_op(arith.CmpfOp(total, self.float(0.0), "oeq")).result
-        return self.add_op(arith.SelectOp(empty, self.float(0.0), inverse)).result
-
-    def store_rows(self, state: list[SSAValue]) -> None:
-        """Each lane's output elements divided by its rows' sums, stored two columns at a
-        time for the query rows: into the output, or (split) in f32 into the block's part of
-        the workspace, with each row's base-2 log-sum-exp m + log2(l) (-inf for a row with no
-        key in the part), which the lane holding its first two columns stores."""
-        maxima, sums, outputs = state[:2], state[2:4], state[4:]
-        totals = [self.quad(total, arith.AddfOp) for total in sums]
-        inverses = [self.inverse(total) for total in totals]
-        if self.split == 1:
-            out = self.values[self.attention.out]
-            out_type = self.attention.out.type.get_element_type()
-            part = []
-        else:
-            out, sums_out = self.workspace
-            out_type, part = f32, [self.part]
-        for half in range(2):
-            inside, batch, position = self.lane_row_point(half)
-            for atom, accumulator in enumerate(outputs):
-                column = self.add(atom * 8, self.pair_column)
-                pair = []
-                for i in (2 * half, 2 * half + 1):
-                    value = self.add_op(
-                        arith.MulfOp(self.element_of(accumulator, i), inverses[half])
-                    ).result
-                    if out_type != f32:
-                        value = self.add_op(arith.TruncFOp(value, out_type)).result
-                    pair.append(value)
-
-                def store(pair=pair, column=column) -> None:
-                    indices = [self.index(i) for i in (*part, *batch, position, column)]
-                    self.add_op(kernel.VectorStoreOp(self.vector_of(pair), out, indices))
-
-                self.if_then(inside, store)
-            if self.split == 1:
-                continue
-            logarithm = self.add_op(math_dialect.Log2Op(totals[half])).result
-            log_sum = self.add_op(arith.AddfOp(maxima[half], logarithm)).result
-
-            def store_log_sum(log_sum=log_sum, batch=batch, position=position) -> None:
-                indices = [self.index(i) for i in (self.part, *batch, position)]
-                self.add_op(memref.StoreOp.get(log_sum, sums_out, indices))
-
-            first_lane = self.equal(self.pair_column, 0)
-            self.if_then(
-                self.both([c for c in (inside, first_lane) if c is not None]), store_log_sum
-            )
 
 
 def attention_workspace(attention: tile.AttentionOp) -> list[MemRefType]:

@@ -92,7 +92,17 @@ dimension, a layout whose shared rows ldmatrix cannot read), the SMALL_TILE is t
 the contract is expanded as any other is.
 
 A kernel of one `loop.attention` of bf16 or f16 with a head dim of 64 or 128 (masked or not)
-gets attention's schedule on a target with mma_sync: ATTENTION_TILE's 64 query rows a block,
+whose query heads have at least 64 rows gets attention's schedule on wgmma on a target with
+it (sm_90a): WGMMA_ATTENTION_TILE, a block per 128 rows of a query head (two consumer warp
+groups of 64; one where a head has fewer than 128) and a producer warp group, the keys and
+values 128 at a time in a ring of WGMMA_ATTENTION_PIPELINE stages:
+
+    #tile.schedule<block [384, 1, 1], loops [], tile [128, 128, 128],
+                   atom wgmma m64n128k16, warps [8, 1], pipeline 2,
+                   warp_roles ["producer", "consumer", "consumer"]>
+
+Other attention of bf16 or f16 with a head dim of 64 or 128 (decode: a few query rows a
+head) gets attention's schedule on a target with mma_sync: ATTENTION_TILE's 64 query rows a block,
 16 a warp, the keys and values 64 at a time, the next block copied while one is used:
 
     #tile.schedule<block [128, 1, 1], loops [], tile [64, 64, 128],
@@ -213,6 +223,13 @@ ATOM_TILES = {
 whose swizzle keeps the lanes' tf32 fragment loads free of bank conflicts) or of 8 for the
 fma atom, whose 8 x 8 (large) or 8 x 4 (small) register tile a thread reads K at a time."""
 PIPELINE_DEPTH = 3
+WGMMA_ATTENTION_TILE = (128, 128)
+"""The query rows (two consumer warp groups of 64; 64 rows, one, where a head has fewer than
+128) and the keys a block of attention on wgmma takes at a time: FlashAttention-3's tile for
+head dims 64 and 128."""
+WGMMA_ATTENTION_PIPELINE = 2
+CANDIDATE_WGMMA_ATTENTION_PIPELINES = (2, 3)
+"""The depths of the key/value ring `candidates` offers attention on wgmma."""
 ATTENTION_TILE = (64, 64)
 """An attention block's query rows (16 a warp) and the keys and values it takes at a time."""
 ATTENTION_HEAD_DIMS = (64, 128)
@@ -658,25 +675,31 @@ def _choose_contraction_schedule(kernel: loop.KernelOp, target: GpuTarget) -> Sc
     return next((s for s in tried if _lowers(kernel, s)), None)
 
 
-def _attention_schedule(
-    kernel: loop.KernelOp, target: GpuTarget, block_q: int | None = None
-) -> Schedule | None:
-    """Attention's schedule of a kernel of one loop.attention of bf16 or f16 with a head dim
-    of ATTENTION_HEAD_DIMS, where it lowers: ATTENTION_TILE, its rows as few as the packed
-    query rows take (or `block_q`), its keys split to fill the SMs (see the module
-    docstring)."""
+def _tensor_core_attention(kernel: loop.KernelOp) -> loop.AttentionOp | None:
+    """The one loop.attention of `kernel`, where it is of bf16 or f16 with a head dim of
+    ATTENTION_HEAD_DIMS (which tensor cores take)."""
     ops = list(kernel.body.block.ops)
     if len(ops) != 1 or not isinstance(attention := ops[0], loop.AttentionOp):
         return None
+    element = attention.query.type.get_element_type()
+    depth = attention.query.type.get_shape()[-1]
+    if not isinstance(element, BFloat16Type | Float16Type) or depth not in ATTENTION_HEAD_DIMS:
+        return None
+    return attention
+
+
+def _attention_schedule(
+    kernel: loop.KernelOp, target: GpuTarget, block_q: int | None = None
+) -> Schedule | None:
+    """Attention's schedule on mma_sync of a kernel of one loop.attention of bf16 or f16 with
+    a head dim of ATTENTION_HEAD_DIMS, where it lowers: ATTENTION_TILE, its rows as few as the
+    packed query rows take (or `block_q`), its keys split to fill the SMs (see the module
+    docstring)."""
+    attention = _tensor_core_attention(kernel)
+    if attention is None or not target.has_mma_sync:
+        return None
     query, key = attention.query.type.get_shape(), attention.key.type.get_shape()
     *batch, rows, depth = query
-    element = attention.query.type.get_element_type()
-    if (
-        not target.has_mma_sync
-        or not isinstance(element, BFloat16Type | Float16Type)
-        or depth not in ATTENTION_HEAD_DIMS
-    ):
-        return None
     group = kv_group(query, key)
     warp_rows = MMA_SYNC.shape[0]
     packed_rows = group * rows
@@ -695,6 +718,36 @@ def _attention_schedule(
     return schedule if _lowers(kernel, schedule) else None
 
 
+def _wgmma_attention_schedule(
+    kernel: loop.KernelOp,
+    target: GpuTarget,
+    block_q: int | None = None,
+    pipeline: int = WGMMA_ATTENTION_PIPELINE,
+) -> Schedule | None:
+    """Attention's schedule on wgmma (see the module docstring), where it lowers: a block per
+    WGMMA_ATTENTION_TILE's 128 rows of a query head (64 where a head has fewer, or
+    `block_q`), none for heads of fewer than 64 rows."""
+    attention = _tensor_core_attention(kernel)
+    if attention is None or not target.has_wgmma:
+        return None
+    *_, rows, depth = attention.query.type.get_shape()
+    warpgroup_rows, block_kv = WGMMA_ATTENTION_TILE[0] // 2, WGMMA_ATTENTION_TILE[1]
+    if rows < warpgroup_rows:
+        return None
+    if block_q is None:
+        block_q = WGMMA_ATTENTION_TILE[0] if rows >= WGMMA_ATTENTION_TILE[0] else warpgroup_rows
+    atom = tile.MmaAtom(tile.AtomKind.WGMMA, (warpgroup_rows, block_kv, 16))
+    warps = (block_q // MMA_SYNC.shape[0], 1)
+    schedule = contraction_schedule((block_q, block_kv, depth), warps, pipeline, target, atom)
+    return schedule if _lowers(kernel, schedule) else None
+
+
+def _choose_attention_schedule(kernel: loop.KernelOp, target: GpuTarget) -> Schedule | None:
+    """Attention's schedule on wgmma where it has one (heads of at least 64 query rows);
+    else (decode: a few query rows a head, flash-decoding's split) on mma_sync."""
+    return _wgmma_attention_schedule(kernel, target) or _attention_schedule(kernel, target)
+
+
 def _loop_nests(kernel: loop.KernelOp) -> loop.KernelOp:
     """`kernel` as the loop nests it is scheduled as: a copy with its loop.contracts and
     loop.attentions expanded (as `expand-loop-contract` and `expand-loop-attention` will
@@ -711,7 +764,7 @@ def choose_schedule(
     kernel: loop.KernelOp, target: GpuTarget, overrides: Overrides = Overrides()
 ) -> Schedule:
     """The heuristic's schedule of `kernel` (see the module docstring)."""
-    contraction = _choose_contraction_schedule(kernel, target) or _attention_schedule(
+    contraction = _choose_contraction_schedule(kernel, target) or _choose_attention_schedule(
         kernel, target
     )
     if contraction is not None:
@@ -752,7 +805,8 @@ def candidates(kernel: loop.KernelOp, target: GpuTarget) -> list[Schedule]:
     with every CANDIDATE_STREAMING_PIPELINES depth, each unsplit and with the split `_split`
     gives its tiles; for an attention, its tile and ATTENTION_TILE (a decode's tile of few
     rows is one warp, which issues every copy of its keys and values; 4 warps share them)
-    with each of CANDIDATE_ATTENTION_SPLITS; each one lowers."""
+    with each of CANDIDATE_ATTENTION_SPLITS, and on wgmma blocks of 64 and 128 rows with
+    each of CANDIDATE_WGMMA_ATTENTION_PIPELINES; each one lowers."""
     heuristic = choose_schedule(kernel, target)
     schedules = {heuristic: None}
     attention = _attention_schedule(kernel, target)
@@ -764,6 +818,11 @@ def candidates(kernel: loop.KernelOp, target: GpuTarget) -> list[Schedule]:
             for split in [s for s in CANDIDATE_ATTENTION_SPLITS if s <= key_blocks]:
                 if rows is not None and _lowers(kernel, replace(rows, split=split)):
                     schedules.setdefault(replace(rows, split=split), None)
+    for block_q in (WGMMA_ATTENTION_TILE[0] // 2, WGMMA_ATTENTION_TILE[0]):
+        for pipeline in CANDIDATE_WGMMA_ATTENTION_PIPELINES:
+            wgmma = _wgmma_attention_schedule(kernel, target, block_q, pipeline)
+            if wgmma is not None:
+                schedules.setdefault(wgmma, None)
     contract_atom = _contract_atom(kernel, target)
     if contract_atom is not None and contract_atom[1] == MMA_SYNC:
         contract = contract_atom[0]

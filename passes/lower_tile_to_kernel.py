@@ -44,7 +44,9 @@ producer warp group copies the K slices with TMA, which the consumers' wgmmas mu
 mbarriers passing the stages between them (see `emmy.passes.wgmma_gemm_kernel`), whose
 launch passes the operands again for its tensor maps.
 An attention's kernel (a `tile.attention`) is FlashAttention-2's loop on mma.sync (see
-`emmy.passes.attention_kernel`). Split (flash-decoding: `split S`, its parts of the keys
+`emmy.passes.attention_kernel`), or on the wgmma atom FlashAttention-3's warp-specialised
+loop, TMA-fed, whose launch passes the query, key and value again for its tensor maps (see
+`emmy.passes.wgmma_attention_kernel`). Split (flash-decoding: `split S`, its parts of the keys
 blocks of the grid's y), its blocks leave each part's normalised rows and their log-sum-exps
 in an f32 workspace, which the host allocates where it launches the kernel (two
 `memref.alloc`s, passed to it after the tile.kernel's arguments, as the buffers of any
@@ -100,6 +102,7 @@ from emmy.passes.attention_kernel import (
     lower_attention_kernel,
 )
 from emmy.passes.gemm_kernel import kernel_body, kernel_func, lower_gemm_kernel
+from emmy.passes.wgmma_attention_kernel import lower_wgmma_attention_kernel
 from emmy.passes.wgmma_gemm_kernel import lower_wgmma_gemm_kernel
 
 UNROLLED_TRIPS = 4
@@ -708,7 +711,10 @@ def _split_reduction_init(source: tile.KernelOp, warp: int) -> kernel.FuncOp | N
 def _lower_kernel(source: tile.KernelOp, target: GpuTarget) -> tuple[kernel.FuncOp, list[int]]:
     """The kernel.func, and the positions of the arguments its launch passes again for the
     tensor-map parameters it takes besides the tile.kernel's."""
-    if source.attention is not None:
+    attention = source.attention
+    if attention is not None and attention.mma_atom.kind == tile.AtomKind.WGMMA:
+        return lower_wgmma_attention_kernel(source, target)
+    if attention is not None:
         return lower_attention_kernel(source, target), []
     gemm = source.gemm
     if gemm is not None and gemm.mma_atom.kind == tile.AtomKind.WGMMA:

@@ -62,6 +62,16 @@ MAX_REGISTERS = 240
 a multiple of 8, as CUTLASS's warp-specialised kernels give theirs)."""
 
 
+def consumer_registers(target: GpuTarget, consumers: int) -> int:
+    """The registers per thread setmaxnreg gives each of `consumers` warp groups beside a
+    producer that keeps PRODUCER_REGISTERS: a block of T threads claims the whole register
+    file at launch (nvcc caps a thread at file / T under __launch_bounds__(T, 1)), and
+    setmaxnreg moves it between the groups."""
+    threads = WARPGROUP_WARPS * target.warp_size
+    spare = target.registers_per_sm - PRODUCER_REGISTERS * threads
+    return min(MAX_REGISTERS, spare // (consumers * threads) // 8 * 8)
+
+
 class _WgmmaGemmBuilder(GemmEmitter):
     """The kernel of a tile.gemm on the wgmma atom (see the module docstring)."""
 
@@ -131,11 +141,7 @@ class _WgmmaGemmBuilder(GemmEmitter):
     def consumer(self, warpgroup: SSAValue) -> None:
         """Warp groups 1 on: each multiplies its part of the tile and runs its epilogue."""
         if self.consumers > 1:
-            # A block of T threads claims the whole register file at launch (nvcc caps a thread
-            # at file / T under __launch_bounds__(T, 1)); setmaxnreg moves it between groups.
-            spare = self.target.registers_per_sm - PRODUCER_REGISTERS * self.warpgroup_threads
-            share = spare // (self.consumers * self.warpgroup_threads) // 8 * 8
-            self.add_op(kernel.SetmaxnregOp("inc", min(MAX_REGISTERS, share)))
+            self.add_op(kernel.SetmaxnregOp("inc", consumer_registers(self.target, self.consumers)))
         group = self.add_op(arith.SubiOp(warpgroup, self.index(1))).results[0]
         self.group_row = self.mul(self.div(group, self.warps_n), self.group_m)
         self.group_column = self.mul(self.rem(group, self.warps_n), self.group_n)

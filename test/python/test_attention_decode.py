@@ -167,8 +167,8 @@ def test_split_attention_in_the_emulator_matches_sdpa(name: str) -> None:
 def test_choose_tile_schedule_splits_decode_to_fill_the_gpu() -> None:
     """Decode: one block of a warp per key/value head would leave most SMs idle, so the keys
     are split into parts, as many as give each SM ATTENTION_SPLIT_WARPS_PER_SM warps, but
-    each part at least ATTENTION_MIN_PART_BLOCKS blocks of 64 keys; a prefill of as many
-    queries as keys fills the GPU without."""
+    each part at least ATTENTION_MIN_PART_BLOCKS blocks of 64 keys (on mma_sync); a prefill
+    of as many queries as keys takes wgmma, unsplit."""
     ctx = make_context()
     wanted_warps = DEFAULT_TARGET.sm_count * ATTENTION_SPLIT_WARPS_PER_SM  # 2112 on the H200
     cases = {
@@ -181,15 +181,19 @@ def test_choose_tile_schedule_splits_decode_to_fill_the_gpu() -> None:
         "b16-h32-q1-s4096": (Decode(32, 32, 1, 4096, 128, batch=16), 16, 5),
         # 5 queries of 4 heads on one key/value head: 20 packed rows, a tile of 32.
         "mqa-q5-s4096": (Decode(4, 1, 5, 4096, 64), 32, 64 // 4),
-        # 8 x 256 blocks of 4 warps: no split.
-        "gqa-prefill-s4096": (Decode(32, 8, 4096, 4096, 128), 64, 1),
+        # Prefill: 32 query heads x 32 blocks of 128 rows on wgmma, keys 128 a block, no split.
+        "gqa-prefill-s4096": (Decode(32, 8, 4096, 4096, 128), 128, 1),
     }
     for name, (case, block_q, split) in cases.items():
         module = Parser(ctx, case.program(None)).parse_module()
         ChooseTileSchedulePass().apply(ctx, module)
         (kernel,) = [op for op in module.body.block.ops if op.name == "loop.kernel"]
         schedule = kernel.attributes[tile.SCHEDULE_ATTRIBUTE].data
-        assert (schedule.tile_shape, schedule.split) == ((block_q, 64, case.depth), split), name
+        block_kv = 128 if schedule.mma_atom.kind == tile.AtomKind.WGMMA else 64
+        assert (schedule.mma_atom.kind == tile.AtomKind.WGMMA) == (case.rows >= 64), name
+        assert (schedule.tile_shape, schedule.split) == ((block_q, block_kv, case.depth), split), (
+            name
+        )
 
 
 @needs_nvcc

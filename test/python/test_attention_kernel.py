@@ -1,17 +1,28 @@
-"""Attention's tensor-core kernel (`tile.attention`, `emmy.passes.attention_kernel`): in the
-SIMT emulator against PyTorch eager on fresh random inputs (causal and not, tails, q_len !=
-kv_len, grouped-query heads, head dims 64 and 128, bf16 and f16), and its CUDA compiled for
-sm_90a without spills. Sizes are small: the emulator runs every thread of a block at once,
-each case in seconds."""
+"""Attention's mma_sync kernel (`tile.attention`, `emmy.passes.attention_kernel`), lowered
+for sm_80 (sm_90a takes wgmma where a query head has 64 rows or more,
+test_wgmma_attention.py): in the SIMT emulator against PyTorch eager on fresh random inputs
+(causal and not, tails, q_len != kv_len, grouped-query heads, head dims 64 and 128, bf16 and
+f16), and its CUDA compiled for sm_90a without spills. Sizes are small: the emulator runs
+every thread of a block at once, each case in seconds."""
+
+import re
 
 import pytest
 from test_cuda_target import NVCC, nvcc_compile
+from xdsl.dialects.builtin import ModuleOp
 
+from emmy.dialects.target import TargetAttr
 from emmy.tools.bench.differential import check_levels, lower
 from emmy.tools.cuda.target import print_cuda
 from emmy.tools.frontend.program import load_program
 
 needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH")
+
+
+def for_sm_80(torch_ir: ModuleOp) -> ModuleOp:
+    """`torch_ir`, its kernels for sm_80 (mma_sync, no wgmma)."""
+    torch_ir.attributes["kernel.target"] = TargetAttr("sm_80")
+    return torch_ir
 
 
 def attention_program(
@@ -110,10 +121,11 @@ ManualAttention()(torch.randn(1, 2, 64, 64, dtype=torch.bfloat16),
 @pytest.mark.parametrize("name", sorted(EMULATED))
 def test_attention_kernel_in_the_emulator_matches_eager(name: str) -> None:
     program = load_program(EMULATED[name], "<source>")
-    torch_ir = program.to_torch_ir()
+    torch_ir = for_sm_80(program.to_torch_ir())
     tile_ir = str(lower(torch_ir, "tile"))
     attentions = max(1, EMULATED[name].count("F.scaled_dot_product_attention"))
-    assert tile_ir.count("tile.attention") == attentions, tile_ir
+    mma_sync = re.findall(r"tile\.attention .* atom mma_sync m16n8k16 ", tile_ir)
+    assert len(mma_sync) == attentions, tile_ir
     reports = check_levels(program, torch_ir, ("tile", "kernel"), seed=17)
     failed = [r for r in reports if not r.passed]
     assert not failed, "disagrees with eager: " + ", ".join(
@@ -130,7 +142,7 @@ COMPILED = {
 @needs_nvcc
 @pytest.mark.parametrize("name", sorted(COMPILED))
 def test_attention_kernel_compiles_for_sm_90a_without_spills(name: str, tmp_path) -> None:
-    kernel_ir = lower(load_program(COMPILED[name], "<source>").to_torch_ir(), "kernel")
+    kernel_ir = lower(for_sm_80(load_program(COMPILED[name], "<source>").to_torch_ir()), "kernel")
     assert "kernel.mma_sync" in str(kernel_ir)
     report = nvcc_compile(print_cuda(kernel_ir), tmp_path, ptxas_report=True)
     assert "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads" in report

@@ -150,14 +150,14 @@ of 8 rows past one 128-row tile, rows of 272 bytes that TMA takes)."""
 
 
 def test_attention_between_projections_is_one_tensor_core_kernel() -> None:
-    """`fuse-attention` makes both products and the softmax one tile.attention (mma_sync),
-    which reads row-major buffers: the transposed q, k and v are copied to [B, H, S, D] by
-    kernels of their own, and its [B, H, S, D] output is read transposed by the next."""
+    """`fuse-attention` makes both products and the softmax one tile.attention (wgmma on
+    sm_90a), which reads row-major buffers: the transposed q, k and v are copied to [B, H, S,
+    D] by kernels of their own, and its [B, H, S, D] output is read transposed by the next."""
     program = load_program(with_dtype(ATTENTION, "bfloat16"), "<source>")
     tile_ir = str(lower(program.to_torch_ir(), "tile"))
     assert "tile.gemm" not in tile_ir, tile_ir
     assert tile_ir.count("tile.attention") == 1, tile_ir
-    assert "memref<1x2x136x128xbf16> into memref<1x2x136x128xbf16> atom mma_sync" in tile_ir
+    assert "memref<1x2x136x128xbf16> into memref<1x2x136x128xbf16> atom wgmma" in tile_ir
     reports = check_levels(program, program.to_torch_ir(), EXECUTABLE_LEVELS, seed=5)
     failed = [r for r in reports if not r.passed]
     assert not failed, "first level to disagree with eager: " + ", ".join(
@@ -169,7 +169,7 @@ def test_attention_between_projections_is_one_tensor_core_kernel() -> None:
 def test_attention_between_projections_compiles_for_sm_90a(tmp_path) -> None:
     program = load_program(with_dtype(ATTENTION, "bfloat16"), "<source>")
     cuda = print_cuda(lower(program.to_torch_ir(), "kernel"))
-    assert "mma.sync.aligned" in cuda
+    assert "wgmma.mma_async.sync.aligned" in cuda
     nvcc_compile(cuda, tmp_path)
 
 

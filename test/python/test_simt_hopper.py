@@ -396,3 +396,78 @@ def test_only_a_region_that_waits_for_another_gets_a_task_of_its_own(monkeypatch
 @pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH")
 def test_the_warp_specialised_gemm_compiles_for_sm_90a(tmp_path):
     nvcc_compile(print_cuda(parse(warp_specialised_gemm(168, split_consumers=True))), tmp_path)
+
+
+def registers_a_wgmma() -> str:
+    """A warpgroup multiplies a 64 x 16 A that each thread reads into its register fragment
+    (element i of thread t at row 16 (t / 32) + (t % 32) / 4 + 8 ((i / 2) % 2), column
+    8 (i / 4) + 2 (t % 4) + i % 2) by a 16 x 8 B it stored, transposed, into a K-major shared
+    tile, and stores D by the accumulator layout (the same formula, 4 elements)."""
+    tile = "memref<8x64xbf16, 3 : i32>"
+
+    def place(i: int, result: str) -> str:
+        return f"""
+  %r{result}_h = arith.constant {8 * (i // 2 % 2)} : index
+  %r{result}_c = arith.constant {8 * (i // 4) + i % 2} : index
+  %r{result} = arith.addi %row, %r{result}_h : index
+  %k{result} = arith.addi %pair, %r{result}_c : index"""
+
+    fragment = "".join(
+        f"""{place(i, f"a{i}")}
+  %a{i} = memref.load %a[%ra{i}, %ka{i}] : memref<64x16xbf16>
+  %f{i + 1} = vector.insert %a{i}, %f{i} [{i}] : bf16 into vector<8xbf16>"""
+        for i in range(8)
+    )
+    stores = "".join(
+        f"""{place(i, f"d{i}")}
+  %d{i} = vector.extract %e[{i}] : f32 from vector<4xf32>
+  memref.store %d{i}, %out[%rd{i}, %kd{i}] : memref<64x8xf32>"""
+        for i in range(4)
+    )
+    return f"""
+kernel.func @k(%a: memref<64x16xbf16>, %b: memref<16x8xbf16>, %out: memref<64x8xf32>)
+    block [128, 1, 1] {{
+  %tid = kernel.thread_id x
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  %bt = kernel.shared_alloc {{layout = #kernel.swizzle<128>}} : {tile}
+  %n = arith.divui %tid, %c16 : index
+  %kk = arith.remui %tid, %c16 : index
+  %bv = memref.load %b[%kk, %n] : memref<16x8xbf16>
+  memref.store %bv, %bt[%n, %kk] : {tile}
+  kernel.barrier
+  %warp = arith.divui %tid, %c32 : index
+  %lane = arith.remui %tid, %c32 : index
+  %w16 = arith.muli %warp, %c16 : index
+  %g = arith.divui %lane, %c4 : index
+  %q = arith.remui %lane, %c4 : index
+  %row = arith.addi %w16, %g : index
+  %pair = arith.muli %q, %c2 : index
+  %zero16 = arith.constant 0.0 : bf16
+  %f0 = vector.broadcast %zero16 : bf16 to vector<8xbf16>{fragment}
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %c = vector.broadcast %zero : f32 to vector<4xf32>
+  kernel.fence_proxy_async
+  kernel.wgmma_fence
+  %d = kernel.wgmma m64n8k16 %f8, %bt[%c0, %c0], %c
+      : vector<8xbf16>, {tile}, vector<4xf32> -> vector<4xf32>
+  kernel.wgmma_commit
+  %e = kernel.wgmma_wait 0, %d : vector<4xf32>{stores}
+}}
+
+func.func @forward(%a: memref<64x16xbf16>, %b: memref<16x8xbf16>) -> memref<64x8xf32> {{
+  %out = memref.alloc() : memref<64x8xf32>
+  kernel.launch @k(%a, %b, %out) grid [1, 1, 1] block [128, 1, 1] smem 0
+      : memref<64x16xbf16>, memref<16x8xbf16>, memref<64x8xf32>
+  func.return %out : memref<64x8xf32>
+}}
+"""
+
+
+def test_a_wgmma_with_a_in_registers_reads_the_fragment_layout():
+    a, b = fresh(64, 16, seed=5), fresh(16, 8, seed=6)
+    (out,) = emulate(registers_a_wgmma(), a, b)
+    torch.testing.assert_close(out, a.float() @ b.float(), rtol=1e-5, atol=1e-5)

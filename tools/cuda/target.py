@@ -945,7 +945,9 @@ class _KernelPrinter:
     def wgmma(self, op: kernel.WgmmaOp) -> None:
         self.c_type(op.element_type, op)
         b_mn_major = op.b_mn_major is not None
-        helper = _wgmma_helper_name(op.shape_name, str(op.element_type), b_mn_major)
+        helper = _wgmma_helper_name(
+            op.shape_name, str(op.element_type), b_mn_major, op.a_in_registers
+        )
         self.features.helpers.update((helper, "emmy_wgmma_descriptor", "emmy_shared_address"))
         # The accumulator's registers are the instruction's in-out operands: D starts as C, in
         # C's own registers when nothing else reads C (a copy would read them in flight).
@@ -955,14 +957,17 @@ class _KernelPrinter:
         else:
             self.declare(op.result, op, c)
         # The tiles start on a row that is a multiple of 8, where the swizzle moves nothing.
-        a = self.address(op.a, op.a_indices, swizzled=False)
+        if op.a_in_registers:
+            self.c_type(op.a.type, op)
+            a = f"{self.expr(op.a)}.lane"
+        else:
+            a = f"emmy_wgmma_descriptor(&{self.address(op.a, op.a_indices, swizzled=False)}, 16)"
         b = self.address(op.b, op.b_indices, swizzled=False)
         # A K-major tile's leading byte offset is unused (16 by convention); an MN-major
         # B's is the stride of its panels.
         b_leading = op.b.type.get_shape()[-2] * kernel.WGMMA_ROW_BYTES if b_mn_major else 16
         self.line(
-            f"{helper}({self.expr(op.result)}.lane, emmy_wgmma_descriptor(&{a}, 16), "
-            f"emmy_wgmma_descriptor(&{b}, {b_leading}));"
+            f"{helper}({self.expr(op.result)}.lane, {a}, emmy_wgmma_descriptor(&{b}, {b_leading}));"
         )
 
     def wgmma_wait(self, op: kernel.WgmmaWaitOp) -> None:
@@ -1761,33 +1766,53 @@ def _wgmma_descriptor_helper(features: _Features) -> str:
     )
 
 
-def _wgmma_helper_name(shape: str, element: str, b_mn_major: bool) -> str:
-    return f"emmy_wgmma_{shape}_{element}" + ("_b_mn_major" if b_mn_major else "")
+def _wgmma_helper_name(
+    shape: str, element: str, b_mn_major: bool, a_in_registers: bool = False
+) -> str:
+    return (
+        f"emmy_wgmma_{shape}_{element}"
+        + ("_a_registers" if a_in_registers else "")
+        + ("_b_mn_major" if b_mn_major else "")
+    )
 
 
-def _wgmma_helper(n: int, element: str, b_mn_major: bool) -> Callable[[_Features], str]:
+def _wgmma_helper(
+    n: int, element: str, b_mn_major: bool, a_in_registers: bool
+) -> Callable[[_Features], str]:
     registers = n // 2
     accumulators = ", ".join(f"%{i}" for i in range(registers))
     outputs = ", ".join(f'"+f"(d[{i}])' for i in range(registers))
-    name = _wgmma_helper_name(f"m64n{n}k16", element, b_mn_major)
+    name = _wgmma_helper_name(f"m64n{n}k16", element, b_mn_major, a_in_registers)
     b_major = "an N-major" if b_mn_major else "a K-major"
+    if a_in_registers:
+        # A is four .b32 registers of two elements each; the form has no imm-trans-a.
+        a_operand = "{" + ", ".join(f"%{registers + i}" for i in range(4)) + "}"
+        b_index, a_inputs = registers + 4, "".join(f'"r"(A[{i}]), ' for i in range(4))
+        a_parameter, a_is, transposes = "const void* a", "A in\n// registers", "1, 1"
+        a_words = "  const unsigned int* A = static_cast<const unsigned int*>(a);\n"
+        b_is = f"B {b_major} tile in shared memory (a descriptor)"
+    else:
+        a_operand, b_index, a_inputs = f"%{registers}", registers + 1, '"l"(a), '
+        a_parameter, a_is, transposes = "unsigned long long a", "A a\n// K-major", "1, 1, 0"
+        a_words = ""
+        b_is = f"B {b_major} tile in shared memory (descriptors)"
 
     def text(features: _Features) -> str:
         return (
-            f"// kernel.wgmma m64n{n}k16 on {element}: the warpgroup starts D += A * B, A a\n"
-            f"// K-major and B {b_major} tile in shared memory (descriptors), D in f32 "
-            f"registers.\n"
+            f"// kernel.wgmma m64n{n}k16 on {element}: the warpgroup starts D += A * B, "
+            f"{a_is} and {b_is}, D in f32 registers.\n"
             f"__device__ __forceinline__ void {name}(float* d, "
-            f"unsigned long long a, unsigned long long b) {{\n"
+            f"{a_parameter}, unsigned long long b) {{\n"
+            f"{a_words}"
             f'  asm volatile("{{\\n"\n'
             f'               ".reg .pred p;\\n"\n'
-            f'               "setp.ne.b32 p, %{registers + 2}, 0;\\n"\n'
+            f'               "setp.ne.b32 p, %{b_index + 1}, 0;\\n"\n'
             f'               "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{element}.{element} '
-            f"{{{accumulators}}}, %{registers}, %{registers + 1}, p, 1, 1, 0, {int(b_mn_major)};"
+            f"{{{accumulators}}}, {a_operand}, %{b_index}, p, {transposes}, {int(b_mn_major)};"
             f'\\n"\n'
             f'               "}}\\n"\n'
             f"               : {outputs}\n"
-            f'               : "l"(a), "l"(b), "r"(1));\n'
+            f'               : {a_inputs}"l"(b), "r"(1));\n'
             f"}}\n"
         )
 
@@ -1848,11 +1873,12 @@ _HELPERS: dict[str, Callable[[_Features], str]] = {
     **{f"emmy_tma_load_{rank}d": _tma_load_helper(rank) for rank in range(1, 6)},
     "emmy_wgmma_descriptor": _wgmma_descriptor_helper,
     **{
-        _wgmma_helper_name(f"m64n{n}k16", element, b_mn_major): _wgmma_helper(
-            n, element, b_mn_major
+        _wgmma_helper_name(f"m64n{n}k16", element, b_mn_major, a_in_registers): _wgmma_helper(
+            n, element, b_mn_major, a_in_registers
         )
         for n in range(8, 257, 8)
         for element in ("bf16", "f16")
+        for a_in_registers in (False, True)
         for b_mn_major in (False, True)
     },
     "emmy_fence_registers": _fence_registers_helper,

@@ -142,7 +142,9 @@ sequential ones.
 - `kernel.wgmma`, `wgmma_fence`, `wgmma_commit`, `wgmma_wait` and `setmaxnreg` are
   warpgroup instructions: every thread of a warpgroup (128 consecutive threads of a block)
   that executes one executes it, converged. A wgmma reads the warpgroup's A (64 x 16) and
-  B (16 x N) tiles from their K-major swizzled shared buffers at the op (every thread of the
+  B (16 x N) tiles from their K-major swizzled shared buffers at the op (A from the threads'
+  `vector<8>` register fragments instead where it is one, laid out as an m64n16
+  accumulator; every thread of the
   warpgroup addressing the same tiles, at a row that is a multiple of 8 and a k that is a
   multiple of 16, inside the buffer; an element that a thread stored since the last barrier
   is a race), gathers C from the threads' accumulators by the PTX layout (element i of thread
@@ -1567,10 +1569,18 @@ class SimtFunctions(InterpreterFunctions):
             return (c,)
         m, n, k = op.mnk
         members = leaders[:, None] + np.arange(WARPGROUP_THREADS)
-        a_tiles, a_target = self.wgmma_tile(chunk, op, "A", a, a_indices, members, m, k)
         b_tiles, b_target = self.wgmma_tile(
             chunk, op, "B", b, b_indices, members, n, k, op.b_mn_major is not None
         )
+        if op.a_in_registers:
+            # The threads' fragments, read at issue, lie as an m64n16 accumulator does.
+            a_tiles = np.zeros((len(leaders), m, k))
+            a_rows, a_columns = wgmma_accumulator_layout(k)
+            a_tiles[:, a_rows, a_columns] = np.asarray(a, np.float64)[:, members].transpose(1, 0, 2)
+            buffers, targets = (b,), (b_target,)
+        else:
+            a_tiles, a_target = self.wgmma_tile(chunk, op, "A", a, a_indices, members, m, k)
+            buffers, targets = (a, b), (a_target, b_target)
         rows, columns = wgmma_accumulator_layout(n)
         c = np.asarray(c)
         accumulators = np.zeros((len(leaders), m, n))
@@ -1580,9 +1590,7 @@ class SimtFunctions(InterpreterFunctions):
         result = c.astype(np.float32)
         result[:, members] = d[:, rows, columns].transpose(1, 0, 2)
         warpgroups = leaders // WARPGROUP_THREADS
-        reads = WgmmaReads(
-            warpgroups, chunk.wgmma_groups()[warpgroups], (a, b), (a_target, b_target)
-        )
+        reads = WgmmaReads(warpgroups, chunk.wgmma_groups()[warpgroups], buffers, targets)
         reads.count(1)
         chunk.wgmma_in_flight.append(reads)
         return (result,)

@@ -1389,6 +1389,30 @@ kernel.func @wgmma_row_bytes() block [128, 1, 1] {
 
 // -----
 
+kernel.func @wgmma_a_registers_size(%x: bf16) block [128, 1, 1] {
+  %p = vector.broadcast %x : bf16 to vector<4xbf16>
+  %c0 = arith.constant 0 : index
+  %s = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<64x64xbf16, 3 : i32>
+  %z = arith.constant 0.0 : f32
+  %c = vector.broadcast %z : f32 to vector<32xf32>
+  // expected-error @+1 {{a kernel.wgmma's A in registers is each thread's vector<8x..> of the 64x16 A, without indices, got vector<4xbf16>}}
+  %d = kernel.wgmma m64n64k16 %p, %s[%c0, %c0], %c : vector<4xbf16>, memref<64x64xbf16, 3 : i32>, vector<32xf32> -> vector<32xf32>
+}
+
+// -----
+
+kernel.func @wgmma_a_registers_type(%x: f16) block [128, 1, 1] {
+  %p = vector.broadcast %x : f16 to vector<8xf16>
+  %c0 = arith.constant 0 : index
+  %s = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<64x64xbf16, 3 : i32>
+  %z = arith.constant 0.0 : f32
+  %c = vector.broadcast %z : f32 to vector<32xf32>
+  // expected-error @+1 {{a kernel.wgmma multiplies tiles of one element type, got A vector<8xf16> and B memref<64x64xbf16, 3 : i32>}}
+  %d = kernel.wgmma m64n64k16 %p, %s[%c0, %c0], %c : vector<8xf16>, memref<64x64xbf16, 3 : i32>, vector<32xf32> -> vector<32xf32>
+}
+
+// -----
+
 kernel.func @wgmma_row() block [128, 1, 1] {
   %c0 = arith.constant 0 : index
   %c4 = arith.constant 4 : index

@@ -400,6 +400,30 @@ func.func @launch_hopper(%x: memref<256x128xbf16>) {
   func.return
 }
 
+// A wgmma with A in registers (P of attention's P V), B an MN-major panel.
+// CHECK-LABEL: kernel.func @k_wgmma_a_registers(%xx: bf16) block [128, 1, 1] {
+// CHECK-NEXT:    %frag = vector.broadcast %xx : bf16 to vector<8xbf16>
+// CHECK-NEXT:    %k0 = arith.constant 0 : index
+// CHECK-NEXT:    %vt = kernel.dynamic_shared offset 0 {layout = #kernel.swizzle<128>} : memref<2x1x64x64xbf16, 3 : i32>
+// CHECK-NEXT:    %zz = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:    %acc = vector.broadcast %zz : f32 to vector<32xf32>
+// CHECK-NEXT:    kernel.wgmma_fence
+// CHECK-NEXT:    %dd = kernel.wgmma m64n64k16 %frag, %vt[%k0, %k0, %k0, %k0] mn_major, %acc : vector<8xbf16>, memref<2x1x64x64xbf16, 3 : i32>, vector<32xf32> -> vector<32xf32>
+// CHECK-NEXT:    kernel.wgmma_commit
+// CHECK-NEXT:    %ee = kernel.wgmma_wait 0, %dd : vector<32xf32>
+// CHECK-NEXT:  }
+kernel.func @k_wgmma_a_registers(%xx: bf16) block [128, 1, 1] {
+  %frag = vector.broadcast %xx : bf16 to vector<8xbf16>
+  %k0 = arith.constant 0 : index
+  %vt = kernel.dynamic_shared offset 0 {layout = #kernel.swizzle<128>} : memref<2x1x64x64xbf16, 3 : i32>
+  %zz = arith.constant 0.0 : f32
+  %acc = vector.broadcast %zz : f32 to vector<32xf32>
+  kernel.wgmma_fence
+  %dd = kernel.wgmma m64n64k16 %frag, %vt[%k0, %k0, %k0, %k0] mn_major, %acc : vector<8xbf16>, memref<2x1x64x64xbf16, 3 : i32>, vector<32xf32> -> vector<32xf32>
+  kernel.wgmma_commit
+  %ee = kernel.wgmma_wait 0, %dd : vector<32xf32>
+}
+
 // A cluster of 4 blocks along x: each reads the shared buffer of the next block of its cluster.
 // CHECK-LABEL: kernel.func @k_cluster(%y: memref<8x32xf32>) block [32, 1, 1] cluster 4 {
 // CHECK-NEXT:    %s = kernel.shared_alloc : memref<32xf32, 3 : i32>

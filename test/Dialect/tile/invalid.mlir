@@ -1003,3 +1003,54 @@ tile.kernel @attention_split_grid_y(%q: memref<2x1x64xbf16>, %k: memref<2x300x64
 tile.kernel @attention_split_grid(%q: memref<2x1x64xbf16>, %k: memref<2x300x64xbf16>, %o: memref<2x1x64xbf16>) grid [1, 1, 2] block [32, 1, 1] {
   tile.attention %q, %k, %k scale 0.125 into %o : memref<2x1x64xbf16>, memref<2x300x64xbf16>, memref<2x300x64xbf16> into memref<2x1x64xbf16> atom mma_sync m16n8k16 tile [16, 64, 64] warps [1, 1] pipeline 2 split 4
 }
+
+// -----
+
+// --- attention on wgmma --------------------------------------------------------------------------
+
+// A block is a producer warp group and a consumer warp group for each 64 query rows.
+
+tile.kernel @attention_wgmma_block(%q: memref<2x64x64xbf16>, %k: memref<2x64x64xbf16>, %o: memref<2x64x64xbf16>) grid [1, 1, 2] block [128, 1, 1] {
+  // expected-error @+1 {{warps [4, 1] and a producer warp group are a block of [256, 1, 1] threads, but the kernel's block is [128, 1, 1]}}
+  tile.attention %q, %k, %k scale 0.125 into %o : memref<2x64x64xbf16>, memref<2x64x64xbf16>, memref<2x64x64xbf16> into memref<2x64x64xbf16> atom wgmma m64n128k16 tile [64, 128, 64] warps [4, 1] pipeline 2
+}
+
+// -----
+
+tile.kernel @attention_wgmma_atom_n(%q: memref<2x64x64xbf16>, %k: memref<2x64x64xbf16>, %o: memref<2x64x64xbf16>) grid [1, 1, 2] block [256, 1, 1] {
+  // expected-error @+1 {{attention on wgmma takes query rows 64 a warp group (at most 256) and its atom's N is the tile's keys, m64n128k16, got wgmma m64n64k16 for tile [64, 128, 64]}}
+  tile.attention %q, %k, %k scale 0.125 into %o : memref<2x64x64xbf16>, memref<2x64x64xbf16>, memref<2x64x64xbf16> into memref<2x64x64xbf16> atom wgmma m64n64k16 tile [64, 128, 64] warps [4, 1] pipeline 2
+}
+
+// -----
+
+tile.kernel @attention_wgmma_head_dim(%q: memref<2x64x32xbf16>, %k: memref<2x64x32xbf16>, %o: memref<2x64x32xbf16>) grid [1, 1, 2] block [256, 1, 1] {
+  // expected-error @+1 {{attention on wgmma takes a head dim of whole 128-byte rows (64 elements), got 32}}
+  tile.attention %q, %k, %k scale 0.125 into %o : memref<2x64x32xbf16>, memref<2x64x32xbf16>, memref<2x64x32xbf16> into memref<2x64x32xbf16> atom wgmma m64n128k16 tile [64, 128, 32] warps [4, 1] pipeline 2
+}
+
+// -----
+
+tile.kernel @attention_wgmma_split(%q: memref<2x64x64xbf16>, %k: memref<2x512x64xbf16>, %o: memref<2x64x64xbf16>) grid [1, 2, 2] block [256, 1, 1] {
+  // expected-error @+1 {{attention on wgmma copies by TMA from tensors of rank 2 to 5 and takes no split, got rank 3 and split 2}}
+  tile.attention %q, %k, %k scale 0.125 into %o : memref<2x64x64xbf16>, memref<2x512x64xbf16>, memref<2x512x64xbf16> into memref<2x64x64xbf16> atom wgmma m64n128k16 tile [64, 128, 64] warps [4, 1] pipeline 2 split 2
+}
+
+// -----
+
+builtin.module attributes {kernel.target = #kernel.target<"sm_80">} {
+  tile.kernel @attention_wgmma_sm_80(%q: memref<2x64x64xbf16>, %k: memref<2x64x64xbf16>, %o: memref<2x64x64xbf16>) grid [1, 1, 2] block [256, 1, 1] {
+    // expected-error @+1 {{the wgmma atom needs warp-group tensor cores and TMA, which target sm_80 (A100) does not have}}
+    tile.attention %q, %k, %k scale 0.125 into %o : memref<2x64x64xbf16>, memref<2x64x64xbf16>, memref<2x64x64xbf16> into memref<2x64x64xbf16> atom wgmma m64n128k16 tile [64, 128, 64] warps [4, 1] pipeline 2
+  }
+}
+
+// -----
+
+// A wgmma block takes one query head's rows (grid z over the query heads), not the packed rows
+// of the heads that share a key/value head.
+
+// expected-error @+1 {{grid [1, 1, 1] is not the [1, 1, 2] blocks that the tile.attention's tiles take}}
+tile.kernel @attention_wgmma_grid(%q: memref<2x64x64xbf16>, %k: memref<1x64x64xbf16>, %o: memref<2x64x64xbf16>) grid [1, 1, 1] block [256, 1, 1] {
+  tile.attention %q, %k, %k scale 0.125 into %o : memref<2x64x64xbf16>, memref<1x64x64xbf16>, memref<1x64x64xbf16> into memref<2x64x64xbf16> atom wgmma m64n128k16 tile [64, 128, 64] warps [4, 1] pipeline 2
+}

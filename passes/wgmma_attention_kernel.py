@@ -1,0 +1,481 @@
+"""The Kernel IR of a `tile.attention` on warp-group tensor cores (wgmma), fed by TMA,
+FlashAttention-3's main loop, for `lower-tile-to-kernel`.
+
+    tile.attention %q, %k, %v scale 8.838835e-02 causal into %o : memref<1x16x1024x128xbf16>,
+        .. atom wgmma m64n128k16 tile [128, 128, 128] warps [8, 1] pipeline 2
+
+becomes a warp-specialised `kernel.func` of 3 warp groups in which block (x, z) computes rows
+128 x to 128 x + 127 of query head z (of the batch's heads, strided through where there are
+more than the grid's z), taking three tensor maps besides the kernel's own arguments
+(`!kernel.tensor_map<memref<1x16x1024x128xbf16>, box [1, 1, 128, 64], swizzle 128>` for
+the queries, box [1, 1, 128, 64] of the keys and of the values: the launch passes the
+operands again for them). The maps keep the operands' rank, so a box past the end of a head's
+rows reads zeros, never the next head's. A block takes one query head, and reads the
+key/value head it shares with the G - 1 others (GQA) as they do: the G blocks read it at
+about the same time, from the L2 cache, and the query rows of a head fill the 128-row
+blocks this kernel is chosen for (packing the G heads' rows into a block, as the mma_sync
+kernel does for decoding, would need a tensor map over the query viewed as [.., Hkv, G L, D]).
+
+    %q_tile = kernel.dynamic_shared offset 0 : memref<2x128x64xbf16, 3 : i32>      (swizzled)
+    %k_tiles = kernel.dynamic_shared offset 32768 : memref<2x2x128x64xbf16, 3 : i32>
+    %v_tiles = kernel.dynamic_shared offset 98304 : memref<2x2x128x64xbf16, 3 : i32>
+    mbarriers: %q_full (the queries landed), %q_empty (the consumers are done with them),
+               %full[s] (key and value block in stage s landed), %empty[s] (stage s is free)
+    warp group 0, the producer (setmaxnreg dec), its thread 0 only, per head:
+      wait %q_empty (after the first head); expect_tx %q_full; TMA the D / 64 query panels
+      for each key block j: s = n % 2 (n counting the blocks of every head the block took)
+        wait %empty[s] (after the first round); expect_tx %full[s]; TMA K's and V's panels
+    warp groups 1 and 2, the consumers (setmaxnreg inc), 64 query rows each:
+      wait %q_full; the first key block's S = Q K^T, waited for, and its softmax give P_0:
+        S: wgmma m64n128k16 %q_tile[p, 64 c, 16 k], %k_tiles[s, p, 0, 16 k] (K-major)
+        the online softmax of `AttentionEmitter` on S's elements (scaled by scale log2(e),
+          masked; max and sum over the quad), P rounded into register A fragments
+      for each next key block j: wait %full[s]
+        issue S_j = Q K_j^T, then O += P_{j-1} V_{j-1}: wgmma m64nDk16 %p, %v_tiles[s', 0,
+          16 i, 0] mn_major (P from registers): both in flight
+        wgmma_wait 1 (S_j is in; P V still runs), the softmax of S_j gives P_j
+        wgmma_wait 0 (P V is in), arrive %empty[s'], O rescaled by exp2(m_{j-1} - m_j)
+      O += P V of the last block; arrive %empty, %q_empty; each lane's rows divided by
+      their sums, stored in the output's type
+
+The softmax of one block thus overlaps the tensor cores' P V of the one before
+(FlashAttention-3's intra-warpgroup pipelining). With a mask operand, whose reads the overlap
+leaves no registers for (ptxas spills a few), each block's S, softmax and P V run in turn.
+The overlap of one warp group's softmax with another's products (ping-pong, named barriers)
+is not done.
+
+The accumulator of S (m64nN, f32: element i of a thread at row 16w + g + 8 ((i / 2) % 2),
+column 8 (i / 4) + 2q + i % 2) is, in each warp's 16 rows, N / 8 fragments of mma.sync's
+m16n8 accumulator side by side, so the softmax, the masks and the stores are the mma_sync
+kernel's (`AttentionEmitter`) on its elements 4 a to 4 a + 3, and elements 8 j to 8 j + 7,
+rounded to 16 bits, are the register A fragment of P V's k-step j
+(`AttentionEmitter.probability_fragment`). V's [keys, D] block is the MN-major B of that
+product: panels of 64 columns by the keys, which TMA lands as they are (the K and V tiles
+have one layout). Causal, the blocks wholly above the diagonal of the block's rows are
+skipped and only the blocks from the first that crosses it are masked; the keys past the
+end (which TMA reads as zeros) are masked to -inf; a mask operand is read from global
+memory where each score is, as on mma_sync.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from math import prod
+
+from xdsl.dialects import arith, scf
+from xdsl.dialects import vector as vector_dialect
+from xdsl.dialects.builtin import IndexType, VectorType, f32
+from xdsl.ir import Block, Region, SSAValue
+
+from emmy.dialects import kernel, tile
+from emmy.dialects.target import GpuTarget
+from emmy.passes.attention_kernel import AttentionEmitter
+from emmy.passes.gemm_kernel import Index, kernel_body, kernel_func
+from emmy.passes.wgmma_gemm_kernel import (
+    PRODUCER_REGISTERS,
+    WARPGROUP_WARPS,
+    consumer_registers,
+)
+
+
+class _WgmmaAttentionBuilder(AttentionEmitter):
+    """The kernel of a tile.attention on the wgmma atom (see the module docstring)."""
+
+    def __init__(
+        self,
+        attention: tile.AttentionOp,
+        body: Block,
+        values: dict[SSAValue, SSAValue],
+        target: GpuTarget,
+        maps: Sequence[SSAValue],
+    ):
+        super().__init__(attention, body, values, target, packed=False)
+        self.q_map, self.k_map, self.v_map = maps
+        self.warpgroup_threads = WARPGROUP_WARPS * target.warp_size
+        self.consumers = self.block_q // kernel.WGMMA_M
+        self.panel = kernel.WGMMA_ROW_BYTES // self.element_bytes
+        self.panels = self.depth // self.panel
+        self.batch_rank = len(self.batch_sizes)
+        self.key_blocks: Index = 0
+        """How many key blocks a block takes for each head (`key_ranges`)."""
+
+    def build(self) -> None:
+        stages = self.stages
+        q_bytes = self.block_q * self.depth * self.element_bytes
+        kv_bytes = stages * self.block_kv * self.depth * self.element_bytes
+        swizzle = kernel.SwizzleAttr(kernel.WGMMA_ROW_BYTES)
+        q_type = kernel.shared_memref([self.panels, self.block_q, self.panel], self.element)
+        kv_shape = [stages, self.panels, self.block_kv, self.panel]
+        kv_type = kernel.shared_memref(kv_shape, self.element)
+        self.q_tile = self.named(kernel.DynamicSharedOp(0, q_type, swizzle), "q_tile")
+        self.k_tiles = self.named(kernel.DynamicSharedOp(q_bytes, kv_type, swizzle), "k_tiles")
+        self.v_tiles = self.named(
+            kernel.DynamicSharedOp(q_bytes + kv_bytes, kv_type, swizzle), "v_tiles"
+        )
+        self.q_full = self.named(kernel.MbarrierAllocOp(1), "q_full")
+        self.q_empty = self.named(kernel.MbarrierAllocOp(1), "q_empty")
+        self.full = self.named(kernel.MbarrierAllocOp(stages), "full")
+        self.empty = self.named(kernel.MbarrierAllocOp(stages), "empty")
+        self.thread_id = self.named(kernel.ThreadIdOp("x"), "tid")
+        consumer_threads = self.consumers * self.warpgroup_threads
+
+        def initialise() -> None:
+            self.add_op(kernel.MbarrierInitOp(self.q_full, self.index(0), 1))
+            self.add_op(kernel.MbarrierInitOp(self.q_empty, self.index(0), consumer_threads))
+            for stage in range(stages):
+                self.add_op(kernel.MbarrierInitOp(self.full, self.index(stage), 1))
+                self.add_op(kernel.MbarrierInitOp(self.empty, self.index(stage), consumer_threads))
+
+        self.if_then(self.equal(self.thread_id, 0), initialise)
+        self.add_op(kernel.BarrierOp())
+        block_x = self.add_op(kernel.BlockIdOp("x")).results[0]
+        self.first_row = self.mul(block_x, self.block_q)
+        start, end, self.masked_from = self.key_ranges()
+        self.first_key_block = start
+        self.key_blocks = self.add_op(arith.SubiOp(self.index(end), self.index(start))).results[0]
+        warpgroup = self.div(self.thread_id, self.warpgroup_threads)
+        producer = self.nested(lambda _: self.producer())
+        consumer = self.nested(lambda _: self.consumer(warpgroup))
+        self.add_op(scf.IfOp(self.equal(warpgroup, 0), [], Region(producer), Region(consumer)))
+        self.place_constants()
+
+    # -- the heads and key blocks a block takes --
+
+    def head_loop(self, fill) -> None:
+        """`fill(batch, kv_batch, taken)` for each query head the block takes (the grid's z
+        striding through the batch's heads): its batch indices, its key/value head's and how
+        many heads the block took before it."""
+        batches = prod(self.batch_sizes)
+        block_z = self.add_op(kernel.BlockIdOp("z")).results[0]
+        grid_z = self.add_op(kernel.GridDimOp("z")).results[0]
+
+        def head_body(block: Block) -> None:
+            linear = block.args[0]
+            taken = self.div(self.add_op(arith.SubiOp(linear, block_z)).results[0], grid_z)
+            batch, stride = [], batches
+            for position, size in enumerate(self.batch_sizes):
+                stride //= size
+                index = self.div(linear, stride)
+                batch.append(self.rem(index, size) if position else index)
+            kv_batch = list(batch)
+            if self.group > 1:
+                kv_batch[-1] = self.div(kv_batch[-1], self.group)
+            fill(batch, kv_batch, taken)
+
+        body = self.nested(head_body, [IndexType()])
+        self.add_op(scf.ForOp(block_z, self.index(max(batches, 1)), grid_z, [], body))
+
+    def key_position(self, taken: Index, step: Index) -> tuple[Index, Index, Index]:
+        """Key block `step` of those the block takes for its `taken`-th head: its index, the
+        stage it is in, and how many times the ring of stages went round before it (the
+        blocks of every head counted on as one sequence, so that the barriers' phases run
+        on)."""
+        count = self.add(self.mul(taken, self.key_blocks), step)
+        index = self.add(self.first_key_block, step)
+        return index, self.rem(count, self.stages), self.div(count, self.stages)
+
+    def key_loop(
+        self, taken: Index, fill, init: Sequence[SSAValue] = (), first_step: int = 0
+    ) -> list[SSAValue]:
+        """`fill(index, stage, rounds, carried)` for each key block the block takes for its
+        `taken`-th head from its `first_step`-th on (`key_position`)."""
+
+        def body_of(block: Block) -> list[SSAValue]:
+            step, *carried = block.args
+            return fill(*self.key_position(taken, step), carried)
+
+        body = self.nested(body_of, [IndexType()] + [value.type for value in init])
+        loop = self.add_op(
+            scf.ForOp(self.index(first_step), self.key_blocks, self.index(1), list(init), body)
+        )
+        return list(loop.results)
+
+    # -- the producer --
+
+    def producer(self) -> None:
+        """Warp group 0: its thread 0 copies each head's query tile and key and value blocks,
+        each block into the stage the consumers have released."""
+        if self.consumers > 1:
+            self.add_op(kernel.SetmaxnregOp("dec", PRODUCER_REGISTERS))
+        self.if_then(self.equal(self.thread_id, 0), lambda: self.head_loop(self.copy_head))
+
+    def copy_head(self, batch: Sequence[Index], kv_batch: Sequence[Index], taken: Index) -> None:
+        def wait_until_released() -> None:
+            previous = self.index(self.rem(self.add(taken, 1), 2))
+            self.add_op(kernel.MbarrierWaitOp(self.q_empty, self.index(0), previous))
+
+        self.if_then(self.less(0, taken), wait_until_released)
+        q_bytes = self.block_q * self.depth * self.element_bytes
+        self.add_op(kernel.MbarrierArriveExpectTxOp(self.q_full, self.index(0), q_bytes))
+        for panel in range(self.panels):
+            self.tma_load(self.q_map, batch, self.first_row, panel, self.q_tile, [], self.q_full, 0)
+
+        def copy(index: Index, stage: Index, rounds: Index, _) -> list[SSAValue]:
+            # The consumers release a stage once per round, the previous round's release
+            # having the parity of rounds + 1; the first round's stages are free.
+            previous = self.index(self.rem(self.add(rounds, 1), 2))
+
+            def wait_until_released() -> None:
+                self.add_op(kernel.MbarrierWaitOp(self.empty, self.index(stage), previous))
+
+            self.if_then(self.less(0, rounds), wait_until_released)
+            kv_bytes = 2 * self.block_kv * self.depth * self.element_bytes
+            self.add_op(kernel.MbarrierArriveExpectTxOp(self.full, self.index(stage), kv_bytes))
+            first_key = self.mul(index, self.block_kv)
+            for tensor_map, tiles in ((self.k_map, self.k_tiles), (self.v_map, self.v_tiles)):
+                for panel in range(self.panels):
+                    self.tma_load(
+                        tensor_map, kv_batch, first_key, panel, tiles, [stage], self.full, stage
+                    )
+            return []
+
+        self.key_loop(taken, copy)
+
+    def tma_load(
+        self,
+        tensor_map: SSAValue,
+        batch: Sequence[Index],
+        first_row: Index,
+        panel: int,
+        tiles: SSAValue,
+        stage: list[Index],
+        barriers: SSAValue,
+        barrier: Index,
+    ) -> None:
+        """The box of rows `first_row` on of the head at `batch`, columns of panel `panel`,
+        into that panel of `tiles` (at `stage`)."""
+        coordinates = [self.index(i) for i in (*batch, first_row, panel * self.panel)]
+        destination = [self.index(i) for i in (*stage, panel, 0, 0)]
+        self.add_op(
+            kernel.TmaLoadOp(
+                tensor_map, coordinates, tiles, destination, barriers, self.index(barrier)
+            )
+        )
+
+    # -- the consumers --
+
+    def consumer(self, warpgroup: SSAValue) -> None:
+        """Warp groups 1 on: each computes 64 of the block's query rows of each head."""
+        if self.consumers > 1:
+            self.add_op(kernel.SetmaxnregOp("inc", consumer_registers(self.target, self.consumers)))
+        group = self.add_op(arith.SubiOp(warpgroup, self.index(1))).results[0]
+        self.group_first_row = self.mul(group, kernel.WGMMA_M)
+        lane_thread = self.rem(self.thread_id, self.warpgroup_threads)
+        warp = self.div(lane_thread, self.target.warp_size)
+        lane = self.rem(lane_thread, self.target.warp_size)
+        # The accumulators' rows 16w + g (+ 8) and columns 2q (+ 1) of each 8.
+        self.warp_first_row = self.add(
+            self.add(self.first_row, self.group_first_row), self.mul(warp, 16)
+        )
+        self.group_row = self.div(lane, 4)
+        self.pair_column = self.mul(self.rem(lane, 4), 2)
+        self.head_loop(self.attend_head)
+
+    def lane_row_point(self, half: int) -> tuple[SSAValue | None, list[Index], Index]:
+        row = self.add(self.add(self.warp_first_row, self.group_row), 8 * half)
+        inside = None
+        if self.rows % self.block_q:
+            inside = self.less(row, self.rows)
+            row = self.select(inside, row, 0)
+        return inside, list(self.batch), row
+
+    def attend_head(self, batch: Sequence[Index], kv_batch: Sequence[Index], taken: Index) -> None:
+        """The warp group's rows of one head: its key blocks overlapped (`overlapped_blocks`)
+        or, with a mask operand, in turn (`blocks_in_turn`); then its rows stored."""
+        self.batch = batch
+        self.add_op(
+            kernel.MbarrierWaitOp(self.q_full, self.index(0), self.index(self.rem(taken, 2)))
+        )
+        zero = self.float(0.0)
+        output = self.add_op(
+            vector_dialect.BroadcastOp(zero, VectorType(f32, [self.depth // 2]))
+        ).vector
+        if self.attention.mask is None:
+            maxima, sums, output = self.overlapped_blocks(taken, output)
+        else:
+            maxima, sums, output = self.blocks_in_turn(taken, output)
+        self.add_op(kernel.MbarrierArriveOp(self.q_empty, self.index(0)))
+        outputs = [
+            [self.element_of(output, 4 * atom + i) for i in range(4)]
+            for atom in range(self.depth // 8)
+        ]
+        self.store_rows(maxima, sums, outputs)
+
+    def overlapped_blocks(
+        self, taken: Index, output: SSAValue
+    ) -> tuple[list[SSAValue], list[SSAValue], SSAValue]:
+        """The running maxima, sums and output after the head's key blocks, the scores of
+        block j + 1 and P V of block j in flight together, so that the softmax of block j + 1
+        overlaps the tensor cores' P V of block j (FlashAttention-3's intra-warpgroup
+        pipelining)."""
+        minus_inf, zero = self.float(-math.inf), self.float(0.0)
+        # The first key block: its scores and P (the output is zero, nothing to rescale).
+        index, stage, rounds = self.key_position(taken, 0)
+        self.wait_for_keys(stage, rounds)
+        self.add_op(kernel.WgmmaFenceOp())
+        scores = self.multiply_keys(stage)
+        self.add_op(kernel.WgmmaCommitOp())
+        (scores,) = self.add_op(kernel.WgmmaWaitOp(0, [scores])).results
+        maxima, sums, _, fragments = self.softmax(scores, index, [minus_inf] * 2, [zero] * 2)
+        state = [*maxima, *sums, output, *fragments]
+        state = self.key_loop(taken, self.overlapped_block, state, first_step=1)
+        # The last key block's P V.
+        last = self.add_op(arith.SubiOp(self.key_blocks, self.index(1))).results[0]
+        _, stage, _ = self.key_position(taken, last)
+        self.add_op(kernel.WgmmaFenceOp())
+        output = self.multiply_values(state[5:], stage, state[4])
+        self.add_op(kernel.WgmmaCommitOp())
+        (output,) = self.add_op(kernel.WgmmaWaitOp(0, [output])).results
+        self.add_op(kernel.MbarrierArriveOp(self.empty, self.index(stage)))
+        return state[:2], state[2:4], output
+
+    def blocks_in_turn(
+        self, taken: Index, output: SSAValue
+    ) -> tuple[list[SSAValue], list[SSAValue], SSAValue]:
+        """The running maxima, sums and output after the head's key blocks, each block's
+        scores, softmax and P V in turn: the overlap's registers leave no room for a mask's
+        reads (ptxas spills)."""
+        minus_inf, zero = self.float(-math.inf), self.float(0.0)
+        state = [minus_inf, minus_inf, zero, zero, output]
+        state = self.key_loop(taken, self.block_in_turn, state)
+        return state[:2], state[2:4], state[4]
+
+    def wait_for_keys(self, stage: Index, rounds: Index) -> None:
+        parity = self.index(self.rem(rounds, 2))
+        self.add_op(kernel.MbarrierWaitOp(self.full, self.index(stage), parity))
+
+    def multiply_keys(self, stage: Index) -> SSAValue:
+        """S = Q K^T of the key block in `stage`, issued (in flight)."""
+        zero = self.float(0.0)
+        scores_type = VectorType(f32, [self.block_kv // 2])
+        scores = self.add_op(vector_dialect.BroadcastOp(zero, scores_type)).vector
+        for step in range(self.depth // kernel.WGMMA_K):
+            panel, k = divmod(step * kernel.WGMMA_K, self.panel)
+            q_at = [self.index(i) for i in (panel, self.group_first_row, k)]
+            k_at = [self.index(i) for i in (stage, panel, 0, k)]
+            scores = self.add_op(
+                kernel.WgmmaOp(self.block_kv, self.q_tile, q_at, self.k_tiles, k_at, scores)
+            ).result
+        return scores
+
+    def multiply_values(
+        self, fragments: Sequence[SSAValue], stage: Index, output: SSAValue
+    ) -> SSAValue:
+        """O += P V of the value block in `stage`, P from registers, issued (in flight)."""
+        for step, a in enumerate(fragments):
+            v_at = [self.index(i) for i in (stage, 0, step * kernel.WGMMA_K, 0)]
+            output = self.add_op(
+                kernel.WgmmaOp(self.depth, a, [], self.v_tiles, v_at, output, b_mn_major=True)
+            ).result
+        return output
+
+    def softmax(
+        self, scores: SSAValue, index: Index, maxima: list[SSAValue], sums: list[SSAValue]
+    ) -> tuple[list[SSAValue], list[SSAValue], list[SSAValue], list[SSAValue]]:
+        """The online softmax's step over key block `index`'s scores: the new maxima and
+        sums, the factors that rescale the output, and P's A fragments (all rounded before
+        the fence of the wgmmas that read them: ptxas need not add a fence of its own between
+        them, warning C7519)."""
+        raw = [
+            [self.element_of(scores, 4 * atom + i) for i in range(4)]
+            for atom in range(self.block_kv // 8)
+        ]
+        elements = self.scores_in_base_2(raw, index, self.masked_from)
+        new_maxima, alphas, probabilities, new_sums = self.online_softmax(elements, maxima, sums)
+        fragments = [
+            self.probability_fragment(probabilities, step)
+            for step in range(self.block_kv // kernel.WGMMA_K)
+        ]
+        return new_maxima, new_sums, alphas, fragments
+
+    def rescaled(self, output: SSAValue, alphas: list[SSAValue]) -> SSAValue:
+        """The output rescaled by its rows' factors: element i is in row half (i / 2) % 2."""
+        return self.vector_of(
+            [
+                self.add_op(arith.MulfOp(self.element_of(output, i), alphas[i // 2 % 2])).result
+                for i in range(self.depth // 2)
+            ]
+        )
+
+    def block_in_turn(
+        self, index: Index, stage: Index, rounds: Index, state: list[SSAValue]
+    ) -> list[SSAValue]:
+        """Key block `index` (in `stage`): its scores, waited for, their softmax, the output
+        rescaled, P V, waited for, and the stage released."""
+        maxima, sums, output = state[:2], state[2:4], state[4]
+        self.wait_for_keys(stage, rounds)
+        self.add_op(kernel.WgmmaFenceOp())
+        scores = self.multiply_keys(stage)
+        self.add_op(kernel.WgmmaCommitOp())
+        (scores,) = self.add_op(kernel.WgmmaWaitOp(0, [scores])).results
+        new_maxima, new_sums, alphas, fragments = self.softmax(scores, index, maxima, sums)
+        output = self.rescaled(output, alphas)
+        # The fence orders the writes of P's and O's registers before the wgmmas read them.
+        self.add_op(kernel.WgmmaFenceOp())
+        output = self.multiply_values(fragments, stage, output)
+        self.add_op(kernel.WgmmaCommitOp())
+        (output,) = self.add_op(kernel.WgmmaWaitOp(0, [output])).results
+        self.add_op(kernel.MbarrierArriveOp(self.empty, self.index(stage)))
+        return [*new_maxima, *new_sums, output]
+
+    def overlapped_block(
+        self, index: Index, stage: Index, rounds: Index, state: list[SSAValue]
+    ) -> list[SSAValue]:
+        """Key block `index` (in `stage`) with the previous block's P V: the scores and P V
+        issued together, the softmax of the scores once they are in (`wgmma_wait 1`), the
+        previous stage released and the output rescaled once P V is."""
+        maxima, sums, output, fragments = state[:2], state[2:4], state[4], state[5:]
+        previous = self.rem(self.add(stage, self.stages - 1), self.stages)
+        self.wait_for_keys(stage, rounds)
+        # The fence orders the writes of P's and O's registers before the wgmmas read them.
+        self.add_op(kernel.WgmmaFenceOp())
+        scores = self.multiply_keys(stage)
+        self.add_op(kernel.WgmmaCommitOp())
+        output = self.multiply_values(fragments, previous, output)
+        self.add_op(kernel.WgmmaCommitOp())
+        (scores,) = self.add_op(kernel.WgmmaWaitOp(1, [scores])).results
+        new_maxima, new_sums, alphas, fragments = self.softmax(scores, index, maxima, sums)
+        (output,) = self.add_op(kernel.WgmmaWaitOp(0, [output])).results
+        self.add_op(kernel.MbarrierArriveOp(self.empty, self.index(previous)))
+        return [*new_maxima, *new_sums, self.rescaled(output, alphas), *fragments]
+
+
+def tensor_map_types(attention: tile.AttentionOp) -> list[kernel.TensorMapType]:
+    """The tensor maps through which TMA copies the query tile and the key and value blocks:
+    boxes of the tile's rows by one panel of 128 bytes, 1 along the batch dimensions, in the
+    operands' own rank (rows past a head's end read as zeros), swizzled as the wgmmas read
+    them."""
+    block_q, block_kv, _ = attention.tile_shape
+    element = attention.query.type.get_element_type()
+    panel = kernel.WGMMA_ROW_BYTES // kernel.element_bytes(element)
+    return [
+        kernel.TensorMapType(
+            operand.type,
+            [1] * (operand.type.get_num_dims() - 2) + [rows, panel],
+            kernel.WGMMA_ROW_BYTES,
+        )
+        for operand, rows in (
+            (attention.query, block_q),
+            (attention.key, block_kv),
+            (attention.value, block_kv),
+        )
+    ]
+
+
+def lower_wgmma_attention_kernel(
+    source: tile.KernelOp, target: GpuTarget
+) -> tuple[kernel.FuncOp, list[int]]:
+    """The kernel.func of a wgmma attention's tile.kernel, and the positions of the kernel's
+    arguments that its launch passes again, for the three tensor-map parameters appended to
+    the kernel's own."""
+    attention = source.attention
+    assert attention is not None
+    operands = list(source.body.block.args)
+    positions = [operands.index(v) for v in (attention.query, attention.key, attention.value)]
+    body, values = kernel_body(source, tensor_map_types(attention))
+    maps = body.args[len(operands) :]
+    for tensor_map, name in zip(maps, ("q_map", "k_map", "v_map")):
+        tensor_map.name_hint = name
+    _WgmmaAttentionBuilder(attention, body, values, target, maps).build()
+    return kernel_func(source, body), positions

@@ -1,0 +1,123 @@
+// RUN: emmy-opt %s --split-input-file --lower-tile-to-kernel --canonicalize --cse | filecheck %s
+
+// Causal attention on wgmma, 2 query heads of 100 rows sharing 1 key/value head of 130 keys,
+// head dim 64, bf16: a block per 128 rows of a query head (grid z over the heads, strided
+// through), 3 warp groups. The kernel takes tensor maps of the query, key and value (boxes of
+// 128 rows by 64 columns, 1 along the batch and the heads: rows past a head's end read as
+// zeros), which the launch passes again. The query tile and 2 stages of key and value blocks
+// are dynamic shared memory in 128-byte swizzled rows; mbarriers: q_full, q_empty, and full
+// and empty for each stage. The producer warp group (setmaxnreg dec 24), its thread 0, copies
+// each head's queries once (after the consumers released the last head's) and each key block
+// of the head, into the stage the consumers released, its key/value head the query head / 2.
+// The consumer warp groups (setmaxnreg inc 240) each take 64 rows. The first key block's
+// S = Q K^T (4 wgmma m64n128k16 from the query and key tiles, K-major), waited for, and its
+// softmax give P; then for each next key block its S and the previous block's O += P V (8
+// wgmma m64n64k16, A from registers, V MN-major) are in flight together: the wait for S
+// (wgmma_wait 1) leaves P V running through the softmax, the scores masked in the blocks
+// from the first that crosses the diagonal on (a uniform branch), the row max over the quad
+// (shuffle xor 1, 2), exp2, P rounded to bf16 (8 fragments of vector<8xbf16>, carried to the
+// next iteration); then the wait for P V, the previous stage released, O rescaled. The last
+// block's P V ends the head. At the end each lane stores its rows below 100 in pairs of
+// columns.
+
+// CHECK-LABEL: kernel.func @attention(
+// CHECK-SAME:      %q_map: !kernel.tensor_map<memref<1x2x100x64xbf16>, box [1, 1, 128, 64], swizzle 128>, %k_map: !kernel.tensor_map<memref<1x1x130x64xbf16>, box [1, 1, 128, 64], swizzle 128>, %v_map: !kernel.tensor_map<memref<1x1x130x64xbf16>, box [1, 1, 128, 64], swizzle 128>) block [384, 1, 1] {
+// CHECK:         %[[Q_TILE:.*]] = kernel.dynamic_shared offset 0 {layout = #kernel.swizzle<128>} : memref<1x128x64xbf16, 3 : i32>
+// CHECK-NEXT:    %[[K_TILES:.*]] = kernel.dynamic_shared offset 16384 {layout = #kernel.swizzle<128>} : memref<2x1x128x64xbf16, 3 : i32>
+// CHECK-NEXT:    %[[V_TILES:.*]] = kernel.dynamic_shared offset 49152 {layout = #kernel.swizzle<128>} : memref<2x1x128x64xbf16, 3 : i32>
+// CHECK-NEXT:    %[[Q_FULL:.*]] = kernel.mbarrier_alloc : !kernel.mbarrier<1>
+// CHECK-NEXT:    %[[Q_EMPTY:.*]] = kernel.mbarrier_alloc : !kernel.mbarrier<1>
+// CHECK-NEXT:    %[[FULL:.*]] = kernel.mbarrier_alloc : !kernel.mbarrier<2>
+// CHECK-NEXT:    %[[EMPTY:.*]] = kernel.mbarrier_alloc : !kernel.mbarrier<2>
+// CHECK:           kernel.mbarrier_init %[[Q_EMPTY]][%c0], arrivals 256
+// CHECK:         kernel.barrier
+// CHECK:         %[[BLOCKS:.*]] = arith.minui %c2, %{{.*}} : index
+// CHECK:         scf.if
+// CHECK-NEXT:      kernel.setmaxnreg dec 24
+// CHECK:             scf.for %[[HEAD:.*]] = %{{.*}} to %c2 step %{{.*}} {
+// CHECK:               %[[QUERY_HEAD:.*]] = arith.remui %[[HEAD]], %c2 : index
+// CHECK-NEXT:          %[[KV_HEAD:.*]] = arith.divui %[[QUERY_HEAD]], %c2 : index
+// CHECK:                 kernel.mbarrier_wait %[[Q_EMPTY]][%c0]
+// CHECK:               kernel.mbarrier_arrive_expect_tx %[[Q_FULL]][%c0], bytes 16384
+// CHECK-NEXT:          kernel.tma_load %q_map[%{{.*}}, %[[QUERY_HEAD]], %{{.*}}, %c0], %[[Q_TILE]][%c0, %c0, %c0], %[[Q_FULL]][%c0]
+// CHECK:               scf.for %{{.*}} = %c0 to %[[BLOCKS]] step %c1 {
+// CHECK:                   kernel.mbarrier_wait %[[EMPTY]][%[[STAGE:.*]]], %{{.*}} : !kernel.mbarrier<2>
+// CHECK:                 kernel.mbarrier_arrive_expect_tx %[[FULL]][%[[STAGE]]], bytes 32768
+// CHECK:                 kernel.tma_load %k_map[%{{.*}}, %[[KV_HEAD]], %[[KEY:.*]], %c0], %[[K_TILES]][%[[STAGE]], %c0, %c0, %c0], %[[FULL]][%[[STAGE]]]
+// CHECK-NEXT:            kernel.tma_load %v_map[%{{.*}}, %[[KV_HEAD]], %[[KEY]], %c0], %[[V_TILES]][%[[STAGE]], %c0, %c0, %c0], %[[FULL]][%[[STAGE]]]
+// CHECK:         } else {
+// CHECK-NEXT:      kernel.setmaxnreg inc 240
+// CHECK:           scf.for
+// CHECK:             kernel.mbarrier_wait %[[Q_FULL]][%c0]
+// CHECK:             kernel.mbarrier_wait %[[FULL]][%{{.*}}], %{{.*}} : !kernel.mbarrier<2>
+// CHECK-NEXT:        kernel.wgmma_fence
+// CHECK:             %[[S0:.*]] = kernel.wgmma m64n128k16 %[[Q_TILE]][%c0, %[[ROWS:[0-9a-z_]+]], %c48]
+// CHECK-NEXT:        kernel.wgmma_commit
+// CHECK-NEXT:        %{{.*}} = kernel.wgmma_wait 0, %[[S0]] : vector<64xf32>
+// CHECK:             scf.for %{{.*}} = %c1 to %[[BLOCKS]] step %c1 iter_args({{.*}}) -> (f32, f32, f32, f32, vector<32xf32>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>) {
+// CHECK:               kernel.mbarrier_wait %[[FULL]][%[[S:[0-9a-z_]+]]], %{{.*}} : !kernel.mbarrier<2>
+// CHECK-NEXT:          kernel.wgmma_fence
+// CHECK:               %{{.*}} = kernel.wgmma m64n128k16 %[[Q_TILE]][%c0, %[[ROWS]], %c0], %[[K_TILES]][%[[S]], %c0, %c0, %c0], %{{.*}} : memref<1x128x64xbf16, 3 : i32>, memref<2x1x128x64xbf16, 3 : i32>, vector<64xf32> -> vector<64xf32>
+// CHECK-NEXT:          %{{.*}} = kernel.wgmma m64n128k16 %[[Q_TILE]][%c0, %[[ROWS]], %c16], %[[K_TILES]][%[[S]], %c0, %c0, %c16]
+// CHECK-NEXT:          %{{.*}} = kernel.wgmma m64n128k16 %[[Q_TILE]][%c0, %[[ROWS]], %c32], %[[K_TILES]][%[[S]], %c0, %c0, %c32]
+// CHECK-NEXT:          %[[SCORES:.*]] = kernel.wgmma m64n128k16 %[[Q_TILE]][%c0, %[[ROWS]], %c48], %[[K_TILES]][%[[S]], %c0, %c0, %c48]
+// CHECK-NEXT:          kernel.wgmma_commit
+// CHECK-NEXT:          %{{.*}} = kernel.wgmma m64n64k16 %{{.*}}, %[[V_TILES]][%[[PREVIOUS:[0-9a-z_]+]], %c0, %c0, %c0] mn_major, %{{.*}} : vector<8xbf16>, memref<2x1x128x64xbf16, 3 : i32>, vector<32xf32> -> vector<32xf32>
+// CHECK-COUNT-6:       kernel.wgmma m64n64k16 %{{.*}}, %[[V_TILES]][%[[PREVIOUS]], %c0, %c{{[0-9]+}}, %c0] mn_major
+// CHECK-NEXT:          %[[OUT:.*]] = kernel.wgmma m64n64k16 %{{.*}}, %[[V_TILES]][%[[PREVIOUS]], %c0, %c112, %c0] mn_major
+// CHECK-NEXT:          kernel.wgmma_commit
+// CHECK-NEXT:          %{{.*}} = kernel.wgmma_wait 1, %[[SCORES]] : vector<64xf32>
+// CHECK:               scf.if %{{.*}} -> (f32, f32
+// CHECK:               } else {
+// CHECK:                 arith.cmpi ult, %{{.*}}, %c130 : index
+// CHECK:               kernel.shuffle xor %{{.*}}, %c1_i32 : f32
+// CHECK:               kernel.shuffle xor %{{.*}}, %c2_i32 : f32
+// CHECK:               math.exp2
+// CHECK:               arith.truncf %{{.*}} : f32 to bf16
+// CHECK:               %{{.*}} = kernel.wgmma_wait 0, %[[OUT]] : vector<32xf32>
+// CHECK-NEXT:          kernel.mbarrier_arrive %[[EMPTY]][%[[PREVIOUS]]] : !kernel.mbarrier<2>
+// CHECK:               scf.yield {{.*}} : f32, f32, f32, f32, vector<32xf32>, vector<8xbf16>
+// CHECK:             kernel.wgmma_fence
+// CHECK-NEXT:        %{{.*}} = kernel.wgmma m64n64k16 %{{.*}}, %[[V_TILES]][%[[LAST:[0-9a-z_]+]], %c0, %c0, %c0] mn_major
+// CHECK:             kernel.wgmma_commit
+// CHECK-NEXT:        %{{.*}} = kernel.wgmma_wait 0, %{{.*}} : vector<32xf32>
+// CHECK-NEXT:        kernel.mbarrier_arrive %[[EMPTY]][%[[LAST]]] : !kernel.mbarrier<2>
+// CHECK-NEXT:        kernel.mbarrier_arrive %[[Q_EMPTY]][%c0] : !kernel.mbarrier<1>
+// CHECK:             kernel.vector_store %{{.*}}, %o[
+// CHECK-LABEL: func.func @forward(
+// CHECK-NEXT:    kernel.launch @attention(%q, %k, %v, %o, %q, %k, %v) grid [1, 1, 2] block [384, 1, 1] smem 81920
+
+tile.kernel @attention(%q: memref<1x2x100x64xbf16>, %k: memref<1x1x130x64xbf16>, %v: memref<1x1x130x64xbf16>, %o: memref<1x2x100x64xbf16>) grid [1, 1, 2] block [384, 1, 1] {
+  tile.attention %q, %k, %v scale 0.125 causal into %o : memref<1x2x100x64xbf16>, memref<1x1x130x64xbf16>, memref<1x1x130x64xbf16> into memref<1x2x100x64xbf16> atom wgmma m64n128k16 tile [128, 128, 64] warps [8, 1] pipeline 2
+}
+func.func @forward(%q: memref<1x2x100x64xbf16>, %k: memref<1x1x130x64xbf16>, %v: memref<1x1x130x64xbf16>, %o: memref<1x2x100x64xbf16>) {
+  tile.launch @attention(%q, %k, %v, %o) : memref<1x2x100x64xbf16>, memref<1x1x130x64xbf16>, memref<1x1x130x64xbf16>, memref<1x2x100x64xbf16>
+  func.return
+}
+
+// -----
+
+// An additive mask (read from global memory where each score is, times log2(e)): each key
+// block's S, softmax and P V run in turn (the overlap leaves no registers for the mask's
+// reads): S waited for (wgmma_wait 0), then P V issued and waited for, and the stage
+// released.
+
+// CHECK-LABEL: kernel.func @masked(
+// CHECK:         scf.for %{{.*}} = %c0 to %{{.*}} step %c1 iter_args({{.*}}) -> (f32, f32, f32, f32, vector<32xf32>) {
+// CHECK:           kernel.mbarrier_wait %[[FULL:.*]][%[[S:[0-9a-z_]+]]], %{{.*}} : !kernel.mbarrier<2>
+// CHECK-NEXT:      kernel.wgmma_fence
+// CHECK:           %[[SCORES:.*]] = kernel.wgmma m64n128k16 %{{.*}}[%c0, %{{.*}}, %c48]
+// CHECK-NEXT:      kernel.wgmma_commit
+// CHECK-NEXT:      %{{.*}} = kernel.wgmma_wait 0, %[[SCORES]] : vector<64xf32>
+// CHECK:           memref.load %m[%{{.*}}, %{{.*}}] : memref<100x130xf32>
+// CHECK:           kernel.shuffle xor
+// CHECK:           kernel.wgmma_fence
+// CHECK-NEXT:      %{{.*}} = kernel.wgmma m64n64k16 %{{.*}}, %{{.*}}[%[[S]], %c0, %c0, %c0] mn_major
+// CHECK:           %[[OUT:.*]] = kernel.wgmma m64n64k16 %{{.*}}, %{{.*}}[%[[S]], %c0, %c112, %c0] mn_major
+// CHECK-NEXT:      kernel.wgmma_commit
+// CHECK-NEXT:      %{{.*}} = kernel.wgmma_wait 0, %[[OUT]] : vector<32xf32>
+// CHECK-NEXT:      kernel.mbarrier_arrive %{{.*}}[%[[S]]] : !kernel.mbarrier<2>
+
+tile.kernel @masked(%q: memref<1x2x100x64xbf16>, %k: memref<1x1x130x64xbf16>, %v: memref<1x1x130x64xbf16>, %m: memref<100x130xf32>, %o: memref<1x2x100x64xbf16>) grid [1, 1, 2] block [384, 1, 1] {
+  tile.attention %q, %k, %v mask %m scale 0.125 into %o : memref<1x2x100x64xbf16>, memref<1x1x130x64xbf16>, memref<1x1x130x64xbf16> mask memref<100x130xf32> into memref<1x2x100x64xbf16> atom wgmma m64n128k16 tile [128, 128, 64] warps [8, 1] pipeline 2
+}

@@ -1,0 +1,153 @@
+"""Attention on Hopper's warp-group tensor cores (`tile.attention ... atom wgmma`,
+`emmy.passes.wgmma_attention_kernel`, FlashAttention-3's loop): in the SIMT emulator, which
+runs its TMA copies, mbarriers, wgmmas and warp-specialised roles and checks their races,
+against PyTorch eager on fresh random inputs (causal and not, tails, q_len != kv_len,
+grouped-query heads, both mask kinds, rows masked whole, head dims 64 and 128, bf16 and f16),
+and its CUDA compiled for sm_90a without spills. Sizes are small: the emulator runs every
+thread of a block at once, each case in seconds."""
+
+import re
+from dataclasses import replace
+
+import pytest
+from test_attention_kernel import attention_program
+from test_cuda_target import NVCC, nvcc_compile
+
+from emmy.dialects import target
+from emmy.tools.bench.differential import check_levels, lower
+from emmy.tools.cuda.target import print_cuda
+from emmy.tools.frontend.program import load_program
+
+needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH")
+
+EMULATED = {
+    # A tail of rows (100 of a 128-row block: one consumer warp group's rows all past the
+    # end) and of keys (130: two blocks of 128, the second 2 keys).
+    "causal-tails-2x100x130-d64": attention_program(2, 100, 130, 64, causal=True),
+    "tails-2x100x130-d64": attention_program(2, 100, 130, 64, causal=False),
+    # Two consumer warp groups, two blocks of rows, the second crossing the diagonal.
+    "causal-1x200x200-d128": attention_program(1, 200, 200, 128, causal=True),
+    "1x64x64-d128-f16": attention_program(1, 64, 64, 128, causal=False, dtype="float16"),
+    # q_len != kv_len both ways, causal (top-left aligned as torch's).
+    "causal-q70-kv200-d64-f16": attention_program(1, 70, 200, 64, causal=True, dtype="float16"),
+    "causal-q150-kv70-d64": attention_program(1, 150, 70, 64, causal=True),
+    # Grouped-query heads: 4 query heads read 2 key/value heads, a block per query head.
+    "causal-gqa-4q-2kv-64x96-d64": attention_program(4, 64, 96, 64, causal=True, kv_heads=2),
+    # A boolean mask broadcast over the heads that masks the whole first key block's keys
+    # (the running max stays -inf through it) and the tail; an additive mask per head.
+    "bool-mask-2x64x200-d64": """
+class MaskedAttention(nn.Module):
+    def forward(self, q, k, v, mask):
+        mask = torch.where(torch.arange(200) >= 130, mask, False)
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+MaskedAttention()(torch.randn(1, 2, 64, 64, dtype=torch.bfloat16),
+                  torch.randn(1, 2, 200, 64, dtype=torch.bfloat16),
+                  torch.randn(1, 2, 200, 64, dtype=torch.bfloat16), torch.rand(64, 200) > 0.5)
+""",
+    # Rows whose every key is masked give zeros, as torch's sdpa: rows 3 and 40 by the
+    # boolean mask, row 7 by -inf in the additive one (f16, head dim 128).
+    "rows-masked-whole-2x64x70-d128-f16": """
+class MaskedAttention(nn.Module):
+    def forward(self, q, k, v, mask, bias):
+        rows = torch.arange(64).unsqueeze(-1)
+        mask = torch.where(rows == 3, False, torch.where(rows == 40, False, mask))
+        bias = torch.where(rows == 7, float("-inf"), bias)
+        return (F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+                + F.scaled_dot_product_attention(q, k, v, attn_mask=bias))
+MaskedAttention()(torch.randn(1, 2, 64, 128, dtype=torch.float16),
+                  torch.randn(1, 2, 70, 128, dtype=torch.float16),
+                  torch.randn(1, 2, 70, 128, dtype=torch.float16), torch.rand(64, 70) > 0.5,
+                  torch.randn(2, 64, 70, dtype=torch.float16))
+""",
+    # Written by hand, without batch dims: the same op, so the same kernel (2-D tensor maps).
+    "by-hand-100x70-d64": """
+class ManualAttention(nn.Module):
+    def forward(self, q, k, v):
+        return torch.softmax(q @ k.transpose(-2, -1) / 8.0, dim=-1) @ v
+ManualAttention()(torch.randn(100, 64, dtype=torch.bfloat16),
+                  torch.randn(70, 64, dtype=torch.bfloat16),
+                  torch.randn(70, 64, dtype=torch.bfloat16))
+""",
+}
+
+
+@pytest.mark.parametrize("name", sorted(EMULATED))
+def test_wgmma_attention_in_the_emulator_matches_eager(name: str) -> None:
+    program = load_program(EMULATED[name], "<source>")
+    torch_ir = program.to_torch_ir()
+    tile_ir = str(lower(torch_ir, "tile"))
+    attentions = max(1, EMULATED[name].count("F.scaled_dot_product_attention"))
+    wgmma = re.findall(r"tile\.attention .* atom wgmma m64n128k16 ", tile_ir)
+    assert len(wgmma) == attentions, tile_ir
+    reports = check_levels(program, torch_ir, ("kernel",), seed=23)
+    failed = [r for r in reports if not r.passed]
+    assert not failed, "disagrees with eager: " + ", ".join(
+        f"{r.level} (max abs {r.max_abs_error:.3g}, max rel {r.max_rel_error:.3g})" for r in failed
+    )
+
+
+COMPILED = {
+    "causal-d64": (attention_program(2, 1024, 1024, 64, causal=True), 64),
+    "causal-d128": (attention_program(2, 1024, 1024, 128, causal=True), 128),
+    "masked-gqa-d128": (
+        """
+class MaskedAttention(nn.Module):
+    def forward(self, q, k, v, bias):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=bias, enable_gqa=True)
+MaskedAttention()(torch.randn(1, 8, 300, 128, dtype=torch.bfloat16),
+                  torch.randn(1, 2, 300, 128, dtype=torch.bfloat16),
+                  torch.randn(1, 2, 300, 128, dtype=torch.bfloat16),
+                  torch.randn(300, 300, dtype=torch.bfloat16))
+""",
+        128,
+    ),
+}
+
+
+@needs_nvcc
+@pytest.mark.parametrize("name", sorted(COMPILED))
+def test_wgmma_attention_compiles_for_sm_90a_without_spills(name: str, tmp_path) -> None:
+    """The kernel assembles for sm_90a (wgmma with A from registers, TMA, setmaxnreg) with
+    no spills under its cap of 168 registers a thread at launch (384 threads, one block an
+    SM), which setmaxnreg then moves to the consumers (240)."""
+    source, depth = COMPILED[name]
+    kernel_ir = lower(load_program(source, "<source>").to_torch_ir(), "kernel")
+    text = str(kernel_ir)
+    assert "kernel.setmaxnreg inc 240" in text and "kernel.tma_load" in text
+    assert f"kernel.wgmma m64n{depth}k16 %" in text and "kernel.mma_sync" not in text
+    report = nvcc_compile(print_cuda(kernel_ir), tmp_path, ptxas_report=True)
+    assert "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads" in report, report
+    # No wgmma waits on a fence ptxas had to add between P V's wgmmas (warning C7519).
+    assert "C7519" not in report, report
+    assert re.search(r"Used (\d+) registers", report), report
+
+
+@pytest.mark.parametrize("masked", [False, True], ids=["overlapped", "masked-in-turn"])
+def test_a_block_takes_several_heads_where_the_grid_has_fewer(monkeypatch, masked) -> None:
+    """On a GPU whose grid has 2 blocks along z, each block takes 2 of the 4 query heads in
+    turn (z and z + 2, on different key/value heads): the producer waits for the consumers
+    to release the query tile, and the key/value ring's phases run on across the heads."""
+    monkeypatch.setitem(
+        target.TARGETS,
+        "sm_90a",
+        replace(target.TARGETS["sm_90a"], max_grid_shape=(2**31 - 1, 65535, 2)),
+    )
+    keyword, mask = (
+        ("attn_mask=m", ", torch.rand(100, 130) > 0.2") if masked else ("is_causal=True", "")
+    )
+    program = load_program(
+        f"""
+class Attention(nn.Module):
+    def forward(self, q, k, v{", m" if masked else ""}):
+        return F.scaled_dot_product_attention(q, k, v, {keyword}, enable_gqa=True)
+Attention()(torch.randn(1, 4, 100, 64, dtype=torch.bfloat16),
+            torch.randn(1, 2, 130, 64, dtype=torch.bfloat16),
+            torch.randn(1, 2, 130, 64, dtype=torch.bfloat16){mask})
+""",
+        "<source>",
+    )
+    torch_ir = program.to_torch_ir()
+    torch_ir.attributes["kernel.target"] = target.TargetAttr("sm_90a")
+    assert "grid [2, 1, 2] block [256, 1, 1]" in str(lower(torch_ir, "tile"))
+    reports = check_levels(program, torch_ir, ("kernel",), seed=29)
+    assert all(r.passed for r in reports), [(r.max_abs_error, r.max_rel_error) for r in reports]
