@@ -492,9 +492,9 @@ def _contract_atom(
     if len(ops) != 1 or not isinstance(ops[0], loop.ContractOp):
         return None
     contract = ops[0]
-    element_types = {v.type.get_element_type() for v in (contract.lhs, contract.rhs)}
+    element_types = {v.type.get_element_type() for v in (contract.lhs, *contract.rhs)}
     (element_type, *others) = element_types
-    if others or contract.accumulator.type != f32:
+    if others or contract.accumulator_type != f32:
         return None
     if isinstance(element_type, Float16Type | BFloat16Type) and target.has_mma_sync:
         return contract, MMA_SYNC
@@ -610,7 +610,7 @@ def _streaming_schedule(
         STREAMING_TILE_N[-1],
     )
     tiles *= -(-size_n // block_n)
-    element = element_bytes(contract.rhs.type.get_element_type())
+    element = element_bytes(contract.rhs[0].type.get_element_type())
     slice_bytes = block_n * block_k * element
     slices = -(-size_k // block_k)
     split = _split(tiles, slices, target) if split_k else 1

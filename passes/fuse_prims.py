@@ -36,6 +36,21 @@ Grouping, over the expensive ops in program order:
    norm's reduction kernel writes the normalized rows), else an elementwise kernel of its
    own. Its result feeds an elementwise epilogue (bias, activation, residual add, dtype
    rounding) in its own kernel.
+   *Siblings* share a kernel, the one exception: `prim.contract`s that read the same lhs
+   (one value through the same views and casts) and rhs of one type through the same views
+   and casts (the same shape and layout, so the same N and K: SwiGLU's gate and up, or
+   q/k/v projections of equal widths). `loop.contract` then multiplies the lhs by each rhs
+   and hands the epilogue one accumulator per rhs, which pairs them in registers (`silu(g)
+   * u`) or stores each to its own output. A contraction joins the kernel of the first
+   earlier sibling whose kernel it would not make depend on itself in a cycle. It applies
+   only where each sibling's value, and every `prim.map` computed from it, is read by maps,
+   contractions and the host's return alone (`_read_elementwise`): the epilogue of every
+   sibling then lies over the products' common [.., M, N] space. Not where a view reads one
+   (q reshaped to heads: the stored value would take the view's shape, which the siblings
+   need not share) nor where a reduction does (a norm of a projection: the sibling must be
+   stored whole for it, and merging its kernel with the reduction's, as rule 2 may,
+   is refused to a contraction's kernel), nor between products of different N or K, nor
+   for `prim.attention`.
    A `prim.attention` (`fuse-attention` makes it) is a contraction whose kernel holds it
    alone: each operand that cheap ops compute, views included, is materialized for it (it
    reads row-major buffers), its value is materialized as it is, without an epilogue, and a
@@ -181,6 +196,47 @@ def staged_operand(operand: SSAValue) -> SSAValue | None:
             return value
         stack.extend(owner.operands)
     return None
+
+
+def _layout(value: SSAValue) -> tuple[SSAValue, tuple]:
+    """The value below the views and casts of one input that `value` is read through, and
+    those ops' kinds, properties and types, outermost first: two operands of equal layouts
+    over one value are the same operand."""
+    layout = []
+    while is_cheap(value.owner) and len(value.owner.operands) == 1:
+        owner = value.owner
+        if not (isinstance(prim.fusion_class(owner), prim.View) or _is_cast(owner)):
+            break
+        layout.append((owner.name, tuple(owner.properties.items()), value.type))
+        value = owner.operands[0]
+    return value, tuple(layout)
+
+
+def _read_elementwise(value: SSAValue) -> bool:
+    """Whether `value` and every `prim.map` computed from it are read only by maps,
+    contractions and the host's return (no view, no reduction)."""
+    stack, seen = [value], set()
+    while stack:
+        current = stack.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        for use in current.uses:
+            user = use.operation
+            if isinstance(user, prim.MapOp):
+                stack.extend(user.results)
+            elif not (isinstance(user, func.ReturnOp) or is_contraction(user)):
+                return False
+    return True
+
+
+def sibling_key(op: Operation) -> tuple | None:
+    """What a contraction's siblings share (see rule 1 of the module docstring): its lhs, the
+    layout of its rhs and its result type; None where it takes no siblings."""
+    if not isinstance(op, prim.ContractOp) or not _read_elementwise(op.result):
+        return None
+    rhs, rhs_layout = _layout(op.rhs)
+    return (_layout(op.lhs), rhs_layout, rhs.type, op.result.type)
 
 
 # --- which dims of a value an index into it depends on ---------------------------------
@@ -358,6 +414,9 @@ class _Fusion:
         self.staged: dict[SSAValue, _Group] = {}
         """Contraction operands materialized for the contraction (`stage_contraction_operands`)."""
         self._deps: dict[_Group, set[_Group]] = {}
+        self.sibling_keys: dict[Operation, tuple] = {}
+        """The contractions that may take siblings, in program order, with their
+        `sibling_key`."""
 
     # Dependencies between groups: the groups of the members' producers (an
     # over-approximation: a producer may be behind a value another kernel materializes) and
@@ -457,11 +516,33 @@ class _Fusion:
                 self.merge(chosen)
             groups -= chosen or groups
 
+    def sibling_group(self, op: Operation, key: tuple | None) -> _Group | None:
+        """The kernel of the first earlier sibling of contraction `op` that it may join: one
+        whose kernel does not compute what `op` reads."""
+        if key is None:
+            return None
+        reads = {self.group_of[p] for p in self.producers[op]}
+        for other, other_key in self.sibling_keys.items():
+            group = self.group_of[other]
+            if other_key == key and not self.reaches(reads, {group}):
+                return group
+        return None
+
     def group_expensive_ops(self) -> None:
         for op in self.ops:
             if not is_expensive(op):
                 continue
             self.producers[op] = producers(op)
+            if is_contraction(op):
+                key = sibling_key(op)
+                sibling = self.sibling_group(op, key)
+                if key is not None:
+                    self.sibling_keys[op] = key
+                if sibling is not None:
+                    sibling.members.append(op)
+                    self.group_of[op] = sibling
+                    self._deps.clear()
+                    continue
             legal = {p for p, ok in self.producers[op].items() if ok}
             illegal = {p for p, ok in self.producers[op].items() if not ok}
             blocked = {self.group_of[p] for p in illegal}
