@@ -555,9 +555,7 @@ class ContractOp(IRDLOperation):
         if parser.parse_optional_punctuation("(") is None:
             accumulators = [parser.parse_argument(expect_type=False)]
         else:
-            accumulators = parser.parse_comma_separated_list(
-                Parser.Delimiter.NONE, parse_index_arg
-            )
+            accumulators = parser.parse_comma_separated_list(Parser.Delimiter.NONE, parse_index_arg)
             parser.parse_punctuation(")")
         parser.parse_punctuation("=")
         parser.parse_keyword("sum")

@@ -400,7 +400,7 @@ def _contraction_body(
     gemm = tile.GemmOp(
         values[contract.lhs],
         maps[0],
-        values[contract.rhs],
+        [values[rhs] for rhs in contract.rhs],
         maps[1],
         schedule.mma_atom,
         schedule.tile_shape,

@@ -260,20 +260,22 @@ class LoopFunctions(InterpreterFunctions):
     ) -> PythonValues:
         # Products of f16, bf16 and f32 are exact in float64, and so nearly are their sums:
         # the accumulator is the f32 nearest the exact sum, whatever order a GPU adds in.
-        lhs, rhs = (np.asarray(arg, np.float64) for arg in args)
+        lhs, *siblings = (np.asarray(arg, np.float64) for arg in args)
         sizes = op.sizes()
         letters = "abcdefghijklmnopqrstuvwxyz"
         lhs_letters = "".join(letters[d] for d in op.lhs_dims)
         rhs_letters = "".join(letters[d] for d in op.rhs_dims)
         point = len(sizes) - 1  # the output point: batch..., m, n
-        accumulator = np.einsum(f"{lhs_letters},{rhs_letters}->{letters[:point]}", lhs, rhs)
+        product = f"{lhs_letters},{rhs_letters}->{letters[:point]}"
+        accumulators = [
+            to_type(np.einsum(product, lhs, rhs), op.accumulator_type) for rhs in siblings
+        ]
         indices = []
         for dim in range(point):
             shape = [1] * point
             shape[dim] = sizes[dim]
             indices.append(np.arange(sizes[dim], dtype=np.int64).reshape(shape))
-        accumulator = to_type(accumulator, op.accumulator_type)
-        interpreter.run_ssacfg_region(op.epilogue, (*indices, accumulator), op.name)
+        interpreter.run_ssacfg_region(op.epilogue, (*indices, *accumulators), op.name)
         return ()
 
     @impl_terminator(loop.YieldOp)
