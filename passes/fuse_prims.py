@@ -47,10 +47,11 @@ Grouping, over the expensive ops in program order:
    contractions and the host's return alone (`_read_elementwise`): the epilogue of every
    sibling then lies over the products' common [.., M, N] space. Not where a view reads one
    (q reshaped to heads: the stored value would take the view's shape, which the siblings
-   need not share) nor where a reduction does (a norm of a projection: the sibling must be
-   stored whole for it, and merging its kernel with the reduction's, as rule 2 may,
-   is refused to a contraction's kernel), nor between products of different N or K, nor
-   for `prim.attention`.
+   need not share, and the kernel's outputs then no one space), nor where a reduction does
+   (a norm of a projection: that sibling is stored whole for the reduction's kernel anyway,
+   so the kernel of siblings would save only the shared lhs's loads; kept out, the rule is
+   that siblings meet only in elementwise epilogues), nor between products of different N
+   or K or rhs layouts, nor for `prim.attention`.
    A `prim.attention` (`fuse-attention` makes it) is a contraction whose kernel holds it
    alone: each operand that cheap ops compute, views included, is materialized for it (it
    reads row-major buffers), its value is materialized as it is, without an epilogue, and a

@@ -30,6 +30,15 @@ m16n8k16 atoms, each atom's accumulator a `vector<4xf32>` carried through the K 
   column 2t + i % 2 of the atom (g = lane / 4, t = lane % 4, the PTX C-fragment layout); the
   epilogue runs there, under `m < M and n < N` where the tiles overrun.
 
+Sibling rhs (`tile.gemm %x[m, k] * (%wg, %wu)[n, k]`, SwiGLU's gate and up) make one B tile
+whose N covers them: each warp's N is its share of each sibling's columns side by side
+(`tile.GemmOp.sibling_columns`), so the block multiplies one BM x BN product as for a single
+rhs, and the B tile is filled from each rhs, a cp.async run per warp and sibling (`pieces`).
+A thread's accumulators then hold each output element's value of every sibling, `share`
+columns apart (atoms of 8 columns on mma_sync, a register tile's columns on fma), which the
+epilogue takes together (`by_sibling`): with warps [2, 2] and tile N 64, warp column w holds
+output columns 16w .. 16w + 15 of the gate in its atoms 0-1 and of the up in atoms 2-3.
+
 Split-K (`split S`, for decode: too few output tiles to give every SM blocks to stream the
 weights with): the S blocks of an output tile are consecutive along the grid's x (the tile is
 block x / S), a thread-block cluster of S (`kernel.func ... cluster S`), and rank r = x % S

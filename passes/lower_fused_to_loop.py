@@ -44,8 +44,11 @@ at the epilogue's index (the epilogue is built as above, from the outputs backwa
 
 That takes all of these (`_structured_contraction`); otherwise the product is a scalar
 reduction `loop.for` over k per output element, as any other reduction:
-- the kernel holds one `prim.contract`, and its outputs all have one shape (but see the
-  permuted space below);
+- the kernel holds one `prim.contract`, or several siblings (`fuse-prims`: one lhs, rhs of
+  one shape and layout), each of which takes all of these with the outputs computed from it,
+  in one space, at one lhs map and one rhs map: they become one loop.contract of several rhs,
+  whose epilogue takes an accumulated value of each (`%acc0`, `%acc1`, ...);
+- its outputs all have one shape (but see the permuted space below);
 - an iteration space [batch.., m, n] in which the product's element that each output
   element reads is known: the outputs' shape, of rank >= 2, where the outputs read the
   product through elementwise ops and views at one element each (nn.Linear on a 3-d input:

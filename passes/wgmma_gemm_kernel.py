@@ -32,6 +32,14 @@ A warp group of consumers computes (BM / (WM / 4)) x (BN / WN) of the tile (for 
 in 64 x N atoms, each accumulator a `vector<N/2 x f32>`. TMA reads out-of-bounds elements of
 the operands as zeros, so tails add zeros, and the epilogue runs only inside the output.
 
+Sibling rhs (`* (%wg, %wu)[n, k]`) fill the B stage side by side, each consumer warp group's
+share of each sibling's columns in turn: one TMA box (or its panels) per rhs and share, from
+each rhs's own tensor map (the launch passes every rhs again), all under the stage's one
+expect_tx. With tile [128, 256, 64] and warps [8, 1], rows 0-127 of a stage are the gate's 128
+output columns and rows 128-255 the up's, one m64n256k16 multiplies both, and a thread's
+element e of its accumulator (row 8 (e / 2 % 2), column 8 (e / 4) + e % 2 past its own) has
+the up's value of the same output element at e + 64.
+
 A [k, n] rhs (torch.matmul's weight, N contiguous) lands N-major, in panels of 64 columns:
 `%b = kernel.dynamic_shared ... : memref<4x4x64x64xbf16, 3 : i32>` (stages, BN / 64 panels,
 BK rows of 64), filled by BN / 64 TMA loads a stage of boxes [64, 64] (`kernel.tma_load
