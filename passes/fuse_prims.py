@@ -231,13 +231,25 @@ def _read_elementwise(value: SSAValue) -> bool:
     return True
 
 
+def _buffer_layout(operand: SSAValue) -> tuple[SSAValue, tuple] | None:
+    """`_layout` of a contraction operand that is a buffer read through views and casts: a
+    kernel input, or a value computed for the contraction (`staged_operand`); None for one
+    that is neither (a gather's rows, which a loop.contract does not read in place)."""
+    value, layout = _layout(operand)
+    if is_cheap(value.owner) and staged_operand(operand) is not value:
+        return None
+    return value, layout
+
+
 def sibling_key(op: Operation) -> tuple | None:
     """What a contraction's siblings share (see rule 1 of the module docstring): its lhs, the
     layout of its rhs and its result type; None where it takes no siblings."""
     if not isinstance(op, prim.ContractOp) or not _read_elementwise(op.result):
         return None
-    rhs, rhs_layout = _layout(op.rhs)
-    return (_layout(op.lhs), rhs_layout, rhs.type, op.result.type)
+    lhs, rhs = _buffer_layout(op.lhs), _buffer_layout(op.rhs)
+    if lhs is None or rhs is None:
+        return None
+    return (lhs, rhs[1], rhs[0].type, op.result.type)
 
 
 # --- which dims of a value an index into it depends on ---------------------------------

@@ -148,3 +148,19 @@ func.func @read_through_a_view(%x: tensor<4x16xf32>, %wq: tensor<16x8xf32>, %wv:
   %h = prim.reshape %q : tensor<4x8xf32> -> tensor<4x2x4xf32> loc("view")
   func.return %h, %v : tensor<4x2x4xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// No siblings where an operand is not a buffer read through views and casts (rows of a table
+// gathered by index, which a loop.contract does not read in place): each keeps its kernel.
+
+// CHECK-LABEL: func.func @gathered_rhs(
+// CHECK:         fused.kernel @k_q_embedding(
+// CHECK:         fused.kernel @k_v(
+
+func.func @gathered_rhs(%x: tensor<4x16xf32>, %table: tensor<32x8xf32>, %ids: tensor<16xi64>, %wv: tensor<16x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %wq = prim.gather %table[%ids] : tensor<32x8xf32>, tensor<16xi64> -> tensor<16x8xf32> loc("embedding")
+  %q = prim.contract %x, %wq : tensor<4x16xf32>, tensor<16x8xf32> -> tensor<4x8xf32> loc("q")
+  %v = prim.contract %x, %wv : tensor<4x16xf32>, tensor<16x8xf32> -> tensor<4x8xf32> loc("v")
+  func.return %q, %v : tensor<4x8xf32>, tensor<4x8xf32>
+}
