@@ -1269,8 +1269,9 @@ class GemmOp(IRDLOperation):
     Sibling rhs (`* (%wg, %wu)[n, k]`, of one type; `loop.contract`'s) are multiplied by the
     same lhs tiles, and the epilogue takes one accumulator per rhs (`epilogue(%m, %n, %gate,
     %up)`). The tile's N covers the siblings: tile [128, 256, 64] of 2 siblings is 128 output
-    columns of each, a block per 128 columns of the output. Each warp's part of the tile's N
-    is 1/S of it from each sibling, at the same columns (`sibling_columns`), so a thread holds
+    columns of each, a tile per 128 columns of the output. Each warp's part of the tile's N
+    is 1/S of it from each sibling, at the same columns (column c of a warp's N of width W is
+    column W/S w + c % (W/S) of sibling c / (W/S) for warp column w), so a thread holds
     the siblings' accumulators of an output element side by side: the mma_sync and wgmma
     accumulator layouts give every thread of a warp (group) 2 columns of each 8 of the warp's
     N, so each sibling's part is a multiple of 8 columns (of `fma_lane_grid`'s lanes_n on the
@@ -1403,16 +1404,6 @@ class GemmOp(IRDLOperation):
     def sibling_tile_n(self) -> int:
         """The output columns a tile covers: its N, shared by the siblings."""
         return self.tile_shape[1] // self.siblings
-
-    def sibling_columns(self, column: int) -> tuple[int, int]:
-        """The sibling and its column of the tile (below `sibling_tile_n`) that column
-        `column` of the tile's N holds: each warp's N is [siblings][its share of a
-        sibling's], `sibling_tile_n / warps_n` columns each."""
-        warp_n = self.tile_shape[1] // self.warp_grid[1]
-        share = warp_n // self.siblings
-        warp, within = divmod(column, warp_n)
-        sibling, offset = divmod(within, share)
-        return sibling, warp * share + offset
 
     @property
     def raster_rows(self) -> int:

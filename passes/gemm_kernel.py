@@ -32,7 +32,7 @@ m16n8k16 atoms, each atom's accumulator a `vector<4xf32>` carried through the K 
 
 Sibling rhs (`tile.gemm %x[m, k] * (%wg, %wu)[n, k]`, SwiGLU's gate and up) make one B tile
 whose N covers them: each warp's N is its share of each sibling's columns side by side
-(`tile.GemmOp.sibling_columns`), so the block multiplies one BM x BN product as for a single
+(`tile.GemmOp`), so the block multiplies one BM x BN product as for a single
 rhs, and the B tile is filled from each rhs, a cp.async run per warp and sibling (`pieces`).
 A thread's accumulators then hold each output element's value of every sibling, `share`
 columns apart (atoms of 8 columns on mma_sync, a register tile's columns on fma), which the
@@ -140,7 +140,7 @@ class OperandTiles:
 @dataclass(frozen=True)
 class TilePiece:
     """What of an operand's tile one operand fills: the whole tile, or for a sibling rhs
-    (`tile.GemmOp.sibling_columns`) `extent` of its positions along N from `start`, read from
+    (`tile.GemmOp`) `extent` of its positions along N from `start`, read from
     `offset` past the output tile's first column."""
 
     operand: SSAValue
@@ -872,7 +872,7 @@ class _StagedGemmBuilder(GemmEmitter):
     def by_sibling(self, accumulators: list[SSAValue]) -> list[list[SSAValue]]:
         """Each sibling's accumulators of the thread's: the thread's grid of them has
         `accumulator_columns` along N, in runs of each sibling's share of its warp's columns
-        (`tile.GemmOp.sibling_columns`), one run per sibling."""
+        (`tile.GemmOp`), one run per sibling."""
         columns = self.accumulator_columns
         per = columns // self.siblings
         rows = len(accumulators) // columns

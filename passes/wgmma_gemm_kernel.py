@@ -255,7 +255,7 @@ class _WgmmaGemmBuilder(GemmEmitter):
         """What fills the B tile: each rhs's tensor map, the first position along N of the
         stage's tile it fills, the output column past the tile's first it reads from, and
         how many: the whole tile for one rhs, else each warp group's share of each sibling
-        (`tile.GemmOp.sibling_columns`)."""
+        (`tile.GemmOp`)."""
         if self.siblings == 1:
             return [(self.b_maps[0], 0, 0, self.block_n)]
         share = self.group_share
