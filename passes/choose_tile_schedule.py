@@ -588,7 +588,7 @@ def _lowers(kernel: loop.KernelOp, schedule: Schedule) -> bool:
 
 def _streaming_warps(block_n: int, siblings: int = 1) -> tuple[int, int]:
     """Warps along N only, each with whole atoms of each sibling's share."""
-    return 1, min(STREAMING_WARPS_N, block_n // siblings // MMA_SYNC.shape[1])
+    return 1, max(1, min(STREAMING_WARPS_N, block_n // siblings // MMA_SYNC.shape[1]))
 
 
 def _fits_shared(
