@@ -805,7 +805,7 @@ class _StagedGemmBuilder(GemmEmitter):
         cluster barrier keeps every block's shared memory until the others have read it (and
         until the next batch's partials overwrite it)."""
         width = 2 if self.block_n % 2 == 0 else 1
-        for row, column, values in self.accumulator_runs([accumulators], 0, 0):
+        for row, column, values in self.accumulator_runs(self.by_sibling(accumulators), 0, 0):
             for offset in range(0, len(values), width):
                 indices = [self.index(row), self.index(self.add(column, offset))]
                 run = self.vector_of([value for (value,) in values[offset : offset + width]])
@@ -889,10 +889,10 @@ class _StagedGemmBuilder(GemmEmitter):
     def accumulator_runs(
         self, siblings: list[list[SSAValue]], row: Index, column: Index
     ) -> Iterator[tuple[Index, Index, list[tuple[SSAValue, ...]]]]:
-        """Where the elements of the thread's accumulators (`by_sibling`'s, or one sibling's
-        alone) after the K loop lie, the block's output tile at (`row`, `column`), a run of
-        consecutive columns of a row at a time: its row, its first column and each column's
-        values, one per sibling (made as they are asked for, before each run's epilogue)."""
+        """Where the elements of the thread's accumulators (`by_sibling`'s) after the K loop
+        lie, the block's output tile at (`row`, `column`), a run of consecutive columns of a
+        row at a time: its row, its first column and each column's values, one per sibling
+        (made as they are asked for, before each run's epilogue)."""
         raise NotImplementedError
 
 
