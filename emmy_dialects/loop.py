@@ -300,11 +300,22 @@ class ContractOp(IRDLOperation):
     (here nn.Linear's [N, K] weight, as `%w[d1, k]`). The lhs is read along `k` and not `n`,
     the rhs along `k` and not `m`, each iteration dim at most once per buffer. A
     loop.contract is a loop nest of its own, directly in a kernel's body.
+
+    Several rhs of one type, read at one indexing map, are *siblings* (`fuse-prims` makes
+    them of products that share their lhs, as SwiGLU's gate and up do): the epilogue takes
+    one accumulated value per rhs, each the sum of lhs times that rhs, and pairs them
+    element by element without either going to memory:
+
+        loop.contract (%i, %j) in [16, 32], k in 64, (%gate, %up) = sum
+            %x[d0, k] * (%wg, %wu)[d1, k]
+            : memref<16x64xbf16>, memref<32x64xbf16>, memref<32x64xbf16> -> f32 {
+          (silu(%gate) * %up, stored at [%i, %j])
+        }
     """
 
     name = "loop.contract"
     lhs = operand_def(MemRefType)
-    rhs = operand_def(MemRefType)
+    rhs = var_operand_def(MemRefType)
     parallel = prop_def(DenseArrayBase[I64])
     reduction = prop_def(IntAttr)
     lhs_map = prop_def(AffineMapAttr)
@@ -318,7 +329,7 @@ class ContractOp(IRDLOperation):
         self,
         lhs: SSAValue,
         lhs_dims: Sequence[IterationDim],
-        rhs: SSAValue,
+        rhs: Sequence[SSAValue],
         rhs_dims: Sequence[IterationDim],
         parallel: Sequence[int],
         reduction: int,
@@ -328,7 +339,7 @@ class ContractOp(IRDLOperation):
         if block.last_op is None or not block.last_op.has_trait(IsTerminator):
             block.add_op(YieldOp())
         super().__init__(
-            operands=[lhs, rhs],
+            operands=[lhs, list(rhs)],
             regions=[epilogue],
             properties={
                 "parallel": DenseArrayBase.from_list(i64, list(parallel)),
@@ -339,9 +350,12 @@ class ContractOp(IRDLOperation):
         )
 
     @staticmethod
-    def empty_epilogue(parallel_rank: int, accumulator_type: Attribute) -> Region:
-        """An epilogue block taking the parallel indices and the accumulated value."""
-        return Region(Block(arg_types=[*[IndexType()] * parallel_rank, accumulator_type]))
+    def empty_epilogue(parallel_rank: int, accumulator_type: Attribute, rhs_count: int) -> Region:
+        """An epilogue block taking the parallel indices and the accumulated value of each
+        of `rhs_count` rhs."""
+        return Region(
+            Block(arg_types=[*[IndexType()] * parallel_rank, *[accumulator_type] * rhs_count])
+        )
 
     @property
     def parallel_extents(self) -> tuple[int, ...]:
@@ -355,12 +369,16 @@ class ContractOp(IRDLOperation):
     @property
     def indices(self) -> tuple[SSAValue, ...]:
         """The epilogue's index along each parallel dim."""
-        return tuple(self.epilogue.block.args[:-1])
+        return tuple(self.epilogue.block.args[: len(self.parallel_extents)])
 
     @property
-    def accumulator(self) -> SSAValue:
-        """The epilogue's accumulated value."""
-        return self.epilogue.block.args[-1]
+    def accumulators(self) -> tuple[SSAValue, ...]:
+        """The epilogue's accumulated values, one per rhs."""
+        return tuple(self.epilogue.block.args[len(self.parallel_extents) :])
+
+    @property
+    def accumulator_type(self) -> Attribute:
+        return self.epilogue.block.args[-1].type
 
     @staticmethod
     def _dims(map_attr: AffineMapAttr) -> tuple[IterationDim, ...]:
@@ -390,17 +408,34 @@ class ContractOp(IRDLOperation):
                 f"extents must be positive, got [{', '.join(map(str, parallel))}] and "
                 f"k in {self.reduction.data}"
             )
+        count = len(self.rhs)
+        if not count:
+            raise VerifyException("a loop.contract multiplies its lhs by at least one rhs")
         block = self.epilogue.block
         arg_types = [a.type for a in block.args]
-        if len(arg_types) != rank + 1 or any(not isinstance(t, IndexType) for t in arg_types[:-1]):
+        if (
+            len(arg_types) != rank + count
+            or any(not isinstance(t, IndexType) for t in arg_types[:rank])
+            or len(set(arg_types[rank:])) != 1
+        ):
+            what = (
+                "the accumulated value"
+                if count == 1
+                else f"the {count} accumulated values (one per rhs, of one type)"
+            )
             raise VerifyException(
-                f"the epilogue takes {rank} indices and the accumulated value, but it takes "
+                f"the epilogue takes {rank} indices and {what}, but it takes "
                 f"({type_list(arg_types)})"
             )
         accumulator_type = arg_types[-1]
         if not isinstance(accumulator_type, AnyFloat | IntegerType):
             raise VerifyException(
                 f"the accumulator is a float or an integer, got {accumulator_type}"
+            )
+        if len({value.type for value in self.rhs}) != 1:
+            raise VerifyException(
+                f"sibling rhs have one type, read at one indexing map, got "
+                f"{type_list([value.type for value in self.rhs])}"
             )
         excluded = {"lhs": rank - 1, "rhs": rank - 2}
         for operand, map_attr in (("lhs", self.lhs_map), ("rhs", self.rhs_map)):
@@ -414,7 +449,7 @@ class ContractOp(IRDLOperation):
     def _verify_operand(
         self, operand: str, map_attr: AffineMapAttr, excluded: int, accumulator_type: Attribute
     ) -> None:
-        buffer_type = getattr(self, operand).type
+        buffer_type = self.lhs.type if operand == "lhs" else self.rhs[0].type
         assert isinstance(buffer_type, MemRefType)
         extents = (*self.parallel_extents, self.reduction.data)
         affine_map = map_attr.data
@@ -465,8 +500,14 @@ class ContractOp(IRDLOperation):
                 f"type {accumulator_type}: it is the same type or a wider float"
             )
 
-    def _print_operand(self, printer: Printer, buffer: SSAValue, dims) -> None:
-        printer.print_ssa_value(buffer)
+    def _print_operand(self, printer: Printer, buffers: Sequence[SSAValue], dims) -> None:
+        """`%b[..]`, or `(%b0, %b1)[..]` for sibling rhs."""
+        if len(buffers) == 1:
+            printer.print_ssa_value(buffers[0])
+        else:
+            printer.print_string("(")
+            printer.print_list(buffers, printer.print_ssa_value)
+            printer.print_string(")")
         rank = len(self.parallel_extents)
         printer.print_string(f"[{', '.join(_map_entry_name(d, rank) for d in dims)}]")
 
@@ -475,16 +516,21 @@ class ContractOp(IRDLOperation):
         printer.print_list(self.indices, printer.print_ssa_value)
         extents = ", ".join(map(str, self.parallel_extents))
         printer.print_string(f") in [{extents}], k in {self.reduction.data}, ")
-        printer.print_ssa_value(self.accumulator)
+        if len(self.accumulators) == 1:
+            printer.print_ssa_value(self.accumulators[0])
+        else:
+            printer.print_string("(")
+            printer.print_list(self.accumulators, printer.print_ssa_value)
+            printer.print_string(")")
         printer.print_string(" = sum ")
-        self._print_operand(printer, self.lhs, self.lhs_dims)
+        self._print_operand(printer, [self.lhs], self.lhs_dims)
         printer.print_string(" * ")
         self._print_operand(printer, self.rhs, self.rhs_dims)
         printer.print_op_attributes(self.attributes, print_keyword=True)
         printer.print_string(" : ")
-        printer.print_list((self.lhs.type, self.rhs.type), printer.print_attribute)
+        printer.print_list((self.lhs.type, *(v.type for v in self.rhs)), printer.print_attribute)
         printer.print_string(" -> ")
-        printer.print_attribute(self.accumulator.type)
+        printer.print_attribute(self.accumulator_type)
         printer.print_string(" ")
         printer.print_region(
             self.epilogue, print_entry_block_args=False, print_block_terminators=False
@@ -506,7 +552,11 @@ class ContractOp(IRDLOperation):
         parser.parse_keyword("in")
         reduction = parse_extent()
         parser.parse_punctuation(",")
-        accumulator = parser.parse_argument(expect_type=False)
+        if parser.parse_optional_punctuation("(") is None:
+            accumulators = [parser.parse_argument(expect_type=False)]
+        else:
+            accumulators = parser.parse_comma_separated_list(Parser.Delimiter.NONE, parse_index_arg)
+            parser.parse_punctuation(")")
         parser.parse_punctuation("=")
         parser.parse_keyword("sum")
 
@@ -528,20 +578,34 @@ class ContractOp(IRDLOperation):
         lhs = parser.parse_unresolved_operand()
         lhs_dims = parser.parse_comma_separated_list(Parser.Delimiter.SQUARE, parse_map_entry)
         parser.parse_punctuation("*")
-        rhs = parser.parse_unresolved_operand()
+        if parser.parse_optional_punctuation("(") is None:
+            rhs = [parser.parse_unresolved_operand()]
+        else:
+            rhs = parser.parse_comma_separated_list(
+                Parser.Delimiter.NONE, parser.parse_unresolved_operand
+            )
+            parser.parse_punctuation(")")
         rhs_dims = parser.parse_comma_separated_list(Parser.Delimiter.SQUARE, parse_map_entry)
         attributes = parser.parse_optional_attr_dict_with_keyword()
         parser.parse_punctuation(":")
         pos = parser.pos
         lhs_type = parse_memref_type(parser, "the lhs of a loop.contract")
-        parser.parse_punctuation(",")
-        rhs_type = parse_memref_type(parser, "the rhs of a loop.contract")
+        rhs_types = []
+        for _ in rhs:
+            parser.parse_punctuation(",")
+            rhs_types.append(parse_memref_type(parser, "the rhs of a loop.contract"))
         parser.parse_punctuation("->")
         accumulator_type = parser.parse_type()
-        lhs_value, rhs_value = parser.resolve_operands([lhs, rhs], [lhs_type, rhs_type], pos)
+        lhs_value, *rhs_values = parser.resolve_operands([lhs, *rhs], [lhs_type, *rhs_types], pos)
+        if len(accumulators) != len(rhs):
+            parser.raise_error(
+                f"{len(accumulators)} accumulated values name the sums of {len(rhs)} rhs",
+                pos,
+                parser.pos,
+            )
         block_args = [
             *(i.resolve(IndexType()) for i in indices),
-            accumulator.resolve(accumulator_type),
+            *(a.resolve(accumulator_type) for a in accumulators),
         ]
         body_pos = parser.pos
         epilogue = parser.parse_region(block_args)
@@ -551,7 +615,7 @@ class ContractOp(IRDLOperation):
             parser.raise_error(
                 f"{len(indices)} indices name {len(parallel)} parallel dims", pos, parser.pos
             )
-        op = cls(lhs_value, lhs_dims, rhs_value, rhs_dims, parallel, reduction, epilogue)
+        op = cls(lhs_value, lhs_dims, rhs_values, rhs_dims, parallel, reduction, epilogue)
         if attributes is not None:
             op.attributes.update(attributes.data)
         return op

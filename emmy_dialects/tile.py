@@ -1266,11 +1266,22 @@ class GemmOp(IRDLOperation):
     sizes are correct. With `split S` (split-K, on the mma_sync and fma atoms) S blocks share
     each output tile, the grid's x holding S blocks per N tile, each multiplying an equal run
     of the K slices; the S blocks are a thread-block cluster, which sums their partial tiles
-    through distributed shared memory before the epilogue runs once per output element."""
+    through distributed shared memory before the epilogue runs once per output element.
+
+    Sibling rhs (`* (%wg, %wu)[n, k]`, of one type; `loop.contract`'s) are multiplied by the
+    same lhs tiles, and the epilogue takes one accumulator per rhs (`epilogue(%m, %n, %gate,
+    %up)`). The tile's N covers the siblings: tile [128, 256, 64] of 2 siblings is 128 output
+    columns of each, a tile per 128 columns of the output. Each warp's part of the tile's N
+    is 1/S of it from each sibling, at the same columns (column c of a warp's N of width W is
+    column W/S w + c % (W/S) of sibling c / (W/S) for warp column w), so a thread holds
+    the siblings' accumulators of an output element side by side: the mma_sync and wgmma
+    accumulator layouts give every thread of a warp (group) 2 columns of each 8 of the warp's
+    N, so each sibling's part is a multiple of 8 columns (of `fma_lane_grid`'s lanes_n on the
+    fma atom). Siblings take no split."""
 
     name = "tile.gemm"
     lhs = operand_def(MemRefType)
-    rhs = operand_def(MemRefType)
+    rhs = var_operand_def(MemRefType)
     lhs_map = prop_def(DenseArrayBase[I64])
     rhs_map = prop_def(DenseArrayBase[I64])
     atom = prop_def(MmaAtomAttr)
@@ -1293,7 +1304,7 @@ class GemmOp(IRDLOperation):
         self,
         lhs: SSAValue,
         lhs_map: Sequence[int],
-        rhs: SSAValue,
+        rhs: Sequence[SSAValue],
         rhs_map: Sequence[int],
         atom: MmaAtom,
         tile_shape: Sequence[int],
@@ -1307,7 +1318,7 @@ class GemmOp(IRDLOperation):
         if block.last_op is None or not block.last_op.has_trait(IsTerminator):
             block.add_op(YieldOp())
         super().__init__(
-            operands=[lhs, rhs],
+            operands=[lhs, list(rhs)],
             regions=[epilogue],
             properties={
                 "lhs_map": DenseArrayBase.from_list(i64, list(lhs_map)),
@@ -1325,7 +1336,17 @@ class GemmOp(IRDLOperation):
 
     @property
     def batch_rank(self) -> int:
-        return len(self.epilogue.block.args) - 3
+        return len(self.epilogue.block.args) - 2 - len(self.rhs)
+
+    @property
+    def siblings(self) -> int:
+        """How many rhs the lhs is multiplied by."""
+        return len(self.rhs)
+
+    @property
+    def accumulators(self) -> tuple[SSAValue, ...]:
+        """The epilogue's accumulators, one per rhs."""
+        return tuple(self.epilogue.block.args[self.batch_rank + 2 :])
 
     @property
     def lhs_dims(self) -> tuple[int, ...]:
@@ -1349,7 +1370,7 @@ class GemmOp(IRDLOperation):
         """The extent of each iteration dimension (batch..., M, N, K), from the operands."""
         rank = self.batch_rank + 3
         found: dict[int, int] = {}
-        for operand, dims in ((self.lhs, self.lhs_dims), (self.rhs, self.rhs_dims)):
+        for operand, dims in ((self.lhs, self.lhs_dims), (self.rhs[0], self.rhs_dims)):
             for dim, size in zip(dims, operand.type.get_shape()):
                 if found.setdefault(dim, size) != size:
                     raise VerifyException(
@@ -1382,6 +1403,11 @@ class GemmOp(IRDLOperation):
         return self.pipeline.data
 
     @property
+    def sibling_tile_n(self) -> int:
+        """The output columns a tile covers: its N, shared by the siblings."""
+        return self.tile_shape[1] // self.siblings
+
+    @property
     def raster_rows(self) -> int:
         """The schedule's `raster` (0: none given)."""
         return self.raster.data if self.raster is not None else 0
@@ -1402,8 +1428,8 @@ class GemmOp(IRDLOperation):
         grid's z limit: the blocks stride through the rest); on wgmma, persistent blocks, at
         most one an SM, that stride through all the tiles."""
         *batch, size_m, size_n, _ = self.sizes()
-        block_m, block_n, _ = self.tile_shape
-        tiles_n, tiles_m = -(-size_n // block_n), -(-size_m // block_m)
+        block_m = self.tile_shape[0]
+        tiles_n, tiles_m = -(-size_n // self.sibling_tile_n), -(-size_m // block_m)
         if self.mma_atom.kind == AtomKind.WGMMA:
             return (min(tiles_n * tiles_m * prod(batch), target.sm_count), 1, 1)
         return (tiles_n * self.split_count, tiles_m, min(prod(batch), target.max_grid_shape[2]))
@@ -1421,7 +1447,7 @@ class GemmOp(IRDLOperation):
         m, n, k = batch_rank, batch_rank + 1, batch_rank + 2
         for what, operand, dims, own, other in (
             ("lhs", self.lhs, self.lhs_dims, m, n),
-            ("rhs", self.rhs, self.rhs_dims, n, m),
+            ("rhs", self.rhs[0], self.rhs_dims, n, m),
         ):
             rank = operand.type.get_num_dims()
             names = [gemm_dim_name(d, batch_rank) if 0 <= d <= k else str(d) for d in dims]
@@ -1449,12 +1475,13 @@ class GemmOp(IRDLOperation):
     def _verify_epilogue(self) -> None:
         block = self.epilogue.block
         types = [arg.type for arg in block.args]
-        if len(types) < 3 or any(not isinstance(t, IndexType) for t in types[:-1]):
+        points = len(types) - self.siblings
+        if points < 2 or any(not isinstance(t, IndexType) for t in types[:points]):
             raise VerifyException(
                 f"a tile.gemm epilogue takes the output point (batch..., m, n) as indices and "
-                f"the accumulator, got ({', '.join(map(str, types))})"
+                f"an accumulator per rhs, got ({', '.join(map(str, types))})"
             )
-        if types[-1] != f32:
+        if any(t != f32 for t in types[points:]):
             raise VerifyException(f"a tile.gemm accumulates in f32, got {types[-1]}")
         terminator = block.last_op
         if not isinstance(terminator, YieldOp) or terminator.arguments:
@@ -1464,7 +1491,7 @@ class GemmOp(IRDLOperation):
                 raise VerifyException(
                     f"a tile.gemm epilogue runs once per output element, without {op.name}"
                 )
-        written = written_values(self.epilogue) & {self.lhs, self.rhs}
+        written = written_values(self.epilogue) & {self.lhs, *self.rhs}
         if written:
             raise VerifyException(
                 "a tile.gemm epilogue does not store to the operands, which every block reads"
@@ -1472,7 +1499,7 @@ class GemmOp(IRDLOperation):
 
     def _verify_element_types(self, target: GpuTarget) -> None:
         atom = self.mma_atom
-        lhs, rhs = (v.type.get_element_type() for v in (self.lhs, self.rhs))
+        lhs, rhs = (v.type.get_element_type() for v in (self.lhs, self.rhs[0]))
         if lhs != rhs:
             raise VerifyException(
                 f"a tile.gemm multiplies operands of one type, got {lhs} and {rhs}"
@@ -1583,9 +1610,15 @@ class GemmOp(IRDLOperation):
                 f"a wgmma reads a [k, n] rhs in panels of {row_elements} columns: the atom's "
                 f"N is a multiple of {row_elements}, got {self.mma_atom}"
             )
+        share = block_n // self.warp_grid[1] // self.siblings
+        if self.rhs_n_contiguous and self.siblings > 1 and share % row_elements:
+            raise VerifyException(
+                f"a wgmma reads a [k, n] rhs in panels of {row_elements} columns: each "
+                f"sibling's share of a warp group's N is whole panels, got {share} columns"
+            )
         for what, operand, dims, rows in (
             ("lhs", self.lhs, self.lhs_dims, block_m),
-            ("rhs", self.rhs, self.rhs_dims, block_k if self.rhs_n_contiguous else block_n),
+            ("rhs", self.rhs[0], self.rhs_dims, block_k if self.rhs_n_contiguous else block_n),
         ):
             names = ", ".join(gemm_dim_name(d, batch_rank) for d in dims)
             if dims[-1] != batch_rank + 2 and not (what == "rhs" and self.rhs_n_contiguous):
@@ -1603,11 +1636,41 @@ class GemmOp(IRDLOperation):
                     f"a TMA box has at most {TMA_MAX_BOX} rows: {what}'s tile has {rows}"
                 )
 
+    def _verify_siblings(self, target: GpuTarget) -> None:
+        """Sibling rhs are of one type, and each warp's share of a sibling's columns is whole
+        groups of the columns its threads hold (8 on tensor cores, lanes_n on fma)."""
+        siblings = self.siblings
+        if not siblings:
+            raise VerifyException("a tile.gemm multiplies its lhs by at least one rhs")
+        if len({value.type for value in self.rhs}) != 1:
+            raise VerifyException(
+                "sibling rhs have one type, got " + ", ".join(str(value.type) for value in self.rhs)
+            )
+        if siblings == 1:
+            return
+        if self.split_count != 1:
+            raise VerifyException(
+                f"{siblings} sibling rhs take split 1: a split's blocks sum one accumulator "
+                f"tile through shared memory, not {siblings} side by side"
+            )
+        warp_n = self.tile_shape[1] // self.warp_grid[1]
+        group = 8
+        if self.mma_atom.kind == AtomKind.FMA:
+            lanes = fma_lane_grid(self.tile_shape[0] // self.warp_grid[0], warp_n, target)
+            group = lanes[1] if lanes is not None else group
+        if warp_n % (siblings * group):
+            raise VerifyException(
+                f"a warp's {warp_n} columns of tile N {self.tile_shape[1]} are {siblings} "
+                f"siblings' equal shares, each whole groups of {group} columns (those whose "
+                f"accumulators a thread holds), got {warp_n / siblings:g} columns a sibling"
+            )
+
     def verify_(self) -> None:
+        target = target_of(self)
+        self._verify_siblings(target)
         self._verify_epilogue()
         self._verify_maps()
         self.sizes()
-        target = target_of(self)
         self._verify_element_types(target)
         if self.pipeline_depth < 1:
             raise VerifyException(
@@ -1650,11 +1713,15 @@ class GemmOp(IRDLOperation):
 
         print_operand(self.lhs, self.lhs_dims)
         printer.print_string(" *")
-        print_operand(self.rhs, self.rhs_dims)
+        if self.siblings == 1:
+            print_operand(self.rhs[0], self.rhs_dims)
+        else:
+            printer.print_string(" (")
+            printer.print_list(self.rhs, printer.print_ssa_value)
+            names = ", ".join(gemm_dim_name(d, batch_rank) for d in self.rhs_dims)
+            printer.print_string(f")[{names}]")
         printer.print_string(" : ")
-        printer.print_attribute(self.lhs.type)
-        printer.print_string(", ")
-        printer.print_attribute(self.rhs.type)
+        printer.print_list((self.lhs.type, *(v.type for v in self.rhs)), printer.print_attribute)
         printer.print_string(" -> ")
         printer.print_attribute(self.accumulator_type)
         _print_tiling(printer, self)
@@ -1674,20 +1741,31 @@ class GemmOp(IRDLOperation):
         integer = lambda: parser.parse_integer(allow_boolean=False)  # noqa: E731
         square = parser.Delimiter.SQUARE
 
-        def parse_operand() -> tuple[UnresolvedOperand, list[str], int]:
-            operand = parser.parse_unresolved_operand()
+        def parse_operand() -> tuple[list[UnresolvedOperand], list[str], int]:
+            if parser.parse_optional_punctuation("(") is None:
+                operands = [parser.parse_unresolved_operand()]
+            else:
+                operands = parser.parse_comma_separated_list(
+                    parser.Delimiter.NONE, parser.parse_unresolved_operand
+                )
+                parser.parse_punctuation(")")
             pos = parser.pos
-            return operand, parser.parse_comma_separated_list(square, parser.parse_identifier), pos
+            names = parser.parse_comma_separated_list(square, parser.parse_identifier)
+            return operands, names, pos
 
-        lhs, lhs_names, lhs_pos = parse_operand()
+        (lhs,), lhs_names, lhs_pos = parse_operand()
         parser.parse_punctuation("*")
         rhs, rhs_names, rhs_pos = parse_operand()
         parser.parse_punctuation(":")
         types_pos = parser.pos
         lhs_type = parse_memref_type(parser, "a tile.gemm's lhs")
-        parser.parse_punctuation(",")
-        rhs_type = parse_memref_type(parser, "a tile.gemm's rhs")
-        lhs_value, rhs_value = parser.resolve_operands([lhs, rhs], [lhs_type, rhs_type], types_pos)
+        rhs_types = []
+        for _ in rhs:
+            parser.parse_punctuation(",")
+            rhs_types.append(parse_memref_type(parser, "a tile.gemm's rhs"))
+        lhs_value, *rhs_values = parser.resolve_operands(
+            [lhs, *rhs], [lhs_type, *rhs_types], types_pos
+        )
         parser.parse_punctuation("->")
         accumulator_type = parser.parse_type()
         atom, tile_shape, warps, pipeline_depth, split = _parse_tiling(parser)
@@ -1697,7 +1775,7 @@ class GemmOp(IRDLOperation):
             parser.Delimiter.PAREN, lambda: parser.parse_argument(expect_type=False)
         )
         attributes = parser.parse_optional_attr_dict_with_keyword()
-        batch_rank = len(arguments) - 3
+        batch_rank = len(arguments) - 2 - len(rhs)
         positions = {gemm_dim_name(d, batch_rank): d for d in range(max(batch_rank, 0) + 3)}
 
         def resolve_map(names: list[str], pos: int) -> list[int]:
@@ -1712,12 +1790,12 @@ class GemmOp(IRDLOperation):
             return [positions[name] for name in names]
 
         lhs_map, rhs_map = resolve_map(lhs_names, lhs_pos), resolve_map(rhs_names, rhs_pos)
-        types = [IndexType()] * (len(arguments) - 1) + [accumulator_type]
+        types = [IndexType()] * (batch_rank + 2) + [accumulator_type] * len(rhs)
         body = parser.parse_region([a.resolve(t) for a, t in zip(arguments, types)])
         op = cls(
             lhs_value,
             lhs_map,
-            rhs_value,
+            rhs_values,
             rhs_map,
             atom,
             tile_shape,

@@ -87,7 +87,13 @@ their partial tile must fit their share of its shared memory:
 
 (M = 16, N = K = 4096: 4 x 128 = 512 blocks, 4 an SM, 8 K slices each, 2 of 32 x 128 weights
 in flight in each block, 16 KB). Where the split tile does not verify, the unsplit one is
-tried. If the tile.gemm would not verify with the chosen tile (an operand indexed at 0 along a
+tried. Sibling rhs (`loop.contract` of several rhs) count as a product of their summed N,
+which each tile covers side by side (`tile.GemmOp`), their warps with whole atoms of each
+sibling's share; they are not split: a split's cluster sums one accumulator tile, and an
+unsplit sibling grid already streams every sibling's weights once, in one launch, as the
+unsplit grids of separate kernels would (and without the round trip of a product to memory
+that separate kernels' epilogues need). A split summing each sibling's tile is left for later.
+If the tile.gemm would not verify with the chosen tile (an operand indexed at 0 along a
 dimension, a layout whose shared rows ldmatrix cannot read), the SMALL_TILE is tried, then
 the contract is expanded as any other is.
 
@@ -251,6 +257,9 @@ WGMMA_PIPELINE_DEPTH = 4
 NARROW_WGMMA_EFFICIENCY = 0.9
 """How fast a 128 x 128 wgmma tile multiplies next to a 128 x 256 one (less reuse of each
 A tile per byte of shared memory read), for choosing between them."""
+SIBLING_COLUMNS = 8
+"""The columns of an output row that a thread of a warp holds 2 of in a tensor-core
+accumulator (mma_sync's and wgmma's): a warp's share of a sibling is whole groups of them."""
 STREAMING_M = 64
 """Products of at most this many rows (M) get a weight-streaming tile."""
 STREAMING_TILE_M = (16, 32, 64)
@@ -509,9 +518,9 @@ def _contract_atom(
     if len(ops) != 1 or not isinstance(ops[0], loop.ContractOp):
         return None
     contract = ops[0]
-    element_types = {v.type.get_element_type() for v in (contract.lhs, contract.rhs)}
+    element_types = {v.type.get_element_type() for v in (contract.lhs, *contract.rhs)}
     (element_type, *others) = element_types
-    if others or contract.accumulator.type != f32:
+    if others or contract.accumulator_type != f32:
         return None
     if isinstance(element_type, Float16Type | BFloat16Type) and target.has_mma_sync:
         return contract, MMA_SYNC
@@ -527,9 +536,19 @@ def contraction_schedule(
     pipeline: int,
     target: GpuTarget,
     atom: tile.MmaAtom = MMA_SYNC,
+    siblings: int = 1,
 ) -> Schedule:
     """The schedule of a product on `atom` in block tiles `tile_shape` of `warps` warps (and
-    the warp roles the atom's blocks have)."""
+    the warp roles the atom's blocks have); for `siblings` rhs, the tile's N rounded down to
+    whole SIBLING_COLUMNS of each sibling's share of every warp's N (at least one each), a
+    wgmma atom's N with it."""
+    block_m, block_n, block_k = tile_shape
+    unit = siblings * warps[1] * SIBLING_COLUMNS
+    if siblings > 1 and block_n % unit:
+        block_n = max(unit, block_n // unit * unit)
+        tile_shape = (block_m, block_n, block_k)
+        if atom.kind == tile.AtomKind.WGMMA:
+            atom = tile.MmaAtom(atom.kind, (atom.shape[0], block_n // warps[1], atom.shape[2]))
     return Schedule(
         block=(tile.gemm_threads(atom, warps, target.warp_size), 1, 1),
         loops=(),
@@ -541,6 +560,13 @@ def contraction_schedule(
     )
 
 
+def _covered_n(contract: loop.ContractOp) -> tuple[int, ...]:
+    """The product's extents (batch.., M, N) with N as its tiles cover it: once per sibling
+    rhs, whose columns a tile's N holds side by side."""
+    *rest, size_n = contract.parallel_extents
+    return (*rest, size_n * len(contract.rhs))
+
+
 def _wgmma_schedule(
     contract: loop.ContractOp, pipeline: int, target: GpuTarget, block_n: int | None = None
 ) -> Schedule:
@@ -548,7 +574,7 @@ def _wgmma_schedule(
     where N fits it or that keeps the SMs busier (`_wave_efficiency`, the narrower tile
     counted at NARROW_WGMMA_EFFICIENCY of the wider's speed), or `block_n` if given."""
     (block_m, widest, block_k), warps = WGMMA_TILE
-    *batch, size_m, size_n = contract.parallel_extents
+    *batch, size_m, size_n = _covered_n(contract)
     if block_n is None:
         scores = {
             n: _wave_efficiency(prod(batch) * -(-size_m // block_m) * -(-size_n // n), target)
@@ -558,7 +584,9 @@ def _wgmma_schedule(
         }
         block_n = max(scores, key=scores.__getitem__)
     atom = tile.MmaAtom(tile.AtomKind.WGMMA, (64, block_n, 16))
-    return contraction_schedule((block_m, block_n, block_k), warps, pipeline, target, atom)
+    siblings = len(contract.rhs)
+    tile_shape = (block_m, block_n, block_k)
+    return contraction_schedule(tile_shape, warps, pipeline, target, atom, siblings)
 
 
 def _wave_efficiency(tiles: int, target: GpuTarget) -> float:
@@ -575,8 +603,9 @@ def _lowers(kernel: loop.KernelOp, schedule: Schedule) -> bool:
     return True
 
 
-def _streaming_warps(block_n: int) -> tuple[int, int]:
-    return 1, min(STREAMING_WARPS_N, block_n // MMA_SYNC.shape[1])
+def _streaming_warps(block_n: int, siblings: int = 1) -> tuple[int, int]:
+    """Warps along N only, each with whole atoms of each sibling's share."""
+    return 1, max(1, min(STREAMING_WARPS_N, block_n // siblings // MMA_SYNC.shape[1]))
 
 
 def _fits_shared(
@@ -616,8 +645,10 @@ def _streaming_schedule(
     contract: loop.ContractOp, target: GpuTarget, split_k: bool = True
 ) -> Schedule:
     """The weight-streaming schedule of a product of at most STREAMING_M rows (see the
-    module docstring); with `split_k`, its K split among blocks where the tiles are few."""
-    *batch, size_m, size_n = contract.parallel_extents
+    module docstring); with `split_k`, its K split among blocks where the tiles are few
+    (never for sibling rhs, see the module docstring)."""
+    *batch, size_m, size_n = _covered_n(contract)
+    siblings = len(contract.rhs)
     size_k = contract.reduction.data
     block_m = next(m for m in STREAMING_TILE_M if m >= size_m)
     block_k = next((k for k in STREAMING_TILE_K if k >= size_k), STREAMING_TILE_K[-1])
@@ -627,10 +658,10 @@ def _streaming_schedule(
         STREAMING_TILE_N[-1],
     )
     tiles *= -(-size_n // block_n)
-    element = element_bytes(contract.rhs.type.get_element_type())
+    element = element_bytes(contract.rhs[0].type.get_element_type())
     slice_bytes = block_n * block_k * element
     slices = -(-size_k // block_k)
-    split = _split(tiles, slices, target) if split_k else 1
+    split = _split(tiles, slices, target) if split_k and siblings == 1 else 1
     # The blocks that share an SM share its weight loads in flight.
     blocks_per_sm = -(-tiles * split // target.sm_count) if split > 1 else 1
     in_flight = -(-WEIGHT_BYTES_IN_FLIGHT // blocks_per_sm)
@@ -641,7 +672,8 @@ def _streaming_schedule(
         tile_shape, pipeline, element, target, split, blocks_per_sm
     ):
         pipeline -= 1
-    schedule = contraction_schedule(tile_shape, _streaming_warps(block_n), pipeline, target)
+    warps = _streaming_warps(block_n, siblings)
+    schedule = contraction_schedule(tile_shape, warps, pipeline, target, MMA_SYNC, siblings)
     return replace(schedule, split=split)
 
 
@@ -651,7 +683,8 @@ def _choose_contraction_schedule(kernel: loop.KernelOp, target: GpuTarget) -> Sc
     if contract_atom is None:
         return None
     contract, atom = contract_atom
-    *_, size_m, size_n = contract.parallel_extents
+    *_, size_m, size_n = _covered_n(contract)
+    siblings = len(contract.rhs)
     if atom == MMA_SYNC and target.has_wgmma and size_m >= WGMMA_TILE[0][0]:
         schedule = _wgmma_schedule(contract, WGMMA_PIPELINE_DEPTH, target)
         if _lowers(kernel, schedule):
@@ -660,12 +693,12 @@ def _choose_contraction_schedule(kernel: loop.KernelOp, target: GpuTarget) -> Sc
         large, small = ATOM_TILES[atom]
         (large_m, large_n, _), _ = large
         tile_shape, warps = large if size_m >= large_m and size_n >= large_n else small
-        schedule = contraction_schedule(tile_shape, warps, PIPELINE_DEPTH, target, atom)
+        schedule = contraction_schedule(tile_shape, warps, PIPELINE_DEPTH, target, atom, siblings)
         return schedule if _lowers(kernel, schedule) else None
     (large_m, large_n, _), _ = LARGE_TILE
-    small = contraction_schedule(*SMALL_TILE, PIPELINE_DEPTH, target)
+    small = contraction_schedule(*SMALL_TILE, PIPELINE_DEPTH, target, MMA_SYNC, siblings)
     if size_m >= large_m and size_n >= large_n:
-        tried = [contraction_schedule(*LARGE_TILE, PIPELINE_DEPTH, target)]
+        tried = [contraction_schedule(*LARGE_TILE, PIPELINE_DEPTH, target, MMA_SYNC, siblings)]
     elif size_m <= STREAMING_M:
         streaming = _streaming_schedule(contract, target)
         tried = [streaming, _streaming_schedule(contract, target, split_k=False), small]
@@ -827,7 +860,8 @@ def candidates(kernel: loop.KernelOp, target: GpuTarget) -> list[Schedule]:
     if contract_atom is not None and contract_atom[1] == MMA_SYNC:
         contract = contract_atom[0]
         tiles = [(t, w, CANDIDATE_PIPELINES, (1,)) for t, w in CANDIDATE_TILES]
-        *batch, size_m, size_n = contract.parallel_extents
+        *batch, size_m, size_n = _covered_n(contract)
+        siblings = len(contract.rhs)
         size_k = contract.reduction.data
         if target.has_wgmma:
             for pipeline in CANDIDATE_PIPELINES:
@@ -844,13 +878,14 @@ def candidates(kernel: loop.KernelOp, target: GpuTarget) -> list[Schedule]:
             for n, k in CANDIDATE_STREAMING_TILES_NK:
                 split = _split(output_tiles * -(-size_n // n), -(-size_k // k), target)
                 splits = (1, split)
-                tiles.append(
-                    ((block_m, n, k), _streaming_warps(n), CANDIDATE_STREAMING_PIPELINES, splits)
-                )
+                warps = _streaming_warps(n, siblings)
+                tiles.append(((block_m, n, k), warps, CANDIDATE_STREAMING_PIPELINES, splits))
         for tile_shape, warps, pipelines, splits in tiles:
             for pipeline in pipelines:
                 for split in splits:
-                    schedule = contraction_schedule(tile_shape, warps, pipeline, target)
+                    schedule = contraction_schedule(
+                        tile_shape, warps, pipeline, target, MMA_SYNC, siblings
+                    )
                     schedule = replace(schedule, split=split)
                     if _lowers(kernel, schedule):
                         schedules.setdefault(schedule, None)

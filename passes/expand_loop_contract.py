@@ -25,7 +25,8 @@ becomes
       }
     }
 
-the nest `lower-fused-to-loop` builds for a product it lowers to scalar loops: parallel loops
+the nest `lower-fused-to-loop` builds for a product it lowers to scalar loops (sibling rhs
+each get their reduction over k, whose sums the epilogue takes in order): parallel loops
 over the dims of extent above 1 (a dim of extent 1 is indexed at 0), the reduction placed in
 the outermost of them that its operands' indices exist in, and each op of the epilogue in the
 outermost loop where its operands exist (ops with regions or writes, and loads of a buffer
@@ -108,8 +109,10 @@ class ExpandContract(RewritePattern):
             depth[for_op.induction_var] = len(ends) - 1
             index.append(for_op.induction_var)
 
-        accumulator = self._reduction(op, kernel, index, depth, ends, rewriter)
-        for arg, value in zip(op.epilogue.block.args, (*index, accumulator)):
+        accumulators = [
+            self._reduction(op, rhs, kernel, index, depth, ends, rewriter) for rhs in op.rhs
+        ]
+        for arg, value in zip(op.epilogue.block.args, (*index, *accumulators)):
             rewriter.replace_all_uses_with(arg, value)
         written = written_values(kernel)
         innermost = len(ends) - 1
@@ -126,14 +129,16 @@ class ExpandContract(RewritePattern):
     @staticmethod
     def _reduction(
         op: loop.ContractOp,
+        rhs: SSAValue,
         kernel: loop.KernelOp,
         index: list[SSAValue],
         depth: dict[SSAValue, int],
         ends: list[Operation],
         rewriter: PatternRewriter,
     ) -> SSAValue:
-        """The sum over k, in the outermost loop where the operands' indices exist."""
-        accumulator_type = op.accumulator.type
+        """The sum over k of lhs times `rhs` (one of the op's siblings), in the outermost
+        loop where the operands' indices exist."""
+        accumulator_type = op.accumulator_type
         used = [index[d] for d in (*op.lhs_dims, *op.rhs_dims) if d is not None and d < op.k_dim]
         home = max((depth.get(v, 0) for v in used), default=0)
         extent = op.reduction.data
@@ -148,7 +153,7 @@ class ExpandContract(RewritePattern):
         point = InsertPoint.before(ends[home] if k_loop is None else k_loop.body.block.last_op)
         iteration = (*index, k)
         operands = []
-        for buffer, dims in ((op.lhs, op.lhs_dims), (op.rhs, op.rhs_dims)):
+        for buffer, dims in ((op.lhs, op.lhs_dims), (rhs, op.rhs_dims)):
             indices = [_index_zero(kernel, rewriter) if d is None else iteration[d] for d in dims]
             load = loop.LoadOp(buffer, indices)
             rewriter.insert(load, point)

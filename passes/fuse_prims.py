@@ -38,6 +38,22 @@ Grouping, over the expensive ops in program order:
    norm's reduction kernel writes the normalized rows), else an elementwise kernel of its
    own. Its result feeds an elementwise epilogue (bias, activation, residual add, dtype
    rounding) in its own kernel.
+   *Siblings* share a kernel, the one exception: `prim.contract`s that read the same lhs
+   (one value through the same views and casts) and rhs of one type through the same views
+   and casts (the same shape and layout, so the same N and K: SwiGLU's gate and up, or
+   q/k/v projections of equal widths). `loop.contract` then multiplies the lhs by each rhs
+   and hands the epilogue one accumulator per rhs, which pairs them in registers (`silu(g)
+   * u`) or stores each to its own output. A contraction joins the kernel of the first
+   earlier sibling whose kernel it would not make depend on itself in a cycle. It applies
+   only where each sibling's value, and every `prim.map` computed from it, is read by maps,
+   contractions and the host's return alone (`_read_elementwise`): the epilogue of every
+   sibling then lies over the products' common [.., M, N] space. Not where a view reads one
+   (q reshaped to heads: the stored value would take the view's shape, which the siblings
+   need not share, and the kernel's outputs then no one space), nor where a reduction does
+   (a norm of a projection: that sibling is stored whole for the reduction's kernel anyway,
+   so the kernel of siblings would save only the shared lhs's loads; kept out, the rule is
+   that siblings meet only in elementwise epilogues), nor between products of different N
+   or K or rhs layouts, nor for `prim.attention`.
    A `prim.attention` (`fuse-attention` makes it) is a contraction whose kernel holds it
    alone: each operand that cheap ops compute, views included, is materialized for it (it
    reads row-major buffers), its value is materialized as it is, without an epilogue, and a
@@ -189,6 +205,59 @@ def staged_operand(operand: SSAValue, reduction_dim: int) -> SSAValue | None:
             return value
         stack.extend(owner.operands)
     return None
+
+
+def _layout(value: SSAValue) -> tuple[SSAValue, tuple]:
+    """The value below the views and casts of one input that `value` is read through, and
+    those ops' kinds, properties and types, outermost first: two operands of equal layouts
+    over one value are the same operand."""
+    layout = []
+    while is_cheap(value.owner) and len(value.owner.operands) == 1:
+        owner = value.owner
+        if not (isinstance(prim.fusion_class(owner), prim.View) or _is_cast(owner)):
+            break
+        layout.append((owner.name, tuple(owner.properties.items()), value.type))
+        value = owner.operands[0]
+    return value, tuple(layout)
+
+
+def _read_elementwise(value: SSAValue) -> bool:
+    """Whether `value` and every `prim.map` computed from it are read only by maps,
+    contractions and the host's return (no view, no reduction)."""
+    stack, seen = [value], set()
+    while stack:
+        current = stack.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        for use in current.uses:
+            user = use.operation
+            if isinstance(user, prim.MapOp):
+                stack.extend(user.results)
+            elif not (isinstance(user, func.ReturnOp) or is_contraction(user)):
+                return False
+    return True
+
+
+def _buffer_layout(operand: SSAValue) -> tuple[SSAValue, tuple] | None:
+    """`_layout` of a contraction operand that is a buffer read through views and casts: a
+    kernel input, or a value computed for the contraction (`staged_operand`); None for one
+    that is neither (a gather's rows, which a loop.contract does not read in place)."""
+    value, layout = _layout(operand)
+    if is_cheap(value.owner) and staged_operand(operand) is not value:
+        return None
+    return value, layout
+
+
+def sibling_key(op: Operation) -> tuple | None:
+    """What a contraction's siblings share (see rule 1 of the module docstring): its lhs, the
+    layout of its rhs and its result type; None where it takes no siblings."""
+    if not isinstance(op, prim.ContractOp) or not _read_elementwise(op.result):
+        return None
+    lhs, rhs = _buffer_layout(op.lhs), _buffer_layout(op.rhs)
+    if lhs is None or rhs is None:
+        return None
+    return (lhs, rhs[1], rhs[0].type, op.result.type)
 
 
 # --- which dims of a value an index into it depends on ---------------------------------
@@ -366,6 +435,9 @@ class _Fusion:
         self.staged: dict[SSAValue, _Group] = {}
         """Contraction operands materialized for the contraction (`stage_contraction_operands`)."""
         self._deps: dict[_Group, set[_Group]] = {}
+        self.sibling_keys: dict[Operation, tuple] = {}
+        """The contractions that may take siblings, in program order, with their
+        `sibling_key`."""
 
     # Dependencies between groups: the groups of the members' producers (an
     # over-approximation: a producer may be behind a value another kernel materializes) and
@@ -465,11 +537,33 @@ class _Fusion:
                 self.merge(chosen)
             groups -= chosen or groups
 
+    def sibling_group(self, op: Operation, key: tuple | None) -> _Group | None:
+        """The kernel of the first earlier sibling of contraction `op` that it may join: one
+        whose kernel does not compute what `op` reads."""
+        if key is None:
+            return None
+        reads = {self.group_of[p] for p in self.producers[op]}
+        for other, other_key in self.sibling_keys.items():
+            group = self.group_of[other]
+            if other_key == key and not self.reaches(reads, {group}):
+                return group
+        return None
+
     def group_expensive_ops(self) -> None:
         for op in self.ops:
             if not is_expensive(op):
                 continue
             self.producers[op] = producers(op)
+            if is_contraction(op):
+                key = sibling_key(op)
+                sibling = self.sibling_group(op, key)
+                if key is not None:
+                    self.sibling_keys[op] = key
+                if sibling is not None:
+                    sibling.members.append(op)
+                    self.group_of[op] = sibling
+                    self._deps.clear()
+                    continue
             legal = {p for p, ok in self.producers[op].items() if ok}
             illegal = {p for p, ok in self.producers[op].items() if not ok}
             blocked = {self.group_of[p] for p in illegal}

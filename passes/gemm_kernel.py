@@ -30,6 +30,15 @@ m16n8k16 atoms, each atom's accumulator a `vector<4xf32>` carried through the K 
   column 2t + i % 2 of the atom (g = lane / 4, t = lane % 4, the PTX C-fragment layout); the
   epilogue runs there, under `m < M and n < N` where the tiles overrun.
 
+Sibling rhs (`tile.gemm %x[m, k] * (%wg, %wu)[n, k]`, SwiGLU's gate and up) make one B tile
+whose N covers them: each warp's N is its share of each sibling's columns side by side
+(`tile.GemmOp`), so the block multiplies one BM x BN product as for a single
+rhs, and the B tile is filled from each rhs, a cp.async run per warp and sibling (`pieces`).
+A thread's accumulators then hold each output element's value of every sibling, `share`
+columns apart (atoms of 8 columns on mma_sync, a register tile's columns on fma), which the
+epilogue takes together (`by_sibling`): with warps [2, 2] and tile N 64, warp column w holds
+output columns 16w .. 16w + 15 of the gate in its atoms 0-1 and of the up in atoms 2-3.
+
 Split-K (`split S`, for decode: too few output tiles to give every SM blocks to stream the
 weights with): the S blocks of an output tile are consecutive along the grid's x (the tile is
 block x / S), a thread-block cluster of S (`kernel.func ... cluster S`), and rank r = x % S
@@ -126,6 +135,18 @@ class OperandTiles:
     @property
     def panels(self) -> int:
         return self.columns // self.width
+
+
+@dataclass(frozen=True)
+class TilePiece:
+    """What of an operand's tile one operand fills: the whole tile, or for a sibling rhs
+    (`tile.GemmOp`) `extent` of its positions along N from `start`, read from
+    `offset` past the output tile's first column."""
+
+    operand: SSAValue
+    start: int = 0
+    offset: int = 0
+    extent: int | None = None
 
 
 class KernelEmitter:
@@ -333,6 +354,9 @@ class GemmEmitter(KernelEmitter):
         self.element_bytes = kernel.element_bytes(self.element)
         dims = self.batch_rank
         self.m_dim, self.n_dim, self.k_dim = dims, dims + 1, dims + 2
+        self.siblings = gemm.siblings
+        self.output_n = gemm.sibling_tile_n
+        """The output columns a tile covers (its N, shared by the siblings)."""
 
     def size(self, dim: int) -> int:
         sizes = (*self.batch_sizes, self.size_m, self.size_n, self.size_k)
@@ -341,22 +365,24 @@ class GemmEmitter(KernelEmitter):
     def covered(self, dim: int) -> int:
         """How far the blocks' tiles reach along a matrix dimension: whole tiles, and along K
         the `split` runs of K slices (which may reach past the last slice)."""
-        extent = {self.m_dim: self.block_m, self.n_dim: self.block_n, self.k_dim: self.block_k}
+        extent = {self.m_dim: self.block_m, self.n_dim: self.output_n, self.k_dim: self.block_k}
         if dim == self.k_dim:
             return self.split * self.split_slices * self.block_k
         return -(-self.size(dim) // extent[dim]) * extent[dim]
 
-    def epilogue_at(self, batch: Sequence[Index], row: Index, column: Index, value: SSAValue):
-        """The tile.gemm's epilogue for the accumulator element `value` of output (`row`,
-        `column`) at batch point `batch`, under `row < M and column < N` where the tiles
-        overrun."""
+    def epilogue_at(
+        self, batch: Sequence[Index], row: Index, column: Index, value: Sequence[SSAValue]
+    ):
+        """The tile.gemm's epilogue for the accumulator elements `value` (one per sibling) of
+        output (`row`, `column`) at batch point `batch`, under `row < M and column < N`
+        where the tiles overrun."""
         body = self.gemm.epilogue.block
 
         def run_epilogue() -> None:
             mapping = dict(self.values)
             for arg, index in zip(body.args, [*batch, row, column]):
                 mapping[arg] = self.index(index)
-            mapping[body.args[-1]] = value
+            mapping.update(zip(self.gemm.accumulators, value))
             for op in body.ops:
                 if not isinstance(op, tile.YieldOp):
                     clone = self.add_op(op.clone(value_mapper=mapping))
@@ -370,7 +396,7 @@ class GemmEmitter(KernelEmitter):
         inside = []
         if self.size_m % self.block_m:
             inside.append(self.less(row, self.size_m))
-        if self.size_n % self.block_n:
+        if self.size_n % self.output_n:
             inside.append(self.less(column, self.size_n))
         return self.both(inside)
 
@@ -381,7 +407,7 @@ class GemmEmitter(KernelEmitter):
         buffer of rows of even length (so an even column is an aligned pair), at indices of
         the point elsewhere, and N is even (so the pair is in or out of the output as one)."""
         body = self.gemm.epilogue.block
-        *batch_and_m, n, _ = body.args
+        *batch_and_m, n = body.args[: self.batch_rank + 2]
         ops = [op for op in body.ops if not isinstance(op, tile.YieldOp)]
         stores = [op for op in ops if isinstance(op, memref.StoreOp)]
         if len(stores) != 1 or stores[0] is not ops[-1] or self.size_n % 2:
@@ -393,11 +419,15 @@ class GemmEmitter(KernelEmitter):
         return store if all(index in batch_and_m for index in others) else None
 
     def epilogue_pair(
-        self, batch: Sequence[Index], row: Index, column: Index, values: Sequence[SSAValue]
+        self,
+        batch: Sequence[Index],
+        row: Index,
+        column: Index,
+        values: Sequence[Sequence[SSAValue]],
     ) -> None:
-        """The epilogue of the accumulator elements of columns `column` (even) and `column + 1`
-        of a row: one 2-element vector store where the epilogue allows (`pairable_store`),
-        else each element's own."""
+        """The epilogue of the accumulator elements (each one per sibling) of columns `column`
+        (even) and `column + 1` of a row: one 2-element vector store where the epilogue
+        allows (`pairable_store`), else each element's own."""
         store = self.pairable_store
         if store is None:
             for offset, value in enumerate(values):
@@ -412,7 +442,7 @@ class GemmEmitter(KernelEmitter):
                 point = [*batch, row, self.add(column, offset)]
                 for arg, index in zip(body.args, point):
                     mapping[arg] = self.index(index)
-                mapping[body.args[-1]] = value
+                mapping.update(zip(self.gemm.accumulators, value))
                 for op in body.ops:
                     if op is store:
                         stored.append(mapping[store.value])
@@ -429,10 +459,14 @@ class GemmEmitter(KernelEmitter):
         self.if_then(self.inside_output(row, column), run_epilogues)
 
     def epilogue_run(
-        self, batch: Sequence[Index], row: Index, column: Index, values: Sequence[SSAValue]
+        self,
+        batch: Sequence[Index],
+        row: Index,
+        column: Index,
+        values: Sequence[Sequence[SSAValue]],
     ) -> None:
-        """The epilogue of the accumulator elements `values` of consecutive columns from
-        `column` (even, for two) of a row."""
+        """The epilogue of the accumulator elements `values` (each one per sibling) of
+        consecutive columns from `column` (even, for two) of a row."""
         if len(values) == 1:
             self.epilogue_at(batch, row, column, values[0])
         else:
@@ -455,6 +489,8 @@ class _StagedGemmBuilder(GemmEmitter):
     ):
         super().__init__(gemm, body, values, target)
         self.warp_m, self.warp_n = self.block_m // self.warps_m, self.block_n // self.warps_n
+        self.warp_share = self.warp_n // self.siblings
+        """A warp's output columns: its share of each sibling's."""
         self.threads = self.warps_m * self.warps_n * target.warp_size
 
     # -- the operands' tiles --
@@ -469,8 +505,10 @@ class _StagedGemmBuilder(GemmEmitter):
         columns = self.extent(column_dim)
         width = min(columns, SWIZZLE_ROW_BYTES // self.element_bytes)
         row_length = operand.type.get_shape()[-1]
+        # A sibling's piece of a tile along N is a run of its own copies.
+        piece = self.warp_share if column_dim == self.n_dim else columns
         copy = kernel.MAX_VECTOR_BYTES // self.element_bytes
-        while row_length % copy or columns % copy:
+        while row_length % copy or columns % copy or piece % copy:
             copy //= 2
         return OperandTiles(
             operand, dims, row_dim, column_dim, self.extent(row_dim), columns, width, copy
@@ -491,6 +529,28 @@ class _StagedGemmBuilder(GemmEmitter):
         op.result.name_hint = name
         return self.add_op(op).results[0]
 
+    def pieces(self, tiles: OperandTiles) -> list[TilePiece]:
+        """What fills an operand's tile: the lhs, or each warp's share of each sibling rhs
+        (the whole tile for one rhs)."""
+        if tiles.operand is self.gemm.lhs:
+            return [TilePiece(self.gemm.lhs)]
+        if self.siblings == 1:
+            return [TilePiece(self.gemm.rhs[0])]
+        share = self.warp_share
+        return [
+            TilePiece(rhs, warp * self.warp_n + sibling * share, warp * share, share)
+            for warp in range(self.warps_n)
+            for sibling, rhs in enumerate(self.gemm.rhs)
+        ]
+
+    def piece_shape(self, tiles: OperandTiles, piece: TilePiece) -> tuple[int, int]:
+        """The rows and columns of the operand's tile that `piece` fills."""
+        if piece.extent is None:
+            return tiles.rows, tiles.columns
+        if tiles.row_dim == self.n_dim:
+            return piece.extent, tiles.columns
+        return tiles.rows, piece.extent
+
     def copy_slice(
         self,
         tiles: OperandTiles,
@@ -501,9 +561,23 @@ class _StagedGemmBuilder(GemmEmitter):
     ) -> None:
         """The block's copies of one K slice of an operand into shared stage `stage`; the
         slice starts at `starts[dim]` along each matrix dimension."""
+        for piece in self.pieces(tiles):
+            self.copy_piece(tiles, piece, shared, stage, starts, batch)
+
+    def copy_piece(
+        self,
+        tiles: OperandTiles,
+        piece: TilePiece,
+        shared: SSAValue,
+        stage: Index,
+        starts: dict[int, Index],
+        batch: Sequence[Index],
+    ) -> None:
+        """The block's copies of one K slice of `piece` of an operand's tile."""
         copy = tiles.copy_elements
-        per_row = tiles.columns // copy
-        chunks = tiles.rows * per_row
+        rows, columns = self.piece_shape(tiles, piece)
+        per_row = columns // copy
+        chunks = rows * per_row
         for step in range(-(-chunks // self.threads)):
             chunk = self.add(self.thread_id, step * self.threads)
             last_partial = (step + 1) * self.threads > chunks
@@ -512,18 +586,19 @@ class _StagedGemmBuilder(GemmEmitter):
             def copy_chunk(chunk: Index = chunk, step: int = step) -> None:
                 if self.threads % per_row == 0:
                     # The block copies whole rows a step: each thread the same column.
-                    first_row, column = self.copy_origins[tiles.operand]
+                    first_row, column = self.copy_origins[piece.operand]
                     row = self.add(first_row, step * self.threads // per_row)
                 else:
                     row = self.div(chunk, per_row)
                     column = self.mul(self.rem(chunk, per_row), copy)
-                self.copy_chunk(tiles, shared, stage, starts, batch, row, column)
+                self.copy_chunk(tiles, piece, shared, stage, starts, batch, row, column)
 
             self.if_then(guard, copy_chunk)
 
     def copy_chunk(
         self,
         tiles: OperandTiles,
+        piece: TilePiece,
         shared: SSAValue,
         stage: Index,
         starts: dict[int, Index],
@@ -531,11 +606,17 @@ class _StagedGemmBuilder(GemmEmitter):
         row: Index,
         column: Index,
     ) -> None:
-        """One copy: the `copy_elements` elements at (`row`, `column`) of the slice's tile,
-        zeros past the ends of the operand."""
+        """One copy: the `copy_elements` elements at (`row`, `column`) of the slice's
+        `piece`, zeros past the ends of the operand."""
         copy = tiles.copy_elements
         global_row = self.add(starts[tiles.row_dim], row)
         global_column = self.add(starts[tiles.column_dim], column)
+        if tiles.row_dim == self.n_dim:
+            global_row = self.add(global_row, piece.offset)
+            row = self.add(row, piece.start)
+        elif tiles.column_dim == self.n_dim:
+            global_column = self.add(global_column, piece.offset)
+            column = self.add(column, piece.start)
         inside = []
         for dim, position in ((tiles.row_dim, global_row), (tiles.column_dim, global_column)):
             if self.covered(dim) != self.size(dim):
@@ -549,7 +630,7 @@ class _StagedGemmBuilder(GemmEmitter):
         source = [self.index(batch[d] if d < self.batch_rank else position[d]) for d in tiles.dims]
         panel, within = self.panel_column(tiles, column)
         destination = [self.index(i) for i in (stage, panel, row, within)]
-        operand = self.values[tiles.operand]
+        operand = self.values[piece.operand]
         size = copy * self.element_bytes
         if size in kernel.CP_ASYNC_BYTES:
             source_bytes = None
@@ -593,22 +674,29 @@ class _StagedGemmBuilder(GemmEmitter):
         self.lane = self.rem(self.thread_id, warp_size)
         warp = self.div(self.thread_id, warp_size)
         self.warp_row = self.mul(self.div(warp, self.warps_n), self.warp_m)
-        self.warp_column = self.mul(self.rem(warp, self.warps_n), self.warp_n)
+        warp_n = self.rem(warp, self.warps_n)
+        self.warp_column = self.mul(warp_n, self.warp_n)
+        self.warp_output_column = (
+            self.warp_column if self.siblings == 1 else self.mul(warp_n, self.warp_share)
+        )
+        """The warp's first output column of the block's tile: its siblings' columns of the
+        tile's N lie side by side, each `warp_share` wide."""
 
     def build(self) -> None:
         gemm = self.gemm
         self.a_tiles = self.operand_tiles(gemm.lhs, gemm.lhs_dims)
-        self.b_tiles = self.operand_tiles(gemm.rhs, gemm.rhs_dims)
+        self.b_tiles = self.operand_tiles(gemm.rhs[0], gemm.rhs_dims)
         self.emit_thread_indices()
         self.copy_origins = {}
         """Operand -> the row and column of its tile that each thread copies first, where the
         block copies whole rows at a time."""
         for tiles in (self.a_tiles, self.b_tiles):
-            per_row = tiles.columns // tiles.copy_elements
-            if self.threads % per_row == 0:
-                row = self.div(self.thread_id, per_row)
-                column = self.mul(self.rem(self.thread_id, per_row), tiles.copy_elements)
-                self.copy_origins[tiles.operand] = (row, column)
+            for piece in self.pieces(tiles):
+                per_row = self.piece_shape(tiles, piece)[1] // tiles.copy_elements
+                if self.threads % per_row == 0 and piece.operand not in self.copy_origins:
+                    row = self.div(self.thread_id, per_row)
+                    column = self.mul(self.rem(self.thread_id, per_row), tiles.copy_elements)
+                    self.copy_origins[piece.operand] = (row, column)
         a_bytes = self.stages * self.a_tiles.rows * self.a_tiles.columns * self.element_bytes
         b_bytes = self.stages * self.b_tiles.rows * self.b_tiles.columns * self.element_bytes
         partial_type = kernel.shared_memref([self.block_m, self.block_n], f32)
@@ -635,7 +723,7 @@ class _StagedGemmBuilder(GemmEmitter):
             self.split_rank = self.rem(block_x, self.split)
             self.first_slice = self.mul(self.split_rank, self.split_slices)
             block_x = self.div(block_x, self.split)
-        self.tile_column = self.mul(block_x, self.block_n)
+        self.tile_column = self.mul(block_x, self.output_n)
         batches = prod(self.batch_sizes)
         if batches == 1:
             self.tile_product([0] * self.batch_rank)
@@ -701,7 +789,8 @@ class _StagedGemmBuilder(GemmEmitter):
             scf.ForOp(self.constant(0), self.constant(slices), self.constant(1), initial, body)
         )
         if self.split == 1:
-            runs = self.accumulator_runs(list(loop.results), self.tile_row, self.tile_column)
+            siblings = self.by_sibling(list(loop.results))
+            runs = self.accumulator_runs(siblings, self.tile_row, self.tile_column)
             for row, column, values in runs:
                 self.epilogue_run(batch, row, column, values)
         else:
@@ -716,10 +805,10 @@ class _StagedGemmBuilder(GemmEmitter):
         cluster barrier keeps every block's shared memory until the others have read it (and
         until the next batch's partials overwrite it)."""
         width = 2 if self.block_n % 2 == 0 else 1
-        for row, column, values in self.accumulator_runs(accumulators, 0, 0):
+        for row, column, values in self.accumulator_runs(self.by_sibling(accumulators), 0, 0):
             for offset in range(0, len(values), width):
                 indices = [self.index(row), self.index(self.add(column, offset))]
-                run = self.vector_of(values[offset : offset + width])
+                run = self.vector_of([value for (value,) in values[offset : offset + width]])
                 self.add_op(kernel.VectorStoreOp(run, self.partials, indices))
         self.add_op(kernel.ClusterBarrierOp())
         mapped = [
@@ -757,7 +846,8 @@ class _StagedGemmBuilder(GemmEmitter):
                         for total, lane in zip(sums, lanes)
                     ] or lanes
                 row = self.add(self.tile_row, row)
-                self.epilogue_run(batch, row, self.add(self.tile_column, column), sums)
+                column = self.add(self.tile_column, column)
+                self.epilogue_run(batch, row, column, [(value,) for value in sums])
 
             self.if_then(self.both(inside), reduce_run)
 
@@ -779,13 +869,30 @@ class _StagedGemmBuilder(GemmEmitter):
         """The thread's accumulators after the K slice in shared stage `stage`."""
         raise NotImplementedError
 
+    def by_sibling(self, accumulators: list[SSAValue]) -> list[list[SSAValue]]:
+        """Each sibling's accumulators of the thread's: the thread's grid of them has
+        `accumulator_columns` along N, in runs of each sibling's share of its warp's columns
+        (`tile.GemmOp`), one run per sibling."""
+        columns = self.accumulator_columns
+        per = columns // self.siblings
+        rows = len(accumulators) // columns
+        return [
+            [accumulators[r * columns + s * per + c] for r in range(rows) for c in range(per)]
+            for s in range(self.siblings)
+        ]
+
+    @property
+    def accumulator_columns(self) -> int:
+        """How many accumulators a thread has along N."""
+        raise NotImplementedError
+
     def accumulator_runs(
-        self, accumulators: list[SSAValue], row: Index, column: Index
-    ) -> Iterator[tuple[Index, Index, list[SSAValue]]]:
-        """Where the elements of the thread's accumulators after the K loop lie, the block's
-        tile at (`row`, `column`), a run of consecutive columns of a row at a time: its row,
-        its first column and its values (made as they are asked for, before each run's
-        epilogue)."""
+        self, siblings: list[list[SSAValue]], row: Index, column: Index
+    ) -> Iterator[tuple[Index, Index, list[tuple[SSAValue, ...]]]]:
+        """Where the elements of the thread's accumulators (`by_sibling`'s) after the K loop
+        lie, the block's output tile at (`row`, `column`), a run of consecutive columns of a
+        row at a time: its row, its first column and each column's values, one per sibling
+        (made as they are asked for, before each run's epilogue)."""
         raise NotImplementedError
 
 
@@ -797,9 +904,9 @@ class _MmaSyncGemmBuilder(_StagedGemmBuilder):
         super().emit_thread_indices()
         self.group = self.div(self.lane, 4)
         self.in_group = self.rem(self.lane, 4)
-        # The accumulator's rows g (+ 8) and columns 2t (+ 1).
+        # The accumulator's rows g (+ 8) and columns 2t (+ 1), of the output.
         self.fragment_row = self.add(self.warp_row, self.group)
-        self.fragment_column = self.add(self.warp_column, self.mul(self.in_group, 2))
+        self.fragment_column = self.add(self.warp_output_column, self.mul(self.in_group, 2))
         self.emit_fragment_offsets()
 
     # -- fragments --
@@ -879,21 +986,28 @@ class _MmaSyncGemmBuilder(_StagedGemmBuilder):
                     accumulators[position] = self.mma(a[i], b[j], accumulators[position])
         return accumulators
 
+    @property
+    def accumulator_columns(self) -> int:
+        return self.warp_n // self.atom_n
+
     def accumulator_runs(
-        self, accumulators: list[SSAValue], row: Index, column: Index
-    ) -> Iterator[tuple[Index, Index, list[SSAValue]]]:
+        self, siblings: list[list[SSAValue]], row: Index, column: Index
+    ) -> Iterator[tuple[Index, Index, list[tuple[SSAValue, ...]]]]:
         """Element i of each atom's accumulator lies at row g + 8 (i / 2) and column 2t + i % 2
         of the atom: two columns at a time."""
-        atoms_n = self.warp_n // self.atom_n
+        atoms_n = self.accumulator_columns // self.siblings
         row_base = self.add(row, self.fragment_row)
         column_base = self.add(column, self.fragment_column)
-        for position, accumulator in enumerate(accumulators):
+        for position, accumulators in enumerate(zip(*siblings)):
             atom_row, atom_column = divmod(position, atoms_n)
             for i in range(0, 4, 2):
                 row = self.add(row_base, atom_row * self.atom_m + 8 * (i // 2))
                 column = self.add(column_base, atom_column * self.atom_n)
                 values = [
-                    self.add_op(vector_dialect.ExtractOp(accumulator, [i + j], f32)).result
+                    tuple(
+                        self.add_op(vector_dialect.ExtractOp(accumulator, [i + j], f32)).result
+                        for accumulator in accumulators
+                    )
                     for j in range(2)
                 ]
                 yield row, column, values
@@ -981,6 +1095,11 @@ class _FmaGemmBuilder(_StagedGemmBuilder):
         first_column = self.add(self.warp_column, self.rem(self.lane, lanes_n))
         self.rows = [self.add(first_row, lanes_m * r) for r in range(self.warp_m // lanes_m)]
         self.columns = [self.add(first_column, lanes_n * c) for c in range(self.warp_n // lanes_n)]
+        self.output_columns = self.columns
+        if self.siblings > 1:
+            first_output = self.add(self.warp_output_column, self.rem(self.lane, lanes_n))
+            shares = range(self.warp_share // lanes_n)
+            self.output_columns = [self.add(first_output, lanes_n * c) for c in shares]
         # Where the register tile's rows and columns lie in the operands' shared tiles, for
         # every k: a row of the tile, or (an M or N along the tile's row) a panel and column.
         self.a_places = [self.place(self.a_tiles, row) for row in self.rows]
@@ -1029,15 +1148,19 @@ class _FmaGemmBuilder(_StagedGemmBuilder):
                     ).result
         return accumulators
 
+    @property
+    def accumulator_columns(self) -> int:
+        return len(self.columns)
+
     def accumulator_runs(
-        self, accumulators: list[SSAValue], row: Index, column: Index
-    ) -> Iterator[tuple[Index, Index, list[SSAValue]]]:
+        self, siblings: list[list[SSAValue]], row: Index, column: Index
+    ) -> Iterator[tuple[Index, Index, list[tuple[SSAValue, ...]]]]:
         """One element at a time, at its row and column of the register tile."""
         rows = [self.add(row, r) for r in self.rows]
-        columns = [self.add(column, c) for c in self.columns]
-        for position, value in enumerate(accumulators):
+        columns = [self.add(column, c) for c in self.output_columns]
+        for position, values in enumerate(zip(*siblings)):
             r, c = divmod(position, len(columns))
-            yield rows[r], columns[c], [value]
+            yield rows[r], columns[c], [values]
 
 
 _BUILDERS = {tile.AtomKind.MMA_SYNC: _MmaSyncGemmBuilder, tile.AtomKind.FMA: _FmaGemmBuilder}

@@ -44,8 +44,11 @@ at the epilogue's index (the epilogue is built as above, from the outputs backwa
 
 That takes all of these (`_structured_contraction`); otherwise the product is a scalar
 reduction `loop.for` over k per output element, as any other reduction:
-- the kernel holds one `prim.contract`, and its outputs all have one shape (but see the
-  permuted space below);
+- the kernel holds one `prim.contract`, or several siblings (`fuse-prims`: one lhs, rhs of
+  one shape and layout), each of which takes all of these with the outputs computed from it,
+  in one space, at one lhs map and one rhs map: they become one loop.contract of several rhs,
+  whose epilogue takes an accumulated value of each (`%acc0`, `%acc1`, ...);
+- its outputs all have one shape (but see the permuted space below);
 - an iteration space [batch.., m, n] in which the product's element that each output
   element reads is known: the outputs' shape, of rank >= 2, where the outputs read the
   product through elementwise ops and views at one element each (nn.Linear on a 3-d input:
@@ -248,31 +251,31 @@ class _KernelBodyBuilder:
     ) -> None:
         """One loop.contract whose epilogue stores every output (see the module docstring);
         ops that depend on no index go before it."""
-        product = contraction.product
+        products = contraction.products
         shape = contraction.space
-        accumulator_type = product.result.type.get_element_type()
-        epilogue = loop.ContractOp.empty_epilogue(len(shape), accumulator_type)
+        accumulator_type = products[0].result.type.get_element_type()
+        epilogue = loop.ContractOp.empty_epilogue(len(shape), accumulator_type, len(products))
         contract = loop.ContractOp(
             self.inputs[contraction.lhs],
             contraction.lhs_dims,
-            self.inputs[contraction.rhs],
+            [self.inputs[rhs] for rhs in contraction.rhs],
             contraction.rhs_dims,
             shape,
-            product.lhs.type.get_shape()[-1],
+            products[0].lhs.type.get_shape()[-1],
             epilogue,
         )
         self._place(contract, 0)
         self.scopes[0].anchor = contract
-        *index, accumulator = epilogue.block.args
-        for d, arg in enumerate(index):
+        for d, arg in enumerate(contract.indices):
             arg.name_hint = f"i{d}"
-        accumulator.name_hint = "acc"
+        for position, (product, accumulator) in enumerate(zip(products, contract.accumulators)):
+            accumulator.name_hint = "acc" if len(products) == 1 else f"acc{position}"
+            self.given[product.result] = accumulator
         for arg in epilogue.block.args:
             self.depth[arg] = 1
         self.scopes.append(_Scope(epilogue.block))
-        self.given[product.result] = accumulator
         for value, buffer in outputs:
-            output_index = contraction.store_index(value, tuple(index), self)
+            output_index = contraction.store_index(value, contract.indices, self)
             scalar = self.element(value, output_index)
             self.scopes[-1].insert(loop.StoreOp(scalar, buffer, output_index))
         del self.scopes[1:]
@@ -651,16 +654,16 @@ class _IterationIndices:
 
 @dataclass(frozen=True)
 class _StructuredContraction:
-    """A kernel's product as a loop.contract takes it: which kernel inputs it reads, at
-    which iteration dims."""
+    """A kernel's products as a loop.contract takes them: which kernel inputs they read, at
+    which iteration dims (the products are siblings, of one lhs, each of its own rhs)."""
 
-    product: prim.ContractOp
+    products: tuple[prim.ContractOp, ...]
     space: tuple[int, ...]
     """The parallel iteration space: the outputs' shape, or a reshape of the product (the
     outputs are then stored at the same row-major position)."""
     lhs: SSAValue
     lhs_dims: tuple[loop.IterationDim, ...]
-    rhs: SSAValue
+    rhs: tuple[SSAValue, ...]
     rhs_dims: tuple[loop.IterationDim, ...]
     store_views: dict[SSAValue, tuple[Operation, ...]] | None = None
     """Where the space is the product's own shape and an output permutes it: for each output,
@@ -890,16 +893,53 @@ def _lhs_space(product: prim.ContractOp, element_type) -> tuple[int, ...] | None
 
 
 def _structured_contraction(kernel: fused.KernelOp) -> _StructuredContraction | None:
-    """The kernel's product as a loop.contract takes it, or None where the module
-    docstring's conditions do not hold."""
+    """The kernel's products as one loop.contract takes them, or None where the module
+    docstring's conditions do not hold: each product as the only one of its kernel, read by
+    the outputs computed from it, all of them in one space, of one lhs read at one map, their
+    rhs read at one map."""
     block = kernel.body.block
     products = [op for op in block.ops if isinstance(op, prim.ContractOp)]
     terminator = block.last_op
     assert isinstance(terminator, fused.YieldOp)
     outputs = terminator.arguments
-    if len(products) != 1:
+    if not products:
         return None
-    (product,) = products
+    found = []
+    for product in products:
+        depends = _depending_on(product)
+        structured = _structured_product(product, [v for v in outputs if v in depends])
+        if structured is None:
+            return None
+        found.append(structured)
+    first, *others = found
+    if any(
+        (o.space, o.lhs, o.lhs_dims, o.rhs_dims)
+        != (first.space, first.lhs, first.lhs_dims, first.rhs_dims)
+        for o in others
+    ):
+        return None
+    if len({s.store_views is None for s in found}) != 1:
+        return None
+    views = None
+    if first.store_views is not None:
+        views = {o: v for s in found for o, v in s.store_views.items()}
+    return _StructuredContraction(
+        tuple(products),
+        first.space,
+        first.lhs,
+        first.lhs_dims,
+        tuple(rhs for s in found for rhs in s.rhs),
+        first.rhs_dims,
+        views,
+    )
+
+
+def _structured_product(
+    product: prim.ContractOp, outputs: Sequence[SSAValue]
+) -> _StructuredContraction | None:
+    """One product as a loop.contract takes it, stored through `outputs`."""
+    if not outputs:
+        return None
     extent = product.lhs.type.get_shape()[-1]
     element_type = product.result.type.get_element_type()
     product_shape = tuple(product.result.type.get_shape())
@@ -950,7 +990,9 @@ def _structured_contraction(kernel: fused.KernelOp) -> _StructuredContraction | 
         if rank in lhs_dims and rank - 1 not in lhs_dims and rank in rhs_dims:
             if rank - 2 not in rhs_dims:
                 structured.append(
-                    _StructuredContraction(product, space, lhs, lhs_dims, rhs, rhs_dims, views)
+                    _StructuredContraction(
+                        (product,), space, lhs, lhs_dims, (rhs,), rhs_dims, views
+                    )
                 )
     # The space with the most rows per matrix product (a dynamic m counts as the most), then
     # the fewest batch dims: a decode step's [B, 1, N] output is better one [B, N] product

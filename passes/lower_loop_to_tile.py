@@ -19,8 +19,9 @@ becomes
 
 A kernel whose body is one `loop.contract` and whose schedule is a contraction's (`tile`,
 `atom`, `warps`, `pipeline`) becomes a kernel of one `tile.gemm` with those fields, the
-contract's indexing maps (dims `d0..` and `k` are the gemm's `b0.., m, n` and `k`) and its
-epilogue; its grid is the gemm's tiles (N tiles, M tiles, batch):
+contract's indexing maps (dims `d0..` and `k` are the gemm's `b0.., m, n` and `k`), its rhs
+(several for siblings, whose columns the tile's N covers) and its epilogue; its grid is the
+gemm's tiles (N tiles, M tiles, batch):
 
     loop.kernel @k(%x: memref<70x40xbf16>, %w: memref<50x40xbf16>, %y: memref<70x50xf32>)
         attributes {tile.schedule = #tile.schedule<block [128, 1, 1], loops [],
@@ -426,7 +427,7 @@ def _contraction_body(
     gemm = tile.GemmOp(
         values[contract.lhs],
         maps[0],
-        values[contract.rhs],
+        [values[rhs] for rhs in contract.rhs],
         maps[1],
         schedule.mma_atom,
         schedule.tile_shape,

@@ -32,6 +32,14 @@ A warp group of consumers computes (BM / (WM / 4)) x (BN / WN) of the tile (for 
 in 64 x N atoms, each accumulator a `vector<N/2 x f32>`. TMA reads out-of-bounds elements of
 the operands as zeros, so tails add zeros, and the epilogue runs only inside the output.
 
+Sibling rhs (`* (%wg, %wu)[n, k]`) fill the B stage side by side, each consumer warp group's
+share of each sibling's columns in turn: one TMA box (or its panels) per rhs and share, from
+each rhs's own tensor map (the launch passes every rhs again), all under the stage's one
+expect_tx. With tile [128, 256, 64] and warps [8, 1], rows 0-127 of a stage are the gate's 128
+output columns and rows 128-255 the up's, one m64n256k16 multiplies both, and a thread's
+element e of its accumulator (row 8 (e / 2 % 2), column 8 (e / 4) + e % 2 past its own) has
+the up's value of the same output element at e + 64.
+
 A [k, n] rhs (torch.matmul's weight, N contiguous) lands N-major, in panels of 64 columns:
 `%b = kernel.dynamic_shared ... : memref<4x4x64x64xbf16, 3 : i32>` (stages, BN / 64 panels,
 BK rows of 64), filled by BN / 64 TMA loads a stage of boxes [64, 64] (`kernel.tma_load
@@ -81,15 +89,17 @@ class _WgmmaGemmBuilder(GemmEmitter):
         body: Block,
         values: dict[SSAValue, SSAValue],
         target: GpuTarget,
-        maps: tuple[SSAValue, SSAValue],
+        maps: Sequence[SSAValue],
     ):
         super().__init__(gemm, body, values, target)
-        self.a_map, self.b_map = maps
+        self.a_map, *self.b_maps = maps
         self.warpgroup_threads = WARPGROUP_WARPS * target.warp_size
         self.warpgroups_m = self.warps_m // WARPGROUP_WARPS
         self.consumers = self.warpgroups_m * self.warps_n
         self.group_m = self.block_m // self.warpgroups_m
         self.group_n = self.block_n // self.warps_n
+        self.group_share = self.group_n // self.siblings
+        """A consumer warp group's output columns: its share of each sibling's."""
         self.slices = -(-self.size_k // self.block_k)
         self.b_n_major = gemm.rhs_n_contiguous
         self.panel = kernel.WGMMA_ROW_BYTES // self.element_bytes
@@ -144,7 +154,11 @@ class _WgmmaGemmBuilder(GemmEmitter):
             self.add_op(kernel.SetmaxnregOp("inc", consumer_registers(self.target, self.consumers)))
         group = self.add_op(arith.SubiOp(warpgroup, self.index(1))).results[0]
         self.group_row = self.mul(self.div(group, self.warps_n), self.group_m)
-        self.group_column = self.mul(self.rem(group, self.warps_n), self.group_n)
+        group_n = self.rem(group, self.warps_n)
+        self.group_column = self.mul(group_n, self.group_n)
+        self.group_output_column = (
+            self.group_column if self.siblings == 1 else self.mul(group_n, self.group_share)
+        )
         lane_thread = self.rem(self.thread_id, self.warpgroup_threads)
         warp = self.div(lane_thread, self.target.warp_size)
         lane = self.rem(lane_thread, self.target.warp_size)
@@ -160,7 +174,7 @@ class _WgmmaGemmBuilder(GemmEmitter):
         `first` the number of K slices it went through before: the block is persistent,
         taking every grid-th tile of the batch's tiles in grouped order (`tile_order`)."""
         tiles_m = -(-self.size_m // self.block_m)
-        tiles_n = -(-self.size_n // self.block_n)
+        tiles_n = -(-self.size_n // self.output_n)
         per_batch = tiles_m * tiles_n
         batches = prod(self.batch_sizes)
         block_x = self.named(kernel.BlockIdOp("x"), "bx")
@@ -176,7 +190,7 @@ class _WgmmaGemmBuilder(GemmEmitter):
                 index = self.div(linear, stride)
                 indices.append(self.rem(index, size) if position else index)
             tile_m, tile_n = self.tile_order(self.rem(work, per_batch), tiles_m, tiles_n)
-            tile_row, tile_column = self.mul(tile_m, self.block_m), self.mul(tile_n, self.block_n)
+            tile_row, tile_column = self.mul(tile_m, self.block_m), self.mul(tile_n, self.output_n)
             fill(indices, tile_row, tile_column, self.mul(done, self.slices))
 
         body = self.nested(work_body, [IndexType()])
@@ -230,17 +244,32 @@ class _WgmmaGemmBuilder(GemmEmitter):
             k_start = self.mul(k_slice, self.block_k)
             starts = {self.m_dim: tile_row, self.n_dim: tile_column, self.k_dim: k_start}
             self.copy_box(self.a_map, self.gemm.lhs_dims, self.shared_a, batch, starts, stage)
-            if not self.b_n_major:
-                self.copy_box(self.b_map, self.gemm.rhs_dims, self.shared_b, batch, starts, stage)
-                return []
-            for panel in range(self.block_n // self.panel):
-                starts[self.n_dim] = self.add(tile_column, panel * self.panel)
-                self.copy_box(
-                    self.b_map, self.gemm.rhs_dims, self.shared_b, batch, starts, stage, panel
-                )
+            for b_map, start, offset, extent in self.b_pieces():
+                # A K-major piece is rows of the stage's tile; an N-major one, panels.
+                step = self.panel if self.b_n_major else extent
+                for within in range(0, extent, step):
+                    starts[self.n_dim] = self.add(tile_column, offset + within)
+                    first = (start + within) // step if self.b_n_major else start
+                    self.copy_box(
+                        b_map, self.gemm.rhs_dims, self.shared_b, batch, starts, stage, first
+                    )
             return []
 
         self.slice_loop(first, copy)
+
+    def b_pieces(self) -> list[tuple[SSAValue, int, int, int]]:
+        """What fills the B tile: each rhs's tensor map, the first position along N of the
+        stage's tile it fills, the output column past the tile's first it reads from, and
+        how many: the whole tile for one rhs, else each warp group's share of each sibling
+        (`tile.GemmOp`)."""
+        if self.siblings == 1:
+            return [(self.b_maps[0], 0, 0, self.block_n)]
+        share = self.group_share
+        return [
+            (b_map, group * self.group_n + sibling * share, group * share, share)
+            for group in range(self.warps_n)
+            for sibling, b_map in enumerate(self.b_maps)
+        ]
 
     def copy_box(
         self,
@@ -250,14 +279,14 @@ class _WgmmaGemmBuilder(GemmEmitter):
         batch: Sequence[Index],
         starts: dict[int, Index],
         stage: Index,
-        panel: int | None = None,
+        first: int = 0,
     ) -> None:
-        """One TMA box of an operand, from `starts` into the stage's tile (or its `panel`)."""
+        """One TMA box of an operand, from `starts` into the stage's tile from index `first`
+        of its first dimension (a row, or a panel of an N-major tile)."""
         coordinates = [self.index(batch[d] if d < self.batch_rank else starts[d]) for d in dims]
         stage_value = self.index(stage)
         within = [self.index(0)] * (shared.type.get_num_dims() - 1)
-        if panel is not None:
-            within[0] = self.index(panel)
+        within[0] = self.index(first)
         self.add_op(
             kernel.TmaLoadOp(
                 tensor_map, coordinates, shared, [stage_value, *within], self.full, stage_value
@@ -307,35 +336,57 @@ class _WgmmaGemmBuilder(GemmEmitter):
 
         accumulators = self.slice_loop(first, multiply, [zeros] * (atoms_m * atoms_n))
         row_base = self.add(self.add(tile_row, self.group_row), self.fragment_row)
-        column_base = self.add(self.add(tile_column, self.group_column), self.fragment_column)
-        for position, accumulator in enumerate(accumulators):
-            i, j = divmod(position, atoms_n)
-            for element in range(0, self.atom_n // 2, 2):
-                row = self.add(row_base, i * self.atom_m + 8 * (element // 2 % 2))
-                column = self.add(column_base, j * self.atom_n + 8 * (element // 4))
-                values = [
-                    self.add_op(vector_dialect.ExtractOp(accumulator, [element + e], f32)).result
-                    for e in range(2)
-                ]
-                self.epilogue_pair(batch, row, column, values)
+        column_base = self.add(
+            self.add(tile_column, self.group_output_column), self.fragment_column
+        )
+        share = self.group_share
+        # The D fragment gives a thread columns 2q, 2q + 1 of each 8 of an atom, rows g and
+        # g + 8: element 4c + 2h + e at row 8h, column 8c + e. The siblings' columns of an
+        # output column are `share` apart in the group's N.
+        for i in range(atoms_m):
+            for group in range(share // 8):
+                for half in range(2):
+                    row = self.add(row_base, i * self.atom_m + 8 * half)
+                    column = self.add(column_base, 8 * group)
+                    places = [
+                        divmod(8 * group + sibling * share, self.atom_n)
+                        for sibling in range(self.siblings)
+                    ]
+                    values = [
+                        tuple(
+                            self.add_op(
+                                vector_dialect.ExtractOp(
+                                    accumulators[i * atoms_n + j],
+                                    [within // 8 * 4 + 2 * half + e],
+                                    f32,
+                                )
+                            ).result
+                            for j, within in places
+                        )
+                        for e in range(2)
+                    ]
+                    self.epilogue_pair(batch, row, column, values)
 
 
 def tensor_map_types(gemm: tile.GemmOp) -> list[kernel.TensorMapType]:
     """The tensor maps through which TMA copies the operands' tiles: boxes of one tile row
-    (BM or BN) by one K slice, or for a [k, n] rhs of one K slice by one panel of 64 columns,
-    1 along batch dimensions, swizzled as the wgmma reads them."""
+    (BM, or of each rhs its warp groups' share of BN) by one K slice, or for a [k, n] rhs of
+    one K slice by one panel of 64 columns, 1 along batch dimensions, swizzled as the wgmma
+    reads them; the lhs's, then each rhs's."""
     batch_rank = gemm.batch_rank
     block_m, block_n, block_k = gemm.tile_shape
     extents = {batch_rank: block_m, batch_rank + 1: block_n, batch_rank + 2: block_k}
     rhs_extents = dict(extents)
+    if gemm.siblings > 1:
+        rhs_extents[batch_rank + 1] = block_n // gemm.warp_grid[1] // gemm.siblings
     if gemm.rhs_n_contiguous:
-        element_bytes = kernel.element_bytes(gemm.rhs.type.get_element_type())
+        element_bytes = kernel.element_bytes(gemm.rhs[0].type.get_element_type())
         rhs_extents[batch_rank + 1] = kernel.WGMMA_ROW_BYTES // element_bytes
     return [
         kernel.TensorMapType(operand.type, [box.get(d, 1) for d in dims], kernel.WGMMA_ROW_BYTES)
         for operand, dims, box in (
             (gemm.lhs, gemm.lhs_dims, extents),
-            (gemm.rhs, gemm.rhs_dims, rhs_extents),
+            *((rhs, gemm.rhs_dims, rhs_extents) for rhs in gemm.rhs),
         )
     ]
 
@@ -344,15 +395,16 @@ def lower_wgmma_gemm_kernel(
     source: tile.KernelOp, target: GpuTarget
 ) -> tuple[kernel.FuncOp, list[int]]:
     """The kernel.func of a wgmma contraction's tile.kernel, and the positions of the
-    kernel's arguments that its launch passes again, for the two tensor-map parameters
-    appended to the kernel's own."""
+    kernel's arguments that its launch passes again, for the tensor-map parameters appended
+    to the kernel's own (the lhs's, then each rhs's)."""
     gemm = source.gemm
     assert gemm is not None
     operands = list(source.body.block.args)
-    positions = [operands.index(gemm.lhs), operands.index(gemm.rhs)]
+    positions = [operands.index(value) for value in (gemm.lhs, *gemm.rhs)]
     body, values = kernel_body(source, tensor_map_types(gemm))
     maps = tuple(body.args[len(operands) :])
-    for tensor_map, name in zip(maps, ("a_map", "b_map")):
+    names = ["b_map"] if gemm.siblings == 1 else [f"b{s}_map" for s in range(gemm.siblings)]
+    for tensor_map, name in zip(maps, ["a_map", *names]):
         tensor_map.name_hint = name
     _WgmmaGemmBuilder(gemm, body, values, target, maps).build()
     return kernel_func(source, body), positions

@@ -172,6 +172,18 @@ class LocatingParser(Parser):
             op.location = self.location_at(start)
         return op
 
+    def _consume_token(self, expected_kind=None):
+        # xDSL asserts the kind of a token it only consumes after checking it, but not always
+        # (an unclosed complex literal `(1.0, 0.0]` in a dense one): a parse error there.
+        token = self._current_token
+        if expected_kind is not None and token.kind != expected_kind:
+            value = expected_kind.value
+            what = f"'{value}'" if isinstance(value, str) else expected_kind.name.lower()
+            self.raise_error(
+                f"expected {what}, got '{token.text}'", token.span.start, token.span.end
+            )
+        return super()._consume_token(expected_kind)
+
     def _parse_block(self) -> Block:
         # MLIR takes a label of digits (`^0`), which xDSL's block names cannot hold: it would
         # raise a ValueError naming the block.

@@ -343,3 +343,74 @@ loop.kernel @k_narrow(%x: memref<1024x5632xbf16>, %w: memref<2048x5632xbf16>, %o
     loop.store %y, %out[%i, %j] : memref<1024x2048xbf16>
   }
 }
+
+// -----
+
+// Sibling rhs (SwiGLU's gate and up) of a decode's 3 rows: a streaming tile whose N covers
+// both (16 output columns of each), its 2 warps each with an m16n8 atom of each sibling's
+// share; not split (a split sums one accumulator tile), a block per 16 output columns.
+
+// CHECK-LABEL: loop.kernel @k_gate_up_decode(
+// CHECK-SAME:    tile.schedule = #tile.schedule<block [64, 1, 1], loops [], tile [16, 32, 128], atom mma_sync m16n8k16, warps [1, 2], pipeline 8>
+
+// TILE-LABEL: tile.kernel @k_gate_up_decode(
+// TILE-SAME:    grid [4, 1, 1] block [64, 1, 1]
+// TILE-NEXT:    tile.gemm %{{.*}}[m, k] * (%{{.*}}, %{{.*}})[n, k] : memref<3x1100xbf16>, memref<50x1100xbf16>, memref<50x1100xbf16> -> f32 atom mma_sync m16n8k16 tile [16, 32, 128] warps [1, 2] pipeline 8 epilogue(%{{.*}}, %{{.*}}, %[[G:.*]], %[[U:.*]]) {
+// TILE:           arith.mulf %{{.*}}, %[[U]] : f32
+
+loop.kernel @k_gate_up_decode(%x: memref<3x1100xbf16>, %wg: memref<50x1100xbf16>, %wu: memref<50x1100xbf16>, %out: memref<3x50xbf16>) {
+  loop.contract (%i, %j) in [3, 50], k in 1100, (%gate, %up) = sum %x[d0, k] * (%wg, %wu)[d1, k] : memref<3x1100xbf16>, memref<50x1100xbf16>, memref<50x1100xbf16> -> f32 {
+    %one = arith.constant 1.0 : f32
+    %n = arith.negf %gate : f32
+    %e = math.exp %n : f32
+    %d = arith.addf %one, %e : f32
+    %s = arith.divf %gate, %d : f32
+    %p = arith.mulf %s, %up : f32
+    %t = arith.truncf %p : f32 to bf16
+    loop.store %t, %out[%i, %j] : memref<3x50xbf16>
+  }
+}
+
+// -----
+
+// The bench suite's SwiGLU gate and up (1024 x 5632 x 2048) on sm_90a: counted as a product of
+// N = 2 x 5632, they take the wide wgmma tile, 128 output columns of each sibling a tile.
+
+// CHECK-LABEL: loop.kernel @k_gate_up(
+// CHECK-SAME:    tile.schedule = #tile.schedule<block [384, 1, 1], loops [], tile [128, 256, 64], atom wgmma m64n256k16, warps [8, 1], pipeline 4, warp_roles ["producer", "consumer", "consumer"]>
+
+// TILE-LABEL: tile.kernel @k_gate_up(
+// TILE-SAME:    grid [132, 1, 1] block [384, 1, 1]
+// TILE-NEXT:    tile.gemm %{{.*}}[m, k] * (%{{.*}}, %{{.*}})[n, k] : memref<1024x2048xbf16>, memref<5632x2048xbf16>, memref<5632x2048xbf16> -> f32 atom wgmma m64n256k16 tile [128, 256, 64] warps [8, 1] pipeline 4 epilogue(
+
+loop.kernel @k_gate_up(%x: memref<1024x2048xbf16>, %wg: memref<5632x2048xbf16>, %wu: memref<5632x2048xbf16>, %out: memref<1024x5632xf32>) {
+  loop.contract (%i, %j) in [1024, 5632], k in 2048, (%gate, %up) = sum %x[d0, k] * (%wg, %wu)[d1, k] : memref<1024x2048xbf16>, memref<5632x2048xbf16>, memref<5632x2048xbf16> -> f32 {
+    %p = arith.mulf %gate, %up : f32
+    loop.store %p, %out[%i, %j] : memref<1024x5632xf32>
+  }
+}
+
+// -----
+
+// Three siblings (q, k, v) on sm_80: the small tile's N rounded down to whole atoms of each
+// sibling's share of both warps' N, 64 -> 48 (8 columns of each a warp).
+
+// CHECK-LABEL: loop.kernel @k_qkv(
+// CHECK-SAME:    tile.schedule = #tile.schedule<block [128, 1, 1], loops [], tile [64, 48, 32], atom mma_sync m16n8k16, warps [2, 2], pipeline 3>
+
+// TILE-LABEL: tile.kernel @k_qkv(
+// TILE-SAME:    grid [3, 2, 1] block [128, 1, 1]
+// TILE-NEXT:    tile.gemm %{{.*}}[m, k] * (%{{.*}}, %{{.*}}, %{{.*}})[n, k] : {{.*}} tile [64, 48, 32] warps [2, 2] pipeline 3 epilogue(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) {
+
+builtin.module attributes {kernel.target = #kernel.target<"sm_80">} {
+  loop.kernel @k_qkv(%x: memref<70x64xbf16>, %wq: memref<48x64xbf16>, %wk: memref<48x64xbf16>, %wv: memref<48x64xbf16>, %q: memref<70x48xbf16>, %k: memref<70x48xbf16>, %v: memref<70x48xbf16>) {
+    loop.contract (%i, %j) in [70, 48], k in 64, (%aq, %ak, %av) = sum %x[d0, k] * (%wq, %wk, %wv)[d1, k] : memref<70x64xbf16>, memref<48x64xbf16>, memref<48x64xbf16>, memref<48x64xbf16> -> f32 {
+      %tq = arith.truncf %aq : f32 to bf16
+      loop.store %tq, %q[%i, %j] : memref<70x48xbf16>
+      %tk = arith.truncf %ak : f32 to bf16
+      loop.store %tk, %k[%i, %j] : memref<70x48xbf16>
+      %tv = arith.truncf %av : f32 to bf16
+      loop.store %tv, %v[%i, %j] : memref<70x48xbf16>
+    }
+  }
+}

@@ -123,3 +123,33 @@ loop.kernel @k_outer_product(%x: memref<4x1xi32>, %v: memref<1x3xi32>, %y: memre
     loop.store %acc, %y[%i, %j] : memref<4x3xi32>
   }
 }
+
+// -----
+
+// Sibling rhs: a sum over k of each, in order, which the epilogue takes as its accumulated
+// values.
+
+// CHECK-LABEL: loop.kernel @k_siblings(
+// CHECK-NEXT:    loop.for %[[I:.*]] in 0 to 4 {
+// CHECK-NEXT:      loop.for %[[J:.*]] in 0 to 6 {
+// CHECK-NEXT:        %[[GATE:.*]] = loop.for %[[K:.*]] in 0 to 8 reduce add init 0.0 : f64 {
+// CHECK-NEXT:          %[[X:.*]] = loop.load %x[%[[I]], %[[K]]] : memref<4x8xf64>
+// CHECK-NEXT:          %[[G:.*]] = loop.load %wg[%[[K]], %[[J]]] : memref<8x6xf64>
+// CHECK-NEXT:          %[[XG:.*]] = arith.mulf %[[X]], %[[G]] : f64
+// CHECK-NEXT:          loop.yield %[[XG]] : f64
+// CHECK-NEXT:        }
+// CHECK-NEXT:        %[[UP:.*]] = loop.for %[[K2:.*]] in 0 to 8 reduce add init 0.0 : f64 {
+// CHECK-NEXT:          %[[X2:.*]] = loop.load %x[%[[I]], %[[K2]]] : memref<4x8xf64>
+// CHECK-NEXT:          %[[U:.*]] = loop.load %wu[%[[K2]], %[[J]]] : memref<8x6xf64>
+// CHECK-NEXT:          %[[XU:.*]] = arith.mulf %[[X2]], %[[U]] : f64
+// CHECK-NEXT:          loop.yield %[[XU]] : f64
+// CHECK-NEXT:        }
+// CHECK-NEXT:        %[[P:.*]] = arith.mulf %[[GATE]], %[[UP]] : f64
+// CHECK-NEXT:        loop.store %[[P]], %y[%[[I]], %[[J]]] : memref<4x6xf64>
+
+loop.kernel @k_siblings(%x: memref<4x8xf64>, %wg: memref<8x6xf64>, %wu: memref<8x6xf64>, %y: memref<4x6xf64>) {
+  loop.contract (%i, %j) in [4, 6], k in 8, (%gate, %up) = sum %x[d0, k] * (%wg, %wu)[k, d1] : memref<4x8xf64>, memref<8x6xf64>, memref<8x6xf64> -> f64 {
+    %p = arith.mulf %gate, %up : f64
+    loop.store %p, %y[%i, %j] : memref<4x6xf64>
+  }
+}

@@ -211,7 +211,8 @@ func.func @linear_silu(%x: tensor<4x16xf32>, %w: tensor<8x16xf32>, %b: tensor<8x
 
 // Two contractions read one value computed by arithmetic (an add): a product reads its
 // operands' tiles from memory, many times each, so the value is materialized once, by a kernel
-// of its own (no producer but the inputs), and both products read it.
+// of its own (no producer but the inputs), and both products read it. (Of different N, they
+// are no siblings.)
 
 // CHECK-LABEL: func.func @cheap_shared(
 // CHECK-NEXT:    %h = fused.kernel @k_add(%x, %r) :
@@ -230,22 +231,22 @@ func.func @linear_silu(%x: tensor<4x16xf32>, %w: tensor<8x16xf32>, %b: tensor<8x
 // CHECK-NEXT:    func.return %[[C1]], %[[C2]] :
 // CHECK-NEXT:  }
 
-func.func @cheap_shared(%x: tensor<4x16xf32>, %r: tensor<4x16xf32>, %w1: tensor<16x8xf32>, %w2: tensor<16x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+func.func @cheap_shared(%x: tensor<4x16xf32>, %r: tensor<4x16xf32>, %w1: tensor<16x8xf32>, %w2: tensor<16x12xf32>) -> (tensor<4x8xf32>, tensor<4x12xf32>) {
   %h = prim.map(%x, %r) : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32> {
   ^bb0(%a: f32, %b: f32):
     %s = arith.addf %a, %b : f32
     prim.yield %s : f32
   } loc("add")
   %c1 = prim.contract %h, %w1 : tensor<4x16xf32>, tensor<16x8xf32> -> tensor<4x8xf32> loc("matmul")
-  %c2 = prim.contract %h, %w2 : tensor<4x16xf32>, tensor<16x8xf32> -> tensor<4x8xf32> loc("matmul")
-  func.return %c1, %c2 : tensor<4x8xf32>, tensor<4x8xf32>
+  %c2 = prim.contract %h, %w2 : tensor<4x16xf32>, tensor<16x12xf32> -> tensor<4x12xf32> loc("matmul")
+  func.return %c1, %c2 : tensor<4x8xf32>, tensor<4x12xf32>
 }
 
 // -----
 
 // A row maximum scales the operand two contractions read: the reduction's kernel materializes
 // the scaled rows (a product reads its operands' tiles from memory), and both products load
-// them.
+// them. (Of different N, they are no siblings.)
 
 // CHECK-LABEL: func.func @stat_shared(
 // CHECK-NEXT:    %y = fused.kernel @k_amax_div(%x) : (tensor<4x16xf32>) -> tensor<4x16xf32> {
@@ -263,7 +264,7 @@ func.func @cheap_shared(%x: tensor<4x16xf32>, %r: tensor<4x16xf32>, %w1: tensor<
 // CHECK-NEXT:    func.return %[[C1]], %[[C2]] :
 // CHECK-NEXT:  }
 
-func.func @stat_shared(%x: tensor<4x16xf32>, %w1: tensor<16x8xf32>, %w2: tensor<16x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+func.func @stat_shared(%x: tensor<4x16xf32>, %w1: tensor<16x8xf32>, %w2: tensor<16x12xf32>) -> (tensor<4x8xf32>, tensor<4x12xf32>) {
   %m = prim.reduce max %x axes [1] keepdim init -inf : tensor<4x16xf32> -> tensor<4x1xf32> loc("amax")
   %mb = prim.broadcast %m : tensor<4x1xf32> -> tensor<4x16xf32> loc("div")
   %y = prim.map(%x, %mb) : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32> {
@@ -272,8 +273,8 @@ func.func @stat_shared(%x: tensor<4x16xf32>, %w1: tensor<16x8xf32>, %w2: tensor<
     prim.yield %s : f32
   } loc("div")
   %c1 = prim.contract %y, %w1 : tensor<4x16xf32>, tensor<16x8xf32> -> tensor<4x8xf32> loc("matmul")
-  %c2 = prim.contract %y, %w2 : tensor<4x16xf32>, tensor<16x8xf32> -> tensor<4x8xf32> loc("matmul")
-  func.return %c1, %c2 : tensor<4x8xf32>, tensor<4x8xf32>
+  %c2 = prim.contract %y, %w2 : tensor<4x16xf32>, tensor<16x12xf32> -> tensor<4x12xf32> loc("matmul")
+  func.return %c1, %c2 : tensor<4x8xf32>, tensor<4x12xf32>
 }
 
 // -----

@@ -245,7 +245,8 @@ def test_gemm_program_compiles_to_cuda_at_small_sizes(name, size, dtype, capsys)
     assert cli.main(["compile", "-c", source, "--ir", "cuda"]) == 0
     cuda = capsys.readouterr().out
     kernels = len(re.findall(r"__global__", cuda))
-    assert kernels == len(case.products)  # one kernel per product, its epilogue fused
+    # One kernel per product, its epilogue fused; SwiGLU's gate and up, siblings, share one.
+    assert kernels == len(case.products) - (name == "swiglu_mlp")
     if dtype != "float32" and size[0] > 1:
         # 16-bit products take the tensor cores: wgmma from 128 rows on sm_90a.
         assert ("wgmma.mma_async" if size[0] >= 128 else "mma.sync") in cuda

@@ -65,6 +65,17 @@ def test_verifier_error_points_at_the_op(tmp_path: Path):
     assert errors.endswith("  func.return %a : f32\n  ^\n")
 
 
+def test_an_unclosed_complex_literal_is_a_parse_error(tmp_path: Path):
+    """xDSL asserts the `)` of a complex element of a dense literal (the fuzzer's seed 297):
+    a parse error at the token, not an internal one."""
+    path = tmp_path / "bad.mlir"
+    literal = "dense<[[1.0, 0.0], [0.0,(1.0, 0.0]]> : tensor<2x2xf32>"
+    path.write_text(f"%u = prim.constant {literal}\n")
+    status, output, errors = emmy_opt(str(path))
+    assert (status, output) == (1, "")
+    assert errors.startswith(f"{path}:1:53: error: expected ')', got ']'\n"), errors
+
+
 def test_verify_diagnostics(tmp_path: Path):
     path = tmp_path / "annotated.mlir"
     path.write_text("// expected-error @+1 {{unknown op 'arith.nope'}}\n%0 = arith.nope\n")

@@ -87,8 +87,9 @@ Projection().to(DT)(torch.randn(6, 8, dtype=DT), torch.randn(2, 3, 4, dtype=DT))
     "swiglu": (
         SWIGLU,
         [
-            "in [2, 3, 24], k in 16, %acc = sum %x[d0, d1, k] * %p_up_weight[d2, k]",
-            "in [2, 3, 24], k in 16, %acc = sum %x[d0, d1, k] * %p_gate_weight[d2, k]",
+            # gate and up, siblings: one contract of both weights
+            "in [2, 3, 24], k in 16, (%acc0, %acc1) = sum %x[d0, d1, k] * "
+            "(%p_gate_weight, %p_up_weight)[d2, k]",
             "in [6, 16], k in 24, %acc = sum %0[d0, k] * %p_down_weight[d1, k]",
         ],
     ),

@@ -206,28 +206,32 @@ class LoopFunctions(InterpreterFunctions):
     def run_contract(
         self, interpreter: Interpreter, op: loop.ContractOp, args: PythonValues
     ) -> PythonValues:
-        """The accumulated values are one batched matmul in the accumulator type (numpy's
-        order of summation); the epilogue then runs as the body of a parallel loop nest."""
+        """Each accumulated value (one per sibling rhs) is one batched matmul in the
+        accumulator type (numpy's order of summation); the epilogue then runs as the body of
+        a parallel loop nest."""
         axes = interpreter.get_data(LoopFunctions, self.LOOP_AXES, _outside_kernel)
         first = loop_depth(op)
         extents = op.parallel_extents
         rank = len(extents)
-        accumulator_type = op.accumulator.type
+        accumulator_type = op.accumulator_type
         # Each operand as an array over (batch.., m, k) or (batch.., k, n), size 1 along the
         # dims it is not read at, so that np.matmul broadcasts it there.
-        lhs, rhs = args
+        lhs, *siblings = args
         lhs = _iteration_view(lhs, op.lhs_dims, rank, (rank - 2, rank))
-        rhs = _iteration_view(rhs, op.rhs_dims, rank, (rank, rank - 1))
         dtype = numpy_dtype(accumulator_type)
-        sums = to_type(np.matmul(lhs.astype(dtype), rhs.astype(dtype)), accumulator_type)
-        sums = np.broadcast_to(sums, extents)
+        sums = []
+        for rhs in siblings:
+            rhs = _iteration_view(rhs, op.rhs_dims, rank, (rank, rank - 1))
+            product = to_type(np.matmul(lhs.astype(dtype), rhs.astype(dtype)), accumulator_type)
+            sums.append(np.broadcast_to(product, extents))
         shape = (1,) * first + tuple(extents) + (1,) * (axes - first - rank)
         indices = []
         for d, extent in enumerate(extents):
             axis_shape = [1] * axes
             axis_shape[first + d] = extent
             indices.append(np.arange(extent, dtype=np.int64).reshape(axis_shape))
-        interpreter.run_ssacfg_region(op.epilogue, (*indices, sums.reshape(shape)), op.name)
+        accumulated = [value.reshape(shape) for value in sums]
+        interpreter.run_ssacfg_region(op.epilogue, (*indices, *accumulated), op.name)
         return ()
 
     @impl(loop.AttentionOp)
@@ -256,20 +260,22 @@ class LoopFunctions(InterpreterFunctions):
     ) -> PythonValues:
         # Products of f16, bf16 and f32 are exact in float64, and so nearly are their sums:
         # the accumulator is the f32 nearest the exact sum, whatever order a GPU adds in.
-        lhs, rhs = (np.asarray(arg, np.float64) for arg in args)
+        lhs, *siblings = (np.asarray(arg, np.float64) for arg in args)
         sizes = op.sizes()
         letters = "abcdefghijklmnopqrstuvwxyz"
         lhs_letters = "".join(letters[d] for d in op.lhs_dims)
         rhs_letters = "".join(letters[d] for d in op.rhs_dims)
         point = len(sizes) - 1  # the output point: batch..., m, n
-        accumulator = np.einsum(f"{lhs_letters},{rhs_letters}->{letters[:point]}", lhs, rhs)
+        product = f"{lhs_letters},{rhs_letters}->{letters[:point]}"
+        accumulators = [
+            to_type(np.einsum(product, lhs, rhs), op.accumulator_type) for rhs in siblings
+        ]
         indices = []
         for dim in range(point):
             shape = [1] * point
             shape[dim] = sizes[dim]
             indices.append(np.arange(sizes[dim], dtype=np.int64).reshape(shape))
-        accumulator = to_type(accumulator, op.accumulator_type)
-        interpreter.run_ssacfg_region(op.epilogue, (*indices, accumulator), op.name)
+        interpreter.run_ssacfg_region(op.epilogue, (*indices, *accumulators), op.name)
         return ()
 
     @impl_terminator(loop.YieldOp)

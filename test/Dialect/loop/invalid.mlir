@@ -856,3 +856,39 @@ loop.kernel @dynamic_loop_from_one(%x: memref<?xf32>, %s: index) {
   loop.for %i in 1 to %s {
   }
 }
+
+// -----
+
+loop.kernel @contract_sibling_types(%x: memref<4x8xf32>, %w: memref<8x2xf32>, %v: memref<8x2xf16>) {
+  // expected-error @+1 {{sibling rhs have one type, read at one indexing map, got memref<8x2xf32>, memref<8x2xf16>}}
+  loop.contract (%i, %j) in [4, 2], k in 8, (%a, %b) = sum %x[d0, k] * (%w, %v)[k, d1] : memref<4x8xf32>, memref<8x2xf32>, memref<8x2xf16> -> f32 {
+  }
+}
+
+// -----
+
+loop.kernel @contract_sibling_accumulators(%x: memref<4x8xf32>, %w: memref<8x2xf32>, %v: memref<8x2xf32>) {
+  // expected-error @+1 {{the epilogue takes 2 indices and the 2 accumulated values (one per rhs, of one type), but it takes (index, index, f32)}}
+  "loop.contract"(%x, %w, %v) <{parallel = array<i64: 4, 2>, reduction = #builtin.int<8>, lhs_map = affine_map<(d0, d1, d2) -> (d0, d2)>, rhs_map = affine_map<(d0, d1, d2) -> (d2, d1)>}> ({
+  ^bb0(%i: index, %j: index, %a: f32):
+    loop.yield
+  }) : (memref<4x8xf32>, memref<8x2xf32>, memref<8x2xf32>) -> ()
+}
+
+// -----
+
+loop.kernel @contract_no_rhs(%x: memref<4x8xf32>) {
+  // expected-error @+1 {{a loop.contract multiplies its lhs by at least one rhs}}
+  "loop.contract"(%x) <{parallel = array<i64: 4, 2>, reduction = #builtin.int<8>, lhs_map = affine_map<(d0, d1, d2) -> (d0, d2)>, rhs_map = affine_map<(d0, d1, d2) -> (d2, d1)>}> ({
+  ^bb0(%i: index, %j: index):
+    loop.yield
+  }) : (memref<4x8xf32>) -> ()
+}
+
+// -----
+
+loop.kernel @contract_sibling_count(%x: memref<4x8xf32>, %w: memref<8x2xf32>, %v: memref<8x2xf32>) {
+  // expected-error @+1 {{1 accumulated values name the sums of 2 rhs}}
+  loop.contract (%i, %j) in [4, 2], k in 8, %a = sum %x[d0, k] * (%w, %v)[k, d1] : memref<4x8xf32>, memref<8x2xf32>, memref<8x2xf32> -> f32 {
+  }
+}

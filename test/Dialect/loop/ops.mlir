@@ -279,6 +279,23 @@ loop.kernel @k_batched(%a: memref<4x1x8x16xf16>, %b: memref<5x16x3xf32>, %c: mem
   }
 }
 
+// Sibling rhs (SwiGLU's gate and up weights): one rhs list read at one map, one accumulated
+// value per rhs in the epilogue.
+
+// CHECK-LABEL: loop.kernel @k_siblings(
+// CHECK-SAME:    %[[X:[a-z0-9_]+]]: memref<16x64xbf16>, %[[G:[a-z0-9_]+]]: memref<32x64xbf16>, %[[U:[a-z0-9_]+]]: memref<32x64xbf16>, %[[Y:[a-z0-9_]+]]: memref<16x32xf32>) {
+// CHECK-NEXT:    loop.contract (%[[I:.*]], %[[J:.*]]) in [16, 32], k in 64, (%[[GA:.*]], %[[UA:.*]]) = sum %[[X]][d0, k] * (%[[G]], %[[U]])[d1, k] : memref<16x64xbf16>, memref<32x64xbf16>, memref<32x64xbf16> -> f32 {
+// CHECK-NEXT:      %[[P:.*]] = arith.mulf %[[GA]], %[[UA]] : f32
+// CHECK-NEXT:      loop.store %[[P]], %[[Y]][%[[I]], %[[J]]] : memref<16x32xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:  }
+loop.kernel @k_siblings(%x: memref<16x64xbf16>, %wg: memref<32x64xbf16>, %wu: memref<32x64xbf16>, %y: memref<16x32xf32>) {
+  loop.contract (%i, %j) in [16, 32], k in 64, (%gate, %up) = sum %x[d0, k] * (%wg, %wu)[d1, k] : memref<16x64xbf16>, memref<32x64xbf16>, memref<32x64xbf16> -> f32 {
+    %p = arith.mulf %gate, %up : f32
+    loop.store %p, %y[%i, %j] : memref<16x32xf32>
+  }
+}
+
 // CHECK-LABEL: loop.kernel @k_integer(
 // CHECK:         loop.contract (%{{.*}}, %{{.*}}) in [2, 3], k in 4, %{{.*}} = sum %{{.*}}[d0, k] * %{{.*}}[k, d1] : memref<2x4xi32>, memref<4x3xi32> -> i32 {
 loop.kernel @k_integer(%a: memref<2x4xi32>, %b: memref<4x3xi32>, %c: memref<2x3xi32>) {

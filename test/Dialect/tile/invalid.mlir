@@ -1054,3 +1054,40 @@ builtin.module attributes {kernel.target = #kernel.target<"sm_80">} {
 tile.kernel @attention_wgmma_grid(%q: memref<2x64x64xbf16>, %k: memref<1x64x64xbf16>, %o: memref<2x64x64xbf16>) grid [1, 1, 1] block [256, 1, 1] {
   tile.attention %q, %k, %k scale 0.125 into %o : memref<2x64x64xbf16>, memref<1x64x64xbf16>, memref<1x64x64xbf16> into memref<2x64x64xbf16> atom wgmma m64n128k16 tile [64, 128, 64] warps [4, 1] pipeline 2
 }
+
+// -----
+
+tile.kernel @siblings_split(%x: memref<16x4096xbf16>, %wg: memref<4096x4096xbf16>, %wu: memref<4096x4096xbf16>, %y: memref<16x4096xf32>) grid [512, 1, 1] block [128, 1, 1] {
+  // expected-error @+1 {{2 sibling rhs take split 1: a split's blocks sum one accumulator tile through shared memory, not 2 side by side}}
+  tile.gemm %x[m, k] * (%wg, %wu)[n, k] : memref<16x4096xbf16>, memref<4096x4096xbf16>, memref<4096x4096xbf16> -> f32 atom mma_sync m16n8k16 tile [16, 64, 128] warps [1, 4] pipeline 4 split 2 epilogue(%m, %n, %gate, %up) {
+    memref.store %gate, %y[%m, %n] : memref<16x4096xf32>
+  }
+}
+
+// -----
+
+tile.kernel @siblings_share(%x: memref<64x64xbf16>, %wg: memref<64x64xbf16>, %wu: memref<64x64xbf16>, %y: memref<64x64xf32>) grid [4, 4, 1] block [128, 1, 1] {
+  // expected-error @+1 {{a warp's 8 columns of tile N 32 are 2 siblings' equal shares, each whole groups of 8 columns (those whose accumulators a thread holds), got 4 columns a sibling}}
+  tile.gemm %x[m, k] * (%wg, %wu)[n, k] : memref<64x64xbf16>, memref<64x64xbf16>, memref<64x64xbf16> -> f32 atom mma_sync m16n8k16 tile [16, 32, 32] warps [1, 4] pipeline 2 epilogue(%m, %n, %gate, %up) {
+    memref.store %gate, %y[%m, %n] : memref<64x64xf32>
+  }
+}
+
+// -----
+
+tile.kernel @siblings_types(%x: memref<64x64xbf16>, %wg: memref<64x64xbf16>, %wu: memref<64x64xf16>, %y: memref<64x64xf32>) grid [2, 1, 1] block [128, 1, 1] {
+  // expected-error @+1 {{sibling rhs have one type, got memref<64x64xbf16>, memref<64x64xf16>}}
+  tile.gemm %x[m, k] * (%wg, %wu)[n, k] : memref<64x64xbf16>, memref<64x64xbf16>, memref<64x64xf16> -> f32 atom mma_sync m16n8k16 tile [64, 64, 32] warps [2, 2] pipeline 2 epilogue(%m, %n, %gate, %up) {
+    memref.store %gate, %y[%m, %n] : memref<64x64xf32>
+  }
+}
+
+// -----
+
+tile.kernel @siblings_accumulators(%x: memref<64x64xbf16>, %wg: memref<64x64xbf16>, %wu: memref<64x64xbf16>, %y: memref<64x64xf32>) grid [2, 1, 1] block [128, 1, 1] {
+  // expected-error @+1 {{a tile.gemm accumulates in f32, got f16}}
+  "tile.gemm"(%x, %wg, %wu) <{lhs_map = array<i64: 0, 2>, rhs_map = array<i64: 1, 2>, atom = #tile.atom<mma_sync m16n8k16>, tile = array<i64: 64, 64, 32>, warps = array<i64: 2, 2>, pipeline = #builtin.int<2>}> ({
+  ^bb0(%m: index, %n: index, %gate: f32, %up: f16):
+    tile.yield
+  }) : (memref<64x64xbf16>, memref<64x64xbf16>, memref<64x64xbf16>) -> ()
+}

@@ -144,6 +144,23 @@ tile.kernel @linear_bias(%x: memref<70x40xbf16>, %w: memref<50x40xbf16>, %bias: 
   }
 }
 
+// Sibling rhs (SwiGLU's gate and up): the tile's N covers both, 32 output columns of each, so
+// N = 50 takes 2 tiles; the epilogue takes an accumulator per rhs.
+
+// CHECK-LABEL: tile.kernel @gate_up(
+// CHECK-SAME:    grid [2, 2, 1] block [128, 1, 1]
+// CHECK-NEXT:    tile.gemm %{{.*}}[m, k] * (%[[G:.*]], %[[U:.*]])[n, k] : memref<70x40xbf16>, memref<50x40xbf16>, memref<50x40xbf16> -> f32 atom mma_sync m16n8k16 tile [64, 64, 32] warps [2, 2] pipeline 3 epilogue(%[[M:.*]], %[[N:.*]], %[[GA:.*]], %[[UA:.*]]) {
+// CHECK-NEXT:      %[[P:.*]] = arith.mulf %[[GA]], %[[UA]] : f32
+// CHECK-NEXT:      memref.store %[[P]], %{{.*}}[%[[M]], %[[N]]] : memref<70x50xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:  }
+tile.kernel @gate_up(%x: memref<70x40xbf16>, %wg: memref<50x40xbf16>, %wu: memref<50x40xbf16>, %y: memref<70x50xf32>) grid [2, 2, 1] block [128, 1, 1] attributes {tile.schedule = #tile.schedule<block [128, 1, 1], loops [], tile [64, 64, 32], atom mma_sync m16n8k16, warps [2, 2], pipeline 3>} {
+  tile.gemm %x[m, k] * (%wg, %wu)[n, k] : memref<70x40xbf16>, memref<50x40xbf16>, memref<50x40xbf16> -> f32 atom mma_sync m16n8k16 tile [64, 64, 32] warps [2, 2] pipeline 3 epilogue(%m, %n, %gate, %up) {
+    %p = arith.mulf %gate, %up : f32
+    memref.store %p, %y[%m, %n] : memref<70x50xf32>
+  }
+}
+
 // Split-K (decode): 4 blocks share each 16x32 output tile, each a quarter of K's 32 slices of
 // 128; the grid's x has 4 blocks per N tile (128 tiles of N = 4096).
 
