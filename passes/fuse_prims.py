@@ -239,12 +239,12 @@ def _read_elementwise(value: SSAValue) -> bool:
     return True
 
 
-def _buffer_layout(operand: SSAValue) -> tuple[SSAValue, tuple] | None:
+def _buffer_layout(operand: SSAValue, reduction_dim: int) -> tuple[SSAValue, tuple] | None:
     """`_layout` of a contraction operand that is a buffer read through views and casts: a
     kernel input, or a value computed for the contraction (`staged_operand`); None for one
     that is neither (a gather's rows, which a loop.contract does not read in place)."""
     value, layout = _layout(operand)
-    if is_cheap(value.owner) and staged_operand(operand) is not value:
+    if is_cheap(value.owner) and staged_operand(operand, reduction_dim) is not value:
         return None
     return value, layout
 
@@ -254,7 +254,7 @@ def sibling_key(op: Operation) -> tuple | None:
     layout of its rhs and its result type; None where it takes no siblings."""
     if not isinstance(op, prim.ContractOp) or not _read_elementwise(op.result):
         return None
-    lhs, rhs = _buffer_layout(op.lhs), _buffer_layout(op.rhs)
+    lhs, rhs = _buffer_layout(op.lhs, -1), _buffer_layout(op.rhs, -2)
     if lhs is None or rhs is None:
         return None
     return (lhs, rhs[1], rhs[0].type, op.result.type)

@@ -151,12 +151,12 @@ func.func @read_through_a_view(%x: tensor<4x16xf32>, %wq: tensor<16x8xf32>, %wv:
 
 // -----
 
-// No siblings where an operand is not a buffer read through views and casts (rows of a table
-// gathered by index, which a loop.contract does not read in place): each keeps its kernel.
+// An operand that a loop.contract does not read in place (rows of a table gathered by index)
+// is materialized by a kernel of its own, a buffer then: the products are siblings again.
 
 // CHECK-LABEL: func.func @gathered_rhs(
-// CHECK:         fused.kernel @k_q_embedding(
-// CHECK:         fused.kernel @k_v(
+// CHECK:         %wq = fused.kernel @k_embedding(%table, %ids)
+// CHECK:         fused.kernel @k_q_v(%x, %wv, %wq)
 
 func.func @gathered_rhs(%x: tensor<4x16xf32>, %table: tensor<32x8xf32>, %ids: tensor<16xi64>, %wv: tensor<16x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
   %wq = prim.gather %table[%ids] : tensor<32x8xf32>, tensor<16xi64> -> tensor<16x8xf32> loc("embedding")
