@@ -84,6 +84,7 @@ from typing import ClassVar
 
 from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     I64,
     BFloat16Type,
     DenseArrayBase,
@@ -161,6 +162,7 @@ from emmy.dialects.launch import (
     print_shape,
     verify_kernel_arguments,
 )
+from emmy.dialects.sizes import REPRESENTATIVE_SIZE
 from emmy.dialects.target import GpuTarget, target_of
 
 
@@ -800,7 +802,9 @@ class KernelOp(KernelSymbolOp):
             expected = gemm.grid(target)
         except VerifyException:
             return  # the tile.gemm's own verifier says what is wrong with it
-        if self.grid_shape != expected:
+        # Along x, a dynamic size's blocks are counted at its representative size.
+        compared = 1 if isinstance(gemm, GemmOp) and gemm.dynamic_dim is not None else 0
+        if self.grid_shape[compared:] != expected[compared:]:
             split = f" ({gemm.split_count} along x per tile: split)" if gemm.split else ""
             raise VerifyException(
                 f"grid {list(self.grid_shape)} is not the {list(expected)} blocks that the "
@@ -1264,7 +1268,16 @@ class GemmOp(IRDLOperation):
     sizes are correct. With `split S` (split-K, on the mma_sync and fma atoms) S blocks share
     each output tile, the grid's x holding S blocks per N tile, each multiplying an equal run
     of the K slices; the S blocks are a thread-block cluster, which sums their partial tiles
-    through distributed shared memory before the epilogue runs once per output element."""
+    through distributed shared memory before the epilogue runs once per output element.
+
+    One batch dimension or m may be the program's dynamic size (`emmy.dialects.sizes`): its
+    operands' `?` dim (`memref<1x?x64xbf16>`), its extent the kernel's size argument. The
+    blocks then take the tiles of the batch and M along the grid's x, those of N along y,
+    as many as the size needs (`sized_grid`; the grid's own x is the count at the size the
+    schedule was chosen for, and the blocks stride through the tiles past it); the tails
+    of M compute zeros and store nothing, as a static M's do. n and k are static, and so is
+    the split: a split is for a product of few rows, which a size planned at its
+    representative is not."""
 
     name = "tile.gemm"
     lhs = operand_def(MemRefType)
@@ -1361,6 +1374,19 @@ class GemmOp(IRDLOperation):
             )
         return tuple(found[d] for d in range(rank))
 
+    @property
+    def dynamic_dim(self) -> int | None:
+        """The iteration dimension that is the dynamic size, if one is."""
+        try:
+            sizes = self.sizes()
+        except VerifyException:
+            return None
+        return sizes.index(DYNAMIC_INDEX) if DYNAMIC_INDEX in sizes else None
+
+    def planned_sizes(self, representative: int) -> tuple[int, ...]:
+        """`sizes`, the dynamic size taken as `representative`."""
+        return tuple(representative if s == DYNAMIC_INDEX else s for s in self.sizes())
+
     # -- the schedule --
 
     @property
@@ -1395,16 +1421,57 @@ class GemmOp(IRDLOperation):
         right: the schedule's `raster`, else RASTER_GROUP."""
         return self.raster_rows or RASTER_GROUP
 
-    def grid(self, target: GpuTarget) -> tuple[int, int, int]:
+    def grid(
+        self, target: GpuTarget, representative: int = REPRESENTATIVE_SIZE
+    ) -> tuple[int, int, int]:
         """The blocks the tiles take: the N tiles, the M tiles, and the batch (up to the
-        grid's z limit: the blocks stride through the rest); on wgmma, persistent blocks, at
-        most one an SM, that stride through all the tiles."""
-        *batch, size_m, size_n, _ = self.sizes()
+        grid's z limit: the blocks stride through the rest); with a dynamic size (taken as
+        `representative`), the batch's M tiles, then the N tiles; on wgmma, persistent
+        blocks, at most one an SM, that stride through all the tiles."""
+        *batch, size_m, size_n, _ = self.planned_sizes(representative)
         block_m, block_n, _ = self.tile_shape
         tiles_n, tiles_m = -(-size_n // block_n), -(-size_m // block_m)
         if self.mma_atom.kind == AtomKind.WGMMA:
             return (min(tiles_n * tiles_m * prod(batch), target.sm_count), 1, 1)
+        if self.dynamic_dim is not None:
+            return (min(prod(batch) * tiles_m, target.max_grid_shape[0]), tiles_n, 1)
         return (tiles_n * self.split_count, tiles_m, min(prod(batch), target.max_grid_shape[2]))
+
+    def sized_grid(self) -> tuple[int, int, int] | None:
+        """The blocks along x that a size needs (`kernel.LaunchOp.sized`: [factor, divisor,
+        power], ceil(size / divisor) * factor): ceil(size / BM) M tiles times the batch's
+        (static) points for a dynamic m, size batch points times the M tiles for a dynamic
+        batch dimension, each times the N tiles on wgmma. None for static sizes."""
+        dynamic = self.dynamic_dim
+        if dynamic is None:
+            return None
+        *batch, size_m, size_n, _ = self.sizes()
+        block_m, block_n, _ = self.tile_shape
+        factor = prod(b for b in batch if b != DYNAMIC_INDEX)
+        divisor = block_m if dynamic == self.batch_rank else 1
+        if dynamic != self.batch_rank:
+            factor *= -(-size_m // block_m)
+        if self.mma_atom.kind == AtomKind.WGMMA:
+            factor *= -(-size_n // block_n)
+        return (factor, divisor, 1)
+
+    def _verify_dynamic(self) -> None:
+        sizes = self.sizes()
+        dynamic = [gemm_dim_name(d, self.batch_rank) for d, s in enumerate(sizes) if s < 0]
+        if len(dynamic) > 1:
+            raise VerifyException(
+                f"one dimension of a tile.gemm is the dynamic size, got {', '.join(dynamic)}"
+            )
+        if dynamic and dynamic[0] in ("n", "k"):
+            raise VerifyException(
+                f"{dynamic[0]} of a tile.gemm is static: only a batch dimension or m may be "
+                "the dynamic size"
+            )
+        if dynamic and self.split_count != 1:
+            raise VerifyException(
+                "a tile.gemm over the dynamic size takes split 1: a split is for a product "
+                "of few rows, which one planned at its representative size is not"
+            )
 
     def split_slices(self) -> tuple[int, int]:
         """How many K slices there are, and how many each of the `split` blocks of a tile
@@ -1604,7 +1671,7 @@ class GemmOp(IRDLOperation):
     def verify_(self) -> None:
         self._verify_epilogue()
         self._verify_maps()
-        self.sizes()
+        self._verify_dynamic()
         target = target_of(self)
         self._verify_element_types(target)
         if self.pipeline_depth < 1:
@@ -1630,7 +1697,7 @@ class GemmOp(IRDLOperation):
                 f"threads, but the kernel's block is {list(kernel.block_shape)}"
             )
         *_, size_m, _, _ = self.sizes()
-        if -(-size_m // self.tile_shape[0]) > target.max_grid_shape[1]:
+        if self.dynamic_dim is None and -(-size_m // self.tile_shape[0]) > target.max_grid_shape[1]:
             raise VerifyException(
                 f"M = {size_m} in tiles of {self.tile_shape[0]} is more rows of blocks than "
                 f"the grid's {target.max_grid_shape[1]}"

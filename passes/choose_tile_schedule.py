@@ -504,6 +504,12 @@ def _contract_atom(
     return None
 
 
+def _planned_extents(contract: loop.ContractOp) -> tuple[int, ...]:
+    """The product's parallel extents, a dim of the dynamic size taken as its module's
+    representative size (`emmy.dialects.sizes`)."""
+    return contract.planned_extents(representative_size(contract))
+
+
 def contraction_schedule(
     tile_shape: tuple[int, int, int],
     warps: tuple[int, int],
@@ -531,7 +537,7 @@ def _wgmma_schedule(
     where N fits it or that keeps the SMs busier (`_wave_efficiency`, the narrower tile
     counted at NARROW_WGMMA_EFFICIENCY of the wider's speed), or `block_n` if given."""
     (block_m, widest, block_k), warps = WGMMA_TILE
-    *batch, size_m, size_n = contract.parallel_extents
+    *batch, size_m, size_n = _planned_extents(contract)
     if block_n is None:
         scores = {
             n: _wave_efficiency(prod(batch) * -(-size_m // block_m) * -(-size_n // n), target)
@@ -600,7 +606,7 @@ def _streaming_schedule(
 ) -> Schedule:
     """The weight-streaming schedule of a product of at most STREAMING_M rows (see the
     module docstring); with `split_k`, its K split among blocks where the tiles are few."""
-    *batch, size_m, size_n = contract.parallel_extents
+    *batch, size_m, size_n = _planned_extents(contract)
     size_k = contract.reduction.data
     block_m = next(m for m in STREAMING_TILE_M if m >= size_m)
     block_k = next((k for k in STREAMING_TILE_K if k >= size_k), STREAMING_TILE_K[-1])
@@ -634,7 +640,7 @@ def _choose_contraction_schedule(kernel: loop.KernelOp, target: GpuTarget) -> Sc
     if contract_atom is None:
         return None
     contract, atom = contract_atom
-    *_, size_m, size_n = contract.parallel_extents
+    *_, size_m, size_n = _planned_extents(contract)
     if atom == MMA_SYNC and target.has_wgmma and size_m >= WGMMA_TILE[0][0]:
         schedule = _wgmma_schedule(contract, WGMMA_PIPELINE_DEPTH, target)
         if _lowers(kernel, schedule):
@@ -768,7 +774,7 @@ def candidates(kernel: loop.KernelOp, target: GpuTarget) -> list[Schedule]:
     if contract_atom is not None and contract_atom[1] == MMA_SYNC:
         contract = contract_atom[0]
         tiles = [(t, w, CANDIDATE_PIPELINES, (1,)) for t, w in CANDIDATE_TILES]
-        *batch, size_m, size_n = contract.parallel_extents
+        *batch, size_m, size_n = _planned_extents(contract)
         size_k = contract.reduction.data
         if target.has_wgmma:
             for pipeline in CANDIDATE_PIPELINES:

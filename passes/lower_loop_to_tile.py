@@ -447,7 +447,12 @@ def lower_kernel(
     if schedule.is_contraction:
         gemm = _contraction_body(kernel, schedule, values, body)
         try:
-            grid = list(gemm.grid(target))
+            representative = representative_size(kernel)
+            grid = list(
+                gemm.grid(target, representative)
+                if isinstance(gemm, tile.GemmOp)
+                else gemm.grid(target)
+            )
         except VerifyException as error:
             raise ScheduleError(str(error)) from None
         lowered = [_kernel(first, kernel, body, grid, schedule)]

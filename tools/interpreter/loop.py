@@ -17,6 +17,7 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 from xdsl.dialects import memref
+from xdsl.dialects.builtin import DYNAMIC_INDEX
 from xdsl.interpreter import (
     Interpreter,
     InterpreterFunctions,
@@ -210,12 +211,12 @@ class LoopFunctions(InterpreterFunctions):
         order of summation); the epilogue then runs as the body of a parallel loop nest."""
         axes = interpreter.get_data(LoopFunctions, self.LOOP_AXES, _outside_kernel)
         first = loop_depth(op)
-        extents = op.parallel_extents
+        lhs, rhs, *size = args
+        extents = tuple(int(size[0]) if e == DYNAMIC_INDEX else e for e in op.parallel_extents)
         rank = len(extents)
         accumulator_type = op.accumulator.type
         # Each operand as an array over (batch.., m, k) or (batch.., k, n), size 1 along the
         # dims it is not read at, so that np.matmul broadcasts it there.
-        lhs, rhs = args
         lhs = _iteration_view(lhs, op.lhs_dims, rank, (rank - 2, rank))
         rhs = _iteration_view(rhs, op.rhs_dims, rank, (rank, rank - 1))
         dtype = numpy_dtype(accumulator_type)
@@ -256,18 +257,17 @@ class LoopFunctions(InterpreterFunctions):
     ) -> PythonValues:
         # Products of f16, bf16 and f32 are exact in float64, and so nearly are their sums:
         # the accumulator is the f32 nearest the exact sum, whatever order a GPU adds in.
-        lhs, rhs = (np.asarray(arg, np.float64) for arg in args)
-        sizes = op.sizes()
+        lhs, rhs = (np.asarray(arg, np.float64) for arg in args[:2])
         letters = "abcdefghijklmnopqrstuvwxyz"
         lhs_letters = "".join(letters[d] for d in op.lhs_dims)
         rhs_letters = "".join(letters[d] for d in op.rhs_dims)
-        point = len(sizes) - 1  # the output point: batch..., m, n
+        point = op.batch_rank + 2  # the output point: batch..., m, n
         accumulator = np.einsum(f"{lhs_letters},{rhs_letters}->{letters[:point]}", lhs, rhs)
         indices = []
         for dim in range(point):
             shape = [1] * point
-            shape[dim] = sizes[dim]
-            indices.append(np.arange(sizes[dim], dtype=np.int64).reshape(shape))
+            shape[dim] = accumulator.shape[dim]
+            indices.append(np.arange(accumulator.shape[dim], dtype=np.int64).reshape(shape))
         accumulator = to_type(accumulator, op.accumulator_type)
         interpreter.run_ssacfg_region(op.epilogue, (*indices, accumulator), op.name)
         return ()
