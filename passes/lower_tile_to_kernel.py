@@ -755,6 +755,14 @@ def _sized_grid(source: tile.KernelOp) -> tuple[int, int, int] | None:
     return max(needs, key=lambda need: (need[2], need[0] / need[1]), default=None)
 
 
+def _passing_also(arguments: list[SSAValue], extra: Sequence[SSAValue]) -> list[SSAValue]:
+    """A launch's `arguments` and then `extra`, before the dynamic size, which a kernel
+    takes last."""
+    sized = bool(arguments) and isinstance(arguments[-1].type, IndexType)
+    kept = arguments[:-1] if sized else arguments
+    return [*kept, *extra, *arguments[len(kept) :]]
+
+
 @dataclass(frozen=True)
 class LowerTileToKernelPass(ModulePass):
     """Realises each tile.kernel's schedule with thread ids, strided loops, warp shuffles,
@@ -792,13 +800,15 @@ class LowerTileToKernelPass(ModulePass):
             name = launch.kernel.root_reference.data
             grid, block, smem, repeated, sized = shapes[name]
             parent = launch.parent_block()
-            arguments = [*launch.arguments, *(launch.arguments[i] for i in repeated)]
+            arguments = _passing_also(
+                list(launch.arguments), [launch.arguments[i] for i in repeated]
+            )
             launches: list[Operation] = []
             if name in combined:
                 types, combine_grid, combine_block = combined[name]
                 allocations = [memref.AllocOp([], [], t) for t in types]
                 workspace = [a.memref for a in allocations]
-                arguments = [*arguments, *workspace]
+                arguments = _passing_also(arguments, workspace)
                 launches += [
                     *allocations,
                     kernel.LaunchOp(name, arguments, grid, block, smem, sized),
