@@ -803,7 +803,8 @@ class KernelOp(KernelSymbolOp):
         except VerifyException:
             return  # the tile.gemm's own verifier says what is wrong with it
         # Along x, a dynamic size's blocks are counted at its representative size.
-        compared = 1 if isinstance(gemm, GemmOp) and gemm.dynamic_dim is not None else 0
+        sized = gemm.dynamic_dim is not None if isinstance(gemm, GemmOp) else gemm.dynamic_rows
+        compared = 1 if sized else 0
         if self.grid_shape[compared:] != expected[compared:]:
             split = f" ({gemm.split_count} along x per tile: split)" if gemm.split else ""
             raise VerifyException(
@@ -1839,7 +1840,14 @@ class AttentionOp(IRDLOperation):
     keys and values BKV at a time through shared memory, `pipeline` blocks deep; each of its
     `warps [BQ / 16, 1]` owns 16 rows, multiplying in `atom`s with the softmax kept online
     in registers. D is the head dim of the query, key and value; a mask, if there is one,
-    is read where each score is."""
+    is read where each score is.
+
+    The query rows, the keys, or both (prefill: L = S = the size) may be the program's
+    dynamic size (`emmy.dialects.sizes`), the kernel's size argument: the row blocks the
+    size needs are launched (`sized_grid`; the grid's x counts them at the size the
+    schedule was chosen for, and the blocks stride through those past it), and the keys
+    past the size are masked as a static S's tail is. The batch and heads are static, and
+    the keys are not split (a split is for a decode's few rows, planned at known sizes)."""
 
     name = "tile.attention"
     query = operand_def(MemRefType)
@@ -1979,19 +1987,51 @@ class AttentionOp(IRDLOperation):
             op.attributes.update(attributes.data)
         return op
 
-    def grid(self, target: GpuTarget) -> tuple[int, int, int]:
+    def grid(
+        self, target: GpuTarget, representative: int = REPRESENTATIVE_SIZE
+    ) -> tuple[int, int, int]:
         """The blocks the row blocks take: x over them (the rows of the query heads that
-        share a key/value head, packed), y over the parts of the keys (`split`), z over the
-        batch and key/value heads (up to the grid's z limit: the blocks stride through the
-        rest)."""
+        share a key/value head, packed; at most the grid's x), y over the parts of the keys
+        (`split`), z over the batch and key/value heads (up to the grid's z limit: the blocks
+        stride through the rest); dynamic rows taken as `representative`."""
         query, key = self.query.type.get_shape(), self.key.type.get_shape()
         *batch, rows, _ = query
         group = kv_group(query, key)
-        row_blocks = -(-group * rows // self.tile_shape[0])
+        rows = representative if rows == DYNAMIC_INDEX else rows
+        row_blocks = min(-(-group * rows // self.tile_shape[0]), target.max_grid_shape[0])
         return (row_blocks, self.split_count, min(prod(batch) // group, target.max_grid_shape[2]))
+
+    @property
+    def dynamic_rows(self) -> bool:
+        """Whether the query rows are the dynamic size."""
+        return self.query.type.get_shape()[-2] == DYNAMIC_INDEX
+
+    def sized_grid(self) -> tuple[int, int, int] | None:
+        """The row blocks along x that a size of the query rows needs (`kernel.LaunchOp.sized`):
+        a block per BQ // G rows (G query heads a key/value head, their rows packed; at least
+        the ceil(G size / BQ) blocks the rows take). None where the rows are static."""
+        if not self.dynamic_rows:
+            return None
+        group = kv_group(self.query.type.get_shape(), self.key.type.get_shape())
+        return (1, max(1, self.tile_shape[0] // group), 1)
+
+    def _verify_dynamic(self) -> None:
+        shapes = [v.type.get_shape() for v in (self.query, self.key, self.value, self.out)]
+        if any(DYNAMIC_INDEX in (*shape[:-2], shape[-1]) for shape in shapes):
+            raise VerifyException(
+                "the dynamic size of a tile.attention is its query rows, its keys or both: "
+                "the batch, the heads and the head dims are static"
+            )
+        dynamic = any(DYNAMIC_INDEX in shape for shape in shapes)
+        if dynamic and self.split_count != 1:
+            raise VerifyException(
+                "a tile.attention over the dynamic size takes split 1: a split is for a "
+                "decode's few rows at keys it knows"
+            )
 
     def verify_(self) -> None:
         verify_attention(self.query, self.key, self.value, self.mask, self.out)
+        self._verify_dynamic()
         verify_gemm_tiling(self.tile_shape, self.mma_atom, self.warp_grid)
         _verify_split(self.split_count)
         grid_y = target_of(self).max_grid_shape[1]

@@ -50,6 +50,7 @@ from xdsl.dialects import arith, memref, scf
 from xdsl.dialects import math as math_dialect
 from xdsl.dialects import vector as vector_dialect
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     FloatAttr,
     IndexType,
     IntegerType,
@@ -62,6 +63,7 @@ from xdsl.ir import Block, Region, SSAValue
 
 from emmy.dialects import kernel, tile
 from emmy.dialects.attention import kv_group
+from emmy.dialects.launch import kernel_size_argument
 from emmy.dialects.target import GpuTarget
 from emmy.passes.gemm_kernel import (
     SWIZZLE_ROW_BYTES,
@@ -97,10 +99,18 @@ class _AttentionBuilder(_Emitter):
         super().__init__(body, values, target)
         self.attention = attention
         self.workspace = workspace
-        *self.batch_sizes, self.rows, self.depth = attention.query.type.get_shape()
-        self.keys = attention.key.type.get_shape()[-2]
+        size = kernel_size_argument(attention)
+
+        def extent(dim: int) -> Index:
+            """A static extent, or the kernel's size argument for the dynamic one."""
+            return values[size] if dim == DYNAMIC_INDEX and size is not None else dim
+
+        *self.batch_sizes, rows, self.depth = attention.query.type.get_shape()
+        self.rows = extent(rows)
+        self.dynamic_rows = rows == DYNAMIC_INDEX
+        self.keys = extent(attention.key.type.get_shape()[-2])
         self.group = kv_group(attention.query.type.get_shape(), attention.key.type.get_shape())
-        self.packed_rows = self.group * self.rows
+        self.packed_rows = self.mul(self.rows, self.group)
         self.block_q, self.block_kv, _ = attention.tile_shape
         self.stages = attention.pipeline_depth
         self.split = attention.split_count
@@ -111,7 +121,7 @@ class _AttentionBuilder(_Emitter):
         self.k_steps = self.depth // 16
         self.score_atoms = self.block_kv // 8
         self.out_atoms = self.depth // 8
-        self.key_block_count = -(-self.keys // self.block_kv)
+        self.key_block_count = self.ceil_div(self.keys, self.block_kv)
         # Only a mask, or causal keys in a part of the keys after a row's position, leave a
         # row no key in a block it takes.
         self.may_mask_whole = attention.mask is not None or (self.causal and self.split > 1)
@@ -140,7 +150,7 @@ class _AttentionBuilder(_Emitter):
         stage: Index,
         point: Callable[[Index], list[Index]],
         first_row: Index,
-        extent: int,
+        extent: Index,
     ) -> None:
         """The block's cp.asyncs of rows `first_row` on of its operand (of `extent` rows, row
         r at the indices `point(r)`, then the column) into stage `stage` of `shared`; rows
@@ -157,7 +167,7 @@ class _AttentionBuilder(_Emitter):
                 row, column = self.div(chunk, per_row), self.mul(self.rem(chunk, per_row), copy)
                 position = self.add(first_row, row)
                 source_bytes = None
-                if extent % tiles.rows:
+                if self.overruns(extent, tiles.rows):
                     valid = self.less(position, extent)
                     position = self.select(valid, position, 0)
                     size = self.constant(COPY_BYTES, i32)
@@ -212,9 +222,27 @@ class _AttentionBuilder(_Emitter):
         self.shared_k = self.shared(self.k_tiles, self.stages, "k_tiles", offsets[0])
         self.shared_v = self.shared(self.v_tiles, self.stages, "v_tiles", offsets[1])
         block_x = self.add_op(kernel.BlockIdOp("x")).results[0]
-        self.first_row = self.mul(block_x, self.block_q)
-        self.warp_first_row = self.add(self.first_row, self.mul(self.warp, 16))
         self.part = self.add_op(kernel.BlockIdOp("y")).results[0] if self.split > 1 else 0
+        if not self.dynamic_rows:
+            self.row_block(block_x)
+        else:
+            # The blocks stride through the row blocks that the size gives.
+            grid_x = self.add_op(kernel.GridDimOp("x")).results[0]
+            row_blocks = self.ceil_div(self.packed_rows, self.block_q)
+
+            def row_block_body(block: Block) -> None:
+                # The tiles of the previous row block may still be read.
+                self.add_op(kernel.BarrierOp())
+                self.row_block(block.args[0])
+
+            body = self.nested(row_block_body, [IndexType()])
+            self.add_op(scf.ForOp(block_x, self.index(row_blocks), grid_x, [], body))
+        self.place_constants()
+
+    def row_block(self, row_block: Index) -> None:
+        """The rows of row block `row_block` at every batch point the block takes."""
+        self.first_row = self.mul(row_block, self.block_q)
+        self.warp_first_row = self.add(self.first_row, self.mul(self.warp, 16))
         kv_batch_sizes = list(self.batch_sizes)
         if self.group > 1:
             kv_batch_sizes[-1] //= self.group
@@ -237,7 +265,6 @@ class _AttentionBuilder(_Emitter):
 
             body = self.nested(batch_body, [IndexType()])
             self.add_op(scf.ForOp(block_z, self.constant(batches), grid_z, [], body))
-        self.place_constants()
 
     def query_point(self, kv_batch: Sequence[Index], row: Index) -> tuple[list[Index], Index]:
         """The batch indices and the position of packed row `row` of key/value head point
@@ -255,11 +282,13 @@ class _AttentionBuilder(_Emitter):
             return self.first_row, self.add(self.first_row, self.block_q - 1)
         if self.rows == 1:
             return 0, 0
-        last_row = self.minimum(self.add(self.first_row, self.block_q - 1), self.packed_rows - 1)
+        last_row = self.minimum(
+            self.add(self.first_row, self.block_q - 1), self.add(self.packed_rows, -1)
+        )
         heads = [self.div(row, self.rows) for row in (self.first_row, last_row)]
         spans = self.add_op(arith.CmpiOp(*map(self.index, heads), "ne")).result
         first = self.select(spans, 0, self.rem(self.first_row, self.rows))
-        return first, self.select(spans, self.rows - 1, self.rem(last_row, self.rows))
+        return first, self.select(spans, self.add(self.rows, -1), self.rem(last_row, self.rows))
 
     def key_ranges(self) -> tuple[Index, Index, Index | None]:
         """The key blocks the block takes, from the first to the end: its part of them, up to
@@ -274,8 +303,8 @@ class _AttentionBuilder(_Emitter):
         first, last = self.positions()
         end = self.minimum(end, self.div(self.add(last, self.block_kv), self.block_kv))
         unmasked = self.div(self.add(first, 1), self.block_kv)
-        if self.keys % self.block_kv:
-            unmasked = self.minimum(unmasked, self.keys // self.block_kv)
+        if self.overruns(self.keys, self.block_kv):
+            unmasked = self.minimum(unmasked, self.div(self.keys, self.block_kv))
         return start, end, unmasked
 
     def block_rows(self, kv_batch: Sequence[Index]) -> None:
@@ -330,7 +359,7 @@ class _AttentionBuilder(_Emitter):
         rows past the end are computed, never stored)."""
         row = self.add(self.add(self.warp_first_row, self.group_row), 8 * half)
         inside = None
-        if self.packed_rows % self.block_q:
+        if self.overruns(self.packed_rows, self.block_q):
             inside = self.less(row, self.packed_rows)
             row = self.select(inside, row, 0)
         batch, position = self.query_point(self.kv_batch, row)
@@ -368,7 +397,7 @@ class _AttentionBuilder(_Emitter):
         log2(e)). The mask broadcasts to the scores' shape; keys past the end read element
         0."""
         mask = self.attention.mask
-        if self.keys % self.block_kv:
+        if self.overruns(self.keys, self.block_kv):
             column = self.select(self.less(column, self.keys), column, 0)
         point = [*batch, position, column]
         shape = mask.type.get_shape()
@@ -430,7 +459,7 @@ class _AttentionBuilder(_Emitter):
                 row.append(value)
             elements.append(row)
         if masked_from is None:
-            if self.keys % self.block_kv:
+            if self.overruns(self.keys, self.block_kv):
                 elements = self.mask_positions(elements, columns, None)
         else:
             flat = [v for row in elements for v in row]
@@ -510,7 +539,7 @@ class _AttentionBuilder(_Emitter):
             masked_row = []
             for i, (value, column) in enumerate(zip(row, row_columns)):
                 keep = []
-                if self.keys % self.block_kv:
+                if self.overruns(self.keys, self.block_kv):
                     keep.append(self.less(column, self.keys))
                 if positions is not None:
                     keep.append(self.less(column, self.add(positions[i // 2], 1)))

@@ -146,6 +146,7 @@ from typing import TYPE_CHECKING
 from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     BFloat16Type,
     Float16Type,
     Float32Type,
@@ -165,7 +166,7 @@ from emmy.dialects.dependences import first_dependence
 from emmy.dialects.dtypes import element_bytes
 from emmy.dialects.effects import written_values
 from emmy.dialects.kernel import MAX_VECTOR_BYTES, verify_block_shape
-from emmy.dialects.sizes import representative_size
+from emmy.dialects.sizes import is_dynamic, representative_size
 from emmy.dialects.target import GpuTarget, target_of
 from emmy.dialects.tile import LoopSchedule, Mapping, Schedule, ScheduleAttr, StageMode, Staging
 from emmy.dialects.torch import float32_matmul_precision
@@ -674,7 +675,11 @@ def _attention_schedule(
     ops = list(kernel.body.block.ops)
     if len(ops) != 1 or not isinstance(attention := ops[0], loop.AttentionOp):
         return None
-    query, key = attention.query.type.get_shape(), attention.key.type.get_shape()
+    representative = representative_size(kernel)
+    query, key = (
+        [representative if d == DYNAMIC_INDEX else d for d in v.type.get_shape()]
+        for v in (attention.query, attention.key)
+    )
     *batch, rows, depth = query
     element = attention.query.type.get_element_type()
     if (
@@ -694,6 +699,8 @@ def _attention_schedule(
     wanted = -(-target.sm_count * ATTENTION_SPLIT_WARPS_PER_SM // (blocks * warps))
     key_blocks = -(-key[-2] // block_kv)
     split = max(1, min(wanted, key_blocks // ATTENTION_MIN_PART_BLOCKS))
+    if is_dynamic((*attention.query.type.get_shape(), *attention.key.type.get_shape())):
+        split = 1  # the keys of a decode over the dynamic size are not split (tile.attention)
     schedule = replace(
         contraction_schedule((block_q, block_kv, depth), (warps, 1), ATTENTION_PIPELINE, target),
         split=split,

@@ -214,6 +214,15 @@ class KernelEmitter:
     def rem(self, lhs: Index, rhs: Index) -> Index:
         return self.arith(arith.RemUIOp, lhs, rhs)
 
+    def ceil_div(self, size: Index, tile: int) -> Index:
+        return self.div(self.add(size, tile - 1), tile)
+
+    @staticmethod
+    def overruns(extent: Index, tile: int) -> bool:
+        """Whether tiles of `tile` may reach past `extent`: it is no multiple of them, or it
+        is the dynamic size."""
+        return not isinstance(extent, int) or extent % tile != 0
+
     def less(self, lhs: Index, rhs: Index) -> SSAValue:
         return self.add_op(arith.CmpiOp(self.index(lhs), self.index(rhs), "ult")).results[0]
 
@@ -364,9 +373,6 @@ class GemmEmitter(KernelEmitter):
         size = self.size(dim)
         return -(-size // extent[dim]) * extent[dim] if isinstance(size, int) else None
 
-    def ceil_div(self, size: Index, tile: int) -> Index:
-        return self.div(self.add(size, tile - 1), tile)
-
     def batch_count(self) -> Index:
         """How many points the batch has."""
         return functools.reduce(self.mul, self.batch_sizes, 1)
@@ -402,7 +408,7 @@ class GemmEmitter(KernelEmitter):
         """Whether (`row`, `column`) is in the output, where the tiles overrun it (None where
         every tile is whole)."""
         inside = []
-        if not isinstance(self.size_m, int) or self.size_m % self.block_m:
+        if self.overruns(self.size_m, self.block_m):
             inside.append(self.less(row, self.size_m))
         if self.size_n % self.block_n:
             inside.append(self.less(column, self.size_n))

@@ -1018,8 +1018,6 @@ def _lower_kernel(
     assert isinstance(terminator, fused.YieldOp)
     outputs = list(zip(terminator.arguments, out_args))
     contraction = _structured_contraction(op)
-    if size is not None and any(isinstance(o, prim.AttentionOp) for o in op.body.block.ops):
-        raise PassFailedException("attention over the dynamic size is not supported yet", op)
     if any(isinstance(o, prim.AttentionOp) for o in op.body.block.ops):
         body.add_op(_attention(op, builder.inputs, outputs))
     elif contraction is not None:

@@ -729,10 +729,11 @@ def _sized_grid(source: tile.KernelOp) -> tuple[int, int, int] | None:
     [factor, divisor, power] (`kernel.LaunchOp.sized`): a chain of grid loops over it needs
     one per iteration, a global loop one per block's worth of its iterations; the most of
     those (a kernel's grid-strided loops are right on any grid, so a nest that needs fewer
-    blocks runs on these too); a gemm's, its tiles' (`tile.GemmOp.sized_grid`). None when
+    blocks runs on these too); a gemm's or an attention's, its tiles' (`sized_grid`). None when
     no grid loop runs to the dynamic size."""
-    if source.gemm is not None:
-        return source.gemm.sized_grid()
+    contraction = source.gemm or source.attention
+    if contraction is not None:
+        return contraction.sized_grid()
     needs: list[tuple[int, int, int]] = []
     threads = prod(source.block_shape)
     for for_op in source.body.walk():
