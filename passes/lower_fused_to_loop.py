@@ -939,10 +939,16 @@ def _structured_contraction(kernel: fused.KernelOp) -> _StructuredContraction | 
                 found.append(
                     _StructuredContraction(product, space, lhs, lhs_dims, rhs, rhs_dims, views)
                 )
-    # A space in which no operand is read at 0 along a dim (nn.Linear's [1, S, K] input in
-    # the space [S, N] rather than [1, S, N]) is one a tile.gemm's operand maps say.
-    whole = [c for c in found if None not in (*c.lhs_dims, *c.rhs_dims)]
+    # A space in which an operand reads each dim at an iteration dim and each batch dim is
+    # read (a [S, K] input whose product is stored as [1, S, N]: the space [S, N] rather than
+    # [1, S, N]) is one a tile.gemm's operand maps say.
+    whole = [c for c in found if _names_every_dim(c)]
     return (whole or found or [None])[0]
+
+
+def _names_every_dim(contraction: _StructuredContraction) -> bool:
+    dims = (*contraction.lhs_dims, *contraction.rhs_dims)
+    return None not in dims and all(d in dims for d in range(len(contraction.space) - 2))
 
 
 def _unique_symbol(requested: str, taken: set[str]) -> str:
