@@ -381,6 +381,9 @@ class GemmEmitter(KernelEmitter):
         """The batch point that is the `linear`-th in row-major order."""
         indices: list[Index] = []
         for position, size in enumerate(self.batch_sizes):
+            if size == 1:
+                indices.append(0)
+                continue
             stride = functools.reduce(self.mul, self.batch_sizes[position + 1 :], 1)
             index = self.div(linear, stride)
             indices.append(self.rem(index, size) if position else index)
