@@ -38,6 +38,12 @@ all the heads that read its keys and values, which it reads once for them:
   whole ends with a sum of 0 and gives zeros (its inverse taken as 0), as torch's sdpa does.
 - At the end each lane sums its quad's l, divides its O by it and stores its query rows, two
   columns at a time, in the output's type.
+
+Over the dynamic size (`emmy.dialects.sizes`), the query rows L, the keys S or both are the
+kernel's size argument: the blocks stride along x through the ceil(G L / BQ) row blocks, as
+many as the launch's `sized` gives, each after a barrier; the key blocks are counted from S,
+and the rows and keys past the size are handled as a static tail's (copies zero-filled,
+scores masked, stores predicated).
 """
 
 from __future__ import annotations

@@ -59,6 +59,19 @@ order does. Its limits: sm_90 clusters, at most 8 blocks (the portable cluster s
 S blocks must be co-resident in one GPC, which the small decode tiles are. Every block sums
 1/S of the tile, so the reduction's shared reads and epilogue are spread over the cluster.
 
+Over the dynamic size (`emmy.dialects.sizes`: a `?` m or batch dimension, the kernel's size
+argument last), block y is the N tile and the blocks along x stride through the batch's
+ceil(M / BM) M tiles, each after a barrier (the last tile's slices may still be read), as
+many blocks as the launch's `sized` gives for the size; the copies and the epilogue are
+predicated against the size as against a static M that is no multiple of BM:
+
+    tile.gemm %x[b0, m, k] * %w[n, k] : memref<1x?x64xbf16>, memref<96x64xbf16> -> f32 ..
+
+    scf.for %t = %block_x to ceil(%s0 / 64) step %grid_x {
+      kernel.barrier
+      (the tile at rows 64 (%t mod tiles), columns 64 %block_y)
+    }
+
 f32 operands (torch's float32 matmul precision) take the same shared K slices and pipeline
 (`_StagedGemmBuilder`), multiplied one of two ways:
 

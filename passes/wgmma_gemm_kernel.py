@@ -32,6 +32,11 @@ A warp group of consumers computes (BM / (WM / 4)) x (BN / WN) of the tile (for 
 in 64 x N atoms, each accumulator a `vector<N/2 x f32>`. TMA reads out-of-bounds elements of
 the operands as zeros, so tails add zeros, and the epilogue runs only inside the output.
 
+Over the dynamic size the tiles are counted from the kernel's size argument (ceil(M / BM)
+M tiles a batch point), and the two tensor-map parameters come before it, which a kernel
+takes last; the runtime encodes each map from its tensor's shape at launch, so a `?` dim is
+its run-time size.
+
 A [k, n] rhs (torch.matmul's weight, N contiguous) lands N-major, in panels of 64 columns:
 `%b = kernel.dynamic_shared ... : memref<4x4x64x64xbf16, 3 : i32>` (stages, BN / 64 panels,
 BK rows of 64), filled by BN / 64 TMA loads a stage of boxes [64, 64] (`kernel.tma_load
