@@ -17,7 +17,9 @@ import torch.nn as nn
 import torch.nn.functional as F
 from test_cuda_target import needs_nvcc, nvcc_compile
 from torch.export import Dim, export
+from xdsl.dialects.builtin import DenseArrayBase, i64
 
+from emmy.dialects import kernel
 from emmy.dialects.target import TARGET_ATTRIBUTE, TargetAttr
 from emmy.passes.pipelines import printed
 from emmy.tools.bench.differential import lower, to_numpy
@@ -176,6 +178,46 @@ def test_one_lowering_runs_at_every_size_in_the_emulator(kernels, name):
 def test_the_launch_runs_the_blocks_the_size_needs(kernels, name, sized):
     _, _, _, kernel_ir = kernels[name]
     assert sized in printed(kernel_ir)
+
+
+@pytest.mark.parametrize(
+    "name", ["linear_gelu_wgmma", "linear_gelu_mma_sync", "bmm_dynamic_batch", "causal_gqa_sdpa"]
+)
+def test_the_blocks_stride_through_the_tiles_past_the_grid(kernels, name):
+    """A size past the one the grid was planned for (a size torch declares no maximum for)
+    runs on the grid's blocks, each taking several tiles: here every sized launch's grid is
+    cut to one block along x."""
+    module, exported, _, kernel_ir = kernels[name]
+    _, shapes, dtype, _, _ = PROGRAMS[name]
+    one_block = kernel_ir.clone()
+    for launch in one_block.walk():
+        if isinstance(launch, kernel.LaunchOp) and launch.sized is not None:
+            grid = [1, *launch.grid_shape[1:]]
+            launch.properties["grid"] = DenseArrayBase.from_list(i64, grid)
+    inputs = _inputs(shapes, 130, dtype, seed=7)
+    output = _run(one_block, exported, inputs)
+    with torch.no_grad():
+        expected = module(*inputs).float().numpy()
+    rtol, atol = tolerance(dtype, allows_tf32=False, largest=float(np.abs(expected).max()))
+    np.testing.assert_allclose(output, expected, rtol=rtol, atol=atol)
+
+
+def test_an_unbounded_size_past_the_representative_runs():
+    """Without a declared maximum the schedule is planned for 2048 rows; 2100 rows run on
+    that grid, a block taking two tiles."""
+    torch.manual_seed(0)
+    linear = nn.Linear(32, 40).bfloat16()
+    rows = Dim("rows", min=1)
+    example = (torch.randn(5, 32, dtype=torch.bfloat16),)
+    exported = export(linear, example, dynamic_shapes={"input": {0: rows}})
+    torch_ir = import_exported_program(exported, None, [])
+    torch_ir.attributes[TARGET_ATTRIBUTE] = TargetAttr("sm_80")
+    kernel_ir = lower(torch_ir, "kernel")
+    assert re.search(r"grid \[32, 1, 1\] sized \[1, 64, 1\]", printed(kernel_ir))
+    x = torch.randn(2100, 32).bfloat16()
+    with torch.no_grad():
+        expected = linear(x).float().numpy()
+    np.testing.assert_allclose(_run(kernel_ir, exported, [x]), expected, rtol=2e-2, atol=2e-2)
 
 
 def test_a_decode_over_dynamic_keys_runs_its_static_grid(kernels):
