@@ -40,6 +40,7 @@ from typing import Any, NamedTuple
 
 from xdsl.dialects import arith, func, memref, scf, vector
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     IndexType,
     IntegerAttr,
     IntegerType,
@@ -524,13 +525,18 @@ class _Scope:
                 lower.residue,
             )
         if isinstance(owner, facts.contract) and value.index < len(owner.parallel_extents):
-            return span(0, owner.parallel_extents[value.index] - 1)
+            return _below_extent(owner.parallel_extents[value.index])
         if isinstance(owner, facts.gemm) and value.index < owner.batch_rank + 2:
             try:
-                return span(0, owner.sizes()[value.index] - 1)
+                return _below_extent(owner.sizes()[value.index])
             except VerifyException:
                 return UNKNOWN  # the tile.gemm's verifier reports its sizes
         return UNKNOWN
+
+
+def _below_extent(extent: int) -> Span:
+    """An index along a dim of `extent`: from 0, below it (unbounded for the dynamic size)."""
+    return span(0, None if extent == DYNAMIC_INDEX else extent - 1)
 
 
 SPLIT_LIMIT = 64

@@ -67,7 +67,7 @@ from emmy.dialects.combiner import (
     verify_reduction,
 )
 from emmy.dialects.dtypes import integer_range
-from emmy.dialects.launch import KernelSymbolOp, type_list
+from emmy.dialects.launch import kernel_size_argument, type_list
 from emmy.dialects.prim import ends_in
 
 Reduction = tuple[str, FloatAttr | IntegerAttr]
@@ -198,11 +198,7 @@ class ForOpBase(IRDLOperation):
                 raise VerifyException(
                     f"a loop to the dynamic size starts at 0, not {self.lower.data}"
                 )
-            kernel = self.parent_op()
-            while kernel is not None and not isinstance(kernel, KernelSymbolOp):
-                kernel = kernel.parent_op()
-            size = kernel.body.block.args[-1] if kernel is not None else None
-            if self.dynamic_upper is not size or not isinstance(size.type, IndexType):
+            if self.dynamic_upper is not kernel_size_argument(self):
                 raise VerifyException(
                     "a loop with an upper bound operand runs to the dynamic size: its "
                     "kernel's last argument, an index"

@@ -2328,9 +2328,10 @@ class LaunchOp(LaunchOpBase):
 
     A kernel whose grid-strided loops run to the dynamic size (`emmy.dialects.sizes`) is
     launched on as many blocks as that size needs, at most `grid`'s:
-    `grid [2048, 1, 1] sized [4, 128, 1]` runs ceil(size^1 * 4 / 128) blocks along x (at
-    least 1, at most 2048), the size being the last argument it passes (`grid_for`); a power
-    of 2 is for a chain of grid loops that runs to the size twice (attention's scores)."""
+    `grid [2048, 1, 1] sized [4, 128, 1]` runs ceil(size^1 / 128) * 4 blocks along x (at
+    least 1, at most 2048), the size being the last argument it passes (`grid_for`): a
+    block per 128 rows of the size, for each of 4 static tiles (a gemm's); a power of 2 is
+    for a chain of grid loops that runs to the size twice (attention's scores)."""
 
     name = "kernel.launch"
     KERNEL_TYPE: ClassVar[type[KernelSymbolOp]] = FuncOp
@@ -2364,7 +2365,7 @@ class LaunchOp(LaunchOpBase):
             return self.grid_shape
         factor, divisor, power = self.sized.get_values()
         size = int(arguments[-1])
-        x = min(self.grid_shape[0], max(1, -(-(size**power) * factor // divisor)))
+        x = min(self.grid_shape[0], max(1, -(-(size**power) // divisor) * factor))
         return (x, *self.grid_shape[1:])
 
     @classmethod

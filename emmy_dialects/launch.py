@@ -99,6 +99,18 @@ def verify_kernel_arguments(kernel: KernelSymbolOp) -> None:
         )
 
 
+def kernel_size_argument(op: Operation) -> SSAValue | None:
+    """The dynamic size argument (the last, an `index`) of the kernel that holds `op`, or
+    None outside a kernel or in one that takes no size."""
+    kernel = op.parent_op()
+    while kernel is not None and not isinstance(kernel, KernelSymbolOp):
+        kernel = kernel.parent_op()
+    if kernel is None or not kernel.body.block.args:
+        return None
+    size = kernel.body.block.args[-1]
+    return size if isinstance(size.type, IndexType) else None
+
+
 def parse_argument_type(parser: Parser, what: str) -> Attribute:
     """A kernel argument's type: a memref, or `index` for the dynamic size."""
     pos = parser.pos

@@ -32,6 +32,7 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     I64,
     AffineMapAttr,
     AnyFloat,
@@ -49,6 +50,7 @@ from xdsl.dialects.utils import AbstractYieldOperation
 from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
 from xdsl.irdl import (
+    AttrSizedOperandSegments,
     IRDLOperation,
     irdl_op_definition,
     lazy_traits_def,
@@ -83,7 +85,13 @@ from emmy.dialects.access_bounds import verify_access_bounds
 from emmy.dialects.attention import verify_attention
 from emmy.dialects.effects import ReadsOperand, WritesOperand
 from emmy.dialects.for_op import ForOpBase, Reduction
-from emmy.dialects.launch import KernelSymbolOp, LaunchOpBase, type_list, verify_kernel_arguments
+from emmy.dialects.launch import (
+    KernelSymbolOp,
+    LaunchOpBase,
+    kernel_size_argument,
+    type_list,
+    verify_kernel_arguments,
+)
 from emmy.dialects.prim import ends_in
 
 KERNEL_BODY_DIALECTS = ("loop", "arith", "math")
@@ -268,6 +276,10 @@ def indexing_map(dims: Sequence[IterationDim], parallel_rank: int) -> AffineMapA
     return AffineMapAttr(AffineMap(parallel_rank + 1, 0, results))
 
 
+def _extent_name(extent: int) -> str:
+    return "?" if extent == DYNAMIC_INDEX else str(extent)
+
+
 def _map_entry_name(dim: IterationDim, parallel_rank: int) -> str:
     if dim is None:
         return "0"
@@ -311,6 +323,11 @@ class ContractOp(IRDLOperation):
             : memref<16x64xbf16>, memref<32x64xbf16>, memref<32x64xbf16> -> f32 {
           (silu(%gate) * %up, stored at [%i, %j])
         }
+
+    A batch dim or m may be the program's dynamic size (`emmy.dialects.sizes`), its extent
+    the kernel's size argument, as a `loop.for`'s bound is: `(%i, %j) in [%s0, 32]` over
+    `memref<?x64xbf16>` rows. n and k are static: the kernels that take a loop.contract tile
+    them at sizes they know.
     """
 
     name = "loop.contract"
@@ -320,10 +337,12 @@ class ContractOp(IRDLOperation):
     reduction = prop_def(IntAttr)
     lhs_map = prop_def(AffineMapAttr)
     rhs_map = prop_def(AffineMapAttr)
+    size = opt_operand_def(IndexType)
     epilogue = region_def("single_block")
     traits = traits_def(
         HasParent(KernelOp), ReadsOperand("lhs"), ReadsOperand("rhs"), RecursiveMemoryEffect()
     )
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     def __init__(
         self,
@@ -334,12 +353,14 @@ class ContractOp(IRDLOperation):
         parallel: Sequence[int],
         reduction: int,
         epilogue: Region,
+        size: SSAValue | None = None,
     ):
+        """`parallel` holds DYNAMIC_INDEX for a dim of the dynamic size, `size`."""
         block = epilogue.block
         if block.last_op is None or not block.last_op.has_trait(IsTerminator):
             block.add_op(YieldOp())
         super().__init__(
-            operands=[lhs, list(rhs)],
+            operands=[lhs, list(rhs), [size] if size is not None else []],
             regions=[epilogue],
             properties={
                 "parallel": DenseArrayBase.from_list(i64, list(parallel)),
@@ -359,7 +380,17 @@ class ContractOp(IRDLOperation):
 
     @property
     def parallel_extents(self) -> tuple[int, ...]:
+        """Each parallel dim's extent, DYNAMIC_INDEX for one of the dynamic size."""
         return tuple(self.parallel.get_values())
+
+    def planned_extents(self, representative: int) -> tuple[int, ...]:
+        """The extents a schedule is chosen for: a dim of the dynamic size taken as
+        `representative` (`emmy.dialects.sizes.representative_size`)."""
+        return tuple(representative if e == DYNAMIC_INDEX else e for e in self.parallel_extents)
+
+    @property
+    def is_dynamic(self) -> bool:
+        return DYNAMIC_INDEX in self.parallel_extents
 
     @property
     def k_dim(self) -> int:
@@ -403,14 +434,29 @@ class ContractOp(IRDLOperation):
                 f"the parallel iteration space [batch.., m, n] has at least the dims m and n, "
                 f"got {list(parallel)}"
             )
-        if min(parallel) < 1 or self.reduction.data < 1:
+        static = [e for e in parallel if e != DYNAMIC_INDEX]
+        if min(static, default=1) < 1 or self.reduction.data < 1:
             raise VerifyException(
-                f"extents must be positive, got [{', '.join(map(str, parallel))}] and "
+                f"extents must be positive, got [{', '.join(map(_extent_name, parallel))}] and "
                 f"k in {self.reduction.data}"
             )
         count = len(self.rhs)
         if not count:
             raise VerifyException("a loop.contract multiplies its lhs by at least one rhs")
+        if self.is_dynamic != (self.size is not None):
+            raise VerifyException(
+                "a loop.contract takes the dynamic size operand exactly when a parallel "
+                "extent is the dynamic size"
+            )
+        if self.size is not None and self.size is not kernel_size_argument(self):
+            raise VerifyException(
+                "a loop.contract's dynamic extent is the dynamic size: its kernel's last "
+                "argument, an index"
+            )
+        if parallel[-1] == DYNAMIC_INDEX:
+            raise VerifyException(
+                "n of a loop.contract is static: only a batch dim or m may be the dynamic size"
+            )
         block = self.epilogue.block
         arg_types = [a.type for a in block.args]
         if (
@@ -474,8 +520,8 @@ class ContractOp(IRDLOperation):
                 if size != extents[expr.position]:
                     name = _map_entry_name(expr.position, len(self.parallel_extents))
                     raise VerifyException(
-                        f"{operand} dim {d} has size {size}, but it is read at {name}, of "
-                        f"extent {extents[expr.position]}"
+                        f"{operand} dim {d} has size {_extent_name(size)}, but it is read at "
+                        f"{name}, of extent {_extent_name(extents[expr.position])}"
                     )
             else:
                 raise VerifyException(
@@ -514,8 +560,17 @@ class ContractOp(IRDLOperation):
     def print(self, printer: Printer) -> None:
         printer.print_string(" (")
         printer.print_list(self.indices, printer.print_ssa_value)
-        extents = ", ".join(map(str, self.parallel_extents))
-        printer.print_string(f") in [{extents}], k in {self.reduction.data}, ")
+        printer.print_string(") in [")
+
+        def print_extent(extent: int) -> None:
+            if extent == DYNAMIC_INDEX:
+                assert self.size is not None
+                printer.print_ssa_value(self.size)
+            else:
+                printer.print_string(str(extent))
+
+        printer.print_list(self.parallel_extents, print_extent)
+        printer.print_string(f"], k in {self.reduction.data}, ")
         if len(self.accumulators) == 1:
             printer.print_ssa_value(self.accumulators[0])
         else:
@@ -544,9 +599,23 @@ class ContractOp(IRDLOperation):
         def parse_extent() -> int:
             return parser.parse_integer(allow_boolean=False, allow_negative=False)
 
+        sizes: list[SSAValue] = []
+
+        def parse_parallel_extent() -> int:
+            size = parser.parse_optional_operand(IndexType())
+            if size is None:
+                return parse_extent()
+            sizes.append(size)
+            return DYNAMIC_INDEX
+
         indices = parser.parse_comma_separated_list(Parser.Delimiter.PAREN, parse_index_arg)
         parser.parse_keyword("in")
-        parallel = parser.parse_comma_separated_list(Parser.Delimiter.SQUARE, parse_extent)
+        extents_pos = parser.pos
+        parallel = parser.parse_comma_separated_list(Parser.Delimiter.SQUARE, parse_parallel_extent)
+        if any(size is not sizes[0] for size in sizes):
+            parser.raise_error(
+                "the dynamic extents of a loop.contract are one size", extents_pos, parser.pos
+            )
         parser.parse_punctuation(",")
         parser.parse_keyword("k")
         parser.parse_keyword("in")
@@ -615,7 +684,8 @@ class ContractOp(IRDLOperation):
             parser.raise_error(
                 f"{len(indices)} indices name {len(parallel)} parallel dims", pos, parser.pos
             )
-        op = cls(lhs_value, lhs_dims, rhs_values, rhs_dims, parallel, reduction, epilogue)
+        size = sizes[0] if sizes else None
+        op = cls(lhs_value, lhs_dims, rhs_values, rhs_dims, parallel, reduction, epilogue, size)
         if attributes is not None:
             op.attributes.update(attributes.data)
         return op

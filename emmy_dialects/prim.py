@@ -816,7 +816,9 @@ def reshape_source_index(
     source_index: list[Index] = []
     for source_dims, target_dims in reshape_runs(source, target):
         linear = algebra.constant(0)
-        for d in target_dims:
+        # A size-1 dim's index is 0: skipping it keeps a run that merges the dynamic dim
+        # with size-1 dims ([1, ?] -> [?]) free of products with the dynamic size.
+        for d in (d for d in target_dims if target[d] != 1):
             linear = algebra.add(algebra.mul(linear, target[d]), index[d])
         stride, leading = prod(source[d] for d in source_dims), True
         for d in source_dims:

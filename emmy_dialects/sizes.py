@@ -26,15 +26,23 @@ to be known.
   softmax, broadcasts of static dims, permutes).
 - Loop and Tile IR: buffers with `?` dims (`memref<?x64xf32>`). A kernel that takes such a
   buffer takes the size too, as its last argument, an `index` named after the symbol
-  (`kernel_size_argument`), and its loops over the dynamic dim run to that value
-  (`loop.for %i in 0 to %s0`). The host function reads the size once from the first argument
-  that has the dynamic dim (`memref.dim`), allocates its `?` buffers with it and passes it to
-  every launch that needs it.
+  (`emmy.dialects.launch.kernel_size_argument`), and its loops over the dynamic dim run to
+  that value (`loop.for %i in 0 to %s0`). A matrix product whose m or batch dim is the size
+  stays one `loop.contract` over `[%s0, 96]` and one `tile.gemm` of `?` buffers; attention
+  over it (prefill's query rows and keys, a decode's keys) one `loop.attention` and
+  `tile.attention`. The host function reads the size once from the first argument that has
+  the dynamic dim (`memref.dim`), allocates its `?` buffers with it and passes it to every
+  launch that needs it.
 - Schedules are chosen for a representative size (`DynamicSize.representative`: the declared
   maximum, or `REPRESENTATIVE_SIZE` when torch declares none): a loop over the dynamic dim
   takes no vector width and no shared-memory staging, since its length is not known to be
   a multiple of either; the grid of a grid-mapped loop over it is a grid-stride loop whose
-  grid the launch computes from the size.
+  grid the launch computes from the size. A product or attention takes the tile, atom and
+  pipeline of the static one of the representative size; its blocks stride through the
+  tiles the size gives (M tiles of a gemm, query row blocks of attention), as many as a
+  sized launch runs, and the tails of its tiles are predicated as static tails are. A
+  dynamic n or k of a product stays a loop nest, and neither a product nor attention over
+  the size is split (split-K, flash-decoding): splits are for a few rows at known sizes.
 - Guards: a call whose static dims differ from the program's, whose `?` dims disagree with
   each other, or whose size is outside the declared range is refused with an error naming
   the input and dim (`check_inputs`), never run.

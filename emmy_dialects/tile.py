@@ -84,6 +84,7 @@ from typing import ClassVar
 
 from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     I64,
     BFloat16Type,
     DenseArrayBase,
@@ -163,6 +164,7 @@ from emmy.dialects.launch import (
     print_shape,
     verify_kernel_arguments,
 )
+from emmy.dialects.sizes import REPRESENTATIVE_SIZE
 from emmy.dialects.target import GpuTarget, target_of
 
 
@@ -802,7 +804,10 @@ class KernelOp(KernelSymbolOp):
             expected = gemm.grid(target)
         except VerifyException:
             return  # the tile.gemm's own verifier says what is wrong with it
-        if self.grid_shape != expected:
+        # Along x, a dynamic size's blocks are counted at its representative size.
+        sized = gemm.dynamic_dim is not None if isinstance(gemm, GemmOp) else gemm.dynamic_rows
+        compared = 1 if sized else 0
+        if self.grid_shape[compared:] != expected[compared:]:
             split = f" ({gemm.split_count} along x per tile: split)" if gemm.split else ""
             raise VerifyException(
                 f"grid {list(self.grid_shape)} is not the {list(expected)} blocks that the "
@@ -1277,7 +1282,16 @@ class GemmOp(IRDLOperation):
     the siblings' accumulators of an output element side by side: the mma_sync and wgmma
     accumulator layouts give every thread of a warp (group) 2 columns of each 8 of the warp's
     N, so each sibling's part is a multiple of 8 columns (of `fma_lane_grid`'s lanes_n on the
-    fma atom). Siblings take no split."""
+    fma atom). Siblings take no split.
+
+    One batch dimension or m may be the program's dynamic size (`emmy.dialects.sizes`): its
+    operands' `?` dim (`memref<1x?x64xbf16>`), its extent the kernel's size argument. The
+    blocks then take the tiles of the batch and M along the grid's x, those of N along y,
+    as many as the size needs (`sized_grid`; the grid's own x is the count at the size the
+    schedule was chosen for, and the blocks stride through the tiles past it); the tails
+    of M compute zeros and store nothing, as a static M's do. n and k are static, and so is
+    the split: a split is for a product of few rows, which a size planned at its
+    representative is not."""
 
     name = "tile.gemm"
     lhs = operand_def(MemRefType)
@@ -1384,6 +1398,19 @@ class GemmOp(IRDLOperation):
             )
         return tuple(found[d] for d in range(rank))
 
+    @property
+    def dynamic_dim(self) -> int | None:
+        """The iteration dimension that is the dynamic size, if one is."""
+        try:
+            sizes = self.sizes()
+        except VerifyException:
+            return None
+        return sizes.index(DYNAMIC_INDEX) if DYNAMIC_INDEX in sizes else None
+
+    def planned_sizes(self, representative: int) -> tuple[int, ...]:
+        """`sizes`, the dynamic size taken as `representative`."""
+        return tuple(representative if s == DYNAMIC_INDEX else s for s in self.sizes())
+
     # -- the schedule --
 
     @property
@@ -1423,16 +1450,57 @@ class GemmOp(IRDLOperation):
         right: the schedule's `raster`, else RASTER_GROUP."""
         return self.raster_rows or RASTER_GROUP
 
-    def grid(self, target: GpuTarget) -> tuple[int, int, int]:
+    def grid(
+        self, target: GpuTarget, representative: int = REPRESENTATIVE_SIZE
+    ) -> tuple[int, int, int]:
         """The blocks the tiles take: the N tiles, the M tiles, and the batch (up to the
-        grid's z limit: the blocks stride through the rest); on wgmma, persistent blocks, at
-        most one an SM, that stride through all the tiles."""
-        *batch, size_m, size_n, _ = self.sizes()
+        grid's z limit: the blocks stride through the rest); with a dynamic size (taken as
+        `representative`), the batch's M tiles, then the N tiles; on wgmma, persistent
+        blocks, at most one an SM, that stride through all the tiles."""
+        *batch, size_m, size_n, _ = self.planned_sizes(representative)
         block_m = self.tile_shape[0]
         tiles_n, tiles_m = -(-size_n // self.sibling_tile_n), -(-size_m // block_m)
         if self.mma_atom.kind == AtomKind.WGMMA:
             return (min(tiles_n * tiles_m * prod(batch), target.sm_count), 1, 1)
+        if self.dynamic_dim is not None:
+            return (min(prod(batch) * tiles_m, target.max_grid_shape[0]), tiles_n, 1)
         return (tiles_n * self.split_count, tiles_m, min(prod(batch), target.max_grid_shape[2]))
+
+    def sized_grid(self) -> tuple[int, int, int] | None:
+        """The blocks along x that a size needs (`kernel.LaunchOp.sized`: [factor, divisor,
+        power], ceil(size / divisor) * factor): ceil(size / BM) M tiles times the batch's
+        (static) points for a dynamic m, size batch points times the M tiles for a dynamic
+        batch dimension, each times the N tiles on wgmma. None for static sizes."""
+        dynamic = self.dynamic_dim
+        if dynamic is None:
+            return None
+        *batch, size_m, size_n, _ = self.sizes()
+        block_m = self.tile_shape[0]
+        factor = prod(b for b in batch if b != DYNAMIC_INDEX)
+        divisor = block_m if dynamic == self.batch_rank else 1
+        if dynamic != self.batch_rank:
+            factor *= -(-size_m // block_m)
+        if self.mma_atom.kind == AtomKind.WGMMA:
+            factor *= -(-size_n // self.sibling_tile_n)
+        return (factor, divisor, 1)
+
+    def _verify_dynamic(self) -> None:
+        sizes = self.sizes()
+        dynamic = [gemm_dim_name(d, self.batch_rank) for d, s in enumerate(sizes) if s < 0]
+        if len(dynamic) > 1:
+            raise VerifyException(
+                f"one dimension of a tile.gemm is the dynamic size, got {', '.join(dynamic)}"
+            )
+        if dynamic and dynamic[0] in ("n", "k"):
+            raise VerifyException(
+                f"{dynamic[0]} of a tile.gemm is static: only a batch dimension or m may be "
+                "the dynamic size"
+            )
+        if dynamic and self.split_count != 1:
+            raise VerifyException(
+                "a tile.gemm over the dynamic size takes split 1: a split is for a product "
+                "of few rows, which one planned at its representative size is not"
+            )
 
     def split_slices(self) -> tuple[int, int]:
         """How many K slices there are, and how many each of the `split` blocks of a tile
@@ -1670,7 +1738,7 @@ class GemmOp(IRDLOperation):
         self._verify_siblings(target)
         self._verify_epilogue()
         self._verify_maps()
-        self.sizes()
+        self._verify_dynamic()
         self._verify_element_types(target)
         if self.pipeline_depth < 1:
             raise VerifyException(
@@ -1695,7 +1763,7 @@ class GemmOp(IRDLOperation):
                 f"threads, but the kernel's block is {list(kernel.block_shape)}"
             )
         *_, size_m, _, _ = self.sizes()
-        if -(-size_m // self.tile_shape[0]) > target.max_grid_shape[1]:
+        if self.dynamic_dim is None and -(-size_m // self.tile_shape[0]) > target.max_grid_shape[1]:
             raise VerifyException(
                 f"M = {size_m} in tiles of {self.tile_shape[0]} is more rows of blocks than "
                 f"the grid's {target.max_grid_shape[1]}"
@@ -1852,7 +1920,14 @@ class AttentionOp(IRDLOperation):
     keys and values BKV at a time through shared memory, `pipeline` blocks deep; each of its
     `warps [BQ / 16, 1]` owns 16 rows, multiplying in `atom`s with the softmax kept online
     in registers. D is the head dim of the query, key and value; a mask, if there is one,
-    is read where each score is."""
+    is read where each score is.
+
+    The query rows, the keys, or both (prefill: L = S = the size) may be the program's
+    dynamic size (`emmy.dialects.sizes`), the kernel's size argument: the row blocks the
+    size needs are launched (`sized_grid`; the grid's x counts them at the size the
+    schedule was chosen for, and the blocks stride through those past it), and the keys
+    past the size are masked as a static S's tail is. The batch and heads are static, and
+    the keys are not split (a split is for a decode's few rows, planned at known sizes)."""
 
     name = "tile.attention"
     query = operand_def(MemRefType)
@@ -1992,19 +2067,59 @@ class AttentionOp(IRDLOperation):
             op.attributes.update(attributes.data)
         return op
 
-    def grid(self, target: GpuTarget) -> tuple[int, int, int]:
+    def grid(
+        self, target: GpuTarget, representative: int = REPRESENTATIVE_SIZE
+    ) -> tuple[int, int, int]:
         """The blocks the row blocks take: x over them (on mma_sync the rows of the query
-        heads that share a key/value head, packed; on wgmma a query head's rows), y over the
-        parts of the keys (`split`), z over the batch and key/value heads (query heads on
-        wgmma; up to the grid's z limit: the blocks stride through the rest)."""
-        query, key = self.query.type.get_shape(), self.key.type.get_shape()
+        heads that share a key/value head, packed; on wgmma a query head's rows; at most the
+        grid's x), y over the parts of the keys (`split`), z over the batch and key/value
+        heads (query heads on wgmma; up to the grid's z limit: the blocks stride through the
+        rest); dynamic rows taken as `representative`."""
+        query = self.query.type.get_shape()
         *batch, rows, _ = query
-        group = 1 if self.mma_atom.kind == AtomKind.WGMMA else kv_group(query, key)
-        row_blocks = -(-group * rows // self.tile_shape[0])
+        group = self.packed_heads
+        rows = representative if rows == DYNAMIC_INDEX else rows
+        row_blocks = min(-(-group * rows // self.tile_shape[0]), target.max_grid_shape[0])
         return (row_blocks, self.split_count, min(prod(batch) // group, target.max_grid_shape[2]))
+
+    @property
+    def packed_heads(self) -> int:
+        """The query heads whose rows a block packs: those that share a key/value head on
+        mma_sync, one on wgmma."""
+        if self.mma_atom.kind == AtomKind.WGMMA:
+            return 1
+        return kv_group(self.query.type.get_shape(), self.key.type.get_shape())
+
+    @property
+    def dynamic_rows(self) -> bool:
+        """Whether the query rows are the dynamic size."""
+        return self.query.type.get_shape()[-2] == DYNAMIC_INDEX
+
+    def sized_grid(self) -> tuple[int, int, int] | None:
+        """The row blocks along x that a size of the query rows needs (`kernel.LaunchOp.sized`):
+        a block per BQ // G rows (G query heads a key/value head, their rows packed; at least
+        the ceil(G size / BQ) blocks the rows take). None where the rows are static."""
+        if not self.dynamic_rows:
+            return None
+        return (1, max(1, self.tile_shape[0] // self.packed_heads), 1)
+
+    def _verify_dynamic(self) -> None:
+        shapes = [v.type.get_shape() for v in (self.query, self.key, self.value, self.out)]
+        if any(DYNAMIC_INDEX in (*shape[:-2], shape[-1]) for shape in shapes):
+            raise VerifyException(
+                "the dynamic size of a tile.attention is its query rows, its keys or both: "
+                "the batch, the heads and the head dims are static"
+            )
+        dynamic = any(DYNAMIC_INDEX in shape for shape in shapes)
+        if dynamic and self.split_count != 1:
+            raise VerifyException(
+                "a tile.attention over the dynamic size takes split 1: a split is for a "
+                "decode's few rows at keys it knows"
+            )
 
     def verify_(self) -> None:
         verify_attention(self.query, self.key, self.value, self.mask, self.out)
+        self._verify_dynamic()
         verify_gemm_tiling(self.tile_shape, self.mma_atom, self.warp_grid)
         _verify_split(self.split_count)
         grid_y = target_of(self).max_grid_shape[1]

@@ -38,6 +38,12 @@ all the heads that read its keys and values, which it reads once for them:
   whole ends with a sum of 0 and gives zeros (its inverse taken as 0), as torch's sdpa does.
 - At the end each lane sums its quad's l, divides its O by it and stores its query rows, two
   columns at a time, in the output's type.
+
+Over the dynamic size (`emmy.dialects.sizes`), the query rows L, the keys S or both are the
+kernel's size argument: the blocks stride along x through the ceil(G L / BQ) row blocks, as
+many as the launch's `sized` gives, each after a barrier; the key blocks are counted from S,
+and the rows and keys past the size are handled as a static tail's (copies zero-filled,
+scores masked, stores predicated). Attention over the dynamic size takes mma_sync.
 """
 
 from __future__ import annotations
@@ -50,6 +56,7 @@ from xdsl.dialects import arith, memref, scf
 from xdsl.dialects import math as math_dialect
 from xdsl.dialects import vector as vector_dialect
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     FloatAttr,
     IndexType,
     IntegerType,
@@ -62,6 +69,7 @@ from xdsl.ir import Block, Region, SSAValue
 
 from emmy.dialects import kernel, tile
 from emmy.dialects.attention import kv_group
+from emmy.dialects.launch import kernel_size_argument
 from emmy.dialects.target import GpuTarget
 from emmy.passes.gemm_kernel import (
     SWIZZLE_ROW_BYTES,
@@ -103,18 +111,26 @@ class AttentionEmitter(_Emitter):
     ):
         super().__init__(body, values, target)
         self.attention = attention
-        *self.batch_sizes, self.rows, self.depth = attention.query.type.get_shape()
-        self.keys = attention.key.type.get_shape()[-2]
+        size = kernel_size_argument(attention)
+
+        def extent(dim: int) -> Index:
+            """A static extent, or the kernel's size argument for the dynamic one."""
+            return values[size] if dim == DYNAMIC_INDEX and size is not None else dim
+
+        *self.batch_sizes, rows, self.depth = attention.query.type.get_shape()
+        self.rows = extent(rows)
+        self.dynamic_rows = rows == DYNAMIC_INDEX
+        self.keys = extent(attention.key.type.get_shape()[-2])
         self.group = kv_group(attention.query.type.get_shape(), attention.key.type.get_shape())
         self.packed_group = self.group if packed else 1
-        self.packed_rows = self.packed_group * self.rows
+        self.packed_rows = self.mul(self.rows, self.packed_group)
         self.block_q, self.block_kv, _ = attention.tile_shape
         self.stages = attention.pipeline_depth
         self.split = attention.split_count
         self.element = attention.query.type.get_element_type()
         self.element_bytes = kernel.element_bytes(self.element)
         self.causal = attention.causal is not None
-        self.key_block_count = -(-self.keys // self.block_kv)
+        self.key_block_count = self.ceil_div(self.keys, self.block_kv)
         self.part: Index = 0
         self.workspace: Sequence[SSAValue] = ()
         # Only a mask, or causal keys in a part of the keys after a row's position, leave a
@@ -162,11 +178,13 @@ class AttentionEmitter(_Emitter):
             return self.first_row, self.add(self.first_row, self.block_q - 1)
         if self.rows == 1:
             return 0, 0
-        last_row = self.minimum(self.add(self.first_row, self.block_q - 1), self.packed_rows - 1)
+        last_row = self.minimum(
+            self.add(self.first_row, self.block_q - 1), self.add(self.packed_rows, -1)
+        )
         heads = [self.div(row, self.rows) for row in (self.first_row, last_row)]
         spans = self.add_op(arith.CmpiOp(*map(self.index, heads), "ne")).result
         first = self.select(spans, 0, self.rem(self.first_row, self.rows))
-        return first, self.select(spans, self.rows - 1, self.rem(last_row, self.rows))
+        return first, self.select(spans, self.add(self.rows, -1), self.rem(last_row, self.rows))
 
     def key_ranges(self) -> tuple[Index, Index, Index | None]:
         """The key blocks the block takes, from the first to the end: its part of them, up to
@@ -181,8 +199,8 @@ class AttentionEmitter(_Emitter):
         first, last = self.positions()
         end = self.minimum(end, self.div(self.add(last, self.block_kv), self.block_kv))
         unmasked = self.div(self.add(first, 1), self.block_kv)
-        if self.keys % self.block_kv:
-            unmasked = self.minimum(unmasked, self.keys // self.block_kv)
+        if self.overruns(self.keys, self.block_kv):
+            unmasked = self.minimum(unmasked, self.div(self.keys, self.block_kv))
         return start, end, unmasked
 
     def masked(
@@ -193,7 +211,7 @@ class AttentionEmitter(_Emitter):
         log2(e)). The mask broadcasts to the scores' shape; keys past the end read element
         0."""
         mask = self.attention.mask
-        if self.keys % self.block_kv:
+        if self.overruns(self.keys, self.block_kv):
             column = self.select(self.less(column, self.keys), column, 0)
         point = [*batch, position, column]
         shape = mask.type.get_shape()
@@ -225,7 +243,7 @@ class AttentionEmitter(_Emitter):
             masked_row = []
             for i, (value, column) in enumerate(zip(row, row_columns)):
                 keep = []
-                if self.keys % self.block_kv:
+                if self.overruns(self.keys, self.block_kv):
                     keep.append(self.less(column, self.keys))
                 if positions is not None:
                     keep.append(self.less(column, self.add(positions[i // 2], 1)))
@@ -266,7 +284,7 @@ class AttentionEmitter(_Emitter):
                 row.append(value)
             elements.append(row)
         if masked_from is None:
-            if self.keys % self.block_kv:
+            if self.overruns(self.keys, self.block_kv):
                 elements = self.mask_positions(elements, columns, None)
         else:
             flat = [v for row in elements for v in row]
@@ -436,7 +454,7 @@ class _AttentionBuilder(AttentionEmitter):
         stage: Index,
         point: Callable[[Index], list[Index]],
         first_row: Index,
-        extent: int,
+        extent: Index,
     ) -> None:
         """The block's cp.asyncs of rows `first_row` on of its operand (of `extent` rows, row
         r at the indices `point(r)`, then the column) into stage `stage` of `shared`; rows
@@ -453,7 +471,7 @@ class _AttentionBuilder(AttentionEmitter):
                 row, column = self.div(chunk, per_row), self.mul(self.rem(chunk, per_row), copy)
                 position = self.add(first_row, row)
                 source_bytes = None
-                if extent % tiles.rows:
+                if self.overruns(extent, tiles.rows):
                     valid = self.less(position, extent)
                     position = self.select(valid, position, 0)
                     size = self.constant(COPY_BYTES, i32)
@@ -488,9 +506,27 @@ class _AttentionBuilder(AttentionEmitter):
         self.shared_k = self.shared(self.k_tiles, self.stages, "k_tiles", offsets[0])
         self.shared_v = self.shared(self.v_tiles, self.stages, "v_tiles", offsets[1])
         block_x = self.add_op(kernel.BlockIdOp("x")).results[0]
-        self.first_row = self.mul(block_x, self.block_q)
-        self.warp_first_row = self.add(self.first_row, self.mul(self.warp, 16))
         self.part = self.add_op(kernel.BlockIdOp("y")).results[0] if self.split > 1 else 0
+        if not self.dynamic_rows:
+            self.row_block(block_x)
+        else:
+            # The blocks stride through the row blocks that the size gives.
+            grid_x = self.add_op(kernel.GridDimOp("x")).results[0]
+            row_blocks = self.ceil_div(self.packed_rows, self.block_q)
+
+            def row_block_body(block: Block) -> None:
+                # The tiles of the previous row block may still be read.
+                self.add_op(kernel.BarrierOp())
+                self.row_block(block.args[0])
+
+            body = self.nested(row_block_body, [IndexType()])
+            self.add_op(scf.ForOp(block_x, self.index(row_blocks), grid_x, [], body))
+        self.place_constants()
+
+    def row_block(self, row_block: Index) -> None:
+        """The rows of row block `row_block` at every batch point the block takes."""
+        self.first_row = self.mul(row_block, self.block_q)
+        self.warp_first_row = self.add(self.first_row, self.mul(self.warp, 16))
         kv_batch_sizes = list(self.batch_sizes)
         if self.group > 1:
             kv_batch_sizes[-1] //= self.group
@@ -513,7 +549,6 @@ class _AttentionBuilder(AttentionEmitter):
 
             body = self.nested(batch_body, [IndexType()])
             self.add_op(scf.ForOp(block_z, self.constant(batches), grid_z, [], body))
-        self.place_constants()
 
     def block_rows(self, kv_batch: Sequence[Index]) -> None:
         """The block's query rows at key/value batch point `kv_batch`."""
@@ -568,7 +603,7 @@ class _AttentionBuilder(AttentionEmitter):
         rows past the end are computed, never stored)."""
         row = self.add(self.add(self.warp_first_row, self.group_row), 8 * half)
         inside = None
-        if self.packed_rows % self.block_q:
+        if self.overruns(self.packed_rows, self.block_q):
             inside = self.less(row, self.packed_rows)
             row = self.select(inside, row, 0)
         batch, position = self.query_point(self.kv_batch, row)

@@ -162,6 +162,7 @@ from typing import TYPE_CHECKING
 from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     BFloat16Type,
     Float16Type,
     Float32Type,
@@ -181,7 +182,7 @@ from emmy.dialects.dependences import first_dependence
 from emmy.dialects.dtypes import element_bytes
 from emmy.dialects.effects import written_values
 from emmy.dialects.kernel import MAX_VECTOR_BYTES, verify_block_shape
-from emmy.dialects.sizes import representative_size
+from emmy.dialects.sizes import is_dynamic, representative_size
 from emmy.dialects.target import GpuTarget, target_of
 from emmy.dialects.tile import LoopSchedule, Mapping, Schedule, ScheduleAttr, StageMode, Staging
 from emmy.dialects.torch import float32_matmul_precision
@@ -530,6 +531,12 @@ def _contract_atom(
     return None
 
 
+def _planned_extents(contract: loop.ContractOp) -> tuple[int, ...]:
+    """The product's parallel extents, a dim of the dynamic size taken as its module's
+    representative size (`emmy.dialects.sizes`)."""
+    return contract.planned_extents(representative_size(contract))
+
+
 def contraction_schedule(
     tile_shape: tuple[int, int, int],
     warps: tuple[int, int],
@@ -561,9 +568,9 @@ def contraction_schedule(
 
 
 def _covered_n(contract: loop.ContractOp) -> tuple[int, ...]:
-    """The product's extents (batch.., M, N) with N as its tiles cover it: once per sibling
-    rhs, whose columns a tile's N holds side by side."""
-    *rest, size_n = contract.parallel_extents
+    """The product's planned extents (batch.., M, N; `_planned_extents`) with N as its tiles
+    cover it: once per sibling rhs, whose columns a tile's N holds side by side."""
+    *rest, size_n = _planned_extents(contract)
     return (*rest, size_n * len(contract.rhs))
 
 
@@ -731,7 +738,11 @@ def _attention_schedule(
     attention = _tensor_core_attention(kernel)
     if attention is None or not target.has_mma_sync:
         return None
-    query, key = attention.query.type.get_shape(), attention.key.type.get_shape()
+    representative = representative_size(kernel)
+    query, key = (
+        [representative if d == DYNAMIC_INDEX else d for d in v.type.get_shape()]
+        for v in (attention.query, attention.key)
+    )
     *batch, rows, depth = query
     group = kv_group(query, key)
     warp_rows = MMA_SYNC.shape[0]
@@ -744,6 +755,8 @@ def _attention_schedule(
     wanted = -(-target.sm_count * ATTENTION_SPLIT_WARPS_PER_SM // (blocks * warps))
     key_blocks = -(-key[-2] // block_kv)
     split = max(1, min(wanted, key_blocks // ATTENTION_MIN_PART_BLOCKS))
+    if is_dynamic((*attention.query.type.get_shape(), *attention.key.type.get_shape())):
+        split = 1  # the keys of a decode over the dynamic size are not split (tile.attention)
     schedule = replace(
         contraction_schedule((block_q, block_kv, depth), (warps, 1), ATTENTION_PIPELINE, target),
         split=split,
@@ -763,6 +776,8 @@ def _wgmma_attention_schedule(
     attention = _tensor_core_attention(kernel)
     if attention is None or not target.has_wgmma:
         return None
+    if is_dynamic((*attention.query.type.get_shape(), *attention.key.type.get_shape())):
+        return None  # the wgmma kernel's tensor maps and row blocks are of static sizes
     *_, rows, depth = attention.query.type.get_shape()
     warpgroup_rows, block_kv = WGMMA_ATTENTION_TILE[0] // 2, WGMMA_ATTENTION_TILE[1]
     if rows < warpgroup_rows:

@@ -28,7 +28,8 @@ decomposed form); a kernel whose schedule is attention's (a tile, which `choose-
 writes for one that tensor cores take) keeps its loop.attention, which `lower-loop-to-tile`
 makes a `tile.attention`. The probabilities are rounded to the value's type where it is 16-bit, as
 `loop.attention` says; with a mask, a row whose max is -inf (every key masked) takes its
-exponents from 0 and divides by 1, giving zeros.
+exponents from 0 and divides by 1, giving zeros. Loops over the dynamic size (the query
+rows, the keys) run to the kernel's size argument.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects import math as math_dialect
-from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerType, ModuleOp
+from xdsl.dialects.builtin import DYNAMIC_INDEX, FloatAttr, IndexType, IntegerType, ModuleOp
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -48,14 +49,17 @@ from emmy.dialects import loop
 from emmy.dialects.attention import accumulator_type, kv_group
 from emmy.dialects.combiner import identity
 from emmy.dialects.dtypes import element_bytes
+from emmy.dialects.launch import kernel_size_argument
 from emmy.passes.expand_loop_contract import has_contraction_schedule
 
 
 class _Nest:
-    """Inserts ops before a point, opening loops there."""
+    """Inserts ops before a point, opening loops there (a loop over the dynamic size to
+    `size`, the kernel's size argument)."""
 
-    def __init__(self, before: Operation):
+    def __init__(self, before: Operation, size: SSAValue | None):
         self.before = before
+        self.size = size
 
     def emit(self, op: Operation) -> SSAValue:
         Rewriter.insert_op(op, InsertPoint.before(self.before))
@@ -71,13 +75,14 @@ class _Nest:
         self, extent: int, name: str, reduction: str | None = None, element_type=None
     ) -> tuple[loop.ForOp, _Nest]:
         combiner = None if reduction is None else (reduction, identity(reduction, element_type))
-        for_op = loop.ForOp.empty(0, extent, combiner)
+        upper = self.size if extent == DYNAMIC_INDEX and self.size is not None else extent
+        for_op = loop.ForOp.empty(0, upper, combiner)
         for_op.induction_var.name_hint = name
         self.emit(for_op)
         body: Block = for_op.body.block
         if body.last_op is None:
             body.add_op(loop.YieldOp())
-        return for_op, _Nest(body.last_op)
+        return for_op, _Nest(body.last_op, self.size)
 
     def reduce(self, extent: int, name: str, kind: str, element_type, contribution) -> SSAValue:
         """A reduction loop over `extent`, yielding `contribution(nest, index)`."""
@@ -95,7 +100,7 @@ def expand_attention(op: loop.AttentionOp) -> None:
     input_type = op.query.type.get_element_type()
     acc = accumulator_type(input_type)
     group = kv_group(q_shape, k_shape)
-    nest = _Nest(op)
+    nest = _Nest(op, kernel_size_argument(op))
     zero = nest.index(0)
     index: list[SSAValue] = []
     for d, extent in enumerate(batch):

@@ -27,7 +27,8 @@ becomes
 
 the nest `lower-fused-to-loop` builds for a product it lowers to scalar loops (sibling rhs
 each get their reduction over k, whose sums the epilogue takes in order): parallel loops
-over the dims of extent above 1 (a dim of extent 1 is indexed at 0), the reduction placed in
+over the dims of extent above 1 (a dim of extent 1 is indexed at 0; one of the dynamic size
+runs to the contract's size operand), the reduction placed in
 the outermost of them that its operands' indices exist in, and each op of the epilogue in the
 outermost loop where its operands exist (ops with regions or writes, and loads of a buffer
 the kernel writes, stay innermost). The scalar schedules of `choose-tile-schedule` take
@@ -42,7 +43,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import AnyFloat, IndexType, ModuleOp
+from xdsl.dialects.builtin import DYNAMIC_INDEX, AnyFloat, IndexType, ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -101,7 +102,8 @@ class ExpandContract(RewritePattern):
             if extent == 1:
                 index.append(_index_zero(kernel, rewriter))
                 continue
-            for_op = loop.ForOp.empty(0, extent)
+            upper = op.size if extent == DYNAMIC_INDEX and op.size is not None else extent
+            for_op = loop.ForOp.empty(0, upper)
             for_op.induction_var.name_hint = arg.name_hint
             rewriter.insert(for_op, InsertPoint.before(ends[-1]))
             ends[-1] = for_op

@@ -55,7 +55,6 @@ from emmy.dialects import prim
 from emmy.dialects.attention import accumulator_type
 from emmy.dialects.dtypes import element_bytes
 from emmy.dialects.prim import tensor_shape
-from emmy.dialects.sizes import DynamicSize
 
 
 def _body_ops(op: prim.MapOp) -> list[Operation]:
@@ -423,10 +422,6 @@ class FuseAttentionPass(ModulePass):
     name = "fuse-attention"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if DynamicSize.of(op) is not None:
-            # No attention kernel takes the dynamic size yet: its products and softmax stay
-            # loop nests, which do.
-            return
         for function in list(op.walk()):
             if isinstance(function, func.FuncOp):
                 fuse_attention(function)

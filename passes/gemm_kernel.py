@@ -68,6 +68,19 @@ order does. Its limits: sm_90 clusters, at most 8 blocks (the portable cluster s
 S blocks must be co-resident in one GPC, which the small decode tiles are. Every block sums
 1/S of the tile, so the reduction's shared reads and epilogue are spread over the cluster.
 
+Over the dynamic size (`emmy.dialects.sizes`: a `?` m or batch dimension, the kernel's size
+argument last), block y is the N tile and the blocks along x stride through the batch's
+ceil(M / BM) M tiles, each after a barrier (the last tile's slices may still be read), as
+many blocks as the launch's `sized` gives for the size; the copies and the epilogue are
+predicated against the size as against a static M that is no multiple of BM:
+
+    tile.gemm %x[b0, m, k] * %w[n, k] : memref<1x?x64xbf16>, memref<96x64xbf16> -> f32 ..
+
+    scf.for %t = %block_x to ceil(%s0 / 64) step %grid_x {
+      kernel.barrier
+      (the tile at rows 64 (%t mod tiles), columns 64 %block_y)
+    }
+
 f32 operands (torch's float32 matmul precision) take the same shared K slices and pipeline
 (`_StagedGemmBuilder`), multiplied one of two ways:
 
@@ -95,10 +108,19 @@ from math import prod
 
 from xdsl.dialects import arith, math, memref, scf
 from xdsl.dialects import vector as vector_dialect
-from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, VectorType, f32, i32
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    VectorType,
+    f32,
+    i32,
+)
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from emmy.dialects import kernel, tile
+from emmy.dialects.launch import kernel_size_argument
 from emmy.dialects.target import GpuTarget
 
 Index = SSAValue | int
@@ -226,6 +248,15 @@ class KernelEmitter:
     def rem(self, lhs: Index, rhs: Index) -> Index:
         return self.arith(arith.RemUIOp, lhs, rhs)
 
+    def ceil_div(self, size: Index, tile: int) -> Index:
+        return self.div(self.add(size, tile - 1), tile)
+
+    @staticmethod
+    def overruns(extent: Index, tile: int) -> bool:
+        """Whether tiles of `tile` may reach past `extent`: it is no multiple of them, or it
+        is the dynamic size."""
+        return not isinstance(extent, int) or extent % tile != 0
+
     def less(self, lhs: Index, rhs: Index) -> SSAValue:
         return self.add_op(arith.CmpiOp(self.index(lhs), self.index(rhs), "ult")).results[0]
 
@@ -342,7 +373,12 @@ class GemmEmitter(KernelEmitter):
     ):
         super().__init__(body, values, target)
         self.gemm = gemm
-        *self.batch_sizes, self.size_m, self.size_n, self.size_k = gemm.sizes()
+        self.dynamic = gemm.dynamic_dim is not None
+        size = kernel_size_argument(gemm)
+        sizes: list[Index] = [
+            values[size] if s == DYNAMIC_INDEX and size is not None else s for s in gemm.sizes()
+        ]
+        *self.batch_sizes, self.size_m, self.size_n, self.size_k = sizes
         self.batch_rank = gemm.batch_rank
         self.block_m, self.block_n, self.block_k = gemm.tile_shape
         self.warps_m, self.warps_n = gemm.warp_grid
@@ -358,17 +394,37 @@ class GemmEmitter(KernelEmitter):
         self.output_n = gemm.sibling_tile_n
         """The output columns a tile covers (its N, shared by the siblings)."""
 
-    def size(self, dim: int) -> int:
+    def size(self, dim: int) -> Index:
+        """The extent of an iteration dimension: the kernel's size argument for the dynamic
+        one."""
         sizes = (*self.batch_sizes, self.size_m, self.size_n, self.size_k)
         return sizes[dim]
 
-    def covered(self, dim: int) -> int:
+    def covered(self, dim: int) -> int | None:
         """How far the blocks' tiles reach along a matrix dimension: whole tiles, and along K
-        the `split` runs of K slices (which may reach past the last slice)."""
+        the `split` runs of K slices (which may reach past the last slice); None along the
+        dynamic size, whose tiles may end anywhere."""
         extent = {self.m_dim: self.block_m, self.n_dim: self.output_n, self.k_dim: self.block_k}
         if dim == self.k_dim:
             return self.split * self.split_slices * self.block_k
-        return -(-self.size(dim) // extent[dim]) * extent[dim]
+        size = self.size(dim)
+        return -(-size // extent[dim]) * extent[dim] if isinstance(size, int) else None
+
+    def batch_count(self) -> Index:
+        """How many points the batch has."""
+        return functools.reduce(self.mul, self.batch_sizes, 1)
+
+    def batch_point(self, linear: Index) -> list[Index]:
+        """The batch point that is the `linear`-th in row-major order."""
+        indices: list[Index] = []
+        for position, size in enumerate(self.batch_sizes):
+            if size == 1:
+                indices.append(0)
+                continue
+            stride = functools.reduce(self.mul, self.batch_sizes[position + 1 :], 1)
+            index = self.div(linear, stride)
+            indices.append(self.rem(index, size) if position else index)
+        return indices
 
     def epilogue_at(
         self, batch: Sequence[Index], row: Index, column: Index, value: Sequence[SSAValue]
@@ -394,7 +450,7 @@ class GemmEmitter(KernelEmitter):
         """Whether (`row`, `column`) is in the output, where the tiles overrun it (None where
         every tile is whole)."""
         inside = []
-        if self.size_m % self.block_m:
+        if self.overruns(self.size_m, self.block_m):
             inside.append(self.less(row, self.size_m))
         if self.size_n % self.output_n:
             inside.append(self.less(column, self.size_n))
@@ -707,9 +763,13 @@ class _StagedGemmBuilder(GemmEmitter):
         self.shared_b = self.shared_tiles(self.b_tiles, "b_tiles", a_bytes if dynamic else None)
         block_x = self.add_op(kernel.BlockIdOp("x")).results[0]
         block_y = self.add_op(kernel.BlockIdOp("y")).results[0]
-        self.tile_row = self.mul(block_y, self.block_m)
         self.first_slice: Index = 0
         """The first K slice that the block multiplies."""
+        if self.dynamic:
+            self.dynamic_tiles(block_x, block_y)
+            self.place_constants()
+            return
+        self.tile_row = self.mul(block_y, self.block_m)
         if self.split > 1:
             # The split's blocks of a tile are consecutive along x: a cluster.
             offset = -(-(a_bytes + b_bytes) // kernel.SHARED_ALIGNMENT)
@@ -734,17 +794,30 @@ class _StagedGemmBuilder(GemmEmitter):
             def batch_body(block: Block) -> None:
                 # The last slice of the previous batch may still be read.
                 self.add_op(kernel.BarrierOp())
-                linear = block.args[0]
-                indices, stride = [], batches
-                for position, size in enumerate(self.batch_sizes):
-                    stride //= size
-                    index = self.div(linear, stride)
-                    indices.append(self.rem(index, size) if position else index)
-                self.tile_product(indices)
+                self.tile_product(self.batch_point(block.args[0]))
 
             body = self.nested(batch_body, [IndexType()])
             self.add_op(scf.ForOp(block_z, self.constant(batches), grid_z, [], body))
         self.place_constants()
+
+    def dynamic_tiles(self, block_x: SSAValue, block_y: SSAValue) -> None:
+        """The output tiles of a gemm over the dynamic size: block y is the N tile, and the
+        blocks along x stride through the batch's M tiles (as many as the size needs, from
+        the kernel's size argument)."""
+        self.tile_column = self.mul(block_y, self.output_n)
+        tiles_m = self.ceil_div(self.size_m, self.block_m)
+        tiles = self.mul(self.batch_count(), tiles_m)
+        grid_x = self.add_op(kernel.GridDimOp("x")).results[0]
+
+        def tile_body(block: Block) -> None:
+            # The last slice of the previous tile may still be read.
+            self.add_op(kernel.BarrierOp())
+            linear = block.args[0]
+            self.tile_row = self.mul(self.rem(linear, tiles_m), self.block_m)
+            self.tile_product(self.batch_point(self.div(linear, tiles_m)))
+
+        body = self.nested(tile_body, [IndexType()])
+        self.add_op(scf.ForOp(block_x, self.index(tiles), grid_x, [], body))
 
     def tile_product(self, batch: Sequence[Index]) -> None:
         """The block's output tile at batch point `batch`: the pipelined K loop over its K
@@ -1171,11 +1244,15 @@ def kernel_body(
     source: tile.KernelOp, extra_types: Sequence[Attribute] = ()
 ) -> tuple[Block, dict[SSAValue, SSAValue]]:
     """The body of the kernel.func that `source` lowers to: its arguments, named as the
-    tile.kernel's, then arguments of `extra_types`; and each tile.kernel argument's
-    counterpart."""
-    body = Block(arg_types=[*source.argument_types, *extra_types])
+    tile.kernel's, then arguments of `extra_types` (before the dynamic size, which stays
+    last); and each tile.kernel argument's counterpart."""
+    own = list(source.argument_types)
+    sized = bool(own) and isinstance(own[-1], IndexType)
+    kept = own[:-1] if sized else own
+    body = Block(arg_types=[*kept, *extra_types, *own[len(kept) :]])
     values = {}
-    for old, new in zip(source.body.block.args, body.args):
+    new_args = [*body.args[: len(kept)], *body.args[len(kept) + len(extra_types) :]]
+    for old, new in zip(source.body.block.args, new_args, strict=True):
         new.name_hint = old.name_hint
         values[old] = new
     return body, values

@@ -84,9 +84,17 @@ of each `?` buffer:
       loop.for %i0 in 0 to %s0 { ... }
 
 A view whose index arithmetic would multiply or divide by the dynamic size (a reshape that
-merges it with another dim), and a `prim.attention` over it, are refused for now; a product
-in a kernel with `?` buffers is not kept structured (no contraction kernel takes the size
-yet) but lowered as the unstructured ones are.
+merges it with another dim) is refused for now. A product stays structured where the dynamic
+dim is one of its batch dims or m (tokens, a batch), its loop.contract's extent there the
+kernel's size argument:
+
+    loop.contract (%i0, %i1) in [%s0, 96], k in 64, %acc = sum %x[d0, k] * %w[d1, k]
+        : memref<?x64xf32>, memref<96x64xf32> -> f32 { ... }
+
+A dynamic n or k (attention's scores over the keys, their product with the values) is a
+reduction loop per output element, as an unstructured product is: the tensor-core kernels
+tile n and k at sizes they know, and a product whose n or k is the sequence is attention's,
+which `fuse-attention` keeps whole.
 
 A kernel of one `prim.attention` (on its inputs, yielding its value, as `fuse-prims` makes
 it) becomes one `loop.attention` over the input buffers, storing into the output buffer.
@@ -263,6 +271,7 @@ class _KernelBodyBuilder:
             shape,
             products[0].lhs.type.get_shape()[-1],
             epilogue,
+            self.size if is_dynamic(shape) else None,
         )
         self._place(contract, 0)
         self.scopes[0].anchor = contract
@@ -592,7 +601,7 @@ class _IterationIndices:
     """The index algebra (`prim.IndexAlgebra`) of views read at iteration dims: it follows
     an output's index back to the product and the product's operand indices back to kernel
     inputs, and fails (`_NotStructured`) where an index is not an affine form it can
-    simplify."""
+    simplify, or that multiplies or divides by the dynamic size."""
 
     def __init__(self, extents: Sequence[int]):
         self.extents = tuple(extents)
@@ -612,19 +621,26 @@ class _IterationIndices:
         )
 
     def mul(self, lhs: _Affine, factor: int) -> _Affine:
-        if factor == 0:
+        if factor == 0 or not lhs.terms and lhs.constant == 0:
             return self.constant(0)
+        if factor == DYNAMIC_INDEX:
+            raise _NotStructured
         return _Affine(tuple((d, c * factor) for d, c in lhs.terms), lhs.constant * factor)
 
     def _below(self, form: _Affine, bound: int) -> bool:
-        """Whether `form` stays in [0, bound) over every iteration."""
-        if form.constant < 0 or any(c < 0 for _, c in form.terms):
+        """Whether `form` stays in [0, bound) over every iteration (not known for a dim of
+        the dynamic size)."""
+        if form.constant < 0 or any(
+            c < 0 or self.extents[d] == DYNAMIC_INDEX for d, c in form.terms
+        ):
             return False
         return form.constant + sum(c * (self.extents[d] - 1) for d, c in form.terms) < bound
 
     def div_mod(self, lhs: _Affine, divisor: int, modulus: int) -> _Affine:
         """Exact where the dims below `divisor` (and those at or above `modulus` after the
         division) are whole digits of a mixed-radix number, as a reshape's are."""
+        if DYNAMIC_INDEX in (divisor, modulus):
+            raise _NotStructured
         low = _Affine(tuple((d, c) for d, c in lhs.terms if c % divisor), lhs.constant)
         if not self._below(low, divisor):
             raise _NotStructured
@@ -809,11 +825,19 @@ def _operand_dims(
     """The kernel input an operand of the product is, and the dims it is read at."""
     value, index = _operand_source(value, index, algebra, element_type)
     shape = value.type.get_shape()
-    dims = tuple(algebra.iteration_dim(form, size) for form, size in zip(index, shape))
+    dims = [algebra.iteration_dim(form, size) for form, size in zip(index, shape)]
     used = [d for d in dims if d is not None]
     if len(set(used)) != len(used):
         raise _NotStructured
-    return value, dims
+    # A size-1 dim read at 0 is read at a batch dim of extent 1 where the space has one the
+    # operand does not read (nn.Linear's [1, S, K] input in the space [1, S, N]): a tile.gemm's
+    # operand maps name an iteration dim for every dim.
+    units = [d for d in range(len(algebra.extents) - 3) if algebra.extents[d] == 1]
+    for position, dim in enumerate(dims):
+        free = [d for d in units if d not in dims]
+        if dim is None and free:
+            dims[position] = free[0]
+    return value, tuple(dims)
 
 
 def _store_views(product: prim.ContractOp, output: SSAValue) -> tuple[Operation, ...] | None:
@@ -941,6 +965,8 @@ def _structured_product(
     if not outputs:
         return None
     extent = product.lhs.type.get_shape()[-1]
+    if extent == DYNAMIC_INDEX:
+        return None
     element_type = product.result.type.get_element_type()
     product_shape = tuple(product.result.type.get_shape())
     product_algebra = _IterationIndices((*product_shape, extent))
@@ -979,6 +1005,8 @@ def _structured_product(
             spaces.append((space, read, None))
     structured = []
     for space, (*batch, m, n), views in spaces:
+        if space[-1] == DYNAMIC_INDEX:
+            continue
         algebra = _IterationIndices((*space, extent))
         rank = len(space)
         k = algebra.dim(rank)
@@ -1076,11 +1104,7 @@ def _lower_kernel(
     terminator = op.body.block.last_op
     assert isinstance(terminator, fused.YieldOp)
     outputs = list(zip(terminator.arguments, out_args))
-    # No contraction kernel takes the dynamic size yet: a product of a kernel with ? buffers
-    # is a reduction loop per output element, as an unstructured one is.
-    contraction = _structured_contraction(op) if size is None else None
-    if size is not None and any(isinstance(o, prim.AttentionOp) for o in op.body.block.ops):
-        raise PassFailedException("attention over the dynamic size is not supported yet", op)
+    contraction = _structured_contraction(op)
     if any(isinstance(o, prim.AttentionOp) for o in op.body.block.ops):
         body.add_op(_attention(op, builder.inputs, outputs))
     elif contraction is not None:

@@ -474,7 +474,7 @@ def lower_kernel(
     if schedule.is_contraction:
         gemm = _contraction_body(kernel, schedule, values, body)
         try:
-            grid = list(gemm.grid(target))
+            grid = list(gemm.grid(target, representative_size(kernel)))
         except VerifyException as error:
             raise ScheduleError(str(error)) from None
         lowered = [_kernel(first, kernel, body, grid, schedule)]

@@ -735,7 +735,11 @@ def _sized_grid(source: tile.KernelOp) -> tuple[int, int, int] | None:
     [factor, divisor, power] (`kernel.LaunchOp.sized`): a chain of grid loops over it needs
     one per iteration, a global loop one per block's worth of its iterations; the most of
     those (a kernel's grid-strided loops are right on any grid, so a nest that needs fewer
-    blocks runs on these too). None when no grid loop runs to the dynamic size."""
+    blocks runs on these too); a gemm's or an attention's, its tiles' (`sized_grid`). None when
+    no grid loop runs to the dynamic size."""
+    contraction = source.gemm or source.attention
+    if contraction is not None:
+        return contraction.sized_grid()
     needs: list[tuple[int, int, int]] = []
     threads = prod(source.block_shape)
     for for_op in source.body.walk():
@@ -756,6 +760,14 @@ def _sized_grid(source: tile.KernelOp) -> tuple[int, int, int] | None:
             static = [op.trip_count for op in chain if not op.is_dynamic]
             needs.append((prod(static), 1, 1 + len(chain) - len(static)))
     return max(needs, key=lambda need: (need[2], need[0] / need[1]), default=None)
+
+
+def _passing_also(arguments: list[SSAValue], extra: Sequence[SSAValue]) -> list[SSAValue]:
+    """A launch's `arguments` and then `extra`, before the dynamic size, which a kernel
+    takes last."""
+    sized = bool(arguments) and isinstance(arguments[-1].type, IndexType)
+    kept = arguments[:-1] if sized else arguments
+    return [*kept, *extra, *arguments[len(kept) :]]
 
 
 @dataclass(frozen=True)
@@ -795,13 +807,15 @@ class LowerTileToKernelPass(ModulePass):
             name = launch.kernel.root_reference.data
             grid, block, smem, repeated, sized = shapes[name]
             parent = launch.parent_block()
-            arguments = [*launch.arguments, *(launch.arguments[i] for i in repeated)]
+            arguments = _passing_also(
+                list(launch.arguments), [launch.arguments[i] for i in repeated]
+            )
             launches: list[Operation] = []
             if name in combined:
                 types, combine_grid, combine_block = combined[name]
                 allocations = [memref.AllocOp([], [], t) for t in types]
                 workspace = [a.memref for a in allocations]
-                arguments = [*arguments, *workspace]
+                arguments = _passing_also(arguments, workspace)
                 launches += [
                     *allocations,
                     kernel.LaunchOp(name, arguments, grid, block, smem, sized),

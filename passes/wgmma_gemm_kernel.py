@@ -40,6 +40,11 @@ output columns and rows 128-255 the up's, one m64n256k16 multiplies both, and a 
 element e of its accumulator (row 8 (e / 2 % 2), column 8 (e / 4) + e % 2 past its own) has
 the up's value of the same output element at e + 64.
 
+Over the dynamic size the tiles are counted from the kernel's size argument (ceil(M / BM)
+M tiles a batch point), and the tensor-map parameters come before it, which a kernel
+takes last; the runtime encodes each map from its tensor's shape at launch, so a `?` dim is
+its run-time size.
+
 A [k, n] rhs (torch.matmul's weight, N contiguous) lands N-major, in panels of 64 columns:
 `%b = kernel.dynamic_shared ... : memref<4x4x64x64xbf16, 3 : i32>` (stages, BN / 64 panels,
 BK rows of 64), filled by BN / 64 TMA loads a stage of boxes [64, 64] (`kernel.tma_load
@@ -50,7 +55,6 @@ mn_major`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from math import prod
 
 from xdsl.dialects import arith, scf
 from xdsl.dialects import vector as vector_dialect
@@ -172,31 +176,27 @@ class _WgmmaGemmBuilder(GemmEmitter):
     def work_loop(self, fill) -> None:
         """`fill(batch, tile_row, tile_column, first)` for each output tile the block computes,
         `first` the number of K slices it went through before: the block is persistent,
-        taking every grid-th tile of the batch's tiles in grouped order (`tile_order`)."""
-        tiles_m = -(-self.size_m // self.block_m)
+        taking every grid-th tile of the batch's tiles in grouped order (`tile_order`); over
+        the dynamic size, as many tiles as the kernel's size argument gives."""
+        tiles_m = self.ceil_div(self.size_m, self.block_m)
         tiles_n = -(-self.size_n // self.output_n)
-        per_batch = tiles_m * tiles_n
-        batches = prod(self.batch_sizes)
+        per_batch = self.mul(tiles_m, tiles_n)
         block_x = self.named(kernel.BlockIdOp("x"), "bx")
         grid_x = self.named(kernel.GridDimOp("x"), "gx")
 
         def work_body(block: Block) -> None:
             work = block.args[0]
             done = self.div(self.add_op(arith.SubiOp(work, block_x)).results[0], grid_x)
-            linear = self.div(work, per_batch)
-            indices, stride = [], batches
-            for position, size in enumerate(self.batch_sizes):
-                stride //= size
-                index = self.div(linear, stride)
-                indices.append(self.rem(index, size) if position else index)
+            indices = self.batch_point(self.div(work, per_batch))
             tile_m, tile_n = self.tile_order(self.rem(work, per_batch), tiles_m, tiles_n)
             tile_row, tile_column = self.mul(tile_m, self.block_m), self.mul(tile_n, self.output_n)
             fill(indices, tile_row, tile_column, self.mul(done, self.slices))
 
         body = self.nested(work_body, [IndexType()])
-        self.add_op(scf.ForOp(block_x, self.index(batches * per_batch), grid_x, [], body))
+        tiles = self.mul(self.batch_count(), per_batch)
+        self.add_op(scf.ForOp(block_x, self.index(tiles), grid_x, [], body))
 
-    def tile_order(self, tile: Index, tiles_m: int, tiles_n: int) -> tuple[Index, Index]:
+    def tile_order(self, tile: Index, tiles_m: Index, tiles_n: int) -> tuple[Index, Index]:
         """The (M, N) tile of a batch's `tile`-th: column-major within groups of the gemm's
         `raster_group` rows of tiles, so that the blocks running at once share rows of A and
         columns of B in the L2 cache."""
@@ -395,14 +395,15 @@ def lower_wgmma_gemm_kernel(
     source: tile.KernelOp, target: GpuTarget
 ) -> tuple[kernel.FuncOp, list[int]]:
     """The kernel.func of a wgmma contraction's tile.kernel, and the positions of the
-    kernel's arguments that its launch passes again, for the tensor-map parameters appended
-    to the kernel's own (the lhs's, then each rhs's)."""
+    kernel's arguments that its launch passes again, for the tensor-map parameters added to
+    the kernel's own (the lhs's, then each rhs's; before the dynamic size, which a kernel
+    takes last)."""
     gemm = source.gemm
     assert gemm is not None
     operands = list(source.body.block.args)
     positions = [operands.index(value) for value in (gemm.lhs, *gemm.rhs)]
     body, values = kernel_body(source, tensor_map_types(gemm))
-    maps = tuple(body.args[len(operands) :])
+    maps = tuple(a for a in body.args if isinstance(a.type, kernel.TensorMapType))
     names = ["b_map"] if gemm.siblings == 1 else [f"b{s}_map" for s in range(gemm.siblings)]
     for tensor_map, name in zip(maps, ["a_map", *names]):
         tensor_map.name_hint = name

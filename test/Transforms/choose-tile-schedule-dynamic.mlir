@@ -64,3 +64,31 @@ builtin.module attributes {emmy.dynamic_size = {symbol = "s0", min = 1 : i64}} {
     func.return %m : memref<4xf32>
   }
 }
+
+// -----
+
+// A product over the dynamic size is scheduled as the static product of its representative
+// size: 2048 rows take wgmma's tile on sm_90a, whose persistent grid is a block an SM for the
+// 16 x 16 tiles of that size; planned at a few rows, it would stream the weights in thin tiles.
+
+// SCHEDULE-LABEL: loop.kernel @k_linear(
+// SCHEDULE-SAME:    tile.schedule = #tile.schedule<block [384, 1, 1], loops [], tile [128, 256, 64], atom wgmma m64n256k16, warps [8, 1], pipeline 4, warp_roles ["producer", "consumer", "consumer"]>
+// CHECK-LABEL: tile.kernel @k_linear(
+// CHECK-SAME:    grid [132, 1, 1] block [384, 1, 1]
+// CHECK-NEXT:    tile.gemm %{{.*}}[m, k] * %{{.*}}[n, k] : memref<?x4096xbf16>, memref<4096x4096xbf16> -> f32 atom wgmma m64n256k16
+
+builtin.module attributes {emmy.dynamic_size = {symbol = "s0", min = 1 : i64, max = 2048 : i64}} {
+  loop.kernel @k_linear(%x: memref<?x4096xbf16>, %w: memref<4096x4096xbf16>, %y: memref<?x4096xbf16>, %s0: index) {
+    loop.contract (%i, %j) in [%s0, 4096], k in 4096, %acc = sum %x[d0, k] * %w[d1, k] : memref<?x4096xbf16>, memref<4096x4096xbf16> -> f32 {
+      %t = arith.truncf %acc : f32 to bf16
+      loop.store %t, %y[%i, %j] : memref<?x4096xbf16>
+    }
+  }
+  func.func @forward(%x: memref<?x4096xbf16>, %w: memref<4096x4096xbf16>) -> memref<?x4096xbf16> {
+    %c0 = arith.constant 0 : index
+    %s0 = memref.dim %x, %c0 : memref<?x4096xbf16>
+    %y = memref.alloc(%s0) : memref<?x4096xbf16>
+    loop.launch @k_linear(%x, %w, %y, %s0) : memref<?x4096xbf16>, memref<4096x4096xbf16>, memref<?x4096xbf16>, index
+    func.return %y : memref<?x4096xbf16>
+  }
+}

@@ -17,7 +17,7 @@ from torch.export import Dim, export
 from emmy.dialects.sizes import DynamicSize
 from emmy.passes.pipelines import LEVELS, printed
 from emmy.tools import dynamo_backend
-from emmy.tools.bench.differential import lower
+from emmy.tools.bench.differential import lower, to_numpy
 from emmy.tools.cuda.target import print_cuda
 from emmy.tools.frontend.importer import forward_arguments, import_exported_program
 from emmy.tools.interpreter.run import run_module
@@ -284,15 +284,25 @@ def _rotary_tables(length: int, head_dim: int) -> tuple[torch.Tensor, torch.Tens
     return angles.cos(), angles.sin()
 
 
+def _exported_layer(dtype: torch.dtype, dim: int, heads: int, hidden: int):
+    torch.manual_seed(0)
+    layer = _DecoderLayer(dim, heads, hidden).eval().to(dtype)
+    seq = Dim("seq", min=1, max=2048)
+    example = (torch.randn(1, 5, dim), *_rotary_tables(5, dim // heads))
+    dynamic = {"x": {1: seq}, "cos": {0: seq}, "sin": {0: seq}}
+    exported = export(layer, tuple(t.to(dtype) for t in example), dynamic_shapes=dynamic)
+    return layer, exported, import_exported_program(exported, None, [])
+
+
 @pytest.fixture(scope="module")
 def decoder_layer():
-    torch.manual_seed(0)
-    layer = _DecoderLayer().eval()
-    seq = Dim("seq", min=1, max=2048)
-    example = (torch.randn(1, 5, 32), *_rotary_tables(5, 8))
-    dynamic = {"x": {1: seq}, "cos": {0: seq}, "sin": {0: seq}}
-    exported = export(layer, example, dynamic_shapes=dynamic)
-    return layer, exported, import_exported_program(exported, None, [])
+    return _exported_layer(torch.float32, 32, 4, 64)
+
+
+@pytest.fixture(scope="module")
+def bf16_decoder_layer():
+    """In bf16 with heads of 64, which attention's tensor-core kernel takes."""
+    return _exported_layer(torch.bfloat16, 128, 2, 256)
 
 
 @pytest.mark.parametrize(
@@ -316,6 +326,17 @@ def test_a_decoder_layer_compiled_once_runs_at_every_sequence_length(decoder_lay
         np.testing.assert_allclose(output, expected, rtol=1e-5, atol=2e-5)
 
 
+def test_a_decoder_layers_projections_are_gemms_over_the_dynamic_size(decoder_layer):
+    """Its q, k, v, gate, up and down projections are tile.gemms on the fma atom (f32);
+    the output projection reads attention's output through a transpose that splits its k,
+    which no operand map says, and stays a loop nest, as it does for static shapes."""
+    _, _, module = decoder_layer
+    tile_ir = printed(lower(module, "tile"))
+    gemms = re.findall(r"tile.gemm %\w+\[m, k\] \* %p_(\w+)_weight\[n, k\] : memref<\?x", tile_ir)
+    assert sorted(gemms) == ["attention_k", "attention_q", "attention_v", "down", "gate", "up"]
+    assert "atom fma" in tile_ir
+
+
 @needs_nvcc
 def test_the_cuda_of_a_dynamic_decoder_layer_compiles(decoder_layer, tmp_path):
     _, _, module = decoder_layer
@@ -323,8 +344,28 @@ def test_the_cuda_of_a_dynamic_decoder_layer_compiles(decoder_layer, tmp_path):
     launches = re.findall(
         r"grid \[\d+, \d+, \d+\] sized \[(\d+), (\d+), (\d+)\]", printed(kernel_ir)
     )
-    assert ("4", "1", "2") in launches  # the attention scores: blocks in the square of the size
+    assert ("1", "64", "1") in launches  # a projection: a block per 64 rows of the size
     nvcc_compile(print_cuda(kernel_ir), tmp_path)
+
+
+def test_a_bf16_decoder_layer_runs_on_tensor_cores_at_every_sequence_length(bf16_decoder_layer):
+    """Its projections are wgmma tile.gemms and its attention a tile.attention, all over the
+    dynamic size, and one lowering gives eager's result at 1, 7 and 64 tokens in the SIMT
+    emulator."""
+    layer, exported, module = bf16_decoder_layer
+    tile_ir = printed(lower(module, "tile"))
+    gemms = re.findall(r"tile.gemm .*memref<\?x\d+xbf16>.* atom wgmma", tile_ir)
+    assert len(gemms) == 6
+    assert re.search(r"tile.attention .* causal .*memref<1x2x\?x64xbf16>", tile_ir)
+    lowered = lower(module, "kernel")
+    for length in (1, 7, 64):
+        inputs = (torch.randn(1, length, 128), *_rotary_tables(length, 64))
+        inputs = tuple(t.bfloat16() for t in inputs)
+        arguments = [to_numpy(a) for a in forward_arguments(exported, inputs)]
+        (output,) = run_module(lowered, arguments)
+        with torch.no_grad():
+            expected = layer(*inputs).float().numpy()
+        np.testing.assert_allclose(output, expected, rtol=2e-2, atol=2e-2)
 
 
 def test_emmy_compile_with_a_dynamic_dim_serves_every_size():

@@ -101,3 +101,54 @@ def test_one_compile_with_a_dynamic_dim_serves_every_size_on_cuda(dtype):
             torch.testing.assert_close(compiled(x), model(x), rtol=tolerance, atol=tolerance)
         with pytest.raises(ValueError, match=r"= 513 is outside the range \[1, 512\]"):
             compiled(torch.randn(513, 64, device="cuda", dtype=dtype))
+
+
+class LinearGelu(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(256, 384)
+
+    def forward(self, x):
+        return F.gelu(self.linear(x))
+
+
+class CausalAttention(nn.Module):
+    def forward(self, q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_a_dynamic_linear_runs_its_gemm_at_every_size_on_cuda(dtype):
+    """nn.Linear over a dynamic number of tokens is one tile.gemm (wgmma for bf16 on sm_90a)
+    whose launch runs the blocks each size needs, tails of its tiles among them."""
+    from torch.export import Dim
+
+    model = LinearGelu().to("cuda", dtype).eval()
+    tokens = Dim("tokens", min=1, max=2048)
+    example = torch.randn(1, 8, 256, device="cuda", dtype=dtype)
+    compiled = emmy.compile(model, example, dynamic_shapes=({1: tokens},))
+    assert "tile.gemm" in compiled.ir("tile")
+    tolerance = 1e-4 if dtype == torch.float32 else 3e-2
+    with torch.no_grad():
+        for size in (1, 7, 130, 2048):
+            x = torch.randn(1, size, 256, device="cuda", dtype=dtype)
+            torch.testing.assert_close(compiled(x), model(x), rtol=tolerance, atol=tolerance)
+
+
+def test_a_dynamic_causal_attention_runs_at_every_sequence_length_on_cuda():
+    """Causal SDPA over a dynamic sequence length is one tile.attention whose launch runs
+    the query blocks each length needs."""
+    from torch.export import Dim
+
+    model = CausalAttention()
+    seq = Dim("seq", min=1, max=2048)
+
+    def inputs(length: int) -> list[torch.Tensor]:
+        return [torch.randn(2, 8, length, 64, device="cuda", dtype=torch.bfloat16) for _ in "qkv"]
+
+    compiled = emmy.compile(model, *inputs(16), dynamic_shapes=({2: seq}, {2: seq}, {2: seq}))
+    assert "tile.attention" in compiled.ir("tile")
+    with torch.no_grad():
+        for length in (1, 7, 130, 2048):
+            q, k, v = inputs(length)
+            torch.testing.assert_close(compiled(q, k, v), model(q, k, v), rtol=3e-2, atol=3e-2)

@@ -1,10 +1,10 @@
 """Every matrix product and attention of the benchmark suites, at the suites' own shapes,
 reaches a tensor-core tile (`tile.gemm`, alone or with its siblings, or `tile.attention`) on
 sm_90a: a product that falls back to a loop nest runs one dot product per output element,
-100x or more slower, and is correct, so no numerical test notices. Compiling only (no run), so the real shapes cost
-little; f16 cases share the bf16 ones' structure and are left out. Besides the suites: a
-Llama-style layer on one sequence (a batch of one) in prefill and in a decode step of one
-token, the shapes `benchmarks/llama.py` runs."""
+100x or more slower, and is correct, so no numerical test notices. Compiling only (no run),
+so the real shapes cost little; f16 cases share the bf16 ones' structure and are left out.
+Besides the suites: a Llama-style layer on one sequence (a batch of one) in prefill and in a
+decode step of one token, the shapes `benchmarks/llama.py` runs."""
 
 import re
 

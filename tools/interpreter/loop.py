@@ -17,6 +17,7 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 from xdsl.dialects import memref
+from xdsl.dialects.builtin import DYNAMIC_INDEX
 from xdsl.interpreter import (
     Interpreter,
     InterpreterFunctions,
@@ -211,12 +212,13 @@ class LoopFunctions(InterpreterFunctions):
         a parallel loop nest."""
         axes = interpreter.get_data(LoopFunctions, self.LOOP_AXES, _outside_kernel)
         first = loop_depth(op)
-        extents = op.parallel_extents
+        lhs, *operands = args
+        siblings, size = operands[: len(op.rhs)], operands[len(op.rhs) :]
+        extents = tuple(int(size[0]) if e == DYNAMIC_INDEX else e for e in op.parallel_extents)
         rank = len(extents)
         accumulator_type = op.accumulator_type
         # Each operand as an array over (batch.., m, k) or (batch.., k, n), size 1 along the
         # dims it is not read at, so that np.matmul broadcasts it there.
-        lhs, *siblings = args
         lhs = _iteration_view(lhs, op.lhs_dims, rank, (rank - 2, rank))
         dtype = numpy_dtype(accumulator_type)
         sums = []
@@ -261,20 +263,18 @@ class LoopFunctions(InterpreterFunctions):
         # Products of f16, bf16 and f32 are exact in float64, and so nearly are their sums:
         # the accumulator is the f32 nearest the exact sum, whatever order a GPU adds in.
         lhs, *siblings = (np.asarray(arg, np.float64) for arg in args)
-        sizes = op.sizes()
         letters = "abcdefghijklmnopqrstuvwxyz"
         lhs_letters = "".join(letters[d] for d in op.lhs_dims)
         rhs_letters = "".join(letters[d] for d in op.rhs_dims)
-        point = len(sizes) - 1  # the output point: batch..., m, n
+        point = op.batch_rank + 2  # the output point: batch..., m, n
         product = f"{lhs_letters},{rhs_letters}->{letters[:point]}"
-        accumulators = [
-            to_type(np.einsum(product, lhs, rhs), op.accumulator_type) for rhs in siblings
-        ]
+        sums = [np.einsum(product, lhs, rhs) for rhs in siblings]
         indices = []
         for dim in range(point):
             shape = [1] * point
-            shape[dim] = sizes[dim]
-            indices.append(np.arange(sizes[dim], dtype=np.int64).reshape(shape))
+            shape[dim] = sums[0].shape[dim]
+            indices.append(np.arange(sums[0].shape[dim], dtype=np.int64).reshape(shape))
+        accumulators = [to_type(value, op.accumulator_type) for value in sums]
         interpreter.run_ssacfg_region(op.epilogue, (*indices, *accumulators), op.name)
         return ()
 

@@ -72,3 +72,70 @@ builtin.module attributes {emmy.dynamic_size = {symbol = "s0", min = 1 : i64}} {
     func.return %d : tensor<4xf32>
   }
 }
+
+// -----
+
+// nn.Linear over a dynamic number of tokens stays one loop.contract: its m extent is the
+// kernel's size argument, in the space of the product's [?, N] rows (the most rows, then the
+// fewest dims), which reads the [1, ?, K] input's batch of one at 0.
+
+// CHECK-LABEL: loop.kernel @k_linear(
+// CHECK-SAME:    %[[W:[a-z0-9_]+]]: memref<4x8xbf16>, %[[X:[a-z0-9_]+]]: memref<1x?x8xbf16>, %[[OUT:[a-z0-9_]+]]: memref<1x?x4xbf16>, %[[S:[a-z0-9_]+]]: index) {
+// CHECK-NEXT:    %[[C0:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    loop.contract (%[[I0:.*]], %[[I1:.*]]) in [%[[S]], 4], k in 8, %[[ACC:.*]] = sum %[[X]][0, d0, k] * %[[W]][d1, k] : memref<1x?x8xbf16>, memref<4x8xbf16> -> f32 {
+// CHECK-NEXT:      %[[T:.*]] = arith.truncf %[[ACC]] : f32 to bf16
+// CHECK-NEXT:      loop.store %[[T]], %[[OUT]][%[[C0]], %[[I0]], %[[I1]]] : memref<1x?x4xbf16>
+// CHECK-NEXT:    }
+// CHECK-NEXT:  }
+// CHECK:         %s0 = memref.dim %{{.*}}, %{{.*}} : memref<1x?x8xbf16>
+// CHECK:         loop.launch @k_linear(%{{.*}}, %{{.*}}, %{{.*}}, %s0)
+
+builtin.module attributes {emmy.dynamic_size = {symbol = "s0", min = 1 : i64, max = 2048 : i64}} {
+  func.func @forward(%p_weight: tensor<4x8xbf16>, %input: tensor<1x?x8xbf16>) -> tensor<1x?x4xbf16> {
+    %linear = fused.kernel @k_linear(%p_weight, %input) : (tensor<4x8xbf16>, tensor<1x?x8xbf16>) -> tensor<1x?x4xbf16> {
+    ^bb0(%w: tensor<4x8xbf16>, %x: tensor<1x?x8xbf16>):
+      %x2 = prim.reshape %x : tensor<1x?x8xbf16> -> tensor<?x8xbf16>
+      %xf = prim.map(%x2) : (tensor<?x8xbf16>) -> tensor<?x8xf32> {
+      ^bb0(%v: bf16):
+        %e = arith.extf %v : bf16 to f32
+        prim.yield %e : f32
+      }
+      %wt = prim.permute %w [1, 0] : tensor<4x8xbf16> -> tensor<8x4xbf16>
+      %wf = prim.map(%wt) : (tensor<8x4xbf16>) -> tensor<8x4xf32> {
+      ^bb0(%v: bf16):
+        %e = arith.extf %v : bf16 to f32
+        prim.yield %e : f32
+      }
+      %c = prim.contract %xf, %wf : tensor<?x8xf32>, tensor<8x4xf32> -> tensor<?x4xf32>
+      %y = prim.map(%c) : (tensor<?x4xf32>) -> tensor<?x4xbf16> {
+      ^bb0(%s: f32):
+        %t = arith.truncf %s : f32 to bf16
+        prim.yield %t : bf16
+      }
+      %y3 = prim.reshape %y : tensor<?x4xbf16> -> tensor<1x?x4xbf16>
+      fused.yield %y3 : tensor<1x?x4xbf16>
+    }
+    func.return %linear : tensor<1x?x4xbf16>
+  }
+}
+
+// -----
+
+// A product whose n is the dynamic size (attention's scores over the keys) stays a reduction
+// loop per output element: the tensor-core kernels tile n at a size they know.
+
+// CHECK-LABEL: loop.kernel @k_scores(
+// CHECK-NOT:     loop.contract
+// CHECK:         loop.for %{{.*}} in 0 to %{{.*}} {
+// CHECK:           loop.for %{{.*}} in 0 to 8 reduce add
+
+builtin.module attributes {emmy.dynamic_size = {symbol = "s0", min = 1 : i64, max = 2048 : i64}} {
+  func.func @forward(%q: tensor<4x8xf32>, %k: tensor<8x?xf32>) -> tensor<4x?xf32> {
+    %s = fused.kernel @k_scores(%q, %k) : (tensor<4x8xf32>, tensor<8x?xf32>) -> tensor<4x?xf32> {
+    ^bb0(%a: tensor<4x8xf32>, %b: tensor<8x?xf32>):
+      %c = prim.contract %a, %b : tensor<4x8xf32>, tensor<8x?xf32> -> tensor<4x?xf32>
+      fused.yield %c : tensor<4x?xf32>
+    }
+    func.return %s : tensor<4x?xf32>
+  }
+}

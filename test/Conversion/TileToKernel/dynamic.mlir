@@ -99,3 +99,78 @@ builtin.module attributes {emmy.dynamic_size = {symbol = "s0", min = 1 : i64}} {
     func.return %m : memref<4xf32>
   }
 }
+
+// -----
+
+// A tile.gemm over a dynamic number of rows: block y is the N tile, and the blocks along x
+// stride through the ceil(size / 64) M tiles, each after a barrier (the last tile's slices
+// may still be read); copies and stores past the size are predicated on it. The launch
+// runs a block per 64 rows of the size, at most the grid's 8 (`sized [1, 64, 1]`).
+
+// CHECK-LABEL: kernel.func @k_linear(
+// CHECK-SAME:    %[[X:[a-z0-9_]+]]: memref<1x?x64xbf16>, %[[OUT:[a-z0-9_]+]]: memref<1x?x96xbf16>, %[[S:[a-z0-9_]+]]: index) block [128, 1, 1] {
+// CHECK:         %[[BX:.*]] = kernel.block_id x
+// CHECK-NEXT:    %[[BY:.*]] = kernel.block_id y
+// CHECK-NEXT:    %{{.*}} = arith.muli %[[BY]], %c64 : index
+// CHECK-NEXT:    %[[UP:.*]] = arith.addi %[[S]], %c63 : index
+// CHECK-NEXT:    %[[TILES:.*]] = arith.divui %[[UP]], %c64 : index
+// CHECK-NEXT:    %[[GX:.*]] = kernel.grid_dim x
+// CHECK:         scf.for %[[T:.*]] = %[[BX]] to %[[TILES]] step %[[GX]] {
+// CHECK-NEXT:      kernel.barrier
+// CHECK-NEXT:      %[[TM:.*]] = arith.remui %[[T]], %[[TILES]] : index
+// CHECK-NEXT:      %[[ROW0:.*]] = arith.muli %[[TM]], %c64 : index
+// CHECK-NEXT:      %[[ROW:.*]] = arith.addi %[[ROW0]], %{{.*}} : index
+// CHECK-NEXT:      %[[IN:.*]] = arith.cmpi ult, %[[ROW]], %[[S]] : index
+// CHECK:           kernel.cp_async
+// CHECK:           kernel.mma_sync
+// CHECK:           arith.cmpi ult, %{{.*}}, %[[S]] : index
+// CHECK:           kernel.vector_store %{{.*}}, %[[OUT]]
+// CHECK:       kernel.launch @k_linear(%{{.*}}, %{{.*}}, %{{.*}}, %s0) grid [8, 2, 1] sized [1, 64, 1] block [128, 1, 1] smem 0
+
+builtin.module attributes {emmy.dynamic_size = {symbol = "s0", min = 1 : i64, max = 512 : i64}} {
+  tile.kernel @k_linear(%w: memref<96x64xbf16>, %x: memref<1x?x64xbf16>, %out: memref<1x?x96xbf16>, %s0: index) grid [8, 2, 1] block [128, 1, 1] attributes {tile.schedule = #tile.schedule<block [128, 1, 1], loops [], tile [64, 64, 32], atom mma_sync m16n8k16, warps [2, 2], pipeline 3>} {
+    tile.gemm %x[b0, m, k] * %w[n, k] : memref<1x?x64xbf16>, memref<96x64xbf16> -> f32 atom mma_sync m16n8k16 tile [64, 64, 32] warps [2, 2] pipeline 3 epilogue(%i0, %i1, %i2, %acc) {
+      %t = arith.truncf %acc : f32 to bf16
+      memref.store %t, %out[%i0, %i1, %i2] : memref<1x?x96xbf16>
+    }
+  }
+  func.func @forward(%w: memref<96x64xbf16>, %x: memref<1x?x64xbf16>) -> memref<1x?x96xbf16> {
+    %c1 = arith.constant 1 : index
+    %s0 = memref.dim %x, %c1 : memref<1x?x64xbf16>
+    %y = memref.alloc(%s0) : memref<1x?x96xbf16>
+    tile.launch @k_linear(%w, %x, %y, %s0) : memref<96x64xbf16>, memref<1x?x64xbf16>, memref<1x?x96xbf16>, index
+    func.return %y : memref<1x?x96xbf16>
+  }
+}
+
+// -----
+
+// On wgmma, the persistent blocks count their tiles from the size (ceil(size / 128) M tiles
+// of the 2 N tiles); the tensor maps come before the size, which stays the last argument,
+// and the launch passes the operands again for them before it. It runs 2 blocks per 128
+// rows, at most the grid's 8 (`sized [2, 128, 1]`).
+
+// CHECK-LABEL: kernel.func @k_wide(
+// CHECK-SAME:    %[[OUT:[a-z0-9_]+]]: memref<?x256xbf16>, %[[AMAP:[a-z0-9_]+]]: !kernel.tensor_map<memref<?x64xbf16>, box [128, 64], swizzle 128>, %[[BMAP:[a-z0-9_]+]]: !kernel.tensor_map<memref<256x64xbf16>, box [128, 64], swizzle 128>, %[[S:[a-z0-9_]+]]: index) block [384, 1, 1] {
+// CHECK:         %[[UP:.*]] = arith.addi %[[S]], %c127 : index
+// CHECK-NEXT:    %[[TILES_M:.*]] = arith.divui %[[UP]], %c128 : index
+// CHECK-NEXT:    %[[PER_BATCH:.*]] = arith.muli %[[TILES_M]], %c2 : index
+// CHECK:         scf.for %{{.*}} = %{{.*}} to %[[PER_BATCH]] step %{{.*}} {
+// CHECK:           kernel.tma_load %[[AMAP]]
+// CHECK:       kernel.launch @k_wide(%[[W:.*]], %[[XH:.*]], %{{.*}}, %[[XH]], %[[W]], %s0) grid [8, 1, 1] sized [2, 128, 1] block [384, 1, 1] smem 131072
+
+builtin.module attributes {emmy.dynamic_size = {symbol = "s0", min = 1 : i64, max = 512 : i64}} {
+  tile.kernel @k_wide(%w: memref<256x64xbf16>, %x: memref<?x64xbf16>, %out: memref<?x256xbf16>, %s0: index) grid [8, 1, 1] block [384, 1, 1] attributes {tile.schedule = #tile.schedule<block [384, 1, 1], loops [], tile [128, 128, 64], atom wgmma m64n128k16, warps [8, 1], pipeline 4, warp_roles ["producer", "consumer", "consumer"]>} {
+    tile.gemm %x[m, k] * %w[n, k] : memref<?x64xbf16>, memref<256x64xbf16> -> f32 atom wgmma m64n128k16 tile [128, 128, 64] warps [8, 1] pipeline 4 epilogue(%i0, %i1, %acc) {
+      %t = arith.truncf %acc : f32 to bf16
+      memref.store %t, %out[%i0, %i1] : memref<?x256xbf16>
+    }
+  }
+  func.func @forward(%w: memref<256x64xbf16>, %x: memref<?x64xbf16>) -> memref<?x256xbf16> {
+    %c0 = arith.constant 0 : index
+    %s0 = memref.dim %x, %c0 : memref<?x64xbf16>
+    %y = memref.alloc(%s0) : memref<?x256xbf16>
+    tile.launch @k_wide(%w, %x, %y, %s0) : memref<256x64xbf16>, memref<?x64xbf16>, memref<?x256xbf16>, index
+    func.return %y : memref<?x256xbf16>
+  }
+}

@@ -509,7 +509,7 @@ loop.kernel @contract_empty_extent(%x: memref<4x8xf32>, %w: memref<8x1xf32>) {
 
 loop.kernel @contract_epilogue_arguments(%x: memref<4x8xf32>, %w: memref<8x2xf32>) {
   // expected-error @+1 {{the epilogue takes 2 indices and the accumulated value, but it takes (index, f32)}}
-  "loop.contract"(%x, %w) <{parallel = array<i64: 4, 2>, reduction = #builtin.int<8>, lhs_map = affine_map<(d0, d1, d2) -> (d0, d2)>, rhs_map = affine_map<(d0, d1, d2) -> (d2, d1)>}> ({
+  "loop.contract"(%x, %w) <{operandSegmentSizes = array<i32: 1, 1, 0>, parallel = array<i64: 4, 2>, reduction = #builtin.int<8>, lhs_map = affine_map<(d0, d1, d2) -> (d0, d2)>, rhs_map = affine_map<(d0, d1, d2) -> (d2, d1)>}> ({
   ^bb0(%i: index, %acc: f32):
     "loop.yield"() : () -> ()
   }) : (memref<4x8xf32>, memref<8x2xf32>) -> ()
@@ -527,7 +527,7 @@ loop.kernel @contract_index_accumulator(%x: memref<4x8xindex>, %w: memref<8x2xin
 
 loop.kernel @contract_map_dims(%x: memref<4x8xf32>, %w: memref<8x2xf32>) {
   // expected-error @+1 {{the lhs indexing map (d0, d1) -> (d0, d1) must map the 3 iteration dims (the parallel dims, then k) without symbols}}
-  "loop.contract"(%x, %w) <{parallel = array<i64: 4, 2>, reduction = #builtin.int<8>, lhs_map = affine_map<(d0, d1) -> (d0, d1)>, rhs_map = affine_map<(d0, d1, d2) -> (d2, d1)>}> ({
+  "loop.contract"(%x, %w) <{operandSegmentSizes = array<i32: 1, 1, 0>, parallel = array<i64: 4, 2>, reduction = #builtin.int<8>, lhs_map = affine_map<(d0, d1) -> (d0, d1)>, rhs_map = affine_map<(d0, d1, d2) -> (d2, d1)>}> ({
   ^bb0(%i: index, %j: index, %acc: f32):
     "loop.yield"() : () -> ()
   }) : (memref<4x8xf32>, memref<8x2xf32>) -> ()
@@ -561,7 +561,7 @@ loop.kernel @contract_extent_mismatch(%x: memref<4x8xf32>, %w: memref<6x2xf32>) 
 
 loop.kernel @contract_affine_index(%x: memref<4x8xf32>, %w: memref<8x2xf32>) {
   // expected-error @+1 {{each index of the lhs indexing map is an iteration dim or 0, got (d0 + d1)}}
-  "loop.contract"(%x, %w) <{parallel = array<i64: 4, 2>, reduction = #builtin.int<8>, lhs_map = affine_map<(d0, d1, d2) -> (d0 + d1, d2)>, rhs_map = affine_map<(d0, d1, d2) -> (d2, d1)>}> ({
+  "loop.contract"(%x, %w) <{operandSegmentSizes = array<i32: 1, 1, 0>, parallel = array<i64: 4, 2>, reduction = #builtin.int<8>, lhs_map = affine_map<(d0, d1, d2) -> (d0 + d1, d2)>, rhs_map = affine_map<(d0, d1, d2) -> (d2, d1)>}> ({
   ^bb0(%i: index, %j: index, %acc: f32):
     "loop.yield"() : () -> ()
   }) : (memref<4x8xf32>, memref<8x2xf32>) -> ()
@@ -869,7 +869,7 @@ loop.kernel @contract_sibling_types(%x: memref<4x8xf32>, %w: memref<8x2xf32>, %v
 
 loop.kernel @contract_sibling_accumulators(%x: memref<4x8xf32>, %w: memref<8x2xf32>, %v: memref<8x2xf32>) {
   // expected-error @+1 {{the epilogue takes 2 indices and the 2 accumulated values (one per rhs, of one type), but it takes (index, index, f32)}}
-  "loop.contract"(%x, %w, %v) <{parallel = array<i64: 4, 2>, reduction = #builtin.int<8>, lhs_map = affine_map<(d0, d1, d2) -> (d0, d2)>, rhs_map = affine_map<(d0, d1, d2) -> (d2, d1)>}> ({
+  "loop.contract"(%x, %w, %v) <{operandSegmentSizes = array<i32: 1, 2, 0>, parallel = array<i64: 4, 2>, reduction = #builtin.int<8>, lhs_map = affine_map<(d0, d1, d2) -> (d0, d2)>, rhs_map = affine_map<(d0, d1, d2) -> (d2, d1)>}> ({
   ^bb0(%i: index, %j: index, %a: f32):
     loop.yield
   }) : (memref<4x8xf32>, memref<8x2xf32>, memref<8x2xf32>) -> ()
@@ -879,7 +879,7 @@ loop.kernel @contract_sibling_accumulators(%x: memref<4x8xf32>, %w: memref<8x2xf
 
 loop.kernel @contract_no_rhs(%x: memref<4x8xf32>) {
   // expected-error @+1 {{a loop.contract multiplies its lhs by at least one rhs}}
-  "loop.contract"(%x) <{parallel = array<i64: 4, 2>, reduction = #builtin.int<8>, lhs_map = affine_map<(d0, d1, d2) -> (d0, d2)>, rhs_map = affine_map<(d0, d1, d2) -> (d2, d1)>}> ({
+  "loop.contract"(%x) <{operandSegmentSizes = array<i32: 1, 0, 0>, parallel = array<i64: 4, 2>, reduction = #builtin.int<8>, lhs_map = affine_map<(d0, d1, d2) -> (d0, d2)>, rhs_map = affine_map<(d0, d1, d2) -> (d2, d1)>}> ({
   ^bb0(%i: index, %j: index):
     loop.yield
   }) : (memref<4x8xf32>) -> ()
