@@ -65,6 +65,10 @@ reduction `loop.for` over k per output element, as any other reduction:
   computed operand (the normalized input of a norm fused before a Linear, attention's
   softmax probabilities), a gather, a slice or a concatenation;
 - the lhs is read along k and not n, the rhs along k and not m, each dim at most once.
+Where several spaces take the product, the first in which the operands read every batch dim
+and none at 0 is kept (a size-1 operand dim is read at a batch dim of extent 1 that the
+operand does not read otherwise: nn.Linear's [1, S, K] input as `%x[d0, d1, k]`), since a
+`tile.gemm`'s operand maps say only those.
 
 A `?` dim (the program's dynamic size, `emmy.dialects.sizes`) is a loop to the kernel's size
 argument, its last, which the host function reads off the first of its arguments with that
