@@ -207,12 +207,12 @@ def staged_operand(operand: SSAValue, reduction_dim: int) -> SSAValue | None:
     return None
 
 
-def _layout(value: SSAValue) -> tuple[SSAValue, tuple]:
-    """The value below the views and casts of one input that `value` is read through, and
-    those ops' kinds, properties and types, outermost first: two operands of equal layouts
-    over one value are the same operand."""
+def _layout(value: SSAValue, below: SSAValue | None = None) -> tuple[SSAValue, tuple]:
+    """The value below the views and casts of one input that `value` is read through (down
+    to `below` at most), and those ops' kinds, properties and types, outermost first: two
+    operands of equal layouts over one value are the same operand."""
     layout = []
-    while is_cheap(value.owner) and len(value.owner.operands) == 1:
+    while value is not below and is_cheap(value.owner) and len(value.owner.operands) == 1:
         owner = value.owner
         if not (isinstance(prim.fusion_class(owner), prim.View) or _is_cast(owner)):
             break
@@ -241,10 +241,12 @@ def _read_elementwise(value: SSAValue) -> bool:
 
 def _buffer_layout(operand: SSAValue, reduction_dim: int) -> tuple[SSAValue, tuple] | None:
     """`_layout` of a contraction operand that is a buffer read through views and casts: a
-    kernel input, or a value computed for the contraction (`staged_operand`); None for one
-    that is neither (a gather's rows, which a loop.contract does not read in place)."""
-    value, layout = _layout(operand)
-    if is_cheap(value.owner) and staged_operand(operand, reduction_dim) is not value:
+    value computed for the contraction (`staged_operand`: a normalization's rows, merged to
+    [B * S, D] for a Linear on a 3-d input), or a kernel input; None for one that is
+    neither."""
+    staged = staged_operand(operand, reduction_dim)
+    value, layout = _layout(operand, staged)
+    if is_cheap(value.owner) and value is not staged:
         return None
     return value, layout
 
