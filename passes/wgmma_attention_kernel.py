@@ -6,7 +6,8 @@ FlashAttention-3's main loop, for `lower-tile-to-kernel`.
 
 becomes a warp-specialised `kernel.func` of 3 warp groups in which block (x, z) computes rows
 128 x to 128 x + 127 of query head z (of the batch's heads, strided through where there are
-more than the grid's z), taking three tensor maps besides the kernel's own arguments
+more than the grid's z; causal, block x takes the x-th row block from the last, which has
+the most keys), taking three tensor maps besides the kernel's own arguments
 (`!kernel.tensor_map<memref<1x16x1024x128xbf16>, box [1, 1, 128, 64], swizzle 128>` for
 the queries, box [1, 1, 128, 64] of the keys and of the values: the launch passes the
 operands again for them). The maps keep the operands' rank, so a box past the end of a head's
@@ -133,8 +134,13 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
 
         self.if_then(self.equal(self.thread_id, 0), initialise)
         self.add_op(kernel.BarrierOp())
-        block_x = self.add_op(kernel.BlockIdOp("x")).results[0]
-        self.first_row = self.mul(block_x, self.block_q)
+        row_block = self.add_op(kernel.BlockIdOp("x")).results[0]
+        if self.causal:
+            # The last rows take the most key blocks: their blocks start first, so that the
+            # blocks that run last, as the grid drains, are short.
+            last = self.index(-(-self.rows // self.block_q) - 1)
+            row_block = self.add_op(arith.SubiOp(last, row_block)).results[0]
+        self.first_row = self.mul(row_block, self.block_q)
         start, end, self.masked_from = self.key_ranges()
         self.first_key_block = start
         self.key_blocks = self.add_op(arith.SubiOp(self.index(end), self.index(start))).results[0]
