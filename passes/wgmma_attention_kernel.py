@@ -6,7 +6,8 @@ FlashAttention-3's main loop, for `lower-tile-to-kernel`.
 
 becomes a warp-specialised `kernel.func` of 3 warp groups in which block (x, z) computes rows
 128 x to 128 x + 127 of query head z (of the batch's heads, strided through where there are
-more than the grid's z), taking three tensor maps besides the kernel's own arguments
+more than the grid's z; causal, block x takes the x-th row block from the last, which has
+the most keys), taking three tensor maps besides the kernel's own arguments
 (`!kernel.tensor_map<memref<1x16x1024x128xbf16>, box [1, 1, 128, 64], swizzle 128>` for
 the queries, box [1, 1, 128, 64] of the keys and of the values: the launch passes the
 operands again for them). The maps keep the operands' rank, so a box past the end of a head's
@@ -20,17 +21,19 @@ kernel does for decoding, would need a tensor map over the query viewed as [.., 
     %k_tiles = kernel.dynamic_shared offset 32768 : memref<2x2x128x64xbf16, 3 : i32>
     %v_tiles = kernel.dynamic_shared offset 98304 : memref<2x2x128x64xbf16, 3 : i32>
     mbarriers: %q_full (the queries landed), %q_empty (the consumers are done with them),
-               %full[s] (key and value block in stage s landed), %empty[s] (stage s is free)
+               %k_full[s], %v_full[s] (the key, the value block in stage s landed: the scores
+               need not wait for the values), %empty[s] (stage s is free)
     warp group 0, the producer (setmaxnreg dec), its thread 0 only, per head:
       wait %q_empty (after the first head); expect_tx %q_full; TMA the D / 64 query panels
       for each key block j: s = n % 2 (n counting the blocks of every head the block took)
-        wait %empty[s] (after the first round); expect_tx %full[s]; TMA K's and V's panels
+        wait %empty[s] (after the first round); expect_tx %k_full[s]; TMA K's panels;
+        expect_tx %v_full[s]; TMA V's panels
     warp groups 1 and 2, the consumers (setmaxnreg inc), 64 query rows each:
       wait %q_full; the first key block's S = Q K^T, waited for, and its softmax give P_0:
         S: wgmma m64n128k16 %q_tile[p, 64 c, 16 k], %k_tiles[s, p, 0, 16 k] (K-major)
         the online softmax of `AttentionEmitter` on S's elements (scaled by scale log2(e),
           masked; max and sum over the quad), P rounded into register A fragments
-      for each next key block j: wait %full[s]
+      for each next key block j: wait %k_full[s], %v_full[s'] (block j - 1's)
         issue S_j = Q K_j^T, then O += P_{j-1} V_{j-1}: wgmma m64nDk16 %p, %v_tiles[s', 0,
           16 i, 0] mn_major (P from registers): both in flight
         wgmma_wait 1 (S_j is in; P V still runs), the softmax of S_j gives P_j
@@ -115,7 +118,8 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
         )
         self.q_full = self.named(kernel.MbarrierAllocOp(1), "q_full")
         self.q_empty = self.named(kernel.MbarrierAllocOp(1), "q_empty")
-        self.full = self.named(kernel.MbarrierAllocOp(stages), "full")
+        self.keys_full = self.named(kernel.MbarrierAllocOp(stages), "k_full")
+        self.values_full = self.named(kernel.MbarrierAllocOp(stages), "v_full")
         self.empty = self.named(kernel.MbarrierAllocOp(stages), "empty")
         self.thread_id = self.named(kernel.ThreadIdOp("x"), "tid")
         consumer_threads = self.consumers * self.warpgroup_threads
@@ -124,13 +128,19 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
             self.add_op(kernel.MbarrierInitOp(self.q_full, self.index(0), 1))
             self.add_op(kernel.MbarrierInitOp(self.q_empty, self.index(0), consumer_threads))
             for stage in range(stages):
-                self.add_op(kernel.MbarrierInitOp(self.full, self.index(stage), 1))
+                self.add_op(kernel.MbarrierInitOp(self.keys_full, self.index(stage), 1))
+                self.add_op(kernel.MbarrierInitOp(self.values_full, self.index(stage), 1))
                 self.add_op(kernel.MbarrierInitOp(self.empty, self.index(stage), consumer_threads))
 
         self.if_then(self.equal(self.thread_id, 0), initialise)
         self.add_op(kernel.BarrierOp())
-        block_x = self.add_op(kernel.BlockIdOp("x")).results[0]
-        self.first_row = self.mul(block_x, self.block_q)
+        row_block = self.add_op(kernel.BlockIdOp("x")).results[0]
+        if self.causal:
+            # The last rows take the most key blocks: their blocks start first, so that the
+            # blocks that run last, as the grid drains, are short.
+            last = self.index(-(-self.rows // self.block_q) - 1)
+            row_block = self.add_op(arith.SubiOp(last, row_block)).results[0]
+        self.first_row = self.mul(row_block, self.block_q)
         start, end, self.masked_from = self.key_ranges()
         self.first_key_block = start
         self.key_blocks = self.add_op(arith.SubiOp(self.index(end), self.index(start))).results[0]
@@ -220,13 +230,16 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
                 self.add_op(kernel.MbarrierWaitOp(self.empty, self.index(stage), previous))
 
             self.if_then(self.less(0, rounds), wait_until_released)
-            kv_bytes = 2 * self.block_kv * self.depth * self.element_bytes
-            self.add_op(kernel.MbarrierArriveExpectTxOp(self.full, self.index(stage), kv_bytes))
+            block_bytes = self.block_kv * self.depth * self.element_bytes
             first_key = self.mul(index, self.block_kv)
-            for tensor_map, tiles in ((self.k_map, self.k_tiles), (self.v_map, self.v_tiles)):
+            for tensor_map, tiles, full in (
+                (self.k_map, self.k_tiles, self.keys_full),
+                (self.v_map, self.v_tiles, self.values_full),
+            ):
+                self.add_op(kernel.MbarrierArriveExpectTxOp(full, self.index(stage), block_bytes))
                 for panel in range(self.panels):
                     self.tma_load(
-                        tensor_map, kv_batch, first_key, panel, tiles, [stage], self.full, stage
+                        tensor_map, kv_batch, first_key, panel, tiles, [stage], full, stage
                     )
             return []
 
@@ -322,7 +335,8 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
         state = self.key_loop(taken, self.overlapped_block, state, first_step=1)
         # The last key block's P V.
         last = self.add_op(arith.SubiOp(self.key_blocks, self.index(1))).results[0]
-        _, stage, _ = self.key_position(taken, last)
+        _, stage, rounds = self.key_position(taken, last)
+        self.wait_for_values(stage, rounds)
         self.add_op(kernel.WgmmaFenceOp())
         output = self.multiply_values(state[5:], stage, state[4])
         self.add_op(kernel.WgmmaCommitOp())
@@ -343,7 +357,11 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
 
     def wait_for_keys(self, stage: Index, rounds: Index) -> None:
         parity = self.index(self.rem(rounds, 2))
-        self.add_op(kernel.MbarrierWaitOp(self.full, self.index(stage), parity))
+        self.add_op(kernel.MbarrierWaitOp(self.keys_full, self.index(stage), parity))
+
+    def wait_for_values(self, stage: Index, rounds: Index) -> None:
+        parity = self.index(self.rem(rounds, 2))
+        self.add_op(kernel.MbarrierWaitOp(self.values_full, self.index(stage), parity))
 
     def multiply_keys(self, stage: Index) -> SSAValue:
         """S = Q K^T of the key block in `stage`, issued (in flight)."""
@@ -411,6 +429,7 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
         (scores,) = self.add_op(kernel.WgmmaWaitOp(0, [scores])).results
         new_maxima, new_sums, alphas, fragments = self.softmax(scores, index, maxima, sums)
         output = self.rescaled(output, alphas)
+        self.wait_for_values(stage, rounds)
         # The fence orders the writes of P's and O's registers before the wgmmas read them.
         self.add_op(kernel.WgmmaFenceOp())
         output = self.multiply_values(fragments, stage, output)
@@ -426,8 +445,12 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
         issued together, the softmax of the scores once they are in (`wgmma_wait 1`), the
         previous stage released and the output rescaled once P V is."""
         maxima, sums, output, fragments = state[:2], state[2:4], state[4], state[5:]
-        previous = self.rem(self.add(stage, self.stages - 1), self.stages)
+        count = self.add_op(
+            arith.SubiOp(self.index(self.add(self.mul(rounds, self.stages), stage)), self.index(1))
+        ).results[0]
+        previous, previous_rounds = self.rem(count, self.stages), self.div(count, self.stages)
         self.wait_for_keys(stage, rounds)
+        self.wait_for_values(previous, previous_rounds)
         # The fence orders the writes of P's and O's registers before the wgmmas read them.
         self.add_op(kernel.WgmmaFenceOp())
         scores = self.multiply_keys(stage)

@@ -14,6 +14,8 @@ from test_attention_kernel import attention_program
 from test_cuda_target import NVCC, nvcc_compile
 
 from emmy.dialects import target
+from emmy.dialects.target import DEFAULT_TARGET
+from emmy.passes.choose_tile_schedule import candidates, choose_schedule
 from emmy.tools.bench.differential import check_levels, lower
 from emmy.tools.cuda.target import print_cuda
 from emmy.tools.frontend.program import load_program
@@ -151,3 +153,21 @@ Attention()(torch.randn(1, 4, 100, 64, dtype=torch.bfloat16),
     assert "grid [2, 1, 2] block [256, 1, 1]" in str(lower(torch_ir, "tile"))
     reports = check_levels(program, torch_ir, ("kernel",), seed=29)
     assert all(r.passed for r in reports), [(r.max_abs_error, r.max_rel_error) for r in reports]
+
+
+def test_candidates_offer_wgmma_and_mma_sync_for_a_prefill() -> None:
+    """`emmy tune` times the heuristic's wgmma schedule (128 rows a block, 2 stages) beside
+    one of 64 rows and a 3-stage ring, and mma_sync's tiles with each split of the keys."""
+    torch_ir = load_program(attention_program(2, 256, 256, 64, causal=True), "<source>")
+    loop_ir = lower(torch_ir.to_torch_ir(), "loop")
+    (kernel,) = [op for op in loop_ir.walk() if op.name == "loop.kernel"]
+    offered = {
+        (str(s.mma_atom), s.tile_shape[0], s.pipeline_depth, s.split)
+        for s in candidates(kernel, DEFAULT_TARGET)
+        if s.tile_shape
+    }
+    wgmma = {("wgmma m64n128k16", rows, depth, 1) for rows in (64, 128) for depth in (2, 3)}
+    assert wgmma <= offered, offered
+    assert ("mma_sync m16n8k16", 64, 2, 1) in offered, offered
+    heuristic = choose_schedule(kernel, DEFAULT_TARGET)
+    assert (str(heuristic.mma_atom), heuristic.tile_shape) == ("wgmma m64n128k16", (128, 128, 64))

@@ -5,8 +5,8 @@
 // through), 3 warp groups. The kernel takes tensor maps of the query, key and value (boxes of
 // 128 rows by 64 columns, 1 along the batch and the heads: rows past a head's end read as
 // zeros), which the launch passes again. The query tile and 2 stages of key and value blocks
-// are dynamic shared memory in 128-byte swizzled rows; mbarriers: q_full, q_empty, and full
-// and empty for each stage. The producer warp group (setmaxnreg dec 24), its thread 0, copies
+// are dynamic shared memory in 128-byte swizzled rows; mbarriers: q_full, q_empty, and for
+// each stage k_full, v_full (the scores wait for the keys only) and empty. The producer warp group (setmaxnreg dec 24), its thread 0, copies
 // each head's queries once (after the consumers released the last head's) and each key block
 // of the head, into the stage the consumers released, its key/value head the query head / 2.
 // The consumer warp groups (setmaxnreg inc 240) each take 64 rows. The first key block's
@@ -27,7 +27,8 @@
 // CHECK-NEXT:    %[[V_TILES:.*]] = kernel.dynamic_shared offset 49152 {layout = #kernel.swizzle<128>} : memref<2x1x128x64xbf16, 3 : i32>
 // CHECK-NEXT:    %[[Q_FULL:.*]] = kernel.mbarrier_alloc : !kernel.mbarrier<1>
 // CHECK-NEXT:    %[[Q_EMPTY:.*]] = kernel.mbarrier_alloc : !kernel.mbarrier<1>
-// CHECK-NEXT:    %[[FULL:.*]] = kernel.mbarrier_alloc : !kernel.mbarrier<2>
+// CHECK-NEXT:    %[[K_FULL:.*]] = kernel.mbarrier_alloc : !kernel.mbarrier<2>
+// CHECK-NEXT:    %[[V_FULL:.*]] = kernel.mbarrier_alloc : !kernel.mbarrier<2>
 // CHECK-NEXT:    %[[EMPTY:.*]] = kernel.mbarrier_alloc : !kernel.mbarrier<2>
 // CHECK:           kernel.mbarrier_init %[[Q_EMPTY]][%c0], arrivals 256
 // CHECK:         kernel.barrier
@@ -42,27 +43,29 @@
 // CHECK-NEXT:          kernel.tma_load %q_map[%{{.*}}, %[[QUERY_HEAD]], %{{.*}}, %c0], %[[Q_TILE]][%c0, %c0, %c0], %[[Q_FULL]][%c0]
 // CHECK:               scf.for %{{.*}} = %c0 to %[[BLOCKS]] step %c1 {
 // CHECK:                   kernel.mbarrier_wait %[[EMPTY]][%[[STAGE:.*]]], %{{.*}} : !kernel.mbarrier<2>
-// CHECK:                 kernel.mbarrier_arrive_expect_tx %[[FULL]][%[[STAGE]]], bytes 32768
-// CHECK:                 kernel.tma_load %k_map[%{{.*}}, %[[KV_HEAD]], %[[KEY:.*]], %c0], %[[K_TILES]][%[[STAGE]], %c0, %c0, %c0], %[[FULL]][%[[STAGE]]]
-// CHECK-NEXT:            kernel.tma_load %v_map[%{{.*}}, %[[KV_HEAD]], %[[KEY]], %c0], %[[V_TILES]][%[[STAGE]], %c0, %c0, %c0], %[[FULL]][%[[STAGE]]]
+// CHECK:                 kernel.mbarrier_arrive_expect_tx %[[K_FULL]][%[[STAGE]]], bytes 16384
+// CHECK:                 kernel.tma_load %k_map[%{{.*}}, %[[KV_HEAD]], %[[KEY:.*]], %c0], %[[K_TILES]][%[[STAGE]], %c0, %c0, %c0], %[[K_FULL]][%[[STAGE]]]
+// CHECK-NEXT:            kernel.mbarrier_arrive_expect_tx %[[V_FULL]][%[[STAGE]]], bytes 16384
+// CHECK-NEXT:            kernel.tma_load %v_map[%{{.*}}, %[[KV_HEAD]], %[[KEY]], %c0], %[[V_TILES]][%[[STAGE]], %c0, %c0, %c0], %[[V_FULL]][%[[STAGE]]]
 // CHECK:         } else {
 // CHECK-NEXT:      kernel.setmaxnreg inc 240
 // CHECK:           scf.for
 // CHECK:             kernel.mbarrier_wait %[[Q_FULL]][%c0]
-// CHECK:             kernel.mbarrier_wait %[[FULL]][%{{.*}}], %{{.*}} : !kernel.mbarrier<2>
+// CHECK:             kernel.mbarrier_wait %[[K_FULL]][%{{.*}}], %{{.*}} : !kernel.mbarrier<2>
 // CHECK-NEXT:        kernel.wgmma_fence
 // CHECK:             %[[S0:.*]] = kernel.wgmma m64n128k16 %[[Q_TILE]][%c0, %[[ROWS:[0-9a-z_]+]], %c48]
 // CHECK-NEXT:        kernel.wgmma_commit
 // CHECK-NEXT:        %{{.*}} = kernel.wgmma_wait 0, %[[S0]] : vector<64xf32>
 // CHECK:             scf.for %{{.*}} = %c1 to %[[BLOCKS]] step %c1 iter_args({{.*}}) -> (f32, f32, f32, f32, vector<32xf32>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>) {
-// CHECK:               kernel.mbarrier_wait %[[FULL]][%[[S:[0-9a-z_]+]]], %{{.*}} : !kernel.mbarrier<2>
+// CHECK:               kernel.mbarrier_wait %[[K_FULL]][%[[S:[0-9a-z_]+]]], %{{.*}} : !kernel.mbarrier<2>
+// CHECK:               kernel.mbarrier_wait %[[V_FULL]][%[[PREVIOUS:[0-9a-z_]+]]], %{{.*}} : !kernel.mbarrier<2>
 // CHECK-NEXT:          kernel.wgmma_fence
 // CHECK:               %{{.*}} = kernel.wgmma m64n128k16 %[[Q_TILE]][%c0, %[[ROWS]], %c0], %[[K_TILES]][%[[S]], %c0, %c0, %c0], %{{.*}} : memref<1x128x64xbf16, 3 : i32>, memref<2x1x128x64xbf16, 3 : i32>, vector<64xf32> -> vector<64xf32>
 // CHECK-NEXT:          %{{.*}} = kernel.wgmma m64n128k16 %[[Q_TILE]][%c0, %[[ROWS]], %c16], %[[K_TILES]][%[[S]], %c0, %c0, %c16]
 // CHECK-NEXT:          %{{.*}} = kernel.wgmma m64n128k16 %[[Q_TILE]][%c0, %[[ROWS]], %c32], %[[K_TILES]][%[[S]], %c0, %c0, %c32]
 // CHECK-NEXT:          %[[SCORES:.*]] = kernel.wgmma m64n128k16 %[[Q_TILE]][%c0, %[[ROWS]], %c48], %[[K_TILES]][%[[S]], %c0, %c0, %c48]
 // CHECK-NEXT:          kernel.wgmma_commit
-// CHECK-NEXT:          %{{.*}} = kernel.wgmma m64n64k16 %{{.*}}, %[[V_TILES]][%[[PREVIOUS:[0-9a-z_]+]], %c0, %c0, %c0] mn_major, %{{.*}} : vector<8xbf16>, memref<2x1x128x64xbf16, 3 : i32>, vector<32xf32> -> vector<32xf32>
+// CHECK-NEXT:          %{{.*}} = kernel.wgmma m64n64k16 %{{.*}}, %[[V_TILES]][%[[PREVIOUS]], %c0, %c0, %c0] mn_major, %{{.*}} : vector<8xbf16>, memref<2x1x128x64xbf16, 3 : i32>, vector<32xf32> -> vector<32xf32>
 // CHECK-COUNT-6:       kernel.wgmma m64n64k16 %{{.*}}, %[[V_TILES]][%[[PREVIOUS]], %c0, %c{{[0-9]+}}, %c0] mn_major
 // CHECK-NEXT:          %[[OUT:.*]] = kernel.wgmma m64n64k16 %{{.*}}, %[[V_TILES]][%[[PREVIOUS]], %c0, %c112, %c0] mn_major
 // CHECK-NEXT:          kernel.wgmma_commit
@@ -77,8 +80,9 @@
 // CHECK:               %{{.*}} = kernel.wgmma_wait 0, %[[OUT]] : vector<32xf32>
 // CHECK-NEXT:          kernel.mbarrier_arrive %[[EMPTY]][%[[PREVIOUS]]] : !kernel.mbarrier<2>
 // CHECK:               scf.yield {{.*}} : f32, f32, f32, f32, vector<32xf32>, vector<8xbf16>
-// CHECK:             kernel.wgmma_fence
-// CHECK-NEXT:        %{{.*}} = kernel.wgmma m64n64k16 %{{.*}}, %[[V_TILES]][%[[LAST:[0-9a-z_]+]], %c0, %c0, %c0] mn_major
+// CHECK:             kernel.mbarrier_wait %[[V_FULL]][%[[LAST:[0-9a-z_]+]]], %{{.*}} : !kernel.mbarrier<2>
+// CHECK-NEXT:        kernel.wgmma_fence
+// CHECK-NEXT:        %{{.*}} = kernel.wgmma m64n64k16 %{{.*}}, %[[V_TILES]][%[[LAST]], %c0, %c0, %c0] mn_major
 // CHECK:             kernel.wgmma_commit
 // CHECK-NEXT:        %{{.*}} = kernel.wgmma_wait 0, %{{.*}} : vector<32xf32>
 // CHECK-NEXT:        kernel.mbarrier_arrive %[[EMPTY]][%[[LAST]]] : !kernel.mbarrier<2>
@@ -104,14 +108,15 @@ func.func @forward(%q: memref<1x2x100x64xbf16>, %k: memref<1x1x130x64xbf16>, %v:
 
 // CHECK-LABEL: kernel.func @masked(
 // CHECK:         scf.for %{{.*}} = %c0 to %{{.*}} step %c1 iter_args({{.*}}) -> (f32, f32, f32, f32, vector<32xf32>) {
-// CHECK:           kernel.mbarrier_wait %[[FULL:.*]][%[[S:[0-9a-z_]+]]], %{{.*}} : !kernel.mbarrier<2>
+// CHECK:           kernel.mbarrier_wait %k_full[%[[S:[0-9a-z_]+]]], %{{.*}} : !kernel.mbarrier<2>
 // CHECK-NEXT:      kernel.wgmma_fence
 // CHECK:           %[[SCORES:.*]] = kernel.wgmma m64n128k16 %{{.*}}[%c0, %{{.*}}, %c48]
 // CHECK-NEXT:      kernel.wgmma_commit
 // CHECK-NEXT:      %{{.*}} = kernel.wgmma_wait 0, %[[SCORES]] : vector<64xf32>
 // CHECK:           memref.load %m[%{{.*}}, %{{.*}}] : memref<100x130xf32>
 // CHECK:           kernel.shuffle xor
-// CHECK:           kernel.wgmma_fence
+// CHECK:           kernel.mbarrier_wait %v_full[%[[S]]], %{{.*}} : !kernel.mbarrier<2>
+// CHECK-NEXT:      kernel.wgmma_fence
 // CHECK-NEXT:      %{{.*}} = kernel.wgmma m64n64k16 %{{.*}}, %{{.*}}[%[[S]], %c0, %c0, %c0] mn_major
 // CHECK:           %[[OUT:.*]] = kernel.wgmma m64n64k16 %{{.*}}, %{{.*}}[%[[S]], %c0, %c112, %c0] mn_major
 // CHECK-NEXT:      kernel.wgmma_commit
