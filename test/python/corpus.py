@@ -4,6 +4,9 @@ compositions people run, written as `emmy compile -c` sources.
 `DT` in a source stands for the dtype under test (`torch.float32` or `torch.bfloat16`).
 """
 
+from torch import nn
+
+from emmy.tools.bench.differential import EXECUTABLE_LEVELS, check_levels
 from emmy.tools.bench.programs import ROTARY_ATTENTION, SWIGLU_DECODER_LAYER
 
 LLAMA_LAYER = (
@@ -299,6 +302,27 @@ TwoNorms().to(DT)(torch.randn(5, 12, dtype=DT))
     "llama_decoder_layer": LLAMA_LAYER,
     "llama_gqa_decoder_layer": LLAMA_GQA_LAYER,
 }
+
+
+class FunctionModule(nn.Module):
+    """A module whose forward is `function`, for exporting a function of tensors."""
+
+    def __init__(self, function):
+        super().__init__()
+        self.function = function
+
+    def forward(self, *inputs):
+        return self.function(*inputs)
+
+
+def assert_every_level_matches_eager(program, torch_ir, seed: int) -> None:
+    """Every executable level of `program` (`torch_ir` its Torch IR) gives eager's outputs on
+    fresh inputs drawn from `seed`, else the first level that disagrees is named."""
+    reports = check_levels(program, torch_ir, EXECUTABLE_LEVELS, seed=seed)
+    failed = [r for r in reports if not r.passed]
+    assert not failed, "first level to disagree with eager: " + ", ".join(
+        f"{r.level} (max abs {r.max_abs_error:.3g}, max rel {r.max_rel_error:.3g})" for r in failed
+    )
 
 
 def with_dtype(program: str, dtype: str) -> str:

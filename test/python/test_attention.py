@@ -6,12 +6,12 @@ pattern does not take keeps the decomposed form."""
 
 import numpy as np
 import pytest
-from corpus import with_dtype
+from corpus import assert_every_level_matches_eager, with_dtype
 from xdsl.parser import Parser
 
 from emmy.dialects import make_context
 from emmy.passes.expand_loop_attention import ExpandLoopAttentionPass
-from emmy.tools.bench.differential import EXECUTABLE_LEVELS, check_levels, lower
+from emmy.tools.bench.differential import check_levels, lower
 from emmy.tools.frontend.program import load_program
 from emmy.tools.interpreter.run import find_function, random_inputs, run_module
 
@@ -117,11 +117,7 @@ def test_attention_is_one_op_and_matches_eager_at_every_level(name: str, dtype: 
     assert "prim.contract" not in fused_ir and "prim.reduce" not in fused_ir, fused_ir
     loop_ir = str(lower(torch_ir, "loop"))
     assert loop_ir.count("loop.attention") == attentions, loop_ir
-    reports = check_levels(program, torch_ir, EXECUTABLE_LEVELS, seed=7)
-    failed = [r for r in reports if not r.passed]
-    assert not failed, "first level to disagree with eager: " + ", ".join(
-        f"{r.level} (max abs {r.max_abs_error:.3g}, max rel {r.max_rel_error:.3g})" for r in failed
-    )
+    assert_every_level_matches_eager(program, torch_ir, seed=7)
 
 
 UNFUSED = {

@@ -11,10 +11,10 @@ from contextlib import contextmanager
 
 import pytest
 import torch
-from corpus import with_dtype
+from corpus import assert_every_level_matches_eager, with_dtype
 from test_cuda_target import NVCC, nvcc_compile
 
-from emmy.tools.bench.differential import EXECUTABLE_LEVELS, check_levels, lower
+from emmy.tools.bench.differential import lower
 from emmy.tools.cuda.target import print_cuda
 from emmy.tools.frontend.program import load_program
 
@@ -119,11 +119,7 @@ def test_product_becomes_one_tile_gemm(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_product_on_tensor_cores_matches_eager_at_every_level(name: str) -> None:
     program = _program(name)
-    reports = check_levels(program, program.to_torch_ir(), EXECUTABLE_LEVELS, seed=11)
-    failed = [r for r in reports if not r.passed]
-    assert not failed, "first level to disagree with eager: " + ", ".join(
-        f"{r.level} (max abs {r.max_abs_error:.3g}, max rel {r.max_rel_error:.3g})" for r in failed
-    )
+    assert_every_level_matches_eager(program, program.to_torch_ir(), seed=11)
 
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH")
@@ -158,11 +154,7 @@ def test_attention_between_projections_is_one_tensor_core_kernel() -> None:
     assert "tile.gemm" not in tile_ir, tile_ir
     assert tile_ir.count("tile.attention") == 1, tile_ir
     assert "memref<1x2x136x128xbf16> into memref<1x2x136x128xbf16> atom wgmma" in tile_ir
-    reports = check_levels(program, program.to_torch_ir(), EXECUTABLE_LEVELS, seed=5)
-    failed = [r for r in reports if not r.passed]
-    assert not failed, "first level to disagree with eager: " + ", ".join(
-        f"{r.level} (max abs {r.max_abs_error:.3g})" for r in failed
-    )
+    assert_every_level_matches_eager(program, program.to_torch_ir(), seed=5)
 
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH")
@@ -263,11 +255,7 @@ def test_f32_product_takes_the_atom_its_recorded_precision_allows(name: str) -> 
 @pytest.mark.parametrize("name", sorted(F32_PROGRAMS))
 def test_f32_product_matches_eager_at_every_level(name: str) -> None:
     program, torch_ir = _f32_torch_ir(name)
-    reports = check_levels(program, torch_ir, EXECUTABLE_LEVELS, seed=11)
-    failed = [r for r in reports if not r.passed]
-    assert not failed, "first level to disagree with eager: " + ", ".join(
-        f"{r.level} (max abs {r.max_abs_error:.3g}, max rel {r.max_rel_error:.3g})" for r in failed
-    )
+    assert_every_level_matches_eager(program, torch_ir, seed=11)
 
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH")

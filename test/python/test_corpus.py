@@ -5,10 +5,10 @@ and so the pass that broke the program.
 """
 
 import pytest
-from corpus import PROGRAMS, source
+from corpus import PROGRAMS, assert_every_level_matches_eager, source
 
 from emmy.passes.pipelines import LEVELS
-from emmy.tools.bench.differential import EXECUTABLE_LEVELS, check_levels, lower
+from emmy.tools.bench.differential import lower
 from emmy.tools.frontend.program import load_program
 
 
@@ -17,11 +17,7 @@ from emmy.tools.frontend.program import load_program
 def test_every_level_matches_eager(name: str, dtype: str) -> None:
     program = load_program(source(name, dtype), "<source>")
     torch_ir = program.to_torch_ir()
-    reports = check_levels(program, torch_ir, EXECUTABLE_LEVELS, seed=7)
-    failed = [r for r in reports if not r.passed]
-    assert not failed, "first level to disagree with eager: " + ", ".join(
-        f"{r.level} (max abs {r.max_abs_error:.3g}, max rel {r.max_rel_error:.3g})" for r in failed
-    )
+    assert_every_level_matches_eager(program, torch_ir, seed=7)
 
 
 def test_corpus_is_large_enough() -> None:

@@ -11,6 +11,7 @@ import torch
 import torch._dynamo
 import torch.nn as nn
 import torch.nn.functional as F
+from corpus import FunctionModule
 from test_cuda_target import needs_nvcc, nvcc_compile
 from torch.export import Dim, export
 
@@ -25,15 +26,6 @@ from emmy.tools.runtime.host import HostFunctionError, HostProgram
 
 SEQ = Dim("seq", min=1, max=512)
 SIZES = (1, 7, 300)
-
-
-class _Function(nn.Module):
-    def __init__(self, function):
-        super().__init__()
-        self.function = function
-
-    def forward(self, *inputs):
-        return self.function(*inputs)
 
 
 PROGRAMS = {
@@ -60,7 +52,7 @@ def _exported(name: str):
     function, shapes = PROGRAMS[name]
     dynamic = tuple({d: SEQ for d, n in enumerate(s) if n is None} or None for s in shapes)
     example = _inputs(shapes, 5, seed=0)
-    exported = export(_Function(function), tuple(example), dynamic_shapes={"inputs": dynamic})
+    exported = export(FunctionModule(function), tuple(example), dynamic_shapes={"inputs": dynamic})
     return import_exported_program(exported, None, [])
 
 
@@ -152,7 +144,7 @@ def test_the_gpu_runtime_checks_the_size_before_it_runs(programs):
 
 def test_a_mean_over_the_dynamic_dim_is_refused_with_a_reason():
     exported = export(
-        _Function(lambda x: x.mean(0)),
+        FunctionModule(lambda x: x.mean(0)),
         (torch.randn(5, 16),),
         dynamic_shapes={"inputs": ({0: SEQ},)},
     )
@@ -164,7 +156,7 @@ def test_a_mean_over_the_dynamic_dim_is_refused_with_a_reason():
 def test_two_symbolic_sizes_are_refused():
     batch = Dim("batch", min=2, max=8)
     exported = export(
-        _Function(lambda x: x * 2.0),
+        FunctionModule(lambda x: x * 2.0),
         (torch.randn(3, 5),),
         dynamic_shapes={"inputs": ({0: batch, 1: SEQ},)},
     )

@@ -15,6 +15,7 @@ import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from corpus import FunctionModule
 from test_cuda_target import needs_nvcc, nvcc_compile
 from torch.export import Dim, export
 from xdsl.dialects.builtin import DenseArrayBase, i64
@@ -30,15 +31,6 @@ from emmy.tools.interpreter.run import run_module
 
 MAX = 512
 SIZES = (1, 7, 130)
-
-
-class _Function(nn.Module):
-    def __init__(self, function):
-        super().__init__()
-        self.function = function
-
-    def forward(self, *inputs):
-        return self.function(*inputs)
 
 
 class _LinearGelu(nn.Module):
@@ -76,28 +68,28 @@ PROGRAMS = {
     ),
     "linear_gelu_fma": (_LinearGelu, [(1, None, 64)], torch.float32, "sm_90a", "atom fma"),
     "bmm_dynamic_batch": (
-        lambda: _Function(lambda a, b: torch.bmm(a, b) * 2.0),
+        lambda: FunctionModule(lambda a, b: torch.bmm(a, b) * 2.0),
         [(None, 40, 48), (None, 48, 24)],
         torch.bfloat16,
         "sm_90a",
         "atom mma_sync m16n8k16",
     ),
     "causal_sdpa": (
-        lambda: _Function(_sdpa),
+        lambda: FunctionModule(_sdpa),
         [(1, 2, None, 64)] * 3,
         torch.bfloat16,
         "sm_90a",
         "tile.attention",
     ),
     "causal_gqa_sdpa": (
-        lambda: _Function(_gqa_sdpa),
+        lambda: FunctionModule(_gqa_sdpa),
         [(1, 4, None, 64), (1, 2, None, 64), (1, 2, None, 64)],
         torch.bfloat16,
         "sm_90a",
         "tile.attention",
     ),
     "decode_over_dynamic_keys": (
-        lambda: _Function(_decode_sdpa),
+        lambda: FunctionModule(_decode_sdpa),
         [(1, 4, 1, 64), (1, 2, None, 64), (1, 2, None, 64)],
         torch.bfloat16,
         "sm_90a",

@@ -4,12 +4,12 @@ fp16), and the Loop interpreter's loop.contract against numpy and against its ex
 
 import numpy as np
 import pytest
-from corpus import with_dtype
+from corpus import assert_every_level_matches_eager, with_dtype
 from xdsl.parser import Parser
 
 from emmy.dialects import make_context
 from emmy.passes.expand_loop_contract import ExpandLoopContractPass
-from emmy.tools.bench.differential import EXECUTABLE_LEVELS, check_levels, lower
+from emmy.tools.bench.differential import lower
 from emmy.tools.frontend.program import load_program
 from emmy.tools.interpreter.run import find_function, random_inputs, run_module
 
@@ -131,11 +131,7 @@ def test_structured_products_match_eager_at_every_level(name: str, dtype: str) -
     assert loop_ir.count("loop.contract") == len(contracts), loop_ir
     for contract in contracts:
         assert contract in loop_ir, loop_ir
-    reports = check_levels(program, torch_ir, EXECUTABLE_LEVELS, seed=13)
-    failed = [r for r in reports if not r.passed]
-    assert not failed, "first level to disagree with eager: " + ", ".join(
-        f"{r.level} (max abs {r.max_abs_error:.3g}, max rel {r.max_rel_error:.3g})" for r in failed
-    )
+    assert_every_level_matches_eager(program, torch_ir, seed=13)
 
 
 def test_an_operand_merging_the_reduction_over_two_dims_is_materialized_first() -> None:

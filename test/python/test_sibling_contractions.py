@@ -10,7 +10,7 @@ tensor-core kernels for sm_90a without spills."""
 
 import pytest
 import torch
-from corpus import with_dtype
+from corpus import assert_every_level_matches_eager, with_dtype
 from test_cuda_target import NVCC, nvcc_compile
 from xdsl.context import Context
 from xdsl.parser import Parser
@@ -18,7 +18,7 @@ from xdsl.parser import Parser
 from emmy.dialects import make_context
 from emmy.dialects.target import TARGET_ATTRIBUTE, TargetAttr
 from emmy.passes.lower_tile_to_kernel import LowerTileToKernelPass
-from emmy.tools.bench.differential import EXECUTABLE_LEVELS, check_levels, lower
+from emmy.tools.bench.differential import lower
 from emmy.tools.bench.programs import SWIGLU_MLP
 from emmy.tools.cuda.target import print_cuda
 from emmy.tools.frontend.program import load_program
@@ -138,11 +138,7 @@ def test_siblings_are_one_tile_gemm(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_siblings_match_eager_at_every_level(name: str) -> None:
     program, torch_ir = _program(name)
-    reports = check_levels(program, torch_ir, EXECUTABLE_LEVELS, seed=29)
-    failed = [r for r in reports if not r.passed]
-    assert not failed, "first level to disagree with eager: " + ", ".join(
-        f"{r.level} (max abs {r.max_abs_error:.3g}, max rel {r.max_rel_error:.3g})" for r in failed
-    )
+    assert_every_level_matches_eager(program, torch_ir, seed=29)
 
 
 def test_a_normed_3d_mlps_gate_and_up_are_siblings() -> None:
@@ -153,11 +149,7 @@ def test_a_normed_3d_mlps_gate_and_up_are_siblings() -> None:
     tile_ir = str(lower(torch_ir, "tile"))
     assert tile_ir.count("tile.gemm") == 2, tile_ir
     assert "* (%p_mlp_gate_weight, %p_mlp_up_weight)[n, k]" in tile_ir, tile_ir
-    reports = check_levels(program, torch_ir, EXECUTABLE_LEVELS, seed=31)
-    failed = [r for r in reports if not r.passed]
-    assert not failed, "first level to disagree with eager: " + ", ".join(
-        f"{r.level} (max abs {r.max_abs_error:.3g}, max rel {r.max_rel_error:.3g})" for r in failed
-    )
+    assert_every_level_matches_eager(program, torch_ir, seed=31)
 
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH")
