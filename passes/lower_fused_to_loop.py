@@ -797,9 +797,14 @@ def reads_reduction_in_place(operand: SSAValue, reduction_dim: int) -> bool:
     algebra = _IterationIndices(extents)
     k = reduction_dim % len(shape)
     stack = [(operand, tuple(map(algebra.dim, range(len(shape)))))]
+    # A value that several elementwise ops read at one index is followed once, not once a path.
+    seen: set[tuple[SSAValue, tuple[_Affine, ...]]] = set()
     try:
         while stack:
             value, index = stack.pop()
+            if (value, index) in seen:
+                continue
+            seen.add((value, index))
             fusion = prim.fusion_class(value.owner) if isinstance(value, OpResult) else None
             if isinstance(fusion, prim.View):
                 stack.append(fusion.index_map(value.owner, index, algebra))

@@ -579,3 +579,26 @@ def random_program(seed: int) -> str:
 @pytest.mark.parametrize("seed", range(200))
 def test_random_programs(seed):
     check_numerics(random_program(seed), seed)
+
+
+def test_a_products_operand_of_a_deep_elementwise_dag_is_fused_in_linear_time() -> None:
+    """The operand of a product computed by 48 rounds of `x = exp(x) * sin(x)` reaches x along
+    2^48 paths: fuse-prims follows each value once, within seconds, not once a path."""
+    from emmy.tools.bench.differential import lower
+    from emmy.tools.frontend.program import load_program, time_limit
+
+    source = (
+        "class Deep(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.linear = nn.Linear(8, 4)\n"
+        "    def forward(self, x):\n"
+        "        for _ in range(48):\n"
+        "            x = torch.exp(x) * torch.sin(x)\n"
+        "        return self.linear(x)\n"
+        "Deep()(torch.randn(3, 8))\n"
+    )
+    torch_ir = load_program(source, "<source>").to_torch_ir()
+    with time_limit(60):
+        fused_ir = str(lower(torch_ir, "fused"))
+    assert fused_ir.count("prim.contract") == 1, fused_ir
