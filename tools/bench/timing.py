@@ -24,6 +24,7 @@ import shlex
 import statistics
 import sys
 import time
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -425,7 +426,13 @@ def bench_program(
     if "eager" not in runners:
         raise ValueError("the eager backend is the reference: it cannot be left out")
 
-    with torch.no_grad():
+    # Inductor's max-autotune reports every choice it timed, and its own deprecation warning, on
+    # stderr: noise between a benchmark's tables.
+    quiet_inductor = torch._inductor.config.patch(
+        autotune_num_choices_displayed=0, max_autotune_report_choices_stats=False
+    )
+    with torch.no_grad(), quiet_inductor, warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="TypedStorage is deprecated")
         reference = runners["eager"]()
         if nbytes is None:
             nbytes = sum(t.numel() * t.element_size() for t in [*forward_args, *reference])
