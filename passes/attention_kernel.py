@@ -19,10 +19,12 @@ all the heads that read its keys and values, which it reads once for them:
   barrier that orders it after every warp's use of the stage it overwrites.
 - Each warp loads its 16 x D queries into registers once (ldmatrix x4 per 16 columns). Per
   key block it computes S = Q K^T in m16n8k16 atoms (K's [keys, D] tile is B as [N, K]:
-  ldmatrix x4 of two atoms), scales it by `scale * log2(e)` and masks it to -inf where a key
-  is past S or, causal, after the query; then the online softmax, in registers: the row max
-  of the lane's elements and its quad's (`kernel.shuffle xor` 1 and 2: the 4 lanes holding a
-  row), m' = max(m, max), P = exp2(S - m'), the running sum l = l exp2(m - m') + the lane's
+  ldmatrix x4 of two atoms) and masks it to -inf where a key is past S or, causal, after the
+  query; then the online softmax, in registers, with c = `scale * log2(e)`: the row max of
+  the lane's elements and its quad's (`kernel.shuffle xor` 1 and 2: the 4 lanes holding a
+  row), m' = max(m, c max), P = exp2(c S - m') (one fma and the hardware's exp2 an element;
+  with a mask operand, added to the scaled scores, S is scaled first and c is 1), the running
+  sum l = l exp2(m - m') + the lane's
   sum of P, and O rescaled by exp2(m - m'). P's accumulators, rounded to the input type, are
   the A fragments of P V as they are (atoms 2i and 2i + 1 of S are A's k-step i), and V's
   [keys, D] tile is B as [K, N] (ldmatrix x4 trans).
@@ -154,7 +156,10 @@ class AttentionEmitter(_Emitter):
         return value
 
     def exp2(self, value: SSAValue) -> SSAValue:
-        return self.add_op(math_dialect.Exp2Op(value)).results[0]
+        # Approximate (`afn`): the hardware's exp2 alone, flushing results below 2^-126 to 0,
+        # which no probability that the row's max (exp2(0) = 1) joins in a sum can show.
+        flags = arith.FastMathFlagsAttr((arith.FastMathFlag.APPROX_FUNC,))
+        return self.add_op(math_dialect.Exp2Op(value, flags)).results[0]
 
     def minimum(self, lhs: Index, rhs: Index) -> Index:
         if isinstance(lhs, int) and isinstance(rhs, int):
@@ -254,16 +259,19 @@ class AttentionEmitter(_Emitter):
             masked.append(masked_row)
         return masked
 
-    def scores_in_base_2(
+    def masked_scores(
         self, raw: list[list[SSAValue]], index: Index, masked_from: Index | None
-    ) -> list[list[SSAValue]]:
+    ) -> tuple[list[list[SSAValue]], float]:
         """The lane's scores of key block `index`, `raw[a][i]` (element i of its atom a),
-        scaled by `scale * log2(e)` and masked. Causal, a block from `masked_from` on masks
-        its scores after each row's position and past the last key, and the blocks before it
-        take no mask arithmetic (a uniform branch); without causal, the keys past the last
-        are masked in every block."""
-        # Each element of each atom, by row half h (rows g, g + 8).
-        factor = self.float(self.attention.scale.value.data * math.log2(math.e))
+        masked, and the factor that puts them in base 2 (`scale * log2(e)`), left to the
+        softmax's fma where it is positive and no mask operand is added to the scaled scores
+        (else applied here, and the factor is 1). Causal, a block from `masked_from` on
+        masks its scores after each row's position and past the last key, and the blocks
+        before it take no mask arithmetic (a uniform branch); without causal, the keys past
+        the last are masked in every block."""
+        base_2 = self.attention.scale.value.data * math.log2(math.e)
+        unscaled = base_2 > 0 and self.attention.mask is None
+        factor = self.float(base_2)
         first_key = self.mul(index, self.block_kv)
         columns = [
             [
@@ -278,7 +286,9 @@ class AttentionEmitter(_Emitter):
         for atom, accumulator in enumerate(raw):
             row = []
             for i in range(4):
-                value = self.add_op(arith.MulfOp(accumulator[i], factor)).result
+                value = accumulator[i]
+                if not unscaled:
+                    value = self.add_op(arith.MulfOp(value, factor)).result
                 if self.attention.mask is not None:
                     value = self.masked(value, *lane_rows[i // 2], columns[atom][i])
                 row.append(value)
@@ -300,43 +310,56 @@ class AttentionEmitter(_Emitter):
             crossing = self.less(index, masked_from)
             branch = self.add_op(scf.IfOp(crossing, [f32] * len(flat), Region(kept), Region(taken)))
             elements = [list(branch.results[4 * a : 4 * a + 4]) for a in range(len(raw))]
-        return elements
+        return elements, base_2 if unscaled else 1.0
 
     def online_softmax(
-        self, elements: list[list[SSAValue]], maxima: list[SSAValue], sums: list[SSAValue]
+        self,
+        elements: list[list[SSAValue]],
+        factor: float,
+        maxima: list[SSAValue],
+        sums: list[SSAValue],
     ) -> tuple[list[SSAValue], list[SSAValue], list[list[SSAValue]], list[SSAValue]]:
         """One key block's step of the online softmax of the lane's rows (halves g, g + 8),
-        from its base-2 scores: the new running maxima (over the quad: `kernel.shuffle xor`
-        1 and 2), the factors exp2(m - m') that rescale what went before, the probabilities
-        exp2(s - m') and the new running sums (the lane's own part)."""
+        from its scores, which `factor` (> 0) puts in base 2 (`masked_scores`): the new
+        running maxima (over the quad: `kernel.shuffle xor` 1 and 2), the factors
+        exp2(m - m') that rescale what went before, the probabilities exp2(s factor - m')
+        (one fma each) and the new running sums (the lane's own part)."""
         new_maxima, bases, alphas, new_sums = [], [], [], []
         for half in range(2):
             values = [row[i] for row in elements for i in (2 * half, 2 * half + 1)]
+            # maxnumf (one instruction) rather than maximumf: a NaN score that it passes over
+            # still makes its probability, and so the row's sum and output, NaN.
             largest = values[0]
             for value in values[1:]:
-                largest = self.add_op(arith.MaximumfOp(largest, value)).result
-            largest = self.quad(largest, arith.MaximumfOp)
-            new_max = self.add_op(arith.MaximumfOp(maxima[half], largest)).result
+                largest = self.add_op(arith.MaxnumfOp(largest, value)).result
+            largest = self.quad(largest, arith.MaxnumfOp)
+            if factor != 1.0:
+                # The max of the scaled scores, rounded as each of them would be (rounding
+                # is monotonic).
+                largest = self.add_op(arith.MulfOp(largest, self.float(factor))).result
+            new_max = self.add_op(arith.MaxnumfOp(maxima[half], largest)).result
             new_maxima.append(new_max)
             if self.may_mask_whole:
                 # A row masked whole so far has the max -inf: exponents from 0 keep it at 0
                 # (exp2(-inf - -inf) would be NaN) until a key it keeps arrives.
                 unset = self.add_op(arith.CmpfOp(new_max, self.float(-math.inf), "oeq")).result
                 new_max = self.add_op(arith.SelectOp(unset, self.float(0.0), new_max)).result
-            bases.append(new_max)
+            bases.append(self.add_op(arith.NegfOp(new_max)).result)
             alphas.append(self.exp2(self.add_op(arith.SubfOp(maxima[half], new_max)).result))
+        scale = self.float(factor)
         probabilities = [
             [
-                self.exp2(self.add_op(arith.SubfOp(v, bases[i // 2])).result)
+                self.exp2(self.add_op(math_dialect.FmaOp(v, scale, bases[i // 2])).result)
                 for i, v in enumerate(row)
             ]
             for row in elements
         ]
         for half in range(2):
-            total = self.add_op(arith.MulfOp(sums[half], alphas[half])).result
-            for row in probabilities:
-                for i in (2 * half, 2 * half + 1):
-                    total = self.add_op(arith.AddfOp(total, row[i])).result
+            kept = self.add_op(arith.MulfOp(sums[half], alphas[half])).result
+            values = [row[i] for row in probabilities for i in (2 * half, 2 * half + 1)]
+            total = kept
+            for value in values:
+                total = self.add_op(arith.AddfOp(total, value)).result
             new_sums.append(total)
         return new_maxima, alphas, probabilities, new_sums
 
@@ -645,7 +668,7 @@ class _AttentionBuilder(AttentionEmitter):
         masked_from: Index | None,
     ) -> list[SSAValue]:
         """The running max, sum and output after key block `index` (in `stage`), its scores
-        masked from `masked_from` on (`scores_in_base_2`)."""
+        masked from `masked_from` on (`masked_scores`)."""
         maxima, sums, outputs = state[:2], state[2:4], state[4:]
         zero = self.float(0.0)
         zeros = self.add_op(vector_dialect.BroadcastOp(zero, VectorType(f32, [4]))).vector
@@ -655,8 +678,10 @@ class _AttentionBuilder(AttentionEmitter):
                 for offset, b in enumerate(self.key_fragments(stage, atom, step)):
                     scores[atom + offset] = self.mma(queries[step], b, scores[atom + offset])
         raw = [[self.element_of(accumulator, i) for i in range(4)] for accumulator in scores]
-        elements = self.scores_in_base_2(raw, index, masked_from)
-        new_maxima, alphas, probabilities, new_sums = self.online_softmax(elements, maxima, sums)
+        elements, factor = self.masked_scores(raw, index, masked_from)
+        new_maxima, alphas, probabilities, new_sums = self.online_softmax(
+            elements, factor, maxima, sums
+        )
         outputs = [
             self.vector_of(
                 [

@@ -399,8 +399,10 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
             [self.element_of(scores, 4 * atom + i) for i in range(4)]
             for atom in range(self.block_kv // 8)
         ]
-        elements = self.scores_in_base_2(raw, index, self.masked_from)
-        new_maxima, alphas, probabilities, new_sums = self.online_softmax(elements, maxima, sums)
+        elements, factor = self.masked_scores(raw, index, self.masked_from)
+        new_maxima, alphas, probabilities, new_sums = self.online_softmax(
+            elements, factor, maxima, sums
+        )
         fragments = [
             self.probability_fragment(probabilities, step)
             for step in range(self.block_kv // kernel.WGMMA_K)

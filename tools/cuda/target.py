@@ -1183,6 +1183,9 @@ class _KernelPrinter:
             function = _FAST_F32.get(op.name, function)
         if isinstance(t, Float64Type):
             function = _MATH_F32[op.name][:-1]  # expf -> exp: the double overloads
+        elif op.name == "math.exp2" and (self.fast_math or _approximates_functions(op)):
+            function = "emmy_exp2_approx"
+            self.features.helper(function, "float")
         elif op.name == "math.exp" and not self.fast_math:
             # exp(x) = 2^(x log2 e): one multiply and the hardware's exp2 (2 ulp), as Triton
             # does, rather than expf's longer range reduction; the product's rounding adds a
@@ -1819,6 +1822,24 @@ def _wgmma_helper(
     return text
 
 
+def _approximates_functions(op: Operation) -> bool:
+    flags = op.properties.get("fastmath")
+    approximate = arith.FastMathFlag.APPROX_FUNC
+    return isinstance(flags, arith.FastMathFlagsAttr) and approximate in flags.data
+
+
+def _exp2_approx_helper(features: _Features) -> str:
+    return (
+        "// math.exp2 fastmath<afn>: the hardware's exp2 alone (2 ulp); exp2f scales the inputs\n"
+        "// whose results are below 2^-126 around it, which this flushes to 0.\n"
+        "__device__ __forceinline__ float emmy_exp2_approx(float x) {\n"
+        "  float r;\n"
+        '  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));\n'
+        "  return r;\n"
+        "}\n"
+    )
+
+
 def _fence_registers_helper(features: _Features) -> str:
     return (
         "// Keeps nvcc from moving reads of wgmma accumulators before their wgmma.wait_group.\n"
@@ -1836,6 +1857,7 @@ _HELPERS: dict[str, Callable[[_Features], str]] = {
     "emmy_atomic_maximumf": _atomic_helper("emmy_atomic_maximumf", "emmy_maximumf"),
     "emmy_atomic_minimumf": _atomic_helper("emmy_atomic_minimumf", "emmy_minimumf"),
     "emmy_swizzle": _swizzle_helper,
+    "emmy_exp2_approx": _exp2_approx_helper,
     **{
         _ldmatrix_helper_name(matrices, transposed): _ldmatrix_helper(matrices, transposed)
         for matrices in (1, 2, 4)
