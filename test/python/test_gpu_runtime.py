@@ -293,6 +293,53 @@ def test_scalar_parameters_take_the_kernel_parameter_size():
         pack("x", 8, 0, "k")
 
 
+def test_ctypes_scalars_pass_their_bytes_as_cuda_core_takes_them():
+    pack = driver._scalar_parameter
+    half = pack(ctypes.c_uint16(0x3C00), 2, 0, "k")
+    assert isinstance(half, ctypes.c_uint16) and half.value == 0x3C00
+    as_bits = pack(ctypes.c_float(1.5), 4, 0, "k")
+    assert isinstance(as_bits, ctypes.c_uint32) and as_bits.value == 0x3FC00000
+    wide = pack(ctypes.c_longlong(-1), 8, 0, "k")  # not a type cuda.core's launch takes
+    assert isinstance(wide, ctypes.c_uint64) and wide.value == (1 << 64) - 1
+    with pytest.raises(CudaLaunchError, match="argument 3 is a c_longdouble of 16 bytes"):
+        pack(ctypes.c_longdouble(1.0), None, 3, "k")
+
+
+def test_cuda_core_errors_give_the_driver_error_name(monkeypatch):
+    from cuda.core._utils.cuda_utils import CUDAError
+
+    error = CUDAError("CUDA_ERROR_INVALID_VALUE: one or more of the parameters is not valid")
+    monkeypatch.setattr(driver, "_error_text", lambda result: (result.name, "invalid argument"))
+    assert driver._core_error_text(error) == ("CUDA_ERROR_INVALID_VALUE", "invalid argument")
+    # Where the driver cannot describe it (no libcuda), cuda.core's explanation stands in.
+    monkeypatch.setattr(driver, "_error_text", lambda result: (str(result), "unknown error"))
+    assert driver._core_error_text(error) == (
+        "CUDA_ERROR_INVALID_VALUE",
+        "one or more of the parameters is not valid",
+    )
+    assert driver._core_error_text(CUDAError("odd")) == ("CUDAError", "odd")
+
+
+def test_streams_are_wrapped_once_per_handle(monkeypatch):
+    monkeypatch.setattr(driver, "_core_streams", {})
+    stream = driver._core_stream(0x1234)
+    assert int(stream.handle) == 0x1234 and driver._core_stream(0x1234) is stream
+    for handle in range(driver.STREAMS_KEPT):
+        driver._core_stream(0x10000 + handle)
+    assert len(driver._core_streams) == driver.STREAMS_KEPT and 0x1234 not in driver._core_streams
+
+
+def test_a_tensor_map_reads_its_tensor_by_address():
+    array = driver._DeviceArray(0x7F0000000000, (20, 12), 2)
+    assert array.__cuda_array_interface__ == {
+        "shape": (20, 12),
+        "typestr": "<u2",
+        "data": (0x7F0000000000, False),
+        "strides": None,
+        "version": 3,
+    }
+
+
 def test_grid_and_block_sizes():
     assert driver._dims(4, "grid", "k") == (4, 1, 1)
     assert driver._dims([2, 3], "grid", "k") == (2, 3, 1)
@@ -939,6 +986,69 @@ def test_a_command_whose_kernel_times_out_exits_while_it_spins(tmp_path):
     assert "error: kernels still running after 0.5 s: spin" in result.stderr
     assert "Traceback" not in result.stderr
     assert time.monotonic() - started < 100
+
+
+@needs_gpu
+def test_launches_go_on_torch_streams(kernels):
+    n = 4099
+    a, b = fresh(n, seed=12), fresh(n, seed=13)
+    current, given = torch.full_like(a, float("nan")), torch.full_like(a, float("nan"))
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # torch's current stream is the default
+        kernels.launch("vadd", (n + 255) // 256, 256, [a, b, current, n])
+    kernels.launch("vadd", (n + 255) // 256, 256, [b, b, given, n], stream=side)
+    assert driver.pending_kernels() == ["vadd", "vadd"]
+    synchronize(timeout_s=30)
+    assert driver.pending_kernels() == []
+    torch.testing.assert_close(current, a + b, rtol=0, atol=0)
+    torch.testing.assert_close(given, b + b, rtol=0, atol=0)
+
+
+TMA_KERNEL = r"""
+struct __align__(64) TensorMap { unsigned char bytes[128]; };
+
+// Copies the 8 x 8 box at (row0, col0) of a float tensor into out, through one TMA load.
+extern "C" __global__ void tma_box(const __grid_constant__ TensorMap map, float* out, int row0,
+                                   int col0) {
+  __shared__ __align__(128) float box[64];
+  __shared__ __align__(8) unsigned long long barrier;
+  unsigned bar = (unsigned)__cvta_generic_to_shared(&barrier);
+  if (threadIdx.x == 0) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar));
+    asm volatile("fence.proxy.async.shared::cta;");
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(256));
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%2, %3}], [%4];"
+        ::"r"((unsigned)__cvta_generic_to_shared(box)), "l"(&map), "r"(col0), "r"(row0),
+        "r"(bar) : "memory");
+  }
+  __syncthreads();
+  asm volatile(
+      "{ .reg .pred done; WAIT: mbarrier.try_wait.parity.shared::cta.b64 done, [%0], 0;"
+      " @!done bra WAIT; }" ::"r"(bar) : "memory");
+  out[threadIdx.x] = box[threadIdx.x];
+}
+"""
+
+
+@needs_gpu
+def test_a_tensor_map_passes_by_value_and_reads_zeros_outside_the_tensor():
+    if driver.device_target().arch != "sm_90a":
+        pytest.skip("TMA needs a Hopper GPU")
+    module = CudaModule(compile_cuda(TMA_KERNEL, "sm_90a"))
+    x = fresh(20, 12, seed=14)
+    out = torch.full((64,), float("nan"), device="cuda")
+    module.launch("tma_box", 1, 64, [driver.tensor_map(x, (8, 8), 0), out, 16, 8])
+    synchronize(timeout_s=30)
+    expected = torch.zeros(8, 8, device="cuda")
+    expected[:4, :4] = x[16:20, 8:12]
+    torch.testing.assert_close(out.view(8, 8), expected, rtol=0, atol=0)
+    with pytest.raises(CudaLaunchError, match=r"argument 0 is a tensor \(a pointer\), but the"):
+        module.launch("tma_box", 1, 64, [x, out, 16, 8])
+    with pytest.raises(CudaLaunchError, match="argument 1 is a tensor map, but the parameter"):
+        module.launch("tma_box", 1, 64, [driver.tensor_map(x, (8, 8), 0)] * 2 + [16, 8])
 
 
 @needs_gpu

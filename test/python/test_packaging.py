@@ -74,7 +74,7 @@ def closure(names: set[str]) -> set[str]:
 
 def test_runtime_dependencies_exclude_the_test_tools():
     assert not TEST_TOOLS & RUNTIME.keys()
-    assert {"xdsl", "torch", "numpy", "cuda-python"} <= RUNTIME.keys()
+    assert {"xdsl", "torch", "numpy", "cuda-python", "cuda-core"} <= RUNTIME.keys()
 
 
 def test_the_test_extra_holds_the_test_tools():

@@ -379,6 +379,10 @@ def _compile_nvrtc_within(source: str, arch: str, flags: list[str], timeout_s: f
 
 
 def _compile_nvrtc(source: str, arch: str, flags: list[str], stop: threading.Event) -> bytes:
+    # NVRTC through cuda.bindings, not cuda.core's Program: `compile_cuda` takes the caller's
+    # own compiler flags (and keys its cache on them), and ProgramOptions has a field for each
+    # flag it knows and no way to pass others; the flow callback that cancels a compile, and
+    # the log on failure, need the program handle and the log buffer in hand as well.
     from cuda.bindings import nvrtc
 
     def check(result: tuple, what: str) -> tuple:

@@ -1,4 +1,4 @@
-"""Running cubins on PyTorch tensors through the CUDA driver: load, launch, wait.
+"""Running cubins on PyTorch tensors through cuda.core: load, launch, wait.
 
     module = load_module(compile_cuda(source, device_target().arch))
     module.launch("vadd", grid=(n // 256,), block=(256,), args=[x, y, out, n])
@@ -10,6 +10,13 @@ raises `CudaLaunchError` naming the kernel and the driver's error; an error that
 (an illegal address, found at the next synchronisation) names every kernel launched since the
 last `synchronize`. The loaded modules and the pending-launch table are per process and not
 thread-safe; one GPU is used, torch's current device when a module loads.
+
+cuda.core (NVIDIA's Pythonic layer over the driver) loads the cubin (`ObjectCode`), finds kernels
+and their parameter sizes (`Kernel`), launches them (`launch`, `LaunchConfig`), encodes tensor
+maps (`TensorMapDescriptor`), records and queries events and reads the device's properties. What
+it lacks is kept here: scalars sized by the kernel's own parameter table and range-checked (it
+passes every Python int as a pointer-sized value), bounded waits that name the pending kernels,
+and errors that name the kernel.
 """
 
 from __future__ import annotations
@@ -61,6 +68,12 @@ def _driver():
     return driver
 
 
+def _core():
+    import cuda.core
+
+    return cuda.core
+
+
 def _error_text(error: Any) -> tuple[str, str]:
     """The driver's name and description of a CUresult."""
     driver = _driver()
@@ -70,6 +83,24 @@ def _error_text(error: Any) -> tuple[str, str]:
     except Exception:
         return str(error), "unknown error"
     return name, text
+
+
+def _core_error_text(error: Exception) -> tuple[str, str]:
+    """The driver's name and description of the CUresult that a cuda.core `CUDAError` reports
+    ("CUDA_ERROR_X: " and cuda.core's longer explanation, which stands in where the driver
+    cannot describe it)."""
+    name, _, explanation = str(error).partition(": ")
+    result = getattr(_driver().CUresult, name, None)
+    if result is None:
+        return type(error).__name__, str(error)
+    found, text = _error_text(result)
+    return (name, text) if found == name else (name, explanation)
+
+
+def _cuda_error_type() -> type[Exception]:
+    from cuda.core._utils.cuda_utils import CUDAError
+
+    return CUDAError
 
 
 def _check(result: tuple, what: str) -> tuple:
@@ -82,19 +113,16 @@ def _check(result: tuple, what: str) -> tuple:
 
 def _ensure_context() -> int:
     """Makes torch's CUDA context current on this thread (the primary context of torch's
-    current device); returns torch's device index. Kernels then run on `tensor.data_ptr()`
-    memory, ordered with torch's own work on the same stream."""
+    current device) unless a context is; returns torch's device index. Kernels then run on
+    `tensor.data_ptr()` memory, ordered with torch's own work on the same stream."""
     if not torch.cuda.is_available():
         raise CudaError("no CUDA GPU is available (torch.cuda.is_available() is False)")
-    driver = _driver()
     torch.cuda.init()
     device = torch.cuda.current_device()
-    _check(driver.cuInit(0), "cuInit")
-    (current,) = _check(driver.cuCtxGetCurrent(), "cuCtxGetCurrent")
+    core_device = _core().Device(device)  # initialises the driver
+    (current,) = _check(_driver().cuCtxGetCurrent(), "cuCtxGetCurrent")
     if int(current) == 0:
-        (handle,) = _check(driver.cuDeviceGet(device), "cuDeviceGet")
-        (context,) = _check(driver.cuDevicePrimaryCtxRetain(handle), "cuDevicePrimaryCtxRetain")
-        _check(driver.cuCtxSetCurrent(context), "cuCtxSetCurrent")
+        core_device.set_current()  # retains and sets the primary context, torch's
     return device
 
 
@@ -109,6 +137,24 @@ def _stream_handle(stream: Any) -> int:
     if isinstance(stream, torch.cuda.Stream):
         return stream.cuda_stream
     return int(stream)  # a handle, or a cuda.bindings CUstream (int() is its handle)
+
+
+STREAMS_KEPT = 64
+"""How many cuda.core `Stream`s wrapping foreign stream handles `_core_stream` keeps."""
+
+_core_streams: dict[int, Any] = {}
+
+
+def _core_stream(handle: int) -> Any:
+    """The cuda.core `Stream` borrowing a stream handle (torch's, or a driver handle); made
+    once per handle, since launching takes one each time. It neither owns nor synchronises
+    the stream."""
+    stream = _core_streams.get(handle)
+    if stream is None:
+        if len(_core_streams) >= STREAMS_KEPT:
+            _core_streams.pop(next(iter(_core_streams)))
+        stream = _core_streams[handle] = _core().Stream.from_handle(handle)
+    return stream
 
 
 PENDING_NAMES_KEPT = 64
@@ -155,39 +201,30 @@ def synchronize(timeout_s: float | None = DEFAULT_TIMEOUT_S, stream: Any = None)
     another `synchronize`) waits for it too. Unless something makes the kernel end (the tests
     clear the flag a spinning kernel reads), the process should report the error and exit
     (`os._exit`): tearing down the process's context is what stops the kernel."""
-    driver = _driver()
     _ensure_context()
+    core = _core()
+    cuda_error = _cuda_error_type()
     streams = list(_pending) or [_stream_handle(stream)]
     names = pending_kernels()
     described = _pending_text()
-    events = []
+    untimed = core.EventOptions(timing_enabled=False)
+    events = [_core_stream(handle).record(options=untimed) for handle in streams]
     try:
-        for handle in streams:
-            (event,) = _check(
-                driver.cuEventCreate(int(driver.CUevent_flags.CU_EVENT_DISABLE_TIMING)),
-                "cuEventCreate",
-            )
-            events.append(event)
-            _check(driver.cuEventRecord(event, handle), "cuEventRecord")
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         pause = 20e-6
-        waiting = list(events)
+        waiting = events
         while waiting:
-            still = []
-            for event in waiting:
-                (status,) = driver.cuEventQuery(event)
-                if status == driver.CUresult.CUDA_ERROR_NOT_READY:
-                    still.append(event)
-                elif status != driver.CUresult.CUDA_SUCCESS:
-                    name, text = _error_text(status)
-                    raise CudaLaunchError(
-                        f"a kernel failed with {name} ({text}); launched since the last "
-                        f"synchronize: {described}. The CUDA context is "
-                        "unusable after such an error: the process should exit",
-                        names,
-                        name,
-                    )
-            waiting = still
+            try:
+                waiting = [event for event in waiting if not event.is_done]
+            except cuda_error as error:
+                name, text = _core_error_text(error)
+                raise CudaLaunchError(
+                    f"a kernel failed with {name} ({text}); launched since the last "
+                    f"synchronize: {described}. The CUDA context is "
+                    "unusable after such an error: the process should exit",
+                    names,
+                    name,
+                ) from None
             if not waiting:
                 break
             if deadline is not None and time.monotonic() >= deadline:
@@ -205,7 +242,7 @@ def synchronize(timeout_s: float | None = DEFAULT_TIMEOUT_S, stream: Any = None)
             _pending_dropped.pop(handle, None)
     finally:
         for event in events:
-            driver.cuEventDestroy(event)  # released once the event completes, if it has not yet
+            event.close()  # released once the event completes, if it has not yet
 
 
 def _dims(value: int | Sequence[int], what: str, kernel: str) -> tuple[int, int, int]:
@@ -232,7 +269,11 @@ def _scalar_parameter(value: Any, size: int | None, index: int, kernel: str) -> 
                 f"is a {type(value).__name__} of {ctypes.sizeof(value)} bytes, "
                 f"but the parameter has {size}"
             )
-        return value
+        if ctypes.sizeof(value) not in _UINT_TYPES:
+            raise fail(f"is a {type(value).__name__} of {ctypes.sizeof(value)} bytes")
+        # cuda.core's launch takes the fixed-width ctypes types alone (not c_longlong, c_char,
+        # ...): the same bytes, as the unsigned type of their size.
+        return _UINT_TYPES[ctypes.sizeof(value)].from_buffer_copy(value)
     if hasattr(value, "dtype") and hasattr(value, "item") and not isinstance(value, torch.Tensor):
         value = value.item()  # a numpy scalar
     if isinstance(value, bool | int):
@@ -264,10 +305,33 @@ TENSOR_MAP_BYTES = 128
 """The size of a `CUtensorMap` (64-byte aligned), the kernel parameter a tensor map is."""
 
 _TENSOR_MAP_TYPES = {
-    torch.bfloat16: "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16",
-    torch.float16: "CU_TENSOR_MAP_DATA_TYPE_FLOAT16",
-    torch.float32: "CU_TENSOR_MAP_DATA_TYPE_FLOAT32",
+    torch.bfloat16: "BFLOAT16",
+    torch.float16: "FLOAT16",
+    torch.float32: "FLOAT32",
 }
+
+
+@dataclass(frozen=True)
+class _DeviceArray:
+    """The `__cuda_array_interface__` of a dense array at an address: what cuda.core's
+    `StridedMemoryView` reads a tensor map's tensor from, without holding the tensor (a tensor
+    map is found again by address, like the allocation it describes) and without exchanging
+    streams (encoding a map only reads the address and shape)."""
+
+    address: int
+    shape: tuple[int, ...]
+    itemsize: int
+
+    @property
+    def __cuda_array_interface__(self) -> dict[str, Any]:
+        # The element type is given to the encoding separately: bfloat16 has no typestr.
+        return {
+            "shape": self.shape,
+            "typestr": f"<u{self.itemsize}",
+            "data": (self.address, False),
+            "strides": None,
+            "version": 3,
+        }
 
 
 @dataclass(frozen=True)
@@ -286,44 +350,35 @@ class TensorMap:
 
     @functools.cached_property
     def encoded(self) -> Any:
-        """The driver's `CUtensorMap` (`cuTensorMapEncodeTiled`), encoded once."""
-        driver = _driver()
-        size = torch.empty((), dtype=self.dtype).element_size()
-        # The driver takes dimensions innermost first, and the byte strides of all but the
-        # innermost.
-        dims = [driver.cuuint64_t(d) for d in reversed(self.shape)]
-        strides, stride = [], size
-        for extent in reversed(self.shape[1:]):
-            stride *= extent
-            strides.append(driver.cuuint64_t(stride))
-        swizzle = {
-            0: "CU_TENSOR_MAP_SWIZZLE_NONE",
-            32: "CU_TENSOR_MAP_SWIZZLE_32B",
-            64: "CU_TENSOR_MAP_SWIZZLE_64B",
-            128: "CU_TENSOR_MAP_SWIZZLE_128B",
-        }[self.swizzle]
-        (encoded,) = _check(
-            driver.cuTensorMapEncodeTiled(
-                getattr(driver.CUtensorMapDataType, _TENSOR_MAP_TYPES[self.dtype]),
-                len(self.shape),
-                self.address,
-                dims,
-                strides,
-                [driver.cuuint32_t(b) for b in reversed(self.box)],
-                [driver.cuuint32_t(1)] * len(self.box),
-                driver.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
-                getattr(driver.CUtensorMapSwizzle, swizzle),
-                driver.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                driver.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
-            ),
-            f"cuTensorMapEncodeTiled (tensor {self.shape} {self.dtype}, box {self.box}, "
-            f"swizzle {self.swizzle})",
+        """cuda.core's `TensorMapDescriptor` (`cuTensorMapEncodeTiled`), encoded once."""
+        from cuda.core._tensor_map import (
+            TensorMapDataType,
+            TensorMapL2Promotion,
+            TensorMapSwizzle,
         )
-        return encoded
+        from cuda.core.utils import StridedMemoryView
 
-    def parameter_address(self) -> int:
-        """Where the encoded map's bytes are, for the launch's parameter array."""
-        return int(self.encoded.getPtr())
+        size = torch.empty((), dtype=self.dtype).element_size()
+        array = _DeviceArray(self.address, self.shape, size)
+        swizzle = {
+            0: TensorMapSwizzle.NONE,
+            32: TensorMapSwizzle.SWIZZLE_32B,
+            64: TensorMapSwizzle.SWIZZLE_64B,
+            128: TensorMapSwizzle.SWIZZLE_128B,
+        }[self.swizzle]
+        try:
+            view = StridedMemoryView.from_cuda_array_interface(array, stream_ptr=-1)
+            return view.as_tensor_map(
+                self.box,
+                data_type=getattr(TensorMapDataType, _TENSOR_MAP_TYPES[self.dtype]),
+                swizzle=swizzle,
+                l2_promotion=TensorMapL2Promotion.L2_256B,
+            )
+        except Exception as error:
+            raise CudaError(
+                f"encoding a tensor map (tensor {self.shape} {self.dtype}, box {self.box}, "
+                f"swizzle {self.swizzle}) failed: {error}"
+            ) from error
 
 
 TENSOR_MAPS_KEPT = 256
@@ -350,42 +405,60 @@ def tensor_map(tensor: torch.Tensor, box: Sequence[int], swizzle: int) -> Tensor
 @dataclass
 class _Kernel:
     name: str
-    function: Any
+    kernel: Any
+    """cuda.core's `Kernel`."""
     parameter_sizes: list[int] | None
     smem_limit: int
     """The dynamic shared memory the kernel may use now: above it, launches raise it first."""
 
 
+@functools.lru_cache(maxsize=1024)
+def _launch_config(grid: tuple[int, ...], block: tuple[int, ...], smem: int) -> Any:
+    return _core().LaunchConfig(grid=grid, block=block, shmem_size=smem)
+
+
 class CudaModule:
-    """A cubin loaded into torch's CUDA context (`cuModuleLoadData`)."""
+    """A cubin loaded into torch's CUDA context (cuda.core's `ObjectCode.from_cubin`)."""
 
     def __init__(self, cubin: bytes):
         self.device = _ensure_context()
         self.target = device_target(self.device)
-        (self.handle,) = _check(_driver().cuModuleLoadData(cubin), "cuModuleLoadData")
+        try:
+            self.code = _core().ObjectCode.from_cubin(cubin)
+        except _cuda_error_type() as error:
+            raise CudaError(f"loading the cubin failed: {error}") from None
         self._kernels: dict[str, _Kernel] = {}
 
     def kernel_names(self) -> list[str] | None:
         """The module's kernels (None where the driver cannot list them)."""
         driver = _driver()
         try:
-            (count,) = _check(driver.cuModuleGetFunctionCount(self.handle), "count")
-            (functions,) = _check(driver.cuModuleEnumerateFunctions(count, self.handle), "list")
-            return sorted(_check(driver.cuFuncGetName(f), "name")[0].decode() for f in functions)
+            library = self.code.handle
+            (count,) = _check(driver.cuLibraryGetKernelCount(library), "count")
+            (kernels,) = _check(driver.cuLibraryEnumerateKernels(count, library), "list")
+            return sorted(_check(driver.cuKernelGetName(k), "name")[0].decode() for k in kernels)
         except Exception:
             return None
 
     def kernel(self, name: str) -> Any:
-        """The `CUfunction` of an `extern "C"` kernel (`cuModuleGetFunction`)."""
-        return self._kernel(name).function
+        """cuda.core's `Kernel` of an `extern "C"` kernel."""
+        return self._kernel(name).kernel
 
     def _kernel(self, name: str) -> _Kernel:
         if name in self._kernels:
             return self._kernels[name]
-        driver = _driver()
-        error, function = driver.cuModuleGetFunction(self.handle, name.encode())
-        if error != driver.CUresult.CUDA_SUCCESS:
-            error_name, text = _error_text(error)
+        try:
+            kernel = self.code.get_kernel(name)
+            # Without opting in, a block's static and dynamic shared memory share the default.
+            static_bytes = kernel.attributes[self.device].shared_size_bytes
+        except _cuda_error_type() as error:
+            error_name, text = _core_error_text(error)
+            if error_name != "CUDA_ERROR_NOT_FOUND":  # cuda.core loads the cubin on first use
+                raise CudaLaunchError(
+                    f"loading the module for kernel '{name}' failed: {error_name}: {text}",
+                    [name],
+                    error_name,
+                ) from None
             known = self.kernel_names()
             listing = (
                 f"; the module has {', '.join(known) or 'no kernels'}" if known is not None else ""
@@ -395,18 +468,15 @@ class CudaModule:
                 'found by their unmangled names: declare them extern "C"',
                 [name],
                 error_name,
-            )
-        # Without opting in, a block's static and dynamic shared memory share the default.
-        static = driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES
-        (static_bytes,) = _check(driver.cuFuncGetAttribute(static, function), "cuFuncGetAttribute")
-        kernel = _Kernel(
+            ) from None
+        found = _Kernel(
             name,
-            function,
-            _parameter_sizes(function),
+            kernel,
+            _parameter_sizes(kernel),
             self.target.static_shared_bytes_per_block - static_bytes,
         )
-        self._kernels[name] = kernel
-        return kernel
+        self._kernels[name] = found
+        return found
 
     def launch(
         self,
@@ -424,12 +494,11 @@ class CudaModule:
 
         A tensor passes its data pointer (it must be a contiguous CUDA tensor), a `TensorMap`
         its encoded `CUtensorMap` by value; an int or float
-        passes a scalar sized by the kernel's own parameter table (`cuFuncGetParamInfo`): an
+        passes a scalar sized by the kernel's own parameter table (`cuKernelGetParamInfo`): an
         int into a 1-, 2-, 4- or 8-byte parameter (range-checked), a float into a 4-byte
         `float` or 8-byte `double`; a ctypes scalar passes its bytes as they are. (Drivers
-        without `cuFuncGetParamInfo` get ints as 8 bytes and floats as 4 — right for
+        without `cuKernelGetParamInfo` get ints as 8 bytes and floats as 4 — right for
         `long long`/`int` and `float` parameters on little-endian machines.)"""
-        driver = _driver()
         kernel = self._kernel(kernel_name)
         grid3, block3 = _dims(grid, "grid", kernel_name), _dims(block, "block", kernel_name)
         sizes = kernel.parameter_sizes
@@ -439,7 +508,7 @@ class CudaModule:
                 f"got {len(args)} arguments",
                 [kernel_name],
             )
-        holders, addresses = [], []
+        values = []
         for index, value in enumerate(args):
             size = sizes[index] if sizes is not None else None
             if isinstance(value, TensorMap):
@@ -449,32 +518,33 @@ class CudaModule:
                         f"but the parameter has {size} bytes",
                         [kernel_name],
                     )
-                holders.append(value)
-                addresses.append(value.parameter_address())
-                continue
-            if isinstance(value, torch.Tensor):
-                holder = self._pointer(value, size, index, kernel_name)
+                values.append(value.encoded)
+            elif isinstance(value, torch.Tensor):
+                values.append(self._pointer(value, size, index, kernel_name))
             else:
-                holder = _scalar_parameter(value, size, index, kernel_name)
-            holders.append(holder)
-            addresses.append(ctypes.addressof(holder))
-        parameters = (ctypes.c_void_p * max(len(addresses), 1))(*addresses)
+                values.append(_scalar_parameter(value, size, index, kernel_name))
         if smem > kernel.smem_limit:
             self._raise_smem_limit(kernel, smem)
         handle = _stream_handle(stream)
-        launch = (kernel.function, *grid3, *block3, smem, handle, ctypes.addressof(parameters), 0)
-        (error,) = driver.cuLaunchKernel(*launch)
-        if error == driver.CUresult.CUDA_ERROR_INVALID_CONTEXT:
-            _ensure_context()  # a thread on which torch has not made its context current yet
-            (error,) = driver.cuLaunchKernel(*launch)
-        if error != driver.CUresult.CUDA_SUCCESS:
-            name, text = _error_text(error)
+        config = _launch_config(grid3, block3, smem)
+        cuda_error = _cuda_error_type()
+        launch = _core().launch
+        try:
+            try:
+                launch(_core_stream(handle), config, kernel.kernel, *values)
+            except cuda_error as error:
+                if not str(error).startswith("CUDA_ERROR_INVALID_CONTEXT"):
+                    raise
+                _ensure_context()  # a thread on which torch has not made its context current
+                launch(_core_stream(handle), config, kernel.kernel, *values)
+        except cuda_error as error:
+            name, text = _core_error_text(error)
             raise CudaLaunchError(
                 f"launching kernel '{kernel_name}' (grid {grid3}, block {block3}, smem {smem}) "
                 f"failed: {name}: {text}",
                 [kernel_name],
                 name,
-            )
+            ) from None
         _record_launch(handle, kernel_name)
 
     def _pointer(
@@ -498,9 +568,12 @@ class CudaModule:
         raise CudaLaunchError(f"launching kernel '{kernel}': argument {index} {problem}", [kernel])
 
     def _raise_smem_limit(self, kernel: _Kernel, smem: int) -> None:
+        # cuda.core's kernel attributes are read-only.
         driver = _driver()
         attribute = driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-        (error,) = driver.cuFuncSetAttribute(kernel.function, attribute, smem)
+        (error,) = driver.cuKernelSetAttribute(
+            attribute, smem, kernel.kernel.handle, driver.CUdevice(self.device)
+        )
         if error != driver.CUresult.CUDA_SUCCESS:
             name, text = _error_text(error)
             raise CudaLaunchError(
@@ -516,26 +589,19 @@ class CudaModule:
         synchronize(timeout_s)
 
     def close(self) -> None:
-        """Unloads the module (its kernels must have finished)."""
-        if self.handle is not None:
-            _check(_driver().cuModuleUnload(self.handle), "cuModuleUnload")
-            self.handle = None
+        """Lets the module go: cuda.core unloads it once nothing holds it or its kernels (they
+        must have finished)."""
+        self._kernels.clear()
+        self.code = None
 
 
-def _parameter_sizes(function: Any) -> list[int] | None:
-    """The byte size of each kernel parameter, from `cuFuncGetParamInfo` (None where the
-    driver has no such call)."""
-    driver = _driver()
-    if not hasattr(driver, "cuFuncGetParamInfo"):
+def _parameter_sizes(kernel: Any) -> list[int] | None:
+    """The byte size of each kernel parameter, from cuda.core's `Kernel.arguments_info`
+    (`cuKernelGetParamInfo`; None where the driver has no such call)."""
+    try:
+        return [int(info.size) for info in kernel.arguments_info]
+    except Exception:
         return None
-    sizes = []
-    while True:
-        result = driver.cuFuncGetParamInfo(function, len(sizes))
-        if result[0] == driver.CUresult.CUDA_ERROR_INVALID_VALUE:
-            return sizes  # past the last parameter
-        if result[0] != driver.CUresult.CUDA_SUCCESS:
-            return None
-        sizes.append(int(result[2]))
 
 
 _loaded: dict[tuple[str, int], CudaModule] = {}
@@ -585,21 +651,13 @@ def target_from_attributes(attribute: Callable[[str], int], name: str) -> GpuTar
 
 
 def device_target(device: int | None = None) -> GpuTarget:
-    """The `GpuTarget` of a GPU (torch's current device by default), read through the driver
-    once per device."""
+    """The `GpuTarget` of a GPU (torch's current device by default), read through cuda.core's
+    `Device.properties` once per device."""
     return _device_target(_ensure_context() if device is None else device)
 
 
 @functools.cache
 def _device_target(device: int) -> GpuTarget:
-    driver = _driver()
-    _check(driver.cuInit(0), "cuInit")
-    (handle,) = _check(driver.cuDeviceGet(device), "cuDeviceGet")
-
-    def attribute(name: str) -> int:
-        which = getattr(driver.CUdevice_attribute, f"CU_DEVICE_ATTRIBUTE_{name}")
-        (value,) = _check(driver.cuDeviceGetAttribute(which, handle), f"reading {name}")
-        return int(value)
-
-    (raw_name,) = _check(driver.cuDeviceGetName(256, handle), "cuDeviceGetName")
-    return target_from_attributes(attribute, raw_name.split(b"\0", 1)[0].decode())
+    found = _core().Device(device)
+    properties = found.properties
+    return target_from_attributes(lambda name: int(getattr(properties, name.lower())), found.name)
