@@ -147,7 +147,13 @@ from emmy.dialects.dtypes import C_TYPES, element_bytes, element_type, type_name
 from emmy.dialects.effects import ReadsOperand, WritesOperand
 from emmy.dialects.launch import KernelSymbolOp, LaunchOpBase, parse_shape, print_shape
 from emmy.dialects.target import GpuTarget, TargetAttr, target_of
-from emmy.dialects.threads import Convergent, ThreadDependsOn, Threads, ThreadVarying
+from emmy.dialects.threads import (
+    Convergent,
+    ThreadDependsOn,
+    Threads,
+    ThreadVarying,
+    analyses_kept,
+)
 
 SHARED_MEMORY_SPACE = 3
 """The memory space of shared memory, as in NVVM (`memref<8xf32, 3 : i32>`)."""
@@ -650,6 +656,10 @@ class FuncOp(KernelSymbolOp):
             if isinstance(op, DynamicSharedOp)
         ]
         return max(ends, default=0)
+
+    def verify(self, verify_nested_ops: bool = True) -> None:
+        with analyses_kept():
+            super().verify(verify_nested_ops)
 
     def verify_(self) -> None:
         self.verify_symbol()

@@ -28,7 +28,9 @@ that they may take differently.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from enum import Enum
 
@@ -197,6 +199,35 @@ def divergent_ancestor(
     return None
 
 
+_KEPT_ANALYSES: ContextVar[dict[tuple[Operation, Threads], dict[SSAValue, str]] | None] = (
+    ContextVar("kept_thread_analyses", default=None)
+)
+
+
+@contextmanager
+def analyses_kept() -> Iterator[None]:
+    """Within it, `Convergent` computes the thread-dependent values of a kernel once, not once
+    for each of its convergent ops: for verifying a kernel whole, during which it does not
+    change."""
+    token = _KEPT_ANALYSES.set({})
+    try:
+        yield
+    finally:
+        _KEPT_ANALYSES.reset(token)
+
+
+def _kernel_thread_dependent_values(kernel: Operation, among: Threads) -> dict[SSAValue, str]:
+    kept = _KEPT_ANALYSES.get()
+    if kept is not None and (kernel, among) in kept:
+        return kept[kernel, among]
+    dependent: dict[SSAValue, str] = {}
+    for region in kernel.regions:
+        dependent.update(thread_dependent_values(region, among))
+    if kept is not None:
+        kept[kernel, among] = dependent
+    return dependent
+
+
 @dataclass(frozen=True)
 class Convergent(OpTrait):
     """Every thread of a block, a warp or a warpgroup (`among`) executes the op together, so it
@@ -210,10 +241,7 @@ class Convergent(OpTrait):
             kernel = kernel.parent_op()
         if kernel is None:
             return
-        dependent: dict[SSAValue, str] = {}
-        for region in kernel.regions:
-            dependent.update(thread_dependent_values(region, self.among))
-        divergent = divergent_ancestor(op, dependent)
+        divergent = divergent_ancestor(op, _kernel_thread_dependent_values(kernel, self.among))
         if divergent is None:
             return
         ancestor, source = divergent

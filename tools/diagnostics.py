@@ -33,6 +33,7 @@ from xdsl.utils.lexer import Input, Span
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
 from emmy.dialects.dominance import verify_dominance
+from emmy.dialects.threads import analyses_kept
 
 SPLIT_MARKER = "// -----"
 
@@ -320,6 +321,11 @@ def verify(module: ModuleOp) -> None:
         verify_dominance(module)
     except DiagnosticException as error:
         raise _verify_error(module, error) from None
+    with analyses_kept():
+        _verify_innermost_first(module)
+
+
+def _verify_innermost_first(module: ModuleOp) -> None:
     for op in module.walk(region_first=True):
         try:
             op.verify(verify_nested_ops=False)

@@ -390,7 +390,9 @@ def _needed_values(body: Block) -> set[SSAValue]:
 
     while changed:
         changed = False
-        for op in body.walk():
+        # Uses before definitions: one walk carries a need up a chain of any length, and
+        # only loop-carried values take another.
+        for op in body.walk(reverse=True):
             if isinstance(op, scf.ForOp):
                 need([op.lb, op.ub, op.step])
                 terminator = op.body.block.last_op
