@@ -103,6 +103,13 @@ class AttentionEmitter(_Emitter):
     (`lane_row_point`); `packed` blocks take the rows of the query heads that share a
     key/value head together (see `query_point`)."""
 
+    row_max: type[arith.MaximumfOp | arith.MaxnumfOp] = arith.MaximumfOp
+    """The op of the softmax's row max. Either is right: a NaN score that maxnumf passes over
+    still makes its probability, and so its row, NaN. maxnumf is one instruction, maximumf
+    five (NaN and signed zeros), but with maxnumf ptxas schedules the split decode kernel
+    into 255 registers and spills; a subclass whose softmax competes with its tensor cores
+    for issue slots takes maxnumf."""
+
     def __init__(
         self,
         attention: tile.AttentionOp,
@@ -327,17 +334,15 @@ class AttentionEmitter(_Emitter):
         new_maxima, bases, alphas, new_sums = [], [], [], []
         for half in range(2):
             values = [row[i] for row in elements for i in (2 * half, 2 * half + 1)]
-            # maxnumf (one instruction) rather than maximumf: a NaN score that it passes over
-            # still makes its probability, and so the row's sum and output, NaN.
             largest = values[0]
             for value in values[1:]:
-                largest = self.add_op(arith.MaxnumfOp(largest, value)).result
-            largest = self.quad(largest, arith.MaxnumfOp)
+                largest = self.add_op(self.row_max(largest, value)).result
+            largest = self.quad(largest, self.row_max)
             if factor != 1.0:
                 # The max of the scaled scores, rounded as each of them would be (rounding
                 # is monotonic).
                 largest = self.add_op(arith.MulfOp(largest, self.float(factor))).result
-            new_max = self.add_op(arith.MaxnumfOp(maxima[half], largest)).result
+            new_max = self.add_op(self.row_max(maxima[half], largest)).result
             new_maxima.append(new_max)
             if self.may_mask_whole:
                 # A row masked whole so far has the max -inf: exponents from 0 keep it at 0

@@ -85,6 +85,8 @@ from emmy.passes.wgmma_gemm_kernel import (
 class _WgmmaAttentionBuilder(AttentionEmitter):
     """The kernel of a tile.attention on the wgmma atom (see the module docstring)."""
 
+    row_max = arith.MaxnumfOp
+
     def __init__(
         self,
         attention: tile.AttentionOp,
