@@ -12,9 +12,11 @@ import ctypes
 import dataclasses
 import datetime
 import json
+import logging
 import math
 import sys
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -699,6 +701,25 @@ def test_float32_matmul_precision_is_restored():
     assert torch.get_float32_matmul_precision() == before
     with bench.float32_matmul_precision(None):
         assert torch.get_float32_matmul_precision() == before
+
+
+def test_quiet_autotuning_hides_inductors_reports_until_it_ends():
+    """Inductor's autotune reports, its deprecation warning and the errors of the candidates it
+    drops (on an H200: Triton configs over the shared memory, with tracebacks) stayed out of
+    `emmy bench`'s tables; other warnings still show, and everything is back afterwards."""
+    dropped_candidates = logging.getLogger("torch._inductor.select_algorithm")
+    displayed = torch._inductor.config.autotune_num_choices_displayed
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.simplefilter("always")
+        with bench.quiet_autotuning():
+            assert not dropped_candidates.isEnabledFor(logging.ERROR)
+            assert torch._inductor.config.autotune_num_choices_displayed == 0
+            assert not torch._inductor.config.max_autotune_report_choices_stats
+            warnings.warn("TypedStorage is deprecated. It will be removed", UserWarning)
+            warnings.warn("a warning of the program itself", UserWarning)
+    assert [str(w.message) for w in shown] == ["a warning of the program itself"]
+    assert dropped_candidates.isEnabledFor(logging.ERROR)
+    assert torch._inductor.config.autotune_num_choices_displayed == displayed
 
 
 def test_a_wrong_backend_is_reported_and_not_timed():

@@ -18,6 +18,7 @@ import argparse
 import contextlib
 import datetime
 import json
+import logging
 import math
 import re
 import shlex
@@ -192,6 +193,24 @@ def tensor_core_peak_tflops(
     a, b = (torch.randn(size, size, dtype=torch.bfloat16, device=device) for _ in range(2))
     best = measure(lambda: torch.mm(a, b), warmup, reps, flush_l2=False, timer=timer)["min_us"]
     return 2 * size**3 / (best * 1e-6) / 1e12
+
+
+@contextlib.contextmanager
+def quiet_autotuning() -> Iterator[None]:
+    """torch.compile's max-autotune without its reports on stderr, noise between a benchmark's
+    tables: the choices it timed, its own TypedStorage deprecation warning, and the errors
+    (with tracebacks) of the candidate kernels it drops, such as Triton configs that need more
+    shared memory than the GPU has."""
+    dropped_candidates = logging.getLogger("torch._inductor.select_algorithm")
+    level = dropped_candidates.level
+    dropped_candidates.setLevel(logging.CRITICAL)
+    options = {"autotune_num_choices_displayed": 0, "max_autotune_report_choices_stats": False}
+    try:
+        with torch._inductor.config.patch(options), warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="TypedStorage is deprecated")
+            yield
+    finally:
+        dropped_candidates.setLevel(level)
 
 
 @contextlib.contextmanager
@@ -426,13 +445,7 @@ def bench_program(
     if "eager" not in runners:
         raise ValueError("the eager backend is the reference: it cannot be left out")
 
-    # Inductor's max-autotune reports every choice it timed, and its own deprecation warning, on
-    # stderr: noise between a benchmark's tables.
-    quiet_inductor = torch._inductor.config.patch(
-        autotune_num_choices_displayed=0, max_autotune_report_choices_stats=False
-    )
-    with torch.no_grad(), quiet_inductor, warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="TypedStorage is deprecated")
+    with torch.no_grad(), quiet_autotuning():
         reference = runners["eager"]()
         if nbytes is None:
             nbytes = sum(t.numel() * t.element_size() for t in [*forward_args, *reference])
