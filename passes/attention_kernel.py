@@ -24,10 +24,10 @@ all the heads that read its keys and values, which it reads once for them:
   the lane's elements and its quad's (`kernel.shuffle xor` 1 and 2: the 4 lanes holding a
   row), m' = max(m, c max), P = exp2(c S - m') (one fma and the hardware's exp2 an element;
   with a mask operand, added to the scaled scores, S is scaled first and c is 1), the running
-  sum l = l exp2(m - m') + the lane's
-  sum of P, and O rescaled by exp2(m - m'). P's accumulators, rounded to the input type, are
-  the A fragments of P V as they are (atoms 2i and 2i + 1 of S are A's k-step i), and V's
-  [keys, D] tile is B as [K, N] (ldmatrix x4 trans).
+  sum l = l exp2(m - m') + the lane's sum of P, and O rescaled by exp2(m - m'). P's
+  accumulators, rounded to the input type, are the A fragments of P V as they are (atoms 2i
+  and 2i + 1 of S are A's k-step i), and V's [keys, D] tile is B as [K, N] (ldmatrix x4
+  trans).
 - Causal, the block stops after the key block that holds its last query's position (the
   blocks wholly above the diagonal are skipped), and masks the scores past the diagonal and
   the last key only in the blocks from the first that crosses the diagonal or holds the last
