@@ -144,9 +144,18 @@ def thread_dependent_values(body: Region, among: Threads = Threads.BLOCK) -> dic
     def source_of(values: Iterable[SSAValue]) -> str | None:
         return next((dependent[v] for v in values if v in dependent), None)
 
+    # Each op's declared facts, read once for all the rounds to the fixed point.
+    steps: list[tuple[Operation, ThreadVarying | None, tuple[SSAValue, ...]]] = []
+    for op in body.walk():
+        if isinstance(op, scf.ForOp | scf.IfOp):
+            steps.append((op, None, ()))
+        elif (varying := op.get_trait(ThreadVarying)) is not None:
+            steps.append((op, varying, ()))
+        else:
+            steps.append((op, None, tuple(_inputs(op))))
     while changed:
         changed = False
-        for op in body.walk():
+        for op, varying, inputs in steps:
             if isinstance(op, scf.ForOp):
                 carried = op.body.block.args[1:]
                 if (source := source_of((op.lb, op.ub, op.step))) is not None:
@@ -167,7 +176,7 @@ def thread_dependent_values(body: Region, among: Threads = Threads.BLOCK) -> dic
                         for result, value in zip(op.results, region.block.last_op.operands):
                             if value in dependent:
                                 mark([result], dependent[value])
-            elif (varying := op.get_trait(ThreadVarying)) is not None:
+            elif varying is not None:
                 divisor = None if among is Threads.BLOCK else varying.group_divisor(op, among)
                 if divisor == 1:
                     continue
@@ -176,7 +185,7 @@ def thread_dependent_values(body: Region, among: Threads = Threads.BLOCK) -> dic
                 mark(op.results, op.name)
             elif _uniform_in_group(op, divisors):
                 continue
-            elif (source := source_of(_inputs(op))) is not None:
+            elif (source := source_of(inputs)) is not None:
                 mark(op.results, source)
     return dependent
 
