@@ -360,11 +360,10 @@ class AttentionEmitter(_Emitter):
             for row in elements
         ]
         for half in range(2):
-            kept = self.add_op(arith.MulfOp(sums[half], alphas[half])).result
-            values = [row[i] for row in probabilities for i in (2 * half, 2 * half + 1)]
-            total = kept
-            for value in values:
-                total = self.add_op(arith.AddfOp(total, value)).result
+            total = self.add_op(arith.MulfOp(sums[half], alphas[half])).result
+            for row in probabilities:
+                for i in (2 * half, 2 * half + 1):
+                    total = self.add_op(arith.AddfOp(total, row[i])).result
             new_sums.append(total)
         return new_maxima, alphas, probabilities, new_sums
 
