@@ -2,10 +2,12 @@
 eager, in one process: the data behind the schedule heuristic's choices.
 
     python3 benchmarks/schedule_sweep.py --only 'rms_norm 8192x4096' --limit 8 --json sweep.json
+    python3 benchmarks/schedule_sweep.py --suite gemm --only 'linear 16x4096' --schedules mma_sync
 
-For each kernel of a case, every schedule `candidates` offers (the heuristic's first, at most
-`--limit`) is written on that kernel as its `#tile.schedule`, the other kernels keep the
-heuristic's, and the program is timed. Timing as `emmy bench` (`emmy.tools.bench.timing`).
+For each kernel of a case, every schedule `candidates` offers whose text matches `--schedules`
+(the heuristic's first, at most `--limit`) is written on that kernel as its `#tile.schedule`,
+the other kernels keep the heuristic's, and the program is timed. Timing as `emmy bench`
+(`emmy.tools.bench.timing`).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ def main() -> int:
     parser.add_argument("--suite", default="memory-bound")
     parser.add_argument("--only", required=True, metavar="REGEX")
     parser.add_argument("--limit", type=int, default=0, help="candidates per kernel (0: all)")
+    parser.add_argument("--schedules", default="", metavar="REGEX", help="only candidates matching")
     parser.add_argument("--json")
     args = parser.parse_args()
     copy = device_copy_bandwidth()
@@ -42,9 +45,12 @@ def main() -> int:
         loop_ir = lower(torch_ir_of(load_program(text, f"<{case.program}>")), "loop")
         kernels = [op for op in loop_ir.body.block.ops if isinstance(op, loop.KernelOp)]
         for kernel in kernels:
-            offered = candidates(kernel, target_of(kernel))
-            for schedule in offered[: args.limit or None]:
-                attribute = str(tile.ScheduleAttr(schedule))
+            offered = [
+                (schedule, str(tile.ScheduleAttr(schedule)))
+                for schedule in candidates(kernel, target_of(kernel))
+            ]
+            chosen = [pair for pair in offered if re.search(args.schedules, pair[1])]
+            for schedule, attribute in chosen[: args.limit or None]:
                 result = bench_program(
                     text,
                     case.dtype,

@@ -2070,16 +2070,20 @@ class AttentionOp(IRDLOperation):
     def grid(
         self, target: GpuTarget, representative: int = REPRESENTATIVE_SIZE
     ) -> tuple[int, int, int]:
-        """The blocks the row blocks take: x over them (on mma_sync the rows of the query
-        heads that share a key/value head, packed; on wgmma a query head's rows; at most the
-        grid's x), y over the parts of the keys (`split`), z over the batch and key/value
-        heads (query heads on wgmma; up to the grid's z limit: the blocks stride through the
-        rest); dynamic rows taken as `representative`."""
+        """The blocks the row blocks take. On mma_sync: x over them (the rows of the query
+        heads that share a key/value head, packed; at most the grid's x), y over the parts of
+        the keys (`split`), z over the batch and key/value heads (up to the grid's z limit:
+        the blocks stride through the rest); dynamic rows taken as `representative`. On
+        wgmma, persistent blocks, at most one an SM, that stride through the query heads'
+        row blocks."""
         query = self.query.type.get_shape()
         *batch, rows, _ = query
         group = self.packed_heads
         rows = representative if rows == DYNAMIC_INDEX else rows
-        row_blocks = min(-(-group * rows // self.tile_shape[0]), target.max_grid_shape[0])
+        row_blocks = -(-group * rows // self.tile_shape[0])
+        if self.mma_atom.kind == AtomKind.WGMMA:
+            return (min(row_blocks * prod(batch), target.sm_count), 1, 1)
+        row_blocks = min(row_blocks, target.max_grid_shape[0])
         return (row_blocks, self.split_count, min(prod(batch) // group, target.max_grid_shape[2]))
 
     @property

@@ -4,17 +4,19 @@ FlashAttention-3's main loop, for `lower-tile-to-kernel`.
     tile.attention %q, %k, %v scale 8.838835e-02 causal into %o : memref<1x16x1024x128xbf16>,
         .. atom wgmma m64n128k16 tile [128, 128, 128] warps [8, 1] pipeline 2
 
-becomes a warp-specialised `kernel.func` of 3 warp groups in which block (x, z) computes rows
-128 x to 128 x + 127 of query head z (of the batch's heads, strided through where there are
-more than the grid's z; causal, block x takes the x-th row block from the last, which has
-the most keys), taking three tensor maps besides the kernel's own arguments
+becomes a warp-specialised `kernel.func` of 3 warp groups whose persistent blocks, at most one
+an SM, stride through the items: item i is row block i % R of query head i / R (R row blocks of
+128 rows a head; causal, the heads' row blocks from the last, which have the most keys, so that
+the items that run last, as the blocks drain, are short). One item's queries and first keys
+load while the consumers finish the one before. The kernel takes three tensor maps besides the
+kernel's own arguments
 (`!kernel.tensor_map<memref<1x16x1024x128xbf16>, box [1, 1, 128, 64], swizzle 128>` for
 the queries, box [1, 1, 128, 64] of the keys and of the values: the launch passes the
 operands again for them). The maps keep the operands' rank, so a box past the end of a head's
-rows reads zeros, never the next head's. A block takes one query head, and reads the
-key/value head it shares with the G - 1 others (GQA) as they do: the G blocks read it at
-about the same time, from the L2 cache, and the query rows of a head fill the 128-row
-blocks this kernel is chosen for (packing the G heads' rows into a block, as the mma_sync
+rows reads zeros, never the next head's. An item is rows of one query head, and reads the
+key/value head it shares with the G - 1 others (GQA) as theirs do: the items of a key/value
+head's G query heads are neighbours, run at about the same time and read it from the L2
+cache, and the query rows of a head fill the 128-row blocks this kernel is chosen for (packing the G heads' rows into a block, as the mma_sync
 kernel does for decoding, would need a tensor map over the query viewed as [.., Hkv, G L, D]).
 
     %q_tile = kernel.dynamic_shared offset 0 : memref<2x128x64xbf16, 3 : i32>      (swizzled)
@@ -23,9 +25,9 @@ kernel does for decoding, would need a tensor map over the query viewed as [.., 
     mbarriers: %q_full (the queries landed), %q_empty (the consumers are done with them),
                %k_full[s], %v_full[s] (the key, the value block in stage s landed: the scores
                need not wait for the values), %empty[s] (stage s is free)
-    warp group 0, the producer (setmaxnreg dec), its thread 0 only, per head:
-      wait %q_empty (after the first head); expect_tx %q_full; TMA the D / 64 query panels
-      for each key block j: s = n % 2 (n counting the blocks of every head the block took)
+    warp group 0, the producer (setmaxnreg dec), its thread 0 only, per item:
+      wait %q_empty (after the first item); expect_tx %q_full; TMA the D / 64 query panels
+      for each key block j: s = n % 2 (n counting the blocks of every item the block took)
         wait %empty[s] (after the first round); expect_tx %k_full[s]; TMA K's panels;
         expect_tx %v_full[s]; TMA V's panels
     warp groups 1 and 2, the consumers (setmaxnreg inc), 64 query rows each:
@@ -103,7 +105,9 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
         self.panels = self.depth // self.panel
         self.batch_rank = len(self.batch_sizes)
         self.key_blocks: Index = 0
-        """How many key blocks a block takes for each head (`key_ranges`)."""
+        """How many key blocks the block takes for its item (`key_ranges`)."""
+        self.blocks_before: Index = 0
+        """How many key blocks the block took for its items before this one."""
 
     def build(self) -> None:
         stages = self.stages
@@ -136,66 +140,69 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
 
         self.if_then(self.equal(self.thread_id, 0), initialise)
         self.add_op(kernel.BarrierOp())
-        row_block = self.add_op(kernel.BlockIdOp("x")).results[0]
-        if self.causal:
-            # The last rows take the most key blocks: their blocks start first, so that the
-            # blocks that run last, as the grid drains, are short.
-            last = self.index(-(-self.rows // self.block_q) - 1)
-            row_block = self.add_op(arith.SubiOp(last, row_block)).results[0]
-        self.first_row = self.mul(row_block, self.block_q)
-        start, end, self.masked_from = self.key_ranges()
-        self.first_key_block = start
-        self.key_blocks = self.add_op(arith.SubiOp(self.index(end), self.index(start))).results[0]
         warpgroup = self.div(self.thread_id, self.warpgroup_threads)
         producer = self.nested(lambda _: self.producer())
         consumer = self.nested(lambda _: self.consumer(warpgroup))
         self.add_op(scf.IfOp(self.equal(warpgroup, 0), [], Region(producer), Region(consumer)))
         self.place_constants()
 
-    # -- the heads and key blocks a block takes --
+    # -- the items (a head's block of rows) and key blocks a block takes --
 
-    def head_loop(self, fill) -> None:
-        """`fill(batch, kv_batch, taken)` for each query head the block takes (the grid's z
-        striding through the batch's heads): its batch indices, its key/value head's and how
-        many heads the block took before it."""
-        batches = prod(self.batch_sizes)
-        block_z = self.add_op(kernel.BlockIdOp("z")).results[0]
-        grid_z = self.add_op(kernel.GridDimOp("z")).results[0]
+    def item_loop(self, fill) -> None:
+        """`fill(batch, kv_batch, taken)` for each item the block takes (`first_row`,
+        `first_key_block`, `key_blocks` and `masked_from` set for it): the grid's blocks
+        stride through the heads' blocks of rows, head by head; its batch indices, its
+        key/value head's and how many items the block took before it."""
+        row_blocks = -(-self.rows // self.block_q)
+        items = max(prod(self.batch_sizes), 1) * row_blocks
+        block_x = self.add_op(kernel.BlockIdOp("x")).results[0]
+        grid_x = self.add_op(kernel.GridDimOp("x")).results[0]
 
-        def head_body(block: Block) -> None:
-            linear = block.args[0]
-            taken = self.div(self.add_op(arith.SubiOp(linear, block_z)).results[0], grid_z)
-            batch, stride = [], batches
+        def item_body(block: Block) -> list[SSAValue]:
+            linear, self.blocks_before = block.args
+            taken = self.div(self.add_op(arith.SubiOp(linear, block_x)).results[0], grid_x)
+            head, row_block = self.div(linear, row_blocks), self.rem(linear, row_blocks)
+            if self.causal:
+                # A head's last rows take the most key blocks: they start first, so that the
+                # items that run last, as the blocks drain, are short.
+                row_block = self.add_op(
+                    arith.SubiOp(self.index(row_blocks - 1), self.index(row_block))
+                ).results[0]
+            self.first_row = self.mul(row_block, self.block_q)
+            start, end, self.masked_from = self.key_ranges()
+            self.first_key_block = start
+            self.key_blocks = self.add_op(arith.SubiOp(self.index(end), self.index(start))).results[
+                0
+            ]
+            batch, stride = [], max(prod(self.batch_sizes), 1)
             for position, size in enumerate(self.batch_sizes):
                 stride //= size
-                index = self.div(linear, stride)
+                index = self.div(head, stride)
                 batch.append(self.rem(index, size) if position else index)
             kv_batch = list(batch)
             if self.group > 1:
                 kv_batch[-1] = self.div(kv_batch[-1], self.group)
             fill(batch, kv_batch, taken)
+            return [self.add(self.blocks_before, self.key_blocks)]
 
-        body = self.nested(head_body, [IndexType()])
-        self.add_op(scf.ForOp(block_z, self.index(max(batches, 1)), grid_z, [], body))
+        body = self.nested(item_body, [IndexType(), IndexType()])
+        self.add_op(scf.ForOp(block_x, self.index(items), grid_x, [self.index(0)], body))
 
-    def key_position(self, taken: Index, step: Index) -> tuple[Index, Index, Index]:
-        """Key block `step` of those the block takes for its `taken`-th head: its index, the
-        stage it is in, and how many times the ring of stages went round before it (the
-        blocks of every head counted on as one sequence, so that the barriers' phases run
-        on)."""
-        count = self.add(self.mul(taken, self.key_blocks), step)
+    def key_position(self, step: Index) -> tuple[Index, Index, Index]:
+        """Key block `step` of those the block takes for its item: its index, the stage it
+        is in, and how many times the ring of stages went round before it (the blocks of
+        every item counted on as one sequence, so that the barriers' phases run on)."""
+        count = self.add(self.blocks_before, step)
         index = self.add(self.first_key_block, step)
         return index, self.rem(count, self.stages), self.div(count, self.stages)
 
-    def key_loop(
-        self, taken: Index, fill, init: Sequence[SSAValue] = (), first_step: int = 0
-    ) -> list[SSAValue]:
+    def key_loop(self, fill, init: Sequence[SSAValue] = (), first_step: int = 0) -> list[SSAValue]:
         """`fill(index, stage, rounds, carried)` for each key block the block takes for its
-        `taken`-th head from its `first_step`-th on (`key_position`)."""
+        item from its `first_step`-th on (`key_position`)."""
 
         def body_of(block: Block) -> list[SSAValue]:
             step, *carried = block.args
-            return fill(*self.key_position(taken, step), carried)
+            return fill(*self.key_position(step), carried)
 
         body = self.nested(body_of, [IndexType()] + [value.type for value in init])
         loop = self.add_op(
@@ -210,9 +217,9 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
         each block into the stage the consumers have released."""
         if self.consumers > 1:
             self.add_op(kernel.SetmaxnregOp("dec", PRODUCER_REGISTERS))
-        self.if_then(self.equal(self.thread_id, 0), lambda: self.head_loop(self.copy_head))
+        self.if_then(self.equal(self.thread_id, 0), lambda: self.item_loop(self.copy_item))
 
-    def copy_head(self, batch: Sequence[Index], kv_batch: Sequence[Index], taken: Index) -> None:
+    def copy_item(self, batch: Sequence[Index], kv_batch: Sequence[Index], taken: Index) -> None:
         def wait_until_released() -> None:
             previous = self.index(self.rem(self.add(taken, 1), 2))
             self.add_op(kernel.MbarrierWaitOp(self.q_empty, self.index(0), previous))
@@ -245,7 +252,7 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
                     )
             return []
 
-        self.key_loop(taken, copy)
+        self.key_loop(copy)
 
     def tma_load(
         self,
@@ -277,26 +284,25 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
         group = self.add_op(arith.SubiOp(warpgroup, self.index(1))).results[0]
         self.group_first_row = self.mul(group, kernel.WGMMA_M)
         lane_thread = self.rem(self.thread_id, self.warpgroup_threads)
-        warp = self.div(lane_thread, self.target.warp_size)
         lane = self.rem(lane_thread, self.target.warp_size)
         # The accumulators' rows 16w + g (+ 8) and columns 2q (+ 1) of each 8.
-        self.warp_first_row = self.add(
-            self.add(self.first_row, self.group_first_row), self.mul(warp, 16)
+        self.warp_row = self.add(
+            self.group_first_row, self.mul(self.div(lane_thread, self.target.warp_size), 16)
         )
         self.group_row = self.div(lane, 4)
         self.pair_column = self.mul(self.rem(lane, 4), 2)
-        self.head_loop(self.attend_head)
+        self.item_loop(self.attend_item)
 
     def lane_row_point(self, half: int) -> tuple[SSAValue | None, list[Index], Index]:
-        row = self.add(self.add(self.warp_first_row, self.group_row), 8 * half)
+        row = self.add(self.add(self.first_row, self.warp_row), self.add(self.group_row, 8 * half))
         inside = None
         if self.rows % self.block_q:
             inside = self.less(row, self.rows)
             row = self.select(inside, row, 0)
         return inside, list(self.batch), row
 
-    def attend_head(self, batch: Sequence[Index], kv_batch: Sequence[Index], taken: Index) -> None:
-        """The warp group's rows of one head: its key blocks overlapped (`overlapped_blocks`)
+    def attend_item(self, batch: Sequence[Index], kv_batch: Sequence[Index], taken: Index) -> None:
+        """The warp group's rows of one item: its key blocks overlapped (`overlapped_blocks`)
         or, with a mask operand, in turn (`blocks_in_turn`); then its rows stored."""
         self.batch = batch
         self.add_op(
@@ -307,9 +313,9 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
             vector_dialect.BroadcastOp(zero, VectorType(f32, [self.depth // 2]))
         ).vector
         if self.attention.mask is None:
-            maxima, sums, output = self.overlapped_blocks(taken, output)
+            maxima, sums, output = self.overlapped_blocks(output)
         else:
-            maxima, sums, output = self.blocks_in_turn(taken, output)
+            maxima, sums, output = self.blocks_in_turn(output)
         self.add_op(kernel.MbarrierArriveOp(self.q_empty, self.index(0)))
         outputs = [
             [self.element_of(output, 4 * atom + i) for i in range(4)]
@@ -318,7 +324,7 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
         self.store_rows(maxima, sums, outputs)
 
     def overlapped_blocks(
-        self, taken: Index, output: SSAValue
+        self, output: SSAValue
     ) -> tuple[list[SSAValue], list[SSAValue], SSAValue]:
         """The running maxima, sums and output after the head's key blocks, the scores of
         block j + 1 and P V of block j in flight together, so that the softmax of block j + 1
@@ -326,7 +332,7 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
         pipelining)."""
         minus_inf, zero = self.float(-math.inf), self.float(0.0)
         # The first key block: its scores and P (the output is zero, nothing to rescale).
-        index, stage, rounds = self.key_position(taken, 0)
+        index, stage, rounds = self.key_position(0)
         self.wait_for_keys(stage, rounds)
         self.add_op(kernel.WgmmaFenceOp())
         scores = self.multiply_keys(stage)
@@ -334,10 +340,10 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
         (scores,) = self.add_op(kernel.WgmmaWaitOp(0, [scores])).results
         maxima, sums, _, fragments = self.softmax(scores, index, [minus_inf] * 2, [zero] * 2)
         state = [*maxima, *sums, output, *fragments]
-        state = self.key_loop(taken, self.overlapped_block, state, first_step=1)
+        state = self.key_loop(self.overlapped_block, state, first_step=1)
         # The last key block's P V.
         last = self.add_op(arith.SubiOp(self.key_blocks, self.index(1))).results[0]
-        _, stage, rounds = self.key_position(taken, last)
+        _, stage, rounds = self.key_position(last)
         self.wait_for_values(stage, rounds)
         self.add_op(kernel.WgmmaFenceOp())
         output = self.multiply_values(state[5:], stage, state[4])
@@ -346,15 +352,13 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
         self.add_op(kernel.MbarrierArriveOp(self.empty, self.index(stage)))
         return state[:2], state[2:4], output
 
-    def blocks_in_turn(
-        self, taken: Index, output: SSAValue
-    ) -> tuple[list[SSAValue], list[SSAValue], SSAValue]:
+    def blocks_in_turn(self, output: SSAValue) -> tuple[list[SSAValue], list[SSAValue], SSAValue]:
         """The running maxima, sums and output after the head's key blocks, each block's
         scores, softmax and P V in turn: the overlap's registers leave no room for a mask's
         reads (ptxas spills)."""
         minus_inf, zero = self.float(-math.inf), self.float(0.0)
         state = [minus_inf, minus_inf, zero, zero, output]
-        state = self.key_loop(taken, self.block_in_turn, state)
+        state = self.key_loop(self.block_in_turn, state)
         return state[:2], state[2:4], state[4]
 
     def wait_for_keys(self, stage: Index, rounds: Index) -> None:

@@ -4,15 +4,16 @@
 // Causal bf16 attention of head dim 128, grouped-query heads, 100 query rows, on sm_90a:
 // attention's schedule on wgmma (a block of one consumer warp group of 64 rows of a query
 // head, heads of fewer than 128 rows, and a producer warp group; keys 128 at a time, 2
-// blocks deep); lower-loop-to-tile makes it a tile.attention, a block per 64 of the 100 rows
-// of each of the 4 query heads, which read their key/value head as it is.
+// blocks deep); lower-loop-to-tile makes it a tile.attention whose persistent blocks take the
+// 8 items (64 of the 100 rows of one of the 4 query heads, which read their key/value head
+// as it is), a block an item where the SMs are more.
 
 // CHECK-LABEL: loop.kernel @k_attention(
 // CHECK-SAME:    tile.schedule = #tile.schedule<block [256, 1, 1], loops [], tile [64, 128, 128], atom wgmma m64n128k16, warps [4, 1], pipeline 2, warp_roles ["producer", "consumer"]>
 // CHECK-NEXT:    loop.attention
 
 // TILE-LABEL: tile.kernel @k_attention(
-// TILE-SAME:    grid [2, 1, 4] block [256, 1, 1]
+// TILE-SAME:    grid [8, 1, 1] block [256, 1, 1]
 // TILE-NEXT:    tile.attention %{{.*}}, %{{.*}}, %{{.*}} scale 8.838830e-02 causal into %{{.*}} : memref<1x4x100x128xbf16>, memref<1x2x80x128xbf16>, memref<1x2x80x128xbf16> into memref<1x4x100x128xbf16> atom wgmma m64n128k16 tile [64, 128, 128] warps [4, 1] pipeline 2
 // TILE-NEXT:  }
 loop.kernel @k_attention(%q: memref<1x4x100x128xbf16>, %k: memref<1x2x80x128xbf16>, %v: memref<1x2x80x128xbf16>, %o: memref<1x4x100x128xbf16>) {
@@ -21,12 +22,13 @@ loop.kernel @k_attention(%q: memref<1x4x100x128xbf16>, %k: memref<1x2x80x128xbf1
 
 // -----
 
-// Heads of at least 128 rows: two consumer warp groups of 64 rows a block.
+// Heads of at least 128 rows: two consumer warp groups of 64 rows a block; 128 items, a
+// persistent block each (fewer than the 132 SMs).
 
 // CHECK-LABEL: loop.kernel @k_long_heads(
 // CHECK-SAME:    tile.schedule = #tile.schedule<block [384, 1, 1], loops [], tile [128, 128, 64], atom wgmma m64n128k16, warps [8, 1], pipeline 2, warp_roles ["producer", "consumer", "consumer"]>
 // TILE-LABEL: tile.kernel @k_long_heads(
-// TILE-SAME:    grid [8, 1, 16] block [384, 1, 1]
+// TILE-SAME:    grid [128, 1, 1] block [384, 1, 1]
 loop.kernel @k_long_heads(%q: memref<1x16x1024x64xf16>, %k: memref<1x16x1024x64xf16>, %v: memref<1x16x1024x64xf16>, %o: memref<1x16x1024x64xf16>) {
   loop.attention %q, %k, %v scale 0.125 causal into %o : memref<1x16x1024x64xf16>, memref<1x16x1024x64xf16>, memref<1x16x1024x64xf16> into memref<1x16x1024x64xf16>
 }
@@ -71,7 +73,7 @@ loop.kernel @k_short_heads(%q: memref<1x4x32x64xbf16>, %k: memref<1x2x64x64xbf16
 // CHECK-LABEL: loop.kernel @k_masked(
 // CHECK-SAME:    tile.schedule = #tile.schedule<block [256, 1, 1], loops [], tile [64, 128, 64], atom wgmma m64n128k16, warps [4, 1], pipeline 2, warp_roles ["producer", "consumer"]>
 // TILE-LABEL:  tile.kernel @k_masked(
-// TILE-SAME:     grid [1, 1, 2] block [256, 1, 1]
+// TILE-SAME:     grid [2, 1, 1] block [256, 1, 1]
 // TILE-NEXT:     tile.attention %{{.*}}, %{{.*}}, %{{.*}} mask %{{.*}} scale 1.250000e-01 into %{{.*}} : memref<2x64x64xbf16>, memref<2x64x64xbf16>, memref<2x64x64xbf16> mask memref<64x64xi1> into memref<2x64x64xbf16> atom wgmma m64n128k16 tile [64, 128, 64] warps [4, 1] pipeline 2
 loop.kernel @k_masked(%q: memref<2x64x64xbf16>, %k: memref<2x64x64xbf16>, %m: memref<64x64xi1>, %o: memref<2x64x64xbf16>) {
   loop.attention %q, %k, %k mask %m scale 0.125 into %o : memref<2x64x64xbf16>, memref<2x64x64xbf16>, memref<2x64x64xbf16> mask memref<64x64xi1> into memref<2x64x64xbf16>

@@ -125,32 +125,30 @@ def test_wgmma_attention_compiles_for_sm_90a_without_spills(name: str, tmp_path)
 
 
 @pytest.mark.parametrize("masked", [False, True], ids=["overlapped", "masked-in-turn"])
-def test_a_block_takes_several_heads_where_the_grid_has_fewer(monkeypatch, masked) -> None:
-    """On a GPU whose grid has 2 blocks along z, each block takes 2 of the 4 query heads in
-    turn (z and z + 2, on different key/value heads): the producer waits for the consumers
-    to release the query tile, and the key/value ring's phases run on across the heads."""
-    monkeypatch.setitem(
-        target.TARGETS,
-        "sm_90a",
-        replace(target.TARGETS["sm_90a"], max_grid_shape=(2**31 - 1, 65535, 2)),
-    )
+def test_persistent_blocks_take_items_of_different_lengths(monkeypatch, masked) -> None:
+    """On a GPU of 3 SMs the 3 persistent blocks stride through the 8 items (4 query heads
+    on 2 key/value heads, 2 blocks of 128 rows each): block 0 takes items 0, 3 and 6, on
+    different heads and, causal, of 2, 1 and 2 key blocks; the producer waits for the
+    consumers to release the query tile, and the key/value ring's phases run on across the
+    items."""
+    monkeypatch.setitem(target.TARGETS, "sm_90a", replace(target.TARGETS["sm_90a"], sm_count=3))
     keyword, mask = (
-        ("attn_mask=m", ", torch.rand(100, 130) > 0.2") if masked else ("is_causal=True", "")
+        ("attn_mask=m", ", torch.rand(200, 200) > 0.2") if masked else ("is_causal=True", "")
     )
     program = load_program(
         f"""
 class Attention(nn.Module):
     def forward(self, q, k, v{", m" if masked else ""}):
         return F.scaled_dot_product_attention(q, k, v, {keyword}, enable_gqa=True)
-Attention()(torch.randn(1, 4, 100, 64, dtype=torch.bfloat16),
-            torch.randn(1, 2, 130, 64, dtype=torch.bfloat16),
-            torch.randn(1, 2, 130, 64, dtype=torch.bfloat16){mask})
+Attention()(torch.randn(1, 4, 200, 64, dtype=torch.bfloat16),
+            torch.randn(1, 2, 200, 64, dtype=torch.bfloat16),
+            torch.randn(1, 2, 200, 64, dtype=torch.bfloat16){mask})
 """,
         "<source>",
     )
     torch_ir = program.to_torch_ir()
     torch_ir.attributes["kernel.target"] = target.TargetAttr("sm_90a")
-    assert "grid [2, 1, 2] block [256, 1, 1]" in str(lower(torch_ir, "tile"))
+    assert "grid [3, 1, 1] block [384, 1, 1]" in str(lower(torch_ir, "tile"))
     reports = check_levels(program, torch_ir, ("kernel",), seed=29)
     assert all(r.passed for r in reports), [(r.max_abs_error, r.max_rel_error) for r in reports]
 

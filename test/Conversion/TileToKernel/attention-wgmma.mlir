@@ -1,15 +1,16 @@
 // RUN: emmy-opt %s --split-input-file --lower-tile-to-kernel --canonicalize --cse | filecheck %s
 
 // Causal attention on wgmma, 2 query heads of 100 rows sharing 1 key/value head of 130 keys,
-// head dim 64, bf16: a block per 128 rows of a query head (grid z over the heads, strided
-// through), 3 warp groups. The kernel takes tensor maps of the query, key and value (boxes of
+// head dim 64, bf16: persistent blocks, one an SM, stride through the items (a query head's
+// block of 128 rows), counting the key blocks they took before for the ring's stages and
+// phases; 3 warp groups. The kernel takes tensor maps of the query, key and value (boxes of
 // 128 rows by 64 columns, 1 along the batch and the heads: rows past a head's end read as
 // zeros), which the launch passes again. The query tile and 2 stages of key and value blocks
 // are dynamic shared memory in 128-byte swizzled rows; mbarriers: q_full, q_empty, and for
-// each stage k_full, v_full (the scores wait for the keys only) and empty. The producer warp group (setmaxnreg dec 24), its thread 0, copies
-// each head's queries once (after the consumers released the last head's) and each key block
-// of the head, into the stage the consumers released, its key/value head the query head / 2.
-// The consumer warp groups (setmaxnreg inc 240) each take 64 rows. The first key block's
+// each stage k_full, v_full (the scores wait for the keys only) and empty. The producer warp
+// group (setmaxnreg dec 24), its thread 0, copies each item's queries (after the consumers
+// released the last item's) and each key block of the item, into the stage the consumers
+// released, its key/value head the query head / 2. The consumer warp groups (setmaxnreg inc 240) each take 64 rows. The first key block's
 // S = Q K^T (4 wgmma m64n128k16 from the query and key tiles, K-major), waited for, and its
 // softmax give P; then for each next key block its S and the previous block's O += P V (8
 // wgmma m64n64k16, A from registers, V MN-major) are in flight together: the wait for S
@@ -17,7 +18,7 @@
 // from the first that crosses the diagonal on (a uniform branch), the row max over the quad
 // (shuffle xor 1, 2), exp2, P rounded to bf16 (8 fragments of vector<8xbf16>, carried to the
 // next iteration); then the wait for P V, the previous stage released, O rescaled. The last
-// block's P V ends the head. At the end each lane stores its rows below 100 in pairs of
+// block's P V ends the item. At the end each lane stores its rows below 100 in pairs of
 // columns.
 
 // CHECK-LABEL: kernel.func @attention(
@@ -32,31 +33,36 @@
 // CHECK-NEXT:    %[[EMPTY:.*]] = kernel.mbarrier_alloc : !kernel.mbarrier<2>
 // CHECK:           kernel.mbarrier_init %[[Q_EMPTY]][%c0], arrivals 256
 // CHECK:         kernel.barrier
-// CHECK:         %[[BLOCKS:.*]] = arith.minui %c2, %{{.*}} : index
 // CHECK:         scf.if
 // CHECK-NEXT:      kernel.setmaxnreg dec 24
-// CHECK:             scf.for %[[HEAD:.*]] = %{{.*}} to %c2 step %{{.*}} {
-// CHECK:               %[[QUERY_HEAD:.*]] = arith.remui %[[HEAD]], %c2 : index
+// CHECK:             %[[BLOCK:.*]] = kernel.block_id x
+// CHECK-NEXT:        %[[GRID:.*]] = kernel.grid_dim x
+// CHECK:             scf.for %[[ITEM:.*]] = %[[BLOCK]] to %c2 step %[[GRID]] iter_args(%[[BEFORE:.*]] = %c0) -> (index) {
+// CHECK:               %[[BLOCKS:.*]] = arith.minui %c2, %{{.*}} : index
+// CHECK:               %[[QUERY_HEAD:.*]] = arith.remui %[[ITEM]], %c2 : index
 // CHECK-NEXT:          %[[KV_HEAD:.*]] = arith.divui %[[QUERY_HEAD]], %c2 : index
 // CHECK:                 kernel.mbarrier_wait %[[Q_EMPTY]][%c0]
 // CHECK:               kernel.mbarrier_arrive_expect_tx %[[Q_FULL]][%c0], bytes 16384
 // CHECK-NEXT:          kernel.tma_load %q_map[%{{.*}}, %[[QUERY_HEAD]], %{{.*}}, %c0], %[[Q_TILE]][%c0, %c0, %c0], %[[Q_FULL]][%c0]
-// CHECK:               scf.for %{{.*}} = %c0 to %[[BLOCKS]] step %c1 {
-// CHECK:                   kernel.mbarrier_wait %[[EMPTY]][%[[STAGE:.*]]], %{{.*}} : !kernel.mbarrier<2>
+// CHECK:               scf.for %[[STEP:.*]] = %c0 to %[[BLOCKS]] step %c1 {
+// CHECK-NEXT:            %[[COUNT:.*]] = arith.addi %[[BEFORE]], %[[STEP]] : index
+// CHECK-NEXT:            %[[STAGE:.*]] = arith.remui %[[COUNT]], %c2 : index
+// CHECK:                   kernel.mbarrier_wait %[[EMPTY]][%[[STAGE]]], %{{.*}} : !kernel.mbarrier<2>
 // CHECK:                 kernel.mbarrier_arrive_expect_tx %[[K_FULL]][%[[STAGE]]], bytes 16384
 // CHECK:                 kernel.tma_load %k_map[%{{.*}}, %[[KV_HEAD]], %[[KEY:.*]], %c0], %[[K_TILES]][%[[STAGE]], %c0, %c0, %c0], %[[K_FULL]][%[[STAGE]]]
 // CHECK-NEXT:            kernel.mbarrier_arrive_expect_tx %[[V_FULL]][%[[STAGE]]], bytes 16384
 // CHECK-NEXT:            kernel.tma_load %v_map[%{{.*}}, %[[KV_HEAD]], %[[KEY]], %c0], %[[V_TILES]][%[[STAGE]], %c0, %c0, %c0], %[[V_FULL]][%[[STAGE]]]
 // CHECK:         } else {
 // CHECK-NEXT:      kernel.setmaxnreg inc 240
-// CHECK:           scf.for
+// CHECK:           scf.for %{{.*}} = %{{.*}} to %c2 step %{{.*}} iter_args(%{{.*}} = %c0) -> (index) {
+// CHECK:             %[[KEY_BLOCKS:.*]] = arith.minui %c2, %{{.*}} : index
 // CHECK:             kernel.mbarrier_wait %[[Q_FULL]][%c0]
 // CHECK:             kernel.mbarrier_wait %[[K_FULL]][%{{.*}}], %{{.*}} : !kernel.mbarrier<2>
 // CHECK-NEXT:        kernel.wgmma_fence
 // CHECK:             %[[S0:.*]] = kernel.wgmma m64n128k16 %[[Q_TILE]][%c0, %[[ROWS:[0-9a-z_]+]], %c48]
 // CHECK-NEXT:        kernel.wgmma_commit
 // CHECK-NEXT:        %{{.*}} = kernel.wgmma_wait 0, %[[S0]] : vector<64xf32>
-// CHECK:             scf.for %{{.*}} = %c1 to %[[BLOCKS]] step %c1 iter_args({{.*}}) -> (f32, f32, f32, f32, vector<32xf32>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>) {
+// CHECK:             scf.for %{{.*}} = %c1 to %[[KEY_BLOCKS]] step %c1 iter_args({{.*}}) -> (f32, f32, f32, f32, vector<32xf32>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>) {
 // CHECK:               kernel.mbarrier_wait %[[K_FULL]][%[[S:[0-9a-z_]+]]], %{{.*}} : !kernel.mbarrier<2>
 // CHECK:               kernel.mbarrier_wait %[[V_FULL]][%[[PREVIOUS:[0-9a-z_]+]]], %{{.*}} : !kernel.mbarrier<2>
 // CHECK-NEXT:          kernel.wgmma_fence
@@ -89,9 +95,9 @@
 // CHECK-NEXT:        kernel.mbarrier_arrive %[[Q_EMPTY]][%c0] : !kernel.mbarrier<1>
 // CHECK:             kernel.vector_store %{{.*}}, %o[
 // CHECK-LABEL: func.func @forward(
-// CHECK-NEXT:    kernel.launch @attention(%q, %k, %v, %o, %q, %k, %v) grid [1, 1, 2] block [384, 1, 1] smem 81920
+// CHECK-NEXT:    kernel.launch @attention(%q, %k, %v, %o, %q, %k, %v) grid [2, 1, 1] block [384, 1, 1] smem 81920
 
-tile.kernel @attention(%q: memref<1x2x100x64xbf16>, %k: memref<1x1x130x64xbf16>, %v: memref<1x1x130x64xbf16>, %o: memref<1x2x100x64xbf16>) grid [1, 1, 2] block [384, 1, 1] {
+tile.kernel @attention(%q: memref<1x2x100x64xbf16>, %k: memref<1x1x130x64xbf16>, %v: memref<1x1x130x64xbf16>, %o: memref<1x2x100x64xbf16>) grid [2, 1, 1] block [384, 1, 1] {
   tile.attention %q, %k, %v scale 0.125 causal into %o : memref<1x2x100x64xbf16>, memref<1x1x130x64xbf16>, memref<1x1x130x64xbf16> into memref<1x2x100x64xbf16> atom wgmma m64n128k16 tile [128, 128, 64] warps [8, 1] pipeline 2
 }
 func.func @forward(%q: memref<1x2x100x64xbf16>, %k: memref<1x1x130x64xbf16>, %v: memref<1x1x130x64xbf16>, %o: memref<1x2x100x64xbf16>) {
@@ -123,6 +129,6 @@ func.func @forward(%q: memref<1x2x100x64xbf16>, %k: memref<1x1x130x64xbf16>, %v:
 // CHECK-NEXT:      %{{.*}} = kernel.wgmma_wait 0, %[[OUT]] : vector<32xf32>
 // CHECK-NEXT:      kernel.mbarrier_arrive %{{.*}}[%[[S]]] : !kernel.mbarrier<2>
 
-tile.kernel @masked(%q: memref<1x2x100x64xbf16>, %k: memref<1x1x130x64xbf16>, %v: memref<1x1x130x64xbf16>, %m: memref<100x130xf32>, %o: memref<1x2x100x64xbf16>) grid [1, 1, 2] block [384, 1, 1] {
+tile.kernel @masked(%q: memref<1x2x100x64xbf16>, %k: memref<1x1x130x64xbf16>, %v: memref<1x1x130x64xbf16>, %m: memref<100x130xf32>, %o: memref<1x2x100x64xbf16>) grid [2, 1, 1] block [384, 1, 1] {
   tile.attention %q, %k, %v mask %m scale 0.125 into %o : memref<1x2x100x64xbf16>, memref<1x1x130x64xbf16>, memref<1x1x130x64xbf16> mask memref<100x130xf32> into memref<1x2x100x64xbf16> atom wgmma m64n128k16 tile [128, 128, 64] warps [8, 1] pipeline 2
 }

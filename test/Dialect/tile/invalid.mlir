@@ -1047,10 +1047,10 @@ builtin.module attributes {kernel.target = #kernel.target<"sm_80">} {
 
 // -----
 
-// A wgmma block takes one query head's rows (grid z over the query heads), not the packed rows
-// of the heads that share a key/value head.
+// Persistent wgmma blocks, one an SM, take one query head's rows at a time (2 items here), not
+// the packed rows of the heads that share a key/value head.
 
-// expected-error @+1 {{grid [1, 1, 1] is not the [1, 1, 2] blocks that the tile.attention's tiles take}}
+// expected-error @+1 {{grid [1, 1, 1] is not the [2, 1, 1] blocks that the tile.attention's tiles take}}
 tile.kernel @attention_wgmma_grid(%q: memref<2x64x64xbf16>, %k: memref<1x64x64xbf16>, %o: memref<2x64x64xbf16>) grid [1, 1, 1] block [256, 1, 1] {
   tile.attention %q, %k, %k scale 0.125 into %o : memref<2x64x64xbf16>, memref<1x64x64xbf16>, memref<1x64x64xbf16> into memref<2x64x64xbf16> atom wgmma m64n128k16 tile [64, 128, 64] warps [4, 1] pipeline 2
 }
