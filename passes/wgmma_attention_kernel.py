@@ -16,8 +16,9 @@ operands again for them). The maps keep the operands' rank, so a box past the en
 rows reads zeros, never the next head's. An item is rows of one query head, and reads the
 key/value head it shares with the G - 1 others (GQA) as theirs do: the items of a key/value
 head's G query heads are neighbours, run at about the same time and read it from the L2
-cache, and the query rows of a head fill the 128-row blocks this kernel is chosen for (packing the G heads' rows into a block, as the mma_sync
-kernel does for decoding, would need a tensor map over the query viewed as [.., Hkv, G L, D]).
+cache, and the query rows of a head fill the 128-row blocks this kernel is chosen for
+(packing the G heads' rows into a block, as the mma_sync kernel does for decoding, would need
+a tensor map over the query viewed as [.., Hkv, G L, D]).
 
     %q_tile = kernel.dynamic_shared offset 0 : memref<2x128x64xbf16, 3 : i32>      (swizzled)
     %k_tiles = kernel.dynamic_shared offset 32768 : memref<2x2x128x64xbf16, 3 : i32>
