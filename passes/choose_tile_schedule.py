@@ -197,7 +197,7 @@ from emmy.passes.lower_loop_to_tile import (
 )
 
 if TYPE_CHECKING:
-    from emmy.tools.tuning_database import TunedSchedule, TuningDatabase
+    from emmy.tools.tuning_database import TuningDatabase
 
 MAX_BLOCK = 512
 VECTORS_PER_THREAD = 4
@@ -957,37 +957,41 @@ class ChooseTileSchedulePass(ModulePass):
             except VerifyException as error:
                 raise PassFailedException(f"block-size {self.block_size}: {error}") from None
         overrides = Overrides(self.block_size, self.vector_width, self.stage, self.split_reductions)
+        tuned = self.tuned and overrides == Overrides()
         database = None
-        if self.tuned and overrides == Overrides():
+        if tuned:
             # here: SQLite and the database's keys cost start-up only where they are used
             from emmy.tools.tuning_database import TuningDatabase
 
             database = TuningDatabase()
-        if database is not None and not database.path.exists():
-            database = None  # nothing to look up: no key to compute
+            if not database.path.exists():
+                database = None
         for kernel in op.body.block.ops:
             if (
                 isinstance(kernel, loop.KernelOp)
                 and tile.SCHEDULE_ATTRIBUTE not in kernel.attributes
             ):
-                tuned = _tuned_schedule(ctx, kernel, database) if database else None
-                if tuned is not None:
-                    schedule, entry = tuned
-                    kernel.attributes[tile.TUNED_ATTRIBUTE] = StringAttr(entry.summary)
+                found = _tuned_schedule(ctx, kernel, database) if tuned else None
+                if found is not None:
+                    schedule, summary = found
+                    kernel.attributes[tile.TUNED_ATTRIBUTE] = StringAttr(summary)
                 else:
                     schedule = choose_schedule(kernel, target_of(kernel), overrides)
                 kernel.attributes[tile.SCHEDULE_ATTRIBUTE] = ScheduleAttr(schedule)
 
 
 def _tuned_schedule(
-    ctx: Context, kernel: loop.KernelOp, database: TuningDatabase
-) -> tuple[Schedule, TunedSchedule] | None:
-    """The database's schedule of `kernel`, if it has one that still lowers it."""
-    from emmy.tools.tuning_database import kernel_key
+    ctx: Context, kernel: loop.KernelOp, database: TuningDatabase | None
+) -> tuple[Schedule, str] | None:
+    """The tuned schedule of `kernel` (`lookup_tuned`: the user's `database`, else emmy's
+    shipped tuning), if there is one that still lowers it, and its summary for
+    `tile.tuned`."""
+    from emmy.tools.tuning_database import lookup_tuned
 
-    entry = database.lookup(kernel_key(kernel, target_of(kernel)))
-    if entry is None:
+    found = lookup_tuned(database, kernel, target_of(kernel))
+    if found is None:
         return None
+    entry, is_shipped = found
     try:
         attribute = Parser(ctx, entry.schedule).parse_attribute()
     except ParseError:
@@ -996,4 +1000,6 @@ def _tuned_schedule(
         return None
     schedule = attribute.data
     nests = kernel if schedule.is_contraction else _loop_nests(kernel)
-    return (schedule, entry) if _lowers(nests, schedule) else None
+    if not _lowers(nests, schedule):
+        return None
+    return schedule, f"shipped: {entry.summary}" if is_shipped else entry.summary

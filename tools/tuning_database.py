@@ -17,13 +17,17 @@ to make the file or set a bad one aside. A file that is not this database (corru
 format, a newer or older schema) is never a crash: it is ignored with a warning when read,
 and moved aside (`tuning.sqlite3.bad`) when written; one busy past the timeout is left out
 with a warning.
-`export`/`import_file` move entries between machines as JSON.
+`export`/`import_file` move entries between machines as JSON. emmy ships such exports, tuned on a
+GPU, in `emmy/tools/tuned/<arch>.json` (`sm_90a.json`: on an H200): `lookup_tuned` reads the
+user's database first, then the shipped file of the kernel's architecture, so that a program
+whose kernels were tuned there compiles them tuned without a tuning of its own.
 """
 
 from __future__ import annotations
 
 import datetime
 import fcntl
+import functools
 import json
 import os
 import sqlite3
@@ -44,6 +48,8 @@ from emmy.tools.settings import cache_root
 SCHEMA_VERSION = 1
 """`PRAGMA user_version` of the database; a file with another is not read or written."""
 FILE_NAME = "tuning.sqlite3"
+SHIPPED_DIRECTORY = Path(__file__).parent / "tuned"
+"""The exports that ship with emmy, one a target architecture (`<arch>.json`)."""
 BUSY_TIMEOUT_S = 30.0
 
 
@@ -109,7 +115,7 @@ def fingerprint() -> str:
     its file and its write-ahead log (empty when there is none), for caches of IR that took
     schedules from it (`emmy.tools.compiled_graph`) to key on."""
     parts = []
-    for path in (default_path(), Path(f"{default_path()}-wal")):
+    for path in (default_path(), Path(f"{default_path()}-wal"), *SHIPPED_DIRECTORY.glob("*.json")):
         try:
             status = path.stat()
         except OSError:
@@ -238,15 +244,50 @@ class TuningDatabase:
     def import_file(self, path: Path) -> int:
         """Records every entry of an `export`ed file; returns how many. A ValueError says what
         is wrong with a file that is not one."""
-        try:
-            document = json.loads(path.read_text())
-            if document.get("emmy_tuning") != SCHEMA_VERSION:
-                raise ValueError(f"not an emmy tuning export of version {SCHEMA_VERSION}")
-            entries = [TunedSchedule(**entry) for entry in document["entries"]]
-        except (OSError, ValueError, TypeError, KeyError, AttributeError) as error:
-            raise ValueError(f"{path}: {error}") from None
+        entries = read_export(path)
         self.record(*entries)
         return len(entries)
+
+
+def read_export(path: Path) -> list[TunedSchedule]:
+    """The entries of an `export`ed file; a ValueError says what is wrong with one that is
+    not."""
+    try:
+        document = json.loads(path.read_text())
+        if document.get("emmy_tuning") != SCHEMA_VERSION:
+            raise ValueError(f"not an emmy tuning export of version {SCHEMA_VERSION}")
+        return [TunedSchedule(**entry) for entry in document["entries"]]
+    except (OSError, ValueError, TypeError, KeyError, AttributeError) as error:
+        raise ValueError(f"{path}: {error}") from None
+
+
+@functools.cache
+def shipped(arch: str) -> dict[str, TunedSchedule]:
+    """The entries of `arch`'s shipped tuning by key (none where emmy ships none; a file that
+    is not an export is ignored with a warning)."""
+    path = SHIPPED_DIRECTORY / f"{arch}.json"
+    if not path.exists():
+        return {}
+    try:
+        return {entry.key: entry for entry in read_export(path)}
+    except ValueError as error:
+        warnings.warn(f"the shipped tuning is ignored: {error}", TuningDatabaseWarning)
+        return {}
+
+
+def lookup_tuned(
+    database: TuningDatabase | None, kernel: loop.KernelOp, target: GpuTarget
+) -> tuple[TunedSchedule, bool] | None:
+    """`kernel`'s entry in `database` (None: the user's database is not read), else in the
+    shipped tuning of `target`'s architecture, and whether it is the shipped one."""
+    if database is None and not shipped(target.arch):
+        return None  # nothing to look up: no key to compute
+    key = kernel_key(kernel, target)
+    entry = database.lookup(key) if database is not None else None
+    if entry is not None:
+        return entry, False
+    entry = shipped(target.arch).get(key)
+    return (entry, True) if entry is not None else None
 
 
 def today() -> str:

@@ -18,7 +18,7 @@ import pytest
 from emmy.dialects import loop, tile
 from emmy.dialects.target import known_target, target_of
 from emmy.passes.choose_tile_schedule import candidates, choose_schedule
-from emmy.tools import cli, tune
+from emmy.tools import cli, tune, tuning_database
 from emmy.tools.bench.differential import lower
 from emmy.tools.frontend.program import load_program
 from emmy.tools.tuning_database import (
@@ -37,8 +37,12 @@ RMS_NORM = "nn.RMSNorm(64)(torch.randn(8, 64))"
 @pytest.fixture(autouse=True)
 def own_cache(tmp_path, monkeypatch):
     """A database of each test's own: one that others' compiles would take schedules from
-    would make them depend on the order tests run in."""
+    would make them depend on the order tests run in. No shipped tuning but the test's."""
     monkeypatch.setenv("EMMY_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(tuning_database, "SHIPPED_DIRECTORY", tmp_path / "shipped")
+    tuning_database.shipped.cache_clear()
+    yield
+    tuning_database.shipped.cache_clear()
 
 
 def loop_kernels(source: str) -> list[loop.KernelOp]:
@@ -190,6 +194,34 @@ def test_compile_takes_a_tuned_schedule_and_says_so(capsys):
     tile_ir = capsys.readouterr().out
     assert str(tile.ScheduleAttr(tuned)) in tile_ir
     assert f'tile.tuned = "1.25 us on sm_90a (heuristic 2.00 us), {today()}"' in tile_ir
+
+
+def test_compile_takes_the_shipped_tuning_after_the_users(capsys, tmp_path):
+    """The architecture's shipped export gives a kernel the user's database lacks its tuned
+    schedule (and says it is shipped); the user's own entry wins over it; a shipped file that
+    is not an export is ignored with a warning."""
+    (kernel,) = loop_kernels(RMS_NORM)
+    shipped, *others = candidates(kernel, target_of(kernel))[1:]
+    exporter = TuningDatabase(tmp_path / "tuned-on-a-gpu.sqlite3")
+    exporter.record(entry(kernel, shipped, 1.25))
+    tuning_database.SHIPPED_DIRECTORY.mkdir()
+    exporter.export(tuning_database.SHIPPED_DIRECTORY / "sm_90a.json")
+    assert cli.main(["compile", "-c", RMS_NORM, "--ir", "tile"]) == 0
+    tile_ir = capsys.readouterr().out
+    assert str(tile.ScheduleAttr(shipped)) in tile_ir
+    assert f'tile.tuned = "shipped: 1.25 us on sm_90a (heuristic 2.00 us), {today()}"' in tile_ir
+    users = next(s for s in others if s != shipped)
+    TuningDatabase().record(entry(kernel, users, 1.0))
+    assert cli.main(["compile", "-c", RMS_NORM, "--ir", "tile"]) == 0
+    tile_ir = capsys.readouterr().out
+    assert str(tile.ScheduleAttr(users)) in tile_ir and "shipped" not in tile_ir
+    (tuning_database.SHIPPED_DIRECTORY / "sm_90a.json").write_text("{not json")
+    tuning_database.shipped.cache_clear()
+    TuningDatabase().path.unlink()
+    with pytest.warns(TuningDatabaseWarning, match="the shipped tuning is ignored"):
+        assert cli.main(["compile", "-c", RMS_NORM, "--ir", "tile"]) == 0
+    heuristic = choose_schedule(kernel, target_of(kernel))
+    assert str(tile.ScheduleAttr(heuristic)) in capsys.readouterr().out
 
 
 def test_the_heuristic_stays_where_the_database_has_nothing_that_lowers(capsys, tmp_path):
