@@ -290,6 +290,9 @@ CANDIDATE_TILES = (
 )
 """The block tiles `candidates` offers a contraction, each with every CANDIDATE_PIPELINES."""
 CANDIDATE_PIPELINES = (2, 3, 4)
+CANDIDATE_WGMMA_TILE_NS = (256, 128, 64)
+"""The N of the wgmma tiles (128 rows) `candidates` offers: the heuristic's two, and 64 for
+products too small to fill the SMs with them."""
 CANDIDATE_RASTERS = (0, 4, 16)
 """The tile orders `candidates` offers a wgmma product: rows of tiles a persistent block walks
 down before it moves right (0: the default, `tile.RASTER_GROUP`)."""
@@ -880,7 +883,7 @@ def candidates(kernel: loop.KernelOp, target: GpuTarget) -> list[Schedule]:
         size_k = contract.reduction.data
         if target.has_wgmma:
             for pipeline in CANDIDATE_PIPELINES:
-                for block_n in (WGMMA_TILE[0][1], WGMMA_TILE[0][1] // 2):
+                for block_n in CANDIDATE_WGMMA_TILE_NS:
                     for raster in CANDIDATE_RASTERS:
                         schedule = replace(
                             _wgmma_schedule(contract, pipeline, target, block_n), raster=raster
