@@ -54,12 +54,14 @@ def compile(
     tensors)."""
     import torch
 
-    from emmy.tools.frontend.importer import import_exported_program
+    from emmy.tools.frontend.importer import decomposed, import_exported_program
     from emmy.tools.frontend.program import FrontendError
 
     chosen = CompileOptions.from_mapping(options)
     try:
-        exported = torch.export.export(module, tuple(example_inputs), dynamic_shapes=dynamic_shapes)
+        exported = decomposed(
+            torch.export.export(module, tuple(example_inputs), dynamic_shapes=dynamic_shapes)
+        )
     except Exception as error:
         message = str(error).strip().splitlines()[0] if str(error).strip() else ""
         raise FrontendError(

@@ -33,7 +33,6 @@ import warnings
 from typing import Any
 
 import torch
-from torch._decomp import core_aten_decompositions
 from torch._dynamo.backends.common import aot_autograd
 from torch._functorch.aot_autograd import make_boxed_func
 from torch._subclasses.fake_tensor import unset_fake_temporarily
@@ -48,6 +47,7 @@ from emmy.tools.diagnostics import internal_error
 from emmy.tools.frontend.importer import (
     HANDLERS,
     UnsupportedNodes,
+    decompositions,
     import_graph,
     target_name,
     unsupported_op,
@@ -229,14 +229,3 @@ def emmy_backend(
     return aot_autograd(
         fw_compiler=compiler, bw_compiler=compiler, decompositions=decompositions()
     )(gm, example_inputs)
-
-
-def decompositions() -> dict[Any, Any]:
-    """PyTorch's core ATen decompositions of the ops the importer has no handler for, so that
-    composite ops (stack, triu, cross-entropy, ...) reach ops emmy compiles; an op it handles
-    keeps its own form (a layer norm stays one op, not its arithmetic)."""
-    return {
-        op: rule
-        for op, rule in core_aten_decompositions().items()
-        if isinstance(op, torch._ops.OpOverload) and str(op) not in HANDLERS
-    }

@@ -15,6 +15,7 @@ from xdsl.printer import Printer
 
 from emmy.dialects import make_context
 from emmy.dialects import torch as t
+from emmy.tools.bench.differential import check_levels
 from emmy.tools.frontend.program import FrontendError, compile_source, load_program
 
 LAMBDA_MODULE = """
@@ -367,6 +368,44 @@ def test_unsupported_op_names_the_aten_op_and_the_source_line():
     assert "        return torch.topk(x, 2).values * 2" in message.splitlines()
 
 
+DECOMPOSED = {
+    "triu": ("torch.triu(x) + 1", ["torch.randn(5, 5)"]),
+    "stack_unbind": ("torch.stack([r * 2 for r in x.unbind(0)], dim=1)", ["torch.randn(3, 4)"]),
+    "flatten": ("torch.relu(torch.flatten(x, 1))", ["torch.randn(2, 3, 4)"]),
+    "cross_entropy": ("F.cross_entropy(x, y)", ["torch.randn(6, 5)", "torch.randint(0, 5, (6,))"]),
+}
+"""Composite ops that Torch IR has no op for: PyTorch's core decompositions bring them to ops
+it has, on emmy's own path (`emmy run`, `emmy compile`) as on the torch.compile backend's."""
+
+
+@pytest.mark.parametrize("name", sorted(DECOMPOSED))
+def test_composite_ops_reach_emmy_through_pytorchs_decompositions(name: str):
+    expression, inputs = DECOMPOSED[name]
+    source = applied(expression, *inputs)
+    program = load_program(source, "<string>")
+    torch_ir = program.to_torch_ir()
+    line = (
+        source.splitlines().index(
+            f"Apply(lambda {', '.join('xy'[: len(inputs)])}: {expression})({', '.join(inputs)})"
+        )
+        + 1
+    )
+    for op in torch_ir.walk():
+        if op.name.startswith("torch."):
+            assert isinstance(op.location, FileLineColLoc) and op.location.line.data == line, op
+    reports = check_levels(program, torch_ir, ("torch", "loop", "kernel"), seed=11)
+    assert all(r.passed for r in reports), [(r.level, r.max_abs_error) for r in reports]
+
+
+def test_ops_emmy_takes_keep_their_form_beside_a_decomposed_one():
+    """Only the ops without a handler are decomposed: the layer norm stays one op."""
+    module = compile_source(
+        applied("torch.triu(F.layer_norm(x, (5,)))", "torch.randn(5, 5)"), "<s>"
+    )
+    names = {op.name for op in module.walk()}
+    assert "torch.layer_norm" in names and "torch.where" in names, names
+
+
 @pytest.mark.parametrize(
     "expression, inputs, message",
     [
@@ -381,7 +420,8 @@ def test_unsupported_op_names_the_aten_op_and_the_source_line():
             ["torch.randn(1, 2, 3, 4)"],
             "memory format torch.channels_last is not supported",
         ),
-        ("x.exp_()", ["torch.randn(4)"], "unsupported PyTorch op 'aten.exp_.default'"),
+        # Decomposed (functionalised) to exp and a write back into the input.
+        ("x.exp_()", ["torch.randn(4)"], "the program mutates its inputs or buffers"),
         ("x.to(torch.uint8)", ["torch.randn(4)"], "dtype torch.uint8 is not supported"),
         (
             "torch.view_as_complex(x)",

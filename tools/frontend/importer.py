@@ -20,11 +20,14 @@ holds symbolic (`torch.export.Dim`, Dynamo's dynamic shapes) is `?` in the types
 module names its symbol and range as `emmy.dynamic_size` (see `emmy.dialects.sizes`: one such
 size per program, a symbol of its own).
 
-The graph keeps torch.export's high-level aten ops (no `run_decompositions`), and each maps
-to the `torch` op of the same meaning, with type promotion made explicit (`torch.to`, scalars
+The graph keeps torch.export's high-level aten ops, and each maps to the `torch` op of the
+same meaning, with type promotion made explicit (`torch.to`, scalars
 as 0-d `torch.constant`s of the computation type). Every op is located at the line of the
 user's source that produced it. An op or form that Torch IR cannot represent exactly raises
 `FrontendError` naming the aten op and quoting that line; the importer never guesses.
+Before that, `decomposed` applies PyTorch's core decompositions to the ops it has no handler
+for (`triu`, `flatten`, `stack`, cross-entropy, ...), as the torch.compile backend's graphs have
+them applied: an op it handles keeps its own form.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ import itertools
 import linecache
 import operator
 import re
+import warnings
 from collections.abc import Callable, Sequence
 from functools import partial
 from math import prod
@@ -40,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from torch._decomp import core_aten_decompositions
 from torch.export import ExportedProgram
 from torch.export.graph_signature import (
     ConstantArgument,
@@ -122,6 +127,35 @@ def import_exported_program(
     module = importer.run()
     module.verify()
     return module
+
+
+def decompositions() -> dict[Any, Any]:
+    """PyTorch's core ATen decompositions of the ops the importer has no handler for, so that
+    composite ops (stack, triu, cross-entropy, ...) reach ops emmy compiles; an op it handles
+    keeps its own form (a layer norm stays one op, not its arithmetic)."""
+    return {
+        op: rule
+        for op, rule in core_aten_decompositions().items()
+        if isinstance(op, torch._ops.OpOverload) and str(op) not in HANDLERS
+    }
+
+
+def decomposed(exported: ExportedProgram) -> ExportedProgram:
+    """`exported` with `decompositions` applied, where it has an op the importer has no
+    handler for (the ops that come of one keep its line); else `exported` itself, as
+    re-tracing it takes a while."""
+    if all(
+        node.op != "call_function"
+        or node.target is operator.getitem
+        or target_name(node) in HANDLERS
+        or target_name(node) in NO_OP_ASSERTS
+        for node in exported.graph.nodes
+    ):
+        return exported
+    with warnings.catch_warnings():
+        # torch.export's own deprecation notices, which the user can do nothing about.
+        warnings.simplefilter("ignore", FutureWarning)
+        return exported.run_decompositions(decompositions())
 
 
 def import_graph(graph: Graph) -> ModuleOp:

@@ -257,6 +257,8 @@ def load_program(source: str, filename: str, seconds: float | None = None) -> Pr
     import torch.nn as nn
     import torch.nn.functional as F
 
+    from emmy.tools.frontend.importer import decomposed  # see Program.to_torch_ir
+
     namespace: dict[str, Any] = {"torch": torch, "nn": nn, "F": F, "__name__": "__emmy__"}
 
     def evaluate(node: ast.expr) -> Any:
@@ -289,7 +291,7 @@ def load_program(source: str, filename: str, seconds: float | None = None) -> Pr
             module.eval()
             try:
                 with _stack_traces_through(tree, text.code_name), _quiet_fake_tensor_log():
-                    exported = torch.export.export(module, args, kwargs)
+                    exported = decomposed(torch.export.export(module, args, kwargs))
             except Exception as error:
                 if deadline.expired:
                     raise TimeLimitExceeded from None
