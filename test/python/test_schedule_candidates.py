@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from test_cuda_target import NVCC, nvcc_compile
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
@@ -14,6 +15,7 @@ from emmy.dialects import loop, make_context, tile
 from emmy.dialects.target import DEFAULT_TARGET
 from emmy.passes.choose_tile_schedule import candidates, choose_schedule, contraction_schedule
 from emmy.passes.pipelines import STAGES
+from emmy.tools.cuda.target import print_cuda
 from emmy.tools.interpreter.run import run_module
 
 RMS_NORM = """
@@ -176,6 +178,45 @@ def test_a_product_is_offered_tensor_core_tiles_and_its_loop_nests() -> None:
         np.testing.assert_allclose(
             result, expected, rtol=1e-5, atol=1e-4, err_msg=str(tile.ScheduleAttr(schedule))
         )
+
+
+WIDE_PRODUCT = """
+loop.kernel @k_product(%x: memref<130x64xf16>, %w: memref<200x64xf16>, %y: memref<130x200xf32>) {
+  loop.contract (%i, %j) in [130, 200], k in 64, %acc = sum %x[d0, k] * %w[d1, k]
+      : memref<130x64xf16>, memref<200x64xf16> -> f32 {
+    loop.store %acc, %y[%i, %j] : memref<130x200xf32>
+  }
+}
+func.func @forward(%x: memref<130x64xf16>, %w: memref<200x64xf16>) -> memref<130x200xf32> {
+  %y = memref.alloc() : memref<130x200xf32>
+  loop.launch @k_product(%x, %w, %y) : memref<130x64xf16>, memref<200x64xf16>, memref<130x200xf32>
+  func.return %y : memref<130x200xf32>
+}
+"""
+
+
+def test_a_product_on_wgmma_is_offered_tiles_256_128_and_64_wide(tmp_path) -> None:
+    """Products too small to fill the SMs with the heuristic's tiles may be faster in tiles of
+    64 columns; the tuner's candidate computes the product (a tail of rows and columns) in
+    the emulator, and compiles for sm_90a without spills."""
+    kernel = only_kernel(parse(WIDE_PRODUCT))
+    wgmma = [
+        s
+        for s in candidates(kernel, DEFAULT_TARGET)
+        if s.mma_atom is not None and s.mma_atom.kind == tile.AtomKind.WGMMA
+    ]
+    assert {s.tile_shape[1] for s in wgmma} == {256, 128, 64}
+    narrow = next(s for s in wgmma if s.tile_shape[1] == 64)
+    assert str(narrow.mma_atom) == "wgmma m64n64k16"
+    rng = np.random.default_rng(5)
+    inputs = [rng.standard_normal(shape).astype(np.float16) for shape in ((130, 64), (200, 64))]
+    (result,) = run_module(kernel_level(WIDE_PRODUCT, narrow), inputs)
+    expected = inputs[0].astype(np.float64) @ inputs[1].astype(np.float64).T
+    np.testing.assert_allclose(result, expected, rtol=1e-5, atol=1e-4)
+    if NVCC is not None:
+        cuda = print_cuda(kernel_level(WIDE_PRODUCT, narrow))
+        report = nvcc_compile(cuda, tmp_path, ptxas_report=True)
+        assert "0 bytes spill stores, 0 bytes spill loads" in report, report
 
 
 DECODE = """
