@@ -45,7 +45,8 @@ for the loop nests lower-fused-to-loop produces (one nest per output shape):
 A kernel whose body is one `loop.contract` of bf16 or f16 operands accumulated in f32, on a
 target with tensor cores, gets a contraction's schedule instead: the `tile.gemm` that
 `lower-loop-to-tile` makes of the contract computes it in block tiles. On a target with
-wgmma (sm_90a), a product of at least WGMMA_TILE's BM rows takes WGMMA_TILE on `wgmma`,
+wgmma (sm_90a), a product of at least WGMMA_TILE's BM rows takes WGMMA_TILE on `wgmma` (or
+one 128 or 64 columns wide where that keeps more of the SMs busy: `_narrowed`),
 warp-specialised, WGMMA_PIPELINE_DEPTH K slices in flight:
 
     #tile.schedule<block [384, 1, 1], loops [], tile [128, 256, 64],
@@ -100,8 +101,9 @@ the contract is expanded as any other is.
 A kernel of one `loop.attention` of bf16 or f16 with a head dim of 64 or 128 (masked or not)
 whose query heads have at least 64 rows gets attention's schedule on wgmma on a target with
 it (sm_90a): WGMMA_ATTENTION_TILE, a block per 128 rows of a query head (two consumer warp
-groups of 64; one where a head has fewer than 128) and a producer warp group, the keys and
-values 128 at a time in a ring of WGMMA_ATTENTION_PIPELINE stages:
+groups of 64; one where a head has fewer than 128, or where the items of 64 rows all fit
+one wave of the SMs) and a producer warp group, the keys and values 128 at a time in a ring
+of WGMMA_ATTENTION_PIPELINE stages:
 
     #tile.schedule<block [384, 1, 1], loops [], tile [128, 128, 128],
                    atom wgmma m64n128k16, warps [8, 1], pipeline 2,
@@ -599,6 +601,27 @@ def _wgmma_schedule(
     return contraction_schedule(tile_shape, warps, pipeline, target, atom, siblings)
 
 
+def _narrowed(
+    kernel: loop.KernelOp, contract: loop.ContractOp, schedule: Schedule, target: GpuTarget
+) -> Schedule:
+    """`schedule`'s wgmma tile, or one half as wide, down to CANDIDATE_WGMMA_TILE_NS's
+    narrowest, while twice the tiles still fit one wave of the SMs (and the tile lowers): a
+    block of the narrower tile does part of what one of the wider does, and all the blocks
+    run at once, so the product takes no longer, and SMs the wider tiles would leave idle
+    share the work (a decoder layer's 1024 x 1024 projections: 128 tiles, not 64)."""
+    *batch, size_m, size_n = _covered_n(contract)
+    block_m, block_n, _ = schedule.tile_shape
+    while block_n // 2 >= CANDIDATE_WGMMA_TILE_NS[-1]:
+        tiles = prod(batch) * -(-size_m // block_m) * -(-size_n // (block_n // 2))
+        if tiles > target.sm_count:
+            break
+        narrower = _wgmma_schedule(contract, schedule.pipeline_depth, target, block_n // 2)
+        if not _lowers(kernel, narrower):
+            break
+        schedule, block_n = narrower, block_n // 2
+    return schedule
+
+
 def _wave_efficiency(tiles: int, target: GpuTarget) -> float:
     """The share of the SMs busy over the waves a persistent grid takes for `tiles` tiles."""
     waves = -(-tiles // target.sm_count)
@@ -698,7 +721,7 @@ def _choose_contraction_schedule(kernel: loop.KernelOp, target: GpuTarget) -> Sc
     if atom == MMA_SYNC and target.has_wgmma and size_m >= WGMMA_TILE[0][0]:
         schedule = _wgmma_schedule(contract, WGMMA_PIPELINE_DEPTH, target)
         if _lowers(kernel, schedule):
-            return schedule
+            return _narrowed(kernel, contract, schedule, target)
     if atom != MMA_SYNC:
         large, small = ATOM_TILES[atom]
         (large_m, large_n, _), _ = large
@@ -774,8 +797,9 @@ def _wgmma_attention_schedule(
     pipeline: int = WGMMA_ATTENTION_PIPELINE,
 ) -> Schedule | None:
     """Attention's schedule on wgmma (see the module docstring), where it lowers: a block per
-    WGMMA_ATTENTION_TILE's 128 rows of a query head (64 where a head has fewer, or
-    `block_q`), none for heads of fewer than 64 rows."""
+    WGMMA_ATTENTION_TILE's 128 rows of a query head (64 where a head has fewer or where the
+    items of 64 rows all fit one wave of the SMs, or `block_q`), none for heads of fewer
+    than 64 rows."""
     attention = _tensor_core_attention(kernel)
     if attention is None or not target.has_wgmma:
         return None
@@ -787,6 +811,12 @@ def _wgmma_attention_schedule(
         return None
     if block_q is None:
         block_q = WGMMA_ATTENTION_TILE[0] if rows >= WGMMA_ATTENTION_TILE[0] else warpgroup_rows
+        heads = prod(attention.query.type.get_shape()[:-2])
+        if heads * -(-rows // warpgroup_rows) <= target.sm_count:
+            # All the items of one warp group's rows run at once, each no longer than one of
+            # two warp groups sharing an SM: the SMs that blocks of 128 rows would leave idle
+            # share the work (a decoder layer's 2 x 8 heads of 512 rows: 128 items, not 64).
+            block_q = warpgroup_rows
     atom = tile.MmaAtom(tile.AtomKind.WGMMA, (warpgroup_rows, block_kv, 16))
     warps = (block_q // MMA_SYNC.shape[0], 1)
     schedule = contraction_schedule((block_q, block_kv, depth), warps, pipeline, target, atom)

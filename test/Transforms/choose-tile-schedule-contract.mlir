@@ -35,15 +35,16 @@ loop.kernel @k_linear(%w: memref<72x24xbf16>, %b: memref<72xbf16>, %x: memref<3x
 
 // On sm_90a a product of 128 rows or more takes wgmma, warp-specialised: 2 consumer warp groups
 // and a producer, K slices of 64 four deep, persistent blocks (one per tile here, fewer than the
-// SMs). The tile is 128 x 128 rather than 128 x 256: 6 tiles keep more SMs busy than 4. The
-// [K, N] weight is read MN-major.
+// SMs). The tile is 128 x 128 rather than 128 x 256, 6 tiles keeping more SMs busy than 4, then
+// narrowed to 128 x 64: its 12 tiles still run at once, each half of a wider one's work.
+// The [K, N] weight is read MN-major.
 
 // CHECK-LABEL: loop.kernel @k_large(
-// CHECK-SAME:    tile.schedule = #tile.schedule<block [384, 1, 1], loops [], tile [128, 128, 64], atom wgmma m64n128k16, warps [8, 1], pipeline 4, warp_roles ["producer", "consumer", "consumer"]>
+// CHECK-SAME:    tile.schedule = #tile.schedule<block [384, 1, 1], loops [], tile [128, 64, 64], atom wgmma m64n64k16, warps [8, 1], pipeline 4, warp_roles ["producer", "consumer", "consumer"]>
 
 // TILE-LABEL: tile.kernel @k_large(
-// TILE-SAME:    grid [6, 1, 1] block [384, 1, 1]
-// TILE-NEXT:    tile.gemm %{{.*}}[m, k] * %{{.*}}[k, n] : memref<256x64xf16>, memref<64x384xf16> -> f32 atom wgmma m64n128k16 tile [128, 128, 64] warps [8, 1] pipeline 4
+// TILE-SAME:    grid [12, 1, 1] block [384, 1, 1]
+// TILE-NEXT:    tile.gemm %{{.*}}[m, k] * %{{.*}}[k, n] : memref<256x64xf16>, memref<64x384xf16> -> f32 atom wgmma m64n64k16 tile [128, 64, 64] warps [8, 1] pipeline 4
 
 loop.kernel @k_large(%x: memref<256x64xf16>, %w: memref<64x384xf16>, %out: memref<256x384xf32>) {
   loop.contract (%i, %j) in [256, 384], k in 64, %acc = sum %x[d0, k] * %w[k, d1] : memref<256x64xf16>, memref<64x384xf16> -> f32 {

@@ -51,7 +51,7 @@ Product()(torch.randn(70, 33, dtype=DT), torch.randn(33, 50, dtype=DT))
         "nn.Linear(64, 72).to(DT)(torch.randn(130, 64, dtype=DT))",
         "bfloat16",
         "tile.gemm %input[m, k] * %p_weight[n, k] : memref<130x64xbf16>, memref<72x64xbf16> -> f32 "
-        "atom wgmma m64n128k16 tile [128, 128, 64] warps [8, 1] pipeline 4",
+        "atom wgmma m64n64k16 tile [128, 64, 64] warps [8, 1] pipeline 4",
     ),
     "matmul_wgmma_kn_bf16": (
         """
@@ -62,7 +62,7 @@ Product()(torch.randn(130, 64, dtype=DT), torch.randn(64, 72, dtype=DT))
 """,
         "bfloat16",
         "tile.gemm %a[m, k] * %b[k, n] : memref<130x64xbf16>, memref<64x72xbf16> -> f32 "
-        "atom wgmma m64n128k16 tile [128, 128, 64] warps [8, 1] pipeline 4",
+        "atom wgmma m64n64k16 tile [128, 64, 64] warps [8, 1] pipeline 4",
     ),
     "linear_one_row_bf16": (
         "nn.Linear(64, 48, bias=False).to(DT)(torch.randn(1, 64, dtype=DT))",
@@ -75,7 +75,7 @@ Product()(torch.randn(130, 64, dtype=DT), torch.randn(64, 72, dtype=DT))
         "nn.Linear(64, 72).to(DT)(torch.randn(1, 130, 64, dtype=DT))",
         "bfloat16",
         "tile.gemm %input[b0, m, k] * %p_weight[n, k] : memref<1x130x64xbf16>, "
-        "memref<72x64xbf16> -> f32 atom wgmma m64n128k16",
+        "memref<72x64xbf16> -> f32 atom wgmma m64n64k16",
     ),
     # A decode step of 5 sequences of one token ([5, 1, K]): one product of 5 rows, not 5 of
     # one row each.
@@ -90,7 +90,7 @@ Product()(torch.randn(130, 64, dtype=DT), torch.randn(64, 72, dtype=DT))
         "nn.Linear(64, 72).to(DT)(torch.randn(130, 1, 64, dtype=DT))",
         "bfloat16",
         "tile.gemm %input[m, b0, k] * %p_weight[n, k] : memref<130x1x64xbf16>, "
-        "memref<72x64xbf16> -> f32 atom wgmma m64n128k16",
+        "memref<72x64xbf16> -> f32 atom wgmma m64n64k16",
     ),
     # Decode with a long K and few output tiles: 2 tiles of 32 columns, K split between the 2
     # blocks of a cluster (9 slices of 128, 5 and 4), GELU after the bias.

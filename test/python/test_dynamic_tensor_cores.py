@@ -160,7 +160,9 @@ def test_one_lowering_runs_at_every_size_in_the_emulator(kernels, name):
 @pytest.mark.parametrize(
     ("name", "sized"),
     [
-        ("linear_gelu_wgmma", "sized [1, 128, 1]"),  # one 128-row tile of the 96 columns
+        # Two tiles of 64 columns (planned at the representative size, few tiles: `_narrowed`)
+        # for each 128 rows.
+        ("linear_gelu_wgmma", "sized [2, 128, 1]"),
         ("linear_gelu_mma_sync", "sized [1, 64, 1]"),  # a block per 64 rows (2 N tiles on y)
         ("bmm_dynamic_batch", "sized [1, 1, 1]"),  # a block per batch point (one M tile)
         ("causal_sdpa", "sized [1, 64, 1]"),  # a block per 64 query rows

@@ -88,15 +88,16 @@ def test_wgmma_attention_in_the_emulator_matches_eager(name: str) -> None:
     )
 
 
+# Heads enough that the blocks take 128 rows (items of 64 would not run at once on 132 SMs).
 COMPILED = {
-    "causal-d64": (attention_program(2, 1024, 1024, 64, causal=True), 64),
-    "causal-d128": (attention_program(2, 1024, 1024, 128, causal=True), 128),
+    "causal-d64": (attention_program(16, 1024, 1024, 64, causal=True), 64),
+    "causal-d128": (attention_program(16, 1024, 1024, 128, causal=True), 128),
     "masked-gqa-d128": (
         """
 class MaskedAttention(nn.Module):
     def forward(self, q, k, v, bias):
         return F.scaled_dot_product_attention(q, k, v, attn_mask=bias, enable_gqa=True)
-MaskedAttention()(torch.randn(1, 8, 300, 128, dtype=torch.bfloat16),
+MaskedAttention()(torch.randn(1, 32, 300, 128, dtype=torch.bfloat16),
                   torch.randn(1, 2, 300, 128, dtype=torch.bfloat16),
                   torch.randn(1, 2, 300, 128, dtype=torch.bfloat16),
                   torch.randn(300, 300, dtype=torch.bfloat16))
@@ -155,8 +156,10 @@ Attention()(torch.randn(1, 4, 200, 64, dtype=torch.bfloat16),
 
 def test_candidates_offer_wgmma_and_mma_sync_for_a_prefill() -> None:
     """`emmy tune` times the heuristic's wgmma schedule (128 rows a block, 2 stages) beside
-    one of 64 rows and a 3-stage ring, and mma_sync's tiles with each split of the keys."""
-    torch_ir = load_program(attention_program(2, 256, 256, 64, causal=True), "<source>")
+    one of 64 rows and a 3-stage ring, and mma_sync's tiles with each split of the keys.
+    (With 2 heads, not 80, the heuristic's blocks would take 64 rows: all 8 items of 64 rows
+    run at once on the 132 SMs.)"""
+    torch_ir = load_program(attention_program(80, 256, 256, 64, causal=True), "<source>")
     loop_ir = lower(torch_ir.to_torch_ir(), "loop")
     (kernel,) = [op for op in loop_ir.walk() if op.name == "loop.kernel"]
     offered = {

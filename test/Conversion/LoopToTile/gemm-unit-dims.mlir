@@ -22,7 +22,7 @@ loop.kernel @k_decode_row(%w: memref<64x256xbf16>, %x: memref<1x256xbf16>, %out:
 // and ignores it.
 
 // CHECK-LABEL: tile.kernel @k_batch_of_one(
-// CHECK:         tile.gemm %x[b0, m, k] * %w[n, k] : memref<1x130x64xbf16>, memref<72x64xbf16> -> f32 atom wgmma m64n128k16
+// CHECK:         tile.gemm %x[b0, m, k] * %w[n, k] : memref<1x130x64xbf16>, memref<72x64xbf16> -> f32 atom wgmma m64n64k16
 // CHECK-SAME:      epilogue(%{{.*}}, %i, %j, %acc) {
 // CHECK-NEXT:      memref.store %acc, %out[%i, %j] : memref<130x72xf32>
 
