@@ -586,10 +586,10 @@ def _wgmma_schedule(
     where N fits it or that keeps the SMs busier (`_wave_efficiency`, the narrower tile
     counted at NARROW_WGMMA_EFFICIENCY of the wider's speed), or `block_n` if given."""
     (block_m, widest, block_k), warps = WGMMA_TILE
-    *batch, size_m, size_n = _covered_n(contract)
+    *_, size_n = _covered_n(contract)
     if block_n is None:
         scores = {
-            n: _wave_efficiency(prod(batch) * -(-size_m // block_m) * -(-size_n // n), target)
+            n: _wave_efficiency(_tile_count(contract, block_m, n), target)
             * (1.0 if n == widest else NARROW_WGMMA_EFFICIENCY)
             for n in (widest, widest // 2)
             if n < widest or size_n > widest // 2  # no wide tile for a narrow product
@@ -609,17 +609,21 @@ def _narrowed(
     block of the narrower tile does part of what one of the wider does, and all the blocks
     run at once, so the product takes no longer, and SMs the wider tiles would leave idle
     share the work (a decoder layer's 1024 x 1024 projections: 128 tiles, not 64)."""
-    *batch, size_m, size_n = _covered_n(contract)
     block_m, block_n, _ = schedule.tile_shape
     while block_n // 2 >= CANDIDATE_WGMMA_TILE_NS[-1]:
-        tiles = prod(batch) * -(-size_m // block_m) * -(-size_n // (block_n // 2))
-        if tiles > target.sm_count:
+        if _tile_count(contract, block_m, block_n // 2) > target.sm_count:
             break
         narrower = _wgmma_schedule(contract, schedule.pipeline_depth, target, block_n // 2)
         if not _lowers(kernel, narrower):
             break
         schedule, block_n = narrower, block_n // 2
     return schedule
+
+
+def _tile_count(contract: loop.ContractOp, block_m: int, block_n: int) -> int:
+    """The output tiles of `block_m` x `block_n` that cover the product (`_covered_n`)."""
+    *batch, size_m, size_n = _covered_n(contract)
+    return prod(batch) * -(-size_m // block_m) * -(-size_n // block_n)
 
 
 def _wave_efficiency(tiles: int, target: GpuTarget) -> float:

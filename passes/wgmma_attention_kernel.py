@@ -155,7 +155,7 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
         stride through the heads' blocks of rows, head by head; its batch indices, its
         key/value head's and how many items the block took before it."""
         row_blocks = -(-self.rows // self.block_q)
-        items = max(prod(self.batch_sizes), 1) * row_blocks
+        heads = max(prod(self.batch_sizes), 1)
         block_x = self.add_op(kernel.BlockIdOp("x")).results[0]
         grid_x = self.add_op(kernel.GridDimOp("x")).results[0]
 
@@ -172,10 +172,8 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
             self.first_row = self.mul(row_block, self.block_q)
             start, end, self.masked_from = self.key_ranges()
             self.first_key_block = start
-            self.key_blocks = self.add_op(arith.SubiOp(self.index(end), self.index(start))).results[
-                0
-            ]
-            batch, stride = [], max(prod(self.batch_sizes), 1)
+            self.key_blocks = self.add_op(arith.SubiOp(self.index(end), self.index(start))).result
+            batch, stride = [], heads
             for position, size in enumerate(self.batch_sizes):
                 stride //= size
                 index = self.div(head, stride)
@@ -187,7 +185,8 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
             return [self.add(self.blocks_before, self.key_blocks)]
 
         body = self.nested(item_body, [IndexType(), IndexType()])
-        self.add_op(scf.ForOp(block_x, self.index(items), grid_x, [self.index(0)], body))
+        items = self.index(heads * row_blocks)
+        self.add_op(scf.ForOp(block_x, items, grid_x, [self.index(0)], body))
 
     def key_position(self, step: Index) -> tuple[Index, Index, Index]:
         """Key block `step` of those the block takes for its item: its index, the stage it
