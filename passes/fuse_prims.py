@@ -119,7 +119,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from emmy.dialects import dense, fused, prim
 from emmy.dialects.dtypes import element_bytes
-from emmy.passes.lower_fused_to_loop import reads_reduction_in_place
+from emmy.passes.lower_fused_to_loop import reads_reduction_in_place, stores_in_place
 
 MAX_NAME_PARTS = 3
 CHEAP_CLASSES = (prim.Elementwise, prim.View, prim.Concatenation)
@@ -159,12 +159,17 @@ def _widens(op: Operation) -> bool:
     return element_bytes(op.result.type.get_element_type()) > element_bytes(source)
 
 
-def _splits_product(op: Operation, value: SSAValue) -> bool:
-    """Whether `value`, on the way from contraction `op` to its epilogue's end, has split the
-    product's dims by a reshape: permuted after that, the output's dims no longer name the
-    product's rows and columns, so the epilogue stops before the permute (the product is
-    stored in its own layout, which its readers view permuted)."""
-    return is_contraction(op) and len(_shape(value)) != len(_shape(op.results[0]))
+def _cuts_product(op: Operation, views: Sequence[Operation]) -> bool:
+    """Whether `views`, the views on the way from contraction `op` to its epilogue's end (the
+    last a permute), leave the output's dims naming no whole digits of the product's rows and
+    columns, so that the epilogue stops before the permute (the product is stored in its own
+    layout, which its readers view permuted). A projection split into heads and transposed
+    ([B*S, H*D] -> [B, H, S, D]) names whole digits, and is stored transposed."""
+    if not is_contraction(op):
+        return False
+    if all(isinstance(v, prim.PermuteOp | prim.ReshapeOp) for v in views):
+        return not stores_in_place(_shape(op.results[0]), views)
+    return len(_shape(views[-1].operands[0])) != len(_shape(op.results[0]))
 
 
 def _is_cast(op: Operation) -> bool:
@@ -620,6 +625,7 @@ class _Fusion:
         group = self.group_of[op]
         if isinstance(op, prim.AttentionOp):
             return value  # stored as it is: loop.attention has no epilogue
+        views: list[Operation] = []
         while True:
             users = {use.operation for use in value.uses}
             if len(users) != 1:
@@ -629,7 +635,7 @@ class _Fusion:
                 not is_cheap(user)
                 or prod(_shape(user.results[0])) > prod(_shape(value))
                 or _widens(user)
-                or (isinstance(user, prim.PermuteOp) and _splits_product(op, value))
+                or (isinstance(user, prim.PermuteOp) and _cuts_product(op, [*views, user]))
             ):
                 return value
             reads = {
@@ -641,6 +647,8 @@ class _Fusion:
             if reads and self.reaches(reads, {group}):
                 return value
             self.add_deps(group, reads)
+            if isinstance(prim.fusion_class(user), prim.View):
+                views.append(user)
             value = user.results[0]
 
     def member_cone(self, group: _Group) -> set[Operation]:

@@ -103,6 +103,7 @@ it) becomes one `loop.attention` over the input buffers, storing into the output
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from math import prod
 
@@ -668,6 +669,104 @@ class _IterationIndices:
         raise _NotStructured
 
 
+class _DigitIndices(_IterationIndices):
+    """`_IterationIndices` that also follows a reshape which splits an iteration dim (a
+    product's 1024 rows viewed as [2, 512]): where a division would cut a dim, the dim is
+    written as two new dims, its digits above and below that place, and `iteration_dim` joins
+    digits back into their dim. So a permute of a split product (q projected to [B, S, H, D]
+    and stored as [B, H, S, D]) still stores each element at an index the product's rows and
+    columns name."""
+
+    def __init__(self, extents: Sequence[int]):
+        super().__init__(extents)
+        self.digit_dims: dict[tuple[int, int], tuple[int, int]] = {}
+        """(dim, place) -> the dims of its digits (high, low)."""
+        self.split_dims: dict[int, tuple[int, int, int]] = {}
+        """high digit -> (the dim it is a digit of, the place, the low digit)."""
+        self.low_digits: dict[int, int] = {}
+        """low digit -> the dim it is a digit of."""
+
+    def _digits(self, d: int, place: int) -> tuple[int, int]:
+        if (d, place) not in self.digit_dims:
+            high, low = len(self.extents), len(self.extents) + 1
+            self.extents = (*self.extents, self.extents[d] // place, place)
+            self.digit_dims[d, place] = (high, low)
+            self.split_dims[high] = (d, place, low)
+            self.low_digits[low] = d
+        return self.digit_dims[d, place]
+
+    def _split_at(self, form: _Affine, boundary: int) -> _Affine:
+        """`form` with each dim whose multiples cross `boundary` written as its digits
+        there, where the dim's extent is a whole number of the digit below."""
+        terms: dict[int, int] = {}
+        for d, c in form.terms:
+            place = boundary // c if c > 0 and boundary % c == 0 else 0
+            extent = self.extents[d]
+            if 1 < place < extent != DYNAMIC_INDEX and extent % place == 0:
+                high, low = self._digits(d, place)
+                terms[high] = terms.get(high, 0) + c * place
+                terms[low] = terms.get(low, 0) + c
+            else:
+                terms[d] = terms.get(d, 0) + c
+        return _Affine(tuple(sorted(terms.items())), form.constant)
+
+    def div_mod(self, lhs: _Affine, divisor: int, modulus: int) -> _Affine:
+        if DYNAMIC_INDEX not in (divisor, modulus):
+            lhs = self._split_at(lhs, divisor)
+            if modulus:
+                lhs = self._split_at(lhs, divisor * modulus)
+        return super().div_mod(lhs, divisor, modulus)
+
+    def joined(self, form: _Affine) -> _Affine:
+        """`form` with each pair of digits of one dim written as that dim."""
+        terms = dict(form.terms)
+        joined = True
+        while joined:
+            joined = False
+            for high, (d, place, low) in self.split_dims.items():
+                c = terms.get(low, 0)
+                if c and terms.get(high) == c * place:
+                    del terms[high], terms[low]
+                    terms[d] = terms.get(d, 0) + c
+                    joined = True
+        return _Affine(tuple(sorted(terms.items())), form.constant)
+
+    def iteration_dim(self, form: _Affine, size: int) -> loop.IterationDim:
+        return super().iteration_dim(self.joined(form), size)
+
+    def runs_along(self, form: _Affine, d: int) -> bool:
+        """Whether `form` is dim `d` or its lowest digit: consecutive values of it are
+        consecutive values of `d`."""
+        if form.constant or len(form.terms) != 1 or form.terms[0][1] != 1:
+            return False
+        digit = form.terms[0][0]
+        while digit in self.low_digits:
+            digit = self.low_digits[digit]
+        return digit == d
+
+
+def stores_in_place(product_shape: Sequence[int], views: Sequence[Operation]) -> bool:
+    """Whether permutes and reshapes `views` of a product carry each of its elements to an
+    index from which the same views read it back, in the product's own iteration space (the
+    permuted store `_permuted_space` lowers): their reshapes split or merge its dims into
+    whole digits only. And whether the last dim they store along runs along the product's
+    columns, so that an epilogue's stores stay as contiguous as the product's own."""
+    algebra = _DigitIndices(product_shape)
+    identity = tuple(map(algebra.dim, range(len(product_shape))))
+    try:
+        index = _forward_index(views, identity, algebra)
+        if not algebra.runs_along(index[-1], len(product_shape) - 1):
+            return False
+        for view in reversed(views):
+            fusion = prim.fusion_class(view)
+            assert isinstance(fusion, prim.View)
+            _, index = fusion.index_map(view, index, algebra)
+        dims = [algebra.iteration_dim(form, n) for form, n in zip(index, product_shape)]
+    except _NotStructured:
+        return False
+    return dims == list(range(len(product_shape)))
+
+
 @dataclass(frozen=True)
 class _StructuredContraction:
     """A kernel's products as a loop.contract takes them: which kernel inputs they read, at
@@ -689,6 +788,9 @@ class _StructuredContraction:
     def store_index(self, output: SSAValue, index: tuple, algebra: prim.IndexAlgebra) -> tuple:
         """The index of `output` that the epilogue at `index` stores."""
         if self.store_views is not None:
+            product_shape = tuple(self.products[0].result.type.get_shape())
+            if product_shape != self.space:
+                index = prim.reshape_source_index(product_shape, self.space, index, algebra)
             return _forward_index(self.store_views[output], index, algebra)
         if (shape := tuple(output.type.get_shape())) != self.space:
             return prim.reshape_source_index(shape, self.space, index, algebra)
@@ -881,25 +983,26 @@ def _forward_index(views: Sequence[Operation], index: tuple, algebra: prim.Index
 
 
 def _permuted_space(
-    product: prim.ContractOp, outputs: Sequence[SSAValue], algebra: _IterationIndices
+    product: prim.ContractOp,
+    outputs: Sequence[SSAValue],
+    read: tuple[_Affine, ...],
+    algebra: _DigitIndices,
 ) -> dict[SSAValue, tuple[Operation, ...]] | None:
-    """Each output's views from the product, where the product's own shape is an iteration
-    space whose epilogue stores each output at its views' image of the index: every output
-    reads the product, at that index, through elementwise ops, permutes and reshapes."""
-    shape = product.result.type.get_shape()
-    identity = tuple(map(algebra.dim, range(len(shape))))
+    """Each output's views from the product, where an iteration space that reads the product
+    at `read` (its own shape, or a reshape of it) has an epilogue storing each output at its
+    views' image of that index: every output reads the product there, through elementwise
+    ops, permutes and reshapes."""
     chains: dict[SSAValue, tuple[Operation, ...]] = {}
     for output in outputs:
         views = _store_views(product, output)
         if views is None or not any(isinstance(v, prim.PermuteOp) for v in views):
             return None
         try:
-            stored = _forward_index(views, identity, algebra)
-            read = _product_index(product, [output], stored, algebra)
-            dims = [algebra.iteration_dim(form, n) for form, n in zip(read, shape)]
+            stored = _forward_index(views, read, algebra)
+            read_back = _product_index(product, [output], stored, algebra)
         except _NotStructured:
             return None
-        if any(d not in (None, i) for i, d in enumerate(dims)):
+        if list(map(algebra.joined, read_back)) != list(map(algebra.joined, read)):
             return None
         chains[output] = views
     return chains
@@ -974,16 +1077,25 @@ def _structured_product(
         return None
     element_type = product.result.type.get_element_type()
     product_shape = tuple(product.result.type.get_shape())
-    product_algebra = _IterationIndices((*product_shape, extent))
-    store_views = _permuted_space(product, outputs, product_algebra)
-    shapes = {tuple(v.type.get_shape()) for v in outputs}
-    if store_views is None and len(shapes) != 1:
-        return None
+    # The product's own shape and the lhs input's (a [B, S, K] input merged to [B*S, K]) are
+    # spaces that read the product through a reshape, each at its index there.
+    reads = []
+    for space in dict.fromkeys((product_shape, _lhs_space(product, element_type))):
+        if space is None:
+            continue
+        space_algebra = _IterationIndices((*space, extent))
+        index = tuple(map(space_algebra.dim, range(len(space))))
+        with suppress(_NotStructured):
+            read = prim.reshape_source_index(product_shape, space, index, space_algebra)
+            reads.append((space, read))
     # (space, the product's index there, the outputs' views from it where they permute it)
     spaces: list[tuple[tuple[int, ...], tuple[_Affine, ...], dict | None]] = []
-    if store_views is not None:
-        identity = tuple(map(product_algebra.dim, range(len(product_shape))))
-        spaces.append((product_shape, identity, store_views))
+    for space, read in reads:
+        if views := _permuted_space(product, outputs, read, _DigitIndices((*space, extent))):
+            spaces.append((space, read, views))
+    shapes = {tuple(v.type.get_shape()) for v in outputs}
+    if not spaces and len(shapes) != 1:
+        return None
     (shape, *_) = shapes
     algebra = _IterationIndices((*shape, extent))
     try:
@@ -998,16 +1110,7 @@ def _structured_product(
         # product's own shape (a [B*S, K] input stored as [B, S, N], a matrix-vector
         # product [M, 1] stored as [M]) or the lhs input's (a [B, S, K] input whose
         # product is stored as [B*S, N]).
-        for space in (product_shape, _lhs_space(product, element_type)):
-            if space is None or space == shape:
-                continue
-            space_algebra = _IterationIndices((*space, extent))
-            index = tuple(map(space_algebra.dim, range(len(space))))
-            try:
-                read = prim.reshape_source_index(product_shape, space, index, space_algebra)
-            except _NotStructured:
-                continue
-            spaces.append((space, read, None))
+        spaces.extend((space, read, None) for space, read in reads if space != shape)
     structured = []
     for space, (*batch, m, n), views in spaces:
         if space[-1] == DYNAMIC_INDEX:

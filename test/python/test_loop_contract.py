@@ -118,6 +118,33 @@ OutputProjection().to(DT)(torch.randn(2, 3, 7, 4, dtype=DT), torch.randn(2, 7, 3
             "in [14, 5], k in 12, %acc = sum %0[d0, k] * %p_o_weight[d1, k]",
         ],
     ),
+    # Projections split into heads and transposed to [B, H, S, D], as attention reads them:
+    # the epilogue stores each transposed (rows and columns split into whole digits, the
+    # head dim still last), from the input's [B, S] space or the normed rows' [B*S] one. A
+    # permute that takes the head dim from last (v) is left to its reader.
+    "heads_projection": (
+        """
+class HeadsProjection(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.RMSNorm(16)
+        self.q = nn.Linear(16, 12, bias=False)
+        self.k = nn.Linear(16, 12, bias=False)
+        self.v = nn.Linear(16, 12, bias=False)
+    def forward(self, x):
+        b, s, _ = x.shape
+        q = self.q(x).view(b, s, 3, 4).transpose(1, 2)
+        k = self.k(self.norm(x)).view(b, s, 3, 4).transpose(1, 2)
+        v = self.v(x).view(b, s, 3, 4).permute(2, 3, 0, 1)
+        return torch.softmax(q, -1), torch.softmax(k * 2.0, -1), v.sum(-1)
+HeadsProjection().to(DT)(torch.randn(2, 5, 16, dtype=DT))
+""",
+        [
+            "in [2, 5, 12], k in 16, %acc = sum %x[d0, d1, k] * %p_q_weight[d2, k]",
+            "in [10, 12], k in 16, %acc = sum %0[d0, k] * %p_k_weight[d1, k]",
+            "in [2, 5, 12], k in 16, %acc = sum %x[d0, d1, k] * %p_v_weight[d2, k]",
+        ],
+    ),
 }
 
 
@@ -142,6 +169,25 @@ def test_an_operand_merging_the_reduction_over_two_dims_is_materialized_first() 
     loop_ir = str(lower(program.to_torch_ir(), "loop"))
     assert "@k_transpose_reshape(%y: memref<2x3x7x4xbf16>, %out: memref<14x12xbf16>)" in loop_ir
     assert "@k_reshape(%z: memref<2x7x3x4xbf16>, %out: memref<14x12xbf16>)" in loop_ir
+
+
+def test_heads_are_stored_transposed_by_their_projection() -> None:
+    """q and k leave their projections' kernels as [B, H, S, D] (no transpose kernel before
+    the softmax reads them); v, permuted to [H, D, B, S], leaves as [B, S, H, D], which the
+    sum's kernel reads permuted."""
+    source, _ = PROGRAMS["heads_projection"]
+    program = load_program(with_dtype(source, "bfloat16"), "<source>")
+    loop_ir = str(lower(program.to_torch_ir(), "loop"))
+    kernels = [line.strip() for line in loop_ir.splitlines() if "loop.kernel" in line]
+    assert len(kernels) == 7, kernels
+    transposed = [k for k in kernels if k.endswith("%out: memref<2x3x5x4xbf16>) {")]
+    assert [k.split("(")[0] for k in transposed] == [
+        "loop.kernel @k_linear_reshape_transpose",
+        "loop.kernel @k_linear_reshape_transpose_1",
+        "loop.kernel @k_softmax",
+        "loop.kernel @k_softmax_1",
+    ]
+    assert "@k_sum_permute(%view: memref<2x5x3x4xbf16>" in loop_ir
 
 
 # Each operand layout a loop.contract reads in place: a batch dim a buffer omits or reads at 0
