@@ -56,8 +56,10 @@ Grouping, over the expensive ops in program order:
    or K or rhs layouts, nor for `prim.attention`.
    A `prim.attention` (`fuse-attention` makes it) is a contraction whose kernel holds it
    alone: each operand that cheap ops compute, views included, is materialized for it (it
-   reads row-major buffers), its value is materialized as it is, without an epilogue, and a
-   returned value computed from it is computed by another kernel.
+   reads row-major buffers; operands of one shape that no producer's kernel is free to
+   compute, such as rotated q and k, by one elementwise kernel), its value is materialized
+   as it is, without an epilogue, and a returned value computed from it is computed by
+   another kernel.
 2. A reduction R may share a kernel with a producer P only if P is a reduce whose value is
    constant along R's folded axes (of size > 1) on every cheap path from P to R's input: P is
    a statistic that R's input reads broadcast, as in softmax's max -> exp -> sum and
@@ -77,7 +79,10 @@ others). Cheap ops are not materialized for other kernels, except as an epilogue
 an expensive op is materialized past the chain of cheap ops that each are the only user of the
 value before them and keep or shrink its number of elements (a linear's bias, activation and
 residual add; an RMSNorm's `rsqrt` of its row statistic), so the kernels that read it load the
-finished value; a cast to wider elements ends the chain (the value is stored narrow and its
+finished value; a permute ends the chain where the product's rows and columns, split
+into whole digits, no longer name the output's dims, or its last dim no longer runs along the
+columns (a projection split into heads and transposed to [B, H, S, D] stores it so; see
+`_cuts_product`); a cast to wider elements ends the chain (the value is stored narrow and its
 readers widen it as they load it, so a product's 16-bit operand stays one that tensor cores
 take). What else the chain reads, the expensive op's kernel reads too (the residual
 stream, materialized by the kernel before), unless that would make kernels depend on each
@@ -706,6 +711,7 @@ class _Fusion:
         elements): a kernel of the operand's producers that is free to compute it, else a
         kernel of elementwise ops of its own; the contraction's kernel then loads it."""
         for contraction in [op for op in self.ops if is_contraction(op)]:
+            own: list[tuple[SSAValue, _Group]] = []
             for position, operand in enumerate(contraction.operands):
                 if isinstance(contraction, prim.AttentionOp):
                     # loop.attention reads row-major buffers alone
@@ -720,12 +726,22 @@ class _Fusion:
                     for g in sources
                     if not g.has_contraction and not self.reaches(sources - {g}, {g})
                 ]
+                # Attention's operands of one shape that no producer computes (q and k
+                # rotated) share one elementwise kernel: one launch instead of one each.
+                shared = [
+                    g
+                    for v, g in own
+                    if _shape(v) == _shape(value) and not self.reaches(sources, {g})
+                ]
                 if free:
                     group = max(free, key=self.recency)
-                    self.add_deps(group, sources)
+                elif shared:
+                    group = shared[0]
                 else:
                     group = _Group()
                     self.groups.append(group)
+                    own.append((value, group))
+                self.add_deps(group, sources)
                 self.add_root(group, value)
                 self.staged[value] = group
 

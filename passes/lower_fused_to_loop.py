@@ -58,10 +58,11 @@ reduction `loop.for` over k per output element, as any other reduction:
   the epilogue stores at the row-major position; a matrix-vector product) or the lhs
   input's with n in place of k (a [B, S, K] input whose product is stored as [B*S, N]);
   or, where each output reads it through elementwise ops, permutes and reshapes, one
-  element per element, the product's own shape, the epilogue storing each element where
-  the views carry it (attention's [B, H, S, D] output transposed back and merged to
-  [B*S, H*D]; outputs of any shapes). A product sliced or broadcast on the way to an
-  output has none;
+  element per element, the product's own shape or the lhs input's, the epilogue storing
+  each element where the views carry it (attention's [B, H, S, D] output transposed back
+  and merged to [B*S, H*D]; a projection split into heads and transposed to [B, H, S, D],
+  whose reshape splits the rows and columns into whole digits, `_DigitIndices`; outputs of
+  any shapes). A product sliced or broadcast on the way to an output has none;
 - in that space each operand is a kernel input read in place: through views that index it
   at iteration dims (permutes, broadcasts, reshapes that split or merge dims to match the
   space) and at most one elementwise `arith.extf` to the product's element type. Not a

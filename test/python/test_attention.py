@@ -120,6 +120,21 @@ def test_attention_is_one_op_and_matches_eager_at_every_level(name: str, dtype: 
     assert_every_level_matches_eager(program, torch_ir, seed=7)
 
 
+def test_operands_of_one_shape_are_materialized_by_one_kernel() -> None:
+    """The transposed query, key and value of `sdpa_transposed_heads` (no producer computes
+    them) are written by one launch, not three, before the attention's kernel."""
+    source, _ = PROGRAMS["sdpa_transposed_heads"]
+    program = load_program(with_dtype(source, "bfloat16"), "<source>")
+    loop_ir = str(lower(program.to_torch_ir(), "loop"))
+    kernels = [line.split("(")[0].strip() for line in loop_ir.splitlines() if "loop.kernel" in line]
+    assert kernels == [
+        "loop.kernel @k_transpose",
+        "loop.kernel @k_sdpa",
+        "loop.kernel @k_transpose_reshape",
+    ]
+    assert "%out0: memref<2x2x6x8xbf16>, %out1: memref<2x2x6x8xbf16>, %out2:" in loop_ir
+
+
 UNFUSED = {
     # The scores are returned too: they stay a product of their own.
     "scores_returned": """
