@@ -166,15 +166,16 @@ def _widens(op: Operation) -> bool:
 
 def _cuts_product(op: Operation, views: Sequence[Operation]) -> bool:
     """Whether `views`, the views on the way from contraction `op` to its epilogue's end (the
-    last a permute), leave the output's dims naming no whole digits of the product's rows and
-    columns, so that the epilogue stops before the permute (the product is stored in its own
-    layout, which its readers view permuted). A projection split into heads and transposed
-    ([B*S, H*D] -> [B, H, S, D]) names whole digits, and is stored transposed."""
-    if not is_contraction(op):
+    last a permute), have split the product's dims by a reshape into other than whole digits
+    of its rows and columns, or into an order whose last dim no longer runs along its columns
+    (`stores_in_place`): the output's dims then no longer name the product's rows and columns
+    (or its stores would scatter), so the epilogue stops before the permute (the product is
+    stored in its own layout, which its readers view permuted). A projection split into heads
+    and transposed ([B*S, H*D] -> [B, H, S, D]) is stored transposed."""
+    if not is_contraction(op) or len(_shape(views[-1].operands[0])) == len(_shape(op.results[0])):
         return False
-    if all(isinstance(v, prim.PermuteOp | prim.ReshapeOp) for v in views):
-        return not stores_in_place(_shape(op.results[0]), views)
-    return len(_shape(views[-1].operands[0])) != len(_shape(op.results[0]))
+    in_digits = all(isinstance(v, prim.PermuteOp | prim.ReshapeOp) for v in views)
+    return not (in_digits and stores_in_place(_shape(op.results[0]), views))
 
 
 def _is_cast(op: Operation) -> bool:
