@@ -44,7 +44,14 @@ iterations of a grid loop over more than one block (unless each accesses element
 at the loop's variable), the loops of a row of a two-dimensional nest. The ops of one block
 are ordered by barriers (`lower-tile-to-kernel` puts them in). The grid's z
 dimension is 1; a block may have any shape, its threads numbered linearly (`x + y * bx + z * bx
-* by`, as CUDA forms warps).
+* by`, as CUDA forms warps), but in a kernel with `rows` loops:
+- `rows`: as `grid`, but a block of `block [bx, by, 1]` takes by iterations at once, one per
+  row of its threads (`blockIdx.x * by + threadIdx.y`, strided by `gridDim.x * by`), and its
+  thread loops run over the bx threads of a row (`threadIdx.x`): rows shorter than a warp's
+  worth of vectors (a head dim of 64 or 128) still fill whole warps. The rows of a block run
+  apart (`rows_per_block`), so every nest of such a kernel is a chain of rows loops over
+  thread and serial loops that reduce nothing across threads, stage nothing and pass nothing
+  to each other.
 Element accesses are upstream `memref.load` / `memref.store`.
 
 Two more choices make a schedule fast, and neither changes what a kernel computes (the CPU
@@ -79,6 +86,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from math import prod
 from typing import ClassVar
 
@@ -173,6 +181,7 @@ class Mapping(StrEnum):
 
     GRID = "grid"
     GRID_Y = "grid_y"
+    ROWS = "rows"
     THREAD = "thread"
     GLOBAL = "global"
     SERIAL = "serial"
@@ -196,7 +205,7 @@ class StageModeAttr(EnumAttribute[StageMode], SpacedOpaqueSyntaxAttribute):
 
 
 VECTOR_MAPPINGS = (Mapping.THREAD, Mapping.GLOBAL)
-GRID_MAPPINGS = (Mapping.GRID, Mapping.GRID_Y)
+GRID_MAPPINGS = (Mapping.GRID, Mapping.GRID_Y, Mapping.ROWS)
 VECTOR_WIDTHS = (2, 4, 8, 16)
 SPLIT_KINDS = ("add", "max", "min")
 SPLIT_TYPES = (f32, f64, i32, i64)
@@ -218,7 +227,24 @@ def _split_target_index(op: Operation) -> tuple[Attribute, ...] | None:
 
 def grid_dimensions(mapping: Mapping) -> tuple[int, ...]:
     """The grid dimensions (0 for x, 1 for y) whose block index a loop of `mapping` reads."""
-    return {Mapping.GRID: (0,), Mapping.GLOBAL: (0,), Mapping.GRID_Y: (1,)}.get(mapping, ())
+    return {
+        Mapping.GRID: (0,),
+        Mapping.ROWS: (0,),
+        Mapping.GLOBAL: (0,),
+        Mapping.GRID_Y: (1,),
+    }.get(mapping, ())
+
+
+def _op_name(paths: dict[Operation, LoopPath], op: Operation) -> str:
+    return f"loop {list(paths[op])}" if op in paths else f"'{op.name}'"
+
+
+def rows_per_block(kernel: KernelOp) -> int:
+    """How many iterations of its `rows` loops a block of `kernel` takes at once, one per row
+    of threads (`threadIdx.y`): its block's y size where it has such loops, else 1."""
+    if any(isinstance(f, ForOp) and f.mapping.data == Mapping.ROWS for f in kernel.body.walk()):
+        return kernel.block_shape[1]
+    return 1
 
 
 def contiguous_offset(index: SSAValue, induction_var: SSAValue) -> int | None:
@@ -837,7 +863,51 @@ class KernelOp(KernelSymbolOp):
                         f"grid {list(self.grid_shape)} has {self.grid_shape[1]} rows of blocks, "
                         f"but a nest maps no loop to grid_y: it would run once per row"
                     )
+        if any(isinstance(f, ForOp) and f.mapping.data == Mapping.ROWS for f in self.walk()):
+            self._verify_rows()
         self._verify_blocks_pass_nothing()
+
+    def _verify_rows(self) -> None:
+        """A block of several rows runs an iteration of its grid loops in each row of its
+        threads, apart: so every nest is a chain of grid loops over thread and serial loops
+        that reduce nothing across the block, stage nothing and pass nothing to each other
+        (which would take a barrier of the whole block inside the rows' own iterations)."""
+        rows = (
+            f"block {list(self.block_shape)} gives each iteration of a rows loop a row of threads"
+        )
+        if self.block_shape[2] != 1:
+            raise VerifyException(f"{rows}, so its z size is 1")
+        paths = loop_paths(self.body.block, ForOp)
+        for nest in self.body.block.ops:
+            if not isinstance(nest, ForOp):
+                continue
+            if nest.mapping.data != Mapping.ROWS:
+                raise VerifyException(
+                    f"{rows}, but loop {list(paths[nest])} is mapped to {nest.mapping.data}, "
+                    "not rows (every nest's threads are numbered in rows)"
+                )
+            last = nest
+            while (inner := [o for o in last.body.block.ops if isinstance(o, ForOp)]) and (
+                inner[0].mapping.data == Mapping.ROWS and len(inner) == 1
+            ):
+                last = inner[0]
+            for op in last.body.walk():
+                if isinstance(op, StageOp):
+                    raise VerifyException(f"{rows}, which shares no staged row")
+                if not isinstance(op, ForOp) or op is last:
+                    continue
+                where = f"loop {list(paths[op])} ({op.mapping.data})"
+                if op.mapping.data not in (Mapping.THREAD, Mapping.SERIAL):
+                    raise VerifyException(f"{rows}, but {where} is not a thread or serial loop")
+                if op.mapping.data == Mapping.THREAD and op.is_reduction:
+                    raise VerifyException(
+                        f"{rows}, but {where} reduces across the threads of the whole block"
+                    )
+            if dependence := first_dependence(list(last.body.block.ops)):
+                raise VerifyException(
+                    f"{dependence.explain(partial(_op_name, paths))}, but {rows}, and no "
+                    "barrier orders a row's own ops"
+                )
 
     def _verify_blocks_pass_nothing(self) -> None:
         """Ops that different blocks run at once, which nothing orders (no barrier spans the
@@ -849,9 +919,7 @@ class KernelOp(KernelSymbolOp):
         are ordered with barriers by lower-tile-to-kernel.)"""
         grid_x, grid_y, _ = self.grid_shape
         paths = loop_paths(self.body.block, ForOp)
-
-        def name(op: Operation) -> str:
-            return f"loop {list(paths[op])}" if op in paths else f"'{op.name}'"
+        name = partial(_op_name, paths)
 
         def check(ops: list[Operation], spread: str) -> None:
             """`spread`: why `ops` run at once on different blocks ("" where they do not)."""
@@ -864,7 +932,11 @@ class KernelOp(KernelSymbolOp):
                     continue
                 body = list(op.body.block.ops)
                 where = f"loop {list(paths[op])} ({op.mapping.data})"
-                blocks = {Mapping.GRID: grid_x, Mapping.GRID_Y: grid_y}.get(op.mapping.data, 1)
+                blocks = {
+                    Mapping.GRID: grid_x,
+                    Mapping.ROWS: grid_x * self.block_shape[1],
+                    Mapping.GRID_Y: grid_y,
+                }.get(op.mapping.data, 1)
                 spread_iterations = blocks > 1 and (op.is_dynamic or op.trip_count > 1)
                 if spread_iterations and (shared := store_shared_by_iterations(op)):
                     raise VerifyException(
@@ -873,7 +945,7 @@ class KernelOp(KernelSymbolOp):
                         f"{blocks} blocks, and no barrier spans the grid (give each iteration "
                         f"elements of its own, at the loop's variable)"
                     )
-                if op.mapping.data == Mapping.GRID:
+                if op.mapping.data in (Mapping.GRID, Mapping.ROWS):
                     check(body, "")
                 elif op.mapping.data == Mapping.GRID_Y:
                     row = f"the ops of an iteration of {where}"

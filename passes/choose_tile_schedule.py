@@ -211,6 +211,8 @@ MANY_ROWS_PER_SM = 2
 thread per vector, so that each row finishes sooner."""
 SPREAD_BLOCKS_PER_SM = 1
 """The blocks per SM a two-dimensional nest aims at."""
+ROW_BLOCK_THREADS = 256
+"""The threads of a block of several rows (`_rows_per_block`)."""
 STAGE_BUDGET_BYTES = 32 * 1024
 CANDIDATE_BLOCKS = (64, 128, 256, 512, 1024)
 """The block sizes `candidates` offers besides the heuristic's."""
@@ -473,6 +475,43 @@ def _block_size(
         threads = -(-max(extents, default=1) // per_thread)
     warp = target.warp_size
     return min(MAX_BLOCK, max(warp, -(-threads // warp) * warp))
+
+
+def _rows_per_block(
+    kernel: loop.KernelOp,
+    mappings: dict[loop.ForOp, Mapping],
+    widths: dict[loop.ForOp, int],
+    target: GpuTarget,
+    representative: int,
+) -> tuple[int, int] | None:
+    """(bx, by) for a block of by rows of bx threads, where a row of each nest's thread loops
+    takes fewer vectors than a warp has threads (a head dim of 128 in bf16 is 16 vectors): bx
+    covers the longest row's vectors, by = ROW_BLOCK_THREADS / bx rows while the grid keeps
+    MANY_ROWS_PER_SM blocks per SM, so whole warps load where a block of one row would leave
+    lanes idle. Only for nests of grid loops over thread loops that the rows run apart: no
+    reduction, no loop inside them, nothing passed between them."""
+    if any(m not in (Mapping.GRID, Mapping.THREAD) for m in mappings.values()):
+        return None
+    vectors = 1
+    for root in (op for op in kernel.body.block.ops if isinstance(op, loop.ForOp)):
+        chain = _grid_chain(root)
+        if not chain:
+            return None
+        threaded = _child_loops(chain[-1])
+        if any(f.is_reduction or _child_loops(f) for f in threaded) or first_dependence(
+            list(chain[-1].body.block.ops)
+        ):
+            return None
+        for f in threaded:
+            vectors = max(vectors, -(-f.planned_trip_count(representative) // widths[f]))
+    bx = 1 << (vectors - 1).bit_length()
+    by = min(
+        ROW_BLOCK_THREADS // bx,
+        _rows(mappings, representative) // (MANY_ROWS_PER_SM * target.sm_count),
+    )
+    if bx >= target.warp_size or by * bx < target.warp_size:
+        return None
+    return bx, 1 << (by.bit_length() - 1)
 
 
 def _staged_rows(
@@ -869,13 +908,21 @@ def _loop_schedule(
         if m in tile.VECTOR_MAPPINGS
     }
     paths = tile.loop_paths(kernel.body.block, loop.ForOp)
-    block = _block_size(mappings, widths, target, overrides.block_size, representative)
+    stages = tuple(_staged_rows(kernel, mappings, paths, overrides.stage))
+    rows = None
+    if not stages and not overrides.block_size:
+        rows = _rows_per_block(kernel, mappings, widths, target, representative)
+    if rows is not None:
+        block = (*rows, 1)
+        mappings = {f: Mapping.ROWS if m == Mapping.GRID else m for f, m in mappings.items()}
+    else:
+        block = (_block_size(mappings, widths, target, overrides.block_size, representative), 1, 1)
     return Schedule(
-        block=(block, 1, 1),
+        block=block,
         loops=tuple(
             sorted((paths[f], LoopSchedule(m, widths.get(f, 1))) for f, m in mappings.items())
         ),
-        stages=tuple(_staged_rows(kernel, mappings, paths, overrides.stage)),
+        stages=stages,
     )
 
 

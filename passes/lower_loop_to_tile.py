@@ -167,8 +167,8 @@ def _grid(
 ) -> list[int]:
     """The blocks along each grid dimension: the most that any tile.for of `nests` needs (a
     chain of grid loops needs its iterations, a global loop its iterations in blocks'
-    worth; a loop to the dynamic size `representative` iterations), within the target's
-    `limits`."""
+    worth; a loop to the dynamic size `representative` iterations; a block of several rows
+    takes as many rows iterations), within the target's `limits`."""
     threads = prod(block)
     extents = [1, 1, 1]
     for for_op in (f for nest in nests for f in nest.walk() if isinstance(f, tile.ForOp)):
@@ -185,7 +185,8 @@ def _grid(
                 op = op.parent_op()
             dimension = tile.grid_dimensions(mapping)[0]
             trips = prod(f.planned_trip_count(representative) for f in chain)
-            extents[dimension] = max(extents[dimension], trips)
+            rows = block[1] if mapping == Mapping.ROWS else 1
+            extents[dimension] = max(extents[dimension], -(-trips // rows))
     return [min(limit, extent) for limit, extent in zip(limits, extents)]
 
 

@@ -126,7 +126,12 @@ class _KernelBuilder:
     """Emits one kernel.func body; `block` is where ops go next, inside `open_blocks`."""
 
     def __init__(
-        self, body: Block, block_shape: Sequence[int], read_only: set[SSAValue], target: GpuTarget
+        self,
+        body: Block,
+        block_shape: Sequence[int],
+        read_only: set[SSAValue],
+        target: GpuTarget,
+        rows: int = 1,
     ):
         self.block = body
         self.open_blocks = [body]
@@ -137,9 +142,16 @@ class _KernelBuilder:
         block each is in: emitted again, they reuse the first."""
         self.read_only = read_only
         """The kernel's buffers that it never stores to (their loads can be reused)."""
-        self.threads = prod(block_shape)
         self.warp = target.warp_size
-        self.thread_id = self._linear_thread_id(block_shape)
+        self.rows = rows
+        if self.rows > 1:
+            # Each row of the block (threadIdx.y) takes its own iteration of the rows loops.
+            self.threads = block_shape[0]
+            self.thread_id = self._add(kernel.ThreadIdOp("x")).results[0]
+            self.row_id = self._add(kernel.ThreadIdOp("y")).results[0]
+        else:
+            self.threads = prod(block_shape)
+            self.thread_id = self._linear_thread_id(block_shape)
         self.block_id = self._add(kernel.BlockIdOp("x")).results[0]
         self.grid_dim = self._add(kernel.GridDimOp("x")).results[0]
         self.values: dict[SSAValue, SSAValue] = {}
@@ -537,7 +549,12 @@ class _KernelBuilder:
             self.convert_in_order(ops, chain)
             self.staged = staged  # a staged row holds this iteration's row only
 
-        if outermost.mapping.data == tile.Mapping.GRID:
+        if outermost.mapping.data == tile.Mapping.ROWS:
+            rows = self.constant(self.rows)
+            first = self._index(arith.MuliOp, self.block_id, rows)
+            first = self._index(arith.AddiOp, first, self.row_id)
+            step = self._index(arith.MuliOp, self.grid_dim, rows)
+        elif outermost.mapping.data == tile.Mapping.GRID:
             first, step = self.block_id, self.grid_dim
         else:
             first = self._add(kernel.BlockIdOp("y")).results[0]
@@ -724,7 +741,9 @@ def _lower_kernel(source: tile.KernelOp, target: GpuTarget) -> tuple[kernel.Func
     body, values = kernel_body(source)
     written = written_values(source.body)
     read_only = {new for old, new in values.items() if old not in written}
-    builder = _KernelBuilder(body, source.block_shape, read_only, target)
+    builder = _KernelBuilder(
+        body, source.block_shape, read_only, target, tile.rows_per_block(source)
+    )
     builder.values.update(values)
     builder.convert_in_order(list(source.body.block.ops), [])
     return kernel_func(source, body), []
@@ -747,7 +766,7 @@ def _sized_grid(source: tile.KernelOp) -> tuple[int, int, int] | None:
             continue
         if for_op.mapping.data == tile.Mapping.GLOBAL:
             needs.append((1, threads * for_op.vector_width, 1))
-        elif for_op.mapping.data == tile.Mapping.GRID:
+        elif for_op.mapping.data in (tile.Mapping.GRID, tile.Mapping.ROWS):
             enclosing, parent = [], for_op.parent_op()
             while isinstance(parent, tile.ForOp):
                 enclosing.append(parent)
@@ -755,10 +774,11 @@ def _sized_grid(source: tile.KernelOp) -> tuple[int, int, int] | None:
             chain = [
                 op
                 for op in (*enclosing, *for_op.body.walk())
-                if isinstance(op, tile.ForOp) and op.mapping.data == tile.Mapping.GRID
+                if isinstance(op, tile.ForOp) and op.mapping.data == for_op.mapping.data
             ]
             static = [op.trip_count for op in chain if not op.is_dynamic]
-            needs.append((prod(static), 1, 1 + len(chain) - len(static)))
+            rows = tile.rows_per_block(source)
+            needs.append((prod(static), rows, 1 + len(chain) - len(static)))
     return max(needs, key=lambda need: (need[2], need[0] / need[1]), default=None)
 
 

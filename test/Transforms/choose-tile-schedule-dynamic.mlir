@@ -2,14 +2,14 @@
 // RUN: emmy-opt %s --split-input-file -p 'choose-tile-schedule,lower-loop-to-tile' | filecheck %s
 
 // Rows of the dynamic size: the schedule is chosen for its representative size (the
-// declared maximum), so the grid is a block per row of 4096; the columns, static, are
-// vectorised. The grid loop runs to the size.
+// declared maximum, 4096 rows); the columns, static, are vectorised, 16 vectors a row, so
+// a block takes 8 rows of 16 threads (4096 / 8 = 512 blocks). The rows loop runs to the size.
 
 // SCHEDULE-LABEL: loop.kernel @k_scale(
-// SCHEDULE-SAME:    tile.schedule = #tile.schedule<block [32, 1, 1], loops [[0] grid, [0, 0] thread vector 4]>
+// SCHEDULE-SAME:    tile.schedule = #tile.schedule<block [16, 8, 1], loops [[0] rows, [0, 0] thread vector 4]>
 // CHECK-LABEL: tile.kernel @k_scale(
-// CHECK-SAME:    %[[S:[a-z0-9_]+]]: index) grid [4096, 1, 1] block [32, 1, 1]
-// CHECK-NEXT:    tile.for %[[I:.*]] in 0 to %[[S]] map grid {
+// CHECK-SAME:    %[[S:[a-z0-9_]+]]: index) grid [512, 1, 1] block [16, 8, 1]
+// CHECK-NEXT:    tile.for %[[I:.*]] in 0 to %[[S]] map rows {
 // CHECK-NEXT:      tile.for %[[J:.*]] in 0 to 64 map thread vector 4 {
 // CHECK:         tile.launch @k_scale(%{{.*}}, %{{.*}}, %{{.*}}, %s0) : memref<?x64xf32>, memref<64xf32>, memref<?x64xf32>, index
 

@@ -90,6 +90,38 @@ loop.kernel @k_add(%x: memref<3x4x40xf32>, %y: memref<3x4x40xf32>) {
 
 // -----
 
+// 8192 rows of a head dim of 128 bf16 (q and k of a decoder layer, rotated): a row is 16
+// vectors of 8, half a warp, so a block takes 16 rows of 16 threads (the grid loops map to
+// rows: threadIdx.y picks the row), 256 threads, and the grid 8192 / 16 = 512 blocks; a row of 4096 (next) is more than
+// a warp's vectors and keeps blocks of one row.
+
+// SCHEDULE-LABEL: loop.kernel @k_rotate(
+// SCHEDULE-SAME:    attributes {tile.schedule = #tile.schedule<block [16, 16, 1], loops [[0] rows, [0, 0] rows, [0, 0, 0] thread vector 8]>} {
+
+// CHECK-LABEL: tile.kernel @k_rotate(
+// CHECK-SAME:    grid [512, 1, 1] block [16, 16, 1]
+// CHECK-NEXT:    tile.for %{{.*}} in 0 to 16 map rows {
+// CHECK-NEXT:      tile.for %{{.*}} in 0 to 512 map rows {
+// CHECK-NEXT:        tile.for %{{.*}} in 0 to 128 map thread vector 8 {
+
+// OVERRIDE-LABEL: tile.kernel @k_rotate(
+// OVERRIDE-SAME:    grid [8192, 1, 1] block [128, 1, 1]
+
+loop.kernel @k_rotate(%x: memref<16x512x128xbf16>, %cos: memref<512x128xbf16>, %y: memref<16x512x128xbf16>) {
+  loop.for %h in 0 to 16 {
+    loop.for %s in 0 to 512 {
+      loop.for %d in 0 to 128 {
+        %v = loop.load %x[%h, %s, %d] : memref<16x512x128xbf16>
+        %c = loop.load %cos[%s, %d] : memref<512x128xbf16>
+        %w = arith.mulf %v, %c : bf16
+        loop.store %w, %y[%h, %s, %d] : memref<16x512x128xbf16>
+      }
+    }
+  }
+}
+
+// -----
+
 // 16 rows of 4096 (a decode-sized activation) would be 16 blocks, one row each, on a GPU
 // of 132 SMs: two-dimensional, the blocks are sized so that the grid has about one per SM
 // (16 x 1024 vectors / 132 = 125 threads, a warp multiple: 128), 8 per row.

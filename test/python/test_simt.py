@@ -4,18 +4,23 @@ lowered from Tile and Loop IR, against numpy and the levels above."""
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import numpy as np
 import pytest
+from test_cuda_target import NVCC, nvcc_compile
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import VerifyException
 
-from emmy.dialects import kernel, make_context
+from emmy.dialects import kernel, make_context, target
 from emmy.passes.choose_tile_schedule import ChooseTileSchedulePass
 from emmy.passes.lower_loop_to_tile import LowerLoopToTilePass
 from emmy.passes.lower_tile_to_kernel import LowerTileToKernelPass
+from emmy.tools.bench.differential import check_levels, lower
+from emmy.tools.cuda.target import print_cuda
+from emmy.tools.frontend.program import load_program
 from emmy.tools.interpreter.run import ExecutionError, run_module
 
 
@@ -1528,3 +1533,29 @@ def test_a_cluster_barrier_that_one_block_of_the_cluster_skips_is_an_error():
         r"threads of its cluster reach it",
     ):
         run(cluster_swap(first=skip), randn(8, 32))
+
+
+ROTARY_HEADS = """
+class Rotary(nn.Module):
+    def forward(self, x, cos, sin):
+        half = x.shape[-1] // 2
+        rotated = torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+        return x * cos + rotated * sin
+Rotary()(torch.randn(2, 3, 37, 64, dtype=torch.bfloat16),
+         torch.randn(37, 64, dtype=torch.bfloat16), torch.randn(37, 64, dtype=torch.bfloat16))
+"""
+
+
+def test_blocks_of_several_rows_match_eager(monkeypatch, tmp_path) -> None:
+    """A rotation of heads of 64 bf16 (8 vectors a row) on a GPU of 8 SMs: blocks of 8 rows
+    of 8 threads, 222 rows in 28 blocks, the last one of 6 rows; the SIMT emulator runs
+    the rows of each block apart and matches eager, and nvcc compiles it."""
+    monkeypatch.setitem(target.TARGETS, "sm_90a", replace(target.TARGETS["sm_90a"], sm_count=8))
+    program = load_program(ROTARY_HEADS, "<source>")
+    torch_ir = program.to_torch_ir()
+    torch_ir.attributes["kernel.target"] = target.TargetAttr("sm_90a")
+    assert "grid [28, 1, 1] block [8, 8, 1]" in str(lower(torch_ir, "tile"))
+    reports = check_levels(program, torch_ir, ("kernel",), seed=5)
+    assert all(r.passed for r in reports), [(r.max_abs_error, r.max_rel_error) for r in reports]
+    if NVCC:
+        nvcc_compile(print_cuda(lower(torch_ir, "kernel")), tmp_path)

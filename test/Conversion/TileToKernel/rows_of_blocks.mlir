@@ -61,3 +61,39 @@ tile.kernel @k_rows_and_columns(%x: memref<4x8x64xf32>) grid [8, 4, 1] block [64
     }
   }
 }
+
+// -----
+
+// A block of 8 rows of 16 threads: each row (threadIdx.y) takes its own iteration of the rows
+// loop, from blockIdx.x * 8 + threadIdx.y in steps of gridDim.x * 8, and its thread loop
+// runs over threadIdx.x alone (16 threads of 8 elements cover the row of 128: one step).
+
+// CHECK-LABEL: kernel.func @k_rows_per_block(
+// CHECK-DAG:     %[[TX:.*]] = kernel.thread_id x
+// CHECK-DAG:     %[[TY:.*]] = kernel.thread_id y
+// CHECK-DAG:     %[[BX:.*]] = kernel.block_id x
+// CHECK-DAG:     %[[GX:.*]] = kernel.grid_dim x
+// CHECK:         %[[BASE:.*]] = arith.muli %[[BX]], %c8 : index
+// CHECK-NEXT:    %[[FIRST:.*]] = arith.addi %[[BASE]], %[[TY]] : index
+// CHECK-NEXT:    %[[STEP:.*]] = arith.muli %[[GX]], %c8 : index
+// CHECK:         scf.for %[[I:.*]] = %[[FIRST]] to %c100 step %[[STEP]] {
+// CHECK-NEXT:      %[[J:.*]] = arith.muli %[[TX]], %c8 : index
+// CHECK-NEXT:      %{{.*}} = kernel.vector_load %{{.*}}[%[[I]], %[[J]]] : memref<100x128xbf16>, vector<8xbf16>
+// CHECK-NOT:       kernel.barrier
+// CHECK-LABEL: func.func @forward(
+// CHECK:         kernel.launch @k_rows_per_block(%{{.*}}, %{{.*}}) grid [13, 1, 1] block [16, 8, 1] smem 0
+
+tile.kernel @k_rows_per_block(%x: memref<100x128xbf16>, %y: memref<100x128xbf16>) grid [13, 1, 1] block [16, 8, 1] {
+  tile.for %i in 0 to 100 map rows {
+    tile.for %j in 0 to 128 map thread vector 8 {
+      %v = memref.load %x[%i, %j] : memref<100x128xbf16>
+      %w = arith.mulf %v, %v : bf16
+      memref.store %w, %y[%i, %j] : memref<100x128xbf16>
+    }
+  }
+}
+func.func @forward(%x: memref<100x128xbf16>) -> memref<100x128xbf16> {
+  %y = memref.alloc() : memref<100x128xbf16>
+  tile.launch @k_rows_per_block(%x, %y) : memref<100x128xbf16>, memref<100x128xbf16>
+  func.return %y : memref<100x128xbf16>
+}

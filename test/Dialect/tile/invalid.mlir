@@ -23,7 +23,7 @@ tile.kernel @grid_reduction(%x: memref<4xf32>) grid [1, 1, 1] block [32, 1, 1] {
 // -----
 
 tile.kernel @unknown_mapping(%x: memref<4xf32>) grid [1, 1, 1] block [32, 1, 1] {
-  // expected-error @+1 {{Expected `grid`, `grid_y`, `thread`, `global`, or `serial`.}}
+  // expected-error @+1 {{Expected `grid`, `grid_y`, `rows`, `thread`, `global`, or `serial`.}}
   tile.for %i in 0 to 4 map warp {
   }
 }
@@ -1090,4 +1090,40 @@ tile.kernel @siblings_accumulators(%x: memref<64x64xbf16>, %wg: memref<64x64xbf1
   ^bb0(%m: index, %n: index, %gate: f32, %up: f16):
     tile.yield
   }) : (memref<64x64xbf16>, memref<64x64xbf16>, memref<64x64xbf16>) -> ()
+}
+
+// -----
+
+// A block of 4 rows gives each row its own iteration of the rows loop: a sum over the
+// threads of the whole block would mix rows.
+
+// expected-error @+1 {{block [32, 4, 1] gives each iteration of a rows loop a row of threads, but loop [0, 0] (thread) reduces across the threads of the whole block}}
+tile.kernel @rows_reduce(%x: memref<64x64xf32>, %y: memref<64xf32>) grid [16, 1, 1] block [32, 4, 1] {
+  tile.for %i in 0 to 64 map rows {
+    %s = tile.for %j in 0 to 64 map thread reduce add init 0.0 : f32 {
+      %v = memref.load %x[%i, %j] : memref<64x64xf32>
+      tile.yield %v : f32
+    }
+    memref.store %s, %y[%i] : memref<64xf32>
+  }
+}
+
+// -----
+
+// The rows of a block run apart, so no barrier orders a row's second loop after its first.
+
+// expected-error @+1 {{but block [32, 4, 1] gives each iteration of a rows loop a row of threads, and no barrier orders a row's own ops}}
+tile.kernel @rows_pass_values(%x: memref<64x64xf32>, %t: memref<64x64xf32>) grid [16, 1, 1] block [32, 4, 1] {
+  %c63 = arith.constant 63 : index
+  tile.for %i in 0 to 64 map rows {
+    tile.for %j in 0 to 64 map thread {
+      %v = memref.load %x[%i, %j] : memref<64x64xf32>
+      memref.store %v, %t[%i, %j] : memref<64x64xf32>
+    }
+    tile.for %j in 0 to 64 map thread {
+      %r = arith.subi %c63, %j : index
+      %v = memref.load %t[%i, %r] : memref<64x64xf32>
+      memref.store %v, %x[%i, %j] : memref<64x64xf32>
+    }
+  }
 }
