@@ -17,8 +17,9 @@ time is the program's.
 The search (`search`): at most EXHAUSTIVE_LIMIT candidates are each timed once with
 FINAL_REPS repetitions. More are searched by successive halving: every candidate is timed with
 FIRST_REPS repetitions, the faster half is kept and timed again with twice the repetitions,
-and so on until one is left; the heuristic's schedule is timed first, so that a budget that
-runs out still compares against it. `--budget` bounds the whole run: each kernel gets an
+and so on until one is left; the heuristic's schedule is timed first in every round (kept or
+not), so that the winner has beaten it at the same repetitions and a budget that runs out
+still compares against it. `--budget` bounds the whole run: each kernel gets an
 equal share of what is left when it starts, and a round stops at its kernel's deadline, the
 best so far winning. `--verbose` prints every candidate's time and every drop.
 """
@@ -70,9 +71,11 @@ def search(
     heuristic = candidates[0]
     result = SearchResult(None, None, None)
     alive = list(candidates)
-    reps = FINAL_REPS if len(alive) <= EXHAUSTIVE_LIMIT else FIRST_REPS
-    rounds = 1 if len(alive) <= EXHAUSTIVE_LIMIT else math.ceil(math.log2(len(alive))) + 1
-    for round_number in range(1, rounds + 1):
+    exhaustive = len(alive) <= EXHAUSTIVE_LIMIT
+    reps = FINAL_REPS if exhaustive else FIRST_REPS
+    round_number = 0
+    while True:
+        round_number += 1
         times: list[tuple[float, int, Schedule]] = []
         for order, schedule in enumerate(alive):
             if clock() > deadline and times:
@@ -86,7 +89,7 @@ def search(
                 continue
             result.timed += 1
             times.append((microseconds, order, schedule))
-            if schedule == heuristic and result.heuristic_us is None:
+            if schedule == heuristic:
                 result.heuristic_us = microseconds
             if verbose:
                 log(f"    {microseconds:10.2f} us  {tile.ScheduleAttr(schedule)}")
@@ -101,9 +104,13 @@ def search(
             f"  round {round_number}: {len(times)} timed, {reps} reps each: best "
             f"{result.best_us:.2f} us{heuristic_figure}"
         )
-        alive = [schedule for _, _, schedule in times[: max(1, math.ceil(len(times) / 2))]]
-        if len(alive) == 1 or clock() > deadline:
+        contenders = [schedule for _, _, schedule in times if schedule != heuristic]
+        if exhaustive or len(contenders) <= 1 or clock() > deadline:
             break
+        # The heuristic runs in every round, first, beside the faster half of the others, so
+        # that the winner has beaten it at the same repetitions (few are noisy).
+        timed = len(contenders) < len(times)
+        alive = [heuristic] * timed + contenders[: math.ceil(len(contenders) / 2)]
         reps *= 2
     return result
 

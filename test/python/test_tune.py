@@ -287,10 +287,30 @@ def test_many_candidates_are_halved_round_by_round_and_wrong_ones_dropped():
     result = tune.search(offered, measure, float("inf"), lines.append)
     assert result.best == offered[-2] and result.heuristic_us == 100.0
     assert result.dropped == [(offered[-1], "output 0 differs")]
-    assert result.timed == 19 + 10 + 5 + 3 + 2  # halving the 19 right ones down to one
+    # The 18 right ones besides the heuristic halved down to one, the heuristic in each round.
+    assert result.timed == 19 + 10 + 6 + 4 + 3 + 2
     assert [reps for _, reps in calls[:20]] == [tune.FIRST_REPS] * 20
-    assert calls[-1][1] == tune.FIRST_REPS * 2**4
+    assert calls[-2:] == [
+        (32, tune.FIRST_REPS * 2**5),
+        (offered[-2].block[0], tune.FIRST_REPS * 2**5),
+    ]
     assert any(line.startswith("  dropped (wrong): #tile.schedule<block [640") for line in lines)
+
+
+def test_a_candidate_must_beat_the_heuristic_at_the_same_repetitions():
+    """Candidate 2 looks fastest at few repetitions (noise), then slower than the heuristic
+    at more: the heuristic, timed in every round, wins the last one."""
+    offered = schedules(12)
+    first = {s.block[0]: 10.0 + i for i, s in enumerate(offered)}
+    first[offered[2].block[0]] = 5.0
+
+    def measure(schedule: tile.Schedule, reps: int) -> float:
+        if schedule == offered[2] and reps > tune.FIRST_REPS:
+            return 10.5
+        return first[schedule.block[0]]
+
+    result = tune.search(offered, measure, float("inf"), [].append)
+    assert result.best == offered[0] and result.best_us == result.heuristic_us == 10.0
 
 
 def test_the_budget_stops_the_search_with_the_best_so_far():
