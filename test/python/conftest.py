@@ -2,6 +2,10 @@
 user's cache (`EMMY_CACHE_DIR`, which the suite's subprocesses inherit); a test that is about
 the cache sets its own."""
 
+import importlib.util
+import sys
+from pathlib import Path
+
 import pytest
 
 
@@ -10,3 +14,14 @@ def private_cache(tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("EMMY_CACHE_DIR", str(tmp_path_factory.mktemp("emmy-cache")))
         yield
+
+
+@pytest.fixture
+def llama(monkeypatch):
+    """`benchmarks/llama.py` as a module (the benchmark is a script, not a package)."""
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "llama.py"
+    spec = importlib.util.spec_from_file_location("llama", path)
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "llama", module)  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
