@@ -44,6 +44,7 @@ from emmy.passes.hoist_invariant_reciprocals import HoistInvariantReciprocalsPas
 from emmy.passes.lower_fused_to_loop import LowerFusedToLoopPass
 from emmy.passes.lower_loop_to_tile import LowerLoopToTilePass
 from emmy.passes.lower_tile_to_kernel import LowerTileToKernelPass
+from emmy.passes.merge_identical_kernels import MergeIdenticalKernelsPass
 
 STAGES: dict[str, tuple[ModulePass, ...]] = {
     "prim": (DecomposeTorchPass(),),
@@ -73,6 +74,7 @@ STAGES: dict[str, tuple[ModulePass, ...]] = {
         LowerTileToKernelPass(),
         CanonicalizePass(),
         CommonSubexpressionElimination(),
+        MergeIdenticalKernelsPass(),
     ),
 }
 

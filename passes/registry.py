@@ -30,6 +30,7 @@ def registered_passes() -> dict[str, type[ModulePass]]:
     from emmy.passes.lower_fused_to_loop import LowerFusedToLoopPass
     from emmy.passes.lower_loop_to_tile import LowerLoopToTilePass
     from emmy.passes.lower_tile_to_kernel import LowerTileToKernelPass
+    from emmy.passes.merge_identical_kernels import MergeIdenticalKernelsPass
     from emmy.passes.pipelines import PIPELINES
 
     builtin = (
@@ -44,6 +45,7 @@ def registered_passes() -> dict[str, type[ModulePass]]:
         ChooseTileSchedulePass,
         LowerLoopToTilePass,
         LowerTileToKernelPass,
+        MergeIdenticalKernelsPass,
         CanonicalizePass,
         CommonSubexpressionElimination,
         DeadCodeElimination,

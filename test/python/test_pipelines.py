@@ -20,6 +20,8 @@ from emmy.passes.pipelines import (
     printed,
     run_passes,
 )
+from emmy.tools.bench.differential import check_levels, lower
+from emmy.tools.frontend.program import load_program
 
 SOFTMAX = """\
 func.func @forward(%input: tensor<1x4x8xf32>) -> tensor<1x4x8xf32> {
@@ -121,3 +123,33 @@ def test_emmy_opt_imports_neither_torch_nor_the_interpreter(tmp_path: Path):
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert result.stdout == "0 []\n", result.stderr
+
+
+LAYERS = """
+class Layer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.RMSNorm(64)
+        self.up = nn.Linear(64, 128, bias=False)
+        self.down = nn.Linear(128, 64, bias=False)
+    def forward(self, x):
+        return x + self.down(F.silu(self.up(self.norm(x))))
+DT = torch.bfloat16
+nn.Sequential(Layer(), Layer(), Layer()).to(DT)(torch.randn(2, 70, 64, dtype=DT))
+"""
+
+
+def test_identical_layers_launch_one_set_of_kernels():
+    """Three identical layers lower to three launches of each of one layer's kernels (named
+    for the first layer), and still match eager in the SIMT emulator."""
+    program = load_program(LAYERS, "<source>")
+    torch_ir = program.to_torch_ir()
+    kernel_ir = lower(torch_ir, "kernel")
+    funcs = [op.sym_name.data for op in kernel_ir.walk() if op.name == "kernel.func"]
+    launches = [
+        op.kernel.root_reference.data for op in kernel_ir.walk() if op.name == "kernel.launch"
+    ]
+    assert len(launches) == 3 * len(funcs)
+    assert sorted(set(launches)) == sorted(funcs)
+    reports = check_levels(program, torch_ir, ("kernel",), seed=3)
+    assert all(r.passed for r in reports), [(r.max_abs_error, r.max_rel_error) for r in reports]

@@ -20,6 +20,7 @@
 // DUMPS-NEXT: // -----// IR Dump After lower-tile-to-kernel //----- //
 // DUMPS-NEXT: // -----// IR Dump After canonicalize //----- //
 // DUMPS-NEXT: // -----// IR Dump After cse //----- //
+// DUMPS-NEXT: // -----// IR Dump After merge-identical-kernels //----- //
 // DUMPS-NOT:  IR Dump
 
 // --print-ir-after-change compares the IR pass by pass: fold-reshapes finds no reshape here,

@@ -51,7 +51,7 @@
 // KERNEL:          kernel.vector_store
 // KERNEL:        kernel.launch @k_rms_norm({{.*}}) grid [32, 1, 1] block [512, 1, 1] smem 0
 
-// RUN: emmy compile -c "nn.RMSNorm(2048).to(torch.bfloat16)(torch.randn(1,32,2048,dtype=torch.bfloat16))" --ir cuda -o %t.cu && filecheck %s --check-prefix=CUDA < %t.cu
+// RUN: emmy compile -c "nn.RMSNorm(2048).to(torch.bfloat16)(torch.randn(1,48,2048,dtype=torch.bfloat16))" --ir cuda -o %t.cu && filecheck %s --check-prefix=CUDA < %t.cu
 // RUN: nvcc -arch=sm_90a -c %t.cu -o %t.o
 // CUDA:          #include <cuda_bf16.h>
 // CUDA:          extern "C" __global__ void __launch_bounds__(256) k_rms_norm(const __nv_bfloat16* __restrict__ p_weight, const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ out) {
