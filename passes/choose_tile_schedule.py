@@ -41,6 +41,11 @@ for the loop nests lower-fused-to-loop produces (one nest per output shape):
   up to a warp, at most MAX_BLOCK threads: small blocks let an SM hold many rows at once, and
   so many loads in flight; with fewer rows, which leave SMs idle anyway, a thread takes one
   vector, so that each row is done sooner.
+- Rows per block: where every nest is grid loops over elementwise thread loops whose row is
+  fewer vectors than a warp has threads (a head dim of 128 bf16 is 16), the grid loops map to
+  `rows` and a block takes several rows, each on bx threads (the row's vectors, rounded up to
+  a power of 2): up to ROW_BLOCK_THREADS threads while the grid keeps MANY_ROWS_PER_SM blocks
+  an SM, `block [16, 16, 1]` for 8192 such rows (`_rows_per_block`).
 
 A kernel whose body is one `loop.contract` of bf16 or f16 operands accumulated in f32, on a
 target with tensor cores, gets a contraction's schedule instead: the `tile.gemm` that
@@ -213,6 +218,8 @@ SPREAD_BLOCKS_PER_SM = 1
 """The blocks per SM a two-dimensional nest aims at."""
 ROW_BLOCK_THREADS = 256
 """The threads of a block of several rows (`_rows_per_block`)."""
+CANDIDATE_ROWS = (2, 4, 8, 16, 32, 64)
+"""The rows of a block the tuner tries where a nest's rows may share blocks."""
 STAGE_BUDGET_BYTES = 32 * 1024
 CANDIDATE_BLOCKS = (64, 128, 256, 512, 1024)
 """The block sizes `candidates` offers besides the heuristic's."""
@@ -483,13 +490,14 @@ def _rows_per_block(
     widths: dict[loop.ForOp, int],
     target: GpuTarget,
     representative: int,
+    rows: int = 0,
 ) -> tuple[int, int] | None:
     """(bx, by) for a block of by rows of bx threads, where a row of each nest's thread loops
     takes fewer vectors than a warp has threads (a head dim of 128 in bf16 is 16 vectors): bx
     covers the longest row's vectors, by = ROW_BLOCK_THREADS / bx rows while the grid keeps
-    MANY_ROWS_PER_SM blocks per SM, so whole warps load where a block of one row would leave
-    lanes idle. Only for nests of grid loops over thread loops that the rows run apart: no
-    reduction, no loop inside them, nothing passed between them."""
+    MANY_ROWS_PER_SM blocks per SM (or `rows`, a tuner's candidate), so whole warps load where
+    a block of one row would leave lanes idle. Only for nests of grid loops over thread loops
+    that the rows run apart: no reduction, no loop inside them, nothing passed between them."""
     if any(m not in (Mapping.GRID, Mapping.THREAD) for m in mappings.values()):
         return None
     vectors = 1
@@ -505,12 +513,14 @@ def _rows_per_block(
         for f in threaded:
             vectors = max(vectors, -(-f.planned_trip_count(representative) // widths[f]))
     bx = 1 << (vectors - 1).bit_length()
-    by = min(
+    by = rows or min(
         ROW_BLOCK_THREADS // bx,
         _rows(mappings, representative) // (MANY_ROWS_PER_SM * target.sm_count),
     )
     if bx >= target.warp_size or by * bx < target.warp_size:
         return None
+    if rows:
+        return (bx, by) if bx * by <= target.max_threads_per_block else None
     return bx, 1 << (by.bit_length() - 1)
 
 
@@ -897,10 +907,15 @@ def choose_schedule(
 
 
 def _loop_schedule(
-    kernel: loop.KernelOp, target: GpuTarget, overrides: Overrides, representative: int
+    kernel: loop.KernelOp,
+    target: GpuTarget,
+    overrides: Overrides,
+    representative: int,
+    rows: int = 0,
 ) -> Schedule:
     """The heuristic's schedule of the loop nests of `kernel`, a loop to the dynamic size
-    taken to run `representative` times."""
+    taken to run `representative` times (with blocks of `rows` rows, where they may have
+    several)."""
     mappings = _mappings(kernel, overrides.split_reductions, target)
     widths = {
         f: _vector_width(f, overrides.vector_width)
@@ -909,11 +924,11 @@ def _loop_schedule(
     }
     paths = tile.loop_paths(kernel.body.block, loop.ForOp)
     stages = tuple(_staged_rows(kernel, mappings, paths, overrides.stage))
-    rows = None
+    rows_shape = None
     if not stages and not overrides.block_size:
-        rows = _rows_per_block(kernel, mappings, widths, target, representative)
-    if rows is not None:
-        block = (*rows, 1)
+        rows_shape = _rows_per_block(kernel, mappings, widths, target, representative, rows)
+    if rows_shape is not None:
+        block = (*rows_shape, 1)
         mappings = {f: Mapping.ROWS if m == Mapping.GRID else m for f, m in mappings.items()}
     else:
         block = (_block_size(mappings, widths, target, overrides.block_size, representative), 1, 1)
@@ -938,7 +953,8 @@ def candidates(kernel: loop.KernelOp, target: GpuTarget) -> list[Schedule]:
     gives its tiles; for an attention, its tile and ATTENTION_TILE (a decode's tile of few
     rows is one warp, which issues every copy of its keys and values; 4 warps share them)
     with each of CANDIDATE_ATTENTION_SPLITS, and on wgmma blocks of 64 and 128 rows with
-    each of CANDIDATE_WGMMA_ATTENTION_PIPELINES; each one lowers."""
+    each of CANDIDATE_WGMMA_ATTENTION_PIPELINES; blocks of each of CANDIDATE_ROWS rows where
+    a nest's rows may share blocks (`_rows_per_block`); each one lowers."""
     heuristic = choose_schedule(kernel, target)
     schedules = {heuristic: None}
     attention = _attention_schedule(kernel, target)
@@ -999,6 +1015,9 @@ def candidates(kernel: loop.KernelOp, target: GpuTarget) -> list[Schedule]:
                     overrides = Overrides(block, width, stage, split)
                     schedule = _loop_schedule(nests, target, overrides, representative)
                     schedules.setdefault(schedule, None)
+    for rows in CANDIDATE_ROWS:
+        schedule = _loop_schedule(nests, target, Overrides(), representative, rows)
+        schedules.setdefault(schedule, None)
     return [s for s in schedules if (_lowers(kernel, s) if s.is_contraction else _lowers(nests, s))]
 
 

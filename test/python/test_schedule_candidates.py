@@ -86,9 +86,27 @@ def rms_norm(x: np.ndarray, w: np.ndarray) -> np.ndarray:
     return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + 1e-6) * w
 
 
+SHORT_ROWS = """
+loop.kernel @k_square(%x: memref<300x32xf32>, %y: memref<300x32xf32>) {
+  loop.for %i in 0 to 300 {
+    loop.for %j in 0 to 32 {
+      %v = loop.load %x[%i, %j] : memref<300x32xf32>
+      %w = arith.mulf %v, %v : f32
+      loop.store %w, %y[%i, %j] : memref<300x32xf32>
+    }
+  }
+}
+func.func @forward(%x: memref<300x32xf32>) -> memref<300x32xf32> {
+  %y = memref.alloc() : memref<300x32xf32>
+  loop.launch @k_square(%x, %y) : memref<300x32xf32>, memref<300x32xf32>
+  func.return %y : memref<300x32xf32>
+}
+"""
+
 CASES = {
     "rms_norm": (RMS_NORM, [(4, 96), (96,)], rms_norm),
     "elementwise": (ELEMENTWISE, [(3, 4, 40)], lambda x: x + x),
+    "short_rows": (SHORT_ROWS, [(300, 32)], lambda x: x * x),
     "split_sum": (SUM, [(65536,)], lambda x: np.sum(x, dtype=np.float64)),
 }
 
@@ -141,6 +159,15 @@ def test_candidates_vary_what_is_worth_timing() -> None:
     sum_kernel = only_kernel(parse(SUM))
     mappings = {s.loop((0,)).mapping for s in candidates(sum_kernel, DEFAULT_TARGET)}
     assert mappings == {tile.Mapping.GLOBAL, tile.Mapping.THREAD}
+
+
+def test_short_rows_are_offered_blocks_of_several_rows() -> None:
+    """Rows of 8 vectors (32 f32), too few per SM for the heuristic to share blocks (300 on
+    132 SMs): the tuner may still time blocks of 4 to 64 rows of 8 threads."""
+    schedules = candidates(only_kernel(parse(SHORT_ROWS)), DEFAULT_TARGET)
+    assert schedules[0].block == (32, 1, 1)
+    rows = {s.block for s in schedules if s.loop((0,)).mapping == tile.Mapping.ROWS}
+    assert rows == {(8, 4, 1), (8, 8, 1), (8, 16, 1), (8, 32, 1), (8, 64, 1)}
 
 
 PRODUCT = """
