@@ -239,12 +239,14 @@ def _op_name(paths: dict[Operation, LoopPath], op: Operation) -> str:
     return f"loop {list(paths[op])}" if op in paths else f"'{op.name}'"
 
 
+def _has_rows_loops(kernel: KernelOp) -> bool:
+    return any(isinstance(f, ForOp) and f.mapping.data == Mapping.ROWS for f in kernel.walk())
+
+
 def rows_per_block(kernel: KernelOp) -> int:
     """How many iterations of its `rows` loops a block of `kernel` takes at once, one per row
     of threads (`threadIdx.y`): its block's y size where it has such loops, else 1."""
-    if any(isinstance(f, ForOp) and f.mapping.data == Mapping.ROWS for f in kernel.body.walk()):
-        return kernel.block_shape[1]
-    return 1
+    return kernel.block_shape[1] if _has_rows_loops(kernel) else 1
 
 
 def contiguous_offset(index: SSAValue, induction_var: SSAValue) -> int | None:
@@ -863,7 +865,7 @@ class KernelOp(KernelSymbolOp):
                         f"grid {list(self.grid_shape)} has {self.grid_shape[1]} rows of blocks, "
                         f"but a nest maps no loop to grid_y: it would run once per row"
                     )
-        if any(isinstance(f, ForOp) and f.mapping.data == Mapping.ROWS for f in self.walk()):
+        if _has_rows_loops(self):
             self._verify_rows()
         self._verify_blocks_pass_nothing()
 

@@ -373,6 +373,12 @@ def _spreads_rows_over_blocks(
     rows = prod(f.trip_count for f in chain)
     if rows >= MANY_ROWS_PER_SM * target.sm_count:
         return False
+    return _elementwise_rows(chain)
+
+
+def _elementwise_rows(chain: list[loop.ForOp]) -> bool:
+    """Whether the loops inside `chain`'s last grid loop are parallel, hold no loops and pass
+    nothing to each other: each grid iteration (row) may run apart from the others' threads."""
     inner = _child_loops(chain[-1])
     return all(not f.is_reduction and not _child_loops(f) for f in inner) and (
         first_dependence(list(chain[-1].body.block.ops)) is None
@@ -503,14 +509,9 @@ def _rows_per_block(
     vectors = 1
     for root in (op for op in kernel.body.block.ops if isinstance(op, loop.ForOp)):
         chain = _grid_chain(root)
-        if not chain:
+        if not chain or not _elementwise_rows(chain):
             return None
-        threaded = _child_loops(chain[-1])
-        if any(f.is_reduction or _child_loops(f) for f in threaded) or first_dependence(
-            list(chain[-1].body.block.ops)
-        ):
-            return None
-        for f in threaded:
+        for f in _child_loops(chain[-1]):
             vectors = max(vectors, -(-f.planned_trip_count(representative) // widths[f]))
     bx = 1 << (vectors - 1).bit_length()
     by = rows or min(

@@ -684,8 +684,6 @@ class _DigitIndices(_IterationIndices):
         """(dim, place) -> the dims of its digits (high, low)."""
         self.split_dims: dict[int, tuple[int, int, int]] = {}
         """high digit -> (the dim it is a digit of, the place, the low digit)."""
-        self.low_digits: dict[int, int] = {}
-        """low digit -> the dim it is a digit of."""
 
     def _digits(self, d: int, place: int) -> tuple[int, int]:
         if (d, place) not in self.digit_dims:
@@ -693,7 +691,6 @@ class _DigitIndices(_IterationIndices):
             self.extents = (*self.extents, self.extents[d] // place, place)
             self.digit_dims[d, place] = (high, low)
             self.split_dims[high] = (d, place, low)
-            self.low_digits[low] = d
         return self.digit_dims[d, place]
 
     def _split_at(self, form: _Affine, boundary: int) -> _Affine:
@@ -741,8 +738,9 @@ class _DigitIndices(_IterationIndices):
         if form.constant or len(form.terms) != 1 or form.terms[0][1] != 1:
             return False
         digit = form.terms[0][0]
-        while digit in self.low_digits:
-            digit = self.low_digits[digit]
+        parents = {low: dim for dim, _, low in self.split_dims.values()}
+        while digit in parents:
+            digit = parents[digit]
         return digit == d
 
 

@@ -761,6 +761,7 @@ def _sized_grid(source: tile.KernelOp) -> tuple[int, int, int] | None:
         return contraction.sized_grid()
     needs: list[tuple[int, int, int]] = []
     threads = prod(source.block_shape)
+    rows = tile.rows_per_block(source)
     for for_op in source.body.walk():
         if not isinstance(for_op, tile.ForOp) or not for_op.is_dynamic:
             continue
@@ -777,7 +778,6 @@ def _sized_grid(source: tile.KernelOp) -> tuple[int, int, int] | None:
                 if isinstance(op, tile.ForOp) and op.mapping.data == for_op.mapping.data
             ]
             static = [op.trip_count for op in chain if not op.is_dynamic]
-            rows = tile.rows_per_block(source)
             needs.append((prod(static), rows, 1 + len(chain) - len(static)))
     return max(needs, key=lambda need: (need[2], need[0] / need[1]), default=None)
 

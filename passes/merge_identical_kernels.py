@@ -24,11 +24,13 @@ from xdsl.passes import ModulePass
 from emmy.dialects import kernel
 
 
+def _unnamed_properties(func: kernel.FuncOp) -> dict:
+    return {k: v for k, v in func.properties.items() if k != "sym_name"}
+
+
 def _same_kernel(first: kernel.FuncOp, second: kernel.FuncOp) -> bool:
-    properties = {k: v for k, v in first.properties.items() if k != "sym_name"}
-    others = {k: v for k, v in second.properties.items() if k != "sym_name"}
     return (
-        properties == others
+        _unnamed_properties(first) == _unnamed_properties(second)
         and first.attributes == second.attributes
         and first.body.is_structurally_equivalent(second.body)
     )

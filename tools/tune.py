@@ -26,6 +26,7 @@ best so far winning. `--verbose` prints every candidate's time and every drop.
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -73,9 +74,7 @@ def search(
     alive = list(candidates)
     exhaustive = len(alive) <= EXHAUSTIVE_LIMIT
     reps = FINAL_REPS if exhaustive else FIRST_REPS
-    round_number = 0
-    while True:
-        round_number += 1
+    for round_number in itertools.count(1):
         times: list[tuple[float, int, Schedule]] = []
         for order, schedule in enumerate(alive):
             if clock() > deadline and times:
