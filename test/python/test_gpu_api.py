@@ -157,9 +157,7 @@ def test_a_dynamic_causal_attention_runs_at_every_sequence_length_on_cuda():
 def test_llama_prefill_fills_the_cache_and_decode_steps_match_eager_on_cuda(llama):
     """The benchmark's model (GQA heads of 64, a KV cache written in place) through
     `backend="emmy"` on CUDA: after the prefill the caches hold eager's keys and values, and
-    each decode step, fed eager's tokens, gives eager's logits. (On the H200, 2026-12-06, the
-    full model's greedy tokens agreed with eager's at the prefill only: on the CPU, at every
-    level, they agree.)"""
+    each decode step, fed eager's tokens, gives eager's logits."""
     config = llama.Config(
         dim=256, layers=2, heads=4, kv_heads=2, ffn=512, vocab=64, prefill=300, decode=4
     )
