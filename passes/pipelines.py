@@ -60,6 +60,7 @@ STAGES: dict[str, tuple[ModulePass, ...]] = {
     ),
     "loop": (
         LowerFusedToLoopPass(),
+        MergeIdenticalKernelsPass(),
         HoistInvariantReciprocalsPass(),
         CanonicalizePass(),
         CommonSubexpressionElimination(),

@@ -47,14 +47,20 @@ class CompileOptions:
     that lists them; False makes them one error that lists every one."""
     cpu_level: str = "loop"
     """The level the CPU interpreter runs on CPU tensors."""
+    cuda_graphs: bool = True
+    """`torch.compile` only: on CUDA, each compiled partition replays a CUDA graph of its
+    launches (`GraphedHostProgram`: the weights and buffers read in place, other inputs copied
+    in, the outputs copied out), so that a call costs one launch of host time however many
+    kernels it has (a decode step's 100 or so); False launches each kernel from Python."""
 
     def __post_init__(self) -> None:
         if self.cpu_level not in LEVELS:
             raise ValueError(
                 f"cpu_level must be one of {', '.join(LEVELS)}, not {self.cpu_level!r}"
             )
-        if not isinstance(self.fallback, bool):
-            raise ValueError(f"fallback must be True or False, not {self.fallback!r}")
+        for name in ("fallback", "cuda_graphs"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} must be True or False, not {getattr(self, name)!r}")
 
     @classmethod
     def from_mapping(cls, options: Mapping[str, Any]) -> CompileOptions:

@@ -53,6 +53,7 @@ from emmy.tools.frontend.importer import (
     unsupported_op,
 )
 from emmy.tools.frontend.program import FrontendError
+from emmy.tools.runtime.host import GraphedHostProgram
 
 VIEW_OPS = [
     "aten.view.default",
@@ -114,15 +115,28 @@ def _refusals(gm: GraphModule) -> dict[Node, str]:
 
 
 class _Partition(torch.nn.Module):
-    """Runs one compiled partition in place of its nodes."""
+    """Runs one compiled partition in place of its nodes: on CUDA, with `cuda_graphs`,
+    through CUDA graphs that read the inputs at `static` positions (the model's parameters
+    and buffers) in place."""
 
-    def __init__(self, graph: CompiledGraph):
+    def __init__(self, graph: CompiledGraph, static: list[bool]):
         super().__init__()
         self.graph = graph
+        self.static = static
+        self._graphed: GraphedHostProgram | None = None
 
     def forward(self, *inputs: Any) -> tuple[torch.Tensor, ...]:
         # A symbolic size Dynamo passes as an input is also the size of a tensor input.
-        return tuple(self.graph([v for v in inputs if not isinstance(v, torch.SymInt | int)]))
+        kept = [i for i, v in enumerate(inputs) if not isinstance(v, torch.SymInt | int)]
+        values = [inputs[i] for i in kept]
+        on_cuda = any(isinstance(v, torch.Tensor) and v.is_cuda for v in values)
+        if not (on_cuda and self.graph.options.cuda_graphs):
+            return tuple(self.graph(values))
+        if self._graphed is None:
+            static = [self.static[i] for i in kept]
+            program = self.graph.prepare_cuda()
+            self._graphed = GraphedHostProgram(program, static, copy_outputs=True)
+        return tuple(self._graphed(values))
 
 
 def _refusal(error: Exception) -> str:
@@ -152,10 +166,12 @@ def _compile_partition(
     return graph
 
 
-def _replace(gm: GraphModule, nodes: list[Node], name: str, graph: CompiledGraph) -> None:
+def _replace(
+    gm: GraphModule, nodes: list[Node], name: str, graph: CompiledGraph, static: set[Node]
+) -> None:
     # The partition's inputs are found again: an earlier replacement may have given them.
     _, inputs, outputs = fuse_as_graphmodule(gm, nodes, name, always_return_tuple=True)
-    gm.add_submodule(name, _Partition(graph))
+    gm.add_submodule(name, _Partition(graph, [node in static for node in inputs]))
     with gm.graph.inserting_after(nodes[-1]):
         call = gm.graph.call_module(name, args=inputs)
     with gm.graph.inserting_after(call):
@@ -163,6 +179,16 @@ def _replace(gm: GraphModule, nodes: list[Node], name: str, graph: CompiledGraph
             piece = gm.graph.call_function(operator.getitem, (call, number))
             output.replace_all_uses_with(piece, propagate_meta=True)
     erase_nodes(gm, nodes)
+
+
+def _static_inputs(gm: GraphModule) -> set[Node]:
+    """The placeholders of `gm` that AOTAutograd calls static (the parameters and buffers,
+    which keep their addresses from call to call), as Inductor's CUDA graphs take them."""
+    context = torch._guards.TracingContext.try_get()
+    if context is None or context.fw_metadata is None:
+        return set()
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    return {placeholders[i] for i in context.fw_metadata.static_input_indices}
 
 
 def compile_graph(
@@ -205,8 +231,9 @@ def compile_graph(
             FallbackWarning,
             stacklevel=2,
         )
+    static = _static_inputs(gm)
     for number, (nodes, graph) in enumerate(zip(partitions, compiled, strict=True)):
-        _replace(gm, nodes, f"emmy_{number}", graph)
+        _replace(gm, nodes, f"emmy_{number}", graph, static)
     stable_topological_sort(gm)
     gm.graph.lint()
     gm.recompile()

@@ -318,14 +318,26 @@ def test_a_decoder_layer_compiled_once_runs_at_every_sequence_length(decoder_lay
         np.testing.assert_allclose(output, expected, rtol=1e-5, atol=2e-5)
 
 
+def _gemm_launches(tile_ir: str, gemm: str) -> list[tuple[str, str]]:
+    """(kernel, first argument) of each tile.launch of a kernel holding a `gemm` match."""
+    kernels = re.findall(r"tile.kernel @(\w+)(.*?)(?=tile.kernel @|func.func @)", tile_ir, re.S)
+    matching = {name for name, body in kernels if re.search(gemm, body)}
+    launches = re.findall(r"tile.launch @(\w+)\((%\w+)", tile_ir)
+    return [(name, first) for name, first in launches if name in matching]
+
+
 def test_a_decoder_layers_projections_are_gemms_over_the_dynamic_size(decoder_layer):
-    """Its q, k, v, o and down projections are tile.gemms on the fma atom (f32), and gate and
-    up one of sibling rhs; the output projection reads attention's output transposed back,
-    which another kernel materializes for it (its k spans two dims of attention's output)."""
+    """Its q, k, v, o and down projections launch tile.gemms on the fma atom (f32), and gate
+    and up one of sibling rhs; the output projection reads attention's output transposed back,
+    which another kernel materializes for it (its k spans two dims of attention's output).
+    The q, k and v projections, alike, launch one kernel (merge-identical-kernels)."""
     _, _, module = decoder_layer
     tile_ir = printed(lower(module, "tile"))
-    gemms = re.findall(r"tile.gemm %\w+\[m, k\] \* %p_(\w+)_weight\[n, k\] : memref<\?x", tile_ir)
-    assert sorted(gemms) == ["attention_k", "attention_o", "attention_q", "attention_v", "down"]
+    launched = _gemm_launches(tile_ir, r"tile.gemm %\w+\[m, k\] \* %\w+\[n, k\] : memref<\?x")
+    projections = sorted(re.match(r"%p_(\w+)_weight", a).group(1) for _, a in launched)
+    assert projections == ["attention_k", "attention_o", "attention_q", "attention_v", "down"]
+    qkv = ("%p_attention_q_weight", "%p_attention_k_weight", "%p_attention_v_weight")
+    assert len({kernel for kernel, weight in launched if weight in qkv}) == 1
     assert "* (%p_gate_weight, %p_up_weight)[n, k] : memref<?x" in tile_ir
     assert "atom fma" in tile_ir
 
@@ -347,8 +359,7 @@ def test_a_bf16_decoder_layer_runs_on_tensor_cores_at_every_sequence_length(bf16
     emulator."""
     layer, exported, module = bf16_decoder_layer
     tile_ir = printed(lower(module, "tile"))
-    gemms = re.findall(r"tile.gemm .*memref<\?x\d+xbf16>.* atom wgmma", tile_ir)
-    assert len(gemms) == 6
+    assert len(_gemm_launches(tile_ir, r"tile.gemm .*memref<\?x\d+xbf16>.* atom wgmma")) == 6
     assert re.search(r"tile.attention .* causal .*memref<1x2x\?x64xbf16>", tile_ir)
     lowered = lower(module, "kernel")
     for length in (1, 7, 64):

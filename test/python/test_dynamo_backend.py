@@ -345,3 +345,32 @@ def test_gradients_through_the_backend_match_eager():
     reference(x).square().sum().backward()
     for (name, got), want in zip(model.named_parameters(), reference.parameters()):
         torch.testing.assert_close(got.grad, want.grad, rtol=1e-5, atol=1e-5, msg=name)
+
+
+class ScaledLinear(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(8, 16)
+        self.register_buffer("scale", torch.randn(1, 16))
+
+    def forward(self, x):
+        return self.linear(x) * self.scale
+
+
+def test_parameters_and_buffers_are_a_partitions_static_inputs(compiled_graphs):
+    """On CUDA a partition's CUDA graphs read its static inputs in place and copy the others
+    in: the parameters and buffers are static, the activations not."""
+    model = ScaledLinear()
+    compiled = torch.compile(model, backend="emmy", dynamic=False)
+    x = torch.randn(3, 8)
+    torch.testing.assert_close(compiled(x), model(x))
+    (graph,) = compiled_graphs
+    (call,) = [n for n in graph.graph.nodes if n.op == "call_module"]
+    partition = graph.get_submodule(call.target)
+    shapes = [tuple(a.meta["val"].shape) for a in call.args]
+    assert dict(zip(shapes, partition.static)) == {
+        (16, 8): True,
+        (16,): True,
+        (1, 16): True,
+        (3, 8): False,
+    }

@@ -96,6 +96,27 @@ def test_graph_replay_matches_eager_and_reads_the_inputs_anew(name: str) -> None
         assert not torch.equal(old, new)
 
 
+def test_graph_replay_copies_moving_inputs_in_and_its_outputs_out() -> None:
+    """The weight is static (read in place), the rows a new tensor every call (copied into
+    the graph's buffer); outputs are copies, so the next replay leaves them alone, and a
+    static input at another address captures again."""
+    text = MEMORY_BOUND_PROGRAMS["rms_norm"].replace("SHAPE", "(64, 2048)")
+    kernels = host_program(text.replace("DT", "torch.float32"))
+    graphed = GraphedHostProgram(kernels, static=[True, False], copy_outputs=True)
+    weight = torch.randn(2048, device="cuda")
+    results = []
+    for _ in range(3):
+        rows = torch.randn(64, 2048, device="cuda")
+        results.append((graphed([weight, rows])[0], kernels([weight, rows])[0]))
+    for got, expected in results:
+        torch.testing.assert_close(got, expected, rtol=1e-6, atol=1e-6)
+    assert len(graphed._captures) == 1
+    moved = torch.randn(2048, device="cuda")
+    rows = torch.randn(64, 2048, device="cuda")
+    torch.testing.assert_close(graphed([moved, rows])[0], kernels([moved, rows])[0])
+    assert len(graphed._captures) == 2
+
+
 def test_misaligned_views_are_copied_before_vector_access() -> None:
     kernels = host_program("nn.GELU()(torch.randn(4, 64))")
     storage = torch.randn(4 * 64 + 1, device="cuda")

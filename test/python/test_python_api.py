@@ -79,6 +79,8 @@ def test_unknown_or_bad_options_are_errors_that_list_the_options():
         emmy.compile(nn.ReLU(), torch.randn(4), block=128)
     with pytest.raises(ValueError, match="cpu_level must be one of torch, prim"):
         emmy.compile(nn.ReLU(), torch.randn(4), cpu_level="ptx")
+    with pytest.raises(ValueError, match="cuda_graphs must be True or False, not 'yes'"):
+        emmy.compile(nn.ReLU(), torch.randn(4), cuda_graphs="yes")
 
 
 class Sorts(nn.Module):
@@ -119,7 +121,7 @@ def test_emmy_dump_dir_gets_every_pass_of_each_lowering(tmp_path, monkeypatch):
     (run,) = tmp_path.iterdir()
     assert run.name == "001-torch-to-loop"
     steps = sorted(p.name for p in run.iterdir())
-    assert steps[0] == "000-input.mlir" and steps[-1] == "009-cse.mlir"
+    assert steps[0] == "000-input.mlir" and steps[-1] == "010-cse.mlir"
     assert "loop.kernel" in (run / steps[-1]).read_text()
 
 

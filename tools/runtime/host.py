@@ -369,20 +369,73 @@ class HostProgram:
         return replay
 
 
-class GraphedHostProgram:
-    """Calls a HostProgram through a CUDA graph (`HostProgram.graphed`) captured on the first
-    inputs; a call on tensors at other addresses captures again."""
+GRAPHS_KEPT = 4
+"""How many captures a `GraphedHostProgram` keeps (one per set of static input addresses)."""
 
-    def __init__(self, program: HostProgram):
+
+@dataclass
+class _Capture:
+    replay: Callable[[], list[torch.Tensor]]
+    staged: dict[int, torch.Tensor]
+    """The graph's own buffers of the inputs at non-static positions, by position."""
+
+
+class GraphedHostProgram:
+    """Calls a HostProgram through CUDA graphs (`HostProgram.graphed`), one launch of the
+    CPU's time however many kernels the program has.
+
+    Inputs at `static` positions (all, by default) are read where they are: a call with one
+    at another address, or with another scalar or shape, captures again (the last GRAPHS_KEPT
+    captures are kept, so that call sites with their own weights each replay theirs). The
+    other inputs (a decode step's token and position, new tensors every call) are copied into
+    buffers the graph owns before each replay. With `copy_outputs` a call returns copies of the
+    graph's outputs, which the next replay refills: what `torch.compile(backend="emmy")`
+    hands to code that may keep them; the bench harness, which only times replays, takes the
+    graph's own. Under another capture (a caller's `torch.cuda.graph`), the program runs
+    as it is, its launches captured into the caller's graph."""
+
+    def __init__(
+        self,
+        program: HostProgram,
+        static: Sequence[bool] | None = None,
+        copy_outputs: bool = False,
+    ):
         self.program = program
-        self._key: list[Any] | None = None
-        self._replay: Callable[[], list[torch.Tensor]] | None = None
+        self.static = static
+        self.copy_outputs = copy_outputs
+        self._captures: dict[tuple, _Capture] = {}
+
+    def _is_static(self, position: int) -> bool:
+        return self.static is None or self.static[position]
+
+    def _key(self, inputs: Sequence[Any]) -> tuple:
+        return tuple(
+            (v.data_ptr() if self._is_static(i) else None, v.shape, v.dtype, v.device)
+            if isinstance(v, torch.Tensor)
+            else v
+            for i, v in enumerate(inputs)
+        )
 
     def __call__(self, inputs: Sequence[Any]) -> list[torch.Tensor]:
-        key = [(v.data_ptr(), v.device) if isinstance(v, torch.Tensor) else v for v in inputs]
-        if self._replay is None or key != self._key:
-            self._replay, self._key = self.program.graphed(inputs), key
-        return self._replay()
+        if torch.cuda.is_current_stream_capturing():
+            return self.program(inputs, timeout_s=None)
+        key = self._key(inputs)
+        capture = self._captures.get(key)
+        if capture is None:
+            staged = {
+                i: _on_device(v).clone()
+                for i, v in enumerate(inputs)
+                if isinstance(v, torch.Tensor) and not self._is_static(i)
+            }
+            replay = self.program.graphed([staged.get(i, v) for i, v in enumerate(inputs)])
+            if len(self._captures) >= GRAPHS_KEPT:
+                self._captures.pop(next(iter(self._captures)))
+            capture = self._captures[key] = _Capture(replay, staged)
+        else:
+            for position, buffer in capture.staged.items():
+                buffer.copy_(inputs[position])
+        outputs = capture.replay()
+        return [t.clone() for t in outputs] if self.copy_outputs else outputs
 
 
 def _on_device(value: torch.Tensor) -> torch.Tensor:

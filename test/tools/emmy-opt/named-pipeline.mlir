@@ -10,6 +10,7 @@
 // DUMPS-NEXT: // -----// IR Dump After cse //----- //
 // DUMPS-NEXT: // -----// IR Dump After fuse-prims //----- //
 // DUMPS-NEXT: // -----// IR Dump After lower-fused-to-loop //----- //
+// DUMPS-NEXT: // -----// IR Dump After merge-identical-kernels //----- //
 // DUMPS-NEXT: // -----// IR Dump After hoist-invariant-reciprocals //----- //
 // DUMPS-NEXT: // -----// IR Dump After canonicalize //----- //
 // DUMPS-NEXT: // -----// IR Dump After cse //----- //
@@ -58,6 +59,7 @@
 // TIMING-NEXT: %)  cse
 // TIMING-NEXT: %)  fuse-prims
 // TIMING-NEXT: %)  lower-fused-to-loop
+// TIMING-NEXT: %)  merge-identical-kernels
 // TIMING-NEXT: %)  hoist-invariant-reciprocals
 // TIMING-NEXT: %)  canonicalize
 // TIMING-NEXT: %)  cse
@@ -102,12 +104,12 @@
 // --list-passes and --help show a pipeline's passes and options.
 // RUN: emmy-opt --list-passes | filecheck %s --check-prefix=LIST
 // LIST:      torch-to-loop
-// LIST-NEXT:   Pipeline: Torch IR to Loop IR. Passes: decompose-torch, fold-reshapes, fuse-attention, cse, fuse-prims, lower-fused-to-loop, hoist-invariant-reciprocals, canonicalize, cse.
+// LIST-NEXT:   Pipeline: Torch IR to Loop IR. Passes: decompose-torch, fold-reshapes, fuse-attention, cse, fuse-prims, lower-fused-to-loop, merge-identical-kernels, hoist-invariant-reciprocals, canonicalize, cse.
 // LIST-NEXT:   keep-unit-dims: bool = false
 // RUN: emmy-opt --help | filecheck %s --check-prefix=HELP
 // HELP:      {{^}}  --torch-to-tile [OPTIONS]
 // HELP-NEXT: Pipeline: Torch IR to Tile IR. Passes: decompose-
-// HELP:      Options: keep-unit-dims, block-size,
+// HELP:      Options: keep-unit-dims, block-
 
 func.func @forward(%input: tensor<1x4x8xf32>) -> tensor<1x4x8xf32> {
   %softmax = torch.softmax %input dim 2 : tensor<1x4x8xf32> -> tensor<1x4x8xf32>
