@@ -1,5 +1,6 @@
 """A Llama-style model end to end: prefill and greedy decode under eager PyTorch,
-torch.compile (default and max-autotune) and `torch.compile(backend="emmy")`, in one process.
+torch.compile (default, reduce-overhead and max-autotune) and `torch.compile(backend="emmy")`,
+in one process.
 
     python3 benchmarks/llama.py --json benchmarks/h200/llama.json           # the H200 model
     python3 benchmarks/llama.py --tiny --device cpu --backends eager,emmy   # a smoke run
@@ -14,8 +15,8 @@ from its first near-tie on (bf16 logits of random weights often tie: on the H100
 and eager's 8-layer logits were within 0.016 at every step, and eager's top two tied at the
 second step). Reported: prefill tokens/s (the median of PREFILL_RUNS), decode ms/token (the
 median step), and compile time (the first prefill and first decode step, less the steady
-times). Under max-autotune, torch.compile replays CUDA graphs of its own; so does emmy
-(`cuda_graphs`, on by default), its unsupported ops in PyTorch.
+times). Under reduce-overhead and max-autotune, torch.compile replays CUDA graphs of its
+own; so does emmy (`cuda_graphs`, on by default), its unsupported ops in PyTorch.
 """
 
 from __future__ import annotations
@@ -187,6 +188,7 @@ def generate(
 BACKENDS = {
     "eager": lambda model: model,
     "torch.compile": lambda model: torch.compile(model, dynamic=False),
+    "reduce-overhead": lambda model: torch.compile(model, mode="reduce-overhead", dynamic=False),
     "max-autotune": lambda model: torch.compile(model, mode="max-autotune", dynamic=False),
     "emmy": lambda model: torch.compile(model, backend="emmy", dynamic=False),
 }
