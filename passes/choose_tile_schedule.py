@@ -40,7 +40,8 @@ for the loop nests lower-fused-to-loop produces (one nest per output shape):
   widest thread-mapped loop, so the block is that fraction of its extent (in vectors) rounded
   up to a warp, at most MAX_BLOCK threads: small blocks let an SM hold many rows at once, and
   so many loads in flight; with fewer rows, which leave SMs idle anyway, a thread takes one
-  vector, so that each row is done sooner.
+  vector, so that each row is done sooner. A global loop beside thread loops (another nest's)
+  does not size the block: it spreads over the grid that the thread loops make.
 - Rows per block: where every nest is grid loops over elementwise thread loops whose row is
   fewer vectors than a warp has threads (a head dim of 128 bf16 is 16), the grid loops map to
   `rows` and a block takes several rows, each on bx threads (the row's vectors, rounded up to
@@ -468,11 +469,17 @@ def _block_size(
 ) -> int:
     if override:
         return override
-    extents = [
-        -(-f.planned_trip_count(representative) // widths.get(f, 1))
+    vectors = {
+        f: -(-f.planned_trip_count(representative) // widths.get(f, 1))
         for f, m in mappings.items()
         if m in tile.VECTOR_MAPPINGS
-    ]
+    }
+    extents = list(vectors.values())
+    if Mapping.GRID_Y not in mappings.values() and Mapping.THREAD in mappings.values():
+        # A global loop beside thread loops (a small nest beside the grid nest, as a KV
+        # cache update's row lookup beside its rows) spreads over whatever grid the thread
+        # loops make: sized by it, a block would leave most of its threads idle in theirs.
+        extents = [v for f, v in vectors.items() if mappings[f] == Mapping.THREAD]
     if Mapping.GRID_Y in mappings.values():
         # Two-dimensional: about SPREAD_BLOCKS_PER_SM blocks per SM in all, a vector a thread.
         spread = SPREAD_BLOCKS_PER_SM * target.sm_count

@@ -372,3 +372,26 @@ loop.kernel @k_prod(%x: memref<65536xf32>, %y: memref<f32>) {
   }
   loop.store %s, %y[] : memref<f32>
 }
+
+// -----
+
+// A small one-dimensional nest beside a grid nest of short rows (a KV cache update's lookup
+// of positions beside the cache's rows): the block is sized by the rows' thread loop, 8
+// vectors of 4 f32, one warp, and the global loop spreads over that grid's threads (sized by
+// the 1024 vectors of the global loop, 8192 blocks would each idle most of 256 threads).
+
+// SCHEDULE-LABEL: loop.kernel @k_lookup_and_rows(
+// SCHEDULE-SAME:    attributes {tile.schedule = #tile.schedule<block [32, 1, 1], loops [[0] global vector 4, [1] grid, [1, 0] thread vector 4]>} {
+
+loop.kernel @k_lookup_and_rows(%p: memref<4096xf32>, %x: memref<8192x32xf32>, %q: memref<4096xf32>, %y: memref<8192x32xf32>) {
+  loop.for %i in 0 to 4096 {
+    %v = loop.load %p[%i] : memref<4096xf32>
+    loop.store %v, %q[%i] : memref<4096xf32>
+  }
+  loop.for %r in 0 to 8192 {
+    loop.for %c in 0 to 32 {
+      %v = loop.load %x[%r, %c] : memref<8192x32xf32>
+      loop.store %v, %y[%r, %c] : memref<8192x32xf32>
+    }
+  }
+}
