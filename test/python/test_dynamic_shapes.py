@@ -12,6 +12,7 @@ import torch._dynamo
 import torch.nn as nn
 import torch.nn.functional as F
 from corpus import FunctionModule
+from launched import launched_kernels
 from test_cuda_target import needs_nvcc, nvcc_compile
 from torch.export import Dim, export
 
@@ -320,10 +321,9 @@ def test_a_decoder_layer_compiled_once_runs_at_every_sequence_length(decoder_lay
 
 def _gemm_launches(tile_ir: str, gemm: str) -> list[tuple[str, str]]:
     """(kernel, first argument) of each tile.launch of a kernel holding a `gemm` match."""
-    kernels = re.findall(r"tile.kernel @(\w+)(.*?)(?=tile.kernel @|func.func @)", tile_ir, re.S)
-    matching = {name for name, body in kernels if re.search(gemm, body)}
     launches = re.findall(r"tile.launch @(\w+)\((%\w+)", tile_ir)
-    return [(name, first) for name, first in launches if name in matching]
+    kernels = launched_kernels(tile_ir, "tile")
+    return [launch for launch, (_, body) in zip(launches, kernels) if re.search(gemm, body)]
 
 
 def test_a_decoder_layers_projections_are_gemms_over_the_dynamic_size(decoder_layer):
