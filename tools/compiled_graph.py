@@ -14,27 +14,32 @@ the host function at `options.cpu_level` (Loop IR by default) runs in the CPU in
 Identical programs share one `CompiledGraph` (`compiled_graph` keys them by their Torch IR),
 so a model of N identical layers lowers and compiles each distinct kernel once in a process;
 across processes, the lowered programs are cached on disk (`emmy.tools.ir_cache`, keyed by the
-Torch IR and the state of the tuning database their schedules may come from) and so are the
-compiled kernels (`emmy.tools.runtime.cubin_cache`).
+Torch IR and the state of the tuning database their schedules may come from), and so are, for
+CUDA, the kernels' CUDA C++ and the host function (`host_module`: what the runtime reads of the
+Kernel IR, parsed in a moment where the whole Kernel IR of a model's tensor-core kernels takes
+seconds) and the compiled kernels (`emmy.tools.runtime.cubin_cache`).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from xdsl.dialects.builtin import ModuleOp
 
 from emmy.passes.pipelines import DUMP_DIR_VARIABLE, LEVELS, printed
-from emmy.tools.ir_cache import cached_module, unnamed_text
+from emmy.tools.ir_cache import cached_module, cached_text, unnamed_text
 from emmy.tools.tuning_database import fingerprint as tuning_fingerprint
 
 if TYPE_CHECKING:
     import torch
 
     from emmy.tools.runtime.host import HostProgram
+
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -98,16 +103,10 @@ class CompiledGraph:
             raise ValueError(f"unknown level {level!r}; the levels are {', '.join(LEVELS)}")
         if level not in self._levels:
             torch_ir = self._levels["torch"]
-            if os.environ.get(DUMP_DIR_VARIABLE):
-                self._levels[level] = lower(torch_ir, level)
-            else:
-                self._levels[level] = cached_module(
-                    f"{level}-ir",
-                    # Schedules come from the tuning database too (`emmy tune`).
-                    [self.structure, tuning_fingerprint()],
-                    ("emmy.passes",),
-                    lambda: lower(torch_ir, level),
-                )
+            # Schedules come from the tuning database too (`emmy tune`): it keys the cache.
+            self._levels[level] = self._cached(
+                f"{level}-ir", (), lambda: lower(torch_ir, level), cached_module
+            )
         return self._levels[level]
 
     def ir(self, level: str) -> str:
@@ -116,12 +115,43 @@ class CompiledGraph:
             return self.cuda_source()
         return printed(self.module(level))
 
+    def _cached(
+        self,
+        kind: str,
+        code_packages: tuple[str, ...],
+        make: Callable[[], T],
+        cache: Callable[[str, list[str], tuple[str, ...], Callable[[], T]], T],
+    ) -> T:
+        """What `make` gives, through the disk cache `cache` (`cached_module` or `cached_text`)
+        under the key of the program's levels (not while EMMY_DUMP_DIR asks to see the
+        passes run)."""
+        if os.environ.get(DUMP_DIR_VARIABLE):
+            return make()
+        key = [self.structure, tuning_fingerprint()]
+        return cache(kind, key, ("emmy.passes", *code_packages), make)
+
     def cuda_source(self) -> str:
+        """The CUDA C++ of the program's kernels, cached on disk as it is: a later process
+        reads it back instead of parsing the Kernel IR it is printed from (for a model's
+        unrolled tensor-core kernels, longer than lowering them again)."""
         from emmy.tools.cuda.target import print_cuda
 
         if self._cuda_source is None:
-            self._cuda_source = print_cuda(self.module("kernel"))
+            self._cuda_source = self._cached(
+                "cuda",
+                ("emmy.tools.cuda",),
+                lambda: print_cuda(self.module("kernel")),
+                cached_text,
+            )
         return self._cuda_source
+
+    def host_module(self) -> ModuleOp:
+        """The Kernel IR without the kernels' bodies (`without_kernel_bodies`): the GPU
+        runtime reads only the host function and the kernels' signatures, and the disk cache
+        keeps this apart, so that a later process parses it in a moment."""
+        return self._cached(
+            "kernel-host", (), lambda: without_kernel_bodies(self.module("kernel")), cached_module
+        )
 
     def prepare_cuda(self) -> HostProgram:
         """Compiles and loads the kernels for the current GPU, once: after this, a call on
@@ -129,7 +159,7 @@ class CompiledGraph:
         from emmy.tools.runtime.host import HostProgram
 
         if self._host_program is None:
-            program = HostProgram(self.module("kernel"), self.cuda_source())
+            program = HostProgram(self.host_module(), self.cuda_source())
             program.load()
             self._host_program = program
         return self._host_program
@@ -157,6 +187,20 @@ class CompiledGraph:
             torch.from_numpy(output).to(torch_dtype(result_type.get_element_type()))
             for output, result_type in zip(outputs, forward.function_type.outputs.data)
         ]
+
+
+def without_kernel_bodies(module: ModuleOp) -> ModuleOp:
+    """A copy of a Kernel IR module whose `kernel.func`s keep their signatures and launch
+    shapes but no ops: what the GPU runtime needs beside the CUDA."""
+    from emmy.dialects import kernel
+
+    copy = module.clone()
+    for op in copy.walk():
+        if isinstance(op, kernel.FuncOp):
+            for inner in reversed(list(op.body.block.ops)):
+                inner.detach()
+                inner.erase(safe_erase=False)
+    return copy
 
 
 _COMPILED: dict[tuple[str, CompileOptions], CompiledGraph] = {}

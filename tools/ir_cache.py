@@ -59,6 +59,20 @@ def cached_module(
     return module
 
 
+def cached_text(
+    kind: str, key_parts: Sequence[str], code_packages: Sequence[str], make: Callable[[], str]
+) -> str:
+    """`cached_module` for text that is not IR (the CUDA a program's kernels print as)."""
+    if os.environ.get("EMMY_NO_CACHE") == "1":
+        return make()
+    path = cache_root() / kind / f"{entry_key(kind, key_parts, code_packages)}.txt"
+    text = _read_text(path, kind)
+    if text is None:
+        text = make()
+        _write_text(path, kind, text)
+    return text
+
+
 def entry_key(kind: str, key_parts: Sequence[str], code_packages: Sequence[str]) -> str:
     identity = hashlib.sha256()
     for part in (
@@ -116,13 +130,32 @@ def _code_digests(packages: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(digests)
 
 
-def read_entry(path: Path, kind: str) -> ModuleOp | None:
-    """The module of an entry, or None if there is none or it is not intact."""
+def _read_text(path: Path, kind: str) -> str | None:
+    """The body of an entry, or None if there is none or it is not exactly what was written."""
     try:
         header, body = path.read_text().split("\n", 1)
     except (OSError, UnicodeDecodeError, ValueError):
         return None
     if header != f"// {_header(kind)} {hashlib.sha256(body.encode()).hexdigest()}":
+        return None
+    return body
+
+
+def _write_text(path: Path, kind: str, text: str) -> None:
+    """Writes the entry whole or not at all (a reader never sees part of it, and a failed write
+    leaves no temporary file)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with PendingFile(path, mode=0o600) as entry:
+            entry.write(f"// {_header(kind)} {hashlib.sha256(text.encode()).hexdigest()}\n{text}")
+    except OSError:
+        pass  # the cache is an optimisation: an unwritable cache directory only costs time
+
+
+def read_entry(path: Path, kind: str) -> ModuleOp | None:
+    """The module of an entry, or None if there is none or it is not intact."""
+    body = _read_text(path, kind)
+    if body is None:
         return None
     try:
         return Parser(make_context(), body, str(path)).parse_module()
@@ -131,14 +164,7 @@ def read_entry(path: Path, kind: str) -> ModuleOp | None:
 
 
 def write_entry(path: Path, kind: str, module: ModuleOp) -> None:
-    """Writes the entry whole or not at all (a reader never sees part of it, and a failed write
-    leaves no temporary file)."""
+    """Writes the module's entry, with its locations."""
     body = StringIO()
     Printer(stream=body, print_debuginfo=True).print_op(module)
-    text = f"{body.getvalue()}\n"
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with PendingFile(path, mode=0o600) as entry:
-            entry.write(f"// {_header(kind)} {hashlib.sha256(text.encode()).hexdigest()}\n{text}")
-    except OSError:
-        pass  # the cache is an optimisation: an unwritable cache directory only costs time
+    _write_text(path, kind, f"{body.getvalue()}\n")

@@ -10,10 +10,11 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import emmy
-from emmy.passes.pipelines import LEVELS
+from emmy.passes.pipelines import LEVELS, printed
 from emmy.tools import compiled_graph
 from emmy.tools.bench import differential
 from emmy.tools.frontend.program import FrontendError
+from emmy.tools.runtime.host import HostProgram
 
 
 class Block(nn.Module):
@@ -143,3 +144,29 @@ def test_a_lowered_program_is_read_back_from_the_disk_cache(tmp_path, monkeypatc
     monkeypatch.setattr(compiled_graph, "_COMPILED", {})
     with pytest.raises(AssertionError, match="lowered again"):  # a damaged entry is not used
         emmy.compile(model, x)(x)
+
+
+def test_the_cuda_and_the_host_function_are_read_back_without_the_kernel_ir(tmp_path, monkeypatch):
+    """What the GPU runtime needs, the kernels' CUDA and the host function with the kernels'
+    signatures (`without_kernel_bodies`), is cached apart from the Kernel IR, whose unrolled
+    tensor-core bodies take longer to parse than to lower again: a later process reads both
+    back and lowers nothing."""
+    monkeypatch.setenv("EMMY_CACHE_DIR", str(tmp_path))
+    model, x = nn.Softmax(-1), torch.randn(4, 8)
+    graph = emmy.compile(model, x).graph
+    source, host = graph.cuda_source(), graph.host_module()
+    assert "kernel.thread_id" in graph.ir("kernel") and "kernel.thread_id" not in printed(host)
+
+    def launches(module):
+        return [(a.kernel, a.grid, a.block, a.smem) for a in HostProgram(module).launches]
+
+    assert launches(host) == launches(graph.module("kernel"))
+
+    def lowering_again(*args):
+        raise AssertionError("lowered again")
+
+    monkeypatch.setattr(compiled_graph, "_COMPILED", {})
+    monkeypatch.setattr(differential, "lower", lowering_again)
+    later = emmy.compile(model, x).graph
+    assert later.cuda_source() == source
+    assert printed(later.host_module()) == printed(host)
