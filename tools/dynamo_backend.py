@@ -119,10 +119,13 @@ class _Partition(torch.nn.Module):
     through CUDA graphs that read the inputs at `static` positions (the model's parameters
     and buffers) in place."""
 
-    def __init__(self, graph: CompiledGraph, static: list[bool]):
+    def __init__(self, graph: CompiledGraph, static: list[bool], copied: list[bool]):
         super().__init__()
         self.graph = graph
         self.static = static
+        self.copied = copied
+        """Which outputs a replay hands out as copies: all but those AOTAutograd only
+        copies into a mutated input, before anything could replay the graph again."""
         self._graphed: GraphedHostProgram | None = None
 
     def forward(self, *inputs: Any) -> tuple[torch.Tensor, ...]:
@@ -135,7 +138,9 @@ class _Partition(torch.nn.Module):
         if self._graphed is None:
             static = [self.static[i] for i in kept]
             program = self.graph.prepare_cuda()
-            self._graphed = GraphedHostProgram(program, static, copy_outputs=True)
+            self._graphed = GraphedHostProgram(
+                program, static, copy_outputs=self.copied, capture_at_second=True
+            )
         return tuple(self._graphed(values))
 
 
@@ -167,11 +172,22 @@ def _compile_partition(
 
 
 def _replace(
-    gm: GraphModule, nodes: list[Node], name: str, graph: CompiledGraph, static: set[Node]
+    gm: GraphModule,
+    nodes: list[Node],
+    name: str,
+    graph: CompiledGraph,
+    static: set[Node],
+    written_back: set[Node],
 ) -> None:
     # The partition's inputs are found again: an earlier replacement may have given them.
     _, inputs, outputs = fuse_as_graphmodule(gm, nodes, name, always_return_tuple=True)
-    gm.add_submodule(name, _Partition(graph, [node in static for node in inputs]))
+    inside, output = set(nodes), gm.graph.output_node()
+    copied = [
+        node not in written_back or any(u not in inside and u is not output for u in node.users)
+        for node in outputs
+    ]
+    partition = _Partition(graph, [node in static for node in inputs], copied)
+    gm.add_submodule(name, partition)
     with gm.graph.inserting_after(nodes[-1]):
         call = gm.graph.call_module(name, args=inputs)
     with gm.graph.inserting_after(call):
@@ -189,6 +205,23 @@ def _static_inputs(gm: GraphModule) -> set[Node]:
         return set()
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     return {placeholders[i] for i in context.fw_metadata.static_input_indices}
+
+
+def _written_back(gm: GraphModule) -> set[Node]:
+    """The nodes of `gm` that its first outputs, the new values of mutated inputs, return and
+    no other output does: AOTAutograd copies them into the inputs as soon as the graph
+    returns, and drops them."""
+    context = torch._guards.TracingContext.try_get()
+    if context is None or context.fw_metadata is None:
+        return set()
+    output = gm.graph.output_node()
+    returned = list(output.args[0])
+    mutations = context.fw_metadata.num_mutated_inp_runtime_indices
+    return {
+        node
+        for node in returned[:mutations]
+        if isinstance(node, Node) and node not in returned[mutations:]
+    }
 
 
 def compile_graph(
@@ -231,9 +264,9 @@ def compile_graph(
             FallbackWarning,
             stacklevel=2,
         )
-    static = _static_inputs(gm)
+    static, written_back = _static_inputs(gm), _written_back(gm)
     for number, (nodes, graph) in enumerate(zip(partitions, compiled, strict=True)):
-        _replace(gm, nodes, f"emmy_{number}", graph, static)
+        _replace(gm, nodes, f"emmy_{number}", graph, static, written_back)
     stable_topological_sort(gm)
     gm.graph.lint()
     gm.recompile()

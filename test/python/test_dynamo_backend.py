@@ -374,3 +374,32 @@ def test_parameters_and_buffers_are_a_partitions_static_inputs(compiled_graphs):
         (1, 16): True,
         (3, 8): False,
     }
+
+
+class Accumulator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("total", torch.zeros(2, 5))
+
+    def forward(self, x):
+        self.total.add_(x)
+        return self.total.sum(-1)
+
+
+def test_a_partitions_outputs_are_copied_out_of_its_graphs_unless_only_written_back(
+    compiled_graphs,
+):
+    """The buffer's new value, which AOTAutograd only copies into the buffer, is handed out as
+    the graph's own; the returned sum, which the caller may keep, as a copy."""
+    model, expected = Accumulator(), Accumulator()
+    compiled = torch.compile(model, backend="emmy", dynamic=False)
+    x = torch.randn(2, 5)
+    for _ in range(2):
+        torch.testing.assert_close(compiled(x), expected(x))
+    torch.testing.assert_close(model.total, expected.total)
+    (graph,) = compiled_graphs
+    (call,) = [n for n in graph.graph.nodes if n.op == "call_module"]
+    partition = graph.get_submodule(call.target)
+    pieces = sorted(call.users, key=lambda piece: piece.args[1])
+    shapes = [tuple(piece.meta["val"].shape) for piece in pieces]
+    assert dict(zip(shapes, partition.copied)) == {(2, 5): False, (2,): True}

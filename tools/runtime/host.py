@@ -384,26 +384,34 @@ class GraphedHostProgram:
     """Calls a HostProgram through CUDA graphs (`HostProgram.graphed`), one launch of the
     CPU's time however many kernels the program has.
 
-    Inputs at `static` positions (all, by default) are read where they are: a call with one
-    at another address, or with another scalar or shape, captures again (the last GRAPHS_KEPT
-    captures are kept, so that call sites with their own weights each replay theirs). The
-    other inputs (a decode step's token and position, new tensors every call) are copied into
-    buffers the graph owns before each replay. With `copy_outputs` a call returns copies of the
-    graph's outputs, which the next replay refills: what `torch.compile(backend="emmy")`
-    hands to code that may keep them; the bench harness, which only times replays, takes the
-    graph's own. Under another capture (a caller's `torch.cuda.graph`), the program runs
-    as it is, its launches captured into the caller's graph."""
+    A call is keyed by its inputs' shapes and scalars and the addresses of those at `static`
+    positions (all, by default). The first call of a key captures the program (checking it
+    first: it runs once as it is) and replays it, later ones replay; with `capture_at_second`
+    the first runs the program as it is and the second captures, so that calls of ever new
+    shapes (a dynamic size's) or one-off calls run as they are. The last GRAPHS_KEPT
+    captures are kept, so that call sites with their own weights each replay theirs.
+
+    The inputs at other positions (a decode step's token and position, new tensors every call)
+    are copied into buffers the graph owns before each replay. The outputs for which
+    `copy_outputs` is true (all, or each output's flag) are returned as copies, since the next
+    replay refills the graph's own: `torch.compile(backend="emmy")` copies those that code may
+    keep, not those AOTAutograd only copies into a mutated input; the bench harness, which
+    times replays, copies none. Under another capture (a caller's `torch.cuda.graph`), the
+    program runs as it is, its launches captured into the caller's graph."""
 
     def __init__(
         self,
         program: HostProgram,
         static: Sequence[bool] | None = None,
-        copy_outputs: bool = False,
+        copy_outputs: bool | Sequence[bool] = False,
+        capture_at_second: bool = False,
     ):
         self.program = program
         self.static = static
         self.copy_outputs = copy_outputs
+        self.capture_at_second = capture_at_second
         self._captures: dict[tuple, _Capture] = {}
+        self._seen: dict[tuple, None] = {}
 
     def _is_static(self, position: int) -> bool:
         return self.static is None or self.static[position]
@@ -421,6 +429,11 @@ class GraphedHostProgram:
             return self.program(inputs, timeout_s=None)
         key = self._key(inputs)
         capture = self._captures.get(key)
+        if capture is None and self.capture_at_second and key not in self._seen:
+            self._seen[key] = None
+            if len(self._seen) > GRAPHS_KEPT:
+                self._seen.pop(next(iter(self._seen)))
+            return self.program(inputs, timeout_s=None)
         if capture is None:
             staged = {
                 i: _on_device(v).clone()
@@ -435,7 +448,10 @@ class GraphedHostProgram:
             for position, buffer in capture.staged.items():
                 buffer.copy_(inputs[position])
         outputs = capture.replay()
-        return [t.clone() for t in outputs] if self.copy_outputs else outputs
+        copied = self.copy_outputs
+        if isinstance(copied, bool):
+            copied = [copied] * len(outputs)
+        return [t.clone() if copy else t for t, copy in zip(outputs, copied, strict=True)]
 
 
 def _on_device(value: torch.Tensor) -> torch.Tensor:
