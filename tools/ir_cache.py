@@ -30,6 +30,7 @@ from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 from io import StringIO
 from pathlib import Path
+from typing import TypeVar
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
@@ -43,34 +44,42 @@ from emmy.tools.settings import cache_root
 FORMAT_VERSION = 1
 """A change to what an entry holds changes it (and so every key)."""
 
+T = TypeVar("T")
+
 
 def cached_module(
     kind: str, key_parts: Sequence[str], code_packages: Sequence[str], make: Callable[[], ModuleOp]
 ) -> ModuleOp:
     """The module of kind `kind` for `key_parts`: from the cache, or made by `make` and then
     cached. Errors of `make` pass through and are not cached."""
-    if os.environ.get("EMMY_NO_CACHE") == "1":
-        return make()
-    path = cache_root() / kind / f"{entry_key(kind, key_parts, code_packages)}.mlir"
-    module = read_entry(path, kind)
-    if module is None:
-        module = make()
-        write_entry(path, kind, module)
-    return module
+    return _cached(kind, key_parts, code_packages, make, "mlir", _parsed, _printed)
 
 
 def cached_text(
     kind: str, key_parts: Sequence[str], code_packages: Sequence[str], make: Callable[[], str]
 ) -> str:
     """`cached_module` for text that is not IR (the CUDA a program's kernels print as)."""
+    return _cached(kind, key_parts, code_packages, make, "txt", lambda text, _: text, str)
+
+
+def _cached(
+    kind: str,
+    key_parts: Sequence[str],
+    code_packages: Sequence[str],
+    make: Callable[[], T],
+    suffix: str,
+    load: Callable[[str, Path], T | None],
+    dump: Callable[[T], str],
+) -> T:
     if os.environ.get("EMMY_NO_CACHE") == "1":
         return make()
-    path = cache_root() / kind / f"{entry_key(kind, key_parts, code_packages)}.txt"
-    text = _read_text(path, kind)
-    if text is None:
-        text = make()
-        _write_text(path, kind, text)
-    return text
+    path = cache_root() / kind / f"{entry_key(kind, key_parts, code_packages)}.{suffix}"
+    body = _read_text(path, kind)
+    value = None if body is None else load(body, path)
+    if value is None:
+        value = make()
+        _write_text(path, kind, dump(value))
+    return value
 
 
 def entry_key(kind: str, key_parts: Sequence[str], code_packages: Sequence[str]) -> str:
@@ -152,19 +161,16 @@ def _write_text(path: Path, kind: str, text: str) -> None:
         pass  # the cache is an optimisation: an unwritable cache directory only costs time
 
 
-def read_entry(path: Path, kind: str) -> ModuleOp | None:
-    """The module of an entry, or None if there is none or it is not intact."""
-    body = _read_text(path, kind)
-    if body is None:
-        return None
+def _parsed(body: str, path: Path) -> ModuleOp | None:
+    """The module of an entry's body, or None if it does not parse."""
     try:
         return Parser(make_context(), body, str(path)).parse_module()
     except Exception:  # the cache never fails a compile: what does not parse is made again
         return None
 
 
-def write_entry(path: Path, kind: str, module: ModuleOp) -> None:
-    """Writes the module's entry, with its locations."""
+def _printed(module: ModuleOp) -> str:
+    """A module's entry text, with its locations."""
     body = StringIO()
     Printer(stream=body, print_debuginfo=True).print_op(module)
-    _write_text(path, kind, f"{body.getvalue()}\n")
+    return f"{body.getvalue()}\n"
