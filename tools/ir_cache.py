@@ -1,5 +1,6 @@
 """A disk cache of IR, so that work done once (exporting a program, lowering it) is read back
-in milliseconds by a later process.
+in milliseconds by a later process; `cached_text` keeps text made from IR (a program's CUDA)
+the same way.
 
     module = cached_module("torch-ir", [text, filename], ("emmy.tools.frontend",), export)
 
