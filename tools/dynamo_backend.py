@@ -225,10 +225,13 @@ def _written_back(gm: GraphModule) -> set[Node]:
 
 
 def compile_graph(
-    gm: GraphModule, example_inputs: list[Any], options: CompileOptions
+    gm: GraphModule, example_inputs: list[Any], options: CompileOptions, forward: bool = True
 ) -> GraphModule:
     """`gm` (functional ATen) with each partition emmy compiles called in place of its nodes
-    (see the module docstring)."""
+    (see the module docstring). AOTAutograd's metadata (`_static_inputs`, `_written_back`)
+    describes a `forward` graph; a backward graph's partitions read none of their inputs in
+    place across calls and copy every output out of their CUDA graphs (a gradient may become
+    a parameter's `.grad` as it is)."""
     on_cuda = any(isinstance(v, torch.Tensor) and v.is_cuda for v in example_inputs)
     refused = _refusals(gm)
     while True:
@@ -264,7 +267,7 @@ def compile_graph(
             FallbackWarning,
             stacklevel=2,
         )
-    static, written_back = _static_inputs(gm), _written_back(gm)
+    static, written_back = (_static_inputs(gm), _written_back(gm)) if forward else (set(), set())
     for number, (nodes, graph) in enumerate(zip(partitions, compiled, strict=True)):
         _replace(gm, nodes, f"emmy_{number}", graph, static, written_back)
     stable_topological_sort(gm)
@@ -280,12 +283,15 @@ def emmy_backend(
     `CompileOptions`. `mode` is accepted for `torch.compile`'s sake and changes nothing."""
     chosen = CompileOptions.from_mapping(options or {})
 
-    def compiler(graph: GraphModule, inputs: list[Any]) -> Any:
-        # AOTAutograd compiles under its fake tensor mode; the importer computes constants
-        # (a torch.arange in the graph) with real tensors.
-        with unset_fake_temporarily():
-            return make_boxed_func(compile_graph(graph, inputs, chosen))
+    def compiler(forward: bool) -> Any:
+        def compile_one(graph: GraphModule, inputs: list[Any]) -> Any:
+            # AOTAutograd compiles under its fake tensor mode; the importer computes constants
+            # (a torch.arange in the graph) with real tensors.
+            with unset_fake_temporarily():
+                return make_boxed_func(compile_graph(graph, inputs, chosen, forward))
+
+        return compile_one
 
     return aot_autograd(
-        fw_compiler=compiler, bw_compiler=compiler, decompositions=decompositions()
+        fw_compiler=compiler(True), bw_compiler=compiler(False), decompositions=decompositions()
     )(gm, example_inputs)

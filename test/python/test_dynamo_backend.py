@@ -403,3 +403,18 @@ def test_a_partitions_outputs_are_copied_out_of_its_graphs_unless_only_written_b
     pieces = sorted(call.users, key=lambda piece: piece.args[1])
     shapes = [tuple(piece.meta["val"].shape) for piece in pieces]
     assert dict(zip(shapes, partition.copied)) == {(2, 5): False, (2,): True}
+
+
+def test_a_backward_graphs_partitions_copy_every_output_and_read_no_input_in_place(
+    compiled_graphs,
+):
+    """AOTAutograd's metadata describes the forward graph: the backward graph's partitions
+    take none of it (a gradient handed out as a CUDA graph's own buffer could become a
+    parameter's `.grad` and be overwritten by the next backward pass)."""
+    model = ScaledLinear()
+    x = torch.randn(3, 8)
+    torch.compile(model, backend="emmy", dynamic=False)(x).square().sum().backward()
+    forward, backward = compiled_graphs
+    partitions = [emmy_partitions([graph]) for graph in (forward, backward)]
+    assert any(any(p.static) for p in partitions[0])
+    assert partitions[1] and all(not any(p.static) and all(p.copied) for p in partitions[1])
