@@ -24,6 +24,11 @@ PyTorch. Partitions of views alone stay in PyTorch. An op the importer refuses i
 cannot take is moved out, and the graph partitioned again, until every partition compiles.
 The ops left to PyTorch are named once, in one warning, each at the user's line; with
 `options={"fallback": False}` they are one `UnsupportedOpsError` instead.
+
+On CUDA a partition replays CUDA graphs of its launches (`cuda_graphs`, `GraphedHostProgram`),
+told by AOTAutograd's metadata which inputs keep their addresses (`_static_inputs`: read in
+place) and which outputs only become a mutated input's new value (`_written_back`: not
+copied out of the graph).
 """
 
 from __future__ import annotations
