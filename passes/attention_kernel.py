@@ -215,13 +215,10 @@ class AttentionEmitter(_Emitter):
             unmasked = self.minimum(unmasked, self.div(self.keys, self.block_kv))
         return start, end, unmasked
 
-    def masked(
-        self, value: SSAValue, batch: Sequence[Index], position: Index, column: Index
-    ) -> SSAValue:
-        """The base-2 score `value` of the query row at `batch`, `position` and key `column`
-        under the mask: -inf where an i1 mask is false, plus the float mask's element (times
-        log2(e)). The mask broadcasts to the scores' shape; keys past the end read element
-        0."""
+    def mask_element(self, batch: Sequence[Index], position: Index, column: Index) -> SSAValue:
+        """The mask operand's element at the query row at `batch`, `position` and key
+        `column`, loaded. The mask broadcasts to the scores' shape; keys past the end read
+        element 0."""
         mask = self.attention.mask
         if self.overruns(self.keys, self.block_kv):
             column = self.select(self.less(column, self.keys), column, 0)
@@ -231,7 +228,33 @@ class AttentionEmitter(_Emitter):
             self.index(0 if size == 1 else i)
             for size, i in zip(shape, point[len(point) - len(shape) :])
         ]
-        element = self.add_op(memref.LoadOp.get(self.values[mask], indices)).res
+        return self.add_op(memref.LoadOp.get(self.values[mask], indices)).res
+
+    def score_columns(self, index: Index, atoms: int) -> list[list[Index]]:
+        """The keys of the lane's scores of key block `index`: element i of atom a."""
+        first_key = self.mul(index, self.block_kv)
+        return [
+            [
+                self.add(self.add(self.add(first_key, atom * 8), self.pair_column), i % 2)
+                for i in range(4)
+            ]
+            for atom in range(atoms)
+        ]
+
+    def mask_elements(self, index: Index, atoms: int) -> list[list[SSAValue]]:
+        """The mask operand's elements at the lane's scores of key block `index` (element i of
+        atom a), loaded: where they are loaded before the scores are waited for, their latency
+        passes while the tensor cores multiply (the wgmma kernel)."""
+        columns = self.score_columns(index, atoms)
+        lane_rows = [self.lane_row_point(half)[1:] for half in range(2)]
+        return [
+            [self.mask_element(*lane_rows[i // 2], columns[atom][i]) for i in range(4)]
+            for atom in range(atoms)
+        ]
+
+    def masked(self, value: SSAValue, element: SSAValue) -> SSAValue:
+        """The base-2 score `value` under the mask's `element` (`mask_element`): -inf where an
+        i1 mask is false, plus the float mask's element (times log2(e))."""
         if isinstance(element.type, IntegerType):
             minus_inf = self.float(-math.inf)
             return self.add_op(arith.SelectOp(element, value, minus_inf)).result
@@ -267,28 +290,27 @@ class AttentionEmitter(_Emitter):
         return masked
 
     def masked_scores(
-        self, raw: list[list[SSAValue]], index: Index, masked_from: Index | None
+        self,
+        raw: list[list[SSAValue]],
+        index: Index,
+        masked_from: Index | None,
+        mask: list[list[SSAValue]] | None = None,
     ) -> tuple[list[list[SSAValue]], float]:
         """The lane's scores of key block `index`, `raw[a][i]` (element i of its atom a),
         masked, and the factor that puts them in base 2 (`scale * log2(e)`), left to the
         softmax's fma where it is positive and no mask operand is added to the scaled scores
-        (else applied here, and the factor is 1). Causal, a block from `masked_from` on
-        masks its scores after each row's position and past the last key, and the blocks
-        before it take no mask arithmetic (a uniform branch); without causal, the keys past
-        the last are masked in every block."""
+        (else applied here, and the factor is 1). A mask operand's elements are `mask`'s
+        where given (`mask_elements`, loaded earlier), else loaded here. Causal, a block from
+        `masked_from` on masks its scores after each row's position and past the last key,
+        and the blocks before it take no mask arithmetic (a uniform branch); without causal,
+        the keys past the last are masked in every block."""
         base_2 = self.attention.scale.value.data * math.log2(math.e)
         unscaled = base_2 > 0 and self.attention.mask is None
         factor = self.float(base_2)
-        first_key = self.mul(index, self.block_kv)
-        columns = [
-            [
-                self.add(self.add(self.add(first_key, atom * 8), self.pair_column), i % 2)
-                for i in range(4)
-            ]
-            for atom in range(len(raw))
-        ]
-        reads_rows = self.attention.mask is not None or self.causal
-        lane_rows = [self.lane_row_point(half)[1:] for half in range(2)] if reads_rows else []
+        columns = self.score_columns(index, len(raw))
+        if self.attention.mask is not None and mask is None:
+            mask = self.mask_elements(index, len(raw))
+        lane_rows = [self.lane_row_point(half)[1:] for half in range(2)] if self.causal else []
         elements = []
         for atom, accumulator in enumerate(raw):
             row = []
@@ -296,8 +318,8 @@ class AttentionEmitter(_Emitter):
                 value = accumulator[i]
                 if not unscaled:
                     value = self.add_op(arith.MulfOp(value, factor)).result
-                if self.attention.mask is not None:
-                    value = self.masked(value, *lane_rows[i // 2], columns[atom][i])
+                if mask is not None:
+                    value = self.masked(value, mask[atom][i])
                 row.append(value)
             elements.append(row)
         if masked_from is None:

@@ -60,7 +60,8 @@ product: panels of 64 columns by the keys, which TMA lands as they are (the K an
 have one layout). Causal, the blocks wholly above the diagonal of the block's rows are
 skipped and only the blocks from the first that crosses it are masked; the keys past the
 end (which TMA reads as zeros) are masked to -inf; a mask operand is read from global
-memory where each score is, as on mma_sync.
+memory at each score, as on mma_sync, but loaded once a block's Q K^T is issued, so that the
+loads' latency passes while the tensor cores multiply.
 """
 
 from __future__ import annotations
@@ -395,17 +396,23 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
         return output
 
     def softmax(
-        self, scores: SSAValue, index: Index, maxima: list[SSAValue], sums: list[SSAValue]
+        self,
+        scores: SSAValue,
+        index: Index,
+        maxima: list[SSAValue],
+        sums: list[SSAValue],
+        mask: list[list[SSAValue]] | None = None,
     ) -> tuple[list[SSAValue], list[SSAValue], list[SSAValue], list[SSAValue]]:
-        """The online softmax's step over key block `index`'s scores: the new maxima and
-        sums, the factors that rescale the output, and P's A fragments (all rounded before
-        the fence of the wgmmas that read them: ptxas need not add a fence of its own between
-        them, warning C7519)."""
+        """The online softmax's step over key block `index`'s scores (masked by `mask`, the
+        mask operand's elements loaded earlier, where given): the new maxima and sums, the
+        factors that rescale the output, and P's A fragments (all rounded before the fence of
+        the wgmmas that read them: ptxas need not add a fence of its own between them,
+        warning C7519)."""
         raw = [
             [self.element_of(scores, 4 * atom + i) for i in range(4)]
             for atom in range(self.block_kv // 8)
         ]
-        elements, factor = self.masked_scores(raw, index, self.masked_from)
+        elements, factor = self.masked_scores(raw, index, self.masked_from, mask)
         new_maxima, alphas, probabilities, new_sums = self.online_softmax(
             elements, factor, maxima, sums
         )
@@ -427,15 +434,17 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
     def block_in_turn(
         self, index: Index, stage: Index, rounds: Index, state: list[SSAValue]
     ) -> list[SSAValue]:
-        """Key block `index` (in `stage`): its scores, waited for, their softmax, the output
-        rescaled, P V, waited for, and the stage released."""
+        """Key block `index` (in `stage`): its scores issued, the mask's elements at them
+        loaded while the tensor cores multiply, the scores waited for, their softmax, the
+        output rescaled, P V, waited for, and the stage released."""
         maxima, sums, output = state[:2], state[2:4], state[4]
         self.wait_for_keys(stage, rounds)
         self.add_op(kernel.WgmmaFenceOp())
         scores = self.multiply_keys(stage)
         self.add_op(kernel.WgmmaCommitOp())
+        mask = self.mask_elements(index, self.block_kv // 8)
         (scores,) = self.add_op(kernel.WgmmaWaitOp(0, [scores])).results
-        new_maxima, new_sums, alphas, fragments = self.softmax(scores, index, maxima, sums)
+        new_maxima, new_sums, alphas, fragments = self.softmax(scores, index, maxima, sums, mask)
         output = self.rescaled(output, alphas)
         self.wait_for_values(stage, rounds)
         # The fence orders the writes of P's and O's registers before the wgmmas read them.

@@ -109,8 +109,8 @@ func.func @forward(%q: memref<1x2x100x64xbf16>, %k: memref<1x1x130x64xbf16>, %v:
 
 // An additive mask (read from global memory where each score is, times log2(e)): each key
 // block's S, softmax and P V run in turn (the overlap leaves no registers for the mask's
-// reads): S waited for (wgmma_wait 0), then P V issued and waited for, and the stage
-// released.
+// reads): S issued, the mask's elements at its scores loaded while it is multiplied, S
+// waited for (wgmma_wait 0), then P V issued and waited for, and the stage released.
 
 // CHECK-LABEL: kernel.func @masked(
 // CHECK:         scf.for %{{.*}} = %c0 to %{{.*}} step %c1 iter_args({{.*}}) -> (f32, f32, f32, f32, vector<32xf32>) {
@@ -118,8 +118,10 @@ func.func @forward(%q: memref<1x2x100x64xbf16>, %k: memref<1x1x130x64xbf16>, %v:
 // CHECK-NEXT:      kernel.wgmma_fence
 // CHECK:           %[[SCORES:.*]] = kernel.wgmma m64n128k16 %{{.*}}[%c0, %{{.*}}, %c48]
 // CHECK-NEXT:      kernel.wgmma_commit
-// CHECK-NEXT:      %{{.*}} = kernel.wgmma_wait 0, %[[SCORES]] : vector<64xf32>
 // CHECK:           memref.load %m[%{{.*}}, %{{.*}}] : memref<100x130xf32>
+// CHECK-NOT:       arith.addf
+// CHECK:           %{{.*}} = kernel.wgmma_wait 0, %[[SCORES]] : vector<64xf32>
+// CHECK:           arith.addf
 // CHECK:           kernel.shuffle xor
 // CHECK:           kernel.mbarrier_wait %v_full[%[[S]]], %{{.*}} : !kernel.mbarrier<2>
 // CHECK-NEXT:      kernel.wgmma_fence
