@@ -31,7 +31,8 @@ attention kernels of eager and Inductor do. What the pass takes:
   result to its element type;
 - grouped-query heads (`prim.reshape(prim.broadcast(prim.reshape(x)))` repeating each key
   and value head, as the importer writes `enable_gqa`) are read unrepeated; a numpy-style
-  broadcast of the mask is read unbroadcast;
+  broadcast of the mask is read unbroadcast, and an additive mask `select(b, 0, -inf)` of a
+  boolean `b` (a boolean mask that PyTorch's decomposition made additive) as the boolean;
 - each value in between is used by the pattern alone (a score returned too keeps the
   decomposed form).
 Anything else keeps the decomposed form.
@@ -276,6 +277,25 @@ def _yielded(map_op: prim.MapOp) -> SSAValue:
     return map_op.body.block.last_op.operands[0]
 
 
+def _boolean_behind(mask: SSAValue) -> SSAValue | None:
+    """The boolean `b` of an additive mask that is `select(b, 0, -inf)` of it: a boolean mask
+    that PyTorch's own decomposition of sdpa made additive. The op reads `b` instead: a byte
+    an element rather than two or four, and one select a score rather than a widening, a
+    multiplication and an addition (the same scores but where a score is NaN, which the
+    boolean mask makes -inf, as PyTorch does with the mask it was given)."""
+    owner = mask.owner
+    if not isinstance(owner, prim.MapOp) or len(owner.inputs) != 1:
+        return None
+    if not _is_boolean(owner.inputs[0]):
+        return None
+    select = _through_scalar_casts(_yielded(owner)).owner
+    if not isinstance(select, arith.SelectOp) or not _is_argument(select.cond, owner, 0):
+        return None
+    if _constant(select.lhs) != 0.0 or not _is_minus_inf(select.rhs):
+        return None
+    return owner.inputs[0]
+
+
 def _divides_safely(divide: prim.MapOp) -> bool:
     """Whether the three-input map `divide` is `select(m == -inf, 0, e / s)` of its inputs
     (e, s, m): the safe softmax's division, zeros where the whole row is -inf."""
@@ -347,6 +367,8 @@ def _attention_of(
     matched.append(transposed.owner)
     key = _unrepeated_heads(transposed.owner.input, matched, created)
     mask = None if scores.mask is None else _unbroadcast(scores.mask, matched)
+    if mask is not None:
+        mask = _boolean_behind(mask) or mask
     element_type = query.type.get_element_type()
     if not _rounded_as_attention(product.lhs, probabilities, element_type):
         return None

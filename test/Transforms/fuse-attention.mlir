@@ -31,6 +31,29 @@ func.func @sdpa_masks(%q: tensor<2x8x16xf16>, %k: tensor<2x6x16xf16>, %b: tensor
 
 // -----
 
+// A boolean mask that PyTorch's decomposition of sdpa made additive, `where(b, 0, -inf)`, is
+// read as the boolean (a byte an element, one select a score); `where(b, 1, -inf)` is a bias
+// and stays additive.
+
+// CHECK-LABEL: func.func @sdpa_boolean_made_additive(
+// CHECK-SAME:    %[[Q:.*]]: tensor<2x8x16xf16>, %[[K:.*]]: tensor<2x6x16xf16>, %[[B:.*]]: tensor<8x6xi1>)
+// CHECK:         %[[BIASED:biased]] = prim.map(%[[B]])
+// CHECK:         %[[O:.*]] = prim.attention %[[Q]], %[[K]], %[[K]] mask %[[B]] scale 2.500000e-01 : tensor<2x8x16xf16>, tensor<2x6x16xf16>, tensor<2x6x16xf16> mask tensor<8x6xi1> -> tensor<2x8x16xf16>
+// CHECK-NEXT:    %[[P:.*]] = prim.attention %[[Q]], %[[K]], %[[K]] mask %[[BIASED]] scale 2.500000e-01 : tensor<2x8x16xf16>, tensor<2x6x16xf16>, tensor<2x6x16xf16> mask tensor<8x6xf16> -> tensor<2x8x16xf16>
+// CHECK-NEXT:    func.return %[[O]], %[[P]]
+func.func @sdpa_boolean_made_additive(%q: tensor<2x8x16xf16>, %k: tensor<2x6x16xf16>, %b: tensor<8x6xi1>) -> (tensor<2x8x16xf16>, tensor<2x8x16xf16>) {
+  %zero = torch.constant dense<0.0> : tensor<f16>
+  %one = torch.constant dense<1.0> : tensor<f16>
+  %minus_inf = torch.constant dense<0xFC00> : tensor<f16>
+  %additive = torch.where %b, %zero, %minus_inf : tensor<8x6xi1>, tensor<f16>, tensor<f16> -> tensor<8x6xf16>
+  %biased = torch.where %b, %one, %minus_inf : tensor<8x6xi1>, tensor<f16>, tensor<f16> -> tensor<8x6xf16>
+  %0 = torch.sdpa %q, %k, %k mask %additive scale 0.25 : tensor<2x8x16xf16>, tensor<2x6x16xf16>, tensor<2x6x16xf16> mask tensor<8x6xf16> -> tensor<2x8x16xf16>
+  %1 = torch.sdpa %q, %k, %k mask %biased scale 0.25 : tensor<2x8x16xf16>, tensor<2x6x16xf16>, tensor<2x6x16xf16> mask tensor<8x6xf16> -> tensor<2x8x16xf16>
+  func.return %0, %1 : tensor<2x8x16xf16>, tensor<2x8x16xf16>
+}
+
+// -----
+
 // Grouped-query attention as the importer writes it: each key and value head repeated by a
 // reshape, broadcast and reshape. The op reads them unrepeated (4 query heads on 2).
 

@@ -418,3 +418,20 @@ def test_a_backward_graphs_partitions_copy_every_output_and_read_no_input_in_pla
     partitions = [emmy_partitions([graph]) for graph in (forward, backward)]
     assert any(any(p.static) for p in partitions[0])
     assert partitions[1] and all(not any(p.static) and all(p.copied) for p in partitions[1])
+
+
+def test_a_boolean_mask_made_additive_by_pytorch_is_read_as_the_boolean(compiled_graphs):
+    """PyTorch's own decomposition of sdpa turns a boolean mask into `where(mask, 0, -inf)`;
+    emmy's attention reads the boolean (fuse-attention) and gives eager's result, a row
+    masked whole included."""
+
+    def attend(q, k, v, mask):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+    q, k, v = torch.randn(1, 2, 16, 8), torch.randn(1, 2, 20, 8), torch.randn(1, 2, 20, 8)
+    mask = torch.rand(16, 20) > 0.4
+    mask[3] = False
+    compiled = torch.compile(attend, backend="emmy", dynamic=False, options={"fallback": False})
+    torch.testing.assert_close(compiled(q, k, v, mask), attend(q, k, v, mask))
+    (partition,) = emmy_partitions(compiled_graphs)
+    assert "mask tensor<16x20xi1>" in partition.graph.ir("fused")
