@@ -343,6 +343,7 @@ ATTENTION_FORMS: dict[str, tuple] = {
     "decode": ("sdpa", 4, 8, 8, 1, 3000, 128, False),
     "decode_gqa": ("sdpa", 2, 8, 2, 5, 1000, 64, False),
     "hand_written": ("hand_written", 2, 4, 4, 200, 200, 64, False),
+    "masked_gqa": ("sdpa_masked", 1, 8, 2, 200, 260, 64, False),
 }
 """`emmy.tools.bench.suites.attention_case`'s arguments for the attention suite's forms at
 small sizes with tails: (program, batch, heads, kv_heads, q_len, kv_len, head_dim, causal)."""

@@ -197,7 +197,7 @@ def test_a_memory_bound_run_does_not_measure_the_peak(fake_gpu):
 
 def test_attention_cases_count_causal_as_half_and_decode_by_its_kv_cache():
     cases = {case.name: case for case in SUITES["attention"]}
-    assert len(cases) == len(SUITES["attention"]) == 12  # no name twice
+    assert len(cases) == len(SUITES["attention"]) == 13  # no name twice
     full = cases["sdpa 4x32x4096x4096x128 bfloat16"]
     assert full.flops == 4 * 4 * 32 * 4096 * 4096 * 128 and not full.copy_bound
     assert cases["sdpa_causal 4x32x4096x4096x128 bfloat16"].flops == full.flops // 2
@@ -210,6 +210,9 @@ def test_attention_cases_count_causal_as_half_and_decode_by_its_kv_cache():
     written = cases["hand_written 4x32x2048x2048x128 bfloat16"]
     assert "softmax" in written.source and "scaled_dot_product" not in written.source
     assert written.flops == cases["sdpa 4x32x2048x2048x128 bfloat16"].flops
+    masked = cases["sdpa_masked 1x32/8x2048x2048x64 bfloat16"]
+    assert "attn_mask=mask" in masked.source and "torch.rand(2048, 2048) > 0.5" in masked.source
+    assert masked.flops == 4 * 32 * 2048 * 2048 * 64
 
 
 def test_an_attention_run_reports_flops_and_kv_bytes(fake_gpu):

@@ -234,6 +234,12 @@ class Attention(nn.Module):
         return F.scaled_dot_product_attention(q, k, v, is_causal={causal}, enable_gqa={gqa})
 """
 
+MASKED_SDPA = """
+class Attention(nn.Module):
+    def forward(self, q, k, v, mask):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa={gqa})
+"""
+
 HAND_WRITTEN_ATTENTION = """
 class Attention(nn.Module):
     def forward(self, q, k, v):
@@ -252,17 +258,22 @@ def attention_case(
     head_dim: int,
     causal: bool = False,
 ) -> Case:
-    """`program` (SDPA, or written by hand) on query [batch, heads, q_len, head_dim] and
-    key/value [batch, kv_heads, kv_len, head_dim]; its shape reads BxHxQxKVxD (with /KV after
-    H for GQA). Its products are Q·Kᵀ and P·V per head; causal counts the half the mask keeps
-    (as FlashAttention reports); a step of a few query rows is bound by reading K and V."""
-    if program == "hand_written":
-        source = HAND_WRITTEN_ATTENTION
-    else:
-        source = SDPA.format(causal=causal, gqa=kv_heads != heads)
+    """`program` (SDPA, SDPA with a boolean [q_len, kv_len] mask as an input, or attention
+    written by hand) on query [batch, heads, q_len, head_dim] and key/value [batch, kv_heads,
+    kv_len, head_dim]; its shape reads BxHxQxKVxD (with /KV after H for GQA). Its products
+    are Q·Kᵀ and P·V per head; causal counts the half the mask keeps (as FlashAttention
+    reports), a mask counts whole; a step of a few query rows is bound by reading K and V."""
+    gqa = kv_heads != heads
+    sources = {
+        "sdpa": SDPA.format(causal=causal, gqa=gqa),
+        "sdpa_masked": MASKED_SDPA.format(gqa=gqa),
+        "hand_written": HAND_WRITTEN_ATTENTION,
+    }
+    source = sources[program]
     query = f"torch.randn({batch}, {heads}, {q_len}, {head_dim}, dtype=DT)"
     key_value = f"torch.randn({batch}, {kv_heads}, {kv_len}, {head_dim}, dtype=DT)"
-    source += f"Attention()({query}, {key_value}, {key_value})\n"
+    mask = f", torch.rand({q_len}, {kv_len}) > 0.5" if program == "sdpa_masked" else ""
+    source += f"Attention()({query}, {key_value}, {key_value}{mask})\n"
     rows = batch * heads * q_len
     products = ((rows, kv_len, head_dim), (rows, head_dim, kv_len))
     flops = sum(2 * m * n * k for m, n, k in products) // (2 if causal else 1)
@@ -278,8 +289,9 @@ def attention_case(
 def attention_cases() -> list[Case]:
     """Issue 11's shapes in bf16: prefill causal and not (B1 H16 S1024 D128, B4 H32 S4096 D128,
     B8 H32 S2048 D64, GQA H32/KV8 S4096 D128), decode against a long KV cache (B16 H32 q1
-    KV4096 D128, B1 H32 q1 KV32768 D128), and the hand-written form beside SDPA at B4 H32
-    S2048 D128."""
+    KV4096 D128, B1 H32 q1 KV32768 D128), the hand-written form beside SDPA at B4 H32 S2048
+    D128, and a boolean mask given as a tensor (a random one, every block of it mixed) at the
+    Llama benchmark's GQA H32/KV8 S2048 D64."""
     cases = []
     for batch, heads, kv_heads, seq, head_dim in (
         (1, 16, 16, 1024, 128),
@@ -293,6 +305,7 @@ def attention_cases() -> list[Case]:
     cases.append(attention_case("sdpa", 1, 32, 32, 1, 32768, 128))
     for program in ("sdpa", "hand_written"):
         cases.append(attention_case(program, 4, 32, 32, 2048, 2048, 128))
+    cases.append(attention_case("sdpa_masked", 1, 32, 8, 2048, 2048, 64))
     return cases
 
 
