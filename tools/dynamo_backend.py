@@ -137,8 +137,10 @@ class _Partition(torch.nn.Module):
         # A symbolic size Dynamo passes as an input is also the size of a tensor input.
         kept = [i for i, v in enumerate(inputs) if not isinstance(v, torch.SymInt | int)]
         values = [inputs[i] for i in kept]
-        on_cuda = any(isinstance(v, torch.Tensor) and v.is_cuda for v in values)
-        if not (on_cuda and self.graph.options.cuda_graphs):
+        tensors = [v for v in values if isinstance(v, torch.Tensor)]
+        # A CPU tensor among CUDA ones is copied to the GPU by each call, which no graph can
+        # capture (a copy from pageable memory): such calls run as they are.
+        if not (self.graph.options.cuda_graphs and tensors and all(t.is_cuda for t in tensors)):
             return tuple(self.graph(values))
         if self._graphed is None:
             static = [self.static[i] for i in kept]
