@@ -90,6 +90,19 @@ def test_wgmma_attention_in_the_emulator_matches_eager(name: str) -> None:
 
 # Heads enough that the blocks take 128 rows (items of 64 would not run at once on 132 SMs).
 COMPILED = {
+    # A boolean mask at head dim 64 keeps the softmax/P V overlap (`overlaps`), as the Llama
+    # benchmark's causal rows do once fuse-attention reads them as the boolean.
+    "boolean-mask-gqa-d64": (
+        """
+class MaskedAttention(nn.Module):
+    def forward(self, q, k, v, mask):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=True)
+MaskedAttention()(torch.randn(1, 32, 300, 64, dtype=torch.bfloat16),
+                  torch.randn(1, 8, 300, 64, dtype=torch.bfloat16),
+                  torch.randn(1, 8, 300, 64, dtype=torch.bfloat16), torch.rand(300, 300) > 0.5)
+""",
+        64,
+    ),
     "causal-d64": (attention_program(16, 1024, 1024, 64, causal=True), 64),
     "causal-d128": (attention_program(16, 1024, 1024, 128, causal=True), 128),
     "masked-gqa-d128": (
@@ -125,17 +138,24 @@ def test_wgmma_attention_compiles_for_sm_90a_without_spills(name: str, tmp_path)
     assert re.search(r"Used (\d+) registers", report), report
 
 
-@pytest.mark.parametrize("masked", [False, True], ids=["overlapped", "masked-in-turn"])
-def test_persistent_blocks_take_items_of_different_lengths(monkeypatch, masked) -> None:
+MASKS = {
+    "causal-overlapped": ("is_causal=True", ""),
+    "boolean-mask-overlapped": ("attn_mask=m", ", torch.rand(200, 200) > 0.2"),
+    "additive-mask-in-turn": ("attn_mask=m", ", torch.randn(200, 200, dtype=torch.bfloat16)"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MASKS))
+def test_persistent_blocks_take_items_of_different_lengths(monkeypatch, name) -> None:
     """On a GPU of 3 SMs the 3 persistent blocks stride through the 8 items (4 query heads
     on 2 key/value heads, 2 blocks of 128 rows each): block 0 takes items 0, 3 and 6, on
     different heads and, causal, of 2, 1 and 2 key blocks; the producer waits for the
     consumers to release the query tile, and the key/value ring's phases run on across the
-    items."""
+    items; with the overlap of a block's softmax and the last one's P V, and without (an
+    additive mask)."""
     monkeypatch.setitem(target.TARGETS, "sm_90a", replace(target.TARGETS["sm_90a"], sm_count=3))
-    keyword, mask = (
-        ("attn_mask=m", ", torch.rand(200, 200) > 0.2") if masked else ("is_causal=True", "")
-    )
+    keyword, mask = MASKS[name]
+    masked = "m" in keyword
     program = load_program(
         f"""
 class Attention(nn.Module):
@@ -150,6 +170,8 @@ Attention()(torch.randn(1, 4, 200, 64, dtype=torch.bfloat16),
     torch_ir = program.to_torch_ir()
     torch_ir.attributes["kernel.target"] = target.TargetAttr("sm_90a")
     assert "grid [3, 1, 1] block [384, 1, 1]" in str(lower(torch_ir, "tile"))
+    overlapped = "kernel.wgmma_wait 1" in str(lower(torch_ir, "kernel"))
+    assert overlapped == name.endswith("-overlapped")
     reports = check_levels(program, torch_ir, ("kernel",), seed=29)
     assert all(r.passed for r in reports), [(r.max_abs_error, r.max_rel_error) for r in reports]
 
