@@ -88,33 +88,27 @@ def test_wgmma_attention_in_the_emulator_matches_eager(name: str) -> None:
     )
 
 
+def masked_gqa_program(kv_heads: int, depth: int, mask: str) -> str:
+    """SDPA of 32 query heads of 300 rows on `kv_heads` key/value heads, masked by `mask`."""
+    return f"""
+class MaskedAttention(nn.Module):
+    def forward(self, q, k, v, mask):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=True)
+MaskedAttention()(torch.randn(1, 32, 300, {depth}, dtype=torch.bfloat16),
+                  torch.randn(1, {kv_heads}, 300, {depth}, dtype=torch.bfloat16),
+                  torch.randn(1, {kv_heads}, 300, {depth}, dtype=torch.bfloat16), {mask})
+"""
+
+
 # Heads enough that the blocks take 128 rows (items of 64 would not run at once on 132 SMs).
 COMPILED = {
     # A boolean mask at head dim 64 keeps the softmax/P V overlap (`overlaps`), as the Llama
     # benchmark's causal rows do once fuse-attention reads them as the boolean.
-    "boolean-mask-gqa-d64": (
-        """
-class MaskedAttention(nn.Module):
-    def forward(self, q, k, v, mask):
-        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=True)
-MaskedAttention()(torch.randn(1, 32, 300, 64, dtype=torch.bfloat16),
-                  torch.randn(1, 8, 300, 64, dtype=torch.bfloat16),
-                  torch.randn(1, 8, 300, 64, dtype=torch.bfloat16), torch.rand(300, 300) > 0.5)
-""",
-        64,
-    ),
+    "boolean-mask-gqa-d64": (masked_gqa_program(8, 64, "torch.rand(300, 300) > 0.5"), 64),
     "causal-d64": (attention_program(16, 1024, 1024, 64, causal=True), 64),
     "causal-d128": (attention_program(16, 1024, 1024, 128, causal=True), 128),
     "masked-gqa-d128": (
-        """
-class MaskedAttention(nn.Module):
-    def forward(self, q, k, v, bias):
-        return F.scaled_dot_product_attention(q, k, v, attn_mask=bias, enable_gqa=True)
-MaskedAttention()(torch.randn(1, 32, 300, 128, dtype=torch.bfloat16),
-                  torch.randn(1, 2, 300, 128, dtype=torch.bfloat16),
-                  torch.randn(1, 2, 300, 128, dtype=torch.bfloat16),
-                  torch.randn(300, 300, dtype=torch.bfloat16))
-""",
+        masked_gqa_program(2, 128, "torch.randn(300, 300, dtype=torch.bfloat16)"),
         128,
     ),
 }
