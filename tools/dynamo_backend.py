@@ -27,8 +27,9 @@ The ops left to PyTorch are named once, in one warning, each at the user's line;
 
 On CUDA a partition replays CUDA graphs of its launches (`cuda_graphs`, `GraphedHostProgram`),
 told by AOTAutograd's metadata which inputs keep their addresses (`_static_inputs`: read in
-place) and which outputs only become a mutated input's new value (`_written_back`: not
-copied out of the graph).
+place) and which outputs only become a mutated input's new value (`_written_back`: copied
+into that input by the graph itself where the partition reads it in place, else handed out
+uncopied for AOTAutograd to copy).
 """
 
 from __future__ import annotations
@@ -124,13 +125,23 @@ class _Partition(torch.nn.Module):
     through CUDA graphs that read the inputs at `static` positions (the model's parameters
     and buffers) in place."""
 
-    def __init__(self, graph: CompiledGraph, static: list[bool], copied: list[bool]):
+    def __init__(
+        self,
+        graph: CompiledGraph,
+        static: list[bool],
+        copied: list[bool],
+        written_into: list[int | None],
+    ):
         super().__init__()
         self.graph = graph
         self.static = static
         self.copied = copied
         """Which outputs a replay hands out as copies: all but those AOTAutograd only
         copies into a mutated input, before anything could replay the graph again."""
+        self.written_into = written_into
+        """For each output that AOTAutograd only copies into a mutated input which is one
+        of the partition's static inputs, that input's position: the graph copies it there
+        itself (`GraphedHostProgram`'s `write_back`)."""
         self._graphed: GraphedHostProgram | None = None
 
     def forward(self, *inputs: Any) -> tuple[torch.Tensor, ...]:
@@ -144,9 +155,15 @@ class _Partition(torch.nn.Module):
             return tuple(self.graph(values))
         if self._graphed is None:
             static = [self.static[i] for i in kept]
-            program = self.graph.prepare_cuda()
+            # Positions among the values, without the sizes dropped above.
+            position = {i: n for n, i in enumerate(kept)}
+            write_back = [None if i is None else position.get(i) for i in self.written_into]
             self._graphed = GraphedHostProgram(
-                program, static, copy_outputs=self.copied, capture_at_second=True
+                self.graph.prepare_cuda(),
+                static,
+                copy_outputs=self.copied,
+                capture_at_second=True,
+                write_back=write_back,
             )
         return tuple(self._graphed(values))
 
@@ -184,7 +201,7 @@ def _replace(
     name: str,
     graph: CompiledGraph,
     static: set[Node],
-    written_back: set[Node],
+    written_back: dict[Node, Node],
 ) -> None:
     # The partition's inputs are found again: an earlier replacement may have given them.
     _, inputs, outputs = fuse_as_graphmodule(gm, nodes, name, always_return_tuple=True)
@@ -193,7 +210,13 @@ def _replace(
         node not in written_back or any(u not in inside and u is not output for u in node.users)
         for node in outputs
     ]
-    partition = _Partition(graph, [node in static for node in inputs], copied)
+    written_into = [
+        inputs.index(written_back[node])
+        if not copy and written_back[node] in inputs and written_back[node] in static
+        else None
+        for node, copy in zip(outputs, copied, strict=True)
+    ]
+    partition = _Partition(graph, [node in static for node in inputs], copied, written_into)
     gm.add_submodule(name, partition)
     with gm.graph.inserting_after(nodes[-1]):
         call = gm.graph.call_module(name, args=inputs)
@@ -214,20 +237,21 @@ def _static_inputs(gm: GraphModule) -> set[Node]:
     return {placeholders[i] for i in context.fw_metadata.static_input_indices}
 
 
-def _written_back(gm: GraphModule) -> set[Node]:
+def _written_back(gm: GraphModule) -> dict[Node, Node]:
     """The nodes of `gm` that its first outputs, the new values of mutated inputs, return and
-    no other output does: AOTAutograd copies them into the inputs as soon as the graph
-    returns, and drops them."""
+    no other output does, each with the placeholder of the input it is the new value of:
+    AOTAutograd copies them into those inputs as soon as the graph returns, and drops them."""
     context = torch._guards.TracingContext.try_get()
     if context is None or context.fw_metadata is None:
-        return set()
-    output = gm.graph.output_node()
-    returned = list(output.args[0])
-    mutations = context.fw_metadata.num_mutated_inp_runtime_indices
+        return {}
+    returned = list(gm.graph.output_node().args[0])
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    mutated = context.fw_metadata.mutated_inp_runtime_indices
+    written, others = returned[: len(mutated)], returned[len(mutated) :]
     return {
-        node
-        for node in returned[:mutations]
-        if isinstance(node, Node) and node not in returned[mutations:]
+        node: placeholders[index]
+        for node, index in zip(written, mutated, strict=True)
+        if isinstance(node, Node) and written.count(node) == 1 and node not in others
     }
 
 
@@ -274,7 +298,7 @@ def compile_graph(
             FallbackWarning,
             stacklevel=2,
         )
-    static, written_back = (_static_inputs(gm), _written_back(gm)) if forward else (set(), set())
+    static, written_back = (_static_inputs(gm), _written_back(gm)) if forward else (set(), {})
     for number, (nodes, graph) in enumerate(zip(partitions, compiled, strict=True)):
         _replace(gm, nodes, f"emmy_{number}", graph, static, written_back)
     stable_topological_sort(gm)

@@ -390,7 +390,8 @@ def test_a_partitions_outputs_are_copied_out_of_its_graphs_unless_only_written_b
     compiled_graphs,
 ):
     """The buffer's new value, which AOTAutograd only copies into the buffer, is handed out as
-    the graph's own; the returned sum, which the caller may keep, as a copy."""
+    the graph's own (copied into the buffer by the graph itself); the returned sum, which the
+    caller may keep, as a copy."""
     model, expected = Accumulator(), Accumulator()
     compiled = torch.compile(model, backend="emmy", dynamic=False)
     x = torch.randn(2, 5)
@@ -403,6 +404,9 @@ def test_a_partitions_outputs_are_copied_out_of_its_graphs_unless_only_written_b
     pieces = sorted(call.users, key=lambda piece: piece.args[1])
     shapes = [tuple(piece.meta["val"].shape) for piece in pieces]
     assert dict(zip(shapes, partition.copied)) == {(2, 5): False, (2,): True}
+    # On CUDA the graph copies the buffer's new value into the buffer itself.
+    (buffer,) = [i for i, a in enumerate(call.args) if partition.static[i]]
+    assert dict(zip(shapes, partition.written_into)) == {(2, 5): buffer, (2,): None}
 
 
 def test_a_backward_graphs_partitions_copy_every_output_and_read_no_input_in_place(

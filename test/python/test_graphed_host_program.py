@@ -21,12 +21,14 @@ class StandIn:
         self.runs += 1
         return [inputs[0] + inputs[1]]
 
-    def graphed(self, inputs):
+    def graphed(self, inputs, then=None):
         self.captures += 1
         output = inputs[0] + inputs[1]
 
         def replay():
             torch.add(inputs[0], inputs[1], out=output)
+            if then is not None:
+                then([output])
             return [output]
 
         return replay
@@ -86,3 +88,16 @@ def test_under_a_callers_capture_the_program_runs_as_it_is(monkeypatch):
     for _ in range(2):
         graphed([torch.randn(4), torch.randn(4)])
     assert (program.runs, program.captures) == (2, 0)
+
+
+def test_an_output_written_back_is_copied_into_its_static_input_and_returned_as_it():
+    """A KV cache's new value: the graph copies it into the cache (input 0), and the call
+    returns the cache itself, so that AOTAutograd's copy of one into the other copies
+    nothing."""
+    graphed = GraphedHostProgram(StandIn(), static=[True, False], write_back=[0])
+    cache = torch.zeros(4)
+    for step in range(1, 4):
+        rows = torch.full((4,), 1.0)
+        (result,) = graphed([cache, rows])
+        assert result is cache
+        torch.testing.assert_close(cache, torch.full((4,), float(step)))

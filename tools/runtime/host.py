@@ -348,11 +348,16 @@ class HostProgram:
             synchronize(timeout_s)
         return [values[result] for result in self._results]
 
-    def graphed(self, inputs: Sequence[Any]) -> Callable[[], list[torch.Tensor]]:
+    def graphed(
+        self,
+        inputs: Sequence[Any],
+        then: Callable[[list[torch.Tensor]], None] | None = None,
+    ) -> Callable[[], list[torch.Tensor]]:
         """Runs the function once on `inputs` (compiling and checking it), then captures its
-        launches into a CUDA graph; the returned callable replays them on those same inputs
-        and returns the same output tensors, refilled. Like torch.compile's CUDA graphs, a
-        replay costs one launch of the CPU's time however many kernels the function has."""
+        launches (and what `then` does with its outputs, such as copies) into a CUDA graph;
+        the returned callable replays them on those same inputs and returns the same output
+        tensors, refilled. Like torch.compile's CUDA graphs, a replay costs one launch of the
+        CPU's time however many kernels the function has."""
         self(inputs)
         on_device = [_on_device(v) if isinstance(v, torch.Tensor) else v for v in inputs]
         graph = torch.cuda.CUDAGraph()
@@ -360,6 +365,8 @@ class HostProgram:
         stream.wait_stream(torch.cuda.current_stream())
         with torch.cuda.graph(graph, stream=stream):
             outputs = self(on_device, timeout_s=None)
+            if then is not None:
+                then(outputs)
         torch.cuda.current_stream().wait_stream(stream)
 
         def replay() -> list[torch.Tensor]:
@@ -378,6 +385,8 @@ class _Capture:
     replay: Callable[[], list[torch.Tensor]]
     staged: dict[int, torch.Tensor]
     """The graph's own buffers of the inputs at non-static positions, by position."""
+    written: dict[int, torch.Tensor]
+    """The static inputs the graph copies outputs into, by output."""
 
 
 class GraphedHostProgram:
@@ -396,8 +405,12 @@ class GraphedHostProgram:
     `copy_outputs` is true (all, or each output's flag) are returned as copies, since the next
     replay refills the graph's own: `torch.compile(backend="emmy")` copies those that code may
     keep, not those AOTAutograd only copies into a mutated input; the bench harness, which
-    times replays, copies none. Under another capture (a caller's `torch.cuda.graph`), the
-    program runs as it is, its launches captured into the caller's graph."""
+    times replays, copies none. An output whose `write_back` entry names a static input's
+    position is copied into that input by the graph itself, and the input is returned in its
+    place: AOTAutograd's copy of a mutated input's new value (a KV cache) into the input then
+    copies nothing, and costs no launch of the CPU's time. Under another capture (a caller's
+    `torch.cuda.graph`), the program runs as it is, its launches captured into the caller's
+    graph."""
 
     def __init__(
         self,
@@ -405,11 +418,13 @@ class GraphedHostProgram:
         static: Sequence[bool] | None = None,
         copy_outputs: bool | Sequence[bool] = False,
         capture_at_second: bool = False,
+        write_back: Sequence[int | None] | None = None,
     ):
         self.program = program
         self.static = static
         self.copy_outputs = copy_outputs
         self.capture_at_second = capture_at_second
+        self.write_back = write_back
         self._captures: dict[tuple, _Capture] = {}
         self._seen: dict[tuple, None] = {}
 
@@ -440,10 +455,17 @@ class GraphedHostProgram:
                 for i, v in enumerate(inputs)
                 if isinstance(v, torch.Tensor) and not self._is_static(i)
             }
-            replay = self.program.graphed([staged.get(i, v) for i, v in enumerate(inputs)])
+            written = self._written(inputs)
+
+            def write_back(outputs: list[torch.Tensor]) -> None:
+                for output, target in written.items():
+                    target.copy_(outputs[output])
+
+            graph_inputs = [staged.get(i, v) for i, v in enumerate(inputs)]
+            replay = self.program.graphed(graph_inputs, write_back)
             if len(self._captures) >= GRAPHS_KEPT:
                 self._captures.pop(next(iter(self._captures)))
-            capture = self._captures[key] = _Capture(replay, staged)
+            capture = self._captures[key] = _Capture(replay, staged, written)
         else:
             for position, buffer in capture.staged.items():
                 buffer.copy_(inputs[position])
@@ -451,7 +473,23 @@ class GraphedHostProgram:
         copied = self.copy_outputs
         if isinstance(copied, bool):
             copied = [copied] * len(outputs)
-        return [t.clone() if copy else t for t, copy in zip(outputs, copied, strict=True)]
+        return [
+            capture.written[i] if i in capture.written else t.clone() if copy else t
+            for i, (t, copy) in enumerate(zip(outputs, copied, strict=True))
+        ]
+
+    def _written(self, inputs: Sequence[Any]) -> dict[int, torch.Tensor]:
+        """The static inputs the graph copies outputs into (`write_back`), by output: those
+        the graph reads in place (contiguous, aligned CUDA tensors; `_on_device` copies
+        others, and a copy into that would be lost)."""
+        written = {}
+        for output, position in enumerate(self.write_back or ()):
+            if position is None or not self._is_static(position):
+                continue
+            target = inputs[position]
+            if isinstance(target, torch.Tensor) and _on_device(target) is target:
+                written[output] = target
+        return written
 
 
 def _on_device(value: torch.Tensor) -> torch.Tensor:
