@@ -212,7 +212,7 @@ def _replace(
     ]
     written_into = [
         inputs.index(written_back[node])
-        if not copy and written_back[node] in inputs and written_back[node] in static
+        if not copy and _read_only_by(written_back[node], inside, static)
         else None
         for node, copy in zip(outputs, copied, strict=True)
     ]
@@ -225,6 +225,12 @@ def _replace(
             piece = gm.graph.call_function(operator.getitem, (call, number))
             output.replace_all_uses_with(piece, propagate_meta=True)
     erase_nodes(gm, nodes)
+
+
+def _read_only_by(placeholder: Node, nodes: set[Node], static: set[Node]) -> bool:
+    """Whether a static input is read by `nodes` alone: only then may their partition's graph
+    overwrite it with its new value, which no other node's read of the old one may follow."""
+    return placeholder in static and all(user in nodes for user in placeholder.users)
 
 
 def _static_inputs(gm: GraphModule) -> set[Node]:

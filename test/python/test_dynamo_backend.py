@@ -439,3 +439,32 @@ def test_a_boolean_mask_made_additive_by_pytorch_is_read_as_the_boolean(compiled
     torch.testing.assert_close(compiled(q, k, v, mask), attend(q, k, v, mask))
     (partition,) = emmy_partitions(compiled_graphs)
     assert "mask tensor<16x20xi1>" in partition.graph.ir("fused")
+
+
+class AccumulatorReadElsewhere(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("total", torch.zeros(2, 5))
+
+    def forward(self, x):
+        top = torch.topk(self.total, 2).values  # PyTorch's, before the update
+        self.total.add_(x)
+        return self.total.sum(-1), top
+
+
+def test_a_buffer_another_node_reads_is_not_overwritten_inside_a_partitions_graph(
+    compiled_graphs,
+):
+    """Where a node outside the partition (here PyTorch's topk) reads the buffer's old
+    value, the partition's graph must not write the new one into it: it hands the new value
+    out for AOTAutograd to copy after the graph."""
+    model, expected = AccumulatorReadElsewhere(), AccumulatorReadElsewhere()
+    compiled = torch.compile(model, backend="emmy", dynamic=False)
+    x = torch.randn(2, 5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FallbackWarning)
+        for _ in range(2):
+            torch.testing.assert_close(compiled(x), expected(x))
+    (graph,) = compiled_graphs
+    partitions = emmy_partitions([graph])
+    assert partitions and all(p.written_into == [None] * len(p.copied) for p in partitions)
