@@ -241,15 +241,15 @@ class AttentionEmitter(_Emitter):
             for atom in range(atoms)
         ]
 
-    def mask_elements(self, index: Index, atoms: int) -> list[list[SSAValue]]:
-        """The mask operand's elements at the lane's scores of key block `index` (element i of
-        atom a), loaded: where they are loaded before the scores are waited for, their latency
-        passes while the tensor cores multiply (the wgmma kernel)."""
-        columns = self.score_columns(index, atoms)
+    def mask_elements(self, columns: list[list[Index]]) -> list[list[SSAValue]]:
+        """The mask operand's elements at the lane's scores of keys `columns`
+        (`score_columns`: element i of atom a), loaded: where they are loaded before the
+        scores are waited for, their latency passes while the tensor cores multiply (the
+        wgmma kernel)."""
         lane_rows = [self.lane_row_point(half)[1:] for half in range(2)]
         return [
             [self.mask_element(*lane_rows[i // 2], columns[atom][i]) for i in range(4)]
-            for atom in range(atoms)
+            for atom in range(len(columns))
         ]
 
     def masked(self, value: SSAValue, element: SSAValue) -> SSAValue:
@@ -309,7 +309,7 @@ class AttentionEmitter(_Emitter):
         factor = self.float(base_2)
         columns = self.score_columns(index, len(raw))
         if self.attention.mask is not None and mask is None:
-            mask = self.mask_elements(index, len(raw))
+            mask = self.mask_elements(columns)
         lane_rows = [self.lane_row_point(half)[1:] for half in range(2)] if self.causal else []
         elements = []
         for atom, accumulator in enumerate(raw):

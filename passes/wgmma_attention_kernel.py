@@ -73,7 +73,7 @@ from math import prod
 
 from xdsl.dialects import arith, scf
 from xdsl.dialects import vector as vector_dialect
-from xdsl.dialects.builtin import IndexType, IntegerType, VectorType, f32
+from xdsl.dialects.builtin import IndexType, VectorType, f32, i1
 from xdsl.ir import Block, Region, SSAValue
 
 from emmy.dialects import kernel, tile
@@ -337,9 +337,7 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
         mask = self.attention.mask
         if mask is None:
             return True
-        element = mask.type.get_element_type()
-        boolean = isinstance(element, IntegerType) and element.width.data == 1
-        return boolean and self.depth <= OVERLAPPED_MASK_DEPTH
+        return mask.type.get_element_type() == i1 and self.depth <= OVERLAPPED_MASK_DEPTH
 
     def overlapped_blocks(
         self, output: SSAValue
@@ -386,7 +384,7 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
         cores multiply; None without a mask."""
         if self.attention.mask is None:
             return None
-        return self.mask_elements(index, self.block_kv // 8)
+        return self.mask_elements(self.score_columns(index, self.block_kv // 8))
 
     def wait_for_keys(self, stage: Index, rounds: Index) -> None:
         parity = self.index(self.rem(rounds, 2))

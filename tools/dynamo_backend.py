@@ -228,9 +228,11 @@ def _replace(
 
 
 def _read_only_by(placeholder: Node, nodes: set[Node], static: set[Node]) -> bool:
-    """Whether a static input is read by `nodes` alone: only then may their partition's graph
-    overwrite it with its new value, which no other node's read of the old one may follow."""
-    return placeholder in static and all(user in nodes for user in placeholder.users)
+    """Whether a static input is read, and by `nodes` alone: only then is it an input of their
+    partition that its graph may overwrite with the new value, which no other node's read of
+    the old one may follow."""
+    users = placeholder.users
+    return placeholder in static and bool(users) and all(user in nodes for user in users)
 
 
 def _static_inputs(gm: GraphModule) -> set[Node]:
