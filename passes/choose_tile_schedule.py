@@ -474,25 +474,22 @@ def _block_size(
         for f, m in mappings.items()
         if m in tile.VECTOR_MAPPINGS
     }
-    extents = list(vectors.values())
-    if Mapping.GRID_Y not in mappings.values() and Mapping.THREAD in mappings.values():
-        # A global loop beside thread loops (a small nest beside the grid nest, as a KV
-        # cache update's row lookup beside its rows) spreads over whatever grid the thread
-        # loops make: sized by it, a block would leave most of its threads idle in theirs.
-        extents = [v for f, v in vectors.items() if mappings[f] == Mapping.THREAD]
+
+    def extents(*kinds: Mapping) -> list[int]:
+        return [v for f, v in vectors.items() if mappings[f] in kinds]
+
     if Mapping.GRID_Y in mappings.values():
         # Two-dimensional: about SPREAD_BLOCKS_PER_SM blocks per SM in all, a vector a thread.
         spread = SPREAD_BLOCKS_PER_SM * target.sm_count
-        threads = -(-_rows(mappings, representative) * max(extents) // spread)
+        threads = -(-_rows(mappings, representative) * max(vectors.values()) // spread)
     else:
-        one_dimensional = [
-            -(-f.planned_trip_count(representative) // widths.get(f, 1))
-            for f, m in mappings.items()
-            if m == Mapping.GLOBAL
-        ]
-        rows = max([_rows(mappings, representative), *one_dimensional])
+        rows = max([_rows(mappings, representative), *extents(Mapping.GLOBAL)])
         per_thread = VECTORS_PER_THREAD if rows >= MANY_ROWS_PER_SM * target.sm_count else 1
-        threads = -(-max(extents, default=1) // per_thread)
+        # A global loop beside thread loops (a small nest beside the grid nest, as a KV
+        # cache update's row lookup beside its rows) spreads over whatever grid the thread
+        # loops make: sized by it, a block would leave most of its threads idle in theirs.
+        sizing = extents(Mapping.THREAD) or extents(Mapping.GLOBAL)
+        threads = -(-max(sizing, default=1) // per_thread)
     warp = target.warp_size
     return min(MAX_BLOCK, max(warp, -(-threads // warp) * warp))
 
