@@ -218,15 +218,13 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, dict] = {}
     for name in backends:
         torch._dynamo.reset()
-        tokens = None if name == "eager" else results["eager"]["tokens"]
+        tokens = None if name == "eager" else results["eager"]["logits"].argmax(1).tolist()
         with warnings.catch_warnings(record=True) as fell_back:
             warnings.simplefilter("always")
             result = generate(model, BACKENDS[name](model), prompt, config, args.device, tokens)
         result["fallback_warnings"] = sorted(
             {str(w.message) for w in fell_back if "emmy runs" in str(w.message)}
         )
-        if name == "eager":
-            result["tokens"] = result["logits"].argmax(1).tolist()
         results[name] = result
         print(f"{name}: done", file=sys.stderr)
 
@@ -234,7 +232,6 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for name, result in results.items():
         logits = result.pop("logits")
-        result.pop("tokens", None)
         agree = int((logits.argmax(1) == reference.argmax(1)).sum())
         rows.append(
             {
