@@ -71,14 +71,15 @@ import math
 from collections.abc import Sequence
 from math import prod
 
-from xdsl.dialects import arith, scf
+from xdsl.dialects import arith, memref, scf
 from xdsl.dialects import vector as vector_dialect
-from xdsl.dialects.builtin import IndexType, VectorType, f32, i1
+from xdsl.dialects.builtin import IndexType, VectorType, f32, i1, i32
 from xdsl.ir import Block, Region, SSAValue
 
 from emmy.dialects import kernel, tile
 from emmy.dialects.target import GpuTarget
 from emmy.passes.attention_kernel import AttentionEmitter
+from emmy.passes.attention_mask_summary import mask_summary_types
 from emmy.passes.gemm_kernel import Index, kernel_body, kernel_func
 from emmy.passes.wgmma_gemm_kernel import (
     PRODUCER_REGISTERS,
@@ -102,9 +103,12 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
         values: dict[SSAValue, SSAValue],
         target: GpuTarget,
         maps: Sequence[SSAValue],
+        summary: Sequence[SSAValue],
     ):
         super().__init__(attention, body, values, target, packed=False)
         self.q_map, self.k_map, self.v_map = maps
+        self.summary = summary
+        """The mask summary's bits and key block lists (`attention_mask_summary`), if any."""
         self.warpgroup_threads = WARPGROUP_WARPS * target.warp_size
         self.consumers = self.block_q // kernel.WGMMA_M
         self.panel = kernel.WGMMA_ROW_BYTES // self.element_bytes
@@ -175,14 +179,22 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
                     arith.SubiOp(self.index(row_blocks - 1), self.index(row_block))
                 ).results[0]
             self.first_row = self.mul(row_block, self.block_q)
-            start, end, self.masked_from = self.key_ranges()
-            self.first_key_block = start
-            self.key_blocks = self.add_op(arith.SubiOp(self.index(end), self.index(start))).result
             batch, stride = [], heads
             for position, size in enumerate(self.batch_sizes):
                 stride //= size
                 index = self.div(head, stride)
                 batch.append(self.rem(index, size) if position else index)
+            start, end, self.masked_from = self.key_ranges()
+            self.first_key_block = start
+            if self.summary:
+                self.mask_point = self.mask_batch(batch)
+                taken_at = [*self.mask_point, 0 if self.mask_rows == 1 else row_block]
+                self.taken_at = [self.index(i) for i in taken_at]
+                self.key_blocks = self.summary_entry(0)
+            else:
+                self.key_blocks = self.add_op(
+                    arith.SubiOp(self.index(end), self.index(start))
+                ).result
             kv_batch = list(batch)
             if self.group > 1:
                 kv_batch[-1] = self.div(kv_batch[-1], self.group)
@@ -193,13 +205,37 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
         items = self.index(heads * row_blocks)
         self.add_op(scf.ForOp(block_x, items, grid_x, [self.index(0)], body))
 
-    def key_position(self, step: Index) -> tuple[Index, Index, Index]:
-        """Key block `step` of those the block takes for its item: its index, the stage it
-        is in, and how many times the ring of stages went round before it (the blocks of
-        every item counted on as one sequence, so that the barriers' phases run on)."""
+    def mask_batch(self, batch: Sequence[Index]) -> list[Index]:
+        """The mask's batch indices at the query's `batch` (0 where it broadcasts)."""
+        sizes = self.attention.mask.type.get_shape()[:-2]
+        return [0 if size == 1 else i for size, i in zip(sizes, batch[len(batch) - len(sizes) :])]
+
+    @property
+    def mask_rows(self) -> int:
+        return self.attention.mask.type.get_shape()[-2]
+
+    def summary_entry(self, position: Index) -> SSAValue:
+        """Entry `position` of the item's row block's list of key blocks (the count, then
+        the blocks) in the mask summary, as an index."""
+        taken = self.summary[1]
+        entry = self.add_op(memref.LoadOp.get(taken, [*self.taken_at, self.index(position)])).res
+        return self.add_op(arith.IndexCastOp(entry, IndexType())).result
+
+    def key_stage(self, step: Index) -> tuple[Index, Index]:
+        """The stage that key block `step` of those the block takes for its item is in, and
+        how many times the ring of stages went round before it (the blocks of every item
+        counted on as one sequence, so that the barriers' phases run on)."""
         count = self.add(self.blocks_before, step)
-        index = self.add(self.first_key_block, step)
-        return index, self.rem(count, self.stages), self.div(count, self.stages)
+        return self.rem(count, self.stages), self.div(count, self.stages)
+
+    def key_position(self, step: Index) -> tuple[Index, Index, Index]:
+        """Key block `step` of those the block takes for its item: its index (the next
+        listed in the mask summary, if any) and `key_stage`'s."""
+        if self.summary:
+            index = self.summary_entry(self.add(step, 1))
+        else:
+            index = self.add(self.first_key_block, step)
+        return index, *self.key_stage(step)
 
     def key_loop(self, fill, init: Sequence[SSAValue] = (), first_step: int = 0) -> list[SSAValue]:
         """`fill(index, stage, rounds, carried)` for each key block the block takes for its
@@ -295,7 +331,8 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
             self.group_first_row, self.mul(self.div(lane_thread, self.target.warp_size), 16)
         )
         self.group_row = self.div(lane, 4)
-        self.pair_column = self.mul(self.rem(lane, 4), 2)
+        self.quad_lane = self.rem(lane, 4)
+        self.pair_column = self.mul(self.quad_lane, 2)
         self.item_loop(self.attend_item)
 
     def lane_row_point(self, half: int) -> tuple[SSAValue | None, list[Index], Index]:
@@ -317,16 +354,35 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
         output = self.add_op(
             vector_dialect.BroadcastOp(zero, VectorType(f32, [self.depth // 2]))
         ).vector
-        if self.overlaps():
-            maxima, sums, output = self.overlapped_blocks(output)
+        blocks = self.overlapped_blocks if self.overlaps() else self.blocks_in_turn
+        if self.summary:
+            maxima, sums, output = self.unless_no_key_blocks(blocks, output)
         else:
-            maxima, sums, output = self.blocks_in_turn(output)
+            maxima, sums, output = blocks(output)
         self.add_op(kernel.MbarrierArriveOp(self.q_empty, self.index(0)))
         outputs = [
             [self.element_of(output, 4 * atom + i) for i in range(4)]
             for atom in range(self.depth // 8)
         ]
         self.store_rows(maxima, sums, outputs)
+
+    def unless_no_key_blocks(
+        self, blocks, output: SSAValue
+    ) -> tuple[list[SSAValue], list[SSAValue], SSAValue]:
+        """`blocks(output)` where the mask summary lists key blocks for the item; else the
+        state of rows that took no key (max -inf, sum 0: zeros are stored)."""
+        minus_inf, zero = self.float(-math.inf), self.float(0.0)
+
+        def some(_: Block) -> list[SSAValue]:
+            maxima, sums, result = blocks(output)
+            return [*maxima, *sums, result]
+
+        taken = self.nested(some)
+        none = self.nested(lambda _: [minus_inf, minus_inf, zero, zero, output])
+        listed = self.add_op(arith.CmpiOp(self.key_blocks, self.index(0), "ne")).result
+        types = [f32] * 4 + [output.type]
+        state = self.add_op(scf.IfOp(listed, types, Region(taken), Region(none))).results
+        return list(state[:2]), list(state[2:4]), state[4]
 
     def overlaps(self) -> bool:
         """Whether a key block's softmax overlaps the previous block's P V: without a mask,
@@ -335,7 +391,7 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
         registers together (ptxas spills with a 16-bit mask at head dim 64, or with any mask
         at 128: `test_wgmma_attention`'s no-spill test)."""
         mask = self.attention.mask
-        if mask is None:
+        if mask is None or self.summary:
             return True
         return mask.type.get_element_type() == i1 and self.depth <= OVERLAPPED_MASK_DEPTH
 
@@ -360,7 +416,7 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
         state = self.key_loop(self.overlapped_block, state, first_step=1)
         # The last key block's P V.
         last = self.add_op(arith.SubiOp(self.key_blocks, self.index(1))).results[0]
-        _, stage, rounds = self.key_position(last)
+        stage, rounds = self.key_stage(last)
         self.wait_for_values(stage, rounds)
         self.add_op(kernel.WgmmaFenceOp())
         output = self.multiply_values(state[5:], stage, state[4])
@@ -384,7 +440,29 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
         cores multiply; None without a mask."""
         if self.attention.mask is None:
             return None
+        if self.summary:
+            return self.summarised_mask_elements(index)
         return self.mask_elements(self.score_columns(index, self.block_kv // 8))
+
+    def summarised_mask_elements(self, index: Index) -> list[list[SSAValue]]:
+        """The mask's elements at key block `index`'s scores, from the summary's bits: one
+        word for each of the lane's two rows, element i of atom a its bit 2 a + i % 2."""
+        bits = self.summary[0]
+        words = []
+        for half in range(2):
+            _, _, row = self.lane_row_point(half)
+            at = [*self.mask_point, 0 if self.mask_rows == 1 else row, index, self.quad_lane]
+            words.append(self.add_op(memref.LoadOp.get(bits, [self.index(i) for i in at])).res)
+        elements = []
+        for atom in range(self.block_kv // 8):
+            row = []
+            for i in range(4):
+                word, shift = words[i // 2], 2 * atom + i % 2
+                if shift:
+                    word = self.add_op(arith.ShRUIOp(word, self.constant(shift, i32))).result
+                row.append(self.add_op(arith.TruncIOp(word, i1)).result)
+            elements.append(row)
+        return elements
 
     def wait_for_keys(self, stage: Index, rounds: Index) -> None:
         parity = self.index(self.rem(rounds, 2))
@@ -538,9 +616,11 @@ def lower_wgmma_attention_kernel(
     assert attention is not None
     operands = list(source.body.block.args)
     positions = [operands.index(v) for v in (attention.query, attention.key, attention.value)]
-    body, values = kernel_body(source, tensor_map_types(attention))
-    maps = body.args[len(operands) :]
-    for tensor_map, name in zip(maps, ("q_map", "k_map", "v_map")):
-        tensor_map.name_hint = name
-    _WgmmaAttentionBuilder(attention, body, values, target, maps).build()
+    summary_types = mask_summary_types(attention)
+    body, values = kernel_body(source, [*tensor_map_types(attention), *summary_types])
+    maps = body.args[len(operands) : len(operands) + 3]
+    summary = body.args[len(operands) + 3 :]
+    for argument, name in zip([*maps, *summary], ("q_map", "k_map", "v_map", "bits", "taken")):
+        argument.name_hint = name
+    _WgmmaAttentionBuilder(attention, body, values, target, maps, summary).build()
     return kernel_func(source, body), positions

@@ -61,6 +61,32 @@ MaskedAttention()(torch.randn(1, 2, 64, 128, dtype=torch.float16),
                   torch.randn(1, 2, 70, 128, dtype=torch.float16), torch.rand(64, 70) > 0.5,
                   torch.randn(2, 64, 70, dtype=torch.float16))
 """,
+    # The mask summary (`attention_mask_summary`): a causal boolean mask whose rows past 128
+    # keep no key (their row blocks list no key block and store zeros; the last is a tail
+    # of 8 rows), blocks of 64 rows skipping the key block above their diagonal; then a
+    # key-padding mask [2, 1, 1, 192] whose second batch keeps 100 keys (its second key
+    # block is skipped), at head dim 128, where the summary's one word a row leaves
+    # registers for the overlap.
+    "summarised-causal-mask-2x200x256-d64": """
+class MaskedAttention(nn.Module):
+    def forward(self, q, k, v, mask):
+        rows = torch.arange(200).unsqueeze(-1)
+        keys = torch.arange(256)
+        mask = torch.where(keys <= rows, torch.where(rows < 128, mask, False), False)
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+MaskedAttention()(torch.randn(1, 2, 200, 64, dtype=torch.bfloat16),
+                  torch.randn(1, 2, 256, 64, dtype=torch.bfloat16),
+                  torch.randn(1, 2, 256, 64, dtype=torch.bfloat16), torch.rand(200, 256) > 0.3)
+""",
+    "summarised-key-padding-2x2x128x192-d128": """
+class MaskedAttention(nn.Module):
+    def forward(self, q, k, v, lengths):
+        mask = (torch.arange(192) < lengths.unsqueeze(-1)).view(2, 1, 1, 192)
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+MaskedAttention()(torch.randn(2, 2, 128, 128, dtype=torch.bfloat16),
+                  torch.randn(2, 2, 192, 128, dtype=torch.bfloat16),
+                  torch.randn(2, 2, 192, 128, dtype=torch.bfloat16), torch.tensor([192, 100]))
+""",
     # Written by hand, without batch dims: the same op, so the same kernel (2-D tensor maps).
     "by-hand-100x70-d64": """
 class ManualAttention(nn.Module):
@@ -81,6 +107,8 @@ def test_wgmma_attention_in_the_emulator_matches_eager(name: str) -> None:
     attentions = max(1, EMULATED[name].count("F.scaled_dot_product_attention"))
     wgmma = re.findall(r"tile\.attention .* atom wgmma m64n128k16 ", tile_ir)
     assert len(wgmma) == attentions, tile_ir
+    summaries = re.findall(r"kernel\.launch @\w+_mask\(", str(lower(torch_ir, "kernel")))
+    assert len(summaries) == (attentions if name.startswith("summarised-") else 0)
     reports = check_levels(program, torch_ir, ("kernel",), seed=23)
     failed = [r for r in reports if not r.passed]
     assert not failed, "disagrees with eager: " + ", ".join(
@@ -88,15 +116,16 @@ def test_wgmma_attention_in_the_emulator_matches_eager(name: str) -> None:
     )
 
 
-def masked_gqa_program(kv_heads: int, depth: int, mask: str) -> str:
-    """SDPA of 32 query heads of 300 rows on `kv_heads` key/value heads, masked by `mask`."""
+def masked_gqa_program(kv_heads: int, depth: int, mask: str, rows: int = 300) -> str:
+    """SDPA of 32 query heads of `rows` rows on `kv_heads` key/value heads, masked by
+    `mask`."""
     return f"""
 class MaskedAttention(nn.Module):
     def forward(self, q, k, v, mask):
         return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=True)
-MaskedAttention()(torch.randn(1, 32, 300, {depth}, dtype=torch.bfloat16),
-                  torch.randn(1, {kv_heads}, 300, {depth}, dtype=torch.bfloat16),
-                  torch.randn(1, {kv_heads}, 300, {depth}, dtype=torch.bfloat16), {mask})
+MaskedAttention()(torch.randn(1, 32, {rows}, {depth}, dtype=torch.bfloat16),
+                  torch.randn(1, {kv_heads}, {rows}, {depth}, dtype=torch.bfloat16),
+                  torch.randn(1, {kv_heads}, {rows}, {depth}, dtype=torch.bfloat16), {mask})
 """
 
 
@@ -107,6 +136,12 @@ COMPILED = {
     "boolean-mask-gqa-d64": (masked_gqa_program(8, 64, "torch.rand(300, 300) > 0.5"), 64),
     "causal-d64": (attention_program(16, 1024, 1024, 64, causal=True), 64),
     "causal-d128": (attention_program(16, 1024, 1024, 128, causal=True), 128),
+    # Keys a multiple of 16: the mask summary's bits, a word a row, keep the overlap at 128.
+    "summarised-mask-gqa-d64": (masked_gqa_program(8, 64, "torch.rand(320, 320) > 0.5", 320), 64),
+    "summarised-mask-gqa-d128": (
+        masked_gqa_program(8, 128, "torch.rand(320, 320) > 0.5", 320),
+        128,
+    ),
     "masked-gqa-d128": (
         masked_gqa_program(2, 128, "torch.randn(300, 300, dtype=torch.bfloat16)"),
         128,

@@ -1,0 +1,300 @@
+"""The summary of a wgmma attention's boolean mask: a kernel, launched before the attention,
+that packs the mask's bits in the order of the score fragments and lists, for each block of
+query rows, the key blocks in which it keeps any key, so that the attention skips the others
+and reads one word a row where it reads the mask.
+
+    kernel.launch @attention_mask(%mask, %bits, %taken) grid [16, 1, 1] block [512, 1, 1]
+    kernel.launch @attention(%q, %k, %v, %mask, %o, %q, %k, %v, %bits, %taken) grid [132, 1, 1] ..
+
+for a mask `memref<1x1x2048x2048xi1>` and tiles of 128 query rows by 128 keys:
+
+    %bits : memref<1x1x2048x16x4xi32>    word q of row r in key block j: bit 2 a + t is the mask
+                                          at row r, key 128 j + 8 a + 2 q + t
+    %taken : memref<1x1x16x17xi32>       for each block of 128 rows: how many key blocks keep a
+                                          key in them (n), then those blocks' indices in order
+
+Lane q of a quad holds the scores of keys 8 a + 2 q + t of its rows (element 4 a + 2 h + t
+of the accumulator fragment, `AttentionEmitter`), so it reads the mask at one key block's
+scores of a row in one word. A key block that masks all of a block's rows is worth nothing
+to the online softmax (no key joins a row's max or sum): the attention's producer loads, and
+its consumers multiply, only the blocks listed, and a row block listing none stores zeros,
+as the whole mask read at every score gives. A causal mask of a Llama prefill (a gather
+of a lower-triangular buffer) skips half the blocks so.
+
+The summary keeps the mask's own batch dimensions and rows (1 where it broadcasts them);
+block b of the grid takes row block b % R of mask batch point b / R, with one thread
+per 16 keys of a row and key block: a vector load, bits shifted into four words, the words
+combined over the BN / 16 lanes that share them (xor shuffles), and a key block that keeps
+any key marked in shared memory; then thread 0 lists the marked blocks.
+
+It applies (`summarizes_mask`) to a non-causal wgmma attention whose i1 mask has rows (the
+queries' or one) and keys (all of them, a multiple of 16, which the vector loads need); any
+other mask is read element by element at every score (`AttentionEmitter.mask_element`).
+"""
+
+from __future__ import annotations
+
+from math import prod
+
+from xdsl.dialects import arith, memref, scf
+from xdsl.dialects import vector as vector_dialect
+from xdsl.dialects.builtin import IndexType, MemRefType, i1, i32
+from xdsl.ir import Block, Region, SSAValue
+
+from emmy.dialects import kernel, tile
+from emmy.dialects.target import GpuTarget
+from emmy.passes.gemm_kernel import Index, KernelEmitter
+
+CHUNK_KEYS = 16
+"""The keys of a row one thread of the summary loads at once (a 16-byte vector)."""
+QUAD = 4
+"""The lanes of a quad, which hold one row's scores between them: a word each."""
+WORD_BITS = 32
+"""The bits of a word, two for each 8 keys of a key block: at most 128 keys a block."""
+SUMMARY_THREADS = 512
+UNROLLED_STEPS = 4
+"""The steps of a thread's strided loop emitted one after another, so that their loads are in
+flight together."""
+
+
+def summarizes_mask(attention: tile.AttentionOp) -> bool:
+    """Whether `attention` takes a mask summary (see the module docstring)."""
+    mask = attention.mask
+    if (
+        mask is None
+        or attention.causal is not None
+        or attention.mma_atom.kind != tile.AtomKind.WGMMA
+        or mask.type.get_element_type() != i1
+        or mask.type.get_num_dims() < 2
+    ):
+        return False
+    *_, rows, keys = mask.type.get_shape()
+    query_rows = attention.query.type.get_shape()[-2]
+    key_count = attention.key.type.get_shape()[-2]
+    block_kv = attention.tile_shape[1]
+    return (
+        rows in (1, query_rows)
+        and keys == key_count
+        and keys % CHUNK_KEYS == 0
+        # At least one chunk for each lane of a quad, whose word it stores.
+        and CHUNK_KEYS * QUAD <= block_kv <= 4 * WORD_BITS
+        and block_kv % CHUNK_KEYS == 0
+    )
+
+
+def _sizes(attention: tile.AttentionOp) -> tuple[list[int], int, int, int]:
+    """The mask's batch sizes, its rows, its key blocks and its row blocks."""
+    assert attention.mask is not None
+    *batch, rows, keys = attention.mask.type.get_shape()
+    block_q, block_kv, _ = attention.tile_shape
+    return batch, rows, -(-keys // block_kv), -(-rows // block_q)
+
+
+def mask_summary_types(attention: tile.AttentionOp) -> list[MemRefType]:
+    """The buffers of `attention`'s mask summary, the mask's bits and the key blocks each row
+    block takes (see the module docstring); none where it takes no summary."""
+    if not summarizes_mask(attention):
+        return []
+    batch, rows, key_blocks, row_blocks = _sizes(attention)
+    return [
+        MemRefType(i32, [*batch, rows, key_blocks, QUAD]),
+        MemRefType(i32, [*batch, row_blocks, key_blocks + 1]),
+    ]
+
+
+def mask_summary_launch(attention: tile.AttentionOp) -> tuple[list[int], list[int]]:
+    """The grid and block of the summary kernel: a block per row block of each mask batch
+    point."""
+    batch, _, _, row_blocks = _sizes(attention)
+    return [prod(batch) * row_blocks, 1, 1], [SUMMARY_THREADS, 1, 1]
+
+
+class _MaskSummaryBuilder(KernelEmitter):
+    """Builds the summary kernel (see the module docstring)."""
+
+    def __init__(self, attention: tile.AttentionOp, body: Block, target: GpuTarget):
+        super().__init__(body, {}, target)
+        self.mask, self.bits, self.taken = body.args
+        self.batch_sizes, self.rows, self.key_blocks, self.row_blocks = _sizes(attention)
+        self.block_q, self.block_kv, _ = attention.tile_shape
+        self.keys = attention.mask.type.get_shape()[-1]
+        self.chunks = self.block_kv // CHUNK_KEYS
+
+    def build(self) -> None:
+        self.thread_id = self.named(kernel.ThreadIdOp("x"), "tid")
+        linear = self.add_op(kernel.BlockIdOp("x")).results[0]
+        self.row_block = self.rem(linear, self.row_blocks)
+        self.batch, stride = [], prod(self.batch_sizes)
+        head = self.div(linear, self.row_blocks)
+        for position, size in enumerate(self.batch_sizes):
+            stride //= size
+            index = self.div(head, stride)
+            self.batch.append(self.rem(index, size) if position else index)
+        marks_type = kernel.shared_memref([self.key_blocks], i32)
+        self.marks = self.named(kernel.SharedAllocOp(marks_type), "marks")
+        self.strided(self.key_blocks, lambda j, _: self.store(self.i32(0), self.marks, [j]))
+        self.add_op(kernel.BarrierOp())
+        self.pack_rows()
+        self.add_op(kernel.BarrierOp())
+        self.if_then(self.equal(self.thread_id, 0), self.list_marked)
+        self.place_constants()
+
+    # -- helpers --
+
+    def i32(self, value: int) -> SSAValue:
+        return self.constant(value, i32)
+
+    def store(self, value: SSAValue, buffer: SSAValue, indices: list[Index]) -> None:
+        self.add_op(memref.StoreOp.get(value, buffer, [self.index(i) for i in indices]))
+
+    def ori(self, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        return self.add_op(arith.OrIOp(lhs, rhs)).result
+
+    def strided(self, count: int, fill, convergent: bool = False) -> None:
+        """`fill(i, inside)` for i = tid + SUMMARY_THREADS k below `count`, UNROLLED_STEPS
+        steps a loop iteration (their loads in flight together): under a branch (`inside`
+        None), or, `convergent`, every thread running every step (their shuffles take part
+        together) with `inside` saying whether i < count (None where every step's is)."""
+        steps = -(-count // SUMMARY_THREADS)
+        unrolled = min(UNROLLED_STEPS, steps)
+        every_step_inside = count % (SUMMARY_THREADS * unrolled) == 0
+
+        def body(block: Block) -> None:
+            (iteration,) = block.args
+            for offset in range(unrolled):
+                step = self.add(self.mul(iteration, unrolled), offset)
+                i = self.add(self.thread_id, self.mul(step, SUMMARY_THREADS))
+                inside = None if every_step_inside else self.less(i, count)
+                if inside is not None and not convergent:
+                    self.if_then(inside, lambda i=i: fill(i, None))
+                else:
+                    fill(i, inside)
+
+        iterations = self.index(-(-steps // unrolled))
+        loop_body = self.nested(body, [IndexType()])
+        self.add_op(scf.ForOp(self.index(0), iterations, self.index(1), [], loop_body))
+
+    # -- the bits --
+
+    def pack_rows(self) -> None:
+        """Each of the block's rows' words: thread i takes chunk i % C of key block
+        (i / C) % J of row i / (C J), C chunks a key block, J key blocks."""
+        rows = min(self.block_q, self.rows)
+        first_row = self.mul(self.row_block, self.block_q)
+        units = rows * self.key_blocks * self.chunks
+        self.strided(units, lambda i, inside: self.pack_chunk(i, inside, first_row), True)
+
+    def pack_chunk(self, unit: Index, inside: SSAValue | None, first_row: Index) -> None:
+        chunk = self.rem(unit, self.chunks)
+        rest = self.div(unit, self.chunks)
+        key_block = self.rem(rest, self.key_blocks)
+        row = self.add(first_row, self.div(rest, self.key_blocks))
+        conditions = [] if inside is None else [inside]
+        if self.rows % self.block_q:
+            conditions.append(self.less(row, self.rows))
+        first_key = self.add(self.mul(key_block, self.block_kv), self.mul(chunk, CHUNK_KEYS))
+        if self.keys % self.block_kv:
+            conditions.append(self.less(first_key, self.keys))
+        loaded = self.both(conditions)
+        point = [*self.batch, row, first_key]
+        if loaded is not None:
+            # Past the rows or the keys, a thread loads the first chunk and takes none of it.
+            point = [*self.batch, self.select(loaded, row, 0), self.select(loaded, first_key, 0)]
+        chunk_keys = self.add_op(
+            kernel.VectorLoadOp(self.mask, [self.index(i) for i in point], CHUNK_KEYS)
+        ).result
+        words = self.chunk_words(chunk_keys, chunk, loaded)
+        for offset in (1, 2, 4, 8, 16):
+            if offset >= self.chunks:
+                break
+            words = [
+                self.ori(w, self.add_op(kernel.ShuffleOp("xor", w, self.i32(offset))).result)
+                for w in words
+            ]
+        owner = self.both([*conditions, self.less(chunk, QUAD)])
+        word = words[QUAD - 1]
+        for quad_lane in reversed(range(QUAD - 1)):
+            word = self.select(self.equal(chunk, quad_lane), words[quad_lane], word)
+        bits_at = [*self.batch, row, key_block, chunk]
+        self.if_then(owner, lambda: self.store(word, self.bits, bits_at))
+        kept = self.add_op(
+            arith.CmpiOp(
+                self.ori(self.ori(words[0], words[1]), self.ori(words[2], words[3])),
+                self.i32(0),
+                "ne",
+            )
+        ).result
+        first = self.both([*conditions, self.equal(chunk, 0), kept])
+        self.if_then(first, lambda: self.store(self.i32(1), self.marks, [key_block]))
+
+    def chunk_words(
+        self, chunk_keys: SSAValue, chunk: Index, loaded: SSAValue | None
+    ) -> list[SSAValue]:
+        """The four words' bits of a chunk's 16 keys (0 where it is not `loaded`): key
+        8 a + 2 q + t of the key block (a = 2 chunk + key / 8 of the chunk's) goes to bit
+        2 a + t of word q."""
+        words: list[SSAValue | None] = [None] * QUAD
+        for key in range(CHUNK_KEYS):
+            element = self.add_op(arith.ExtUIOp(self.extract(chunk_keys, key), i32)).result
+            shift = 2 * (key // 8) + key % 2
+            if shift:
+                element = self.add_op(arith.ShLIOp(element, self.i32(shift))).result
+            quad_lane = key % 8 // 2
+            previous = words[quad_lane]
+            words[quad_lane] = element if previous is None else self.ori(previous, element)
+        amount = self.add_op(arith.IndexCastOp(self.index(self.mul(chunk, 4)), i32)).result
+        shifted = [self.add_op(arith.ShLIOp(w, amount)).result for w in words]
+        if loaded is None:
+            return shifted
+        return [self.add_op(arith.SelectOp(loaded, w, self.i32(0))).result for w in shifted]
+
+    def extract(self, vector: SSAValue, position: int) -> SSAValue:
+        return self.add_op(vector_dialect.ExtractOp(vector, [position], i1)).result
+
+    # -- the list --
+
+    def list_marked(self) -> None:
+        """Thread 0: the marked key blocks' indices after their count."""
+        row_block = [*self.batch, self.row_block]
+
+        def body(block: Block) -> list[SSAValue]:
+            key_block, count = block.args
+            mark = self.add_op(memref.LoadOp.get(self.marks, [key_block])).res
+            marked = self.add_op(arith.CmpiOp(mark, self.i32(0), "ne")).result
+
+            def record() -> None:
+                position = self.add_op(arith.AddiOp(count, self.index(1))).result
+                value = self.add_op(arith.IndexCastOp(key_block, i32)).result
+                self.store(value, self.taken, [*row_block, position])
+
+            self.if_then(marked, record)
+            added = self.select(marked, 1, 0)
+            return [self.add_op(arith.AddiOp(count, added)).result]
+
+        loop = self.add_op(
+            scf.ForOp(
+                self.index(0),
+                self.index(self.key_blocks),
+                self.index(1),
+                [self.index(0)],
+                self.nested(body, [IndexType(), IndexType()]),
+            )
+        )
+        total = self.add_op(arith.IndexCastOp(loop.results[0], i32)).result
+        self.store(total, self.taken, [*row_block, 0])
+
+
+def lower_mask_summary(source: tile.KernelOp, target: GpuTarget) -> kernel.FuncOp:
+    """The kernel.func `@<name>_mask` of the mask summary of `source`'s attention, taking the
+    mask and the summary's buffers."""
+    attention = source.attention
+    assert attention is not None and attention.mask is not None
+    types = [attention.mask.type, *mask_summary_types(attention)]
+    body = Block(arg_types=types)
+    for argument, name in zip(body.args, ("mask", "bits", "taken")):
+        argument.name_hint = name
+    _MaskSummaryBuilder(attention, body, target).build()
+    _, block = mask_summary_launch(attention)
+    summary = kernel.FuncOp(f"{source.sym_name.data}_mask", types, block, Region(body))
+    summary.location = source.location
+    return summary
