@@ -50,6 +50,7 @@ from torch.fx.passes.utils.fuser_utils import erase_nodes, fuse_as_graphmodule, 
 
 from emmy.tools.compiled_graph import CompiledGraph, CompileOptions, compiled_graph
 from emmy.tools.diagnostics import internal_error
+from emmy.tools.frontend.boolean_mask_sdpa import keep_boolean_mask_sdpa
 from emmy.tools.frontend.importer import (
     HANDLERS,
     UnsupportedNodes,
@@ -321,6 +322,7 @@ def emmy_backend(
     """The `torch.compile` backend (see the module docstring); `options` are the fields of
     `CompileOptions`. `mode` is accepted for `torch.compile`'s sake and changes nothing."""
     chosen = CompileOptions.from_mapping(options or {})
+    keep_boolean_mask_sdpa(gm)
 
     def compiler(forward: bool) -> Any:
         def compile_one(graph: GraphModule, inputs: list[Any]) -> Any:

@@ -441,6 +441,40 @@ def test_a_boolean_mask_made_additive_by_pytorch_is_read_as_the_boolean(compiled
     assert "mask tensor<16x20xi1>" in partition.graph.ir("fused")
 
 
+def test_without_gradients_sdpa_keeps_its_boolean_mask_through_aotautograd(compiled_graphs):
+    """Without gradients, sdpa with a boolean mask reaches emmy as `emmy::sdpa_boolean_mask`
+    (not PyTorch's dispatch of it, which on CUDA makes the mask additive and finite for
+    cuDNN), read as the boolean; with gradients it keeps PyTorch's form."""
+
+    def attend(q, k, v, mask):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=True)
+
+    q, k, v = torch.randn(1, 4, 16, 8), torch.randn(1, 2, 32, 8), torch.randn(1, 2, 32, 8)
+    mask = torch.rand(16, 32) > 0.4
+    mask[5] = False
+    compiled = torch.compile(attend, backend="emmy", dynamic=False, options={"fallback": False})
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(q, k, v, mask), attend(q, k, v, mask))
+    (graph,) = compiled_graphs
+    (partition,) = emmy_partitions([graph])
+    (sdpa,) = [line for line in partition.graph.ir("torch").splitlines() if "torch.sdpa" in line]
+    assert "%sdpa_boolean_mask = " in sdpa and "mask tensor<16x32xi1>" in sdpa
+    torch._dynamo.reset()
+    compiled(q, k, v, mask)
+    (partition,) = emmy_partitions(compiled_graphs[-1:])
+    assert "torch.sdpa" in partition.graph.ir("torch")
+    assert "%sdpa_boolean_mask" not in partition.graph.ir("torch")
+
+
+def test_sdpa_boolean_mask_run_by_pytorch_is_sdpa():
+    """Where PyTorch runs the op (a partition left to eager), it is sdpa itself."""
+    q, k, v = torch.randn(2, 4, 8, 16), torch.randn(2, 2, 12, 16), torch.randn(2, 2, 12, 16)
+    mask = torch.rand(2, 1, 8, 12) > 0.5
+    expected = F.scaled_dot_product_attention(q, k, v, mask, scale=0.3, enable_gqa=True)
+    kept = torch.ops.emmy.sdpa_boolean_mask(q, k, v, mask, 0.0, False, 0.3, True)
+    torch.testing.assert_close(kept, expected)
+
+
 class AccumulatorReadElsewhere(nn.Module):
     def __init__(self):
         super().__init__()

@@ -1071,11 +1071,12 @@ def repeat_heads(ir: _Importer, value: SSAValue, groups: int) -> SSAValue:
     "aten._scaled_dot_product_flash_attention.default",
     "aten._scaled_dot_product_efficient_attention.default",
     "aten._scaled_dot_product_cudnn_attention.default",
+    "emmy.sdpa_boolean_mask.default",
 )
 def sdpa(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue | list[SSAValue]:
-    """`F.scaled_dot_product_attention`, and the device-specific forms that AOTAutograd
-    leaves, whose other results (the log-sum-exp and random state for the backward pass)
-    are not kept."""
+    """`F.scaled_dot_product_attention`, the device-specific forms that AOTAutograd leaves
+    (whose other results, the log-sum-exp and random state for the backward pass, are not
+    kept) and `emmy::sdpa_boolean_mask` (`boolean_mask_sdpa`)."""
     if a["dropout_p"] != 0:
         raise ir.error(
             f"attention dropout (dropout_p={a['dropout_p']}) is random; "
