@@ -3,7 +3,7 @@ that packs the mask's bits in the order of the score fragments and lists, for ea
 query rows, the key blocks in which it keeps any key, so that the attention skips the others
 and reads one word a row where it reads the mask.
 
-    kernel.launch @attention_mask(%mask, %bits, %taken) grid [16, 1, 1] block [512, 1, 1]
+    kernel.launch @attention_mask(%mask, %bits, %taken) grid [16, 1, 1] block [1024, 1, 1]
     kernel.launch @attention(%q, %k, %v, %mask, %o, %q, %k, %v, %bits, %taken) grid [132, 1, 1] ..
 
 for a mask `memref<1x1x2048x2048xi1>` and tiles of 128 query rows by 128 keys:
@@ -51,8 +51,8 @@ QUAD = 4
 """The lanes of a quad, which hold one row's scores between them: a word each."""
 WORD_BITS = 32
 """The bits of a word, two for each 8 keys of a key block: at most 128 keys a block."""
-SUMMARY_THREADS = 512
-UNROLLED_STEPS = 4
+SUMMARY_THREADS = 1024
+UNROLLED_STEPS = 8
 """The steps of a thread's strided loop emitted one after another, so that their loads are in
 flight together."""
 
