@@ -103,8 +103,7 @@ from emmy.passes.attention_kernel import (
 )
 from emmy.passes.attention_mask_summary import (
     lower_mask_summary,
-    mask_summary_launch,
-    mask_summary_types,
+    mask_summary_launches,
     summarizes_mask,
 )
 from emmy.passes.gemm_kernel import kernel_body, kernel_func, lower_gemm_kernel
@@ -808,7 +807,7 @@ class LowerTileToKernelPass(ModulePass):
         shapes = {}
         initialised = set()
         combined: dict[str, tuple[list[MemRefType], list[int], list[int]]] = {}
-        summarised: dict[str, tuple[list[MemRefType], list[int], list[int], int]] = {}
+        summarised: dict[str, tuple[tile.AttentionOp, int]] = {}
         for source in [k for k in op.body.block.ops if isinstance(k, tile.KernelOp)]:
             init = _split_reduction_init(source, target.warp_size)
             if init is not None:
@@ -821,11 +820,10 @@ class LowerTileToKernelPass(ModulePass):
                 grid, block = combine_launch(attention, target)
                 combined[source.sym_name.data] = (attention_workspace(attention), grid, block)
             if attention is not None and summarizes_mask(attention):
-                op.body.block.insert_op_before(lower_mask_summary(source, target), source)
-                grid, block = mask_summary_launch(attention)
+                for summary in lower_mask_summary(source, target):
+                    op.body.block.insert_op_before(summary, source)
                 mask_at = list(source.body.block.args).index(attention.mask)
-                types = mask_summary_types(attention)
-                summarised[source.sym_name.data] = (types, grid, block, mask_at)
+                summarised[source.sym_name.data] = (attention, mask_at)
             lowered, repeated = _lower_kernel(source, target)
             shapes[source.sym_name.data] = (
                 source.grid_shape,
@@ -845,15 +843,12 @@ class LowerTileToKernelPass(ModulePass):
             )
             launches: list[Operation] = []
             if name in summarised:
-                types, summary_grid, summary_block, mask_at = summarised[name]
-                allocations = [memref.AllocOp([], [], t) for t in types]
-                summary = [a.memref for a in allocations]
+                attention, mask_at = summarised[name]
+                summarising, summary = mask_summary_launches(
+                    name, attention, launch.arguments[mask_at]
+                )
                 arguments = _passing_also(arguments, summary)
-                mask = launch.arguments[mask_at]
-                launches += [
-                    *allocations,
-                    kernel.LaunchOp(f"{name}_mask", [mask, *summary], summary_grid, summary_block),
-                ]
+                launches += summarising
             if name in combined:
                 types, combine_grid, combine_block = combined[name]
                 allocations = [memref.AllocOp([], [], t) for t in types]
