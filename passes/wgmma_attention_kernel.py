@@ -45,9 +45,10 @@ a tensor map over the query viewed as [.., Hkv, G L, D]).
       their sums, stored in the output's type
 
 The softmax of one block thus overlaps the tensor cores' P V of the one before
-(FlashAttention-3's intra-warpgroup pipelining). A boolean mask at head dim 64 keeps it; with
-any other mask operand, whose elements the overlap leaves no registers for (ptxas spills a
-few), each block's S, softmax and P V run in turn (`overlaps`).
+(FlashAttention-3's intra-warpgroup pipelining). A mask summarised before the kernel
+(`attention_mask_summary`: a boolean mask of keys a multiple of 16) and a boolean mask at
+head dim 64 keep it; with any other mask operand, whose elements the overlap leaves no
+registers for (ptxas spills a few), each block's S, softmax and P V run in turn (`overlaps`).
 The overlap of one warp group's softmax with another's products (ping-pong, named barriers)
 is not done.
 
@@ -60,9 +61,12 @@ rounded to 16 bits, are the register A fragment of P V's k-step j
 product: panels of 64 columns by the keys, which TMA lands as they are (the K and V tiles
 have one layout). Causal, the blocks wholly above the diagonal of the block's rows are
 skipped and only the blocks from the first that crosses it are masked; the keys past the
-end (which TMA reads as zeros) are masked to -inf; a mask operand is read from global
-memory at each score, as on mma_sync, but loaded once a block's Q K^T is issued, so that the
-loads' latency passes while the tensor cores multiply.
+end (which TMA reads as zeros) are masked to -inf. With a mask summary, an item takes
+only the key blocks its row block's list names (the producer and the consumers read the same
+list, so the ring's count runs on alike; an item listing none stores zeros), and a lane reads
+the mask at a block's scores as one word of bits for each of its two rows. Any other mask
+operand is read from global memory at each score, as on mma_sync. Either is loaded once a
+block's Q K^T is issued, so that the loads' latency passes while the tensor cores multiply.
 """
 
 from __future__ import annotations
