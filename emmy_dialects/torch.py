@@ -122,6 +122,7 @@ AnyTorchTensor = TensorOf(
 FloatTensor = TensorOf(FLOAT_ELEMENT_TYPES, "floating-point tensor (f16, bf16, f32 or f64)")
 IndexTensor = TensorOf((i32, i64), "tensor of i32 or i64 indices")
 MaskTensor = TensorOf((i1,), "tensor of i1")
+BitsTensor = TensorOf((i1, i32, i64), "tensor of i1, i32 or i64 (bool or integer)")
 
 
 # --- shape helpers, shared with the passes that rewrite torch ops ---------------------------
@@ -265,6 +266,15 @@ class AbsOp(UnaryOp):
     """`|x|`."""
 
     name = "torch.abs"
+
+
+@irdl_op_definition
+class BitwiseNotOp(UnaryOp):
+    """`~x`: every bit flipped (on bools, logical not)."""
+
+    name = "torch.bitwise_not"
+    input = operand_def(BitsTensor)
+    result = result_def(BitsTensor)
 
 
 @irdl_op_definition
@@ -563,6 +573,35 @@ class MinimumOp(BinaryOp):
     """Elementwise min; NaN if either operand is NaN."""
 
     name = "torch.minimum"
+
+
+class BitwiseOp(BinaryOp):
+    """Elementwise op on the bits of two bool or integer operands."""
+
+    lhs = operand_def(BitsTensor)
+    rhs = operand_def(BitsTensor)
+    result = result_def(BitsTensor)
+
+
+@irdl_op_definition
+class BitwiseAndOp(BitwiseOp):
+    """`lhs & rhs` (on bools, logical and)."""
+
+    name = "torch.bitwise_and"
+
+
+@irdl_op_definition
+class BitwiseOrOp(BitwiseOp):
+    """`lhs | rhs` (on bools, logical or)."""
+
+    name = "torch.bitwise_or"
+
+
+@irdl_op_definition
+class BitwiseXorOp(BitwiseOp):
+    """`lhs ^ rhs` (on bools, logical exclusive or)."""
+
+    name = "torch.bitwise_xor"
 
 
 @irdl_op_definition
@@ -1350,6 +1389,7 @@ Torch = Dialect(
     [
         NegOp,
         AbsOp,
+        BitwiseNotOp,
         ReluOp,
         ExpOp,
         LogOp,
@@ -1380,6 +1420,9 @@ Torch = Dialect(
         FloorDivideOp,
         MaximumOp,
         MinimumOp,
+        BitwiseAndOp,
+        BitwiseOrOp,
+        BitwiseXorOp,
         GtOp,
         LtOp,
         GeOp,

@@ -183,6 +183,11 @@ ELEMENTWISE: dict[type[Operation], Scalar] = {
     t.FloorDivideOp: Scalar(lambda b, op, x, y: b.floor_divide(x, y)),
     t.MaximumOp: exact(lambda b, op, x, y: b.max(x, y)),
     t.MinimumOp: exact(lambda b, op, x, y: b.min(x, y)),
+    t.BitwiseAndOp: exact(lambda b, op, x, y: b.emit(arith.AndIOp(x, y))),
+    t.BitwiseOrOp: exact(lambda b, op, x, y: b.emit(arith.OrIOp(x, y))),
+    t.BitwiseXorOp: exact(lambda b, op, x, y: b.emit(arith.XOrIOp(x, y))),
+    # All ones: -1 of an integer, true of an i1.
+    t.BitwiseNotOp: exact(lambda b, op, x: b.emit(arith.XOrIOp(x, b.like(-1, x)))),
     t.GtOp: comparison("gt"),
     t.LtOp: comparison("lt"),
     t.GeOp: comparison("ge"),

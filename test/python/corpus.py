@@ -157,6 +157,16 @@ class Rounding(nn.Module):
         return ints, floats
 Rounding()(torch.randint(-50, 50, (4, 10)), torch.randn(4, 10, dtype=DT))
 """,
+    "bitwise_logical": """
+class Bits(nn.Module):
+    def forward(self, a, b, x, i, j):
+        m = (a & b) | (~a ^ (x > 0))
+        n = torch.logical_and(x, a).logical_not() | torch.logical_or(x > 1, b)
+        k = (i & j) ^ (~i | 5)
+        return torch.where(m, x, -x), n, k, torch.logical_xor(i, x)
+Bits()(torch.rand(4, 8) > 0.5, torch.rand(4, 8) > 0.5, torch.randn(4, 8, dtype=DT),
+       torch.randint(-100, 100, (4, 8)), torch.randint(-100, 100, (8,)))
+""",
     "batch_norm_eval": """
 class M(nn.Module):
     def __init__(self):

@@ -72,6 +72,7 @@ from xdsl.dialects.builtin import (
     f16,
     f32,
     i1,
+    i32,
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
@@ -653,6 +654,45 @@ def reciprocal(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
 def square(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     x = ir.operand(a["self"], ir.result_element(node))
     return ir.emit(t.MulOp(x, x, ir.result_type(node)))
+
+
+def bits_element(ir: _Importer, node: Node) -> Attribute:
+    """The result's element type of a bitwise op: bool or an integer."""
+    element = ir.result_element(node)
+    if element not in (i1, i32, i64):
+        raise ir.error(f"'{target_name(node)}' takes bool or integer tensors, got {element}")
+    return element
+
+
+def bitwise(
+    op_class: type[t.BitwiseOp],
+    operands: tuple[str, ...],
+    ir: _Importer,
+    node: Node,
+    a: dict[str, Any],
+) -> SSAValue:
+    """`&`, `|`, `^` of bool or integer tensors, and the logical ops of any tensors (their
+    operands tested `!= 0` first, as their bool result's type asks)."""
+    element = bits_element(ir, node)
+    lhs, rhs = (ir.operand(a[name], element) for name in operands)
+    return ir.emit(op_class(lhs, rhs, ir.result_type(node)))
+
+
+for _name, _op in {
+    "and": t.BitwiseAndOp,
+    "or": t.BitwiseOrOp,
+    "xor": t.BitwiseXorOp,
+}.items():
+    for _overload in ("Tensor", "Scalar"):
+        HANDLERS[f"aten.bitwise_{_name}.{_overload}"] = partial(bitwise, _op, ("self", "other"))
+    HANDLERS[f"aten.logical_{_name}.default"] = partial(bitwise, _op, ("self", "other"))
+
+
+@handles("aten.bitwise_not.default", "aten.logical_not.default")
+def bitwise_not(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    """`~x` of a bool or integer tensor; `logical_not` of any (tested `!= 0` first)."""
+    x = ir.operand(a["self"], bits_element(ir, node))
+    return ir.emit(t.BitwiseNotOp(x, ir.result_type(node)))
 
 
 def comparison(

@@ -88,6 +88,14 @@ func.func @integer_division(%a: tensor<4xi64>) {
 
 // -----
 
+func.func @bitwise_on_floats(%a: tensor<4xf32>) {
+  // expected-error @+1 {{expected a tensor of i1, i32 or i64 (bool or integer), got tensor<4xf32>}}
+  %0 = torch.bitwise_and %a, %a : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
 func.func @comparison_result(%a: tensor<4xf32>) {
   // expected-error @+1 {{expected a tensor of i1, got tensor<4xf32>}}
   %0 = torch.gt %a, %a : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>

@@ -85,6 +85,20 @@ func.func @elementwise_binary(%a: tensor<2x8xf16>, %b: tensor<8xf16>, %s: tensor
   func.return
 }
 
+// CHECK-LABEL: func.func @bitwise(
+// CHECK-SAME:    %[[M:.*]]: tensor<2x8xi1>, %[[N:.*]]: tensor<8xi1>, %[[I:.*]]: tensor<4xi64>)
+// CHECK:         torch.bitwise_and %[[M]], %[[N]] : tensor<2x8xi1>, tensor<8xi1> -> tensor<2x8xi1>
+// CHECK-NEXT:    torch.bitwise_or %[[I]], %[[I]] : tensor<4xi64>, tensor<4xi64> -> tensor<4xi64>
+// CHECK-NEXT:    torch.bitwise_xor %[[N]], %[[M]] : tensor<8xi1>, tensor<2x8xi1> -> tensor<2x8xi1>
+// CHECK-NEXT:    torch.bitwise_not %[[I]] : tensor<4xi64> -> tensor<4xi64>
+func.func @bitwise(%m: tensor<2x8xi1>, %n: tensor<8xi1>, %i: tensor<4xi64>) {
+  %0 = torch.bitwise_and %m, %n : tensor<2x8xi1>, tensor<8xi1> -> tensor<2x8xi1>
+  %1 = torch.bitwise_or %i, %i : tensor<4xi64>, tensor<4xi64> -> tensor<4xi64>
+  %2 = torch.bitwise_xor %n, %m : tensor<8xi1>, tensor<2x8xi1> -> tensor<2x8xi1>
+  %3 = torch.bitwise_not %i : tensor<4xi64> -> tensor<4xi64>
+  func.return
+}
+
 // CHECK-LABEL: func.func @reductions(
 // CHECK-SAME:    %[[X:.*]]: tensor<2x8x16xf32>, %[[I:.*]]: tensor<4x4xi64>)
 // CHECK:         torch.sum %[[X]] dims [2] : tensor<2x8x16xf32> -> tensor<2x8xf32>
