@@ -153,6 +153,7 @@ from emmy.dialects.threads import (
     Threads,
     ThreadVarying,
     analyses_kept,
+    kept_analysis,
 )
 
 SHARED_MEMORY_SPACE = 3
@@ -2428,8 +2429,11 @@ class LaunchOp(LaunchOpBase):
                 f"{self.kernel} runs in clusters of {kernel.cluster_blocks} blocks along x, "
                 f"which launch grid {list(self.grid_shape)} does not divide into"
             )
-        static = kernel.static_shared_bytes
-        needed = kernel.dynamic_shared_bytes
+        static, needed = kept_analysis(
+            kernel,
+            "shared bytes",
+            lambda: (kernel.static_shared_bytes, kernel.dynamic_shared_bytes),
+        )
         if smem + static > target.shared_bytes_per_block:
             raise VerifyException(
                 f"launch gives {self.kernel} {smem} bytes of dynamic shared memory on top of its "

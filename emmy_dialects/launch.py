@@ -295,6 +295,8 @@ class LaunchOpBase(IRDLOperation):
         """A buffer passed twice, where the kernel writes either position: the kernel's
         arguments do not alias (the cuda target prints them `__restrict__`, and a kernel's
         loads and stores are ordered only per argument)."""
+        if len(set(self.arguments)) == len(self.arguments):
+            return
         written = written_arguments(kernel)
         seen: dict[SSAValue, int] = {}
         for index, buffer in enumerate(self.arguments):

@@ -28,11 +28,12 @@ that they may take differently.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from enum import Enum
+from typing import TypeVar
 
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IntegerAttr
@@ -208,16 +209,18 @@ def divergent_ancestor(
     return None
 
 
-_KEPT_ANALYSES: ContextVar[dict[tuple[Operation, Threads], dict[SSAValue, str]] | None] = (
-    ContextVar("kept_thread_analyses", default=None)
+T = TypeVar("T")
+
+_KEPT_ANALYSES: ContextVar[dict[tuple[Operation, object], object] | None] = ContextVar(
+    "kept_analyses", default=None
 )
 
 
 @contextmanager
 def analyses_kept() -> Iterator[None]:
-    """Within it, `Convergent` computes the thread-dependent values of a kernel once, not once
-    for each of its convergent ops: for verifying a kernel whole, during which it does not
-    change."""
+    """Within it, what `kept_analysis` computes of an op is computed once (the thread-dependent
+    values of a kernel for each of its convergent ops, a kernel's shared memory for each of
+    its launches): for verifying a module whole, during which it does not change."""
     token = _KEPT_ANALYSES.set({})
     try:
         yield
@@ -225,16 +228,24 @@ def analyses_kept() -> Iterator[None]:
         _KEPT_ANALYSES.reset(token)
 
 
-def _kernel_thread_dependent_values(kernel: Operation, among: Threads) -> dict[SSAValue, str]:
+def kept_analysis(op: Operation, key: object, compute: Callable[[], T]) -> T:
+    """`compute()`, an analysis `key` of `op`, kept within `analyses_kept`."""
     kept = _KEPT_ANALYSES.get()
-    if kept is not None and (kernel, among) in kept:
-        return kept[kernel, among]
-    dependent: dict[SSAValue, str] = {}
-    for region in kernel.regions:
-        dependent.update(thread_dependent_values(region, among))
-    if kept is not None:
-        kept[kernel, among] = dependent
-    return dependent
+    if kept is None:
+        return compute()
+    if (op, key) not in kept:
+        kept[op, key] = compute()
+    return kept[op, key]  # type: ignore[return-value]
+
+
+def _kernel_thread_dependent_values(kernel: Operation, among: Threads) -> dict[SSAValue, str]:
+    def compute() -> dict[SSAValue, str]:
+        dependent: dict[SSAValue, str] = {}
+        for region in kernel.regions:
+            dependent.update(thread_dependent_values(region, among))
+        return dependent
+
+    return kept_analysis(kernel, among, compute)
 
 
 @dataclass(frozen=True)

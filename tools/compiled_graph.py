@@ -140,7 +140,7 @@ class CompiledGraph:
             self._cuda_source = self._cached(
                 "cuda",
                 ("emmy.tools.cuda",),
-                lambda: print_cuda(self.module("kernel")),
+                lambda: print_cuda(self._kernel_module()),
                 cached_text,
             )
         return self._cuda_source
@@ -150,8 +150,18 @@ class CompiledGraph:
         runtime reads only the host function and the kernels' signatures, and the disk cache
         keeps this apart, so that a later process parses it in a moment."""
         return self._cached(
-            "kernel-host", (), lambda: without_kernel_bodies(self.module("kernel")), cached_module
+            "kernel-host", (), lambda: without_kernel_bodies(self._kernel_module()), cached_module
         )
+
+    def _kernel_module(self) -> ModuleOp:
+        """The Kernel IR that the CUDA source and the host module are made of, not cached
+        whole on disk as `module` caches a level: a later process reads those two, and
+        printing a model's unrolled kernels takes seconds (2 of a Llama prefill's 14)."""
+        from emmy.tools.bench.differential import lower
+
+        if "kernel" not in self._levels:
+            self._levels["kernel"] = lower(self._levels["torch"], "kernel")
+        return self._levels["kernel"]
 
     def prepare_cuda(self) -> HostProgram:
         """Compiles and loads the kernels for the current GPU, once: after this, a call on
