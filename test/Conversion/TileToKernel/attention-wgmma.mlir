@@ -38,8 +38,8 @@
 // CHECK:             %[[BLOCK:.*]] = kernel.block_id x
 // CHECK-NEXT:        %[[GRID:.*]] = kernel.grid_dim x
 // CHECK:             scf.for %[[ITEM:.*]] = %[[BLOCK]] to %c2 step %[[GRID]] iter_args(%[[BEFORE:.*]] = %c0) -> (index) {
-// CHECK:               %[[BLOCKS:.*]] = arith.minui %c2, %{{.*}} : index
 // CHECK:               %[[QUERY_HEAD:.*]] = arith.remui %[[ITEM]], %c2 : index
+// CHECK:               %[[BLOCKS:.*]] = arith.minui %c2, %{{.*}} : index
 // CHECK-NEXT:          %[[KV_HEAD:.*]] = arith.divui %[[QUERY_HEAD]], %c2 : index
 // CHECK:                 kernel.mbarrier_wait %[[Q_EMPTY]][%c0]
 // CHECK:               kernel.mbarrier_arrive_expect_tx %[[Q_FULL]][%c0], bytes 16384
