@@ -45,6 +45,7 @@ from emmy.passes.lower_fused_to_loop import LowerFusedToLoopPass
 from emmy.passes.lower_loop_to_tile import LowerLoopToTilePass
 from emmy.passes.lower_tile_to_kernel import LowerTileToKernelPass
 from emmy.passes.merge_identical_kernels import MergeIdenticalKernelsPass
+from emmy.passes.reuse_identical_launches import ReuseIdenticalLaunchesPass
 
 STAGES: dict[str, tuple[ModulePass, ...]] = {
     "prim": (DecomposeTorchPass(),),
@@ -76,6 +77,7 @@ STAGES: dict[str, tuple[ModulePass, ...]] = {
         CanonicalizePass(),
         CommonSubexpressionElimination(),
         MergeIdenticalKernelsPass(),
+        ReuseIdenticalLaunchesPass(),
     ),
 }
 

@@ -116,6 +116,30 @@ def test_wgmma_attention_in_the_emulator_matches_eager(name: str) -> None:
     )
 
 
+def test_attentions_sharing_a_mask_share_its_summary() -> None:
+    """Two attentions on one boolean mask (a model's layers): the second's summary would be
+    the first's, so it is launched once (`reuse-identical-launches`), and both attentions
+    read it and match eager."""
+    program = load_program(
+        """
+class Twice(nn.Module):
+    def forward(self, q, k, v, mask):
+        first = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        return F.scaled_dot_product_attention(first, k, v, attn_mask=mask)
+Twice()(torch.randn(1, 2, 128, 64, dtype=torch.bfloat16),
+        torch.randn(1, 2, 128, 64, dtype=torch.bfloat16),
+        torch.randn(1, 2, 128, 64, dtype=torch.bfloat16), torch.rand(128, 128) > 0.5)
+""",
+        "<source>",
+    )
+    torch_ir = program.to_torch_ir()
+    launches = re.findall(r"kernel\.launch @(\w+)\(", str(lower(torch_ir, "kernel")))
+    summaries = [name for name in launches if name.endswith(("_mask", "_mask_list"))]
+    assert len(summaries) == 2 and len(launches) == 4, launches
+    reports = check_levels(program, torch_ir, ("kernel",), seed=31)
+    assert all(r.passed for r in reports), [(r.max_abs_error, r.max_rel_error) for r in reports]
+
+
 def masked_gqa_program(kv_heads: int, depth: int, mask: str, rows: int = 300) -> str:
     """SDPA of 32 query heads of `rows` rows on `kv_heads` key/value heads, masked by
     `mask`."""

@@ -22,6 +22,7 @@
 // DUMPS-NEXT: // -----// IR Dump After canonicalize //----- //
 // DUMPS-NEXT: // -----// IR Dump After cse //----- //
 // DUMPS-NEXT: // -----// IR Dump After merge-identical-kernels //----- //
+// DUMPS-NEXT: // -----// IR Dump After reuse-identical-launches //----- //
 // DUMPS-NOT:  IR Dump
 
 // --print-ir-after-change compares the IR pass by pass: fold-reshapes finds no reshape here,

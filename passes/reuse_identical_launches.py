@@ -1,0 +1,141 @@
+"""`reuse-identical-launches`: a launch that would compute again what an earlier launch
+computed, from the same buffers unchanged since, is dropped, and what it wrote is read from
+the earlier one's buffers.
+
+    kernel.launch @k_sdpa_mask(%mask, %bits, %marks)
+    kernel.launch @k_sdpa(%q, .., %bits)
+    kernel.launch @k_sdpa_mask(%mask, %bits_1, %marks_1)      (dropped)
+    kernel.launch @k_sdpa(%q_1, .., %bits_1)          ->      kernel.launch @k_sdpa(%q_1, .., %bits)
+
+A model's layers hand one mask to every attention, whose summary (`attention_mask_summary`)
+each layer's launch would compute again. A later launch is the same computation as an
+earlier one when both call one kernel on one grid, block, shared memory and size, with the
+same values where the kernel reads; it is dropped when
+- the kernel writes only buffers it does not read, each allocated in the function for the
+  launch and used by nothing before it (what the launch writes is then a function of what
+  it reads alone);
+- nothing between the two launches writes a buffer the kernel reads;
+- nothing but the earlier launch writes the earlier launch's outputs, so that they still
+  hold its results wherever the later launch's are read.
+Its outputs are then the earlier launch's, and their allocations go. Launches in one block
+of a host function (Loop, Tile or Kernel IR: any `LaunchOpBase`) are compared; a kernel
+whose arguments the effects do not tell apart keeps every launch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import memref
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.traits import MemoryEffectKind, SymbolTable
+
+from emmy.dialects.effects import affected_values
+from emmy.dialects.launch import KernelSymbolOp, LaunchOpBase, written_arguments
+
+
+def _kernel_of(launch: LaunchOpBase) -> KernelSymbolOp | None:
+    kernel = SymbolTable.lookup_symbol(launch, launch.kernel)
+    return kernel if isinstance(kernel, KernelSymbolOp) else None
+
+
+def _outputs(launch: LaunchOpBase, kernel: KernelSymbolOp) -> list[int] | None:
+    """The positions of the arguments `launch` writes, where the kernel reads none of them
+    and each is an allocation of the launch's block that only launches after it read; else
+    None."""
+    written = written_arguments(kernel)
+    read = {v for op in kernel.body.walk() for v in affected_values(op, MemoryEffectKind.READ)}
+    if not written or any(kernel.body.block.args[i] in read for i in written):
+        return None
+    for position in written:
+        buffer = launch.arguments[position]
+        allocation = buffer.owner
+        if not isinstance(allocation, memref.AllocOp) or allocation.parent is not launch.parent:
+            return None
+        for use in buffer.uses:
+            user = use.operation
+            if user is launch:
+                continue
+            if not isinstance(user, LaunchOpBase) or user.parent is not launch.parent:
+                return None  # returned, freed or read elsewhere: it keeps its own buffer
+            if user.is_before_in_block(launch) or buffer in _writes(user):
+                return None
+    return sorted(written)
+
+
+def _writes(op: Operation) -> set[SSAValue]:
+    """The buffers `op` writes: a launch's by its kernel's effects, other ops' by their own."""
+    if isinstance(op, LaunchOpBase):
+        kernel = _kernel_of(op)
+        if kernel is not None:
+            return {op.arguments[i] for i in written_arguments(kernel)}
+    return {v for inner in op.walk() for v in affected_values(inner, MemoryEffectKind.WRITE)}
+
+
+def _alike(first: LaunchOpBase, second: LaunchOpBase, outputs: list[int]) -> bool:
+    return (
+        first.kernel == second.kernel
+        and first.properties == second.properties
+        and len(first.arguments) == len(second.arguments)
+        and all(
+            a is b
+            for i, (a, b) in enumerate(zip(first.arguments, second.arguments, strict=True))
+            if i not in outputs
+        )
+    )
+
+
+def _reuse_in(block: Block) -> None:
+    ops = list(block.ops)
+    for index, later in enumerate(ops):
+        if not isinstance(later, LaunchOpBase) or (kernel := _kernel_of(later)) is None:
+            continue
+        outputs = _outputs(later, kernel)
+        if outputs is None:
+            continue
+        inputs = {v for i, v in enumerate(later.arguments) if i not in outputs}
+        for earlier in reversed(ops[:index]):
+            if earlier.parent is None:
+                continue  # dropped already
+            if isinstance(earlier, LaunchOpBase) and _alike(earlier, later, outputs):
+                kept = [earlier.arguments[i] for i in outputs]
+                if not _written_elsewhere(kept, earlier):
+                    _replace(later, outputs, kept)
+                break
+            if _writes(earlier) & inputs:
+                break
+
+
+def _written_elsewhere(buffers: list[SSAValue], launch: LaunchOpBase) -> bool:
+    """Whether an op other than `launch` writes one of `buffers`."""
+    return any(
+        use.operation is not launch and buffer in _writes(use.operation)
+        for buffer in buffers
+        for use in buffer.uses
+    )
+
+
+def _replace(later: LaunchOpBase, outputs: list[int], kept: list[SSAValue]) -> None:
+    dropped = [later.arguments[i] for i in outputs]
+    later.detach()
+    later.erase()
+    for buffer, replacement in zip(dropped, kept, strict=True):
+        buffer.replace_all_uses_with(replacement)
+        buffer.owner.detach()
+        buffer.owner.erase()
+
+
+@dataclass(frozen=True)
+class ReuseIdenticalLaunchesPass(ModulePass):
+    """Drops each launch that an earlier one computed already (see the module docstring)."""
+
+    name = "reuse-identical-launches"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        blocks = {launch.parent for launch in op.walk() if isinstance(launch, LaunchOpBase)}
+        for block in blocks:
+            if block is not None:
+                _reuse_in(block)
