@@ -588,7 +588,8 @@ class _StagedGemmBuilder(GemmEmitter):
     def pieces(self, tiles: OperandTiles) -> list[TilePiece]:
         """What fills an operand's tile: the lhs, or each warp's share of each sibling rhs
         (the whole tile for one rhs)."""
-        if tiles.operand is self.gemm.lhs:
+        # By role, not by value: one buffer may be both operands (`bmm(a, a)`).
+        if tiles is self.a_tiles:
             return [TilePiece(self.gemm.lhs)]
         if self.siblings == 1:
             return [TilePiece(self.gemm.rhs[0])]
@@ -642,7 +643,7 @@ class _StagedGemmBuilder(GemmEmitter):
             def copy_chunk(chunk: Index = chunk, step: int = step) -> None:
                 if self.threads % per_row == 0:
                     # The block copies whole rows a step: each thread the same column.
-                    first_row, column = self.copy_origins[piece.operand]
+                    first_row, column = self.copy_origins[tiles.dims, piece.operand]
                     row = self.add(first_row, step * self.threads // per_row)
                 else:
                     row = self.div(chunk, per_row)
@@ -744,15 +745,17 @@ class _StagedGemmBuilder(GemmEmitter):
         self.b_tiles = self.operand_tiles(gemm.rhs[0], gemm.rhs_dims)
         self.emit_thread_indices()
         self.copy_origins = {}
-        """Operand -> the row and column of its tile that each thread copies first, where the
-        block copies whole rows at a time."""
+        """(Tile's dims, operand) -> the row and column of its tile that each thread copies
+        first, where the block copies whole rows at a time (by the dims too: one buffer may
+        be both operands, as in `bmm(a, a)`, in tiles of other shapes)."""
         for tiles in (self.a_tiles, self.b_tiles):
             for piece in self.pieces(tiles):
                 per_row = self.piece_shape(tiles, piece)[1] // tiles.copy_elements
-                if self.threads % per_row == 0 and piece.operand not in self.copy_origins:
+                key = (tiles.dims, piece.operand)
+                if self.threads % per_row == 0 and key not in self.copy_origins:
                     row = self.div(self.thread_id, per_row)
                     column = self.mul(self.rem(self.thread_id, per_row), tiles.copy_elements)
-                    self.copy_origins[piece.operand] = (row, column)
+                    self.copy_origins[key] = (row, column)
         a_bytes = self.stages * self.a_tiles.rows * self.a_tiles.columns * self.element_bytes
         b_bytes = self.stages * self.b_tiles.rows * self.b_tiles.columns * self.element_bytes
         partial_type = kernel.shared_memref([self.block_m, self.block_n], f32)

@@ -32,7 +32,9 @@ from xdsl.parser import Parser
 
 from emmy.dialects import make_context
 from emmy.passes.lower_tile_to_kernel import LowerTileToKernelPass
+from emmy.tools.bench.differential import check_levels
 from emmy.tools.cuda.target import print_cuda
+from emmy.tools.frontend.program import load_program
 from emmy.tools.interpreter.run import ExecutionError, run_module
 
 needs_gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
@@ -418,6 +420,32 @@ def test_tile_gemm_in_the_emulator_matches_torch(name: str):
     check(gemm, at_tile, inputs)
     (at_kernel,) = run_module(lowered(gemm), arrays)
     check(gemm, at_kernel, inputs)
+
+
+@pytest.mark.parametrize(
+    "product, shape, dtype",
+    [
+        ("torch.bmm(a, a)", (2, 4, 4), "float32"),
+        ("a @ a.T", (70, 33), "float32"),
+        ("torch.bmm(a, a)", (2, 64, 64), "bfloat16"),
+    ],
+)
+def test_one_buffer_as_both_operands(product: str, shape: tuple[int, ...], dtype: str):
+    """A product of a buffer with itself (`bmm(a, a)`, `a @ a.T`): its two operands' tiles
+    have their own shapes and copies though they read one buffer (they were told apart by
+    the buffer, and the second's copies took the first's rows)."""
+    program = load_program(
+        f"""
+class Square(nn.Module):
+    def forward(self, a):
+        return {product}
+Square()(torch.randn{shape}.to(torch.{dtype}))
+""",
+        "<source>",
+    )
+    torch_ir = program.to_torch_ir()
+    reports = check_levels(program, torch_ir, ("kernel",), seed=7)
+    assert all(r.passed for r in reports), [(r.max_abs_error, r.max_rel_error) for r in reports]
 
 
 def test_a_wrong_wait_count_is_a_race_the_emulator_reports():
