@@ -167,6 +167,17 @@ class Bits(nn.Module):
 Bits()(torch.rand(4, 8) > 0.5, torch.rand(4, 8) > 0.5, torch.randn(4, 8, dtype=DT),
        torch.randint(-100, 100, (4, 8)), torch.randint(-100, 100, (8,)))
 """,
+    "activations_and_predicates": """
+class Activations(nn.Module):
+    def forward(self, x, low, high):
+        shaped = F.leaky_relu(x, 0.1) + F.elu(x, 0.7) + F.selu(x) + F.hardtanh(x, -0.5, 0.8)
+        bounded = torch.clamp(x, min=low, max=high) + F.relu6(x * 4) + torch.sign(x)
+        logs = x.log()
+        flags = torch.stack([(x > 1).any(-1), (x > -2).all(-1), torch.isnan(logs).any(-1)])
+        return shaped, bounded, torch.nan_to_num(logs), flags
+Activations()(torch.randn(4, 16, dtype=DT), torch.randn(16, dtype=DT) - 1,
+              torch.randn(4, 1, dtype=DT) + 1)
+""",
     "batch_norm_eval": """
 class M(nn.Module):
     def __init__(self):

@@ -590,6 +590,93 @@ def clamp(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     return ir.emit(t.ClampOp(x, ir.result_type(node), *bounds))
 
 
+@handles("aten.clamp.Tensor", "aten.clamp_min.Tensor", "aten.clamp_max.Tensor")
+def clamp_by_tensors(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    """`clamp` with tensor bounds: the larger of the input and `min`, then the smaller of
+    that and `max` (NaN stays NaN, as torch's)."""
+    element, result_type = ir.result_element(node), ir.result_type(node)
+    x = ir.operand(a["self"], element)
+    if a.get("min") is not None:
+        x = ir.emit(t.MaximumOp(x, ir.operand(a["min"], element), result_type))
+    if a.get("max") is not None:
+        x = ir.emit(t.MinimumOp(x, ir.operand(a["max"], element), result_type))
+    return x
+
+
+@handles("aten.hardtanh.default")
+def hardtanh(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    x = ir.operand(a["self"], ir.result_element(node))
+    bounds = (float(a["min_val"]), float(a["max_val"]))
+    return ir.emit(t.ClampOp(x, ir.result_type(node), *bounds))
+
+
+def _positive(ir: _Importer, x: SSAValue) -> SSAValue:
+    """`x > 0`, elementwise."""
+    mask_type = TensorType(i1, t.shape_of(x))
+    return ir.emit(t.GtOp(x, ir.operand(0, t.element_type_of(x)), mask_type))
+
+
+@handles("aten.leaky_relu.default")
+def leaky_relu(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    """`x` where it is positive, else `x * negative_slope`."""
+    element, result_type = ir.result_element(node), ir.result_type(node)
+    x = ir.operand(a["self"], element)
+    sloped = ir.emit(t.MulOp(x, ir.operand(a["negative_slope"], element), result_type))
+    return ir.emit(t.WhereOp(_positive(ir, x), x, sloped, result_type))
+
+
+@handles("aten.elu.default")
+def elu(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    """`scale * x` where `x` is positive, else `scale * alpha * (exp(input_scale * x) - 1)`."""
+    element, result_type = ir.result_element(node), ir.result_type(node)
+    x = ir.operand(a["self"], element)
+
+    def times(value: SSAValue, factor: float) -> SSAValue:
+        if factor == 1:
+            return value
+        return ir.emit(t.MulOp(value, ir.operand(factor, element), result_type))
+
+    negative = ir.emit(t.Expm1Op(times(x, a["input_scale"]), result_type))
+    negative = times(negative, a["alpha"] * a["scale"])
+    return ir.emit(t.WhereOp(_positive(ir, x), times(x, a["scale"]), negative, result_type))
+
+
+@handles("aten.sign.default")
+def sign(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    """1, -1 or 0 by the sign of `x` (0 for NaN, as torch's)."""
+    element, result_type = ir.result_element(node), ir.result_type(node)
+    x = ir.operand(a["self"], element)
+    mask_type = TensorType(i1, t.shape_of(x))
+    zero = ir.operand(0, element)
+    negative = ir.emit(t.LtOp(x, zero, mask_type))
+    signed = ir.emit(t.WhereOp(negative, ir.operand(-1, element), zero, result_type))
+    return ir.emit(t.WhereOp(_positive(ir, x), ir.operand(1, element), signed, result_type))
+
+
+@handles("aten.isnan.default")
+def isnan(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    """`x != x`: only NaN differs from itself."""
+    x = ir.tensor(a["self"])
+    return ir.emit(t.NeOp(x, x, ir.result_type(node)))
+
+
+@handles(
+    "aten.any.default",
+    "aten.any.dim",
+    "aten.any.dims",
+    "aten.all.default",
+    "aten.all.dim",
+    "aten.all.dims",
+)
+def any_all(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    """Whether any (all) of the elements along `dim` are nonzero: the max (min) of the input
+    tested `!= 0`."""
+    x = ir.operand(a["self"], i1)
+    dims = reduced_dims(ir, a.get("dim"), len(t.shape_of(x)))
+    op_class = t.AmaxOp if target_name(node).startswith("aten.any") else t.AminOp
+    return ir.emit(op_class(x, ir.result_type(node), dims, a.get("keepdim", False)))
+
+
 def arithmetic(
     op_class: type[t.BinaryOp],
     operands: tuple[str, str],
