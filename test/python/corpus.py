@@ -178,6 +178,16 @@ class Activations(nn.Module):
 Activations()(torch.randn(4, 16, dtype=DT), torch.randn(16, dtype=DT) - 1,
               torch.randn(4, 1, dtype=DT) + 1)
 """,
+    "pads_norms_repeats": """
+class Reshaping(nn.Module):
+    def forward(self, x, index):
+        padded = F.pad(x, (1, 2, -1, 3), value=0.25)
+        normed = F.normalize(x, dim=-1) + torch.linalg.vector_norm(x, 1, dim=0)
+        variance, mean = torch.var_mean(x, dim=-1, keepdim=True)
+        picked = x.index_select(1, index) * x.index_select(0, index[:2]).sum()
+        return padded, normed, (x - mean) * variance, x.repeat(2, 1, 3), picked
+Reshaping()(torch.randn(16, 16, dtype=DT), torch.tensor([3, 0, 15, 3]))
+""",
     "batch_norm_eval": """
 class M(nn.Module):
     def __init__(self):

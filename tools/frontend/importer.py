@@ -39,7 +39,7 @@ import re
 import warnings
 from collections.abc import Callable, Sequence
 from functools import partial
-from math import prod
+from math import inf, prod
 from pathlib import Path
 from typing import Any
 
@@ -951,18 +951,66 @@ def running_fold(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     return ir.emit(op_class(x, ir.result_type(node), ir.dim(a["dim"], max(len(t.shape_of(x)), 1))))
 
 
-@handles("aten.var.dim", "aten.var.correction")
-def var(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+def variance_correction(ir: _Importer, a: dict[str, Any]) -> int:
+    """aten's `unbiased` or `correction` as the count the variance divides one less by."""
     if "unbiased" in a:
         correction = 1 if a["unbiased"] else 0
     else:
         correction = 1 if a["correction"] is None else a["correction"]
     if correction != int(correction):
         raise ir.error(f"a fractional variance correction ({correction}) is not supported")
+    return int(correction)
+
+
+@handles("aten.var.dim", "aten.var.correction")
+def var(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    correction = variance_correction(ir, a)
     x = ir.operand(a["self"], ir.result_element(node))
     dims = reduced_dims(ir, a.get("dim"), len(t.shape_of(x)))
     keepdim = a.get("keepdim", False)
-    return ir.emit(t.VarOp(x, ir.result_type(node), dims, keepdim, int(correction)))
+    return ir.emit(t.VarOp(x, ir.result_type(node), dims, keepdim, correction))
+
+
+@handles("aten.var_mean.correction", "aten.var_mean.dim")
+def var_mean(ir: _Importer, node: Node, a: dict[str, Any]) -> list[SSAValue]:
+    """The variance and the mean, as `var` and `mean` compute them."""
+    correction = variance_correction(ir, a)
+    variance_type, mean_type = (ir.tensor_type(v) for v in node.meta["val"])
+    x = ir.operand(a["self"], variance_type.get_element_type())
+    dims = reduced_dims(ir, a.get("dim"), len(t.shape_of(x)))
+    keepdim = a.get("keepdim", False)
+    return [
+        ir.emit(t.VarOp(x, variance_type, dims, keepdim, correction)),
+        ir.emit(t.MeanOp(x, mean_type, dims, keepdim)),
+    ]
+
+
+@handles("aten.linalg_vector_norm.default")
+def vector_norm(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    """The `ord`-norm along `dim`: the largest (smallest) magnitude for inf (-inf), the count
+    of nonzeros for 0, else (sum |x|^ord)^(1/ord), with sqrt and sum of squares for 2."""
+    element, result_type = ir.result_element(node), ir.result_type(node)
+    if element not in (f16, bf16, f32):
+        raise ir.error(f"the norm of {element} values is not supported")
+    x = ir.operand(a["self"], element)
+    dims = reduced_dims(ir, a.get("dim"), len(t.shape_of(x)))
+    keepdim, order = a.get("keepdim", False), float(a["ord"])
+    magnitude = ir.emit(t.AbsOp(x, x.type))
+    if order in (inf, -inf):
+        op_class = t.AmaxOp if order > 0 else t.AminOp
+        return ir.emit(op_class(magnitude, result_type, dims, keepdim))
+    if order == 0:
+        nonzero = ir.emit(t.NeOp(x, ir.operand(0, element), TensorType(i1, t.shape_of(x))))
+        return ir.emit(t.SumOp(ir.convert(nonzero, element), result_type, dims, keepdim))
+    powered = (
+        magnitude if order == 1 else ir.emit(t.PowOp(magnitude, ir.operand(order, element), x.type))
+    )
+    total = ir.emit(t.SumOp(powered, result_type, dims, keepdim))
+    if order == 1:
+        return total
+    if order == 2:
+        return ir.emit(t.SqrtOp(total, result_type))
+    return ir.emit(t.PowOp(total, ir.operand(1 / order, element), result_type))
 
 
 # --- contractions -------------------------------------------------------------------------
@@ -1460,6 +1508,72 @@ def cat(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     if any(len(t.shape_of(v)) != rank for v in inputs):
         raise ir.error("cat of tensors of different ranks (legacy empty inputs) is not supported")
     return ir.emit(t.CatOp(inputs, ir.result_type(node), ir.dim(a["dim"], rank)))
+
+
+@handles("aten.constant_pad_nd.default")
+def constant_pad(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    """`F.pad` with a constant: `pad` holds (before, after) for the last dims, the last dim
+    first; a negative count crops. Each dim is cropped (a slice), then padded (a cat with
+    tensors of the value)."""
+    x = ir.tensor(a["self"])
+    element, pad = t.element_type_of(x), list(a["pad"])
+    rank = len(t.shape_of(x))
+    for position in range(len(pad) // 2):
+        dim = rank - 1 - position
+        before, after = pad[2 * position], pad[2 * position + 1]
+        size = t.shape_of(x)[dim]
+        if before < 0 or after < 0:
+            x = slice_value(ir, x, dim, max(-before, 0), size - max(-after, 0), 1)
+        pieces = []
+        for count in (before, after):
+            shape = list(t.shape_of(x))
+            shape[dim] = max(count, 0)
+            fill = torch.full(shape, a["value"], dtype=dtypes.torch_dtype(element))
+            pieces.append(ir.constant(fill) if count > 0 else None)
+        parts = [v for v in (pieces[0], x, pieces[1]) if v is not None]
+        if len(parts) > 1:
+            shape = list(t.shape_of(x))
+            shape[dim] = sum(t.shape_of(v)[dim] for v in parts)
+            x = ir.emit(t.CatOp(parts, TensorType(element, shape), dim))
+    return x
+
+
+@handles("aten.repeat.default")
+def repeat(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    """`x.repeat(r...)`: each dim d of size n becomes r_d copies of it, as a broadcast of x
+    seen with a unit dim before each of its dims, then a reshape (leading repeats add dims)."""
+    x = ir.tensor(a["self"])
+    repeats, element = list(a["repeats"]), t.element_type_of(x)
+    shape = [1] * (len(repeats) - len(t.shape_of(x))) + list(t.shape_of(x))
+    spread = [d for size in shape for d in (1, size)]
+    x = ir.emit(t.ReshapeOp(x, TensorType(element, spread)))
+    copies = [d for r, size in zip(repeats, shape, strict=True) for d in (r, size)]
+    if copies != spread:
+        x = ir.emit(t.ExpandOp(x, TensorType(element, copies)))
+    return ir.emit(t.ReshapeOp(x, ir.result_type(node)))
+
+
+@handles("aten.index_select.default")
+def index_select(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    """The entries `index` of `x` along `dim`: its rows picked from `x` with that dim moved
+    first (an embedding lookup), and moved back."""
+    x = ir.tensor(a["self"])
+    rank = len(t.shape_of(x))
+    dim, element = ir.dim(a["dim"], max(rank, 1)), t.element_type_of(x)
+    index = ir.tensor(a["index"])
+    if rank == 0:
+        return ir.emit(t.ReshapeOp(x, ir.result_type(node)))
+    order = [dim, *(d for d in range(rank) if d != dim)]
+    moved_shape = [t.shape_of(x)[d] for d in order]
+    if dim:
+        x = ir.emit(t.PermuteOp(x, TensorType(element, moved_shape), order))
+    count = len(t.shape_of(index)) and t.shape_of(index)[0]
+    picked_type = TensorType(element, [count, *moved_shape[1:]])
+    picked = lookup_rows(ir, x, moved_shape[0], index, picked_type)
+    if not dim:
+        return picked
+    back = [order.index(d) for d in range(rank)]
+    return ir.emit(t.PermuteOp(picked, ir.result_type(node), back))
 
 
 def supported_ops_table() -> str:
