@@ -188,6 +188,16 @@ class Reshaping(nn.Module):
         return padded, normed, (x - mean) * variance, x.repeat(2, 1, 3), picked
 Reshaping()(torch.randn(16, 16, dtype=DT), torch.tensor([3, 0, 15, 3]))
 """,
+    "group_norm_max_exp2": """
+class Groups(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.GroupNorm(4, 8)
+    def forward(self, x):
+        top, where = x.max(-1)  # of the input itself: ties fall alike
+        return torch.exp2(self.norm(x)) + top.unsqueeze(-1), where, x.min(1).values
+Groups().to(DT)(torch.randn(2, 8, 6, dtype=DT))
+""",
     "batch_norm_eval": """
 class M(nn.Module):
     def __init__(self):

@@ -577,6 +577,14 @@ for _target, _op in {
     HANDLERS[_target] = partial(unary, _op)
 
 
+@handles("aten.exp2.default")
+def exp2(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    """`2 ** x`."""
+    element = ir.result_element(node)
+    x = ir.operand(a["self"], element)
+    return ir.emit(t.PowOp(ir.operand(2, element), x, ir.result_type(node)))
+
+
 @handles("aten.gelu.default")
 def gelu(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     x = ir.operand(a["self"], ir.result_element(node))
@@ -929,6 +937,21 @@ for _target, _op in {
     HANDLERS[_target] = partial(reduction, _op)
 
 
+@handles("aten.max.dim", "aten.min.dim")
+def max_min_dim(ir: _Importer, node: Node, a: dict[str, Any]) -> list[SSAValue]:
+    """`x.max(dim)` (`min`): the largest (smallest) values along `dim` and their first
+    positions."""
+    x = ir.tensor(a["self"])
+    values_type, indices_type = (ir.tensor_type(v) for v in node.meta["val"])
+    dim, keepdim = ir.dim(a["dim"], max(len(t.shape_of(x)), 1)), a.get("keepdim", False)
+    largest = target_name(node) == "aten.max.dim"
+    values_class, indices_class = (t.AmaxOp, t.ArgmaxOp) if largest else (t.AminOp, t.ArgminOp)
+    return [
+        ir.emit(values_class(x, values_type, [dim], keepdim)),
+        ir.emit(indices_class(x, indices_type, [dim], keepdim)),
+    ]
+
+
 @handles("aten.argmax.default", "aten.argmin.default")
 def argmax(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     """The first position of the largest (argmin: smallest) value along a dim, or of the
@@ -1171,6 +1194,32 @@ def layer_norm(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue | list[
         )
     )
     return ir.first_result(node, normalized)
+
+
+@handles("aten.group_norm.default", "aten.native_group_norm.default")
+def group_norm(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue | list[SSAValue]:
+    """Group norm: the channels (dim 1) in `num_groups` groups, each sample's group
+    normalized whole (a layer norm of it seen as one row), then scaled and shifted per
+    channel; of `native_group_norm`, the mean and reciprocal deviation are not kept."""
+    x = ir.tensor(a["input"])
+    shape, element = t.shape_of(x), t.element_type_of(x)
+    groups = a["num_groups"] if "num_groups" in a else a["group"]
+    if len(shape) < 2 or shape[1] % groups:
+        raise ir.error(f"group norm of {groups} groups needs channels (dim 1) they divide")
+    row = prod(shape[1:]) // groups
+    rows = ir.emit(t.ReshapeOp(x, TensorType(element, (shape[0], groups, row))))
+    normalized = ir.emit(
+        t.LayerNormOp(
+            rows, None, None, [row], a["eps"], TensorType(element, (shape[0], groups, row))
+        )
+    )
+    y = ir.emit(t.ReshapeOp(normalized, x.type))
+    channels = TensorType(element, (shape[1], *(1,) * (len(shape) - 2)))
+    for name, op_class in (("weight", t.MulOp), ("bias", t.AddOp)):
+        if a.get(name) is not None:
+            factor = ir.emit(t.ReshapeOp(ir.operand(a[name], element), channels))
+            y = ir.emit(op_class(y, factor, x.type))
+    return ir.first_result(node, y)
 
 
 @handles("aten.batch_norm.default", "aten._native_batch_norm_legit_no_training.default")
