@@ -252,25 +252,26 @@ class _PackBuilder(_SummaryEmitter):
 
     def unit(self, unit: Index, inside: SSAValue | None, first_row: Index):
         """Thread unit `unit`'s chunk, key block and row (chunk i % C of key block (i / C) % J
-        of row i / (C J), C chunks a key block, J key blocks), its first key, and the
-        conditions under which it is one of the mask's."""
+        of row i / (C J), C chunks a key block, J key blocks), its first key, the conditions
+        under which its row is one of the mask's, and those under which its keys are too."""
         chunk = self.rem(unit, self.chunks)
         rest = self.div(unit, self.chunks)
         key_block = self.rem(rest, self.key_blocks)
         row = self.add(first_row, self.div(rest, self.key_blocks))
-        conditions = [] if inside is None else [inside]
+        row_inside = [] if inside is None else [inside]
         if self.rows % self.block_q:
-            conditions.append(self.less(row, self.rows))
+            row_inside.append(self.less(row, self.rows))
         first_key = self.add(self.mul(key_block, self.block_kv), self.mul(chunk, CHUNK_KEYS))
+        keys_inside = list(row_inside)
         if self.keys % self.block_kv:
-            conditions.append(self.less(first_key, self.keys))
-        return chunk, key_block, row, first_key, conditions
+            keys_inside.append(self.less(first_key, self.keys))
+        return chunk, key_block, row, first_key, row_inside, keys_inside
 
     def load_chunk(self, unit: Index, inside: SSAValue | None, first_row: Index) -> SSAValue:
         """The unit's 16 keys of its row, loaded (the first chunk's where the unit is past
         the rows or the keys: it takes none of it)."""
-        _, _, row, first_key, conditions = self.unit(unit, inside, first_row)
-        loaded = self.both(conditions)
+        _, _, row, first_key, _, keys_inside = self.unit(unit, inside, first_row)
+        loaded = self.both(keys_inside)
         point = [*self.batch, row, first_key]
         if loaded is not None:
             point = [*self.batch, self.select(loaded, row, 0), self.select(loaded, first_key, 0)]
@@ -283,8 +284,8 @@ class _PackBuilder(_SummaryEmitter):
     ) -> None:
         """The unit's bits in its row's four words, combined over the lanes of its key block
         and stored by the first four; its key block marked where the words keep a key."""
-        chunk, key_block, row, _, conditions = self.unit(unit, inside, first_row)
-        words = self.chunk_words(chunk_keys, chunk, self.both(conditions))
+        chunk, key_block, row, _, row_inside, keys_inside = self.unit(unit, inside, first_row)
+        words = self.chunk_words(chunk_keys, chunk, self.both(keys_inside))
         for offset in (1, 2, 4, 8, 16):
             if offset >= self.chunks:
                 break
@@ -292,7 +293,9 @@ class _PackBuilder(_SummaryEmitter):
                 self.ori(w, self.add_op(kernel.ShuffleOp("xor", w, self.i32(offset))).result)
                 for w in words
             ]
-        owner = self.both([*conditions, self.less(chunk, QUAD)])
+        # The words hold every chunk's bits once combined: lane q stores word q even where its
+        # own chunk is past the keys (a last key block of 32 keys has chunks 0 and 1 alone).
+        owner = self.both([*row_inside, self.less(chunk, QUAD)])
         word = words[QUAD - 1]
         for quad_lane in reversed(range(QUAD - 1)):
             word = self.select(self.equal(chunk, quad_lane), words[quad_lane], word)
@@ -300,7 +303,7 @@ class _PackBuilder(_SummaryEmitter):
         self.if_then(owner, lambda: self.store(word, self.bits, bits_at))
         any_word = self.ori(self.ori(words[0], words[1]), self.ori(words[2], words[3]))
         kept = self.add_op(arith.CmpiOp(any_word, self.i32(0), "ne")).result
-        first = self.both([*conditions, self.equal(chunk, 0), kept])
+        first = self.both([*row_inside, self.equal(chunk, 0), kept])
         self.if_then(first, lambda: self.store(self.i32(1), self.marks, [key_block]))
 
     def chunk_words(

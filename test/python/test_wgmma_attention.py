@@ -87,6 +87,18 @@ MaskedAttention()(torch.randn(2, 2, 128, 128, dtype=torch.bfloat16),
                   torch.randn(2, 2, 192, 128, dtype=torch.bfloat16),
                   torch.randn(2, 2, 192, 128, dtype=torch.bfloat16), torch.tensor([192, 100]))
 """,
+    # A last key block of 32 keys (2 of its 8 chunks): every lane of a quad still stores
+    # its word (lanes 2 and 3 hold no chunk of it); a mask per query head, broadcast over the
+    # batch, on grouped-query heads.
+    "summarised-tail-of-32-keys-per-head-gqa": """
+class MaskedAttention(nn.Module):
+    def forward(self, q, k, v, mask):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=True)
+MaskedAttention()(torch.randn(2, 4, 128, 64, dtype=torch.bfloat16),
+                  torch.randn(2, 2, 160, 64, dtype=torch.bfloat16),
+                  torch.randn(2, 2, 160, 64, dtype=torch.bfloat16),
+                  torch.rand(1, 4, 128, 160) > 0.5)
+""",
     # Written by hand, without batch dims: the same op, so the same kernel (2-D tensor maps).
     "by-hand-100x70-d64": """
 class ManualAttention(nn.Module):
