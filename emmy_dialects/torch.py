@@ -720,6 +720,13 @@ class SumOp(ReductionOp):
 
 
 @irdl_op_definition
+class ProdOp(ReductionOp):
+    """Product over `dims`."""
+
+    name = "torch.prod"
+
+
+@irdl_op_definition
 class MeanOp(ReductionOp):
     """Arithmetic mean over `dims`."""
 
@@ -1431,6 +1438,7 @@ Torch = Dialect(
         NeOp,
         WhereOp,
         SumOp,
+        ProdOp,
         MeanOp,
         AmaxOp,
         AminOp,

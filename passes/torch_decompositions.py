@@ -228,10 +228,11 @@ def reduced_count(shape: Sequence[int], axes: Sequence[int]) -> int:
 
 
 class ReductionToReduce(TorchOpDecomposition):
-    """sum / mean / amax / amin: a `prim.reduce`. Sums of 16-bit floats add in f32 (a map
-    widens the input) and round once; mean divides the sum by the count in a map."""
+    """sum / prod / mean / amax / amin: a `prim.reduce`. Sums and products of 16-bit floats
+    combine in f32 (a map widens the input) and round once; mean divides the sum by the count
+    in a map."""
 
-    op_types = (t.SumOp, t.MeanOp, t.AmaxOp, t.AminOp)
+    op_types = (t.SumOp, t.ProdOp, t.MeanOp, t.AmaxOp, t.AminOp)
 
     def decompose(self, op: t.ReductionOp, build: PrimBuilder) -> SSAValue:
         x, axes = op.input, op.dim_list
@@ -246,9 +247,12 @@ class ReductionToReduce(TorchOpDecomposition):
                 return build.convert(widened, i1)
             return build.reduce(kind, x, axes, keepdim)
         if element_type == i1:
-            raise Unsupported("a sum of i1 (bool) values is not supported; convert them first")
-        total = build.reduce("add", build.widen(x), axes, keepdim)
-        if isinstance(op, t.SumOp):
+            raise Unsupported(
+                f"a {op.name} of i1 (bool) values is not supported; convert them first"
+            )
+        kind = "mul" if isinstance(op, t.ProdOp) else "add"
+        total = build.reduce(kind, build.widen(x), axes, keepdim)
+        if isinstance(op, t.SumOp | t.ProdOp):
             return build.convert(total, element_type)
         count = reduced_count(t.shape_of(x), axes)
         return build.map(

@@ -198,6 +198,13 @@ class Groups(nn.Module):
         return torch.exp2(self.norm(x)) + top.unsqueeze(-1), where, x.min(1).values
 Groups().to(DT)(torch.randn(2, 8, 6, dtype=DT))
 """,
+    "flip_roll_prod": """
+class Shuffles(nn.Module):
+    def forward(self, x):
+        turned = x.flip(0, -1) + torch.roll(x, (2, -3), (0, 1))
+        return turned, torch.roll(x, 5), (x * 0.25 + 1).prod(-1), x.prod(0, keepdim=True)
+Shuffles()(torch.randn(6, 10, dtype=DT))
+""",
     "batch_norm_eval": """
 class M(nn.Module):
     def __init__(self):

@@ -927,6 +927,8 @@ def reduction(
 for _target, _op in {
     "aten.sum.default": t.SumOp,
     "aten.sum.dim_IntList": t.SumOp,
+    "aten.prod.default": t.ProdOp,
+    "aten.prod.dim_int": t.ProdOp,
     "aten.mean.default": t.MeanOp,
     "aten.mean.dim": t.MeanOp,
     "aten.amax.default": t.AmaxOp,
@@ -1602,16 +1604,47 @@ def repeat(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     return ir.emit(t.ReshapeOp(x, ir.result_type(node)))
 
 
-@handles("aten.index_select.default")
-def index_select(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
-    """The entries `index` of `x` along `dim`: its rows picked from `x` with that dim moved
-    first (an embedding lookup), and moved back."""
+@handles("aten.flip.default")
+def flip(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    """`x.flip(dims)`: each dim's entries in reverse, picked by a descending index
+    (`index_select`'s lookup)."""
     x = ir.tensor(a["self"])
     rank = len(t.shape_of(x))
-    dim, element = ir.dim(a["dim"], max(rank, 1)), t.element_type_of(x)
-    index = ir.tensor(a["index"])
-    if rank == 0:
-        return ir.emit(t.ReshapeOp(x, ir.result_type(node)))
+    for dim in sorted({ir.dim(d, max(rank, 1)) for d in a["dims"]}):
+        if rank == 0:
+            break
+        size = t.shape_of(x)[dim]
+        descending = ir.constant(torch.arange(size - 1, -1, -1))
+        x = pick_along(ir, x, dim, descending, x.type)
+    return x
+
+
+@handles("aten.roll.default")
+def roll(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    """`torch.roll`: along each dim, the last `shift` entries moved to the front (a cat of
+    two slices); without dims, of the flattened input."""
+    x = ir.tensor(a["self"])
+    shape, element = t.shape_of(x), t.element_type_of(x)
+    shifts, dims = list(a["shifts"]), list(a["dims"])
+    if not dims:
+        x = ir.emit(t.ReshapeOp(x, TensorType(element, (prod(shape),))))
+        dims = [0]
+    for shift, d in zip(shifts, dims, strict=True):
+        dim = ir.dim(d, len(t.shape_of(x)))
+        size = t.shape_of(x)[dim]
+        start = -shift % size if size else 0
+        if start:
+            parts = [slice_value(ir, x, dim, start, size, 1), slice_value(ir, x, dim, 0, start, 1)]
+            x = ir.emit(t.CatOp(parts, x.type, dim))
+    return ir.emit(t.ReshapeOp(x, ir.result_type(node))) if x.type != ir.result_type(node) else x
+
+
+def pick_along(
+    ir: _Importer, x: SSAValue, dim: int, index: SSAValue, result_type: TensorType
+) -> SSAValue:
+    """The entries `index` of `x` along `dim`: its rows picked with that dim moved first
+    (an embedding lookup), and moved back."""
+    rank, element = len(t.shape_of(x)), t.element_type_of(x)
     order = [dim, *(d for d in range(rank) if d != dim)]
     moved_shape = [t.shape_of(x)[d] for d in order]
     if dim:
@@ -1620,9 +1653,20 @@ def index_select(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     picked_type = TensorType(element, [count, *moved_shape[1:]])
     picked = lookup_rows(ir, x, moved_shape[0], index, picked_type)
     if not dim:
-        return picked
+        return ir.emit(t.ReshapeOp(picked, result_type)) if picked_type != result_type else picked
     back = [order.index(d) for d in range(rank)]
-    return ir.emit(t.PermuteOp(picked, ir.result_type(node), back))
+    return ir.emit(t.PermuteOp(picked, result_type, back))
+
+
+@handles("aten.index_select.default")
+def index_select(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    """The entries `index` of `x` along `dim` (`pick_along`)."""
+    x = ir.tensor(a["self"])
+    rank = len(t.shape_of(x))
+    if rank == 0:
+        return ir.emit(t.ReshapeOp(x, ir.result_type(node)))
+    dim = ir.dim(a["dim"], rank)
+    return pick_along(ir, x, dim, ir.tensor(a["index"]), ir.result_type(node))
 
 
 def supported_ops_table() -> str:

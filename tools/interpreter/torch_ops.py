@@ -203,6 +203,13 @@ def to(op: t.ToOp, x: Operands) -> torch.Tensor:
     return x(op.input).to(torch_dtype(t.element_type_of(op.result)))
 
 
+def product(values: torch.Tensor, dims: list[int], keepdim: bool) -> torch.Tensor:
+    """The product over `dims` (torch.prod takes one dim at a time), in the element type."""
+    for dim in sorted((d % values.dim() for d in dims), reverse=True):
+        values = torch.prod(values, dim, keepdim, dtype=values.dtype)
+    return values
+
+
 def reduction(function: Callable[..., torch.Tensor]) -> TorchImpl:
     """`function(op, input, dims, keepdim)` over the op's dims. An empty dim list reduces
     nothing (aten would reduce every dim): the input gets a size-1 dim to reduce instead."""
@@ -220,6 +227,7 @@ TORCH_IMPLS.update(
     {
         # The sum keeps the element type (aten sums integers to i64 unless told the dtype).
         t.SumOp: reduction(lambda op, v, dims, keep: torch.sum(v, dims, keep, dtype=v.dtype)),
+        t.ProdOp: reduction(lambda op, v, dims, keep: product(v, dims, keep)),
         t.MeanOp: reduction(lambda op, v, dims, keep: torch.mean(v, dims, keep)),
         t.AmaxOp: reduction(lambda op, v, dims, keep: torch.amax(v, dims, keep)),
         t.AminOp: reduction(lambda op, v, dims, keep: torch.amin(v, dims, keep)),

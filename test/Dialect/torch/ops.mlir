@@ -103,6 +103,7 @@ func.func @bitwise(%m: tensor<2x8xi1>, %n: tensor<8xi1>, %i: tensor<4xi64>) {
 // CHECK-SAME:    %[[X:.*]]: tensor<2x8x16xf32>, %[[I:.*]]: tensor<4x4xi64>)
 // CHECK:         torch.sum %[[X]] dims [2] : tensor<2x8x16xf32> -> tensor<2x8xf32>
 // CHECK-NEXT:    torch.sum %[[I]] dims [0, 1] : tensor<4x4xi64> -> tensor<i64>
+// CHECK-NEXT:    torch.prod %[[X]] dims [1] keepdim : tensor<2x8x16xf32> -> tensor<2x1x16xf32>
 // CHECK-NEXT:    torch.mean %[[X]] dims [1, 2] keepdim : tensor<2x8x16xf32> -> tensor<2x1x1xf32>
 // CHECK-NEXT:    torch.amax %[[X]] dims [2] keepdim : tensor<2x8x16xf32> -> tensor<2x8x1xf32>
 // CHECK-NEXT:    torch.amin %[[X]] dims [0] : tensor<2x8x16xf32> -> tensor<8x16xf32>
@@ -111,6 +112,7 @@ func.func @bitwise(%m: tensor<2x8xi1>, %n: tensor<8xi1>, %i: tensor<4xi64>) {
 func.func @reductions(%x: tensor<2x8x16xf32>, %i: tensor<4x4xi64>) {
   %0 = torch.sum %x dims [2] : tensor<2x8x16xf32> -> tensor<2x8xf32>
   %1 = torch.sum %i dims [0, 1] : tensor<4x4xi64> -> tensor<i64>
+  %p = torch.prod %x dims [1] keepdim : tensor<2x8x16xf32> -> tensor<2x1x16xf32>
   %2 = torch.mean %x dims [1, 2] keepdim : tensor<2x8x16xf32> -> tensor<2x1x1xf32>
   %3 = torch.amax %x dims [2] keepdim : tensor<2x8x16xf32> -> tensor<2x8x1xf32>
   %4 = torch.amin %x dims [0] : tensor<2x8x16xf32> -> tensor<8x16xf32>
