@@ -205,6 +205,13 @@ class Shuffles(nn.Module):
         return turned, torch.roll(x, 5), (x * 0.25 + 1).prod(-1), x.prod(0, keepdim=True)
 Shuffles()(torch.randn(6, 10, dtype=DT))
 """,
+    "pooling_and_upsampling": """
+class Pools(nn.Module):
+    def forward(self, x):
+        pooled = F.max_pool2d(x, 3, 2, 1) + F.avg_pool2d(x, 3, 2, 1, count_include_pad=False)
+        return F.interpolate(pooled, scale_factor=2), F.avg_pool2d(x, 2), F.max_pool1d(x[0], 2)
+Pools()(torch.randn(2, 3, 6, 8, dtype=DT))
+""",
     "batch_norm_eval": """
 class M(nn.Module):
     def __init__(self):

@@ -1563,11 +1563,15 @@ def cat(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
 
 @handles("aten.constant_pad_nd.default")
 def constant_pad(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
-    """`F.pad` with a constant: `pad` holds (before, after) for the last dims, the last dim
+    """`F.pad` with a constant (`pad_constant`)."""
+    return pad_constant(ir, ir.tensor(a["self"]), list(a["pad"]), a["value"])
+
+
+def pad_constant(ir: _Importer, x: SSAValue, pad: list[int], value: float) -> SSAValue:
+    """`x` padded with `value`: `pad` holds (before, after) for the last dims, the last dim
     first; a negative count crops. Each dim is cropped (a slice), then padded (a cat with
     tensors of the value)."""
-    x = ir.tensor(a["self"])
-    element, pad = t.element_type_of(x), list(a["pad"])
+    element = t.element_type_of(x)
     rank = len(t.shape_of(x))
     for position in range(len(pad) // 2):
         dim = rank - 1 - position
@@ -1579,7 +1583,7 @@ def constant_pad(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
         for count in (before, after):
             shape = list(t.shape_of(x))
             shape[dim] = max(count, 0)
-            fill = torch.full(shape, a["value"], dtype=dtypes.torch_dtype(element))
+            fill = torch.full(shape, value, dtype=dtypes.torch_dtype(element))
             pieces.append(ir.constant(fill) if count > 0 else None)
         parts = [v for v in (pieces[0], x, pieces[1]) if v is not None]
         if len(parts) > 1:
@@ -1656,6 +1660,136 @@ def pick_along(
         return ir.emit(t.ReshapeOp(picked, result_type)) if picked_type != result_type else picked
     back = [order.index(d) for d in range(rank)]
     return ir.emit(t.PermuteOp(picked, result_type, back))
+
+
+def _windows(
+    ir: _Importer,
+    x: SSAValue,
+    kernel: list[int],
+    stride: list[int],
+    padding: list[int],
+    out: list[int],
+    fill: float,
+) -> list[SSAValue]:
+    """For each offset of a pooling window over the last len(kernel) dims, the strided slice
+    of `x` (padded with `fill`) that each window's element at that offset comes from."""
+    spatial = len(kernel)
+    rank = len(t.shape_of(x))
+    pad: list[int] = []
+    for d in reversed(range(spatial)):
+        size = t.shape_of(x)[rank - spatial + d]
+        needed = stride[d] * (out[d] - 1) + kernel[d]
+        pad += [padding[d], max(needed - size - padding[d], 0)]
+    if any(pad):
+        x = pad_constant(ir, x, pad, fill)
+    slices = []
+    for offsets in itertools.product(*(range(k) for k in kernel)):
+        window = x
+        for d, offset in enumerate(offsets):
+            dim = rank - spatial + d
+            end = offset + stride[d] * (out[d] - 1) + 1
+            window = slice_value(ir, window, dim, offset, end, stride[d])
+        slices.append(window)
+    return slices
+
+
+def _spatial_dims(node: Node) -> int:
+    """The spatial dims of a pooling or upsampling op: its name's 1d, 2d or 3d."""
+    match = re.search(r"(\d)d\.", target_name(node))
+    assert match is not None
+    return int(match.group(1))
+
+
+def _pool_arguments(a: dict[str, Any], spatial: int) -> tuple[list[int], list[int], list[int]]:
+    def expanded(value: Any, default: list[int]) -> list[int]:
+        value = list(value) if value else default
+        return value * spatial if len(value) == 1 else value
+
+    kernel = expanded(a["kernel_size"], [])
+    return kernel, expanded(a.get("stride"), kernel), expanded(a.get("padding"), [0])
+
+
+@handles("aten.max_pool2d.default", "aten.max_pool1d.default", "aten.max_pool3d.default")
+def max_pool(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    """The largest element of each window: the maximum of the window's strided slices, one
+    for each offset in it (padding is -inf; ceil_mode's partial last windows are padded so)."""
+    x = ir.tensor(a["self"])
+    result_type = ir.result_type(node)
+    spatial = _spatial_dims(node)
+    kernel, stride, padding = _pool_arguments(a, spatial)
+    if any(d != 1 for d in (list(a.get("dilation") or [1]) * spatial)[:spatial]):
+        raise ir.error("max pooling with dilation is not supported")
+    out = list(result_type.get_shape()[-spatial:])
+    dtype = dtypes.torch_dtype(ir.result_element(node))
+    lowest = -inf if dtype.is_floating_point else torch.iinfo(dtype).min
+    windows = _windows(ir, x, kernel, stride, padding, out, lowest)
+    largest = windows[0]
+    for window in windows[1:]:
+        largest = ir.emit(t.MaximumOp(largest, window, result_type))
+    return largest
+
+
+@handles("aten.avg_pool2d.default", "aten.avg_pool1d.default", "aten.avg_pool3d.default")
+def avg_pool(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    """The mean of each window: the sum of its strided slices (zeros as padding) over the
+    window's size, or over the count of its elements inside the input (count_include_pad
+    False), or over divisor_override."""
+    result_type, element = ir.result_type(node), ir.result_element(node)
+    if element in (f16, bf16):
+        # As torch: the sums of 16-bit floats in f32, rounded once at the end.
+        wide = TensorType(f32, result_type.get_shape())
+        return ir.convert(pooled_mean(ir, ir.operand(a["self"], f32), a, node, wide), element)
+    return pooled_mean(ir, ir.tensor(a["self"]), a, node, result_type)
+
+
+def pooled_mean(
+    ir: _Importer, x: SSAValue, a: dict[str, Any], node: Node, result_type: TensorType
+) -> SSAValue:
+    element = result_type.get_element_type()
+    spatial = _spatial_dims(node)
+    kernel, stride, padding = _pool_arguments(a, spatial)
+    if a.get("ceil_mode"):
+        raise ir.error("average pooling with ceil_mode=True is not supported")
+    out = list(result_type.get_shape()[-spatial:])
+    windows = _windows(ir, x, kernel, stride, padding, out, 0.0)
+    total = windows[0]
+    for window in windows[1:]:
+        total = ir.emit(t.AddOp(total, window, result_type))
+    if a.get("divisor_override"):
+        divisor = ir.operand(float(a["divisor_override"]), element)
+    elif a.get("count_include_pad", True) or not any(padding):
+        divisor = ir.operand(float(prod(kernel)), element)
+    else:
+        inside = torch.ones(t.shape_of(x)[-spatial:], dtype=torch.float64)
+        counts = torch.nn.functional.pad(inside, [p for d in reversed(padding) for p in (d, d)])
+        for d in range(spatial):
+            counts = counts.unfold(d, kernel[d], stride[d])
+        counts = counts.sum(tuple(range(spatial, 2 * spatial)))
+        divisor = ir.constant(counts.to(dtypes.torch_dtype(element)))
+    return ir.emit(t.DivOp(total, divisor, result_type))
+
+
+@handles(
+    "aten.upsample_nearest2d.vec", "aten.upsample_nearest1d.vec", "aten.upsample_nearest3d.vec"
+)
+def upsample_nearest(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    """Nearest upsampling: output position i of a spatial dim reads input position
+    floor(i * scale), scale being 1 / the scale factor where given, else in / out (torch's
+    "nearest"), picked along each dim in turn."""
+    x = ir.tensor(a["input"])
+    result_type, element = ir.result_type(node), ir.result_element(node)
+    out_shape = list(result_type.get_shape())
+    factors = a.get("scale_factors")
+    spatial = len(out_shape) - 2
+    for d in range(spatial):
+        dim = 2 + d
+        size, out = t.shape_of(x)[dim], out_shape[dim]
+        scale = 1 / factors[d] if factors else size / out
+        index = torch.clamp((torch.arange(out, dtype=torch.float64) * scale).floor(), max=size - 1)
+        shape = list(t.shape_of(x))
+        shape[dim] = out
+        x = pick_along(ir, x, dim, ir.constant(index.to(torch.int64)), TensorType(element, shape))
+    return x
 
 
 @handles("aten.index_select.default")
