@@ -247,9 +247,8 @@ class ReductionToReduce(TorchOpDecomposition):
                 return build.convert(widened, i1)
             return build.reduce(kind, x, axes, keepdim)
         if element_type == i1:
-            raise Unsupported(
-                f"a {op.name} of i1 (bool) values is not supported; convert them first"
-            )
+            what = "product" if isinstance(op, t.ProdOp) else "sum"
+            raise Unsupported(f"a {what} of i1 (bool) values is not supported; convert them first")
         kind = "mul" if isinstance(op, t.ProdOp) else "add"
         total = build.reduce(kind, build.widen(x), axes, keepdim)
         if isinstance(op, t.SumOp | t.ProdOp):
