@@ -15,8 +15,8 @@ same values where the kernel reads; it is dropped when
   launch and used by nothing before it (what the launch writes is then a function of what
   it reads alone);
 - nothing between the two launches writes a buffer the kernel reads;
-- nothing but the earlier launch writes the earlier launch's outputs, so that they still
-  hold its results wherever the later launch's are read.
+- nothing but the earlier launch writes the earlier launch's outputs, and nothing frees
+  them, so that they still hold its results wherever the later launch's are read.
 Its outputs are then the earlier launch's, and their allocations go. Launches in one block
 of a host function (Loop, Tile or Kernel IR: any `LaunchOpBase`) are compared; a kernel
 whose arguments the effects do not tell apart keeps every launch.
@@ -102,17 +102,18 @@ def _reuse_in(block: Block) -> None:
                 continue  # dropped already
             if isinstance(earlier, LaunchOpBase) and _alike(earlier, later, outputs):
                 kept = [earlier.arguments[i] for i in outputs]
-                if not _written_elsewhere(kept, earlier):
+                if not _changed_elsewhere(kept, earlier):
                     _replace(later, outputs, kept)
                 break
             if _writes(earlier) & inputs:
                 break
 
 
-def _written_elsewhere(buffers: list[SSAValue], launch: LaunchOpBase) -> bool:
-    """Whether an op other than `launch` writes one of `buffers`."""
+def _changed_elsewhere(buffers: list[SSAValue], launch: LaunchOpBase) -> bool:
+    """Whether an op other than `launch` writes or frees one of `buffers`."""
     return any(
-        use.operation is not launch and buffer in _writes(use.operation)
+        use.operation is not launch
+        and (isinstance(use.operation, memref.DeallocOp) or buffer in _writes(use.operation))
         for buffer in buffers
         for use in buffer.uses
     )

@@ -142,3 +142,30 @@ func.func @forward(%x: memref<64xf32>) -> memref<64xf32> {
   kernel.launch @produce(%x, %b) grid [1, 1, 1] block [64, 1, 1] smem 0 : memref<64xf32>, memref<64xf32>
   func.return %b : memref<64xf32>
 }
+
+// -----
+
+// Kept: the earlier output is freed before the later one's last read.
+
+// CHECK-LABEL: func.func @forward(
+// CHECK-COUNT-2: kernel.launch @produce(%x,
+
+kernel.func @produce(%in: memref<64xf32>, %out: memref<64xf32>) block [64, 1, 1] {
+  %t = kernel.thread_id x
+  %v = memref.load %in[%t] : memref<64xf32>
+  memref.store %v, %out[%t] : memref<64xf32>
+}
+kernel.func @consume(%in: memref<64xf32>) block [64, 1, 1] {
+  %t = kernel.thread_id x
+  %v = memref.load %in[%t] : memref<64xf32>
+}
+func.func @forward(%x: memref<64xf32>) {
+  %a = memref.alloc() : memref<64xf32>
+  kernel.launch @produce(%x, %a) grid [1, 1, 1] block [64, 1, 1] smem 0 : memref<64xf32>, memref<64xf32>
+  kernel.launch @consume(%a) grid [1, 1, 1] block [64, 1, 1] smem 0 : memref<64xf32>
+  memref.dealloc %a : memref<64xf32>
+  %b = memref.alloc() : memref<64xf32>
+  kernel.launch @produce(%x, %b) grid [1, 1, 1] block [64, 1, 1] smem 0 : memref<64xf32>, memref<64xf32>
+  kernel.launch @consume(%b) grid [1, 1, 1] block [64, 1, 1] smem 0 : memref<64xf32>
+  func.return
+}
