@@ -397,6 +397,21 @@ def test_composite_ops_reach_emmy_through_pytorchs_decompositions(name: str):
     assert all(r.passed for r in reports), [(r.level, r.max_abs_error) for r in reports]
 
 
+@pytest.mark.parametrize(
+    "expression",
+    ["F.instance_norm(x, weight=y[0], bias=y[1], eps=1e-3)", "F.instance_norm(x.flatten(2))"],
+)
+def test_instance_norm_is_a_group_norm_of_a_channel_a_group(expression: str):
+    """Instance norm with the input's statistics, with and without its affine, at every
+    level (in f32: eager's bf16 instance norm rounds on its own way, not once as group
+    norm does)."""
+    program = load_program(
+        applied(expression, "torch.randn(2, 3, 4, 5)", "torch.randn(2, 3)"), "<string>"
+    )
+    reports = check_levels(program, program.to_torch_ir(), ("torch", "loop", "kernel"), seed=3)
+    assert all(r.passed for r in reports), [(r.level, r.max_abs_error) for r in reports]
+
+
 def test_ops_emmy_takes_keep_their_form_beside_a_decomposed_one():
     """Only the ops without a handler are decomposed: the layer norm stays one op."""
     module = compile_source(

@@ -1200,28 +1200,46 @@ def layer_norm(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue | list[
 
 @handles("aten.group_norm.default", "aten.native_group_norm.default")
 def group_norm(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue | list[SSAValue]:
-    """Group norm: the channels (dim 1) in `num_groups` groups, each sample's group
-    normalized whole (a layer norm of it seen as one row), then scaled and shifted per
-    channel; of `native_group_norm`, the mean and reciprocal deviation are not kept."""
-    x = ir.tensor(a["input"])
-    shape, element = t.shape_of(x), t.element_type_of(x)
+    """Group norm (`normalized_groups`); of `native_group_norm`, the mean and reciprocal
+    deviation are not kept."""
     groups = a["num_groups"] if "num_groups" in a else a["group"]
-    if len(shape) < 2 or shape[1] % groups:
-        raise ir.error(f"group norm of {groups} groups needs channels (dim 1) they divide")
+    weight, bias = (a.get(name) for name in ("weight", "bias"))
+    y = normalized_groups(ir, ir.tensor(a["input"]), groups, weight, bias, a["eps"])
+    return ir.first_result(node, y)
+
+
+@handles("aten.instance_norm.default")
+def instance_norm(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    """Instance norm with the input's statistics: each sample's channel normalized over its
+    spatial dims, a group norm of one channel a group."""
+    if not a["use_input_stats"]:
+        raise ir.error("instance norm with running statistics is not supported")
+    x = ir.tensor(a["input"])
+    channels = t.shape_of(x)[1] if len(t.shape_of(x)) > 1 else 0
+    weight, bias = (a.get(name) for name in ("weight", "bias"))
+    return normalized_groups(ir, x, channels, weight, bias, a["eps"])
+
+
+def normalized_groups(
+    ir: _Importer, x: SSAValue, groups: int, weight: Any, bias: Any, eps: float
+) -> SSAValue:
+    """The channels (dim 1) of `x` in `groups` groups, each sample's group normalized whole
+    (a layer norm of it seen as one row), then scaled by `weight` and shifted by `bias` per
+    channel, where given."""
+    shape, element = t.shape_of(x), t.element_type_of(x)
+    if len(shape) < 2 or not groups or shape[1] % groups:
+        raise ir.error(f"a norm of {groups} channel groups needs channels (dim 1) they divide")
     row = prod(shape[1:]) // groups
-    rows = ir.emit(t.ReshapeOp(x, TensorType(element, (shape[0], groups, row))))
-    normalized = ir.emit(
-        t.LayerNormOp(
-            rows, None, None, [row], a["eps"], TensorType(element, (shape[0], groups, row))
-        )
-    )
+    rows_type = TensorType(element, (shape[0], groups, row))
+    rows = ir.emit(t.ReshapeOp(x, rows_type))
+    normalized = ir.emit(t.LayerNormOp(rows, None, None, [row], eps, rows_type))
     y = ir.emit(t.ReshapeOp(normalized, x.type))
     channels = TensorType(element, (shape[1], *(1,) * (len(shape) - 2)))
-    for name, op_class in (("weight", t.MulOp), ("bias", t.AddOp)):
-        if a.get(name) is not None:
-            factor = ir.emit(t.ReshapeOp(ir.operand(a[name], element), channels))
-            y = ir.emit(op_class(y, factor, x.type))
-    return ir.first_result(node, y)
+    for factor, op_class in ((weight, t.MulOp), (bias, t.AddOp)):
+        if factor is not None:
+            per_channel = ir.emit(t.ReshapeOp(ir.operand(factor, element), channels))
+            y = ir.emit(op_class(y, per_channel, x.type))
+    return y
 
 
 @handles("aten.batch_norm.default", "aten._native_batch_norm_legit_no_training.default")
