@@ -135,7 +135,16 @@ def affected_values(op: Operation, kind: MemoryEffectKind) -> set[SSAValue]:
 
 def written_values(root: Operation | Region) -> set[SSAValue]:
     """The buffers that some op in `root` (an op and its regions, or a region) writes."""
-    written: set[SSAValue] = set()
+    return _touched_values(root, MemoryEffectKind.WRITE)
+
+
+def read_values(root: Operation | Region) -> set[SSAValue]:
+    """The buffers that some op in `root` (an op and its regions, or a region) reads."""
+    return _touched_values(root, MemoryEffectKind.READ)
+
+
+def _touched_values(root: Operation | Region, kind: MemoryEffectKind) -> set[SSAValue]:
+    touched: set[SSAValue] = set()
     for op in root.walk():
-        written |= affected_values(op, MemoryEffectKind.WRITE)
-    return written
+        touched |= affected_values(op, kind)
+    return touched

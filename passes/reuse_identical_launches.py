@@ -31,48 +31,70 @@ from xdsl.dialects import memref
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.traits import MemoryEffectKind, SymbolTable
 
-from emmy.dialects.effects import affected_values
+from emmy.dialects.effects import read_values, written_values
 from emmy.dialects.launch import KernelSymbolOp, LaunchOpBase, written_arguments
 
 
-def _kernel_of(launch: LaunchOpBase) -> KernelSymbolOp | None:
-    kernel = SymbolTable.lookup_symbol(launch, launch.kernel)
-    return kernel if isinstance(kernel, KernelSymbolOp) else None
+class _Kernels:
+    """What each kernel of a module writes, found once: a host function compares each
+    launch with every one before it."""
 
-
-def _outputs(launch: LaunchOpBase, kernel: KernelSymbolOp) -> list[int] | None:
-    """The positions of the arguments `launch` writes, where the kernel reads none of them
-    and each is an allocation of the launch's block that only launches after it read; else
-    None."""
-    written = written_arguments(kernel)
-    read = {v for op in kernel.body.walk() for v in affected_values(op, MemoryEffectKind.READ)}
-    if not written or any(kernel.body.block.args[i] in read for i in written):
-        return None
-    for position in written:
-        buffer = launch.arguments[position]
-        allocation = buffer.owner
-        if not isinstance(allocation, memref.AllocOp) or allocation.parent is not launch.parent:
-            return None
-        for use in buffer.uses:
-            user = use.operation
-            if user is launch:
+    def __init__(self, module: ModuleOp):
+        self.written: dict[str, set[int]] = {}
+        self.write_only: set[str] = set()
+        """The kernels that read none of the buffers they write."""
+        for kernel in module.body.block.ops:
+            if not isinstance(kernel, KernelSymbolOp):
                 continue
-            if not isinstance(user, LaunchOpBase) or user.parent is not launch.parent:
-                return None  # returned, freed or read elsewhere: it keeps its own buffer
-            if user.is_before_in_block(launch) or buffer in _writes(user):
+            name = kernel.sym_name.data
+            self.written[name] = written_arguments(kernel)
+            read = read_values(kernel.body)
+            if not any(kernel.body.block.args[i] in read for i in self.written[name]):
+                self.write_only.add(name)
+
+    def writes(self, op: Operation) -> set[SSAValue]:
+        """The buffers `op` writes: a launch's by its kernel's effects, other ops' by their
+        own."""
+        if isinstance(op, LaunchOpBase):
+            written = self.written.get(op.kernel.root_reference.data)
+            if written is not None:
+                return {op.arguments[i] for i in written}
+        return written_values(op)
+
+    def outputs(self, launch: LaunchOpBase) -> list[int] | None:
+        """The positions of the arguments `launch` writes, where its kernel reads none of
+        them and each is an allocation of the launch's block that only launches after it
+        read; else None."""
+        name = launch.kernel.root_reference.data
+        written = self.written.get(name)
+        if not written or name not in self.write_only:
+            return None
+        for position in written:
+            buffer = launch.arguments[position]
+            allocation = buffer.owner
+            if not isinstance(allocation, memref.AllocOp) or allocation.parent is not launch.parent:
                 return None
-    return sorted(written)
+            for use in buffer.uses:
+                user = use.operation
+                if user is launch:
+                    continue
+                if not isinstance(user, LaunchOpBase) or user.parent is not launch.parent:
+                    return None  # returned, freed or read elsewhere: it keeps its own buffer
+                if user.is_before_in_block(launch) or buffer in self.writes(user):
+                    return None
+        return sorted(written)
 
-
-def _writes(op: Operation) -> set[SSAValue]:
-    """The buffers `op` writes: a launch's by its kernel's effects, other ops' by their own."""
-    if isinstance(op, LaunchOpBase):
-        kernel = _kernel_of(op)
-        if kernel is not None:
-            return {op.arguments[i] for i in written_arguments(kernel)}
-    return {v for inner in op.walk() for v in affected_values(inner, MemoryEffectKind.WRITE)}
+    def changed_elsewhere(self, buffers: list[SSAValue], launch: LaunchOpBase) -> bool:
+        """Whether an op other than `launch` writes or frees one of `buffers`."""
+        return any(
+            use.operation is not launch
+            and (
+                isinstance(use.operation, memref.DeallocOp) or buffer in self.writes(use.operation)
+            )
+            for buffer in buffers
+            for use in buffer.uses
+        )
 
 
 def _alike(first: LaunchOpBase, second: LaunchOpBase, outputs: list[int]) -> bool:
@@ -88,12 +110,12 @@ def _alike(first: LaunchOpBase, second: LaunchOpBase, outputs: list[int]) -> boo
     )
 
 
-def _reuse_in(block: Block) -> None:
+def _reuse_in(block: Block, kernels: _Kernels) -> None:
     ops = list(block.ops)
     for index, later in enumerate(ops):
-        if not isinstance(later, LaunchOpBase) or (kernel := _kernel_of(later)) is None:
+        if not isinstance(later, LaunchOpBase):
             continue
-        outputs = _outputs(later, kernel)
+        outputs = kernels.outputs(later)
         if outputs is None:
             continue
         inputs = {v for i, v in enumerate(later.arguments) if i not in outputs}
@@ -102,21 +124,11 @@ def _reuse_in(block: Block) -> None:
                 continue  # dropped already
             if isinstance(earlier, LaunchOpBase) and _alike(earlier, later, outputs):
                 kept = [earlier.arguments[i] for i in outputs]
-                if not _changed_elsewhere(kept, earlier):
+                if not kernels.changed_elsewhere(kept, earlier):
                     _replace(later, outputs, kept)
                 break
-            if _writes(earlier) & inputs:
+            if kernels.writes(earlier) & inputs:
                 break
-
-
-def _changed_elsewhere(buffers: list[SSAValue], launch: LaunchOpBase) -> bool:
-    """Whether an op other than `launch` writes or frees one of `buffers`."""
-    return any(
-        use.operation is not launch
-        and (isinstance(use.operation, memref.DeallocOp) or buffer in _writes(use.operation))
-        for buffer in buffers
-        for use in buffer.uses
-    )
 
 
 def _replace(later: LaunchOpBase, outputs: list[int], kept: list[SSAValue]) -> None:
@@ -137,6 +149,9 @@ class ReuseIdenticalLaunchesPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         blocks = {launch.parent for launch in op.walk() if isinstance(launch, LaunchOpBase)}
+        if not blocks:
+            return
+        kernels = _Kernels(op)
         for block in blocks:
             if block is not None:
-                _reuse_in(block)
+                _reuse_in(block, kernels)
