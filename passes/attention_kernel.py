@@ -86,6 +86,12 @@ COPY_BYTES = 16
 """The bytes of one cp.async of a row's elements."""
 
 
+def mask_point(shape: Sequence[int], point: Sequence[Index]) -> list[Index]:
+    """The indices of a mask of `shape` at `point` of the scores (or of their leading dims),
+    which it broadcasts to: aligned at the last dims, 0 along a dim of size 1."""
+    return [0 if size == 1 else i for size, i in zip(shape, point[len(point) - len(shape) :])]
+
+
 class _Emitter(KernelEmitter):
     """A KernelEmitter with f32 constants."""
 
@@ -222,13 +228,8 @@ class AttentionEmitter(_Emitter):
         mask = self.attention.mask
         if self.overruns(self.keys, self.block_kv):
             column = self.select(self.less(column, self.keys), column, 0)
-        point = [*batch, position, column]
-        shape = mask.type.get_shape()
-        indices = [
-            self.index(0 if size == 1 else i)
-            for size, i in zip(shape, point[len(point) - len(shape) :])
-        ]
-        return self.add_op(memref.LoadOp.get(self.values[mask], indices)).res
+        point = mask_point(mask.type.get_shape(), [*batch, position, column])
+        return self.add_op(memref.LoadOp.get(self.values[mask], [self.index(i) for i in point])).res
 
     def score_columns(self, index: Index, atoms: int) -> list[list[Index]]:
         """The keys of the lane's scores of key block `index`: element i of atom a."""
@@ -589,12 +590,7 @@ class _AttentionBuilder(AttentionEmitter):
             def batch_body(block: Block) -> None:
                 # The tiles of the previous batch point may still be read.
                 self.add_op(kernel.BarrierOp())
-                linear, indices, stride = block.args[0], [], batches
-                for position, size in enumerate(kv_batch_sizes):
-                    stride //= size
-                    index = self.div(linear, stride)
-                    indices.append(self.rem(index, size) if position else index)
-                self.block_rows(indices)
+                self.block_rows(self.point_of(block.args[0], kv_batch_sizes))
 
             body = self.nested(batch_body, [IndexType()])
             self.add_op(scf.ForOp(block_z, self.constant(batches), grid_z, [], body))
@@ -757,11 +753,7 @@ class _CombineBuilder(_Emitter):
         *batch_sizes, rows, columns = self.attention.out.type.get_shape()
         column = self.named(kernel.ThreadIdOp("x"), "tid")
         linear = self.add_op(kernel.BlockIdOp("x")).results[0]
-        point, stride = [], prod(batch_sizes) * rows
-        for position, size in enumerate([*batch_sizes, rows]):
-            stride //= size
-            index = self.div(linear, stride)
-            point.append(self.rem(index, size) if position else index)
+        point = self.point_of(linear, [*batch_sizes, rows])
         inside = self.less(column, columns) if columns % self.target.warp_size else None
         self.if_then(inside, lambda: self.combine_element(parts_out, log_sums, point, column))
         self.place_constants()

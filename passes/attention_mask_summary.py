@@ -166,12 +166,7 @@ class _SummaryEmitter(KernelEmitter):
         linear = self.add_op(kernel.BlockIdOp("x")).results[0]
         row_block = self.div(linear, slices)
         self.row_block = self.rem(row_block, self.row_blocks)
-        self.batch, stride = [], prod(self.batch_sizes)
-        head = self.div(row_block, self.row_blocks)
-        for position, size in enumerate(self.batch_sizes):
-            stride //= size
-            index = self.div(head, stride)
-            self.batch.append(self.rem(index, size) if position else index)
+        self.batch = self.point_of(self.div(row_block, self.row_blocks), self.batch_sizes)
         return self.rem(linear, slices)
 
     def i32(self, value: int) -> SSAValue:
@@ -367,12 +362,12 @@ class _ListBuilder(_SummaryEmitter):
             marked = self.add_op(arith.CmpiOp(mark, self.i32(0), "ne")).result
 
             def record() -> None:
-                position = self.add_op(arith.AddiOp(count, self.index(1))).result
+                position = self.add(count, 1)
                 value = self.add_op(arith.IndexCastOp(key_block, i32)).result
                 self.store(value, self.taken, [*row_block, position])
 
             self.if_then(marked, record)
-            return [self.add_op(arith.AddiOp(count, self.select(marked, 1, 0))).result]
+            return [self.add(count, self.select(marked, 1, 0))]
 
         loop = self.add_op(
             scf.ForOp(

@@ -251,6 +251,16 @@ class KernelEmitter:
     def ceil_div(self, size: Index, tile: int) -> Index:
         return self.div(self.add(size, tile - 1), tile)
 
+    def point_of(self, linear: Index, sizes: Sequence[int]) -> list[Index]:
+        """The point of a row-major array of `sizes` at position `linear` (the first index
+        unbounded: `linear` below their product)."""
+        point, stride = [], prod(sizes)
+        for position, size in enumerate(sizes):
+            stride //= size
+            index = self.div(linear, stride)
+            point.append(self.rem(index, size) if position else index)
+        return point
+
     @staticmethod
     def overruns(extent: Index, tile: int) -> bool:
         """Whether tiles of `tile` may reach past `extent`: it is no multiple of them, or it

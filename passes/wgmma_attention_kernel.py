@@ -82,7 +82,7 @@ from xdsl.ir import Block, Region, SSAValue
 
 from emmy.dialects import kernel, tile
 from emmy.dialects.target import GpuTarget
-from emmy.passes.attention_kernel import AttentionEmitter
+from emmy.passes.attention_kernel import AttentionEmitter, mask_point
 from emmy.passes.attention_mask_summary import mask_summary_types
 from emmy.passes.gemm_kernel import Index, kernel_body, kernel_func
 from emmy.passes.wgmma_gemm_kernel import (
@@ -183,17 +183,11 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
                     arith.SubiOp(self.index(row_blocks - 1), self.index(row_block))
                 ).results[0]
             self.first_row = self.mul(row_block, self.block_q)
-            batch, stride = [], heads
-            for position, size in enumerate(self.batch_sizes):
-                stride //= size
-                index = self.div(head, stride)
-                batch.append(self.rem(index, size) if position else index)
+            batch = self.point_of(head, self.batch_sizes)
             start, end, self.masked_from = self.key_ranges()
             self.first_key_block = start
             if self.summary:
-                self.mask_point = self.mask_batch(batch)
-                taken_at = [*self.mask_point, 0 if self.mask_rows == 1 else row_block]
-                self.taken_at = [self.index(i) for i in taken_at]
+                self.taken_at = self.mask_rows_point(batch, row_block)
                 self.key_blocks = self.summary_entry(0)
             else:
                 self.key_blocks = self.add_op(
@@ -209,20 +203,17 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
         items = self.index(heads * row_blocks)
         self.add_op(scf.ForOp(block_x, items, grid_x, [self.index(0)], body))
 
-    def mask_batch(self, batch: Sequence[Index]) -> list[Index]:
-        """The mask's batch indices at the query's `batch` (0 where it broadcasts)."""
-        sizes = self.attention.mask.type.get_shape()[:-2]
-        return [0 if size == 1 else i for size, i in zip(sizes, batch[len(batch) - len(sizes) :])]
-
-    @property
-    def mask_rows(self) -> int:
-        return self.attention.mask.type.get_shape()[-2]
+    def mask_rows_point(self, batch: Sequence[Index], row: Index) -> list[Index]:
+        """The mask's batch indices and row at the query's `batch` and `row` (a row block's,
+        for the summary's lists), as the mask broadcasts."""
+        return mask_point(self.attention.mask.type.get_shape()[:-1], [*batch, row])
 
     def summary_entry(self, position: Index) -> SSAValue:
         """Entry `position` of the item's row block's list of key blocks (the count, then
         the blocks) in the mask summary, as an index."""
         taken = self.summary[1]
-        entry = self.add_op(memref.LoadOp.get(taken, [*self.taken_at, self.index(position)])).res
+        at = [self.index(i) for i in (*self.taken_at, position)]
+        entry = self.add_op(memref.LoadOp.get(taken, at)).res
         return self.add_op(arith.IndexCastOp(entry, IndexType())).result
 
     def key_stage(self, step: Index) -> tuple[Index, Index]:
@@ -454,8 +445,8 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
         bits = self.summary[0]
         words = []
         for half in range(2):
-            _, _, row = self.lane_row_point(half)
-            at = [*self.mask_point, 0 if self.mask_rows == 1 else row, index, self.quad_lane]
+            _, batch, row = self.lane_row_point(half)
+            at = [*self.mask_rows_point(batch, row), index, self.quad_lane]
             words.append(self.add_op(memref.LoadOp.get(bits, [self.index(i) for i in at])).res)
         elements = []
         for atom in range(self.block_kv // 8):
