@@ -668,23 +668,6 @@ def isnan(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     return ir.emit(t.NeOp(x, x, ir.result_type(node)))
 
 
-@handles(
-    "aten.any.default",
-    "aten.any.dim",
-    "aten.any.dims",
-    "aten.all.default",
-    "aten.all.dim",
-    "aten.all.dims",
-)
-def any_all(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
-    """Whether any (all) of the elements along `dim` are nonzero: the max (min) of the input
-    tested `!= 0`."""
-    x = ir.operand(a["self"], i1)
-    dims = reduced_dims(ir, a.get("dim"), len(t.shape_of(x)))
-    op_class = t.AmaxOp if target_name(node).startswith("aten.any") else t.AminOp
-    return ir.emit(op_class(x, ir.result_type(node), dims, a.get("keepdim", False)))
-
-
 def arithmetic(
     op_class: type[t.BinaryOp],
     operands: tuple[str, str],
@@ -759,17 +742,11 @@ def bits_element(ir: _Importer, node: Node) -> Attribute:
     return element
 
 
-def bitwise(
-    op_class: type[t.BitwiseOp],
-    operands: tuple[str, ...],
-    ir: _Importer,
-    node: Node,
-    a: dict[str, Any],
-) -> SSAValue:
+def bitwise(op_class: type[t.BitwiseOp], ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     """`&`, `|`, `^` of bool or integer tensors, and the logical ops of any tensors (their
     operands tested `!= 0` first, as their bool result's type asks)."""
     element = bits_element(ir, node)
-    lhs, rhs = (ir.operand(a[name], element) for name in operands)
+    lhs, rhs = (ir.operand(a[name], element) for name in ("self", "other"))
     return ir.emit(op_class(lhs, rhs, ir.result_type(node)))
 
 
@@ -779,8 +756,8 @@ for _name, _op in {
     "xor": t.BitwiseXorOp,
 }.items():
     for _overload in ("Tensor", "Scalar"):
-        HANDLERS[f"aten.bitwise_{_name}.{_overload}"] = partial(bitwise, _op, ("self", "other"))
-    HANDLERS[f"aten.logical_{_name}.default"] = partial(bitwise, _op, ("self", "other"))
+        HANDLERS[f"aten.bitwise_{_name}.{_overload}"] = partial(bitwise, _op)
+    HANDLERS[f"aten.logical_{_name}.default"] = partial(bitwise, _op)
 
 
 @handles("aten.bitwise_not.default", "aten.logical_not.default")
@@ -935,6 +912,10 @@ for _target, _op in {
     "aten.amin.default": t.AminOp,
     "aten.max.default": t.AmaxOp,
     "aten.min.default": t.AminOp,
+    # Whether any (all) elements are nonzero: the max (min) of the input as bools, the
+    # result's type.
+    **{f"aten.any.{overload}": t.AmaxOp for overload in ("default", "dim", "dims")},
+    **{f"aten.all.{overload}": t.AminOp for overload in ("default", "dim", "dims")},
 }.items():
     HANDLERS[_target] = partial(reduction, _op)
 
@@ -1735,7 +1716,7 @@ def max_pool(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     result_type = ir.result_type(node)
     spatial = _spatial_dims(node)
     kernel, stride, padding = _pool_arguments(a, spatial)
-    if any(d != 1 for d in (list(a.get("dilation") or [1]) * spatial)[:spatial]):
+    if any(d != 1 for d in a.get("dilation") or ()):
         raise ir.error("max pooling with dilation is not supported")
     out = list(result_type.get_shape()[-spatial:])
     dtype = dtypes.torch_dtype(ir.result_element(node))
