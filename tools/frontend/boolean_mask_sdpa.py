@@ -25,7 +25,15 @@ import torch
 import torch.nn.functional as F
 from torch.fx import GraphModule
 
-SDPA_ARGUMENTS = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale")
+SDPA_DEFAULTS = {
+    "attn_mask": None,
+    "dropout_p": 0.0,
+    "is_causal": False,
+    "scale": None,
+    "enable_gqa": False,
+}
+"""F.scaled_dot_product_attention's arguments after query, key and value, with their
+defaults: `sdpa_boolean_mask`'s, in order."""
 
 
 @torch.library.custom_op("emmy::sdpa_boolean_mask", mutates_args=())
@@ -50,10 +58,11 @@ def _(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa):
     return query.new_empty((*query.shape[:-1], value.shape[-1]))
 
 
-def _boolean_mask(node: torch.fx.Node) -> bool:
-    mask = node.kwargs.get("attn_mask", node.args[3] if len(node.args) > 3 else None)
-    value = mask.meta.get("example_value") if isinstance(mask, torch.fx.Node) else None
-    return isinstance(value, torch.Tensor) and value.dtype == torch.bool
+def _arguments(node: torch.fx.Node) -> list:
+    """The sdpa call's arguments, each in `sdpa_boolean_mask`'s order, defaults filled in."""
+    names = ["query", "key", "value", *SDPA_DEFAULTS]
+    bound = {**SDPA_DEFAULTS, **dict(zip(names, node.args)), **node.kwargs}
+    return [bound[name] for name in names]
 
 
 def keep_boolean_mask_sdpa(gm: GraphModule) -> None:
@@ -65,16 +74,13 @@ def keep_boolean_mask_sdpa(gm: GraphModule) -> None:
     for node in gm.graph.nodes:
         if node.op != "call_function" or node.target is not F.scaled_dot_product_attention:
             continue
-        if not _boolean_mask(node):
+        arguments = _arguments(node)
+        mask = arguments[3]
+        value = mask.meta.get("example_value") if isinstance(mask, torch.fx.Node) else None
+        if not (isinstance(value, torch.Tensor) and value.dtype == torch.bool):
             continue
-        defaults = {"dropout_p": 0.0, "is_causal": False, "scale": None}
-        bound = dict(zip(SDPA_ARGUMENTS, node.args))
-        arguments = [
-            node.kwargs.get(name, bound.get(name, defaults.get(name))) for name in SDPA_ARGUMENTS
-        ]
         node.target = torch.ops.emmy.sdpa_boolean_mask.default
-        node.args = (*arguments, node.kwargs.get("enable_gqa", False))
-        node.kwargs = {}
+        node.args, node.kwargs = tuple(arguments), {}
         changed = True
     if changed:
         gm.recompile()
