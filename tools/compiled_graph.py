@@ -202,14 +202,25 @@ class CompiledGraph:
 def without_kernel_bodies(module: ModuleOp) -> ModuleOp:
     """A copy of a Kernel IR module whose `kernel.func`s keep their signatures and launch
     shapes but no ops: what the GPU runtime needs beside the CUDA."""
+    from xdsl.ir import Block
+
     from emmy.dialects import kernel
 
-    copy = module.clone()
-    for op in copy.walk():
-        if isinstance(op, kernel.FuncOp):
-            for inner in reversed(list(op.body.block.ops)):
-                inner.detach()
-                inner.erase(safe_erase=False)
+    ops = []
+    for op in module.body.block.ops:
+        if not isinstance(op, kernel.FuncOp):
+            ops.append(op.clone())
+            continue
+        # Only the signature: cloning the bodies only to erase them took 0.4 s of a Llama
+        # prefill's compile.
+        signature = Block(arg_types=[arg.type for arg in op.body.block.args])
+        for new, old in zip(signature.args, op.body.block.args, strict=True):
+            new.name_hint = old.name_hint
+        empty = op.clone_without_regions()
+        empty.body.add_block(signature)
+        ops.append(empty)
+    copy = module.clone_without_regions()
+    copy.body.add_block(Block(ops))
     return copy
 
 
