@@ -236,26 +236,32 @@ def _read_only_by(placeholder: Node, nodes: set[Node], static: set[Node]) -> boo
     return placeholder in static and bool(users) and all(user in nodes for user in users)
 
 
+def _forward_metadata() -> Any:
+    """AOTAutograd's metadata of the graph it is compiling (None outside its compile)."""
+    context = torch._guards.TracingContext.try_get()
+    return None if context is None else context.fw_metadata
+
+
 def _static_inputs(gm: GraphModule) -> set[Node]:
     """The placeholders of `gm` that AOTAutograd calls static (the parameters and buffers,
     which keep their addresses from call to call), as Inductor's CUDA graphs take them."""
-    context = torch._guards.TracingContext.try_get()
-    if context is None or context.fw_metadata is None:
+    metadata = _forward_metadata()
+    if metadata is None:
         return set()
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
-    return {placeholders[i] for i in context.fw_metadata.static_input_indices}
+    return {placeholders[i] for i in metadata.static_input_indices}
 
 
 def _written_back(gm: GraphModule) -> dict[Node, Node]:
     """The nodes of `gm` that its first outputs, the new values of mutated inputs, return and
     no other output does, each with the placeholder of the input it is the new value of:
     AOTAutograd copies them into those inputs as soon as the graph returns, and drops them."""
-    context = torch._guards.TracingContext.try_get()
-    if context is None or context.fw_metadata is None:
+    metadata = _forward_metadata()
+    if metadata is None:
         return {}
     returned = list(gm.graph.output_node().args[0])
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
-    mutated = context.fw_metadata.mutated_inp_runtime_indices
+    mutated = metadata.mutated_inp_runtime_indices
     written, others = returned[: len(mutated)], returned[len(mutated) :]
     return {
         node: placeholders[index]
