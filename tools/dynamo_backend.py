@@ -144,20 +144,29 @@ class _Partition(torch.nn.Module):
         of the partition's static inputs, that input's position: the graph copies it there
         itself (`GraphedHostProgram`'s `write_back`)."""
         self._graphed: GraphedHostProgram | None = None
+        self._kept: list[int] | None = None
+        """The positions of the inputs that are not sizes (found at the first call)."""
+        self._replays = False
+        """Whether calls replay CUDA graphs: all tensor inputs are on the GPU."""
 
     def forward(self, *inputs: Any) -> tuple[torch.Tensor, ...]:
-        # A symbolic size Dynamo passes as an input is also the size of a tensor input.
-        kept = [i for i, v in enumerate(inputs) if not isinstance(v, torch.SymInt | int)]
-        values = [inputs[i] for i in kept]
-        tensors = [v for v in values if isinstance(v, torch.Tensor)]
-        # A CPU tensor among CUDA ones is copied to the GPU by each call, which no graph can
-        # capture (a copy from pageable memory): such calls run as they are.
-        if not (self.graph.options.cuda_graphs and tensors and all(t.is_cuda for t in tensors)):
+        if self._kept is None:
+            # A symbolic size Dynamo passes as an input is also the size of a tensor input.
+            # Dynamo's guards keep each position's kind and device from call to call.
+            self._kept = [i for i, v in enumerate(inputs) if not isinstance(v, torch.SymInt | int)]
+            tensors = [v for v in inputs if isinstance(v, torch.Tensor)]
+            # A CPU tensor among CUDA ones is copied to the GPU by each call, which no graph
+            # can capture (a copy from pageable memory): such calls run as they are.
+            self._replays = (
+                self.graph.options.cuda_graphs and bool(tensors) and all(t.is_cuda for t in tensors)
+            )
+        values = [inputs[i] for i in self._kept]
+        if not self._replays:
             return tuple(self.graph(values))
         if self._graphed is None:
-            static = [self.static[i] for i in kept]
+            static = [self.static[i] for i in self._kept]
             # Positions among the values, without the sizes dropped above.
-            position = {i: n for n, i in enumerate(kept)}
+            position = {i: n for n, i in enumerate(self._kept)}
             write_back = [None if i is None else position.get(i) for i in self.written_into]
             self._graphed = GraphedHostProgram(
                 self.graph.prepare_cuda(),
@@ -165,6 +174,7 @@ class _Partition(torch.nn.Module):
                 copy_outputs=self.copied,
                 capture_at_second=True,
                 write_back=write_back,
+                guarded=True,
             )
         return tuple(self._graphed(values))
 

@@ -81,6 +81,22 @@ def test_a_static_input_elsewhere_is_a_new_key_and_old_captures_are_dropped():
     assert program.captures == GRAPHS_KEPT + 2
 
 
+@pytest.mark.parametrize("guarded", [False, True])
+def test_new_shapes_of_moved_inputs_and_new_static_addresses_capture_again(guarded):
+    """Dynamo's guards (`guarded`) keep static shapes, dtypes and devices: the key is then the
+    static addresses and the other inputs' shapes, and captures as the whole key does."""
+    program = StandIn()
+    graphed = GraphedHostProgram(program, static=[True, False], guarded=guarded)
+    weights = [torch.randn(1), torch.randn(1)]
+    calls = [(weights[0], 4), (weights[0], 4), (weights[0], 8), (weights[1], 8), (weights[0], 4)]
+    captured = []
+    for weight, size in calls:
+        rows = torch.randn(size)
+        torch.testing.assert_close(graphed([weight, rows])[0], weight + rows)
+        captured.append(program.captures)
+    assert captured == [1, 1, 2, 3, 3]
+
+
 def test_under_a_callers_capture_the_program_runs_as_it_is(monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: True)
     program = StandIn()
