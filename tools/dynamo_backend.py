@@ -27,9 +27,11 @@ The ops left to PyTorch are named once, in one warning, each at the user's line;
 
 On CUDA a partition replays CUDA graphs of its launches (`cuda_graphs`, `GraphedHostProgram`),
 told by AOTAutograd's metadata which inputs keep their addresses (`_static_inputs`: read in
-place) and which outputs only become a mutated input's new value (`_written_back`: copied
-into that input by the graph itself where the partition reads it in place, else handed out
-uncopied for AOTAutograd to copy).
+place). AOTAutograd keeps an inference graph's input mutations in it, as copies of the new
+values into the inputs at its end (`keep_inference_input_mutations`, as Inductor has it);
+the partition that computes such a value makes the copy itself (`_kept_mutations`), within
+its CUDA graph where it reads the input in place: a KV cache's update costs no launch of the
+CPU's time.
 """
 
 from __future__ import annotations
@@ -93,13 +95,15 @@ class FallbackWarning(UserWarning):
 
 class _Supported(OperatorSupportBase):
     """The nodes a partition may hold: those not refused, and the pieces of a result of
-    several values whose op is not refused."""
+    several values whose op is not refused; never a copy into a mutated input, which the
+    partition of its value makes (`_kept_mutations`)."""
 
-    def __init__(self, refused: dict[Node, str]):
+    def __init__(self, refused: dict[Node, str], copies: set[Node]):
         self.refused = refused
+        self.copies = copies
 
     def is_node_supported(self, submodules: Any, node: Node) -> bool:
-        if node.op != "call_function" or node in self.refused:
+        if node.op != "call_function" or node in self.refused or node in self.copies:
             return False
         if node.target is operator.getitem:
             return isinstance(node.args[0], Node) and self.is_node_supported(
@@ -108,13 +112,13 @@ class _Supported(OperatorSupportBase):
         return True
 
 
-def _refusals(gm: GraphModule) -> dict[Node, str]:
+def _refusals(gm: GraphModule, copies: set[Node]) -> dict[Node, str]:
     """The nodes no partition can hold, with why: an op the importer has no handler for.
     (Ops on tensors of symbolic sizes are the importer's to take or refuse: see
     `emmy.dialects.sizes`.)"""
     refused = {}
     for node in gm.graph.nodes:
-        if node.op != "call_function" or node.target is operator.getitem:
+        if node.op != "call_function" or node.target is operator.getitem or node in copies:
             continue
         if target_name(node) not in HANDLERS:
             refused[node] = _refusal(unsupported_op(node))
@@ -137,12 +141,12 @@ class _Partition(torch.nn.Module):
         self.graph = graph
         self.static = static
         self.copied = copied
-        """Which outputs a replay hands out as copies: all but those AOTAutograd only
-        copies into a mutated input, before anything could replay the graph again."""
+        """Which outputs a replay hands out as copies: all but those only copied into a
+        mutated input (`written_into`), before anything could replay the graph again."""
         self.written_into = written_into
-        """For each output that AOTAutograd only copies into a mutated input which is one
-        of the partition's static inputs, that input's position: the graph copies it there
-        itself (`GraphedHostProgram`'s `write_back`)."""
+        """For each output that is the new value of a mutated input the partition alone
+        reads, that input's position: each call copies it there (a CUDA graph within its
+        replay, `GraphedHostProgram`'s `write_back`) and returns the input in its place."""
         self._graphed: GraphedHostProgram | None = None
         self._kept: list[int] | None = None
         """The positions of the inputs that are not sizes (found at the first call)."""
@@ -161,8 +165,14 @@ class _Partition(torch.nn.Module):
                 self.graph.options.cuda_graphs and bool(tensors) and all(t.is_cuda for t in tensors)
             )
         values = [inputs[i] for i in self._kept]
-        if not self._replays:
-            return tuple(self.graph(values))
+        outputs = list(self._graphed_call(values) if self._replays else self.graph(values))
+        for number, position in enumerate(self.written_into):
+            if position is not None and outputs[number] is not inputs[position]:
+                inputs[position].copy_(outputs[number])
+                outputs[number] = inputs[position]
+        return tuple(outputs)
+
+    def _graphed_call(self, values: list[Any]) -> list[torch.Tensor]:
         if self._graphed is None:
             static = [self.static[i] for i in self._kept]
             # Positions among the values, without the sizes dropped above.
@@ -176,7 +186,7 @@ class _Partition(torch.nn.Module):
                 write_back=write_back,
                 guarded=True,
             )
-        return tuple(self._graphed(values))
+        return self._graphed(values)
 
 
 def _refusal(error: Exception) -> str:
@@ -212,20 +222,27 @@ def _replace(
     name: str,
     graph: CompiledGraph,
     static: set[Node],
-    written_back: dict[Node, Node],
+    copies: dict[Node, Node],
 ) -> None:
     # The partition's inputs are found again: an earlier replacement may have given them.
     _, inputs, outputs = fuse_as_graphmodule(gm, nodes, name, always_return_tuple=True)
-    inside, output = set(nodes), gm.graph.output_node()
+    inside = set(nodes)
+    # The copies into mutated inputs the partition makes itself: of an input that only it
+    # reads, so that no other node reads the old value after the partition wrote the new.
+    made = {
+        number: copies[node]
+        for number, node in enumerate(outputs)
+        if node in copies
+        and copies[node].args[0] in inputs
+        and _read_only_by(copies[node].args[0], inside | {copies[node]}, static)
+    }
     copied = [
-        node not in written_back or any(u not in inside and u is not output for u in node.users)
-        for node in outputs
+        any(u not in inside and u is not made.get(number) for u in node.users)
+        for number, node in enumerate(outputs)
     ]
     written_into = [
-        inputs.index(written_back[node])
-        if not copy and _read_only_by(written_back[node], inside, static)
-        else None
-        for node, copy in zip(outputs, copied, strict=True)
+        inputs.index(made[number].args[0]) if number in made else None
+        for number in range(len(outputs))
     ]
     partition = _Partition(graph, [node in static for node in inputs], copied, written_into)
     gm.add_submodule(name, partition)
@@ -235,6 +252,8 @@ def _replace(
         for number, output in reversed(list(enumerate(outputs))):
             piece = gm.graph.call_function(operator.getitem, (call, number))
             output.replace_all_uses_with(piece, propagate_meta=True)
+    for copy in made.values():
+        gm.graph.erase_node(copy)
     erase_nodes(gm, nodes)
 
 
@@ -262,37 +281,54 @@ def _static_inputs(gm: GraphModule) -> set[Node]:
     return {placeholders[i] for i in metadata.static_input_indices}
 
 
-def _written_back(gm: GraphModule) -> dict[Node, Node]:
-    """The nodes of `gm` that its first outputs, the new values of mutated inputs, return and
-    no other output does, each with the placeholder of the input it is the new value of:
-    AOTAutograd copies them into those inputs as soon as the graph returns, and drops them."""
-    metadata = _forward_metadata()
-    if metadata is None:
-        return {}
-    returned = list(gm.graph.output_node().args[0])
-    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
-    mutated = metadata.mutated_inp_runtime_indices
-    written, others = returned[: len(mutated)], returned[len(mutated) :]
-    return {
-        node: placeholders[index]
-        for node, index in zip(written, mutated, strict=True)
-        if isinstance(node, Node) and written.count(node) == 1 and node not in others
-    }
+def _kept_mutations(gm: GraphModule) -> dict[Node, Node]:
+    """AOTAutograd's copies of the new values of an inference graph's mutated inputs into
+    them (`keep_inference_input_mutations`: `copy_(input, value)`, the last nodes), by value.
+    The partition that computes a value copies it into its input itself where it can
+    (`_replace`): within its CUDA graph, and with no launch of the CPU's time."""
+    copies = {}
+    for node in gm.graph.nodes:
+        if node.op != "call_function" or node.target is not torch.ops.aten.copy_.default:
+            continue
+        target, value = node.args[:2]
+        if (
+            not node.users
+            and target.op == "placeholder"
+            and isinstance(value, Node)
+            and value.op == "call_function"
+            and value not in copies
+            and _same_layout(target, value)
+        ):
+            copies[value] = node
+    return copies
+
+
+def _same_layout(a: Node, b: Node) -> bool:
+    """Whether the two nodes' tensors have one shape and dtype (a copy_ between them neither
+    broadcasts nor converts)."""
+    values = [n.meta.get("val") for n in (a, b)]
+    if not all(isinstance(v, torch.Tensor) for v in values):
+        return False
+    return values[0].shape == values[1].shape and values[0].dtype == values[1].dtype
 
 
 def compile_graph(
     gm: GraphModule, example_inputs: list[Any], options: CompileOptions, forward: bool = True
 ) -> GraphModule:
     """`gm` (functional ATen) with each partition emmy compiles called in place of its nodes
-    (see the module docstring). AOTAutograd's metadata (`_static_inputs`, `_written_back`)
-    describes a `forward` graph; a backward graph's partitions read none of their inputs in
-    place across calls and copy every output out of their CUDA graphs (a gradient may become
-    a parameter's `.grad` as it is)."""
+    (see the module docstring). AOTAutograd's metadata (`_static_inputs`) and its copies into
+    mutated inputs (`_kept_mutations`) are a `forward` graph's; a backward graph's partitions
+    read none of their inputs in place across calls and copy every output out of their CUDA
+    graphs (a gradient may become a parameter's `.grad` as it is)."""
     on_cuda = any(isinstance(v, torch.Tensor) and v.is_cuda for v in example_inputs)
-    refused = _refusals(gm)
+    copies = _kept_mutations(gm) if forward else {}
+    refused = _refusals(gm, set(copies.values()))
     while True:
         partitioner = CapabilityBasedPartitioner(
-            gm, _Supported(refused), allows_single_node_partition=True, non_compute_ops=VIEW_OPS
+            gm,
+            _Supported(refused, set(copies.values())),
+            allows_single_node_partition=True,
+            non_compute_ops=VIEW_OPS,
         )
         partitions = [topo_sort(list(p.nodes)) for p in partitioner.propose_partitions()]
         compiled, before = [], len(refused)
@@ -323,9 +359,9 @@ def compile_graph(
             FallbackWarning,
             stacklevel=2,
         )
-    static, written_back = (_static_inputs(gm), _written_back(gm)) if forward else (set(), {})
+    static = _static_inputs(gm) if forward else set()
     for number, (nodes, graph) in enumerate(zip(partitions, compiled, strict=True)):
-        _replace(gm, nodes, f"emmy_{number}", graph, static, written_back)
+        _replace(gm, nodes, f"emmy_{number}", graph, static, copies)
     stable_topological_sort(gm)
     gm.graph.lint()
     gm.recompile()
@@ -350,5 +386,8 @@ def emmy_backend(
         return compile_one
 
     return aot_autograd(
-        fw_compiler=compiler(True), bw_compiler=compiler(False), decompositions=decompositions()
+        fw_compiler=compiler(True),
+        bw_compiler=compiler(False),
+        decompositions=decompositions(),
+        keep_inference_input_mutations=True,
     )(gm, example_inputs)

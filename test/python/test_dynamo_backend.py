@@ -407,6 +407,40 @@ def test_a_partitions_outputs_are_copied_out_of_its_graphs_unless_only_written_b
     # On CUDA the graph copies the buffer's new value into the buffer itself.
     (buffer,) = [i for i, a in enumerate(call.args) if partition.static[i]]
     assert dict(zip(shapes, partition.written_into)) == {(2, 5): buffer, (2,): None}
+    # The partition made AOTAutograd's copy into the buffer: none is left to PyTorch.
+    assert not [n for n in graph.graph.nodes if n.target is torch.ops.aten.copy_.default]
+
+
+class SortsThenAccumulates(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("total", torch.randn(2, 5))
+
+    def forward(self, x):
+        before = torch.sort(self.total, -1).values
+        self.total.add_(x)
+        return before * 2, self.total.sum(-1)
+
+
+def test_a_mutated_input_that_pytorch_also_reads_is_copied_into_last(compiled_graphs):
+    """emmy has no sort: PyTorch sorts the buffer's old value, so the partition that computes
+    the new one must not write it into the buffer; the copy stays at the end of the graph.
+    The fallback warning names the sort alone."""
+    model = SortsThenAccumulates()
+    expected = copy.deepcopy(model)
+    compiled = torch.compile(model, backend="emmy", dynamic=False)
+    with pytest.warns(FallbackWarning) as caught:
+        for _ in range(2):
+            x = torch.randn(2, 5)
+            for got, want in zip(compiled(x), expected(x), strict=True):
+                torch.testing.assert_close(got, want)
+    torch.testing.assert_close(model.total, expected.total)
+    (warning,) = [w for w in caught if issubclass(w.category, FallbackWarning)]
+    assert "sort" in str(warning.message) and "copy_" not in str(warning.message)
+    (graph,) = compiled_graphs
+    assert all(i is None for p in emmy_partitions([graph]) for i in p.written_into)
+    (copy_node,) = [n for n in graph.graph.nodes if n.target is torch.ops.aten.copy_.default]
+    assert copy_node.next is graph.graph.output_node()
 
 
 def test_a_backward_graphs_partitions_copy_every_output_and_read_no_input_in_place(
