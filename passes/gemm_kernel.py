@@ -469,20 +469,29 @@ class GemmEmitter(KernelEmitter):
     @functools.cached_property
     def pairable_store(self) -> memref.StoreOp | None:
         """The epilogue's store, if two adjacent columns' results can be stored as one vector
-        of 2: the epilogue ends in its one store, at index `n` along the last dimension of a
-        buffer of rows of even length (so an even column is an aligned pair), at indices of
-        the point elsewhere, and N is even (so the pair is in or out of the output as one)."""
+        of 2: the epilogue ends in its one store, along the last dimension of a buffer of rows
+        of even length (so an even column is an aligned pair), at index `n` and other indices
+        that do not depend on it, or at `n % D` and `n / D` for an even D (the heads of a
+        [B, H, S, D] output), and N is even (so the pair is in or out of the output as one)."""
         body = self.gemm.epilogue.block
-        *batch_and_m, n = body.args[: self.batch_rank + 2]
+        n = body.args[self.batch_rank + 1]
         ops = [op for op in body.ops if not isinstance(op, tile.YieldOp)]
         stores = [op for op in ops if isinstance(op, memref.StoreOp)]
         if len(stores) != 1 or stores[0] is not ops[-1] or self.size_n % 2:
             return None
         store = stores[0]
         *others, last = store.indices
-        if last is not n or store.memref.type.get_shape()[-1] % 2:
+        if store.memref.type.get_shape()[-1] % 2:
             return None
-        return store if all(index in batch_and_m for index in others) else None
+        divisor = None if last is n else _even_divisor_of(last, n, arith.RemUIOp)
+        if last is not n and divisor is None:
+            return None
+        for index in others:
+            if divisor is not None and _even_divisor_of(index, n, arith.DivUIOp) == divisor:
+                continue
+            if _computed_from(index, n, body):
+                return None
+        return store
 
     def epilogue_pair(
         self,
@@ -537,6 +546,30 @@ class GemmEmitter(KernelEmitter):
             self.epilogue_at(batch, row, column, values[0])
         else:
             self.epilogue_pair(batch, row, column, values)
+
+
+def _even_divisor_of(value: SSAValue, n: SSAValue, op: type[Operation]) -> int | None:
+    """D, where `value` is `op(n, D)` (a remainder or quotient) for a constant even D."""
+    owner = value.owner
+    if not isinstance(owner, op) or owner.operands[0] is not n:
+        return None
+    constant = owner.operands[1].owner
+    if not isinstance(constant, arith.ConstantOp) or not isinstance(constant.value, IntegerAttr):
+        return None
+    divisor = constant.value.value.data
+    return divisor if divisor > 0 and divisor % 2 == 0 else None
+
+
+def _computed_from(value: SSAValue, argument: SSAValue, body: Block) -> bool:
+    """Whether `value` is `argument` or computed from it by ops of `body`."""
+    if value is argument:
+        return True
+    owner = value.owner
+    return (
+        isinstance(owner, Operation)
+        and owner.parent_block() is body
+        and any(_computed_from(operand, argument, body) for operand in owner.operands)
+    )
 
 
 class _StagedGemmBuilder(GemmEmitter):

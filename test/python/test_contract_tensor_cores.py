@@ -92,6 +92,40 @@ Product()(torch.randn(130, 64, dtype=DT), torch.randn(64, 72, dtype=DT))
         "tile.gemm %input[m, b0, k] * %p_weight[n, k] : memref<130x1x64xbf16>, "
         "memref<72x64xbf16> -> f32 atom wgmma m64n64k16",
     ),
+    # A projection into heads ([1, 130, 4, 16] transposed to [1, 4, 130, 16]): the epilogue
+    # stores columns n / 16 and n % 16 of a head as pairs.
+    "linear_into_heads_wgmma_bf16": (
+        """
+class Heads(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.q = nn.Linear(64, 64, bias=False)
+
+    def forward(self, x):
+        return self.q(x).view(1, 130, 4, 16).transpose(1, 2)
+Heads().to(DT)(torch.randn(1, 130, 64, dtype=DT))
+""",
+        "bfloat16",
+        "tile.gemm %x[b0, m, k] * %p_q_weight[n, k] : memref<1x130x64xbf16>, memref<64x64xbf16> "
+        "-> f32 atom wgmma m64n64k16",
+    ),
+    # A [S, K] product made a [1, S, N] output (as a Linear after a norm of a [1, S, K]
+    # input, a model's head): stored at a constant batch index, in pairs.
+    "linear_unsqueezed_wgmma_bf16": (
+        """
+class Unsqueezed(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.out = nn.Linear(64, 72, bias=False)
+
+    def forward(self, x):
+        return self.out(x).unsqueeze(0)
+Unsqueezed().to(DT)(torch.randn(130, 64, dtype=DT))
+""",
+        "bfloat16",
+        "tile.gemm %x[m, k] * %p_out_weight[n, k] : memref<130x64xbf16>, memref<72x64xbf16> "
+        "-> f32 atom wgmma m64n64k16",
+    ),
     # Decode with a long K and few output tiles: 2 tiles of 32 columns, K split between the 2
     # blocks of a cluster (9 slices of 128, 5 and 4), GELU after the bias.
     "linear_gelu_decode_split_bf16": (

@@ -108,3 +108,58 @@ func.func @forward(%a: memref<3x64x64xf16>, %b: memref<3x64x128xf16>) -> memref<
   tile.launch @bmm(%a, %b, %y) : memref<3x64x64xf16>, memref<3x64x128xf16>, memref<3x64x128xf32>
   func.return %y : memref<3x64x128xf32>
 }
+
+// -----
+
+// Epilogues whose pairs of columns are adjacent elements of the output: at a constant batch
+// index (the [1, M, N] output of a Linear on [1, M, K]), and at n / 16 and n % 16 (the heads
+// of a [B, H, S, D] projection: an even column and the next share the head) are stored as
+// pairs; at n / 5 and n % 5 an even column may be a head's last, so each element is its own.
+
+// CHECK-LABEL: kernel.func @batch_of_one(
+// CHECK:         kernel.vector_store %{{.*}}, %{{.*}}[%c0, %{{.*}}, %{{.*}}] : memref<1x64x32xbf16>, vector<2xbf16>
+// CHECK-NOT:     memref.store
+// CHECK-LABEL: kernel.func @heads(
+// CHECK:         %[[H:h]] = arith.divui %[[N:[0-9]+]], %c16 : index
+// CHECK-NEXT:    %[[D:d]] = arith.remui %[[N]], %c16 : index
+// CHECK:         kernel.vector_store %{{.*}}, %{{.*}}[%[[H]], %{{.*}}, %[[D]]] : memref<2x64x16xbf16>, vector<2xbf16>
+// CHECK-NOT:     memref.store
+// CHECK-LABEL: kernel.func @odd_heads(
+// CHECK-NOT:     kernel.vector_store
+// CHECK:         memref.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] : memref<6x64x5xbf16>
+// CHECK-NOT:     kernel.vector_store
+
+tile.kernel @batch_of_one(%x: memref<64x32xbf16>, %w: memref<32x32xbf16>, %y: memref<1x64x32xbf16>) grid [1, 1, 1] block [128, 1, 1] {
+  tile.gemm %x[m, k] * %w[n, k] : memref<64x32xbf16>, memref<32x32xbf16> -> f32 atom mma_sync m16n8k16 tile [64, 32, 32] warps [2, 2] pipeline 2 epilogue(%m, %n, %acc) {
+    %c0 = arith.constant 0 : index
+    %t = arith.truncf %acc : f32 to bf16
+    memref.store %t, %y[%c0, %m, %n] : memref<1x64x32xbf16>
+  }
+}
+tile.kernel @heads(%x: memref<64x32xbf16>, %w: memref<32x32xbf16>, %y: memref<2x64x16xbf16>) grid [1, 1, 1] block [128, 1, 1] {
+  tile.gemm %x[m, k] * %w[n, k] : memref<64x32xbf16>, memref<32x32xbf16> -> f32 atom mma_sync m16n8k16 tile [64, 32, 32] warps [2, 2] pipeline 2 epilogue(%m, %n, %acc) {
+    %c16 = arith.constant 16 : index
+    %h = arith.divui %n, %c16 : index
+    %d = arith.remui %n, %c16 : index
+    %t = arith.truncf %acc : f32 to bf16
+    memref.store %t, %y[%h, %m, %d] : memref<2x64x16xbf16>
+  }
+}
+tile.kernel @odd_heads(%x: memref<64x32xbf16>, %w: memref<30x32xbf16>, %y: memref<6x64x5xbf16>) grid [1, 1, 1] block [128, 1, 1] {
+  tile.gemm %x[m, k] * %w[n, k] : memref<64x32xbf16>, memref<30x32xbf16> -> f32 atom mma_sync m16n8k16 tile [64, 32, 32] warps [2, 2] pipeline 2 epilogue(%m, %n, %acc) {
+    %c5 = arith.constant 5 : index
+    %h = arith.divui %n, %c5 : index
+    %d = arith.remui %n, %c5 : index
+    %t = arith.truncf %acc : f32 to bf16
+    memref.store %t, %y[%h, %m, %d] : memref<6x64x5xbf16>
+  }
+}
+func.func @forward(%x: memref<64x32xbf16>, %w: memref<32x32xbf16>, %w30: memref<30x32xbf16>) -> (memref<1x64x32xbf16>, memref<2x64x16xbf16>, memref<6x64x5xbf16>) {
+  %y = memref.alloc() : memref<1x64x32xbf16>
+  tile.launch @batch_of_one(%x, %w, %y) : memref<64x32xbf16>, memref<32x32xbf16>, memref<1x64x32xbf16>
+  %z = memref.alloc() : memref<2x64x16xbf16>
+  tile.launch @heads(%x, %w, %z) : memref<64x32xbf16>, memref<32x32xbf16>, memref<2x64x16xbf16>
+  %o = memref.alloc() : memref<6x64x5xbf16>
+  tile.launch @odd_heads(%x, %w30, %o) : memref<64x32xbf16>, memref<30x32xbf16>, memref<6x64x5xbf16>
+  func.return %y, %z, %o : memref<1x64x32xbf16>, memref<2x64x16xbf16>, memref<6x64x5xbf16>
+}
