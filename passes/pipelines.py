@@ -45,6 +45,7 @@ from emmy.passes.lower_fused_to_loop import LowerFusedToLoopPass
 from emmy.passes.lower_loop_to_tile import LowerLoopToTilePass
 from emmy.passes.lower_tile_to_kernel import LowerTileToKernelPass
 from emmy.passes.merge_identical_kernels import MergeIdenticalKernelsPass
+from emmy.passes.place_results_in_arguments import PlaceResultsInArgumentsPass
 from emmy.passes.reuse_identical_launches import ReuseIdenticalLaunchesPass
 
 STAGES: dict[str, tuple[ModulePass, ...]] = {
@@ -59,8 +60,11 @@ STAGES: dict[str, tuple[ModulePass, ...]] = {
         CommonSubexpressionElimination(),
         FusePrimsPass(),
     ),
+    # Results are placed in arguments while each kernel has its one launch, before kernels
+    # alike are merged.
     "loop": (
         LowerFusedToLoopPass(),
+        PlaceResultsInArgumentsPass(),
         MergeIdenticalKernelsPass(),
         HoistInvariantReciprocalsPass(),
         CanonicalizePass(),

@@ -32,6 +32,7 @@ def registered_passes() -> dict[str, type[ModulePass]]:
     from emmy.passes.lower_tile_to_kernel import LowerTileToKernelPass
     from emmy.passes.merge_identical_kernels import MergeIdenticalKernelsPass
     from emmy.passes.pipelines import PIPELINES
+    from emmy.passes.place_results_in_arguments import PlaceResultsInArgumentsPass
     from emmy.passes.reuse_identical_launches import ReuseIdenticalLaunchesPass
 
     builtin = (
@@ -40,6 +41,7 @@ def registered_passes() -> dict[str, type[ModulePass]]:
         FuseAttentionPass,
         FusePrimsPass,
         LowerFusedToLoopPass,
+        PlaceResultsInArgumentsPass,
         HoistInvariantReciprocalsPass,
         ExpandLoopAttentionPass,
         ExpandLoopContractPass,

@@ -50,6 +50,7 @@ from torch.fx.passes.operator_support import OperatorSupportBase
 from torch.fx.passes.tools_common import stable_topological_sort
 from torch.fx.passes.utils.fuser_utils import erase_nodes, fuse_as_graphmodule, topo_sort
 
+from emmy.passes.place_results_in_arguments import RESULTS_IN_ARGUMENTS, results_in_arguments
 from emmy.tools.compiled_graph import CompiledGraph, CompileOptions, compiled_graph
 from emmy.tools.diagnostics import internal_error
 from emmy.tools.frontend.boolean_mask_sdpa import keep_boolean_mask_sdpa
@@ -194,17 +195,29 @@ def _refusal(error: Exception) -> str:
 
 
 def _compile_partition(
-    gm: GraphModule, nodes: list[Node], name: str, options: CompileOptions, on_cuda: bool
+    gm: GraphModule,
+    nodes: list[Node],
+    name: str,
+    options: CompileOptions,
+    on_cuda: bool,
+    copies: dict[Node, Node],
+    static: set[Node],
 ) -> CompiledGraph:
     """The partition's nodes as one program, lowered (and on CUDA, compiled and loaded) now;
-    raises `UnsupportedNodes` for the nodes the importer refuses."""
-    sub, inputs, _ = fuse_as_graphmodule(gm, nodes, name, always_return_tuple=True)
+    raises `UnsupportedNodes` for the nodes the importer refuses. The program may compute
+    each output that the partition copies into an input (`_made_copies`) in that input's
+    buffer (`place-results-in-arguments`)."""
+    sub, inputs, outputs = fuse_as_graphmodule(gm, nodes, name, always_return_tuple=True)
+    made = _made_copies(nodes, inputs, outputs, copies, static)
     placeholders = [n for n in sub.graph.nodes if n.op == "placeholder"]
     for placeholder, value in zip(placeholders, inputs, strict=True):
         placeholder.meta["val"] = value.meta.get("val")
     originals = {node.name: node for node in nodes}
     try:
-        graph = compiled_graph(import_graph(sub.graph), options)
+        module = import_graph(sub.graph)
+        if made:
+            module.attributes[RESULTS_IN_ARGUMENTS] = results_in_arguments(made)
+        graph = compiled_graph(module, options)
     except UnsupportedNodes as error:
         for each in error.errors:
             each.node = originals.get(each.node.name, each.node)
@@ -214,6 +227,26 @@ def _compile_partition(
     else:
         graph.module(options.cpu_level)
     return graph
+
+
+def _made_copies(
+    nodes: list[Node],
+    inputs: list[Node],
+    outputs: list[Node],
+    copies: dict[Node, Node],
+    static: set[Node],
+) -> dict[int, int]:
+    """The copies into mutated inputs that the partition of `nodes` makes itself, as {output:
+    input} positions: of an input that only it reads, so that no other node reads the old
+    value after the partition wrote the new."""
+    inside = set(nodes)
+    return {
+        number: inputs.index(copies[node].args[0])
+        for number, node in enumerate(outputs)
+        if node in copies
+        and copies[node].args[0] in inputs
+        and _read_only_by(copies[node].args[0], inside | {copies[node]}, static)
+    }
 
 
 def _replace(
@@ -227,23 +260,12 @@ def _replace(
     # The partition's inputs are found again: an earlier replacement may have given them.
     _, inputs, outputs = fuse_as_graphmodule(gm, nodes, name, always_return_tuple=True)
     inside = set(nodes)
-    # The copies into mutated inputs the partition makes itself: of an input that only it
-    # reads, so that no other node reads the old value after the partition wrote the new.
-    made = {
-        number: copies[node]
-        for number, node in enumerate(outputs)
-        if node in copies
-        and copies[node].args[0] in inputs
-        and _read_only_by(copies[node].args[0], inside | {copies[node]}, static)
-    }
+    made = _made_copies(nodes, inputs, outputs, copies, static)
     copied = [
-        any(u not in inside and u is not made.get(number) for u in node.users)
+        any(u not in inside and not (number in made and u is copies[node]) for u in node.users)
         for number, node in enumerate(outputs)
     ]
-    written_into = [
-        inputs.index(made[number].args[0]) if number in made else None
-        for number in range(len(outputs))
-    ]
+    written_into = [made.get(number) for number in range(len(outputs))]
     partition = _Partition(graph, [node in static for node in inputs], copied, written_into)
     gm.add_submodule(name, partition)
     with gm.graph.inserting_after(nodes[-1]):
@@ -252,8 +274,8 @@ def _replace(
         for number, output in reversed(list(enumerate(outputs))):
             piece = gm.graph.call_function(operator.getitem, (call, number))
             output.replace_all_uses_with(piece, propagate_meta=True)
-    for copy in made.values():
-        gm.graph.erase_node(copy)
+    for number in made:
+        gm.graph.erase_node(copies[outputs[number]])
     erase_nodes(gm, nodes)
 
 
@@ -322,6 +344,7 @@ def compile_graph(
     graphs (a gradient may become a parameter's `.grad` as it is)."""
     on_cuda = any(isinstance(v, torch.Tensor) and v.is_cuda for v in example_inputs)
     copies = _kept_mutations(gm) if forward else {}
+    static = _static_inputs(gm) if forward else set()
     refused = _refusals(gm, set(copies.values()))
     while True:
         partitioner = CapabilityBasedPartitioner(
@@ -334,7 +357,10 @@ def compile_graph(
         compiled, before = [], len(refused)
         for number, nodes in enumerate(partitions):
             try:
-                compiled.append(_compile_partition(gm, nodes, f"emmy_{number}", options, on_cuda))
+                name = f"emmy_{number}"
+                compiled.append(
+                    _compile_partition(gm, nodes, name, options, on_cuda, copies, static)
+                )
             except UnsupportedNodes as error:
                 reasons = {each.node: _refusal(each) for each in error.errors}
                 if not reasons.keys() & set(nodes):
@@ -359,7 +385,6 @@ def compile_graph(
             FallbackWarning,
             stacklevel=2,
         )
-    static = _static_inputs(gm) if forward else set()
     for number, (nodes, graph) in enumerate(zip(partitions, compiled, strict=True)):
         _replace(gm, nodes, f"emmy_{number}", graph, static, copies)
     stable_topological_sort(gm)

@@ -411,6 +411,43 @@ def test_a_partitions_outputs_are_copied_out_of_its_graphs_unless_only_written_b
     assert not [n for n in graph.graph.nodes if n.target is torch.ops.aten.copy_.default]
 
 
+class KeyValueCache(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("k_cache", torch.zeros(1, 2, 16, 8))
+        self.register_buffer("v_cache", torch.zeros(1, 2, 16, 8))
+
+    def forward(self, q, k, v, positions):
+        self.k_cache.index_copy_(2, positions, k * 2)
+        self.v_cache.index_copy_(2, positions, v + 1)
+        return F.scaled_dot_product_attention(q, self.k_cache, self.v_cache)
+
+
+@pytest.mark.parametrize("level", ["loop", "kernel"])
+def test_a_kv_caches_update_is_computed_in_the_cache(compiled_graphs, level):
+    """The caches' new values, which the partition copies into the caches, are computed in
+    the caches' own buffers (`place-results-in-arguments`): the program allocates none, and
+    each step matches eager's, the caches included, run by the Loop IR interpreter and by the
+    SIMT emulator."""
+    model = KeyValueCache()
+    expected = copy.deepcopy(model)
+    options = {"fallback": False, "cpu_level": level}
+    compiled = torch.compile(model, backend="emmy", dynamic=False, options=options)
+    with torch.no_grad():
+        for step in range(3):
+            q, k, v = torch.randn(1, 2, 2, 8), torch.randn(1, 2, 2, 8), torch.randn(1, 2, 2, 8)
+            positions = torch.tensor([2 * step, 2 * step + 1])
+            torch.testing.assert_close(compiled(q, k, v, positions), expected(q, k, v, positions))
+            torch.testing.assert_close(model.k_cache, expected.k_cache)
+            torch.testing.assert_close(model.v_cache, expected.v_cache)
+    (graph,) = compiled_graphs
+    (partition,) = emmy_partitions([graph])
+    assert [i is not None for i in partition.written_into] == [True, True, False]
+    loop_ir = partition.graph.ir("loop")
+    assert "emmy.results_in_arguments" in loop_ir
+    assert "memref.alloc() : memref<1x2x16x8xf32>" not in loop_ir, loop_ir
+
+
 class SortsThenAccumulates(nn.Module):
     def __init__(self):
         super().__init__()

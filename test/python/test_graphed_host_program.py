@@ -23,7 +23,10 @@ class StandIn:
 
     def graphed(self, inputs, then=None):
         self.captures += 1
-        output = inputs[0] + inputs[1]
+        first = [inputs[0] + inputs[1]]  # the run that HostProgram.graphed makes first
+        if then is not None:
+            then(first)
+        output = torch.empty_like(first[0])
 
         def replay():
             torch.add(inputs[0], inputs[1], out=output)
@@ -31,7 +34,7 @@ class StandIn:
                 then([output])
             return [output]
 
-        return replay
+        return replay, first
 
 
 @pytest.fixture(autouse=True)
@@ -63,6 +66,7 @@ def test_outputs_are_copies_where_asked_and_the_graphs_own_elsewhere():
     copied = GraphedHostProgram(StandIn(), static=[True, False], copy_outputs=[True])
     own = GraphedHostProgram(StandIn(), static=[True, False], copy_outputs=[False])
     first_rows, second_rows = torch.randn(4), torch.randn(4)
+    copied([weight, torch.randn(4)]), own([weight, torch.randn(4)])  # these capture
     kept, mine = copied([weight, first_rows])[0], own([weight, first_rows])[0]
     copied([weight, second_rows]), own([weight, second_rows])
     torch.testing.assert_close(kept, weight + first_rows)  # the next replay left it alone
@@ -95,6 +99,32 @@ def test_new_shapes_of_moved_inputs_and_new_static_addresses_capture_again(guard
         torch.testing.assert_close(graphed([weight, rows])[0], weight + rows)
         captured.append(program.captures)
     assert captured == [1, 1, 2, 3, 3]
+
+
+class Accumulates:
+    """total += rows in place, the result in the argument's buffer (as
+    `place-results-in-arguments` makes a KV cache's update): running it twice for one call
+    would add twice."""
+
+    def __call__(self, inputs, timeout_s=None):
+        return [inputs[0].add_(inputs[1])]
+
+    def graphed(self, inputs, then=None):
+        first = self(inputs)
+
+        def replay():
+            return self(inputs)
+
+        return replay, first
+
+
+def test_the_call_that_captures_returns_its_run_and_replays_nothing():
+    graphed = GraphedHostProgram(Accumulates(), static=[True, False], write_back=[0])
+    total, rows = torch.zeros(4), torch.ones(4)
+    for call in range(1, 4):
+        (result,) = graphed([total, rows])
+        assert result is total
+        torch.testing.assert_close(total, torch.full((4,), float(call)))
 
 
 def test_under_a_callers_capture_the_program_runs_as_it_is(monkeypatch):

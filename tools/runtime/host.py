@@ -352,13 +352,17 @@ class HostProgram:
         self,
         inputs: Sequence[Any],
         then: Callable[[list[torch.Tensor]], None] | None = None,
-    ) -> Callable[[], list[torch.Tensor]]:
-        """Runs the function once on `inputs` (compiling and checking it), then captures its
-        launches (and what `then` does with its outputs, such as copies) into a CUDA graph;
-        the returned callable replays them on those same inputs and returns the same output
-        tensors, refilled. Like torch.compile's CUDA graphs, a replay costs one launch of the
+    ) -> tuple[Callable[[], list[torch.Tensor]], list[torch.Tensor]]:
+        """Runs the function once on `inputs` (compiling and checking it) and does `then` with
+        its outputs (such as copies), then captures its launches and `then` into a CUDA graph:
+        returns a callable that replays them on those same inputs and returns the same output
+        tensors, refilled, and the outputs of the run. The run is this call's: a function that
+        computes a result in an argument's buffer (`place-results-in-arguments`) must not run
+        twice for one call. Like torch.compile's CUDA graphs, a replay costs one launch of the
         CPU's time however many kernels the function has."""
-        self(inputs)
+        first = self(inputs)
+        if then is not None:
+            then(first)
         on_device = [_on_device(v) if isinstance(v, torch.Tensor) else v for v in inputs]
         graph = torch.cuda.CUDAGraph()
         stream = torch.cuda.Stream()
@@ -373,7 +377,7 @@ class HostProgram:
             graph.replay()
             return outputs
 
-        return replay
+        return replay, first
 
 
 GRAPHS_KEPT = 4
@@ -483,17 +487,18 @@ class GraphedHostProgram:
 
             def write_back(outputs: list[torch.Tensor]) -> None:
                 for output, target in written.items():
-                    target.copy_(outputs[output])
+                    if outputs[output] is not target:
+                        target.copy_(outputs[output])
 
             graph_inputs = [staged.get(i, v) for i, v in enumerate(inputs)]
-            replay = self.program.graphed(graph_inputs, write_back)
+            replay, outputs = self.program.graphed(graph_inputs, write_back)
             if len(self._captures) >= GRAPHS_KEPT:
                 self._captures.pop(next(iter(self._captures)))
             capture = self._captures[key] = _Capture(replay, staged, written)
         else:
             for position, buffer in capture.staged.items():
                 buffer.copy_(inputs[position])
-        outputs = capture.replay()
+            outputs = capture.replay()
         copied = self.copy_outputs
         if isinstance(copied, bool):
             copied = [copied] * len(outputs)

@@ -12,10 +12,11 @@
 // FILES-NEXT: 004-cse.mlir
 // FILES-NEXT: 005-fuse-prims.mlir
 // FILES-NEXT: 006-lower-fused-to-loop.mlir
-// FILES-NEXT: 007-merge-identical-kernels.mlir
-// FILES-NEXT: 008-hoist-invariant-reciprocals.mlir
-// FILES-NEXT: 009-canonicalize.mlir
-// FILES-NEXT: 010-cse.mlir
+// FILES-NEXT: 007-place-results-in-arguments.mlir
+// FILES-NEXT: 008-merge-identical-kernels.mlir
+// FILES-NEXT: 009-hoist-invariant-reciprocals.mlir
+// FILES-NEXT: 010-canonicalize.mlir
+// FILES-NEXT: 011-cse.mlir
 // FILES-NOT:  .mlir
 
 // RUN: filecheck %s --input-file %t/000-input.mlir --check-prefix=INPUT
@@ -55,8 +56,8 @@
 // RUNS-LABEL: 003-torch-to-loop:
 // RUNS-NEXT:  000-input.mlir
 // RUNS-NEXT:  001-decompose-torch.mlir
-// RUNS:       010-cse.mlir
-// RUN: filecheck %s --input-file %t.env/003-torch-to-loop/010-cse.mlir --check-prefix=COMPILED
+// RUNS:       011-cse.mlir
+// RUN: filecheck %s --input-file %t.env/003-torch-to-loop/011-cse.mlir --check-prefix=COMPILED
 // COMPILED: loop.kernel @k_softmax(
 
 // An empty EMMY_DUMP_DIR names no folder: emmy-opt runs as without it.

@@ -10,6 +10,7 @@
 // DUMPS-NEXT: // -----// IR Dump After cse //----- //
 // DUMPS-NEXT: // -----// IR Dump After fuse-prims //----- //
 // DUMPS-NEXT: // -----// IR Dump After lower-fused-to-loop //----- //
+// DUMPS-NEXT: // -----// IR Dump After place-results-in-arguments //----- //
 // DUMPS-NEXT: // -----// IR Dump After merge-identical-kernels //----- //
 // DUMPS-NEXT: // -----// IR Dump After hoist-invariant-reciprocals //----- //
 // DUMPS-NEXT: // -----// IR Dump After canonicalize //----- //
@@ -60,6 +61,7 @@
 // TIMING-NEXT: %)  cse
 // TIMING-NEXT: %)  fuse-prims
 // TIMING-NEXT: %)  lower-fused-to-loop
+// TIMING-NEXT: %)  place-results-in-arguments
 // TIMING-NEXT: %)  merge-identical-kernels
 // TIMING-NEXT: %)  hoist-invariant-reciprocals
 // TIMING-NEXT: %)  canonicalize
@@ -105,7 +107,7 @@
 // --list-passes and --help show a pipeline's passes and options.
 // RUN: emmy-opt --list-passes | filecheck %s --check-prefix=LIST
 // LIST:      torch-to-loop
-// LIST-NEXT:   Pipeline: Torch IR to Loop IR. Passes: decompose-torch, fold-reshapes, fuse-attention, cse, fuse-prims, lower-fused-to-loop, merge-identical-kernels, hoist-invariant-reciprocals, canonicalize, cse.
+// LIST-NEXT:   Pipeline: Torch IR to Loop IR. Passes: decompose-torch, fold-reshapes, fuse-attention, cse, fuse-prims, lower-fused-to-loop, place-results-in-arguments, merge-identical-kernels, hoist-invariant-reciprocals, canonicalize, cse.
 // LIST-NEXT:   keep-unit-dims: bool = false
 // RUN: emmy-opt --help | filecheck %s --check-prefix=HELP
 // HELP:      {{^}}  --torch-to-tile [OPTIONS]
