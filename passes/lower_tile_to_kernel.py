@@ -338,11 +338,12 @@ class _KernelBuilder:
         target, indices = self._target(op.memref, op.indices)
         value = self.values[op.value]
         lane = self.lane
-        # A store is held back to the last iteration, so no iteration may read its buffer.
+        # A store is held back to the last iteration, so no iteration may read its buffer
+        # but at the element it then stores (a result computed in place).
         if (
             lane is not None
             and self._is_vector_access(op.memref, op.indices, target)
-            and op.memref not in _loaded_buffers(lane.loop)
+            and _read_only_where_stored(lane.loop, op)
         ):
             first_indices, stored = lane.stores.setdefault(op, (indices, []))
             stored.append(value)
@@ -690,8 +691,16 @@ def _ends_in_barrier(ops: Sequence[Operation]) -> bool:
     return False
 
 
-def _loaded_buffers(for_op: tile.ForOp) -> set[SSAValue]:
-    return {o.memref for o in for_op.body.walk() if isinstance(o, memref.LoadOp)}
+def _read_only_where_stored(for_op: tile.ForOp, store: memref.StoreOp) -> bool:
+    """Whether every load in `for_op` of the buffer `store` writes is, in the store's block
+    and before it, of the element it stores."""
+    return all(
+        load.parent is store.parent
+        and load.is_before_in_block(store)
+        and tuple(load.indices) == tuple(store.indices)
+        for load in for_op.body.walk()
+        if isinstance(load, memref.LoadOp) and load.memref is store.memref
+    )
 
 
 def _split_reduction_init(source: tile.KernelOp, warp: int) -> kernel.FuncOp | None:

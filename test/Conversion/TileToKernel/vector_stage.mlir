@@ -116,3 +116,46 @@ func.func @forward(%x: memref<4096xf32>) -> memref<f32> {
   tile.launch @k_sum(%x, %y) : memref<4096xf32>, memref<f32>
   func.return %y : memref<f32>
 }
+
+// -----
+
+// A result computed in place (`place-results-in-arguments`): the vector loop reads %x only at
+// the element it then stores, so its stores are held back to one vector store, after the one
+// vector load; where it also reads another row of %x, which an earlier store could have
+// written, each element is stored in turn.
+
+// CHECK-LABEL: kernel.func @k_in_place(
+// CHECK:         %[[OLD:.*]] = kernel.vector_load %[[X:.*]][%{{.*}}, %[[J:.*]]] : memref<4x128xf32>, vector<4xf32>
+// CHECK-NOT:     memref.store
+// CHECK:         kernel.vector_store %{{.*}}, %[[X]][%{{.*}}, %[[J]]] : memref<4x128xf32>, vector<4xf32>
+// CHECK-LABEL: kernel.func @k_reads_another_row(
+// CHECK-NOT:     kernel.vector_store
+// CHECK-COUNT-4: memref.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : memref<4x128xf32>
+// CHECK-NOT:     kernel.vector_store
+
+tile.kernel @k_in_place(%x: memref<4x128xf32>, %k: memref<128xf32>) grid [4, 1, 1] block [32, 1, 1] {
+  tile.for %i in 0 to 4 map grid {
+    tile.for %j in 0 to 128 map thread vector 4 {
+      %new = memref.load %k[%j] : memref<128xf32>
+      %old = memref.load %x[%i, %j] : memref<4x128xf32>
+      %v = arith.addf %new, %old : f32
+      memref.store %v, %x[%i, %j] : memref<4x128xf32>
+    }
+  }
+}
+tile.kernel @k_reads_another_row(%x: memref<4x128xf32>, %k: memref<128xf32>) grid [4, 1, 1] block [32, 1, 1] {
+  %c0 = arith.constant 0 : index
+  tile.for %i in 0 to 4 map grid {
+    tile.for %j in 0 to 128 map thread vector 4 {
+      %new = memref.load %k[%j] : memref<128xf32>
+      %old = memref.load %x[%c0, %j] : memref<4x128xf32>
+      %v = arith.addf %new, %old : f32
+      memref.store %v, %x[%i, %j] : memref<4x128xf32>
+    }
+  }
+}
+func.func @forward(%x: memref<4x128xf32>, %k: memref<128xf32>) {
+  tile.launch @k_in_place(%x, %k) : memref<4x128xf32>, memref<128xf32>
+  tile.launch @k_reads_another_row(%x, %k) : memref<4x128xf32>, memref<128xf32>
+  func.return
+}
