@@ -212,6 +212,36 @@ class Pools(nn.Module):
         return F.interpolate(pooled, scale_factor=2), F.avg_pool2d(x, 2), F.max_pool1d(x[0], 2)
 Pools()(torch.randn(2, 3, 6, 8, dtype=DT))
 """,
+    "advanced_indexing": """
+class Indexing(nn.Module):
+    def forward(self, x, i, j):
+        last = torch.tensor([-1, 0])  # counted from the end
+        return (
+            x[:, i] * 2,
+            x[i, j[:2]],
+            x[:, i, :, j[1:]],
+            x[..., j],
+            x[i.view(2, 1), j.view(1, 3)],
+            x[:, :, i.view(2, 1), j.view(1, 3)],
+            x[last, :, last],
+        )
+Indexing()(torch.randn(4, 5, 6, 7, dtype=DT), torch.randint(0, 4, (2,)), torch.randint(0, 4, (3,)))
+""",
+    "unfold_and_interpolation": """
+class Resample(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.unfold = nn.Unfold(kernel_size=3, padding=1, stride=2)
+    def forward(self, x, y):
+        return (
+            self.unfold(x),
+            F.interpolate(x, scale_factor=2, mode="bilinear"),
+            F.interpolate(x, size=(5, 11), mode="bilinear", align_corners=True),
+            F.interpolate(x, scale_factor=1.5, mode="bicubic"),
+            F.interpolate(y, scale_factor=2, mode="linear"),
+        )
+Resample()(torch.randn(2, 3, 6, 8, dtype=DT), torch.randn(2, 3, 7, dtype=DT))
+""",
     "batch_norm_eval": """
 class M(nn.Module):
     def __init__(self):
@@ -252,6 +282,18 @@ class M(nn.Module):
     def forward(self, x, y):
         return self.c1(x), torch.relu(self.c2(y))
 M().to(DT)(torch.randn(2, 4, 12, dtype=DT), torch.randn(2, 3, 9, 8, dtype=DT))
+""",
+    "grouped_and_transposed_convolutions": """
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.depthwise = nn.Conv1d(6, 6, 4, padding=3, groups=6)
+        self.grouped = nn.Conv2d(4, 6, 3, stride=2, groups=2)
+        self.up = nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1, groups=2)
+        self.up1d = nn.ConvTranspose1d(6, 3, 4, stride=3, padding=2, dilation=2, bias=False)
+    def forward(self, x, y):
+        return self.depthwise(x)[..., :-3], self.grouped(y), self.up(y), self.up1d(x)
+M().to(DT)(torch.randn(2, 6, 10, dtype=DT), torch.randn(2, 4, 7, 6, dtype=DT))
 """,
     "index_rows": """
 class Rows(nn.Module):

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from torch._decomp import core_aten_decompositions
+from torch._decomp import core_aten_decompositions, decomposition_table
 from torch.export import ExportedProgram
 from torch.export.graph_signature import (
     ConstantArgument,
@@ -130,13 +130,32 @@ def import_exported_program(
     return module
 
 
+EXTRA_DECOMPOSITIONS = (
+    "upsample_linear1d.default",
+    "upsample_bilinear2d.default",
+    "upsample_bilinear2d.vec",
+    "upsample_trilinear3d.default",
+    "upsample_trilinear3d.vec",
+    "upsample_bicubic2d.default",
+    "upsample_bicubic2d.vec",
+)
+"""Ops outside the core ATen set that PyTorch's own decompositions take to ops emmy compiles
+(interpolation: index lookups and arithmetic)."""
+
+
 def decompositions() -> dict[Any, Any]:
-    """PyTorch's core ATen decompositions of the ops the importer has no handler for, so that
-    composite ops (stack, triu, cross-entropy, ...) reach ops emmy compiles; an op it handles
-    keeps its own form (a layer norm stays one op, not its arithmetic)."""
+    """PyTorch's core ATen decompositions (and `EXTRA_DECOMPOSITIONS`) of the ops the importer
+    has no handler for, so that composite ops (stack, triu, cross-entropy, interpolation, ...)
+    reach ops emmy compiles; an op it handles keeps its own form (a layer norm stays one op,
+    not its arithmetic)."""
+    extra = {}
+    for name in EXTRA_DECOMPOSITIONS:
+        packet, overload = name.split(".")
+        op = getattr(getattr(torch.ops.aten, packet), overload)
+        extra[op] = decomposition_table[op]
     return {
         op: rule
-        for op, rule in core_aten_decompositions().items()
+        for op, rule in {**core_aten_decompositions(), **extra}.items()
         if isinstance(op, torch._ops.OpOverload) and str(op) not in HANDLERS
     }
 
@@ -1084,31 +1103,99 @@ def addmm(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
 
 @handles("aten.conv1d.default", "aten.conv2d.default", "aten.convolution.default")
 def convolution(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
-    """A convolution as one matrix product (im2col): each kernel offset's strided slice of
-    the zero-padded input is a column block of `[N, O, C * K]`, multiplied by the weight
-    `[C_out, C * K]` (and a bias, as a row against a column of ones); groups and transposed
-    convolutions are not supported."""
-    if a.get("transposed") or a["groups"] != 1:
-        raise ir.error("only convolutions with groups=1, not transposed, are supported")
+    """A convolution as one matrix product per group (im2col): each kernel offset's strided
+    slice of the zero-padded input is a column block of `[N, G, O, C/G * K]`, multiplied by
+    the group's weight `[C_out/G, C/G * K]` (and a bias, as a row against a column of ones).
+    A transposed convolution is the convolution of its input spread out by the stride (zeros
+    between its elements) and padded by the kernel's reach less the padding, with the weight
+    flipped and its channels swapped within each group."""
     x, weight = ir.tensor(a["input"]), ir.tensor(a["weight"])
-    element = t.element_type_of(x)
-    (batch, channels, *size), (out_channels, _, *kernel) = t.shape_of(x), t.shape_of(weight)
-    spatial = len(kernel)
+    spatial = len(t.shape_of(weight)) - 2
     stride, padding, dilation = (
         [*a[name]] * spatial if len(a[name]) == 1 else list(a[name])
         for name in ("stride", "padding", "dilation")
     )
-    for d, pad in enumerate(padding):
-        if pad:
-            zeros_shape = list(t.shape_of(x))
-            zeros_shape[2 + d] = pad
-            zeros = ir.constant(torch.zeros(zeros_shape, dtype=dtypes.torch_dtype(element)))
-            padded = list(t.shape_of(x))
-            padded[2 + d] += 2 * pad
-            x = ir.emit(t.CatOp([zeros, x, zeros], TensorType(element, padded), 2 + d))
+    groups = a["groups"]
+    bias = None if a.get("bias") is None else ir.tensor(a["bias"])
+    if a.get("transposed"):
+        output_padding = list(a["output_padding"]) or [0] * spatial
+        output_padding = output_padding * spatial if len(output_padding) == 1 else output_padding
+        x = spread_out(ir, x, stride)
+        kernel = t.shape_of(weight)[2:]
+        reach = [d * (k - 1) for d, k in zip(dilation, kernel, strict=True)]
+        pad = []
+        for r, p, extra in reversed(list(zip(reach, padding, output_padding, strict=True))):
+            pad += [r - p, r - p + extra]
+        x = pad_constant(ir, x, pad, 0.0)
+        weight = transposed_weight(ir, weight, groups)
+        stride, padding = [1] * spatial, [0] * spatial
+    pad = [p for size in reversed(padding) for p in (size, size)]
+    if any(pad):
+        x = pad_constant(ir, x, pad, 0.0)
+    return grouped_im2col(ir, x, weight, bias, stride, dilation, groups)
+
+
+def spread_out(ir: _Importer, x: SSAValue, stride: Sequence[int]) -> SSAValue:
+    """`x` with `stride - 1` zeros between consecutive elements of each spatial dim (the
+    dims after the first two)."""
+    element = t.element_type_of(x)
+    for d, s in enumerate(stride):
+        if s == 1:
+            continue
+        dim = 2 + d
+        shape = list(t.shape_of(x))
+        size = shape[dim]
+        x = unsqueeze_value(ir, x, dim + 1)
+        zeros = ir.constant(
+            torch.zeros(
+                (*shape[: dim + 1], s - 1, *shape[dim + 1 :]), dtype=dtypes.torch_dtype(element)
+            )
+        )
+        x = ir.emit(
+            t.CatOp(
+                [x, zeros], TensorType(element, (*shape[: dim + 1], s, *shape[dim + 1 :])), dim + 1
+            )
+        )
+        shape[dim] = size * s
+        x = ir.emit(t.ReshapeOp(x, TensorType(element, shape)))
+        x = slice_value(ir, x, dim, 0, (size - 1) * s + 1, 1)
+    return x
+
+
+def transposed_weight(ir: _Importer, weight: SSAValue, groups: int) -> SSAValue:
+    """A transposed convolution's `[C_in, C_out/G, K..]` weight as the `[C_out, C_in/G, K..]`
+    weight of the convolution it is: channels swapped within each group, kernel flipped."""
+    (channels, group_out, *kernel), element = t.shape_of(weight), t.element_type_of(weight)
+    group_in = channels // groups
+    split = TensorType(element, (groups, group_in, group_out, *kernel))
+    weight = ir.emit(t.ReshapeOp(weight, split))
+    order = [0, 2, 1, *range(3, 3 + len(kernel))]
+    swapped = TensorType(element, (groups, group_out, group_in, *kernel))
+    weight = ir.emit(t.PermuteOp(weight, swapped, order))
+    weight = ir.emit(
+        t.ReshapeOp(weight, TensorType(element, (groups * group_out, group_in, *kernel)))
+    )
+    for dim in range(2, 2 + len(kernel)):
+        weight = pick_along(ir, weight, dim, descending(ir, t.shape_of(weight)[dim]), weight.type)
+    return weight
+
+
+def grouped_im2col(
+    ir: _Importer,
+    x: SSAValue,
+    weight: SSAValue,
+    bias: SSAValue | None,
+    stride: Sequence[int],
+    dilation: Sequence[int],
+    groups: int,
+) -> SSAValue:
+    """The convolution of the padded `x` by `weight` in `groups`, one batched product of
+    its patches (see `convolution`)."""
+    element = t.element_type_of(x)
+    (batch, channels, *size), (out_channels, group_in, *kernel) = t.shape_of(x), t.shape_of(weight)
     out = [
-        (length + 2 * p - d * (k - 1) - 1) // s + 1
-        for length, p, d, k, s in zip(size, padding, dilation, kernel, stride)
+        (length - d * (k - 1) - 1) // s + 1
+        for length, d, k, s in zip(size, dilation, kernel, stride, strict=True)
     ]
     columns = []
     for offsets in itertools.product(*(range(k) for k in kernel)):
@@ -1118,34 +1205,37 @@ def convolution(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
             end = start + (out[d] - 1) * stride[d] + 1
             column = slice_value(ir, column, 2 + d, start, end, stride[d])
         columns.append(unsqueeze_value(ir, column, 2))
-    taps = prod(kernel)
+    taps, rows, group_out = prod(kernel), prod(out), out_channels // groups
+    depth = group_in * taps
     stacked = ir.emit(t.CatOp(columns, TensorType(element, (batch, channels, taps, *out)), 2))
-    rows = prod(out)
-    patches = ir.emit(t.ReshapeOp(stacked, TensorType(element, (batch, channels * taps, rows))))
+    patches = ir.emit(t.ReshapeOp(stacked, TensorType(element, (batch, groups, depth, rows))))
     patches = ir.emit(
-        t.PermuteOp(patches, TensorType(element, (batch, rows, channels * taps)), [0, 2, 1])
+        t.PermuteOp(patches, TensorType(element, (batch, groups, rows, depth)), [0, 1, 3, 2])
     )
-    flat_weight = ir.emit(t.ReshapeOp(weight, TensorType(element, (out_channels, channels * taps))))
+    flat_weight = ir.emit(t.ReshapeOp(weight, TensorType(element, (groups, group_out, depth))))
     flat_weight = ir.emit(
-        t.PermuteOp(flat_weight, TensorType(element, (channels * taps, out_channels)), [1, 0])
+        t.PermuteOp(flat_weight, TensorType(element, (groups, depth, group_out)), [0, 2, 1])
     )
-    depth = channels * taps
-    if a.get("bias") is not None:
+    if bias is not None:
         # The bias joins the product as one more row of weights against a column of ones,
         # so that it is added before the single rounding, as torch's kernel adds it.
-        ones = ir.constant(torch.ones((batch, rows, 1), dtype=dtypes.torch_dtype(element)))
+        ones = ir.constant(torch.ones((batch, groups, rows, 1), dtype=dtypes.torch_dtype(element)))
         patches = ir.emit(
-            t.CatOp([patches, ones], TensorType(element, (batch, rows, depth + 1)), 2)
+            t.CatOp([patches, ones], TensorType(element, (batch, groups, rows, depth + 1)), 3)
         )
-        bias = ir.emit(t.ReshapeOp(ir.tensor(a["bias"]), TensorType(element, (1, out_channels))))
+        bias = ir.emit(t.ReshapeOp(bias, TensorType(element, (groups, 1, group_out))))
         flat_weight = ir.emit(
-            t.CatOp([flat_weight, bias], TensorType(element, (depth + 1, out_channels)), 0)
+            t.CatOp([flat_weight, bias], TensorType(element, (groups, depth + 1, group_out)), 1)
         )
-    product = ir.emit(
-        t.MatmulOp(patches, flat_weight, TensorType(element, (batch, rows, out_channels)))
+        depth += 1
+    flat_weight = ir.emit(
+        t.ExpandOp(flat_weight, TensorType(element, (batch, groups, depth, group_out)))
     )
     product = ir.emit(
-        t.PermuteOp(product, TensorType(element, (batch, out_channels, rows)), [0, 2, 1])
+        t.MatmulOp(patches, flat_weight, TensorType(element, (batch, groups, rows, group_out)))
+    )
+    product = ir.emit(
+        t.PermuteOp(product, TensorType(element, (batch, groups, group_out, rows)), [0, 1, 3, 2])
     )
     return ir.emit(t.ReshapeOp(product, TensorType(element, (batch, out_channels, *out))))
 
@@ -1324,17 +1414,58 @@ def sdpa(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue | list[SSAVal
     return ir.first_result(node, attention)
 
 
-@handles("aten.index.Tensor")
+@handles("aten.index.Tensor", "aten._unsafe_index.Tensor")
 def index(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
-    """`x[i]` with one integer index tensor on the first dim: an embedding lookup of `x`'s
-    rows (other index forms, masks and indices on later dims, are not supported)."""
-    indices = a["indices"]
-    if len(indices) != 1 or not isinstance(indices[0], Node):
-        raise ir.error("only indexing the first dim with one index tensor is supported")
-    x, rows = ir.tensor(a["self"]), ir.tensor(indices[0])
-    if t.element_type_of(rows) == i1:
+    """`x[.., i, .., j, ..]`: integer index tensors on some dims (whole dims where the list
+    has `None` or ends), broadcast together, as one row lookup (`lookup_rows`): `x` with its
+    indexed dims first is a table of their `prod` rows, and an element's row is the sum of
+    its indices (negative ones from the end) times those dims' strides. As in NumPy, the
+    broadcast index dims take the place of the indexed dims where these are adjacent, else
+    come first. Bool masks are not supported."""
+    x = ir.tensor(a["self"])
+    shape, element = t.shape_of(x), t.element_type_of(x)
+    indexed = {d: ir.tensor(i) for d, i in enumerate(a["indices"]) if i is not None}
+    if any(t.element_type_of(i) == i1 for i in indexed.values()):
         raise ir.error("indexing with a bool mask is not supported")
-    return lookup_rows(ir, x, t.shape_of(x)[0], rows, ir.result_type(node))
+    dims = sorted(indexed)
+    others = [d for d in range(len(shape)) if d not in indexed]
+    index_shape = tuple(torch.broadcast_shapes(*(t.shape_of(i) for i in indexed.values())))
+    rows_type = TensorType(i64, index_shape)
+    rows = None
+    for position, d in enumerate(dims):
+        index = ir.convert(indexed[d], i64)
+        index_type = TensorType(i64, t.shape_of(index))
+        wrapped = ir.emit(t.AddOp(index, ir.operand(shape[d], i64), index_type))
+        negative = ir.emit(t.LtOp(index, ir.operand(0, i64), TensorType(i1, index_type.shape)))
+        index = ir.emit(t.WhereOp(negative, wrapped, index, index_type))
+        stride = prod(shape[e] for e in dims[position + 1 :])
+        if stride != 1:
+            index = ir.emit(t.MulOp(index, ir.operand(stride, i64), index_type))
+        if rows is None:
+            rows = index
+        else:
+            both = tuple(torch.broadcast_shapes(t.shape_of(rows), t.shape_of(index)))
+            rows = ir.emit(t.AddOp(rows, index, TensorType(i64, both)))
+    if t.shape_of(rows) != index_shape:
+        rows = ir.emit(t.ExpandOp(rows, rows_type))
+    order = [*dims, *others]
+    if order != list(range(len(shape))):
+        permuted = TensorType(element, tuple(shape[d] for d in order))
+        x = ir.emit(t.PermuteOp(x, permuted, order))
+    rest = tuple(shape[d] for d in others)
+    picked_type = TensorType(element, (*index_shape, *rest))
+    picked = lookup_rows(ir, x, prod(shape[d] for d in dims), rows, picked_type)
+    adjacent = dims == list(range(dims[0], dims[-1] + 1))
+    if adjacent and dims[0] > 0:
+        # The index dims go back where the indexed dims were, after the whole dims before.
+        count, before = len(index_shape), dims[0]
+        back = [
+            *range(count, count + before),
+            *range(count),
+            *range(count + before, len(picked_type.shape)),
+        ]
+        picked = ir.emit(t.PermuteOp(picked, ir.result_type(node), back))
+    return picked
 
 
 @handles("aten.embedding.default")
@@ -1359,9 +1490,11 @@ def gather(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     for d, size in enumerate(index_shape):
         if d == dim or size == 1:
             continue
-        offsets = torch.arange(size, dtype=torch.int64) * strides[d]
         view = (1,) * d + (size,) + (1,) * (len(index_shape) - d - 1)
-        offsets = ir.convert(ir.constant(offsets.reshape(view)), index_type.element_type)
+        offsets = ir.emit(
+            t.MulOp(positions(ir, view, d), ir.operand(strides[d], i64), TensorType(i64, view))
+        )
+        offsets = ir.convert(offsets, index_type.element_type)
         rows = ir.emit(t.AddOp(rows, offsets, index_type))
     return lookup_rows(ir, x, prod(shape), rows, ir.result_type(node))
 
@@ -1412,6 +1545,18 @@ def index_put(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     return ir.emit(t.WhereOp(found, picked, x, ir.result_type(node)))
 
 
+def positions(ir: _Importer, shape: Sequence[int], dim: int) -> SSAValue:
+    """Each element's i64 position along `dim` of `shape` (`torch.iota`)."""
+    return ir.emit(t.IotaOp(dim, TensorType(i64, tuple(shape))))
+
+
+def descending(ir: _Importer, size: int) -> SSAValue:
+    """`size - 1` down to 0: the positions that read a dim in reverse."""
+    return ir.emit(
+        t.SubOp(ir.operand(size - 1, i64), positions(ir, (size,), 0), TensorType(i64, (size,)))
+    )
+
+
 def last_occurrences(ir: _Importer, index: SSAValue, size: int) -> SSAValue:
     """For each position `s` below `size`, the last place in `index` (flattened; negative
     entries count from the end) that holds `s`, or -1: the max over `index` of its places
@@ -1422,9 +1567,8 @@ def last_occurrences(ir: _Importer, index: SSAValue, size: int) -> SSAValue:
     wrapped = ir.emit(t.AddOp(flat, ir.operand(size, i64), flat.type))
     negative = ir.emit(t.LtOp(flat, ir.operand(0, i64), TensorType(i1, (count,))))
     flat = ir.emit(t.WhereOp(negative, wrapped, flat, flat.type))
-    positions = ir.constant(torch.arange(size).reshape(size, 1))
-    matches = ir.emit(t.EqOp(positions, flat, TensorType(i1, (size, count))))
-    places = ir.constant(torch.arange(count))
+    matches = ir.emit(t.EqOp(positions(ir, (size, 1), 0), flat, TensorType(i1, (size, count))))
+    places = positions(ir, (count,), 0)
     held = TensorType(i64, (size, count))
     occurrences = ir.emit(t.WhereOp(matches, places, ir.operand(-1, i64), held))
     return ir.emit(t.AmaxOp(occurrences, TensorType(i64, (size,)), [1], False))
@@ -1616,9 +1760,7 @@ def flip(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     for dim in sorted({ir.dim(d, max(rank, 1)) for d in a["dims"]}):
         if rank == 0:
             break
-        size = t.shape_of(x)[dim]
-        descending = ir.constant(torch.arange(size - 1, -1, -1))
-        x = pick_along(ir, x, dim, descending, x.type)
+        x = pick_along(ir, x, dim, descending(ir, t.shape_of(x)[dim]), x.type)
     return x
 
 
