@@ -1364,6 +1364,26 @@ class CatOp(IRDLOperation):
 
 
 @irdl_op_definition
+class IotaOp(IRDLOperation):
+    """Each element's position along `dim`: `result[i0, i1, ..] = i_dim`, the positions that
+    an index lookup compares or offsets (a `torch.arange` laid along one dim), without a
+    literal of their values."""
+
+    name = "torch.iota"
+    result = result_def(IndexTensor)
+    dim = prop_def(IntegerAttr[I64])
+    traits = traits_def(Pure())
+
+    assembly_format = "`dim` $dim attr-dict `:` type($result)"
+
+    def __init__(self, dim: int, result_type: Attribute):
+        super().__init__(result_types=[result_type], properties={"dim": IntegerAttr(dim, i64)})
+
+    def verify_(self) -> None:
+        verify_dim(self.dim.value.data, len(shape_of(self.result)))
+
+
+@irdl_op_definition
 class ConstantOp(IRDLOperation):
     """A tensor literal; a Python scalar is a 0-d (or splat) constant. A splat holds its one
     element as a rank-0 value (see `emmy.dialects.dense`)."""
@@ -1456,6 +1476,7 @@ Torch = Dialect(
         CumprodOp,
         SdpaOp,
         EmbeddingOp,
+        IotaOp,
         ReshapeOp,
         ExpandOp,
         PermuteOp,

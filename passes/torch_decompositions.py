@@ -635,6 +635,15 @@ class EmbeddingToGather(TorchOpDecomposition):
         return build.emit(prim.GatherOp(op.weight, op.indices, op.result.type))
 
 
+class IotaToPrim(TorchOpDecomposition):
+    """iota: `prim.iota`."""
+
+    op_types = (t.IotaOp,)
+
+    def decompose(self, op: t.IotaOp, build: PrimBuilder) -> SSAValue:
+        return build.emit(prim.IotaOp(op.dim.value.data, op.result.type))
+
+
 # --- views, data movement, constants ------------------------------------------------------
 
 
@@ -708,6 +717,7 @@ DECOMPOSITIONS: tuple[type[TorchOpDecomposition], ...] = (
     MatmulToContract,
     SdpaToPrims,
     EmbeddingToGather,
+    IotaToPrim,
     ViewToPrim,
     ConstantToPrim,
 )

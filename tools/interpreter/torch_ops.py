@@ -338,6 +338,15 @@ def cat(op: t.CatOp, x: Operands) -> torch.Tensor:
     return torch.cat([x(v) for v in op.inputs], op.dim.value.data)
 
 
+@implements(t.IotaOp)
+def iota(op: t.IotaOp, x: Operands) -> torch.Tensor:
+    shape, dim = x.result_shape, op.dim.value.data
+    positions = torch.arange(shape[dim], dtype=torch_dtype(t.element_type_of(op.result)))
+    view = [1] * len(shape)
+    view[dim] = shape[dim]
+    return positions.reshape(view).expand(shape).clone()
+
+
 @implements(t.ConstantOp)
 def constant(op: t.ConstantOp, x: Operands) -> torch.Tensor:
     """The literal's values (one value for a splat) in the result's dtype and shape."""

@@ -55,3 +55,15 @@ func.func @constant_operands(%x: tensor<3xf32>) -> tensor<3xf32> {
   %1 = torch.add %0, %dense : tensor<3xf32>, tensor<3xf32> -> tensor<3xf32>
   func.return %1 : tensor<3xf32>
 }
+
+// -----
+
+// Positions along a dim (an index lookup's) are a prim.iota, not a literal of their values.
+
+// CHECK-LABEL: func.func @positions(
+// CHECK-NEXT:    %[[P:.*]] = prim.iota dim 0 : tensor<2112x1xi64>
+// CHECK-NEXT:    func.return %[[P]]
+func.func @positions() -> tensor<2112x1xi64> {
+  %0 = torch.iota dim 0 : tensor<2112x1xi64>
+  func.return %0 : tensor<2112x1xi64>
+}

@@ -475,3 +475,19 @@ func.func @constant_shape() {
   %0 = "torch.constant"() <{value = dense<1.0> : tensor<2xf32>}> : () -> tensor<4xf32>
   func.return
 }
+
+// -----
+
+func.func @iota_of_floats() {
+  // expected-error @+1 {{expected a tensor of i32 or i64 indices, got tensor<4xf32>}}
+  %0 = torch.iota dim 0 : tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @iota_past_the_rank() {
+  // expected-error @+1 {{dim 2 is out of range for a rank-2 tensor}}
+  %0 = torch.iota dim 2 : tensor<4x3xi64>
+  func.return
+}

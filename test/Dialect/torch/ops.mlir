@@ -196,6 +196,15 @@ func.func @embedding(%w: tensor<10x4xf32>, %i: tensor<2x3xi64>, %j: tensor<5xi32
   func.return
 }
 
+// CHECK-LABEL: func.func @iota(
+// CHECK:         torch.iota dim 0 : tensor<16x1xi64>
+// CHECK-NEXT:    torch.iota dim 1 : tensor<2x5xi32>
+func.func @iota() {
+  %0 = torch.iota dim 0 : tensor<16x1xi64>
+  %1 = torch.iota dim 1 : tensor<2x5xi32>
+  func.return
+}
+
 // CHECK-LABEL: func.func @views(
 // CHECK-SAME:    %[[X:.*]]: tensor<2x8x16xf32>)
 // CHECK:         torch.reshape %[[X]] : tensor<2x8x16xf32> -> tensor<16x16xf32>
