@@ -412,6 +412,23 @@ def test_instance_norm_is_a_group_norm_of_a_channel_a_group(expression: str):
     assert all(r.passed for r in reports), [(r.level, r.max_abs_error) for r in reports]
 
 
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_bicubic_interpolation_through_pytorchs_decomposition(dtype: str):
+    """Bicubic `F.interpolate` reaches emmy through PyTorch's own decomposition (index lookups
+    and arithmetic in the input's dtype), at every level within the levels' tolerances; not
+    bit for bit with eager's kernel, which keeps its arithmetic in f32, so the torch-level
+    corpus leaves it out."""
+    program = load_program(
+        applied(
+            'F.interpolate(x, scale_factor=1.5, mode="bicubic")',
+            f"torch.randn(2, 3, 6, 8, dtype=torch.{dtype})",
+        ),
+        "<string>",
+    )
+    reports = check_levels(program, program.to_torch_ir(), ("torch", "loop", "kernel"), seed=5)
+    assert all(r.passed for r in reports), [(r.level, r.max_abs_error) for r in reports]
+
+
 def test_ops_emmy_takes_keep_their_form_beside_a_decomposed_one():
     """Only the ops without a handler are decomposed: the layer norm stays one op."""
     module = compile_source(
