@@ -11,8 +11,8 @@ the ops the importer has no handler for (`decompositions`). In that graph:
 
     addmm = aten.addmm(bias, x, t)          ┐
     relu = aten.relu(addmm)                 ┘ emmy_0: one Torch IR program, emmy's kernels
-    top = aten.topk(relu, 4)                  eager: emmy has no topk
-    out = aten.mul(top[0], 2.0)               emmy_1
+    mid = aten.median(relu, 1)                eager: emmy has no median
+    out = aten.mul(mid[0], 2.0)               emmy_1
 
 the ops the importer can represent (`importer.HANDLERS`) are grouped into partitions with
 torch.fx's `CapabilityBasedPartitioner`, each compiled as one program (`CompiledGraph`;

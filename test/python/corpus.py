@@ -241,6 +241,22 @@ class Resample(nn.Module):
         )
 Resample()(torch.randn(2, 3, 6, 8, dtype=DT), torch.randn(2, 3, 7, dtype=DT))
 """,
+    "sort_topk": """
+class Sorts(nn.Module):
+    def forward(self, x, n):
+        y = torch.where(x > 1.0, float("nan"), x)  # NaN orders above every number
+        ascending, order = torch.sort(y, dim=1, stable=True)
+        top, where = torch.topk(x, 3)
+        low, at = torch.topk(x, 2, dim=0, largest=False)
+        # Through gather, so that ties (a bf16 row may hold two equal values) may fall in any
+        # order, as topk and an unstable sort leave them.
+        return (
+            ascending, order, torch.sort(y, dim=-1, descending=True)[0], top,
+            x.gather(-1, where), low, x.gather(0, at), x.gather(-1, torch.argsort(x, dim=-1)),
+            torch.sort(n, dim=-1, descending=True, stable=True),
+        )
+Sorts()(torch.randn(4, 6, 5, dtype=DT), torch.randint(-3, 3, (3, 7)))
+""",
     "batch_norm_eval": """
 class M(nn.Module):
     def __init__(self):

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import itertools
 import linecache
+import math
 import operator
 import re
 import warnings
@@ -965,6 +966,119 @@ def argmax(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     op_class = t.ArgmaxOp if target_name(node) == "aten.argmax.default" else t.ArgminOp
     keepdim = a["keepdim"] and a["dim"] is not None
     return ir.emit(op_class(x, ir.result_type(node), [dim], keepdim))
+
+
+SORT_LIMIT = 4096
+"""The longest dim `sort` and `topk` take: they count each element's rank, n^2 comparisons
+a row (an MoE router's top-k over its experts, not a vocabulary's)."""
+
+
+@handles("aten.sort.default", "aten.sort.stable", "aten.topk.default")
+def sort(ir: _Importer, node: Node, a: dict[str, Any]) -> list[SSAValue]:
+    """`torch.sort` (and `argsort`) and `torch.topk`: the values along `dim` in order, with
+    their positions. Element i's rank is the count of the elements that go before it (a
+    larger one, for descending; NaN larger than any number, as torch orders it; an equal
+    one before it in the input, so the order is stable); the k-th output is the element of
+    rank k (`ranked`). topk's first k are sorted whatever `sorted` asks."""
+    x = ir.tensor(a["self"])
+    shape, element = t.shape_of(x), t.element_type_of(x)
+    if element == i1:
+        raise ir.error("sorting booleans is not supported")
+    topk = target_name(node) == "aten.topk.default"
+    descending = a.get("largest", True) if topk else a.get("descending", False)
+    if not shape:
+        # A 0-d tensor sorts as its one element.
+        one = ir.emit(t.ReshapeOp(x, TensorType(element, (1,))))
+        values, indices = ranked(ir, one, 1, descending)
+        return [
+            ir.emit(t.ReshapeOp(values, TensorType(element, ()))),
+            ir.emit(t.ReshapeOp(indices, TensorType(i64, ()))),
+        ]
+    dim = ir.dim(a.get("dim", -1), len(shape))
+    size = shape[dim]
+    if size == DYNAMIC_INDEX or size > SORT_LIMIT:
+        raise ir.error(
+            f"sorting along a dim of more than {SORT_LIMIT} elements (or a dynamic one) is "
+            "not supported: emmy counts each element's rank, n^2 comparisons a row"
+        )
+    count = a["k"] if topk else size
+    last = len(shape) - 1
+    order = [*(d for d in range(len(shape)) if d != dim), dim]
+    if dim != last:
+        x = ir.emit(t.PermuteOp(x, TensorType(element, tuple(shape[d] for d in order)), order))
+    values, indices = ranked(ir, x, count, descending)
+    if dim != last:
+        back = sorted(range(len(order)), key=order.__getitem__)
+        moved = (*(shape[d] for d in order[:-1]), count)
+        out = tuple(moved[b] for b in back)
+        values = ir.emit(t.PermuteOp(values, TensorType(element, out), back))
+        indices = ir.emit(t.PermuteOp(indices, TensorType(i64, out), back))
+    return [values, indices]
+
+
+def ranked(ir: _Importer, x: SSAValue, count: int, descending: bool) -> tuple[SSAValue, SSAValue]:
+    """The first `count` elements along the last dim of `x` in order (see `sort`), and their
+    positions."""
+    *rows, size = t.shape_of(x)
+    element = t.element_type_of(x)
+    pairs = (*rows, size, size)
+    mine = unsqueeze_value(ir, x, len(rows) + 1)  # [.., i, 1]
+    other = unsqueeze_value(ir, x, len(rows))  # [.., 1, j]
+    flags = TensorType(i1, pairs)
+
+    def nan(value: SSAValue) -> SSAValue:
+        return ir.emit(t.NeOp(value, value, TensorType(i1, t.shape_of(value))))
+
+    if element in (i32, i64):
+        after = ir.emit((t.GtOp if descending else t.LtOp)(other, mine, flags))
+        same = ir.emit(t.EqOp(other, mine, flags))
+    else:
+        # NaN orders above every number: before `mine` when descending, after it otherwise.
+        first, second = (other, mine) if descending else (mine, other)
+        beyond = ir.emit(
+            t.BitwiseAndOp(
+                nan(first),
+                ir.emit(t.BitwiseNotOp(nan(second), TensorType(i1, t.shape_of(second)))),
+                flags,
+            )
+        )
+        after = ir.emit(
+            t.BitwiseOrOp(
+                ir.emit((t.GtOp if descending else t.LtOp)(other, mine, flags)), beyond, flags
+            )
+        )
+        both_nan = ir.emit(t.BitwiseAndOp(nan(other), nan(mine), flags))
+        same = ir.emit(t.BitwiseOrOp(ir.emit(t.EqOp(other, mine, flags)), both_nan, flags))
+    earlier = ir.emit(
+        t.LtOp(
+            positions(ir, (1, size), 1), positions(ir, (size, 1), 0), TensorType(i1, (size, size))
+        )
+    )
+    ties = ir.emit(t.BitwiseAndOp(same, earlier, flags))
+    before = ir.convert(ir.emit(t.BitwiseOrOp(after, ties, flags)), i64)
+    rank = ir.emit(t.SumOp(before, TensorType(i64, (*rows, size)), [len(rows) + 1], False))
+    # The element of rank k, for each k below count: one matches each k.
+    matches = ir.emit(
+        t.EqOp(
+            unsqueeze_value(ir, rank, len(rows)),
+            positions(ir, (count, 1), 0),
+            TensorType(i1, (*rows, count, size)),
+        )
+    )
+    held = TensorType(element, (*rows, count, size))
+    lowest = torch.iinfo(dtypes.torch_dtype(element)).min if element in (i32, i64) else -math.inf
+    picked = ir.emit(t.WhereOp(matches, other, ir.operand(lowest, element), held))
+    values = ir.emit(t.AmaxOp(picked, TensorType(element, (*rows, count)), [len(rows) + 1], False))
+    places = ir.emit(
+        t.WhereOp(
+            matches,
+            positions(ir, (1, size), 1),
+            ir.operand(-1, i64),
+            TensorType(i64, (*rows, count, size)),
+        )
+    )
+    indices = ir.emit(t.AmaxOp(places, TensorType(i64, (*rows, count)), [len(rows) + 1], False))
+    return values, indices
 
 
 @handles("aten.cumsum.default", "aten.cumprod.default")

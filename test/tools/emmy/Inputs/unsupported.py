@@ -1,5 +1,5 @@
-class TopTwo(nn.Module):
+class Middle(nn.Module):
     def forward(self, x):
-        return torch.topk(x, 2, dim=0).values
+        return torch.median(x, dim=0).values
 
-TopTwo()(torch.randn(4, 3))
+Middle()(torch.randn(4, 3))
