@@ -133,6 +133,18 @@ def affected_values(op: Operation, kind: MemoryEffectKind) -> set[SSAValue]:
     return found
 
 
+def read_where_written(loads: Iterable[Operation], store: Operation) -> bool:
+    """Whether each of `loads` (ops with a `memref` and `indices`, as `store`) reads, in
+    `store`'s block and before it, at its indices: each element is read only by the iteration
+    that then writes it, before it does, so a buffer may be read and written in place."""
+    return all(
+        load.parent is store.parent
+        and load.is_before_in_block(store)
+        and tuple(load.indices) == tuple(store.indices)
+        for load in loads
+    )
+
+
 def written_values(root: Operation | Region) -> set[SSAValue]:
     """The buffers that some op in `root` (an op and its regions, or a region) writes."""
     return _touched_values(root, MemoryEffectKind.WRITE)

@@ -93,7 +93,7 @@ from emmy.dialects import kernel, tile
 from emmy.dialects.combiner import identity
 from emmy.dialects.dependences import Accessed, private_to_iterations
 from emmy.dialects.dtypes import element_bytes
-from emmy.dialects.effects import written_values
+from emmy.dialects.effects import read_where_written, written_values
 from emmy.dialects.target import GpuTarget, target_of
 from emmy.passes.attention_kernel import (
     attention_workspace,
@@ -343,7 +343,14 @@ class _KernelBuilder:
         if (
             lane is not None
             and self._is_vector_access(op.memref, op.indices, target)
-            and _read_only_where_stored(lane.loop, op)
+            and read_where_written(
+                (
+                    o
+                    for o in lane.loop.body.walk()
+                    if isinstance(o, memref.LoadOp) and o.memref is op.memref
+                ),
+                op,
+            )
         ):
             first_indices, stored = lane.stores.setdefault(op, (indices, []))
             stored.append(value)
@@ -689,18 +696,6 @@ def _ends_in_barrier(ops: Sequence[Operation]) -> bool:
         if _touches_global_memory(op):
             return False
     return False
-
-
-def _read_only_where_stored(for_op: tile.ForOp, store: memref.StoreOp) -> bool:
-    """Whether every load in `for_op` of the buffer `store` writes is, in the store's block
-    and before it, of the element it stores."""
-    return all(
-        load.parent is store.parent
-        and load.is_before_in_block(store)
-        and tuple(load.indices) == tuple(store.indices)
-        for load in for_op.body.walk()
-        if isinstance(load, memref.LoadOp) and load.memref is store.memref
-    )
 
 
 def _split_reduction_init(source: tile.KernelOp, warp: int) -> kernel.FuncOp | None:

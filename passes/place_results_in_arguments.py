@@ -38,9 +38,11 @@ from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import ArrayAttr, FunctionType, IntegerAttr, ModuleOp
 from xdsl.ir import BlockArgument, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.traits import SymbolTable
 
 from emmy.dialects import loop
-from emmy.dialects.effects import written_values
+from emmy.dialects.effects import read_where_written
+from emmy.dialects.launch import KernelSymbolOp, written_arguments
 
 RESULTS_IN_ARGUMENTS = "emmy.results_in_arguments"
 """The module attribute naming the pairs [result, argument] of its function whose result the
@@ -61,26 +63,23 @@ def _pairs(module: ModuleOp) -> list[tuple[int, int]]:
     return [(pair.data[0].value.data, pair.data[1].value.data) for pair in attribute.data]
 
 
-def _pointwise(kernel: loop.KernelOp, source: BlockArgument, target: BlockArgument) -> bool:
-    """Whether `kernel` stores into `target` once, never loads it, and loads `source` only
-    in that store's block at its indices, before it."""
-    stores = [use.operation for use in target.uses if isinstance(use.operation, loop.StoreOp)]
-    if len(stores) != 1 or len(list(target.uses)) != 1 or stores[0].memref is not target:
+def _pointwise(source: BlockArgument, target: BlockArgument) -> bool:
+    """Whether a kernel stores into `target` once, never loads it, and loads `source` only in
+    that store's block at its indices, before it."""
+    users = [use.operation for use in target.uses]
+    if len(users) != 1 or not isinstance(users[0], loop.StoreOp) or users[0].memref is not target:
         return False
-    (store,) = stores
-    for use in source.uses:
-        load = use.operation
-        if not (
-            isinstance(load, loop.LoadOp)
-            and load.parent is store.parent
-            and load.is_before_in_block(store)
-            and tuple(load.indices) == tuple(store.indices)
-        ):
-            return False
-    return True
+    loads = [use.operation for use in source.uses]
+    return all(isinstance(load, loop.LoadOp) for load in loads) and read_where_written(
+        loads, users[0]
+    )
 
 
-def _place(module: ModuleOp, forward: func.FuncOp, result: int, argument: int) -> None:
+def _place(
+    module: ModuleOp, forward: func.FuncOp, result: int, argument: int, written: dict[str, set[int]]
+) -> None:
+    """Places the pair (`result`, `argument`) where safe; `written` holds each kernel's
+    written argument positions, updated for a kernel the placement changes."""
     body = forward.body.block
     (returned,) = [op for op in body.ops if isinstance(op, func.ReturnOp)]
     target, source = returned.arguments[result], body.args[argument]
@@ -93,23 +92,19 @@ def _place(module: ModuleOp, forward: func.FuncOp, result: int, argument: int) -
     ):
         return
     launches = [op for op in body.ops if isinstance(op, loop.LaunchOp)]
-    kernels = {k.sym_name.data: k for k in module.body.block.ops if isinstance(k, loop.KernelOp)}
 
-    def writes(launch: loop.LaunchOp, buffer: SSAValue) -> list[int]:
-        kernel = kernels[launch.kernel.root_reference.data]
-        written = written_values(kernel.body)
-        arguments = kernel.body.block.args
-        return [
-            i for i, a in enumerate(launch.arguments) if a is buffer and arguments[i] in written
-        ]
+    def writes(launch: loop.LaunchOp, buffer: SSAValue) -> bool:
+        positions = written[launch.kernel.root_reference.data]
+        return any(a is buffer for i, a in enumerate(launch.arguments) if i in positions)
 
     writers = [launch for launch in launches if writes(launch, target)]
     if len(writers) != 1:
         return
     (writer,) = writers
     name = writer.kernel.root_reference.data
-    kernel = kernels[name]
-    if sum(launch.kernel.root_reference.data == name for launch in launches) != 1:
+    kernel = SymbolTable.lookup_symbol(module, name)
+    launched = sum(launch.kernel.root_reference.data == name for launch in launches)
+    if not isinstance(kernel, loop.KernelOp) or launched != 1:
         return
     for use in target.uses:
         user = use.operation
@@ -128,18 +123,18 @@ def _place(module: ModuleOp, forward: func.FuncOp, result: int, argument: int) -
     positions = {b: [i for i, a in enumerate(writer.arguments) if a is b] for b in (source, target)}
     if len(positions[source]) != 1 or len(positions[target]) != 1:
         return
+    if positions[source][0] in written[name]:
+        return
     kernel_source = kernel.body.block.args[positions[source][0]]
     kernel_target = kernel.body.block.args[positions[target][0]]
-    if kernel_source in written_values(kernel.body) or not _pointwise(
-        kernel, kernel_source, kernel_target
-    ):
+    if not _pointwise(kernel_source, kernel_target):
         return
     kernel_target.replace_all_uses_with(kernel_source)
     kernel.body.block.erase_arg(kernel_target)
     types = [a.type for a in kernel.body.block.args]
     kernel.properties["function_type"] = FunctionType.from_lists(types, [])
-    kept = [a for i, a in enumerate(writer.arguments) if i != positions[target][0]]
-    writer.operands = kept
+    writer.operands = [a for i, a in enumerate(writer.arguments) if i != positions[target][0]]
+    written[name] = written_arguments(kernel)
     target.replace_all_uses_with(source)
     allocation.detach()
     allocation.erase()
@@ -157,5 +152,10 @@ class PlaceResultsInArgumentsPass(ModulePass):
         functions = [f for f in op.body.block.ops if isinstance(f, func.FuncOp)]
         if not pairs or len(functions) != 1:
             return
+        written = {
+            k.sym_name.data: written_arguments(k)
+            for k in op.body.block.ops
+            if isinstance(k, KernelSymbolOp)
+        }
         for result, argument in pairs:
-            _place(op, functions[0], result, argument)
+            _place(op, functions[0], result, argument, written)

@@ -202,11 +202,11 @@ def _compile_partition(
     on_cuda: bool,
     copies: dict[Node, Node],
     static: set[Node],
-) -> CompiledGraph:
-    """The partition's nodes as one program, lowered (and on CUDA, compiled and loaded) now;
-    raises `UnsupportedNodes` for the nodes the importer refuses. The program may compute
-    each output that the partition copies into an input (`_made_copies`) in that input's
-    buffer (`place-results-in-arguments`)."""
+) -> tuple[CompiledGraph, dict[int, int]]:
+    """The partition's nodes as one program, lowered (and on CUDA, compiled and loaded) now,
+    and the copies into inputs it makes (`_made_copies`), whose outputs the program may
+    compute in those inputs' buffers (`place-results-in-arguments`); raises
+    `UnsupportedNodes` for the nodes the importer refuses."""
     sub, inputs, outputs = fuse_as_graphmodule(gm, nodes, name, always_return_tuple=True)
     made = _made_copies(nodes, inputs, outputs, copies, static)
     placeholders = [n for n in sub.graph.nodes if n.op == "placeholder"]
@@ -226,7 +226,7 @@ def _compile_partition(
         graph.prepare_cuda()
     else:
         graph.module(options.cpu_level)
-    return graph
+    return graph, made
 
 
 def _made_copies(
@@ -256,11 +256,12 @@ def _replace(
     graph: CompiledGraph,
     static: set[Node],
     copies: dict[Node, Node],
+    made: dict[int, int],
 ) -> None:
+    """Calls the partition in place of its nodes; `made` as `_compile_partition` gave it."""
     # The partition's inputs are found again: an earlier replacement may have given them.
     _, inputs, outputs = fuse_as_graphmodule(gm, nodes, name, always_return_tuple=True)
     inside = set(nodes)
-    made = _made_copies(nodes, inputs, outputs, copies, static)
     copied = [
         any(u not in inside and not (number in made and u is copies[node]) for u in node.users)
         for number, node in enumerate(outputs)
@@ -385,8 +386,8 @@ def compile_graph(
             FallbackWarning,
             stacklevel=2,
         )
-    for number, (nodes, graph) in enumerate(zip(partitions, compiled, strict=True)):
-        _replace(gm, nodes, f"emmy_{number}", graph, static, copies)
+    for number, (nodes, (graph, made)) in enumerate(zip(partitions, compiled, strict=True)):
+        _replace(gm, nodes, f"emmy_{number}", graph, static, copies, made)
     stable_topological_sort(gm)
     gm.graph.lint()
     gm.recompile()

@@ -683,9 +683,12 @@ def sign(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
 
 @handles("aten.isnan.default")
 def isnan(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
-    """`x != x`: only NaN differs from itself."""
-    x = ir.tensor(a["self"])
-    return ir.emit(t.NeOp(x, x, ir.result_type(node)))
+    return nan_mask(ir, ir.tensor(a["self"]))
+
+
+def nan_mask(ir: _Importer, x: SSAValue) -> SSAValue:
+    """Where `x` is NaN: `x != x`, as only NaN differs from itself."""
+    return ir.emit(t.NeOp(x, x, TensorType(i1, t.shape_of(x))))
 
 
 def arithmetic(
@@ -1025,21 +1028,16 @@ def ranked(ir: _Importer, x: SSAValue, count: int, descending: bool) -> tuple[SS
     mine = unsqueeze_value(ir, x, len(rows) + 1)  # [.., i, 1]
     other = unsqueeze_value(ir, x, len(rows))  # [.., 1, j]
     flags = TensorType(i1, pairs)
-
-    def nan(value: SSAValue) -> SSAValue:
-        return ir.emit(t.NeOp(value, value, TensorType(i1, t.shape_of(value))))
-
     if element in (i32, i64):
         after = ir.emit((t.GtOp if descending else t.LtOp)(other, mine, flags))
         same = ir.emit(t.EqOp(other, mine, flags))
     else:
         # NaN orders above every number: before `mine` when descending, after it otherwise.
-        first, second = (other, mine) if descending else (mine, other)
+        other_nan, mine_nan = nan_mask(ir, other), nan_mask(ir, mine)
+        first, second = (other_nan, mine_nan) if descending else (mine_nan, other_nan)
         beyond = ir.emit(
             t.BitwiseAndOp(
-                nan(first),
-                ir.emit(t.BitwiseNotOp(nan(second), TensorType(i1, t.shape_of(second)))),
-                flags,
+                first, ir.emit(t.BitwiseNotOp(second, TensorType(i1, t.shape_of(second)))), flags
             )
         )
         after = ir.emit(
@@ -1047,7 +1045,7 @@ def ranked(ir: _Importer, x: SSAValue, count: int, descending: bool) -> tuple[SS
                 ir.emit((t.GtOp if descending else t.LtOp)(other, mine, flags)), beyond, flags
             )
         )
-        both_nan = ir.emit(t.BitwiseAndOp(nan(other), nan(mine), flags))
+        both_nan = ir.emit(t.BitwiseAndOp(other_nan, mine_nan, flags))
         same = ir.emit(t.BitwiseOrOp(ir.emit(t.EqOp(other, mine, flags)), both_nan, flags))
     earlier = ir.emit(
         t.LtOp(
@@ -1547,14 +1545,10 @@ def index(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     rows_type = TensorType(i64, index_shape)
     rows = None
     for position, d in enumerate(dims):
-        index = ir.convert(indexed[d], i64)
-        index_type = TensorType(i64, t.shape_of(index))
-        wrapped = ir.emit(t.AddOp(index, ir.operand(shape[d], i64), index_type))
-        negative = ir.emit(t.LtOp(index, ir.operand(0, i64), TensorType(i1, index_type.shape)))
-        index = ir.emit(t.WhereOp(negative, wrapped, index, index_type))
+        index = from_the_end(ir, indexed[d], shape[d])
         stride = prod(shape[e] for e in dims[position + 1 :])
         if stride != 1:
-            index = ir.emit(t.MulOp(index, ir.operand(stride, i64), index_type))
+            index = ir.emit(t.MulOp(index, ir.operand(stride, i64), index.type))
         if rows is None:
             rows = index
         else:
@@ -1671,16 +1665,22 @@ def descending(ir: _Importer, size: int) -> SSAValue:
     )
 
 
+def from_the_end(ir: _Importer, index: SSAValue, size: int) -> SSAValue:
+    """`index` as i64, its negative entries counted from the end of a dim of `size`."""
+    index = ir.convert(index, i64)
+    index_type = TensorType(i64, t.shape_of(index))
+    wrapped = ir.emit(t.AddOp(index, ir.operand(size, i64), index_type))
+    negative = ir.emit(t.LtOp(index, ir.operand(0, i64), TensorType(i1, index_type.shape)))
+    return ir.emit(t.WhereOp(negative, wrapped, index, index_type))
+
+
 def last_occurrences(ir: _Importer, index: SSAValue, size: int) -> SSAValue:
     """For each position `s` below `size`, the last place in `index` (flattened; negative
     entries count from the end) that holds `s`, or -1: the max over `index` of its places
     where it equals `s`."""
     count = prod(t.shape_of(index))
     flat = ir.emit(t.ReshapeOp(index, TensorType(t.element_type_of(index), (count,))))
-    flat = ir.convert(flat, i64)
-    wrapped = ir.emit(t.AddOp(flat, ir.operand(size, i64), flat.type))
-    negative = ir.emit(t.LtOp(flat, ir.operand(0, i64), TensorType(i1, (count,))))
-    flat = ir.emit(t.WhereOp(negative, wrapped, flat, flat.type))
+    flat = from_the_end(ir, flat, size)
     matches = ir.emit(t.EqOp(positions(ir, (size, 1), 0), flat, TensorType(i1, (size, count))))
     places = positions(ir, (count,), 0)
     held = TensorType(i64, (size, count))

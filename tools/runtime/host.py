@@ -398,8 +398,8 @@ class GraphedHostProgram:
     CPU's time however many kernels the program has.
 
     A call is keyed by its inputs' shapes and scalars and the addresses of those at `static`
-    positions (all, by default). The first call of a key captures the program (checking it
-    first: it runs once as it is) and replays it, later ones replay; with `capture_at_second`
+    positions (all, by default). The first call of a key runs the program as it is (checking
+    it), captures it and returns that run's outputs, later ones replay; with `capture_at_second`
     the first runs the program as it is and the second captures, so that calls of ever new
     shapes (a dynamic size's) or one-off calls run as they are. The last GRAPHS_KEPT
     captures are kept, so that call sites with their own weights each replay theirs.
@@ -408,10 +408,10 @@ class GraphedHostProgram:
     are copied into buffers the graph owns before each replay. The outputs for which
     `copy_outputs` is true (all, or each output's flag) are returned as copies, since the next
     replay refills the graph's own: `torch.compile(backend="emmy")` copies those that code may
-    keep, not those AOTAutograd only copies into a mutated input; the bench harness, which
+    keep, not those only copied into a mutated input; the bench harness, which
     times replays, copies none. An output whose `write_back` entry names a static input's
     position is copied into that input by the graph itself, and the input is returned in its
-    place: AOTAutograd's copy of a mutated input's new value (a KV cache) into the input then
+    place: the caller's copy of a mutated input's new value (a KV cache) into the input then
     copies nothing, and costs no launch of the CPU's time. Under another capture (a caller's
     `torch.cuda.graph`), the program runs as it is, its launches captured into the caller's
     graph.
