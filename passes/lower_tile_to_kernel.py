@@ -85,7 +85,18 @@ from math import prod
 from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf
 from xdsl.dialects import vector as vector_dialect
-from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, VectorType, i32
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+    UnitAttr,
+    VectorType,
+    i32,
+)
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
@@ -734,19 +745,22 @@ def _split_reduction_init(source: tile.KernelOp, warp: int) -> kernel.FuncOp | N
     return init_kernel
 
 
-def _lower_kernel(source: tile.KernelOp, target: GpuTarget) -> tuple[kernel.FuncOp, list[int]]:
-    """The kernel.func, and the positions of the arguments its launch passes again for the
-    tensor-map parameters it takes besides the tile.kernel's."""
+def _lower_kernel(
+    source: tile.KernelOp, target: GpuTarget
+) -> tuple[kernel.FuncOp, list[int], list[int] | None]:
+    """The kernel.func, the positions of the arguments its launch passes again for the
+    tensor-map parameters it takes besides the tile.kernel's, and the item table its launch
+    passes last (a wgmma attention's), if any."""
     attention = source.attention
     if attention is not None and attention.mma_atom.kind == tile.AtomKind.WGMMA:
         return lower_wgmma_attention_kernel(source, target)
     if attention is not None:
-        return lower_attention_kernel(source, target), []
+        return lower_attention_kernel(source, target), [], None
     gemm = source.gemm
     if gemm is not None and gemm.mma_atom.kind == tile.AtomKind.WGMMA:
-        return lower_wgmma_gemm_kernel(source, target)
+        return *lower_wgmma_gemm_kernel(source, target), None
     if gemm is not None:
-        return lower_gemm_kernel(source, target), []
+        return lower_gemm_kernel(source, target), [], None
     body, values = kernel_body(source)
     written = written_values(source.body)
     read_only = {new for old, new in values.items() if old not in written}
@@ -755,7 +769,7 @@ def _lower_kernel(source: tile.KernelOp, target: GpuTarget) -> tuple[kernel.Func
     )
     builder.values.update(values)
     builder.convert_in_order(list(source.body.block.ops), [])
-    return kernel_func(source, body), []
+    return kernel_func(source, body), [], None
 
 
 def _sized_grid(source: tile.KernelOp) -> tuple[int, int, int] | None:
@@ -791,6 +805,21 @@ def _sized_grid(source: tile.KernelOp) -> tuple[int, int, int] | None:
     return max(needs, key=lambda need: (need[2], need[0] / need[1]), default=None)
 
 
+def _item_table_global(
+    source: tile.KernelOp, table: list[int], module: ModuleOp
+) -> memref.GlobalOp:
+    """The constant `@<kernel>_items` holding a kernel's item table, placed before it."""
+    table_type = MemRefType(i32, [len(table)])
+    constant = memref.GlobalOp.get(
+        StringAttr(f"{source.sym_name.data}_items"),
+        table_type,
+        DenseIntOrFPElementsAttr.from_list(TensorType(i32, [len(table)]), table),
+        constant=UnitAttr(),
+    )
+    module.body.block.insert_op_before(constant, source)
+    return constant
+
+
 def _passing_also(arguments: list[SSAValue], extra: Sequence[SSAValue]) -> list[SSAValue]:
     """A launch's `arguments` and then `extra`, before the dynamic size, which a kernel
     takes last."""
@@ -812,6 +841,7 @@ class LowerTileToKernelPass(ModulePass):
         initialised = set()
         combined: dict[str, tuple[list[MemRefType], list[int], list[int]]] = {}
         summarised: dict[str, tuple[tile.AttentionOp, int]] = {}
+        tables: dict[str, memref.GlobalOp] = {}
         for source in [k for k in op.body.block.ops if isinstance(k, tile.KernelOp)]:
             init = _split_reduction_init(source, target.warp_size)
             if init is not None:
@@ -828,7 +858,9 @@ class LowerTileToKernelPass(ModulePass):
                     op.body.block.insert_op_before(summary, source)
                 mask_at = list(source.body.block.args).index(attention.mask)
                 summarised[source.sym_name.data] = (attention, mask_at)
-            lowered, repeated = _lower_kernel(source, target)
+            lowered, repeated, table = _lower_kernel(source, target)
+            if table is not None:
+                tables[source.sym_name.data] = _item_table_global(source, table, op)
             shapes[source.sym_name.data] = (
                 source.grid_shape,
                 source.block_shape,
@@ -853,6 +885,11 @@ class LowerTileToKernelPass(ModulePass):
                 )
                 arguments = _passing_also(arguments, summary)
                 launches += summarising
+            if name in tables:
+                table = memref.GetGlobalOp(tables[name].sym_name.data, tables[name].type)
+                table.memref.name_hint = "items"
+                arguments = _passing_also(arguments, [table.memref])
+                launches.append(table)
             if name in combined:
                 types, combine_grid, combine_block = combined[name]
                 allocations = [memref.AllocOp([], [], t) for t in types]

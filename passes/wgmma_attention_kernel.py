@@ -5,10 +5,11 @@ FlashAttention-3's main loop, for `lower-tile-to-kernel`.
         .. atom wgmma m64n128k16 tile [128, 128, 128] warps [8, 1] pipeline 2
 
 becomes a warp-specialised `kernel.func` of 3 warp groups whose persistent blocks, at most one
-an SM, stride through the items: item i is row block i % R of query head i / R (R row blocks of
-128 rows a head; causal, the heads' row blocks from the last, which have the most keys, so that
-the items that run last, as the blocks drain, are short). One item's queries and first keys
-load while the consumers finish the one before. The kernel takes three tensor maps besides the
+an SM, take the items that a constant table, `@attention_items`, deals them (`item_table`:
+item i is row block i % R of query head i / R, R row blocks of 128 rows a head; causal, the
+longest first, each to the block that would be free first, in sections of heads whose keys
+and values fit the L2 cache). One item's queries and first keys load while the consumers
+finish the one before. The kernel takes three tensor maps and the table besides the
 kernel's own arguments
 (`!kernel.tensor_map<memref<1x16x1024x128xbf16>, box [1, 1, 128, 64], swizzle 128>` for
 the queries, box [1, 1, 128, 64] of the keys and of the values: the launch passes the
@@ -71,16 +72,19 @@ block's Q K^T is issued, so that the loads' latency passes while the tensor core
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Sequence
+from itertools import accumulate
 from math import prod
 
 from xdsl.dialects import arith, memref, scf
 from xdsl.dialects import vector as vector_dialect
-from xdsl.dialects.builtin import IndexType, VectorType, f32, i1, i32
+from xdsl.dialects.builtin import IndexType, MemRefType, VectorType, f32, i1, i32
 from xdsl.ir import Block, Region, SSAValue
 
 from emmy.dialects import kernel, tile
+from emmy.dialects.attention import kv_group
 from emmy.dialects.target import GpuTarget
 from emmy.passes.attention_kernel import AttentionEmitter, mask_point
 from emmy.passes.attention_mask_summary import mask_summary_types
@@ -108,11 +112,16 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
         target: GpuTarget,
         maps: Sequence[SSAValue],
         summary: Sequence[SSAValue],
+        items: SSAValue,
+        grid: int,
     ):
         super().__init__(attention, body, values, target, packed=False)
         self.q_map, self.k_map, self.v_map = maps
         self.summary = summary
         """The mask summary's bits and key block lists (`attention_mask_summary`), if any."""
+        self.items = items
+        """The item table (`item_table`) of the `grid` blocks."""
+        self.grid = grid
         self.warpgroup_threads = WARPGROUP_WARPS * target.warp_size
         self.consumers = self.block_q // kernel.WGMMA_M
         self.panel = kernel.WGMMA_ROW_BYTES // self.element_bytes
@@ -164,24 +173,18 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
 
     def item_loop(self, fill) -> None:
         """`fill(batch, kv_batch, taken)` for each item the block takes (`first_row`,
-        `first_key_block`, `key_blocks` and `masked_from` set for it): the grid's blocks
-        stride through the heads' blocks of rows, head by head; its batch indices, its
-        key/value head's and how many items the block took before it."""
+        `first_key_block`, `key_blocks` and `masked_from` set for it), in the order of its
+        entries of the item table (`item_table`): its batch indices, its key/value head's and
+        how many items the block took before it."""
         row_blocks = -(-self.rows // self.block_q)
-        heads = max(prod(self.batch_sizes), 1)
         block_x = self.add_op(kernel.BlockIdOp("x")).results[0]
-        grid_x = self.add_op(kernel.GridDimOp("x")).results[0]
+        first, after = (self.table_entry(self.add(block_x, i)) for i in (0, 1))
 
         def item_body(block: Block) -> list[SSAValue]:
-            linear, self.blocks_before = block.args
-            taken = self.div(self.add_op(arith.SubiOp(linear, block_x)).results[0], grid_x)
+            entry, self.blocks_before = block.args
+            taken = self.add_op(arith.SubiOp(entry, first)).results[0]
+            linear = self.table_entry(self.add(entry, self.grid + 1))
             head, row_block = self.div(linear, row_blocks), self.rem(linear, row_blocks)
-            if self.causal:
-                # A head's last rows take the most key blocks: they start first, so that the
-                # items that run last, as the blocks drain, are short.
-                row_block = self.add_op(
-                    arith.SubiOp(self.index(row_blocks - 1), self.index(row_block))
-                ).results[0]
             self.first_row = self.mul(row_block, self.block_q)
             batch = self.point_of(head, self.batch_sizes)
             start, end, self.masked_from = self.key_ranges()
@@ -200,8 +203,22 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
             return [self.add(self.blocks_before, self.key_blocks)]
 
         body = self.nested(item_body, [IndexType(), IndexType()])
-        items = self.index(heads * row_blocks)
-        self.add_op(scf.ForOp(block_x, items, grid_x, [self.index(0)], body))
+        self.add_op(scf.ForOp(first, after, self.index(1), [self.index(0)], body))
+
+    def table_entry(self, position: Index) -> SSAValue:
+        """Entry `position` of the item table, as an index."""
+        entry = self.add_op(memref.LoadOp.get(self.items, [self.index(position)])).res
+        return self.add_op(arith.IndexCastOp(entry, IndexType())).result
+
+    def key_block_counts(self) -> list[int]:
+        """How many key blocks each row block of a head takes (`key_ranges`; all the keys'
+        where a mask summary lists them)."""
+        counts = []
+        for row_block in range(-(-self.rows // self.block_q)):
+            self.first_row = row_block * self.block_q
+            start, end, _ = self.key_ranges()
+            counts.append(end - start)
+        return counts
 
     def mask_rows_point(self, batch: Sequence[Index], row: Index) -> list[Index]:
         """The mask's batch indices and row at the query's `batch` and `row` (a row block's,
@@ -601,21 +618,74 @@ def tensor_map_types(attention: tile.AttentionOp) -> list[kernel.TensorMapType]:
     ]
 
 
+ITEM_OVERHEAD_BLOCKS = 1
+"""What an item costs besides its key blocks, in key blocks: its first block's scores and
+softmax, which no P V overlaps, and the stores of its rows."""
+
+
+def item_table(
+    attention: tile.AttentionOp, key_blocks: Sequence[int], grid: int, target: GpuTarget
+) -> list[int]:
+    """Which items each of the `grid` persistent blocks takes, and in which order: the
+    offsets of block b's entries (b + 1 of them: block b takes entries offsets[b] to
+    offsets[b + 1]), then the entries, items h R + r (row block r of query head h, R row
+    blocks a head, taking `key_blocks[r]` key blocks). The items are dealt out as blocks
+    that take the next item once they are done would take them (the longest processing time
+    first: causal, a head's last rows take the most keys), so that every block ends at about
+    the same time, in sections of heads whose keys and values fit half the L2 cache
+    together: each block's items are neighbours of the other blocks' at the time, and read
+    the section's keys and values from the L2 (FlashAttention-3's LPT tile scheduler)."""
+    heads = max(prod(attention.query.type.get_shape()[:-2]), 1)
+    group = kv_group(attention.query.type.get_shape(), attention.key.type.get_shape())
+    keys, key_depth = attention.key.type.get_shape()[-2:]
+    value_depth = attention.value.type.get_shape()[-1]
+    element = kernel.element_bytes(attention.query.type.get_element_type())
+    kv_head_bytes = keys * (key_depth + value_depth) * element
+    section = group * max(1, target.l2_bytes // 2 // kv_head_bytes)
+    longest_first = sorted(range(len(key_blocks)), key=lambda r: -key_blocks[r])
+    order = [
+        head * len(key_blocks) + row_block
+        for first_head in range(0, heads, section)
+        for row_block in longest_first
+        for head in range(first_head, min(first_head + section, heads))
+    ]
+    taken: list[list[int]] = [[] for _ in range(grid)]
+    busy = [(0, block) for block in range(grid)]
+    for item in order:
+        time, block = heapq.heappop(busy)
+        taken[block].append(item)
+        heapq.heappush(
+            busy, (time + key_blocks[item % len(key_blocks)] + ITEM_OVERHEAD_BLOCKS, block)
+        )
+    offsets = list(accumulate((len(items) for items in taken), initial=0))
+    return [*offsets, *(item for items in taken for item in items)]
+
+
 def lower_wgmma_attention_kernel(
     source: tile.KernelOp, target: GpuTarget
-) -> tuple[kernel.FuncOp, list[int]]:
-    """The kernel.func of a wgmma attention's tile.kernel, and the positions of the kernel's
+) -> tuple[kernel.FuncOp, list[int], list[int]]:
+    """The kernel.func of a wgmma attention's tile.kernel, the positions of the kernel's
     arguments that its launch passes again, for the three tensor-map parameters appended to
-    the kernel's own."""
+    the kernel's own, and its item table (`item_table`), which the launch passes after them
+    (and after the mask summary's)."""
     attention = source.attention
     assert attention is not None
     operands = list(source.body.block.args)
     positions = [operands.index(v) for v in (attention.query, attention.key, attention.value)]
     summary_types = mask_summary_types(attention)
-    body, values = kernel_body(source, [*tensor_map_types(attention), *summary_types])
+    grid = source.grid_shape[0]
+    heads = max(prod(attention.query.type.get_shape()[:-2]), 1)
+    row_blocks = -(-attention.query.type.get_shape()[-2] // attention.tile_shape[0])
+    items_type = MemRefType(i32, [grid + 1 + heads * row_blocks])
+    extra_types = [*tensor_map_types(attention), *summary_types, items_type]
+    body, values = kernel_body(source, extra_types)
     maps = body.args[len(operands) : len(operands) + 3]
-    summary = body.args[len(operands) + 3 :]
+    summary = body.args[len(operands) + 3 : len(operands) + len(extra_types) - 1]
+    items = body.args[len(operands) + len(extra_types) - 1]
     for argument, name in zip([*maps, *summary], ("q_map", "k_map", "v_map", "bits", "taken")):
         argument.name_hint = name
-    _WgmmaAttentionBuilder(attention, body, values, target, maps, summary).build()
-    return kernel_func(source, body), positions
+    items.name_hint = "items"
+    builder = _WgmmaAttentionBuilder(attention, body, values, target, maps, summary, items, grid)
+    table = item_table(attention, builder.key_block_counts(), grid, target)
+    builder.build()
+    return kernel_func(source, body), positions, table

@@ -13,9 +13,10 @@ import pytest
 from test_attention_kernel import attention_program
 from test_cuda_target import NVCC, nvcc_compile
 
-from emmy.dialects import target
+from emmy.dialects import target, tile
 from emmy.dialects.target import DEFAULT_TARGET
 from emmy.passes.choose_tile_schedule import candidates, choose_schedule
+from emmy.passes.wgmma_attention_kernel import ITEM_OVERHEAD_BLOCKS, lower_wgmma_attention_kernel
 from emmy.tools.bench.differential import check_levels, lower
 from emmy.tools.cuda.target import print_cuda
 from emmy.tools.frontend.program import load_program
@@ -212,12 +213,12 @@ MASKS = {
 
 @pytest.mark.parametrize("name", sorted(MASKS))
 def test_persistent_blocks_take_items_of_different_lengths(monkeypatch, name) -> None:
-    """On a GPU of 3 SMs the 3 persistent blocks stride through the 8 items (4 query heads
-    on 2 key/value heads, 2 blocks of 128 rows each): block 0 takes items 0, 3 and 6, on
-    different heads and, causal, of 2, 1 and 2 key blocks; the producer waits for the
-    consumers to release the query tile, and the key/value ring's phases run on across the
-    items; with the overlap of a block's softmax and the last one's P V, and without (an
-    additive mask)."""
+    """On a GPU of 3 SMs the 3 persistent blocks take the 8 items (4 query heads on 2
+    key/value heads, 2 blocks of 128 rows each) that the item table deals them: causal, block
+    1 takes items 3, 0 and 4, on different heads and of 2, 1 and 1 key blocks; the producer
+    waits for the consumers to release the query tile, and the key/value ring's phases run
+    on across the items; with the overlap of a block's softmax and the last one's P V, and
+    without (an additive mask)."""
     monkeypatch.setitem(target.TARGETS, "sm_90a", replace(target.TARGETS["sm_90a"], sm_count=3))
     keyword, mask = MASKS[name]
     masked = "m" in keyword
@@ -235,10 +236,67 @@ Attention()(torch.randn(1, 4, 200, 64, dtype=torch.bfloat16),
     torch_ir = program.to_torch_ir()
     torch_ir.attributes["kernel.target"] = target.TargetAttr("sm_90a")
     assert "grid [3, 1, 1] block [384, 1, 1]" in str(lower(torch_ir, "tile"))
+    if name.startswith("causal"):
+        table = "dense<[0, 2, 5, 8, 1, 7, 3, 0, 4, 5, 2, 6]>"
+        assert table in str(lower(torch_ir, "kernel"))
     overlapped = "kernel.wgmma_wait 1" in str(lower(torch_ir, "kernel"))
     assert overlapped == name.endswith("-overlapped")
     reports = check_levels(program, torch_ir, ("kernel",), seed=29)
     assert all(r.passed for r in reports), [(r.max_abs_error, r.max_rel_error) for r in reports]
+
+
+def item_table_of(source: str, **changes) -> list[int]:
+    """The item table of the one wgmma attention of `source` on an sm_90a target with
+    `changes` (e.g. fewer SMs)."""
+    torch_ir = load_program(source, "<source>").to_torch_ir()
+    torch_ir.attributes["kernel.target"] = target.TargetAttr("sm_90a")
+    (kernel,) = [k for k in lower(torch_ir, "tile").walk() if isinstance(k, tile.KernelOp)]
+    sm_90a = replace(target.TARGETS["sm_90a"], **changes)
+    return lower_wgmma_attention_kernel(kernel, sm_90a)[2]
+
+
+CAUSAL_8_HEADS = """
+class Attention(nn.Module):
+    def forward(self, q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+Attention()(torch.randn(1, 8, 1024, 64, dtype=torch.bfloat16),
+            torch.randn(1, 8, 1024, 64, dtype=torch.bfloat16),
+            torch.randn(1, 8, 1024, 64, dtype=torch.bfloat16))
+"""
+
+
+def test_item_table_deals_each_item_once_longest_first_and_evenly(monkeypatch) -> None:
+    """8 causal heads of 8 row blocks (1 to 8 key blocks) on 12 SMs: every item is dealt
+    once; each block's first item is one of the 12 longest; the blocks' work (key blocks
+    plus ITEM_OVERHEAD_BLOCKS an item) is within 10% of an even share, where blocks that
+    stride through the items head by head (as before the table) are 25% over it."""
+    monkeypatch.setitem(target.TARGETS, "sm_90a", replace(target.TARGETS["sm_90a"], sm_count=12))
+    table = item_table_of(CAUSAL_8_HEADS, sm_count=12)
+    key_blocks = range(1, 9)
+    offsets, entries = table[:13], table[13:]
+    assert offsets[0] == 0 and offsets == sorted(offsets) and offsets[-1] == 64
+    assert sorted(entries) == list(range(64))
+
+    def cost(item: int) -> int:
+        return key_blocks[item % 8] + ITEM_OVERHEAD_BLOCKS
+
+    even = sum(cost(item) for item in range(64)) / 12
+    work = [sum(cost(i) for i in entries[offsets[b] : offsets[b + 1]]) for b in range(12)]
+    assert max(work) <= 1.1 * even, work
+    strided = [sum(cost(7 - i % 8) for i in range(b, 64, 12)) for b in range(12)]
+    assert max(strided) >= 1.25 * even, strided
+    assert all(key_blocks[entries[offsets[b]] % 8] >= 7 for b in range(12))
+
+
+def test_item_table_keeps_to_sections_of_heads_whose_keys_fit_the_l2(monkeypatch) -> None:
+    """With an L2 cache of 3 heads' keys and values (bf16, 1024 keys of 64 + 64: 256 KiB a
+    head), half of which holds 1 head's, the sections are single heads: the 12 items that
+    run first are head 0's 8 and head 1's 4 longest, not the 12 longest of all heads."""
+    monkeypatch.setitem(target.TARGETS, "sm_90a", replace(target.TARGETS["sm_90a"], sm_count=12))
+    table = item_table_of(CAUSAL_8_HEADS, sm_count=12, l2_bytes=768 * 1024)
+    offsets, entries = table[:13], table[13:]
+    firsts = sorted(entries[offsets[b]] for b in range(12))
+    assert firsts == [*range(8), 12, 13, 14, 15]
 
 
 def test_candidates_offer_wgmma_and_mma_sync_for_a_prefill() -> None:

@@ -30,7 +30,7 @@
 // CHECK:           memref.store %{{.*}}, %taken[%{{.*}}, %c0] : memref<2x3xi32>
 
 // CHECK-LABEL: kernel.func @summarised(
-// CHECK-SAME:      %bits: memref<200x2x4xi32>, %taken: memref<2x3xi32>) block [384, 1, 1] {
+// CHECK-SAME:      %bits: memref<200x2x4xi32>, %taken: memref<2x3xi32>, %items: memref<9xi32>) block [384, 1, 1] {
 // CHECK:         kernel.setmaxnreg dec 24
 // CHECK:             %[[LISTED:.*]] = memref.load %taken[%{{.*}}, %c0] : memref<2x3xi32>
 // CHECK:               memref.load %taken[%{{.*}}, %{{.*}}] : memref<2x3xi32>
@@ -48,7 +48,8 @@
 // CHECK-NEXT:    %[[SLICE_MARKS:.*]] = memref.alloc() : memref<2x8x2xi32>
 // CHECK-NEXT:    kernel.launch @summarised_mask(%m, %[[BITS]], %[[SLICE_MARKS]]) grid [16, 1, 1] block [256, 1, 1] smem 0
 // CHECK-NEXT:    kernel.launch @summarised_mask_list(%[[SLICE_MARKS]], %[[TAKEN]]) grid [2, 1, 1] block [32, 1, 1] smem 0
-// CHECK-NEXT:    kernel.launch @summarised(%q, %k, %v, %m, %o, %q, %k, %v, %[[BITS]], %[[TAKEN]]) grid [4, 1, 1] block [384, 1, 1]
+// CHECK-NEXT:    %items = memref.get_global @summarised_items : memref<9xi32>
+// CHECK-NEXT:    kernel.launch @summarised(%q, %k, %v, %m, %o, %q, %k, %v, %[[BITS]], %[[TAKEN]], %items) grid [4, 1, 1] block [384, 1, 1]
 
 builtin.module {
   tile.kernel @summarised(%q: memref<1x2x200x64xbf16>, %k: memref<1x1x256x64xbf16>, %v: memref<1x1x256x64xbf16>, %m: memref<200x256xi1>, %o: memref<1x2x200x64xbf16>) grid [4, 1, 1] block [384, 1, 1] {

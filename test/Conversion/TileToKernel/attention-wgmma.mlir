@@ -1,9 +1,11 @@
 // RUN: emmy-opt %s --split-input-file --lower-tile-to-kernel --canonicalize --cse | filecheck %s
 
-// Causal attention on wgmma, 2 query heads of 100 rows sharing 1 key/value head of 130 keys,
-// head dim 64, bf16: persistent blocks, one an SM, stride through the items (a query head's
-// block of 128 rows), counting the key blocks they took before for the ring's stages and
-// phases; 3 warp groups. The kernel takes tensor maps of the query, key and value (boxes of
+// Causal attention on wgmma, 2 query heads of 200 rows sharing 1 key/value head of 130 keys,
+// head dim 64, bf16: persistent blocks, one an SM, take the items (a query head's block of
+// 128 rows) that their entries of the item table @attention_items name (here one each: the
+// offsets [0, 1, 2, 3, 4] of each block's entries, then the longest items first, the heads'
+// row blocks 1 of 2 key blocks, items 1 and 3), counting the key blocks they took before for
+// the ring's stages and phases; 3 warp groups. The kernel takes tensor maps of the query, key and value (boxes of
 // 128 rows by 64 columns, 1 along the batch and the heads: rows past a head's end read as
 // zeros), which the launch passes again. The query tile and 2 stages of key and value blocks
 // are dynamic shared memory in 128-byte swizzled rows; mbarriers: q_full, q_empty, and for
@@ -18,11 +20,12 @@
 // from the first that crosses the diagonal on (a uniform branch), the row max over the quad
 // (shuffle xor 1, 2), exp2, P rounded to bf16 (8 fragments of vector<8xbf16>, carried to the
 // next iteration); then the wait for P V, the previous stage released, O rescaled. The last
-// block's P V ends the item. At the end each lane stores its rows below 100 in pairs of
+// block's P V ends the item. At the end each lane stores its rows below 200 in pairs of
 // columns.
 
+// CHECK:       "memref.global"() <{sym_name = "attention_items", type = memref<9xi32>, initial_value = dense<[0, 1, 2, 3, 4, 1, 3, 0, 2]> : tensor<9xi32>, sym_visibility = "private", constant}>
 // CHECK-LABEL: kernel.func @attention(
-// CHECK-SAME:      %q_map: !kernel.tensor_map<memref<1x2x100x64xbf16>, box [1, 1, 128, 64], swizzle 128>, %k_map: !kernel.tensor_map<memref<1x1x130x64xbf16>, box [1, 1, 128, 64], swizzle 128>, %v_map: !kernel.tensor_map<memref<1x1x130x64xbf16>, box [1, 1, 128, 64], swizzle 128>) block [384, 1, 1] {
+// CHECK-SAME:      %q_map: !kernel.tensor_map<memref<1x2x200x64xbf16>, box [1, 1, 128, 64], swizzle 128>, %k_map: !kernel.tensor_map<memref<1x1x130x64xbf16>, box [1, 1, 128, 64], swizzle 128>, %v_map: !kernel.tensor_map<memref<1x1x130x64xbf16>, box [1, 1, 128, 64], swizzle 128>, %items: memref<9xi32>) block [384, 1, 1] {
 // CHECK:         %[[Q_TILE:.*]] = kernel.dynamic_shared offset 0 {layout = #kernel.swizzle<128>} : memref<1x128x64xbf16, 3 : i32>
 // CHECK-NEXT:    %[[K_TILES:.*]] = kernel.dynamic_shared offset 16384 {layout = #kernel.swizzle<128>} : memref<2x1x128x64xbf16, 3 : i32>
 // CHECK-NEXT:    %[[V_TILES:.*]] = kernel.dynamic_shared offset 49152 {layout = #kernel.swizzle<128>} : memref<2x1x128x64xbf16, 3 : i32>
@@ -36,9 +39,18 @@
 // CHECK:         scf.if
 // CHECK-NEXT:      kernel.setmaxnreg dec 24
 // CHECK:             %[[BLOCK:.*]] = kernel.block_id x
-// CHECK-NEXT:        %[[GRID:.*]] = kernel.grid_dim x
-// CHECK:             scf.for %[[ITEM:.*]] = %[[BLOCK]] to %c2 step %[[GRID]] iter_args(%[[BEFORE:.*]] = %c0) -> (index) {
-// CHECK:               %[[QUERY_HEAD:.*]] = arith.remui %[[ITEM]], %c2 : index
+// CHECK-NEXT:        %[[FIRST_ENTRY:.*]] = memref.load %items[%[[BLOCK]]] : memref<9xi32>
+// CHECK-NEXT:        %[[FIRST:.*]] = arith.index_cast %[[FIRST_ENTRY]] : i32 to index
+// CHECK-NEXT:        %[[NEXT_BLOCK:.*]] = arith.addi %[[BLOCK]], %c1 : index
+// CHECK-NEXT:        %[[AFTER_ENTRY:.*]] = memref.load %items[%[[NEXT_BLOCK]]] : memref<9xi32>
+// CHECK-NEXT:        %[[AFTER:.*]] = arith.index_cast %[[AFTER_ENTRY]] : i32 to index
+// CHECK-NEXT:        scf.for %[[ENTRY:.*]] = %[[FIRST]] to %[[AFTER]] step %c1 iter_args(%[[BEFORE:.*]] = %c0) -> (index) {
+// CHECK-NEXT:          %[[TAKEN:.*]] = arith.subi %[[ENTRY]], %[[FIRST]] : index
+// CHECK-NEXT:          %[[AT:.*]] = arith.addi %[[ENTRY]], %c5 : index
+// CHECK-NEXT:          %[[ITEM_ENTRY:.*]] = memref.load %items[%[[AT]]] : memref<9xi32>
+// CHECK-NEXT:          %[[ITEM:.*]] = arith.index_cast %[[ITEM_ENTRY]] : i32 to index
+// CHECK-NEXT:          %[[HEAD:.*]] = arith.divui %[[ITEM]], %c2 : index
+// CHECK:               %[[QUERY_HEAD:.*]] = arith.remui %[[HEAD]], %c2 : index
 // CHECK:               %[[BLOCKS:.*]] = arith.minui %c2, %{{.*}} : index
 // CHECK-NEXT:          %[[KV_HEAD:.*]] = arith.divui %[[QUERY_HEAD]], %c2 : index
 // CHECK:                 kernel.mbarrier_wait %[[Q_EMPTY]][%c0]
@@ -54,7 +66,7 @@
 // CHECK-NEXT:            kernel.tma_load %v_map[%{{.*}}, %[[KV_HEAD]], %[[KEY]], %c0], %[[V_TILES]][%[[STAGE]], %c0, %c0, %c0], %[[V_FULL]][%[[STAGE]]]
 // CHECK:         } else {
 // CHECK-NEXT:      kernel.setmaxnreg inc 240
-// CHECK:           scf.for %{{.*}} = %{{.*}} to %c2 step %{{.*}} iter_args(%{{.*}} = %c0) -> (index) {
+// CHECK:           scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c1 iter_args(%{{.*}} = %c0) -> (index) {
 // CHECK:             %[[KEY_BLOCKS:.*]] = arith.minui %c2, %{{.*}} : index
 // CHECK:             kernel.mbarrier_wait %[[Q_FULL]][%c0]
 // CHECK:             kernel.mbarrier_wait %[[K_FULL]][%{{.*}}], %{{.*}} : !kernel.mbarrier<2>
@@ -95,13 +107,14 @@
 // CHECK-NEXT:        kernel.mbarrier_arrive %[[Q_EMPTY]][%c0] : !kernel.mbarrier<1>
 // CHECK:             kernel.vector_store %{{.*}}, %o[
 // CHECK-LABEL: func.func @forward(
-// CHECK-NEXT:    kernel.launch @attention(%q, %k, %v, %o, %q, %k, %v) grid [2, 1, 1] block [384, 1, 1] smem 81920
+// CHECK-NEXT:    %items = memref.get_global @attention_items : memref<9xi32>
+// CHECK-NEXT:    kernel.launch @attention(%q, %k, %v, %o, %q, %k, %v, %items) grid [4, 1, 1] block [384, 1, 1] smem 81920
 
-tile.kernel @attention(%q: memref<1x2x100x64xbf16>, %k: memref<1x1x130x64xbf16>, %v: memref<1x1x130x64xbf16>, %o: memref<1x2x100x64xbf16>) grid [2, 1, 1] block [384, 1, 1] {
-  tile.attention %q, %k, %v scale 0.125 causal into %o : memref<1x2x100x64xbf16>, memref<1x1x130x64xbf16>, memref<1x1x130x64xbf16> into memref<1x2x100x64xbf16> atom wgmma m64n128k16 tile [128, 128, 64] warps [8, 1] pipeline 2
+tile.kernel @attention(%q: memref<1x2x200x64xbf16>, %k: memref<1x1x130x64xbf16>, %v: memref<1x1x130x64xbf16>, %o: memref<1x2x200x64xbf16>) grid [4, 1, 1] block [384, 1, 1] {
+  tile.attention %q, %k, %v scale 0.125 causal into %o : memref<1x2x200x64xbf16>, memref<1x1x130x64xbf16>, memref<1x1x130x64xbf16> into memref<1x2x200x64xbf16> atom wgmma m64n128k16 tile [128, 128, 64] warps [8, 1] pipeline 2
 }
-func.func @forward(%q: memref<1x2x100x64xbf16>, %k: memref<1x1x130x64xbf16>, %v: memref<1x1x130x64xbf16>, %o: memref<1x2x100x64xbf16>) {
-  tile.launch @attention(%q, %k, %v, %o) : memref<1x2x100x64xbf16>, memref<1x1x130x64xbf16>, memref<1x1x130x64xbf16>, memref<1x2x100x64xbf16>
+func.func @forward(%q: memref<1x2x200x64xbf16>, %k: memref<1x1x130x64xbf16>, %v: memref<1x1x130x64xbf16>, %o: memref<1x2x200x64xbf16>) {
+  tile.launch @attention(%q, %k, %v, %o) : memref<1x2x200x64xbf16>, memref<1x1x130x64xbf16>, memref<1x1x130x64xbf16>, memref<1x2x200x64xbf16>
   func.return
 }
 
