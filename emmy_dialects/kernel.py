@@ -59,7 +59,8 @@ Semantics of the primitives, for the SIMT emulator and the CUDA printer:
   tensor map's tensor into swizzled shared memory, completing bytes on an mbarrier;
   `kernel.wgmma` is a warpgroup's asynchronous MMA on shared tiles, whose accumulator
   `kernel.wgmma_wait` returns once its group is done; `kernel.setmaxnreg` moves registers
-  between warpgroups (see each op).
+  between warpgroups (see each op); `kernel.named_barrier` lets warps wait for each other
+  (warp groups taking turns at their tensor-core products).
 - Clusters (sm_90 on): a `kernel.func ... cluster N` runs its blocks N at a time along x, at
   once; `kernel.cluster_barrier` waits for all their threads, and `kernel.map_shared_rank`
   gives another block's shared buffer, which it reads as its own (distributed shared memory).
@@ -2329,6 +2330,70 @@ class SetmaxnregOp(IRDLOperation):
             )
 
 
+class NamedBarrierAction(StrEnum):
+    SYNC = auto()
+    ARRIVE = auto()
+
+
+@irdl_attr_definition
+class NamedBarrierActionAttr(EnumAttribute[NamedBarrierAction], SpacedOpaqueSyntaxAttribute):
+    """`sync` or `arrive`: whether a `kernel.named_barrier` waits for the barrier or only
+    counts towards it."""
+
+    name = "kernel.named_barrier_action"
+
+
+NAMED_BARRIERS = 16
+"""The hardware barriers of a block; barrier 0 is `kernel.barrier`'s."""
+
+
+@irdl_op_definition
+class NamedBarrierOp(IRDLOperation):
+    """Hardware barrier `id` (1 to 15) of `threads` threads of the block: `sync` waits until
+    that many have reached it, counting its own warps, `arrive` counts its warps and goes on
+    (`bar.sync` / `bar.arrive id, threads`): `kernel.named_barrier sync %id, threads 256`.
+    Warps take part whole and converged; `id` may differ between warps. It orders when
+    warps run, not what they see of memory: two consumer warp groups take turns at issuing
+    their tensor-core products, one's softmax running while the other's products do
+    (FlashAttention-3's ping-pong). The SIMT emulator, which runs the warps in lockstep,
+    checks its operands only."""
+
+    name = "kernel.named_barrier"
+    action = prop_def(NamedBarrierActionAttr)
+    barrier = operand_def(IndexType)
+    threads = prop_def(IntegerAttr[I32])
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect(), Convergent(Threads.WARP))
+    assembly_format = "$action $barrier `,` `threads` $threads attr-dict"
+
+    def __init__(self, action: str, barrier: SSAValue, threads: int):
+        super().__init__(
+            operands=[barrier],
+            properties={
+                "action": NamedBarrierActionAttr(NamedBarrierAction(action)),
+                "threads": IntegerAttr(threads, i32),
+            },
+        )
+
+    @property
+    def thread_count(self) -> int:
+        return self.threads.value.data
+
+    def verify_(self) -> None:
+        _verify_in_kernel(self)
+        warp = target_of(self).warp_size
+        if self.thread_count <= 0 or self.thread_count % warp:
+            raise VerifyException(
+                f"a kernel.named_barrier counts whole warps: {self.thread_count} threads is "
+                f"not a positive multiple of {warp}"
+            )
+        barrier = _constant_index(self.barrier)
+        if barrier is not None and not 1 <= barrier < NAMED_BARRIERS:
+            raise VerifyException(
+                f"a kernel.named_barrier is barrier 1 to {NAMED_BARRIERS - 1} (0 is "
+                f"kernel.barrier's), got {barrier}"
+            )
+
+
 @irdl_op_definition
 class LaunchOp(LaunchOpBase):
     """Host side: runs a kernel.func on a grid of blocks:
@@ -2510,6 +2575,7 @@ Kernel = Dialect(
         WgmmaOp,
         WgmmaWaitOp,
         SetmaxnregOp,
+        NamedBarrierOp,
         LaunchOp,
     ],
     [
@@ -2522,5 +2588,6 @@ Kernel = Dialect(
         SwizzleAttr,
         MmaShapeAttr,
         SetmaxnregActionAttr,
+        NamedBarrierActionAttr,
     ],
 )

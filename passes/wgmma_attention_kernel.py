@@ -95,6 +95,12 @@ from emmy.passes.wgmma_gemm_kernel import (
     consumer_registers,
 )
 
+PING_PONG_CONSUMERS = 2
+"""The consumer warp groups that take turns at issuing their products (ping-pong)."""
+
+PING_PONG_BARRIER = 1
+"""The named barrier of the first consumer warp group's turn; the second's is the next."""
+
 OVERLAPPED_MASK_DEPTH = 64
 """The largest head dim at which a boolean mask keeps the softmax/P V overlap (`overlaps`)."""
 
@@ -122,6 +128,9 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
         self.items = items
         """The item table (`item_table`) of the `grid` blocks."""
         self.grid = grid
+        self.turns: tuple[SSAValue, SSAValue] | None = None
+        """The named barriers of a consumer warp group's turn and of the other's (ping-pong),
+        if they take turns."""
         self.warpgroup_threads = WARPGROUP_WARPS * target.warp_size
         self.consumers = self.block_q // kernel.WGMMA_M
         self.panel = kernel.WGMMA_ROW_BYTES // self.element_bytes
@@ -345,7 +354,29 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
         self.group_row = self.div(lane, 4)
         self.quad_lane = self.rem(lane, 4)
         self.pair_column = self.mul(self.quad_lane, 2)
+        if self.consumers == PING_PONG_CONSUMERS and self.overlaps():
+            self.turns = (
+                self.add(group, PING_PONG_BARRIER),
+                self.add_op(arith.SubiOp(self.index(PING_PONG_BARRIER + 1), group)).results[0],
+            )
+            # The second warp group lets the first take the first turn, and at the end the
+            # first takes the second's last, so that no barrier is left waiting.
+            self.if_then(self.equal(group, 1), self.pass_turn)
         self.item_loop(self.attend_item)
+        if self.turns is not None:
+            self.if_then(self.equal(group, 0), self.take_turn)
+
+    def take_turn(self) -> None:
+        """Waits until the other consumer warp group has issued its products (ping-pong)."""
+        if self.turns is not None:
+            threads = PING_PONG_CONSUMERS * self.warpgroup_threads
+            self.add_op(kernel.NamedBarrierOp("sync", self.turns[0], threads))
+
+    def pass_turn(self) -> None:
+        """Lets the other consumer warp group issue its products (ping-pong)."""
+        if self.turns is not None:
+            threads = PING_PONG_CONSUMERS * self.warpgroup_threads
+            self.add_op(kernel.NamedBarrierOp("arrive", self.turns[1], threads))
 
     def lane_row_point(self, half: int) -> tuple[SSAValue | None, list[Index], Index]:
         row = self.add(self.add(self.first_row, self.warp_row), self.add(self.group_row, 8 * half))
@@ -418,9 +449,11 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
         # The first key block: its scores and P (the output is zero, nothing to rescale).
         index, stage, rounds = self.key_position(0)
         self.wait_for_keys(stage, rounds)
+        self.take_turn()
         self.add_op(kernel.WgmmaFenceOp())
         scores = self.multiply_keys(stage)
         self.add_op(kernel.WgmmaCommitOp())
+        self.pass_turn()
         mask = self.issued_mask_elements(index)
         (scores,) = self.add_op(kernel.WgmmaWaitOp(0, [scores])).results
         maxima, sums, _, fragments = self.softmax(scores, index, [minus_inf] * 2, [zero] * 2, mask)
@@ -430,9 +463,11 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
         last = self.add_op(arith.SubiOp(self.key_blocks, self.index(1))).results[0]
         stage, rounds = self.key_stage(last)
         self.wait_for_values(stage, rounds)
+        self.take_turn()
         self.add_op(kernel.WgmmaFenceOp())
         output = self.multiply_values(state[5:], stage, state[4])
         self.add_op(kernel.WgmmaCommitOp())
+        self.pass_turn()
         (output,) = self.add_op(kernel.WgmmaWaitOp(0, [output])).results
         self.add_op(kernel.MbarrierArriveOp(self.empty, self.index(stage)))
         return state[:2], state[2:4], output
@@ -582,12 +617,14 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
         previous, previous_rounds = self.rem(count, self.stages), self.div(count, self.stages)
         self.wait_for_keys(stage, rounds)
         self.wait_for_values(previous, previous_rounds)
+        self.take_turn()
         # The fence orders the writes of P's and O's registers before the wgmmas read them.
         self.add_op(kernel.WgmmaFenceOp())
         scores = self.multiply_keys(stage)
         self.add_op(kernel.WgmmaCommitOp())
         output = self.multiply_values(fragments, previous, output)
         self.add_op(kernel.WgmmaCommitOp())
+        self.pass_turn()
         mask = self.issued_mask_elements(index)
         (scores,) = self.add_op(kernel.WgmmaWaitOp(1, [scores])).results
         new_maxima, new_sums, alphas, fragments = self.softmax(scores, index, maxima, sums, mask)

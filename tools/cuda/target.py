@@ -989,6 +989,14 @@ class _KernelPrinter:
             f'asm volatile("setmaxnreg.{op.action.data}.sync.aligned.u32 {op.registers};\\n");'
         )
 
+    def named_barrier(self, op: kernel.NamedBarrierOp) -> None:
+        # "memory" keeps the compiler from moving accesses across it, as bar.sync's
+        # __syncthreads does.
+        self.line(
+            f'asm volatile("bar.{op.action.data} %0, {op.thread_count};\\n" :: '
+            f'"r"((unsigned int){self.expr(op.barrier)}) : "memory");'
+        )
+
     def asm_statement(self, instruction: str) -> None:
         self.line(f'asm volatile("{instruction}\\n" ::: "memory");')
 
@@ -1468,6 +1476,7 @@ _OP_PRINTERS: dict[type[Operation], Callable[[_KernelPrinter, Operation], None]]
     kernel.WgmmaOp: _KernelPrinter.wgmma,
     kernel.WgmmaWaitOp: _KernelPrinter.wgmma_wait,
     kernel.SetmaxnregOp: _KernelPrinter.setmaxnreg,
+    kernel.NamedBarrierOp: _KernelPrinter.named_barrier,
 }
 _MBARRIER_HELPERS: dict[type[Operation], str] = {
     kernel.MbarrierInitOp: "emmy_mbarrier_init",

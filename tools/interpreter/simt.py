@@ -139,6 +139,9 @@ sequential ones.
   read of a stage that the reader released with an arrival before TMA overwrote it is not
   checked, and the tags belong to the view a copy wrote through (not to aliasing views of
   other types).
+- `kernel.named_barrier` (warps waiting for each other's arrivals) has nothing to wait for
+  in lockstep: it checks that whole warps execute it, on barrier 1 to 15, of at most the
+  block's threads. It orders when warps run, not memory, so lockstep computes what a GPU does.
 - `kernel.wgmma`, `wgmma_fence`, `wgmma_commit`, `wgmma_wait` and `setmaxnreg` are
   warpgroup instructions: every thread of a warpgroup (128 consecutive threads of a block)
   that executes one executes it, converged. A wgmma reads the warpgroup's A (64 x 16) and
@@ -1744,6 +1747,27 @@ class SimtFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: kernel.SetmaxnregOp, args: PythonValues
     ) -> PythonValues:
         self.warpgroups(self.in_kernel(interpreter), op)
+        return ()
+
+    @impl(kernel.NamedBarrierOp)
+    def run_named_barrier(
+        self, interpreter: Interpreter, op: kernel.NamedBarrierOp, args: PythonValues
+    ) -> PythonValues:
+        # Warps run in lockstep here, so there is no one to wait for: the operands are checked.
+        chunk = self.in_kernel(interpreter)
+        warp_size = target_of(op).warp_size
+        self.check_converged(chunk, op, warp_size, "warp")
+        if op.thread_count > chunk.block_size:
+            raise InterpretationError(
+                f"'{op.name}' counts {op.thread_count} threads, more than the block's "
+                f"{chunk.block_size}: it would never complete"
+            )
+        barriers = chunk.per_thread(np.asarray(args[0]))[chunk.mask]
+        if barriers.size and not ((barriers >= 1) & (barriers < kernel.NAMED_BARRIERS)).all():
+            raise InterpretationError(
+                f"'{op.name}' is barrier 1 to {kernel.NAMED_BARRIERS - 1}, got "
+                f"{int(barriers[(barriers < 1) | (barriers >= kernel.NAMED_BARRIERS)][0])}"
+            )
         return ()
 
     @impl(kernel.FenceProxyAsyncOp)

@@ -1601,6 +1601,34 @@ kernel.func @wgmma_fence_under_warp_if() block [256, 1, 1] {
 
 // -----
 
+kernel.func @named_barrier_of_part_of_a_warp() block [256, 1, 1] {
+  %c1 = arith.constant 1 : index
+  // expected-error @+1 {{a kernel.named_barrier counts whole warps: 100 threads is not a positive multiple of 32}}
+  kernel.named_barrier sync %c1, threads 100
+}
+
+// -----
+
+kernel.func @named_barrier_zero() block [256, 1, 1] {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{a kernel.named_barrier is barrier 1 to 15 (0 is kernel.barrier's), got 0}}
+  kernel.named_barrier arrive %c0, threads 256
+}
+
+// -----
+
+kernel.func @named_barrier_under_lane_if() block [256, 1, 1] {
+  %c1 = arith.constant 1 : index
+  %t = kernel.thread_id x
+  %odd = arith.cmpi ult, %t, %c1 : index
+  scf.if %odd {
+    // expected-error @+1 {{a kernel.named_barrier must be reached by every lane of the warp}}
+    kernel.named_barrier sync %c1, threads 256
+  }
+}
+
+// -----
+
 kernel.func @setmaxnreg_under_warp_if() block [256, 1, 1] {
   %c32 = arith.constant 32 : index
   %t = kernel.thread_id x

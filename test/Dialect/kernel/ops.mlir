@@ -335,7 +335,8 @@ func.func @forward(%x: memref<4x64xf32>, %g: memref<64xf16>) -> memref<32xf32> {
   func.return %y : memref<32xf32>
 }
 
-// Hopper (sm_90a): mbarriers, a TMA load through a tensor map, warpgroup MMAs, setmaxnreg.
+// Hopper (sm_90a): mbarriers, a TMA load through a tensor map, warpgroup MMAs, setmaxnreg;
+// named barriers.
 
 // CHECK-LABEL: kernel.func @k_hopper(%map: !kernel.tensor_map<memref<256x128xbf16>, box [128, 64], swizzle 128>) block [384, 1, 1] {
 // CHECK-NEXT:    %c0 = arith.constant 0 : index
@@ -363,6 +364,8 @@ func.func @forward(%x: memref<4x64xf32>, %g: memref<64xf16>) -> memref<32xf32> {
 // CHECK-NEXT:    kernel.wgmma_wait 1
 // CHECK-NEXT:    kernel.setmaxnreg inc 240
 // CHECK-NEXT:    kernel.setmaxnreg dec 24 {tag}
+// CHECK-NEXT:    kernel.named_barrier sync %c1, threads 256
+// CHECK-NEXT:    kernel.named_barrier arrive %c1, threads 256 {tag}
 // CHECK-NEXT:  }
 // CHECK-NEXT:  func.func @launch_hopper(%x: memref<256x128xbf16>) {
 // CHECK-NEXT:    kernel.launch @k_hopper(%x) grid [1, 1, 1] block [384, 1, 1] smem 163840 : memref<256x128xbf16>
@@ -394,6 +397,8 @@ kernel.func @k_hopper(%map: !kernel.tensor_map<memref<256x128xbf16>, box [128, 6
   kernel.wgmma_wait 1
   kernel.setmaxnreg inc 240
   kernel.setmaxnreg dec 24 {tag}
+  kernel.named_barrier sync %c1, threads 256
+  kernel.named_barrier arrive %c1, threads 256 {tag}
 }
 func.func @launch_hopper(%x: memref<256x128xbf16>) {
   kernel.launch @k_hopper(%x) grid [1, 1, 1] block [384, 1, 1] smem 163840 : memref<256x128xbf16>
