@@ -149,6 +149,50 @@ def test_print_cuda_is_the_target():
     assert stream.getvalue() != print_cuda(module)
 
 
+SWIZZLED_STAGES = """
+kernel.func @k(%y: memref<8x32xf32>) block [32, 1, 1] {
+  %column = kernel.thread_id x
+  %c0 = arith.constant 0 : index
+  %c3 = arith.constant 3 : index
+  %c8 = arith.constant 8 : index
+  %stage = arith.remui %column, %c3 : index
+  %row = arith.remui %column, %c8 : index
+  %tiles = kernel.dynamic_shared offset 0 {layout = #kernel.swizzle<SPAN>} : TILES
+  %v = memref.load %tiles[%stage, %c0, %row, %column] : TILES
+  %w = arith.extf %v : ELEMENT to f32
+  memref.store %w, %y[%row, %column] : memref<8x32xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("span", [32, 64, 128])
+@pytest.mark.parametrize("element", ["bf16", "f32"])
+def test_a_swizzled_index_adds_whole_periods_outside_the_swizzle(span: int, element: str):
+    """The part of a swizzled shared index that is whole periods of the swizzle's pattern (a
+    stage of a ring) is added outside `emmy_swizzle`, which then takes the same value in
+    every stage; the printed index is the swizzle of the whole index at every element."""
+    tiles = f"memref<3x2x8x64x{element}, 3 : i32>"
+    text = SWIZZLED_STAGES.replace("SPAN", str(span)).replace("TILES", tiles)
+    text = text.replace("ELEMENT", element)
+    if element == "f32":
+        text = text.replace("%w = arith.extf %v : f32 to f32", "%w = arith.addf %v, %v : f32")
+    source = print_cuda(parse(text))
+    (index,) = re.findall(r"tiles\[(.*)\];", source)
+    assert index.startswith("stage * 1024 + ") and "emmy_swizzle(" in index, index
+    assert "stage" not in index[index.index("emmy_swizzle(") :], index
+    permutation = kernel.SwizzleAttr(span).element_permutation(2 if element == "bf16" else 4)
+
+    def emmy_swizzle(i: int, shift: int, mask: int, chunk_shift: int) -> int:
+        return i ^ (((i >> shift) & mask) << chunk_shift)
+
+    for stage in range(3):
+        for row in range(8):
+            for column in range(64):
+                printed = eval(index, {"emmy_swizzle": emmy_swizzle}, locals())
+                flat = stage * 1024 + row * 64 + column
+                assert printed == emmy_swizzle(flat, *permutation), (stage, row, column)
+
+
 def test_the_host_function_is_not_printed():
     source = print_cuda(parse(KERNEL_OPS.read_text()))
     assert "forward" not in source and "launch_parameters" not in source

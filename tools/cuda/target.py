@@ -547,6 +547,9 @@ class _KernelPrinter:
         self.depth = 1
         self.needed = _needed_values(func.body.block)
         self.current: Operation = func
+        self.tf32_words: dict[tuple[SSAValue, Block | None], str] = {}
+        """The tf32 words of each f32 fragment that a tf32 mma_sync of a block reads, rounded
+        once there for all the block's products that read it."""
 
     # -- output helpers --
 
@@ -715,7 +718,19 @@ class _KernelPrinter:
         memref_type = buffer.type
         assert isinstance(memref_type, MemRefType)
         shape = memref_type.get_shape()
+        swizzle = kernel.swizzle_of(buffer) if swizzled else None
+        permutation = None
+        # The swizzle permutes elements within periods of `period`: a part of the index that
+        # is a multiple of it moves the element by itself, so it is added outside the swizzle
+        # (a stage or a panel of a tile), and what the swizzle takes stays the same from one
+        # stage to the next, for the compiler to compute once.
+        period = 0
+        if swizzle is not None:
+            permutation = swizzle.element_permutation(element_bytes(memref_type.get_element_type()))
+            shift, mask, _ = permutation
+            period = 1 << (shift + mask.bit_length())
         terms: list[str] = []
+        whole_periods: list[str] = []
         offset = 0
         for dim, index in enumerate(indices):
             inner = shape[dim + 1 :]
@@ -732,16 +747,19 @@ class _KernelPrinter:
             if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
                 offset += owner.value.value.data * stride
                 continue
-            terms.append(self.expr(index) if stride == 1 else f"{self.expr(index)} * {stride}")
+            term = self.expr(index) if stride == 1 else f"{self.expr(index)} * {stride}"
+            (whole_periods if period and stride % period == 0 else terms).append(term)
+        if period:
+            whole_periods += [str(offset - offset % period)] if offset >= period else []
+            offset %= period
         if offset or not terms:
             terms.append(str(offset))
         flat = " + ".join(terms)
-        swizzle = kernel.swizzle_of(buffer) if swizzled else None
-        if swizzle is not None:
+        if permutation is not None:
             self.features.helpers.add("emmy_swizzle")
-            size = element_bytes(memref_type.get_element_type())
-            shift, mask, chunk_shift = swizzle.element_permutation(size)
-            flat = f"emmy_swizzle({flat}, {shift}, {mask}, {chunk_shift})"
+            flat = " + ".join(
+                [*whole_periods, "emmy_swizzle({}, {}, {}, {})".format(flat, *permutation)]
+            )
         return f"{self.expr(buffer)}[{flat}]"
 
     def shared_alloc(self, op: kernel.SharedAllocOp) -> None:
@@ -908,6 +926,8 @@ class _KernelPrinter:
         a, b, c = (self.expr(value) for value in (op.a, op.b, op.c))
         for value in (op.a, op.b):
             self.c_type(value.type, op)
+        if op.tf32 is not None:
+            a, b = (self.rounded_to_tf32(value, op) for value in (op.a, op.b))
         accumulator = self.c_type(op.result.type, op)
         element = "tf32" if op.tf32 is not None else str(op.element_type)
         helper = f"emmy_mma_{op.shape.data}_{element}"
@@ -916,6 +936,19 @@ class _KernelPrinter:
         self.line(f"{accumulator} {name};")
         self.line(f"{helper}(&{name}, &{a}, &{b}, &{c});")
         self.exprs[op.result] = name
+
+    def rounded_to_tf32(self, fragment: SSAValue, op: kernel.MmaSyncOp) -> str:
+        """The tf32 words of an f32 fragment, rounded (cvt.rna) where the block's first tf32
+        product reads it: an A fragment feeds a row of products, a B fragment a column."""
+        key = (fragment, op.parent_block())
+        if key not in self.tf32_words:
+            self.features.helpers.add("emmy_round_tf32")
+            count = fragment.type.get_shape()[0]
+            name = self.names.fresh(f"{fragment.name_hint or 'fragment'}_tf32")
+            self.line(f"unsigned int {name}[{count}];")
+            self.line(f"emmy_round_tf32({name}, &{self.expr(fragment)}, {count});")
+            self.tf32_words[key] = name
+        return self.tf32_words[key]
 
     # -- Hopper: mbarriers, TMA, warpgroup tensor cores --
 
@@ -1597,6 +1630,20 @@ def _swizzle_helper(features: _Features) -> str:
     )
 
 
+def _round_tf32_helper(features: _Features) -> str:
+    return (
+        "// The tf32 words of f32 values, rounded to nearest (ties away from zero), as\n"
+        "// mma.sync's tf32 operands take them.\n"
+        "template <typename Fragment>\n"
+        "__device__ __forceinline__ void emmy_round_tf32(unsigned int* words, "
+        "const Fragment* values, int count) {\n"
+        "  const float* f32 = reinterpret_cast<const float*>(values);\n"
+        "  for (int i = 0; i < count; ++i) "
+        'asm("cvt.rna.tf32.f32 %0, %1;\\n" : "=r"(words[i]) : "f"(f32[i]));\n'
+        "}\n"
+    )
+
+
 # Warp instructions, `asm volatile` as CUTLASS writes them, so that the compiler neither drops
 # nor moves them; the fragments are taken by address, and nvcc keeps them in registers.
 
@@ -1631,7 +1678,7 @@ def _ldmatrix_helper(matrices: int, transposed: bool) -> Callable[[_Features], s
 
 
 def _mma_helper(shape: str, element: str) -> Callable[[_Features], str]:
-    """D = A * B + C on a warp's tile; tf32 operands are f32, rounded with cvt.rna first."""
+    """D = A * B + C on a warp's tile; tf32 operands are words that `emmy_round_tf32` made."""
     k = 16 if shape == "m16n8k16" else 8
     a_words, b_words = 16 * k // 32, 8 * k // 32
     if element != "tf32":  # two 16-bit elements to a register
@@ -1645,23 +1692,10 @@ def _mma_helper(shape: str, element: str) -> Callable[[_Features], str]:
         first += count
 
     def text(features: _Features) -> str:
-        if element == "tf32":
-            load = (
-                "  const float* a_f32 = static_cast<const float*>(a);\n"
-                "  const float* b_f32 = static_cast<const float*>(b);\n"
-                f"  unsigned int A[{a_words}], B[{b_words}];\n"
-                f"  for (int i = 0; i < {a_words}; ++i) "
-                'asm("cvt.rna.tf32.f32 %0, %1;\\n" : "=r"(A[i]) : "f"(a_f32[i]));\n'
-                f"  for (int i = 0; i < {b_words}; ++i) "
-                'asm("cvt.rna.tf32.f32 %0, %1;\\n" : "=r"(B[i]) : "f"(b_f32[i]));\n'
-            )
-        else:
-            load = (
-                "  const unsigned int* A = static_cast<const unsigned int*>(a);\n"
-                "  const unsigned int* B = static_cast<const unsigned int*>(b);\n"
-            )
         rounded = (
-            ";\n// A and B are f32, rounded to tf32 (cvt.rna) first" if element == "tf32" else ""
+            ";\n// A and B are tf32 words (f32 rounded by emmy_round_tf32)"
+            if element == "tf32"
+            else ""
         )
         return (
             f"// kernel.mma_sync {shape} on {element}: D = A * B + C on the warp's 16x8 tile, "
@@ -1669,7 +1703,8 @@ def _mma_helper(shape: str, element: str) -> Callable[[_Features], str]:
             f"__device__ __forceinline__ void emmy_mma_{shape}_{element}("
             f"void* d, const void* a, const void* b, const void* c) {{\n"
             f"  float* D = static_cast<float*>(d);\n"
-            f"{load}"
+            "  const unsigned int* A = static_cast<const unsigned int*>(a);\n"
+            "  const unsigned int* B = static_cast<const unsigned int*>(b);\n"
             f"  const float* C = static_cast<const float*>(c);\n"
             f'  asm volatile("mma.sync.aligned.{shape}.row.col.f32.{element}.{element}.f32 '
             f'{", ".join(groups)};\\n"\n'
@@ -1868,6 +1903,7 @@ _HELPERS: dict[str, Callable[[_Features], str]] = {
     "emmy_atomic_maximumf": _atomic_helper("emmy_atomic_maximumf", "emmy_maximumf"),
     "emmy_atomic_minimumf": _atomic_helper("emmy_atomic_minimumf", "emmy_minimumf"),
     "emmy_swizzle": _swizzle_helper,
+    "emmy_round_tf32": _round_tf32_helper,
     "emmy_exp2_approx": _exp2_approx_helper,
     **{
         _ldmatrix_helper_name(matrices, transposed): _ldmatrix_helper(matrices, transposed)

@@ -19,8 +19,8 @@
 // CHECK:         for (long [[KT:.*]] = 0; [[KT]] < 2; [[KT]] += 1) {
 // CHECK-NEXT:      asm volatile("cp.async.wait_group 1;\n" ::: "memory");
 // CHECK-NEXT:      __syncthreads();
-// CHECK:           emmy_ldmatrix_x4(&{{.*}}, &a_tiles[emmy_swizzle({{.*}})]);
-// CHECK:           emmy_ldmatrix_x4_trans(&{{.*}}, &b_tiles[emmy_swizzle({{.*}})]);
+// CHECK:           emmy_ldmatrix_x4(&{{.*}}, &a_tiles[{{.*}} * 2048 + emmy_swizzle({{.*}})]);
+// CHECK:           emmy_ldmatrix_x4_trans(&{{.*}}, &b_tiles[{{.*}} * 2048 + emmy_swizzle({{.*}})]);
 // CHECK:           emmy_mma_m16n8k16_f16(&{{.*}}, &{{.*}}, &{{.*}}, &{{.*}});
 // CHECK:         if ({{.*}}) {
 // CHECK-NEXT:      emmy_f32x2 [[PAIR:.*]] = {{[{][{]}}[[E0:.*]], [[E0]]{{[}][}]}};

@@ -32,14 +32,11 @@
 // CHECK-NEXT:                 : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "r"(B[0]), "r"(B[1]), "f"(C[0]), "f"(C[1]), "f"(C[2]), "f"(C[3]));
 // CHECK-NEXT:  }
 // CHECK:       // kernel.mma_sync m16n8k8 on tf32: D = A * B + C on the warp's 16x8 tile, accumulating in f32;
-// CHECK-NEXT:  // A and B are f32, rounded to tf32 (cvt.rna) first.
+// CHECK-NEXT:  // A and B are tf32 words (f32 rounded by emmy_round_tf32).
 // CHECK-NEXT:  __device__ __forceinline__ void emmy_mma_m16n8k8_tf32(void* d, const void* a, const void* b, const void* c) {
 // CHECK-NEXT:    float* D = static_cast<float*>(d);
-// CHECK-NEXT:    const float* a_f32 = static_cast<const float*>(a);
-// CHECK-NEXT:    const float* b_f32 = static_cast<const float*>(b);
-// CHECK-NEXT:    unsigned int A[4], B[2];
-// CHECK-NEXT:    for (int i = 0; i < 4; ++i) asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(A[i]) : "f"(a_f32[i]));
-// CHECK-NEXT:    for (int i = 0; i < 2; ++i) asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(B[i]) : "f"(b_f32[i]));
+// CHECK-NEXT:    const unsigned int* A = static_cast<const unsigned int*>(a);
+// CHECK-NEXT:    const unsigned int* B = static_cast<const unsigned int*>(b);
 // CHECK-NEXT:    const float* C = static_cast<const float*>(c);
 // CHECK-NEXT:    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};\n"
 
@@ -65,9 +62,16 @@
 // CHECK:         d[g * 8 + n0] = d0;
 
 // CHECK-LABEL: // kernel.func @tf32_tile: block [32, 1, 1], 0 bytes of static shared memory
-// CHECK:         emmy_f32x4 fd;
-// CHECK-NEXT:    emmy_mma_m16n8k8_tf32(&fd, &fa, &fb, &fc);
-// CHECK-NEXT:    *reinterpret_cast<float4*>(&d[lane * 4]) = *reinterpret_cast<const float4*>(&fd);
+// The fragments are rounded to tf32 once, for both products that read them.
+// CHECK:         unsigned int fa_tf32[4];
+// CHECK-NEXT:    emmy_round_tf32(fa_tf32, &fa, 4);
+// CHECK-NEXT:    unsigned int fb_tf32[2];
+// CHECK-NEXT:    emmy_round_tf32(fb_tf32, &fb, 2);
+// CHECK-NEXT:    emmy_f32x4 fd;
+// CHECK-NEXT:    emmy_mma_m16n8k8_tf32(&fd, &fa_tf32, &fb_tf32, &fc);
+// CHECK-NEXT:    emmy_f32x4 fe;
+// CHECK-NEXT:    emmy_mma_m16n8k8_tf32(&fe, &fa_tf32, &fb_tf32, &fd);
+// CHECK-NEXT:    *reinterpret_cast<float4*>(&d[lane * 4]) = *reinterpret_cast<const float4*>(&fe);
 
 kernel.func @warp_gemm(%a: memref<16x32xbf16>, %b: memref<32x8xbf16>, %d: memref<16x8xf32>) block [32, 1, 1] {
   %lane = kernel.thread_id x
@@ -127,5 +131,6 @@ kernel.func @tf32_tile(%a: memref<32x4xf32>, %b: memref<32x2xf32>, %c: memref<32
   %fb = kernel.vector_load %b[%lane, %c0] : memref<32x2xf32>, vector<2xf32>
   %fc = kernel.vector_load %c[%lane, %c0] : memref<32x4xf32>, vector<4xf32>
   %fd = kernel.mma_sync m16n8k8 tf32 %fa, %fb, %fc : vector<4xf32>, vector<2xf32>, vector<4xf32> -> vector<4xf32>
-  kernel.vector_store %fd, %d[%lane, %c0] : memref<32x4xf32>, vector<4xf32>
+  %fe = kernel.mma_sync m16n8k8 tf32 %fa, %fb, %fd : vector<4xf32>, vector<2xf32>, vector<4xf32> -> vector<4xf32>
+  kernel.vector_store %fe, %d[%lane, %c0] : memref<32x4xf32>, vector<4xf32>
 }
