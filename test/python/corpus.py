@@ -249,9 +249,11 @@ class Sorts(nn.Module):
         top, where = torch.topk(x, 3)
         low, at = torch.topk(x, 2, dim=0, largest=False)
         # Through gather, so that ties (a bf16 row may hold two equal values) may fall in any
-        # order, as topk and an unstable sort leave them.
+        # order, as topk and an unstable sort leave them. The NaNs come out as 8.0: a
+        # program whose output holds NaN is not checked on the GPU (see bench_program).
         return (
-            ascending, order, torch.sort(y, dim=-1, descending=True)[0], top,
+            torch.nan_to_num(ascending, nan=8.0), order,
+            torch.nan_to_num(torch.sort(y, dim=-1, descending=True)[0], nan=8.0), top,
             x.gather(-1, where), low, x.gather(0, at), x.gather(-1, torch.argsort(x, dim=-1)),
             torch.sort(n, dim=-1, descending=True, stable=True),
         )
