@@ -12,7 +12,12 @@ from corpus import ATTENTION_FORMS, PROGRAMS
 
 from emmy.tools.bench import timing as bench
 from emmy.tools.bench.differential import lower
-from emmy.tools.bench.suites import GEMM_PROGRAMS, MEMORY_BOUND_PROGRAMS, attention_case
+from emmy.tools.bench.suites import (
+    FLOAT32_4096_TOLERANCES,
+    GEMM_PROGRAMS,
+    MEMORY_BOUND_PROGRAMS,
+    attention_case,
+)
 from emmy.tools.frontend.program import load_program
 from emmy.tools.runtime.host import GraphedHostProgram, HostProgram
 
@@ -26,7 +31,7 @@ def host_program(text: str) -> HostProgram:
     return HostProgram(lower(program.to_torch_ir(), "kernel"))
 
 
-def check_on_gpu(text: str, dtype: torch.dtype, runner=None) -> None:
+def check_on_gpu(text: str, dtype: torch.dtype, runner=None, tolerance=None) -> None:
     kernels = host_program(text.replace("DT", f"torch.{str(dtype).removeprefix('torch.')}"))
 
     def poisoned(args):
@@ -39,6 +44,7 @@ def check_on_gpu(text: str, dtype: torch.dtype, runner=None) -> None:
         backends=("eager", "emmy"),
         warmup=0,
         reps=1,
+        tolerance=tolerance,
     )
     for row in result["backends"]:
         assert row["correct"], f"{row['backend']}: {row.get('error')}"
@@ -69,6 +75,21 @@ def test_gemm_program_matches_eager_on_the_gpu(name: str, size, dtype: torch.dty
     with bench.float32_matmul_precision("highest"):  # eager's fp32 products in true fp32
         m, n, k = size
         check_on_gpu(GEMM_PROGRAMS[name].source.format(m=m, n=n, k=k), dtype)
+
+
+@pytest.mark.parametrize("size", [(1, 64, 128), (48, 80, 96), (128, 128, 64)], ids=str)
+@pytest.mark.parametrize("name", ["matmul", "linear"])
+def test_tf32_products_match_eager_on_the_gpu(name: str, size) -> None:
+    """fp32 products under the "high" float32 matmul precision run on tf32 mma_sync (each
+    fragment rounded once, `emmy_round_tf32`), as eager's run on cuBLAS's TF32: within the
+    gemm suite's tolerance for "high" (a fragment in the wrong place is off by whole
+    products)."""
+    with bench.float32_matmul_precision("high"):
+        m, n, k = size
+        source = GEMM_PROGRAMS[name].source.format(m=m, n=n, k=k)
+        torch_ir = load_program(source.replace("DT", "torch.float32"), "<s>").to_torch_ir()
+        assert "atom mma_sync m16n8k8" in str(lower(torch_ir, "tile"))  # tf32's atom
+        check_on_gpu(source, torch.float32, tolerance=FLOAT32_4096_TOLERANCES["high"])
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
