@@ -133,6 +133,8 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
         if they take turns."""
         self.warpgroup_threads = WARPGROUP_WARPS * target.warp_size
         self.consumers = self.block_q // kernel.WGMMA_M
+        self.row_blocks = -(-self.rows // self.block_q)
+        """The blocks of rows of a query head, an item each."""
         self.panel = kernel.WGMMA_ROW_BYTES // self.element_bytes
         self.panels = self.depth // self.panel
         self.batch_rank = len(self.batch_sizes)
@@ -185,7 +187,6 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
         `first_key_block`, `key_blocks` and `masked_from` set for it), in the order of its
         entries of the item table (`item_table`): its batch indices, its key/value head's and
         how many items the block took before it."""
-        row_blocks = -(-self.rows // self.block_q)
         block_x = self.add_op(kernel.BlockIdOp("x")).results[0]
         first, after = (self.table_entry(self.add(block_x, i)) for i in (0, 1))
 
@@ -193,7 +194,7 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
             entry, self.blocks_before = block.args
             taken = self.add_op(arith.SubiOp(entry, first)).results[0]
             linear = self.table_entry(self.add(entry, self.grid + 1))
-            head, row_block = self.div(linear, row_blocks), self.rem(linear, row_blocks)
+            head, row_block = self.div(linear, self.row_blocks), self.rem(linear, self.row_blocks)
             self.first_row = self.mul(row_block, self.block_q)
             batch = self.point_of(head, self.batch_sizes)
             start, end, self.masked_from = self.key_ranges()
@@ -223,7 +224,7 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
         """How many key blocks each row block of a head takes (`key_ranges`; all the keys'
         where a mask summary lists them)."""
         counts = []
-        for row_block in range(-(-self.rows // self.block_q)):
+        for row_block in range(self.row_blocks):
             self.first_row = row_block * self.block_q
             start, end, _ = self.key_ranges()
             counts.append(end - start)
@@ -368,15 +369,18 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
 
     def take_turn(self) -> None:
         """Waits until the other consumer warp group has issued its products (ping-pong)."""
-        if self.turns is not None:
-            threads = PING_PONG_CONSUMERS * self.warpgroup_threads
-            self.add_op(kernel.NamedBarrierOp("sync", self.turns[0], threads))
+        self.turn_barrier("sync", 0)
 
     def pass_turn(self) -> None:
         """Lets the other consumer warp group issue its products (ping-pong)."""
+        self.turn_barrier("arrive", 1)
+
+    def turn_barrier(self, action: str, whose: int) -> None:
+        """`action` at the named barrier of this warp group's turn (`whose` 0) or of the
+        other's (1), where the consumers take turns."""
         if self.turns is not None:
             threads = PING_PONG_CONSUMERS * self.warpgroup_threads
-            self.add_op(kernel.NamedBarrierOp("arrive", self.turns[1], threads))
+            self.add_op(kernel.NamedBarrierOp(action, self.turns[whose], threads))
 
     def lane_row_point(self, half: int) -> tuple[SSAValue | None, list[Index], Index]:
         row = self.add(self.add(self.first_row, self.warp_row), self.add(self.group_row, 8 * half))
