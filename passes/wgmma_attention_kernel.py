@@ -50,8 +50,9 @@ The softmax of one block thus overlaps the tensor cores' P V of the one before
 (`attention_mask_summary`: a boolean mask of keys a multiple of 16) and a boolean mask at
 head dim 64 keep it; with any other mask operand, whose elements the overlap leaves no
 registers for (ptxas spills a few), each block's S, softmax and P V run in turn (`overlaps`).
-The overlap of one warp group's softmax with another's products (ping-pong, named barriers)
-is not done.
+On the overlapped path the two consumer warp groups also take turns at issuing their
+products (FlashAttention-3's ping-pong): each waits at the named barrier of its turn, issues,
+and arrives at the other's, so that one's softmax runs while the other's products do.
 
 The accumulator of S (m64nN, f32: element i of a thread at row 16w + g + 8 ((i / 2) % 2),
 column 8 (i / 4) + 2q + i % 2) is, in each warp's 16 rows, N / 8 fragments of mma.sync's
