@@ -99,6 +99,12 @@ from emmy.passes.wgmma_gemm_kernel import (
 PING_PONG_CONSUMERS = 2
 """The consumer warp groups that take turns at issuing their products (ping-pong)."""
 
+PING_PONG_MIN_DEPTH = 128
+"""The smallest head dim at which the consumers take turns: at 128 the ping-pong made the
+H100's causal B4 H32 S4096 7% faster, at 64 it made causal B8 H32 S2048 12% slower (its
+products are too short to hide the other warp group's softmax, and the turns serialise
+them; `benchmarks/h100/2026-12-06-ab/`)."""
+
 PING_PONG_BARRIER = 1
 """The named barrier of the first consumer warp group's turn; the second's is the next."""
 
@@ -356,7 +362,11 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
         self.group_row = self.div(lane, 4)
         self.quad_lane = self.rem(lane, 4)
         self.pair_column = self.mul(self.quad_lane, 2)
-        if self.consumers == PING_PONG_CONSUMERS and self.overlaps():
+        if (
+            self.consumers == PING_PONG_CONSUMERS
+            and self.depth >= PING_PONG_MIN_DEPTH
+            and self.overlaps()
+        ):
             self.turns = (
                 self.add(group, PING_PONG_BARRIER),
                 self.add_op(arith.SubiOp(self.index(PING_PONG_BARRIER + 1), group)).results[0],
@@ -674,16 +684,19 @@ def item_table(
     blocks a head, taking `key_blocks[r]` key blocks). The items are dealt out as blocks
     that take the next item once they are done would take them (the longest processing time
     first: causal, a head's last rows take the most keys), so that every block ends at about
-    the same time, in sections of heads whose keys and values fit half the L2 cache
-    together: each block's items are neighbours of the other blocks' at the time, and read
-    the section's keys and values from the L2 (FlashAttention-3's LPT tile scheduler)."""
+    the same time, in sections of the heads whose items fill the grid once (and whose keys
+    and values fit half the L2 cache): each block's items are neighbours of the other
+    blocks' at the time, and read the section's keys and values from the L2
+    (FlashAttention-3's LPT tile scheduler). Sections of 48 heads (half the H100's L2) made
+    causal B8 H32 S2048 D64 6% slower than sections of 8 (`benchmarks/h100/2026-12-06-ab/`)."""
     heads = max(prod(attention.query.type.get_shape()[:-2]), 1)
     group = kv_group(attention.query.type.get_shape(), attention.key.type.get_shape())
     keys, key_depth = attention.key.type.get_shape()[-2:]
     value_depth = attention.value.type.get_shape()[-1]
     element = kernel.element_bytes(attention.query.type.get_element_type())
     kv_head_bytes = keys * (key_depth + value_depth) * element
-    section = group * max(1, target.l2_bytes // 2 // kv_head_bytes)
+    wave = -(-grid // (len(key_blocks) * group))
+    section = group * max(1, min(target.l2_bytes // 2 // kv_head_bytes, wave))
     longest_first = sorted(range(len(key_blocks)), key=lambda r: -key_blocks[r])
     order = [
         head * len(key_blocks) + row_block

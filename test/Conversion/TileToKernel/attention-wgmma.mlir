@@ -5,10 +5,8 @@
 // 128 rows) that their entries of the item table @attention_items name (here one each: the
 // offsets [0, 1, 2, 3, 4] of each block's entries, then the longest items first, the heads'
 // row blocks 1 of 2 key blocks, items 1 and 3), counting the key blocks they took before for
-// the ring's stages and phases; 3 warp groups. The consumers take turns at issuing their
-// products (named barriers 1 and 2 of 256 threads: a warp group waits at its own before it
-// issues and arrives at the other's after; the second lets the first go first, and the first
-// takes the second's last turn at the end). The kernel takes tensor maps of the query, key and value (boxes of
+// the ring's stages and phases; 3 warp groups (at head dim 64 the consumers do not take
+// turns: no named barriers). The kernel takes tensor maps of the query, key and value (boxes of
 // 128 rows by 64 columns, 1 along the batch and the heads: rows past a head's end read as
 // zeros), which the launch passes again. The query tile and 2 stages of key and value blocks
 // are dynamic shared memory in 128-byte swizzled rows; mbarriers: q_full, q_empty, and for
@@ -70,26 +68,17 @@
 // CHECK:         } else {
 // CHECK-NEXT:      kernel.setmaxnreg inc 240
 // CHECK-NEXT:      %[[GROUP:.*]] = arith.subi %{{.*}}, %c1 : index
-// CHECK:           %[[OWN_TURN:.*]] = arith.addi %[[GROUP]], %c1 : index
-// CHECK-NEXT:      %[[OTHER_TURN:.*]] = arith.subi %c2, %[[GROUP]] : index
-// CHECK-NEXT:      %[[SECOND:.*]] = arith.cmpi eq, %[[GROUP]], %c1 : index
-// CHECK-NEXT:      scf.if %[[SECOND]] {
-// CHECK-NEXT:        kernel.named_barrier arrive %[[OTHER_TURN]], threads 256
-// CHECK-NEXT:      }
 // CHECK:           scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c1 iter_args(%{{.*}} = %c0) -> (index) {
 // CHECK:             %[[KEY_BLOCKS:.*]] = arith.minui %c2, %{{.*}} : index
 // CHECK:             kernel.mbarrier_wait %[[Q_FULL]][%c0]
 // CHECK:             kernel.mbarrier_wait %[[K_FULL]][%{{.*}}], %{{.*}} : !kernel.mbarrier<2>
-// CHECK-NEXT:        kernel.named_barrier sync %[[OWN_TURN]], threads 256
 // CHECK-NEXT:        kernel.wgmma_fence
 // CHECK:             %[[S0:.*]] = kernel.wgmma m64n128k16 %[[Q_TILE]][%c0, %[[ROWS:[0-9a-z_]+]], %c48]
 // CHECK-NEXT:        kernel.wgmma_commit
-// CHECK-NEXT:        kernel.named_barrier arrive %[[OTHER_TURN]], threads 256
 // CHECK-NEXT:        %{{.*}} = kernel.wgmma_wait 0, %[[S0]] : vector<64xf32>
 // CHECK:             scf.for %{{.*}} = %c1 to %[[KEY_BLOCKS]] step %c1 iter_args({{.*}}) -> (f32, f32, f32, f32, vector<32xf32>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>, vector<8xbf16>) {
 // CHECK:               kernel.mbarrier_wait %[[K_FULL]][%[[S:[0-9a-z_]+]]], %{{.*}} : !kernel.mbarrier<2>
 // CHECK:               kernel.mbarrier_wait %[[V_FULL]][%[[PREVIOUS:[0-9a-z_]+]]], %{{.*}} : !kernel.mbarrier<2>
-// CHECK-NEXT:          kernel.named_barrier sync %[[OWN_TURN]], threads 256
 // CHECK-NEXT:          kernel.wgmma_fence
 // CHECK:               %{{.*}} = kernel.wgmma m64n128k16 %[[Q_TILE]][%c0, %[[ROWS]], %c0], %[[K_TILES]][%[[S]], %c0, %c0, %c0], %{{.*}} : memref<1x128x64xbf16, 3 : i32>, memref<2x1x128x64xbf16, 3 : i32>, vector<64xf32> -> vector<64xf32>
 // CHECK-NEXT:          %{{.*}} = kernel.wgmma m64n128k16 %[[Q_TILE]][%c0, %[[ROWS]], %c16], %[[K_TILES]][%[[S]], %c0, %c0, %c16]
@@ -100,7 +89,6 @@
 // CHECK-COUNT-6:       kernel.wgmma m64n64k16 %{{.*}}, %[[V_TILES]][%[[PREVIOUS]], %c0, %c{{[0-9]+}}, %c0] mn_major
 // CHECK-NEXT:          %[[OUT:.*]] = kernel.wgmma m64n64k16 %{{.*}}, %[[V_TILES]][%[[PREVIOUS]], %c0, %c112, %c0] mn_major
 // CHECK-NEXT:          kernel.wgmma_commit
-// CHECK-NEXT:          kernel.named_barrier arrive %[[OTHER_TURN]], threads 256
 // CHECK-NEXT:          %{{.*}} = kernel.wgmma_wait 1, %[[SCORES]] : vector<64xf32>
 // CHECK:               scf.if %{{.*}} -> (f32, f32
 // CHECK:               } else {
@@ -113,19 +101,14 @@
 // CHECK-NEXT:          kernel.mbarrier_arrive %[[EMPTY]][%[[PREVIOUS]]] : !kernel.mbarrier<2>
 // CHECK:               scf.yield {{.*}} : f32, f32, f32, f32, vector<32xf32>, vector<8xbf16>
 // CHECK:             kernel.mbarrier_wait %[[V_FULL]][%[[LAST:[0-9a-z_]+]]], %{{.*}} : !kernel.mbarrier<2>
-// CHECK-NEXT:        kernel.named_barrier sync %[[OWN_TURN]], threads 256
 // CHECK-NEXT:        kernel.wgmma_fence
 // CHECK-NEXT:        %{{.*}} = kernel.wgmma m64n64k16 %{{.*}}, %[[V_TILES]][%[[LAST]], %c0, %c0, %c0] mn_major
 // CHECK:             kernel.wgmma_commit
-// CHECK-NEXT:        kernel.named_barrier arrive %[[OTHER_TURN]], threads 256
 // CHECK-NEXT:        %{{.*}} = kernel.wgmma_wait 0, %{{.*}} : vector<32xf32>
 // CHECK-NEXT:        kernel.mbarrier_arrive %[[EMPTY]][%[[LAST]]] : !kernel.mbarrier<2>
 // CHECK-NEXT:        kernel.mbarrier_arrive %[[Q_EMPTY]][%c0] : !kernel.mbarrier<1>
 // CHECK:             kernel.vector_store %{{.*}}, %o[
-// CHECK:           %[[FIRST_GROUP:.*]] = arith.cmpi eq, %[[GROUP]], %c0 : index
-// CHECK-NEXT:      scf.if %[[FIRST_GROUP]] {
-// CHECK-NEXT:        kernel.named_barrier sync %[[OWN_TURN]], threads 256
-// CHECK-NEXT:      }
+// CHECK-NOT:     kernel.named_barrier
 // CHECK-LABEL: func.func @forward(
 // CHECK-NEXT:    %items = memref.get_global @attention_items : memref<9xi32>
 // CHECK-NEXT:    kernel.launch @attention(%q, %k, %v, %o, %q, %k, %v, %items) grid [4, 1, 1] block [384, 1, 1] smem 81920
@@ -166,4 +149,54 @@ func.func @forward(%q: memref<1x2x200x64xbf16>, %k: memref<1x1x130x64xbf16>, %v:
 
 tile.kernel @masked(%q: memref<1x2x100x64xbf16>, %k: memref<1x1x130x64xbf16>, %v: memref<1x1x130x64xbf16>, %m: memref<100x130xf32>, %o: memref<1x2x100x64xbf16>) grid [2, 1, 1] block [384, 1, 1] {
   tile.attention %q, %k, %v mask %m scale 0.125 into %o : memref<1x2x100x64xbf16>, memref<1x1x130x64xbf16>, memref<1x1x130x64xbf16> mask memref<100x130xf32> into memref<1x2x100x64xbf16> atom wgmma m64n128k16 tile [128, 128, 64] warps [8, 1] pipeline 2
+}
+
+// -----
+
+// At head dim 128 the consumers take turns at issuing their products (FlashAttention-3's
+// ping-pong, PING_PONG_MIN_DEPTH): named barriers 1 and 2 of 256 threads; a warp group waits
+// at its own before it issues and arrives at the other's after; the second lets the first go
+// first, and the first takes the second's last turn at the end, so that no barrier is left
+// waiting. The first key block's S, each next block's S and P V, and the last block's P V are
+// issued in a turn each.
+
+// CHECK-LABEL: kernel.func @attention(
+// CHECK:           kernel.setmaxnreg inc 240
+// CHECK-NEXT:      %[[GROUP:.*]] = arith.subi %{{.*}}, %c1 : index
+// CHECK:           %[[OWN_TURN:.*]] = arith.addi %[[GROUP]], %c1 : index
+// CHECK-NEXT:      %[[OTHER_TURN:.*]] = arith.subi %c2, %[[GROUP]] : index
+// CHECK-NEXT:      %[[SECOND:.*]] = arith.cmpi eq, %[[GROUP]], %c1 : index
+// CHECK-NEXT:      scf.if %[[SECOND]] {
+// CHECK-NEXT:        kernel.named_barrier arrive %[[OTHER_TURN]], threads 256
+// CHECK-NEXT:      }
+// CHECK:             kernel.named_barrier sync %[[OWN_TURN]], threads 256
+// CHECK-NEXT:        kernel.wgmma_fence
+// CHECK-COUNT-8:     kernel.wgmma m64n128k16
+// CHECK-NEXT:        kernel.wgmma_commit
+// CHECK-NEXT:        kernel.named_barrier arrive %[[OTHER_TURN]], threads 256
+// CHECK:             scf.for
+// CHECK:               kernel.named_barrier sync %[[OWN_TURN]], threads 256
+// CHECK-NEXT:          kernel.wgmma_fence
+// CHECK-COUNT-8:       kernel.wgmma m64n128k16 %{{.*}}, %{{.*}}
+// CHECK-NEXT:          kernel.wgmma_commit
+// CHECK-COUNT-8:       kernel.wgmma m64n128k16 %{{.*}}, %{{.*}} mn_major
+// CHECK-NEXT:          kernel.wgmma_commit
+// CHECK-NEXT:          kernel.named_barrier arrive %[[OTHER_TURN]], threads 256
+// CHECK:             kernel.named_barrier sync %[[OWN_TURN]], threads 256
+// CHECK-NEXT:        kernel.wgmma_fence
+// CHECK-COUNT-8:     kernel.wgmma m64n128k16 %{{.*}}, %{{.*}} mn_major
+// CHECK-NEXT:        kernel.wgmma_commit
+// CHECK-NEXT:        kernel.named_barrier arrive %[[OTHER_TURN]], threads 256
+// CHECK:           %[[FIRST_GROUP:.*]] = arith.cmpi eq, %[[GROUP]], %c0 : index
+// CHECK-NEXT:      scf.if %[[FIRST_GROUP]] {
+// CHECK-NEXT:        kernel.named_barrier sync %[[OWN_TURN]], threads 256
+// CHECK-NEXT:      }
+// CHECK-NOT:     kernel.named_barrier
+// CHECK-LABEL: func.func @forward(
+tile.kernel @attention(%q: memref<1x1x256x128xbf16>, %k: memref<1x1x256x128xbf16>, %v: memref<1x1x256x128xbf16>, %o: memref<1x1x256x128xbf16>) grid [2, 1, 1] block [384, 1, 1] {
+  tile.attention %q, %k, %v scale 0.125 causal into %o : memref<1x1x256x128xbf16>, memref<1x1x256x128xbf16>, memref<1x1x256x128xbf16> into memref<1x1x256x128xbf16> atom wgmma m64n128k16 tile [128, 128, 128] warps [8, 1] pipeline 2
+}
+func.func @forward(%q: memref<1x1x256x128xbf16>, %k: memref<1x1x256x128xbf16>, %v: memref<1x1x256x128xbf16>, %o: memref<1x1x256x128xbf16>) {
+  tile.launch @attention(%q, %k, %v, %o) : memref<1x1x256x128xbf16>, memref<1x1x256x128xbf16>, memref<1x1x256x128xbf16>, memref<1x1x256x128xbf16>
+  func.return
 }

@@ -1,0 +1,11 @@
+# The session of 2026-12-06 15:07 UTC, on one H100 (gpu.txt), emmy at 88de4d5.
+# attention.json: the whole attention suite; tests.log: the GPU tests; llama.json: the model.
+emmy bench --suite attention --json attention.json
+python3 -m pytest -q test/python/test_gpu_programs.py test/python/test_gpu_runtime.py > tests.log
+python3 benchmarks/llama.py --backends eager,torch.compile,reduce-overhead,emmy --json llama.json
+# ab_<tree>.json: the causal cases under 88de4d5 (cur) and three variants of it, each in its
+# own process with its own eager:
+#   tnopp: PING_PONG_CONSUMERS = 3 (no ping-pong);
+#   tsec:  item_table's sections of l2_bytes // 12 (not // 2) of keys and values;
+#   tboth: both.
+emmy bench --suite attention --only '^sdpa_causal (8x32x2048|4x32x4096)' --peak-tflops 800 --json ab_<tree>.json
