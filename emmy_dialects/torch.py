@@ -562,6 +562,13 @@ class FloorDivideOp(BinaryOp):
 
 
 @irdl_op_definition
+class TruncDivideOp(BinaryOp):
+    """`torch.div(lhs, rhs, rounding_mode="trunc")`: the quotient rounded toward zero."""
+
+    name = "torch.trunc_divide"
+
+
+@irdl_op_definition
 class MaximumOp(BinaryOp):
     """Elementwise max; NaN if either operand is NaN."""
 
@@ -1445,6 +1452,7 @@ Torch = Dialect(
         PowOp,
         RemainderOp,
         FloorDivideOp,
+        TruncDivideOp,
         MaximumOp,
         MinimumOp,
         BitwiseAndOp,

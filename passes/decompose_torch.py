@@ -191,6 +191,12 @@ class Body:
         self._integer(x, "floor division")
         return self.emit(arith.FloorDivSIOp(x, y))
 
+    def trunc_divide(self, x: SSAValue, y: SSAValue) -> SSAValue:
+        if is_float(x.type):
+            return self.emit(math.TruncOp(self.div(x, y)))
+        self._integer(x, "truncating division")
+        return self.emit(arith.DivSIOp(x, y))
+
     def remainder(self, x: SSAValue, y: SSAValue) -> SSAValue:
         """`x - floor(x / y) * y`; for integers the truncated remainder, moved by `y` where
         its sign differs from `y`'s (Python's `%`, as torch computes it)."""

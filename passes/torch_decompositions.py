@@ -181,6 +181,7 @@ ELEMENTWISE: dict[type[Operation], Scalar] = {
     t.PowOp: Scalar(power),
     t.RemainderOp: Scalar(lambda b, op, x, y: b.remainder(x, y)),
     t.FloorDivideOp: Scalar(lambda b, op, x, y: b.floor_divide(x, y)),
+    t.TruncDivideOp: Scalar(lambda b, op, x, y: b.trunc_divide(x, y)),
     t.MaximumOp: exact(lambda b, op, x, y: b.max(x, y)),
     t.MinimumOp: exact(lambda b, op, x, y: b.min(x, y)),
     t.BitwiseAndOp: exact(lambda b, op, x, y: b.emit(arith.AndIOp(x, y))),

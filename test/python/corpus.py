@@ -154,7 +154,8 @@ class Rounding(nn.Module):
     def forward(self, n, x):
         ints = (n % 7) + (n // -3) + torch.remainder(n, -5)
         floats = torch.remainder(x, 1.5) + x // 0.7 + torch.div(x, -2.0, rounding_mode="floor")
-        return ints, floats
+        truncated = torch.div(n, -3, rounding_mode="trunc")
+        return ints, floats, truncated, torch.div(x * 4, 3, rounding_mode="trunc")
 Rounding()(torch.randint(-50, 50, (4, 10)), torch.randn(4, 10, dtype=DT))
 """,
     "bitwise_logical": """
@@ -240,6 +241,17 @@ class Resample(nn.Module):
             F.interpolate(y, scale_factor=2, mode="linear"),
         )
 Resample()(torch.randn(2, 3, 6, 8, dtype=DT), torch.randn(2, 3, 7, dtype=DT))
+""",
+    "pool_indices_adaptive_bucketize": """
+class Windows(nn.Module):
+    def forward(self, x, edges):
+        pooled, where = F.max_pool2d(x, 2, return_indices=True)
+        return (
+            pooled, where, F.max_pool1d(x[0], 3, 2, 1, return_indices=True)[1],
+            F.adaptive_avg_pool2d(x, (3, 5)), F.adaptive_avg_pool1d(x[1], 3),
+            torch.bucketize(x, edges), torch.bucketize(x, edges, right=True),
+        )
+Windows()(torch.randn(2, 3, 6, 8, dtype=DT), torch.tensor([-1.0, -0.25, 0.0, 0.5], dtype=DT))
 """,
     "sort_topk": """
 class Sorts(nn.Module):

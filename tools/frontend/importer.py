@@ -139,9 +139,13 @@ EXTRA_DECOMPOSITIONS = (
     "upsample_trilinear3d.vec",
     "upsample_bicubic2d.default",
     "upsample_bicubic2d.vec",
+    "max_pool2d_with_indices.default",
+    "_adaptive_avg_pool2d.default",
+    "bucketize.Tensor",
 )
 """Ops outside the core ATen set that PyTorch's own decompositions take to ops emmy compiles
-(interpolation: index lookups and arithmetic)."""
+(interpolation: index lookups and arithmetic; max pooling with its indices, adaptive average
+pooling: windows gathered and reduced; bucketize: a binary search in compares)."""
 
 
 def decompositions() -> dict[Any, Any]:
@@ -736,12 +740,9 @@ for _target, (_op, _operands) in {
 
 @handles("aten.div.Tensor_mode", "aten.div.Scalar_mode")
 def divide_rounding(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
-    """`torch.div(x, y, rounding_mode=...)`: "floor" is `//`; "trunc" is not supported."""
-    if a["rounding_mode"] is None:
-        return arithmetic(t.DivOp, ("self", "other"), ir, node, a)
-    if a["rounding_mode"] != "floor":
-        raise ir.error(f"division with rounding_mode={a['rounding_mode']!r} is not supported")
-    return arithmetic(t.FloorDivideOp, ("self", "other"), ir, node, a)
+    """`torch.div(x, y, rounding_mode=...)`: "floor" is `//`, "trunc" rounds toward zero."""
+    rounded = {None: t.DivOp, "floor": t.FloorDivideOp, "trunc": t.TruncDivideOp}
+    return arithmetic(rounded[a["rounding_mode"]], ("self", "other"), ir, node, a)
 
 
 @handles("aten.reciprocal.default")

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import torch
@@ -149,6 +150,7 @@ TORCH_IMPLS.update(
             t.PowOp: torch.pow,
             t.RemainderOp: torch.remainder,
             t.FloorDivideOp: torch.floor_divide,
+            t.TruncDivideOp: partial(torch.div, rounding_mode="trunc"),
             t.MaximumOp: torch.maximum,
             t.MinimumOp: torch.minimum,
             t.BitwiseAndOp: torch.bitwise_and,

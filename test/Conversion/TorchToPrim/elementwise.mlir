@@ -350,7 +350,8 @@ func.func @integers(%i: tensor<4xi64>, %j: tensor<4xi64>) -> (tensor<4xi64>, ten
 // -----
 
 // Python's `%` and `//`: an integer remainder is the truncated one, moved by the divisor where
-// their signs differ; floats floor the quotient.
+// their signs differ; floats floor the quotient. Division rounded toward zero
+// (`rounding_mode="trunc"`) is C's for integers and truncates the float quotient.
 
 // CHECK-LABEL: func.func @rounding(
 // CHECK:         prim.map
@@ -362,9 +363,16 @@ func.func @integers(%i: tensor<4xi64>, %j: tensor<4xi64>) -> (tensor<4xi64>, ten
 // CHECK:         prim.map
 // CHECK:           %[[Q:.*]] = arith.divf
 // CHECK-NEXT:      math.floor %[[Q]] : f32
-func.func @rounding(%n: tensor<4xi64>, %d: tensor<4xi64>, %x: tensor<4xf32>) -> (tensor<4xi64>, tensor<4xi64>, tensor<4xf32>) {
+// CHECK:         prim.map
+// CHECK:           arith.divsi %{{.*}}, %{{.*}} : i64
+// CHECK:         prim.map
+// CHECK:           %[[TQ:.*]] = arith.divf
+// CHECK-NEXT:      math.trunc %[[TQ]] : f32
+func.func @rounding(%n: tensor<4xi64>, %d: tensor<4xi64>, %x: tensor<4xf32>) -> (tensor<4xi64>, tensor<4xi64>, tensor<4xf32>, tensor<4xi64>, tensor<4xf32>) {
   %r = torch.remainder %n, %d : tensor<4xi64>, tensor<4xi64> -> tensor<4xi64>
   %q = torch.floor_divide %n, %d : tensor<4xi64>, tensor<4xi64> -> tensor<4xi64>
   %f = torch.floor_divide %x, %x : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
-  func.return %r, %q, %f : tensor<4xi64>, tensor<4xi64>, tensor<4xf32>
+  %tq = torch.trunc_divide %n, %d : tensor<4xi64>, tensor<4xi64> -> tensor<4xi64>
+  %tf = torch.trunc_divide %x, %x : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  func.return %r, %q, %f, %tq, %tf : tensor<4xi64>, tensor<4xi64>, tensor<4xf32>, tensor<4xi64>, tensor<4xf32>
 }
