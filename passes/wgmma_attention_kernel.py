@@ -100,10 +100,12 @@ PING_PONG_CONSUMERS = 2
 """The consumer warp groups that take turns at issuing their products (ping-pong)."""
 
 PING_PONG_MIN_DEPTH = 128
-"""The smallest head dim at which the consumers take turns: at 128 the ping-pong made the
-H100's causal B4 H32 S4096 7% faster, at 64 it made causal B8 H32 S2048 12% slower (its
-products are too short to hide the other warp group's softmax, and the turns serialise
-them; `benchmarks/h100/2026-12-06-ab/`)."""
+"""The smallest head dim at which the consumers take turns without a mask summary. Measured
+on an H100 (`benchmarks/h100/2026-12-06-ab/`): at 128 the ping-pong made causal B4 H32 S4096
+7% faster; at 64 it made causal B8 H32 S2048 12% slower, but a summarised boolean mask (GQA
+32/8 S2048) 8% faster, so with a summary the consumers take turns at every head dim. Why
+the two differ at 64 is not known: the causal items are half as long on average (8.5 key
+blocks against 16), and the turns cost once an item."""
 
 PING_PONG_BARRIER = 1
 """The named barrier of the first consumer warp group's turn; the second's is the next."""
@@ -364,7 +366,7 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
         self.pair_column = self.mul(self.quad_lane, 2)
         if (
             self.consumers == PING_PONG_CONSUMERS
-            and self.depth >= PING_PONG_MIN_DEPTH
+            and (self.depth >= PING_PONG_MIN_DEPTH or self.summary)
             and self.overlaps()
         ):
             self.turns = (

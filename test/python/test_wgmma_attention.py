@@ -186,6 +186,19 @@ COMPILED = {
 }
 
 
+TAKING_TURNS = {"causal-d128", "summarised-mask-gqa-d64", "summarised-mask-gqa-d128"}
+
+
+@pytest.mark.parametrize("name", sorted(COMPILED))
+def test_consumers_take_turns_at_head_dim_128_and_with_a_mask_summary(name: str) -> None:
+    """The consumer warp groups ping-pong (named barriers) on the overlapped path at head dim
+    128, and at 64 only with a mask summary (`PING_PONG_MIN_DEPTH`: measured faster there,
+    slower on causal rows); never on the path that runs a block's steps in turn (an additive
+    mask at 128)."""
+    kernel_ir = str(lower(load_program(COMPILED[name][0], "<source>").to_torch_ir(), "kernel"))
+    assert ("kernel.named_barrier" in kernel_ir) == (name in TAKING_TURNS)
+
+
 @needs_nvcc
 @pytest.mark.parametrize("name", sorted(COMPILED))
 def test_wgmma_attention_compiles_for_sm_90a_without_spills(name: str, tmp_path) -> None:
