@@ -355,6 +355,69 @@ class CosOp(FloatUnaryOp):
 
 
 @irdl_op_definition
+class TanOp(FloatUnaryOp):
+    """Tangent."""
+
+    name = "torch.tan"
+
+
+@irdl_op_definition
+class AtanOp(FloatUnaryOp):
+    """Arctangent, in [-pi/2, pi/2]."""
+
+    name = "torch.atan"
+
+
+@irdl_op_definition
+class AsinOp(FloatUnaryOp):
+    """Arcsine, in [-pi/2, pi/2]; NaN outside [-1, 1]."""
+
+    name = "torch.asin"
+
+
+@irdl_op_definition
+class AcosOp(FloatUnaryOp):
+    """Arccosine, in [0, pi]; NaN outside [-1, 1]."""
+
+    name = "torch.acos"
+
+
+@irdl_op_definition
+class SinhOp(FloatUnaryOp):
+    """Hyperbolic sine."""
+
+    name = "torch.sinh"
+
+
+@irdl_op_definition
+class CoshOp(FloatUnaryOp):
+    """Hyperbolic cosine."""
+
+    name = "torch.cosh"
+
+
+@irdl_op_definition
+class AsinhOp(FloatUnaryOp):
+    """Inverse hyperbolic sine."""
+
+    name = "torch.asinh"
+
+
+@irdl_op_definition
+class AcoshOp(FloatUnaryOp):
+    """Inverse hyperbolic cosine, non-negative; NaN below 1."""
+
+    name = "torch.acosh"
+
+
+@irdl_op_definition
+class AtanhOp(FloatUnaryOp):
+    """Inverse hyperbolic tangent; +-inf at +-1, NaN outside [-1, 1]."""
+
+    name = "torch.atanh"
+
+
+@irdl_op_definition
 class ErfOp(FloatUnaryOp):
     """The error function."""
 
@@ -566,6 +629,28 @@ class TruncDivideOp(BinaryOp):
     """`torch.div(lhs, rhs, rounding_mode="trunc")`: the quotient rounded toward zero."""
 
     name = "torch.trunc_divide"
+
+
+@irdl_op_definition
+class Atan2Op(BinaryOp):
+    """`atan(lhs / rhs)` in the quadrant of the point (rhs, lhs), in [-pi, pi]; the signs of
+    zeros pick it (`atan2(+-0, -0)` is +-pi)."""
+
+    name = "torch.atan2"
+    lhs = operand_def(FloatTensor)
+    rhs = operand_def(FloatTensor)
+    result = result_def(FloatTensor)
+
+
+@irdl_op_definition
+class HypotOp(BinaryOp):
+    """`sqrt(lhs^2 + rhs^2)` without overflow or underflow in the squares; infinite where
+    either operand is, even if the other is NaN."""
+
+    name = "torch.hypot"
+    lhs = operand_def(FloatTensor)
+    rhs = operand_def(FloatTensor)
+    result = result_def(FloatTensor)
 
 
 @irdl_op_definition
@@ -1435,6 +1520,15 @@ Torch = Dialect(
         TruncOp,
         SinOp,
         CosOp,
+        TanOp,
+        AtanOp,
+        AsinOp,
+        AcosOp,
+        SinhOp,
+        CoshOp,
+        AsinhOp,
+        AcoshOp,
+        AtanhOp,
         ErfOp,
         Log1pOp,
         Expm1Op,
@@ -1453,6 +1547,8 @@ Torch = Dialect(
         RemainderOp,
         FloorDivideOp,
         TruncDivideOp,
+        Atan2Op,
+        HypotOp,
         MaximumOp,
         MinimumOp,
         BitwiseAndOp,

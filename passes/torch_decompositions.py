@@ -146,6 +146,22 @@ def power(b: Body, op: t.PowOp, x: SSAValue, y: SSAValue) -> SSAValue:
     return integer_power(b, x, int(exponent))
 
 
+def hypot(b: Body, op: t.HypotOp, x: SSAValue, y: SSAValue) -> SSAValue:
+    """`sqrt(x^2 + y^2)` as `big * sqrt(1 + (small / big)^2)` of the magnitudes, as MLIR
+    lowers complex.abs: the squares themselves would overflow or underflow where the result
+    does not (this is within 2 ulp in f32). As IEEE's hypot (torch's), infinite where either
+    is infinite, even beside a NaN, and zero where both are zero (there `small / big` is NaN);
+    any other NaN reaches the result through `big`."""
+    magnitudes = b.abs(x), b.abs(y)
+    big, small = b.max(*magnitudes), b.min(*magnitudes)
+    ratio = b.div(small, big)
+    scaled = b.mul(big, b.emit(math.SqrtOp(b.add(b.like(1.0, x), b.mul(ratio, ratio)))))
+    infinity = b.like(pymath.inf, x)
+    infinite = b.emit(arith.OrIOp(*(b.compare("eq", m, infinity) for m in magnitudes)))
+    finite = b.select(b.compare("eq", big, b.like(0.0, x)), big, scaled)
+    return b.select(infinite, infinity, finite)
+
+
 def comparison(relation: str) -> Scalar:
     return exact(lambda b, op, x, y: b.compare(relation, x, y))
 
@@ -164,6 +180,15 @@ ELEMENTWISE: dict[type[Operation], Scalar] = {
     t.TruncOp: unary_math(math.TruncOp),
     t.SinOp: unary_math(math.SinOp),
     t.CosOp: unary_math(math.CosOp),
+    t.TanOp: unary_math(math.TanOp),
+    t.AtanOp: unary_math(math.AtanOp),
+    t.AsinOp: unary_math(math.AsinOp),
+    t.AcosOp: unary_math(math.AcosOp),
+    t.SinhOp: unary_math(math.SinhOp),
+    t.CoshOp: unary_math(math.CoshOp),
+    t.AsinhOp: unary_math(math.AsinhOp),
+    t.AcoshOp: unary_math(math.AcoshOp),
+    t.AtanhOp: unary_math(math.AtanhOp),
     t.ErfOp: unary_math(math.ErfOp),
     t.Log1pOp: unary_math(math.Log1pOp),
     t.Expm1Op: unary_math(math.ExpM1Op),
@@ -182,6 +207,8 @@ ELEMENTWISE: dict[type[Operation], Scalar] = {
     t.RemainderOp: Scalar(lambda b, op, x, y: b.remainder(x, y)),
     t.FloorDivideOp: Scalar(lambda b, op, x, y: b.floor_divide(x, y)),
     t.TruncDivideOp: Scalar(lambda b, op, x, y: b.trunc_divide(x, y)),
+    t.Atan2Op: Scalar(lambda b, op, x, y: b.emit(math.Atan2Op(x, y))),
+    t.HypotOp: Scalar(hypot),
     t.MaximumOp: exact(lambda b, op, x, y: b.max(x, y)),
     t.MinimumOp: exact(lambda b, op, x, y: b.min(x, y)),
     t.BitwiseAndOp: exact(lambda b, op, x, y: b.emit(arith.AndIOp(x, y))),

@@ -158,6 +158,24 @@ class Rounding(nn.Module):
         return ints, floats, truncated, torch.div(x * 4, 3, rounding_mode="trunc")
 Rounding()(torch.randint(-50, 50, (4, 10)), torch.randn(4, 10, dtype=DT))
 """,
+    "trigonometric_hyperbolic": """
+class Trigonometry(nn.Module):
+    def forward(self, x, y):
+        unit = torch.tanh(x) * 0.875
+        circular = (torch.tan(x), torch.atan(x * 3), torch.asin(unit), torch.acos(unit))
+        hyperbolic = (torch.sinh(x), torch.cosh(x), torch.asinh(x * 3),
+                      torch.acosh(1 + x * x), torch.atanh(unit))
+        zeros, other_zeros = x * 0, y * 0
+        quadrants = (torch.atan2(x, y), torch.atan2(zeros, y), torch.atan2(zeros, other_zeros),
+                     torch.atan2(y, zeros))
+        huge, tiny = 2.0**100, 2.0**-100  # their squares overflow, underflow in f32 and bf16
+        magnitudes = (torch.hypot(x, y), torch.hypot(x * huge, y * huge),
+                      torch.hypot(x * tiny, y * tiny), torch.hypot(x, zeros),
+                      torch.hypot(zeros, other_zeros), torch.hypot(x * huge * huge, torch.log(y)),
+                      torch.hypot(x, torch.log(y)))
+        return circular, hyperbolic, quadrants, magnitudes
+Trigonometry()(torch.randn(4, 16, dtype=DT), torch.randn(4, 16, dtype=DT))
+""",
     "bitwise_logical": """
 class Bits(nn.Module):
     def forward(self, a, b, x, i, j):

@@ -342,6 +342,53 @@ def test_every_corpus_and_suite_kernel_compiles(tmp_path: Path):
     assert not failures, "\n\n".join(failures)
 
 
+TRIGONOMETRIC_FUNCTIONS = (
+    "tanf",
+    "atanf",
+    "asinf",
+    "acosf",
+    "sinhf",
+    "coshf",
+    "asinhf",
+    "acoshf",
+    "atanhf",
+    "atan2f",
+    "sqrtf",  # hypot's
+)
+"""CUDA's f32 functions that torch's tan, ..., atanh, atan2 and hypot print as."""
+
+
+def trigonometric_cuda(dtype: str, fast_math: bool) -> str:
+    """The CUDA of the corpus program of every trigonometric and hyperbolic op in `dtype`."""
+    from corpus import source
+
+    from emmy.tools.bench.differential import lower
+    from emmy.tools.frontend.program import load_program
+
+    program = load_program(source("trigonometric_hyperbolic", dtype), "<trigonometric>")
+    return print_cuda(lower(program.to_torch_ir(), "kernel"), fast_math=fast_math)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16"])
+def test_trigonometric_and_hyperbolic_ops_print_as_f32_functions(dtype: str):
+    """Each op is its precise f32 function, on 16-bit floats too (widened to f32, as sin
+    is): fast-math's only approximation among them is `__tanf`."""
+    for fast_math in (False, True):
+        source = trigonometric_cuda(dtype, fast_math)
+        for function in TRIGONOMETRIC_FUNCTIONS:
+            if fast_math and function == "tanf":
+                function = "__tanf"
+            assert re.search(rf"\bfloat \w+ = {function}\(", source), (function, fast_math)
+        assert ("__tanf(" in source) == fast_math
+
+
+@needs_nvcc
+@pytest.mark.parametrize("fast_math", [False, True])
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16"])
+def test_trigonometric_and_hyperbolic_kernels_compile(dtype: str, fast_math: bool, tmp_path):
+    nvcc_compile(trigonometric_cuda(dtype, fast_math), tmp_path)
+
+
 HOPPER_GEMM = TEST_ROOT / "Target" / "CUDA" / "hopper.mlir"
 HOPPER_OPS = (
     kernel.MbarrierAllocOp,

@@ -376,3 +376,98 @@ func.func @rounding(%n: tensor<4xi64>, %d: tensor<4xi64>, %x: tensor<4xf32>) -> 
   %tf = torch.trunc_divide %x, %x : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
   func.return %r, %q, %f, %tq, %tf : tensor<4xi64>, tensor<4xi64>, tensor<4xf32>, tensor<4xi64>, tensor<4xf32>
 }
+
+// -----
+
+// The trigonometric and hyperbolic ops are their math ops (atan2's operands in order: y, x);
+// 16-bit floats compute in f32, as sin does.
+
+// CHECK-LABEL: func.func @trigonometric(
+// CHECK-SAME:    %[[X:.*]]: tensor<4xf32>, %[[Y:.*]]: tensor<4xf32>, %[[H:.*]]: tensor<4xbf16>)
+// CHECK:         ^bb0(%[[A:.*]]: f32):
+// CHECK-NEXT:      %[[R:.*]] = math.tan %[[A]] : f32
+// CHECK-NEXT:      prim.yield %[[R]] : f32
+// CHECK:         ^bb0(%[[A:.*]]: f32):
+// CHECK-NEXT:      %[[R:.*]] = math.atan %[[A]] : f32
+// CHECK-NEXT:      prim.yield %[[R]] : f32
+// CHECK:         ^bb0(%[[A:.*]]: f32):
+// CHECK-NEXT:      %[[R:.*]] = math.asin %[[A]] : f32
+// CHECK-NEXT:      prim.yield %[[R]] : f32
+// CHECK:         ^bb0(%[[A:.*]]: f32):
+// CHECK-NEXT:      %[[R:.*]] = math.acos %[[A]] : f32
+// CHECK-NEXT:      prim.yield %[[R]] : f32
+// CHECK:         ^bb0(%[[A:.*]]: f32):
+// CHECK-NEXT:      %[[R:.*]] = math.sinh %[[A]] : f32
+// CHECK-NEXT:      prim.yield %[[R]] : f32
+// CHECK:         ^bb0(%[[A:.*]]: f32):
+// CHECK-NEXT:      %[[R:.*]] = math.cosh %[[A]] : f32
+// CHECK-NEXT:      prim.yield %[[R]] : f32
+// CHECK:         ^bb0(%[[A:.*]]: f32):
+// CHECK-NEXT:      %[[R:.*]] = math.asinh %[[A]] : f32
+// CHECK-NEXT:      prim.yield %[[R]] : f32
+// CHECK:         ^bb0(%[[A:.*]]: f32):
+// CHECK-NEXT:      %[[R:.*]] = math.acosh %[[A]] : f32
+// CHECK-NEXT:      prim.yield %[[R]] : f32
+// CHECK:         ^bb0(%[[B:.*]]: bf16):
+// CHECK-NEXT:      %[[W:.*]] = arith.extf %[[B]] : bf16 to f32
+// CHECK-NEXT:      %[[R:.*]] = math.atanh %[[W]] : f32
+// CHECK-NEXT:      %[[N:.*]] = arith.truncf %[[R]] : f32 to bf16
+// CHECK-NEXT:      prim.yield %[[N]] : bf16
+// CHECK:         prim.map(%[[Y]], %[[X]])
+// CHECK-NEXT:    ^bb0(%[[C:.*]]: f32, %[[D:.*]]: f32):
+// CHECK-NEXT:      %[[R:.*]] = math.atan2 %[[C]], %[[D]] : f32
+// CHECK-NEXT:      prim.yield %[[R]] : f32
+func.func @trigonometric(%x: tensor<4xf32>, %y: tensor<4xf32>, %h: tensor<4xbf16>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xbf16>, tensor<4xf32>) {
+  %0 = torch.tan %x : tensor<4xf32> -> tensor<4xf32>
+  %1 = torch.atan %x : tensor<4xf32> -> tensor<4xf32>
+  %2 = torch.asin %x : tensor<4xf32> -> tensor<4xf32>
+  %3 = torch.acos %x : tensor<4xf32> -> tensor<4xf32>
+  %4 = torch.sinh %x : tensor<4xf32> -> tensor<4xf32>
+  %5 = torch.cosh %x : tensor<4xf32> -> tensor<4xf32>
+  %6 = torch.asinh %x : tensor<4xf32> -> tensor<4xf32>
+  %7 = torch.acosh %x : tensor<4xf32> -> tensor<4xf32>
+  %8 = torch.atanh %h : tensor<4xbf16> -> tensor<4xbf16>
+  %9 = torch.atan2 %y, %x : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  func.return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xbf16>, tensor<4xf32>
+}
+
+// -----
+
+// hypot is `big * sqrt(1 + (small / big)^2)` of the magnitudes, whose squares cannot overflow
+// or underflow; where either magnitude is infinite the result is (even beside a NaN), and
+// where both are zero (small / big is NaN) it is zero. bf16 computes in f32 and rounds once.
+
+// CHECK-LABEL: func.func @hypot(
+// CHECK:         ^bb0(%[[X:.*]]: f32, %[[Y:.*]]: f32):
+// CHECK-NEXT:      %[[AX:.*]] = math.absf %[[X]] : f32
+// CHECK-NEXT:      %[[AY:.*]] = math.absf %[[Y]] : f32
+// CHECK-NEXT:      %[[BIG:.*]] = arith.maximumf %[[AX]], %[[AY]] : f32
+// CHECK-NEXT:      %[[SMALL:.*]] = arith.minimumf %[[AX]], %[[AY]] : f32
+// CHECK-NEXT:      %[[RATIO:.*]] = arith.divf %[[SMALL]], %[[BIG]] : f32
+// CHECK-NEXT:      %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-NEXT:      %[[SQ:.*]] = arith.mulf %[[RATIO]], %[[RATIO]] : f32
+// CHECK-NEXT:      %[[SUM:.*]] = arith.addf %[[ONE]], %[[SQ]] : f32
+// CHECK-NEXT:      %[[ROOT:.*]] = math.sqrt %[[SUM]] : f32
+// CHECK-NEXT:      %[[SCALED:.*]] = arith.mulf %[[BIG]], %[[ROOT]] : f32
+// CHECK-NEXT:      %[[INF:.*]] = arith.constant 0x7f800000 : f32
+// CHECK-NEXT:      %[[XINF:.*]] = arith.cmpf oeq, %[[AX]], %[[INF]] : f32
+// CHECK-NEXT:      %[[YINF:.*]] = arith.cmpf oeq, %[[AY]], %[[INF]] : f32
+// CHECK-NEXT:      %[[EITHER:.*]] = arith.ori %[[XINF]], %[[YINF]] : i1
+// CHECK-NEXT:      %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:      %[[BOTH_ZERO:.*]] = arith.cmpf oeq, %[[BIG]], %[[ZERO]] : f32
+// CHECK-NEXT:      %[[FINITE:.*]] = arith.select %[[BOTH_ZERO]], %[[BIG]], %[[SCALED]] : f32
+// CHECK-NEXT:      %[[R:.*]] = arith.select %[[EITHER]], %[[INF]], %[[FINITE]] : f32
+// CHECK-NEXT:      prim.yield %[[R]] : f32
+// CHECK:         ^bb0(%[[H:.*]]: bf16, %[[G:.*]]: bf16):
+// CHECK-NEXT:      arith.extf %[[H]] : bf16 to f32
+// CHECK-NEXT:      arith.extf %[[G]] : bf16 to f32
+// CHECK:           math.sqrt %{{.*}} : f32
+// CHECK:           arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
+// CHECK-NEXT:      %[[R:.*]] = arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
+// CHECK-NEXT:      %[[N:.*]] = arith.truncf %[[R]] : f32 to bf16
+// CHECK-NEXT:      prim.yield %[[N]] : bf16
+func.func @hypot(%x: tensor<4xf32>, %y: tensor<4xf32>, %h: tensor<4xbf16>, %g: tensor<4xbf16>) -> (tensor<4xf32>, tensor<4xbf16>) {
+  %0 = torch.hypot %x, %y : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  %1 = torch.hypot %h, %g : tensor<4xbf16>, tensor<4xbf16> -> tensor<4xbf16>
+  func.return %0, %1 : tensor<4xf32>, tensor<4xbf16>
+}

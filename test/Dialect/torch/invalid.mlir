@@ -88,6 +88,14 @@ func.func @integer_division(%a: tensor<4xi64>) {
 
 // -----
 
+func.func @integer_hypot(%a: tensor<4xi64>) {
+  // expected-error @+1 {{expected a floating-point tensor (f16, bf16, f32 or f64), got tensor<4xi64>}}
+  %0 = torch.hypot %a, %a : tensor<4xi64>, tensor<4xi64> -> tensor<4xi64>
+  func.return
+}
+
+// -----
+
 func.func @bitwise_on_floats(%a: tensor<4xf32>) {
   // expected-error @+1 {{expected a tensor of i1, i32 or i64 (bool or integer), got tensor<4xf32>}}
   %0 = torch.bitwise_and %a, %a : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>

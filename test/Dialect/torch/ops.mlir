@@ -15,6 +15,15 @@
 // CHECK-NEXT:    torch.floor %[[H]] : tensor<2x8xbf16> -> tensor<2x8xbf16>
 // CHECK-NEXT:    torch.erf %[[X]] : tensor<2x8xf32> -> tensor<2x8xf32>
 // CHECK-NEXT:    torch.log1p %[[X]] : tensor<2x8xf32> -> tensor<2x8xf32>
+// CHECK-NEXT:    torch.tan %[[X]] : tensor<2x8xf32> -> tensor<2x8xf32>
+// CHECK-NEXT:    torch.atan %[[H]] : tensor<2x8xbf16> -> tensor<2x8xbf16>
+// CHECK-NEXT:    torch.asin %[[X]] : tensor<2x8xf32> -> tensor<2x8xf32>
+// CHECK-NEXT:    torch.acos %[[X]] : tensor<2x8xf32> -> tensor<2x8xf32>
+// CHECK-NEXT:    torch.sinh %[[H]] : tensor<2x8xbf16> -> tensor<2x8xbf16>
+// CHECK-NEXT:    torch.cosh %[[X]] : tensor<2x8xf32> -> tensor<2x8xf32>
+// CHECK-NEXT:    torch.asinh %[[X]] : tensor<2x8xf32> -> tensor<2x8xf32>
+// CHECK-NEXT:    torch.acosh %[[H]] : tensor<2x8xbf16> -> tensor<2x8xbf16>
+// CHECK-NEXT:    torch.atanh %[[X]] : tensor<2x8xf32> -> tensor<2x8xf32>
 // CHECK-NEXT:    torch.tanh %[[X]] : tensor<2x8xf32> -> tensor<2x8xf32>
 // CHECK-NEXT:    torch.sigmoid %[[X]] : tensor<2x8xf32> -> tensor<2x8xf32>
 // CHECK-NEXT:    torch.silu %[[X]] : tensor<2x8xf32> -> tensor<2x8xf32>
@@ -35,6 +44,15 @@ func.func @elementwise_unary(%x: tensor<2x8xf32>, %h: tensor<2x8xbf16>, %i: tens
   %fl = torch.floor %h : tensor<2x8xbf16> -> tensor<2x8xbf16>
   %er = torch.erf %x : tensor<2x8xf32> -> tensor<2x8xf32>
   %lp = torch.log1p %x : tensor<2x8xf32> -> tensor<2x8xf32>
+  %tan = torch.tan %x : tensor<2x8xf32> -> tensor<2x8xf32>
+  %atan = torch.atan %h : tensor<2x8xbf16> -> tensor<2x8xbf16>
+  %asin = torch.asin %x : tensor<2x8xf32> -> tensor<2x8xf32>
+  %acos = torch.acos %x : tensor<2x8xf32> -> tensor<2x8xf32>
+  %sinh = torch.sinh %h : tensor<2x8xbf16> -> tensor<2x8xbf16>
+  %cosh = torch.cosh %x : tensor<2x8xf32> -> tensor<2x8xf32>
+  %asinh = torch.asinh %x : tensor<2x8xf32> -> tensor<2x8xf32>
+  %acosh = torch.acosh %h : tensor<2x8xbf16> -> tensor<2x8xbf16>
+  %atanh = torch.atanh %x : tensor<2x8xf32> -> tensor<2x8xf32>
   %7 = torch.tanh %x : tensor<2x8xf32> -> tensor<2x8xf32>
   %8 = torch.sigmoid %x : tensor<2x8xf32> -> tensor<2x8xf32>
   %9 = torch.silu %x : tensor<2x8xf32> -> tensor<2x8xf32>
@@ -57,6 +75,8 @@ func.func @elementwise_unary(%x: tensor<2x8xf32>, %h: tensor<2x8xbf16>, %i: tens
 // CHECK-NEXT:    torch.remainder %[[A]], %[[S]] : tensor<2x8xf16>, tensor<f16> -> tensor<2x8xf16>
 // CHECK-NEXT:    torch.floor_divide %[[B]], %[[A]] : tensor<8xf16>, tensor<2x8xf16> -> tensor<2x8xf16>
 // CHECK-NEXT:    torch.trunc_divide %[[B]], %[[A]] : tensor<8xf16>, tensor<2x8xf16> -> tensor<2x8xf16>
+// CHECK-NEXT:    torch.atan2 %[[A]], %[[B]] : tensor<2x8xf16>, tensor<8xf16> -> tensor<2x8xf16>
+// CHECK-NEXT:    torch.hypot %[[S]], %[[A]] : tensor<f16>, tensor<2x8xf16> -> tensor<2x8xf16>
 // CHECK-NEXT:    torch.maximum %[[A]], %[[A]] : tensor<2x8xf16>, tensor<2x8xf16> -> tensor<2x8xf16>
 // CHECK-NEXT:    torch.minimum %[[A]], %[[B]] : tensor<2x8xf16>, tensor<8xf16> -> tensor<2x8xf16>
 // CHECK-NEXT:    torch.gt %[[A]], %[[S]] : tensor<2x8xf16>, tensor<f16> -> tensor<2x8xi1>
@@ -75,6 +95,8 @@ func.func @elementwise_binary(%a: tensor<2x8xf16>, %b: tensor<8xf16>, %s: tensor
   %r = torch.remainder %a, %s : tensor<2x8xf16>, tensor<f16> -> tensor<2x8xf16>
   %q = torch.floor_divide %b, %a : tensor<8xf16>, tensor<2x8xf16> -> tensor<2x8xf16>
   %tq = torch.trunc_divide %b, %a : tensor<8xf16>, tensor<2x8xf16> -> tensor<2x8xf16>
+  %at = torch.atan2 %a, %b : tensor<2x8xf16>, tensor<8xf16> -> tensor<2x8xf16>
+  %hy = torch.hypot %s, %a : tensor<f16>, tensor<2x8xf16> -> tensor<2x8xf16>
   %5 = torch.maximum %a, %a : tensor<2x8xf16>, tensor<2x8xf16> -> tensor<2x8xf16>
   %6 = torch.minimum %a, %b : tensor<2x8xf16>, tensor<8xf16> -> tensor<2x8xf16>
   %7 = torch.gt %a, %s : tensor<2x8xf16>, tensor<f16> -> tensor<2x8xi1>
