@@ -84,6 +84,7 @@ from emmy.dialects import dtypes
 from emmy.dialects import torch as t
 from emmy.dialects.sizes import DYNAMIC_SIZE, DynamicSize
 from emmy.tools.frontend.program import FrontendError, location
+from emmy.tools.frontend.transformer_decompositions import TRANSFORMER_DECOMPOSITIONS
 
 ARGUMENT_ROLES = {
     InputKind.PARAMETER: "emmy.param",
@@ -149,11 +150,12 @@ pooling: windows gathered and reduced; bucketize: a binary search in compares)."
 
 
 def decompositions() -> dict[Any, Any]:
-    """PyTorch's core ATen decompositions (and `EXTRA_DECOMPOSITIONS`) of the ops the importer
+    """PyTorch's core ATen decompositions (and `EXTRA_DECOMPOSITIONS`, and emmy's own of the
+    transformer fast path's fused ops, `TRANSFORMER_DECOMPOSITIONS`) of the ops the importer
     has no handler for, so that composite ops (stack, triu, cross-entropy, interpolation, ...)
     reach ops emmy compiles; an op it handles keeps its own form (a layer norm stays one op,
     not its arithmetic)."""
-    extra = {}
+    extra = dict(TRANSFORMER_DECOMPOSITIONS)
     for name in EXTRA_DECOMPOSITIONS:
         packet, overload = name.split(".")
         op = getattr(getattr(torch.ops.aten, packet), overload)
