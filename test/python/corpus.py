@@ -289,6 +289,38 @@ class Sorts(nn.Module):
         )
 Sorts()(torch.randn(4, 6, 5, dtype=DT), torch.randint(-3, 3, (3, 7)))
 """,
+    "median_kthvalue": """
+class Selections(nn.Module):
+    def forward(self, x, n):
+        y = torch.where(x > 1.0, float("nan"), x)  # NaN orders above every number
+        middle, at = torch.median(x, dim=1)  # 6 elements: the lower of the middle two
+        second, where = torch.kthvalue(x, 2, dim=-1, keepdim=True)
+        with_nan, nan_at = torch.median(y, dim=-1, keepdim=True)  # NaN, at a row's first NaN
+        high, high_at = torch.kthvalue(y, 4, 0)
+        # Indices through gather, so that ties (a bf16 row may hold two equal values) may
+        # fall in any order, as torch's quickselect leaves them; but the first NaN's place is
+        # exact. The NaNs come out as 8.0: a program whose output holds NaN is not checked on
+        # the GPU (see bench_program).
+        return (
+            middle, x.gather(1, at.unsqueeze(1)), second, x.gather(-1, where),
+            torch.nan_to_num(with_nan, nan=8.0), torch.where(with_nan.isnan(), nan_at, -1),
+            torch.nan_to_num(y.gather(-1, nan_at), nan=8.0), torch.nan_to_num(high, nan=8.0),
+            torch.nan_to_num(y.gather(0, high_at.unsqueeze(0)), nan=8.0),
+            torch.median(x), torch.nan_to_num(torch.median(y), nan=8.0),
+            torch.median(n, -1).values, torch.kthvalue(n, 5, 0, keepdim=True).values,
+        )
+Selections()(torch.randn(4, 6, 5, dtype=DT), torch.randint(-3, 3, (7, 8)))
+""",
+    "diagonal": """
+class Diagonals(nn.Module):
+    def forward(self, x, m, z):
+        return (
+            torch.diagonal(x, 1, 0, 2), torch.diagonal(x, -2, 2, 1), x.diagonal(), m.diag(),
+            m.diag(-1), m.t().diag(3), torch.trace(m), torch.diagonal(z, 1, -1, 1) * 2,
+        )
+Diagonals()(torch.randn(3, 4, 5, dtype=DT), torch.randn(4, 6, dtype=DT),
+            torch.randn(2, 3, 4, 5, dtype=DT))
+""",
     "batch_norm_eval": """
 class M(nn.Module):
     def __init__(self):

@@ -38,6 +38,7 @@ PROGRAMS = {
     "sum_over_seq": (lambda x: x.sum(0), [(None, 16)]),
     "bias_gelu": (lambda x, b: F.gelu(x + b), [(2, None, 32), (32,)]),
     "residual_silu": (lambda x, y: F.silu(x) * y + x, [(1, None, 48), (1, None, 48)]),
+    "diagonals_of_rows": (lambda x: torch.diagonal(x, 1, 1, 2), [(None, 4, 5)]),
 }
 
 
@@ -152,6 +153,16 @@ def test_a_mean_over_the_dynamic_dim_is_refused_with_a_reason():
     module = import_exported_program(exported, None, [])
     with pytest.raises(Exception, match="a mean or variance over the dynamic dim is not supported"):
         lower(module, "prim")
+
+
+def test_the_diagonal_of_the_dynamic_dim_is_refused_with_a_reason():
+    exported = export(
+        FunctionModule(lambda x: x.diagonal()),
+        (torch.randn(5, 16),),
+        dynamic_shapes={"inputs": ({0: SEQ},)},
+    )
+    with pytest.raises(Exception, match="the diagonal of a dynamic dim is not supported"):
+        import_exported_program(exported, None, [])
 
 
 def test_two_symbolic_sizes_are_refused():

@@ -189,7 +189,7 @@ def test_an_accumulating_index_put_falls_back_with_its_reason():
 def test_unsupported_ops_run_in_eager_with_one_located_warning(compiled_graphs):
     def program(x):
         y = torch.relu(x) * 3
-        middle = torch.median(y, -1, keepdim=True).values  # median line
+        middle = torch.mode(y, -1, keepdim=True).values  # mode line
         return torch.exp(middle) + torch.cummax(y, -1).values[..., :2]  # cummax line
 
     x = torch.randn(5, 7)
@@ -198,8 +198,8 @@ def test_unsupported_ops_run_in_eager_with_one_located_warning(compiled_graphs):
     torch.testing.assert_close(got, program(x))
     assert len(caught) == 1
     message = str(caught[0].message)
-    assert f"{__file__}:{lines_of('# median line')}:" in message
-    assert "'aten.median.dim'" in message
+    assert f"{__file__}:{lines_of('# mode line')}:" in message
+    assert "'aten.mode.default'" in message
     assert f"{__file__}:{lines_of('# cummax line')}:" in message
     assert "'aten.cummax.default'" in message
     assert len(emmy_partitions(compiled_graphs)) >= 2
@@ -207,12 +207,12 @@ def test_unsupported_ops_run_in_eager_with_one_located_warning(compiled_graphs):
 
 def test_without_fallback_every_unsupported_op_is_one_error():
     def program(x):
-        return torch.median(x, 0).values.sum() + torch.cummax(x, 0).values
+        return torch.mode(x, 0).values.sum() + torch.cummax(x, 0).values
 
     compiled = torch.compile(program, backend="emmy", options={"fallback": False})
     with pytest.raises(Exception, match="emmy cannot compile 2 op") as caught:
         compiled(torch.randn(4, 6))
-    assert "aten.median.dim" in str(caught.value)
+    assert "aten.mode.default" in str(caught.value)
     assert "aten.cummax.default" in str(caught.value)
 
 
@@ -448,22 +448,22 @@ def test_a_kv_caches_update_is_computed_in_the_cache(compiled_graphs, level):
     assert "memref.alloc() : memref<1x2x16x8xf32>" not in loop_ir, loop_ir
 
 
-class MedianThenAccumulates(nn.Module):
+class ModeThenAccumulates(nn.Module):
     def __init__(self):
         super().__init__()
         self.register_buffer("total", torch.randn(2, 5))
 
     def forward(self, x):
-        before = torch.median(self.total, -1).values
+        before = torch.mode(self.total, -1).values
         self.total.add_(x)
         return before * 2, self.total.sum(-1)
 
 
 def test_a_mutated_input_that_pytorch_also_reads_is_copied_into_last(compiled_graphs):
-    """emmy has no median: PyTorch takes the buffer's old value's, so the partition that
+    """emmy has no mode: PyTorch takes the buffer's old value's, so the partition that
     computes the new one must not write it into the buffer; the copy stays at the end of the
-    graph. The fallback warning names the median alone."""
-    model = MedianThenAccumulates()
+    graph. The fallback warning names the mode alone."""
+    model = ModeThenAccumulates()
     expected = copy.deepcopy(model)
     compiled = torch.compile(model, backend="emmy", dynamic=False)
     with pytest.warns(FallbackWarning) as caught:
@@ -473,7 +473,7 @@ def test_a_mutated_input_that_pytorch_also_reads_is_copied_into_last(compiled_gr
                 torch.testing.assert_close(got, want)
     torch.testing.assert_close(model.total, expected.total)
     (warning,) = [w for w in caught if issubclass(w.category, FallbackWarning)]
-    assert "median" in str(warning.message) and "copy_" not in str(warning.message)
+    assert "aten.mode" in str(warning.message) and "copy_" not in str(warning.message)
     (graph,) = compiled_graphs
     assert all(i is None for p in emmy_partitions([graph]) for i in p.written_into)
     (copy_node,) = [n for n in graph.graph.nodes if n.target is torch.ops.aten.copy_.default]
@@ -552,7 +552,7 @@ class AccumulatorReadElsewhere(nn.Module):
         self.register_buffer("total", torch.zeros(2, 5))
 
     def forward(self, x):
-        top = torch.median(self.total, -1).values  # PyTorch's, before the update
+        top = torch.mode(self.total, -1).values  # PyTorch's, before the update
         self.total.add_(x)
         return self.total.sum(-1), top
 
@@ -560,7 +560,7 @@ class AccumulatorReadElsewhere(nn.Module):
 def test_a_buffer_another_node_reads_is_not_overwritten_inside_a_partitions_graph(
     compiled_graphs,
 ):
-    """Where a node outside the partition (here PyTorch's median) reads the buffer's old
+    """Where a node outside the partition (here PyTorch's mode) reads the buffer's old
     value, the partition's graph must not write the new one into it: it hands the new value
     out for AOTAutograd to copy after the graph."""
     model, expected = AccumulatorReadElsewhere(), AccumulatorReadElsewhere()

@@ -359,13 +359,13 @@ def test_ops_in_helper_functions_are_located_in_the_helper():
 def test_unsupported_op_names_the_aten_op_and_the_source_line():
     source = (
         "class M(nn.Module):\n    def forward(self, x):\n"
-        "        return torch.median(x, 0).values * 2\nM()(torch.randn(3))"
+        "        return torch.mode(x, 0).values * 2\nM()(torch.randn(3))"
     )
     with pytest.raises(FrontendError) as error:
         compile_source(source, "<string>")
     message = str(error.value)
-    assert message.startswith("<string>:3:22: error: unsupported PyTorch op 'aten.median.dim'")
-    assert "        return torch.median(x, 0).values * 2" in message.splitlines()
+    assert message.startswith("<string>:3:22: error: unsupported PyTorch op 'aten.mode.default'")
+    assert "        return torch.mode(x, 0).values * 2" in message.splitlines()
 
 
 DECOMPOSED = {
@@ -468,6 +468,16 @@ def test_ops_emmy_takes_keep_their_form_beside_a_decomposed_one():
         (
             "x.sort(-1).values",
             ["torch.randn(2, 5000)"],
+            "sorting along a dim of more than 4096 elements (or a dynamic one) is not supported",
+        ),
+        (
+            "x.median()",
+            ["torch.randn(64, 65)"],
+            "sorting along a dim of more than 4096 elements (or a dynamic one) is not supported",
+        ),
+        (
+            "torch.kthvalue(x, 3, 0).values",
+            ["torch.randn(4097, 2)"],
             "sorting along a dim of more than 4096 elements (or a dynamic one) is not supported",
         ),
         ("(x > 0) + (x < 1)", ["torch.randn(4)"], "arithmetic on bool tensors ('aten.add.Tensor')"),

@@ -986,8 +986,26 @@ def argmax(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
 
 
 SORT_LIMIT = 4096
-"""The longest dim `sort` and `topk` take: they count each element's rank, n^2 comparisons
-a row (an MoE router's top-k over its experts, not a vocabulary's)."""
+"""The longest dim `sort`, `topk`, `median` and `kthvalue` take: they count each element's
+rank, n^2 comparisons a row (an MoE router's top-k over its experts, not a vocabulary's)."""
+
+
+def rows_to_rank(ir: _Importer, x: SSAValue, dim: int) -> tuple[SSAValue, list[int]]:
+    """`x` with `dim` moved last, for `ranked`, and the order of its dims; refused where
+    `ranked` cannot take it (booleans, a dim longer than `SORT_LIMIT` or a dynamic one)."""
+    shape, element = t.shape_of(x), t.element_type_of(x)
+    if element == i1:
+        raise ir.error("sorting booleans is not supported")
+    size = shape[dim]
+    if size == DYNAMIC_INDEX or size > SORT_LIMIT:
+        raise ir.error(
+            f"sorting along a dim of more than {SORT_LIMIT} elements (or a dynamic one) is "
+            "not supported: emmy counts each element's rank, n^2 comparisons a row"
+        )
+    order = [*(d for d in range(len(shape)) if d != dim), dim]
+    if dim != len(shape) - 1:
+        x = ir.emit(t.PermuteOp(x, TensorType(element, tuple(shape[d] for d in order)), order))
+    return x, order
 
 
 @handles("aten.sort.default", "aten.sort.stable", "aten.topk.default")
@@ -998,33 +1016,20 @@ def sort(ir: _Importer, node: Node, a: dict[str, Any]) -> list[SSAValue]:
     one before it in the input, so the order is stable); the k-th output is the element of
     rank k (`ranked`). topk's first k are sorted whatever `sorted` asks."""
     x = ir.tensor(a["self"])
+    scalar = not t.shape_of(x)
+    if scalar:
+        # A 0-d tensor sorts as its one element.
+        x = ir.emit(t.ReshapeOp(x, TensorType(t.element_type_of(x), (1,))))
     shape, element = t.shape_of(x), t.element_type_of(x)
-    if element == i1:
-        raise ir.error("sorting booleans is not supported")
     topk = target_name(node) == "aten.topk.default"
     descending = a.get("largest", True) if topk else a.get("descending", False)
-    if not shape:
-        # A 0-d tensor sorts as its one element.
-        one = ir.emit(t.ReshapeOp(x, TensorType(element, (1,))))
-        values, indices = ranked(ir, one, 1, descending)
-        return [
-            ir.emit(t.ReshapeOp(values, TensorType(element, ()))),
-            ir.emit(t.ReshapeOp(indices, TensorType(i64, ()))),
-        ]
     dim = ir.dim(a.get("dim", -1), len(shape))
-    size = shape[dim]
-    if size == DYNAMIC_INDEX or size > SORT_LIMIT:
-        raise ir.error(
-            f"sorting along a dim of more than {SORT_LIMIT} elements (or a dynamic one) is "
-            "not supported: emmy counts each element's rank, n^2 comparisons a row"
-        )
-    count = a["k"] if topk else size
-    last = len(shape) - 1
-    order = [*(d for d in range(len(shape)) if d != dim), dim]
-    if dim != last:
-        x = ir.emit(t.PermuteOp(x, TensorType(element, tuple(shape[d] for d in order)), order))
+    x, order = rows_to_rank(ir, x, dim)
+    count = a["k"] if topk else shape[dim]
     values, indices = ranked(ir, x, count, descending)
-    if dim != last:
+    if scalar:
+        return reshaped_results(ir, node, [values, indices])
+    if dim != len(shape) - 1:
         back = sorted(range(len(order)), key=order.__getitem__)
         moved = (*(shape[d] for d in order[:-1]), count)
         out = tuple(moved[b] for b in back)
@@ -1033,9 +1038,58 @@ def sort(ir: _Importer, node: Node, a: dict[str, Any]) -> list[SSAValue]:
     return [values, indices]
 
 
-def ranked(ir: _Importer, x: SSAValue, count: int, descending: bool) -> tuple[SSAValue, SSAValue]:
-    """The first `count` elements along the last dim of `x` in order (see `sort`), and their
-    positions."""
+@handles("aten.kthvalue.default", "aten.median.dim", "aten.median.default")
+def kthvalue(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue | list[SSAValue]:
+    """`torch.kthvalue` and `torch.median` (of a dim, with positions, or of the whole
+    tensor): the element of rank k - 1 in the ascending order `sort` gives (`ranked`; NaN
+    above every number), the median's k being the lower middle, (n + 1) // 2. Equal values
+    come in input order, where torch's CPU kernel (a quickselect) leaves them in its own.
+    The median of a row that holds NaN is NaN, at its first NaN, as torch has it."""
+    x = ir.tensor(a["self"])
+    element = t.element_type_of(x)
+    whole = target_name(node) == "aten.median.default"
+    if whole or not t.shape_of(x):
+        x = ir.emit(t.ReshapeOp(x, TensorType(element, (prod(t.shape_of(x)),))))
+    rows, _ = rows_to_rank(ir, x, 0 if whole else ir.dim(a["dim"], len(t.shape_of(x))))
+    *row_shape, size = t.shape_of(rows)
+    median = target_name(node) != "aten.kthvalue.default"
+    k = (size + 1) // 2 if median else a["k"]
+    values, indices = ranked(ir, rows, 1, False, from_rank=k - 1)
+    if median and element not in (i32, i64):
+        index_type = TensorType(i64, (*row_shape, 1))
+        nan_places = ir.emit(
+            t.WhereOp(
+                nan_mask(ir, rows),
+                positions(ir, t.shape_of(rows), len(row_shape)),
+                ir.operand(size, i64),
+                TensorType(i64, t.shape_of(rows)),
+            )
+        )
+        first_nan = ir.emit(t.AminOp(nan_places, index_type, [len(row_shape)], True))
+        has_nan = ir.emit(
+            t.LtOp(first_nan, ir.operand(size, i64), TensorType(i1, index_type.shape))
+        )
+        values = ir.emit(t.WhereOp(has_nan, ir.operand(math.nan, element), values, values.type))
+        indices = ir.emit(t.WhereOp(has_nan, first_nan, indices, index_type))
+    # The one ranked element of each row, in the result's shape (with or without the dim).
+    if whole:
+        return ir.emit(t.ReshapeOp(values, ir.result_type(node)))
+    return reshaped_results(ir, node, [values, indices])
+
+
+def reshaped_results(ir: _Importer, node: Node, values: list[SSAValue]) -> list[SSAValue]:
+    """`values`, each reshaped to the type of the node's result at its place."""
+    return [
+        ir.emit(t.ReshapeOp(value, ir.tensor_type(result)))
+        for value, result in zip(values, node.meta["val"], strict=True)
+    ]
+
+
+def ranked(
+    ir: _Importer, x: SSAValue, count: int, descending: bool, from_rank: int = 0
+) -> tuple[SSAValue, SSAValue]:
+    """The `count` elements from rank `from_rank` on along the last dim of `x` in order (see
+    `sort`), and their positions."""
     *rows, size = t.shape_of(x)
     element = t.element_type_of(x)
     pairs = (*rows, size, size)
@@ -1069,13 +1123,12 @@ def ranked(ir: _Importer, x: SSAValue, count: int, descending: bool) -> tuple[SS
     ties = ir.emit(t.BitwiseAndOp(same, earlier, flags))
     before = ir.convert(ir.emit(t.BitwiseOrOp(after, ties, flags)), i64)
     rank = ir.emit(t.SumOp(before, TensorType(i64, (*rows, size)), [len(rows) + 1], False))
-    # The element of rank k, for each k below count: one matches each k.
+    # The element of rank k, for each of the `count` ks from `from_rank` on: one matches each.
+    wanted = positions(ir, (count, 1), 0)
+    if from_rank:
+        wanted = ir.emit(t.AddOp(wanted, ir.operand(from_rank, i64), wanted.type))
     matches = ir.emit(
-        t.EqOp(
-            unsqueeze_value(ir, rank, len(rows)),
-            positions(ir, (count, 1), 0),
-            TensorType(i1, (*rows, count, size)),
-        )
+        t.EqOp(unsqueeze_value(ir, rank, len(rows)), wanted, TensorType(i1, (*rows, count, size)))
     )
     held = TensorType(element, (*rows, count, size))
     lowest = torch.iinfo(dtypes.torch_dtype(element)).min if element in (i32, i64) else -math.inf
@@ -1807,6 +1860,30 @@ def select_index(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     index = a["index"] + shape[dim] if a["index"] < 0 else a["index"]
     row = slice_value(ir, x, dim, index, index + 1, 1)
     return ir.emit(t.SqueezeOp(row, ir.result_type(node), [dim]))
+
+
+@handles("aten.diagonal.default")
+def diagonal(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    """`torch.diagonal` (and `diag` of a matrix, `trace`): the entries (i, i + offset) of
+    dims `dim1` and `dim2` (i - offset and i where the offset is negative), as a last dim.
+    With those two dims moved last and flattened, the diagonal is a strided slice of them:
+    each entry is a row and a column, `columns + 1` places, past the one before."""
+    x = ir.tensor(a["self"])
+    shape, element = t.shape_of(x), t.element_type_of(x)
+    dim1, dim2 = ir.dim(a["dim1"], len(shape)), ir.dim(a["dim2"], len(shape))
+    rows, columns = shape[dim1], shape[dim2]
+    if DYNAMIC_INDEX in (rows, columns):
+        raise ir.error("the diagonal of a dynamic dim is not supported")
+    order = [*(d for d in range(len(shape)) if d not in (dim1, dim2)), dim1, dim2]
+    others = tuple(shape[d] for d in order[:-2])
+    if order != list(range(len(shape))):
+        x = ir.emit(t.PermuteOp(x, TensorType(element, tuple(shape[d] for d in order)), order))
+    x = ir.emit(t.ReshapeOp(x, TensorType(element, (*others, rows * columns))))
+    first_row, first_column = max(-a["offset"], 0), max(a["offset"], 0)
+    length = max(min(rows - first_row, columns - first_column), 0)
+    start = min(first_row * columns + first_column, rows * columns)
+    end = start + (length - 1) * (columns + 1) + 1 if length else start
+    return slice_value(ir, x, len(others), start, end, columns + 1)
 
 
 @handles("aten.split.Tensor", "aten.split_with_sizes.default", "aten.chunk.default")

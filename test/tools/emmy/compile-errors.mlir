@@ -9,8 +9,8 @@
 // NOTCALL-NOT: Traceback
 
 // RUN: not emmy compile %S/Inputs/unsupported.py --ir loop 2>&1 | filecheck %s --check-prefix=UNKNOWN-OP
-// UNKNOWN-OP: unsupported.py:3:22: error: unsupported PyTorch op 'aten.median.dim'
-// UNKNOWN-OP-NEXT: return torch.median(x, dim=0).values
+// UNKNOWN-OP: unsupported.py:3:22: error: unsupported PyTorch op 'aten.mode.default'
+// UNKNOWN-OP-NEXT: return torch.mode(x, dim=0).values
 // UNKNOWN-OP-NOT: Traceback
 
 // RUN: not emmy compile -c "nn.RMSNorm(8)(torch.randn(2, 8)" 2>&1 | filecheck %s --check-prefix=SYNTAX
@@ -27,7 +27,7 @@
 // reads one of them (line 5) is not.
 // RUN: not emmy compile %S/Inputs/several-unsupported.py 2>&1 | filecheck %s --check-prefix=SEVERAL
 // SEVERAL: several-unsupported.py:3:19: error: unsupported PyTorch op 'aten.cummax.default'
-// SEVERAL: several-unsupported.py:4:19: error: unsupported PyTorch op 'aten.median.dim'
+// SEVERAL: several-unsupported.py:4:19: error: unsupported PyTorch op 'aten.mode.default'
 // SEVERAL-NOT: several-unsupported.py:5:
-// SEVERAL: several-unsupported.py:6:25: error: unsupported PyTorch op 'aten.kthvalue.default'
+// SEVERAL: several-unsupported.py:6:25: error: unsupported PyTorch op 'aten.cummin.default'
 // SEVERAL-NOT: error

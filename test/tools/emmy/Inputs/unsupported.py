@@ -1,5 +1,5 @@
 class Middle(nn.Module):
     def forward(self, x):
-        return torch.median(x, dim=0).values
+        return torch.mode(x, dim=0).values
 
 Middle()(torch.randn(4, 3))
