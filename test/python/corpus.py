@@ -271,6 +271,26 @@ class Windows(nn.Module):
         )
 Windows()(torch.randn(2, 3, 6, 8, dtype=DT), torch.tensor([-1.0, -0.25, 0.0, 0.5], dtype=DT))
 """,
+    "bool_arithmetic_batch_statistics": """
+class Statistics(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.instance = nn.InstanceNorm2d(3, affine=True)
+        self.batch = nn.BatchNorm1d(4, track_running_stats=False)  # the batch's statistics
+        with torch.no_grad():
+            for norm in (self.instance, self.batch):
+                norm.weight.uniform_(0.5, 2.0)
+                norm.bias.uniform_(-1.0, 1.0)
+    def forward(self, x, y, a, b):
+        # bool * is "and", + and maximum "or", minimum "and"; logaddexp multiplies two bools
+        bools = a * b, a + b, torch.maximum(a, b), torch.minimum(a, b)
+        # The norms in f32: eager's bf16 kernels round within the norm (emmy's do not), by
+        # more than the one bf16 ulp that test_torch_functions allows.
+        norms = self.instance(x.float()), self.batch(y.float())
+        return *norms, *bools, torch.logaddexp(x, x.flip(-1))
+Statistics()(torch.randn(2, 3, 5, 6, dtype=DT), torch.randn(3, 4, 7, dtype=DT),
+                    torch.rand(4, 5) > 0.5, torch.rand(4, 5) > 0.5)
+""",
     "sort_topk": """
 class Sorts(nn.Module):
     def forward(self, x, n):

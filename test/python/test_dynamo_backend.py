@@ -285,12 +285,19 @@ EVERYDAY_PROGRAMS = {
     "conv1d": (nn.Conv1d(4, 6, 3), lambda: (torch.randn(2, 4, 12),)),
     "flatten": (lambda x: torch.relu(torch.flatten(x, 1)), lambda: (torch.randn(2, 3, 4),)),
     "batch_norm_eval": (nn.BatchNorm1d(8).eval(), lambda: (torch.randn(5, 8),)),
+    # AOTAutograd's batch norm of the batch's statistics (`_native_batch_norm_legit.no_stats`)
+    "instance_norm": (nn.InstanceNorm2d(3, affine=True), lambda: (torch.randn(2, 3, 5, 6),)),
+    "bool_arithmetic": (
+        lambda a, b: (a * b, a + b, torch.maximum(a, b)),
+        lambda: (torch.rand(4, 5) > 0.5, torch.rand(4, 5) > 0.5),
+    ),
     "argmax_gather": (
         lambda x: torch.gather(x, 1, x.argmax(dim=1, keepdim=True)),
         lambda: (torch.randn(4, 9),),
     ),
 }
-"""Issue 14's everyday programs: emmy compiles what it can of each, PyTorch runs the rest."""
+"""Issue 14's everyday programs (and forms PyTorch traces differently from torch.export):
+emmy compiles what it can of each, PyTorch runs the rest."""
 
 
 @pytest.mark.parametrize("name", sorted(EVERYDAY_PROGRAMS))

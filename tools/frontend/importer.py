@@ -706,6 +706,16 @@ def nan_mask(ir: _Importer, x: SSAValue) -> SSAValue:
     return ir.emit(t.NeOp(x, x, TensorType(i1, t.shape_of(x))))
 
 
+BOOL_ARITHMETIC: dict[type[t.BinaryOp], type[t.BinaryOp]] = {
+    t.MulOp: t.BitwiseAndOp,
+    t.MinimumOp: t.BitwiseAndOp,
+    t.AddOp: t.BitwiseOrOp,
+    t.MaximumOp: t.BitwiseOrOp,
+}
+"""The arithmetic ops that torch takes on bool tensors, as what they are there: a product or
+a minimum is true where both operands are, a sum or a maximum where either is."""
+
+
 def arithmetic(
     op_class: type[t.BinaryOp],
     operands: tuple[str, str],
@@ -717,7 +727,9 @@ def arithmetic(
     it: an int tensor divided or raised to a float power is converted to float first)."""
     element = ir.result_element(node)
     if element == i1:
-        raise ir.error(f"arithmetic on bool tensors ('{target_name(node)}') is not supported")
+        if op_class not in BOOL_ARITHMETIC or a.get("alpha", 1) != 1:
+            raise ir.error(f"arithmetic on bool tensors ('{target_name(node)}') is not supported")
+        op_class = BOOL_ARITHMETIC[op_class]
     lhs, rhs = (ir.operand(a[name], element) for name in operands)
     alpha = a.get("alpha", 1)
     if alpha != 1:
@@ -1476,33 +1488,75 @@ def normalized_groups(
     """The channels (dim 1) of `x` in `groups` groups, each sample's group normalized whole
     (a layer norm of it seen as one row), then scaled by `weight` and shifted by `bias` per
     channel, where given."""
-    shape, element = t.shape_of(x), t.element_type_of(x)
+    shape, result_element = t.shape_of(x), t.element_type_of(x)
     if len(shape) < 2 or not groups or shape[1] % groups:
         raise ir.error(f"a norm of {groups} channel groups needs channels (dim 1) they divide")
+    x = ir.convert(x, widened(result_element))
     row = prod(shape[1:]) // groups
-    rows_type = TensorType(element, (shape[0], groups, row))
+    rows_type = TensorType(t.element_type_of(x), (shape[0], groups, row))
     rows = ir.emit(t.ReshapeOp(x, rows_type))
     normalized = ir.emit(t.LayerNormOp(rows, None, None, [row], eps, rows_type))
-    y = ir.emit(t.ReshapeOp(normalized, x.type))
+    y = scaled_per_channel(ir, ir.emit(t.ReshapeOp(normalized, x.type)), weight, bias)
+    return ir.convert(y, result_element)
+
+
+def widened(element: Attribute) -> Attribute:
+    """The type a norm of `element` values computes in: f32 for 16-bit floats, rounded once
+    at the end, as torch's CPU kernels do."""
+    return f32 if element in (f16, bf16) else element
+
+
+def scaled_per_channel(ir: _Importer, y: SSAValue, weight: Any, bias: Any) -> SSAValue:
+    """`y * weight + bias`, a factor of each channel (dim 1), where given."""
+    shape, element = t.shape_of(y), t.element_type_of(y)
     channels = TensorType(element, (shape[1], *(1,) * (len(shape) - 2)))
     for factor, op_class in ((weight, t.MulOp), (bias, t.AddOp)):
         if factor is not None:
             per_channel = ir.emit(t.ReshapeOp(ir.operand(factor, element), channels))
-            y = ir.emit(op_class(y, per_channel, x.type))
+            y = ir.emit(op_class(y, per_channel, y.type))
     return y
+
+
+@handles("aten._native_batch_norm_legit.no_stats")
+def batch_statistics_norm(
+    ir: _Importer, node: Node, a: dict[str, Any]
+) -> SSAValue | list[SSAValue]:
+    """Batch norm with the batch's own statistics and no running ones (AOTAutograd's form of
+    an instance norm, and of a batch norm that does not track them): each channel (dim 1)
+    normalized over the batch and the other dims, as one row of a layer norm, then scaled
+    and shifted per channel; of the three results only the normalized one is kept."""
+    x = ir.tensor(a["input"])
+    shape, result_element = t.shape_of(x), t.element_type_of(x)
+    if len(shape) < 2:
+        raise ir.error("batch norm needs channels (dim 1)")
+    x = ir.convert(x, widened(result_element))
+    element = t.element_type_of(x)
+    channels_first = [1, 0, *range(2, len(shape))]  # its own inverse
+    permuted_type = TensorType(element, tuple(shape[d] for d in channels_first))
+    permuted = ir.emit(t.PermuteOp(x, permuted_type, channels_first))
+    row = prod(shape) // shape[1]
+    rows_type = TensorType(element, (shape[1], row))
+    rows = ir.emit(t.ReshapeOp(permuted, rows_type))
+    normalized = ir.emit(t.LayerNormOp(rows, None, None, [row], a["eps"], rows_type))
+    normalized = ir.emit(t.ReshapeOp(normalized, permuted_type))
+    y = ir.emit(t.PermuteOp(normalized, x.type, channels_first))
+    y = scaled_per_channel(ir, y, a.get("weight"), a.get("bias"))
+    return ir.first_result(node, ir.convert(y, result_element))
 
 
 @handles("aten.batch_norm.default", "aten._native_batch_norm_legit_no_training.default")
 def batch_norm(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue | list[SSAValue]:
     """Batch norm in eval mode, `(x - mean) / sqrt(var + eps) * weight + bias` with the
     running statistics of each channel (dim 1), in f32 for 16-bit inputs as torch computes
-    it; of AOTAutograd's form, the other two results (saved for the backward pass) are not
-    kept."""
+    it (without running statistics, the batch's own: `batch_statistics_norm`); of
+    AOTAutograd's form, the other two results (saved for the backward pass) are not kept."""
     if a.get("training"):
+        if a.get("running_mean") is None and a.get("running_var") is None:
+            return batch_statistics_norm(ir, node, a)
         raise ir.error("batch norm in training mode updates its statistics; call it in eval()")
     x = ir.tensor(a["input"])
     shape, result_element = t.shape_of(x), t.element_type_of(x)
-    element = f32 if result_element in (f16, bf16) else result_element
+    element = widened(result_element)
     x = ir.convert(x, element)
     channels = TensorType(element, (shape[1], *(1,) * (len(shape) - 2)))
 
