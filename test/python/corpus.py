@@ -291,6 +291,22 @@ class Statistics(nn.Module):
 Statistics()(torch.randn(2, 3, 5, 6, dtype=DT), torch.randn(3, 4, 7, dtype=DT),
                     torch.rand(4, 5) > 0.5, torch.rand(4, 5) > 0.5)
 """,
+    "index_add_scatter_add": """
+class Accumulate(nn.Module):
+    def forward(self, x, i, v, j, w, k, src):
+        # Repeated positions add up (index_put's counted from the end too). In f32: eager's
+        # bf16 kernels round after each add, by more than the one bf16 ulp that
+        # test_torch_functions allows.
+        x, v, w, src = x.float(), v.float(), w.float(), src.float()
+        return (
+            x.index_add(0, i, v), x.index_add(1, j, w, alpha=-2),
+            torch.ops.aten.index_put(x, [None, j - 8], w, True),
+            torch.zeros(3, 8).scatter_add(0, k, src), x.scatter_add(1, k[:5, :4] * 3, x[:, :4]),
+        )
+Accumulate()(torch.randn(5, 8, dtype=DT), torch.tensor([0, 2, 1, 0, 2, 4, 0]),
+             torch.randn(7, 8, dtype=DT), torch.tensor([1, 1, 7, 0]), torch.randn(5, 4, dtype=DT),
+             torch.randint(0, 3, (6, 8)), torch.randn(6, 8, dtype=DT))
+""",
     "sort_topk": """
 class Sorts(nn.Module):
     def forward(self, x, n):

@@ -176,14 +176,29 @@ def test_a_repeated_index_writes_its_last_slice():
     assert torch.equal(put, want)
 
 
-def test_an_accumulating_index_put_falls_back_with_its_reason():
-    def program(base, index, source):
-        return torch.ops.aten.index_put(base, [index], source, accumulate=True) * 2
+def test_accumulating_index_puts_add_every_repeat_in_emmy():
+    """index_put with accumulate=True, index_add and scatter_add add each repeated
+    position's values (no fallback); a scatter_add whose index is narrower than the input
+    falls back with its reason."""
+
+    def program(base, index, source, spots):
+        put = torch.ops.aten.index_put(base, [index], source, accumulate=True) * 2
+        scattered = base.scatter_add(0, spots, source[:, :1].expand(3, 3).T.contiguous())
+        return put, base.index_add(0, index[:2], source[:2], alpha=0.5), scattered
 
     base, index, source = torch.randn(6, 3), torch.tensor([1, 1, 4]), torch.randn(3, 3)
-    with pytest.warns(FallbackWarning, match="accumulate=True"):
-        got = torch.compile(program, backend="emmy")(base, index, source)
-    torch.testing.assert_close(got, program(base, index, source))
+    spots = torch.tensor([[0, 5, 5], [2, 2, 0], [5, 5, 5]])
+    compiled = torch.compile(program, backend="emmy", options={"fallback": False})
+    got = compiled(base, index, source, spots)
+    torch.testing.assert_close(got, program(base, index, source, spots))
+
+    def narrow(base, spots, source):
+        return base.scatter_add(0, spots, source)
+
+    narrow_spots, narrow_source = torch.tensor([[0, 5]]), torch.randn(1, 2)
+    with pytest.warns(FallbackWarning, match="scatter_add whose index is not"):
+        got = torch.compile(narrow, backend="emmy")(base, narrow_spots, narrow_source)
+    torch.testing.assert_close(got, narrow(base, narrow_spots, narrow_source))
 
 
 def test_unsupported_ops_run_in_eager_with_one_located_warning(compiled_graphs):

@@ -481,9 +481,9 @@ def test_ops_emmy_takes_keep_their_form_beside_a_decomposed_one():
             "sorting along a dim of more than 4096 elements (or a dynamic one) is not supported",
         ),
         (
-            "torch.ops.aten.index_put(x, [torch.tensor([1, 1])], x[:2], True)",
+            "torch.zeros(3, 4).scatter_add(0, torch.zeros(2, 2, dtype=torch.long), x[:2, :2])",
             ["torch.randn(4, 3)"],
-            "index_put with accumulate=True (a scatter-add) is not supported",
+            "scatter_add whose index is not the source's shape and the input's along the other",
         ),
         (
             "torch.ops.aten.index_put(x, [torch.tensor([1]), torch.tensor([2])], x[0, :1])",

@@ -1733,7 +1733,9 @@ def index_put(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     """`x[.., index, ..] = values` (index_put, one index tensor after `None`s for whole dims)
     and `x.index_copy(dim, index, values)`, functionally: a copy of `x` with the slices at
     `index` along the dim replaced, as AOTAutograd writes an in-place KV-cache update. Where
-    `index` repeats a position, which torch leaves undefined, the last occurrence wins.
+    `index` repeats a position, which torch leaves undefined, the last occurrence wins. With
+    `accumulate=True` (`index_add`, `x[i] += v` with repeats) the slices are added instead,
+    all of each position's (`summed_at`).
 
     No kernel writes to a computed address: each slice of the result looks its replacement
     up instead, in `values` at the last occurrence of its position (`last_occurrences`),
@@ -1741,8 +1743,6 @@ def index_put(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     x = ir.tensor(a["self"])
     shape, element = t.shape_of(x), t.element_type_of(x)
     if "indices" in a:
-        if a["accumulate"]:
-            raise ir.error("index_put with accumulate=True (a scatter-add) is not supported")
         indices = list(a["indices"])
         while indices and indices[-1] is None:
             indices.pop()
@@ -1764,14 +1764,64 @@ def index_put(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     to_front = [dim, *(d for d in range(len(shape)) if d != dim)]
     rows = ir.emit(t.ReshapeOp(values, TensorType(element, (*shape[:dim], count, *others[dim:]))))
     rows = ir.emit(t.PermuteOp(rows, TensorType(element, (count, *others)), to_front))
+    back = sorted(range(len(shape)), key=to_front.__getitem__)
+    if a.get("accumulate"):
+        flat = ir.emit(t.ReshapeOp(index, TensorType(t.element_type_of(index), (count,))))
+        at = (count, *(1,) * len(others))
+        index_at = ir.emit(t.ReshapeOp(from_the_end(ir, flat, size), TensorType(i64, (1, *at))))
+        rows_at = ir.emit(t.UnsqueezeOp(rows, TensorType(element, (1, count, *others)), 0))
+        summed = summed_at(ir, index_at, rows_at, 0, size)
+        summed = ir.emit(t.PermuteOp(summed, TensorType(element, shape), back))
+        return ir.emit(t.AddOp(x, summed, ir.result_type(node)))
     last = last_occurrences(ir, index, size)
     row = ir.emit(t.MaximumOp(last, ir.operand(0, i64), last.type))
     picked = lookup_rows(ir, rows, count, row, TensorType(element, (size, *others)))
-    back = sorted(range(len(shape)), key=to_front.__getitem__)
     picked = ir.emit(t.PermuteOp(picked, TensorType(element, shape), back))
     found = ir.emit(t.GeOp(last, ir.operand(0, i64), TensorType(i1, (size,))))
     found = ir.emit(t.ReshapeOp(found, TensorType(i1, (size,) + (1,) * (len(shape) - dim - 1))))
     return ir.emit(t.WhereOp(found, picked, x, ir.result_type(node)))
+
+
+def summed_at(ir: _Importer, index: SSAValue, values: SSAValue, dim: int, size: int) -> SSAValue:
+    """For each position `s` below `size` along `dim`, the sum of the `values` whose `index`
+    is `s`. `index` and `values` have a dim of 1 at `dim` and the places they scatter from
+    after it (`index` broadcasts to `values`); the result has `size` at `dim` and not the
+    places' dim. No kernel adds into a computed address (no atomics: the same sums on every
+    run): each position sums the values its index matches, `size` times the values' work."""
+    shape = list(t.shape_of(values))
+    shape[dim] = size
+    element = t.element_type_of(values)
+    at = [1] * len(shape)
+    at[dim] = size
+    matched = tuple(max(pair) for pair in zip(at, t.shape_of(index), strict=True))
+    matches = ir.emit(t.EqOp(positions(ir, at, dim), index, TensorType(i1, matched)))
+    zero = ir.operand(0, element)
+    held = ir.emit(t.WhereOp(matches, values, zero, TensorType(element, tuple(shape))))
+    summed_type = TensorType(element, (*shape[: dim + 1], *shape[dim + 2 :]))
+    return ir.emit(t.SumOp(held, summed_type, [dim + 1], False))
+
+
+@handles("aten.scatter_add.default")
+def scatter_add(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    """`x.scatter_add(dim, index, src)`: each element of `src` added to `x` at its `index`
+    along `dim` (`summed_at`), its places along the other dims its own."""
+    x = ir.tensor(a["self"])
+    shape, element = t.shape_of(x), t.element_type_of(x)
+    dim, index = ir.dim(a["dim"], max(len(shape), 1)), ir.tensor(a["index"])
+    src = ir.operand(a["src"], element)
+    index_shape = t.shape_of(index)
+    if t.shape_of(src) != index_shape or any(
+        index_shape[d] != shape[d] for d in range(len(shape)) if d != dim
+    ):
+        raise ir.error(
+            "scatter_add whose index is not the source's shape and the input's along the other"
+            " dims is not supported"
+        )
+    scattered = (*index_shape[:dim], 1, *index_shape[dim:])
+    index = ir.emit(t.UnsqueezeOp(ir.convert(index, i64), TensorType(i64, scattered), dim))
+    src = ir.emit(t.UnsqueezeOp(src, TensorType(element, scattered), dim))
+    summed = summed_at(ir, index, src, dim, shape[dim])
+    return ir.emit(t.AddOp(x, summed, ir.result_type(node)))
 
 
 def positions(ir: _Importer, shape: Sequence[int], dim: int) -> SSAValue:
