@@ -307,6 +307,20 @@ Accumulate()(torch.randn(5, 8, dtype=DT), torch.tensor([0, 2, 1, 0, 2, 4, 0]),
              torch.randn(7, 8, dtype=DT), torch.tensor([1, 1, 7, 0]), torch.randn(5, 4, dtype=DT),
              torch.randint(0, 3, (6, 8)), torch.randn(6, 8, dtype=DT))
 """,
+    "running_extremes": """
+class RunningExtremes(nn.Module):
+    def forward(self, x, n):
+        # Ties (rounded inputs) take their last place; NaN, once met, stays, at its last place.
+        rounded = (x * 4).round() / 4
+        y = torch.where(x > 1.2, float("nan"), rounded)
+        ahead, low = torch.cummax(y, 1), torch.cummin(rounded, 0)
+        whole = torch.cummin(n, -1)
+        return (
+            torch.nan_to_num(ahead.values, nan=8.0), ahead.indices, *low, *whole,
+            torch.cummax(x[0, 0], 0).values,
+        )
+RunningExtremes()(torch.randn(3, 6, 5, dtype=DT), torch.randint(-3, 3, (4, 7)))
+""",
     "sort_topk": """
 class Sorts(nn.Module):
     def forward(self, x, n):

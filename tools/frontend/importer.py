@@ -1002,17 +1002,20 @@ SORT_LIMIT = 4096
 rank, n^2 comparisons a row (an MoE router's top-k over its experts, not a vocabulary's)."""
 
 
-def rows_to_rank(ir: _Importer, x: SSAValue, dim: int) -> tuple[SSAValue, list[int]]:
-    """`x` with `dim` moved last, for `ranked`, and the order of its dims; refused where
-    `ranked` cannot take it (booleans, a dim longer than `SORT_LIMIT` or a dynamic one)."""
+def rows_to_rank(
+    ir: _Importer, x: SSAValue, dim: int, action: str = "sorting"
+) -> tuple[SSAValue, list[int]]:
+    """`x` with `dim` moved last, for `ranked` (or another op that compares every pair of a
+    row, named by `action`), and the order of its dims; refused where such an op cannot take
+    it (booleans, a dim longer than `SORT_LIMIT` or a dynamic one)."""
     shape, element = t.shape_of(x), t.element_type_of(x)
     if element == i1:
-        raise ir.error("sorting booleans is not supported")
+        raise ir.error(f"{action} booleans is not supported")
     size = shape[dim]
     if size == DYNAMIC_INDEX or size > SORT_LIMIT:
         raise ir.error(
-            f"sorting along a dim of more than {SORT_LIMIT} elements (or a dynamic one) is "
-            "not supported: emmy counts each element's rank, n^2 comparisons a row"
+            f"{action} along a dim of more than {SORT_LIMIT} elements (or a dynamic one) is "
+            "not supported: emmy compares every pair of a row's elements, n^2 a row"
         )
     order = [*(d for d in range(len(shape)) if d != dim), dim]
     if dim != len(shape) - 1:
@@ -1087,6 +1090,55 @@ def kthvalue(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue | list[SS
     if whole:
         return ir.emit(t.ReshapeOp(values, ir.result_type(node)))
     return reshaped_results(ir, node, [values, indices])
+
+
+@handles("aten.cummax.default", "aten.cummin.default")
+def running_extreme(ir: _Importer, node: Node, a: dict[str, Any]) -> list[SSAValue]:
+    """`torch.cummax` (`cummin`): at each place along `dim`, the largest (smallest) element
+    up to it and the last place that holds it; NaN, once met, is the extreme, at the last
+    NaN's place, as torch's kernel keeps it. Each place takes every place up to it, n^2 a
+    row, as `ranked` does."""
+    x = ir.tensor(a["self"])
+    shape = t.shape_of(x) or (1,)
+    x = ir.emit(t.ReshapeOp(x, TensorType(t.element_type_of(x), shape)))
+    dim = ir.dim(a["dim"], len(shape))
+    largest = target_name(node) == "aten.cummax.default"
+    x, order = rows_to_rank(ir, x, dim, "a running max or min")
+    *rows, size = t.shape_of(x)
+    element = t.element_type_of(x)
+    pairs = (*rows, size, size)
+    mine_place, other_place = positions(ir, (size, 1), 0), positions(ir, (1, size), 1)
+    so_far = ir.emit(t.LeOp(other_place, mine_place, TensorType(i1, (size, size))))
+    other = unsqueeze_value(ir, x, len(rows))  # [.., 1, j]
+    if element in (i32, i64):
+        info = torch.iinfo(dtypes.torch_dtype(element))
+        beyond = info.min if largest else info.max
+    else:
+        beyond = -math.inf if largest else math.inf
+    held = ir.emit(
+        t.WhereOp(so_far, other, ir.operand(beyond, element), TensorType(element, pairs))
+    )
+    extreme = (t.AmaxOp if largest else t.AminOp)(
+        held, TensorType(element, (*rows, size)), [len(rows) + 1], False
+    )
+    values = ir.emit(extreme)
+    mine = unsqueeze_value(ir, values, len(rows) + 1)  # [.., i, 1]
+    flags = TensorType(i1, pairs)
+    same = ir.emit(t.EqOp(other, mine, flags))
+    if element not in (i32, i64):
+        both_nan = ir.emit(t.BitwiseAndOp(nan_mask(ir, other), nan_mask(ir, mine), flags))
+        same = ir.emit(t.BitwiseOrOp(same, both_nan, flags))
+    holding = ir.emit(t.BitwiseAndOp(same, so_far, flags))
+    places = ir.emit(t.WhereOp(holding, other_place, ir.operand(-1, i64), TensorType(i64, pairs)))
+    indices = ir.emit(t.AmaxOp(places, TensorType(i64, (*rows, size)), [len(rows) + 1], False))
+    results = [values, indices]
+    if dim != len(shape) - 1:
+        back = sorted(range(len(order)), key=order.__getitem__)
+        results = [
+            ir.emit(t.PermuteOp(value, TensorType(t.element_type_of(value), shape), back))
+            for value in results
+        ]
+    return reshaped_results(ir, node, results)
 
 
 def reshaped_results(ir: _Importer, node: Node, values: list[SSAValue]) -> list[SSAValue]:

@@ -26,8 +26,8 @@
 // Every op Torch IR cannot take is reported in one run, each at its line; an op that only
 // reads one of them (line 5) is not.
 // RUN: not emmy compile %S/Inputs/several-unsupported.py 2>&1 | filecheck %s --check-prefix=SEVERAL
-// SEVERAL: several-unsupported.py:3:19: error: unsupported PyTorch op 'aten.cummax.default'
+// SEVERAL: several-unsupported.py:3:19: error: unsupported PyTorch op 'aten.logcumsumexp.default'
 // SEVERAL: several-unsupported.py:4:19: error: unsupported PyTorch op 'aten.mode.default'
 // SEVERAL-NOT: several-unsupported.py:5:
-// SEVERAL: several-unsupported.py:6:25: error: unsupported PyTorch op 'aten.cummin.default'
+// SEVERAL: several-unsupported.py:6:25: error: unsupported PyTorch op 'aten.nanmedian.dim'
 // SEVERAL-NOT: error
