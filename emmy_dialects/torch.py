@@ -563,6 +563,14 @@ class BinaryOp(TwoInputOp):
         verify_result_shape(self, shape, "broadcasting the operands")
 
 
+class FloatBinaryOp(BinaryOp):
+    """A binary op torch defines on floating-point tensors only."""
+
+    lhs = operand_def(FloatTensor)
+    rhs = operand_def(FloatTensor)
+    result = result_def(FloatTensor)
+
+
 class ComparisonOp(BinaryOp):
     """Elementwise comparison producing an i1 mask."""
 
@@ -594,13 +602,10 @@ class MulOp(BinaryOp):
 
 
 @irdl_op_definition
-class DivOp(BinaryOp):
+class DivOp(FloatBinaryOp):
     """True division `lhs / rhs`; torch promotes integer operands to float first."""
 
     name = "torch.div"
-    lhs = operand_def(FloatTensor)
-    rhs = operand_def(FloatTensor)
-    result = result_def(FloatTensor)
 
 
 @irdl_op_definition
@@ -632,25 +637,19 @@ class TruncDivideOp(BinaryOp):
 
 
 @irdl_op_definition
-class Atan2Op(BinaryOp):
+class Atan2Op(FloatBinaryOp):
     """`atan(lhs / rhs)` in the quadrant of the point (rhs, lhs), in [-pi, pi]; the signs of
     zeros pick it (`atan2(+-0, -0)` is +-pi)."""
 
     name = "torch.atan2"
-    lhs = operand_def(FloatTensor)
-    rhs = operand_def(FloatTensor)
-    result = result_def(FloatTensor)
 
 
 @irdl_op_definition
-class HypotOp(BinaryOp):
+class HypotOp(FloatBinaryOp):
     """`sqrt(lhs^2 + rhs^2)` without overflow or underflow in the squares; infinite where
     either operand is, even if the other is NaN."""
 
     name = "torch.hypot"
-    lhs = operand_def(FloatTensor)
-    rhs = operand_def(FloatTensor)
-    result = result_def(FloatTensor)
 
 
 @irdl_op_definition
