@@ -307,6 +307,14 @@ Accumulate()(torch.randn(5, 8, dtype=DT), torch.tensor([0, 2, 1, 0, 2, 4, 0]),
              torch.randn(7, 8, dtype=DT), torch.tensor([1, 1, 7, 0]), torch.randn(5, 4, dtype=DT),
              torch.randint(0, 3, (6, 8)), torch.randn(6, 8, dtype=DT))
 """,
+    "round_decimals": """
+class Rounding(nn.Module):
+    def forward(self, x):
+        # Halves to even after the scaling, in f32 for bf16 (rounded once), as torch's.
+        tens, hundreds = torch.round(x * 50, decimals=1), torch.round(x * 500, decimals=-2)
+        return tens, hundreds, x.round(decimals=3)
+Rounding()(torch.randn(4, 9, dtype=DT))
+""",
     "running_extremes": """
 class RunningExtremes(nn.Module):
     def forward(self, x, n):

@@ -612,6 +612,19 @@ for _target, _op in {
     HANDLERS[_target] = partial(unary, _op)
 
 
+@handles("aten.round.decimals")
+def round_decimals(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    """`torch.round(x, decimals=d)`: `round(x * 10^d) / 10^d` (`round(x / 10^-d) * 10^-d` for
+    negative d), halves to even, in f32 for 16-bit inputs and rounded once, as torch's."""
+    element = ir.result_element(node)
+    x = ir.convert(ir.tensor(a["self"]), widened(element))
+    wide = x.type
+    scale = ir.operand(10.0 ** abs(a["decimals"]), t.element_type_of(x))
+    into, back = (t.MulOp, t.DivOp) if a["decimals"] >= 0 else (t.DivOp, t.MulOp)
+    rounded = ir.emit(t.RoundOp(ir.emit(into(x, scale, wide)), wide))
+    return ir.convert(ir.emit(back(rounded, scale, wide)), element)
+
+
 @handles("aten.exp2.default")
 def exp2(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     """`2 ** x`."""
