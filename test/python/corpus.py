@@ -326,6 +326,10 @@ class RunningExtremes(nn.Module):
         return (
             torch.nan_to_num(ahead.values, nan=8.0), ahead.indices, *low, *whole,
             torch.cummax(x[0, 0], 0).values,
+            # -inf (a prefix of only -inf stays -inf), +inf, and large values (their max is
+            # taken out first)
+            torch.logcumsumexp(torch.where(rounded > 1.0, float("-inf"), x * 30), 1),
+            torch.logcumsumexp(torch.where(x < -2.0, float("inf"), x), 0),
         )
 RunningExtremes()(torch.randn(3, 6, 5, dtype=DT), torch.randint(-3, 3, (4, 7)))
 """,

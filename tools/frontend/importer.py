@@ -39,6 +39,7 @@ import operator
 import re
 import warnings
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import partial
 from math import inf, prod
 from pathlib import Path
@@ -1105,53 +1106,119 @@ def kthvalue(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue | list[SS
     return reshaped_results(ir, node, [values, indices])
 
 
+@dataclass(frozen=True)
+class Prefixes:
+    """A tensor's dim moved last (`rows_to_rank`) and seen in pairs [.., i, j] of each place
+    i and every place j of its row, for the running ops that take each place's prefix whole
+    (n^2 a row, as `ranked` compares)."""
+
+    x: SSAValue
+    """The tensor, the dim last."""
+    order: list[int]
+    shape: tuple[int, ...]
+    """The tensor's shape before the move (a 0-d one as one element)."""
+    dim: int
+    up_to: SSAValue
+    """[n, n]: whether place j is at or before place i."""
+    place: SSAValue
+    """[1, n]: place j."""
+    other: SSAValue
+    """[.., 1, n]: the element at place j."""
+
+    @staticmethod
+    def of(ir: _Importer, a: dict[str, Any], x: SSAValue, action: str) -> Prefixes:
+        shape = t.shape_of(x) or (1,)
+        x = ir.emit(t.ReshapeOp(x, TensorType(t.element_type_of(x), shape)))
+        dim = ir.dim(a["dim"], len(shape))
+        x, order = rows_to_rank(ir, x, dim, action)
+        *rows, size = t.shape_of(x)
+        place = positions(ir, (1, size), 1)
+        up_to = ir.emit(t.LeOp(place, positions(ir, (size, 1), 0), TensorType(i1, (size, size))))
+        return Prefixes(x, order, shape, dim, up_to, place, unsqueeze_value(ir, x, len(rows)))
+
+    @property
+    def pairs(self) -> tuple[int, ...]:
+        *rows, size = t.shape_of(self.x)
+        return (*rows, size, size)
+
+    def reduced(self, ir: _Importer, op_class: type[t.ReductionOp], held: SSAValue) -> SSAValue:
+        """`held` [.., i, j] reduced over j."""
+        result = TensorType(t.element_type_of(held), t.shape_of(self.x))
+        return ir.emit(op_class(held, result, [len(self.pairs) - 1], False))
+
+    def restored(self, ir: _Importer, results: list[SSAValue]) -> list[SSAValue]:
+        """`results` [.., n] with the dim back in its place."""
+        if self.dim == len(self.shape) - 1:
+            return results
+        back = sorted(range(len(self.order)), key=self.order.__getitem__)
+        return [
+            ir.emit(t.PermuteOp(value, TensorType(t.element_type_of(value), self.shape), back))
+            for value in results
+        ]
+
+
 @handles("aten.cummax.default", "aten.cummin.default")
 def running_extreme(ir: _Importer, node: Node, a: dict[str, Any]) -> list[SSAValue]:
     """`torch.cummax` (`cummin`): at each place along `dim`, the largest (smallest) element
     up to it and the last place that holds it; NaN, once met, is the extreme, at the last
-    NaN's place, as torch's kernel keeps it. Each place takes every place up to it, n^2 a
-    row, as `ranked` does."""
-    x = ir.tensor(a["self"])
-    shape = t.shape_of(x) or (1,)
-    x = ir.emit(t.ReshapeOp(x, TensorType(t.element_type_of(x), shape)))
-    dim = ir.dim(a["dim"], len(shape))
+    NaN's place, as torch's kernel keeps it."""
     largest = target_name(node) == "aten.cummax.default"
-    x, order = rows_to_rank(ir, x, dim, "a running max or min")
-    *rows, size = t.shape_of(x)
-    element = t.element_type_of(x)
-    pairs = (*rows, size, size)
-    mine_place, other_place = positions(ir, (size, 1), 0), positions(ir, (1, size), 1)
-    so_far = ir.emit(t.LeOp(other_place, mine_place, TensorType(i1, (size, size))))
-    other = unsqueeze_value(ir, x, len(rows))  # [.., 1, j]
+    rows = Prefixes.of(ir, a, ir.tensor(a["self"]), "a running max or min")
+    element = t.element_type_of(rows.x)
     if element in (i32, i64):
         info = torch.iinfo(dtypes.torch_dtype(element))
         beyond = info.min if largest else info.max
     else:
         beyond = -math.inf if largest else math.inf
     held = ir.emit(
-        t.WhereOp(so_far, other, ir.operand(beyond, element), TensorType(element, pairs))
+        t.WhereOp(
+            rows.up_to, rows.other, ir.operand(beyond, element), TensorType(element, rows.pairs)
+        )
     )
-    extreme = (t.AmaxOp if largest else t.AminOp)(
-        held, TensorType(element, (*rows, size)), [len(rows) + 1], False
-    )
-    values = ir.emit(extreme)
-    mine = unsqueeze_value(ir, values, len(rows) + 1)  # [.., i, 1]
-    flags = TensorType(i1, pairs)
-    same = ir.emit(t.EqOp(other, mine, flags))
+    values = rows.reduced(ir, t.AmaxOp if largest else t.AminOp, held)
+    mine = unsqueeze_value(ir, values, len(rows.pairs) - 1)  # [.., i, 1]
+    flags = TensorType(i1, rows.pairs)
+    same = ir.emit(t.EqOp(rows.other, mine, flags))
     if element not in (i32, i64):
-        both_nan = ir.emit(t.BitwiseAndOp(nan_mask(ir, other), nan_mask(ir, mine), flags))
+        both_nan = ir.emit(t.BitwiseAndOp(nan_mask(ir, rows.other), nan_mask(ir, mine), flags))
         same = ir.emit(t.BitwiseOrOp(same, both_nan, flags))
-    holding = ir.emit(t.BitwiseAndOp(same, so_far, flags))
-    places = ir.emit(t.WhereOp(holding, other_place, ir.operand(-1, i64), TensorType(i64, pairs)))
-    indices = ir.emit(t.AmaxOp(places, TensorType(i64, (*rows, size)), [len(rows) + 1], False))
-    results = [values, indices]
-    if dim != len(shape) - 1:
-        back = sorted(range(len(order)), key=order.__getitem__)
-        results = [
-            ir.emit(t.PermuteOp(value, TensorType(t.element_type_of(value), shape), back))
-            for value in results
-        ]
-    return reshaped_results(ir, node, results)
+    holding = ir.emit(t.BitwiseAndOp(same, rows.up_to, flags))
+    places = ir.emit(
+        t.WhereOp(holding, rows.place, ir.operand(-1, i64), TensorType(i64, rows.pairs))
+    )
+    return reshaped_results(
+        ir, node, rows.restored(ir, [values, rows.reduced(ir, t.AmaxOp, places)])
+    )
+
+
+@handles("aten.logcumsumexp.default")
+def running_log_sum_exp(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    """`torch.logcumsumexp`: log(sum(exp(x))) of each place's elements up to it, their max m
+    taken out first (an infinite m as 0: all -inf gives -inf, a +inf gives +inf), in f32 for
+    16-bit inputs and rounded once."""
+    element = ir.result_element(node)
+    x = ir.convert(ir.tensor(a["self"]), widened(element))
+    rows = Prefixes.of(ir, a, x, "a running log-sum-exp")
+    wide = t.element_type_of(rows.x)
+    held = ir.emit(
+        t.WhereOp(rows.up_to, rows.other, ir.operand(-math.inf, wide), TensorType(wide, rows.pairs))
+    )
+    most = rows.reduced(ir, t.AmaxOp, held)
+    infinite = ir.emit(
+        t.EqOp(
+            ir.emit(t.AbsOp(most, most.type)),
+            ir.operand(math.inf, wide),
+            TensorType(i1, t.shape_of(most)),
+        )
+    )
+    most = ir.emit(t.WhereOp(infinite, ir.operand(0.0, wide), most, most.type))
+    shifted = ir.emit(
+        t.SubOp(held, unsqueeze_value(ir, most, len(rows.pairs) - 1), TensorType(wide, rows.pairs))
+    )
+    total = rows.reduced(ir, t.SumOp, ir.emit(t.ExpOp(shifted, shifted.type)))
+    result = ir.emit(t.AddOp(ir.emit(t.LogOp(total, total.type)), most, most.type))
+    (restored,) = rows.restored(ir, [ir.convert(result, element)])
+    return ir.emit(t.ReshapeOp(restored, ir.result_type(node)))
 
 
 def reshaped_results(ir: _Importer, node: Node, values: list[SSAValue]) -> list[SSAValue]:

@@ -26,7 +26,7 @@
 // Every op Torch IR cannot take is reported in one run, each at its line; an op that only
 // reads one of them (line 5) is not.
 // RUN: not emmy compile %S/Inputs/several-unsupported.py 2>&1 | filecheck %s --check-prefix=SEVERAL
-// SEVERAL: several-unsupported.py:3:19: error: unsupported PyTorch op 'aten.logcumsumexp.default'
+// SEVERAL: several-unsupported.py:3:19: error: unsupported PyTorch op 'aten.nanmedian.dim'
 // SEVERAL: several-unsupported.py:4:19: error: unsupported PyTorch op 'aten.mode.default'
 // SEVERAL-NOT: several-unsupported.py:5:
 // SEVERAL: several-unsupported.py:6:25: error: unsupported PyTorch op 'aten.nanmedian.dim'
