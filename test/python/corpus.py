@@ -315,6 +315,25 @@ class Rounding(nn.Module):
         return tens, hundreds, x.round(decimals=3)
 Rounding()(torch.randn(4, 9, dtype=DT))
 """,
+    "embedding_bags": """
+class Bags(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.sum = nn.EmbeddingBag(10, 4, mode="sum")
+        self.mean = nn.EmbeddingBag(10, 4, mode="mean", padding_idx=3)
+        self.max = nn.EmbeddingBag(10, 4, mode="max")
+    def forward(self, ids, flat, weights):
+        offsets = torch.tensor([0, 2, 2, 5])  # bag 1 is empty
+        return (
+            self.sum(ids), self.mean(flat, offsets), self.max(flat, offsets),
+            self.sum(flat, offsets, per_sample_weights=weights),
+            F.embedding_bag(flat, self.sum.weight, torch.tensor([0, 4, 9]), mode="mean",
+                            include_last_offset=True),
+        )
+# In f32: eager's bf16 bags round after each add, by more than the one bf16 ulp that
+# test_torch_functions allows.
+Bags()(torch.randint(0, 10, (3, 4)), torch.tensor([1, 3, 3, 5, 7, 2, 9, 0, 3]), torch.rand(9))
+""",
     "running_extremes": """
 class RunningExtremes(nn.Module):
     def forward(self, x, n):

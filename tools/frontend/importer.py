@@ -1837,6 +1837,80 @@ def embedding(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     )
 
 
+@handles("aten._embedding_bag.default")
+def embedding_bag(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue | list[SSAValue]:
+    """`nn.EmbeddingBag`: the rows of `weight` at `indices`, summed (mode 0; each times its
+    `per_sample_weights`), averaged (1) or their max taken (2) in bags: bag b holds the
+    indices from `offsets[b]` to the next offset (the last offset ends the last bag with
+    `include_last_offset`); `padding_idx`'s rows are left out, and an empty bag is zeros.
+    Each bag takes its indices as `summed_at` does (no atomics); of the four results only
+    the bags are kept."""
+    weight, indices, offsets = (ir.tensor(a[name]) for name in ("weight", "indices", "offsets"))
+    element = t.element_type_of(weight)
+    (count,), width = t.shape_of(indices), t.shape_of(weight)[1]
+    if len(t.shape_of(offsets)) != 1 or DYNAMIC_INDEX in (count, *t.shape_of(offsets)):
+        raise ir.error("an embedding bag takes static 1-d indices and offsets")
+    bags = t.shape_of(offsets)[0] - (1 if a.get("include_last_offset") else 0)
+    starts = ir.emit(t.SliceOp(ir.convert(offsets, i64), TensorType(i64, (bags,)), 0, 0, bags, 1))
+    # The bag of index i: the count of bags that start at or before i, less one.
+    started = ir.emit(
+        t.LeOp(
+            ir.emit(t.ReshapeOp(starts, TensorType(i64, (1, bags)))),
+            positions(ir, (count, 1), 0),
+            TensorType(i1, (count, bags)),
+        )
+    )
+    bag = ir.emit(t.SumOp(ir.convert(started, i64), TensorType(i64, (count,)), [1], False))
+    bag = ir.emit(t.SubOp(bag, ir.operand(1, i64), bag.type))
+    kept = ir.emit(
+        t.NeOp(
+            indices,
+            ir.operand(a.get("padding_idx", -1), t.element_type_of(indices)),
+            TensorType(i1, (count,)),
+        )
+    )
+    # Left-out indices go to no bag (-1).
+    bag = ir.emit(t.WhereOp(kept, bag, ir.operand(-1, i64), bag.type))
+    bag_at = ir.emit(t.ReshapeOp(bag, TensorType(i64, (1, count, 1))))
+    rows = ir.emit(t.EmbeddingOp(weight, indices, TensorType(element, (count, width))))
+    mode = a.get("mode", 0)
+    if a.get("per_sample_weights") is not None:
+        if mode != 0:
+            raise ir.error("per_sample_weights are only taken by an embedding bag's sum")
+        sample = ir.emit(
+            t.ReshapeOp(
+                ir.operand(a["per_sample_weights"], element), TensorType(element, (count, 1))
+            )
+        )
+        rows = ir.emit(t.MulOp(rows, sample, rows.type))
+    rows_at = ir.emit(t.ReshapeOp(rows, TensorType(element, (1, count, width))))
+    if mode == 2:
+        matches = ir.emit(
+            t.EqOp(positions(ir, (bags, 1, 1), 0), bag_at, TensorType(i1, (bags, count, 1)))
+        )
+        held = ir.emit(
+            t.WhereOp(
+                matches,
+                rows_at,
+                ir.operand(-math.inf, element),
+                TensorType(element, (bags, count, width)),
+            )
+        )
+        result = ir.emit(t.AmaxOp(held, TensorType(element, (bags, width)), [1], False))
+    else:
+        result = summed_at(ir, bag_at, rows_at, 0, bags)
+    if mode != 0:
+        ones = ir.emit(t.ReshapeOp(ir.convert(kept, element), TensorType(element, (1, count, 1))))
+        sizes = summed_at(ir, bag_at, ones, 0, bags)  # [bags, 1]
+        empty = ir.emit(t.EqOp(sizes, ir.operand(0, element), TensorType(i1, (bags, 1))))
+        if mode == 1:
+            divisor = ir.emit(t.WhereOp(empty, ir.operand(1, element), sizes, sizes.type))
+            result = ir.emit(t.DivOp(result, divisor, result.type))
+        else:
+            result = ir.emit(t.WhereOp(empty, ir.operand(0, element), result, result.type))
+    return ir.first_result(node, result)
+
+
 @handles("aten.gather.default")
 def gather(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     """`torch.gather`: `out[i, j] = x[i, index[i, j]]` (along `dim`), as a row lookup in `x`
