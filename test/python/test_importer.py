@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 
 import pytest
 import torch
@@ -366,6 +367,19 @@ def test_unsupported_op_names_the_aten_op_and_the_source_line():
     message = str(error.value)
     assert message.startswith("<string>:3:22: error: unsupported PyTorch op 'aten.mode.default'")
     assert "        return torch.mode(x, 0).values * 2" in message.splitlines()
+
+
+def test_calls_of_one_function_on_one_line_are_located_at_their_own_calls():
+    """Two unsupported calls of `torch.mode` on one line: each error is at its own call
+    (columns 22 and 54), in the one report of all of them."""
+    line = "        return torch.mode(x, 0).values.sum() + torch.mode(x, 1).values.sum() + x.exp()"
+    source = f"class M(nn.Module):\n    def forward(self, x):\n{line}\nM()(torch.randn(3, 4))"
+    with pytest.raises(FrontendError) as error:
+        compile_source(source, "<string>")
+    located = re.findall(
+        r"<string>:3:(\d+): error: unsupported PyTorch op 'aten.mode", str(error.value)
+    )
+    assert located == ["22", "54"]
 
 
 DECOMPOSED = {

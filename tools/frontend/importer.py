@@ -302,6 +302,9 @@ class _Importer:
         self.dynamic_size: DynamicSize | None = None
         self.ranges: dict[Any, Any] = {}
         """An exported program's declared range of each symbol (`torch.export.Dim`'s)."""
+        self.calls_on_lines: dict[tuple[str, int, str], list[str]] = {}
+        """The calls of each torch function on each source line (Dynamo's `torch_fn` ids),
+        in the order they ran: the k-th is located at the function's k-th call on the line."""
 
     # --- diagnostics ------------------------------------------------------------------------
 
@@ -334,8 +337,15 @@ class _Importer:
         torch_fn = node.meta.get("torch_fn")
         if torch_fn:
             function = torch_fn[1].rpartition(".")[2]
-            if call := re.search(rf"\b{re.escape(function)}\s*\(", text):
-                column = call.start() + 1
+            calls = self.calls_on_lines.setdefault((file, line, function), [])
+            if torch_fn[0] not in calls:
+                calls.append(torch_fn[0])
+            found = list(re.finditer(rf"\b{re.escape(function)}\s*\(", text))
+            if found:
+                # Calls run in the order they are written, but for one nested in another of
+                # the same function (then the first is taken).
+                occurrence = calls.index(torch_fn[0])
+                column = found[occurrence if occurrence < len(found) else 0].start() + 1
         return location(file, line, column)
 
     def error(self, message: str) -> FrontendError:
