@@ -674,6 +674,29 @@ class BitwiseOp(BinaryOp):
     result = result_def(BitsTensor)
 
 
+class ShiftOp(BinaryOp):
+    """A shift of the bits of integer `lhs` by `rhs` places."""
+
+    lhs = operand_def(IndexTensor)
+    rhs = operand_def(IndexTensor)
+    result = result_def(IndexTensor)
+
+
+@irdl_op_definition
+class ShiftLeftOp(ShiftOp):
+    """`lhs << rhs`; 0 where `rhs` is negative or not below the bit width, as torch's."""
+
+    name = "torch.shift_left"
+
+
+@irdl_op_definition
+class ShiftRightOp(ShiftOp):
+    """`lhs >> rhs`, arithmetic (the sign fills in); where `rhs` is negative or not below
+    the bit width, the sign alone (0 or -1), as torch's."""
+
+    name = "torch.shift_right"
+
+
 @irdl_op_definition
 class BitwiseAndOp(BitwiseOp):
     """`lhs & rhs` (on bools, logical and)."""
@@ -1550,6 +1573,8 @@ Torch = Dialect(
         HypotOp,
         MaximumOp,
         MinimumOp,
+        ShiftLeftOp,
+        ShiftRightOp,
         BitwiseAndOp,
         BitwiseOrOp,
         BitwiseXorOp,

@@ -197,6 +197,22 @@ class Body:
         self._integer(x, "truncating division")
         return self.emit(arith.DivSIOp(x, y))
 
+    def shift(self, x: SSAValue, y: SSAValue, left: bool) -> SSAValue:
+        """`x << y` (or `>>`, arithmetic) as torch shifts: by a `y` that is negative or not
+        below the bit width, to 0 (or to the sign alone). Such a `y` never reaches the
+        shift itself, for which it would be undefined."""
+        self._integer(x, "a shift")
+        bits = x.type.width.data
+        outside = self.emit(
+            arith.OrIOp(
+                self.compare("lt", y, self.like(0, y)), self.compare("ge", y, self.like(bits, y))
+            )
+        )
+        if left:
+            shifted = self.emit(arith.ShLIOp(x, self.select(outside, self.like(0, y), y)))
+            return self.select(outside, self.like(0, x), shifted)
+        return self.emit(arith.ShRSIOp(x, self.select(outside, self.like(bits - 1, y), y)))
+
     def remainder(self, x: SSAValue, y: SSAValue) -> SSAValue:
         """`x - floor(x / y) * y`; for integers the truncated remainder, moved by `y` where
         its sign differs from `y`'s (Python's `%`, as torch computes it)."""

@@ -211,6 +211,8 @@ ELEMENTWISE: dict[type[Operation], Scalar] = {
     t.HypotOp: Scalar(hypot),
     t.MaximumOp: exact(lambda b, op, x, y: b.max(x, y)),
     t.MinimumOp: exact(lambda b, op, x, y: b.min(x, y)),
+    t.ShiftLeftOp: exact(lambda b, op, x, y: b.shift(x, y, left=True)),
+    t.ShiftRightOp: exact(lambda b, op, x, y: b.shift(x, y, left=False)),
     t.BitwiseAndOp: exact(lambda b, op, x, y: b.emit(arith.AndIOp(x, y))),
     t.BitwiseOrOp: exact(lambda b, op, x, y: b.emit(arith.OrIOp(x, y))),
     t.BitwiseXorOp: exact(lambda b, op, x, y: b.emit(arith.XOrIOp(x, y))),

@@ -334,6 +334,16 @@ class Bags(nn.Module):
 # test_torch_functions allows.
 Bags()(torch.randint(0, 10, (3, 4)), torch.tensor([1, 3, 3, 5, 7, 2, 9, 0, 3]), torch.rand(9))
 """,
+    "bit_shifts": """
+class Shifts(nn.Module):
+    def forward(self, n, by, packed):
+        # Shifts by a negative amount or past the width give 0 (or the sign), as torch's;
+        # four 4-bit fields unpacked from each i32, as a quantized weight's are.
+        nibbles = (packed.unsqueeze(-1) >> torch.tensor([0, 4, 8, 12])) & 0xF
+        return n << by, n >> by, n.int() >> (by.int() % 40), n << 3, nibbles * 1.5
+Shifts()(torch.randint(-100, 100, (3, 6)), torch.randint(-2, 70, (3, 6)),
+         torch.randint(0, 2**31 - 1, (2, 5), dtype=torch.int32))
+""",
     "running_extremes": """
 class RunningExtremes(nn.Module):
     def forward(self, x, n):

@@ -833,6 +833,26 @@ for _name, _op in {
     HANDLERS[f"aten.logical_{_name}.default"] = partial(bitwise, _op)
 
 
+def shift(op_class: type[t.ShiftOp], ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    """`<<` and `>>` of integer tensors (`ShiftLeftOp`, `ShiftRightOp`)."""
+    element = ir.result_element(node)
+    if element not in (i32, i64):
+        raise ir.error(f"'{target_name(node)}' takes integer tensors, got {element}")
+    lhs, rhs = (ir.operand(a[name], element) for name in ("self", "other"))
+    return ir.emit(op_class(lhs, rhs, ir.result_type(node)))
+
+
+for _name, _op in {"left": t.ShiftLeftOp, "right": t.ShiftRightOp}.items():
+    _dunder = "lshift" if _name == "left" else "rshift"
+    for _target in (
+        f"aten.__{_dunder}__.Scalar",
+        f"aten.__{_dunder}__.Tensor",
+        f"aten.bitwise_{_name}_shift.Tensor",
+        f"aten.bitwise_{_name}_shift.Tensor_Scalar",
+    ):
+        HANDLERS[_target] = partial(shift, _op)
+
+
 @handles("aten.bitwise_not.default", "aten.logical_not.default")
 def bitwise_not(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     """`~x` of a bool or integer tensor; `logical_not` of any (tested `!= 0` first)."""

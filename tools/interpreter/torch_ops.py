@@ -164,6 +164,8 @@ TORCH_IMPLS.update(
             t.HypotOp: torch.hypot,
             t.MaximumOp: torch.maximum,
             t.MinimumOp: torch.minimum,
+            t.ShiftLeftOp: torch.bitwise_left_shift,
+            t.ShiftRightOp: torch.bitwise_right_shift,
             t.BitwiseAndOp: torch.bitwise_and,
             t.BitwiseOrOp: torch.bitwise_or,
             t.BitwiseXorOp: torch.bitwise_xor,

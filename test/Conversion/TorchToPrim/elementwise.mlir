@@ -471,3 +471,25 @@ func.func @hypot(%x: tensor<4xf32>, %y: tensor<4xf32>, %h: tensor<4xbf16>, %g: t
   %1 = torch.hypot %h, %g : tensor<4xbf16>, tensor<4xbf16> -> tensor<4xbf16>
   func.return %0, %1 : tensor<4xf32>, tensor<4xbf16>
 }
+
+// -----
+
+// Shifts as torch's: by an amount that is negative or not below the width, `<<` gives 0 and
+// `>>` the sign alone; such an amount never reaches arith's shift (undefined there).
+
+// CHECK-LABEL: func.func @shifts(
+// CHECK:         prim.map
+// CHECK:           %[[LOW:.*]] = arith.cmpi slt, %[[BY:.*]], %{{.*}} : i32
+// CHECK:           %[[HIGH:.*]] = arith.cmpi sge, %[[BY]], %{{.*}} : i32
+// CHECK:           %[[OUTSIDE:.*]] = arith.ori %[[LOW]], %[[HIGH]] : i1
+// CHECK:           %[[SAFE:.*]] = arith.select %[[OUTSIDE]], %{{.*}}, %[[BY]] : i32
+// CHECK:           %[[SHIFTED:.*]] = arith.shli %{{.*}}, %[[SAFE]] : i32
+// CHECK:           arith.select %[[OUTSIDE]], %{{.*}}, %[[SHIFTED]] : i32
+// CHECK:         prim.map
+// CHECK:           %[[SIGN:.*]] = arith.select %{{.*}}, %{{.*}}, %{{.*}} : i32
+// CHECK:           arith.shrsi %{{.*}}, %[[SIGN]] : i32
+func.func @shifts(%n: tensor<4xi32>, %by: tensor<4xi32>) -> (tensor<4xi32>, tensor<4xi32>) {
+  %l = torch.shift_left %n, %by : tensor<4xi32>, tensor<4xi32> -> tensor<4xi32>
+  %r = torch.shift_right %n, %by : tensor<4xi32>, tensor<4xi32> -> tensor<4xi32>
+  func.return %l, %r : tensor<4xi32>, tensor<4xi32>
+}
