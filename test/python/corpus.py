@@ -344,6 +344,20 @@ class Shifts(nn.Module):
 Shifts()(torch.randint(-100, 100, (3, 6)), torch.randint(-2, 70, (3, 6)),
          torch.randint(0, 2**31 - 1, (2, 5), dtype=torch.int32))
 """,
+    "searchsorted": """
+class Search(nn.Module):
+    def forward(self, edges, x, rows, ids):
+        # Sorted here: the random inputs the corpus draws are not. NaN goes after every edge.
+        edges, rows = edges.sort().values, rows.sort(-1).values
+        y = torch.where(x > 1.5, float("nan"), x)
+        return (
+            torch.searchsorted(edges, y), torch.searchsorted(edges, y, right=True),
+            torch.searchsorted(rows, x[:3, :2].contiguous(), side="right"),
+            torch.searchsorted(ids.sort().values, torch.tensor([[3, 9], [0, 4]]), out_int32=True),
+        )
+Search()(torch.randn(6, dtype=DT), torch.randn(4, 5, dtype=DT), torch.randn(3, 7, dtype=DT),
+         torch.randint(0, 10, (8,)))
+""",
     "running_extremes": """
 class RunningExtremes(nn.Module):
     def forward(self, x, n):

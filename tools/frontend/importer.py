@@ -902,9 +902,11 @@ def masked_fill(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
 
 
 def check_layout(ir: _Importer, a: dict[str, Any]) -> None:
-    """Torch IR has value semantics, so it can only honour the default strided layout."""
+    """Torch IR has value semantics, so it can only honour the default strided layout. A
+    format may come as its number in c10's MemoryFormat (0 contiguous, 1 preserve), as a
+    re-traced graph's does."""
     memory_format = a.get("memory_format")
-    if memory_format not in (None, torch.preserve_format, torch.contiguous_format):
+    if memory_format not in (None, torch.preserve_format, torch.contiguous_format, 0, 1):
         raise ir.error(f"memory format {memory_format} is not supported")
     if a.get("layout") not in (None, torch.strided):
         raise ir.error(f"layout {a['layout']} is not supported")
@@ -1939,6 +1941,34 @@ def embedding_bag(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue | li
         else:
             result = ir.emit(t.WhereOp(empty, ir.operand(0, element), result, result.type))
     return ir.first_result(node, result)
+
+
+@handles("aten.searchsorted.Tensor", "aten.searchsorted.Scalar")
+def searchsorted(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    """`torch.searchsorted(sorted_sequence, x)`: for each x the count of the sequence's
+    elements below it (at or below it, `right`), NaN after all of them, as torch's; a
+    sequence of several dims is searched row by row, each x in the row of its leading
+    places."""
+    if a.get("sorter") is not None:
+        raise ir.error("searchsorted with a sorter is not supported")
+    sequence = ir.tensor(a["sorted_sequence"])
+    element = t.element_type_of(sequence)
+    x = ir.operand(a["self"], element)
+    *rows, size = t.shape_of(sequence)
+    shape = t.shape_of(x)
+    pairs = (*shape, size)
+    if rows:
+        sequence = unsqueeze_value(ir, sequence, len(rows))  # [.., 1, M]
+    right = a.get("right") or a.get("side") == "right"
+    below = ir.emit(
+        (t.LeOp if right else t.LtOp)(
+            sequence, unsqueeze_value(ir, x, len(shape)), TensorType(i1, pairs)
+        )
+    )
+    count = ir.emit(t.SumOp(ir.convert(below, i64), TensorType(i64, shape), [len(shape)], False))
+    if element not in (i32, i64):
+        count = ir.emit(t.WhereOp(nan_mask(ir, x), ir.operand(size, i64), count, count.type))
+    return ir.convert(count, ir.result_element(node))
 
 
 @handles("aten.gather.default")
