@@ -1197,16 +1197,8 @@ def running_extreme(ir: _Importer, node: Node, a: dict[str, Any]) -> list[SSAVal
     largest = target_name(node) == "aten.cummax.default"
     rows = Prefixes.of(ir, a, ir.tensor(a["self"]), "a running max or min")
     element = t.element_type_of(rows.x)
-    if element in (i32, i64):
-        info = torch.iinfo(dtypes.torch_dtype(element))
-        beyond = info.min if largest else info.max
-    else:
-        beyond = -math.inf if largest else math.inf
-    held = ir.emit(
-        t.WhereOp(
-            rows.up_to, rows.other, ir.operand(beyond, element), TensorType(element, rows.pairs)
-        )
-    )
+    beyond = ir.operand(extreme_value(element, largest=not largest), element)
+    held = ir.emit(t.WhereOp(rows.up_to, rows.other, beyond, TensorType(element, rows.pairs)))
     values = rows.reduced(ir, t.AmaxOp if largest else t.AminOp, held)
     mine = unsqueeze_value(ir, values, len(rows.pairs) - 1)  # [.., i, 1]
     flags = TensorType(i1, rows.pairs)
@@ -1251,6 +1243,16 @@ def running_log_sum_exp(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValu
     result = ir.emit(t.AddOp(ir.emit(t.LogOp(total, total.type)), most, most.type))
     (restored,) = rows.restored(ir, [ir.convert(result, element)])
     return ir.emit(t.ReshapeOp(restored, ir.result_type(node)))
+
+
+def extreme_value(element: Attribute, largest: bool) -> float | int:
+    """The largest value of `element` (or the smallest): +-inf of a float, an integer
+    type's bound."""
+    dtype = dtypes.torch_dtype(element)
+    if dtype.is_floating_point:
+        return inf if largest else -inf
+    info = torch.iinfo(dtype)
+    return info.max if largest else info.min
 
 
 def reshaped_results(ir: _Importer, node: Node, values: list[SSAValue]) -> list[SSAValue]:
@@ -1307,7 +1309,7 @@ def ranked(
         t.EqOp(unsqueeze_value(ir, rank, len(rows)), wanted, TensorType(i1, (*rows, count, size)))
     )
     held = TensorType(element, (*rows, count, size))
-    lowest = torch.iinfo(dtypes.torch_dtype(element)).min if element in (i32, i64) else -math.inf
+    lowest = extreme_value(element, largest=False)
     picked = ir.emit(t.WhereOp(matches, other, ir.operand(lowest, element), held))
     values = ir.emit(t.AmaxOp(picked, TensorType(element, (*rows, count)), [len(rows) + 1], False))
     places = ir.emit(
@@ -1917,18 +1919,7 @@ def embedding_bag(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue | li
         rows = ir.emit(t.MulOp(rows, sample, rows.type))
     rows_at = ir.emit(t.ReshapeOp(rows, TensorType(element, (1, count, width))))
     if mode == 2:
-        matches = ir.emit(
-            t.EqOp(positions(ir, (bags, 1, 1), 0), bag_at, TensorType(i1, (bags, count, 1)))
-        )
-        held = ir.emit(
-            t.WhereOp(
-                matches,
-                rows_at,
-                ir.operand(-math.inf, element),
-                TensorType(element, (bags, count, width)),
-            )
-        )
-        result = ir.emit(t.AmaxOp(held, TensorType(element, (bags, width)), [1], False))
+        result = summed_at(ir, bag_at, rows_at, 0, bags, t.AmaxOp, -math.inf)
     else:
         result = summed_at(ir, bag_at, rows_at, 0, bags)
     if mode != 0:
@@ -2048,8 +2039,17 @@ def index_put(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     return ir.emit(t.WhereOp(found, picked, x, ir.result_type(node)))
 
 
-def summed_at(ir: _Importer, index: SSAValue, values: SSAValue, dim: int, size: int) -> SSAValue:
-    """For each position `s` below `size` along `dim`, the sum of the `values` whose `index`
+def summed_at(
+    ir: _Importer,
+    index: SSAValue,
+    values: SSAValue,
+    dim: int,
+    size: int,
+    reduction: type[t.ReductionOp] = t.SumOp,
+    absent: float = 0.0,
+) -> SSAValue:
+    """For each position `s` below `size` along `dim`, the sum (or another `reduction`,
+    for which the values of other positions count as `absent`) of the `values` whose `index`
     is `s`. `index` and `values` have a dim of 1 at `dim` and the places they scatter from
     after it (`index` broadcasts to `values`); the result has `size` at `dim` and not the
     places' dim. No kernel adds into a computed address (no atomics: the same sums on every
@@ -2061,10 +2061,10 @@ def summed_at(ir: _Importer, index: SSAValue, values: SSAValue, dim: int, size: 
     at[dim] = size
     matched = tuple(max(pair) for pair in zip(at, t.shape_of(index), strict=True))
     matches = ir.emit(t.EqOp(positions(ir, at, dim), index, TensorType(i1, matched)))
-    zero = ir.operand(0, element)
-    held = ir.emit(t.WhereOp(matches, values, zero, TensorType(element, tuple(shape))))
+    other = ir.operand(absent, element)
+    held = ir.emit(t.WhereOp(matches, values, other, TensorType(element, tuple(shape))))
     summed_type = TensorType(element, (*shape[: dim + 1], *shape[dim + 2 :]))
-    return ir.emit(t.SumOp(held, summed_type, [dim + 1], False))
+    return ir.emit(reduction(held, summed_type, [dim + 1], False))
 
 
 @handles("aten.scatter_add.default")
@@ -2436,8 +2436,7 @@ def max_pool(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     if any(d != 1 for d in a.get("dilation") or ()):
         raise ir.error("max pooling with dilation is not supported")
     out = list(result_type.get_shape()[-spatial:])
-    dtype = dtypes.torch_dtype(ir.result_element(node))
-    lowest = -inf if dtype.is_floating_point else torch.iinfo(dtype).min
+    lowest = extreme_value(ir.result_element(node), largest=False)
     windows = _windows(ir, x, kernel, stride, padding, out, lowest)
     largest = windows[0]
     for window in windows[1:]:
