@@ -25,6 +25,11 @@ cannot take is moved out, and the graph partitioned again, until every partition
 The ops left to PyTorch are named once, in one warning, each at the user's line; with
 `options={"fallback": False}` they are one `UnsupportedOpsError` instead.
 
+Complex tensors are pairs of reals to emmy (`complex_as_real_pairs`, first): a complex
+input reaches a partition as its `view_as_real`, a complex result leaves as `view_as_complex`
+of its pair, views that stay in PyTorch unreported; any other op of complex tensors is
+refused.
+
 On CUDA a partition replays CUDA graphs of its launches (`cuda_graphs`, `GraphedHostProgram`),
 told by AOTAutograd's metadata which inputs keep their addresses (`_static_inputs`: read in
 place). AOTAutograd keeps an inference graph's input mutations in it, as copies of the new
@@ -54,6 +59,12 @@ from emmy.passes.place_results_in_arguments import RESULTS_IN_ARGUMENTS, results
 from emmy.tools.compiled_graph import CompiledGraph, CompileOptions, compiled_graph
 from emmy.tools.diagnostics import internal_error
 from emmy.tools.frontend.boolean_mask_sdpa import keep_boolean_mask_sdpa
+from emmy.tools.frontend.complex_pairs import (
+    BOUNDARY,
+    COMPLEX_REFUSAL,
+    complex_as_real_pairs,
+    is_complex,
+)
 from emmy.tools.frontend.importer import (
     HANDLERS,
     UnsupportedNodes,
@@ -99,7 +110,7 @@ class _Supported(OperatorSupportBase):
     several values whose op is not refused; never a copy into a mutated input, which the
     partition of its value makes (`_kept_mutations`)."""
 
-    def __init__(self, refused: dict[Node, str], copies: set[Node]):
+    def __init__(self, refused: dict[Node, str | None], copies: set[Node]):
         self.refused = refused
         self.copies = copies
 
@@ -113,15 +124,21 @@ class _Supported(OperatorSupportBase):
         return True
 
 
-def _refusals(gm: GraphModule, copies: set[Node]) -> dict[Node, str]:
-    """The nodes no partition can hold, with why: an op the importer has no handler for.
-    (Ops on tensors of symbolic sizes are the importer's to take or refuse: see
-    `emmy.dialects.sizes`.)"""
-    refused = {}
+def _refusals(gm: GraphModule, copies: set[Node]) -> dict[Node, str | None]:
+    """The nodes no partition can hold, with why: an op the importer has no handler for, or
+    one that reads or makes a complex tensor (as `complex_as_real_pairs` left it); with no
+    reason, as it is not reported, a view between a complex tensor and its pair of reals,
+    which PyTorch makes for free. (Ops on tensors of symbolic sizes are the importer's to
+    take or refuse: see `emmy.dialects.sizes`.)"""
+    refused: dict[Node, str | None] = {}
     for node in gm.graph.nodes:
         if node.op != "call_function" or node.target is operator.getitem or node in copies:
             continue
-        if target_name(node) not in HANDLERS:
+        if BOUNDARY in node.meta:
+            refused[node] = None
+        elif any(is_complex(n) for n in (node, *node.all_input_nodes)):
+            refused[node] = _refusal(unsupported_op(node, COMPLEX_REFUSAL))
+        elif target_name(node) not in HANDLERS:
             refused[node] = _refusal(unsupported_op(node))
     return refused
 
@@ -296,12 +313,14 @@ def _forward_metadata() -> Any:
 
 def _static_inputs(gm: GraphModule) -> set[Node]:
     """The placeholders of `gm` that AOTAutograd calls static (the parameters and buffers,
-    which keep their addresses from call to call), as Inductor's CUDA graphs take them."""
+    which keep their addresses from call to call), as Inductor's CUDA graphs take them, and
+    the pairs of reals of the complex ones (views of the same memory: `complex_pairs`)."""
     metadata = _forward_metadata()
     if metadata is None:
         return set()
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
-    return {placeholders[i] for i in metadata.static_input_indices}
+    static = {placeholders[i] for i in metadata.static_input_indices}
+    return static | {user for node in static for user in node.users if BOUNDARY in user.meta}
 
 
 def _kept_mutations(gm: GraphModule) -> dict[Node, Node]:
@@ -344,6 +363,7 @@ def compile_graph(
     read none of their inputs in place across calls and copy every output out of their CUDA
     graphs (a gradient may become a parameter's `.grad` as it is)."""
     on_cuda = any(isinstance(v, torch.Tensor) and v.is_cuda for v in example_inputs)
+    complex_as_real_pairs(gm.graph)
     copies = _kept_mutations(gm) if forward else {}
     static = _static_inputs(gm) if forward else set()
     refused = _refusals(gm, set(copies.values()))
@@ -377,12 +397,13 @@ def compile_graph(
                 refused.update(dict.fromkeys(nodes, internal_error(where, error)))
         if len(refused) == before:
             break
-    if refused:
-        listed = "\n".join(f"  {why}" for why in refused.values())
+    reported = [why for why in refused.values() if why is not None]
+    if reported:
+        listed = "\n".join(f"  {why}" for why in reported)
         if not options.fallback:
-            raise UnsupportedOpsError(f"emmy cannot compile {len(refused)} op(s):\n{listed}")
+            raise UnsupportedOpsError(f"emmy cannot compile {len(reported)} op(s):\n{listed}")
         warnings.warn(
-            f"emmy runs {len(refused)} op(s) in eager PyTorch:\n{listed}",
+            f"emmy runs {len(reported)} op(s) in eager PyTorch:\n{listed}",
             FallbackWarning,
             stacklevel=2,
         )

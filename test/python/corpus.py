@@ -358,6 +358,42 @@ class Search(nn.Module):
 Search()(torch.randn(6, dtype=DT), torch.randn(4, 5, dtype=DT), torch.randn(3, 7, dtype=DT),
          torch.randint(0, 10, (8,)))
 """,
+    "complex_rotary": """
+def rotary_table(dim, end, theta=10000.0):
+    freqs = 1.0 / (theta ** (torch.arange(0, dim, 2)[: (dim // 2)].float() / dim))
+    return torch.polar(torch.ones(end, dim // 2), torch.outer(torch.arange(end).float(), freqs))
+
+
+class Rotary(nn.Module):
+    # Meta's Llama: rotary embeddings as complex products, with a complex buffer.
+    def __init__(self, head_dim, max_seq_len):
+        super().__init__()
+        self.register_buffer("freqs_cis", rotary_table(head_dim, max_seq_len), persistent=False)
+
+    def forward(self, xq, xk):
+        seq = xq.shape[1]
+        xq_ = torch.view_as_complex(xq.float().reshape(*xq.shape[:-1], -1, 2))
+        xk_ = torch.view_as_complex(xk.float().reshape(*xk.shape[:-1], -1, 2))
+        freqs_cis = self.freqs_cis[:seq].view(1, seq, 1, xq_.shape[-1])
+        xq_out = torch.view_as_real(xq_ * freqs_cis).flatten(3)
+        xk_out = torch.view_as_real(xk_ * freqs_cis).flatten(3)
+        return xq_out.type_as(xq), xk_out.type_as(xk)
+Rotary(16, 32)(torch.randn(2, 8, 4, 16, dtype=DT), torch.randn(2, 8, 2, 16, dtype=DT))
+""",
+    "complex_arithmetic": """
+class ComplexArithmetic(nn.Module):
+    def forward(self, x, angle, z):
+        c = torch.polar(x.float().abs() + 0.5, angle.float())
+        d = torch.complex(x.float(), angle.float() * 2)
+        e = (c * d).conj() / (d + 1j) - 0.5 * z + 2
+        f = torch.cat([e, c.transpose(0, 1).flip(0).transpose(0, 1)], 0).unsqueeze(0)
+        g = torch.exp(e * 0.25) - f.permute(1, 0, 2).squeeze(1)[2:6] + f[0, :4, 1:3].mean(1, True)
+        h = (g / x.float().abs().clamp(min=0.5) * 3j).sum(1, keepdim=True) + z.real
+        parts = torch.view_as_real(torch.stack([g, g.new_ones(()) - h]))
+        return g.real.to(DT), g.imag, g.abs(), d.angle(), parts.flatten(-2).to(DT), h.imag
+ComplexArithmetic()(torch.randn(4, 6, dtype=DT), torch.randn(4, 6, dtype=DT),
+                    torch.randn(4, 6, dtype=torch.complex64))
+""",
     "running_extremes": """
 class RunningExtremes(nn.Module):
     def forward(self, x, n):

@@ -75,6 +75,8 @@ def random_inputs(program: Program, torch_ir: ModuleOp, seed: int) -> list[torch
             inputs.append(torch.randint(0, 2, example.shape, generator=generator).bool())
         elif example.dtype.is_floating_point:
             inputs.append(torch.randn(example.shape, generator=generator).to(example.dtype))
+        elif example.dtype.is_complex:
+            inputs.append(torch.randn(example.shape, generator=generator, dtype=example.dtype))
         else:
             low, high = (0, bound - 1) if bound else (int(example.min()), int(example.max()))
             inputs.append(

@@ -84,6 +84,13 @@ import emmy
 from emmy.dialects import dtypes
 from emmy.dialects import torch as t
 from emmy.dialects.sizes import DYNAMIC_SIZE, DynamicSize
+from emmy.tools.frontend.complex_pairs import (
+    BOUNDARY,
+    COMPLEX_OPS,
+    COMPLEX_REFUSAL,
+    RULES,
+    complex_as_real_pairs,
+)
 from emmy.tools.frontend.program import FrontendError, location
 from emmy.tools.frontend.transformer_decompositions import TRANSFORMER_DECOMPOSITIONS
 
@@ -123,7 +130,11 @@ def import_exported_program(
     whose ops are located at their innermost frame outside PyTorch and emmy).
     `call_location`, where the program calls the module, locates `@forward` and the ops that
     no line of the user's source produced (those of a library module called directly, such
-    as `nn.RMSNorm(64)(x)`)."""
+    as `nn.RMSNorm(64)(x)`). Complex tensors become pairs of reals first
+    (`complex_as_real_pairs`: a complex input's argument is its pair, as `forward_arguments`
+    passes it)."""
+    if complex_as_real_pairs(exported.graph, retype_inputs=True):
+        exported.graph_module.recompile()
     importer = _Importer(
         exported.graph, exported.graph_signature, source_name, source_lines, call_location
     )
@@ -177,6 +188,7 @@ def decomposed(exported: ExportedProgram) -> ExportedProgram:
         or node.target is operator.getitem
         or target_name(node) in HANDLERS
         or target_name(node) in NO_OP_ASSERTS
+        or node.target in RULES
         for node in exported.graph.nodes
     ):
         return exported
@@ -229,7 +241,8 @@ class UnsupportedNode(FrontendError):
 
 def forward_arguments(exported: ExportedProgram, user_inputs: Sequence[Any]) -> list[torch.Tensor]:
     """The values of `@forward`'s arguments, given the user's inputs flattened in the
-    signature's order (non-tensor inputs included: export bakes them into the graph)."""
+    signature's order (non-tensor inputs included: export bakes them into the graph); a
+    complex tensor as its pair of reals (`torch.view_as_real`)."""
     remaining = iter(user_inputs)
     values = []
     for spec in exported.graph_signature.input_specs:
@@ -241,7 +254,10 @@ def forward_arguments(exported: ExportedProgram, user_inputs: Sequence[Any]) -> 
             values.append(exported.constants[spec.target])
         else:
             values.append(exported.state_dict[spec.target])
-    return values
+    return [
+        torch.view_as_real(v) if isinstance(v, torch.Tensor) and v.is_complex() else v
+        for v in values
+    ]
 
 
 Handler = Callable[["_Importer", Node, dict[str, Any]], "SSAValue | list[SSAValue]"]
@@ -561,6 +577,8 @@ class _Importer:
                 )
             self.values[node] = self.values[pieces][index]
             return
+        if BOUNDARY in node.meta:
+            raise UnsupportedNode(self.error(f"{node.meta[BOUNDARY]}: {COMPLEX_REFUSAL}"), node)
         handler = HANDLERS.get(name)
         if handler is None:
             raise UnsupportedNode(self.error(f"unsupported PyTorch op '{name}'"), node)
@@ -2520,7 +2538,8 @@ def index_select(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
 
 def supported_ops_table() -> str:
     """The Markdown table of the aten ops the importer takes, by the handler that takes
-    them: the README's list (`python -m emmy.tools.frontend.importer` prints it)."""
+    them, and last those `complex_as_real_pairs` takes on complex operands: the README's
+    list (`python -m emmy.tools.frontend.importer` prints it)."""
     by_handler: dict[str, list[str]] = {}
     for name, handler in HANDLERS.items():
         function = handler.func if isinstance(handler, partial) else handler
@@ -2529,6 +2548,11 @@ def supported_ops_table() -> str:
         f"| {kind} | {', '.join(f'`{n}`' for n in sorted(names))} |"
         for kind, names in sorted(by_handler.items())
     ]
+    rows.append(
+        "| on complex tensors, as pairs of reals | "
+        + ", ".join(f"`{name}`" for name in COMPLEX_OPS)
+        + " |"
+    )
     return "\n".join(["| imported as | aten ops |", "|---|---|", *rows]) + "\n"
 
 
