@@ -46,6 +46,9 @@ class Config:
     prefill: int = 2048
     decode: int = 64
     dtype: str = "bfloat16"
+    rope: str = "halves"
+    """Rotary embeddings by `rotate_half` (Hugging Face's) or as complex products of a
+    complex table (`complex`: Meta's Llama, torchtitan)."""
 
     @property
     def max_seq(self) -> int:
@@ -60,6 +63,16 @@ def rotate_half(x: torch.Tensor) -> torch.Tensor:
     return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
 
 
+def rotated(x: torch.Tensor, rotary) -> torch.Tensor:
+    """`x` turned by the rotary embedding: (cos, sin) of the halves, or a complex table
+    turning adjacent pairs of elements."""
+    if isinstance(rotary, torch.Tensor):
+        pairs = torch.view_as_complex(x.float().reshape(*x.shape[:-1], -1, 2))
+        return torch.view_as_real(pairs * rotary).flatten(-2).type_as(x)
+    cos, sin = rotary
+    return x * cos + rotate_half(x) * sin
+
+
 class Attention(nn.Module):
     def __init__(self, c: Config):
         super().__init__()
@@ -72,13 +85,12 @@ class Attention(nn.Module):
         self.register_buffer("k_cache", torch.zeros(cache), persistent=False)
         self.register_buffer("v_cache", torch.zeros(cache), persistent=False)
 
-    def forward(self, x, cos, sin, mask, positions):
+    def forward(self, x, rotary, mask, positions):
         batch, seq, _ = x.shape
         q = self.wq(x).view(batch, seq, self.heads, self.head_dim).transpose(1, 2)
         k = self.wk(x).view(batch, seq, self.kv_heads, self.head_dim).transpose(1, 2)
         v = self.wv(x).view(batch, seq, self.kv_heads, self.head_dim).transpose(1, 2)
-        q = q * cos + rotate_half(q) * sin
-        k = k * cos + rotate_half(k) * sin
+        q, k = rotated(q, rotary), rotated(k, rotary)
         self.k_cache.index_copy_(2, positions, k)
         self.v_cache.index_copy_(2, positions, v)
         out = F.scaled_dot_product_attention(
@@ -96,10 +108,17 @@ class Block(nn.Module):
         self.w3 = nn.Linear(c.dim, c.ffn, bias=False)
         self.w2 = nn.Linear(c.ffn, c.dim, bias=False)
 
-    def forward(self, x, cos, sin, mask, positions):
-        x = x + self.attention(self.attention_norm(x), cos, sin, mask, positions)
+    def forward(self, x, rotary, mask, positions):
+        x = x + self.attention(self.attention_norm(x), rotary, mask, positions)
         h = self.ffn_norm(x)
         return x + self.w2(F.silu(self.w1(h)) * self.w3(h))
+
+
+def rotary_angles(c: Config) -> torch.Tensor:
+    """Each position's angle for each pair of a head's elements."""
+    head_dim = c.dim // c.heads
+    inv_freq = 1.0 / 10000 ** (torch.arange(0, head_dim, 2).float() / head_dim)
+    return torch.outer(torch.arange(c.max_seq).float(), inv_freq)
 
 
 class Llama(nn.Module):
@@ -109,22 +128,37 @@ class Llama(nn.Module):
         self.blocks = nn.ModuleList(Block(c) for _ in range(c.layers))
         self.norm = nn.RMSNorm(c.dim)
         self.output = nn.Linear(c.dim, c.vocab, bias=False)
-        head_dim = c.dim // c.heads
-        inv_freq = 1.0 / 10000 ** (torch.arange(0, head_dim, 2).float() / head_dim)
-        angles = torch.outer(torch.arange(c.max_seq).float(), inv_freq)
-        angles = torch.cat((angles, angles), dim=-1)
-        self.register_buffer("cos", angles.cos(), persistent=False)
-        self.register_buffer("sin", angles.sin(), persistent=False)
+        self.config = c
+        angles = rotary_angles(c)
+        if c.rope == "complex":
+            table = torch.polar(torch.ones_like(angles), angles)
+            self.register_buffer("freqs_cis", table, persistent=False)
+        else:
+            angles = torch.cat((angles, angles), dim=-1)
+            self.register_buffer("cos", angles.cos(), persistent=False)
+            self.register_buffer("sin", angles.sin(), persistent=False)
         causal = torch.tril(torch.ones(c.max_seq, c.max_seq, dtype=torch.bool))
         self.register_buffer("causal", causal, persistent=False)
 
     def forward(self, tokens: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
         x = self.embedding(tokens)
-        cos, sin = self.cos[positions].to(x.dtype), self.sin[positions].to(x.dtype)
+        if hasattr(self, "freqs_cis"):
+            rotary = self.freqs_cis[positions]
+        else:
+            rotary = self.cos[positions].to(x.dtype), self.sin[positions].to(x.dtype)
         mask = self.causal[positions].view(1, 1, tokens.shape[1], -1)
         for block in self.blocks:
-            x = block(x, cos, sin, mask, positions)
+            x = block(x, rotary, mask, positions)
         return self.output(self.norm(x))
+
+    def placed(self, device: str, dtype: torch.dtype) -> Llama:
+        """The model on `device` in `dtype`, with its complex rotary table still complex
+        (`Module.to` casts a complex buffer to a real dtype, dropping the imaginary parts)."""
+        self.to(device, dtype)
+        if self.config.rope == "complex":
+            angles = rotary_angles(self.config).to(device)
+            self.freqs_cis = torch.polar(torch.ones_like(angles), angles)
+        return self
 
     def reset_caches(self) -> None:
         for block in self.blocks:
@@ -199,13 +233,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tiny", action="store_true", help=f"the small model {TINY}")
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--dtype", choices=["bfloat16", "float32"], help="default: the config's")
+    parser.add_argument("--rope", choices=["halves", "complex"], help="default: the config's")
     parser.add_argument("--backends", default=",".join(BACKENDS), help="comma-separated")
     parser.add_argument("--json", help="write the results here")
     arguments = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(arguments)
     config = TINY if args.tiny else Config()
-    if args.dtype:
-        config = Config(**{**asdict(config), "dtype": args.dtype})
+    for field in ("dtype", "rope"):
+        if getattr(args, field):
+            config = Config(**{**asdict(config), field: getattr(args, field)})
     backends = args.backends.split(",")
     unknown = [b for b in backends if b not in BACKENDS]
     if unknown or backends[0] != "eager":
@@ -213,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
 
     torch.manual_seed(0)
     dtype = getattr(torch, config.dtype)
-    model = Llama(config).to(args.device, dtype).eval()
+    model = Llama(config).placed(args.device, dtype).eval()
     prompt = torch.randint(0, config.vocab, (1, config.prefill), device=args.device)
     results: dict[str, dict] = {}
     for name in backends:

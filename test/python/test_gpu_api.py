@@ -154,15 +154,16 @@ def test_a_dynamic_causal_attention_runs_at_every_sequence_length_on_cuda():
             torch.testing.assert_close(compiled(q, k, v), model(q, k, v), rtol=3e-2, atol=3e-2)
 
 
-def test_llama_prefill_fills_the_cache_and_decode_steps_match_eager_on_cuda(llama):
-    """The benchmark's model (GQA heads of 64, a KV cache written in place) through
-    `backend="emmy"` on CUDA: after the prefill the caches hold eager's keys and values, and
-    each decode step, fed eager's tokens, gives eager's logits."""
+@pytest.mark.parametrize("rope", ["halves", "complex"])
+def test_llama_prefill_fills_the_cache_and_decode_steps_match_eager_on_cuda(llama, rope):
+    """The benchmark's model (GQA heads of 64, a KV cache written in place, rotary embeddings
+    of either form) through `backend="emmy"` on CUDA: after the prefill the caches hold
+    eager's keys and values, and each decode step, fed eager's tokens, gives eager's logits."""
     config = llama.Config(
-        dim=256, layers=2, heads=4, kv_heads=2, ffn=512, vocab=64, prefill=300, decode=4
+        dim=256, layers=2, heads=4, kv_heads=2, ffn=512, vocab=64, prefill=300, decode=4, rope=rope
     )
     torch.manual_seed(0)
-    model = llama.Llama(config).to("cuda", torch.bfloat16).eval()
+    model = llama.Llama(config).placed("cuda", torch.bfloat16).eval()
     prompt = torch.randint(0, config.vocab, (1, config.prefill), device="cuda")
     tokens = torch.randint(0, config.vocab, (config.decode,), device="cuda")
     torch._dynamo.reset()

@@ -312,8 +312,11 @@ def check_outputs(
 def _forward_arguments(
     program: Any, module: torch.nn.Module, inputs: list[Any], device: str
 ) -> list[torch.Tensor]:
-    """`@forward`'s arguments from the cast module (so they carry the benchmarked dtype)."""
+    """`@forward`'s arguments from the cast module (so they carry the benchmarked dtype), a
+    complex one as its pair of reals (`complex_pairs`)."""
     from torch.export.graph_signature import InputKind, TensorArgument
+
+    from emmy.tools.frontend.complex_pairs import as_pairs
 
     remaining = iter(inputs)
     values = []
@@ -328,7 +331,7 @@ def _forward_arguments(
             values.append(module.get_buffer(spec.target))
         else:
             values.append(program.exported.constants[spec.target].to(device))
-    return values
+    return as_pairs(values)
 
 
 @dataclass
@@ -358,7 +361,9 @@ def prepare_program(
     text = re.sub(r"\bDT\b", f"torch.{str(dtype).removeprefix('torch.')}", source)
     program = load_program(text, "<bench>")
     torch_ir = program.to_torch_ir()
-    module = program.module.to(device=device, dtype=dtype).eval()
+    # Floating tensors only: `Module.to(dtype)` would cast a complex buffer to a real dtype.
+    module = program.module.to(device=device).eval()
+    module._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
     leaves, spec = torch.utils._pytree.tree_flatten((program.example_args, program.example_kwargs))
     fresh = [
         (v.to(dtype) if v.is_floating_point() else v).to(device)

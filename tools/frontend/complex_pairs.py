@@ -57,6 +57,15 @@ Parts = tuple[Node, Node]
 """A complex value's two parts, real tensors of its shape."""
 
 
+def as_pairs(values: list[Any]) -> list[Any]:
+    """Arguments for a program whose complex inputs are typed as their pairs: each complex
+    tensor as `torch.view_as_real` of it (a view)."""
+    return [
+        torch.view_as_real(v) if isinstance(v, torch.Tensor) and v.is_complex() else v
+        for v in values
+    ]
+
+
 def is_complex(arg: Any) -> bool:
     value = arg.meta.get("val") if isinstance(arg, Node) else None
     return isinstance(value, torch.Tensor) and value.is_complex()
@@ -366,6 +375,7 @@ RULES: dict[Any, Rule] = {
     aten.slice.Tensor: _slice,
     aten.select.int: lambda p, a, dim, index: p.viewed(aten.select.int, a, p.dims(a, dim), index),
     aten.flip.default: lambda p, a, dims: p.viewed(aten.flip.default, a, p.dims(a, dims)),
+    aten.index.Tensor: lambda p, a, indices: p.viewed(aten.index.Tensor, a, indices),
     aten.cat.default: _cat,
     aten.sum.dim_IntList: _reduced(aten.sum.dim_IntList),
     aten.sum.default: _reduced(aten.sum.dim_IntList),

@@ -89,6 +89,7 @@ from emmy.tools.frontend.complex_pairs import (
     COMPLEX_OPS,
     COMPLEX_REFUSAL,
     RULES,
+    as_pairs,
     complex_as_real_pairs,
 )
 from emmy.tools.frontend.program import FrontendError, location
@@ -254,10 +255,7 @@ def forward_arguments(exported: ExportedProgram, user_inputs: Sequence[Any]) -> 
             values.append(exported.constants[spec.target])
         else:
             values.append(exported.state_dict[spec.target])
-    return [
-        torch.view_as_real(v) if isinstance(v, torch.Tensor) and v.is_complex() else v
-        for v in values
-    ]
+    return as_pairs(values)
 
 
 Handler = Callable[["_Importer", Node, dict[str, Any]], "SSAValue | list[SSAValue]"]
