@@ -558,6 +558,25 @@ def test_bad_programs_are_located_errors(source: str, expected: str):
     assert "Traceback" not in str(error.value)
 
 
+def test_arguments_of_unsupported_dtypes_are_each_named_at_the_modules_call():
+    source = """
+class Lookup(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("table", torch.arange(4, dtype=torch.uint8))
+
+    def forward(self, x, y):
+        return x + y.float() + self.table.float()
+Lookup()(torch.randn(4), torch.ones(4, dtype=torch.uint16))
+"""
+    with pytest.raises(FrontendError) as error:
+        compile_source(source, "<string>")
+    assert str(error.value).splitlines()[::3] == [
+        "<string>:9:1: error: buffer 'table': dtype torch.uint8 is not supported",
+        "<string>:9:1: error: input 'y': dtype torch.uint16 is not supported",
+    ]
+
+
 def test_program_keeps_the_eager_reference():
     program = load_program(
         "nn.Sequential(nn.Linear(3, 4), nn.Dropout(0.5))(torch.randn(2, 3))", "p.py"

@@ -493,7 +493,7 @@ class _Importer:
                 raise self.error(f"unsupported input {spec.arg} of kind {spec.kind.name}")
             role_target = spec.arg.name if spec.kind is InputKind.USER_INPUT else spec.target
             arguments.append((placeholders[spec.arg.name], ARGUMENT_ROLES[spec.kind], role_target))
-        block = Block(arg_types=[self.result_type(node) for node, _, _ in arguments])
+        block = Block(arg_types=self.argument_types(arguments))
         for argument, (node, _, _) in zip(block.args, arguments, strict=True):
             argument.name_hint = node.name
             self.values[node] = argument
@@ -539,6 +539,22 @@ class _Importer:
         if self.dynamic_size is not None:
             attributes[DYNAMIC_SIZE] = self.dynamic_size.attribute()
         return ModuleOp([forward], attributes)
+
+    def argument_types(self, arguments: list[tuple[Node, str, str]]) -> list[Attribute]:
+        """The types of `@forward`'s arguments; an argument of a dtype Torch IR does not take
+        is an error naming it, at the program's call of the module (all such at once)."""
+        types, errors = [], []
+        for node, role, target in arguments:
+            try:
+                types.append(self.result_type(node))
+            except FrontendError as error:
+                self.location = self.call_location or self.location_of(node)
+                kind = role.removeprefix("emmy.").replace("param", "parameter")
+                message = f"{kind} '{target}': {error.message}"
+                errors.append(UnsupportedNode(self.error(message), node))
+        if errors:
+            raise UnsupportedNodes(errors)
+        return types
 
     def outputs(self, node: Node) -> list[SSAValue]:
         results = []
