@@ -712,9 +712,12 @@ class ViewToPrim(TorchOpDecomposition):
             dim, start, step = (a.value.data for a in (op.dim, op.start, op.step))
             return build.emit(prim.SliceOp(op.input, dim, start, step, op.result.type))
         assert isinstance(op, t.CatOp)
-        if len(op.inputs) == 1:
-            return op.inputs[0]
-        return build.emit(prim.ConcatOp(op.inputs, op.dim.value.data, op.result.type))
+        dim = op.dim.value.data
+        # An input of no extent along the dim adds nothing (torch.block_diag's padding).
+        inputs = [v for v in op.inputs if t.shape_of(v)[dim] != 0] or list(op.inputs[:1])
+        if len(inputs) == 1:
+            return inputs[0]
+        return build.emit(prim.ConcatOp(inputs, dim, op.result.type))
 
 
 class ConstantToPrim(TorchOpDecomposition):

@@ -4,6 +4,7 @@ compositions people run, written as `emmy compile -c` sources.
 `DT` in a source stands for the dtype under test (`torch.float32` or `torch.bfloat16`).
 """
 
+import torch
 from torch import nn
 
 from emmy.tools.bench.differential import EXECUTABLE_LEVELS, check_levels
@@ -358,6 +359,15 @@ class Search(nn.Module):
 Search()(torch.randn(6, dtype=DT), torch.randn(4, 5, dtype=DT), torch.randn(3, 7, dtype=DT),
          torch.randint(0, 10, (8,)))
 """,
+    "block_diagonal": """
+class BlockDiagonal(nn.Module):
+    # block_diag pads each block with zeros of no width at the edges: cats of empty inputs.
+    def forward(self, a, b, c):
+        return torch.block_diag(a, b, c), torch.cat([a[:, :0], b[:2]], 1)
+BlockDiagonal()(
+    torch.randn(2, 3, dtype=DT), torch.randn(3, 2, dtype=DT), torch.randn(1, 4, dtype=DT)
+)
+""",
     "complex_rotary": """
 def rotary_table(dim, end, theta=10000.0):
     freqs = 1.0 / (theta ** (torch.arange(0, dim, 2)[: (dim // 2)].float() / dim))
@@ -640,6 +650,19 @@ def assert_every_level_matches_eager(program, torch_ir, seed: int) -> None:
     assert not failed, "first level to disagree with eager: " + ", ".join(
         f"{r.level} (max abs {r.max_abs_error:.3g}, max rel {r.max_rel_error:.3g})" for r in failed
     )
+
+
+def fresh_like(example: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """A random tensor of the example's shape and dtype: standard normal floats (and complex
+    numbers), integers in the example's range (so indices stay valid), random booleans."""
+    if example.dtype.is_floating_point:
+        return torch.randn(example.shape, generator=generator).to(example.dtype)
+    if example.dtype.is_complex:
+        return torch.randn(example.shape, generator=generator, dtype=example.dtype)
+    if example.dtype == torch.bool:
+        return torch.rand(example.shape, generator=generator) < 0.5
+    low, high = int(example.min()), int(example.max()) + 1
+    return torch.randint(low, high, example.shape, generator=generator, dtype=example.dtype)
 
 
 def with_dtype(program: str, dtype: str) -> str:

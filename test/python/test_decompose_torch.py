@@ -30,8 +30,8 @@ import numpy as np
 import pytest
 import torch
 from corpus import PROGRAMS as CORPUS
+from corpus import fresh_like, with_dtype
 from corpus import source as corpus_source
-from corpus import with_dtype
 from xdsl.dialects.builtin import ModuleOp, NameLoc
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import PassFailedException
@@ -66,17 +66,6 @@ def to_numpy(tensor: torch.Tensor) -> np.ndarray:
     if tensor.dtype == torch.bfloat16:
         tensor = tensor.float()
     return tensor.numpy()
-
-
-def fresh_like(example: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
-    """A random tensor of the example's shape and dtype: standard normal floats, integers in
-    the example's range (so indices stay valid), random booleans."""
-    if example.dtype.is_floating_point:
-        return torch.randn(example.shape, generator=generator).to(example.dtype)
-    if example.dtype == torch.bool:
-        return torch.rand(example.shape, generator=generator) < 0.5
-    low, high = int(example.min()), int(example.max()) + 1
-    return torch.randint(low, high, example.shape, generator=generator, dtype=example.dtype)
 
 
 def decomposed(module: ModuleOp) -> ModuleOp:

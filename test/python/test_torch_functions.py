@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from corpus import PROGRAMS, source
+from corpus import PROGRAMS, fresh_like, source
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
@@ -130,15 +130,6 @@ def to_numpy(tensor: torch.Tensor) -> np.ndarray:
     if tensor.dtype == torch.bfloat16:
         tensor = tensor.float()
     return tensor.numpy()
-
-
-def fresh_like(example: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
-    if example.dtype.is_floating_point:
-        return torch.randn(example.shape, generator=generator).to(example.dtype)
-    if example.dtype == torch.bool:
-        return torch.rand(example.shape, generator=generator) < 0.5
-    low, high = int(example.min()), int(example.max()) + 1
-    return torch.randint(low, high, example.shape, generator=generator, dtype=example.dtype)
 
 
 def bf16_ulp(values: np.ndarray) -> np.ndarray:
