@@ -653,6 +653,13 @@ class HypotOp(FloatBinaryOp):
 
 
 @irdl_op_definition
+class CopySignOp(FloatBinaryOp):
+    """The magnitude of `lhs` with the sign bit of `rhs` (of a zero and a NaN too)."""
+
+    name = "torch.copysign"
+
+
+@irdl_op_definition
 class MaximumOp(BinaryOp):
     """Elementwise max; NaN if either operand is NaN."""
 
@@ -1571,6 +1578,7 @@ Torch = Dialect(
         TruncDivideOp,
         Atan2Op,
         HypotOp,
+        CopySignOp,
         MaximumOp,
         MinimumOp,
         ShiftLeftOp,

@@ -209,6 +209,7 @@ ELEMENTWISE: dict[type[Operation], Scalar] = {
     t.TruncDivideOp: Scalar(lambda b, op, x, y: b.trunc_divide(x, y)),
     t.Atan2Op: Scalar(lambda b, op, x, y: b.emit(math.Atan2Op(x, y))),
     t.HypotOp: Scalar(hypot),
+    t.CopySignOp: Scalar(lambda b, op, x, y: b.emit(math.CopySignOp(x, y))),
     t.MaximumOp: exact(lambda b, op, x, y: b.max(x, y)),
     t.MinimumOp: exact(lambda b, op, x, y: b.min(x, y)),
     t.ShiftLeftOp: exact(lambda b, op, x, y: b.shift(x, y, left=True)),

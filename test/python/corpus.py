@@ -368,6 +368,18 @@ BlockDiagonal()(
     torch.randn(2, 3, dtype=DT), torch.randn(3, 2, dtype=DT), torch.randn(1, 4, dtype=DT)
 )
 """,
+    "signs": """
+class Signs(nn.Module):
+    # Zeros of both signs and NaN: copysign and signbit read the sign bit itself.
+    def forward(self, x, y, n):
+        z = torch.where(x.abs() < 0.3, x * 0.0, x)
+        z = torch.where(x > 1.5, float("nan"), z)
+        return (
+            torch.copysign(y, z), torch.copysign(n, -2.0), torch.signbit(z), torch.signbit(n),
+            torch.angle(z), torch.angle(n), 1.0 / torch.copysign(y * 0.0, z),
+        )
+Signs()(torch.randn(6, 5, dtype=DT), torch.randn(6, 5, dtype=DT), torch.randint(-5, 5, (5,)))
+""",
     "complex_rotary": """
 def rotary_table(dim, end, theta=10000.0):
     freqs = 1.0 / (theta ** (torch.arange(0, dim, 2)[: (dim // 2)].float() / dim))

@@ -752,6 +752,33 @@ def sign(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     return ir.emit(t.WhereOp(_positive(ir, x), ir.operand(1, element), signed, result_type))
 
 
+@handles("aten.signbit.default")
+def signbit(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    """Whether the sign bit is set: of -0.0 and a negative NaN too (`copysign(1, x) < 0`)."""
+    x = ir.tensor(a["self"])
+    element = t.element_type_of(x)
+    if element == i1:
+        return ir.emit(t.NeOp(x, x, ir.result_type(node)))
+    if not dtypes.torch_dtype(element).is_floating_point:
+        return ir.emit(t.LtOp(x, ir.operand(0, element), ir.result_type(node)))
+    one = ir.operand(1.0, element)
+    signed_one = ir.emit(t.CopySignOp(one, x, TensorType(element, t.shape_of(x))))
+    return ir.emit(t.LtOp(signed_one, ir.operand(0.0, element), ir.result_type(node)))
+
+
+@handles("aten.angle.default")
+def angle(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    """The angle of a real number: pi if it is negative, else 0; NaN where it is NaN (a
+    complex one's is `complex_pairs`' atan2)."""
+    element, result_type = ir.result_element(node), ir.result_type(node)
+    x = ir.operand(a["self"], element)
+    negative = ir.emit(t.LtOp(x, ir.operand(0, element), TensorType(i1, t.shape_of(x))))
+    half_turns = ir.emit(
+        t.WhereOp(negative, ir.operand(math.pi, element), ir.operand(0.0, element), result_type)
+    )
+    return ir.emit(t.WhereOp(nan_mask(ir, x), x, half_turns, result_type))
+
+
 @handles("aten.isnan.default")
 def isnan(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     return nan_mask(ir, ir.tensor(a["self"]))
@@ -813,6 +840,8 @@ for _target, (_op, _operands) in {
     "aten.floor_divide.Scalar": (t.FloorDivideOp, ("self", "other")),
     "aten.atan2.default": (t.Atan2Op, ("self", "other")),
     "aten.hypot.default": (t.HypotOp, ("self", "other")),
+    "aten.copysign.Tensor": (t.CopySignOp, ("self", "other")),
+    "aten.copysign.Scalar": (t.CopySignOp, ("self", "other")),
     "aten.maximum.default": (t.MaximumOp, ("self", "other")),
     "aten.minimum.default": (t.MinimumOp, ("self", "other")),
 }.items():

@@ -82,7 +82,11 @@ def to_tensor(array: np.ndarray, value_type: Attribute) -> torch.Tensor:
     assert isinstance(value_type, TensorType)
     dtype = torch_dtype(value_type.get_element_type())
     if dtype == torch.bfloat16 and tensor.dtype == torch.float32:
-        return tensor.to(dtype)  # exact: the values are already rounded to bf16
+        # The values are rounded to bf16 already, so their upper halves are their bf16 bits
+        # (torch's conversion would make every NaN one with all bits set: a negative NaN).
+        bits = np.asarray(array, order="C").view(np.uint32)
+        halves = np.asarray(bits >> 16, dtype=np.uint16)
+        return torch.from_numpy(halves).view(torch.bfloat16)
     if tensor.dtype != dtype:
         raise InterpretationError(
             f"an operand of type {value_type} is held as a numpy array of {array.dtype}"
@@ -162,6 +166,7 @@ TORCH_IMPLS.update(
             t.TruncDivideOp: partial(torch.div, rounding_mode="trunc"),
             t.Atan2Op: torch.atan2,
             t.HypotOp: torch.hypot,
+            t.CopySignOp: torch.copysign,
             t.MaximumOp: torch.maximum,
             t.MinimumOp: torch.minimum,
             t.ShiftLeftOp: torch.bitwise_left_shift,

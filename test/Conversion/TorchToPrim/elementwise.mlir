@@ -433,6 +433,19 @@ func.func @trigonometric(%x: tensor<4xf32>, %y: tensor<4xf32>, %h: tensor<4xbf16
 
 // -----
 
+// copysign takes the sign bit of its second operand (of a zero or a NaN too): math.copysign.
+
+// CHECK-LABEL: func.func @copysign(
+// CHECK:         ^bb0(%[[X:.*]]: f32, %[[Y:.*]]: f32):
+// CHECK-NEXT:      %[[R:.*]] = math.copysign %[[X]], %[[Y]] : f32
+// CHECK-NEXT:      prim.yield %[[R]] : f32
+func.func @copysign(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = torch.copysign %x, %y : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  func.return %0 : tensor<4xf32>
+}
+
+// -----
+
 // hypot is `big * sqrt(1 + (small / big)^2)` of the magnitudes, whose squares cannot overflow
 // or underflow; where either magnitude is infinite the result is (even beside a NaN), and
 // where both are zero (small / big is NaN) it is zero. bf16 computes in f32 and rounds once.

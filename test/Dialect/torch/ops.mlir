@@ -77,6 +77,7 @@ func.func @elementwise_unary(%x: tensor<2x8xf32>, %h: tensor<2x8xbf16>, %i: tens
 // CHECK-NEXT:    torch.trunc_divide %[[B]], %[[A]] : tensor<8xf16>, tensor<2x8xf16> -> tensor<2x8xf16>
 // CHECK-NEXT:    torch.atan2 %[[A]], %[[B]] : tensor<2x8xf16>, tensor<8xf16> -> tensor<2x8xf16>
 // CHECK-NEXT:    torch.hypot %[[S]], %[[A]] : tensor<f16>, tensor<2x8xf16> -> tensor<2x8xf16>
+// CHECK-NEXT:    torch.copysign %[[A]], %[[B]] : tensor<2x8xf16>, tensor<8xf16> -> tensor<2x8xf16>
 // CHECK-NEXT:    torch.maximum %[[A]], %[[A]] : tensor<2x8xf16>, tensor<2x8xf16> -> tensor<2x8xf16>
 // CHECK-NEXT:    torch.minimum %[[A]], %[[B]] : tensor<2x8xf16>, tensor<8xf16> -> tensor<2x8xf16>
 // CHECK-NEXT:    torch.gt %[[A]], %[[S]] : tensor<2x8xf16>, tensor<f16> -> tensor<2x8xi1>
@@ -97,6 +98,7 @@ func.func @elementwise_binary(%a: tensor<2x8xf16>, %b: tensor<8xf16>, %s: tensor
   %tq = torch.trunc_divide %b, %a : tensor<8xf16>, tensor<2x8xf16> -> tensor<2x8xf16>
   %at = torch.atan2 %a, %b : tensor<2x8xf16>, tensor<8xf16> -> tensor<2x8xf16>
   %hy = torch.hypot %s, %a : tensor<f16>, tensor<2x8xf16> -> tensor<2x8xf16>
+  %cs = torch.copysign %a, %b : tensor<2x8xf16>, tensor<8xf16> -> tensor<2x8xf16>
   %5 = torch.maximum %a, %a : tensor<2x8xf16>, tensor<2x8xf16> -> tensor<2x8xf16>
   %6 = torch.minimum %a, %b : tensor<2x8xf16>, tensor<8xf16> -> tensor<2x8xf16>
   %7 = torch.gt %a, %s : tensor<2x8xf16>, tensor<f16> -> tensor<2x8xi1>
