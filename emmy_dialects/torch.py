@@ -1416,7 +1416,11 @@ class SqueezeOp(DimsShapeOp):
 @irdl_op_definition
 class SliceOp(ShapeOp):
     """Keeps indices `start, start + step, ...` below `end` of dim `dim`, with
-    `0 <= start <= end <= size` and `step >= 1` (the importer clamps as aten.slice does)."""
+    `0 <= start <= end <= size` and `step >= 1` (the importer clamps as aten.slice does).
+    An `end` of `DYNAMIC_INDEX` (printed as its value, -9223372036854775808, as xDSL writes
+    a dynamic index) keeps the program's dynamic size of elements from `start`, step 1 (a
+    table sliced to a dynamic sequence length, `cos[:seq]`): the result's dim is `?`, and the
+    importer has checked that every size of the range fits the dim."""
 
     name = "torch.slice"
     dim = prop_def(IntegerAttr[I64])
@@ -1436,6 +1440,16 @@ class SliceOp(ShapeOp):
         dim = self.dim.value.data
         verify_dim(dim, len(shape))
         start, end, step = (a.value.data for a in (self.start, self.end, self.step))
+        if end == DYNAMIC_INDEX:
+            if not (0 <= start < shape[dim] and step == 1 and shape[dim] != DYNAMIC_INDEX):
+                raise VerifyException(
+                    f"a slice to the dynamic size takes a static dim {dim}, a start in it and "
+                    f"step 1, got size {shape[dim]}, start {start}, step {step}"
+                )
+            sliced = list(shape)
+            sliced[dim] = DYNAMIC_INDEX
+            verify_result_shape(self, sliced, f"slicing dim {dim}")
+            return
         if not (0 <= start <= end <= shape[dim] and step >= 1):
             raise VerifyException(
                 f"slice bounds must satisfy 0 <= start <= end <= {shape[dim]} (the size of "

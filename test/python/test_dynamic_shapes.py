@@ -15,6 +15,7 @@ from corpus import FunctionModule
 from launched import launched_kernels
 from test_cuda_target import needs_nvcc, nvcc_compile
 from torch.export import Dim, export
+from xdsl.dialects.builtin import DYNAMIC_INDEX
 
 from emmy.dialects.sizes import DynamicSize
 from emmy.passes.pipelines import LEVELS, printed
@@ -27,6 +28,8 @@ from emmy.tools.runtime.host import HostFunctionError, HostProgram
 
 SEQ = Dim("seq", min=1, max=512)
 SIZES = (1, 7, 300)
+TABLE = torch.randn(512, 16)
+"""A table of a row per position, sliced to the dynamic size (`cos[:seq]`)."""
 
 
 PROGRAMS = {
@@ -165,6 +168,33 @@ def test_the_diagonal_of_the_dynamic_dim_is_refused_with_a_reason():
         import_exported_program(exported, None, [])
 
 
+def _table_sliced_to_rows():
+    exported = export(
+        FunctionModule(lambda x: x * TABLE[: x.shape[0]]),
+        (torch.randn(5, 16),),
+        dynamic_shapes={"inputs": ({0: SEQ},)},
+    )
+    return exported, import_exported_program(exported, None, [])
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_a_table_sliced_to_the_dynamic_size_runs_at_every_size(level):
+    exported, module = _table_sliced_to_rows()
+    assert f"end {DYNAMIC_INDEX} step 1 : tensor<512x16xf32> -> tensor<?x16xf32>" in printed(module)
+    lowered = lower(module, level)
+    for seed, size in enumerate(SIZES):
+        (x,) = _inputs([(size, 16)], size, seed)
+        arguments = [v.numpy() for v in forward_arguments(exported, [x])]
+        (output,) = run_module(lowered, arguments)
+        np.testing.assert_allclose(output, (x * TABLE[:size]).numpy(), rtol=1e-6, atol=1e-6)
+
+
+@needs_nvcc
+def test_the_cuda_of_a_table_sliced_to_the_dynamic_size_compiles(tmp_path):
+    _, module = _table_sliced_to_rows()
+    nvcc_compile(print_cuda(lower(module, "kernel")), tmp_path)
+
+
 def test_two_symbolic_sizes_are_refused():
     batch = Dim("batch", min=2, max=8)
     exported = export(
@@ -227,6 +257,28 @@ def test_mark_dynamic_compiles_once_for_several_sizes(imported_graphs):
         torch.testing.assert_close(compiled(x, y), model(x, y))
     assert len(imported_graphs) == 1
     assert DynamicSize.of(imported_graphs[0]) is not None
+
+
+@torch.no_grad()
+def test_complex_rotary_tables_sliced_to_a_marked_length_compile_once(imported_graphs):
+    class Rotary(nn.Module):
+        def __init__(self):
+            super().__init__()
+            angles = torch.outer(torch.arange(64.0), torch.rand(8))
+            self.register_buffer("freqs", torch.polar(torch.ones_like(angles), angles))
+
+        def forward(self, x):
+            turned = torch.view_as_complex(x.reshape(*x.shape[:-1], -1, 2))
+            return torch.view_as_real(turned * self.freqs[: x.shape[1]]).flatten(-2)
+
+    model = Rotary()
+    compiled = torch.compile(model, backend="emmy", options={"fallback": False})
+    for seed, size in enumerate((5, 64, 17)):
+        (x,) = _inputs([(2, size, 16)], size, seed)
+        torch._dynamo.mark_dynamic(x, 1)
+        torch.testing.assert_close(compiled(x), model(x))
+    assert len(imported_graphs) == 1
+    assert f"end {DYNAMIC_INDEX} step 1" in printed(imported_graphs[0])
 
 
 @torch.no_grad()

@@ -2278,9 +2278,31 @@ def slice_(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     dim = ir.dim(a["dim"], len(shape))
     if a["step"] < 1:
         raise ir.error(f"slice step must be positive, got {a['step']}")
+    if isinstance(a["end"], Node):
+        return slice_to_dynamic_size(ir, node, x, dim, clamp_index(a["start"], shape[dim], 0))
     start = clamp_index(a["start"], shape[dim], 0)
     end = max(clamp_index(a["end"], shape[dim], shape[dim]), start)
     return slice_value(ir, x, dim, start, end, a["step"])
+
+
+def slice_to_dynamic_size(ir: _Importer, node: Node, x: SSAValue, dim: int, start: int) -> SSAValue:
+    """`table[start : start + n]` of a static dim, `n` the program's dynamic size (a rotary
+    table or a causal mask sliced to the sequence length): the elements from `start`, as
+    many as the size (see `t.SliceOp`), where every size of its range fits the dim."""
+    result_type = ir.result_type(node)
+    size = t.shape_of(x)[dim]
+    step = bind_arguments(node)["step"]
+    if result_type.get_shape()[dim] != DYNAMIC_INDEX or step != 1 or size == DYNAMIC_INDEX:
+        raise ir.error("a slice to a computed bound is supported only to the dynamic size, step 1")
+    assert ir.dynamic_size is not None  # the result's `?` recorded it
+    upper = ir.dynamic_size.max
+    if upper is None or start + upper > size:
+        raise ir.error(
+            f"slicing dim {dim} ({size} elements) from {start} to the dynamic size "
+            f"{ir.dynamic_size.symbol}, which may reach {upper if upper else 'any size'}: "
+            "emmy takes such a slice where every size of the range fits"
+        )
+    return ir.emit(t.SliceOp(x, result_type, dim, start, DYNAMIC_INDEX, 1))
 
 
 @handles("aten.select.int")

@@ -33,7 +33,7 @@ from functools import partial
 import numpy as np
 import torch
 import torch.nn.functional as F
-from xdsl.dialects.builtin import DenseArrayBase, TensorType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseArrayBase, TensorType
 from xdsl.interpreter import (
     Interpreter,
     InterpreterFunctions,
@@ -349,8 +349,10 @@ def squeeze(op: t.SqueezeOp, x: Operands) -> torch.Tensor:
 
 @implements(t.SliceOp)
 def slice_(op: t.SliceOp, x: Operands) -> torch.Tensor:
-    bounds = (op.dim, op.start, op.end, op.step)
-    return torch.ops.aten.slice.Tensor(x(op.input), *(b.value.data for b in bounds))
+    dim, start, end, step = (b.value.data for b in (op.dim, op.start, op.end, op.step))
+    if end == DYNAMIC_INDEX:  # as many as the dynamic size, which the result's shape has
+        end = start + x.result_shape[dim]
+    return torch.ops.aten.slice.Tensor(x(op.input), dim, start, end, step)
 
 
 @implements(t.CatOp)
