@@ -23,7 +23,11 @@ to be known.
 - Torch, Tensor and Fused IR: value tensors with `?` dims (`tensor<?x64xf32>`). There is no
   size value at these levels: a result's `?` is its operand's, since every op that reaches
   them keeps the dynamic dim in place (elementwise ops, reductions over other dims, norms,
-  softmax, broadcasts of static dims, permutes).
+  softmax, broadcasts of static dims, permutes), or is the size itself: `torch.arange(n)`
+  (a `torch.iota` of `?` elements), a tensor of one value of the size (`torch.ones(n, n)`:
+  a scalar expanded), a static table sliced to it (`cos[:n]`: `torch.slice` with end
+  `DYNAMIC_INDEX`). The program must take a tensor of that size, whose dim the host reads
+  (the importer refuses one that does not).
 - Loop and Tile IR: buffers with `?` dims (`memref<?x64xf32>`). A kernel that takes such a
   buffer takes the size too, as its last argument, an `index` named after the symbol
   (`emmy.dialects.launch.kernel_size_argument`), and its loops over the dynamic dim run to

@@ -128,13 +128,14 @@ def _refusals(gm: GraphModule, copies: set[Node]) -> dict[Node, str | None]:
     """The nodes no partition can hold, with why: an op the importer has no handler for, or
     one that reads or makes a complex tensor (as `complex_as_real_pairs` left it); with no
     reason, as it is not reported, a view between a complex tensor and its pair of reals,
-    which PyTorch makes for free. (Ops on tensors of symbolic sizes are the importer's to
-    take or refuse: see `emmy.dialects.sizes`.)"""
+    which PyTorch makes for free, and arithmetic of symbolic sizes (an op that reads one is
+    refused with its reason, if it is). (Ops on tensors of symbolic sizes are the importer's
+    to take or refuse: see `emmy.dialects.sizes`.)"""
     refused: dict[Node, str | None] = {}
     for node in gm.graph.nodes:
         if node.op != "call_function" or node.target is operator.getitem or node in copies:
             continue
-        if BOUNDARY in node.meta:
+        if BOUNDARY in node.meta or isinstance(node.meta.get("val"), torch.SymInt):
             refused[node] = None
         elif any(is_complex(n) for n in (node, *node.all_input_nodes)):
             refused[node] = _refusal(unsupported_op(node, COMPLEX_REFUSAL))

@@ -22,7 +22,7 @@ from emmy.passes.pipelines import LEVELS, printed
 from emmy.tools import dynamo_backend
 from emmy.tools.bench.differential import lower, to_numpy
 from emmy.tools.cuda.target import print_cuda
-from emmy.tools.frontend.importer import forward_arguments, import_exported_program
+from emmy.tools.frontend.importer import decomposed, forward_arguments, import_exported_program
 from emmy.tools.interpreter.run import run_module
 from emmy.tools.runtime.host import HostFunctionError, HostProgram
 
@@ -189,6 +189,61 @@ def test_a_table_sliced_to_the_dynamic_size_runs_at_every_size(level):
         np.testing.assert_allclose(output, (x * TABLE[:size]).numpy(), rtol=1e-6, atol=1e-6)
 
 
+def _made_of_the_dynamic_size(x):
+    """A causal mask, positions and a tensor of ones, each made of the sequence's length."""
+    length = x.shape[0]
+    mask = torch.triu(torch.full((length, length), float("-inf")), 1)
+    mixed = torch.softmax(x @ x.transpose(0, 1) + mask, -1) @ x
+    return mixed + torch.arange(length)[:, None] * 0.5 + torch.ones(length, 1)
+
+
+@pytest.fixture(scope="module")
+def made_of_the_size():
+    exported = decomposed(
+        export(
+            FunctionModule(_made_of_the_dynamic_size),
+            (torch.randn(5, 16),),
+            dynamic_shapes={"inputs": ({0: SEQ},)},
+        )
+    )
+    return exported, import_exported_program(exported, None, [])
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_tensors_made_of_the_dynamic_size_run_at_every_size(made_of_the_size, level):
+    exported, module = made_of_the_size
+    assert "torch.iota dim 0 : tensor<?xi64>" in printed(module)
+    lowered = lower(module, level)
+    for seed, size in enumerate(SIZES):
+        (x,) = _inputs([(size, 16)], size, seed)
+        (output,) = run_module(lowered, [v.numpy() for v in forward_arguments(exported, [x])])
+        expected = _made_of_the_dynamic_size(x).numpy()
+        np.testing.assert_allclose(output, expected, rtol=1e-5, atol=1e-5)
+
+
+@needs_nvcc
+def test_the_cuda_of_tensors_made_of_the_dynamic_size_compiles(made_of_the_size, tmp_path):
+    nvcc_compile(print_cuda(lower(made_of_the_size[1], "kernel")), tmp_path)
+
+
+@pytest.mark.parametrize(
+    "function, message",
+    [
+        (lambda x: x[-1], "selecting an element of the dynamic dim is not supported"),
+        (
+            lambda x: torch.arange(1, x.shape[0] + 1) * x[:, 0],
+            "'aten.arange.start' of the dynamic size is not supported",
+        ),
+    ],
+)
+def test_parts_of_the_dynamic_dim_are_refused_with_a_reason(function, message):
+    exported = export(
+        FunctionModule(function), (torch.randn(5, 16),), dynamic_shapes={"inputs": ({0: SEQ},)}
+    )
+    with pytest.raises(Exception, match=re.escape(message)):
+        import_exported_program(exported, None, [])
+
+
 @needs_nvcc
 def test_the_cuda_of_a_table_sliced_to_the_dynamic_size_compiles(tmp_path):
     _, module = _table_sliced_to_rows()
@@ -279,6 +334,14 @@ def test_complex_rotary_tables_sliced_to_a_marked_length_compile_once(imported_g
         torch.testing.assert_close(compiled(x), model(x))
     assert len(imported_graphs) == 1
     assert f"end {DYNAMIC_INDEX} step 1" in printed(imported_graphs[0])
+
+
+def test_a_part_of_the_dynamic_dim_is_refused_with_a_reason():
+    compiled = torch.compile(lambda x: x[1:] * 2, backend="emmy", options={"fallback": False})
+    x = torch.randn(6, 4)
+    torch._dynamo.mark_dynamic(x, 0)
+    with pytest.raises(Exception, match=r"the size s\d+ - 1 is an expression of symbolic sizes"):
+        compiled(x)
 
 
 @torch.no_grad()

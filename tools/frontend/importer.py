@@ -521,6 +521,14 @@ class _Importer:
             raise UnsupportedNodes(unsupported)
 
         self.location = self.call_location or UnknownLoc()
+        if self.dynamic_size is not None and not any(
+            DYNAMIC_INDEX in t.shape_of(argument) for argument in block.args
+        ):
+            # The host reads the size off an argument's dim (`emmy.dialects.sizes`).
+            raise self.error(
+                f"the dynamic size {self.dynamic_size.symbol} is not the size of any tensor "
+                "the program takes, which is where emmy reads it"
+            )
         self.emit(func.ReturnOp(*results))
         block.add_ops(self.ops)
         forward = func.FuncOp(
@@ -574,8 +582,8 @@ class _Importer:
 
     def import_call(self, node: Node) -> None:
         name = target_name(node)
-        if name in NO_OP_ASSERTS:
-            return
+        if name in NO_OP_ASSERTS or isinstance(node.meta.get("val"), torch.SymInt):
+            return  # arithmetic of sizes: what reads it, reads the size off its result type
         if node.target is operator.getitem:
             pieces, index = node.args
             kept = self.values.get(pieces)
@@ -1025,7 +1033,11 @@ def dropout(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
 )
 def factory(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     """A tensor made from its arguments alone (a `*_like` reads only its input's shape and
-    dtype): computed now, with torch, and kept as a literal."""
+    dtype): computed now, with torch, and kept as a literal (of the dynamic size:
+    `factory_of_dynamic_size`)."""
+    result_type = ir.result_type(node)
+    if DYNAMIC_INDEX in result_type.get_shape():
+        return factory_of_dynamic_size(ir, node, a, result_type)
 
     def stand_in(arg: Any) -> Any:
         if isinstance(arg, Node):
@@ -1035,6 +1047,24 @@ def factory(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     kwargs = {k: stand_in(v) for k, v in node.kwargs.items() if k != "device"}
     value = node.target(*map(stand_in, node.args), **kwargs)
     return ir.constant(value)
+
+
+def factory_of_dynamic_size(
+    ir: _Importer, node: Node, a: dict[str, Any], result_type: TensorType
+) -> SSAValue:
+    """A factory whose result has the dynamic dim: `arange(n)` counts (`torch.iota`), and
+    a tensor of one value (`ones`, `full`, `zeros_like`, ...) is that value expanded."""
+    name, element = target_name(node), result_type.get_element_type()
+    if name == "aten.arange.default" or (name == "aten.arange.start" and a["start"] == 0):
+        count = ir.emit(t.IotaOp(0, TensorType(i64, result_type.get_shape())))
+        return ir.convert(count, element)
+    value = {"ones": 1, "zeros": 0}.get(name.split(".")[1].removeprefix("new_").split("_")[0])
+    if value is None and "fill_value" in a:
+        value = a["fill_value"]
+    if not isinstance(value, bool | int | float):
+        raise ir.error(f"'{name}' of the dynamic size is not supported")
+    scalar = ir.constant(torch.tensor(value, dtype=dtypes.torch_dtype(element)))
+    return ir.emit(t.ExpandOp(scalar, result_type))
 
 
 # --- reductions ---------------------------------------------------------------------------
@@ -2280,6 +2310,11 @@ def slice_(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
         raise ir.error(f"slice step must be positive, got {a['step']}")
     if isinstance(a["end"], Node):
         return slice_to_dynamic_size(ir, node, x, dim, clamp_index(a["start"], shape[dim], 0))
+    if shape[dim] == DYNAMIC_INDEX:
+        # All of it: the size of a part would be an expression of the size, which the
+        # result's type refuses.
+        ir.result_type(node)
+        return x
     start = clamp_index(a["start"], shape[dim], 0)
     end = max(clamp_index(a["end"], shape[dim], shape[dim]), start)
     return slice_value(ir, x, dim, start, end, a["step"])
@@ -2310,6 +2345,8 @@ def select_index(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     x = ir.tensor(a["self"])
     shape = t.shape_of(x)
     dim = ir.dim(a["dim"], len(shape))
+    if shape[dim] == DYNAMIC_INDEX:
+        raise ir.error("selecting an element of the dynamic dim is not supported")
     index = a["index"] + shape[dim] if a["index"] < 0 else a["index"]
     row = slice_value(ir, x, dim, index, index + 1, 1)
     return ir.emit(t.SqueezeOp(row, ir.result_type(node), [dim]))
