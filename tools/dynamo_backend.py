@@ -30,6 +30,9 @@ input reaches a partition as its `view_as_real`, a complex result leaves as `vie
 of its pair, views that stay in PyTorch unreported; any other op of complex tensors is
 refused.
 
+A product of rows AOTAutograd flattened ([b*s, k] for an `nn.Linear` of [b, s, k]) is
+taken unflattened where s is a dynamic size (`unflatten_products`), which emmy types.
+
 On CUDA a partition replays CUDA graphs of its launches (`cuda_graphs`, `GraphedHostProgram`),
 told by AOTAutograd's metadata which inputs keep their addresses (`_static_inputs`: read in
 place). AOTAutograd keeps an inference graph's input mutations in it, as copies of the new
@@ -74,6 +77,7 @@ from emmy.tools.frontend.importer import (
     unsupported_op,
 )
 from emmy.tools.frontend.program import FrontendError
+from emmy.tools.frontend.unflattened_products import unflatten_products
 from emmy.tools.runtime.host import GraphedHostProgram
 
 VIEW_OPS = [
@@ -365,6 +369,7 @@ def compile_graph(
     graphs (a gradient may become a parameter's `.grad` as it is)."""
     on_cuda = any(isinstance(v, torch.Tensor) and v.is_cuda for v in example_inputs)
     complex_as_real_pairs(gm.graph)
+    unflatten_products(gm.graph)
     copies = _kept_mutations(gm) if forward else {}
     static = _static_inputs(gm) if forward else set()
     refused = _refusals(gm, set(copies.values()))

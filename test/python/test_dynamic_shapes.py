@@ -336,6 +336,53 @@ def test_complex_rotary_tables_sliced_to_a_marked_length_compile_once(imported_g
     assert f"end {DYNAMIC_INDEX} step 1" in printed(imported_graphs[0])
 
 
+class _BatchedAttention(nn.Module):
+    """A Hugging Face style attention layer: positions from `arange`, rotary angles of a
+    product over them, a causal mask from `triu`, projections with and without a bias."""
+
+    def __init__(self, dim: int = 32, heads: int = 4):
+        super().__init__()
+        self.heads, self.head_dim = heads, dim // heads
+        self.q, self.k, self.v = (nn.Linear(dim, dim, bias=False) for _ in range(3))
+        self.o = nn.Linear(dim, dim)
+        inverse = 1.0 / 10000 ** (torch.arange(0, self.head_dim, 2).float() / self.head_dim)
+        self.register_buffer("inv_freq", inverse, persistent=False)
+
+    def forward(self, x):
+        batch, length, _ = x.shape
+        positions = torch.arange(length).unsqueeze(0).expand(batch, -1)
+        turns = self.inv_freq[None, :, None].expand(batch, -1, 1) @ positions[:, None].float()
+        angles = torch.cat((turns, turns), 1).transpose(1, 2)[:, None]
+        heads = [
+            f(x).view(batch, length, self.heads, self.head_dim).transpose(1, 2)
+            for f in (self.q, self.k, self.v)
+        ]
+        half = self.head_dim // 2
+        q, k = (
+            h * angles.cos() + torch.cat((-h[..., half:], h[..., :half]), -1) * angles.sin()
+            for h in heads[:2]
+        )
+        mask = torch.full((length, length), -1e9).triu(1)
+        out = F.scaled_dot_product_attention(q, k, heads[2], attn_mask=mask)
+        return x + self.o(out.transpose(1, 2).reshape(batch, length, -1))
+
+
+@torch.no_grad()
+def test_a_batched_attention_layer_compiles_once_for_every_length(imported_graphs):
+    """Batch 2: each projection's rows, flattened by AOTAutograd to 2*s, stay [2, s, k]
+    (`unflatten_products`), which the one dynamic size types."""
+    model = _BatchedAttention().eval()
+    compiled = torch.compile(model, backend="emmy", options={"fallback": False})
+    for seed, length in enumerate((5, 16, 9)):
+        (x,) = _inputs([(2, length, 32)], length, seed)
+        torch._dynamo.mark_dynamic(x, 1)
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-5, atol=1e-5)
+    assert len(imported_graphs) == 1
+    text = printed(imported_graphs[0])
+    assert text.count("torch.matmul") >= 4
+    assert re.search(r"torch.matmul %\S+, %\S+ : tensor<2x\?x32xf32>, tensor<32x32xf32>", text)
+
+
 def test_a_part_of_the_dynamic_dim_is_refused_with_a_reason():
     compiled = torch.compile(lambda x: x[1:] * 2, backend="emmy", options={"fallback": False})
     x = torch.randn(6, 4)
