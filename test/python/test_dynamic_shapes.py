@@ -362,7 +362,7 @@ class _BatchedAttention(nn.Module):
             h * angles.cos() + torch.cat((-h[..., half:], h[..., :half]), -1) * angles.sin()
             for h in heads[:2]
         )
-        mask = torch.full((length, length), -1e9).triu(1)
+        mask = torch.full((length, length), -1e9, dtype=x.dtype).triu(1)
         out = F.scaled_dot_product_attention(q, k, heads[2], attn_mask=mask)
         return x + self.o(out.transpose(1, 2).reshape(batch, length, -1))
 

@@ -154,6 +154,21 @@ def test_a_dynamic_causal_attention_runs_at_every_sequence_length_on_cuda():
             torch.testing.assert_close(compiled(q, k, v), model(q, k, v), rtol=3e-2, atol=3e-2)
 
 
+def test_a_batched_attention_layer_with_a_dynamic_length_matches_eager_on_cuda():
+    """Batch 2, bf16, under torch.compile with the length marked dynamic: compiled once,
+    nothing left to PyTorch, eager's result at every length."""
+    from test_dynamic_shapes import _BatchedAttention
+
+    model = _BatchedAttention(dim=256, heads=4).to("cuda", torch.bfloat16).eval()
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend="emmy", options={"fallback": False})
+    with torch.no_grad():
+        for length in (7, 300, 64):
+            x = torch.randn(2, length, 256, device="cuda", dtype=torch.bfloat16)
+            torch._dynamo.mark_dynamic(x, 1)
+            torch.testing.assert_close(compiled(x), model(x), rtol=3e-2, atol=3e-2)
+
+
 @pytest.mark.parametrize("rope", ["halves", "complex"])
 def test_llama_prefill_fills_the_cache_and_decode_steps_match_eager_on_cuda(llama, rope):
     """The benchmark's model (GQA heads of 64, a KV cache written in place, rotary embeddings
