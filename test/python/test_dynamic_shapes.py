@@ -226,10 +226,33 @@ def test_the_cuda_of_tensors_made_of_the_dynamic_size_compiles(made_of_the_size,
     nvcc_compile(print_cuda(lower(made_of_the_size[1], "kernel")), tmp_path)
 
 
+def _entries_of_the_dynamic_dim(x):
+    """The last row, the first, and the last three (NaN and -0.0 among them)."""
+    y = torch.where(x > 1.5, float("nan"), torch.where(x.abs() < 0.2, x * 0.0, x))
+    return y[-1] * 2 + y[0], y[-3:] - 1
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_entries_from_either_end_of_the_dynamic_dim_run_at_every_size(level):
+    long_enough = Dim("long_enough", min=4, max=512)  # three rows from the end, and one more
+    exported = export(
+        FunctionModule(_entries_of_the_dynamic_dim),
+        (torch.randn(6, 16),),
+        dynamic_shapes={"inputs": ({0: long_enough},)},
+    )
+    lowered = lower(import_exported_program(exported, None, []), level)
+    for seed, size in enumerate((4, 7, 300)):
+        (x,) = _inputs([(size, 16)], size, seed)
+        outputs = run_module(lowered, [x.numpy()])
+        for got, want in zip(outputs, _entries_of_the_dynamic_dim(x), strict=True):
+            np.testing.assert_array_equal(got, want.numpy())
+            assert (np.signbit(got) == want.signbit().numpy()).all()
+
+
 @pytest.mark.parametrize(
     "function, message",
     [
-        (lambda x: x[-1], "selecting an element of the dynamic dim is not supported"),
+        (lambda x: (x > 0)[-1], "an entry of the dynamic dim of a bool tensor is not supported"),
         (
             lambda x: torch.arange(1, x.shape[0] + 1) * x[:, 0],
             "'aten.arange.start' of the dynamic size is not supported",

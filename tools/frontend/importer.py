@@ -2311,13 +2311,61 @@ def slice_(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     if isinstance(a["end"], Node):
         return slice_to_dynamic_size(ir, node, x, dim, clamp_index(a["start"], shape[dim], 0))
     if shape[dim] == DYNAMIC_INDEX:
-        # All of it: the size of a part would be an expression of the size, which the
-        # result's type refuses.
-        ir.result_type(node)
-        return x
+        return part_of_dynamic_dim(ir, node, x, dim, a)
     start = clamp_index(a["start"], shape[dim], 0)
     end = max(clamp_index(a["end"], shape[dim], shape[dim]), start)
     return slice_value(ir, x, dim, start, end, a["step"])
+
+
+PICKED_ON_DYNAMIC_DIM = 16
+"""The most entries of the dynamic dim a slice may keep (each is a pass over the dim)."""
+
+
+def part_of_dynamic_dim(
+    ir: _Importer, node: Node, x: SSAValue, dim: int, a: dict[str, Any]
+) -> SSAValue:
+    """A slice of the dynamic dim: all of it, or a few entries counted from either end
+    (`x[:, -4:]`, `x[:, :2]`: a static size torch guarded), each `picked_on_dynamic_dim`.
+    Any other part's size is an expression of the size, which the result's type refuses."""
+    result_type = ir.result_type(node)
+    if result_type == x.type:
+        return x
+    count, start = result_type.get_shape()[dim], a["start"] or 0
+    if a["step"] != 1 or count > PICKED_ON_DYNAMIC_DIM:
+        raise ir.error(
+            f"a part of the dynamic dim is supported only as its whole or at most "
+            f"{PICKED_ON_DYNAMIC_DIM} entries from either end, step 1"
+        )
+    first = start if start >= 0 else -count
+    rows_type = TensorType(
+        result_type.get_element_type(), [*t.shape_of(x)[:dim], *t.shape_of(x)[dim + 1 :]]
+    )
+    rows = [
+        unsqueeze_value(ir, picked_on_dynamic_dim(ir, x, dim, first + i, rows_type), dim)
+        for i in range(count)
+    ]
+    return rows[0] if count == 1 else ir.emit(t.CatOp(rows, result_type, dim))
+
+
+def picked_on_dynamic_dim(
+    ir: _Importer, x: SSAValue, dim: int, index: int, result_type: TensorType
+) -> SSAValue:
+    """`x`'s entries at `index` of the dynamic dim (negative: from its end, the last
+    position being the largest): the max over the dim of `x` where the position is `index`
+    and the lowest value elsewhere, which is exactly the entry (NaN and -0.0 included)."""
+    shape, element = t.shape_of(x), t.element_type_of(x)
+    if element == i1:
+        raise ir.error("an entry of the dynamic dim of a bool tensor is not supported")
+    place = positions(ir, [size if d == dim else 1 for d, size in enumerate(shape)], dim)
+    target = ir.operand(index, i64)
+    if index < 0:
+        unit = TensorType(i64, [1] * len(shape))
+        last = ir.emit(t.AmaxOp(place, unit, [dim], True))
+        target = ir.emit(t.AddOp(last, ir.operand(index + 1, i64), unit))
+    here = ir.emit(t.EqOp(place, target, TensorType(i1, t.shape_of(place))))
+    lowest = ir.operand(extreme_value(element, largest=False), element)
+    kept = ir.emit(t.WhereOp(here, x, lowest, x.type))
+    return ir.emit(t.AmaxOp(kept, result_type, [dim], False))
 
 
 def slice_to_dynamic_size(ir: _Importer, node: Node, x: SSAValue, dim: int, start: int) -> SSAValue:
@@ -2346,7 +2394,7 @@ def select_index(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     shape = t.shape_of(x)
     dim = ir.dim(a["dim"], len(shape))
     if shape[dim] == DYNAMIC_INDEX:
-        raise ir.error("selecting an element of the dynamic dim is not supported")
+        return picked_on_dynamic_dim(ir, x, dim, a["index"], ir.result_type(node))
     index = a["index"] + shape[dim] if a["index"] < 0 else a["index"]
     row = slice_value(ir, x, dim, index, index + 1, 1)
     return ir.emit(t.SqueezeOp(row, ir.result_type(node), [dim]))
