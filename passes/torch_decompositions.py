@@ -254,14 +254,14 @@ class ElementwiseToMap(TorchOpDecomposition):
 
 def reduced_count(shape: Sequence[int], axes: Sequence[int]) -> int:
     if any(shape[d] == DYNAMIC_INDEX for d in axes):
-        raise Unsupported("a mean or variance over the dynamic dim is not supported yet")
+        raise Unsupported("a variance over the dynamic dim is not supported yet")
     return prod(shape[d] for d in axes)
 
 
 class ReductionToReduce(TorchOpDecomposition):
     """sum / prod / mean / amax / amin: a `prim.reduce`. Sums and products of 16-bit floats
     combine in f32 (a map widens the input) and round once; mean divides the sum by the count
-    in a map."""
+    in a map (over the dynamic dim, by a sum of ones: the count is known at run time only)."""
 
     op_types = (t.SumOp, t.ProdOp, t.MeanOp, t.AmaxOp, t.AminOp)
 
@@ -284,7 +284,15 @@ class ReductionToReduce(TorchOpDecomposition):
         total = build.reduce(kind, build.widen(x), axes, keepdim)
         if isinstance(op, t.SumOp | t.ProdOp):
             return build.convert(total, element_type)
-        count = reduced_count(t.shape_of(x), axes)
+        shape = t.shape_of(x)
+        if any(shape[d] == DYNAMIC_INDEX for d in axes):
+            counted = t.element_type_of(total)
+            ones = build.map([], shape, counted, lambda b: b.constant(1.0, counted))
+            count = build.reduce("add", ones, axes, keepdim)
+            return build.map(
+                [total, count], t.shape_of(total), element_type, lambda b, s, n: b.div(s, n)
+            )
+        count = reduced_count(shape, axes)
         return build.map(
             [total], t.shape_of(total), element_type, lambda b, s: b.div(s, b.like(count, s))
         )
