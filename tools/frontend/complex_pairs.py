@@ -87,6 +87,7 @@ class _Pairs:
         self.emitted: list[Node] = []
         """The nodes the rule being applied has made (erased again if it fails)."""
         self.all_emitted: list[Node] = []
+        """Every node the rules have made (those left unused are erased at the end)."""
         values = [n.meta.get("val") for n in graph.nodes]
         self.fake_mode = detect_fake_mode([v for v in values if isinstance(v, torch.Tensor)])
         """The graph's fake tensor mode, for the example values of new nodes (a factory's too)."""
@@ -117,9 +118,6 @@ class _Pairs:
 
     def is_complex(self, arg: Any) -> bool:
         return arg in self.retyped or is_complex(arg)
-
-    def has(self, node: Node) -> bool:
-        return node in self.pairs or node in self.known
 
     def pair_of(self, a: Node) -> Node:
         if a not in self.pairs:
