@@ -252,10 +252,31 @@ class ElementwiseToMap(TorchOpDecomposition):
 # --- reductions ---------------------------------------------------------------------------
 
 
-def reduced_count(shape: Sequence[int], axes: Sequence[int]) -> int:
-    if any(shape[d] == DYNAMIC_INDEX for d in axes):
-        raise Unsupported("a variance over the dynamic dim is not supported yet")
-    return prod(shape[d] for d in axes)
+def reduced_count(
+    build: PrimBuilder, shape: Sequence[int], counted: Attribute, axes: Sequence[int], keepdim: bool
+) -> int | SSAValue:
+    """How many elements of `shape` each reduction over `axes` combines: a constant, or over
+    the dynamic dim (known at run time only) a sum of ones, of type `counted`."""
+    if all(shape[d] != DYNAMIC_INDEX for d in axes):
+        return prod(shape[d] for d in axes)
+    ones = build.map([], shape, counted, lambda b: b.constant(1.0, counted))
+    return build.reduce("add", ones, axes, keepdim)
+
+
+def divided_by_count(
+    build: PrimBuilder, total: SSAValue, count: int | SSAValue, element: Attribute, less: int = 0
+) -> SSAValue:
+    """`total / max(0, count - less)` elementwise, as `element`."""
+    if isinstance(count, int):
+        divisor = max(0, count - less)
+        return build.map(
+            [total], t.shape_of(total), element, lambda b, s: b.div(s, b.like(divisor, s))
+        )
+
+    def compute(b: Body, s: SSAValue, n: SSAValue) -> SSAValue:
+        return b.div(s, b.max(b.sub(n, b.like(less, n)), b.like(0, n)))
+
+    return build.map([total, count], t.shape_of(total), element, compute)
 
 
 class ReductionToReduce(TorchOpDecomposition):
@@ -284,18 +305,8 @@ class ReductionToReduce(TorchOpDecomposition):
         total = build.reduce(kind, build.widen(x), axes, keepdim)
         if isinstance(op, t.SumOp | t.ProdOp):
             return build.convert(total, element_type)
-        shape = t.shape_of(x)
-        if any(shape[d] == DYNAMIC_INDEX for d in axes):
-            counted = t.element_type_of(total)
-            ones = build.map([], shape, counted, lambda b: b.constant(1.0, counted))
-            count = build.reduce("add", ones, axes, keepdim)
-            return build.map(
-                [total, count], t.shape_of(total), element_type, lambda b, s, n: b.div(s, n)
-            )
-        count = reduced_count(shape, axes)
-        return build.map(
-            [total], t.shape_of(total), element_type, lambda b, s: b.div(s, b.like(count, s))
-        )
+        count = reduced_count(build, t.shape_of(x), t.element_type_of(total), axes, keepdim)
+        return divided_by_count(build, total, count, element_type)
 
 
 def first_extreme(element_type: Attribute, largest: bool) -> Region:
@@ -358,14 +369,24 @@ class ArgReductionToMultiReduce(TorchOpDecomposition):
         return extremes.outputs[1]
 
 
-def centered_squares(build: PrimBuilder, x: SSAValue, total: SSAValue, count: int) -> SSAValue:
-    """`(x - total / count)^2` elementwise, `total` broadcast back to `x`'s shape."""
+def centered_squares(
+    build: PrimBuilder, x: SSAValue, total: SSAValue, count: int | SSAValue
+) -> SSAValue:
+    """`(x - total / count)^2` elementwise, `total` (and a `count` of the dynamic dim)
+    broadcast back to `x`'s shape."""
+    if isinstance(count, int):
 
-    def compute(b: Body, v: SSAValue, s: SSAValue) -> SSAValue:
-        d = b.sub(v, b.div(s, b.like(count, s)))
+        def compute(b: Body, v: SSAValue, s: SSAValue) -> SSAValue:
+            d = b.sub(v, b.div(s, b.like(count, s)))
+            return b.mul(d, d)
+
+        return build.map([x, total], t.shape_of(x), t.element_type_of(x), compute)
+
+    def compute_counted(b: Body, v: SSAValue, s: SSAValue, n: SSAValue) -> SSAValue:
+        d = b.sub(v, b.div(s, n))
         return b.mul(d, d)
 
-    return build.map([x, total], t.shape_of(x), t.element_type_of(x), compute)
+    return build.map([x, total, count], t.shape_of(x), t.element_type_of(x), compute_counted)
 
 
 class VarToReduce(TorchOpDecomposition):
@@ -376,19 +397,14 @@ class VarToReduce(TorchOpDecomposition):
 
     def decompose(self, op: t.VarOp, build: PrimBuilder) -> SSAValue:
         x = build.widen(op.input)
-        axes = op.dim_list
-        count = reduced_count(t.shape_of(x), axes)
+        axes, keepdim = op.dim_list, op.keepdim is not None
         total = build.reduce("add", x, axes, keepdim=True)
-        squares = build.reduce(
-            "add", centered_squares(build, x, total, count), axes, op.keepdim is not None
-        )
-        divisor = max(0, count - op.correction.value.data)
-        return build.map(
-            [squares],
-            t.shape_of(squares),
-            t.element_type_of(op.result),
-            lambda b, s: b.div(s, b.like(divisor, s)),
-        )
+        shape, element = t.shape_of(x), t.element_type_of(x)
+        kept_count = reduced_count(build, shape, element, axes, True)
+        squares = build.reduce("add", centered_squares(build, x, total, kept_count), axes, keepdim)
+        count = reduced_count(build, shape, element, axes, keepdim)
+        result_element = t.element_type_of(op.result)
+        return divided_by_count(build, squares, count, result_element, op.correction.value.data)
 
 
 # --- normalizations -----------------------------------------------------------------------

@@ -35,17 +35,3 @@ func.func @bool_sum(%m: tensor<4xi1>) -> tensor<i1> {
   %0 = torch.sum %m dims [0] : tensor<4xi1> -> tensor<i1>
   func.return %0 : tensor<i1>
 }
-
-// -----
-
-// A variance over the dynamic dim would divide by its size (less the correction), which no
-// constant holds (a mean counts it as a sum of ones).
-
-// CHECK: invalid.mlir:[[# @LINE + 4]]:5: error: pass 'decompose-torch' failed: cannot decompose 'torch.var': a variance over the dynamic dim is not supported yet
-// CHECK-NEXT: torch.var %x
-builtin.module attributes {emmy.dynamic_size = {symbol = "s0", min = 1 : i64}} {
-  func.func @variance_over_the_dynamic_dim(%x: tensor<?x16xf32>) -> tensor<16xf32> {
-    %m = torch.var %x dims [0] correction 1 : tensor<?x16xf32> -> tensor<16xf32>
-    func.return %m : tensor<16xf32>
-  }
-}
