@@ -376,7 +376,8 @@ class Signs(nn.Module):
         z = torch.where(x > 1.5, float("nan"), z)
         return (
             torch.copysign(y, z), torch.copysign(n, -2.0), torch.signbit(z), torch.signbit(n),
-            torch.angle(z), torch.angle(n), 1.0 / torch.copysign(y * 0.0, z),
+            torch.nan_to_num(torch.angle(z.float()), 9.0), torch.angle(n),
+            torch.signbit(torch.copysign(y * 0.0, z)),
         )
 Signs()(torch.randn(6, 5, dtype=DT), torch.randn(6, 5, dtype=DT), torch.randint(-5, 5, (5,)))
 """,

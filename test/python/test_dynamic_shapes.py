@@ -364,9 +364,11 @@ class _BatchedAttention(nn.Module):
 
     def forward(self, x):
         batch, length, _ = x.shape
-        positions = torch.arange(length).unsqueeze(0).expand(batch, -1)
-        turns = self.inv_freq[None, :, None].expand(batch, -1, 1) @ positions[:, None].float()
-        angles = torch.cat((turns, turns), 1).transpose(1, 2)[:, None]
+        positions = torch.arange(length, device=x.device).unsqueeze(0).expand(batch, -1)
+        turns = (
+            self.inv_freq[None, :, None].float().expand(batch, -1, 1) @ positions[:, None].float()
+        )
+        angles = torch.cat((turns, turns), 1).transpose(1, 2)[:, None].to(x.dtype)
         heads = [
             f(x).view(batch, length, self.heads, self.head_dim).transpose(1, 2)
             for f in (self.q, self.k, self.v)
@@ -376,7 +378,7 @@ class _BatchedAttention(nn.Module):
             h * angles.cos() + torch.cat((-h[..., half:], h[..., :half]), -1) * angles.sin()
             for h in heads[:2]
         )
-        mask = torch.full((length, length), -1e9, dtype=x.dtype).triu(1)
+        mask = torch.full((length, length), -1e9, dtype=x.dtype, device=x.device).triu(1)
         out = F.scaled_dot_product_attention(q, k, heads[2], attn_mask=mask)
         return x + self.o(out.transpose(1, 2).reshape(batch, length, -1))
 

@@ -172,7 +172,8 @@ def decompositions() -> dict[Any, Any]:
     for name in EXTRA_DECOMPOSITIONS:
         packet, overload = name.split(".")
         op = getattr(getattr(torch.ops.aten, packet), overload)
-        extra[op] = decomposition_table[op]
+        if op in decomposition_table:  # an older PyTorch may lack one (2.11 max pooling's)
+            extra[op] = decomposition_table[op]
     return {
         op: rule
         for op, rule in {**core_aten_decompositions(), **extra}.items()
