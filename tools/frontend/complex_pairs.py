@@ -35,6 +35,7 @@ from __future__ import annotations
 import contextlib
 import operator
 from collections.abc import Callable
+from functools import cached_property
 from typing import Any
 
 import torch
@@ -88,9 +89,6 @@ class _Pairs:
         """The nodes the rule being applied has made (erased again if it fails)."""
         self.all_emitted: list[Node] = []
         """Every node the rules have made (those left unused are erased at the end)."""
-        values = [n.meta.get("val") for n in graph.nodes]
-        self.fake_mode = detect_fake_mode([v for v in values if isinstance(v, torch.Tensor)])
-        """The graph's fake tensor mode, for the example values of new nodes (a factory's too)."""
 
     def emit(self, target: Any, *args: Any, **kwargs: Any) -> Node:
         node = self.graph.call_function(target, args, kwargs)
@@ -104,6 +102,13 @@ class _Pairs:
         with self.fake_mode or contextlib.nullcontext():
             node.meta["val"] = target(*tree_map(example, args), **tree_map(example, kwargs))
         return node
+
+    @cached_property
+    def fake_mode(self) -> Any:
+        """The graph's fake tensor mode, for the example values of new nodes (a factory's
+        too); looked for only in a graph that has complex values."""
+        values = [n.meta.get("val") for n in self.graph.nodes]
+        return detect_fake_mode([v for v in values if isinstance(v, torch.Tensor)])
 
     def boundary(self, target: Any, value: Node, why: str) -> Node:
         node = self.emit(target, value)
