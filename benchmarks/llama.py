@@ -154,11 +154,8 @@ class Llama(nn.Module):
     def placed(self, device: str, dtype: torch.dtype) -> Llama:
         """The model on `device` in `dtype`, with its complex rotary table still complex
         (`Module.to` casts a complex buffer to a real dtype, dropping the imaginary parts)."""
-        self.to(device, dtype)
-        if self.config.rope == "complex":
-            angles = rotary_angles(self.config).to(device)
-            self.freqs_cis = torch.polar(torch.ones_like(angles), angles)
-        return self
+        self.to(device)
+        return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
 
     def reset_caches(self) -> None:
         for block in self.blocks:
