@@ -267,16 +267,14 @@ def divided_by_count(
     build: PrimBuilder, total: SSAValue, count: int | SSAValue, element: Attribute, less: int = 0
 ) -> SSAValue:
     """`total / max(0, count - less)` elementwise, as `element`."""
-    if isinstance(count, int):
-        divisor = max(0, count - less)
-        return build.map(
-            [total], t.shape_of(total), element, lambda b, s: b.div(s, b.like(divisor, s))
-        )
+    counted = [] if isinstance(count, int) else [count]
 
-    def compute(b: Body, s: SSAValue, n: SSAValue) -> SSAValue:
-        return b.div(s, b.max(b.sub(n, b.like(less, n)), b.like(0, n)))
+    def compute(b: Body, s: SSAValue, *n: SSAValue) -> SSAValue:
+        if not n:
+            return b.div(s, b.like(max(0, count - less), s))
+        return b.div(s, b.max(b.sub(n[0], b.like(less, n[0])), b.like(0, n[0])))
 
-    return build.map([total, count], t.shape_of(total), element, compute)
+    return build.map([total, *counted], t.shape_of(total), element, compute)
 
 
 class ReductionToReduce(TorchOpDecomposition):
@@ -374,19 +372,13 @@ def centered_squares(
 ) -> SSAValue:
     """`(x - total / count)^2` elementwise, `total` (and a `count` of the dynamic dim)
     broadcast back to `x`'s shape."""
-    if isinstance(count, int):
+    counted = [] if isinstance(count, int) else [count]
 
-        def compute(b: Body, v: SSAValue, s: SSAValue) -> SSAValue:
-            d = b.sub(v, b.div(s, b.like(count, s)))
-            return b.mul(d, d)
-
-        return build.map([x, total], t.shape_of(x), t.element_type_of(x), compute)
-
-    def compute_counted(b: Body, v: SSAValue, s: SSAValue, n: SSAValue) -> SSAValue:
-        d = b.sub(v, b.div(s, n))
+    def compute(b: Body, v: SSAValue, s: SSAValue, *n: SSAValue) -> SSAValue:
+        d = b.sub(v, b.div(s, n[0] if n else b.like(count, s)))
         return b.mul(d, d)
 
-    return build.map([x, total, count], t.shape_of(x), t.element_type_of(x), compute_counted)
+    return build.map([x, total, *counted], t.shape_of(x), t.element_type_of(x), compute)
 
 
 class VarToReduce(TorchOpDecomposition):
@@ -402,7 +394,7 @@ class VarToReduce(TorchOpDecomposition):
         shape, element = t.shape_of(x), t.element_type_of(x)
         kept_count = reduced_count(build, shape, element, axes, True)
         squares = build.reduce("add", centered_squares(build, x, total, kept_count), axes, keepdim)
-        count = reduced_count(build, shape, element, axes, keepdim)
+        count = kept_count if keepdim else reduced_count(build, shape, element, axes, False)
         result_element = t.element_type_of(op.result)
         return divided_by_count(build, squares, count, result_element, op.correction.value.data)
 

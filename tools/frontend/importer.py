@@ -1050,6 +1050,18 @@ def factory(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     return ir.constant(value)
 
 
+FILLED_WITH = {
+    f"aten.{stem}.default": value
+    for value, stems in (
+        (1, ("ones", "ones_like", "new_ones")),
+        (0, ("zeros", "zeros_like", "new_zeros")),
+    )
+    for stem in stems
+}
+"""The value the factories of one fixed value fill with (the `full`s take theirs as an
+argument)."""
+
+
 def factory_of_dynamic_size(
     ir: _Importer, node: Node, a: dict[str, Any], result_type: TensorType
 ) -> SSAValue:
@@ -1059,9 +1071,7 @@ def factory_of_dynamic_size(
     if name == "aten.arange.default" or (name == "aten.arange.start" and a["start"] == 0):
         count = ir.emit(t.IotaOp(0, TensorType(i64, result_type.get_shape())))
         return ir.convert(count, element)
-    value = {"ones": 1, "zeros": 0}.get(name.split(".")[1].removeprefix("new_").split("_")[0])
-    if value is None and "fill_value" in a:
-        value = a["fill_value"]
+    value = FILLED_WITH.get(name, a.get("fill_value"))
     if not isinstance(value, bool | int | float):
         raise ir.error(f"'{name}' of the dynamic size is not supported")
     scalar = ir.constant(torch.tensor(value, dtype=dtypes.torch_dtype(element)))
@@ -2310,7 +2320,7 @@ def slice_(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     if a["step"] < 1:
         raise ir.error(f"slice step must be positive, got {a['step']}")
     if isinstance(a["end"], Node):
-        return slice_to_dynamic_size(ir, node, x, dim, clamp_index(a["start"], shape[dim], 0))
+        return slice_to_dynamic_size(ir, node, x, dim, a)
     if shape[dim] == DYNAMIC_INDEX:
         return part_of_dynamic_dim(ir, node, x, dim, a)
     start = clamp_index(a["start"], shape[dim], 0)
@@ -2369,17 +2379,18 @@ def picked_on_dynamic_dim(
     return ir.emit(t.AmaxOp(kept, result_type, [dim], False))
 
 
-def slice_to_dynamic_size(ir: _Importer, node: Node, x: SSAValue, dim: int, start: int) -> SSAValue:
+def slice_to_dynamic_size(
+    ir: _Importer, node: Node, x: SSAValue, dim: int, a: dict[str, Any]
+) -> SSAValue:
     """`table[start : start + n]` of a static dim, `n` the program's dynamic size (a rotary
     table or a causal mask sliced to the sequence length): the elements from `start`, as
     many as the size (see `t.SliceOp`), where every size of its range fits the dim."""
     result_type = ir.result_type(node)
     size = t.shape_of(x)[dim]
-    step = bind_arguments(node)["step"]
-    if result_type.get_shape()[dim] != DYNAMIC_INDEX or step != 1 or size == DYNAMIC_INDEX:
+    if result_type.get_shape()[dim] != DYNAMIC_INDEX or a["step"] != 1 or size == DYNAMIC_INDEX:
         raise ir.error("a slice to a computed bound is supported only to the dynamic size, step 1")
     assert ir.dynamic_size is not None  # the result's `?` recorded it
-    upper = ir.dynamic_size.max
+    start, upper = clamp_index(a["start"], size, 0), ir.dynamic_size.max
     if upper is None or start + upper > size:
         raise ir.error(
             f"slicing dim {dim} ({size} elements) from {start} to the dynamic size "
