@@ -85,11 +85,12 @@ class CompiledGraph:
     """One Torch IR program with `@forward`, lowered on demand and run on its inputs' device
     (see the module docstring)."""
 
-    def __init__(self, torch_ir: ModuleOp, options: CompileOptions, structure: str):
+    def __init__(self, torch_ir: ModuleOp | None, options: CompileOptions, structure: str):
+        """`torch_ir` None: parsed from `structure` when a level is first lowered from it."""
         self.options = options
         self.structure = structure
         """The Torch IR's text with its values unnamed (`unnamed_text`): what identifies it."""
-        self._levels: dict[str, ModuleOp] = {"torch": torch_ir}
+        self._levels: dict[str, ModuleOp] = {} if torch_ir is None else {"torch": torch_ir}
         self._cuda_source: str | None = None
         self._host_program: HostProgram | None = None
 
@@ -101,13 +102,23 @@ class CompiledGraph:
 
         if level not in LEVELS:
             raise ValueError(f"unknown level {level!r}; the levels are {', '.join(LEVELS)}")
+        if level == "torch":
+            return self._torch_ir()
         if level not in self._levels:
-            torch_ir = self._levels["torch"]
             # Schedules come from the tuning database too (`emmy tune`): it keys the cache.
             self._levels[level] = self._cached(
-                f"{level}-ir", (), lambda: lower(torch_ir, level), cached_module
+                f"{level}-ir", (), lambda: lower(self._torch_ir(), level), cached_module
             )
         return self._levels[level]
+
+    def _torch_ir(self) -> ModuleOp:
+        if "torch" not in self._levels:
+            from xdsl.parser import Parser
+
+            from emmy.dialects import make_context
+
+            self._levels["torch"] = Parser(make_context(), self.structure).parse_module()
+        return self._levels["torch"]
 
     def ir(self, level: str) -> str:
         """The program's text at `level`, or with "cuda" the CUDA C++ of its kernels."""
@@ -160,7 +171,7 @@ class CompiledGraph:
         from emmy.tools.bench.differential import lower
 
         if "kernel" not in self._levels:
-            self._levels["kernel"] = lower(self._levels["torch"], "kernel")
+            self._levels["kernel"] = lower(self._torch_ir(), "kernel")
         return self._levels["kernel"]
 
     def prepare_cuda(self) -> HostProgram:
@@ -192,7 +203,7 @@ class CompiledGraph:
 
         arrays = [to_numpy(v) if isinstance(v, torch.Tensor) else v for v in inputs]
         outputs = run_module(self.module(self.options.cpu_level), arrays)
-        forward = find_function(self._levels["torch"], "forward")
+        forward = find_function(self._torch_ir(), "forward")
         return [
             torch.from_numpy(output).to(torch_dtype(result_type.get_element_type()))
             for output, result_type in zip(outputs, forward.function_type.outputs.data)
@@ -231,7 +242,16 @@ def compiled_graph(torch_ir: ModuleOp, options: CompileOptions) -> CompiledGraph
     """The `CompiledGraph` of `torch_ir`, shared with any identical program compiled before
     in this process (same Torch IR text and options)."""
     # With its locations, so that errors point at each program's own lines.
-    structure = unnamed_text(torch_ir, print_debuginfo=True)
+    return _shared(unnamed_text(torch_ir, print_debuginfo=True), options, torch_ir)
+
+
+def compiled_graph_of_text(structure: str, options: CompileOptions) -> CompiledGraph:
+    """`compiled_graph` of the Torch IR whose `CompiledGraph.structure` is `structure` (what
+    `emmy.tools.dynamo_cache` keeps of a partition), parsed only if a level is lowered."""
+    return _shared(structure, options, None)
+
+
+def _shared(structure: str, options: CompileOptions, torch_ir: ModuleOp | None) -> CompiledGraph:
     key = (structure, options)
     if key not in _COMPILED:
         _COMPILED[key] = CompiledGraph(torch_ir, options, structure)

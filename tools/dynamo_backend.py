@@ -59,6 +59,7 @@ from torch.fx.passes.tools_common import stable_topological_sort
 from torch.fx.passes.utils.fuser_utils import erase_nodes, fuse_as_graphmodule, topo_sort
 
 from emmy.passes.place_results_in_arguments import RESULTS_IN_ARGUMENTS, results_in_arguments
+from emmy.tools import dynamo_cache
 from emmy.tools.compiled_graph import CompiledGraph, CompileOptions, compiled_graph
 from emmy.tools.diagnostics import internal_error
 from emmy.tools.frontend.boolean_mask_sdpa import keep_boolean_mask_sdpa
@@ -99,6 +100,10 @@ VIEW_OPS = [
 ]
 """Ops that only view their input: a partition of nothing else stays in PyTorch, where it
 copies nothing."""
+
+
+FALLBACK_WARNING = "emmy_fallback_warning"
+"""The key in a compiled graph's `meta` of the warning that named its ops left to PyTorch."""
 
 
 class UnsupportedOpsError(Exception):
@@ -194,6 +199,16 @@ class _Partition(torch.nn.Module):
                 inputs[position].copy_(outputs[number])
                 outputs[number] = inputs[position]
         return tuple(outputs)
+
+    def described(self) -> dict[str, Any]:
+        """What `emmy.tools.dynamo_cache` keeps of the partition: its program's Torch IR text
+        and the arguments above."""
+        return {
+            "structure": self.graph.structure,
+            "static": self.static,
+            "copied": self.copied,
+            "written_into": self.written_into,
+        }
 
     def _graphed_call(self, values: list[Any]) -> list[torch.Tensor]:
         if self._graphed is None:
@@ -408,11 +423,8 @@ def compile_graph(
         listed = "\n".join(f"  {why}" for why in reported)
         if not options.fallback:
             raise UnsupportedOpsError(f"emmy cannot compile {len(reported)} op(s):\n{listed}")
-        warnings.warn(
-            f"emmy runs {len(reported)} op(s) in eager PyTorch:\n{listed}",
-            FallbackWarning,
-            stacklevel=2,
-        )
+        gm.meta[FALLBACK_WARNING] = f"emmy runs {len(reported)} op(s) in eager PyTorch:\n{listed}"
+        warnings.warn(gm.meta[FALLBACK_WARNING], FallbackWarning, stacklevel=2)
     for number, (nodes, (graph, made)) in enumerate(zip(partitions, compiled, strict=True)):
         _replace(gm, nodes, f"emmy_{number}", graph, static, copies, made)
     stable_topological_sort(gm)
@@ -425,22 +437,44 @@ def emmy_backend(
     gm: GraphModule, example_inputs: list[Any], mode: str | None = None, options: Any = None
 ) -> Any:
     """The `torch.compile` backend (see the module docstring); `options` are the fields of
-    `CompileOptions`. `mode` is accepted for `torch.compile`'s sake and changes nothing."""
+    `CompileOptions`. `mode` is accepted for `torch.compile`'s sake and changes nothing.
+    What it makes of an inference graph is cached on disk (`emmy.tools.dynamo_cache`): a
+    later process that meets the same graph skips AOTAutograd and emmy's compile."""
     chosen = CompileOptions.from_mapping(options or {})
+    on_cuda = any(isinstance(v, torch.Tensor) and v.is_cuda for v in example_inputs)
+    key = dynamo_cache.graph_key(gm, example_inputs, chosen)
+    entry = None if key is None else dynamo_cache.load(key)
+    if entry is not None:
+        try:
+            return dynamo_cache.runnable(entry, gm, chosen, on_cuda)
+        except Exception:  # a stale entry (its programs gone or changed) is a miss
+            pass
     keep_boolean_mask_sdpa(gm)
+    made: dict[bool, tuple[GraphModule, Any]] = {}
 
     def compiler(forward: bool) -> Any:
         def compile_one(graph: GraphModule, inputs: list[Any]) -> Any:
             # AOTAutograd compiles under its fake tensor mode; the importer computes constants
             # (a torch.arange in the graph) with real tensors.
             with unset_fake_temporarily():
-                return make_boxed_func(compile_graph(graph, inputs, chosen, forward))
+                compiled = compile_graph(graph, inputs, chosen, forward)
+            made[forward] = (compiled, _forward_metadata())
+            return make_boxed_func(compiled)
 
         return compile_one
 
-    return aot_autograd(
+    runnable = aot_autograd(
         fw_compiler=compiler(True),
         bw_compiler=compiler(False),
         decompositions=decompositions(),
         keep_inference_input_mutations=True,
     )(gm, example_inputs)
+    if key is not None and set(made) == {True} and dynamo_cache.identity_wrapped(made[True][1]):
+        compiled = made[True][0]
+        arguments = len(dynamo_cache.lifted(gm)) + len(example_inputs)
+        try:
+            entry = dynamo_cache.entry_of(compiled, arguments, compiled.meta.get(FALLBACK_WARNING))
+        except dynamo_cache.NotCacheable:
+            return runnable
+        dynamo_cache.save(key, entry)
+    return runnable

@@ -12,7 +12,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 from corpus import PROGRAMS, source
 
-from emmy.tools import dynamo_backend
+from emmy.tools import dynamo_backend, dynamo_cache
 from emmy.tools.bench.differential import random_inputs
 from emmy.tools.dynamo_backend import FallbackWarning
 from emmy.tools.frontend.program import load_program
@@ -27,7 +27,9 @@ def fresh_dynamo():
 
 @pytest.fixture
 def compiled_graphs(monkeypatch):
-    """The graph modules the backend returned, to see what emmy compiled."""
+    """The graph modules the backend returned, to see what emmy compiled (compiled afresh:
+    the disk cache of Dynamo's graphs is not read)."""
+    monkeypatch.setattr(dynamo_cache, "load", lambda key: None)
     returned = []
     compile_graph = dynamo_backend.compile_graph
 
