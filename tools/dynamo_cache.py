@@ -29,6 +29,7 @@ import hashlib
 import importlib
 import os
 import pickle
+import stat
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -279,9 +280,18 @@ def runnable(
 
 
 def load(key: str) -> Entry | None:
-    """The entry under `key`, or None if there is none or it is not exactly what was written."""
+    """The entry under `key`, or None if there is none, it is not exactly what was written, or
+    it is not private to this user (`_private`)."""
+    path = _path(key)
     try:
-        data = _path(key).read_bytes()
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        with os.fdopen(descriptor, "rb") as file:
+            if not (_private(os.fstat(file.fileno()), path) and _private(path.parent.lstat())):
+                return None
+            data = file.read()
         digest, body = data[:64], data[64:]
         if digest.decode() != hashlib.sha256(body).hexdigest():
             return None
@@ -292,15 +302,41 @@ def load(key: str) -> Entry | None:
 
 
 def save(key: str, entry: Entry) -> None:
-    """Writes the entry whole or not at all; an unwritable cache only costs time."""
+    """Writes the entry whole or not at all, into a folder private to this user; an unwritable
+    cache only costs time."""
     body = pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL)
     path = _path(key)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if not _private(path.parent.lstat()):
+            return
+        path.unlink(missing_ok=True)  # a new entry is 0600, whatever one it replaces was
         with PendingFile(path, mode=0o600) as file:
             file.buffer.write(hashlib.sha256(body).hexdigest().encode() + body)
     except OSError:
         pass
+
+
+def _private(info: os.stat_result, path: Path | None = None) -> bool:
+    """Whether a file or folder of entries is this user's alone (a pickle is code when it is
+    read: no one else may have written it); where it is not, a warning says so once."""
+    if stat.S_ISLNK(info.st_mode):
+        return False
+    if info.st_uid == os.geteuid() and not info.st_mode & 0o022:
+        return True
+    where = path or _path("").parent
+    if where not in _REFUSED:
+        _REFUSED.add(where)
+        warnings.warn(
+            f"{where}: not read, as it is not private to you (another owner, or writable by "
+            f"others): emmy reads only cache entries of Dynamo graphs that its own user wrote; "
+            f"remove it, or make it yours and chmod go-w",
+            stacklevel=4,
+        )
+    return False
+
+
+_REFUSED: set[Path] = set()
 
 
 def _path(key: str) -> Path:

@@ -226,3 +226,19 @@ def test_options_key_a_graph_and_a_tensor_constant_keeps_it_out():
     constant = graph_with_table()
     constant.__dict__["table"] = constant._buffers.pop("table")  # not a buffer: a value
     assert key(constant) is None
+
+
+@pytest.mark.parametrize("writable", ["entry", "folder"])
+def test_an_entry_others_could_have_written_is_not_read(writable, entries, compiles):
+    model, twin = twins()
+    run_both(model, twin, torch.compile(model, backend="emmy"))
+    (entry,) = entries.iterdir()
+    assert entry.stat().st_mode & 0o777 == 0o600 and entries.stat().st_mode & 0o777 == 0o700
+    (entry if writable == "entry" else entries).chmod(0o666 if writable == "entry" else 0o777)
+    dynamo_cache._REFUSED.clear()
+    torch._dynamo.reset()
+    with pytest.warns(UserWarning, match="not private to you"):
+        run_both(model, twin, torch.compile(model, backend="emmy"))
+    assert len(compiles) == 2
+    if writable == "entry":
+        assert entry.stat().st_mode & 0o777 == 0o600, "the entry written again is private"
