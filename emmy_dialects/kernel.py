@@ -2394,6 +2394,18 @@ class NamedBarrierOp(IRDLOperation):
             )
 
 
+def sized_grid(
+    grid: tuple[int, ...], sized: tuple[int, int, int] | None, arguments: Sequence[object]
+) -> tuple[int, ...]:
+    """The grid a `kernel.launch` of `grid` and `sized` runs when it passes `arguments` (see
+    `LaunchOp`): for the host runtime, which keeps launches as plain data, and the op."""
+    if sized is None:
+        return grid
+    factor, divisor, power = sized
+    size = int(arguments[-1])
+    return (min(grid[0], max(1, -(-(size**power) // divisor) * factor)), *grid[1:])
+
+
 @irdl_op_definition
 class LaunchOp(LaunchOpBase):
     """Host side: runs a kernel.func on a grid of blocks:
@@ -2437,12 +2449,15 @@ class LaunchOp(LaunchOpBase):
 
     def grid_for(self, arguments: Sequence[object]) -> tuple[int, ...]:
         """The grid this launch runs, given the values it passes."""
+        return sized_grid(self.grid_shape, self.sized_values, arguments)
+
+    @property
+    def sized_values(self) -> tuple[int, int, int] | None:
+        """`sized`'s (factor, divisor, power), or None for a launch of its whole grid."""
         if self.sized is None:
-            return self.grid_shape
+            return None
         factor, divisor, power = self.sized.get_values()
-        size = int(arguments[-1])
-        x = min(self.grid_shape[0], max(1, -(-(size**power) // divisor) * factor))
-        return (x, *self.grid_shape[1:])
+        return factor, divisor, power
 
     @classmethod
     def passes(cls, given: Attribute, parameter: Attribute) -> bool:

@@ -15,9 +15,9 @@ Identical programs share one `CompiledGraph` (`compiled_graph` keys them by thei
 so a model of N identical layers lowers and compiles each distinct kernel once in a process;
 across processes, the lowered programs are cached on disk (`emmy.tools.ir_cache`, keyed by the
 Torch IR and the state of the tuning database their schedules may come from), and so are, for
-CUDA, the kernels' CUDA C++ and the host function (`host_module`: what the runtime reads of the
-Kernel IR, parsed in a moment where the whole Kernel IR of a model's tensor-core kernels takes
-seconds) and the compiled kernels (`emmy.tools.runtime.cubin_cache`).
+CUDA, the kernels' CUDA C++, what the runtime runs of the host function (`host_plan`: plain
+data, read back in a moment where the whole Kernel IR of a model's tensor-core kernels takes
+seconds to parse) and the compiled kernels (`emmy.tools.runtime.cubin_cache`).
 """
 
 from __future__ import annotations
@@ -156,16 +156,21 @@ class CompiledGraph:
             )
         return self._cuda_source
 
-    def host_module(self) -> ModuleOp:
-        """The Kernel IR without the kernels' bodies (`without_kernel_bodies`): the GPU
-        runtime reads only the host function and the kernels' signatures, and the disk cache
-        keeps this apart, so that a later process parses it in a moment."""
+    def host_plan(self) -> str:
+        """What the GPU runtime runs of the Kernel IR: the host function with the kernels'
+        launch shapes and tensor maps, as plain data (`HostProgram.plan_text`), cached on disk
+        so that a later process runs the program without parsing any IR."""
+        from emmy.tools.runtime.host import HostProgram
+
         return self._cached(
-            "kernel-host", (), lambda: without_kernel_bodies(self._kernel_module()), cached_module
+            "host-plan",
+            ("emmy.tools.runtime",),
+            lambda: HostProgram(self._kernel_module()).plan_text(),
+            cached_text,
         )
 
     def _kernel_module(self) -> ModuleOp:
-        """The Kernel IR that the CUDA source and the host module are made of, not cached
+        """The Kernel IR that the CUDA source and the host plan are made of, not cached
         whole on disk as `module` caches a level: a later process reads those two, and
         printing a model's unrolled kernels takes seconds (2 of a Llama prefill's 14)."""
         from emmy.tools.bench.differential import lower
@@ -180,7 +185,7 @@ class CompiledGraph:
         from emmy.tools.runtime.host import HostProgram
 
         if self._host_program is None:
-            program = HostProgram(self.host_module(), self.cuda_source())
+            program = HostProgram.from_plan_text(self.host_plan(), self.cuda_source())
             program.load()
             self._host_program = program
         return self._host_program
@@ -208,31 +213,6 @@ class CompiledGraph:
             torch.from_numpy(output).to(torch_dtype(result_type.get_element_type()))
             for output, result_type in zip(outputs, forward.function_type.outputs.data)
         ]
-
-
-def without_kernel_bodies(module: ModuleOp) -> ModuleOp:
-    """A copy of a Kernel IR module whose `kernel.func`s keep their signatures and launch
-    shapes but no ops: what the GPU runtime needs beside the CUDA."""
-    from xdsl.ir import Block
-
-    from emmy.dialects import kernel
-
-    ops = []
-    for op in module.body.block.ops:
-        if not isinstance(op, kernel.FuncOp):
-            ops.append(op.clone())
-            continue
-        # Only the signature: cloning the bodies only to erase them took 0.4 s of a Llama
-        # prefill's compile.
-        signature = Block(arg_types=[arg.type for arg in op.body.block.args])
-        for new, old in zip(signature.args, op.body.block.args, strict=True):
-            new.name_hint = old.name_hint
-        empty = op.clone_without_regions()
-        empty.body.add_block(signature)
-        ops.append(empty)
-    copy = module.clone_without_regions()
-    copy.body.add_block(Block(ops))
-    return copy
 
 
 _COMPILED: dict[tuple[str, CompileOptions], CompiledGraph] = {}

@@ -140,8 +140,13 @@ def test_two_dynamic_inputs_must_agree(programs):
         run_module(lower(programs["residual_silu"], "loop"), inputs)
 
 
-def test_the_gpu_runtime_checks_the_size_before_it_runs(programs):
+@pytest.mark.parametrize("kept", [False, True], ids=["module", "plan"])
+def test_the_gpu_runtime_checks_the_size_before_it_runs(programs, kept):
+    """Also a program read back from its plan (`HostProgram.plan_text`), as a cached one is."""
     program = HostProgram(lower(programs["rms_norm_rows"], "kernel"))
+    if kept:
+        program = HostProgram.from_plan_text(program.plan_text(), "")
+    assert any(launch.sized for launch in program.launches)
     with pytest.raises(HostFunctionError, match=r"= 513 is outside the range \[1, 512\]"):
         program.check_inputs([torch.zeros(513, 64), torch.zeros(64)])
     with pytest.raises(HostFunctionError, match="has size 63 in dim 1"):

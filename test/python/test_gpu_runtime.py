@@ -21,9 +21,11 @@ import warnings
 import numpy as np
 import pytest
 import torch
+import torch.nn as nn
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
+import emmy
 from emmy.dialects import make_context
 from emmy.dialects.target import TARGETS, TargetAttr
 from emmy.tools.bench import timing as bench
@@ -459,6 +461,39 @@ def test_a_module_for_another_gpu_is_refused_before_compiling(monkeypatch):
     ):
         program.cuda_module()
     assert HostProgram(module, KERNELS, arch="sm_90a").arch == "sm_90a"
+
+
+def same_program(program: HostProgram, again: HostProgram) -> None:
+    for field in ("function", "declared_target", "parameters", "dynamic_size", "launches"):
+        assert getattr(again, field) == getattr(program, field), field
+    assert again._steps == program._steps and again._results == program._results
+    assert program._global_values.keys() == again._global_values.keys()
+    for name, value in program._global_values.items():
+        assert again._global_values[name].dtype == value.dtype
+        assert torch.equal(again._global_values[name], value)
+
+
+def test_a_plan_read_back_is_the_same_program_and_the_target_still_checked(monkeypatch):
+    """`plan_text` keeps what a call runs (allocations, constants, globals, launches), the
+    signature and the GPU the kernels are for; `from_plan_text` runs it without the module."""
+    module = parse(RMS_HOST)
+    module.attributes["kernel.target"] = TargetAttr("sm_80")
+    program = HostProgram(module, KERNELS)
+    assert program._global_values and any(step[0] == "constant" for step in program._steps)
+    again = HostProgram.from_plan_text(program.plan_text(), KERNELS)
+    same_program(program, again)
+    assert again.cuda_source() == KERNELS
+    monkeypatch.setattr(host, "device_target", lambda: TARGETS["sm_90a"])
+    with pytest.raises(HostFunctionError, match="the module's kernels are for sm_80"):
+        again.cuda_module()
+
+
+def test_a_plan_keeps_a_tensor_cores_kernels_tensor_maps():
+    linear = nn.Linear(256, 256).to(torch.bfloat16)
+    graph = emmy.compile(linear, torch.randn(128, 256, dtype=torch.bfloat16)).graph
+    program = HostProgram(graph.module("kernel"))
+    assert any(launch.tensor_maps for launch in program.launches)
+    same_program(program, HostProgram.from_plan_text(program.plan_text(), ""))
 
 
 @pytest.mark.parametrize(
@@ -1083,6 +1118,8 @@ def test_host_function_runs_on_the_gpu():
     assert float((out.double() - reference).norm() / reference.norm()) < 1e-6
     (again,) = program([x.cpu()])  # CPU inputs are copied over
     torch.testing.assert_close(again, out, rtol=0, atol=0)
+    (planned,) = HostProgram.from_plan_text(program.plan_text(), KERNELS)([x])
+    torch.testing.assert_close(planned, out, rtol=0, atol=0)
 
 
 @needs_gpu

@@ -146,21 +146,19 @@ def test_a_lowered_program_is_read_back_from_the_disk_cache(tmp_path, monkeypatc
         emmy.compile(model, x)(x)
 
 
-def test_the_cuda_and_the_host_function_are_read_back_without_the_kernel_ir(tmp_path, monkeypatch):
-    """What the GPU runtime needs, the kernels' CUDA and the host function with the kernels'
-    signatures (`without_kernel_bodies`), is cached apart from the Kernel IR, whose unrolled
-    tensor-core bodies take longer to parse than to lower again: a later process reads both
-    back and lowers nothing."""
+def test_the_cuda_and_the_host_plan_are_read_back_without_any_ir(tmp_path, monkeypatch):
+    """What the GPU runtime needs, the kernels' CUDA and the host function's plan (plain data:
+    `HostProgram.plan_text`), is cached apart from the Kernel IR, whose unrolled tensor-core
+    bodies take longer to parse than to lower again: a later process reads both back and
+    lowers nothing, and runs the launches the Kernel IR has."""
     monkeypatch.setenv("EMMY_CACHE_DIR", str(tmp_path))
     model, x = nn.Softmax(-1), torch.randn(4, 8)
     graph = emmy.compile(model, x).graph
-    source, host = graph.cuda_source(), graph.host_module()
-    assert "kernel.thread_id" in graph.ir("kernel") and "kernel.thread_id" not in printed(host)
-
-    def launches(module):
-        return [(a.kernel, a.grid, a.block, a.smem) for a in HostProgram(module).launches]
-
-    assert launches(host) == launches(graph.module("kernel"))
+    source, plan = graph.cuda_source(), graph.host_plan()
+    assert "kernel.thread_id" in graph.ir("kernel") and "kernel.thread_id" not in plan
+    kept = HostProgram.from_plan_text(plan, source)
+    assert kept.launches == HostProgram(graph.module("kernel")).launches
+    assert kept.cuda_source() == source
 
     def lowering_again(*args):
         raise AssertionError("lowered again")
@@ -169,4 +167,4 @@ def test_the_cuda_and_the_host_function_are_read_back_without_the_kernel_ir(tmp_
     monkeypatch.setattr(differential, "lower", lowering_again)
     later = emmy.compile(model, x).graph
     assert later.cuda_source() == source
-    assert printed(later.host_module()) == printed(host)
+    assert later.host_plan() == plan

@@ -18,6 +18,8 @@ and compiled for the GPU the program runs on (`device_target()`).
 
 from __future__ import annotations
 
+import base64
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -37,6 +39,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import SymbolTable
 
 from emmy.dialects import dtypes, kernel
+from emmy.dialects.kernel import sized_grid
 from emmy.dialects.sizes import DynamicSize
 from emmy.dialects.target import TARGET_ATTRIBUTE, TargetAttr
 from emmy.tools.cuda.target import print_cuda
@@ -83,16 +86,17 @@ def _describe(op: Operation) -> str:
 
 @dataclass
 class _Launch:
-    op: kernel.LaunchOp
     kernel: str
     grid: tuple[int, ...]
     """The grid, or for a launch sized by the dynamic size the most blocks it runs: it runs
-    `op.grid_for` the values it passes."""
+    `kernel.sized_grid` of the values it passes."""
     block: tuple[int, ...]
     smem: int
-    operands: list[SSAValue]
+    operands: list[int]
+    """The numbers of the values it passes (see `HostProgram`)."""
     tensor_maps: dict[int, tuple[tuple[int, ...], int]]
     """The operands the kernel takes as tensor maps: position -> (box, swizzle)."""
+    sized: tuple[int, int, int] | None
 
 
 @dataclass
@@ -121,7 +125,11 @@ class HostProgram:
     `memref.alloc` is `torch.empty` of the memref's shape and dtype on the GPU, `memref.get_global`
     of a constant `memref.global` a GPU tensor of its dense value (made once per program),
     `arith.constant` a Python scalar, `kernel.launch` a launch of the kernel from the module's
-    CUDA, `memref.dealloc` nothing, and `func.return` gives the results."""
+    CUDA, `memref.dealloc` nothing, and `func.return` gives the results.
+
+    What it reads of the module is plain data, the values numbered in order (the arguments
+    first), which `plan_text` gives as JSON and `from_plan_text` takes back without the module:
+    how a later process runs a cached program without parsing its Kernel IR."""
 
     def __init__(
         self,
@@ -131,7 +139,7 @@ class HostProgram:
         function: str = "forward",
         arch: str | None = None,
     ):
-        self.module = module
+        self.module: ModuleOp | None = module
         self.function = function
         self.arch = arch
         self._cuda_source = cuda_source
@@ -140,11 +148,20 @@ class HostProgram:
         self._global_ops: dict[str, memref.GlobalOp] = {
             op.sym_name.data: op for op in module.walk() if isinstance(op, memref.GlobalOp)
         }
+        self._global_values: dict[str, torch.Tensor] = {}
+        """The constants' values on the CPU, by name."""
+        declared = module.attributes.get(TARGET_ATTRIBUTE)
+        self.declared_target: tuple[str, str] | None = (
+            (declared.target.arch, declared.target.name)
+            if isinstance(declared, TargetAttr)
+            else None
+        )
+        """The (arch, name) of the GPU the kernels were checked against, if the module says."""
         host = _find_function(module, function)
-        self._arguments = list(host.body.block.args)
+        arguments = list(host.body.block.args)
         self.parameters = [
             shaped_signature(arg.type, f"argument {i} of @{function}")
-            for i, arg in enumerate(self._arguments)
+            for i, arg in enumerate(arguments)
         ]
         self.dynamic_size = DynamicSize.of(module)
         for parameter in self.parameters:
@@ -154,21 +171,26 @@ class HostProgram:
                     "module declares no dynamic size (emmy.dynamic_size)"
                 )
         self.launches: list[_Launch] = []
-        self._steps: list[tuple[Operation, Any]] = []
-        """(op, what running it needs), in order."""
-        self._results: list[SSAValue] = []
-        self._plan(host)
+        self._steps: list[tuple] = []
+        """(kind, the number of the value it defines, what running it needs), in order."""
+        self._results: list[int] = []
+        self._plan(host, arguments)
 
     def _error(self, op: Operation, message: str) -> HostFunctionError:
         return HostFunctionError(f"@{self.function}: {_describe(op)} {message}")
 
-    def _plan(self, host: func.FuncOp) -> None:
-        defined = set(self._arguments)
+    def _plan(self, host: func.FuncOp, arguments: list[SSAValue]) -> None:
+        numbers: dict[SSAValue, int] = {value: n for n, value in enumerate(arguments)}
+
+        def number(value: SSAValue) -> int:
+            numbers[value] = len(numbers)
+            return numbers[value]
+
         for op in host.body.block.ops:
             if not isinstance(op, HOST_OPS):
                 runs = ", ".join(op_type.name for op_type in HOST_OPS)
                 raise self._error(op, f"is not a host op the GPU runtime runs (it runs {runs})")
-            if any(operand not in defined for operand in op.operands):
+            if any(operand not in numbers for operand in op.operands):
                 raise self._error(op, "uses a value not defined before it in the function")
             if isinstance(op, memref.AllocOp):
                 signature = shaped_signature(op.memref.type, f"@{self.function}'s buffer")
@@ -178,49 +200,149 @@ class HostProgram:
                     )
                 if len(op.dynamic_sizes) != (signature.shape or ()).count(DYNAMIC_INDEX):
                     raise self._error(op, "does not give one size per dynamic dim")
-                self._steps.append((op, (signature.shape or (), signature.dtype)))
+                sizes = [numbers[size] for size in op.dynamic_sizes]
+                shape = signature.shape or ()
+                self._steps.append(("alloc", number(op.memref), shape, signature.dtype, sizes))
             elif isinstance(op, memref.DimOp):
-                self._steps.append((op, None))
+                source, index = numbers[op.source], numbers[op.index]
+                self._steps.append(("dim", number(op.result), source, index))
             elif isinstance(op, memref.GetGlobalOp):
-                self._steps.append((op, self._read_global(op)))
+                self._steps.append(("global", number(op.memref), self._read_global(op)))
             elif isinstance(op, arith.ConstantOp):
                 if isinstance(op.value, FloatAttr):
-                    self._steps.append((op, float(op.value.value.data)))
+                    value = float(op.value.value.data)
                 elif isinstance(op.value, IntegerAttr):
-                    self._steps.append((op, int(op.value.value.data)))
+                    value = int(op.value.value.data)
                 else:
                     raise self._error(op, "is not a scalar constant")
+                self._steps.append(("constant", number(op.result), value))
             elif isinstance(op, kernel.LaunchOp):
                 function = SymbolTable.lookup_symbol(self.module, op.kernel)
                 parameters = function.argument_types if isinstance(function, kernel.FuncOp) else []
-                launch = _Launch(
-                    op,
-                    op.kernel.root_reference.data,
-                    op.grid_shape,
-                    op.block_shape,
-                    op.smem_bytes,
-                    list(op.operands),
-                    {
-                        position: (t.box_shape, t.swizzle.data)
-                        for position, t in enumerate(parameters)
-                        if isinstance(t, kernel.TensorMapType)
-                    },
+                self._steps.append(("launch", len(self.launches)))
+                self.launches.append(
+                    _Launch(
+                        op.kernel.root_reference.data,
+                        op.grid_shape,
+                        op.block_shape,
+                        op.smem_bytes,
+                        [numbers[operand] for operand in op.operands],
+                        {
+                            position: (t.box_shape, t.swizzle.data)
+                            for position, t in enumerate(parameters)
+                            if isinstance(t, kernel.TensorMapType)
+                        },
+                        op.sized_values,
+                    )
                 )
-                self.launches.append(launch)
-                self._steps.append((op, launch))
             elif isinstance(op, func.ReturnOp):
-                self._results = list(op.operands)
+                self._results = [numbers[result] for result in op.operands]
                 return
-            defined.update(op.results)
         raise HostFunctionError(f"@{self.function} has no func.return")
 
     def _read_global(self, op: memref.GetGlobalOp) -> str:
         name = op.name_.root_reference.data
         if name not in self._global_ops:
             raise self._error(op, f"names no memref.global in the module ({op.name_})")
-        if not isinstance(self._global_ops[name].initial_value, DenseIntOrFPElementsAttr):
+        defined = self._global_ops[name]
+        if not isinstance(defined.initial_value, DenseIntOrFPElementsAttr):
             raise self._error(op, f"reads @{name}, which has no dense initial value")
+        if name not in self._global_values:
+            signature = shaped_signature(defined.type, f"@{name}")
+            self._global_values[name] = dense_tensor(
+                defined.initial_value, signature.shape or (), signature.dtype
+            )
         return name
+
+    def plan_text(self) -> str:
+        """What the program runs, as JSON (see the class docstring)."""
+        return json.dumps(
+            {
+                "function": self.function,
+                "declared_target": self.declared_target,
+                "parameters": [
+                    [p.name, p.shape, _dtype_name(p.dtype), p.type_text] for p in self.parameters
+                ],
+                "dynamic_size": None
+                if self.dynamic_size is None
+                else [self.dynamic_size.symbol, self.dynamic_size.min, self.dynamic_size.max],
+                "steps": [
+                    [kind, n, rest[0], _dtype_name(rest[1]), rest[2]]
+                    if kind == "alloc"
+                    else [kind, n, *rest]
+                    for kind, n, *rest in self._steps
+                ],
+                "launches": [
+                    [
+                        launch.kernel,
+                        launch.grid,
+                        launch.block,
+                        launch.smem,
+                        launch.operands,
+                        sorted(launch.tensor_maps.items()),
+                        launch.sized,
+                    ]
+                    for launch in self.launches
+                ],
+                "results": self._results,
+                "globals": {
+                    name: [
+                        _dtype_name(value.dtype),
+                        list(value.shape),
+                        base64.b64encode(
+                            value.reshape(-1).view(torch.uint8).numpy().tobytes()
+                        ).decode(),
+                    ]
+                    for name, value in self._global_values.items()
+                },
+            }
+        )
+
+    @classmethod
+    def from_plan_text(cls, text: str, cuda_source: str, *, arch: str | None = None) -> HostProgram:
+        """The program `plan_text` gave, with its kernels' CUDA."""
+        plan = json.loads(text)
+        program = cls.__new__(cls)
+        program.module = None
+        program.function = plan["function"]
+        program.arch = arch
+        program._cuda_source = cuda_source
+        program._cuda_module = None
+        program._globals = {}
+        program._global_values = {
+            name: torch.frombuffer(bytearray(base64.b64decode(data)), dtype=torch.uint8)
+            .view(_dtype(dtype))
+            .reshape(shape)
+            for name, (dtype, shape, data) in plan["globals"].items()
+        }
+        declared = plan["declared_target"]
+        program.declared_target = None if declared is None else tuple(declared)
+        program.parameters = [
+            _Signature(name, None if shape is None else tuple(shape), _dtype(dtype), text)
+            for name, shape, dtype, text in plan["parameters"]
+        ]
+        size = plan["dynamic_size"]
+        program.dynamic_size = None if size is None else DynamicSize(*size)
+        program._steps = [
+            (kind, n, tuple(rest[0]), _dtype(rest[1]), rest[2])
+            if kind == "alloc"
+            else (kind, n, *rest)
+            for kind, n, *rest in plan["steps"]
+        ]
+        program.launches = [
+            _Launch(
+                kernel_name,
+                tuple(grid),
+                tuple(block),
+                smem,
+                operands,
+                {position: (tuple(box), swizzle) for position, (box, swizzle) in maps},
+                None if sized is None else tuple(sized),
+            )
+            for kernel_name, grid, block, smem, operands, maps, sized in plan["launches"]
+        ]
+        program._results = plan["results"]
+        return program
 
     def check_inputs(self, inputs: Sequence[Any]) -> None:
         """Raises HostFunctionError unless the inputs match the function's signature."""
@@ -266,6 +388,7 @@ class HostProgram:
     def cuda_source(self) -> str:
         """The CUDA of the module's kernels: given, or printed by the cuda target."""
         if self._cuda_source is None:
+            assert self.module is not None, "a program made from its plan is given its CUDA"
             self._cuda_source = print_cuda(self.module)
         return self._cuda_source
 
@@ -283,30 +406,25 @@ class HostProgram:
         """Compiles and loads the kernels and copies the constants to the GPU now, so that a
         later call only allocates and launches (what a CUDA graph capture allows)."""
         self.cuda_module()
-        for op, name in self._steps:
-            if isinstance(op, memref.GetGlobalOp):
-                self._global(name)
+        for name in self._global_values:
+            self._global(name)
 
     def _device_arch(self) -> str:
         """The GPU's arch; a module whose `kernel.target` names another GPU was checked against
         that GPU's limits and features, not this one's, so it does not run here."""
         device = device_target()
-        declared = self.module.attributes.get(TARGET_ATTRIBUTE)
-        if isinstance(declared, TargetAttr) and declared.target.arch != device.arch:
+        if self.declared_target is not None and self.declared_target[0] != device.arch:
+            arch, name = self.declared_target
             raise HostFunctionError(
-                f"the module's kernels are for {declared.target.arch} ({declared.target.name}, "
-                f"its {TARGET_ATTRIBUTE} attribute) but this GPU is {device.arch} "
-                f"({device.name}): lower the program again for this GPU"
+                f"the module's kernels are for {arch} ({name}, its {TARGET_ATTRIBUTE} "
+                f"attribute) but this GPU is {device.arch} ({device.name}): lower the program "
+                "again for this GPU"
             )
         return device.arch
 
     def _global(self, name: str) -> torch.Tensor:
         if name not in self._globals:
-            op = self._global_ops[name]
-            signature = shaped_signature(op.type, f"@{name}")
-            self._globals[name] = dense_tensor(
-                op.initial_value, signature.shape or (), signature.dtype
-            ).to("cuda")
+            self._globals[name] = self._global_values[name].to("cuda")
         return self._globals[name]
 
     def __call__(
@@ -323,27 +441,27 @@ class HostProgram:
         or -1 (integers), so that an element no kernel writes shows up."""
         self.check_inputs(inputs)
         module = self.cuda_module()
-        values: dict[SSAValue, Any] = {}
-        for argument, value in zip(self._arguments, inputs):
-            values[argument] = _on_device(value) if isinstance(value, torch.Tensor) else value
-        for op, data in self._steps:
-            if isinstance(op, memref.AllocOp):
-                shape, dtype = data
-                sizes = iter(values[size] for size in op.dynamic_sizes)
-                shape = tuple(next(sizes) if d == DYNAMIC_INDEX else d for d in shape)
-                values[op.memref] = _allocate(shape, dtype, poison)
-            elif isinstance(op, memref.DimOp):
-                values[op.result] = values[op.source].shape[values[op.index]]
-            elif isinstance(op, memref.GetGlobalOp):
-                values[op.memref] = self._global(data)
-            elif isinstance(op, arith.ConstantOp):
-                values[op.result] = data
-            else:  # kernel.launch
-                arguments = [values[operand] for operand in data.operands]
-                grid = data.op.grid_for(arguments)
-                for position, (box, swizzle) in data.tensor_maps.items():
+        values = [_on_device(v) if isinstance(v, torch.Tensor) else v for v in inputs]
+        for kind, n, *data in self._steps:
+            if kind == "alloc":
+                shape, dtype, sizes = data
+                given = iter(values[size] for size in sizes)
+                shape = tuple(next(given) if d == DYNAMIC_INDEX else d for d in shape)
+                values.append(_allocate(shape, dtype, poison))
+            elif kind == "dim":
+                source, index = data
+                values.append(values[source].shape[values[index]])
+            elif kind == "global":
+                values.append(self._global(data[0]))
+            elif kind == "constant":
+                values.append(data[0])
+            else:
+                launch = self.launches[n]
+                arguments = [values[operand] for operand in launch.operands]
+                grid = sized_grid(launch.grid, launch.sized, arguments)
+                for position, (box, swizzle) in launch.tensor_maps.items():
                     arguments[position] = tensor_map(arguments[position], box, swizzle)
-                module.launch(data.kernel, grid, data.block, arguments, data.smem, stream)
+                module.launch(launch.kernel, grid, launch.block, arguments, launch.smem, stream)
         if timeout_s is not None:
             synchronize(timeout_s)
         return [values[result] for result in self._results]
@@ -534,6 +652,12 @@ def _on_device(value: torch.Tensor) -> torch.Tensor:
 
 def _dtype_name(dtype: torch.dtype) -> str:
     return str(dtype).removeprefix("torch.")
+
+
+def _dtype(name: str) -> torch.dtype:
+    dtype = getattr(torch, name)
+    assert isinstance(dtype, torch.dtype), name
+    return dtype
 
 
 def _allocate(shape: Sequence[int], dtype: torch.dtype, poison: bool) -> torch.Tensor:
