@@ -10,7 +10,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import emmy
-from emmy.passes.pipelines import LEVELS, printed
+from emmy.passes.pipelines import LEVELS
 from emmy.tools import compiled_graph
 from emmy.tools.bench import differential
 from emmy.tools.frontend.program import FrontendError
