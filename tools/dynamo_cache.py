@@ -153,18 +153,15 @@ def entry_of(gm: GraphModule, arguments: int, fallback_warning: str | None) -> E
 
     names = {node: node.name for node in gm.graph.nodes}
 
-    def described(value: Any) -> Any:
+    def described_leaf(value: Any) -> Any:
         if isinstance(value, Node):
             return _Value(names[value])
-        if isinstance(value, list | tuple):
-            return type(value)(described(v) for v in value)
-        if isinstance(value, dict):
-            return {k: described(v) for k, v in value.items()}
-        if isinstance(value, slice):
-            return slice(described(value.start), described(value.stop), described(value.step))
         if not isinstance(value, _LEAVES):
             raise NotCacheable(f"an argument of type {type(value).__name__}")
         return value
+
+    def described(value: Any) -> Any:
+        return _mapped(value, described_leaf)
 
     nodes, partitions, constants = [], {}, {}
     for node in gm.graph.nodes:
@@ -186,6 +183,17 @@ def entry_of(gm: GraphModule, arguments: int, fallback_warning: str | None) -> E
     if placeholders != arguments:
         raise NotCacheable(f"{placeholders} graph inputs for {arguments} arguments")
     return Entry(nodes, partitions, constants, arguments, fallback_warning)
+
+
+def _mapped(value: Any, leaf: Callable[[Any], Any]) -> Any:
+    """`value` with `leaf` applied to all it holds that is not a list, tuple, dict or slice."""
+    if isinstance(value, list | tuple):
+        return type(value)(_mapped(v, leaf) for v in value)
+    if isinstance(value, dict):
+        return {k: _mapped(v, leaf) for k, v in value.items()}
+    if isinstance(value, slice):
+        return slice(*(_mapped(v, leaf) for v in (value.start, value.stop, value.step)))
+    return leaf(value)
 
 
 def _described_target(target: Callable) -> tuple[str, str]:
@@ -246,15 +254,7 @@ def runnable(
     values: dict[str, Node] = {}
 
     def value(described: Any) -> Any:
-        if isinstance(described, _Value):
-            return values[described.name]
-        if isinstance(described, list | tuple):
-            return type(described)(value(v) for v in described)
-        if isinstance(described, dict):
-            return {k: value(v) for k, v in described.items()}
-        if isinstance(described, slice):
-            return slice(value(described.start), value(described.stop), value(described.step))
-        return described
+        return _mapped(described, lambda v: values[v.name] if isinstance(v, _Value) else v)
 
     for op, name, target, args, kwargs in entry.nodes:
         if op == "call_function":
