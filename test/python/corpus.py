@@ -286,8 +286,13 @@ class Statistics(nn.Module):
         # bool * is "and", + and maximum "or", minimum "and"; logaddexp multiplies two bools
         bools = a * b, a + b, torch.maximum(a, b), torch.minimum(a, b)
         # The norms in f32: eager's bf16 kernels round within the norm (emmy's do not), by
-        # more than the one bf16 ulp that test_torch_functions allows.
-        norms = self.instance(x.float()), self.batch(y.float())
+        # more than the one bf16 ulp that test_torch_functions allows. Their weights too,
+        # which a harness may have cast with the module (CUDA's norms refuse mixed dtypes).
+        instance, batch = self.instance, self.batch
+        norms = (
+            F.instance_norm(x.float(), weight=instance.weight.float(), bias=instance.bias.float()),
+            F.batch_norm(y.float(), None, None, batch.weight.float(), batch.bias.float(), True),
+        )
         return *norms, *bools, torch.logaddexp(x, x.flip(-1))
 Statistics()(torch.randn(2, 3, 5, 6, dtype=DT), torch.randn(3, 4, 7, dtype=DT),
                     torch.rand(4, 5) > 0.5, torch.rand(4, 5) > 0.5)
@@ -302,7 +307,8 @@ class Accumulate(nn.Module):
         return (
             x.index_add(0, i, v), x.index_add(1, j, w, alpha=-2),
             torch.ops.aten.index_put(x, [None, j - 8], w, True),
-            torch.zeros(3, 8).scatter_add(0, k, src), x.scatter_add(1, k[:5, :4] * 3, x[:, :4]),
+            torch.zeros(3, 8, device=x.device).scatter_add(0, k, src),
+            x.scatter_add(1, k[:5, :4] * 3, x[:, :4]),
         )
 Accumulate()(torch.randn(5, 8, dtype=DT), torch.tensor([0, 2, 1, 0, 2, 4, 0]),
              torch.randn(7, 8, dtype=DT), torch.tensor([1, 1, 7, 0]), torch.randn(5, 4, dtype=DT),
@@ -324,12 +330,12 @@ class Bags(nn.Module):
         self.mean = nn.EmbeddingBag(10, 4, mode="mean", padding_idx=3)
         self.max = nn.EmbeddingBag(10, 4, mode="max")
     def forward(self, ids, flat, weights):
-        offsets = torch.tensor([0, 2, 2, 5])  # bag 1 is empty
+        offsets = torch.tensor([0, 2, 2, 5], device=ids.device)  # bag 1 is empty
         return (
             self.sum(ids), self.mean(flat, offsets), self.max(flat, offsets),
             self.sum(flat, offsets, per_sample_weights=weights),
-            F.embedding_bag(flat, self.sum.weight, torch.tensor([0, 4, 9]), mode="mean",
-                            include_last_offset=True),
+            F.embedding_bag(flat, self.sum.weight, torch.tensor([0, 4, 9], device=ids.device),
+                            mode="mean", include_last_offset=True),
         )
 # In f32: eager's bf16 bags round after each add, by more than the one bf16 ulp that
 # test_torch_functions allows.
@@ -340,7 +346,7 @@ class Shifts(nn.Module):
     def forward(self, n, by, packed):
         # Shifts by a negative amount or past the width give 0 (or the sign), as torch's;
         # four 4-bit fields unpacked from each i32, as a quantized weight's are.
-        nibbles = (packed.unsqueeze(-1) >> torch.tensor([0, 4, 8, 12])) & 0xF
+        nibbles = (packed.unsqueeze(-1) >> torch.tensor([0, 4, 8, 12], device=n.device)) & 0xF
         return n << by, n >> by, n.int() >> (by.int() % 40), n << 3, nibbles * 1.5
 Shifts()(torch.randint(-100, 100, (3, 6)), torch.randint(-2, 70, (3, 6)),
          torch.randint(0, 2**31 - 1, (2, 5), dtype=torch.int32))
@@ -354,7 +360,10 @@ class Search(nn.Module):
         return (
             torch.searchsorted(edges, y), torch.searchsorted(edges, y, right=True),
             torch.searchsorted(rows, x[:3, :2].contiguous(), side="right"),
-            torch.searchsorted(ids.sort().values, torch.tensor([[3, 9], [0, 4]]), out_int32=True),
+            torch.searchsorted(
+                ids.sort().values, torch.tensor([[3, 9], [0, 4]], device=ids.device),
+                out_int32=True,
+            ),
         )
 Search()(torch.randn(6, dtype=DT), torch.randn(4, 5, dtype=DT), torch.randn(3, 7, dtype=DT),
          torch.randint(0, 10, (8,)))

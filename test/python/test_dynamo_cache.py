@@ -115,7 +115,9 @@ def test_a_new_process_reads_the_entry_a_first_one_wrote(entries, device):
                 self.cache.index_copy_(0, positions, h)
                 return F.rms_norm(h, (64,)) + self.cache.mean(0)
 
+        torch.manual_seed(0)
         dtype = torch.bfloat16 if "{device}" == "cuda" else torch.float32
+        tolerance = 3e-2 if dtype == torch.bfloat16 else 1e-4  # relative and absolute
         model = Step().to("{device}", dtype).eval()
         twin = Step().to("{device}", dtype).eval()
         twin.load_state_dict(model.state_dict())
@@ -127,8 +129,8 @@ def test_a_new_process_reads_the_entry_a_first_one_wrote(entries, device):
                 positions = torch.arange(4 * step, 4 * step + 4, device="{device}")
                 got, want = compiled(x, positions), twin(x, positions)
                 for a, b in ((got, want), (model.cache, twin.cache)):
-                    errors.append((a - b).abs().max().item())
-        print(len(compiled_graphs), max(errors) < (3e-2 if dtype == torch.bfloat16 else 1e-4))
+                    errors.append(((a - b).abs() - tolerance * b.abs()).max().item())
+        print(len(compiled_graphs), max(errors) <= tolerance)
         """
     )
     runs = [

@@ -799,6 +799,14 @@ def test_nan_never_passes():
     assert not shape["correct"] and "shape [3]" in shape["error"]
 
 
+def test_an_infinity_matches_the_same_infinity_only():
+    inf = float("inf")
+    expected = [torch.tensor([-inf, inf, 1.0])]
+    assert bench.check_outputs([torch.tensor([-inf, inf, 1.0])], expected)["correct"]
+    for wrong in ([inf, inf, 1.0], [-inf, 3.0e38, 1.0], [-inf, float("nan"), 1.0]):
+        assert not bench.check_outputs([torch.tensor(wrong)], expected)["correct"], wrong
+
+
 def sample_results():
     return {
         "program": "nn.RMSNorm(4096)(torch.randn(8192, 4096))",
