@@ -21,6 +21,7 @@ strides, dtypes, devices and kinds (parameter, static), grad mode, the float32 m
 precision, the options, the state of the tuning database and what `ir_cache.entry_key` adds
 (versions, emmy's code). Entries are pickles of plain data, written as `ir_cache` writes
 (private, atomic, checked by a digest): a broken entry is a miss, never a failure.
+`EMMY_NO_CACHE=1`, and `EMMY_DUMP_DIR` (the passes are to be seen running), bypass it.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from typing import Any
 import torch
 from torch.fx import Graph, GraphModule, Node
 
+from emmy.passes.pipelines import DUMP_DIR_VARIABLE
 from emmy.tools.compiled_graph import CompileOptions, compiled_graph_of_text
 from emmy.tools.files import PendingFile
 from emmy.tools.ir_cache import entry_key
@@ -92,7 +94,11 @@ class Entry:
 def graph_key(gm: GraphModule, example_inputs: list[Any], options: CompileOptions) -> str | None:
     """The key of Dynamo's graph `gm` on `example_inputs`, or None where no entry may serve it
     (see the module docstring)."""
-    if os.environ.get("EMMY_NO_CACHE") == "1" or torch.is_autocast_enabled():
+    if (
+        os.environ.get("EMMY_NO_CACHE") == "1"
+        or os.environ.get(DUMP_DIR_VARIABLE)  # the passes are to be seen running
+        or torch.is_autocast_enabled()
+    ):
         return None
     grad = torch.is_grad_enabled()
     parts = [
