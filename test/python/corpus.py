@@ -341,6 +341,23 @@ class Bags(nn.Module):
 # test_torch_functions allows.
 Bags()(torch.randint(0, 10, (3, 4)), torch.tensor([1, 3, 3, 5, 7, 2, 9, 0, 3]), torch.rand(9))
 """,
+    "slice_and_entry_writes": """
+class Writes(nn.Module):
+    def forward(self, x, rows, row):
+        # Writes to a slice or an entry of a clone, which export makes functional
+        # (slice_scatter, select_scatter, copy), beside the functional forms themselves.
+        y = x.clone()
+        y[:, 1:4] = rows
+        y[-1] = row
+        y[0, :2] = 0.5
+        return (
+            y,
+            torch.slice_scatter(x, rows[:, :2], dim=1, start=-3, end=-1),
+            torch.select_scatter(x, row * 2, 0, 1),
+            torch.slice_scatter(x, x * 3, dim=0),
+        )
+Writes()(torch.randn(3, 6, dtype=DT), torch.randn(3, 3, dtype=DT), torch.randn(6, dtype=DT))
+""",
     "bit_shifts": """
 class Shifts(nn.Module):
     def forward(self, n, by, packed):

@@ -158,6 +158,28 @@ def test_a_static_kv_cache_is_updated_in_place_in_emmy(compiled_graphs):
     assert emmy_partitions(compiled_graphs)
 
 
+def test_writes_to_a_buffers_slices_and_entries_compile_without_fallback(compiled_graphs):
+    class Cache(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("cache", torch.zeros(2, 6, 4))
+
+        def forward(self, k, row):
+            self.cache[:, 1:4] = k  # slice_scatter
+            self.cache[1, -1] = row  # select_scatter of a select_scatter
+            return self.cache.sum(1) + 1
+
+    model, twin = Cache(), Cache()
+    compiled = torch.compile(model, backend="emmy")
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("error", FallbackWarning)
+        for _ in range(2):
+            k, row = torch.randn(2, 3, 4), torch.randn(4)
+            torch.testing.assert_close(compiled(k, row), twin(k, row))
+            torch.testing.assert_close(model.cache, twin.cache)
+    assert emmy_partitions(compiled_graphs)
+
+
 def test_a_repeated_index_writes_its_last_slice():
     """torch leaves the result undefined where an index repeats; emmy takes the last
     occurrence, for index_copy and index_put alike, and negative indices count from the end."""

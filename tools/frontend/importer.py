@@ -2412,6 +2412,43 @@ def select_index(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     return ir.emit(t.SqueezeOp(row, ir.result_type(node), [dim]))
 
 
+@handles("aten.slice_scatter.default", "aten.select_scatter.default")
+def slice_scatter(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    """`x` with a slice (`x[..., start:end, ...] = src`) or an entry (`x[..., i, ...] = src`)
+    of a dim taken from `src`: how AOTAutograd makes such in-place writes functional (a cache
+    written a block at a time, `cache[:, :, :n] = k`). A cat of `x`'s part before, `src` and
+    `x`'s part after, along the dim; a slice of step 1 of a static dim."""
+    x = ir.tensor(a["self"])
+    shape, element = t.shape_of(x), t.element_type_of(x)
+    dim = ir.dim(a["dim"], len(shape))
+    size = shape[dim]
+    if size == DYNAMIC_INDEX:
+        raise ir.error("a write to a slice of the dynamic dim is not supported")
+    src = ir.operand(a["src"], element)
+    if "index" in a:
+        start = a["index"] + size if a["index"] < 0 else a["index"]
+        end, src = start + 1, unsqueeze_value(ir, src, dim)
+    else:
+        if a["step"] != 1:
+            raise ir.error(f"a write to a slice of step {a['step']} is not supported (only 1)")
+        start = clamp_index(a["start"], size, 0)
+        end = max(clamp_index(a["end"], size, size), start)
+    parts = [
+        *([slice_value(ir, x, dim, 0, start, 1)] if start > 0 else []),
+        *([src] if end > start else []),
+        *([slice_value(ir, x, dim, end, size, 1)] if end < size else []),
+    ]
+    return parts[0] if len(parts) == 1 else ir.emit(t.CatOp(parts, x.type, dim))
+
+
+@handles("aten.copy.default")
+def copy(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    """AOTAutograd's functional `x.copy_(src)`: `src` in `x`'s dtype, broadcast to its shape."""
+    result_type = ir.result_type(node)
+    src = ir.operand(a["src"], result_type.get_element_type())
+    return src if src.type == result_type else ir.emit(t.ExpandOp(src, result_type))
+
+
 @handles("aten.diagonal.default")
 def diagonal(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     """`torch.diagonal` (and `diag` of a matrix, `trace`): the entries (i, i + offset) of
