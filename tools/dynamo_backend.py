@@ -61,7 +61,7 @@ from torch.fx.passes.utils.fuser_utils import erase_nodes, fuse_as_graphmodule, 
 from emmy.passes.place_results_in_arguments import RESULTS_IN_ARGUMENTS, results_in_arguments
 from emmy.tools import dynamo_cache
 from emmy.tools.compiled_graph import CompiledGraph, CompileOptions, compiled_graph
-from emmy.tools.diagnostics import internal_error
+from emmy.tools.diagnostics import file_location, internal_error
 from emmy.tools.frontend.boolean_mask_sdpa import keep_boolean_mask_sdpa
 from emmy.tools.frontend.complex_pairs import (
     BOUNDARY,
@@ -103,7 +103,8 @@ copies nothing."""
 
 
 FALLBACK_WARNING = "emmy_fallback_warning"
-"""The key in a compiled graph's `meta` of the warning that named its ops left to PyTorch."""
+"""The key in a compiled graph's `meta` of the warning that named its ops left to PyTorch:
+(its text, the user's file and line it is given at or None), as `warn_fallback` takes them."""
 
 
 class UnsupportedOpsError(Exception):
@@ -225,6 +226,21 @@ class _Partition(torch.nn.Module):
                 guarded=True,
             )
         return self._graphed(values)
+
+
+def warn_fallback(message: str, where: tuple[str, int] | None) -> None:
+    """The warning of ops left to PyTorch, at the user's line of the first (`where`), not at
+    the backend's, which the compile's stack would show."""
+    if where is None:
+        warnings.warn(message, FallbackWarning, stacklevel=3)
+    else:
+        warnings.warn_explicit(message, FallbackWarning, *where)
+
+
+def _user_line(node: Node) -> tuple[str, int] | None:
+    """The file and line of the user's source a node came from, if its stack shows one."""
+    where = file_location(unsupported_op(node).location)
+    return None if where is None else (where.filename.data, where.line.data)
 
 
 def _refusal(error: Exception) -> str:
@@ -423,8 +439,12 @@ def compile_graph(
         listed = "\n".join(f"  {why}" for why in reported)
         if not options.fallback:
             raise UnsupportedOpsError(f"emmy cannot compile {len(reported)} op(s):\n{listed}")
-        gm.meta[FALLBACK_WARNING] = f"emmy runs {len(reported)} op(s) in eager PyTorch:\n{listed}"
-        warnings.warn(gm.meta[FALLBACK_WARNING], FallbackWarning, stacklevel=2)
+        first = next(node for node, why in refused.items() if why is not None)
+        gm.meta[FALLBACK_WARNING] = (
+            f"emmy runs {len(reported)} op(s) in eager PyTorch:\n{listed}",
+            _user_line(first),
+        )
+        warn_fallback(*gm.meta[FALLBACK_WARNING])
     for number, (nodes, (graph, made)) in enumerate(zip(partitions, compiled, strict=True)):
         _replace(gm, nodes, f"emmy_{number}", graph, static, copies, made)
     stable_topological_sort(gm)

@@ -87,8 +87,9 @@ class Entry:
     """The graph's get_attr tensors."""
     arguments: int
     """How many inputs the graph takes (the module's parameters and buffers first)."""
-    fallback_warning: str | None
-    """The warning of the ops left to PyTorch, given again on each load."""
+    fallback_warning: tuple[str, tuple[str, int] | None] | None
+    """The warning of the ops left to PyTorch and where it is given (`warn_fallback`), given
+    again on each load."""
 
 
 def graph_key(gm: GraphModule, example_inputs: list[Any], options: CompileOptions) -> str | None:
@@ -153,7 +154,9 @@ def identity_wrapped(metadata: Any) -> bool:
     )
 
 
-def entry_of(gm: GraphModule, arguments: int, fallback_warning: str | None) -> Entry:
+def entry_of(
+    gm: GraphModule, arguments: int, fallback_warning: tuple[str, tuple[str, int] | None] | None
+) -> Entry:
     """The entry of the graph the backend made (raises `NotCacheable`)."""
     from emmy.tools.dynamo_backend import _Partition
 
@@ -272,9 +275,9 @@ def runnable(
         values[name] = node
     module = GraphModule(root, graph)
     if entry.fallback_warning is not None:
-        from emmy.tools.dynamo_backend import FallbackWarning
+        from emmy.tools.dynamo_backend import warn_fallback
 
-        warnings.warn(entry.fallback_warning, FallbackWarning, stacklevel=3)
+        warn_fallback(*entry.fallback_warning)
 
     parameters = lifted(gm)
 

@@ -242,6 +242,8 @@ def test_unsupported_ops_run_in_eager_with_one_located_warning(compiled_graphs):
     assert f"{__file__}:{lines_of('# cdist line')}:" in message
     assert "'aten._cdist_forward.default'" in message
     assert len(emmy_partitions(compiled_graphs)) >= 2
+    # The warning itself is at the first op's line, where Python's display shows the source.
+    assert (caught[0].filename, caught[0].lineno) == (__file__, lines_of("# mode line"))
 
 
 def test_without_fallback_every_unsupported_op_is_one_error():

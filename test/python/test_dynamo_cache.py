@@ -149,9 +149,11 @@ def test_the_fallback_warning_is_given_again_when_the_entry_is_read(entries, com
     x = torch.rand(5) - 0.5
     for _ in range(2):
         torch._dynamo.reset()
-        with torch.no_grad(), pytest.warns(FallbackWarning, match="erfinv"):
+        with torch.no_grad(), pytest.warns(FallbackWarning, match="erfinv") as caught:
             got = torch.compile(model, backend="emmy")(x)
         torch.testing.assert_close(got, model(x))
+        (warning,) = caught
+        assert (warning.filename, warning.lineno) == (__file__, model.__code__.co_firstlineno + 1)
     assert len(compiles) == 1
 
 
