@@ -623,6 +623,13 @@ class RemainderOp(BinaryOp):
 
 
 @irdl_op_definition
+class FmodOp(BinaryOp):
+    """C's `fmod(lhs, rhs)`: `lhs - trunc(lhs / rhs) * rhs`, with the sign of `lhs`."""
+
+    name = "torch.fmod"
+
+
+@irdl_op_definition
 class FloorDivideOp(BinaryOp):
     """`lhs // rhs`: the quotient rounded toward negative infinity."""
 
@@ -1588,6 +1595,7 @@ Torch = Dialect(
         DivOp,
         PowOp,
         RemainderOp,
+        FmodOp,
         FloorDivideOp,
         TruncDivideOp,
         Atan2Op,

@@ -227,6 +227,31 @@ class Body:
         moved = self.emit(arith.AndIOp(self.compare("ne", truncated, zero), signs_differ))
         return self.select(moved, self.add(truncated, y), truncated)
 
+    def fmod(self, x: SSAValue, y: SSAValue) -> SSAValue:
+        """C's fmod, as torch computes it: `x - trunc(x / y) * y` (one fused multiply-add,
+        exact where the result is), the sign of `x` and below `|y|`; the rounded quotient may
+        be one off near a multiple of `y`, which moves the result by `|y|` back into that
+        range. A finite `x` is its own fmod by an infinite `y`. For integers the truncated
+        remainder."""
+        if not is_float(x.type):
+            self._integer(x, "fmod")
+            return self.emit(arith.RemSIOp(x, y))
+        rest = self.emit(math.FmaOp(self.neg(self.trunc_divide(x, y)), y, x))
+        step = self.emit(math.CopySignOp(self.abs(y), x))
+        zero = self.like(0.0, x)
+        behind = self.compare("lt", self.mul(rest, x), zero)  # the sign of x lost
+        rest = self.select(behind, self.add(rest, step), rest)
+        beyond = self.compare("ge", self.abs(rest), self.abs(y))
+        rest = self.select(beyond, self.sub(rest, step), rest)
+        rest = self.emit(math.CopySignOp(rest, x))  # a zero too has the sign of x
+        infinite = self.like(float("inf"), x)
+        kept = self.emit(
+            arith.AndIOp(
+                self.compare("eq", self.abs(y), infinite), self.compare("lt", self.abs(x), infinite)
+            )
+        )
+        return self.select(kept, x, rest)
+
     def neg(self, x: SSAValue) -> SSAValue:
         if is_float(x.type):
             return self.emit(arith.NegfOp(x))

@@ -205,6 +205,7 @@ ELEMENTWISE: dict[type[Operation], Scalar] = {
     t.DivOp: Scalar(lambda b, op, x, y: b.div(x, y)),
     t.PowOp: Scalar(power),
     t.RemainderOp: Scalar(lambda b, op, x, y: b.remainder(x, y)),
+    t.FmodOp: Scalar(lambda b, op, x, y: b.fmod(x, y)),
     t.FloorDivideOp: Scalar(lambda b, op, x, y: b.floor_divide(x, y)),
     t.TruncDivideOp: Scalar(lambda b, op, x, y: b.trunc_divide(x, y)),
     t.Atan2Op: Scalar(lambda b, op, x, y: b.emit(math.Atan2Op(x, y))),

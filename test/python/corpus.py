@@ -341,6 +341,26 @@ class Bags(nn.Module):
 # test_torch_functions allows.
 Bags()(torch.randint(0, 10, (3, 4)), torch.tensor([1, 3, 3, 5, 7, 2, 9, 0, 3]), torch.rand(9))
 """,
+    "fmod_infinities_matrix_vector": """
+class Rest(nn.Module):
+    def forward(self, x, y, n, m, v):
+        # fmod near multiples of its divisor (a rounded quotient one off), of an infinite
+        # divisor, of integers; where values are infinite; beta * b + alpha * m @ v, in f32
+        # (eager's bf16 addmv rounds by more than the one bf16 ulp test_torch_functions allows).
+        steps = torch.arange(-6, 7, dtype=DT) * 0.7
+        big = torch.where(x > 1, float("inf"), x).float()
+        m, v = m.float(), v.float()
+        return (
+            torch.fmod(x * 4, 0.7), torch.fmod(x, y), torch.fmod(steps, 0.7),
+            torch.fmod(x, float("inf")), torch.fmod(n, 3), torch.fmod(-n, 4),
+            torch.isinf(big), torch.isposinf(big), torch.isneginf(-big), torch.isinf(n),
+            torch.logaddexp2(x, y),
+            torch.addmv(x[:, 0].float(), m, v), torch.addmv(big[:, 0], m, v, beta=0.5, alpha=-2),
+            torch.addmv(big[:, 1], m, v, beta=0),
+        )
+Rest()(torch.randn(5, 3, dtype=DT), torch.randn(5, 3, dtype=DT) + 3,
+       torch.randint(-20, 20, (4,)), torch.randn(5, 6, dtype=DT), torch.randn(6, dtype=DT))
+""",
     "slice_and_entry_writes": """
 class Writes(nn.Module):
     def forward(self, x, rows, row):

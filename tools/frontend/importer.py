@@ -793,6 +793,20 @@ def isnan(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     return nan_mask(ir, ir.tensor(a["self"]))
 
 
+@handles("aten.isinf.default", "aten.isposinf.default", "aten.isneginf.default")
+def isinf(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    """Where `x` is infinite (of either sign, or the one the op names); nowhere for integers."""
+    x = ir.tensor(a["self"])
+    element, result_type = t.element_type_of(x), ir.result_type(node)
+    if not dtypes.torch_dtype(element).is_floating_point:
+        nowhere = ir.operand(False, i1)
+        return nowhere if nowhere.type == result_type else ir.emit(t.ExpandOp(nowhere, result_type))
+    sign = {"isposinf": 1.0, "isneginf": -1.0}.get(str(node.target).split(".")[1])
+    if sign is None:
+        x, sign = ir.emit(t.AbsOp(x, x.type)), 1.0
+    return ir.emit(t.EqOp(x, ir.operand(sign * math.inf, element), result_type))
+
+
 def nan_mask(ir: _Importer, x: SSAValue) -> SSAValue:
     """Where `x` is NaN: `x != x`, as only NaN differs from itself."""
     return ir.emit(t.NeOp(x, x, TensorType(i1, t.shape_of(x))))
@@ -845,6 +859,8 @@ for _target, (_op, _operands) in {
     "aten.pow.Scalar": (t.PowOp, ("self", "exponent")),
     "aten.remainder.Tensor": (t.RemainderOp, ("self", "other")),
     "aten.remainder.Scalar": (t.RemainderOp, ("self", "other")),
+    "aten.fmod.Tensor": (t.FmodOp, ("self", "other")),
+    "aten.fmod.Scalar": (t.FmodOp, ("self", "other")),
     "aten.floor_divide.default": (t.FloorDivideOp, ("self", "other")),
     "aten.floor_divide.Scalar": (t.FloorDivideOp, ("self", "other")),
     "aten.atan2.default": (t.Atan2Op, ("self", "other")),
@@ -1546,10 +1562,15 @@ HANDLERS["aten.mm.default"] = partial(matrix_product, t.MatmulOp)
 HANDLERS["aten.bmm.default"] = partial(matrix_product, t.BmmOp)
 
 
-@handles("aten.addmm.default")
+@handles("aten.addmm.default", "aten.addmv.default")
 def addmm(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
-    """`beta * self + alpha * (mat1 @ mat2)`: AOTAutograd's form of a Linear with a bias."""
-    product = matrix_product(t.MatmulOp, ir, node, {"self": a["mat1"], "mat2": a["mat2"]})
+    """`beta * self + alpha * (mat1 @ mat2)` (AOTAutograd's form of a Linear with a bias), or
+    of a matrix and a vector (`addmv`); with `beta` 0, `self` is not read (its NaN and
+    infinities do not reach the result), as torch documents."""
+    if "vec" in a:
+        product = matmul(ir, node, {"self": a["mat"], "other": a["vec"]})
+    else:
+        product = matrix_product(t.MatmulOp, ir, node, {"self": a["mat1"], "mat2": a["mat2"]})
     result_type = ir.result_type(node)
     scaled = {}
     for name, value in (("alpha", product), ("beta", ir.tensor(a["self"]))):
@@ -1557,6 +1578,8 @@ def addmm(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
             factor = ir.operand(a[name], result_type.get_element_type())
             value = ir.emit(t.MulOp(value, factor, value.type))
         scaled[name] = value
+    if a["beta"] == 0:
+        return scaled["alpha"]
     return ir.emit(t.AddOp(scaled["alpha"], scaled["beta"], result_type))
 
 

@@ -162,6 +162,7 @@ TORCH_IMPLS.update(
             t.DivOp: torch.div,
             t.PowOp: torch.pow,
             t.RemainderOp: torch.remainder,
+            t.FmodOp: torch.fmod,
             t.FloorDivideOp: torch.floor_divide,
             t.TruncDivideOp: partial(torch.div, rounding_mode="trunc"),
             t.Atan2Op: torch.atan2,

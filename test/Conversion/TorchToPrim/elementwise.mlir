@@ -379,6 +379,28 @@ func.func @rounding(%n: tensor<4xi64>, %d: tensor<4xi64>, %x: tensor<4xf32>) -> 
 
 // -----
 
+// C's fmod: for integers the truncated remainder; for floats one fused multiply-add of the
+// truncated quotient, moved by the divisor's magnitude where the rounded quotient was one off,
+// with the sign of the dividend, and the dividend itself where the divisor is infinite.
+
+// CHECK-LABEL: func.func @fmod(
+// CHECK:         prim.map
+// CHECK:           arith.remsi %{{.*}}, %{{.*}} : i64
+// CHECK:         prim.map
+// CHECK:         ^bb0(%[[X:.*]]: f32, %[[Y:.*]]: f32):
+// CHECK:           %[[Q:.*]] = math.trunc
+// CHECK:           %[[NQ:.*]] = arith.negf %[[Q]] : f32
+// CHECK:           %[[REST:.*]] = math.fma %[[NQ]], %[[Y]], %[[X]] : f32
+// CHECK:           math.copysign %{{.*}}, %[[X]] : f32
+// CHECK:           arith.select %{{.*}}, %[[X]], %{{.*}} : f32
+func.func @fmod(%n: tensor<4xi64>, %d: tensor<4xi64>, %x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<4xi64>, tensor<4xf32>) {
+  %r = torch.fmod %n, %d : tensor<4xi64>, tensor<4xi64> -> tensor<4xi64>
+  %f = torch.fmod %x, %y : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  func.return %r, %f : tensor<4xi64>, tensor<4xf32>
+}
+
+// -----
+
 // The trigonometric and hyperbolic ops are their math ops (atan2's operands in order: y, x);
 // 16-bit floats compute in f32, as sin does.
 

@@ -73,6 +73,7 @@ func.func @elementwise_unary(%x: tensor<2x8xf32>, %h: tensor<2x8xbf16>, %i: tens
 // CHECK-NEXT:    torch.div %[[S]], %[[A]] : tensor<f16>, tensor<2x8xf16> -> tensor<2x8xf16>
 // CHECK-NEXT:    torch.pow %[[A]], %[[S]] : tensor<2x8xf16>, tensor<f16> -> tensor<2x8xf16>
 // CHECK-NEXT:    torch.remainder %[[A]], %[[S]] : tensor<2x8xf16>, tensor<f16> -> tensor<2x8xf16>
+// CHECK-NEXT:    torch.fmod %[[A]], %[[S]] : tensor<2x8xf16>, tensor<f16> -> tensor<2x8xf16>
 // CHECK-NEXT:    torch.floor_divide %[[B]], %[[A]] : tensor<8xf16>, tensor<2x8xf16> -> tensor<2x8xf16>
 // CHECK-NEXT:    torch.trunc_divide %[[B]], %[[A]] : tensor<8xf16>, tensor<2x8xf16> -> tensor<2x8xf16>
 // CHECK-NEXT:    torch.atan2 %[[A]], %[[B]] : tensor<2x8xf16>, tensor<8xf16> -> tensor<2x8xf16>
@@ -94,6 +95,7 @@ func.func @elementwise_binary(%a: tensor<2x8xf16>, %b: tensor<8xf16>, %s: tensor
   %3 = torch.div %s, %a : tensor<f16>, tensor<2x8xf16> -> tensor<2x8xf16>
   %4 = torch.pow %a, %s : tensor<2x8xf16>, tensor<f16> -> tensor<2x8xf16>
   %r = torch.remainder %a, %s : tensor<2x8xf16>, tensor<f16> -> tensor<2x8xf16>
+  %fm = torch.fmod %a, %s : tensor<2x8xf16>, tensor<f16> -> tensor<2x8xf16>
   %q = torch.floor_divide %b, %a : tensor<8xf16>, tensor<2x8xf16> -> tensor<2x8xf16>
   %tq = torch.trunc_divide %b, %a : tensor<8xf16>, tensor<2x8xf16> -> tensor<2x8xf16>
   %at = torch.atan2 %a, %b : tensor<2x8xf16>, tensor<8xf16> -> tensor<2x8xf16>
