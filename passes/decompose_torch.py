@@ -214,12 +214,9 @@ class Body:
         return self.emit(arith.ShRSIOp(x, self.select(outside, self.like(bits - 1, y), y)))
 
     def remainder(self, x: SSAValue, y: SSAValue) -> SSAValue:
-        """`x - floor(x / y) * y`; for integers the truncated remainder, moved by `y` where
-        its sign differs from `y`'s (Python's `%`, as torch computes it)."""
-        if is_float(x.type):
-            return self.sub(x, self.mul(self.floor_divide(x, y), y))
-        self._integer(x, "remainder")
-        truncated = self.emit(arith.RemSIOp(x, y))
+        """Python's `%`, as torch computes it: the truncated remainder (`fmod`), moved by `y`
+        where it is not zero and its sign differs from `y`'s."""
+        truncated = self.fmod(x, y)
         zero = self.like(0, x)
         signs_differ = self.compare(
             "ne", self.compare("lt", truncated, zero), self.compare("lt", y, zero)

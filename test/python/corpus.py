@@ -352,6 +352,7 @@ class Rest(nn.Module):
         m, v = m.float(), v.float()
         return (
             torch.fmod(x * 4, 0.7), torch.fmod(x, y), torch.fmod(steps, 0.7),
+            torch.remainder(steps, 0.7), torch.remainder(steps, -0.7), torch.remainder(x, y),
             torch.fmod(x, float("inf")), torch.fmod(n, 3), torch.fmod(-n, 4),
             torch.isinf(big), torch.isposinf(big), torch.isneginf(-big), torch.isinf(n),
             torch.logaddexp2(x, y),
