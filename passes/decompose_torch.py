@@ -186,10 +186,28 @@ class Body:
         return self.emit(arith.DivfOp(x, y))
 
     def floor_divide(self, x: SSAValue, y: SSAValue) -> SSAValue:
-        if is_float(x.type):
-            return self.emit(math.FloorOp(self.div(x, y)))
-        self._integer(x, "floor division")
-        return self.emit(arith.FloorDivSIOp(x, y))
+        """For floats as torch computes it, from the exact `fmod` rather than the rounded
+        quotient (which, near a multiple of `y`, floors to one more than torch's): `(x -
+        fmod(x, y)) / y`, less one where the remainder's sign differs from `y`'s, then the
+        nearest whole number at or below it (rounded up past .5); a zero quotient has the
+        sign of `x / y`, and a zero `y` gives `x / y`."""
+        if not is_float(x.type):
+            self._integer(x, "floor division")
+            return self.emit(arith.FloorDivSIOp(x, y))
+        rest, zero, one = self.fmod(x, y), self.like(0.0, x), self.like(1.0, x)
+        quotient = self.div(self.sub(x, rest), y)
+        signs_differ = self.compare(
+            "ne", self.compare("lt", rest, zero), self.compare("lt", y, zero)
+        )
+        moved = self.emit(arith.AndIOp(self.compare("ne", rest, zero), signs_differ))
+        quotient = self.select(moved, self.sub(quotient, one), quotient)
+        floored = self.emit(math.FloorOp(quotient))
+        up = self.compare("gt", self.sub(quotient, floored), self.like(0.5, x))
+        floored = self.select(up, self.add(floored, one), floored)
+        ratio = self.div(x, y)
+        signed_zero = self.emit(math.CopySignOp(zero, ratio))
+        floored = self.select(self.compare("eq", quotient, zero), signed_zero, floored)
+        return self.select(self.compare("eq", y, zero), ratio, floored)
 
     def trunc_divide(self, x: SSAValue, y: SSAValue) -> SSAValue:
         if is_float(x.type):

@@ -344,15 +344,18 @@ Bags()(torch.randint(0, 10, (3, 4)), torch.tensor([1, 3, 3, 5, 7, 2, 9, 0, 3]), 
     "fmod_infinities_matrix_vector": """
 class Rest(nn.Module):
     def forward(self, x, y, n, m, v):
-        # fmod near multiples of its divisor (a rounded quotient one off), of an infinite
+        # fmod, % and // near multiples of the divisor (a rounded quotient one off), of an infinite
         # divisor, of integers; where values are infinite; beta * b + alpha * m @ v, in f32
         # (eager's bf16 addmv rounds by more than the one bf16 ulp test_torch_functions allows).
-        steps = torch.arange(-6, 7, dtype=DT) * 0.7
+        # steps in f32: eager divides a bf16 tensor by a Python float unrounded, emmy by the
+        # float rounded to bf16, which moves multiples of it (a difference of its own).
+        steps = torch.arange(-6, 7, dtype=torch.float32) * 0.7
         big = torch.where(x > 1, float("inf"), x).float()
         m, v = m.float(), v.float()
         return (
             torch.fmod(x * 4, 0.7), torch.fmod(x, y), torch.fmod(steps, 0.7),
             torch.remainder(steps, 0.7), torch.remainder(steps, -0.7), torch.remainder(x, y),
+            steps // 0.7, steps // -0.7, x // y, torch.div(x, 0.0, rounding_mode="floor"),
             torch.fmod(x, float("inf")), torch.fmod(n, 3), torch.fmod(-n, 4),
             torch.isinf(big), torch.isposinf(big), torch.isneginf(-big), torch.isinf(n),
             torch.logaddexp2(x, y),

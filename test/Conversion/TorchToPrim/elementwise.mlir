@@ -350,8 +350,9 @@ func.func @integers(%i: tensor<4xi64>, %j: tensor<4xi64>) -> (tensor<4xi64>, ten
 // -----
 
 // Python's `%` and `//`: an integer remainder is the truncated one, moved by the divisor where
-// their signs differ; floats floor the quotient. Division rounded toward zero
-// (`rounding_mode="trunc"`) is C's for integers and truncates the float quotient.
+// their signs differ; floats floor the quotient less the exact remainder (fmod's fused
+// multiply-add), as torch does. Division rounded toward zero (`rounding_mode="trunc"`) is C's
+// for integers and truncates the float quotient.
 
 // CHECK-LABEL: func.func @rounding(
 // CHECK:         prim.map
@@ -361,8 +362,9 @@ func.func @integers(%i: tensor<4xi64>, %j: tensor<4xi64>) -> (tensor<4xi64>, ten
 // CHECK:         prim.map
 // CHECK:           arith.floordivsi
 // CHECK:         prim.map
+// CHECK:           math.fma
 // CHECK:           %[[Q:.*]] = arith.divf
-// CHECK-NEXT:      math.floor %[[Q]] : f32
+// CHECK:           math.floor %{{.*}} : f32
 // CHECK:         prim.map
 // CHECK:           arith.divsi %{{.*}}, %{{.*}} : i64
 // CHECK:         prim.map
