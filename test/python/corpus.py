@@ -365,6 +365,15 @@ class Rest(nn.Module):
 Rest()(torch.randn(5, 3, dtype=DT), torch.randn(5, 3, dtype=DT) + 3,
        torch.randint(-20, 20, (4,)), torch.randn(5, 6, dtype=DT), torch.randn(6, dtype=DT))
 """,
+    "unfold_windows": """
+class Windows(nn.Module):
+    def forward(self, x, image):
+        # Overlapping frames of a signal, and an image cut into 4x4 patches (two unfolds).
+        frames = x.unfold(-1, 5, 2)
+        patches = image.unfold(2, 4, 4).unfold(3, 4, 4)
+        return frames * 2, patches.flatten(-2).sum(-1), x.unfold(0, 1, 2)
+Windows()(torch.randn(3, 17, dtype=DT), torch.randn(2, 3, 8, 12, dtype=DT))
+""",
     "slice_and_entry_writes": """
 class Writes(nn.Module):
     def forward(self, x, rows, row):

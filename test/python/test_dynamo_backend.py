@@ -621,3 +621,13 @@ def test_a_buffer_another_node_reads_is_not_overwritten_inside_a_partitions_grap
     (graph,) = compiled_graphs
     partitions = emmy_partitions([graph])
     assert partitions and all(p.written_into == [None] * len(p.copied) for p in partitions)
+
+
+def test_an_unfold_window_too_long_runs_in_pytorch_with_its_reason():
+    def frames(x):
+        return x.unfold(-1, 100, 50) * 2
+
+    x = torch.randn(2, 400)
+    with pytest.warns(FallbackWarning, match="unfold windows of more than 64 elements"):
+        got = torch.compile(frames, backend="emmy")(x)
+    torch.testing.assert_close(got, frames(x))

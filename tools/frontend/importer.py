@@ -2496,6 +2496,33 @@ def diagonal(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     return slice_value(ir, x, len(others), start, end, columns + 1)
 
 
+UNFOLDED_WINDOW = 64
+"""The longest window `unfold` takes (each of its places is a strided slice)."""
+
+
+@handles("aten.unfold.default")
+def unfold(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    """`x.unfold(dim, size, step)`: the windows of `size` elements `step` apart along `dim`,
+    the window's elements as a new last dim; the k-th place of every window is the strided
+    slice from k, and the places are concatenated along the new dim."""
+    x = ir.tensor(a["self"])
+    shape, result_type = t.shape_of(x), ir.result_type(node)
+    dim = ir.dim(a["dimension"], max(len(shape), 1))
+    size, step = a["size"], a["step"]
+    if not shape or shape[dim] == DYNAMIC_INDEX:
+        raise ir.error("unfold of a scalar or of the dynamic dim is not supported")
+    if size > UNFOLDED_WINDOW:
+        raise ir.error(f"unfold windows of more than {UNFOLDED_WINDOW} elements are not supported")
+    windows = result_type.get_shape()[dim]
+    places = [
+        unsqueeze_value(
+            ir, slice_value(ir, x, dim, k, k + step * (windows - 1) + 1, step), len(shape)
+        )
+        for k in range(size)
+    ]
+    return places[0] if size == 1 else ir.emit(t.CatOp(places, result_type, len(shape)))
+
+
 @handles("aten.split.Tensor", "aten.split_with_sizes.default", "aten.chunk.default")
 def split(ir: _Importer, node: Node, a: dict[str, Any]) -> list[SSAValue]:
     """The pieces, as consecutive slices whose sizes torch.export recorded."""
