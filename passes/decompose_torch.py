@@ -196,11 +196,7 @@ class Body:
             return self.emit(arith.FloorDivSIOp(x, y))
         rest, zero, one = self.fmod(x, y), self.like(0.0, x), self.like(1.0, x)
         quotient = self.div(self.sub(x, rest), y)
-        signs_differ = self.compare(
-            "ne", self.compare("lt", rest, zero), self.compare("lt", y, zero)
-        )
-        moved = self.emit(arith.AndIOp(self.compare("ne", rest, zero), signs_differ))
-        quotient = self.select(moved, self.sub(quotient, one), quotient)
+        quotient = self.select(self.signs_differ(rest, y), self.sub(quotient, one), quotient)
         floored = self.emit(math.FloorOp(quotient))
         up = self.compare("gt", self.sub(quotient, floored), self.like(0.5, x))
         floored = self.select(up, self.add(floored, one), floored)
@@ -235,12 +231,14 @@ class Body:
         """Python's `%`, as torch computes it: the truncated remainder (`fmod`), moved by `y`
         where it is not zero and its sign differs from `y`'s."""
         truncated = self.fmod(x, y)
-        zero = self.like(0, x)
-        signs_differ = self.compare(
-            "ne", self.compare("lt", truncated, zero), self.compare("lt", y, zero)
-        )
-        moved = self.emit(arith.AndIOp(self.compare("ne", truncated, zero), signs_differ))
-        return self.select(moved, self.add(truncated, y), truncated)
+        return self.select(self.signs_differ(truncated, y), self.add(truncated, y), truncated)
+
+    def signs_differ(self, rest: SSAValue, y: SSAValue) -> SSAValue:
+        """Where a truncated remainder `rest` is not zero and its sign is not `y`'s: where
+        Python's `%` and `//` round the other way than C's."""
+        zero = self.like(0, rest)
+        differ = self.compare("ne", self.compare("lt", rest, zero), self.compare("lt", y, zero))
+        return self.emit(arith.AndIOp(self.compare("ne", rest, zero), differ))
 
     def fmod(self, x: SSAValue, y: SSAValue) -> SSAValue:
         """C's fmod, as torch computes it: `x - trunc(x / y) * y` (one fused multiply-add,

@@ -179,6 +179,14 @@ class CompiledGraph:
             self._levels["kernel"] = lower(self._torch_ir(), "kernel")
         return self._levels["kernel"]
 
+    def prepare(self, on_cuda: bool) -> None:
+        """Everything a call will need, made now: on CUDA the kernels compiled and loaded
+        (`prepare_cuda`), on the CPU the level the interpreter runs."""
+        if on_cuda:
+            self.prepare_cuda()
+        else:
+            self.module(self.options.cpu_level)
+
     def prepare_cuda(self) -> HostProgram:
         """Compiles and loads the kernels for the current GPU, once: after this, a call on
         CUDA tensors compiles, loads and synchronises nothing (safe under graph capture)."""

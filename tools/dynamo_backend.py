@@ -76,6 +76,7 @@ from emmy.tools.frontend.importer import (
     import_graph,
     target_name,
     unsupported_op,
+    user_location,
 )
 from emmy.tools.frontend.program import FrontendError
 from emmy.tools.frontend.unflattened_products import unflatten_products
@@ -239,8 +240,13 @@ def warn_fallback(message: str, where: tuple[str, int] | None) -> None:
 
 def _user_line(node: Node) -> tuple[str, int] | None:
     """The file and line of the user's source a node came from, if its stack shows one."""
-    where = file_location(unsupported_op(node).location)
+    where = file_location(user_location(node))
     return None if where is None else (where.filename.data, where.line.data)
+
+
+def _on_cuda(example_inputs: list[Any]) -> bool:
+    """Whether a graph runs on the GPU: any of its inputs is a CUDA tensor."""
+    return any(isinstance(v, torch.Tensor) and v.is_cuda for v in example_inputs)
 
 
 def _refusal(error: Exception) -> str:
@@ -275,10 +281,7 @@ def _compile_partition(
         for each in error.errors:
             each.node = originals.get(each.node.name, each.node)
         raise
-    if on_cuda:
-        graph.prepare_cuda()
-    else:
-        graph.module(options.cpu_level)
+    graph.prepare(on_cuda)
     return graph, made
 
 
@@ -398,7 +401,7 @@ def compile_graph(
     mutated inputs (`_kept_mutations`) are a `forward` graph's; a backward graph's partitions
     read none of their inputs in place across calls and copy every output out of their CUDA
     graphs (a gradient may become a parameter's `.grad` as it is)."""
-    on_cuda = any(isinstance(v, torch.Tensor) and v.is_cuda for v in example_inputs)
+    on_cuda = _on_cuda(example_inputs)
     complex_as_real_pairs(gm.graph)
     unflatten_products(gm.graph)
     copies = _kept_mutations(gm) if forward else {}
@@ -461,12 +464,11 @@ def emmy_backend(
     What it makes of an inference graph is cached on disk (`emmy.tools.dynamo_cache`): a
     later process that meets the same graph skips AOTAutograd and emmy's compile."""
     chosen = CompileOptions.from_mapping(options or {})
-    on_cuda = any(isinstance(v, torch.Tensor) and v.is_cuda for v in example_inputs)
     key = dynamo_cache.graph_key(gm, example_inputs, chosen)
     entry = None if key is None else dynamo_cache.load(key)
     if entry is not None:
         try:
-            return dynamo_cache.runnable(entry, gm, chosen, on_cuda)
+            return dynamo_cache.runnable(entry, gm, chosen, _on_cuda(example_inputs))
         except Exception:  # a stale entry (its programs gone or changed) is a miss
             pass
     keep_boolean_mask_sdpa(gm)

@@ -85,8 +85,6 @@ class Entry:
     """A partition's call_module target -> its Torch IR text and `_Partition`'s other fields."""
     constants: dict[str, torch.Tensor]
     """The graph's get_attr tensors."""
-    arguments: int
-    """How many inputs the graph takes (the module's parameters and buffers first)."""
     fallback_warning: tuple[str, tuple[str, int] | None] | None
     """The warning of the ops left to PyTorch and where it is given (`warn_fallback`), given
     again on each load."""
@@ -160,11 +158,9 @@ def entry_of(
     """The entry of the graph the backend made (raises `NotCacheable`)."""
     from emmy.tools.dynamo_backend import _Partition
 
-    names = {node: node.name for node in gm.graph.nodes}
-
     def described_leaf(value: Any) -> Any:
         if isinstance(value, Node):
-            return _Value(names[value])
+            return _Value(value.name)
         if not isinstance(value, _LEAVES):
             raise NotCacheable(f"an argument of type {type(value).__name__}")
         return value
@@ -191,7 +187,7 @@ def entry_of(
     placeholders = sum(1 for node in nodes if node[0] == "placeholder")
     if placeholders != arguments:
         raise NotCacheable(f"{placeholders} graph inputs for {arguments} arguments")
-    return Entry(nodes, partitions, constants, arguments, fallback_warning)
+    return Entry(nodes, partitions, constants, fallback_warning)
 
 
 def _mapped(value: Any, leaf: Callable[[Any], Any]) -> Any:
@@ -252,10 +248,7 @@ def runnable(
     for target, fields in entry.partitions.items():
         fields = dict(fields)
         graph = compiled_graph_of_text(fields.pop("structure"), options)
-        if on_cuda:
-            graph.prepare_cuda()
-        else:
-            graph.module(options.cpu_level)
+        graph.prepare(on_cuda)
         root.add_module(target, _Partition(graph, **fields))
     for target, constant in entry.constants.items():
         root.register_buffer(target, constant)

@@ -17,6 +17,23 @@ def private_cache(tmp_path_factory):
 
 
 @pytest.fixture
+def backend_compiles(monkeypatch):
+    """The graph modules the `torch.compile` backend compiled through AOTAutograd
+    (`compile_graph`'s results; a graph read from the backend's disk cache adds none)."""
+    from emmy.tools import dynamo_backend
+
+    compiled = []
+    compile_graph = dynamo_backend.compile_graph
+
+    def recording(*args):
+        compiled.append(compile_graph(*args))
+        return compiled[-1]
+
+    monkeypatch.setattr(dynamo_backend, "compile_graph", recording)
+    return compiled
+
+
+@pytest.fixture
 def llama(monkeypatch):
     """`benchmarks/llama.py` as a module (the benchmark is a script, not a package)."""
     path = Path(__file__).resolve().parents[2] / "benchmarks" / "llama.py"

@@ -26,19 +26,11 @@ def fresh_dynamo():
 
 
 @pytest.fixture
-def compiled_graphs(monkeypatch):
+def compiled_graphs(backend_compiles, monkeypatch):
     """The graph modules the backend returned, to see what emmy compiled (compiled afresh:
     the disk cache of Dynamo's graphs is not read)."""
     monkeypatch.setattr(dynamo_cache, "load", lambda key: None)
-    returned = []
-    compile_graph = dynamo_backend.compile_graph
-
-    def recording(*args):
-        returned.append(compile_graph(*args))
-        return returned[-1]
-
-    monkeypatch.setattr(dynamo_backend, "compile_graph", recording)
-    return returned
+    return backend_compiles
 
 
 def emmy_partitions(graphs):

@@ -219,6 +219,11 @@ def unsupported_op(node: Node, reason: str | None = None) -> UnsupportedNode:
     return UnsupportedNode(importer.error(f"{message}: {reason}" if reason else message), node)
 
 
+def user_location(node: Node) -> LocationAttr:
+    """Where in the user's source a node came from (`_Importer.location_of`)."""
+    return _Importer(node.graph, None, None, (), None).location_of(node)
+
+
 class UnsupportedNodes(FrontendError):
     """Every node of a graph that Torch IR cannot represent, each with its reason (see
     `UnsupportedNode`); printed one after another."""
@@ -793,6 +798,10 @@ def isnan(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     return nan_mask(ir, ir.tensor(a["self"]))
 
 
+INFINITY_SIGNS = {"aten.isposinf.default": 1.0, "aten.isneginf.default": -1.0}
+"""The infinity each op of one sign looks for (`aten.isinf` looks for both)."""
+
+
 @handles("aten.isinf.default", "aten.isposinf.default", "aten.isneginf.default")
 def isinf(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     """Where `x` is infinite (of either sign, or the one the op names); nowhere for integers."""
@@ -801,7 +810,7 @@ def isinf(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     if not dtypes.torch_dtype(element).is_floating_point:
         nowhere = ir.operand(False, i1)
         return nowhere if nowhere.type == result_type else ir.emit(t.ExpandOp(nowhere, result_type))
-    sign = {"isposinf": 1.0, "isneginf": -1.0}.get(str(node.target).split(".")[1])
+    sign = INFINITY_SIGNS.get(target_name(node))
     if sign is None:
         x, sign = ir.emit(t.AbsOp(x, x.type)), 1.0
     return ir.emit(t.EqOp(x, ir.operand(sign * math.inf, element), result_type))

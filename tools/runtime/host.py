@@ -139,12 +139,7 @@ class HostProgram:
         function: str = "forward",
         arch: str | None = None,
     ):
-        self.module: ModuleOp | None = module
-        self.function = function
-        self.arch = arch
-        self._cuda_source = cuda_source
-        self._cuda_module: CudaModule | None = None
-        self._globals: dict[str, torch.Tensor] = {}
+        self._start(module, function, arch, cuda_source)
         self._global_ops: dict[str, memref.GlobalOp] = {
             op.sym_name.data: op for op in module.walk() if isinstance(op, memref.GlobalOp)
         }
@@ -175,6 +170,18 @@ class HostProgram:
         """(kind, the number of the value it defines, what running it needs), in order."""
         self._results: list[int] = []
         self._plan(host, arguments)
+
+    def _start(
+        self, module: ModuleOp | None, function: str, arch: str | None, cuda_source: str | None
+    ) -> None:
+        """What a program holds beside its plan, made from a module or from its plan text."""
+        self.module = module
+        self.function = function
+        self.arch = arch
+        self._cuda_source = cuda_source
+        self._cuda_module: CudaModule | None = None
+        self._globals: dict[str, torch.Tensor] = {}
+        """The constants on the GPU, by name (made once, by `load` or the first call)."""
 
     def _error(self, op: Operation, message: str) -> HostFunctionError:
         return HostFunctionError(f"@{self.function}: {_describe(op)} {message}")
@@ -303,12 +310,7 @@ class HostProgram:
         """The program `plan_text` gave, with its kernels' CUDA."""
         plan = json.loads(text)
         program = cls.__new__(cls)
-        program.module = None
-        program.function = plan["function"]
-        program.arch = arch
-        program._cuda_source = cuda_source
-        program._cuda_module = None
-        program._globals = {}
+        program._start(None, plan["function"], arch, cuda_source)
         program._global_values = {
             name: torch.frombuffer(bytearray(base64.b64decode(data)), dtype=torch.uint8)
             .view(_dtype(dtype))
