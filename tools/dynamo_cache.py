@@ -206,11 +206,11 @@ def _described_target(target: Callable) -> tuple[str, str]:
     found again by `_target`."""
     if isinstance(target, torch._ops.OpOverload):
         described = ("torch.ops", str(target))
-    else:
-        described = (getattr(target, "__module__", None) or "", target.__qualname__)
+    else:  # a higher-order op has no qualified name: it is not found again, not cached
+        described = (getattr(target, "__module__", ""), getattr(target, "__qualname__", ""))
     try:
         found = _target(described)
-    except (ImportError, AttributeError):
+    except (ImportError, AttributeError, ValueError):
         found = None
     if found is not target:
         raise NotCacheable(f"the function {target!r}")

@@ -235,3 +235,18 @@ def test_an_entry_others_could_have_written_is_not_read(writable, entries, backe
     assert len(backend_compiles) == 2
     if writable == "entry":
         assert entry.stat().st_mode & 0o777 == 0o600, "the entry written again is private"
+
+
+def test_a_graph_calling_what_cannot_be_found_again_by_name_is_not_cached():
+    """A higher-order op (no qualified name) or a local function: `entry_of` refuses the
+    graph, which the backend then compiles each time, rather than failing the compile."""
+
+    def local(x):
+        return x + 1
+
+    for target in (torch.ops.higher_order.wrap_with_set_grad_enabled, local):
+        graph = torch.fx.Graph()
+        graph.output(graph.call_function(target, (graph.placeholder("x"),)))
+        gm = torch.fx.GraphModule(nn.Module(), graph)
+        with pytest.raises(dynamo_cache.NotCacheable, match="the function"):
+            dynamo_cache.entry_of(gm, 1, None)
