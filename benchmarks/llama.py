@@ -222,6 +222,10 @@ BACKENDS = {
     "reduce-overhead": lambda model: torch.compile(model, mode="reduce-overhead", dynamic=False),
     "max-autotune": lambda model: torch.compile(model, mode="max-autotune", dynamic=False),
     "emmy": lambda model: torch.compile(model, backend="emmy", dynamic=False),
+    # emmy's launches as they are, without its CUDA graphs (and without their outputs' copies)
+    "emmy-no-graphs": lambda model: torch.compile(
+        model, backend="emmy", dynamic=False, options={"cuda_graphs": False}
+    ),
 }
 
 

@@ -425,6 +425,13 @@ class ErfOp(FloatUnaryOp):
 
 
 @irdl_op_definition
+class ErfcOp(FloatUnaryOp):
+    """`1 - erf(x)`, to its relative precision where it is small (large `x`)."""
+
+    name = "torch.erfc"
+
+
+@irdl_op_definition
 class Log1pOp(FloatUnaryOp):
     """`log(1 + x)`, exact for small `x`."""
 
@@ -1580,6 +1587,7 @@ Torch = Dialect(
         AcoshOp,
         AtanhOp,
         ErfOp,
+        ErfcOp,
         Log1pOp,
         Expm1Op,
         Log2Op,

@@ -659,6 +659,7 @@ for _target, _op in {
     "aten.acosh.default": t.AcoshOp,
     "aten.atanh.default": t.AtanhOp,
     "aten.erf.default": t.ErfOp,
+    "aten.erfc.default": t.ErfcOp,
     "aten.log1p.default": t.Log1pOp,
     "aten.expm1.default": t.Expm1Op,
     "aten.log2.default": t.Log2Op,
@@ -1042,6 +1043,17 @@ def dropout(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     return ir.tensor(a["input"])
 
 
+UNINITIALIZED = (
+    "aten.empty.memory_format",
+    "aten.empty_permuted.default",
+    "aten.empty_strided.default",
+    "aten.empty_like.default",
+    "aten.new_empty.default",
+    "aten.new_empty_strided.default",
+)
+"""The factories of a tensor whose elements are whatever its memory held."""
+
+
 @handles(
     "aten.ones.default",
     "aten.zeros.default",
@@ -1056,14 +1068,20 @@ def dropout(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     "aten.new_ones.default",
     "aten.new_zeros.default",
     "aten.new_full.default",
+    *UNINITIALIZED,
 )
 def factory(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     """A tensor made from its arguments alone (a `*_like` reads only its input's shape and
     dtype): computed now, with torch, and kept as a literal (of the dynamic size:
-    `factory_of_dynamic_size`)."""
+    `factory_of_dynamic_size`). An uninitialized tensor (`empty`) is zeros: any value is
+    one its program may find there, and decompositions make one to write slices into
+    (circular padding) or only for its shape (`empty_permuted` then `full_like`)."""
     result_type = ir.result_type(node)
     if DYNAMIC_INDEX in result_type.get_shape():
         return factory_of_dynamic_size(ir, node, a, result_type)
+    if target_name(node) in UNINITIALIZED:
+        value = node.meta["val"]
+        return ir.constant(torch.zeros(value.shape, dtype=value.dtype))
 
     def stand_in(arg: Any) -> Any:
         if isinstance(arg, Node):
@@ -1082,7 +1100,7 @@ FILLED_WITH = {
         (0, ("zeros", "zeros_like", "new_zeros")),
     )
     for stem in stems
-}
+} | dict.fromkeys(UNINITIALIZED, 0)
 """The value the factories of one fixed value fill with (the `full`s take theirs as an
 argument)."""
 
@@ -2201,27 +2219,68 @@ def summed_at(
     return ir.emit(reduction(held, summed_type, [dim + 1], False))
 
 
-@handles("aten.scatter_add.default")
-def scatter_add(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
-    """`x.scatter_add(dim, index, src)`: each element of `src` added to `x` at its `index`
-    along `dim` (`summed_at`), its places along the other dims its own."""
+SCATTER_REDUCTIONS: dict[str, tuple[type[t.ReductionOp], type[t.BinaryOp]]] = {
+    "sum": (t.SumOp, t.AddOp),
+    "prod": (t.ProdOp, t.MulOp),
+    "amax": (t.AmaxOp, t.MaximumOp),
+    "amin": (t.AminOp, t.MinimumOp),
+}
+"""`scatter_reduce`'s reductions but "mean": the reduction of each position's values, and how
+one combines with `self`'s element."""
+
+
+@handles("aten.scatter_add.default", "aten.scatter_reduce.two")
+def scatter_reduce(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    """`x.scatter_add(dim, index, src)` and `x.scatter_reduce(dim, index, src, reduce,
+    include_self=...)`: the elements of `src` reduced into `x` at their `index` along `dim`
+    (`summed_at`), their places along the other dims their own. Without `include_self`, a
+    position that no index names keeps `x`'s element, and the others are their values'
+    reduction alone."""
     x = ir.tensor(a["self"])
     shape, element = t.shape_of(x), t.element_type_of(x)
     dim, index = ir.dim(a["dim"], max(len(shape), 1)), ir.tensor(a["index"])
     src = ir.operand(a["src"], element)
+    reduce, include_self = a.get("reduce", "sum"), a.get("include_self", True)
     index_shape = t.shape_of(index)
     if t.shape_of(src) != index_shape or any(
         index_shape[d] != shape[d] for d in range(len(shape)) if d != dim
     ):
         raise ir.error(
-            "scatter_add whose index is not the source's shape and the input's along the other"
-            " dims is not supported"
+            f"{target_name(node).split('.')[1]} whose index is not the source's shape and the"
+            " input's along the other dims is not supported"
         )
+    floating = dtypes.torch_dtype(element).is_floating_point
+    if reduce == "mean" and not floating:
+        raise ir.error(f"scatter_reduce's mean of {element} (a floor division) is not supported")
     scattered = (*index_shape[:dim], 1, *index_shape[dim:])
     index = ir.emit(t.UnsqueezeOp(ir.convert(index, i64), TensorType(i64, scattered), dim))
     src = ir.emit(t.UnsqueezeOp(src, TensorType(element, scattered), dim))
-    summed = summed_at(ir, index, src, dim, shape[dim])
-    return ir.emit(t.AddOp(x, summed, ir.result_type(node)))
+    result_type = ir.result_type(node)
+    ones = ir.emit(t.ExpandOp(ir.operand(1, i64), TensorType(i64, scattered)))
+    counts = summed_at(ir, index, ones, dim, shape[dim])
+    if reduce == "mean":
+        summed = summed_at(ir, index, src, dim, shape[dim])
+        if include_self:
+            summed = ir.emit(t.AddOp(x, summed, result_type))
+            counts = ir.emit(t.AddOp(counts, ir.operand(1, i64), counts.type))
+        reduced = ir.emit(t.DivOp(summed, ir.convert(counts, element), result_type))
+    else:
+        reduction, combine = SCATTER_REDUCTIONS[reduce]
+        absent = {"sum": 0, "prod": 1}.get(reduce)
+        if absent is None:  # the values no position takes in a max (min)
+            lowest = reduce == "amax"
+            if floating:
+                absent = -inf if lowest else inf
+            else:
+                bounds = torch.iinfo(dtypes.torch_dtype(element))
+                absent = bounds.min if lowest else bounds.max
+        reduced = summed_at(ir, index, src, dim, shape[dim], reduction, absent)
+        if include_self:
+            return ir.emit(combine(x, reduced, result_type))
+    if include_self:
+        return reduced
+    named = ir.emit(t.GtOp(counts, ir.operand(0, i64), TensorType(i1, shape)))
+    return ir.emit(t.WhereOp(named, reduced, x, result_type))
 
 
 def positions(ir: _Importer, shape: Sequence[int], dim: int) -> SSAValue:

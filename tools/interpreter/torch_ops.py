@@ -150,6 +150,7 @@ TORCH_IMPLS.update(
             t.AcoshOp: torch.acosh,
             t.AtanhOp: torch.atanh,
             t.ErfOp: torch.erf,
+            t.ErfcOp: torch.erfc,
             t.Log1pOp: torch.log1p,
             t.Expm1Op: torch.expm1,
             t.Log2Op: torch.log2,
