@@ -410,6 +410,20 @@ Reduce()(torch.randn(4, 8, dtype=DT), torch.randint(0, 8, (4, 6)), torch.randn(4
          torch.randint(-50, 50, (4, 8)), torch.randint(-9, 9, (4, 6)),
          torch.randn(2, 3, 5, 5, dtype=DT))
 """,
+    "histograms_distances": """
+class Statistics(nn.Module):
+    def forward(self, x, a, b):
+        # histc over the data's range, a given one (with values outside it) and an empty
+        # range; cdist at several p; the entries below and above a diagonal; rrelu in eval.
+        f, a, b = x.float(), a.float(), b.float()
+        below, above = torch.tril_indices(4, 6, -1), torch.triu_indices(4, 6, 2)
+        return (torch.histc(f, 7), torch.histc(f, 5, -1, 1), torch.histc(f * 0, 4),
+                torch.cdist(a, b), torch.cdist(a, b, 1), torch.cdist(a, b, float("inf")),
+                torch.cdist(a, b, 0), torch.cdist(a, b, 3), torch.cdist(a[0], b[1]),
+                x[below[0], below[1]], x[above[0], above[1]] * 2, F.rrelu(x, 0.1, 0.3))
+Statistics().eval()(torch.randn(4, 6, dtype=DT), torch.randn(2, 5, 3, dtype=DT),
+                    torch.randn(2, 7, 3, dtype=DT))
+""",
     "bit_shifts": """
 class Shifts(nn.Module):
     def forward(self, n, by, packed):

@@ -733,9 +733,23 @@ def _positive(ir: _Importer, x: SSAValue) -> SSAValue:
 @handles("aten.leaky_relu.default")
 def leaky_relu(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     """`x` where it is positive, else `x * negative_slope`."""
-    element, result_type = ir.result_element(node), ir.result_type(node)
-    x = ir.operand(a["self"], element)
-    sloped = ir.emit(t.MulOp(x, ir.operand(a["negative_slope"], element), result_type))
+    return sloped_below_zero(ir, a["self"], a["negative_slope"], ir.result_type(node))
+
+
+@handles("aten.rrelu_with_noise_functional.default")
+def rrelu(ir: _Importer, node: Node, a: dict[str, Any]) -> list[SSAValue]:
+    """`F.rrelu` in eval: a leaky ReLU of the mean of its slopes, `(lower + upper) / 2`; the
+    noise comes back as it was. In training the slopes are random."""
+    if a.get("training", False):
+        raise ir.error("rrelu in training mode is random; call it with training=False")
+    slope = (a.get("lower", 0.125) + a.get("upper", 1 / 3)) / 2
+    result_type = ir.first_result_type(node)
+    return [sloped_below_zero(ir, a["self"], slope, result_type), ir.tensor(a["noise"])]
+
+
+def sloped_below_zero(ir: _Importer, arg: Any, slope: float, result_type: TensorType) -> SSAValue:
+    x = ir.operand(arg, result_type.get_element_type())
+    sloped = ir.emit(t.MulOp(x, ir.operand(slope, result_type.get_element_type()), result_type))
     return ir.emit(t.WhereOp(_positive(ir, x), x, sloped, result_type))
 
 
@@ -1068,6 +1082,8 @@ UNINITIALIZED = (
     "aten.new_ones.default",
     "aten.new_zeros.default",
     "aten.new_full.default",
+    "aten.tril_indices.default",
+    "aten.triu_indices.default",
     *UNINITIALIZED,
 )
 def factory(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
@@ -1514,14 +1530,26 @@ def var_mean(ir: _Importer, node: Node, a: dict[str, Any]) -> list[SSAValue]:
 
 @handles("aten.linalg_vector_norm.default")
 def vector_norm(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
-    """The `ord`-norm along `dim`: the largest (smallest) magnitude for inf (-inf), the count
-    of nonzeros for 0, else (sum |x|^ord)^(1/ord), with sqrt and sum of squares for 2."""
-    element, result_type = ir.result_element(node), ir.result_type(node)
+    """The `ord`-norm along `dim` (`norm_along`)."""
+    element = ir.result_element(node)
     if element not in (f16, bf16, f32):
         raise ir.error(f"the norm of {element} values is not supported")
     x = ir.operand(a["self"], element)
     dims = reduced_dims(ir, a.get("dim"), len(t.shape_of(x)))
-    keepdim, order = a.get("keepdim", False), float(a["ord"])
+    return norm_along(ir, x, float(a["ord"]), dims, a.get("keepdim", False), ir.result_type(node))
+
+
+def norm_along(
+    ir: _Importer,
+    x: SSAValue,
+    order: float,
+    dims: list[int],
+    keepdim: bool,
+    result_type: TensorType,
+) -> SSAValue:
+    """The largest (smallest) magnitude along `dims` for an `order` of inf (-inf), the count
+    of nonzeros for 0, else (sum |x|^order)^(1/order), with sqrt and sum of squares for 2."""
+    element = t.element_type_of(x)
     magnitude = ir.emit(t.AbsOp(x, x.type))
     if order in (inf, -inf):
         op_class = t.AmaxOp if order > 0 else t.AminOp
@@ -1538,6 +1566,26 @@ def vector_norm(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     if order == 2:
         return ir.emit(t.SqrtOp(total, result_type))
     return ir.emit(t.PowOp(total, ir.operand(1 / order, element), result_type))
+
+
+@handles("aten._cdist_forward.default")
+def cdist(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    """`torch.cdist(x1, x2, p)`: the p-norm of each row of `x1` less each row of `x2`, from
+    the differences. (For p = 2 and more than 25 rows torch's kernel takes |a|^2 + |b|^2 - 2
+    a.b from a matrix product instead, whose cancellation loses the digits of close rows
+    that the differences keep.)"""
+    result_type = ir.result_type(node)
+    element = result_type.get_element_type()
+    if element not in (f16, bf16, f32):
+        raise ir.error(f"the distances of {element} rows are not supported")
+    rows = unsqueeze_value(
+        ir, ir.operand(a["x1"], element), len(t.shape_of(ir.tensor(a["x1"]))) - 1
+    )
+    others = ir.operand(a["x2"], element)
+    others = unsqueeze_value(ir, others, len(t.shape_of(others)) - 2)
+    shape = torch.broadcast_shapes(t.shape_of(rows), t.shape_of(others))
+    differences = ir.emit(t.SubOp(rows, others, TensorType(element, shape)))
+    return norm_along(ir, differences, float(a["p"]), [len(shape) - 1], False, result_type)
 
 
 # --- contractions -------------------------------------------------------------------------
@@ -2281,6 +2329,52 @@ def scatter_reduce(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
         return reduced
     named = ir.emit(t.GtOp(counts, ir.operand(0, i64), TensorType(i1, shape)))
     return ir.emit(t.WhereOp(named, reduced, x, result_type))
+
+
+@handles("aten.histc.default")
+def histc(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    """`torch.histc(x, bins, min, max)`: how many elements fall in each of `bins` equal bins
+    between min and max (with both 0, the elements' own least and greatest; with those
+    equal, one either side), an element at max in the last bin, those outside (and NaN) in
+    none. An element's bin is `(x - min) / (max - min) * bins` truncated, as torch's CPU
+    kernel computes it; the counts are `summed_at` over the bins."""
+    result_type = ir.result_type(node)
+    element = result_type.get_element_type()
+    x = ir.operand(a["self"], element)
+    count, bins = prod(t.shape_of(x)), a.get("bins", 100)
+    flat = ir.emit(t.ReshapeOp(x, TensorType(element, (1, count))))
+    scalar = TensorType(element, ())
+    low, high = a.get("min", 0), a.get("max", 0)
+    if isinstance(low, Node) or isinstance(high, Node):
+        raise ir.error("histc's min and max must be numbers")
+    if low == high == 0:
+        least = ir.emit(t.AminOp(flat, scalar, [0, 1], False))
+        greatest = ir.emit(t.AmaxOp(flat, scalar, [0, 1], False))
+        same = ir.emit(t.EqOp(least, greatest, TensorType(i1, ())))
+
+        def apart(bound: SSAValue, step: int) -> SSAValue:
+            moved = ir.emit(t.AddOp(bound, ir.operand(step, element), scalar))
+            return ir.emit(t.WhereOp(same, moved, bound, scalar))
+
+        low, high = apart(least, -1), apart(greatest, 1)
+    elif low == high:
+        low, high = low - 1, high + 1
+    low, high = (v if isinstance(v, SSAValue) else ir.operand(v, element) for v in (low, high))
+    matrix = flat.type
+    where = ir.emit(
+        t.DivOp(ir.emit(t.SubOp(flat, low, matrix)), ir.emit(t.SubOp(high, low, scalar)), matrix)
+    )
+    scaled = ir.emit(t.MulOp(where, ir.operand(bins, element), matrix))
+    position = ir.emit(
+        t.MinimumOp(ir.convert(scaled, i64), ir.operand(bins - 1, i64), TensorType(i64, (1, count)))
+    )
+    mask = TensorType(i1, (1, count))
+    inside = ir.emit(
+        t.BitwiseAndOp(ir.emit(t.GeOp(flat, low, mask)), ir.emit(t.LeOp(flat, high, mask)), mask)
+    )
+    position = ir.emit(t.WhereOp(inside, position, ir.operand(-1, i64), position.type))
+    ones = ir.emit(t.ExpandOp(ir.operand(1, element), matrix))
+    return summed_at(ir, position, ones, 0, bins)
 
 
 def positions(ir: _Importer, shape: Sequence[int], dim: int) -> SSAValue:
