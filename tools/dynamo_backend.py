@@ -116,6 +116,12 @@ class FallbackWarning(UserWarning):
     """Ops of a graph that emmy leaves to eager PyTorch, each at the user's line."""
 
 
+CHECKS = ("aten._assert_async.msg", "aten._assert_async.default")
+"""Asserts of a value the graph computes (`F.one_hot`'s that its classes are in range):
+PyTorch runs them on the value an emmy partition hands it (on CUDA without waiting for it),
+raising as eager does; they are not ops that fell back."""
+
+
 class _Supported(OperatorSupportBase):
     """The nodes a partition may hold: those not refused, and the pieces of a result of
     several values whose op is not refused; never a copy into a mutated input, which the
@@ -139,14 +145,18 @@ def _refusals(gm: GraphModule, copies: set[Node]) -> dict[Node, str | None]:
     """The nodes no partition can hold, with why: an op the importer has no handler for, or
     one that reads or makes a complex tensor (as `complex_as_real_pairs` left it); with no
     reason, as it is not reported, a view between a complex tensor and its pair of reals,
-    which PyTorch makes for free, and arithmetic of symbolic sizes (an op that reads one is
-    refused with its reason, if it is). (Ops on tensors of symbolic sizes are the importer's
-    to take or refuse: see `emmy.dialects.sizes`.)"""
+    which PyTorch makes for free, arithmetic of symbolic sizes (an op that reads one is
+    refused with its reason, if it is), and the checks of `CHECKS`. (Ops on tensors of
+    symbolic sizes are the importer's to take or refuse: see `emmy.dialects.sizes`.)"""
     refused: dict[Node, str | None] = {}
     for node in gm.graph.nodes:
         if node.op != "call_function" or node.target is operator.getitem or node in copies:
             continue
-        if BOUNDARY in node.meta or isinstance(node.meta.get("val"), torch.SymInt):
+        if (
+            BOUNDARY in node.meta
+            or isinstance(node.meta.get("val"), torch.SymInt)
+            or target_name(node) in CHECKS
+        ):
             refused[node] = None
         elif any(is_complex(n) for n in (node, *node.all_input_nodes)):
             refused[node] = _refusal(unsupported_op(node, COMPLEX_REFUSAL))
