@@ -432,6 +432,20 @@ class ErfcOp(FloatUnaryOp):
 
 
 @irdl_op_definition
+class LgammaOp(FloatUnaryOp):
+    """`log |Gamma(x)|`; +inf at 0 and the negative integers."""
+
+    name = "torch.lgamma"
+
+
+@irdl_op_definition
+class DigammaOp(FloatUnaryOp):
+    """`Gamma'(x) / Gamma(x)`; -inf at 0, NaN at the negative integers."""
+
+    name = "torch.digamma"
+
+
+@irdl_op_definition
 class Log1pOp(FloatUnaryOp):
     """`log(1 + x)`, exact for small `x`."""
 
@@ -1588,6 +1602,8 @@ Torch = Dialect(
         AtanhOp,
         ErfOp,
         ErfcOp,
+        LgammaOp,
+        DigammaOp,
         Log1pOp,
         Expm1Op,
         Log2Op,

@@ -126,6 +126,83 @@ def erfc(b: Body, x: SSAValue) -> SSAValue:
     return b.select(b.compare("ge", x, b.like(0.0, x)), tail, b.sub(b.like(2.0, x), tail))
 
 
+GAMMA_SHIFT = 8
+"""`lgamma` and `digamma` step arguments below this up to it (`lgamma(x) = lgamma(x + n) -
+log(x (x + 1) .. (x + n - 1))`), where their asymptotic series' next terms are below 3e-10."""
+
+
+def gamma_reflected(b: Body, x: SSAValue) -> tuple[SSAValue, SSAValue, SSAValue]:
+    """`y`, `x` where it is at least 1/2 and `1 - x` below (the reflection formulas' other
+    side), whether `x` is below, and `pi r` for `r = x - round(x)`, whose sine and tangent are
+    those of `pi x`, reduced exactly."""
+    below = b.compare("lt", x, b.like(0.5, x))
+    y = b.select(below, b.sub(b.like(1.0, x), x), x)
+    nearest = b.emit(math.RoundEvenOp(x))
+    return y, below, b.mul(b.like(pymath.pi, x), b.sub(x, nearest))
+
+
+def gamma_shifted(b: Body, y: SSAValue) -> tuple[SSAValue, SSAValue, list[SSAValue]]:
+    """Whether `y` is below `GAMMA_SHIFT`, `z` (`y + GAMMA_SHIFT` there, else `y`) and the
+    terms `y + k` of the steps up."""
+    low = b.compare("lt", y, b.like(float(GAMMA_SHIFT), y))
+    terms = [b.add(y, b.like(float(k), y)) for k in range(GAMMA_SHIFT)]
+    z = b.select(low, b.add(y, b.like(float(GAMMA_SHIFT), y)), y)
+    return low, z, terms
+
+
+def series(b: Body, w: SSAValue, coefficients: Sequence[float]) -> SSAValue:
+    """`c0 + c1 w + c2 w^2 + ..` by Horner's rule."""
+    total = b.like(coefficients[-1], w)
+    for coefficient in reversed(coefficients[:-1]):
+        total = b.add(b.like(coefficient, w), b.mul(w, total))
+    return total
+
+
+def lgamma(b: Body, x: SSAValue) -> SSAValue:
+    """`log |Gamma(x)|` by Stirling's series at `z >= GAMMA_SHIFT` (`(z - 1/2) log z - z +
+    log(2 pi) / 2 + 1/(12 z) - 1/(360 z^3) + 1/(1260 z^5)`), stepped down to `y`, and below
+    1/2 by the reflection `log(pi / |sin(pi x)|) - lgamma(1 - x)`. Measured in f32 on [-20,
+    40]: within 5e-6 of lgamma absolutely, where it nears a zero (the steps' log cancels
+    Stirling's, the reflection's terms each other), and 5e-5 relative elsewhere."""
+    y, below, reduced = gamma_reflected(b, x)
+    low, z, terms = gamma_shifted(b, y)
+    log = lambda v: b.emit(math.LogOp(v))  # noqa: E731
+    inverse = b.div(b.like(1.0, z), z)
+    tail = b.mul(inverse, series(b, b.mul(inverse, inverse), (1 / 12, -1 / 360, 1 / 1260)))
+    stirling = b.add(b.sub(b.mul(b.sub(z, b.like(0.5, z)), log(z)), z), tail)
+    stirling = b.add(stirling, b.like(0.5 * pymath.log(2 * pymath.pi), z))
+    product = terms[0]
+    for term in terms[1:]:
+        product = b.mul(product, term)
+    of_y = b.select(low, b.sub(stirling, log(product)), stirling)
+    sine = b.abs(b.emit(math.SinOp(reduced)))
+    reflected = b.sub(log(b.div(b.like(pymath.pi, x), sine)), of_y)  # +inf at the poles
+    infinite = b.compare("eq", b.abs(x), b.like(pymath.inf, x))
+    return b.select(infinite, b.like(pymath.inf, x), b.select(below, reflected, of_y))
+
+
+def digamma(b: Body, x: SSAValue) -> SSAValue:
+    """`Gamma'(x) / Gamma(x)` by its asymptotic series at `z >= GAMMA_SHIFT` (`log z - 1/(2 z)
+    - 1/(12 z^2) + 1/(120 z^4) - 1/(252 z^6)`), stepped down to `y` by `- 1/(y + k)`, and
+    below 1/2 by the reflection `digamma(1 - x) - pi / tan(pi x)`; -inf at 0 (inf at -0) and
+    NaN at the negative integers, as torch's."""
+    y, below, reduced = gamma_reflected(b, x)
+    low, z, terms = gamma_shifted(b, y)
+    inverse = b.div(b.like(1.0, z), z)
+    square = b.mul(inverse, inverse)
+    tail = b.mul(square, series(b, square, (-1 / 12, 1 / 120, -1 / 252)))
+    asymptotic = b.add(b.sub(b.emit(math.LogOp(z)), b.mul(b.like(0.5, z), inverse)), tail)
+    steps = b.div(b.like(1.0, y), terms[0])
+    for term in terms[1:]:
+        steps = b.add(steps, b.div(b.like(1.0, y), term))
+    of_y = b.select(low, b.sub(asymptotic, steps), asymptotic)
+    reflected = b.sub(of_y, b.div(b.like(pymath.pi, x), b.emit(math.TanOp(reduced))))
+    pole = b.compare("eq", b.emit(math.RoundEvenOp(x)), x)
+    zero = b.emit(math.CopySignOp(b.like(pymath.inf, x), b.neg(x)))  # -inf at 0, inf at -0
+    at_pole = b.select(b.compare("eq", x, b.like(0.0, x)), zero, b.like(pymath.nan, x))
+    return b.select(below, b.select(pole, at_pole, reflected), of_y)
+
+
 def clamp(b: Body, op: t.ClampOp, x: SSAValue) -> SSAValue:
     """`min(max(x, min), max)` with the bounds converted to the element type, as torch's
     kernel does; NaN stays NaN."""
@@ -219,6 +296,8 @@ ELEMENTWISE: dict[type[Operation], Scalar] = {
     t.AtanhOp: unary_math(math.AtanhOp),
     t.ErfOp: unary_math(math.ErfOp),
     t.ErfcOp: Scalar(lambda b, op, x: erfc(b, x)),
+    t.LgammaOp: Scalar(lambda b, op, x: lgamma(b, x)),
+    t.DigammaOp: Scalar(lambda b, op, x: digamma(b, x)),
     t.Log1pOp: unary_math(math.Log1pOp),
     t.Expm1Op: unary_math(math.ExpM1Op),
     t.Log2Op: unary_math(math.Log2Op),

@@ -395,7 +395,8 @@ Writes()(torch.randn(3, 6, dtype=DT), torch.randn(3, 3, dtype=DT), torch.randn(6
 class Reduce(nn.Module):
     def forward(self, x, index, src, n, nsrc, image):
         # scatter_reduce's every reduction with and without self (a position no index names keeps
-        # x's); circular padding and hinge loss, which decompose through torch.empty; erfc's tails.
+        # x's); circular padding and hinge loss, which decompose through torch.empty; erfc's
+        # tails; lgamma and digamma of either sign, with and without the steps up.
         # Sums and means in f32 (eager's bf16 ones round at each element); no prod in bf16.
         sums = [x.float().scatter_reduce(1, index, src.float(), r, include_self=s)
                 for r in ("sum", "mean") for s in (True, False)]
@@ -405,7 +406,9 @@ class Reduce(nn.Module):
         extremes.append(n.scatter_reduce(1, index, nsrc, "sum", include_self=False))
         return (*sums, *extremes, n[:, :6].scatter_reduce(0, index[:2] % 4, nsrc[:2], "prod"),
                 F.pad(image, (1, 2, 2, 1), mode="circular"), F.hinge_embedding_loss(x, x.sign()),
-                torch.erfc(x * 3), torch.erfc(image.float().abs() * 4 + 2))
+                torch.erfc(x * 3), torch.erfc(image.float().abs() * 4 + 2),
+                torch.lgamma(x * 4), torch.digamma(x * 4), torch.lgamma(image.float().abs() * 30),
+                torch.digamma(src.float().abs() * 30 + 1))
 Reduce()(torch.randn(4, 8, dtype=DT), torch.randint(0, 8, (4, 6)), torch.randn(4, 6, dtype=DT),
          torch.randint(-50, 50, (4, 8)), torch.randint(-9, 9, (4, 6)),
          torch.randn(2, 3, 5, 5, dtype=DT))

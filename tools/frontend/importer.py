@@ -660,6 +660,8 @@ for _target, _op in {
     "aten.atanh.default": t.AtanhOp,
     "aten.erf.default": t.ErfOp,
     "aten.erfc.default": t.ErfcOp,
+    "aten.lgamma.default": t.LgammaOp,
+    "aten.digamma.default": t.DigammaOp,
     "aten.log1p.default": t.Log1pOp,
     "aten.expm1.default": t.Expm1Op,
     "aten.log2.default": t.Log2Op,

@@ -151,6 +151,8 @@ TORCH_IMPLS.update(
             t.AtanhOp: torch.atanh,
             t.ErfOp: torch.erf,
             t.ErfcOp: torch.erfc,
+            t.LgammaOp: torch.lgamma,
+            t.DigammaOp: torch.digamma,
             t.Log1pOp: torch.log1p,
             t.Expm1Op: torch.expm1,
             t.Log2Op: torch.log2,
