@@ -417,13 +417,19 @@ Reduce()(torch.randn(4, 8, dtype=DT), torch.randint(0, 8, (4, 6)), torch.randn(4
 class Statistics(nn.Module):
     def forward(self, x, a, b):
         # histc over the data's range, a given one (with values outside it) and an empty
-        # range; cdist at several p; the entries below and above a diagonal; rrelu in eval.
+        # range; cdist at several p; the entries below and above a diagonal; rrelu in eval;
+        # nanmedian of rows with NaN in them (none all NaN, whose index torch leaves to its
+        # quickselect).
         f, a, b = x.float(), a.float(), b.float()
+        holes = torch.where(x > 0.8, float("nan"), x)
+        holes[:, 0] = torch.arange(x.shape[0], device=x.device) - 9.0
         below, above = torch.tril_indices(4, 6, -1), torch.triu_indices(4, 6, 2)
         return (torch.histc(f, 7), torch.histc(f, 5, -1, 1), torch.histc(f * 0, 4),
                 torch.cdist(a, b), torch.cdist(a, b, 1), torch.cdist(a, b, float("inf")),
                 torch.cdist(a, b, 0), torch.cdist(a, b, 3), torch.cdist(a[0], b[1]),
-                x[below[0], below[1]], x[above[0], above[1]] * 2, F.rrelu(x, 0.1, 0.3))
+                x[below[0], below[1]], x[above[0], above[1]] * 2, F.rrelu(x, 0.1, 0.3),
+                torch.nanmedian(holes, 1), torch.nanmedian(holes, 0, keepdim=True).values,
+                torch.nanmedian(holes), torch.nanmedian((x * 4).int(), 1).values)
 Statistics().eval()(torch.randn(4, 6, dtype=DT), torch.randn(2, 5, 3, dtype=DT),
                     torch.randn(2, 7, 3, dtype=DT))
 """,

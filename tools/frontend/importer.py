@@ -1262,24 +1262,36 @@ def sort(ir: _Importer, node: Node, a: dict[str, Any]) -> list[SSAValue]:
     return [values, indices]
 
 
-@handles("aten.kthvalue.default", "aten.median.dim", "aten.median.default")
+@handles(
+    "aten.kthvalue.default",
+    "aten.median.dim",
+    "aten.median.default",
+    "aten.nanmedian.dim",
+    "aten.nanmedian.default",
+)
 def kthvalue(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue | list[SSAValue]:
     """`torch.kthvalue` and `torch.median` (of a dim, with positions, or of the whole
     tensor): the element of rank k - 1 in the ascending order `sort` gives (`ranked`; NaN
     above every number), the median's k being the lower middle, (n + 1) // 2. Equal values
     come in input order, where torch's CPU kernel (a quickselect) leaves them in its own.
-    The median of a row that holds NaN is NaN, at its first NaN, as torch has it."""
+    The median of a row that holds NaN is NaN, at its first NaN, as torch has it;
+    `nanmedian`'s is the lower middle of the row's m numbers, rank (m - 1) // 2 (NaN at 0
+    where the row is all NaN)."""
     x = ir.tensor(a["self"])
     element = t.element_type_of(x)
-    whole = target_name(node) == "aten.median.default"
+    name = target_name(node)
+    whole = name in ("aten.median.default", "aten.nanmedian.default")
     if whole or not t.shape_of(x):
         x = ir.emit(t.ReshapeOp(x, TensorType(element, (prod(t.shape_of(x)),))))
     rows, _ = rows_to_rank(ir, x, 0 if whole else ir.dim(a["dim"], len(t.shape_of(x))))
     *row_shape, size = t.shape_of(rows)
-    median = target_name(node) != "aten.kthvalue.default"
+    median = name != "aten.kthvalue.default"
+    floating = element not in (i32, i64)
+    if name.startswith("aten.nanmedian") and floating:
+        return middle_number(ir, node, rows, whole)
     k = (size + 1) // 2 if median else a["k"]
     values, indices = ranked(ir, rows, 1, False, from_rank=k - 1)
-    if median and element not in (i32, i64):
+    if median and floating:
         index_type = TensorType(i64, (*row_shape, 1))
         nan_places = ir.emit(
             t.WhereOp(
@@ -1296,6 +1308,26 @@ def kthvalue(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue | list[SS
         values = ir.emit(t.WhereOp(has_nan, ir.operand(math.nan, element), values, values.type))
         indices = ir.emit(t.WhereOp(has_nan, first_nan, indices, index_type))
     # The one ranked element of each row, in the result's shape (with or without the dim).
+    if whole:
+        return ir.emit(t.ReshapeOp(values, ir.result_type(node)))
+    return reshaped_results(ir, node, [values, indices])
+
+
+def middle_number(ir: _Importer, node: Node, rows: SSAValue, whole: bool) -> Any:
+    """`nanmedian` of each row of `rows` (see `kthvalue`): the numbers' count m is a row's
+    own, so the rank `ranked` picks is a tensor."""
+    *row_shape, size = t.shape_of(rows)
+    element = t.element_type_of(rows)
+    kept = TensorType(i64, (*row_shape, 1))
+    numbers = ir.emit(t.BitwiseNotOp(nan_mask(ir, rows), TensorType(i1, t.shape_of(rows))))
+    count = ir.emit(t.SumOp(ir.convert(numbers, i64), kept, [len(row_shape)], True))
+    lower_middle = ir.emit(
+        t.FloorDivideOp(ir.emit(t.SubOp(count, ir.operand(1, i64), kept)), ir.operand(2, i64), kept)
+    )
+    values, indices = ranked(ir, rows, 1, False, unsqueeze_value(ir, lower_middle, len(row_shape)))
+    none = ir.emit(t.EqOp(count, ir.operand(0, i64), TensorType(i1, kept.shape)))
+    values = ir.emit(t.WhereOp(none, ir.operand(math.nan, element), values, values.type))
+    indices = ir.emit(t.WhereOp(none, ir.operand(0, i64), indices, indices.type))
     if whole:
         return ir.emit(t.ReshapeOp(values, ir.result_type(node)))
     return reshaped_results(ir, node, [values, indices])
@@ -1427,10 +1459,11 @@ def reshaped_results(ir: _Importer, node: Node, values: list[SSAValue]) -> list[
 
 
 def ranked(
-    ir: _Importer, x: SSAValue, count: int, descending: bool, from_rank: int = 0
+    ir: _Importer, x: SSAValue, count: int, descending: bool, from_rank: int | SSAValue = 0
 ) -> tuple[SSAValue, SSAValue]:
     """The `count` elements from rank `from_rank` on along the last dim of `x` in order (see
-    `sort`), and their positions."""
+    `sort`), and their positions; `from_rank` may be each row's own ([.., 1, 1] of i64). A
+    rank the row lacks gives the element type's lowest value, at -1."""
     *rows, size = t.shape_of(x)
     element = t.element_type_of(x)
     pairs = (*rows, size, size)
@@ -1466,7 +1499,10 @@ def ranked(
     rank = ir.emit(t.SumOp(before, TensorType(i64, (*rows, size)), [len(rows) + 1], False))
     # The element of rank k, for each of the `count` ks from `from_rank` on: one matches each.
     wanted = positions(ir, (count, 1), 0)
-    if from_rank:
+    if isinstance(from_rank, SSAValue):
+        shape = torch.broadcast_shapes((count, 1), t.shape_of(from_rank))
+        wanted = ir.emit(t.AddOp(wanted, from_rank, TensorType(i64, shape)))
+    elif from_rank:
         wanted = ir.emit(t.AddOp(wanted, ir.operand(from_rank, i64), wanted.type))
     matches = ir.emit(
         t.EqOp(unsqueeze_value(ir, rank, len(rows)), wanted, TensorType(i1, (*rows, count, size)))
