@@ -29,6 +29,6 @@ model = torch.compile(block, backend="emmy")
 with torch.no_grad(), warnings.catch_warnings(record=True) as fell_back:
     warnings.simplefilter("always")
     y = model(x)
-    middle = torch.compile(lambda t: torch.mode(torch.relu(t), -1).values, backend="emmy")(x)
+    middle = torch.compile(lambda t: torch.i0(torch.relu(t)), backend="emmy")(x)
 print("torch.compile matches eager:", torch.allclose(y, block(x), atol=1e-5))
 print(fell_back[-1].message)

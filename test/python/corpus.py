@@ -419,7 +419,8 @@ class Statistics(nn.Module):
         # histc over the data's range, a given one (with values outside it) and an empty
         # range; cdist at several p; the entries below and above a diagonal; rrelu in eval;
         # nanmedian of rows with NaN in them (none all NaN, whose index torch leaves to its
-        # quickselect).
+        # quickselect); the mode of rows with ties (without NaN, which torch's CPU kernel sorts
+        # with an order NaN breaks).
         f, a, b = x.float(), a.float(), b.float()
         holes = torch.where(x > 0.8, float("nan"), x)
         holes[:, 0] = torch.arange(x.shape[0], device=x.device) - 9.0
@@ -429,7 +430,8 @@ class Statistics(nn.Module):
                 torch.cdist(a, b, 0), torch.cdist(a, b, 3), torch.cdist(a[0], b[1]),
                 x[below[0], below[1]], x[above[0], above[1]] * 2, F.rrelu(x, 0.1, 0.3),
                 torch.nanmedian(holes, 1), torch.nanmedian(holes, 0, keepdim=True).values,
-                torch.nanmedian(holes), torch.nanmedian((x * 4).int(), 1).values)
+                torch.nanmedian(holes), torch.nanmedian((x * 4).int(), 1).values,
+                torch.mode((x * 2).round(), 1), torch.mode((a * 3).int(), 0, keepdim=True))
 Statistics().eval()(torch.randn(4, 6, dtype=DT), torch.randn(2, 5, 3, dtype=DT),
                     torch.randn(2, 7, 3, dtype=DT))
 """,

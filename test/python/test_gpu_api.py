@@ -73,7 +73,7 @@ def test_backend_under_reduce_overhead_and_with_fallback():
     model = block(torch.bfloat16)
 
     def program(x):
-        return torch.nanmedian(model(x), -1).values
+        return torch.i0(model(x).float()).mean(-1)
 
     compiled = torch.compile(program, backend="emmy", mode="reduce-overhead")
     with torch.no_grad(), warnings.catch_warnings():

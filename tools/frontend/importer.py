@@ -1313,6 +1313,52 @@ def kthvalue(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue | list[SS
     return reshaped_results(ir, node, [values, indices])
 
 
+@handles("aten.mode.default")
+def mode(ir: _Importer, node: Node, a: dict[str, Any]) -> list[SSAValue]:
+    """`torch.mode` along `dim`: the value that occurs most often (the least of those that tie;
+    NaN counted as one value, above every number), and the place of its last occurrence, as
+    torch's CPU kernel gives it. Each element counts its equals along the row: n^2 a row, as
+    `ranked` compares."""
+    x = ir.tensor(a["self"])
+    element = t.element_type_of(x)
+    if not t.shape_of(x):
+        x = ir.emit(t.ReshapeOp(x, TensorType(element, (1,))))
+    rows, _ = rows_to_rank(ir, x, ir.dim(a.get("dim", -1), len(t.shape_of(x))), "mode of")
+    *row_shape, size = t.shape_of(rows)
+    inner = len(row_shape)
+    mine, other = unsqueeze_value(ir, rows, inner + 1), unsqueeze_value(ir, rows, inner)
+    pairs = TensorType(i1, (*row_shape, size, size))
+    same = ir.emit(t.EqOp(other, mine, pairs))
+    floating = element not in (i32, i64)
+    if floating:
+        both_nan = t.BitwiseAndOp(nan_mask(ir, other), nan_mask(ir, mine), pairs)
+        same = ir.emit(t.BitwiseOrOp(same, ir.emit(both_nan), pairs))
+    counts = ir.emit(
+        t.SumOp(ir.convert(same, i64), TensorType(i64, (*row_shape, size)), [inner + 1], False)
+    )
+    kept, flags = TensorType(i64, (*row_shape, 1)), TensorType(i1, t.shape_of(rows))
+    most = ir.emit(t.AmaxOp(counts, kept, [inner], True))
+    candidate = ir.emit(t.EqOp(counts, most, flags))
+    value_type = TensorType(element, (*row_shape, 1))
+    highest = extreme_value(element, largest=True)
+    if floating:
+        number = ir.emit(t.BitwiseNotOp(nan_mask(ir, rows), flags))
+        candidate = ir.emit(t.BitwiseAndOp(candidate, number, flags))
+    held = ir.emit(t.WhereOp(candidate, rows, ir.operand(highest, element), rows.type))
+    value = ir.emit(t.AminOp(held, value_type, [inner], True))
+    matches = ir.emit(t.EqOp(rows, value, flags))
+    if floating:  # no number ties for the most: the mode is NaN
+        any_number = ir.emit(t.AmaxOp(ir.convert(candidate, i64), kept, [inner], True))
+        nan_wins = ir.emit(t.EqOp(any_number, ir.operand(0, i64), TensorType(i1, kept.shape)))
+        value = ir.emit(t.WhereOp(nan_wins, ir.operand(math.nan, element), value, value_type))
+        matches = ir.emit(t.WhereOp(nan_wins, nan_mask(ir, rows), matches, flags))
+    places = ir.emit(
+        t.WhereOp(matches, positions(ir, t.shape_of(rows), inner), ir.operand(-1, i64), counts.type)
+    )
+    last = ir.emit(t.AmaxOp(places, kept, [inner], True))
+    return reshaped_results(ir, node, [value, last])
+
+
 def middle_number(ir: _Importer, node: Node, rows: SSAValue, whole: bool) -> Any:
     """`nanmedian` of each row of `rows` (see `kthvalue`): the numbers' count m is a row's
     own, so the rank `ranked` picks is a tensor."""

@@ -1,7 +1,7 @@
 class M(nn.Module):
     def forward(self, x):
-        a = torch.nanmedian(x, 0).values
-        b = torch.mode(x, 1, keepdim=True).values * 2
+        a = torch.erfinv(x).sum(0)
+        b = torch.i0(x) * 2
         c = a + b + torch.relu(x)
-        return c, torch.nanmedian(x, 1).values
+        return c, torch.erfinv(x).sum(1)
 M()(torch.randn(4, 5))

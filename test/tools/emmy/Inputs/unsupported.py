@@ -1,5 +1,5 @@
 class Middle(nn.Module):
     def forward(self, x):
-        return torch.mode(x, dim=0).values
+        return torch.erfinv(x)
 
 Middle()(torch.randn(4, 3))
