@@ -435,6 +435,22 @@ class Statistics(nn.Module):
 Statistics().eval()(torch.randn(4, 6, dtype=DT), torch.randn(2, 5, 3, dtype=DT),
                     torch.randn(2, 7, 3, dtype=DT))
 """,
+    "fold_and_pair_writes": """
+class Writes(nn.Module):
+    def forward(self, patches, x):
+        # fold (col2im: sums of overlapping patches, an index_put of two index tensors), and
+        # writes and sums at (row, column) pairs, some repeated, some counted from the end; the
+        # sums in f32, as eager's bf16 ones round at each term.
+        rows = torch.tensor([0, 2, -1, 2], device=x.device)
+        cols = torch.tensor([1, 3, 0, 3], device=x.device)
+        y = x.clone()
+        y[rows, cols] = x[0, :4] * 2
+        z = x.clone()
+        z[rows[:, None], cols[None, :2]] += 1.5
+        return (F.fold(patches.float(), (5, 6), (3, 2), stride=(2, 1), padding=1), y, z,
+                torch.ops.aten.index_put(x.float(), [rows, cols], x[1, :4].float(), True))
+Writes()(torch.randn(2, 12, 21, dtype=DT), torch.randn(4, 6, dtype=DT))
+""",
     "bit_shifts": """
 class Shifts(nn.Module):
     def forward(self, n, by, packed):

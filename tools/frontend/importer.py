@@ -2271,8 +2271,9 @@ def gather(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
 
 @handles("aten.index_put.default", "aten.index_copy.default")
 def index_put(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
-    """`x[.., index, ..] = values` (index_put, one index tensor after `None`s for whole dims)
-    and `x.index_copy(dim, index, values)`, functionally: a copy of `x` with the slices at
+    """`x[.., index, ..] = values` (index_put: index tensors on adjacent dims after `None`s
+    for whole dims, several taken as one on the dims merged, `linear_index`) and
+    `x.index_copy(dim, index, values)`, functionally: a copy of `x` with the slices at
     `index` along the dim replaced, as AOTAutograd writes an in-place KV-cache update. Where
     `index` repeats a position, which torch leaves undefined, the last occurrence wins. With
     `accumulate=True` (`index_add`, `x[i] += v` with repeats) the slices are added instead,
@@ -2287,11 +2288,19 @@ def index_put(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
         indices = list(a["indices"])
         while indices and indices[-1] is None:
             indices.pop()
-        if not indices or any(i is not None for i in indices[:-1]):
-            raise ir.error("only one index tensor, after whole dims (x[:, :, i]), is supported")
-        dim, index = len(indices) - 1, ir.tensor(indices[-1])
-        if t.element_type_of(index) == i1:
+        dim = next((d for d, i in enumerate(indices) if i is not None), None)
+        if dim is None or any(i is None for i in indices[dim:]):
+            raise ir.error(
+                "index tensors must be on adjacent dims after whole ones (x[:, i, j]); "
+                "others are not supported"
+            )
+        tensors = [ir.tensor(i) for i in indices[dim:]]
+        if any(t.element_type_of(i) == i1 for i in tensors):
             raise ir.error("indexing with a bool mask is not supported")
+        index = linear_index(ir, tensors, shape[dim : dim + len(tensors)])
+        merged = (*shape[:dim], prod(shape[dim : dim + len(tensors)]), *shape[dim + len(tensors) :])
+        x = ir.emit(t.ReshapeOp(x, TensorType(element, merged)))
+        shape = merged
     else:
         dim, index = ir.dim(a["dim"], max(len(shape), 1)), ir.tensor(a["index"])
     count, size = prod(t.shape_of(index)), shape[dim]
@@ -2313,14 +2322,31 @@ def index_put(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
         rows_at = ir.emit(t.UnsqueezeOp(rows, TensorType(element, (1, count, *others)), 0))
         summed = summed_at(ir, index_at, rows_at, 0, size)
         summed = ir.emit(t.PermuteOp(summed, TensorType(element, shape), back))
-        return ir.emit(t.AddOp(x, summed, ir.result_type(node)))
+        return ir.emit(t.ReshapeOp(ir.emit(t.AddOp(x, summed, x.type)), ir.result_type(node)))
     last = last_occurrences(ir, index, size)
     row = ir.emit(t.MaximumOp(last, ir.operand(0, i64), last.type))
     picked = lookup_rows(ir, rows, count, row, TensorType(element, (size, *others)))
     picked = ir.emit(t.PermuteOp(picked, TensorType(element, shape), back))
     found = ir.emit(t.GeOp(last, ir.operand(0, i64), TensorType(i1, (size,))))
     found = ir.emit(t.ReshapeOp(found, TensorType(i1, (size,) + (1,) * (len(shape) - dim - 1))))
-    return ir.emit(t.WhereOp(found, picked, x, ir.result_type(node)))
+    put = ir.emit(t.WhereOp(found, picked, x, x.type))
+    return ir.emit(t.ReshapeOp(put, ir.result_type(node)))
+
+
+def linear_index(ir: _Importer, tensors: list[SSAValue], sizes: Sequence[int]) -> SSAValue:
+    """The index tensors of adjacent dims of `sizes` (broadcast together) as one index into
+    those dims merged, row-major; each one's negative entries count from its dim's end."""
+    linear = None
+    for number, (index, size) in enumerate(zip(tensors, sizes, strict=True)):
+        term = from_the_end(ir, index, size)
+        stride = prod(sizes[number + 1 :])
+        if stride != 1:
+            term = ir.emit(t.MulOp(term, ir.operand(stride, i64), term.type))
+        if linear is not None:
+            shape = torch.broadcast_shapes(t.shape_of(linear), t.shape_of(term))
+            term = ir.emit(t.AddOp(linear, term, TensorType(i64, shape)))
+        linear = term
+    return linear
 
 
 def summed_at(
