@@ -500,9 +500,9 @@ def test_ops_emmy_takes_keep_their_form_beside_a_decomposed_one():
             "scatter_add whose index is not the source's shape and the input's along the other",
         ),
         (
-            "torch.ops.aten.index_put(x, [torch.tensor([1]), torch.tensor([2])], x[0, :1])",
-            ["torch.randn(4, 3)"],
-            "only one index tensor, after whole dims (x[:, :, i]), is supported",
+            "torch.ops.aten.index_put(x, [torch.tensor([1]), None, torch.tensor([2])], x[0, :1])",
+            ["torch.randn(4, 3, 2)"],
+            "index tensors must be on adjacent dims after whole ones (x[:, i, j])",
         ),
         (
             "torch.ops.aten.index_put(x, [x > 0], torch.tensor(1.0))",
