@@ -1245,3 +1245,30 @@ def test_maximumf_and_minimumf_on_the_gpu_propagate_nan_and_order_zeros(t, dtype
             assert (math.isnan(got) and math.isnan(want)) or (
                 got == want and math.copysign(1, got) == math.copysign(1, want)
             ), (t, a, b, got, want)
+
+
+GATHER_OUT_OF_BOUNDS = """
+import torch, emmy
+table = torch.nn.Embedding(10, 64).cuda()
+compiled = emmy.compile(table, torch.zeros(5, dtype=torch.long, device="cuda"))
+good = torch.tensor([0, 3, 9, 1, 2], device="cuda")
+assert torch.equal(compiled(good), table(good))
+torch.cuda.synchronize()
+print("in range: ok", flush=True)
+compiled(torch.tensor([0, 3, 10, 1, 2], device="cuda"))
+torch.cuda.synchronize()
+"""
+
+
+@needs_gpu
+def test_a_gathered_index_out_of_its_dim_stops_at_a_device_assert():
+    """An embedding's row past the table is a device-side assert, as in PyTorch's kernel,
+    not a read of other memory (`emmy_check_index`); the context it breaks is the child's."""
+    import subprocess
+
+    result = subprocess.run(
+        [sys.executable, "-c", GATHER_OUT_OF_BOUNDS], capture_output=True, text=True, timeout=300
+    )
+    assert "in range: ok" in result.stdout, result.stderr
+    assert result.returncode != 0
+    assert "an index is outside its dim" in result.stderr + result.stdout

@@ -76,7 +76,7 @@ from xdsl.dialects.builtin import (
     Signedness,
     VectorType,
 )
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.target import Target
 
@@ -116,8 +116,11 @@ def print_cuda(module: ModuleOp, fast_math: bool = False) -> str:
     _check_kernel_ir(module)
     features = _Features()
     target = target_of(module)
+    tables = _constant_tables(module)
     kernels = [
-        _KernelPrinter(op, features, fast_math, target.warp_size).print()
+        _KernelPrinter(
+            op, features, fast_math, target.warp_size, tables.get(op.sym_name.data)
+        ).print()
         for op in module.body.block.ops
         if isinstance(op, kernel.FuncOp)
     ]
@@ -141,6 +144,30 @@ def print_cuda(module: ModuleOp, fast_math: bool = False) -> str:
     for text in kernels:
         out.write("\n" + text)
     return out.getvalue()
+
+
+def _constant_tables(module: ModuleOp) -> dict[str, set[int]]:
+    """For each kernel, the positions of its arguments that every launch of it passes a
+    constant global (a table the compiler made, such as attention's items): what the kernel
+    loads from them is no gathered index (`is_gathered`)."""
+    constant = {
+        op.sym_name.data
+        for op in module.body.block.ops
+        if isinstance(op, memref.GlobalOp) and op.constant is not None
+    }
+    tables: dict[str, set[int]] = {}
+    for launch in module.walk():
+        if not isinstance(launch, kernel.LaunchOp):
+            continue
+        positions = {
+            number
+            for number, argument in enumerate(launch.arguments)
+            if isinstance(argument.owner, memref.GetGlobalOp)
+            and argument.owner.name_.root_reference.data in constant
+        }
+        name = launch.kernel.root_reference.data
+        tables[name] = tables[name] & positions if name in tables else positions
+    return tables
 
 
 def _check_kernel_ir(module: ModuleOp) -> None:
@@ -535,7 +562,14 @@ def _from_float(expr: str, t: Attribute) -> str:
 
 
 class _KernelPrinter:
-    def __init__(self, func: kernel.FuncOp, features: _Features, fast_math: bool, warp_size: int):
+    def __init__(
+        self,
+        func: kernel.FuncOp,
+        features: _Features,
+        fast_math: bool,
+        warp_size: int,
+        tables: set[int] | None = None,
+    ):
         self.func = func
         self.features = features
         self.fast_math = fast_math
@@ -550,6 +584,10 @@ class _KernelPrinter:
         self.tf32_words: dict[tuple[SSAValue, Block | None], str] = {}
         """The tf32 words of each f32 fragment that a tf32 mma_sync of a block reads, rounded
         once there for all the block's products that read it."""
+        self.gathered: dict[SSAValue, bool] = {}
+        """Whether a value is computed from loaded values (`is_gathered`)."""
+        self.tables = {func.body.block.args[i] for i in tables or ()}
+        """The arguments that are the compiler's constant tables (`_constant_tables`)."""
 
     # -- output helpers --
 
@@ -781,12 +819,58 @@ class _KernelPrinter:
         )
         self.exprs[op.result] = name
 
+    def is_gathered(self, value: SSAValue) -> bool:
+        """Whether `value` is computed from values the kernel loaded (an embedding's row, a
+        position read from a tensor), not from thread ids, loop indices and arguments alone:
+        through the ops that compute it, the loop-carried values of `scf.for`s and the
+        values `scf` regions yield (`_sources`)."""
+        if value in self.gathered:
+            return self.gathered[value]
+        seen, stack = {value}, [value]
+        while stack:
+            source = stack.pop()
+            owner = source.owner
+            if self.gathered.get(source) or (
+                isinstance(owner, memref.LoadOp | kernel.VectorLoadOp)
+                and owner.memref not in self.tables
+            ):
+                self.gathered[value] = True
+                return True
+            if source not in self.gathered:
+                fresh = [v for v in _sources(source) if v not in seen]
+                seen.update(fresh)
+                stack.extend(fresh)
+        # Nothing the value is computed from was loaded, nor for any value on the way.
+        self.gathered.update(dict.fromkeys(seen, False))
+        return False
+
+    def check_gathered(self, buffer: SSAValue, indices: Sequence[SSAValue]) -> None:
+        """Before an access of global memory (an argument's) at a gathered index, a check
+        that the index is inside its dim: out of it, the kernel stops at a device-side assert,
+        as PyTorch's own kernels do (`emmy_check_index`), where the access would reach
+        another buffer's memory. The CPU interpreters refuse such an access themselves."""
+        if buffer not in self.func.body.block.args:
+            return
+        assert isinstance(buffer.type, MemRefType)
+        for index, size in zip(indices, buffer.type.get_shape(), strict=True):
+            if not self.is_gathered(index):
+                continue
+            if size == DYNAMIC_INDEX:
+                bound = self.expr(self.func.body.block.args[-1])
+            else:
+                bound = str(size)
+            self.features.helpers.add("emmy_check_index")
+            name = self.func.sym_name.data
+            self.line(f'emmy_check_index({self.expr(index)}, {bound}, "{name}");')
+
     def load(self, op: memref.LoadOp) -> None:
         self.c_type(op.res.type, op)
+        self.check_gathered(op.memref, op.indices)
         self.declare(op.res, op, self.address(op.memref, op.indices))
 
     def store(self, op: memref.StoreOp) -> None:
         self.c_type(op.value.type, op)
+        self.check_gathered(op.memref, op.indices)
         self.line(f"{self.address(op.memref, op.indices)} = {self.expr(op.value)};")
 
     def access_type(self, vector_type: VectorType) -> str:
@@ -810,6 +894,7 @@ class _KernelPrinter:
         vector = self.c_type(op.result.type, op)
         access = self.access_type(op.result.type)
         name = self.names.fresh(op.result.name_hint or "vec")
+        self.check_gathered(op.memref, op.indices)
         self.line(f"{vector} {name};")
         self.line(
             f"*reinterpret_cast<{access}*>(&{name}) = "
@@ -820,6 +905,7 @@ class _KernelPrinter:
     def vector_store(self, op: kernel.VectorStoreOp) -> None:
         self.c_type(op.value.type, op)
         access = self.access_type(op.value.type)
+        self.check_gathered(op.memref, op.indices)
         self.line(
             f"*reinterpret_cast<{access}*>(&{self.address(op.memref, op.indices)}) = "
             f"*reinterpret_cast<const {access}*>(&{self.expr(op.value)});"
@@ -1619,6 +1705,43 @@ def _atomic_helper(name: str, combine: str) -> Callable[[_Features], str]:
     return text
 
 
+def _sources(value: SSAValue) -> list[SSAValue]:
+    """The values `value` is computed from: an op's operands, and for the results of an op
+    with regions (an `scf.if`, `scf.for`) what its regions yield besides; for a loop-carried
+    block argument of an `scf.for`, its initial value and what the body yields for it."""
+    if isinstance(value, OpResult):
+        op = value.owner
+        yielded = [
+            block.last_op.operands[value.index]
+            for region in op.regions
+            for block in region.blocks
+            if block.last_op is not None and len(block.last_op.operands) > value.index
+        ]
+        return [*op.operands, *yielded]
+    assert isinstance(value, BlockArgument)
+    loop = value.block.parent_op()
+    if isinstance(loop, scf.ForOp) and value.index > 0:
+        carried = value.index - 1
+        return [loop.iter_args[carried], value.block.last_op.operands[carried]]
+    return []
+
+
+def _check_index_helper(features: _Features) -> str:
+    return (
+        "// A gathered index outside its dim stops the kernel at a device-side assert, as\n"
+        "// PyTorch's kernels do, where the access would reach another buffer's memory.\n"
+        'extern "C" __device__ void __assertfail(const char* message, const char* file,\n'
+        "                                        unsigned int line, const char* function,\n"
+        "                                        unsigned long char_size);\n"
+        "__device__ __forceinline__ void emmy_check_index(long index, long size, "
+        "const char* kernel) {\n"
+        "  if (index < 0 || index >= size)\n"
+        '    __assertfail("an index is outside its dim (emmy: a gathered index)", kernel, 0, '
+        "kernel, 1);\n"
+        "}\n"
+    )
+
+
 def _swizzle_helper(features: _Features) -> str:
     return (
         "// Element i of a swizzled shared buffer (#kernel.swizzle): its 16-byte chunk permuted\n"
@@ -1903,6 +2026,7 @@ _HELPERS: dict[str, Callable[[_Features], str]] = {
     "emmy_atomic_maximumf": _atomic_helper("emmy_atomic_maximumf", "emmy_maximumf"),
     "emmy_atomic_minimumf": _atomic_helper("emmy_atomic_minimumf", "emmy_minimumf"),
     "emmy_swizzle": _swizzle_helper,
+    "emmy_check_index": _check_index_helper,
     "emmy_round_tf32": _round_tf32_helper,
     "emmy_exp2_approx": _exp2_approx_helper,
     **{
