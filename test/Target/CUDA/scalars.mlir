@@ -43,6 +43,7 @@
 // CHECK-NEXT:    int back = (int)far;
 // CHECK-NEXT:    bool flag = (bool)(back & 1);
 // CHECK-NEXT:    long picked = flag ? idx : tid;
+// CHECK-NEXT:    emmy_check_index(picked, 32, "integers");
 // CHECK-NEXT:    z[picked] = (signed char)1;
 // CHECK-NEXT:  }
 kernel.func @integers(%x: memref<32xi32>, %y: memref<32xi64>, %z: memref<32xi8>) block [32, 1, 1] {
