@@ -451,6 +451,24 @@ class Writes(nn.Module):
                 torch.ops.aten.index_put(x.float(), [rows, cols], x[1, :4].float(), True))
 Writes()(torch.randn(2, 12, 21, dtype=DT), torch.randn(4, 6, dtype=DT))
 """,
+    "grid_sample_pooling_3d": """
+class Sampling(nn.Module):
+    def forward(self, image, grid, volume):
+        # grid_sample bilinear and nearest, with zeros and border padding (a spatial transformer's
+        # warp; some points outside; bicubic in test_dynamo_backend, as its decomposition rounds
+        # apart from eager's kernel by more than the torch level's test allows); 3-D max pooling;
+        # adaptive max pooling to a size that divides the input's and to one element, with the
+        # positions of the maxima. The samples in f32: eager's bf16 kernel interpolates in f32
+        # and rounds once, its decomposition at every op.
+        pooled, where = F.adaptive_max_pool2d(image, (2, 4), return_indices=True)
+        f, g = image.float(), grid.float()
+        return (F.grid_sample(f, g, align_corners=False),
+                F.grid_sample(f, g, mode="nearest", padding_mode="border", align_corners=True),
+                F.max_pool3d(volume, 2), F.max_pool3d(volume, (2, 3, 3), stride=1),
+                pooled, where, F.adaptive_max_pool2d(image, 1))
+Sampling()(torch.randn(2, 3, 8, 8, dtype=DT), torch.rand(2, 4, 5, 2, dtype=DT) * 2.2 - 1.1,
+           torch.randn(1, 2, 4, 6, 6, dtype=DT))
+""",
     "bit_shifts": """
 class Shifts(nn.Module):
     def forward(self, n, by, packed):

@@ -208,6 +208,19 @@ def test_one_hots_checks_run_in_pytorch_and_its_work_in_emmy(compiled_graphs):
             compiled(wrong)
 
 
+def test_bicubic_grid_sampling_compiles_without_fallback():
+    """grid_sample reaches emmy through PyTorch's decomposition (index lookups and
+    arithmetic), bicubic included, within f32 rounding of eager's kernel; reflection padding,
+    which the decomposition computes in int8, is left to PyTorch."""
+
+    def warp(image, grid):
+        return F.grid_sample(image, grid, mode="bicubic", padding_mode="border")
+
+    image, grid = torch.randn(2, 3, 8, 8), torch.rand(2, 4, 5, 2) * 2.2 - 1.1
+    got = torch.compile(warp, backend="emmy", options={"fallback": False})(image, grid)
+    torch.testing.assert_close(got, warp(image, grid), rtol=1e-4, atol=1e-5)
+
+
 def test_accumulating_index_puts_add_every_repeat_in_emmy():
     """index_put with accumulate=True, index_add and scatter_add add each repeated
     position's values (no fallback); a scatter_add whose index is narrower than the input

@@ -56,7 +56,10 @@ CPU_ONLY = {
     "trigonometric_hyperbolic": "eager's outputs hold NaN (a hypot of the log of a negative), "
     "which the check here refuses as uncheckable (the CPU corpus compares NaN's places)",
 }
-DECOMPOSED = {"pool_indices_adaptive_bucketize": torch.ops.aten.max_pool2d_with_indices.default}
+DECOMPOSED = {
+    "pool_indices_adaptive_bucketize": torch.ops.aten.max_pool2d_with_indices.default,
+    "grid_sample_pooling_3d": torch.ops.aten.max_pool3d_with_indices.default,
+}
 """Programs with an op that reaches emmy through PyTorch's decomposition table, which a PyTorch
 older than the pinned one (a GPU host's) may lack."""
 

@@ -154,12 +154,17 @@ EXTRA_DECOMPOSITIONS = (
     "upsample_bicubic2d.default",
     "upsample_bicubic2d.vec",
     "max_pool2d_with_indices.default",
+    "max_pool3d_with_indices.default",
     "_adaptive_avg_pool2d.default",
+    "adaptive_max_pool2d.default",
     "bucketize.Tensor",
+    "grid_sampler_2d.default",
 )
 """Ops outside the core ATen set that PyTorch's own decompositions take to ops emmy compiles
-(interpolation: index lookups and arithmetic; max pooling with its indices, adaptive average
-pooling: windows gathered and reduced; bucketize: a binary search in compares)."""
+(interpolation and `grid_sample`: index lookups and arithmetic, but grid_sample's reflection
+padding, which computes in int8; max pooling with its indices,
+adaptive pooling: windows gathered and reduced, adaptive max pooling where the input's size
+is a multiple of the output's; bucketize: a binary search in compares)."""
 
 
 def decompositions() -> dict[Any, Any]:
