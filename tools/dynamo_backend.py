@@ -25,6 +25,9 @@ cannot take is moved out, and the graph partitioned again, until every partition
 The ops left to PyTorch are named once, in one warning, each at the user's line; with
 `options={"fallback": False}` they are one `UnsupportedOpsError` instead.
 
+uint8, int8 and int16 inputs that the graph only converts are read as int32
+(`widen_narrow_integers`), a conversion PyTorch makes at the partition's edge.
+
 Complex tensors are pairs of reals to emmy (`complex_as_real_pairs`, first): a complex
 input reaches a partition as its `view_as_real`, a complex result leaves as `view_as_complex`
 of its pair, views that stay in PyTorch unreported; any other op of complex tensors is
@@ -78,6 +81,7 @@ from emmy.tools.frontend.importer import (
     unsupported_op,
     user_location,
 )
+from emmy.tools.frontend.narrow_integers import widen_narrow_integers
 from emmy.tools.frontend.program import FrontendError
 from emmy.tools.frontend.unflattened_products import unflatten_products
 from emmy.tools.runtime.host import GraphedHostProgram
@@ -413,6 +417,7 @@ def compile_graph(
     graphs (a gradient may become a parameter's `.grad` as it is)."""
     on_cuda = _on_cuda(example_inputs)
     complex_as_real_pairs(gm.graph)
+    widen_narrow_integers(gm.graph)
     unflatten_products(gm.graph)
     copies = _kept_mutations(gm) if forward else {}
     static = _static_inputs(gm) if forward else set()

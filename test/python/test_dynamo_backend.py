@@ -221,6 +221,27 @@ def test_bicubic_grid_sampling_compiles_without_fallback():
     torch.testing.assert_close(got, warp(image, grid), rtol=1e-4, atol=1e-5)
 
 
+def test_narrow_integer_inputs_that_are_only_converted_compile(compiled_graphs):
+    """A uint8 image normalised in the model, int8 and int16 values widened: PyTorch reads
+    them as int32 at the partition's edge and emmy converts them; uint8 arithmetic, which
+    wraps at 256, stays PyTorch's, named in the warning."""
+
+    def normalise(image, small, medium):
+        return image.float() / 255 - 0.5, small.to(torch.bfloat16) * 2, medium.long() * 3
+
+    image = torch.randint(0, 256, (2, 3, 8), dtype=torch.uint8)
+    small = torch.randint(-128, 128, (7,), dtype=torch.int8)
+    medium = torch.randint(-(2**15), 2**15, (5,), dtype=torch.int16)
+    compiled = torch.compile(normalise, backend="emmy", options={"fallback": False})
+    for got, want in zip(compiled(image, small, medium), normalise(image, small, medium)):
+        assert got.dtype == want.dtype
+        torch.testing.assert_close(got, want)
+    assert emmy_partitions(compiled_graphs)
+    with pytest.warns(FallbackWarning, match="dtype torch.uint8 is not supported"):
+        wrapped = torch.compile(lambda x: (x + 200).float(), backend="emmy")(image)
+    torch.testing.assert_close(wrapped, (image + 200).float())
+
+
 def test_accumulating_index_puts_add_every_repeat_in_emmy():
     """index_put with accumulate=True, index_add and scatter_add add each repeated
     position's values (no fallback); a scatter_add whose index is narrower than the input

@@ -1,0 +1,62 @@
+"""Inputs of integer types narrower than Torch IR takes (uint8 images, int8 and int16 values)
+read as int32 where the graph only converts them: each conversion of such a value gives what
+it gives of the same value held in int32.
+
+    x: uint8[2, 3]
+    y = aten._to_copy(x, dtype=float32)
+
+becomes
+
+    wide = aten._to_copy(x, dtype=int32)       (BOUNDARY: PyTorch makes it)
+    y = aten._to_copy(wide, dtype=float32)
+
+An input that any other op reads (arithmetic, which wraps at its own width) is left as it is,
+and the ops that read it run in PyTorch.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch.fx import Graph, Node
+
+from emmy.tools.frontend.complex_pairs import BOUNDARY, KEPT_META
+
+aten = torch.ops.aten
+
+NARROW = (torch.uint8, torch.int8, torch.int16)
+"""The integer dtypes Torch IR has no type of, all of whose values an int32 holds."""
+
+CONVERSIONS = (aten._to_copy.default, torch.ops.prims.convert_element_type.default)
+
+
+def _converts_only(node: Node, user: Node) -> bool:
+    """Whether `user` only converts `node` to another dtype (a copy in the same layout)."""
+    return (
+        user.op == "call_function"
+        and user.target in CONVERSIONS
+        and user.args[0] is node
+        and set(user.kwargs) <= {"dtype"}
+    )
+
+
+def widen_narrow_integers(graph: Graph) -> bool:
+    """Reads each narrow integer input that the graph only converts as int32 (see the module
+    docstring); whether it changed the graph."""
+    changed = False
+    for node in [n for n in graph.nodes if n.op == "placeholder"]:
+        value = node.meta.get("val")
+        if not isinstance(value, torch.Tensor) or value.dtype not in NARROW or not node.users:
+            continue
+        users = list(node.users)
+        if not all(_converts_only(node, user) for user in users):
+            continue
+        with graph.inserting_after(node):
+            wide = graph.call_function(aten._to_copy.default, (node,), {"dtype": torch.int32})
+        with value.fake_mode:
+            wide.meta["val"] = value.to(torch.int32)
+        wide.meta.update({k: users[0].meta[k] for k in KEPT_META if k in users[0].meta})
+        wide.meta[BOUNDARY] = f"{value.dtype} read as int32"
+        for user in users:
+            user.replace_input_with(node, wide)
+        changed = True
+    return changed
