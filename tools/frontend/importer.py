@@ -755,6 +755,7 @@ def rrelu(ir: _Importer, node: Node, a: dict[str, Any]) -> list[SSAValue]:
 
 
 def sloped_below_zero(ir: _Importer, arg: Any, slope: float, result_type: TensorType) -> SSAValue:
+    """`arg` where it is positive, else `arg * slope` (a leaky ReLU)."""
     x = ir.operand(arg, result_type.get_element_type())
     sloped = ir.emit(t.MulOp(x, ir.operand(slope, result_type.get_element_type()), result_type))
     return ir.emit(t.WhereOp(_positive(ir, x), x, sloped, result_type))
