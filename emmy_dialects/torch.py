@@ -254,6 +254,18 @@ class FloatUnaryOp(UnaryOp):
     result = result_def(FloatTensor)
 
 
+class FittedUnaryOp(FloatUnaryOp):
+    """A unary op emmy computes by a fit (a series, a polynomial) to f32's precision: of f16,
+    bf16 and f32 tensors, as an f64 result would keep only f32's digits."""
+
+    def verify_(self) -> None:
+        super().verify_()
+        if element_type_of(self.input) == Float64Type():
+            raise VerifyException(
+                f"{self.name} is computed to f32's precision (a fit): f16, bf16 or f32, not f64"
+            )
+
+
 @irdl_op_definition
 class NegOp(UnaryOp):
     """`-x`."""
@@ -425,21 +437,21 @@ class ErfOp(FloatUnaryOp):
 
 
 @irdl_op_definition
-class ErfcOp(FloatUnaryOp):
+class ErfcOp(FittedUnaryOp):
     """`1 - erf(x)`, to its relative precision where it is small (large `x`)."""
 
     name = "torch.erfc"
 
 
 @irdl_op_definition
-class LgammaOp(FloatUnaryOp):
+class LgammaOp(FittedUnaryOp):
     """`log |Gamma(x)|`; +inf at 0 and the negative integers."""
 
     name = "torch.lgamma"
 
 
 @irdl_op_definition
-class DigammaOp(FloatUnaryOp):
+class DigammaOp(FittedUnaryOp):
     """`Gamma'(x) / Gamma(x)`; -inf at 0, NaN at the negative integers."""
 
     name = "torch.digamma"

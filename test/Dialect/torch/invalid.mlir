@@ -499,3 +499,12 @@ func.func @iota_past_the_rank() {
   %0 = torch.iota dim 2 : tensor<4x3xi64>
   func.return
 }
+
+// -----
+
+// erfc, lgamma and digamma are fits to f32's precision, refused in f64 (PyTorch runs them).
+func.func @fitted_in_f64(%x: tensor<4xf64>) -> tensor<4xf64> {
+  // expected-error @+1 {{torch.lgamma is computed to f32's precision (a fit): f16, bf16 or f32, not f64}}
+  %0 = torch.lgamma %x : tensor<4xf64> -> tensor<4xf64>
+  func.return %0 : tensor<4xf64>
+}

@@ -14,6 +14,9 @@
 // CHECK-NEXT:    torch.rsqrt %[[H]] : tensor<2x8xbf16> -> tensor<2x8xbf16>
 // CHECK-NEXT:    torch.floor %[[H]] : tensor<2x8xbf16> -> tensor<2x8xbf16>
 // CHECK-NEXT:    torch.erf %[[X]] : tensor<2x8xf32> -> tensor<2x8xf32>
+// CHECK-NEXT:    torch.erfc %[[X]] : tensor<2x8xf32> -> tensor<2x8xf32>
+// CHECK-NEXT:    torch.lgamma %[[H]] : tensor<2x8xbf16> -> tensor<2x8xbf16>
+// CHECK-NEXT:    torch.digamma %[[X]] : tensor<2x8xf32> -> tensor<2x8xf32>
 // CHECK-NEXT:    torch.log1p %[[X]] : tensor<2x8xf32> -> tensor<2x8xf32>
 // CHECK-NEXT:    torch.tan %[[X]] : tensor<2x8xf32> -> tensor<2x8xf32>
 // CHECK-NEXT:    torch.atan %[[H]] : tensor<2x8xbf16> -> tensor<2x8xbf16>
@@ -43,6 +46,9 @@ func.func @elementwise_unary(%x: tensor<2x8xf32>, %h: tensor<2x8xbf16>, %i: tens
   %6 = torch.rsqrt %h : tensor<2x8xbf16> -> tensor<2x8xbf16>
   %fl = torch.floor %h : tensor<2x8xbf16> -> tensor<2x8xbf16>
   %er = torch.erf %x : tensor<2x8xf32> -> tensor<2x8xf32>
+  %erc = torch.erfc %x : tensor<2x8xf32> -> tensor<2x8xf32>
+  %lg = torch.lgamma %h : tensor<2x8xbf16> -> tensor<2x8xbf16>
+  %dg = torch.digamma %x : tensor<2x8xf32> -> tensor<2x8xf32>
   %lp = torch.log1p %x : tensor<2x8xf32> -> tensor<2x8xf32>
   %tan = torch.tan %x : tensor<2x8xf32> -> tensor<2x8xf32>
   %atan = torch.atan %h : tensor<2x8xbf16> -> tensor<2x8xbf16>
