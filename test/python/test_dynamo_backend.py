@@ -242,6 +242,21 @@ def test_narrow_integer_inputs_that_are_only_converted_compile(compiled_graphs):
     torch.testing.assert_close(wrapped, (image + 200).float())
 
 
+def test_embedding_bags_without_gradients_compile_without_fallback(compiled_graphs):
+    """Under no_grad an EmbeddingBag is `_embedding_bag_forward_only`, the same op."""
+    bags = nn.EmbeddingBag(20, 6, mode="max")
+    indices, offsets = torch.randint(0, 20, (9,)), torch.tensor([0, 4, 4, 7])
+    compiled = torch.compile(bags, backend="emmy", options={"fallback": False})
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(indices, offsets), bags(indices, offsets))
+        functional = torch.compile(F.embedding_bag, backend="emmy", options={"fallback": False})
+        rows = torch.randint(0, 20, (3, 5))
+        torch.testing.assert_close(
+            functional(rows, bags.weight), F.embedding_bag(rows, bags.weight)
+        )
+    assert emmy_partitions(compiled_graphs)
+
+
 def test_accumulating_index_puts_add_every_repeat_in_emmy():
     """index_put with accumulate=True, index_add and scatter_add add each repeated
     position's values (no fallback); a scatter_add whose index is narrower than the input

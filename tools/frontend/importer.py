@@ -2161,14 +2161,14 @@ def embedding(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     )
 
 
-@handles("aten._embedding_bag.default")
+@handles("aten._embedding_bag.default", "aten._embedding_bag_forward_only.default")
 def embedding_bag(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue | list[SSAValue]:
     """`nn.EmbeddingBag`: the rows of `weight` at `indices`, summed (mode 0; each times its
     `per_sample_weights`), averaged (1) or their max taken (2) in bags: bag b holds the
     indices from `offsets[b]` to the next offset (the last offset ends the last bag with
     `include_last_offset`); `padding_idx`'s rows are left out, and an empty bag is zeros.
     Each bag takes its indices as `summed_at` does (no atomics); of the four results only
-    the bags are kept."""
+    the bags are kept. Without gradients PyTorch calls the same op `_forward_only`."""
     weight, indices, offsets = (ir.tensor(a[name]) for name in ("weight", "indices", "offsets"))
     element = t.element_type_of(weight)
     (count,), width = t.shape_of(indices), t.shape_of(weight)[1]
