@@ -469,6 +469,18 @@ class Sampling(nn.Module):
 Sampling()(torch.randn(2, 3, 8, 8, dtype=DT), torch.rand(2, 4, 5, 2, dtype=DT) * 2.2 - 1.1,
            torch.randn(1, 2, 4, 6, 6, dtype=DT))
 """,
+    "bilinear_layer": """
+class Pairs(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bilinear = nn.Bilinear(6, 5, 3)
+
+    def forward(self, x1, x2):
+        # nn.Bilinear (x1^T W x2 + b, aten._trilinear) on batched rows, in f32 (eager's bf16
+        # rounds its partial products apart from emmy's f32 sums).
+        return self.bilinear(x1.float(), x2.float()), self.bilinear(x1[0].float(), x2[1].float())
+Pairs()(torch.randn(2, 4, 6, dtype=DT), torch.randn(2, 4, 5, dtype=DT))
+""",
     "bit_shifts": """
 class Shifts(nn.Module):
     def forward(self, n, by, packed):

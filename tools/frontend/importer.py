@@ -1695,6 +1695,27 @@ def unsqueeze_value(ir: _Importer, value: SSAValue, dim: int) -> SSAValue:
     return ir.emit(t.UnsqueezeOp(value, result, dim))
 
 
+@handles("aten._trilinear.default")
+def trilinear(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    """`_trilinear(i1, i2, i3, expand1, expand2, expand3, sumdim)` (`nn.Bilinear`'s
+    `x1^T W x2`): each operand unsqueezed at its `expand` dims in turn, the three multiplied
+    (broadcast) and summed over `sumdim`; emmy fuses the product into the sum."""
+    result_type = ir.result_type(node)
+    element = result_type.get_element_type()
+    operands = []
+    for number in (1, 2, 3):
+        value = ir.operand(a[f"i{number}"], element)
+        for dim in a[f"expand{number}"]:
+            value = unsqueeze_value(ir, value, dim)
+        operands.append(value)
+    product = operands[0]
+    for value in operands[1:]:
+        shape = torch.broadcast_shapes(t.shape_of(product), t.shape_of(value))
+        product = ir.emit(t.MulOp(product, value, TensorType(element, shape)))
+    summed = sorted(d % len(t.shape_of(product)) for d in a["sumdim"])
+    return ir.emit(t.SumOp(product, result_type, summed, False))
+
+
 @handles("aten.matmul.default")
 def matmul(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     """torch.matmul; a vector operand becomes a one-row (or one-column) matrix whose unit
