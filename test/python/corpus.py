@@ -457,15 +457,17 @@ class Sampling(nn.Module):
         # grid_sample bilinear and nearest, with zeros and border padding (a spatial transformer's
         # warp; some points outside; bicubic in test_dynamo_backend, as its decomposition rounds
         # apart from eager's kernel by more than the torch level's test allows); 3-D max pooling;
-        # adaptive max pooling to a size that divides the input's and to one element, with the
-        # positions of the maxima. The samples in f32: eager's bf16 kernel interpolates in f32
-        # and rounds once, its decomposition at every op.
+        # adaptive max pooling to sizes that divide the input's and that do not (windows that
+        # overlap), to one element, with the positions of the maxima. The samples in f32:
+        # eager's bf16 kernel interpolates in f32 and rounds once, its decomposition at every op.
         pooled, where = F.adaptive_max_pool2d(image, (2, 4), return_indices=True)
         f, g = image.float(), grid.float()
         return (F.grid_sample(f, g, align_corners=False),
                 F.grid_sample(f, g, mode="nearest", padding_mode="border", align_corners=True),
                 F.max_pool3d(volume, 2), F.max_pool3d(volume, (2, 3, 3), stride=1),
-                pooled, where, F.adaptive_max_pool2d(image, 1))
+                pooled, where, F.adaptive_max_pool2d(image, 1),
+                F.adaptive_max_pool2d(image, (3, 5), return_indices=True),
+                F.adaptive_max_pool1d(volume[0, 0], 4))
 Sampling()(torch.randn(2, 3, 8, 8, dtype=DT), torch.rand(2, 4, 5, 2, dtype=DT) * 2.2 - 1.1,
            torch.randn(1, 2, 4, 6, 6, dtype=DT))
 """,

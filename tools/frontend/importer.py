@@ -156,15 +156,13 @@ EXTRA_DECOMPOSITIONS = (
     "max_pool2d_with_indices.default",
     "max_pool3d_with_indices.default",
     "_adaptive_avg_pool2d.default",
-    "adaptive_max_pool2d.default",
     "bucketize.Tensor",
     "grid_sampler_2d.default",
 )
 """Ops outside the core ATen set that PyTorch's own decompositions take to ops emmy compiles
 (interpolation and `grid_sample`: index lookups and arithmetic, but grid_sample's reflection
 padding, which computes in int8; max pooling with its indices,
-adaptive pooling: windows gathered and reduced, adaptive max pooling where the input's size
-is a multiple of the output's; bucketize: a binary search in compares)."""
+adaptive pooling: windows gathered and reduced; bucketize: a binary search in compares)."""
 
 
 def decompositions() -> dict[Any, Any]:
@@ -2923,6 +2921,56 @@ def roll(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
             parts = [slice_value(ir, x, dim, start, size, 1), slice_value(ir, x, dim, 0, start, 1)]
             x = ir.emit(t.CatOp(parts, x.type, dim))
     return ir.emit(t.ReshapeOp(x, ir.result_type(node))) if x.type != ir.result_type(node) else x
+
+
+def adaptive_windows(size: int, out: int) -> list[list[int]]:
+    """The places of each of `out` adaptive windows over `size` (window i from floor(i size /
+    out) to ceil((i + 1) size / out)), as many for every window: a shorter one repeats its
+    last place, which changes neither its max nor the max's first place."""
+    bounds = [((i * size) // out, -((-(i + 1) * size) // out)) for i in range(out)]
+    longest = max(end - start for start, end in bounds)
+    return [[min(start + k, end - 1) for k in range(longest)] for start, end in bounds]
+
+
+@handles("aten.adaptive_max_pool2d.default")
+def adaptive_max_pool2d(ir: _Importer, node: Node, a: dict[str, Any]) -> list[SSAValue]:
+    """`F.adaptive_max_pool2d(x, out, return_indices=True)` of any sizes: each output's
+    window of the last two dims (`adaptive_windows`) gathered as rows and columns
+    (`pick_along`), its max, and the place in the plane (h W + w) of the window's first max,
+    in the row-major order torch's kernel scans it."""
+    x = ir.tensor(a["self"])
+    element, shape = t.element_type_of(x), t.shape_of(x)
+    *lead, height, width = shape
+    out_h, out_w = a["output_size"]
+    rows, columns = adaptive_windows(height, out_h), adaptive_windows(width, out_w)
+    k_h, k_w = len(rows[0]), len(columns[0])
+    picked = x
+    for dim, places in ((len(lead), rows), (len(lead) + 1, columns)):
+        flat = [p for window in places for p in window]
+        index = ir.constant(torch.tensor(flat, dtype=torch.int64))
+        sizes = list(t.shape_of(picked))
+        sizes[dim] = len(flat)
+        picked = pick_along(ir, picked, dim, index, TensorType(element, sizes))
+    # [.., out_h * k_h, out_w * k_w] -> [.., out_h, out_w, k_h * k_w]
+    split = TensorType(element, (*lead, out_h, k_h, out_w, k_w))
+    picked = ir.emit(t.ReshapeOp(picked, split))
+    n = len(lead)
+    order = [*range(n), n, n + 2, n + 1, n + 3]
+    grouped = TensorType(element, (*lead, out_h, out_w, k_h, k_w))
+    picked = ir.emit(t.PermuteOp(picked, grouped, order))
+    windows = ir.emit(t.ReshapeOp(picked, TensorType(element, (*lead, out_h, out_w, k_h * k_w))))
+    values_type, indices_type = (ir.tensor_type(v) for v in node.meta["val"])
+    values = ir.emit(t.AmaxOp(windows, values_type, [n + 2], False))
+    first = ir.emit(t.ArgmaxOp(windows, TensorType(i64, (*lead, out_h, out_w, 1)), [n + 2], True))
+    planes = torch.tensor(
+        [[[r * width + c for r in row for c in column] for column in columns] for row in rows]
+    )
+    choices = TensorType(i1, (*lead, out_h, out_w, k_h * k_w))
+    chosen = ir.emit(t.EqOp(positions(ir, (k_h * k_w,), 0), first, choices))
+    held = ir.emit(
+        t.WhereOp(chosen, ir.constant(planes), ir.operand(0, i64), TensorType(i64, choices.shape))
+    )
+    return [values, ir.emit(t.SumOp(held, indices_type, [n + 2], False))]
 
 
 def pick_along(
