@@ -259,6 +259,20 @@ def test_embedding_bags_without_gradients_compile_without_fallback(compiled_grap
     assert emmy_partitions(compiled_graphs)
 
 
+@pytest.mark.parametrize("level", ["loop", "kernel"])
+def test_an_id_past_the_table_is_an_index_error_as_in_eager(level):
+    """An embedding's id past its table is refused by the interpreter (the SIMT emulator at
+    Kernel IR) as an IndexError, which code that catches eager's catches too."""
+    table = nn.Embedding(10, 4)
+    compiled = torch.compile(
+        lambda ids: table(ids) * 2, backend="emmy", options={"cpu_level": level}
+    )
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(torch.tensor([1, 9])), table(torch.tensor([1, 9])) * 2)
+        with pytest.raises(IndexError, match="out of bounds for a dimension of size 10"):
+            compiled(torch.tensor([1, 2, 30]))
+
+
 def test_accumulating_index_puts_add_every_repeat_in_emmy():
     """index_put with accumulate=True, index_add and scatter_add add each repeated
     position's values (no fallback); a scatter_add whose index is narrower than the input

@@ -83,11 +83,16 @@ def _attention(op: loop.AttentionOp | tile.AttentionOp, args: PythonValues) -> P
     return ()
 
 
+class OutOfBounds(InterpretationError, IndexError):
+    """An access outside its buffer (an index a program computed from its data: an
+    embedding's id past the table), an IndexError as eager PyTorch's."""
+
+
 def check_in_bounds(buffer: np.ndarray, indices: Sequence[np.ndarray]) -> None:
     for position, (index, size) in enumerate(zip(indices, buffer.shape)):
         lowest, highest = int(np.min(index)), int(np.max(index))
         if lowest < 0 or highest >= size:
-            raise InterpretationError(
+            raise OutOfBounds(
                 f"index #{position} takes values from {lowest} to {highest}, out of bounds "
                 f"for a dimension of size {size}"
             )

@@ -28,7 +28,7 @@ from emmy.dialects.torch import Torch
 from emmy.tools.interpreter.fused import FusedFunctions
 from emmy.tools.interpreter.host import HostFunctions
 from emmy.tools.interpreter.index_bounds import index_bounds
-from emmy.tools.interpreter.loop import LoopFunctions
+from emmy.tools.interpreter.loop import LoopFunctions, OutOfBounds
 from emmy.tools.interpreter.prim import PrimFunctions
 from emmy.tools.interpreter.scalar import (
     ScalarFunctions,
@@ -45,6 +45,11 @@ class ExecutionError(Exception):
     def __init__(self, op: Operation, cause: Exception):
         super().__init__(f"while running '{op.name}': {cause}")
         self.op = op
+
+
+class ExecutionIndexError(ExecutionError, IndexError):
+    """An access outside its buffer (`OutOfBounds`): code that catches eager PyTorch's
+    IndexError catches it too."""
 
 
 def make_interpreter(
@@ -163,7 +168,8 @@ def run_module(
             results = interpreter.call_op(function_op, tuple(arguments))
     except Exception as error:
         failed = innermost.innermost() or function_op
-        raise ExecutionError(failed, error) from error
+        kind = ExecutionIndexError if isinstance(error, OutOfBounds) else ExecutionError
+        raise kind(failed, error) from error
     return [np.array(result) for result in results]
 
 

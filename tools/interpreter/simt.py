@@ -197,6 +197,7 @@ from emmy.dialects.dtypes import element_bytes
 from emmy.dialects.effects import written_values
 from emmy.dialects.target import target_of
 from emmy.tools.interpreter import races
+from emmy.tools.interpreter.loop import OutOfBounds
 from emmy.tools.interpreter.races import Accesses, Accessors, Clock, Race
 from emmy.tools.interpreter.scalar import numpy_dtype, to_type
 from emmy.tools.interpreter.tasks import Scheduler
@@ -1828,7 +1829,7 @@ class SimtFunctions(InterpreterFunctions):
                 else:
                     first, thread, _ = _first_offender(bad, active, ())
                     where, index = chunk.describe(thread), index[first]
-                raise InterpretationError(
+                raise OutOfBounds(
                     f"{where}: index #{position} is {int(index)}, out of bounds for a "
                     f"dimension of size {size}"
                 )
