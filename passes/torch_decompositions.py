@@ -98,6 +98,14 @@ def gelu(b: Body, op: t.GeluOp, x: SSAValue) -> SSAValue:
     return b.mul(half_x, b.add(b.like(1.0, x), erf))
 
 
+def series(b: Body, w: SSAValue, coefficients: Sequence[float]) -> SSAValue:
+    """`c0 + c1 w + c2 w^2 + ..` by Horner's rule."""
+    total = b.like(coefficients[-1], w)
+    for coefficient in reversed(coefficients[:-1]):
+        total = b.add(b.like(coefficient, w), b.mul(w, total))
+    return total
+
+
 ERFC_COEFFICIENTS = (
     -1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806,
     0.27886807, -1.13520398, 1.48851587, -0.82215223, 0.17087277,
@@ -114,9 +122,7 @@ def erfc(b: Body, x: SSAValue) -> SSAValue:
     within 5e-7 of erfc, relative, wherever erfc is a normal float (x < 9.2)."""
     z = b.abs(x)
     t_ = b.div(b.like(1.0, x), b.add(b.like(1.0, x), b.mul(z, b.like(0.5, x))))
-    polynomial = b.like(ERFC_COEFFICIENTS[-1], x)
-    for coefficient in reversed(ERFC_COEFFICIENTS[:-1]):
-        polynomial = b.add(b.like(coefficient, x), b.mul(t_, polynomial))
+    polynomial = series(b, t_, ERFC_COEFFICIENTS)
     square = b.mul(z, z)
     rest = b.emit(math.FmaOp(z, z, b.neg(square)))
     tail = b.mul(b.mul(t_, b.emit(math.ExpOp(b.neg(square)))), b.emit(math.ExpOp(polynomial)))
@@ -148,14 +154,6 @@ def gamma_shifted(b: Body, y: SSAValue) -> tuple[SSAValue, SSAValue, list[SSAVal
     terms = [b.add(y, b.like(float(k), y)) for k in range(GAMMA_SHIFT)]
     z = b.select(low, b.add(y, b.like(float(GAMMA_SHIFT), y)), y)
     return low, z, terms
-
-
-def series(b: Body, w: SSAValue, coefficients: Sequence[float]) -> SSAValue:
-    """`c0 + c1 w + c2 w^2 + ..` by Horner's rule."""
-    total = b.like(coefficients[-1], w)
-    for coefficient in reversed(coefficients[:-1]):
-        total = b.add(b.like(coefficient, w), b.mul(w, total))
-    return total
 
 
 def lgamma(b: Body, x: SSAValue) -> SSAValue:

@@ -749,6 +749,10 @@ class _KernelPrinter:
 
     # -- memory --
 
+    def dynamic_size(self) -> str:
+        """The dynamic size, which a kernel that has one takes as its last argument."""
+        return self.expr(self.func.body.block.args[-1])
+
     def address(self, buffer: SSAValue, indices: Sequence[SSAValue], swizzled: bool = True) -> str:
         """`x[i * 2048 + j]`: the element of a dense row-major buffer, through its swizzle
         (unless `swizzled` is False: the element where the buffer's pattern starts, as TMA
@@ -774,8 +778,7 @@ class _KernelPrinter:
             inner = shape[dim + 1 :]
             stride = math.prod(d for d in inner if d != DYNAMIC_INDEX)
             if DYNAMIC_INDEX in inner:
-                # A stride across the dynamic dim: the size is the kernel's last argument.
-                size = self.expr(self.func.body.block.args[-1])
+                size = self.dynamic_size()
                 factors = [size] * inner.count(DYNAMIC_INDEX) + (
                     [str(stride)] if stride > 1 else []
                 )
@@ -852,15 +855,12 @@ class _KernelPrinter:
         if buffer not in self.func.body.block.args:
             return
         assert isinstance(buffer.type, MemRefType)
+        name = self.func.sym_name.data
         for index, size in zip(indices, buffer.type.get_shape(), strict=True):
             if not self.is_gathered(index):
                 continue
-            if size == DYNAMIC_INDEX:
-                bound = self.expr(self.func.body.block.args[-1])
-            else:
-                bound = str(size)
+            bound = self.dynamic_size() if size == DYNAMIC_INDEX else str(size)
             self.features.helpers.add("emmy_check_index")
-            name = self.func.sym_name.data
             self.line(f'emmy_check_index({self.expr(index)}, {bound}, "{name}");')
 
     def load(self, op: memref.LoadOp) -> None:

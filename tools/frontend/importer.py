@@ -1666,9 +1666,8 @@ def cdist(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     element = result_type.get_element_type()
     if element not in (f16, bf16, f32):
         raise ir.error(f"the distances of {element} rows are not supported")
-    rows = unsqueeze_value(
-        ir, ir.operand(a["x1"], element), len(t.shape_of(ir.tensor(a["x1"]))) - 1
-    )
+    rows = ir.operand(a["x1"], element)
+    rows = unsqueeze_value(ir, rows, len(t.shape_of(rows)) - 1)
     others = ir.operand(a["x2"], element)
     others = unsqueeze_value(ir, others, len(t.shape_of(others)) - 2)
     shape = torch.broadcast_shapes(t.shape_of(rows), t.shape_of(others))
@@ -2439,14 +2438,20 @@ def scatter_reduce(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     index = ir.emit(t.UnsqueezeOp(ir.convert(index, i64), TensorType(i64, scattered), dim))
     src = ir.emit(t.UnsqueezeOp(src, TensorType(element, scattered), dim))
     result_type = ir.result_type(node)
-    ones = ir.emit(t.ExpandOp(ir.operand(1, i64), TensorType(i64, scattered)))
-    counts = summed_at(ir, index, ones, dim, shape[dim])
+    # How many values each position takes: a mean divides by it, and without self a position
+    # that no index names keeps x's element.
+    counts = None
+    if reduce == "mean" or not include_self:
+        ones = ir.emit(t.ExpandOp(ir.operand(1, i64), TensorType(i64, scattered)))
+        counts = summed_at(ir, index, ones, dim, shape[dim])
     if reduce == "mean":
         summed = summed_at(ir, index, src, dim, shape[dim])
         if include_self:
             summed = ir.emit(t.AddOp(x, summed, result_type))
             counts = ir.emit(t.AddOp(counts, ir.operand(1, i64), counts.type))
         reduced = ir.emit(t.DivOp(summed, ir.convert(counts, element), result_type))
+        if include_self:
+            return reduced
     else:
         reduction, combine = SCATTER_REDUCTIONS[reduce]
         absent = {"sum": 0, "prod": 1}.get(reduce)
@@ -2460,8 +2465,6 @@ def scatter_reduce(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
         reduced = summed_at(ir, index, src, dim, shape[dim], reduction, absent)
         if include_self:
             return ir.emit(combine(x, reduced, result_type))
-    if include_self:
-        return reduced
     named = ir.emit(t.GtOp(counts, ir.operand(0, i64), TensorType(i1, shape)))
     return ir.emit(t.WhereOp(named, reduced, x, result_type))
 
