@@ -413,6 +413,29 @@ Reduce()(torch.randn(4, 8, dtype=DT), torch.randint(0, 8, (4, 6)), torch.randn(4
          torch.randint(-50, 50, (4, 8)), torch.randint(-9, 9, (4, 6)),
          torch.randn(2, 3, 5, 5, dtype=DT))
 """,
+    "top_p_sampling": """
+class Sampler(nn.Module):
+    def forward(self, logits, labels, n):
+        # Top-k then top-p (nucleus) filtering as generation loops write it: the sorted
+        # probabilities scattered back to their vocabulary places; a one-hot by scatter of a
+        # value; a permutation's inverse; integer scatter. Stable sorts in f32, so that ties
+        # keep one order (bf16 probabilities tie); no index names a place twice, since
+        # torch leaves which write wins there unspecified (its CUDA kernels differ).
+        logits = logits.float() / 0.7
+        kth = torch.topk(logits, 5).values[:, [-1]]
+        logits = logits.masked_fill(logits < kth, float("-inf"))
+        probs = logits.softmax(-1)
+        ordered, order = torch.sort(probs, descending=True, stable=True)
+        kept = ordered * ((ordered.cumsum(-1) - ordered) < 0.9)
+        nucleus = torch.zeros_like(probs).scatter(-1, order, kept)
+        one_hot = torch.zeros(labels.shape[0], 12).scatter_(1, labels[:, None], 1.0)
+        ranks = torch.arange(order.shape[1]).expand_as(order)
+        inverse = torch.empty_like(order).scatter_(1, order, ranks)
+        return (nucleus / nucleus.sum(-1, keepdim=True), one_hot, inverse,
+                n.scatter(0, torch.argsort(n, dim=0, stable=True)[:2], -n[:2]),
+                n.scatter(1, torch.argsort(n, dim=1, stable=True)[:, :2], 7))
+Sampler()(torch.randn(3, 20, dtype=DT), torch.randint(0, 12, (5,)), torch.randint(-9, 9, (3, 6)))
+""",
     "histograms_distances": """
 class Statistics(nn.Module):
     def forward(self, x, a, b):

@@ -192,6 +192,25 @@ def test_a_repeated_index_writes_its_last_slice():
     assert torch.equal(put, want)
 
 
+def test_a_scatter_whose_index_repeats_writes_its_last_source_element():
+    """As with index_copy, torch leaves which write wins undefined; emmy takes the last
+    place along the dim, as torch's CPU kernel does, for a source and for a value."""
+
+    def program(base, index, source):
+        return base.scatter(1, index, source), base.scatter(1, index[:, :5], -1.5)
+
+    compiled = torch.compile(program, backend="emmy", options={"fallback": False})
+    base, source = torch.randn(3, 6), torch.randn(3, 40)
+    index = torch.randint(0, 6, (3, 40))
+    want, filled = base.clone(), base.clone()
+    for row in range(3):
+        for place, position in enumerate(index[row].tolist()):
+            want[row, position] = source[row, place]
+            filled[row, position] = -1.5 if place < 5 else filled[row, position]
+    scattered, valued = compiled(base, index, source)
+    assert torch.equal(scattered, want) and torch.equal(valued, filled)
+
+
 def test_one_hots_checks_run_in_pytorch_and_its_work_in_emmy(compiled_graphs):
     """F.one_hot asserts that its classes are in range (`_assert_async`): the check is
     PyTorch's, raising as eager does, not an op that fell back; the rest compiles."""

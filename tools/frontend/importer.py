@@ -2272,12 +2272,19 @@ def searchsorted(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
 
 @handles("aten.gather.default")
 def gather(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
-    """`torch.gather`: `out[i, j] = x[i, index[i, j]]` (along `dim`), as a row lookup in `x`
-    flattened to a column: the row of `out[i, j]` is `index[i, j] * stride(dim)` plus each
-    other coordinate times its stride, added from one small `arange` per dim."""
-    x, index = ir.tensor(a["self"]), ir.tensor(a["index"])
+    """`torch.gather`: `out[i, j] = x[i, index[i, j]]` (along `dim`)."""
+    x = ir.tensor(a["self"])
+    dim = ir.dim(a["dim"], max(len(t.shape_of(x)), 1))
+    return gathered_along(ir, x, dim, ir.tensor(a["index"]), ir.result_type(node))
+
+
+def gathered_along(
+    ir: _Importer, x: SSAValue, dim: int, index: SSAValue, result_type: TensorType
+) -> SSAValue:
+    """`x.gather(dim, index)` as a row lookup in `x` flattened to a column: the row of
+    `out[i, j]` is `index[i, j] * stride(dim)` plus each other coordinate times its stride,
+    added from one small `arange` per dim."""
     shape, index_shape = t.shape_of(x), t.shape_of(index)
-    dim = ir.dim(a["dim"], max(len(shape), 1))
     strides = [prod(shape[d + 1 :]) for d in range(len(shape))]
     index_type = TensorType(t.element_type_of(index), index_shape)
     rows = ir.emit(t.MulOp(index, ir.operand(strides[dim], index_type.element_type), index_type))
@@ -2290,7 +2297,7 @@ def gather(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
         )
         offsets = ir.convert(offsets, index_type.element_type)
         rows = ir.emit(t.AddOp(rows, offsets, index_type))
-    return lookup_rows(ir, x, prod(shape), rows, ir.result_type(node))
+    return lookup_rows(ir, x, prod(shape), rows, result_type)
 
 
 @handles("aten.index_put.default", "aten.index_copy.default")
@@ -2467,6 +2474,45 @@ def scatter_reduce(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
             return ir.emit(combine(x, reduced, result_type))
     named = ir.emit(t.GtOp(counts, ir.operand(0, i64), TensorType(i1, shape)))
     return ir.emit(t.WhereOp(named, reduced, x, result_type))
+
+
+@handles("aten.scatter.src", "aten.scatter.value")
+def scatter(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    """`x.scatter(dim, index, src)` (or a scalar `value`): a copy of `x` whose element at
+    each `index` along `dim` is the source's at that index's place. Where several places
+    name one position, torch leaves which one wins unspecified; here, as on torch's CPU, the
+    last: each position takes the greatest place naming it (`summed_at` by max), then the
+    source's element there (`gathered_along`)."""
+    x = ir.tensor(a["self"])
+    shape, element = t.shape_of(x), t.element_type_of(x)
+    dim, index = ir.dim(a["dim"], max(len(shape), 1)), ir.tensor(a["index"])
+    index_shape = t.shape_of(index)
+    if len(index_shape) != len(shape) or any(
+        index_shape[d] != shape[d] for d in range(len(shape)) if d != dim
+    ):
+        raise ir.error(
+            "scatter whose index is not the input's shape along the other dims is not supported"
+        )
+    index = ir.convert(index, i64)
+    scattered = (*index_shape[:dim], 1, *index_shape[dim:])
+    places = positions(ir, [1 if d != dim + 1 else n for d, n in enumerate(scattered)], dim + 1)
+    places = ir.emit(t.ExpandOp(places, TensorType(i64, scattered)))
+    unsqueezed = ir.emit(t.UnsqueezeOp(index, TensorType(i64, scattered), dim))
+    last = summed_at(ir, unsqueezed, places, dim, shape[dim], t.AmaxOp, absent=-1)
+    result_type = ir.result_type(node)
+    if "value" in a:
+        written = ir.operand(a["value"], element)
+    else:
+        src = ir.operand(a["src"], element)
+        if any(have < need for have, need in zip(t.shape_of(src), index_shape, strict=True)):
+            raise ir.error("scatter's src is smaller than its index")
+        for d, size in enumerate(index_shape):
+            if t.shape_of(src)[d] != size:
+                src = slice_value(ir, src, d, 0, size, 1)
+        place = ir.emit(t.ClampOp(last, last.type, 0.0, None))
+        written = gathered_along(ir, src, dim, place, result_type)
+    named = ir.emit(t.GeOp(last, ir.operand(0, i64), TensorType(i1, shape)))
+    return ir.emit(t.WhereOp(named, written, x, result_type))
 
 
 @handles("aten.histc.default")
