@@ -292,6 +292,36 @@ def test_an_id_past_the_table_is_an_index_error_as_in_eager(level):
             compiled(torch.tensor([1, 2, 30]))
 
 
+@pytest.mark.parametrize(
+    ("program", "outside"),
+    [
+        (lambda x, i, j: x.gather(1, i), -1),  # gather takes no index from the end
+        (lambda x, i, j: x[j, i[:, 0]], -7),
+        (lambda x, i, j: x[:, None][j, :, i[:, :1]], -7),
+    ],
+    ids=["gather", "two-indices", "two-indices-apart"],
+)
+@pytest.mark.parametrize("level", ["loop", "kernel"])
+def test_an_index_outside_its_dim_is_refused_where_other_dims_would_hide_it(
+    program, outside, level
+):
+    """gather and indexing by several tensors look up one row of the input flattened, where
+    one dim's index outside it would land on a neighbouring row: it is refused, with the
+    exception class eager raises (IndexError from indexing, RuntimeError from gather), and
+    indices in range give eager's result."""
+    compiled = torch.compile(program, backend="emmy", options={"cpu_level": level})
+    x, j = torch.randn(4, 6), torch.tensor([3, 0, 2, 1])
+    inside = torch.randint(0, 6, (4, 2))
+    torch.testing.assert_close(compiled(x, inside, j), program(x, inside, j))
+    for wrong in (6, outside):
+        past = inside.clone()
+        past[2, 0] = wrong
+        with pytest.raises((IndexError, RuntimeError)) as eager:
+            program(x, past, j)
+        with pytest.raises(type(eager.value), match="out of bounds"):
+            compiled(x, past, j)
+
+
 def test_accumulating_index_puts_add_every_repeat_in_emmy():
     """index_put with accumulate=True, index_add and scatter_add add each repeated
     position's values (no fallback); a scatter_add whose index is narrower than the input

@@ -2139,8 +2139,8 @@ def index(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     index_shape = tuple(torch.broadcast_shapes(*(t.shape_of(i) for i in indexed.values())))
     rows_type = TensorType(i64, index_shape)
     rows = None
-    for position, d in enumerate(dims):
-        index = from_the_end(ir, indexed[d], shape[d])
+    wrapped = [from_the_end(ir, indexed[d], shape[d]) for d in dims]
+    for position, (d, index) in enumerate(zip(dims, wrapped, strict=True)):
         stride = prod(shape[e] for e in dims[position + 1 :])
         if stride != 1:
             index = ir.emit(t.MulOp(index, ir.operand(stride, i64), index.type))
@@ -2151,6 +2151,8 @@ def index(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
             rows = ir.emit(t.AddOp(rows, index, TensorType(i64, both)))
     if t.shape_of(rows) != index_shape:
         rows = ir.emit(t.ExpandOp(rows, rows_type))
+    if len(dims) > 1:
+        rows = outside_as_negative(ir, rows, [(i, shape[d]) for d, i in zip(dims, wrapped)])
     order = [*dims, *others]
     if order != list(range(len(shape))):
         permuted = TensorType(element, tuple(shape[d] for d in order))
@@ -2297,6 +2299,8 @@ def gathered_along(
         )
         offsets = ir.convert(offsets, index_type.element_type)
         rows = ir.emit(t.AddOp(rows, offsets, index_type))
+    if len(shape) > 1:
+        rows = outside_as_negative(ir, rows, [(index, shape[dim])])
     return lookup_rows(ir, x, prod(shape), rows, result_type)
 
 
@@ -2594,6 +2598,34 @@ def last_occurrences(ir: _Importer, index: SSAValue, size: int) -> SSAValue:
     held = TensorType(i64, (size, count))
     occurrences = ir.emit(t.WhereOp(matches, places, ir.operand(-1, i64), held))
     return ir.emit(t.AmaxOp(occurrences, TensorType(i64, (size,)), [1], False))
+
+
+def outside_as_negative(
+    ir: _Importer, rows: SSAValue, indices: Sequence[tuple[SSAValue, int]]
+) -> SSAValue:
+    """`rows`, negative wherever one of the `(index, size)` pairs has its index outside
+    `[0, size)`. A row lookup adds several dims' indices into one row, where one dim's index
+    past its end lands in range on a neighbouring row; a negative row is outside every table,
+    so the lookup refuses it as it refuses any row outside (an IndexError in the interpreters,
+    a device assert on CUDA), as torch's kernels refuse the index. The row is made negative
+    by setting its sign bit, which keeps it unknown to the verifiers' interval analysis
+    (`access_bounds`): a constant would be a known row outside, refused at compile time
+    wherever the analysis cannot prove the indices in range."""
+    inside = None
+    for index, size in indices:
+        mask = TensorType(i1, t.shape_of(index))
+        above = ir.emit(t.GeOp(index, ir.operand(0, t.element_type_of(index)), mask))
+        below = ir.emit(t.LtOp(index, ir.operand(size, t.element_type_of(index)), mask))
+        both = ir.emit(t.BitwiseAndOp(above, below, mask))
+        if inside is not None:
+            joint = tuple(torch.broadcast_shapes(t.shape_of(inside), t.shape_of(both)))
+            both = ir.emit(t.BitwiseAndOp(inside, both, TensorType(i1, joint)))
+        inside = both
+    assert inside is not None
+    element = t.element_type_of(rows)
+    sign = ir.operand(-(2 ** (element.bitwidth - 1)), element)
+    negative = ir.emit(t.BitwiseOrOp(rows, sign, rows.type))
+    return ir.emit(t.WhereOp(inside, rows, negative, rows.type))
 
 
 def lookup_rows(

@@ -47,9 +47,10 @@ class ExecutionError(Exception):
         self.op = op
 
 
-class ExecutionIndexError(ExecutionError, IndexError):
-    """An access outside its buffer (`OutOfBounds`): code that catches eager PyTorch's
-    IndexError catches it too."""
+class ExecutionIndexError(ExecutionError, IndexError, RuntimeError):
+    """An access outside its buffer (`OutOfBounds`): code that catches what eager PyTorch
+    raises for an index outside its dim catches it too (an IndexError from indexing and
+    embeddings, a RuntimeError from gather and index_select)."""
 
 
 def make_interpreter(
