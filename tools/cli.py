@@ -341,13 +341,12 @@ def lowering(torch_ir: ModuleOp, level: str) -> Iterator[None]:
     source."""
     from xdsl.utils.exceptions import PassFailedException
 
-    from emmy.tools.diagnostics import CompileError, op_diagnostic
+    from emmy.tools.diagnostics import CompileError, failure_diagnostic
 
     try:
         yield
     except PassFailedException as error:
-        message = f"lowering to {level} failed: {error}"
-        raise CompileError(op_diagnostic(torch_ir, message)) from error
+        raise CompileError(failure_diagnostic(error, f"lowering to {level}", torch_ir)) from error
 
 
 def lower_with_diagnostics(module: ModuleOp, level: str) -> ModuleOp:

@@ -295,6 +295,17 @@ def op_diagnostic(op: Operation, message: str, outer: Operation | None = None) -
     return Diagnostic("<unknown>", 1, 1, one_line(message))
 
 
+def failure_diagnostic(error: Exception, what: str, outer: Operation) -> Diagnostic:
+    """`what failed: ...` at the op a pass's `PassFailedException(message, op)` names (or
+    any exception whose arguments hold an op), or else at `outer`."""
+    op = next((arg for arg in error.args if isinstance(arg, Operation)), outer)
+    message = (
+        " ".join(str(arg) for arg in error.args if not isinstance(arg, Operation))
+        or type(error).__name__
+    )
+    return op_diagnostic(op, f"{what} failed: {message}", outer)
+
+
 def _verify_error(op: Operation, error: Exception) -> CompileError:
     """A verify error of `op`, reported at the op it names (a use, an access) or else at `op`."""
     op = next((arg for arg in error.args if isinstance(arg, Operation)), op)

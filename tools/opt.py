@@ -44,7 +44,6 @@ from types import NoneType
 from typing import IO, Any, TypeVar, get_args, get_type_hints
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.printer import Printer
 from xdsl.targets.mlir import MLIRTarget
@@ -62,6 +61,7 @@ from emmy.tools.diagnostics import (
     CompileError,
     Source,
     expectations,
+    failure_diagnostic,
     internal_error,
     op_diagnostic,
     parse,
@@ -660,12 +660,7 @@ class EmmyOptMain(xDSLOptMain):
         try:
             return action()
         except DiagnosticException as error:
-            op = next((arg for arg in error.args if isinstance(arg, Operation)), module)
-            message = (
-                " ".join(str(arg) for arg in error.args if not isinstance(arg, Operation))
-                or type(error).__name__
-            )
-            raise CompileError(op_diagnostic(op, f"{where} failed: {message}", module)) from None
+            raise CompileError(failure_diagnostic(error, where, module)) from None
         except Exception as error:
             raise CompileError(
                 op_diagnostic(module, internal_error(f"in {where}", error))

@@ -270,3 +270,33 @@ def test_a_timeout_is_a_positive_number_of_seconds() -> None:
     )
     assert result.returncode == 2
     assert "argument --timeout: a positive number of seconds, got '0'" in result.stderr
+
+
+def test_a_pass_that_fails_at_an_op_is_reported_at_its_source_line(
+    monkeypatch, capsys, tmp_path
+) -> None:
+    """A pass raising `PassFailedException(message, op)` while `emmy compile` lowers is one
+    located line with the message, not the exception's arguments as a tuple."""
+    from xdsl.utils.exceptions import PassFailedException
+
+    from emmy.tools.bench import differential
+
+    def failing(module, level):
+        op = next(o for o in module.walk() if o.name == "torch.relu")
+        raise PassFailedException("cannot apply the schedule of @k_relu: a reason", op)
+
+    monkeypatch.setattr(differential, "lower", failing)
+    program = tmp_path / "program.py"
+    program.write_text(
+        "import torch\nfrom torch import nn\n\n"
+        "class M(nn.Module):\n    def forward(self, x):\n        return torch.relu(x) * 2\n\n"
+        "M()(torch.randn(4))\n"
+    )
+    assert cli.main(["compile", str(program), "--ir", "tile"]) == 1
+    printed = capsys.readouterr().err
+    assert printed.splitlines() == [
+        f"{program}:6:22: error: lowering to tile failed: cannot apply the schedule of"
+        " @k_relu: a reason",
+        "        return torch.relu(x) * 2",
+        "                     ^",
+    ]
