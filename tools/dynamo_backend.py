@@ -72,6 +72,7 @@ from emmy.tools.frontend.complex_pairs import (
     complex_as_real_pairs,
     is_complex,
 )
+from emmy.tools.frontend.corrected_decompositions import use_corrected_functions
 from emmy.tools.frontend.importer import (
     HANDLERS,
     UnsupportedNodes,
@@ -487,6 +488,7 @@ def emmy_backend(
         except Exception:  # a stale entry (its programs gone or changed) is a miss
             pass
     keep_boolean_mask_sdpa(gm)
+    use_corrected_functions(gm)
     made: dict[bool, tuple[GraphModule, Any]] = {}
 
     def compiler(forward: bool) -> Any:

@@ -436,6 +436,21 @@ class Sampler(nn.Module):
                 n.scatter(1, torch.argsort(n, dim=1, stable=True)[:, :2], 7))
 Sampler()(torch.randn(3, 20, dtype=DT), torch.randint(0, 12, (5,)), torch.randint(-9, 9, (3, 6)))
 """,
+    "multilabel_margin": """
+class Margins(nn.Module):
+    def forward(self, x, y):
+        # Each row's classes in y's order, the list ended (-1) after as many as its row has
+        # positives (one at least): PyTorch's own decomposition counted the slots after the
+        # end as class 0. In f32, as eager's bf16 kernel sums in bf16.
+        order = torch.argsort(y, dim=-1, descending=True, stable=True)
+        count = (y > 0).sum(-1, keepdim=True).clamp_min(1)
+        labels = torch.where(torch.arange(y.shape[-1]) < count, order, -1)
+        x = x.float()
+        return (F.multilabel_margin_loss(x, labels, reduction="none"),
+                F.multilabel_margin_loss(x, labels),
+                nn.MultiLabelMarginLoss(reduction="sum")(x[0], labels[0]))
+Margins()(torch.randn(5, 7, dtype=DT), torch.randn(5, 7, dtype=DT))
+""",
     "histograms_distances": """
 class Statistics(nn.Module):
     def forward(self, x, a, b):

@@ -92,6 +92,7 @@ from emmy.tools.frontend.complex_pairs import (
     as_pairs,
     complex_as_real_pairs,
 )
+from emmy.tools.frontend.corrected_decompositions import CORRECTED_DECOMPOSITIONS
 from emmy.tools.frontend.program import FrontendError, location
 from emmy.tools.frontend.transformer_decompositions import TRANSFORMER_DECOMPOSITIONS
 
@@ -167,11 +168,12 @@ adaptive pooling: windows gathered and reduced; bucketize: a binary search in co
 
 def decompositions() -> dict[Any, Any]:
     """PyTorch's core ATen decompositions (and `EXTRA_DECOMPOSITIONS`, and emmy's own of the
-    transformer fast path's fused ops, `TRANSFORMER_DECOMPOSITIONS`) of the ops the importer
+    transformer fast path's fused ops, `TRANSFORMER_DECOMPOSITIONS`, and of the ops whose
+    PyTorch decompositions differ from eager, `CORRECTED_DECOMPOSITIONS`) of the ops the importer
     has no handler for, so that composite ops (stack, triu, cross-entropy, interpolation, ...)
     reach ops emmy compiles; an op it handles keeps its own form (a layer norm stays one op,
     not its arithmetic)."""
-    extra = dict(TRANSFORMER_DECOMPOSITIONS)
+    extra = {**TRANSFORMER_DECOMPOSITIONS, **CORRECTED_DECOMPOSITIONS}
     for name in EXTRA_DECOMPOSITIONS:
         packet, overload = name.split(".")
         op = getattr(getattr(torch.ops.aten, packet), overload)
