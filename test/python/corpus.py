@@ -451,6 +451,21 @@ class Margins(nn.Module):
                 nn.MultiLabelMarginLoss(reduction="sum")(x[0], labels[0]))
 Margins()(torch.randn(5, 7, dtype=DT), torch.randn(5, 7, dtype=DT))
 """,
+    "merged_image_embeddings": """
+class Merge(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(10, 6)
+    def forward(self, ids, features, x):
+        # A vision-language model's merge: the image features take the places of the image
+        # token's (7) embeddings, in order; masked_scatter of a broadcast mask too.
+        embeds = self.embed(ids)
+        image = (ids == 7).unsqueeze(-1).expand_as(embeds)
+        merged = embeds.masked_scatter(image, features.to(embeds.dtype))
+        return merged, x.masked_scatter(x[:1] > 0, -x)
+Merge().to(DT)(torch.randint(0, 10, (2, 9)), torch.randn(18, 6, dtype=DT),
+               torch.randn(3, 5, dtype=DT))
+""",
     "histograms_distances": """
 class Statistics(nn.Module):
     def forward(self, x, a, b):

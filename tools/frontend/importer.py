@@ -1016,6 +1016,44 @@ def masked_fill(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     return select(ir, node, a["mask"], a["value"], a["self"])
 
 
+@handles("aten.masked_scatter.default")
+def masked_scatter(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    """`x.masked_scatter(mask, source)`: where `mask` (broadcast to `x`) is True, the next
+    element of `source` (flattened, in order), as eager's CUDA kernel computes it: each True
+    element's place in `source` is the count of True elements before it (a cumsum of the
+    flattened mask), its element a row lookup there. A mask broadcast along `x`'s last dims
+    (a vision-language model's `(ids == image)[..., None]`) is scanned without them: its
+    True element `r` takes the `width` elements from `(count before r) * width`."""
+    result_type = ir.result_type(node)
+    shape, element = tuple(result_type.get_shape()), result_type.get_element_type()
+    x, mask = ir.operand(a["self"], element), ir.tensor(a["mask"])
+    source = ir.operand(a["source"], element)
+    available = prod(t.shape_of(source))
+    given = (1,) * (len(shape) - len(t.shape_of(mask))) + tuple(t.shape_of(mask))
+    kept = max((d + 1 for d, size in enumerate(given) if size != 1), default=0)
+    rows, width = prod(shape[:kept]), prod(shape[kept:])
+    row_mask = ir.emit(t.ReshapeOp(mask, TensorType(i1, given[:kept])))
+    if given[:kept] != shape[:kept]:
+        row_mask = ir.emit(t.ExpandOp(row_mask, TensorType(i1, shape[:kept])))
+    row_mask = ir.emit(t.ReshapeOp(row_mask, TensorType(i1, (rows, 1))))
+    counts = ir.convert(row_mask, i64)
+    taken = ir.emit(t.CumsumOp(counts, counts.type, 0))
+    # A False row's lookup is unused; it reads at the True row before it (at 0 before the
+    # first), never past what the True rows take. A True row past the source is refused, as
+    # eager refuses it.
+    start = ir.emit(t.SubOp(taken, ir.operand(1, i64), taken.type))
+    start = ir.emit(t.ClampOp(start, start.type, 0.0, None))
+    if width != 1:
+        start = ir.emit(t.MulOp(start, ir.operand(width, i64), start.type))
+    places_type = TensorType(i64, (rows, width))
+    place = ir.emit(t.AddOp(start, positions(ir, (1, width), 1), places_type))
+    picked = lookup_rows(ir, source, available, place, TensorType(element, (rows, width)))
+    picked = ir.emit(t.ReshapeOp(picked, result_type))
+    if t.shape_of(mask) != shape:
+        mask = ir.emit(t.ExpandOp(mask, TensorType(i1, shape)))
+    return ir.emit(t.WhereOp(mask, picked, x, result_type))
+
+
 # --- conversions and identities -----------------------------------------------------------
 
 
