@@ -229,7 +229,13 @@ Shuffles()(torch.randn(6, 10, dtype=DT))
 class Pools(nn.Module):
     def forward(self, x):
         pooled = F.max_pool2d(x, 3, 2, 1) + F.avg_pool2d(x, 3, 2, 1, count_include_pad=False)
-        return F.interpolate(pooled, scale_factor=2), F.avg_pool2d(x, 2), F.max_pool1d(x[0], 2)
+        # ceil_mode's last windows reach past the input and its padding (a ResNet-D shortcut's
+        # pooling, the window counts of both count_include_pad)
+        ceiled = (F.avg_pool2d(x, 3, 2, 1, ceil_mode=True),
+                  F.avg_pool2d(x[..., :7], 2, ceil_mode=True, count_include_pad=False),
+                  F.max_pool2d(x[..., :7], 2, ceil_mode=True))
+        return (F.interpolate(pooled, scale_factor=2), F.avg_pool2d(x, 2), F.max_pool1d(x[0], 2),
+                *ceiled)
 Pools()(torch.randn(2, 3, 6, 8, dtype=DT))
 """,
     "advanced_indexing": """

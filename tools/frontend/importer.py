@@ -3198,8 +3198,6 @@ def pooled_mean(
     element = result_type.get_element_type()
     spatial = _spatial_dims(node)
     kernel, stride, padding = _pool_arguments(a, spatial)
-    if a.get("ceil_mode"):
-        raise ir.error("average pooling with ceil_mode=True is not supported")
     out = list(result_type.get_shape()[-spatial:])
     windows = _windows(ir, x, kernel, stride, padding, out, 0.0)
     total = windows[0]
@@ -3207,14 +3205,21 @@ def pooled_mean(
         total = ir.emit(t.AddOp(total, window, result_type))
     if a.get("divisor_override"):
         divisor = ir.operand(float(a["divisor_override"]), element)
-    elif a.get("count_include_pad", True) or not any(padding):
+        return ir.emit(t.DivOp(total, divisor, result_type))
+    # Each window's count: of its elements inside the input, or inside the input and its
+    # padding (count_include_pad); ceil_mode's last windows may reach past both.
+    sizes = t.shape_of(x)[-spatial:]
+    counted = torch.ones(sizes, dtype=torch.float64)
+    pad = [p for d in reversed(padding) for p in (d, d)]
+    counted = torch.nn.functional.pad(counted, pad, value=float(a.get("count_include_pad", True)))
+    past = [stride[d] * (out[d] - 1) + kernel[d] - counted.shape[d] for d in range(spatial)]
+    counted = torch.nn.functional.pad(counted, [p for d in reversed(past) for p in (0, max(d, 0))])
+    for d in range(spatial):
+        counted = counted.unfold(d, kernel[d], stride[d])
+    counts = counted.sum(tuple(range(spatial, 2 * spatial)))
+    if bool((counts == prod(kernel)).all()):
         divisor = ir.operand(float(prod(kernel)), element)
     else:
-        inside = torch.ones(t.shape_of(x)[-spatial:], dtype=torch.float64)
-        counts = torch.nn.functional.pad(inside, [p for d in reversed(padding) for p in (d, d)])
-        for d in range(spatial):
-            counts = counts.unfold(d, kernel[d], stride[d])
-        counts = counts.sum(tuple(range(spatial, 2 * spatial)))
         divisor = ir.constant(counts.to(dtypes.torch_dtype(element)))
     return ir.emit(t.DivOp(total, divisor, result_type))
 
