@@ -490,7 +490,9 @@ class Statistics(nn.Module):
                 x[below[0], below[1]], x[above[0], above[1]] * 2, F.rrelu(x, 0.1, 0.3),
                 torch.nanmedian(holes, 1), torch.nanmedian(holes, 0, keepdim=True).values,
                 torch.nanmedian(holes), torch.nanmedian((x * 4).int(), 1).values,
-                torch.mode((x * 2).round(), 1), torch.mode((a * 3).int(), 0, keepdim=True))
+                torch.mode((x * 2).round(), 1), torch.mode((a * 3).int(), 0, keepdim=True),
+                torch.dist(a[0], b[0, :5]), torch.dist(a, a.flip(0), 3),
+                torch.ldexp(x, (a[0, :4, :1] * 3).int()))
 Statistics().eval()(torch.randn(4, 6, dtype=DT), torch.randn(2, 5, 3, dtype=DT),
                     torch.randn(2, 7, 3, dtype=DT))
 """,

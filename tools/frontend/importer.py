@@ -159,11 +159,14 @@ EXTRA_DECOMPOSITIONS = (
     "_adaptive_avg_pool2d.default",
     "bucketize.Tensor",
     "grid_sampler_2d.default",
+    "dist.default",
+    "ldexp.Tensor",
 )
 """Ops outside the core ATen set that PyTorch's own decompositions take to ops emmy compiles
 (interpolation and `grid_sample`: index lookups and arithmetic, but grid_sample's reflection
 padding, which computes in int8; max pooling with its indices,
-adaptive pooling: windows gathered and reduced; bucketize: a binary search in compares)."""
+adaptive pooling: windows gathered and reduced; bucketize: a binary search in compares;
+`torch.dist`: a norm of the difference; `ldexp`: a product with a power of 2)."""
 
 
 def decompositions() -> dict[Any, Any]:
