@@ -402,7 +402,8 @@ class Reduce(nn.Module):
     def forward(self, x, index, src, n, nsrc, image):
         # scatter_reduce's every reduction with and without self (a position no index names keeps
         # x's); circular padding and hinge loss, which decompose through torch.empty; erfc's
-        # tails; lgamma and digamma of either sign, with and without the steps up.
+        # tails; lgamma and digamma of either sign, with and without the steps up; index_reduce
+        # (scatter_reduce of whole slices).
         # Sums and means in f32 (eager's bf16 ones round at each element); no prod in bf16.
         sums = [x.float().scatter_reduce(1, index, src.float(), r, include_self=s)
                 for r in ("sum", "mean") for s in (True, False)]
@@ -414,7 +415,10 @@ class Reduce(nn.Module):
                 F.pad(image, (1, 2, 2, 1), mode="circular"), F.hinge_embedding_loss(x, x.sign()),
                 torch.erfc(x * 3), torch.erfc(image.float().abs() * 4 + 2),
                 torch.lgamma(x * 4), torch.digamma(x * 4), torch.lgamma(image.float().abs() * 30),
-                torch.digamma(src.float().abs() * 30 + 1))
+                torch.digamma(src.float().abs() * 30 + 1),
+                x.index_reduce(0, index[0, :3] % 4, x.flip(0)[:3], "amax"),
+                x.float().index_reduce(1, index[1], src.float(), "mean", include_self=False),
+                n.index_reduce(0, index[2, :4] % 4, n.flip(1), "prod"))
 Reduce()(torch.randn(4, 8, dtype=DT), torch.randint(0, 8, (4, 6)), torch.randn(4, 6, dtype=DT),
          torch.randint(-50, 50, (4, 8)), torch.randint(-9, 9, (4, 6)),
          torch.randn(2, 3, 5, 5, dtype=DT))

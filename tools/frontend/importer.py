@@ -2473,10 +2473,42 @@ def scatter_reduce(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     position that no index names keeps `x`'s element, and the others are their values'
     reduction alone."""
     x = ir.tensor(a["self"])
-    shape, element = t.shape_of(x), t.element_type_of(x)
-    dim, index = ir.dim(a["dim"], max(len(shape), 1)), ir.tensor(a["index"])
-    src = ir.operand(a["src"], element)
+    dim = ir.dim(a["dim"], max(len(t.shape_of(x)), 1))
+    index, src = ir.tensor(a["index"]), ir.operand(a["src"], t.element_type_of(x))
     reduce, include_self = a.get("reduce", "sum"), a.get("include_self", True)
+    return reduced_into(ir, node, x, dim, index, src, reduce, include_self)
+
+
+@handles("aten.index_reduce.default")
+def index_reduce(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    """`x.index_reduce(dim, index, source, reduce, include_self=...)`: the slices of `source`
+    along `dim` reduced into `x`'s slices at `index`, as `scatter_reduce` with the index
+    broadcast along the other dims."""
+    x = ir.tensor(a["self"])
+    dim = ir.dim(a["dim"], max(len(t.shape_of(x)), 1))
+    source = ir.operand(a["source"], t.element_type_of(x))
+    shape = t.shape_of(source)
+    index = ir.convert(ir.tensor(a["index"]), i64)
+    along = [1] * len(shape)
+    along[dim] = shape[dim]
+    index = ir.emit(t.ReshapeOp(index, TensorType(i64, tuple(along))))
+    index = ir.emit(t.ExpandOp(index, TensorType(i64, shape)))
+    return reduced_into(ir, node, x, dim, index, source, a["reduce"], a.get("include_self", True))
+
+
+def reduced_into(
+    ir: _Importer,
+    node: Node,
+    x: SSAValue,
+    dim: int,
+    index: SSAValue,
+    src: SSAValue,
+    reduce: str,
+    include_self: bool,
+) -> SSAValue:
+    """The elements of `src` reduced (`reduce`: a `scatter_reduce` reduction) into `x` at
+    their `index` along `dim` (`summed_at`)."""
+    shape, element = t.shape_of(x), t.element_type_of(x)
     index_shape = t.shape_of(index)
     if t.shape_of(src) != index_shape or any(
         index_shape[d] != shape[d] for d in range(len(shape)) if d != dim
