@@ -753,3 +753,25 @@ def test_an_unfold_window_too_long_runs_in_pytorch_with_its_reason():
     with pytest.warns(FallbackWarning, match="unfold windows of more than 64 elements"):
         got = torch.compile(frames, backend="emmy")(x)
     torch.testing.assert_close(got, frames(x))
+
+
+def test_a_lookup_of_the_dynamic_size_runs_in_pytorch_with_its_reason():
+    """gather, scatter and masked_scatter build static row lookups and position matches: with
+    the dynamic size in their operands they are refused with that reason and run in
+    PyTorch, at every size."""
+
+    def program(x):
+        order = x.argsort(1)
+        return x.gather(1, order) + x.scatter(1, order, x) + x.masked_scatter(x > 0, x * 3)
+
+    compiled = torch.compile(program, backend="emmy")
+    for rows in (5, 9):
+        x = torch.randn(rows, 8)
+        torch._dynamo.mark_dynamic(x, 0)
+        with pytest.warns(FallbackWarning) as caught:
+            got = compiled(x)
+        torch.testing.assert_close(got, program(x))
+        message = str(caught[0].message)
+        for what in ("gather", "a scatter", "masked_scatter"):
+            assert f"{what} of a tensor with the dynamic size is not supported" in message
+        torch._dynamo.reset()

@@ -382,6 +382,14 @@ class _Importer:
         line = self.source_line(self.location.filename.data, self.location.line.data)
         return FrontendError(message, self.location, line)
 
+    def static_shape(self, value: SSAValue, what: str) -> tuple[int, ...]:
+        """`value`'s shape, refused where it has the program's dynamic size: `what` (a row
+        lookup, positions matched) is built for static shapes."""
+        shape = tuple(t.shape_of(value))
+        if DYNAMIC_INDEX in shape:
+            raise self.error(f"{what} of a tensor with the dynamic size is not supported")
+        return shape
+
     # --- building ---------------------------------------------------------------------------
 
     def emit(self, op: Operation) -> SSAValue | None:
@@ -1028,8 +1036,9 @@ def masked_scatter(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     (a vision-language model's `(ids == image)[..., None]`) is scanned without them: its
     True element `r` takes the `width` elements from `(count before r) * width`."""
     result_type = ir.result_type(node)
-    shape, element = tuple(result_type.get_shape()), result_type.get_element_type()
+    element = result_type.get_element_type()
     x, mask = ir.operand(a["self"], element), ir.tensor(a["mask"])
+    shape = ir.static_shape(x, "masked_scatter")
     source = ir.operand(a["source"], element)
     available = prod(t.shape_of(source))
     given = (1,) * (len(shape) - len(t.shape_of(mask))) + tuple(t.shape_of(mask))
@@ -2179,6 +2188,9 @@ def index(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
         raise ir.error("indexing with a bool mask is not supported")
     dims = sorted(indexed)
     others = [d for d in range(len(shape)) if d not in indexed]
+    if len(indexed) > 1:
+        for i in indexed.values():
+            ir.static_shape(i, "indexing by several tensors")
     index_shape = tuple(torch.broadcast_shapes(*(t.shape_of(i) for i in indexed.values())))
     rows_type = TensorType(i64, index_shape)
     rows = None
@@ -2329,7 +2341,7 @@ def gathered_along(
     """`x.gather(dim, index)` as a row lookup in `x` flattened to a column: the row of
     `out[i, j]` is `index[i, j] * stride(dim)` plus each other coordinate times its stride,
     added from one small `arange` per dim."""
-    shape, index_shape = t.shape_of(x), t.shape_of(index)
+    shape, index_shape = ir.static_shape(x, "gather"), ir.static_shape(index, "gather")
     strides = [prod(shape[d + 1 :]) for d in range(len(shape))]
     index_type = TensorType(t.element_type_of(index), index_shape)
     rows = ir.emit(t.MulOp(index, ir.operand(strides[dim], index_type.element_type), index_type))
@@ -2442,7 +2454,8 @@ def summed_at(
     after it (`index` broadcasts to `values`); the result has `size` at `dim` and not the
     places' dim. No kernel adds into a computed address (no atomics: the same sums on every
     run): each position sums the values its index matches, `size` times the values' work."""
-    shape = list(t.shape_of(values))
+    shape = list(ir.static_shape(values, "a scatter"))
+    ir.static_shape(index, "a scatter")
     shape[dim] = size
     element = t.element_type_of(values)
     at = [1] * len(shape)
@@ -2708,7 +2721,7 @@ def lookup_rows(
 ) -> SSAValue:
     """The rows `rows` of `x` seen as `count` rows (an embedding lookup), shaped as
     `result_type`."""
-    shape, element = t.shape_of(x), t.element_type_of(x)
+    shape, element = ir.static_shape(x, "a row lookup"), t.element_type_of(x)
     width = prod(shape) // count
     table = ir.emit(t.ReshapeOp(x, TensorType(element, (count, width))))
     picked = ir.emit(t.EmbeddingOp(table, rows, TensorType(element, (*t.shape_of(rows), width))))
