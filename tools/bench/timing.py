@@ -356,22 +356,28 @@ class PreparedProgram:
 def prepare_program(
     source: str, dtype: torch.dtype | str, seed: int = 0, device: str = "cuda"
 ) -> PreparedProgram:
-    """`source` (`DT` standing for `dtype`) loaded, cast and given fresh inputs on `device`."""
+    """`source` (`DT` standing for `dtype`) loaded, cast and given fresh inputs on `device`.
+    A source that names `DT` has chosen every tensor's dtype (an f32 weight or input of a bf16
+    program stays f32, as its Torch IR takes it); one that does not is cast to `dtype`, its
+    module's floating tensors and its floating inputs."""
     from emmy.tools.bench.differential import random_inputs
     from emmy.tools.frontend.program import load_program
 
     dtype = _dtype(dtype)
     text = re.sub(r"\bDT\b", f"torch.{str(dtype).removeprefix('torch.')}", source)
+    cast = text == source
+
+    def placed(value: torch.Tensor) -> torch.Tensor:
+        # Floating tensors only: `Module.to(dtype)` would cast a complex buffer to a real one.
+        return value.to(dtype) if cast and value.is_floating_point() else value
+
     program = load_program(text, "<bench>")
     torch_ir = program.to_torch_ir()
-    # Floating tensors only: `Module.to(dtype)` would cast a complex buffer to a real dtype.
     module = program.module.to(device=device).eval()
-    module._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
+    module._apply(placed)
     leaves, spec = torch.utils._pytree.tree_flatten((program.example_args, program.example_kwargs))
     fresh = [
-        (v.to(dtype) if v.is_floating_point() else v).to(device)
-        if isinstance(v, torch.Tensor)
-        else v
+        placed(v).to(device) if isinstance(v, torch.Tensor) else v
         for v in random_inputs(program, torch_ir, seed)
     ]
     args, kwargs = torch.utils._pytree.tree_unflatten(fresh, spec)
@@ -402,8 +408,9 @@ def bench_program(
     timer and a "backends" list of per-backend dicts.
 
     The source is an `emmy compile -c` program (see `emmy.tools.frontend.program`); `DT` in it
-    stands for the dtype under test (as in the differential corpus). Its module and floating
-    inputs are cast to `dtype` and moved to the device; inputs are fresh random values shaped
+    stands for the dtype under test (as in the differential corpus); a source without `DT` has
+    its module and floating inputs cast to `dtype` (`prepare_program`). Everything is moved to
+    the device; inputs are fresh random values shaped
     like the example inputs (`emmy.tools.bench.differential.random_inputs`, seeded: the same
     on every run, never zeros).
 
