@@ -721,12 +721,30 @@ class BitwiseOp(BinaryOp):
     result = result_def(BitsTensor)
 
 
-class ShiftOp(BinaryOp):
-    """A shift of the bits of integer `lhs` by `rhs` places."""
+class IntegerBinaryOp(BinaryOp):
+    """An elementwise op of two integer tensors."""
 
     lhs = operand_def(IndexTensor)
     rhs = operand_def(IndexTensor)
     result = result_def(IndexTensor)
+
+
+class ShiftOp(IntegerBinaryOp):
+    """A shift of the bits of integer `lhs` by `rhs` places."""
+
+
+@irdl_op_definition
+class GcdOp(IntegerBinaryOp):
+    """The greatest common divisor of `|lhs|` and `|rhs|` (0 of two zeros)."""
+
+    name = "torch.gcd"
+
+
+@irdl_op_definition
+class LcmOp(IntegerBinaryOp):
+    """The least common multiple of `|lhs|` and `|rhs|` (0 where either is 0)."""
+
+    name = "torch.lcm"
 
 
 @irdl_op_definition
@@ -1641,6 +1659,8 @@ Torch = Dialect(
         MinimumOp,
         ShiftLeftOp,
         ShiftRightOp,
+        GcdOp,
+        LcmOp,
         BitwiseAndOp,
         BitwiseOrOp,
         BitwiseXorOp,

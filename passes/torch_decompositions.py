@@ -132,6 +132,37 @@ def erfc(b: Body, x: SSAValue) -> SSAValue:
     return b.select(b.compare("ge", x, b.like(0.0, x)), tail, b.sub(b.like(2.0, x), tail))
 
 
+def euclid_steps(bits: int) -> int:
+    """The most steps Euclid's algorithm takes on two integers of `bits` bits: consecutive
+    Fibonacci numbers are the slowest pair, one step for each below the larger (Lamé)."""
+    steps, smaller, larger = 0, 1, 2
+    while larger < 2 ** (bits - 1):
+        steps, smaller, larger = steps + 1, larger, smaller + larger
+    return steps + 2
+
+
+def gcd(b: Body, x: SSAValue, y: SSAValue) -> SSAValue:
+    """torch's `gcd`: Euclid's algorithm on `|x|` and `|y|`, `(a, c) -> (c % a, a)` until `a`
+    is 0, then `c`; unrolled to `euclid_steps` of the type (46 of i32, 92 of i64), a step
+    after `a` reached 0 keeping the pair."""
+    a, c = b.abs(x), b.abs(y)
+    zero, one = b.like(0, x), b.like(1, x)
+    for _ in range(euclid_steps(x.type.width.data)):
+        done = b.compare("eq", a, zero)
+        rest = b.emit(arith.RemSIOp(c, b.select(done, one, a)))
+        a, c = b.select(done, a, rest), b.select(done, c, a)
+    return c
+
+
+def lcm(b: Body, x: SSAValue, y: SSAValue) -> SSAValue:
+    """torch's `lcm`: `|x / gcd * y|`, 0 where the gcd is (either operand 0)."""
+    divisor = gcd(b, x, y)
+    zero = b.like(0, x)
+    done = b.compare("eq", divisor, zero)
+    quotient = b.trunc_divide(x, b.select(done, b.like(1, x), divisor))
+    return b.select(done, zero, b.abs(b.mul(quotient, y)))
+
+
 GAMMA_SHIFT = 8
 """`lgamma` and `digamma` step arguments below this up to it (`lgamma(x) = lgamma(x + n) -
 log(x (x + 1) .. (x + n - 1))`), where their asymptotic series' next terms are below 3e-10."""
@@ -321,6 +352,8 @@ ELEMENTWISE: dict[type[Operation], Scalar] = {
     t.MinimumOp: exact(lambda b, op, x, y: b.min(x, y)),
     t.ShiftLeftOp: exact(lambda b, op, x, y: b.shift(x, y, left=True)),
     t.ShiftRightOp: exact(lambda b, op, x, y: b.shift(x, y, left=False)),
+    t.GcdOp: exact(lambda b, op, x, y: gcd(b, x, y)),
+    t.LcmOp: exact(lambda b, op, x, y: lcm(b, x, y)),
     t.BitwiseAndOp: exact(lambda b, op, x, y: b.emit(arith.AndIOp(x, y))),
     t.BitwiseOrOp: exact(lambda b, op, x, y: b.emit(arith.OrIOp(x, y))),
     t.BitwiseXorOp: exact(lambda b, op, x, y: b.emit(arith.XOrIOp(x, y))),

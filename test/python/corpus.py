@@ -557,9 +557,11 @@ Pairs()(torch.randn(2, 4, 6, dtype=DT), torch.randn(2, 4, 5, dtype=DT))
 class Shifts(nn.Module):
     def forward(self, n, by, packed):
         # Shifts by a negative amount or past the width give 0 (or the sign), as torch's;
-        # four 4-bit fields unpacked from each i32, as a quantized weight's are.
+        # four 4-bit fields unpacked from each i32, as a quantized weight's are; gcd and lcm
+        # of either sign and of zeros, and of i32s up to 2^31 (Euclid's longest runs).
         nibbles = (packed.unsqueeze(-1) >> torch.tensor([0, 4, 8, 12], device=n.device)) & 0xF
-        return n << by, n >> by, n.int() >> (by.int() % 40), n << 3, nibbles * 1.5
+        return (n << by, n >> by, n.int() >> (by.int() % 40), n << 3, nibbles * 1.5,
+                torch.gcd(n, by - 10), torch.lcm(n, by), torch.gcd(packed, packed.flip(-1)))
 Shifts()(torch.randint(-100, 100, (3, 6)), torch.randint(-2, 70, (3, 6)),
          torch.randint(0, 2**31 - 1, (2, 5), dtype=torch.int32))
 """,

@@ -982,6 +982,17 @@ for _name, _op in {"left": t.ShiftLeftOp, "right": t.ShiftRightOp}.items():
         HANDLERS[_target] = partial(shift, _op)
 
 
+@handles("aten.gcd.default", "aten.lcm.default")
+def divisors(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
+    """`torch.gcd` and `torch.lcm` of integer tensors."""
+    element = ir.result_element(node)
+    if element not in (i32, i64):
+        raise ir.error(f"'{target_name(node)}' takes integer tensors, got {element}")
+    lhs, rhs = (ir.operand(a[name], element) for name in ("self", "other"))
+    op_class = t.GcdOp if target_name(node) == "aten.gcd.default" else t.LcmOp
+    return ir.emit(op_class(lhs, rhs, ir.result_type(node)))
+
+
 @handles("aten.bitwise_not.default", "aten.logical_not.default")
 def bitwise_not(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     """`~x` of a bool or integer tensor; `logical_not` of any (tested `!= 0` first)."""

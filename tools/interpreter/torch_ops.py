@@ -175,6 +175,8 @@ TORCH_IMPLS.update(
             t.MinimumOp: torch.minimum,
             t.ShiftLeftOp: torch.bitwise_left_shift,
             t.ShiftRightOp: torch.bitwise_right_shift,
+            t.GcdOp: torch.gcd,
+            t.LcmOp: torch.lcm,
             t.BitwiseAndOp: torch.bitwise_and,
             t.BitwiseOrOp: torch.bitwise_or,
             t.BitwiseXorOp: torch.bitwise_xor,

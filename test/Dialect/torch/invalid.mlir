@@ -104,6 +104,14 @@ func.func @bitwise_on_floats(%a: tensor<4xf32>) {
 
 // -----
 
+func.func @gcd_of_floats(%a: tensor<4xf32>) {
+  // expected-error @+1 {{expected a tensor of i32 or i64}}
+  %0 = torch.gcd %a, %a : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
 func.func @comparison_result(%a: tensor<4xf32>) {
   // expected-error @+1 {{expected a tensor of i1, got tensor<4xf32>}}
   %0 = torch.gt %a, %a : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>

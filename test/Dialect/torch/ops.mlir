@@ -126,6 +126,8 @@ func.func @elementwise_binary(%a: tensor<2x8xf16>, %b: tensor<8xf16>, %s: tensor
 // CHECK-NEXT:    torch.bitwise_xor %[[N]], %[[M]] : tensor<8xi1>, tensor<2x8xi1> -> tensor<2x8xi1>
 // CHECK-NEXT:    torch.shift_left %[[I]], %[[I]] : tensor<4xi64>, tensor<4xi64> -> tensor<4xi64>
 // CHECK-NEXT:    torch.shift_right %[[I]], %[[I]] : tensor<4xi64>, tensor<4xi64> -> tensor<4xi64>
+// CHECK-NEXT:    torch.gcd %[[I]], %[[I]] : tensor<4xi64>, tensor<4xi64> -> tensor<4xi64>
+// CHECK-NEXT:    torch.lcm %[[I]], %[[I]] : tensor<4xi64>, tensor<4xi64> -> tensor<4xi64>
 // CHECK-NEXT:    torch.bitwise_not %[[I]] : tensor<4xi64> -> tensor<4xi64>
 func.func @bitwise(%m: tensor<2x8xi1>, %n: tensor<8xi1>, %i: tensor<4xi64>) {
   %0 = torch.bitwise_and %m, %n : tensor<2x8xi1>, tensor<8xi1> -> tensor<2x8xi1>
@@ -133,6 +135,8 @@ func.func @bitwise(%m: tensor<2x8xi1>, %n: tensor<8xi1>, %i: tensor<4xi64>) {
   %2 = torch.bitwise_xor %n, %m : tensor<8xi1>, tensor<2x8xi1> -> tensor<2x8xi1>
   %sl = torch.shift_left %i, %i : tensor<4xi64>, tensor<4xi64> -> tensor<4xi64>
   %sr = torch.shift_right %i, %i : tensor<4xi64>, tensor<4xi64> -> tensor<4xi64>
+  %g = torch.gcd %i, %i : tensor<4xi64>, tensor<4xi64> -> tensor<4xi64>
+  %l = torch.lcm %i, %i : tensor<4xi64>, tensor<4xi64> -> tensor<4xi64>
   %3 = torch.bitwise_not %i : tensor<4xi64> -> tensor<4xi64>
   func.return
 }
