@@ -558,7 +558,7 @@ class Shifts(nn.Module):
     def forward(self, n, by, packed):
         # Shifts by a negative amount or past the width give 0 (or the sign), as torch's;
         # four 4-bit fields unpacked from each i32, as a quantized weight's are; gcd and lcm
-        # of either sign and of zeros, and of i32s up to 2^31 (Euclid's longest runs).
+        # of either sign and of zeros, and of i32s up to 2^31.
         nibbles = (packed.unsqueeze(-1) >> torch.tensor([0, 4, 8, 12], device=n.device)) & 0xF
         return (n << by, n >> by, n.int() >> (by.int() % 40), n << 3, nibbles * 1.5,
                 torch.gcd(n, by - 10), torch.lcm(n, by), torch.gcd(packed, packed.flip(-1)))

@@ -775,3 +775,19 @@ def test_a_lookup_of_the_dynamic_size_runs_in_pytorch_with_its_reason():
         for what in ("gather", "a scatter", "masked_scatter"):
             assert f"{what} of a tensor with the dynamic size is not supported" in message
         torch._dynamo.reset()
+
+
+def test_gcd_runs_euclids_longest_pairs_to_the_end():
+    """Consecutive Fibonacci numbers take Euclid's algorithm the most steps: the unrolled
+    steps of emmy's gcd reach the end of the longest pair of each integer type."""
+    fibonacci = [1, 2]
+    while fibonacci[-1] < 2**62:
+        fibonacci.append(fibonacci[-1] + fibonacci[-2])
+    compiled = torch.compile(torch.gcd, backend="emmy", options={"fallback": False})
+    for dtype in (torch.int32, torch.int64):
+        top = torch.iinfo(dtype).max
+        pairs = [(a, b) for a, b in zip(fibonacci, fibonacci[1:]) if b <= top]
+        larger = torch.tensor([b for _, b in pairs], dtype=dtype)
+        smaller = torch.tensor([a for a, _ in pairs], dtype=dtype)
+        assert torch.equal(compiled(larger, smaller), torch.ones_like(larger))
+        assert torch.equal(compiled(smaller * 6, larger * 6), torch.gcd(smaller * 6, larger * 6))
