@@ -588,3 +588,21 @@ def test_program_keeps_the_eager_reference():
     # torch.manual_seed(0) precedes the program: the same weights and inputs every time
     assert torch.equal(program.example_args[0], again.example_args[0])
     assert torch.equal(program.module(*program.example_args), again.module(*again.example_args))
+
+
+def test_a_form_torch_ir_refuses_is_one_located_line(monkeypatch):
+    """A handler's op that fails its verifier (xDSL's constraint messages span lines) is
+    reported as one line at the user's call, with the constraint's reason."""
+    from emmy.tools.frontend import importer
+
+    def shifted(ir, node, a):
+        x = ir.tensor(a["self"])
+        return ir.emit(t.ShiftLeftOp(x, x, x.type))  # floats: shifts take integers
+
+    monkeypatch.setitem(importer.HANDLERS, "aten.relu.default", shifted)
+    source = "class M(nn.Module):\n    def forward(self, x):\n        return x.relu()\nM()(torch.randn(4))"
+    with pytest.raises(FrontendError) as error:
+        compile_source(source, "<string>")
+    first = str(error.value).splitlines()[0]
+    assert first.startswith("<string>:3:18: error: unsupported form of PyTorch op 'aten.relu")
+    assert "expected a tensor of i32 or i64" in first

@@ -84,6 +84,7 @@ import emmy
 from emmy.dialects import dtypes
 from emmy.dialects import torch as t
 from emmy.dialects.sizes import DYNAMIC_SIZE, DynamicSize
+from emmy.tools.diagnostics import one_line
 from emmy.tools.frontend.complex_pairs import (
     BOUNDARY,
     COMPLEX_OPS,
@@ -635,7 +636,10 @@ class _Importer:
                 try:
                     op.verify()
                 except VerifyException as error:
-                    raise self.error(f"unsupported form of PyTorch op '{name}': {error}") from None
+                    message = one_line(str(error))
+                    raise self.error(
+                        f"unsupported form of PyTorch op '{name}': {message}"
+                    ) from None
         except FrontendError as error:
             raise UnsupportedNode(error, node) from None
         if isinstance(value, SSAValue) and value.name_hint is None:
