@@ -600,7 +600,10 @@ def test_a_form_torch_ir_refuses_is_one_located_line(monkeypatch):
         return ir.emit(t.ShiftLeftOp(x, x, x.type))  # floats: shifts take integers
 
     monkeypatch.setitem(importer.HANDLERS, "aten.relu.default", shifted)
-    source = "class M(nn.Module):\n    def forward(self, x):\n        return x.relu()\nM()(torch.randn(4))"
+    source = (
+        "class M(nn.Module):\n    def forward(self, x):\n        return x.relu()\n"
+        "M()(torch.randn(4))"
+    )
     with pytest.raises(FrontendError) as error:
         compile_source(source, "<string>")
     first = str(error.value).splitlines()[0]
