@@ -2,8 +2,9 @@
 
     copy = device_copy_bandwidth()                                  # GB/s, read + write
     peak = tensor_core_peak_tflops()                                # best cuBLAS bf16 8192³
-    result = bench_program("nn.RMSNorm(2048)(torch.randn(8192, 2048))", torch.bfloat16,
-                           emmy_fn=HostProgram(kernel_ir), copy_bandwidth_gbps=copy)
+    source = "nn.RMSNorm(2048).to(DT)(torch.randn(8192, 2048, dtype=DT))"
+    result = bench_program(source, torch.bfloat16, emmy_fn=HostProgram(kernel_ir),
+                           copy_bandwidth_gbps=copy)
     print(format_table(result))
     to_json(result, "rmsnorm.json")
 
@@ -356,28 +357,20 @@ class PreparedProgram:
 def prepare_program(
     source: str, dtype: torch.dtype | str, seed: int = 0, device: str = "cuda"
 ) -> PreparedProgram:
-    """`source` (`DT` standing for `dtype`) loaded, cast and given fresh inputs on `device`.
-    A source that names `DT` has chosen every tensor's dtype (an f32 weight or input of a bf16
-    program stays f32, as its Torch IR takes it); one that does not is cast to `dtype`, its
-    module's floating tensors and its floating inputs."""
+    """`source` (`DT` standing for `dtype`) loaded and given fresh inputs on `device`. The
+    source has chosen every tensor's dtype (an f32 weight or input of a bf16 program stays
+    f32, as its Torch IR, which emmy's kernels are compiled from, takes it): nothing is cast."""
     from emmy.tools.bench.differential import random_inputs
     from emmy.tools.frontend.program import load_program
 
     dtype = _dtype(dtype)
     text = re.sub(r"\bDT\b", f"torch.{str(dtype).removeprefix('torch.')}", source)
-    cast = text == source
-
-    def placed(value: torch.Tensor) -> torch.Tensor:
-        # Floating tensors only: `Module.to(dtype)` would cast a complex buffer to a real one.
-        return value.to(dtype) if cast and value.is_floating_point() else value
-
     program = load_program(text, "<bench>")
     torch_ir = program.to_torch_ir()
     module = program.module.to(device=device).eval()
-    module._apply(placed)
     leaves, spec = torch.utils._pytree.tree_flatten((program.example_args, program.example_kwargs))
     fresh = [
-        placed(v).to(device) if isinstance(v, torch.Tensor) else v
+        v.to(device) if isinstance(v, torch.Tensor) else v
         for v in random_inputs(program, torch_ir, seed)
     ]
     args, kwargs = torch.utils._pytree.tree_unflatten(fresh, spec)
@@ -408,9 +401,8 @@ def bench_program(
     timer and a "backends" list of per-backend dicts.
 
     The source is an `emmy compile -c` program (see `emmy.tools.frontend.program`); `DT` in it
-    stands for the dtype under test (as in the differential corpus); a source without `DT` has
-    its module and floating inputs cast to `dtype` (`prepare_program`). Everything is moved to
-    the device; inputs are fresh random values shaped
+    stands for the dtype under test (as in the differential corpus); nothing else is cast
+    (`prepare_program`). Everything is moved to the device; inputs are fresh random values shaped
     like the example inputs (`emmy.tools.bench.differential.random_inputs`, seeded: the same
     on every run, never zeros).
 

@@ -76,6 +76,7 @@ from xdsl.dialects.builtin import (
     Signedness,
     VectorType,
 )
+from xdsl.dialects.math import AbsIOp
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.target import Target
@@ -1374,6 +1375,11 @@ class _KernelPrinter:
             a, b = lhs, rhs
         self.declare(op.results[0], op, f"{a} {'>' if greater else '<'} {b} ? {lhs} : {rhs}")
 
+    def int_abs(self, op: Operation) -> None:
+        self.scalar_operands(op)
+        x = self.expr(op.operands[0])
+        self.declare(op.results[0], op, f"{x} < 0 ? -{x} : {x}")
+
     def floor_ceil_div(self, op: Operation) -> None:
         self.scalar_operands(op)
         a, b = (self.expr(v) for v in op.operands)
@@ -1541,6 +1547,7 @@ _OP_PRINTERS: dict[type[Operation], Callable[[_KernelPrinter, Operation], None]]
     arith.RemUIOp: _KernelPrinter.unsigned_binary,
     arith.ShRUIOp: _KernelPrinter.unsigned_binary,
     arith.MaxSIOp: _KernelPrinter.int_max_min,
+    AbsIOp: _KernelPrinter.int_abs,
     arith.MinSIOp: _KernelPrinter.int_max_min,
     arith.MaxUIOp: _KernelPrinter.int_max_min,
     arith.MinUIOp: _KernelPrinter.int_max_min,
