@@ -387,8 +387,8 @@ def gpu_results(source: str, program: Program, module: ModuleOp, bench: bool, **
 
 
 def program_dtype(program: Program) -> Any:
-    """The dtype of the program's first floating example input (float32 if it has none): what
-    its module and inputs are cast to on the device."""
+    """The dtype of the program's first floating example input (float32 if it has none): the
+    dtype its results are reported under (and what `DT` would stand for in its source)."""
     import torch
 
     leaves = torch.utils._pytree.tree_leaves((program.example_args, program.example_kwargs))
