@@ -1378,7 +1378,8 @@ class _KernelPrinter:
     def int_abs(self, op: Operation) -> None:
         self.scalar_operands(op)
         x = self.expr(op.operands[0])
-        self.declare(op.results[0], op, f"{x} < 0 ? -{x} : {x}")
+        # Parenthesised: a negative literal operand would make `--x`, a decrement.
+        self.declare(op.results[0], op, f"{x} < 0 ? -({x}) : {x}")
 
     def floor_ceil_div(self, op: Operation) -> None:
         self.scalar_operands(op)

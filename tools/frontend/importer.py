@@ -2549,8 +2549,8 @@ def reduced_into(
     if reduce == "mean" and not floating:
         raise ir.error(f"scatter_reduce's mean of {element} (a floor division) is not supported")
     scattered = (*index_shape[:dim], 1, *index_shape[dim:])
-    index = ir.emit(t.UnsqueezeOp(ir.convert(index, i64), TensorType(i64, scattered), dim))
-    src = ir.emit(t.UnsqueezeOp(src, TensorType(element, scattered), dim))
+    index = unsqueeze_value(ir, ir.convert(index, i64), dim)
+    src = unsqueeze_value(ir, src, dim)
     result_type = ir.result_type(node)
     # How many values each position takes: a mean divides by it, and without self a position
     # that no index names keeps x's element.
@@ -2604,8 +2604,7 @@ def scatter(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     scattered = (*index_shape[:dim], 1, *index_shape[dim:])
     places = positions(ir, [1 if d != dim + 1 else n for d, n in enumerate(scattered)], dim + 1)
     places = ir.emit(t.ExpandOp(places, TensorType(i64, scattered)))
-    unsqueezed = ir.emit(t.UnsqueezeOp(index, TensorType(i64, scattered), dim))
-    last = summed_at(ir, unsqueezed, places, dim, shape[dim], t.AmaxOp, absent=-1)
+    last = summed_at(ir, unsqueeze_value(ir, index, dim), places, dim, shape[dim], t.AmaxOp, -1)
     result_type = ir.result_type(node)
     if "value" in a:
         written = ir.operand(a["value"], element)
