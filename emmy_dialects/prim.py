@@ -111,6 +111,13 @@ class IndexAlgebra(Protocol[Index]):
         """The integer element of `value` at `index`, as an index (a gather's row)."""
         ...
 
+    def one_element(self, index: Index) -> Index:
+        """The index into a run of one element (a reshape's [1] -> [1, 1]), which is 0
+        wherever it is inside: `index` itself where the algebra computes values, so that a
+        gathered row outside a one-row table still reaches the load that refuses it; 0 where
+        it follows structure."""
+        ...
+
 
 IndexMap = Callable[[Operation, Sequence[Index], IndexAlgebra[Index]], tuple[SSAValue, tuple]]
 """A view's index map: the operand one result element is, and that operand's index."""
@@ -817,13 +824,18 @@ def reshape_source_index(
     for source_dims, target_dims in reshape_runs(source, target):
         linear = algebra.constant(0)
         # A size-1 dim's index is 0: skipping it keeps a run that merges the dynamic dim
-        # with size-1 dims ([1, ?] -> [?]) free of products with the dynamic size.
-        for d in (d for d in target_dims if target[d] != 1):
-            linear = algebra.add(algebra.mul(linear, target[d]), index[d])
+        # with size-1 dims ([1, ?] -> [?]) free of products with the dynamic size. A run of
+        # one element passes its indices on to its first source dim (`one_element`).
+        ones = all(target[d] == 1 for d in target_dims)
+        for d in target_dims:
+            if ones:
+                linear = algebra.add(linear, algebra.one_element(index[d]))
+            elif target[d] != 1:
+                linear = algebra.add(algebra.mul(linear, target[d]), index[d])
         stride, leading = prod(source[d] for d in source_dims), True
         for d in source_dims:
             stride //= source[d]
-            if source[d] == 1:
+            if source[d] == 1 and not (ones and leading):
                 source_index.append(algebra.constant(0))
                 continue
             # The run's leading dim needs no modulus: `linear` is below the run's size.

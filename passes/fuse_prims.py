@@ -310,6 +310,9 @@ class _Dependence:
         self.reads.append((value, tuple(index)))
         return any(index)
 
+    def one_element(self, index: bool) -> bool:
+        return False
+
 
 def _operand_flags(op: Operation, flags: Flags) -> list[tuple[SSAValue, Flags]]:
     """Each operand of a cheap op with the flags of the index it is read at, given the flags

@@ -409,6 +409,9 @@ class _KernelBodyBuilder:
         element = self.element(value, tuple(index))
         return self._scalar_op(arith.IndexCastOp(element, IndexType()))
 
+    def one_element(self, index: SSAValue) -> SSAValue:
+        return index
+
     def _map(self, op: prim.MapOp, index: tuple[SSAValue, ...]) -> SSAValue:
         mapping = {
             arg: self.element(value, index) for arg, value in zip(op.body.block.args, op.inputs)
@@ -656,6 +659,9 @@ class _IterationIndices:
 
     def index_at(self, value: SSAValue, index: Sequence[_Affine]) -> _Affine:
         raise _NotStructured
+
+    def one_element(self, index: _Affine) -> _Affine:
+        return self.constant(0)
 
     def iteration_dim(self, form: _Affine, size: int) -> loop.IterationDim:
         """The iteration dim a buffer dim of `size` is read at, or None for index 0."""

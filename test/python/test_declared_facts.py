@@ -386,6 +386,9 @@ class _Integers:
     def index_at(self, value, index) -> int:
         return int(self.values[value][tuple(index)])
 
+    def one_element(self, index: int) -> int:
+        return index
+
 
 VIEWS = [
     ("prim.broadcast %x : tensor<3x1xf32> -> tensor<2x3x4xf32>", (3, 1)),

@@ -174,10 +174,14 @@ def test_writes_to_a_buffers_slices_and_entries_compile_without_fallback(compile
 
 def test_a_repeated_index_writes_its_last_slice():
     """torch leaves the result undefined where an index repeats; emmy takes the last
-    occurrence, for index_copy and index_put alike, and negative indices count from the end."""
+    occurrence, for index_copy and index_put alike. index_put's negative indices count from
+    the end; index_copy refuses them, as eager does."""
 
     def program(base, index, source):
         return base.index_copy(0, index, source), torch.ops.aten.index_put(base, [index], source)
+
+    def put_only(base, index, source):
+        return torch.ops.aten.index_put(base, [index], source)
 
     compiled = torch.compile(program, backend="emmy", options={"fallback": False})
     base, source = torch.randn(6, 3), torch.randn(40, 3)
@@ -188,8 +192,12 @@ def test_a_repeated_index_writes_its_last_slice():
     copied, put = compiled(base, index, source)
     assert torch.equal(copied, want) and torch.equal(put, want)
     negative = index - 6
-    _, put = compiled(base, negative, source)
-    assert torch.equal(put, want)
+    put = torch.compile(put_only, backend="emmy", options={"fallback": False})
+    assert torch.equal(put(base, negative, source), want)
+    with pytest.raises(IndexError):
+        program(base, negative, source)
+    with pytest.raises(IndexError):
+        compiled(base, negative, source)
 
 
 def test_a_scatter_whose_index_repeats_writes_its_last_source_element():
@@ -320,6 +328,56 @@ def test_an_index_outside_its_dim_is_refused_where_other_dims_would_hide_it(
             program(x, past, j)
         with pytest.raises(type(eager.value), match="out of bounds"):
             compiled(x, past, j)
+
+
+SCATTERS_BY_INDEX = {
+    "index_put": (lambda x, i: x.index_put((i[:, 0], i[:, 1]), torch.ones(len(i))), [1, 2]),
+    "index_put-negative": (lambda x, i: x.index_put((i[:, 0],), torch.ones(2)), [-6, 0]),
+    "index_copy": (lambda x, i: x.index_copy(0, i[:, 0], torch.ones(len(i), 2)), [5, 0]),
+    "index_copy-negative": (lambda x, i: x.index_copy(0, i[:, 0], torch.ones(len(i), 2)), [-1, 0]),
+    "index_add": (lambda x, i: x.index_add(0, i[:, 1], torch.ones(len(i), 2)), [0, 7]),
+    "scatter": (lambda x, i: x.scatter(0, i, 2.0), [1, 5]),
+    "scatter_add": (lambda x, i: x.scatter_add(0, i, torch.ones(i.shape)), [-1, 0]),
+    "index_reduce": (
+        lambda x, i: x.index_reduce(0, i[:, 0], torch.ones(len(i), 2), "amax"),
+        [5, 0],
+    ),
+}
+"""A scatter of each kind and an index outside its dim for it (a row of its [rows, 2] index,
+for [5, 2] inputs): past the end, negative where torch refuses negatives, and, for index_put's two
+indices, one past its dim that would land on the next row of the merged dims."""
+
+
+@pytest.mark.parametrize("rows", [1, 3], ids=["one-index", "three-indices"])
+@pytest.mark.parametrize("name", sorted(SCATTERS_BY_INDEX))
+@pytest.mark.parametrize("level", ["loop", "kernel"])
+def test_a_scatters_index_outside_its_dim_is_refused_as_in_eager(name, level, rows):
+    """Scatters compare positions with their indices instead of addressing by them, where an
+    index outside its dim would write nothing (or a neighbour): each index is looked up in
+    itself first (`checked_index`), and one outside is refused with the exception class eager
+    raises. A single index (a decode step's position) is checked too: a reshape's run of one
+    element passes the row on to the load (`one_element`)."""
+    program, outside = SCATTERS_BY_INDEX[name]
+    options = {"cpu_level": level, "fallback": False}
+    compiled = torch.compile(program, backend="emmy", options=options)
+    x, inside = torch.randn(5, 2), torch.tensor([[2, 1], [0, 1], [4, 0]][:rows])
+    torch.testing.assert_close(compiled(x, inside), program(x, inside))
+    past = inside.clone()
+    past[-1] = torch.tensor(outside)
+    with pytest.raises((IndexError, RuntimeError)) as eager:
+        program(x, past)
+    with pytest.raises(type(eager.value), match="out of bounds"):
+        compiled(x, past)
+
+
+def test_a_lookup_of_a_one_element_table_is_checked():
+    """A gather from a one-element tensor: the row lookup's table is a reshape of one element,
+    whose index still reaches the load, so an index past it is refused as eager refuses it."""
+    compiled = torch.compile(lambda x, i: x.gather(0, i), backend="emmy")
+    x = torch.randn(1)
+    torch.testing.assert_close(compiled(x, torch.tensor([0, 0])), x.gather(0, torch.tensor([0, 0])))
+    with pytest.raises(RuntimeError, match="out of bounds"):
+        compiled(x, torch.tensor([0, 3]))
 
 
 def test_accumulating_index_puts_add_every_repeat_in_emmy():

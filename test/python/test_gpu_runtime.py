@@ -1260,14 +1260,35 @@ torch.cuda.synchronize()
 """
 
 
+CACHE_POSITION_OUT_OF_BOUNDS = """
+import torch, emmy
+class Update(torch.nn.Module):
+    def forward(self, cache, position, row):
+        return cache.index_copy(1, position, row)
+cache, row = torch.randn(4, 16, 8, device="cuda"), torch.randn(4, 1, 8, device="cuda")
+compiled = emmy.compile(Update(), cache, torch.tensor([0], device="cuda"), row)
+good = torch.tensor([15], device="cuda")
+assert torch.equal(compiled(cache, good, row), cache.index_copy(1, good, row))
+torch.cuda.synchronize()
+print("in range: ok", flush=True)
+compiled(cache, torch.tensor([16], device="cuda"), row)
+torch.cuda.synchronize()
+"""
+
+
 @needs_gpu
-def test_a_gathered_index_out_of_its_dim_stops_at_a_device_assert():
-    """An embedding's row past the table is a device-side assert, as in PyTorch's kernel,
-    not a read of other memory (`emmy_check_index`); the context it breaks is the child's."""
+@pytest.mark.parametrize(
+    "script", [GATHER_OUT_OF_BOUNDS, CACHE_POSITION_OUT_OF_BOUNDS], ids=["embedding", "index_copy"]
+)
+def test_a_gathered_index_out_of_its_dim_stops_at_a_device_assert(script):
+    """An embedding's row past the table, or a KV cache's position past the cache (which the
+    scatter looks up in itself, `checked_index`), is a device-side assert, as in PyTorch's
+    kernels, not a read of other memory or a write of nothing (`emmy_check_index`); the
+    context it breaks is the child's."""
     import subprocess
 
     result = subprocess.run(
-        [sys.executable, "-c", GATHER_OUT_OF_BOUNDS], capture_output=True, text=True, timeout=300
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300
     )
     assert "in range: ok" in result.stdout, result.stderr
     assert result.returncode != 0

@@ -2407,7 +2407,8 @@ def index_put(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
         x = ir.emit(t.ReshapeOp(x, TensorType(element, merged)))
         shape = merged
     else:
-        dim, index = ir.dim(a["dim"], max(len(shape), 1)), ir.tensor(a["index"])
+        dim = ir.dim(a["dim"], max(len(shape), 1))
+        index = checked_index(ir, ir.tensor(a["index"]), shape[dim])
     count, size = prod(t.shape_of(index)), shape[dim]
     values = ir.operand(a["values"] if "values" in a else a["source"], element)
     # index_put broadcasts the values to the indexed shape; index_copy's already have it.
@@ -2423,7 +2424,7 @@ def index_put(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     if a.get("accumulate"):
         flat = ir.emit(t.ReshapeOp(index, TensorType(t.element_type_of(index), (count,))))
         at = (count, *(1,) * len(others))
-        index_at = ir.emit(t.ReshapeOp(from_the_end(ir, flat, size), TensorType(i64, (1, *at))))
+        index_at = ir.emit(t.ReshapeOp(flat, TensorType(i64, (1, *at))))
         rows_at = ir.emit(t.UnsqueezeOp(rows, TensorType(element, (1, count, *others)), 0))
         summed = summed_at(ir, index_at, rows_at, 0, size)
         summed = ir.emit(t.PermuteOp(summed, TensorType(element, shape), back))
@@ -2440,10 +2441,12 @@ def index_put(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
 
 def linear_index(ir: _Importer, tensors: list[SSAValue], sizes: Sequence[int]) -> SSAValue:
     """The index tensors of adjacent dims of `sizes` (broadcast together) as one index into
-    those dims merged, row-major; each one's negative entries count from its dim's end."""
+    those dims merged, row-major; each one's negative entries count from its dim's end, and
+    each is checked against its own dim (`checked_index`), where one past its end would
+    land on the next position of the merged dim."""
     linear = None
     for number, (index, size) in enumerate(zip(tensors, sizes, strict=True)):
-        term = from_the_end(ir, index, size)
+        term = checked_index(ir, index, size, negative_from_end=True)
         stride = prod(sizes[number + 1 :])
         if stride != 1:
             term = ir.emit(t.MulOp(term, ir.operand(stride, i64), term.type))
@@ -2549,7 +2552,7 @@ def reduced_into(
     if reduce == "mean" and not floating:
         raise ir.error(f"scatter_reduce's mean of {element} (a floor division) is not supported")
     scattered = (*index_shape[:dim], 1, *index_shape[dim:])
-    index = unsqueeze_value(ir, ir.convert(index, i64), dim)
+    index = unsqueeze_value(ir, checked_index(ir, index, shape[dim]), dim)
     src = unsqueeze_value(ir, src, dim)
     result_type = ir.result_type(node)
     # How many values each position takes: a mean divides by it, and without self a position
@@ -2600,7 +2603,7 @@ def scatter(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
         raise ir.error(
             "scatter whose index is not the input's shape along the other dims is not supported"
         )
-    index = ir.convert(index, i64)
+    index = checked_index(ir, index, shape[dim])
     scattered = (*index_shape[:dim], 1, *index_shape[dim:])
     places = positions(ir, [1 if d != dim + 1 else n for d, n in enumerate(scattered)], dim + 1)
     places = ir.emit(t.ExpandOp(places, TensorType(i64, scattered)))
@@ -2688,13 +2691,38 @@ def from_the_end(ir: _Importer, index: SSAValue, size: int) -> SSAValue:
     return ir.emit(t.WhereOp(negative, wrapped, index, index_type))
 
 
+def checked_index(
+    ir: _Importer, index: SSAValue, size: int, negative_from_end: bool = False
+) -> SSAValue:
+    """`index` as i64, each entry looked up in `index` itself so that one outside `[0, size)`
+    stops the program as torch's kernels stop it: the lookup's row is negative there
+    (`outside_as_negative`), which the interpreters refuse with an IndexError and CUDA with
+    the gathered-index device assert. A scatter compares positions with its indices instead
+    of addressing by them, where an index outside would write nothing (or, merged with
+    another dim's, write a neighbour) without it. With `negative_from_end`, negative entries count
+    from the dim's end first (`index_put`'s indices; scatters' and `index_copy`'s refuse
+    them, as torch's do)."""
+    shape = ir.static_shape(index, "a scatter")
+    # An expanded index is checked before its expand: a lookup through the broadcast would
+    # read its one row at any row, the negative one too.
+    while isinstance(index.owner, t.ExpandOp):
+        index = index.owner.input
+    index = from_the_end(ir, index, size) if negative_from_end else ir.convert(index, i64)
+    held = t.shape_of(index)
+    count = prod(held)
+    places = ir.emit(t.ReshapeOp(positions(ir, (count,), 0), TensorType(i64, held)))
+    rows = outside_as_negative(ir, places, [(index, size)])
+    checked = lookup_rows(ir, index, count, rows, TensorType(i64, held))
+    if held != shape:
+        checked = ir.emit(t.ExpandOp(checked, TensorType(i64, shape)))
+    return checked
+
+
 def last_occurrences(ir: _Importer, index: SSAValue, size: int) -> SSAValue:
-    """For each position `s` below `size`, the last place in `index` (flattened; negative
-    entries count from the end) that holds `s`, or -1: the max over `index` of its places
-    where it equals `s`."""
+    """For each position `s` below `size`, the last place in `index` (i64, flattened) that
+    holds `s`, or -1: the max over `index` of its places where it equals `s`."""
     count = prod(t.shape_of(index))
-    flat = ir.emit(t.ReshapeOp(index, TensorType(t.element_type_of(index), (count,))))
-    flat = from_the_end(ir, flat, size)
+    flat = ir.emit(t.ReshapeOp(index, TensorType(i64, (count,))))
     matches = ir.emit(t.EqOp(positions(ir, (size, 1), 0), flat, TensorType(i1, (size, count))))
     places = positions(ir, (count,), 0)
     held = TensorType(i64, (size, count))
