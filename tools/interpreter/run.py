@@ -40,17 +40,24 @@ from emmy.tools.interpreter.simt import SimtFunctions
 
 
 class ExecutionError(Exception):
-    """An op failed while running; `op` is the innermost op that was being interpreted."""
+    """An op failed while running; `op` is the innermost op that was being interpreted and
+    `cause` what it raised."""
+
+    summary = ""
+    """What went wrong in the user's terms, before the op and its error."""
 
     def __init__(self, op: Operation, cause: Exception):
-        super().__init__(f"while running '{op.name}': {cause}")
+        super().__init__(f"{self.summary}while running '{op.name}': {cause}")
         self.op = op
+        self.cause = cause
 
 
 class ExecutionIndexError(ExecutionError, IndexError, RuntimeError):
     """An access outside its buffer (`OutOfBounds`): code that catches what eager PyTorch
     raises for an index outside its dim catches it too (an IndexError from indexing and
     embeddings, a RuntimeError from gather and index_select)."""
+
+    summary = "an index is outside its dim, which eager PyTorch refuses too; "
 
 
 def make_interpreter(
@@ -170,7 +177,9 @@ def run_module(
     except Exception as error:
         failed = innermost.innermost() or function_op
         kind = ExecutionIndexError if isinstance(error, OutOfBounds) else ExecutionError
-        raise kind(failed, error) from error
+        # Not chained: xDSL's diagnostics on the way print the whole module, hundreds of
+        # lines above the one that says what failed.
+        raise kind(failed, error) from None
     return [np.array(result) for result in results]
 
 
