@@ -387,6 +387,10 @@ def _kept_mutations(gm: GraphModule) -> dict[Node, Node]:
         if node.op != "call_function" or node.target is not torch.ops.aten.copy_.default:
             continue
         target, value = node.args[:2]
+        # A function that returns what it mutated (`return x.add_(1)`) returns the copy: the
+        # input itself, whose new value the copy has made by the time the graph returns.
+        if target.op == "placeholder" and all(user.op == "output" for user in node.users):
+            node.replace_all_uses_with(target)
         if (
             not node.users
             and target.op == "placeholder"

@@ -107,6 +107,30 @@ def test_mutated_buffers_are_written_back_and_aliases_kept():
     assert flat.data_ptr() == x.data_ptr()
 
 
+@pytest.mark.parametrize(
+    "program",
+    [
+        lambda a, b: a.add_(b),
+        lambda a, b: a.mul_(2).add_(b),
+        lambda a, b: (b.copy_(a * 3), a + 1),
+    ],
+    ids=["add_", "chained", "copy_"],
+)
+def test_a_returned_in_place_result_is_the_mutated_input(program):
+    """A function that returns what it mutates in place returns its input, holding the new
+    value, as eager does: emmy makes the copy into it, with no fallback."""
+    args = [torch.randn(4, 8), torch.randn(4, 8)]
+    mine, theirs = [a.clone() for a in args], [a.clone() for a in args]
+    got = torch.compile(program, backend="emmy", options={"fallback": False})(*mine)
+    want = program(*theirs)
+    got, want = (r if isinstance(r, tuple) else (r,) for r in (got, want))
+    for g, w in zip(got, want, strict=True):
+        assert torch.equal(g, w)
+        aliased = [i for i, a in enumerate(theirs) if a.data_ptr() == w.data_ptr()]
+        assert [i for i, a in enumerate(mine) if a.data_ptr() == g.data_ptr()] == aliased
+    assert all(torch.equal(m, t) for m, t in zip(mine, theirs))
+
+
 def test_running_sums_and_products_compile_without_fallback(compiled_graphs):
     def program(x, n):
         return torch.cumsum(x, -1) * torch.cumprod(1 + 0.1 * x, 0), n.cumsum(1)
