@@ -2132,17 +2132,12 @@ class WgmmaOp(IRDLOperation):
                 f"vector<{n // 2}xf32> of the {m}x{n} C and D, got C {self.c.type} and D "
                 f"{self.result.type}"
             )
-        for use in self.result.uses:
-            user = use.operation
-            if not (
-                isinstance(user, WgmmaWaitOp)
-                or (isinstance(user, WgmmaOp) and user.operands[use.index] is user.c)
-            ):
-                raise VerifyException(
-                    f"a kernel.wgmma's result is in flight until a kernel.wgmma_wait returns "
-                    f"it: it may only be a wgmma's accumulator or a wgmma_wait operand, but "
-                    f"'{user.name}' uses it"
-                )
+        if (user := _use_in_flight(self.result, set())) is not None:
+            raise VerifyException(
+                f"a kernel.wgmma's result is in flight until a kernel.wgmma_wait returns it: it "
+                f"may only be a wgmma's accumulator or a wgmma_wait operand (or carried by a "
+                f"loop to one), but '{user.name}' uses it"
+            )
 
     def print(self, printer: Printer) -> None:
         printer.print_string(f" {self.shape_name} ")
@@ -2208,6 +2203,29 @@ class WgmmaOp(IRDLOperation):
         )
         op.attributes.update(attributes)
         return op
+
+
+def _use_in_flight(value: SSAValue, seen: set[SSAValue]) -> Operation | None:
+    """The first op that reads a wgmma's in-flight `value` other than as a wgmma's accumulator
+    or a wgmma_wait's operand, following it through the `scf.for` loops that carry it (a K
+    loop that leaves one slice's products in flight into the next), or None."""
+    if value in seen:
+        return None
+    seen.add(value)
+    for use in value.uses:
+        user = use.operation
+        if isinstance(user, WgmmaWaitOp) or (
+            isinstance(user, WgmmaOp) and user.operands[use.index] is user.c
+        ):
+            continue
+        loop = user.parent_op()
+        if not (isinstance(user, scf.YieldOp) and isinstance(loop, scf.ForOp)):
+            return user
+        carried = (loop.body.block.args[use.index + 1], loop.results[use.index])
+        for next_value in carried:
+            if (found := _use_in_flight(next_value, seen)) is not None:
+                return found
+    return None
 
 
 @irdl_op_definition

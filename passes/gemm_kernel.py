@@ -131,11 +131,12 @@ SWIZZLE_ROW_BYTES = 128
 
 _FOLDS = {
     arith.AddiOp: operator.add,
+    arith.SubiOp: operator.sub,
     arith.MuliOp: operator.mul,
     arith.DivUIOp: operator.floordiv,
     arith.RemUIOp: operator.mod,
 }
-_IDENTITIES = {arith.AddiOp: 0, arith.MuliOp: 1, arith.DivUIOp: 1}
+_IDENTITIES = {arith.AddiOp: 0, arith.SubiOp: 0, arith.MuliOp: 1, arith.DivUIOp: 1}
 
 
 @dataclass(frozen=True)
@@ -238,6 +239,9 @@ class KernelEmitter:
 
     def add(self, lhs: Index, rhs: Index) -> Index:
         return self.arith(arith.AddiOp, lhs, rhs)
+
+    def sub(self, lhs: Index, rhs: Index) -> Index:
+        return self.arith(arith.SubiOp, lhs, rhs)
 
     def mul(self, lhs: Index, rhs: Index) -> Index:
         return self.arith(arith.MuliOp, lhs, rhs)

@@ -20,8 +20,10 @@ swizzle 128>` and the weight's, box [256, 64]: the launch passes the operands ag
     warp groups 1 and 2, the consumers (setmaxnreg inc), rows 64 (g - 1) of the tile each:
       for kt: s = kt % 4; kernel.mbarrier_wait %full[s], (kt / 4) % 2
               kernel.wgmma_fence; 4 x %acc = kernel.wgmma m64n256k16 %a[s, r, 16 j],
-              %b[s, 0, 16 j], %acc; kernel.wgmma_commit; %acc = kernel.wgmma_wait 0, %acc
-              kernel.mbarrier_arrive %empty[s]
+              %b[s, 0, 16 j], %acc; kernel.wgmma_commit; kernel.wgmma_wait 1
+              if kt > 0: kernel.mbarrier_arrive %empty[(kt - 1) % 4]
+      (the slice's products stay in flight while the next slice's are issued), then after
+      the last slice %acc = kernel.wgmma_wait 0, %acc and its stage's release, and
       the epilogue of each accumulator element, at its place in the PTX wgmma D layout.
 
 The blocks are persistent, one an SM at most: block x computes tiles x, x + grid, ... of the
@@ -293,6 +295,10 @@ class _WgmmaGemmBuilder(GemmEmitter):
             )
         )
 
+    def release(self, count: Index) -> None:
+        """Lets the producer refill the stage of the block's `count`-th K slice."""
+        self.add_op(kernel.MbarrierArriveOp(self.empty, self.index(self.rem(count, self.stages))))
+
     def multiply_tile(
         self, batch: Sequence[Index], tile_row: Index, tile_column: Index, first: Index
     ) -> None:
@@ -301,6 +307,10 @@ class _WgmmaGemmBuilder(GemmEmitter):
         accumulator_type = VectorType(f32, [self.atom_n // 2])
         zero = self.add_op(arith.ConstantOp(FloatAttr(0.0, f32))).results[0]
         zeros = self.add_op(vector_dialect.BroadcastOp(zero, accumulator_type)).vector
+
+        # A ring of one stage holds the only slice the next one waits for: it is released
+        # once its products are done.
+        in_flight = self.stages > 1
 
         def multiply(k_slice, stage: Index, rounds: Index, accumulators) -> list[SSAValue]:
             stage_value = self.index(stage)
@@ -330,11 +340,24 @@ class _WgmmaGemmBuilder(GemmEmitter):
                             )
                         ).result
             self.add_op(kernel.WgmmaCommitOp())
-            waited = self.add_op(kernel.WgmmaWaitOp(0, accumulators)).results
-            self.add_op(kernel.MbarrierArriveOp(self.empty, stage_value))
-            return list(waited)
+            if not in_flight:
+                waited = self.add_op(kernel.WgmmaWaitOp(0, accumulators)).results
+                self.release(self.add(first, k_slice))
+                return list(waited)
+            # This slice's products stay in flight while the next slice's are issued: the
+            # wait leaves one group behind, so the slice before this one is the one done,
+            # and its stage the one released.
+            self.add_op(kernel.WgmmaWaitOp(1, []))
+            self.if_then(
+                self.less(0, k_slice),
+                lambda: self.release(self.sub(self.add(first, k_slice), 1)),
+            )
+            return accumulators
 
         accumulators = self.slice_loop(first, multiply, [zeros] * (atoms_m * atoms_n))
+        if in_flight:
+            accumulators = list(self.add_op(kernel.WgmmaWaitOp(0, accumulators)).results)
+            self.release(self.add(first, self.slices - 1))
         row_base = self.add(self.add(tile_row, self.group_row), self.fragment_row)
         column_base = self.add(
             self.add(tile_column, self.group_output_column), self.fragment_column

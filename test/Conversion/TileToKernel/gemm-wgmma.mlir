@@ -3,8 +3,9 @@
 // A wgmma tile.gemm becomes a warp-specialised, persistent kernel: the launch passes the
 // operands again for two tensor maps (boxes of a tile's rows by one 64-element K slice, 128-byte
 // swizzle); warp group 0's thread 0 copies each K slice with TMA into the stage the consumers
-// released (mbarrier `empty`), the consumer warp groups wait for it (`full`), multiply it with
-// 4 wgmmas of k16, wait for them and release the stage.
+// released (mbarrier `empty`), the consumer warp groups wait for it (`full`) and multiply it
+// with 4 wgmmas of k16, which stay in flight while the next slice's are issued: each wait
+// leaves one group behind and releases the slice before (all of them after the last).
 
 // CHECK-LABEL: kernel.func @gemm(%a: memref<300x136xbf16>, %b: memref<200x136xbf16>, %y: memref<300x200xf32>, %a_map: !kernel.tensor_map<memref<300x136xbf16>, box [128, 64], swizzle 128>, %b_map: !kernel.tensor_map<memref<200x136xbf16>, box [128, 64], swizzle 128>) block [384, 1, 1] {
 // CHECK:         %a_tiles = kernel.dynamic_shared offset 0 {layout = #kernel.swizzle<128>} : memref<3x128x64xbf16, 3 : i32>
@@ -28,8 +29,12 @@
 // CHECK-NEXT:        kernel.wgmma_fence
 // CHECK-COUNT-4:     kernel.wgmma m64n128k16
 // CHECK-NEXT:        kernel.wgmma_commit
-// CHECK-NEXT:        kernel.wgmma_wait 0
-// CHECK-NEXT:        kernel.mbarrier_arrive %empty[%[[T]]]
+// CHECK-NEXT:        kernel.wgmma_wait 1
+// CHECK-NEXT:        %[[LATER:.*]] = arith.cmpi ult, %c0, %[[SLICE:.*]] : index
+// CHECK-NEXT:        scf.if %[[LATER]] {
+// CHECK:               kernel.mbarrier_arrive %empty
+// CHECK:             %[[DONE:.*]] = kernel.wgmma_wait 0, %{{.*}} : vector<64xf32>
+// CHECK:             kernel.mbarrier_arrive %empty
 // CHECK:       func.func @forward
 // CHECK:         kernel.launch @gemm(%a, %b, %y, %a, %b) grid [6, 1, 1] block [384, 1, 1] smem 98304
 tile.kernel @gemm(%a: memref<300x136xbf16>, %b: memref<200x136xbf16>, %y: memref<300x200xf32>) grid [6, 1, 1] block [384, 1, 1] {

@@ -1564,9 +1564,30 @@ kernel.func @wgmma_in_flight(%y: memref<32xf32>) block [128, 1, 1] {
   %s = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<64x64xbf16, 3 : i32>
   %z = arith.constant 0.0 : f32
   %c = vector.broadcast %z : f32 to vector<32xf32>
-  // expected-error @+1 {{a kernel.wgmma's result is in flight until a kernel.wgmma_wait returns it: it may only be a wgmma's accumulator or a wgmma_wait operand, but 'vector.extract' uses it}}
+  // expected-error @+1 {{a kernel.wgmma's result is in flight until a kernel.wgmma_wait returns it: it may only be a wgmma's accumulator or a wgmma_wait operand (or carried by a loop to one), but 'vector.extract' uses it}}
   %d = kernel.wgmma m64n64k16 %s[%c0, %c0], %s[%c0, %c0], %c : memref<64x64xbf16, 3 : i32>, memref<64x64xbf16, 3 : i32>, vector<32xf32> -> vector<32xf32>
   %e = vector.extract %d[0] : f32 from vector<32xf32>
+  memref.store %e, %y[%c0] : memref<32xf32>
+}
+
+// -----
+
+kernel.func @wgmma_in_flight_out_of_a_loop(%y: memref<32xf32>) block [128, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %s = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<64x64xbf16, 3 : i32>
+  %z = arith.constant 0.0 : f32
+  %c = vector.broadcast %z : f32 to vector<32xf32>
+  %r = scf.for %k = %c0 to %c4 step %c1 iter_args(%acc = %c) -> (vector<32xf32>) {
+    kernel.wgmma_fence
+    // expected-error @+1 {{a kernel.wgmma's result is in flight until a kernel.wgmma_wait returns it: it may only be a wgmma's accumulator or a wgmma_wait operand (or carried by a loop to one), but 'vector.extract' uses it}}
+    %d = kernel.wgmma m64n64k16 %s[%c0, %c0], %s[%c0, %c0], %acc : memref<64x64xbf16, 3 : i32>, memref<64x64xbf16, 3 : i32>, vector<32xf32> -> vector<32xf32>
+    kernel.wgmma_commit
+    kernel.wgmma_wait 1
+    scf.yield %d : vector<32xf32>
+  }
+  %e = vector.extract %r[0] : f32 from vector<32xf32>
   memref.store %e, %y[%c0] : memref<32xf32>
 }
 
