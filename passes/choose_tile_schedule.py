@@ -87,7 +87,10 @@ stream at the copy speed), so K is split (split-K, on sm_90's thread-block clust
 output tile's K slices are shared by the most blocks, up to a cluster's 8, that keep the grid
 within SPLIT_BLOCKS_PER_SM blocks an SM and each block at least MIN_SPLIT_SLICES slices (and
 none without one); the blocks of an SM then share its WEIGHT_BYTES_IN_FLIGHT, which with
-their partial tile must fit their share of its shared memory:
+their partial tile must fit their share of its shared memory, and K is split only where they
+keep as many slices of weights in flight between them as one block alone would (at M = 64 the
+activations' tiles take most of a block's share, and a split of 64 x 4096 x 4096 ran at 0.72x
+cuBLAS where one block an SM, 8 slices deep, ran at 0.94x):
 
     #tile.schedule<block [128, 1, 1], loops [], tile [16, 32, 128],
                    atom mma_sync m16n8k16, warps [1, 4], pipeline 3, split 4>
@@ -732,6 +735,40 @@ def _split(tiles: int, slices: int, target: GpuTarget) -> int:
     return max(splits, default=1)
 
 
+def _streaming_pipeline(
+    tile_shape: tuple[int, int, int],
+    tiles: int,
+    slices: int,
+    element: int,
+    target: GpuTarget,
+    split: int,
+) -> int | None:
+    """The K slices in flight in each block of a streaming product split `split` ways: enough
+    that the blocks sharing an SM keep WEIGHT_BYTES_IN_FLIGHT of weights in flight between
+    them (no more slices than a block has, MAX_PIPELINE_DEPTH at most), fewer where they do not
+    fit the blocks' shares of its shared memory. None for a split whose blocks do not fit their
+    shares, or, several sharing an SM, keep fewer slices in flight between them than one block
+    alone would: their tiles of activations crowd the weights out (M = 64), and fewer weights
+    in flight read them slower (`benchmarks/h100/2026-12-07-second/`)."""
+    _, block_n, block_k = tile_shape
+    slice_bytes = block_n * block_k * element
+    blocks_per_sm = -(-tiles * split // target.sm_count) if split > 1 else 1
+    in_flight = -(-WEIGHT_BYTES_IN_FLIGHT // blocks_per_sm)
+    block_slices = -(-slices // split)
+    pipeline = 1 + min(-(-in_flight // slice_bytes), MAX_PIPELINE_DEPTH - 1, block_slices)
+    while pipeline > 2 and not _fits_shared(
+        tile_shape, pipeline, element, target, split, blocks_per_sm
+    ):
+        pipeline -= 1
+    if split == 1:
+        return pipeline
+    fits = _fits_shared(tile_shape, pipeline, element, target, split, blocks_per_sm)
+    alone = _streaming_pipeline(tile_shape, tiles, slices, element, target, 1)
+    # A split of one block an SM only adds SMs; more share each SM's shared memory.
+    keeps_as_many = blocks_per_sm == 1 or blocks_per_sm * (pipeline - 1) >= alone - 1
+    return pipeline if fits and keeps_as_many else None
+
+
 def _streaming_schedule(
     contract: loop.ContractOp, target: GpuTarget, split_k: bool = True
 ) -> Schedule:
@@ -750,19 +787,12 @@ def _streaming_schedule(
     )
     tiles *= -(-size_n // block_n)
     element = element_bytes(contract.rhs[0].type.get_element_type())
-    slice_bytes = block_n * block_k * element
     slices = -(-size_k // block_k)
-    split = _split(tiles, slices, target) if split_k and siblings == 1 else 1
-    # The blocks that share an SM share its weight loads in flight.
-    blocks_per_sm = -(-tiles * split // target.sm_count) if split > 1 else 1
-    in_flight = -(-WEIGHT_BYTES_IN_FLIGHT // blocks_per_sm)
-    block_slices = -(-slices // split)
-    pipeline = 1 + min(-(-in_flight // slice_bytes), MAX_PIPELINE_DEPTH - 1, block_slices)
     tile_shape = (block_m, block_n, block_k)
-    while pipeline > 2 and not _fits_shared(
-        tile_shape, pipeline, element, target, split, blocks_per_sm
-    ):
-        pipeline -= 1
+    split = _split(tiles, slices, target) if split_k and siblings == 1 else 1
+    pipeline = _streaming_pipeline(tile_shape, tiles, slices, element, target, split)
+    if pipeline is None:
+        split, pipeline = 1, _streaming_pipeline(tile_shape, tiles, slices, element, target, 1)
     warps = _streaming_warps(block_n, siblings)
     schedule = contraction_schedule(tile_shape, warps, pipeline, target, MMA_SYNC, siblings)
     return replace(schedule, split=split)

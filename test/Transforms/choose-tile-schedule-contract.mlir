@@ -129,14 +129,15 @@ loop.kernel @k_decode_1(%w: memref<11008x4096xf16>, %x: memref<1x4096xf16>, %out
 
 // -----
 
-// 33 and 64 rows take tiles of 64 rows, split 4 ways (K = 11008 is 86 slices, 22 a block);
-// 4 blocks an SM leave each room for 2 stages of 24 KB beside its 8 KB partial tile. 65 rows
-// take the small tile.
+// 33 and 64 rows take tiles of 64 rows, not split: split 4 ways (K = 11008 is 86 slices), the
+// 4 blocks an SM would leave each room for 2 stages of 24 KB beside its 8 KB partial tile, 4
+// slices of weights in flight an SM, where one block alone keeps 7 (8 stages of 24 KB). 65
+// rows take the small tile.
 
 // CHECK-LABEL: loop.kernel @k_decode_33(
-// CHECK-SAME:    tile [64, 32, 128], atom mma_sync m16n8k16, warps [1, 4], pipeline 2, split 4>
+// CHECK-SAME:    tile [64, 32, 128], atom mma_sync m16n8k16, warps [1, 4], pipeline 8>
 // CHECK-LABEL: loop.kernel @k_decode_64(
-// CHECK-SAME:    tile [64, 32, 128], atom mma_sync m16n8k16, warps [1, 4], pipeline 2, split 4>
+// CHECK-SAME:    tile [64, 32, 128], atom mma_sync m16n8k16, warps [1, 4], pipeline 8>
 // CHECK-LABEL: loop.kernel @k_rows_65(
 // CHECK-SAME:    tile [64, 64, 32], atom mma_sync m16n8k16, warps [2, 2], pipeline 3>
 
