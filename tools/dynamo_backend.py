@@ -387,10 +387,6 @@ def _kept_mutations(gm: GraphModule) -> dict[Node, Node]:
         if node.op != "call_function" or node.target is not torch.ops.aten.copy_.default:
             continue
         target, value = node.args[:2]
-        # A function that returns what it mutated (`return x.add_(1)`) returns the copy: the
-        # input itself, whose new value the copy has made by the time the graph returns.
-        if target.op == "placeholder" and all(user.op == "output" for user in node.users):
-            node.replace_all_uses_with(target)
         if (
             not node.users
             and target.op == "placeholder"
@@ -401,6 +397,17 @@ def _kept_mutations(gm: GraphModule) -> dict[Node, Node]:
         ):
             copies[value] = node
     return copies
+
+
+def _return_mutated_inputs(gm: GraphModule) -> None:
+    """A function that returns what it mutated (`return x.add_(1)`) returns AOTAutograd's
+    copy into the input: the input itself, whose new value the copy has made by the time the
+    graph returns. Returning the input leaves the copy unused, one `_kept_mutations` takes."""
+    for node in gm.graph.nodes:
+        if node.op == "call_function" and node.target is torch.ops.aten.copy_.default:
+            target = node.args[0]
+            if target.op == "placeholder" and all(user.op == "output" for user in node.users):
+                node.replace_all_uses_with(target)
 
 
 def _same_layout(a: Node, b: Node) -> bool:
@@ -424,6 +431,8 @@ def compile_graph(
     complex_as_real_pairs(gm.graph)
     widen_narrow_integers(gm.graph)
     unflatten_products(gm.graph)
+    if forward:
+        _return_mutated_inputs(gm)
     copies = _kept_mutations(gm) if forward else {}
     static = _static_inputs(gm) if forward else set()
     refused = _refusals(gm, set(copies.values()))

@@ -2422,9 +2422,8 @@ def index_put(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     rows = ir.emit(t.PermuteOp(rows, TensorType(element, (count, *others)), to_front))
     back = sorted(range(len(shape)), key=to_front.__getitem__)
     if a.get("accumulate"):
-        flat = ir.emit(t.ReshapeOp(index, TensorType(t.element_type_of(index), (count,))))
         at = (count, *(1,) * len(others))
-        index_at = ir.emit(t.ReshapeOp(flat, TensorType(i64, (1, *at))))
+        index_at = ir.emit(t.ReshapeOp(index, TensorType(i64, (1, *at))))
         rows_at = ir.emit(t.UnsqueezeOp(rows, TensorType(element, (1, count, *others)), 0))
         summed = summed_at(ir, index_at, rows_at, 0, size)
         summed = ir.emit(t.PermuteOp(summed, TensorType(element, shape), back))
