@@ -111,8 +111,9 @@ A kernel of one `loop.attention` of bf16 or f16 with a head dim of 64 or 128 (ma
 whose query heads have at least 64 rows gets attention's schedule on wgmma on a target with
 it (sm_90a): WGMMA_ATTENTION_TILE, a block per 128 rows of a query head (two consumer warp
 groups of 64; one where a head has fewer than 128, or where the items of 64 rows all fit
-one wave of the SMs) and a producer warp group, the keys and values 128 at a time in a ring
-of WGMMA_ATTENTION_PIPELINE stages:
+one wave of the SMs) and a producer warp group, the keys and values 128 at a time (176,
+WIDE_WGMMA_ATTENTION_KEYS, where it is neither masked nor causal at head dim 128 and takes
+several waves) in a ring of WGMMA_ATTENTION_PIPELINE stages:
 
     #tile.schedule<block [384, 1, 1], loops [], tile [128, 128, 128],
                    atom wgmma m64n128k16, warps [8, 1], pipeline 2,
@@ -249,6 +250,15 @@ WGMMA_ATTENTION_TILE = (128, 128)
 """The query rows (two consumer warp groups of 64; 64 rows, one, where a head has fewer than
 128) and the keys a block of attention on wgmma takes at a time: FlashAttention-3's tile for
 head dims 64 and 128."""
+WIDE_WGMMA_ATTENTION_KEYS = 176
+"""The keys a block of attention on wgmma takes at a time without a mask or causality, at
+head dim 128: FlashAttention-3's tile there (`tile_size_fwd_sm90`). A block's fixed work
+(rescaling its output rows, the row maxima's shuffles, the ring's waits) is shared by 1.375x
+the products; the scores of 176 keys (88 registers a thread) still fit beside P and O with
+the softmax/P V overlap. A mask summary's words hold at most 128 keys, and causal blocks
+that cross the diagonal waste more of a wider block, so those keep 128. Measured on an H100
+(`benchmarks/h100/2026-12-07-third/kv176.json`): 2-3% faster at B4 H32 S2048 and S4096 and
+GQA 32/8 S4096."""
 WGMMA_ATTENTION_PIPELINE = 2
 CANDIDATE_WGMMA_ATTENTION_PIPELINES = (2, 3)
 """The depths of the key/value ring `candidates` offers attention on wgmma."""
@@ -883,32 +893,57 @@ def _wgmma_attention_schedule(
     target: GpuTarget,
     block_q: int | None = None,
     pipeline: int = WGMMA_ATTENTION_PIPELINE,
+    block_kv: int | None = None,
 ) -> Schedule | None:
     """Attention's schedule on wgmma (see the module docstring), where it lowers: a block per
     WGMMA_ATTENTION_TILE's 128 rows of a query head (64 where a head has fewer or where the
     items of 64 rows all fit one wave of the SMs, or `block_q`), none for heads of fewer
-    than 64 rows."""
+    than 64 rows; WIDE_WGMMA_ATTENTION_KEYS keys at a time (or `block_kv`) where the
+    attention is plain at head dim 128 (`_plain_at_depth_128`) and its items take several
+    waves of the SMs, else WGMMA_ATTENTION_TILE's."""
     attention = _tensor_core_attention(kernel)
     if attention is None or not target.has_wgmma:
         return None
     if is_dynamic((*attention.query.type.get_shape(), *attention.key.type.get_shape())):
         return None  # the wgmma kernel's tensor maps and row blocks are of static sizes
     *_, rows, depth = attention.query.type.get_shape()
-    warpgroup_rows, block_kv = WGMMA_ATTENTION_TILE[0] // 2, WGMMA_ATTENTION_TILE[1]
+    heads = prod(attention.query.type.get_shape()[:-2])
+    warpgroup_rows = WGMMA_ATTENTION_TILE[0] // 2
     if rows < warpgroup_rows:
         return None
     if block_q is None:
         block_q = WGMMA_ATTENTION_TILE[0] if rows >= WGMMA_ATTENTION_TILE[0] else warpgroup_rows
-        heads = prod(attention.query.type.get_shape()[:-2])
         if heads * -(-rows // warpgroup_rows) <= target.sm_count:
             # All the items of one warp group's rows run at once, each no longer than one of
             # two warp groups sharing an SM: the SMs that blocks of 128 rows would leave idle
             # share the work (a decoder layer's 2 x 8 heads of 512 rows: 128 items, not 64).
             block_q = warpgroup_rows
+    if block_kv is None:
+        # In one wave of items (B1 H16 S1024: 128) each SM runs one, whose latency the
+        # wider blocks lengthen: 34.6 us against 29.2 on an H100.
+        several_waves = heads * -(-rows // block_q) > target.sm_count
+        wide = _plain_at_depth_128(attention) and several_waves
+        block_kv = WIDE_WGMMA_ATTENTION_KEYS if wide else WGMMA_ATTENTION_TILE[1]
     atom = tile.MmaAtom(tile.AtomKind.WGMMA, (warpgroup_rows, block_kv, 16))
     warps = (block_q // MMA_SYNC.shape[0], 1)
     schedule = contraction_schedule((block_q, block_kv, depth), warps, pipeline, target, atom)
     return schedule if _lowers(kernel, schedule) else None
+
+
+def _plain_at_depth_128(attention: loop.AttentionOp) -> bool:
+    """Whether `attention` is neither masked nor causal, at head dim 128: where
+    WIDE_WGMMA_ATTENTION_KEYS may pay."""
+    depth = attention.query.type.get_shape()[-1]
+    return attention.mask is None and attention.causal is None and depth == 128
+
+
+def _wgmma_attention_key_blocks(kernel: loop.KernelOp) -> tuple[int, ...]:
+    """The keys at a time `candidates` offers attention on wgmma: WIDE_WGMMA_ATTENTION_KEYS
+    only where it may pay (at head dim 64 it made B8 H32 S2048 25% slower on an H100)."""
+    attention = _tensor_core_attention(kernel)
+    narrow = WGMMA_ATTENTION_TILE[1]
+    wide = attention is not None and _plain_at_depth_128(attention)
+    return (narrow, WIDE_WGMMA_ATTENTION_KEYS) if wide else (narrow,)
 
 
 def _choose_attention_schedule(kernel: loop.KernelOp, target: GpuTarget) -> Schedule | None:
@@ -988,7 +1023,8 @@ def candidates(kernel: loop.KernelOp, target: GpuTarget) -> list[Schedule]:
     gives its tiles; for an attention, its tile and ATTENTION_TILE (a decode's tile of few
     rows is one warp, which issues every copy of its keys and values; 4 warps share them)
     with each of CANDIDATE_ATTENTION_SPLITS, and on wgmma blocks of 64 and 128 rows with
-    each of CANDIDATE_WGMMA_ATTENTION_PIPELINES; blocks of each of CANDIDATE_ROWS rows where
+    each of CANDIDATE_WGMMA_ATTENTION_PIPELINES, taking 128 and WIDE_WGMMA_ATTENTION_KEYS
+    keys at a time; blocks of each of CANDIDATE_ROWS rows where
     a nest's rows may share blocks (`_rows_per_block`); each one lowers."""
     heuristic = choose_schedule(kernel, target)
     schedules = {heuristic: None}
@@ -1003,9 +1039,10 @@ def candidates(kernel: loop.KernelOp, target: GpuTarget) -> list[Schedule]:
                     schedules.setdefault(replace(rows, split=split), None)
     for block_q in (WGMMA_ATTENTION_TILE[0] // 2, WGMMA_ATTENTION_TILE[0]):
         for pipeline in CANDIDATE_WGMMA_ATTENTION_PIPELINES:
-            wgmma = _wgmma_attention_schedule(kernel, target, block_q, pipeline)
-            if wgmma is not None:
-                schedules.setdefault(wgmma, None)
+            for block_kv in _wgmma_attention_key_blocks(kernel):
+                wgmma = _wgmma_attention_schedule(kernel, target, block_q, pipeline, block_kv)
+                if wgmma is not None:
+                    schedules.setdefault(wgmma, None)
     contract_atom = _contract_atom(kernel, target)
     if contract_atom is not None and contract_atom[1] == MMA_SYNC:
         contract = contract_atom[0]
