@@ -33,10 +33,11 @@ class CompiledModule:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         import torch
 
-        from emmy.tools.frontend.importer import forward_arguments
+        from emmy.tools.frontend.importer import forward_arguments, write_back_mutations
 
         leaves = torch.utils._pytree.tree_leaves((args, kwargs))
-        outputs = self.graph(forward_arguments(self.exported, leaves))
+        results = self.graph(forward_arguments(self.exported, leaves))
+        outputs = write_back_mutations(self.exported, leaves, results)
         return torch.utils._pytree.tree_unflatten(outputs, self.exported.call_spec.out_spec)
 
     def ir(self, level: str) -> str:
@@ -67,5 +68,5 @@ def compile(
         raise FrontendError(
             f"torch.export failed: {type(error).__name__}: {message}", None
         ) from error
-    torch_ir = import_exported_program(exported, None, ())
+    torch_ir = import_exported_program(exported, None, (), mutations=True)
     return CompiledModule(exported, compiled_graph(torch_ir, chosen))

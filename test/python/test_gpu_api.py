@@ -11,6 +11,7 @@ import torch
 import torch._dynamo
 import torch.nn as nn
 import torch.nn.functional as F
+from test_python_api import CachedStep
 
 import emmy
 from emmy.tools.dynamo_backend import FallbackWarning
@@ -43,6 +44,23 @@ def test_emmy_compile_runs_emmys_kernels_on_cuda_tensors(dtype):
     tolerance = 1e-4 if dtype == torch.float32 else 3e-2
     with torch.no_grad():
         torch.testing.assert_close(got, model(x), rtol=tolerance, atol=tolerance)
+
+
+def test_emmy_compile_writes_a_cuda_cache_back_as_eager_does():
+    """The CUDA form of `test_mutated_buffers_and_inputs_are_written_back_as_in_eager`."""
+    eager = CachedStep(64, 16).cuda()
+    compiled_model = CachedStep(64, 16).cuda()
+    compiled_model.load_state_dict(eager.state_dict())
+    example = (torch.randn(2, 64), torch.tensor([0, 1]), torch.zeros(64))
+    compiled = emmy.compile(compiled_model, *(t.cuda() for t in example))
+    eager_total, compiled_total = torch.zeros(64, device="cuda"), torch.zeros(64, device="cuda")
+    with torch.no_grad():
+        for positions in ([9, 2], [0, 15], [2, 3]):
+            x, at = torch.randn(2, 64, device="cuda"), torch.tensor(positions, device="cuda")
+            got, want = compiled(x, at, compiled_total), eager(x, at, eager_total)
+            torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+            torch.testing.assert_close(compiled_model.cache, eager.cache, rtol=1e-4, atol=1e-4)
+            torch.testing.assert_close(compiled_total, eager_total)
 
 
 def test_backend_outputs_replay_from_a_manual_cuda_graph():

@@ -47,6 +47,41 @@ def test_parameters_updated_after_compiling_are_used():
     torch.testing.assert_close(compiled(x), linear(x).detach(), rtol=1e-5, atol=1e-5)
 
 
+class CachedStep(nn.Module):
+    """A decode step's state: a cache written at `positions` in place (a non-persistent
+    buffer), a step counter (a persistent one) and a running sum in the caller's tensor."""
+
+    def __init__(self, dim: int, length: int):
+        super().__init__()
+        self.proj = nn.Linear(dim, dim)
+        self.register_buffer("cache", torch.zeros(length, dim), persistent=False)
+        self.register_buffer("steps", torch.zeros(()))
+
+    def forward(self, x, positions, total):
+        self.cache.index_copy_(0, positions, self.proj(x))
+        self.steps.add_(1)
+        total.add_(x.sum(0))
+        return self.cache.softmax(-1).sum(0) * self.steps
+
+
+def test_mutated_buffers_and_inputs_are_written_back_as_in_eager():
+    """`emmy.compile` of a module that mutates its buffers and an input in place (a KV
+    cache) writes their new values back after each call, so that calls see each other's
+    writes as in eager."""
+    torch.manual_seed(0)
+    eager, compiled_model = CachedStep(8, 6), CachedStep(8, 6)
+    compiled_model.load_state_dict(eager.state_dict())
+    compiled = emmy.compile(compiled_model, torch.randn(2, 8), torch.tensor([0, 1]), torch.zeros(8))
+    eager_total, compiled_total = torch.zeros(8), torch.zeros(8)
+    with torch.no_grad():
+        for positions in ([4, 2], [0, 5], [2, 3]):
+            x, at = torch.randn(2, 8), torch.tensor(positions)
+            torch.testing.assert_close(compiled(x, at, compiled_total), eager(x, at, eager_total))
+            torch.testing.assert_close(compiled_model.cache, eager.cache)
+            torch.testing.assert_close(compiled_total, eager_total)
+    assert compiled_model.steps.item() == eager.steps.item() == 3
+
+
 def test_bf16_outputs_keep_their_dtype():
     model = nn.Sequential(nn.Linear(32, 32), nn.GELU()).to(torch.bfloat16)
     compiled = emmy.compile(model, torch.randn(8, 32, dtype=torch.bfloat16))

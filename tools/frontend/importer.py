@@ -127,6 +127,7 @@ def import_exported_program(
     source_name: str | None,
     source_lines: Sequence[str],
     call_location: FileLineColLoc | None = None,
+    mutations: bool = False,
 ) -> ModuleOp:
     """Torch IR for `exported`; `source_name` and `source_lines` are the user's program, for
     the locations of ops and the text of errors (None: a module in the user's own files,
@@ -135,12 +136,15 @@ def import_exported_program(
     no line of the user's source produced (those of a library module called directly, such
     as `nn.RMSNorm(64)(x)`). Complex tensors become pairs of reals first
     (`complex_as_real_pairs`: a complex input's argument is its pair, as `forward_arguments`
-    passes it)."""
+    passes it). With `mutations`, the new values of the buffers and inputs the program
+    mutates are results of `@forward`, in the signature's order (for `write_back_mutations`);
+    without, a mutation is an error."""
     if complex_as_real_pairs(exported.graph, retype_inputs=True):
         exported.graph_module.recompile()
     importer = _Importer(
         exported.graph, exported.graph_signature, source_name, source_lines, call_location
     )
+    importer.mutations = mutations
     importer.ranges = dict(exported.range_constraints)
     module = importer.run()
     module.verify()
@@ -255,6 +259,32 @@ class UnsupportedNode(FrontendError):
         self.node = node
 
 
+MUTATIONS = (OutputKind.BUFFER_MUTATION, OutputKind.USER_INPUT_MUTATION)
+"""The outputs of an exported program that are new values of its buffers or inputs."""
+
+
+def write_back_mutations(
+    exported: ExportedProgram, user_inputs: Sequence[Any], outputs: Sequence[torch.Tensor]
+) -> list[torch.Tensor]:
+    """The user's outputs of `outputs` (`@forward`'s results for `exported`, imported with
+    `mutations`), after copying each new value of a buffer or an input into it, as eager
+    PyTorch's in-place ops would have written it (the tensors `forward_arguments` passes:
+    the module's own buffers, the user's inputs)."""
+    signature = exported.graph_signature
+    user_names = [s.arg.name for s in signature.input_specs if s.kind is InputKind.USER_INPUT]
+    results = []
+    for spec, value in zip(signature.output_specs, outputs, strict=True):
+        if spec.kind is OutputKind.BUFFER_MUTATION:
+            live = exported.state_dict.get(spec.target, exported.constants.get(spec.target))
+        elif spec.kind is OutputKind.USER_INPUT_MUTATION:
+            live = user_inputs[user_names.index(spec.target)]
+        else:
+            results.append(value)
+            continue
+        (torch.view_as_real(live) if live.is_complex() else live).copy_(value)
+    return results
+
+
 def forward_arguments(exported: ExportedProgram, user_inputs: Sequence[Any]) -> list[torch.Tensor]:
     """The values of `@forward`'s arguments, given the user's inputs flattened in the
     signature's order (non-tensor inputs included: export bakes them into the graph); a
@@ -328,6 +358,9 @@ class _Importer:
         self.values: dict[Node, SSAValue | list[SSAValue]] = {}
         self.ops: list[Operation] = []
         self.location: LocationAttr = UnknownLoc()
+        self.mutations = False
+        """Whether the new values of mutated buffers and inputs are results (see
+        `import_exported_program`)."""
         self.dynamic_size: DynamicSize | None = None
         self.ranges: dict[Any, Any] = {}
         """An exported program's declared range of each symbol (`torch.export.Dim`'s)."""
@@ -593,10 +626,20 @@ class _Importer:
         values = node.args[0] if isinstance(node.args[0], (tuple, list)) else node.args[:1]
         for number, value in enumerate(values):
             spec = specs[number] if specs else None
-            if spec is not None and spec.kind is not OutputKind.USER_OUTPUT:
+            mutation = spec is not None and spec.kind in MUTATIONS
+            if (
+                spec is not None
+                and spec.kind is not OutputKind.USER_OUTPUT
+                and not (mutation and self.mutations)
+            ):
+                self.location = self.location_of(value)
+                # An input's name is export's placeholder's (args_0), not the user's.
+                buffer = spec.kind is OutputKind.BUFFER_MUTATION
+                what = f"its buffer '{spec.target}'" if buffer else "an input"
                 raise self.error(
-                    f"the program mutates its inputs or buffers ({spec.kind.name} of "
-                    f"'{spec.target}'); emmy compiles functional programs"
+                    f"the program mutates {what} in place, which `emmy "
+                    "compile` does not write back; `emmy.compile` and `torch.compile(..., "
+                    'backend="emmy")` do'
                 )
             if spec is not None and not isinstance(spec.arg, TensorArgument):
                 raise self.error(f"the module returns a non-tensor value {spec.arg}")

@@ -31,3 +31,10 @@
 // SEVERAL-NOT: several-unsupported.py:5:
 // SEVERAL: several-unsupported.py:6:25: error: unsupported PyTorch op 'aten.erfinv.default'
 // SEVERAL-NOT: error
+
+// A program that mutates a buffer in place is refused at the mutation: `emmy compile` runs
+// the module once and keeps no state to write back into.
+// RUN: not emmy compile %S/Inputs/mutates-a-buffer.py 2>&1 | filecheck %s --check-prefix=MUTATES
+// MUTATES: mutates-a-buffer.py:11:20: error: the program mutates its buffer 'count' in place, which `emmy compile` does not write back; `emmy.compile` and `torch.compile(..., backend="emmy")` do
+// MUTATES-NEXT: self.count.add_(x)
+// MUTATES-NOT: Traceback
