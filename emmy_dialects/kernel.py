@@ -92,6 +92,8 @@ from xdsl.dialects.builtin import (
     NoneAttr,
     UnitAttr,
     VectorType,
+    i8,
+    i16,
     i32,
     i64,
 )
@@ -946,9 +948,11 @@ class ShuffleOp(IRDLOperation):
             | base(Float32Type)
             | base(Float64Type)
             | base(IndexType)
+            | EqAttrConstraint(i8)
+            | EqAttrConstraint(i16)
             | EqAttrConstraint(i32)
             | EqAttrConstraint(i64),
-            "a shuffle moves an f16, bf16, f32, f64, i32, i64 or index",
+            "a shuffle moves an f16, bf16, f32, f64, i8, i16, i32, i64 or index",
         ),
     )
     mode = prop_def(ShuffleModeAttr)

@@ -42,6 +42,8 @@ from xdsl.dialects.builtin import (
     TensorType,
     UnitAttr,
     i1,
+    i8,
+    i16,
     i32,
     i64,
 )
@@ -116,13 +118,19 @@ class TensorOf(AttrConstraint[TensorType[Attribute]]):
         return self
 
 
+INTEGER_ELEMENT_TYPES = (i8, i16, i32, i64)
+"""The signed integers Torch IR computes with (torch's int8 to int64)."""
 AnyTorchTensor = TensorOf(
-    (*FLOAT_ELEMENT_TYPES, i1, i32, i64), "tensor of f16, bf16, f32, f64, i1, i32 or i64"
+    (*FLOAT_ELEMENT_TYPES, i1, *INTEGER_ELEMENT_TYPES),
+    "tensor of f16, bf16, f32, f64, i1, i8, i16, i32 or i64",
 )
 FloatTensor = TensorOf(FLOAT_ELEMENT_TYPES, "floating-point tensor (f16, bf16, f32 or f64)")
 IndexTensor = TensorOf((i32, i64), "tensor of i32 or i64 indices")
+IntegerTensor = TensorOf(INTEGER_ELEMENT_TYPES, "tensor of i8, i16, i32 or i64")
 MaskTensor = TensorOf((i1,), "tensor of i1")
-BitsTensor = TensorOf((i1, i32, i64), "tensor of i1, i32 or i64 (bool or integer)")
+BitsTensor = TensorOf(
+    (i1, *INTEGER_ELEMENT_TYPES), "tensor of i1, i8, i16, i32 or i64 (bool or integer)"
+)
 
 
 # --- shape helpers, shared with the passes that rewrite torch ops ---------------------------
@@ -724,9 +732,9 @@ class BitwiseOp(BinaryOp):
 class IntegerBinaryOp(BinaryOp):
     """An elementwise op of two integer tensors."""
 
-    lhs = operand_def(IndexTensor)
-    rhs = operand_def(IndexTensor)
-    result = result_def(IndexTensor)
+    lhs = operand_def(IntegerTensor)
+    rhs = operand_def(IntegerTensor)
+    result = result_def(IntegerTensor)
 
 
 class ShiftOp(IntegerBinaryOp):

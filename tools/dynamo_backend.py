@@ -25,8 +25,8 @@ cannot take is moved out, and the graph partitioned again, until every partition
 The ops left to PyTorch are named once, in one warning, each at the user's line; with
 `options={"fallback": False}` they are one `UnsupportedOpsError` instead.
 
-uint8, int8 and int16 inputs that the graph only converts are read as int32
-(`widen_narrow_integers`), a conversion PyTorch makes at the partition's edge.
+uint8 inputs that the graph only converts are read as int32 (`widen_narrow_integers`), a
+conversion PyTorch makes at the partition's edge.
 
 Complex tensors are pairs of reals to emmy (`complex_as_real_pairs`, first): a complex
 input reaches a partition as its `view_as_real`, a complex result leaves as `view_as_complex`

@@ -260,15 +260,14 @@ def test_one_hots_checks_run_in_pytorch_and_its_work_in_emmy(compiled_graphs):
             compiled(wrong)
 
 
-def test_bicubic_grid_sampling_compiles_without_fallback():
+@pytest.mark.parametrize("padding", ["border", "reflection"])
+def test_bicubic_grid_sampling_compiles_without_fallback(padding):
     """grid_sample reaches emmy through PyTorch's decomposition (index lookups and
-    arithmetic), bicubic included, within f32 rounding of eager's kernel; reflection padding,
-    which the decomposition computes in int8, is left to PyTorch."""
+    arithmetic), bicubic included, within f32 rounding of eager's kernel; reflection padding
+    too, which the decomposition computes in int8."""
 
     def warp(image, grid):
-        return F.grid_sample(
-            image, grid, mode="bicubic", padding_mode="border", align_corners=False
-        )
+        return F.grid_sample(image, grid, mode="bicubic", padding_mode=padding, align_corners=False)
 
     image, grid = torch.randn(2, 3, 8, 8), torch.rand(2, 4, 5, 2) * 2.2 - 1.1
     got = torch.compile(warp, backend="emmy", options={"fallback": False})(image, grid)
@@ -276,9 +275,9 @@ def test_bicubic_grid_sampling_compiles_without_fallback():
 
 
 def test_narrow_integer_inputs_that_are_only_converted_compile(compiled_graphs):
-    """A uint8 image normalised in the model, int8 and int16 values widened: PyTorch reads
-    them as int32 at the partition's edge and emmy converts them; uint8 arithmetic, which
-    wraps at 256, stays PyTorch's, named in the warning."""
+    """A uint8 image normalised in the model: PyTorch reads it as int32 at the partition's
+    edge and emmy converts it; int8 and int16 values are emmy's own types; uint8
+    arithmetic, which wraps at 256, stays PyTorch's, named in the warning."""
 
     def normalise(image, small, medium):
         return image.float() / 255 - 0.5, small.to(torch.bfloat16) * 2, medium.long() * 3

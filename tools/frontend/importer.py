@@ -74,7 +74,6 @@ from xdsl.dialects.builtin import (
     f16,
     f32,
     i1,
-    i32,
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
@@ -986,7 +985,7 @@ def square(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
 def bits_element(ir: _Importer, node: Node) -> Attribute:
     """The result's element type of a bitwise op: bool or an integer."""
     element = ir.result_element(node)
-    if element not in (i1, i32, i64):
+    if element not in (i1, *t.INTEGER_ELEMENT_TYPES):
         raise ir.error(f"'{target_name(node)}' takes bool or integer tensors, got {element}")
     return element
 
@@ -1012,7 +1011,7 @@ for _name, _op in {
 def shift(op_class: type[t.ShiftOp], ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     """`<<` and `>>` of integer tensors (`ShiftLeftOp`, `ShiftRightOp`)."""
     element = ir.result_element(node)
-    if element not in (i32, i64):
+    if element not in t.INTEGER_ELEMENT_TYPES:
         raise ir.error(f"'{target_name(node)}' takes integer tensors, got {element}")
     lhs, rhs = (ir.operand(a[name], element) for name in ("self", "other"))
     return ir.emit(op_class(lhs, rhs, ir.result_type(node)))
@@ -1033,7 +1032,7 @@ for _name, _op in {"left": t.ShiftLeftOp, "right": t.ShiftRightOp}.items():
 def divisors(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
     """`torch.gcd` and `torch.lcm` of integer tensors."""
     element = ir.result_element(node)
-    if element not in (i32, i64):
+    if element not in t.INTEGER_ELEMENT_TYPES:
         raise ir.error(f"'{target_name(node)}' takes integer tensors, got {element}")
     lhs, rhs = (ir.operand(a[name], element) for name in ("self", "other"))
     op_class = t.GcdOp if target_name(node) == "aten.gcd.default" else t.LcmOp
@@ -1400,7 +1399,7 @@ def kthvalue(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue | list[SS
     rows, _ = rows_to_rank(ir, x, 0 if whole else ir.dim(a["dim"], len(t.shape_of(x))))
     *row_shape, size = t.shape_of(rows)
     median = name != "aten.kthvalue.default"
-    floating = element not in (i32, i64)
+    floating = element not in t.INTEGER_ELEMENT_TYPES
     if name.startswith("aten.nanmedian") and floating:
         return middle_number(ir, node, rows, whole)
     k = (size + 1) // 2 if median else a["k"]
@@ -1443,7 +1442,7 @@ def mode(ir: _Importer, node: Node, a: dict[str, Any]) -> list[SSAValue]:
     mine, other = unsqueeze_value(ir, rows, inner + 1), unsqueeze_value(ir, rows, inner)
     pairs = TensorType(i1, (*row_shape, size, size))
     same = ir.emit(t.EqOp(other, mine, pairs))
-    floating = element not in (i32, i64)
+    floating = element not in t.INTEGER_ELEMENT_TYPES
     if floating:
         both_nan = t.BitwiseAndOp(nan_mask(ir, other), nan_mask(ir, mine), pairs)
         same = ir.emit(t.BitwiseOrOp(same, ir.emit(both_nan), pairs))
@@ -1558,7 +1557,7 @@ def running_extreme(ir: _Importer, node: Node, a: dict[str, Any]) -> list[SSAVal
     mine = unsqueeze_value(ir, values, len(rows.pairs) - 1)  # [.., i, 1]
     flags = TensorType(i1, rows.pairs)
     same = ir.emit(t.EqOp(rows.other, mine, flags))
-    if element not in (i32, i64):
+    if element not in t.INTEGER_ELEMENT_TYPES:
         both_nan = ir.emit(t.BitwiseAndOp(nan_mask(ir, rows.other), nan_mask(ir, mine), flags))
         same = ir.emit(t.BitwiseOrOp(same, both_nan, flags))
     holding = ir.emit(t.BitwiseAndOp(same, rows.up_to, flags))
@@ -1630,7 +1629,7 @@ def ranked(
     mine = unsqueeze_value(ir, x, len(rows) + 1)  # [.., i, 1]
     other = unsqueeze_value(ir, x, len(rows))  # [.., 1, j]
     flags = TensorType(i1, pairs)
-    if element in (i32, i64):
+    if element in t.INTEGER_ELEMENT_TYPES:
         after = ir.emit((t.GtOp if descending else t.LtOp)(other, mine, flags))
         same = ir.emit(t.EqOp(other, mine, flags))
     else:
@@ -2380,7 +2379,7 @@ def searchsorted(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
         )
     )
     count = ir.emit(t.SumOp(ir.convert(below, i64), TensorType(i64, shape), [len(shape)], False))
-    if element not in (i32, i64):
+    if element not in t.INTEGER_ELEMENT_TYPES:
         count = ir.emit(t.WhereOp(nan_mask(ir, x), ir.operand(size, i64), count, count.type))
     return ir.convert(count, ir.result_element(node))
 

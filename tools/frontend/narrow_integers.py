@@ -1,6 +1,6 @@
-"""Inputs of integer types narrower than Torch IR takes (uint8 images, int8 and int16 values)
-read as int32 where the graph only converts them: each conversion of such a value gives what
-it gives of the same value held in int32.
+"""Inputs of unsigned integer types, which Torch IR does not take (uint8 images), read as int32
+where the graph only converts them: each conversion of such a value gives what it gives of
+the same value held in int32.
 
     x: uint8[2, 3]
     y = aten._to_copy(x, dtype=float32)
@@ -23,8 +23,9 @@ from emmy.tools.frontend.complex_pairs import BOUNDARY, KEPT_META
 
 aten = torch.ops.aten
 
-NARROW = (torch.uint8, torch.int8, torch.int16)
-"""The integer dtypes Torch IR has no type of, all of whose values an int32 holds."""
+NARROW = (torch.uint8,)
+"""The integer dtypes Torch IR has no type of, all of whose values an int32 holds (int8 and
+int16 are Torch IR's i8 and i16)."""
 
 CONVERSIONS = (aten._to_copy.default, torch.ops.prims.convert_element_type.default)
 

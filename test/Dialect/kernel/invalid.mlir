@@ -455,7 +455,7 @@ kernel.func @bad_mode_syntax() block [32, 1, 1] {
 kernel.func @shuffle_bool() block [32, 1, 1] {
   %v = arith.constant true
   %c1 = arith.constant 1 : i32
-  // expected-error @+1 {{a shuffle moves an f16, bf16, f32, f64, i32, i64 or index Underlying verification failure: Expected one of i32, i64, but got i1}}
+  // expected-error @+1 {{a shuffle moves an f16, bf16, f32, f64, i8, i16, i32, i64 or index Underlying verification failure: Expected one of i16, i32, i64, i8, but got i1}}
   %r = kernel.shuffle xor %v, %c1 : i1
 }
 

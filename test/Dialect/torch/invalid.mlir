@@ -24,9 +24,9 @@ func.func @float_op_on_integers(%x: tensor<4xi64>) {
 
 // -----
 
-func.func @unsupported_element_type(%x: tensor<4xi8>) {
-  // expected-error @+1 {{expected a tensor of f16, bf16, f32, f64, i1, i32 or i64, got tensor<4xi8>}}
-  %0 = torch.relu %x : tensor<4xi8> -> tensor<4xi8>
+func.func @unsupported_element_type(%x: tensor<4xui8>) {
+  // expected-error @+1 {{expected a tensor of f16, bf16, f32, f64, i1, i8, i16, i32 or i64, got tensor<4xui8>}}
+  %0 = torch.relu %x : tensor<4xui8> -> tensor<4xui8>
   func.return
 }
 
@@ -97,7 +97,7 @@ func.func @integer_hypot(%a: tensor<4xi64>) {
 // -----
 
 func.func @bitwise_on_floats(%a: tensor<4xf32>) {
-  // expected-error @+1 {{expected a tensor of i1, i32 or i64 (bool or integer), got tensor<4xf32>}}
+  // expected-error @+1 {{expected a tensor of i1, i8, i16, i32 or i64 (bool or integer), got tensor<4xf32>}}
   %0 = torch.bitwise_and %a, %a : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
   func.return
 }
@@ -105,7 +105,7 @@ func.func @bitwise_on_floats(%a: tensor<4xf32>) {
 // -----
 
 func.func @gcd_of_floats(%a: tensor<4xf32>) {
-  // expected-error @+1 {{expected a tensor of i32 or i64}}
+  // expected-error @+1 {{expected a tensor of i8, i16, i32 or i64}}
   %0 = torch.gcd %a, %a : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
   func.return
 }
