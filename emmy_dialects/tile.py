@@ -873,7 +873,9 @@ class KernelOp(KernelSymbolOp):
         """A block of several rows runs an iteration of its grid loops in each row of its
         threads, apart: so every nest is a chain of grid loops over thread and serial loops
         that reduce nothing across the block, stage nothing and pass nothing to each other
-        (which would take a barrier of the whole block inside the rows' own iterations)."""
+        (which would take a barrier of the whole block inside the rows' own iterations). A
+        nest of one global loop that reduces nothing may sit beside them: every thread of the
+        block takes its iterations, numbered across the rows."""
         rows = (
             f"block {list(self.block_shape)} gives each iteration of a rows loop a row of threads"
         )
@@ -882,6 +884,12 @@ class KernelOp(KernelSymbolOp):
         paths = loop_paths(self.body.block, ForOp)
         for nest in self.body.block.ops:
             if not isinstance(nest, ForOp):
+                continue
+            if nest.mapping.data == Mapping.GLOBAL and not nest.is_reduction:
+                if any(isinstance(op, ForOp) for op in nest.body.walk()):
+                    raise VerifyException(
+                        f"{rows}, but global loop {list(paths[nest])} has loops inside"
+                    )
                 continue
             if nest.mapping.data != Mapping.ROWS:
                 raise VerifyException(

@@ -520,11 +520,15 @@ def _rows_per_block(
     covers the longest row's vectors, by = ROW_BLOCK_THREADS / bx rows while the grid keeps
     MANY_ROWS_PER_SM blocks per SM (or `rows`, a tuner's candidate), so whole warps load where
     a block of one row would leave lanes idle. Only for nests of grid loops over thread loops
-    that the rows run apart: no reduction, no loop inside them, nothing passed between them."""
-    if any(m not in (Mapping.GRID, Mapping.THREAD) for m in mappings.values()):
+    that the rows run apart: no reduction, no loop inside them, nothing passed between them.
+    A nest of one global loop beside them (a small table the kernel also writes) is spread
+    over all the block's threads (`lower-tile-to-kernel`)."""
+    if any(m not in (Mapping.GRID, Mapping.THREAD, Mapping.GLOBAL) for m in mappings.values()):
         return None
     vectors = 1
     for root in (op for op in kernel.body.block.ops if isinstance(op, loop.ForOp)):
+        if mappings.get(root) == Mapping.GLOBAL and not root.is_reduction:
+            continue
         chain = _grid_chain(root)
         if not chain or not _elementwise_rows(chain):
             return None

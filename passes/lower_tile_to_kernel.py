@@ -160,6 +160,7 @@ class _KernelBuilder:
         """The kernel's buffers that it never stores to (their loads can be reused)."""
         self.warp = target.warp_size
         self.rows = rows
+        self.block_shape = tuple(block_shape)
         if self.rows > 1:
             # Each row of the block (threadIdx.y) takes its own iteration of the rows loops.
             self.threads = block_shape[0]
@@ -183,6 +184,15 @@ class _KernelBuilder:
     def _add(self, op: Operation) -> Operation:
         self.block.add_op(op)
         return op
+
+    def block_thread_id(self) -> SSAValue:
+        """The thread's number in the whole block: `thread_id`, but in a block of several
+        rows, where that counts along its row."""
+        if self.rows == 1:
+            return self.thread_id
+        return self._numbered(
+            ("block_thread_id",), lambda: self._linear_thread_id(self.block_shape)
+        )
 
     def _linear_thread_id(self, block_shape: Sequence[int]) -> SSAValue:
         """`threadIdx.x + threadIdx.y * bx + threadIdx.z * bx * by` without the terms of
@@ -488,11 +498,13 @@ class _KernelBuilder:
             partial = self._block_strided(first, lower, upper, self.threads * width, init, fill)
         else:
             if mapping == "global":
-                first = self._index(arith.MuliOp, self.block_id, self.constant(self.threads))
-                first = self._index(arith.AddiOp, first, self.thread_id)
+                # Every thread of the block, its rows' too (a table written beside rows).
+                threads = prod(self.block_shape)
+                first = self._index(arith.MuliOp, self.block_id, self.constant(threads))
+                first = self._index(arith.AddiOp, first, self.block_thread_id())
                 first = self._index(arith.MuliOp, first, self.constant(width))
                 start = self._index(arith.AddiOp, first, self.constant(lower))
-                per_grid = self.constant(self.threads * width)
+                per_grid = self.constant(threads * width)
                 step = self._index(arith.MuliOp, self.grid_dim, per_grid)
             else:
                 start, step = self.constant(lower), self.constant(1)

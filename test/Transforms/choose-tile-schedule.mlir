@@ -376,12 +376,13 @@ loop.kernel @k_prod(%x: memref<65536xf32>, %y: memref<f32>) {
 // -----
 
 // A small one-dimensional nest beside a grid nest of short rows (a KV cache update's lookup
-// of positions beside the cache's rows): the block is sized by the rows' thread loop, 8
-// vectors of 4 f32, one warp, and the global loop spreads over that grid's threads (sized by
-// the 1024 vectors of the global loop, 8192 blocks would each idle most of 256 threads).
+// of positions beside the cache's rows): the rows' thread loop, 8 vectors of 4 f32, takes
+// blocks of 16 rows of 8 threads (a block of one row would leave 24 of a warp's lanes idle),
+// and the global loop spreads over all 128 threads of each block (sized by the 1024 vectors
+// of the global loop, 8192 blocks would each idle most of 256 threads).
 
 // SCHEDULE-LABEL: loop.kernel @k_lookup_and_rows(
-// SCHEDULE-SAME:    attributes {tile.schedule = #tile.schedule<block [32, 1, 1], loops [[0] global vector 4, [1] grid, [1, 0] thread vector 4]>} {
+// SCHEDULE-SAME:    attributes {tile.schedule = #tile.schedule<block [8, 16, 1], loops [[0] global vector 4, [1] rows, [1, 0] thread vector 4]>} {
 
 loop.kernel @k_lookup_and_rows(%p: memref<4096xf32>, %x: memref<8192x32xf32>, %q: memref<4096xf32>, %y: memref<8192x32xf32>) {
   loop.for %i in 0 to 4096 {

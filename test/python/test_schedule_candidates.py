@@ -294,3 +294,66 @@ def test_a_split_written_by_hand_runs(split: int) -> None:
     expected = inputs[0].astype(np.float64) @ inputs[1].astype(np.float64).T
     (result,) = run_module(kernel_level(SPLIT_PRODUCT, schedule), inputs)
     np.testing.assert_allclose(result, expected, rtol=1e-5, atol=1e-4)
+
+
+ROWS_BESIDE_A_TABLE = """
+loop.kernel @k_rows_and_table(%x: memref<3x37x64xf16>, %at: memref<1xi64>, %y: memref<3x37x64xf16>,
+                              %table: memref<100xi64>) {
+  %c0 = arith.constant 0 : index
+  %p = loop.load %at[%c0] : memref<1xi64>
+  %zero = arith.constant 0 : i64
+  %none = arith.constant -1 : i64
+  loop.for %i in 0 to 100 {
+    %ii = arith.index_cast %i : index to i64
+    %is = arith.cmpi eq, %ii, %p : i64
+    %t = arith.select %is, %zero, %none : i64
+    loop.store %t, %table[%i] : memref<100xi64>
+  }
+  loop.for %h in 0 to 3 {
+    loop.for %r in 0 to 37 {
+      %rr = arith.index_cast %r : index to i64
+      %hit = arith.cmpi eq, %rr, %p : i64
+      loop.for %d in 0 to 64 {
+        %v = loop.load %x[%h, %r, %d] : memref<3x37x64xf16>
+        %w = arith.addf %v, %v : f16
+        %o = arith.select %hit, %w, %v : f16
+        loop.store %o, %y[%h, %r, %d] : memref<3x37x64xf16>
+      }
+    }
+  }
+}
+func.func @forward(%x: memref<3x37x64xf16>, %at: memref<1xi64>)
+    -> (memref<3x37x64xf16>, memref<100xi64>) {
+  %y = memref.alloc() : memref<3x37x64xf16>
+  %table = memref.alloc() : memref<100xi64>
+  loop.launch @k_rows_and_table(%x, %at, %y, %table)
+      : memref<3x37x64xf16>, memref<1xi64>, memref<3x37x64xf16>, memref<100xi64>
+  func.return %y, %table : memref<3x37x64xf16>, memref<100xi64>
+}
+"""
+
+
+def test_rows_of_a_block_beside_a_global_table_match_numpy(tmp_path) -> None:
+    """A kernel that writes rows of 64 f16 (8 vectors: blocks of several rows) and a small
+    table beside them (a scatter's checked positions, written once for later kernels): on a
+    GPU of 2 SMs the heuristic gives the rows blocks of 16 rows of 8 threads (111 rows: the
+    last block 15) and spreads the table's global loop over all 128 threads of each block,
+    not one row of them (before, the table's
+    loop kept the kernel to blocks of one row: 8 of 32 threads working in a decode step's
+    KV cache update, 16.7 us where the same update in blocks of rows took 7.3 on an H100)."""
+    kernel = only_kernel(parse(ROWS_BESIDE_A_TABLE))
+    schedule = choose_schedule(kernel, replace(DEFAULT_TARGET, sm_count=2))
+    attribute = str(tile.ScheduleAttr(schedule))
+    assert "block [8, 16, 1], loops [[0] global vector 2" in attribute, attribute
+    assert "[1] rows, [1, 0] rows, [1, 0, 0] thread vector 8" in attribute, attribute
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((3, 37, 64)).astype(np.float16)
+    for position in (5, 36, 99):
+        y, table = run_module(
+            kernel_level(ROWS_BESIDE_A_TABLE, schedule), [x, np.array([position])]
+        )
+        expected = np.where(np.arange(37)[None, :, None] == position, x + x, x)
+        np.testing.assert_array_equal(y, expected)
+        np.testing.assert_array_equal(table, np.where(np.arange(100) == position, 0, -1))
+    if NVCC is not None:
+        nvcc_compile(print_cuda(kernel_level(ROWS_BESIDE_A_TABLE, schedule)), tmp_path)

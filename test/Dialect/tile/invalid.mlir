@@ -1110,6 +1110,44 @@ tile.kernel @rows_reduce(%x: memref<64x64xf32>, %y: memref<64xf32>) grid [16, 1,
 
 // -----
 
+// A global loop beside the rows runs on every thread of the block, but not a global
+// reduction, whose partial sums meet across the whole block.
+
+// expected-error @+1 {{block [32, 4, 1] gives each iteration of a rows loop a row of threads, but loop [0] is mapped to global, not rows (every nest's threads are numbered in rows)}}
+tile.kernel @rows_beside_a_global_sum(%x: memref<64x64xf32>, %s: memref<f32>) grid [16, 1, 1] block [32, 4, 1] {
+  %t = tile.for %i in 0 to 64 map global reduce add init 0.0 : f32 {
+    %v = memref.load %x[%i, %i] : memref<64x64xf32>
+    tile.yield %v : f32
+  }
+  memref.store %t, %s[] : memref<f32>
+  tile.for %i in 0 to 64 map rows {
+    tile.for %j in 0 to 64 map thread {
+      %v = memref.load %x[%i, %j] : memref<64x64xf32>
+      memref.store %v, %x[%i, %j] : memref<64x64xf32>
+    }
+  }
+}
+
+// -----
+
+// expected-error @+1 {{block [32, 4, 1] gives each iteration of a rows loop a row of threads, but global loop [0] has loops inside}}
+tile.kernel @rows_beside_a_global_nest(%x: memref<64x64xf32>) grid [16, 1, 1] block [32, 4, 1] {
+  tile.for %i in 0 to 64 map global {
+    tile.for %j in 0 to 64 map serial {
+      %v = memref.load %x[%i, %j] : memref<64x64xf32>
+      memref.store %v, %x[%i, %j] : memref<64x64xf32>
+    }
+  }
+  tile.for %i in 0 to 64 map rows {
+    tile.for %j in 0 to 64 map thread {
+      %v = memref.load %x[%i, %j] : memref<64x64xf32>
+      memref.store %v, %x[%i, %j] : memref<64x64xf32>
+    }
+  }
+}
+
+// -----
+
 // The rows of a block run apart, so no barrier orders a row's second loop after its first.
 
 // expected-error @+1 {{but block [32, 4, 1] gives each iteration of a rows loop a row of threads, and no barrier orders a row's own ops}}
