@@ -608,4 +608,4 @@ def test_a_form_torch_ir_refuses_is_one_located_line(monkeypatch):
         compile_source(source, "<string>")
     first = str(error.value).splitlines()[0]
     assert first.startswith("<string>:3:18: error: unsupported form of PyTorch op 'aten.relu")
-    assert "expected a tensor of i32 or i64" in first
+    assert "expected a tensor of i8, i16, i32 or i64" in first

@@ -1,33 +1,55 @@
-import sys, time, statistics, cProfile, pstats, io, torch
+"""The Llama benchmark's decode step under each backend named: its wall time and its GPU time
+between CUDA events (median of 35 steps), the host's time to queue one step, then a cProfile
+of 20 steps (host time by function).
+
+    python3 benchmarks/h100/2026-12-07-third/dec_prof.py emmy,reduce-overhead
+"""
+
+import cProfile
+import io
+import pstats
+import statistics
+import sys
+import time
+
+import torch
+
 sys.path.insert(0, "benchmarks")
-import llama
-c = llama.Config()
+import llama  # noqa: E402
+
+config = llama.Config()
 torch.manual_seed(0)
-model = llama.Llama(c).placed("cuda", torch.bfloat16).eval()
-prompt = torch.randint(0, c.vocab, (1, c.prefill), device="cuda")
+model = llama.Llama(config).placed("cuda", torch.bfloat16).eval()
+prompt = torch.randint(0, config.vocab, (1, config.prefill), device="cuda")
 for name in sys.argv[1].split(","):
     torch._dynamo.reset()
     step = llama.BACKENDS[name](model)
     model.reset_caches()
     with torch.no_grad():
-        step(prompt, torch.arange(c.prefill, device="cuda"))
-        tok = torch.tensor([[1]], device="cuda")
-        walls, gpus = [], []
+        step(prompt, torch.arange(config.prefill, device="cuda"))
+        token = torch.tensor([[1]], device="cuda")
+        walls, events = [], []
         for i in range(40):
-            pos = torch.tensor([c.prefill + i], device="cuda")
+            position = torch.tensor([config.prefill + i], device="cuda")
             torch.cuda.synchronize()
-            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            t0 = time.perf_counter(); e0.record()
-            step(tok, pos)
-            e1.record(); t1 = time.perf_counter()
-            torch.cuda.synchronize(); t2 = time.perf_counter()
-            walls.append((t2 - t0) * 1e3); gpus.append(e0.elapsed_time(e1))
-            if i == 5:
-                host = (t1 - t0) * 1e3
-        print(f"{name}: wall {statistics.median(walls[5:]):.3f} ms  events {statistics.median(gpus[5:]):.3f} ms  host-return {host:.3f} ms", flush=True)
-        pr = cProfile.Profile(); pr.enable()
+            start, end = (torch.cuda.Event(enable_timing=True) for _ in range(2))
+            began = time.perf_counter()
+            start.record()
+            step(token, position)
+            end.record()
+            if i == 5:  # the host's time to queue one step
+                host = (time.perf_counter() - began) * 1e3
+            torch.cuda.synchronize()
+            walls.append((time.perf_counter() - began) * 1e3)
+            events.append(start.elapsed_time(end))
+        wall, gpu = statistics.median(walls[5:]), statistics.median(events[5:])
+        print(f"{name}: wall {wall:.3f} ms  events {gpu:.3f} ms  host-return {host:.3f} ms")
+        profiler = cProfile.Profile()
+        profiler.enable()
         for i in range(20):
-            pos = torch.tensor([c.prefill + i], device="cuda")
-            step(tok, pos); torch.cuda.synchronize()
-        pr.disable()
-        s = io.StringIO(); pstats.Stats(pr, stream=s).sort_stats("tottime").print_stats(25); print(s.getvalue()[:6000])
+            step(token, torch.tensor([config.prefill + i], device="cuda"))
+            torch.cuda.synchronize()
+        profiler.disable()
+        text = io.StringIO()
+        pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(25)
+        print(text.getvalue()[:6000])
