@@ -452,6 +452,13 @@ class ErfcOp(FittedUnaryOp):
 
 
 @irdl_op_definition
+class ErfinvOp(FittedUnaryOp):
+    """The inverse of `erf` on [-1, 1]: +-inf at +-1, NaN outside."""
+
+    name = "torch.erfinv"
+
+
+@irdl_op_definition
 class LgammaOp(FittedUnaryOp):
     """`log |Gamma(x)|`; +inf at 0 and the negative integers."""
 
@@ -1640,6 +1647,7 @@ Torch = Dialect(
         AtanhOp,
         ErfOp,
         ErfcOp,
+        ErfinvOp,
         LgammaOp,
         DigammaOp,
         Log1pOp,

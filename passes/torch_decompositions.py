@@ -187,6 +187,34 @@ def gamma_shifted(b: Body, y: SSAValue) -> tuple[SSAValue, SSAValue, list[SSAVal
     return low, z, terms
 
 
+ERFINV_CENTRAL = (
+    1.50140941, 0.246640727, -0.00417768164, -0.00125372503, 0.00021858087,
+    -4.39150654e-06, -3.5233877e-06, 3.43273939e-07, 2.81022636e-08,
+)  # fmt: skip
+ERFINV_TAIL = (
+    2.83297682, 1.00167406, 0.00943887047, -0.0076224613, 0.00573950773,
+    -0.00367342844, 0.00134934322, 0.000100950558, -0.000200214257,
+)  # fmt: skip
+"""Giles' single-precision fits of `erfinv(x) / x` ("Approximating the erfinv function", GPU
+Computing Gems, 2011) in `w = -log((1 - x)(1 + x))`: in `w - 2.5` for w < 5, in `sqrt(w) - 3`
+beyond, which f32's x reaches up to w = 16.6 (1 - x = 2^-24)."""
+
+
+def erfinv(b: Body, x: SSAValue) -> SSAValue:
+    """`erf^-1(x)` by Giles' fits (ERFINV_CENTRAL, ERFINV_TAIL), +-inf at +-1 and NaN outside
+    [-1, 1] as torch's. Measured in f32 on 200,000 uniform points of (-1, 1) and 2,000 within
+    1e-7 to 1e-1 of +-1: within 2.6e-7 of torch's f64 erfinv, relatively."""
+    one = b.like(1.0, x)
+    w = b.neg(b.emit(math.LogOp(b.mul(b.sub(one, x), b.add(one, x)))))
+    central = series(b, b.sub(w, b.like(2.5, x)), ERFINV_CENTRAL)
+    tail = series(b, b.sub(b.emit(math.SqrtOp(w)), b.like(3.0, x)), ERFINV_TAIL)
+    fitted = b.mul(b.select(b.compare("lt", w, b.like(5.0, x)), central, tail), x)
+    edge = b.compare("eq", b.abs(x), one)
+    infinite = b.emit(math.CopySignOp(b.like(pymath.inf, x), x))
+    outside = b.compare("gt", b.abs(x), one)
+    return b.select(outside, b.like(pymath.nan, x), b.select(edge, infinite, fitted))
+
+
 def lgamma(b: Body, x: SSAValue) -> SSAValue:
     """`log |Gamma(x)|` by Stirling's series at `z >= GAMMA_SHIFT` (`(z - 1/2) log z - z +
     log(2 pi) / 2 + 1/(12 z) - 1/(360 z^3) + 1/(1260 z^5)`), stepped down to `y`, and below
@@ -325,6 +353,7 @@ ELEMENTWISE: dict[type[Operation], Scalar] = {
     t.AtanhOp: unary_math(math.AtanhOp),
     t.ErfOp: unary_math(math.ErfOp),
     t.ErfcOp: Scalar(lambda b, op, x: erfc(b, x)),
+    t.ErfinvOp: Scalar(lambda b, op, x: erfinv(b, x)),
     t.LgammaOp: Scalar(lambda b, op, x: lgamma(b, x)),
     t.DigammaOp: Scalar(lambda b, op, x: digamma(b, x)),
     t.Log1pOp: unary_math(math.Log1pOp),

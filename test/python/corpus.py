@@ -403,8 +403,10 @@ class Reduce(nn.Module):
         # scatter_reduce's every reduction with and without self (a position no index names keeps
         # x's); circular padding and hinge loss, which decompose through torch.empty; erfc's
         # tails; lgamma and digamma of either sign (in f32 and off the integers: bf16's
-        # coarse x * 4 may be a pole, NaN in eager), with and without the steps up; index_reduce
-        # (scatter_reduce of whole slices).
+        # coarse x * 4 may be a pole, NaN in eager), with and without the steps up; erfinv
+        # across (-1, 1), within 1e-4 of +-1 (its tail fit; inputs of exactly rounded ops,
+        # since a ulp there moves erfinv by 1e-4) and at +-1 and beyond (+-inf, NaN);
+        # index_reduce (scatter_reduce of whole slices).
         # Sums and means in f32 (eager's bf16 ones round at each element); no prod in bf16.
         sums = [x.float().scatter_reduce(1, index, src.float(), r, include_self=s)
                 for r in ("sum", "mean") for s in (True, False)]
@@ -418,6 +420,9 @@ class Reduce(nn.Module):
                 torch.lgamma(x.float() * 4 + 0.1), torch.digamma(x.float() * 4 + 0.1),
                 torch.lgamma(image.float().abs() * 30),
                 torch.digamma(src.float().abs() * 30 + 1),
+                torch.erfinv(x.float() / (x.float().abs() + 1)),
+                torch.erfinv((1 - x.float().abs() * 1e-5) * x.float().sign()),
+                torch.erfinv(x.float().clamp(-1, 1).round()), torch.erfinv(x * 2),
                 x.index_reduce(0, index[0, :3] % 4, x.flip(0)[:3], "amax"),
                 x.float().index_reduce(1, index[1], src.float(), "mean", include_self=False),
                 n.index_reduce(0, index[2, :4] % 4, n.flip(1), "prod"))

@@ -360,26 +360,27 @@ def test_ops_in_helper_functions_are_located_in_the_helper():
 def test_unsupported_op_names_the_aten_op_and_the_source_line():
     source = (
         "class M(nn.Module):\n    def forward(self, x):\n"
-        "        return torch.erfinv(x) * 2\nM()(torch.randn(3))"
+        "        return torch.special.ndtri(x) * 2\nM()(torch.randn(3))"
     )
     with pytest.raises(FrontendError) as error:
         compile_source(source, "<string>")
     message = str(error.value)
-    assert message.startswith("<string>:3:22: error: unsupported PyTorch op 'aten.erfinv.default'")
-    assert "        return torch.erfinv(x) * 2" in message.splitlines()
+    expected = "<string>:3:30: error: unsupported PyTorch op 'aten.special_ndtri.default'"
+    assert message.startswith(expected)
+    assert "        return torch.special.ndtri(x) * 2" in message.splitlines()
 
 
 def test_calls_of_one_function_on_one_line_are_located_at_their_own_calls():
-    """Two unsupported calls of `torch.erfinv` on one line: each error is at its own call
-    (columns 22 and 46), in the one report of all of them."""
-    line = "        return torch.erfinv(x).sum() + torch.erfinv(x * 2).sum() + x.exp()"
+    """Two unsupported calls of `torch.special.ndtri` on one line: each error is at its own call
+    (columns 30 and 61), in the one report of all of them."""
+    line = "        return torch.special.ndtri(x).sum() + torch.special.ndtri(x * 2).sum() + 1"
     source = f"class M(nn.Module):\n    def forward(self, x):\n{line}\nM()(torch.randn(3, 4))"
     with pytest.raises(FrontendError) as error:
         compile_source(source, "<string>")
     located = re.findall(
-        r"<string>:3:(\d+): error: unsupported PyTorch op 'aten.erfinv", str(error.value)
+        r"<string>:3:(\d+): error: unsupported PyTorch op 'aten.special_ndtri", str(error.value)
     )
-    assert located == ["22", "46"]
+    assert located == ["30", "61"]
 
 
 DECOMPOSED = {

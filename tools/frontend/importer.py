@@ -118,6 +118,9 @@ LIBRARY_FOLDERS = tuple(
 )
 """Where PyTorch and emmy live: a stack frame in them is not the user's line."""
 
+TORCH_NAMESPACES = ("special", "linalg", "fft")
+"""The namespaces of torch whose functions torch names with theirs as a prefix."""
+
 STACK_FRAME = re.compile(r'File "(?P<file>[^"]*)", line (?P<line>\d+)')
 
 
@@ -401,7 +404,11 @@ class _Importer:
             calls = self.calls_on_lines.setdefault((file, line, function), [])
             if torch_fn[0] not in calls:
                 calls.append(torch_fn[0])
-            found = list(re.finditer(rf"\b{re.escape(function)}\s*\(", text))
+            # `torch.special.ndtri` is `special_ndtri` to torch: its call reads `ndtri(`.
+            namespace, _, name = function.partition("_")
+            names = {function, name} if namespace in TORCH_NAMESPACES else {function}
+            spelled = "|".join(re.escape(n) for n in sorted(names))
+            found = list(re.finditer(rf"\b(?:{spelled})\s*\(", text))
             if found:
                 # Calls run in the order they are written, but for one nested in another of
                 # the same function (then the first is taken).
@@ -722,6 +729,7 @@ for _target, _op in {
     "aten.atanh.default": t.AtanhOp,
     "aten.erf.default": t.ErfOp,
     "aten.erfc.default": t.ErfcOp,
+    "aten.erfinv.default": t.ErfinvOp,
     "aten.lgamma.default": t.LgammaOp,
     "aten.digamma.default": t.DigammaOp,
     "aten.log1p.default": t.Log1pOp,

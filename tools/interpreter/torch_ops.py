@@ -151,6 +151,7 @@ TORCH_IMPLS.update(
             t.AtanhOp: torch.atanh,
             t.ErfOp: torch.erf,
             t.ErfcOp: torch.erfc,
+            t.ErfinvOp: torch.erfinv,
             t.LgammaOp: torch.lgamma,
             t.DigammaOp: torch.digamma,
             t.Log1pOp: torch.log1p,

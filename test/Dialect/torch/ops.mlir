@@ -15,6 +15,7 @@
 // CHECK-NEXT:    torch.floor %[[H]] : tensor<2x8xbf16> -> tensor<2x8xbf16>
 // CHECK-NEXT:    torch.erf %[[X]] : tensor<2x8xf32> -> tensor<2x8xf32>
 // CHECK-NEXT:    torch.erfc %[[X]] : tensor<2x8xf32> -> tensor<2x8xf32>
+// CHECK-NEXT:    torch.erfinv %[[H]] : tensor<2x8xbf16> -> tensor<2x8xbf16>
 // CHECK-NEXT:    torch.lgamma %[[H]] : tensor<2x8xbf16> -> tensor<2x8xbf16>
 // CHECK-NEXT:    torch.digamma %[[X]] : tensor<2x8xf32> -> tensor<2x8xf32>
 // CHECK-NEXT:    torch.log1p %[[X]] : tensor<2x8xf32> -> tensor<2x8xf32>
@@ -47,6 +48,7 @@ func.func @elementwise_unary(%x: tensor<2x8xf32>, %h: tensor<2x8xbf16>, %i: tens
   %fl = torch.floor %h : tensor<2x8xbf16> -> tensor<2x8xbf16>
   %er = torch.erf %x : tensor<2x8xf32> -> tensor<2x8xf32>
   %erc = torch.erfc %x : tensor<2x8xf32> -> tensor<2x8xf32>
+  %eri = torch.erfinv %h : tensor<2x8xbf16> -> tensor<2x8xbf16>
   %lg = torch.lgamma %h : tensor<2x8xbf16> -> tensor<2x8xbf16>
   %dg = torch.digamma %x : tensor<2x8xf32> -> tensor<2x8xf32>
   %lp = torch.log1p %x : tensor<2x8xf32> -> tensor<2x8xf32>

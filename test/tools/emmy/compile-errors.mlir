@@ -9,8 +9,8 @@
 // NOTCALL-NOT: Traceback
 
 // RUN: not emmy compile %S/Inputs/unsupported.py --ir loop 2>&1 | filecheck %s --check-prefix=UNKNOWN-OP
-// UNKNOWN-OP: unsupported.py:3:22: error: unsupported PyTorch op 'aten.erfinv.default'
-// UNKNOWN-OP-NEXT: return torch.erfinv(x)
+// UNKNOWN-OP: unsupported.py:3:30: error: unsupported PyTorch op 'aten.special_ndtri.default'
+// UNKNOWN-OP-NEXT: return torch.special.ndtri(x)
 // UNKNOWN-OP-NOT: Traceback
 
 // RUN: not emmy compile -c "nn.RMSNorm(8)(torch.randn(2, 8)" 2>&1 | filecheck %s --check-prefix=SYNTAX
@@ -26,10 +26,10 @@
 // Every op Torch IR cannot take is reported in one run, each at its line; an op that only
 // reads one of them (line 5) is not.
 // RUN: not emmy compile %S/Inputs/several-unsupported.py 2>&1 | filecheck %s --check-prefix=SEVERAL
-// SEVERAL: several-unsupported.py:3:19: error: unsupported PyTorch op 'aten.erfinv.default'
+// SEVERAL: several-unsupported.py:3:27: error: unsupported PyTorch op 'aten.special_ndtri.default'
 // SEVERAL: several-unsupported.py:4:19: error: unsupported PyTorch op 'aten.i0.default'
 // SEVERAL-NOT: several-unsupported.py:5:
-// SEVERAL: several-unsupported.py:6:25: error: unsupported PyTorch op 'aten.erfinv.default'
+// SEVERAL: several-unsupported.py:6:33: error: unsupported PyTorch op 'aten.special_ndtri.default'
 // SEVERAL-NOT: error
 
 // A program that mutates a buffer in place is refused at the mutation: `emmy compile` runs
