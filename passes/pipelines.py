@@ -41,6 +41,7 @@ from emmy.passes.fold_reshapes import FoldReshapesPass
 from emmy.passes.fuse_attention import FuseAttentionPass
 from emmy.passes.fuse_prims import FusePrimsPass
 from emmy.passes.hoist_invariant_reciprocals import HoistInvariantReciprocalsPass
+from emmy.passes.interchange_invariant_reductions import InterchangeInvariantReductionsPass
 from emmy.passes.lower_fused_to_loop import LowerFusedToLoopPass
 from emmy.passes.lower_loop_to_tile import LowerLoopToTilePass
 from emmy.passes.lower_tile_to_kernel import LowerTileToKernelPass
@@ -66,6 +67,7 @@ STAGES: dict[str, tuple[ModulePass, ...]] = {
         LowerFusedToLoopPass(),
         PlaceResultsInArgumentsPass(),
         MergeIdenticalKernelsPass(),
+        InterchangeInvariantReductionsPass(),
         HoistInvariantReciprocalsPass(),
         CanonicalizePass(),
         CommonSubexpressionElimination(),

@@ -27,6 +27,7 @@ def registered_passes() -> dict[str, type[ModulePass]]:
     from emmy.passes.fuse_attention import FuseAttentionPass
     from emmy.passes.fuse_prims import FusePrimsPass
     from emmy.passes.hoist_invariant_reciprocals import HoistInvariantReciprocalsPass
+    from emmy.passes.interchange_invariant_reductions import InterchangeInvariantReductionsPass
     from emmy.passes.lower_fused_to_loop import LowerFusedToLoopPass
     from emmy.passes.lower_loop_to_tile import LowerLoopToTilePass
     from emmy.passes.lower_tile_to_kernel import LowerTileToKernelPass
@@ -42,6 +43,7 @@ def registered_passes() -> dict[str, type[ModulePass]]:
         FusePrimsPass,
         LowerFusedToLoopPass,
         PlaceResultsInArgumentsPass,
+        InterchangeInvariantReductionsPass,
         HoistInvariantReciprocalsPass,
         ExpandLoopAttentionPass,
         ExpandLoopContractPass,

@@ -14,9 +14,10 @@
 // FILES-NEXT: 006-lower-fused-to-loop.mlir
 // FILES-NEXT: 007-place-results-in-arguments.mlir
 // FILES-NEXT: 008-merge-identical-kernels.mlir
-// FILES-NEXT: 009-hoist-invariant-reciprocals.mlir
-// FILES-NEXT: 010-canonicalize.mlir
-// FILES-NEXT: 011-cse.mlir
+// FILES-NEXT: 009-interchange-invariant-reductions.mlir
+// FILES-NEXT: 010-hoist-invariant-reciprocals.mlir
+// FILES-NEXT: 011-canonicalize.mlir
+// FILES-NEXT: 012-cse.mlir
 // FILES-NOT:  .mlir
 
 // RUN: filecheck %s --input-file %t/000-input.mlir --check-prefix=INPUT
@@ -56,8 +57,8 @@
 // RUNS-LABEL: 003-torch-to-loop:
 // RUNS-NEXT:  000-input.mlir
 // RUNS-NEXT:  001-decompose-torch.mlir
-// RUNS:       011-cse.mlir
-// RUN: filecheck %s --input-file %t.env/003-torch-to-loop/011-cse.mlir --check-prefix=COMPILED
+// RUNS:       012-cse.mlir
+// RUN: filecheck %s --input-file %t.env/003-torch-to-loop/012-cse.mlir --check-prefix=COMPILED
 // COMPILED: loop.kernel @k_softmax(
 
 // An empty EMMY_DUMP_DIR names no folder: emmy-opt runs as without it.

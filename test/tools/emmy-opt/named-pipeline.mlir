@@ -12,6 +12,7 @@
 // DUMPS-NEXT: // -----// IR Dump After lower-fused-to-loop //----- //
 // DUMPS-NEXT: // -----// IR Dump After place-results-in-arguments //----- //
 // DUMPS-NEXT: // -----// IR Dump After merge-identical-kernels //----- //
+// DUMPS-NEXT: // -----// IR Dump After interchange-invariant-reductions //----- //
 // DUMPS-NEXT: // -----// IR Dump After hoist-invariant-reciprocals //----- //
 // DUMPS-NEXT: // -----// IR Dump After canonicalize //----- //
 // DUMPS-NEXT: // -----// IR Dump After cse //----- //
@@ -63,6 +64,7 @@
 // TIMING-NEXT: %)  lower-fused-to-loop
 // TIMING-NEXT: %)  place-results-in-arguments
 // TIMING-NEXT: %)  merge-identical-kernels
+// TIMING-NEXT: %)  interchange-invariant-reductions
 // TIMING-NEXT: %)  hoist-invariant-reciprocals
 // TIMING-NEXT: %)  canonicalize
 // TIMING-NEXT: %)  cse
@@ -107,12 +109,13 @@
 // --list-passes and --help show a pipeline's passes and options.
 // RUN: emmy-opt --list-passes | filecheck %s --check-prefix=LIST
 // LIST:      torch-to-loop
-// LIST-NEXT:   Pipeline: Torch IR to Loop IR. Passes: decompose-torch, fold-reshapes, fuse-attention, cse, fuse-prims, lower-fused-to-loop, place-results-in-arguments, merge-identical-kernels, hoist-invariant-reciprocals, canonicalize, cse.
+// LIST-NEXT:   Pipeline: Torch IR to Loop IR. Passes: decompose-torch, fold-reshapes, fuse-attention, cse, fuse-prims, lower-fused-to-loop, place-results-in-arguments, merge-identical-kernels, interchange-invariant-reductions, hoist-invariant-reciprocals, canonicalize, cse.
 // LIST-NEXT:   keep-unit-dims: bool = false
 // RUN: emmy-opt --help | filecheck %s --check-prefix=HELP
 // HELP:      {{^}}  --torch-to-tile [OPTIONS]
 // HELP-NEXT: Pipeline: Torch IR to Tile IR. Passes: decompose-
-// HELP:      Options: keep-unit-dims, block-
+// HELP:      lower-loop-to-tile. Options:
+// HELP-NEXT: keep-unit-dims, block-size,
 
 func.func @forward(%input: tensor<1x4x8xf32>) -> tensor<1x4x8xf32> {
   %softmax = torch.softmax %input dim 2 : tensor<1x4x8xf32> -> tensor<1x4x8xf32>

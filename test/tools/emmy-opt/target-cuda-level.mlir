@@ -8,7 +8,7 @@
 // TORCH-NOT:  CUDA C++
 
 // RUN: emmy-opt %s --torch-to-prim | not emmy-opt -t cuda 2>&1 | filecheck %s --check-prefix=PRIM
-// PRIM: <stdin>:3:5: error: target 'cuda' failed: expects Kernel IR, and this is Tensor IR ('prim.reduce' here): -p 'fold-reshapes,fuse-attention,cse,fuse-prims,lower-fused-to-loop,place-results-in-arguments,merge-identical-kernels,hoist-invariant-reciprocals,canonicalize,cse,choose-tile-schedule,expand-loop-attention,expand-loop-contract,lower-loop-to-tile,lower-tile-to-kernel,canonicalize,cse,merge-identical-kernels,reuse-identical-launches' takes it to Kernel IR
+// PRIM: <stdin>:3:5: error: target 'cuda' failed: expects Kernel IR, and this is Tensor IR ('prim.reduce' here): -p 'fold-reshapes,fuse-attention,cse,fuse-prims,lower-fused-to-loop,place-results-in-arguments,merge-identical-kernels,interchange-invariant-reductions,hoist-invariant-reciprocals,canonicalize,cse,choose-tile-schedule,expand-loop-attention,expand-loop-contract,lower-loop-to-tile,lower-tile-to-kernel,canonicalize,cse,merge-identical-kernels,reuse-identical-launches' takes it to Kernel IR
 
 // Fused IR holds prim ops too, inside its fused.kernels: its level is the lowest it uses.
 // RUN: emmy-opt %s --torch-to-fused | not emmy-opt -t cuda 2>&1 | filecheck %s --check-prefix=FUSED
