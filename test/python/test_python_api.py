@@ -82,6 +82,30 @@ def test_mutated_buffers_and_inputs_are_written_back_as_in_eager():
     assert compiled_model.steps.item() == eager.steps.item() == 3
 
 
+class Normalise(nn.Module):
+    def forward(self, image, bias):
+        return (image.float() / 255 - 0.5).permute(2, 0, 1) + bias
+
+
+class WrapAround(nn.Module):
+    def forward(self, image):
+        return (image + 200).float()  # wraps at 256: uint8 arithmetic
+
+
+@pytest.mark.parametrize("level", ["loop", "kernel"])
+def test_a_uint8_image_the_module_only_converts_is_read_as_int32(level):
+    """A uint8 input that the module only converts (an image normalised in the model) is an
+    i32 argument, passed converted; uint8 arithmetic, which Torch IR has no type for, is
+    refused at the input, saying where uint8 is taken."""
+    image = torch.randint(0, 256, (8, 8, 3), dtype=torch.uint8)
+    compiled = emmy.compile(Normalise(), image, torch.randn(3, 1, 1), cpu_level=level)
+    assert "%image: tensor<8x8x3xi32>" in compiled.ir("torch")
+    image, bias = torch.randint(0, 256, (8, 8, 3), dtype=torch.uint8), torch.randn(3, 1, 1)
+    torch.testing.assert_close(compiled(image, bias), Normalise()(image, bias))
+    with pytest.raises(FrontendError, match=r"dtype torch.uint8 is not supported \(an input"):
+        emmy.compile(WrapAround(), image)
+
+
 def test_bf16_outputs_keep_their_dtype():
     model = nn.Sequential(nn.Linear(32, 32), nn.GELU()).to(torch.bfloat16)
     compiled = emmy.compile(model, torch.randn(8, 32, dtype=torch.bfloat16))

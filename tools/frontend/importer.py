@@ -74,6 +74,7 @@ from xdsl.dialects.builtin import (
     f16,
     f32,
     i1,
+    i32,
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
@@ -93,6 +94,7 @@ from emmy.tools.frontend.complex_pairs import (
     complex_as_real_pairs,
 )
 from emmy.tools.frontend.corrected_decompositions import CORRECTED_DECOMPOSITIONS
+from emmy.tools.frontend.narrow_integers import NARROW, only_converted
 from emmy.tools.frontend.program import FrontendError, location
 from emmy.tools.frontend.transformer_decompositions import TRANSFORMER_DECOMPOSITIONS
 
@@ -302,7 +304,9 @@ def forward_arguments(exported: ExportedProgram, user_inputs: Sequence[Any]) -> 
             values.append(exported.constants[spec.target])
         else:
             values.append(exported.state_dict[spec.target])
-    return as_pairs(values)
+    # A uint8 tensor reaches Torch IR only where the program only converts it, as int32.
+    widened = [v.to(torch.int32) if v.dtype == torch.uint8 else v for v in values]
+    return as_pairs(widened)
 
 
 Handler = Callable[["_Importer", Node, dict[str, Any]], "SSAValue | list[SSAValue]"]
@@ -471,7 +475,8 @@ class _Importer:
         Torch IR takes); an error for any other."""
         element_type = dtypes.from_torch_dtype(dtype)
         if element_type not in t.AnyTorchTensor.element_types:
-            raise self.error(f"dtype {dtype} is not supported")
+            where = " (an input the program only converts, as x.float(), is read)"
+            raise self.error(f"dtype {dtype} is not supported{where if dtype in NARROW else ''}")
         return element_type
 
     def result_type(self, node: Node) -> TensorType:
@@ -616,6 +621,11 @@ class _Importer:
         types, errors = [], []
         for node, role, target in arguments:
             try:
+                if self.signature is not None and only_converted(node):
+                    # read as int32, as `forward_arguments` passes it (`narrow_integers`)
+                    shape = [self.size(size) for size in node.meta["val"].shape]
+                    types.append(TensorType(i32, shape))
+                    continue
                 types.append(self.result_type(node))
             except FrontendError as error:
                 self.location = self.call_location or self.location_of(node)

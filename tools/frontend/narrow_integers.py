@@ -11,7 +11,9 @@ becomes
     y = aten._to_copy(wide, dtype=float32)
 
 An input that any other op reads (arithmetic, which wraps at its own width) is left as it is,
-and the ops that read it run in PyTorch.
+and the ops that read it run in PyTorch. An exported program's such input (`emmy.compile`,
+`emmy compile`) is imported as an i32 argument instead, which `forward_arguments` passes
+converted (`only_converted`).
 """
 
 from __future__ import annotations
@@ -40,15 +42,37 @@ def _converts_only(node: Node, user: Node) -> bool:
     )
 
 
+def _converts_or_checks(node: Node, user: Node) -> bool:
+    """Whether `user` converts `node` as an exported program does (`x.float()` is
+    `aten.to.dtype(x, float32)`), or checks its metadata without reading a value."""
+    exported_forms = user.op == "call_function" and user.args and user.args[0] is node
+    if exported_forms and user.target == aten._assert_tensor_metadata.default:
+        return True
+    if exported_forms and user.target == aten.to.dtype:
+        return len(user.args) == 2 and not user.kwargs
+    return _converts_only(node, user)
+
+
+def only_converted(node: Node) -> bool:
+    """Whether `node`, an exported program's input, is a narrow integer value that every user
+    only converts (or checks the metadata of), so that it can be read as int32."""
+    value = node.meta.get("val")
+    return (
+        isinstance(value, torch.Tensor)
+        and value.dtype in NARROW
+        and bool(node.users)
+        and all(_converts_or_checks(node, user) for user in node.users)
+    )
+
+
 def widen_narrow_integers(graph: Graph) -> bool:
     """Reads each narrow integer input that the graph only converts as int32 (see the module
     docstring); whether it changed the graph."""
     changed = False
     for node in [n for n in graph.nodes if n.op == "placeholder"]:
-        value = node.meta.get("val")
-        if not isinstance(value, torch.Tensor) or value.dtype not in NARROW or not node.users:
+        value, users = node.meta.get("val"), list(node.users)
+        if not isinstance(value, torch.Tensor) or value.dtype not in NARROW or not users:
             continue
-        users = list(node.users)
         if not all(_converts_only(node, user) for user in users):
             continue
         with graph.inserting_after(node):
