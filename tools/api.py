@@ -55,7 +55,12 @@ def compile(
     tensors)."""
     import torch
 
-    from emmy.tools.frontend.importer import decomposed, import_exported_program
+    from emmy.passes.place_results_in_arguments import RESULTS_IN_ARGUMENTS, results_in_arguments
+    from emmy.tools.frontend.importer import (
+        decomposed,
+        import_exported_program,
+        mutated_buffer_arguments,
+    )
     from emmy.tools.frontend.program import FrontendError
 
     chosen = CompileOptions.from_mapping(options)
@@ -69,4 +74,8 @@ def compile(
             f"torch.export failed: {type(error).__name__}: {message}", None
         ) from error
     torch_ir = import_exported_program(exported, None, (), mutations=True)
+    if pairs := mutated_buffer_arguments(exported):
+        # The buffers' old values are dead once a call returns (`write_back_mutations`
+        # replaces them), so their new values may be computed in place.
+        torch_ir.attributes[RESULTS_IN_ARGUMENTS] = results_in_arguments(pairs)
     return CompiledModule(exported, compiled_graph(torch_ir, chosen))

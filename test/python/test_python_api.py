@@ -106,6 +106,35 @@ def test_a_uint8_image_the_module_only_converts_is_read_as_int32(level):
         emmy.compile(WrapAround(), image)
 
 
+class CacheUpdate(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("cache", torch.zeros(6, 8), persistent=False)
+
+    def forward(self, x, positions):
+        self.cache.index_copy_(0, positions, x)
+        return self.cache * 2
+
+
+@pytest.mark.parametrize("level", ["loop", "kernel"])
+def test_a_mutated_buffer_is_computed_in_place(level):
+    """The cache's new value is computed in the cache's own buffer (`place-results-in-
+    arguments`: its old value is dead once the call returns), not in a new one copied back."""
+    compiled_model, eager = CacheUpdate(), CacheUpdate()
+    compiled = emmy.compile(
+        compiled_model, torch.randn(2, 8), torch.tensor([0, 1]), cpu_level=level
+    )
+    forward = compiled.ir("loop").split("func.func @forward")[1]
+    assert "func.return %b_cache," in forward
+    assert "%index_copy = memref.alloc()" not in forward
+    for positions in ([4, 2], [5, 0]):
+        x = torch.randn(2, 8)
+        torch.testing.assert_close(
+            compiled(x, torch.tensor(positions)), eager(x, torch.tensor(positions))
+        )
+        torch.testing.assert_close(compiled_model.cache, eager.cache)
+
+
 def test_bf16_outputs_keep_their_dtype():
     model = nn.Sequential(nn.Linear(32, 32), nn.GELU()).to(torch.bfloat16)
     compiled = emmy.compile(model, torch.randn(8, 32, dtype=torch.bfloat16))

@@ -285,8 +285,23 @@ def write_back_mutations(
         else:
             results.append(value)
             continue
-        (torch.view_as_real(live) if live.is_complex() else live).copy_(value)
+        target = torch.view_as_real(live) if live.is_complex() else live
+        if target.data_ptr() != value.data_ptr():  # else computed in place already
+            target.copy_(value)
     return results
+
+
+def mutated_buffer_arguments(exported: ExportedProgram) -> dict[int, int]:
+    """{result: argument} of `@forward` (imported with `mutations`) for each buffer the program
+    mutates: the new value's result and the buffer's argument."""
+    signature = exported.graph_signature
+    tensors = [s for s in signature.input_specs if not isinstance(s.arg, ConstantArgument)]
+    argument = {s.target: n for n, s in enumerate(tensors) if s.kind is InputKind.BUFFER}
+    return {
+        number: argument[spec.target]
+        for number, spec in enumerate(signature.output_specs)
+        if spec.kind is OutputKind.BUFFER_MUTATION and spec.target in argument
+    }
 
 
 def forward_arguments(exported: ExportedProgram, user_inputs: Sequence[Any]) -> list[torch.Tensor]:
