@@ -210,7 +210,7 @@ def test_emmy_dump_dir_gets_every_pass_of_each_lowering(tmp_path, monkeypatch):
     (run,) = tmp_path.iterdir()
     assert run.name == "001-torch-to-loop"
     steps = sorted(p.name for p in run.iterdir())
-    assert steps[0] == "000-input.mlir" and steps[-1] == "011-cse.mlir"
+    assert steps[0] == "000-input.mlir" and steps[-1] == "012-cse.mlir"
     assert "loop.kernel" in (run / steps[-1]).read_text()
 
 
