@@ -567,13 +567,15 @@ class Lookup(nn.Module):
         self.register_buffer("table", torch.arange(4, dtype=torch.uint8))
 
     def forward(self, x, y):
-        return x + y.float() + self.table.float()
+        return x + y.float() + (self.table + 1).float()
 Lookup()(torch.randn(4), torch.ones(4, dtype=torch.uint16))
 """
+    # The uint8 buffer is refused for its arithmetic (a uint8 value only converted is read).
     with pytest.raises(FrontendError) as error:
         compile_source(source, "<string>")
     assert str(error.value).splitlines()[::3] == [
-        "<string>:9:1: error: buffer 'table': dtype torch.uint8 is not supported",
+        "<string>:9:1: error: buffer 'table': dtype torch.uint8 is not supported (an input the "
+        "program only converts, as x.float(), is read)",
         "<string>:9:1: error: input 'y': dtype torch.uint16 is not supported",
     ]
 
