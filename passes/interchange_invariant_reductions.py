@@ -36,9 +36,9 @@ def _body_ops(for_op: loop.ForOp) -> list[Operation]:
     return [op for op in for_op.body.block.ops if not isinstance(op, loop.YieldOp)]
 
 
-def _reads(ops: list[Operation], values: set[SSAValue]) -> bool:
-    """Whether any op of `ops`, or any op nested in them, takes one of `values`."""
-    return any(operand in values for op in ops for inner in op.walk() for operand in inner.operands)
+def _reads(op: Operation, values: set[SSAValue]) -> bool:
+    """Whether `op`, or any op nested in it, takes one of `values`."""
+    return any(operand in values for inner in op.walk() for operand in inner.operands)
 
 
 def _invariant_prefix(inner: loop.ForOp, variant: set[SSAValue]) -> list[Operation]:
@@ -46,7 +46,7 @@ def _invariant_prefix(inner: loop.ForOp, variant: set[SSAValue]) -> list[Operati
     from them) and store nothing."""
     prefix = []
     for op in _body_ops(inner):
-        if _reads([op], variant) or any(isinstance(o, loop.StoreOp) for o in op.walk()):
+        if _reads(op, variant) or any(isinstance(o, loop.StoreOp) for o in op.walk()):
             break
         prefix.append(op)
     return prefix

@@ -267,6 +267,14 @@ MUTATIONS = (OutputKind.BUFFER_MUTATION, OutputKind.USER_INPUT_MUTATION)
 """The outputs of an exported program that are new values of its buffers or inputs."""
 
 
+def _held_tensor(exported: ExportedProgram, target: str) -> torch.Tensor:
+    """The module's own tensor of a parameter or buffer: in the state dict, or among the
+    constants for a buffer that is not persistent."""
+    if target in exported.state_dict:
+        return exported.state_dict[target]
+    return exported.constants[target]
+
+
 def write_back_mutations(
     exported: ExportedProgram, user_inputs: Sequence[Any], outputs: Sequence[torch.Tensor]
 ) -> list[torch.Tensor]:
@@ -279,7 +287,7 @@ def write_back_mutations(
     results = []
     for spec, value in zip(signature.output_specs, outputs, strict=True):
         if spec.kind is OutputKind.BUFFER_MUTATION:
-            live = exported.state_dict.get(spec.target, exported.constants.get(spec.target))
+            live = _held_tensor(exported, spec.target)
         elif spec.kind is OutputKind.USER_INPUT_MUTATION:
             live = user_inputs[user_names.index(spec.target)]
         else:
@@ -315,10 +323,10 @@ def forward_arguments(exported: ExportedProgram, user_inputs: Sequence[Any]) -> 
             value = next(remaining)
             if isinstance(spec.arg, TensorArgument):
                 values.append(value)
-        elif spec.kind is InputKind.CONSTANT_TENSOR or spec.target not in exported.state_dict:
+        elif spec.kind is InputKind.CONSTANT_TENSOR:
             values.append(exported.constants[spec.target])
         else:
-            values.append(exported.state_dict[spec.target])
+            values.append(_held_tensor(exported, spec.target))
     # A uint8 tensor reaches Torch IR only where the program only converts it, as int32.
     widened = [v.to(torch.int32) if v.dtype == torch.uint8 else v for v in values]
     return as_pairs(widened)

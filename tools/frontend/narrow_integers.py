@@ -18,6 +18,8 @@ converted (`only_converted`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 from torch.fx import Graph, Node
 
@@ -53,16 +55,22 @@ def _converts_or_checks(node: Node, user: Node) -> bool:
     return _converts_only(node, user)
 
 
-def only_converted(node: Node) -> bool:
-    """Whether `node`, an exported program's input, is a narrow integer value that every user
-    only converts (or checks the metadata of), so that it can be read as int32."""
+def _narrow_and_read_only_as(node: Node, reads: Callable[[Node, Node], bool]) -> bool:
+    """Whether `node` is a narrow integer value that has users and that `reads` accepts
+    every one of."""
     value = node.meta.get("val")
     return (
         isinstance(value, torch.Tensor)
         and value.dtype in NARROW
         and bool(node.users)
-        and all(_converts_or_checks(node, user) for user in node.users)
+        and all(reads(node, user) for user in node.users)
     )
+
+
+def only_converted(node: Node) -> bool:
+    """Whether `node`, an exported program's input, is a narrow integer value that every user
+    only converts (or checks the metadata of), so that it can be read as int32."""
+    return _narrow_and_read_only_as(node, _converts_or_checks)
 
 
 def widen_narrow_integers(graph: Graph) -> bool:
@@ -70,11 +78,9 @@ def widen_narrow_integers(graph: Graph) -> bool:
     docstring); whether it changed the graph."""
     changed = False
     for node in [n for n in graph.nodes if n.op == "placeholder"]:
-        value, users = node.meta.get("val"), list(node.users)
-        if not isinstance(value, torch.Tensor) or value.dtype not in NARROW or not users:
+        if not _narrow_and_read_only_as(node, _converts_only):
             continue
-        if not all(_converts_only(node, user) for user in users):
-            continue
+        value, users = node.meta["val"], list(node.users)
         with graph.inserting_after(node):
             wide = graph.call_function(aten._to_copy.default, (node,), {"dtype": torch.int32})
         with value.fake_mode:
