@@ -202,8 +202,9 @@ beyond, which f32's x reaches up to w = 16.6 (1 - x = 2^-24)."""
 
 def erfinv(b: Body, x: SSAValue) -> SSAValue:
     """`erf^-1(x)` by Giles' fits (ERFINV_CENTRAL, ERFINV_TAIL), +-inf at +-1 and NaN outside
-    [-1, 1] as torch's. Measured in f32 on 200,000 uniform points of (-1, 1) and 2,000 within
-    1e-7 to 1e-1 of +-1: within 2.6e-7 of torch's f64 erfinv, relatively."""
+    [-1, 1] as torch's. The fits evaluated in f32 by numpy on 200,000 uniform points of
+    (-1, 1) and 2,000 within 1e-7 to 1e-1 of +-1 came within 2.6e-7 of torch's f64 erfinv,
+    relatively (a scratch check, not a test; the corpus compares this lowering with eager)."""
     one = b.like(1.0, x)
     w = b.neg(b.emit(math.LogOp(b.mul(b.sub(one, x), b.add(one, x)))))
     central = series(b, b.sub(w, b.like(2.5, x)), ERFINV_CENTRAL)
