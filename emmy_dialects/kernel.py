@@ -64,6 +64,8 @@ Semantics of the primitives, for the SIMT emulator and the CUDA printer:
 - Clusters (sm_90 on): a `kernel.func ... cluster N` runs its blocks N at a time along x, at
   once; `kernel.cluster_barrier` waits for all their threads, and `kernel.map_shared_rank`
   gives another block's shared buffer, which it reads as its own (distributed shared memory).
+  A `kernel.tma_load ... multicast %mask` lands its box in several blocks of the cluster, and
+  `kernel.mbarrier_arrive ... rank %r` arrives on another block's mbarrier.
 """
 
 from __future__ import annotations
@@ -1635,14 +1637,35 @@ class MbarrierInitOp(_MbarrierOp):
 class MbarrierArriveOp(_MbarrierOp):
     """One arrival of the executing thread on an mbarrier's current phase
     (`mbarrier.arrive.shared::cta.b64`): `kernel.mbarrier_arrive %empty[%i] :
-    !kernel.mbarrier<4>`."""
+    !kernel.mbarrier<4>`.
+
+    With `rank` (an index, in a kernel.func with a cluster), the arrival is on the mbarrier at
+    the same place in the block of that rank of this block's cluster, which may be the block
+    itself (`mapa.shared::cluster.u32` of the barrier's address, then
+    `mbarrier.arrive.release.cluster.shared::cluster.b64`): `kernel.mbarrier_arrive
+    %empty[%i] rank %r : !kernel.mbarrier<4>`. The release makes the thread's earlier
+    accesses visible to the other block's threads that wait for the phase."""
 
     name = "kernel.mbarrier_arrive"
+    rank = opt_operand_def(IndexType)
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
-    assembly_format = "$barriers `[` $index `]` attr-dict `:` type($barriers)"
+    assembly_format = "$barriers `[` $index `]` (`rank` $rank^)? attr-dict `:` type($barriers)"
 
-    def __init__(self, barriers: SSAValue, index: SSAValue):
-        super().__init__(operands=[barriers, index])
+    def __init__(self, barriers: SSAValue, index: SSAValue, *, rank: SSAValue | None = None):
+        # IRDL orders a subclass's operand definitions before those it inherits.
+        super().__init__(operands=[rank, barriers, index])
+
+    def verify_(self) -> None:
+        super().verify_()
+        if self.rank is None:
+            return
+        cluster = _verify_in_cluster(self, " with a rank")
+        rank = _constant_index(self.rank)
+        if rank is not None and not 0 <= rank < cluster:
+            raise VerifyException(
+                f"a kernel.mbarrier_arrive's rank is that of a block of its cluster of "
+                f"{cluster}, 0 to {cluster - 1}, got {rank}"
+            )
 
 
 @irdl_op_definition
@@ -1710,7 +1733,13 @@ class TmaLoadOp(IRDLOperation):
     starts on the swizzle's pattern (1024 bytes for 128), or on 128 bytes without one. The
     copy's bytes complete transaction bytes of the mbarrier's current phase
     (`kernel.mbarrier_arrive_expect_tx`); the data is there for a thread once it has waited
-    for that phase."""
+    for that phase.
+
+    With `multicast %mask` (an index, in a kernel.func with a cluster; `.multicast::cluster`
+    with the mask as its 16-bit ctaMask), the box lands at the same place in the shared memory
+    of each block of the cluster whose rank's bit is set in the mask (rank r: bit 1 << r), and
+    its bytes complete transaction bytes on the mbarrier at the same place in each of them:
+    `kernel.tma_load %map[%c0, %c1], %dst[%s, %z, %z], %full[%i] multicast %mask : ...`."""
 
     name = "kernel.tma_load"
     map = operand_def(TensorMapType)
@@ -1719,12 +1748,13 @@ class TmaLoadOp(IRDLOperation):
     destination_indices = var_operand_def(IndexType)
     barriers = operand_def(MbarrierType)
     index = operand_def(IndexType)
+    multicast = opt_operand_def(IndexType)
     traits = traits_def(WritesOperand("destination"))
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     assembly_format = (
         "$map `[` $coordinates `]` `,` $destination `[` $destination_indices `]` `,` "
-        "$barriers `[` $index `]` attr-dict `:` type($map) `,` type($destination) `,` "
-        "type($barriers)"
+        "$barriers `[` $index `]` (`multicast` $multicast^)? attr-dict `:` type($map) `,` "
+        "type($destination) `,` type($barriers)"
     )
 
     def __init__(
@@ -1735,8 +1765,12 @@ class TmaLoadOp(IRDLOperation):
         dst_indices: Sequence[SSAValue],
         barriers: SSAValue,
         index: SSAValue,
+        *,
+        multicast: SSAValue | None = None,
     ):
-        super().__init__(operands=[tensor_map, coordinates, dst, dst_indices, barriers, index])
+        super().__init__(
+            operands=[tensor_map, coordinates, dst, dst_indices, barriers, index, multicast]
+        )
 
     @property
     def tensor_map(self) -> TensorMapType:
@@ -1745,6 +1779,14 @@ class TmaLoadOp(IRDLOperation):
     def verify_(self) -> None:
         _verify_barrier_index(self, self.barriers, self.index)
         _verify_hopper(self, "TMA", target_of(self).has_tma)
+        if self.multicast is not None:
+            cluster = _verify_in_cluster(self, " with multicast")
+            mask = _constant_index(self.multicast)
+            if mask is not None and not 0 < mask < 2**cluster:
+                raise VerifyException(
+                    f"a kernel.tma_load's multicast mask sets the bits of blocks of its "
+                    f"cluster of {cluster}, so it is 1 to {2**cluster - 1}, got {mask}"
+                )
         tensor_map = self.tensor_map
         tensor = tensor_map.tensor
         dst_type = verify_indices(self.destination, self.destination_indices)
@@ -1818,11 +1860,15 @@ class FenceProxyAsyncOp(IRDLOperation):
         _verify_hopper(self, "the async proxy", target_of(self).has_tma)
 
 
-def _verify_in_cluster(op: Operation) -> None:
-    if _verify_in_kernel(op).cluster is None:
+def _verify_in_cluster(op: Operation, form: str = "") -> int:
+    """The blocks of a cluster of the kernel.func of `op` (in its `form`, for the error),
+    which must have clusters."""
+    function = _verify_in_kernel(op)
+    if function.cluster is None:
         raise VerifyException(
-            f"'{op.name}' is for a kernel.func whose blocks run in clusters (`cluster N`)"
+            f"'{op.name}'{form} is for a kernel.func whose blocks run in clusters (`cluster N`)"
         )
+    return function.cluster_blocks
 
 
 @irdl_op_definition
@@ -2530,6 +2576,12 @@ class LaunchOp(LaunchOpBase):
             raise VerifyException(
                 f"{self.kernel} runs in clusters of {kernel.cluster_blocks} blocks along x, "
                 f"which launch grid {list(self.grid_shape)} does not divide into"
+            )
+        sized = self.sized_values
+        if sized is not None and sized[0] % kernel.cluster_blocks:
+            raise VerifyException(
+                f"{self.kernel} runs in clusters of {kernel.cluster_blocks} blocks along x, "
+                f"but the blocks of launch sized {list(sized)} are {sized[0]} times a count"
             )
         static, needed = kept_analysis(
             kernel,

@@ -467,6 +467,14 @@ def _verify_raster(atom: MmaAtom, raster: int) -> None:
         )
 
 
+def _verify_cluster(atom: MmaAtom, cluster: int) -> None:
+    if cluster < 1 or (cluster != 1 and atom.kind != AtomKind.WGMMA):
+        raise VerifyException(
+            f"'cluster' is how many persistent (wgmma) blocks share the rhs's K slices, at "
+            f"least 1; got {cluster} for a {atom} atom"
+        )
+
+
 def _verify_split(split: int) -> None:
     if split < 1:
         raise VerifyException(
@@ -569,6 +577,10 @@ class Schedule:
     """How many blocks share the reduction of each output tile (K of a product, the keys and
     values of attention), each taking 1/split of it, their partials combined after (split-K,
     flash-decoding): more blocks for an output too small to fill the GPU."""
+    cluster: int = 1
+    """How many persistent (wgmma) blocks of consecutive M tiles of one N column run as a
+    thread-block cluster, each copying 1/cluster of every K slice of the rhs into all of
+    theirs (TMA multicast): the L2 cache serves each rhs slice once per cluster."""
 
     def loop(self, path: LoopPath) -> LoopSchedule:
         return dict(self.loops).get(path, LoopSchedule(Mapping.SERIAL))
@@ -585,6 +597,7 @@ class Schedule:
             self.pipeline_depth,
             self.raster,
             self.split,
+            self.cluster,
         ]
         if any(abs(n) >= 2**31 for n in numbers):
             raise VerifyException(
@@ -633,10 +646,11 @@ class Schedule:
             )
         _verify_split(self.split)
         if not self.is_contraction:
-            if self.pipeline_depth != 1 or self.warp_roles or self.raster or self.split != 1:
+            contraction_only = (self.raster, self.split != 1, self.cluster != 1)
+            if self.pipeline_depth != 1 or self.warp_roles or any(contraction_only):
                 raise VerifyException(
-                    "'pipeline', 'warp_roles', 'raster' and 'split' are part of a contraction's "
-                    "schedule"
+                    "'pipeline', 'warp_roles', 'raster', 'split' and 'cluster' are part of a "
+                    "contraction's schedule"
                 )
             return
         if self.loops or self.stages:
@@ -647,6 +661,7 @@ class Schedule:
         verify_gemm_tiling(self.tile_shape, self.mma_atom, self.warps)
         _verify_warp_roles(self.mma_atom, self.warps, self.warp_roles)
         _verify_raster(self.mma_atom, self.raster)
+        _verify_cluster(self.mma_atom, self.cluster)
 
 
 def _print_path(printer: Printer, path: LoopPath) -> None:
@@ -709,6 +724,8 @@ class ScheduleAttr(Data[Schedule]):
                 printer.print_string(f", raster {schedule.raster}")
             if schedule.split != 1:
                 printer.print_string(f", split {schedule.split}")
+            if schedule.cluster != 1:
+                printer.print_string(f", cluster {schedule.cluster}")
 
     @classmethod
     def parse_parameter(cls, parser: AttrParser) -> Schedule:
@@ -740,6 +757,7 @@ class ScheduleAttr(Data[Schedule]):
                 "pipeline": integer,
                 "raster": integer,
                 "split": integer,
+                "cluster": integer,
                 "warp_roles": lambda: tuple(
                     parser.parse_comma_separated_list(square, parser.parse_str_literal)
                 ),
@@ -751,6 +769,7 @@ class ScheduleAttr(Data[Schedule]):
                 warp_roles="warp_roles",
                 raster="raster",
                 split="split",
+                cluster="cluster",
             )
 
             def parse_stage() -> Staging:
@@ -989,6 +1008,7 @@ class KernelOp(KernelSymbolOp):
                 "tile.attention's kernel, and only of one"
             )
         if gemm is not None:
+            cluster = gemm.cluster_blocks if isinstance(gemm, GemmOp) else 1
             lowered = (
                 gemm.tile_shape,
                 gemm.mma_atom,
@@ -996,6 +1016,7 @@ class KernelOp(KernelSymbolOp):
                 gemm.pipeline_depth,
                 gemm.raster_rows,
                 gemm.split_count,
+                cluster,
             )
             if lowered != (
                 schedule.tile_shape,
@@ -1004,6 +1025,7 @@ class KernelOp(KernelSymbolOp):
                 schedule.pipeline_depth,
                 schedule.raster,
                 schedule.split,
+                schedule.cluster,
             ):
                 fields = [
                     f"tile {list(gemm.tile_shape)}",
@@ -1015,6 +1037,8 @@ class KernelOp(KernelSymbolOp):
                     fields.append(f"raster {gemm.raster_rows}")
                 if gemm.split_count != 1 or schedule.split != 1:
                     fields.append(f"split {gemm.split_count}")
+                if cluster != 1 or schedule.cluster != 1:
+                    fields.append(f"cluster {cluster}")
                 raise VerifyException(
                     f"the {gemm.name}'s {', '.join(fields[:-1])} and {fields[-1]} are not its "
                     f"schedule's"
@@ -1366,6 +1390,12 @@ class GemmOp(IRDLOperation):
     N, so each sibling's part is a multiple of 8 columns (of `fma_lane_grid`'s lanes_n on the
     fma atom). Siblings take no split.
 
+    On wgmma, `cluster C` runs the persistent blocks in thread-block clusters of C: the
+    blocks of a cluster take C consecutive M tiles of one N column at once (the last M
+    tiles past the end compute zeros and store nothing), and each copies 1/C of every K
+    slice of the rhs into the shared memory of all of them (TMA multicast), so the L2 cache
+    serves each rhs slice once per cluster.
+
     One batch dimension or m may be the program's dynamic size (`emmy.dialects.sizes`): its
     operands' `?` dim (`memref<1x?x64xbf16>`), its extent the kernel's size argument. The
     blocks then take the tiles of the batch and M along the grid's x, those of N along y,
@@ -1386,6 +1416,7 @@ class GemmOp(IRDLOperation):
     pipeline = prop_def(IntAttr)
     raster = opt_prop_def(IntAttr)
     split = opt_prop_def(IntAttr)
+    cluster = opt_prop_def(IntAttr)
     epilogue = region_def("single_block")
     traits = lazy_traits_def(
         lambda: (
@@ -1409,6 +1440,7 @@ class GemmOp(IRDLOperation):
         epilogue: Region,
         raster: int = 0,
         split: int = 1,
+        cluster: int = 1,
     ):
         block = epilogue.block
         if block.last_op is None or not block.last_op.has_trait(IsTerminator):
@@ -1425,6 +1457,7 @@ class GemmOp(IRDLOperation):
                 "pipeline": IntAttr(pipeline_depth),
                 "raster": IntAttr(raster) if raster else None,
                 "split": IntAttr(split) if split != 1 else None,
+                "cluster": IntAttr(cluster) if cluster != 1 else None,
             },
         )
 
@@ -1527,6 +1560,11 @@ class GemmOp(IRDLOperation):
         return self.split.data if self.split is not None else 1
 
     @property
+    def cluster_blocks(self) -> int:
+        """The schedule's `cluster` (1: none given)."""
+        return self.cluster.data if self.cluster is not None else 1
+
+    @property
     def raster_group(self) -> int:
         """How many rows of tiles a persistent block's tile order walks down before it moves
         right: the schedule's `raster`, else RASTER_GROUP."""
@@ -1543,7 +1581,9 @@ class GemmOp(IRDLOperation):
         block_m = self.tile_shape[0]
         tiles_n, tiles_m = -(-size_n // self.sibling_tile_n), -(-size_m // block_m)
         if self.mma_atom.kind == AtomKind.WGMMA:
-            return (min(tiles_n * tiles_m * prod(batch), target.sm_count), 1, 1)
+            cluster = self.cluster_blocks
+            cluster_tiles = tiles_n * -(-tiles_m // cluster) * prod(batch)
+            return (cluster * min(cluster_tiles, target.sm_count // cluster), 1, 1)
         if self.dynamic_dim is not None:
             return (min(prod(batch) * tiles_m, target.max_grid_shape[0]), tiles_n, 1)
         return (tiles_n * self.split_count, tiles_m, min(prod(batch), target.max_grid_shape[2]))
@@ -1552,16 +1592,18 @@ class GemmOp(IRDLOperation):
         """The blocks along x that a size needs (`kernel.LaunchOp.sized`: [factor, divisor,
         power], ceil(size / divisor) * factor): ceil(size / BM) M tiles times the batch's
         (static) points for a dynamic m, size batch points times the M tiles for a dynamic
-        batch dimension, each times the N tiles on wgmma. None for static sizes."""
+        batch dimension, each times the N tiles on wgmma (and M tiles counted in whole
+        clusters of `cluster`). None for static sizes."""
         dynamic = self.dynamic_dim
         if dynamic is None:
             return None
         *batch, size_m, size_n, _ = self.sizes()
+        cluster = self.cluster_blocks
         block_m = self.tile_shape[0]
-        factor = prod(b for b in batch if b != DYNAMIC_INDEX)
-        divisor = block_m if dynamic == self.batch_rank else 1
+        factor = prod(b for b in batch if b != DYNAMIC_INDEX) * cluster
+        divisor = block_m * cluster if dynamic == self.batch_rank else 1
         if dynamic != self.batch_rank:
-            factor *= -(-size_m // block_m)
+            factor *= -(-size_m // (block_m * cluster))
         if self.mma_atom.kind == AtomKind.WGMMA:
             factor *= -(-size_n // self.sibling_tile_n)
         return (factor, divisor, 1)
@@ -1742,6 +1784,44 @@ class GemmOp(IRDLOperation):
                 f"{split} blocks, {per_block} slices each, would leave the last one none"
             )
 
+    def _verify_cluster(self, target: GpuTarget) -> None:
+        """A cluster's blocks each copy an equal share of the rhs's boxes of a K slice: of a
+        [n, k] rhs, 1/cluster of the rows of each box, whole 8-row groups of the 128-byte
+        swizzle; of a [k, n] rhs, whole panels."""
+        cluster = self.cluster_blocks
+        _verify_cluster(self.mma_atom, cluster)
+        if cluster == 1:
+            return
+        if not target.has_clusters:
+            raise VerifyException(
+                f"the blocks of a cluster share the rhs's slices in a thread-block cluster, "
+                f"which {target.arch} ({target.name}) does not have"
+            )
+        if cluster > target.max_cluster_blocks:
+            raise VerifyException(
+                f"a thread-block cluster on {target.arch} holds at most "
+                f"{target.max_cluster_blocks} blocks, got cluster {cluster}"
+            )
+        box_n = self.rhs_piece_n
+        if self.rhs_n_contiguous:
+            unit = WGMMA_ROW_BYTES // element_bytes(self.lhs.type.get_element_type())
+            what = f"panels of {unit} columns"
+        else:
+            unit, what = 8, "groups of 8 rows"
+        if box_n % (unit * cluster):
+            raise VerifyException(
+                f"the {cluster} blocks of a cluster each copy an equal share of the {box_n} "
+                f"columns of N of an rhs piece of a K slice, in whole {what}"
+            )
+
+    @property
+    def rhs_piece_n(self) -> int:
+        """The columns of N of the rhs that a stage takes from one tensor map: the tile's N,
+        or of siblings each warp group's share of each one's."""
+        if self.siblings == 1:
+            return self.tile_shape[1]
+        return self.tile_shape[1] // self.warp_grid[1] // self.siblings
+
     def _verify_tma_tiles(self, size: int) -> None:
         """What a wgmma's tiles need: TMA copies them (boxes of at most 256 rows, from rows
         of whole 16 bytes) into tiles of 128-byte swizzled rows, as the wgmma's shared-memory
@@ -1830,6 +1910,7 @@ class GemmOp(IRDLOperation):
         warp_m, warp_n = verify_gemm_tiling(self.tile_shape, self.mma_atom, self.warp_grid)
         _verify_raster(self.mma_atom, self.raster_rows)
         self._verify_split(target)
+        self._verify_cluster(target)
         if self.mma_atom.kind == AtomKind.FMA and fma_lane_grid(warp_m, warp_n, target) is None:
             raise VerifyException(
                 f"an fma warp tile of {warp_m}x{warp_n} must split among the "
@@ -1877,6 +1958,8 @@ class GemmOp(IRDLOperation):
         _print_tiling(printer, self)
         if self.raster is not None:
             printer.print_string(f" raster {self.raster_rows}")
+        if self.cluster is not None:
+            printer.print_string(f" cluster {self.cluster_blocks}")
         printer.print_string(" epilogue(")
         printer.print_list(self.epilogue.block.args, printer.print_ssa_value)
         printer.print_string(")")
@@ -1920,6 +2003,7 @@ class GemmOp(IRDLOperation):
         accumulator_type = parser.parse_type()
         atom, tile_shape, warps, pipeline_depth, split = _parse_tiling(parser)
         raster = integer() if parser.parse_optional_keyword("raster") is not None else 0
+        cluster = integer() if parser.parse_optional_keyword("cluster") is not None else 1
         parser.parse_keyword("epilogue")
         arguments = parser.parse_comma_separated_list(
             parser.Delimiter.PAREN, lambda: parser.parse_argument(expect_type=False)
@@ -1954,6 +2038,7 @@ class GemmOp(IRDLOperation):
             body,
             raster,
             split,
+            cluster,
         )
         if attributes is not None:
             op.attributes.update(attributes.data)

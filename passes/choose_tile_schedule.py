@@ -53,11 +53,12 @@ target with tensor cores, gets a contraction's schedule instead: the `tile.gemm`
 `lower-loop-to-tile` makes of the contract computes it in block tiles. On a target with
 wgmma (sm_90a), a product of at least WGMMA_TILE's BM rows takes WGMMA_TILE on `wgmma` (or
 one 128 or 64 columns wide where that keeps more of the SMs busy: `_narrowed`),
-warp-specialised, WGMMA_PIPELINE_DEPTH K slices in flight:
+warp-specialised, WGMMA_PIPELINE_DEPTH K slices in flight, its persistent blocks in clusters
+of WGMMA_CLUSTER that share the rhs's K slices where M has the tiles for it:
 
     #tile.schedule<block [384, 1, 1], loops [], tile [128, 256, 64],
                    atom wgmma m64n256k16, warps [8, 1], pipeline 4,
-                   warp_roles ["producer", "consumer", "consumer"]>
+                   warp_roles ["producer", "consumer", "consumer"], cluster 2>
 
 Smaller products, and those wgmma cannot take (a [K, M] lhs, rows TMA cannot copy), are
 multiplied on `mma_sync m16n8k16`, 2 x 2 warps a block, PIPELINE_DEPTH K slices in flight:
@@ -280,6 +281,13 @@ WGMMA_TILE = ((128, 256, 64), (8, 1))
 two consumer warp groups of 64 x 256 each (wgmma m64n256k16), K 64 elements (one 128-byte
 swizzled row) a slice."""
 WGMMA_PIPELINE_DEPTH = 4
+WGMMA_CLUSTER = 2
+"""The blocks of consecutive M tiles that run as a thread-block cluster sharing each K slice
+of the rhs (TMA multicast), on targets with clusters: where M has 2 tiles or more, and an
+odd count wastes at most 1/MIN_CLUSTER_PADDING_TILES of them on the last cluster's empty
+tile. Each SM then reads 2/3 of a 128 x 256 tile's operands from the L2 cache (its A and half
+of B), which at the tensor cores' speed is close to an SM's share of the L2 bandwidth."""
+MIN_CLUSTER_PADDING_TILES = 8
 NARROW_WGMMA_EFFICIENCY = 0.9
 """How fast a 128 x 128 wgmma tile multiplies next to a 128 x 256 one (less reuse of each
 A tile per byte of shared memory read), for choosing between them."""
@@ -321,6 +329,9 @@ products too small to fill the SMs with them."""
 CANDIDATE_RASTERS = (0, 4, 16)
 """The tile orders `candidates` offers a wgmma product: rows of tiles a persistent block walks
 down before it moves right (0: the default, `tile.RASTER_GROUP`)."""
+CANDIDATE_WGMMA_CLUSTERS = (1, WGMMA_CLUSTER)
+"""The clusters `candidates` offers a wgmma product (with the default tile order), beside the
+heuristic's."""
 CANDIDATE_STREAMING_TILES_NK = ((16, 128), (32, 64), (32, 128), (64, 64), (64, 128))
 """The (BN, BK) of the streaming tiles `candidates` offers a product of at most STREAMING_M
 rows, with the heuristic's BM, each with every CANDIDATE_STREAMING_PIPELINES depth that
@@ -669,7 +680,17 @@ def _wgmma_schedule(
     atom = tile.MmaAtom(tile.AtomKind.WGMMA, (64, block_n, 16))
     siblings = len(contract.rhs)
     tile_shape = (block_m, block_n, block_k)
-    return contraction_schedule(tile_shape, warps, pipeline, target, atom, siblings)
+    schedule = contraction_schedule(tile_shape, warps, pipeline, target, atom, siblings)
+    return replace(schedule, cluster=_wgmma_cluster(contract, block_m, target))
+
+
+def _wgmma_cluster(contract: loop.ContractOp, block_m: int, target: GpuTarget) -> int:
+    """WGMMA_CLUSTER where the target has clusters and M's tiles fill them (see there),
+    else 1."""
+    *_, size_m, _ = _covered_n(contract)
+    tiles_m = -(-size_m // block_m)
+    filled = tiles_m % WGMMA_CLUSTER == 0 or tiles_m >= MIN_CLUSTER_PADDING_TILES
+    return WGMMA_CLUSTER if target.has_clusters and tiles_m > 1 and filled else 1
 
 
 def _narrowed(
@@ -685,9 +706,15 @@ def _narrowed(
         if _tile_count(contract, block_m, block_n // 2) > target.sm_count:
             break
         narrower = _wgmma_schedule(contract, schedule.pipeline_depth, target, block_n // 2)
-        if not _lowers(kernel, narrower):
+        # A narrower tile's rhs box may be too narrow to share among the cluster's blocks.
+        fitting = [
+            replace(narrower, cluster=cluster)
+            for cluster in dict.fromkeys((schedule.cluster, 1))
+            if _lowers(kernel, replace(narrower, cluster=cluster))
+        ]
+        if not fitting:
             break
-        schedule, block_n = narrower, block_n // 2
+        schedule, block_n = fitting[0], block_n // 2
     return schedule
 
 
@@ -821,9 +848,11 @@ def _choose_contraction_schedule(kernel: loop.KernelOp, target: GpuTarget) -> Sc
     *_, size_m, size_n = _covered_n(contract)
     siblings = len(contract.rhs)
     if atom == MMA_SYNC and target.has_wgmma and size_m >= WGMMA_TILE[0][0]:
-        schedule = _wgmma_schedule(contract, WGMMA_PIPELINE_DEPTH, target)
-        if _lowers(kernel, schedule):
-            return _narrowed(kernel, contract, schedule, target)
+        clustered = _wgmma_schedule(contract, WGMMA_PIPELINE_DEPTH, target)
+        # A cluster's blocks share the rhs's boxes only in whole units (`tile.GemmOp`).
+        for schedule in (clustered, replace(clustered, cluster=1)):
+            if _lowers(kernel, schedule):
+                return _narrowed(kernel, contract, schedule, target)
     if atom != MMA_SYNC:
         large, small = ATOM_TILES[atom]
         (large_m, large_n, _), _ = large
@@ -1057,10 +1086,10 @@ def candidates(kernel: loop.KernelOp, target: GpuTarget) -> list[Schedule]:
         if target.has_wgmma:
             for pipeline in CANDIDATE_PIPELINES:
                 for block_n in CANDIDATE_WGMMA_TILE_NS:
-                    for raster in CANDIDATE_RASTERS:
-                        schedule = replace(
-                            _wgmma_schedule(contract, pipeline, target, block_n), raster=raster
-                        )
+                    wgmma = _wgmma_schedule(contract, pipeline, target, block_n)
+                    variants = [replace(wgmma, raster=raster) for raster in CANDIDATE_RASTERS]
+                    variants += [replace(wgmma, cluster=c) for c in CANDIDATE_WGMMA_CLUSTERS]
+                    for schedule in variants:
                         if _lowers(kernel, schedule):
                             schedules.setdefault(schedule, None)
         if size_m <= STREAMING_M:

@@ -407,6 +407,8 @@ class GemmEmitter(KernelEmitter):
         self.siblings = gemm.siblings
         self.output_n = gemm.sibling_tile_n
         """The output columns a tile covers (its N, shared by the siblings)."""
+        self.cluster_m = self.block_m * gemm.cluster_blocks
+        """The output rows a cluster's tiles cover (a tile's without a cluster)."""
 
     def size(self, dim: int) -> Index:
         """The extent of an iteration dimension: the kernel's size argument for the dynamic
@@ -418,7 +420,7 @@ class GemmEmitter(KernelEmitter):
         """How far the blocks' tiles reach along a matrix dimension: whole tiles, and along K
         the `split` runs of K slices (which may reach past the last slice); None along the
         dynamic size, whose tiles may end anywhere."""
-        extent = {self.m_dim: self.block_m, self.n_dim: self.output_n, self.k_dim: self.block_k}
+        extent = {self.m_dim: self.cluster_m, self.n_dim: self.output_n, self.k_dim: self.block_k}
         if dim == self.k_dim:
             return self.split * self.split_slices * self.block_k
         size = self.size(dim)
@@ -464,7 +466,7 @@ class GemmEmitter(KernelEmitter):
         """Whether (`row`, `column`) is in the output, where the tiles overrun it (None where
         every tile is whole)."""
         inside = []
-        if self.overruns(self.size_m, self.block_m):
+        if self.overruns(self.size_m, self.cluster_m):
             inside.append(self.less(row, self.size_m))
         if self.size_n % self.output_n:
             inside.append(self.less(column, self.size_n))

@@ -437,6 +437,7 @@ def _contraction_body(
         Region(epilogue),
         schedule.raster,
         schedule.split,
+        schedule.cluster,
     )
     gemm.location = contract.location
     body.add_op(gemm)

@@ -12,7 +12,7 @@ swizzle 128>` and the weight's, box [256, 64]: the launch passes the operands ag
     %b = kernel.dynamic_shared offset 65536 : memref<4x256x64xbf16, 3 : i32>
     %full = kernel.mbarrier_alloc : !kernel.mbarrier<4>     // slice s has landed
     %empty = kernel.mbarrier_alloc : !kernel.mbarrier<4>    // slice s is free again
-    thread 0: kernel.mbarrier_init %full[s], arrivals 1; %empty[s], arrivals 256; barrier
+    thread 0: kernel.mbarrier_init %full[s], arrivals 1; %empty[s], arrivals 2; barrier
     warp group 0, the producer (setmaxnreg dec), its thread 0 only:
       for kt: s = kt % 4; if kt >= 4: kernel.mbarrier_wait %empty[s], (kt / 4 - 1) % 2
               kernel.mbarrier_arrive_expect_tx %full[s], bytes 49152
@@ -21,7 +21,7 @@ swizzle 128>` and the weight's, box [256, 64]: the launch passes the operands ag
       for kt: s = kt % 4; kernel.mbarrier_wait %full[s], (kt / 4) % 2
               kernel.wgmma_fence; 4 x %acc = kernel.wgmma m64n256k16 %a[s, r, 16 j],
               %b[s, 0, 16 j], %acc; kernel.wgmma_commit; kernel.wgmma_wait 1
-              if kt > 0: kernel.mbarrier_arrive %empty[(kt - 1) % 4]
+              if kt > 0: kernel.mbarrier_arrive %empty[(kt - 1) % 4]   (the group's thread 0)
       (the slice's products stay in flight while the next slice's are issued), then after
       the last slice %acc = kernel.wgmma_wait 0, %acc and its stage's release, and
       the epilogue of each accumulator element, at its place in the PTX wgmma D layout.
@@ -33,6 +33,20 @@ the producer copies the next tile's slices while the consumers run the epilogue 
 A warp group of consumers computes (BM / (WM / 4)) x (BN / WN) of the tile (for warps [WM, WN])
 in 64 x N atoms, each accumulator a `vector<N/2 x f32>`. TMA reads out-of-bounds elements of
 the operands as zeros, so tails add zeros, and the epilogue runs only inside the output.
+
+With `cluster C` (`kernel.func ... cluster C`), block x is rank r = x % C of its cluster, and
+cluster x / C takes clusters' tiles (C M tiles of one N column) as a block without one takes
+tiles, its rank-r block the r-th M tile. Each producer copies its A box, and 1/C of each B
+piece (rows r BN / C on of a K-major one, its share of the panels of an N-major one) with
+`multicast` into every block of the cluster: a stage's full barrier expects the whole stage's
+bytes as before, the other blocks' copies completing on it. Thread r of each consumer warp
+group releases a stage on the empty barrier of every block r of the cluster
+(`kernel.mbarrier_arrive %empty[s] rank r`, C x 2 arrivals a phase), so no producer refills a
+stage before every
+consumer of the cluster is done with it. A cluster barrier after the barriers'
+initialisation, and the producer's wait for the releases of its last slices before the block
+ends, keep every block's barriers there while the others arrive on them (the other blocks'
+copies into a block are of slices its own consumers wait for).
 
 Sibling rhs (`* (%wg, %wu)[n, k]`) fill the B stage side by side, each consumer warp group's
 share of each sibling's columns in turn: one TMA box (or its panels) per rhs and share, from
@@ -109,6 +123,7 @@ class _WgmmaGemmBuilder(GemmEmitter):
         self.slices = -(-self.size_k // self.block_k)
         self.b_n_major = gemm.rhs_n_contiguous
         self.panel = kernel.WGMMA_ROW_BYTES // self.element_bytes
+        self.cluster = gemm.cluster_blocks
 
     def build(self) -> None:
         stages = self.stages
@@ -127,15 +142,19 @@ class _WgmmaGemmBuilder(GemmEmitter):
         self.empty = self.named(kernel.MbarrierAllocOp(stages), "empty")
         thread = self.named(kernel.ThreadIdOp("x"), "tid")
         self.thread_id = thread
+        self.block_x = self.named(kernel.BlockIdOp("x"), "bx")
+        self.rank = self.rem(self.block_x, self.cluster)
+        """The block's rank in its cluster (0 without one)."""
 
         def initialise() -> None:
             for stage in range(stages):
                 self.add_op(kernel.MbarrierInitOp(self.full, self.index(stage), 1))
-                consumers = self.consumers * self.warpgroup_threads
-                self.add_op(kernel.MbarrierInitOp(self.empty, self.index(stage), consumers))
+                releases = self.consumers * self.cluster
+                self.add_op(kernel.MbarrierInitOp(self.empty, self.index(stage), releases))
 
         self.if_then(self.equal(thread, 0), initialise)
-        self.add_op(kernel.BarrierOp())
+        # The cluster's blocks arrive on each other's barriers once all are initialised.
+        self.add_op(kernel.ClusterBarrierOp() if self.cluster > 1 else kernel.BarrierOp())
         warpgroup = self.div(thread, self.warpgroup_threads)
         producer = self.nested(lambda _: self.producer())
         consumer = self.nested(lambda _: self.consumer(warpgroup))
@@ -149,10 +168,20 @@ class _WgmmaGemmBuilder(GemmEmitter):
         the stage the consumers have released."""
         if self.consumers > 1:
             self.add_op(kernel.SetmaxnregOp("dec", PRODUCER_REGISTERS))
-        self.if_then(
-            self.equal(self.thread_id, 0),
-            lambda: self.work_loop(self.copy_slices),
-        )
+
+        def copy_and_drain() -> None:
+            slices = self.work_loop(self.copy_slices)
+            if self.cluster == 1:
+                return
+            # The other blocks' consumers arrive on this block's barriers until their last
+            # slices are done: the block waits for those releases (CUTLASS's producer tail)
+            # so that it does not end before them. A cluster barrier at the end would do too,
+            # but costs the consumers' registers spills.
+            for later in range(self.stages):
+                count = self.add(slices, later)
+                self.wait_until_released(self.rem(count, self.stages), self.div(count, self.stages))
+
+        self.if_then(self.equal(self.thread_id, 0), copy_and_drain)
 
     def consumer(self, warpgroup: SSAValue) -> None:
         """Warp groups 1 on: each multiplies its part of the tile and runs its epilogue."""
@@ -166,6 +195,8 @@ class _WgmmaGemmBuilder(GemmEmitter):
             self.group_column if self.siblings == 1 else self.mul(group_n, self.group_share)
         )
         lane_thread = self.rem(self.thread_id, self.warpgroup_threads)
+        self.signals = self.equal(lane_thread, 0)
+        """Whether the thread releases stages for its warp group."""
         warp = self.div(lane_thread, self.target.warp_size)
         lane = self.rem(lane_thread, self.target.warp_size)
         # The D fragment's rows 16w + g (+ 8) and columns 2q (+ 1).
@@ -175,34 +206,42 @@ class _WgmmaGemmBuilder(GemmEmitter):
 
     # -- the K slices --
 
-    def work_loop(self, fill) -> None:
+    def work_loop(self, fill) -> Index:
         """`fill(batch, tile_row, tile_column, first)` for each output tile the block computes,
-        `first` the number of K slices it went through before: the block is persistent,
+        `first` the number of K slices it went through before; the number of K slices of all
+        its tiles. The block is persistent,
         taking every grid-th tile of the batch's tiles in grouped order (`tile_order`); over
-        the dynamic size, as many tiles as the kernel's size argument gives."""
-        tiles_m = self.ceil_div(self.size_m, self.block_m)
+        the dynamic size, as many tiles as the kernel's size argument gives. In a cluster,
+        the blocks take a cluster's tiles (`cluster` M tiles of one N column) at a time,
+        each the M tile of its rank."""
+        tiles_m = self.ceil_div(self.size_m, self.cluster_m)
         tiles_n = -(-self.size_n // self.output_n)
         per_batch = self.mul(tiles_m, tiles_n)
-        block_x = self.named(kernel.BlockIdOp("x"), "bx")
         grid_x = self.named(kernel.GridDimOp("x"), "gx")
+        first_work, step = self.div(self.block_x, self.cluster), self.div(grid_x, self.cluster)
 
         def work_body(block: Block) -> None:
             work = block.args[0]
-            done = self.div(self.add_op(arith.SubiOp(work, block_x)).results[0], grid_x)
+            done = self.div(self.sub(work, first_work), step)
             indices = self.batch_point(self.div(work, per_batch))
             tile_m, tile_n = self.tile_order(self.rem(work, per_batch), tiles_m, tiles_n)
-            tile_row, tile_column = self.mul(tile_m, self.block_m), self.mul(tile_n, self.output_n)
+            tile_row = self.add(self.mul(tile_m, self.cluster_m), self.mul(self.rank, self.block_m))
+            tile_column = self.mul(tile_n, self.output_n)
             fill(indices, tile_row, tile_column, self.mul(done, self.slices))
 
         body = self.nested(work_body, [IndexType()])
         tiles = self.mul(self.batch_count(), per_batch)
-        self.add_op(scf.ForOp(block_x, self.index(tiles), grid_x, [], body))
+        loop = scf.ForOp(self.index(first_work), self.index(tiles), self.index(step), [], body)
+        self.add_op(loop)
+        # A grid of at most one block per tile gives every block one tile or more.
+        taken = self.div(self.add(self.sub(tiles, first_work), self.sub(step, 1)), step)
+        return self.mul(taken, self.slices)
 
     def tile_order(self, tile: Index, tiles_m: Index, tiles_n: int) -> tuple[Index, Index]:
-        """The (M, N) tile of a batch's `tile`-th: column-major within groups of the gemm's
-        `raster_group` rows of tiles, so that the blocks running at once share rows of A and
-        columns of B in the L2 cache."""
-        group = self.gemm.raster_group
+        """The (M, N) tile (of clusters' tiles, in a cluster) of a batch's `tile`-th:
+        column-major within groups of the gemm's `raster_group` rows of tiles, so that the
+        blocks running at once share rows of A and columns of B in the L2 cache."""
+        group = max(1, self.gemm.raster_group // self.cluster)
         group_tiles = group * tiles_n
         first_m = self.mul(self.div(tile, group_tiles), group)
         rows_left = self.add_op(arith.SubiOp(self.index(tiles_m), self.index(first_m))).results[0]
@@ -234,30 +273,46 @@ class _WgmmaGemmBuilder(GemmEmitter):
 
         def copy(k_slice: SSAValue, stage: Index, rounds: Index, _) -> list[SSAValue]:
             stage_value = self.index(stage)
-            # The consumers release a stage once per round, the previous round's release having
-            # the parity of rounds + 1; the first round's stages are free.
-            previous = self.index(self.rem(self.add(rounds, 1), 2))
-
-            def wait_until_released() -> None:
-                self.add_op(kernel.MbarrierWaitOp(self.empty, stage_value, previous))
-
-            self.if_then(self.less(0, rounds), wait_until_released)
+            self.wait_until_released(stage, rounds)
             self.add_op(kernel.MbarrierArriveExpectTxOp(self.full, stage_value, box_bytes))
             k_start = self.mul(k_slice, self.block_k)
             starts = {self.m_dim: tile_row, self.n_dim: tile_column, self.k_dim: k_start}
             self.copy_box(self.a_map, self.gemm.lhs_dims, self.shared_a, batch, starts, stage)
+            # Each block of a cluster copies its share of every piece into all of theirs.
+            everyone = self.index((1 << self.cluster) - 1) if self.cluster > 1 else None
             for b_map, start, offset, extent in self.b_pieces():
-                # A K-major piece is rows of the stage's tile; an N-major one, panels.
-                step = self.panel if self.b_n_major else extent
-                for within in range(0, extent, step):
-                    starts[self.n_dim] = self.add(tile_column, offset + within)
-                    first = (start + within) // step if self.b_n_major else start
+                share = extent // self.cluster
+                # A K-major share is rows of the stage's tile; an N-major one, panels.
+                step = self.panel if self.b_n_major else share
+                for within in range(0, share, step):
+                    column = self.add(self.mul(self.rank, share), within)
+                    starts[self.n_dim] = self.add(tile_column, self.add(column, offset))
+                    first = self.add(column, start)
+                    first = self.div(first, step) if self.b_n_major else first
                     self.copy_box(
-                        b_map, self.gemm.rhs_dims, self.shared_b, batch, starts, stage, first
+                        b_map,
+                        self.gemm.rhs_dims,
+                        self.shared_b,
+                        batch,
+                        starts,
+                        stage,
+                        first,
+                        everyone,
                     )
             return []
 
         self.slice_loop(first, copy)
+
+    def wait_until_released(self, stage: Index, rounds: Index) -> None:
+        """Waits until the consumers have released `stage` after the round before `rounds`:
+        they release a stage once per round, the previous round's release having the parity
+        of rounds + 1; the first round's stages are free."""
+        previous = self.index(self.rem(self.add(rounds, 1), 2))
+
+        def wait() -> None:
+            self.add_op(kernel.MbarrierWaitOp(self.empty, self.index(stage), previous))
+
+        self.if_then(self.less(0, rounds), wait)
 
     def b_pieces(self) -> list[tuple[SSAValue, int, int, int]]:
         """What fills the B tile: each rhs's tensor map, the first position along N of the
@@ -281,23 +336,42 @@ class _WgmmaGemmBuilder(GemmEmitter):
         batch: Sequence[Index],
         starts: dict[int, Index],
         stage: Index,
-        first: int = 0,
+        first: Index = 0,
+        multicast: SSAValue | None = None,
     ) -> None:
         """One TMA box of an operand, from `starts` into the stage's tile from index `first`
-        of its first dimension (a row, or a panel of an N-major tile)."""
+        of its first dimension (a row, or a panel of an N-major tile), and into the same
+        place of the blocks of the cluster in `multicast`'s mask."""
         coordinates = [self.index(batch[d] if d < self.batch_rank else starts[d]) for d in dims]
         stage_value = self.index(stage)
         within = [self.index(0)] * (shared.type.get_num_dims() - 1)
         within[0] = self.index(first)
         self.add_op(
             kernel.TmaLoadOp(
-                tensor_map, coordinates, shared, [stage_value, *within], self.full, stage_value
+                tensor_map,
+                coordinates,
+                shared,
+                [stage_value, *within],
+                self.full,
+                stage_value,
+                multicast=multicast,
             )
         )
 
     def release(self, count: Index) -> None:
-        """Lets the producer refill the stage of the block's `count`-th K slice."""
-        self.add_op(kernel.MbarrierArriveOp(self.empty, self.index(self.rem(count, self.stages))))
+        """Lets the producers of the cluster's blocks (the block's own without one) refill
+        the stage of the block's `count`-th K slice: thread 0 of each consumer warp group
+        arrives on the stage's empty barrier in every block of the cluster, once the group's
+        wait has seen its wgmmas that read the stage done. (One thread, and constant ranks:
+        the 128 accumulator registers leave a thread few others.)"""
+        stage = self.index(self.rem(count, self.stages))
+
+        def arrive() -> None:
+            for rank in range(self.cluster):
+                at = self.index(rank) if self.cluster > 1 else None
+                self.add_op(kernel.MbarrierArriveOp(self.empty, stage, rank=at))
+
+        self.if_then(self.signals, arrive)
 
     def multiply_tile(
         self, batch: Sequence[Index], tile_row: Index, tile_column: Index, first: Index
@@ -399,9 +473,9 @@ def tensor_map_types(gemm: tile.GemmOp) -> list[kernel.TensorMapType]:
     batch_rank = gemm.batch_rank
     block_m, block_n, block_k = gemm.tile_shape
     extents = {batch_rank: block_m, batch_rank + 1: block_n, batch_rank + 2: block_k}
+    # A cluster's blocks each copy 1/cluster of the rows of a K-major rhs piece.
     rhs_extents = dict(extents)
-    if gemm.siblings > 1:
-        rhs_extents[batch_rank + 1] = block_n // gemm.warp_grid[1] // gemm.siblings
+    rhs_extents[batch_rank + 1] = gemm.rhs_piece_n // gemm.cluster_blocks
     if gemm.rhs_n_contiguous:
         element_bytes = kernel.element_bytes(gemm.rhs[0].type.get_element_type())
         rhs_extents[batch_rank + 1] = kernel.WGMMA_ROW_BYTES // element_bytes
@@ -431,4 +505,4 @@ def lower_wgmma_gemm_kernel(
     for tensor_map, name in zip(maps, ["a_map", *names]):
         tensor_map.name_hint = name
     _WgmmaGemmBuilder(gemm, body, values, target, maps).build()
-    return kernel_func(source, body), positions
+    return kernel_func(source, body, gemm.cluster_blocks), positions

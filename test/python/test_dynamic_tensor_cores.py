@@ -161,8 +161,8 @@ def test_one_lowering_runs_at_every_size_in_the_emulator(kernels, name):
     ("name", "sized"),
     [
         # Two tiles of 64 columns (planned at the representative size, few tiles: `_narrowed`)
-        # for each 128 rows.
-        ("linear_gelu_wgmma", "sized [2, 128, 1]"),
+        # for each 128 rows, in clusters of 2 M tiles: 4 blocks for each 256 rows.
+        ("linear_gelu_wgmma", "sized [4, 256, 1]"),
         ("linear_gelu_mma_sync", "sized [1, 64, 1]"),  # a block per 64 rows (2 N tiles on y)
         ("bmm_dynamic_batch", "sized [1, 1, 1]"),  # a block per batch point (one M tile)
         ("causal_sdpa", "sized [1, 64, 1]"),  # a block per 64 query rows
@@ -180,13 +180,18 @@ def test_the_launch_runs_the_blocks_the_size_needs(kernels, name, sized):
 def test_the_blocks_stride_through_the_tiles_past_the_grid(kernels, name):
     """A size past the one the grid was planned for (a size torch declares no maximum for)
     runs on the grid's blocks, each taking several tiles: here every sized launch's grid is
-    cut to one block along x."""
+    cut to one block along x (one cluster, for a kernel of clusters)."""
     module, exported, _, kernel_ir = kernels[name]
     _, shapes, dtype, _, _ = PROGRAMS[name]
     one_block = kernel_ir.clone()
+    clusters = {
+        op.sym_name.data: op.cluster_blocks
+        for op in one_block.walk()
+        if isinstance(op, kernel.FuncOp)
+    }
     for launch in one_block.walk():
         if isinstance(launch, kernel.LaunchOp) and launch.sized is not None:
-            grid = [1, *launch.grid_shape[1:]]
+            grid = [clusters[launch.kernel.root_reference.data], *launch.grid_shape[1:]]
             launch.properties["grid"] = DenseArrayBase.from_list(i64, grid)
     inputs = _inputs(shapes, 130, dtype, seed=7)
     output = _run(one_block, exported, inputs)

@@ -5,7 +5,9 @@ A hand-written warp-specialised GEMM (one producer warpgroup issuing TMA loads i
 two stages, two consumer warpgroups running wgmma) matches torch.matmul on fresh random bf16
 inputs, K tail included; the mistakes that make such kernels wrong on a GPU (a missing wait
 on the full or the empty barrier, a release that never comes, a wgmma by part of a
-warpgroup) are errors naming the thread and the op.
+warpgroup) are errors naming the thread and the op. A cluster of two blocks streams tiles
+through TMA loads multicast to both blocks, into a ring that both blocks' consumers release
+with arrivals on each other's mbarriers; ranks outside the cluster are errors.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import torch
 from test_cuda_target import NVCC, nvcc_compile
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
-from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.exceptions import InterpretationError, VerifyException
 
 from emmy.dialects import make_context
 from emmy.tools.cuda.target import print_cuda
@@ -471,3 +473,166 @@ def test_a_wgmma_with_a_in_registers_reads_the_fragment_layout():
     a, b = fresh(64, 16, seed=5), fresh(16, 8, seed=6)
     (out,) = emulate(registers_a_wgmma(), a, b)
     torch.testing.assert_close(out, a.float() @ b.float(), rtol=1e-5, atol=1e-5)
+
+
+def cluster_ring(rounds: int, mask: str = "%c3", rank: str = "%other") -> str:
+    """A cluster of 2 blocks streams `rounds` 16 x 32 f32 tiles of x (16 * rounds x 32)
+    through a ring of one 128-byte-swizzled stage in each block. Thread 0 of the block of rank
+    r loads rows 8r to 8r + 7 of a tile with TMA multicast to the blocks of `mask` (0b11:
+    both), into the same rows of their stages, so that each block's full barrier expects the
+    whole tile's bytes, half from each block. The 32 consumer threads (warp 1) of each block
+    wait for the tile, copy their column of it to out[block], and release the stage with an
+    arrival on the empty barrier of their own block and one on that of the block of rank
+    `rank` (the other's): both producers write both stages, so each waits for the consumers
+    of both blocks before the next round. `%wide` (0b110) and `%beyond` (rank 2 or 3) reach
+    past the cluster."""
+    rows = 16 * rounds
+    tensor = f"memref<{rows}x32xf32>"
+    tensor_map = f"!kernel.tensor_map<{tensor}, box [8, 32], swizzle 128>"
+    stage = "memref<16x32xf32, 3 : i32>"
+    out = f"memref<2x{rows}x32xf32>"
+    bar = "!kernel.mbarrier<1>"
+    return f"""
+kernel.func @ring(%map: {tensor_map}, %out: {out}) block [64, 1, 1] cluster 2 {{
+  %tid = kernel.thread_id x
+  %bid = kernel.block_id x
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  %rounds = arith.constant {rounds} : index
+  %full = kernel.mbarrier_alloc : {bar}
+  %empty = kernel.mbarrier_alloc : {bar}
+  %stage = kernel.dynamic_shared offset 0 {{layout = #kernel.swizzle<128>}} : {stage}
+  %r = arith.remui %bid, %c2 : index
+  %other = arith.subi %c1, %r : index
+  %wide = arith.shli %c3, %c1 : index
+  %beyond = arith.addi %other, %c2 : index
+  %half = arith.muli %r, %c8 : index
+  %first = arith.cmpi eq, %tid, %c0 : index
+  scf.if %first {{
+    kernel.mbarrier_init %full[%c0], arrivals 1 : {bar}
+    kernel.mbarrier_init %empty[%c0], arrivals 64 : {bar}
+  }}
+  kernel.cluster_barrier
+  %producer = arith.cmpi ult, %tid, %c32 : index
+  scf.if %producer {{
+    scf.if %first {{
+      scf.for %k = %c0 to %rounds step %c1 {{
+        %later = arith.cmpi ugt, %k, %c0 : index
+        scf.if %later {{
+          %previous = arith.subi %k, %c1 : index
+          %released = arith.remui %previous, %c2 : index
+          kernel.mbarrier_wait %empty[%c0], %released : {bar}
+        }}
+        kernel.mbarrier_arrive_expect_tx %full[%c0], bytes 2048 : {bar}
+        %tile = arith.muli %k, %c16 : index
+        %row = arith.addi %tile, %half : index
+        kernel.tma_load %map[%row, %c0], %stage[%half, %c0], %full[%c0] multicast {mask}
+            : {tensor_map}, {stage}, {bar}
+      }}
+    }}
+  }} else {{
+    %column = arith.subi %tid, %c32 : index
+    scf.for %k = %c0 to %rounds step %c1 {{
+      %parity = arith.remui %k, %c2 : index
+      kernel.mbarrier_wait %full[%c0], %parity : {bar}
+      %tile = arith.muli %k, %c16 : index
+      scf.for %i = %c0 to %c16 step %c1 {{
+        %value = memref.load %stage[%i, %column] : {stage}
+        %row = arith.addi %tile, %i : index
+        memref.store %value, %out[%bid, %row, %column] : {out}
+      }}
+      kernel.mbarrier_arrive %empty[%c0] rank %r : {bar}
+      kernel.mbarrier_arrive %empty[%c0] rank {rank} : {bar}
+    }}
+  }}
+  kernel.cluster_barrier
+}}
+
+func.func @forward(%x: {tensor}) -> {out} {{
+  %out = memref.alloc() : {out}
+  kernel.launch @ring(%x, %out) grid [2, 1, 1] block [64, 1, 1] smem 2048 : {tensor}, {out}
+  func.return %out : {out}
+}}
+"""
+
+
+def test_a_multicast_tma_load_lands_in_every_block_of_its_mask():
+    # Each block loads half of the tile; both see all of it.
+    x = torch.randn(16, 32, generator=torch.Generator().manual_seed(13))
+    (out,) = emulate(cluster_ring(rounds=1), x)
+    torch.testing.assert_close(out, torch.stack([x, x]), rtol=0, atol=0)
+
+
+def test_a_ring_released_by_both_blocks_consumers_streams_every_tile():
+    x = torch.randn(32, 32, generator=torch.Generator().manual_seed(14))
+    (out,) = emulate(cluster_ring(rounds=2), x)
+    torch.testing.assert_close(out, torch.stack([x, x]), rtol=0, atol=0)
+
+
+def test_a_multicast_mask_bit_beyond_the_cluster_is_an_error():
+    x = torch.randn(16, 32, generator=torch.Generator().manual_seed(15))
+    with pytest.raises(
+        ExecutionError,
+        match=r"while running 'kernel.tma_load': thread \(0, 0, 0\) of block \(0, 0, 0\): "
+        r"'kernel.tma_load' multicasts to the block of rank 2 of a cluster of 2 blocks$",
+    ) as error:
+        emulate(cluster_ring(rounds=1, mask="%wide"), x)
+    assert isinstance(error.value.cause, InterpretationError)
+
+
+def test_an_arrival_at_a_rank_beyond_the_cluster_is_an_error():
+    x = torch.randn(16, 32, generator=torch.Generator().manual_seed(16))
+    with pytest.raises(
+        ExecutionError,
+        match=r"while running 'kernel.mbarrier_arrive': thread \(32, 0, 0\) of block "
+        r"\(0, 0, 0\): 'kernel.mbarrier_arrive' addresses the block of rank 3 of a cluster of "
+        r"2 blocks$",
+    ) as error:
+        emulate(cluster_ring(rounds=1, rank="%beyond"), x)
+    assert isinstance(error.value.cause, InterpretationError)
+
+
+REMOTE_ARRIVALS = """
+kernel.func @k(%out: memref<2x32xf32>) block [32, 1, 1] cluster 2 {
+  %tid = kernel.thread_id x
+  %bid = kernel.block_id x
+  %c0 = arith.constant 0 : index
+  %bar = kernel.mbarrier_alloc : !kernel.mbarrier<1>
+  %first = arith.cmpi eq, %tid, %c0 : index
+  scf.if %first {
+    kernel.mbarrier_init %bar[%c0], arrivals 64 : !kernel.mbarrier<1>
+  }
+  kernel.cluster_barrier
+  kernel.mbarrier_arrive %bar[%c0] rank %c0 : !kernel.mbarrier<1>
+  %lead = arith.cmpi eq, %bid, %c0 : index
+  scf.if %lead {
+    kernel.mbarrier_wait %bar[%c0], %c0 : !kernel.mbarrier<1>
+  }
+  %value = arith.index_cast %bid : index to i32
+  %float = arith.sitofp %value : i32 to f32
+  memref.store %float, %out[%bid, %tid] : memref<2x32xf32>
+  kernel.cluster_barrier
+}
+
+func.func @forward() -> memref<2x32xf32> {
+  %out = memref.alloc() : memref<2x32xf32>
+  kernel.launch @k(%out) grid [2, 1, 1] block [32, 1, 1] smem 0 : memref<2x32xf32>
+  func.return %out : memref<2x32xf32>
+}
+"""
+
+
+def test_arrivals_with_a_rank_count_on_that_blocks_mbarrier():
+    # The mbarrier of rank 0 completes only with the 32 arrivals of each block.
+    (out,) = emulate(REMOTE_ARRIVALS)
+    assert out.tolist() == [[0.0] * 32, [1.0] * 32]
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH")
+def test_the_cluster_ring_compiles_for_sm_90a(tmp_path):
+    nvcc_compile(print_cuda(parse(cluster_ring(rounds=2))), tmp_path)

@@ -89,6 +89,9 @@ class Gemm:
     """A wgmma gemm's tile order (rows of tiles down, then right); 0 leaves the default."""
     split: int = 1
     """How many blocks (a cluster) share each output tile's K slices (split-K)."""
+    cluster: int = 1
+    """How many persistent wgmma blocks of consecutive M tiles share each rhs K slice (TMA
+    multicast in a thread-block cluster)."""
     seed: int = field(default=0, compare=False)
 
     @property
@@ -126,18 +129,21 @@ class Gemm:
         block_m, block_n, block_k = self.tile
         raster = f" raster {self.raster}" if self.raster else ""
         split = f" split {self.split}" if self.split != 1 else ""
+        cluster = f" cluster {self.cluster}" if self.cluster != 1 else ""
         grid = [-(-self.n // block_n) * self.split, -(-self.m // block_m), prod(self.batch)]
         if self.atom.startswith("wgmma"):  # persistent blocks, one an SM (132) at most
-            grid = [min(prod(grid), 132), 1, 1]
+            clusters = grid[0] * -(-grid[1] // self.cluster) * grid[2]
+            grid = [self.cluster * min(clusters, 132 // self.cluster), 1, 1]
         # A wgmma block has a producer warp group besides the warps that multiply.
         threads = 32 * (prod(self.warps) + (4 if self.atom.startswith("wgmma") else 0))
         args = f"%a: {a}, %b: {b}" + (f", %bias: {bias}" if has_bias else "")
         types = f"{a}, {b}" + (f", {bias}" if has_bias else "")
         operands = "%a, %b" + (", %bias" if has_bias else "")
+        persistent = f"{raster}{cluster}"
         return f"""
 tile.kernel @gemm({args}, %y: {y}) grid {grid} block [{threads}, 1, 1] {{
   tile.gemm %a[{a_map}] * %b[{b_map}] : {a}, {b} -> f32 atom {self.atom}
-      tile {list(self.tile)} warps {list(self.warps)} pipeline {self.pipeline}{split}{raster}
+      tile {list(self.tile)} warps {list(self.warps)} pipeline {self.pipeline}{split}{persistent}
       epilogue({point}, %acc) {{
 {body}
   }}
@@ -345,6 +351,32 @@ EMULATED = {
                 ),
             ),
             (
+                "cluster-2-odd-m-tiles-k-tail",
+                "wgmma m64n64k16",
+                dict(m=150, n=72, k=136, pipeline=2, cluster=2, seed=7),
+            ),
+            (
+                "kn-cluster-2-batched-tails",
+                "wgmma m64n128k16",
+                dict(
+                    m=70,
+                    n=200,
+                    k=72,
+                    batch=(2,),
+                    b_layout="kn",
+                    tile=(64, 128, 64),
+                    warps=(4, 1),
+                    pipeline=2,
+                    cluster=2,
+                    seed=8,
+                ),
+            ),
+            (
+                "cluster-4-consumers-along-n",
+                "wgmma m64n32k16",
+                dict(m=200, n=64, k=128, tile=(64, 64, 64), warps=(4, 2), cluster=4, seed=9),
+            ),
+            (
                 "batched-shared-weight-bias-gelu",
                 "wgmma m64n64k16",
                 dict(
@@ -517,6 +549,16 @@ COMPILED = {
         atom="wgmma m64n256k16",
         pipeline=4,
     ),
+    "wgmma-cluster-2-128x256x64-4-stages": Gemm(
+        512,
+        512,
+        512,
+        tile=(128, 256, 64),
+        warps=(8, 1),
+        atom="wgmma m64n256k16",
+        pipeline=4,
+        cluster=2,
+    ),
     "wgmma-kn-f16-batched-tails-bias-gelu": Gemm(
         70,
         200,
@@ -631,6 +673,28 @@ ON_GPU = {
         seed=5,
     ),
     "wgmma-emulated-tails": EMULATED["wgmma-tails-150x72x136"],
+    "wgmma-cluster-2-tails-1000x1000x1000": Gemm(
+        1000,
+        1000,
+        1000,
+        tile=(128, 256, 64),
+        warps=(8, 1),
+        atom="wgmma m64n256k16",
+        cluster=2,
+        seed=12,
+    ),
+    "wgmma-kn-cluster-2-2048x1024x512": Gemm(
+        2048,
+        1024,
+        512,
+        b_layout="kn",
+        tile=(128, 256, 64),
+        warps=(8, 1),
+        atom="wgmma m64n256k16",
+        pipeline=4,
+        cluster=2,
+        seed=13,
+    ),
     "wgmma-kn-1024x1024x1024": Gemm(
         1024,
         1024,
@@ -677,7 +741,14 @@ ON_GPU = {
     ),
     **{
         f"wgmma-emulated-{name}": EMULATED[f"wgmma-{name}"]
-        for name in ("kn-tails-150x72x136", "kn-128-wide-batched-f16", "kn-256-wide-k-tail")
+        for name in (
+            "kn-tails-150x72x136",
+            "kn-128-wide-batched-f16",
+            "kn-256-wide-k-tail",
+            "cluster-2-odd-m-tiles-k-tail",
+            "kn-cluster-2-batched-tails",
+            "cluster-4-consumers-along-n",
+        )
     },
 }
 

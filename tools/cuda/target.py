@@ -1055,21 +1055,34 @@ class _KernelPrinter:
         )
         self.exprs[op.result] = name
 
-    def mbarrier(self, op: kernel.MbarrierInitOp, *arguments: str) -> None:
-        """A call of the mbarrier helper of `op` on its barrier and `arguments`."""
-        helper = _MBARRIER_HELPERS[type(op)]
+    def mbarrier(
+        self, op: kernel.MbarrierInitOp, *arguments: str, helper: str | None = None
+    ) -> None:
+        """A call of the mbarrier helper of `op` (or `helper`) on its barrier and `arguments`."""
+        helper = helper or _MBARRIER_HELPERS[type(op)]
         self.features.helpers.add(helper)
         barrier = f"&{self.expr(op.barriers)}[{self.expr(op.index)}]"
         self.line(f"{helper}({', '.join((barrier, *arguments))});")
 
+    def mbarrier_arrive(self, op: kernel.MbarrierArriveOp) -> None:
+        if op.rank is None:
+            self.mbarrier(op)
+        else:
+            rank = f"(unsigned int){self.expr(op.rank)}"
+            self.mbarrier(op, rank, helper="emmy_mbarrier_arrive_cluster")
+
     def tma_load(self, op: kernel.TmaLoadOp) -> None:
-        helper = f"emmy_tma_load_{len(op.coordinates)}d"
+        multicast = op.multicast is not None
+        helper = _tma_load_helper_name(len(op.coordinates), multicast)
         self.features.helpers.add(helper)
         self.features.helpers.add("emmy_shared_address")
         destination = self.address(op.destination, op.destination_indices, swizzled=False)
         barrier = f"&{self.expr(op.barriers)}[{self.expr(op.index)}]"
+        mask = (f"(unsigned short){self.expr(op.multicast)}",) if multicast else ()
         coordinates = (f"(int){self.expr(c)}" for c in op.coordinates)
-        arguments = ", ".join((f"&{destination}", f"&{self.expr(op.map)}", barrier, *coordinates))
+        arguments = ", ".join(
+            (f"&{destination}", f"&{self.expr(op.map)}", barrier, *mask, *coordinates)
+        )
         self.line(f"{helper}({arguments});")
 
     def wgmma(self, op: kernel.WgmmaOp) -> None:
@@ -1599,7 +1612,7 @@ _OP_PRINTERS: dict[type[Operation], Callable[[_KernelPrinter, Operation], None]]
     kernel.LdmatrixOp: _KernelPrinter.ldmatrix,
     kernel.MmaSyncOp: _KernelPrinter.mma_sync,
     kernel.MbarrierInitOp: lambda p, op: p.mbarrier(op, str(op.arrival_count)),
-    kernel.MbarrierArriveOp: lambda p, op: p.mbarrier(op),
+    kernel.MbarrierArriveOp: _KernelPrinter.mbarrier_arrive,
     kernel.MbarrierArriveExpectTxOp: lambda p, op: p.mbarrier(op, str(op.tx_bytes)),
     kernel.MbarrierWaitOp: lambda p, op: p.mbarrier(op, f"(unsigned int){p.expr(op.parity)}"),
     kernel.TmaLoadOp: _KernelPrinter.tma_load,
@@ -1925,23 +1938,43 @@ _MAP_SHARED_RANK = (
 )
 
 
-def _tma_load_helper(rank: int) -> Callable[[_Features], str]:
+def _tma_load_helper_name(rank: int, multicast: bool) -> str:
+    return f"emmy_tma_load{'_multicast' if multicast else ''}_{rank}d"
+
+
+def _tma_load_helper(rank: int, multicast: bool) -> Callable[[_Features], str]:
     coordinates = ", ".join(f"int c{i}" for i in range(rank))
-    # PTX takes the coordinates innermost first.
-    operands = ", ".join(f"%{3 + i}" for i in range(rank))
+    # The coordinates follow the mask, if any, innermost first as PTX takes them.
+    first = 4 if multicast else 3
+    operands = ", ".join(f"%{first + i}" for i in range(rank))
     inputs = ", ".join(f'"r"(c{i})' for i in reversed(range(rank)))
+    if multicast:
+        comment = (
+            f"// kernel.tma_load multicast of a rank-{rank} box at (c0, ..) into the shared\n"
+            f"// memory of each block of the cluster in the mask, completing its bytes on each\n"
+            f"// block's mbarrier.\n"
+        )
+        qualifier, mask, mask_operand = ".multicast::cluster", "unsigned short mask, ", ", %3"
+        mask_input = '"h"(mask), '
+    else:
+        comment = (
+            f"// kernel.tma_load of a rank-{rank} box at (c0, ..) into shared memory, completing\n"
+            f"// its bytes on the mbarrier.\n"
+        )
+        qualifier = mask = mask_operand = mask_input = ""
 
     def text(features: _Features) -> str:
         return (
-            f"// kernel.tma_load of a rank-{rank} box at (c0, ..) into shared memory, completing\n"
-            f"// its bytes on the mbarrier.\n"
-            f"__device__ __forceinline__ void emmy_tma_load_{rank}d(void* destination, "
-            f"const void* map, unsigned long long* barrier, {coordinates}) {{\n"
+            f"{comment}"
+            f"__device__ __forceinline__ void {_tma_load_helper_name(rank, multicast)}("
+            f"void* destination, const void* map, unsigned long long* barrier, {mask}"
+            f"{coordinates}) {{\n"
             f'  asm volatile("cp.async.bulk.tensor.{rank}d.shared::cluster.global.'
-            f'mbarrier::complete_tx::bytes [%0], [%1, {{{operands}}}], [%2];\\n"\n'
+            f"mbarrier::complete_tx::bytes{qualifier} [%0], [%1, {{{operands}}}], "
+            f'[%2]{mask_operand};\\n"\n'
             f'               :: "r"(emmy_shared_address(destination)), '
             f'"l"(reinterpret_cast<unsigned long long>(map)),\n'
-            f'                  "r"(emmy_shared_address(barrier)), {inputs}\n'
+            f'                  "r"(emmy_shared_address(barrier)), {mask_input}{inputs}\n'
             f'               : "memory");\n'
             f"}}\n"
         )
@@ -2090,8 +2123,20 @@ _HELPERS: dict[str, Callable[[_Features], str]] = {
         "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\\n",
         "bytes",
     ),
+    "emmy_mbarrier_arrive_cluster": _mbarrier_helper(
+        "emmy_mbarrier_arrive_cluster",
+        "kernel.mbarrier_arrive rank: one arrival on the same mbarrier of the cluster's block "
+        "of this rank.",
+        "{\\n.reg .b32 remote;\\nmapa.shared::cluster.u32 remote, %0, %1;\\n"
+        "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\\n}\\n",
+        "rank",
+    ),
     "emmy_mbarrier_wait": lambda features: _MBARRIER_WAIT,
-    **{f"emmy_tma_load_{rank}d": _tma_load_helper(rank) for rank in range(1, 6)},
+    **{
+        _tma_load_helper_name(rank, multicast): _tma_load_helper(rank, multicast)
+        for multicast in (False, True)
+        for rank in range(1, 6)
+    },
     "emmy_wgmma_descriptor": _wgmma_descriptor_helper,
     **{
         _wgmma_helper_name(f"m64n{n}k16", element, b_mn_major, a_in_registers): _wgmma_helper(

@@ -116,7 +116,8 @@ sequential ones.
   rounding are unspecified, so a GPU may differ in the last bits.
 - mbarriers (`kernel.mbarrier_alloc`, one array per op per block) follow the PTX ISA:
   `mbarrier_init` sets the arrivals that complete a phase and starts phase 0;
-  `mbarrier_arrive` is one arrival per active thread (in thread order) and
+  `mbarrier_arrive` is one arrival per active thread (in thread order; with `rank r`, on the
+  mbarrier of the block of rank r of its cluster, a rank outside the cluster an error) and
   `mbarrier_arrive_expect_tx` first raises the phase's pending transaction bytes; a phase
   completes when its arrivals reach the count and its pending bytes reach 0, and the next
   phase (of the other parity) begins. `mbarrier_wait %b[%i], %p` returns once the current
@@ -128,10 +129,13 @@ sequential ones.
   `kernel.launch` passes for it) at the op, zeros outside the tensor, and lands it at once
   as `prod(box)` consecutive row-major elements of the destination from the addressed
   element (through its swizzle; on the swizzle's pattern, 1024 bytes for 128, else on 128
-  bytes; inside the buffer), completing its bytes on the mbarrier's current phase. The
-  landed elements are tagged with that mbarrier and phase: a generic load that reads one
-  before its thread has waited for the phase, or a wgmma before every thread of its
-  warpgroup has, is an error ("read before its mbarrier phase completed"). A copy over
+  bytes; inside the buffer), completing its bytes on the mbarrier's current phase. With
+  `multicast %mask` the box, read once, lands at the same place in each block of the issuing
+  thread's cluster whose rank's bit is set, completing its bytes on that block's mbarrier at
+  the same place, each landing checked as below (a bit at or beyond the cluster's size is an
+  error). The landed elements are tagged with that mbarrier and phase: a generic load that
+  reads one before its thread has waited for the phase, or a wgmma before every thread of
+  its warpgroup has, is an error ("read before its mbarrier phase completed"). A copy over
   elements that a wgmma in flight reads, that an earlier copy delivered in a phase no thread
   of the block has waited for yet ("a missing mbarrier wait on the consumer's release?"),
   or that a cp.async in flight writes, is an error. The async proxy's writes are ordered by
@@ -528,6 +532,22 @@ class Chunk:
 
     def describe_block(self, block: int) -> str:
         return self.launch.clock.name(self.first_block + block)
+
+    def cluster_block(self, threads: np.ndarray, ranks: np.ndarray, doing: str) -> np.ndarray:
+        """The block (of the chunk) of rank `ranks[k]` in the cluster of chunk thread
+        `threads[k]`; a rank outside the cluster is an error, saying what the thread is
+        `doing` with it."""
+        cluster = self.launch.function.cluster_blocks
+        outside = (ranks < 0) | (ranks >= cluster)
+        if outside.any():
+            first = int(np.flatnonzero(outside)[0])
+            raise InterpretationError(
+                f"{self.describe(int(threads[first]))}{doing} rank {int(ranks[first])} of a "
+                f"cluster of {cluster} blocks"
+            )
+        # Chunks hold whole clusters, from a multiple of the cluster's size on.
+        blocks = self.block_of[threads]
+        return blocks - (self.first_block + blocks) % cluster + ranks
 
     @contextmanager
     def masked(self, mask: np.ndarray) -> Iterator[None]:
@@ -950,19 +970,11 @@ class SimtFunctions(InterpreterFunctions):
     ) -> PythonValues:
         chunk = self.in_kernel(interpreter)
         buffer, rank = args
-        cluster = chunk.launch.function.cluster_blocks
-        rank = chunk.per_thread(np.asarray(rank, np.int64))
-        active = chunk.mask if not chunk.full else np.ones(chunk.threads, np.bool_)
-        bad = active & ((rank < 0) | (rank >= cluster))
-        if bad.any():
-            thread = int(np.flatnonzero(bad)[0])
-            raise InterpretationError(
-                f"{chunk.describe(thread)} maps rank {int(rank[thread])} of a cluster of "
-                f"{cluster} blocks"
-            )
-        # Chunks hold whole clusters, from a multiple of the cluster's size on.
-        own_rank = (chunk.first_block + chunk.block_of) % cluster
-        bank = chunk.block_of - own_rank + np.clip(rank, 0, cluster - 1)
+        threads = np.flatnonzero(chunk.mask)
+        # Inactive threads' banks are never used: their own blocks keep them in range.
+        bank = chunk.block_of.copy()
+        rank = chunk.per_thread(np.asarray(rank, np.int64))[threads]
+        bank[threads] = chunk.cluster_block(threads, rank, " maps")
         return (replace(buffer, bank=bank, mapped=True),)
 
     @impl(memref.LoadOp)
@@ -1304,10 +1316,16 @@ class SimtFunctions(InterpreterFunctions):
 
     @staticmethod
     def addressed_mbarriers(
-        chunk: Chunk, op: Operation, barriers: Mbarriers, index: object, initialised: bool = True
+        chunk: Chunk,
+        op: Operation,
+        barriers: Mbarriers,
+        index: object,
+        initialised: bool = True,
+        rank: object = None,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        """The active threads, their blocks and the slots of the mbarriers they address
-        (`barriers[index]`, which must exist and, unless `initialised` is False, have been
+        """The active threads, the blocks and the slots of the mbarriers they address
+        (`barriers[index]` of their own block or, with `rank`, of the block of that rank of
+        their cluster; it must exist and, unless `initialised` is False, have been
         initialised); None when no thread is active."""
         threads = np.flatnonzero(chunk.mask)
         if not threads.size:
@@ -1321,16 +1339,28 @@ class SimtFunctions(InterpreterFunctions):
                 f"{int(index[first])} of {barriers.name}, which holds {barriers.count}"
             )
         blocks, slots = chunk.block_of[threads], barriers.first + index
+        if rank is not None:
+            ranks = chunk.per_thread(np.asarray(rank, np.int64))[threads]
+            blocks = chunk.cluster_block(threads, ranks, f": '{op.name}' addresses the block of")
         if initialised:
-            states = chunk.mbarriers()
-            uninitialised = states.expected[blocks, slots] < 0
-            if uninitialised.any():
-                first = int(np.flatnonzero(uninitialised)[0])
-                raise InterpretationError(
-                    f"{chunk.describe(int(threads[first]))}: '{op.name}' on mbarrier "
-                    f"{states.names[slots[first]]}, which no kernel.mbarrier_init has initialised"
-                )
+            SimtFunctions.check_initialised(chunk, op, threads, blocks, slots)
         return threads, blocks, slots
+
+    @staticmethod
+    def check_initialised(
+        chunk: Chunk, op: Operation, threads: np.ndarray, blocks: np.ndarray, slots: np.ndarray
+    ) -> None:
+        """The mbarrier slot `slots[k]` of block `blocks[k]`, which chunk thread `threads[k]`
+        addresses, has been initialised."""
+        states = chunk.mbarriers()
+        uninitialised = states.expected[blocks, slots] < 0
+        if uninitialised.any():
+            first = int(np.flatnonzero(uninitialised)[0])
+            raise InterpretationError(
+                f"{chunk.describe(int(threads[first]))}: '{op.name}' on mbarrier "
+                f"{states.names[slots[first]]} of {chunk.describe_block(int(blocks[first]))}, "
+                f"which no kernel.mbarrier_init has initialised"
+            )
 
     @impl(kernel.MbarrierInitOp)
     def run_mbarrier_init(
@@ -1352,21 +1382,32 @@ class SimtFunctions(InterpreterFunctions):
     def run_mbarrier_arrive(
         self, interpreter: Interpreter, op: kernel.MbarrierArriveOp, args: PythonValues
     ) -> PythonValues:
-        self.arrive(self.in_kernel(interpreter), op, args, 0)
+        # The op's definition puts the optional rank first.
+        *rank, barriers, index = args
+        self.arrive(self.in_kernel(interpreter), op, barriers, index, 0, *rank)
         return ()
 
     @impl(kernel.MbarrierArriveExpectTxOp)
     def run_mbarrier_arrive_expect_tx(
         self, interpreter: Interpreter, op: kernel.MbarrierArriveExpectTxOp, args: PythonValues
     ) -> PythonValues:
-        self.arrive(self.in_kernel(interpreter), op, args, op.tx_bytes)
+        self.arrive(self.in_kernel(interpreter), op, *args, op.tx_bytes)
         return ()
 
-    def arrive(self, chunk: Chunk, op: Operation, args: PythonValues, tx_bytes: int) -> None:
-        """Each active thread's arrival on the mbarrier it addresses, after raising the
-        transaction bytes of its phase by `tx_bytes`; the threads arriving at one mbarrier
-        arrive in thread order."""
-        addressed = self.addressed_mbarriers(chunk, op, *args)
+    def arrive(
+        self,
+        chunk: Chunk,
+        op: Operation,
+        barriers: Mbarriers,
+        index: object,
+        tx_bytes: int,
+        rank: object = None,
+    ) -> None:
+        """Each active thread's arrival on the mbarrier it addresses (in its own block or, with
+        `rank`, in the block of that rank of its cluster), after raising the transaction bytes
+        of its phase by `tx_bytes`; the threads arriving at one mbarrier arrive in thread
+        order."""
+        addressed = self.addressed_mbarriers(chunk, op, barriers, index, rank=rank)
         if addressed is None:
             return
         threads, blocks, slots = addressed
@@ -1436,11 +1477,21 @@ class SimtFunctions(InterpreterFunctions):
         rank, destination_rank = len(op.coordinates), len(op.destination_indices)
         tensor, *rest = args
         coordinates, (destination, *rest) = rest[:rank], rest[rank:]
-        destination_indices, (barriers, index) = rest[:destination_rank], rest[destination_rank:]
-        addressed = self.addressed_mbarriers(chunk, op, barriers, index)
+        destination_indices, rest = rest[:destination_rank], rest[destination_rank:]
+        barriers, index, *multicast = rest
+        addressed = self.addressed_mbarriers(chunk, op, barriers, index, not multicast)
         if addressed is None:
             return ()
         threads, blocks, slots = addressed
+        # Pairs of an issuing thread (its position in `threads`) and a block the box lands in.
+        issuers = np.arange(len(threads))
+        if multicast:
+            masks = chunk.per_thread(np.asarray(multicast[0], np.int64))[threads]
+            bits = np.arange(64, dtype=np.uint64)
+            issuers, ranks = np.nonzero((masks.astype(np.uint64)[:, None] >> bits) & 1)
+            doing = f": '{op.name}' multicasts to the block of"
+            blocks = chunk.cluster_block(threads[issuers], ranks, doing)
+            self.check_initialised(chunk, op, threads[issuers], blocks, slots[issuers])
         states = chunk.mbarriers()
         tensor_map = op.tensor_map
         box = tensor_map.box_shape
@@ -1450,7 +1501,7 @@ class SimtFunctions(InterpreterFunctions):
         shape = destination.shape
         corners = [chunk.per_thread(np.asarray(c))[threads] for c in coordinates]
         starts = [chunk.per_thread(np.asarray(i))[threads] for i in destination_indices]
-        for n, (thread, block, slot) in enumerate(zip(threads, blocks, slots)):
+        for n, (thread, slot) in enumerate(zip(threads, slots)):
             who = f"{chunk.describe(int(thread))}: '{op.name}'"
             start = [int(i[n]) for i in starts]
             if any(not 0 <= i < extent for i, extent in zip(start, shape)):
@@ -1470,15 +1521,16 @@ class SimtFunctions(InterpreterFunctions):
                     f"{who}: its box of {values.size} elements from element {start} overruns "
                     f"its destination of shape {list(shape)}"
                 )
-            flat = destination.physical(first + np.arange(values.size))
-            target = (np.full(values.size, block), *np.unravel_index(flat, shape))
-            self.check_tma_landing(chunk, who, destination, target, states, int(block))
-            destination.data[target] = values
-            # The async proxy wrote them: the mbarrier, not kernel.barrier, orders them.
-            destination.accesses.forget(target)
-            delivered_by, delivered_in = destination.deliveries()
-            delivered_by[target], delivered_in[target] = slot, states.phase[block, slot]
-            states.complete_tx(int(block), int(slot), values.size * size)
+            place = np.unravel_index(destination.physical(first + np.arange(values.size)), shape)
+            for block in blocks[issuers == n]:
+                target = (np.full(values.size, block), *place)
+                self.check_tma_landing(chunk, who, destination, target, states, int(block))
+                destination.data[target] = values
+                # The async proxy wrote them: the mbarrier, not kernel.barrier, orders them.
+                destination.accesses.forget(target)
+                delivered_by, delivered_in = destination.deliveries()
+                delivered_by[target], delivered_in[target] = slot, states.phase[block, slot]
+                states.complete_tx(int(block), int(slot), values.size * size)
         return ()
 
     def check_tma_landing(

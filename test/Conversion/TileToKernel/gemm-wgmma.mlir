@@ -5,7 +5,8 @@
 // swizzle); warp group 0's thread 0 copies each K slice with TMA into the stage the consumers
 // released (mbarrier `empty`), the consumer warp groups wait for it (`full`) and multiply it
 // with 4 wgmmas of k16, which stay in flight while the next slice's are issued: each wait
-// leaves one group behind and releases the slice before (all of them after the last).
+// leaves one group behind and releases the slice before (all of them after the last): thread 0
+// of each consumer warp group arrives for its group, whose wait saw its wgmmas done.
 
 // CHECK-LABEL: kernel.func @gemm(%a: memref<300x136xbf16>, %b: memref<200x136xbf16>, %y: memref<300x200xf32>, %a_map: !kernel.tensor_map<memref<300x136xbf16>, box [128, 64], swizzle 128>, %b_map: !kernel.tensor_map<memref<200x136xbf16>, box [128, 64], swizzle 128>) block [384, 1, 1] {
 // CHECK:         %a_tiles = kernel.dynamic_shared offset 0 {layout = #kernel.swizzle<128>} : memref<3x128x64xbf16, 3 : i32>
@@ -13,7 +14,7 @@
 // CHECK:         %full = kernel.mbarrier_alloc : !kernel.mbarrier<3>
 // CHECK:         %empty = kernel.mbarrier_alloc : !kernel.mbarrier<3>
 // CHECK:           kernel.mbarrier_init %full[%c0], arrivals 1
-// CHECK:           kernel.mbarrier_init %empty[%c0], arrivals 256
+// CHECK:           kernel.mbarrier_init %empty[%c0], arrivals 2
 // CHECK:         kernel.barrier
 // CHECK:         scf.if
 // CHECK:           kernel.setmaxnreg dec 24
@@ -25,6 +26,7 @@
 // CHECK:                 kernel.tma_load %b_map[%{{.*}}, %{{.*}}], %b_tiles[%[[S]], %c0, %c0], %full[%[[S]]]
 // CHECK:         } else {
 // CHECK:           kernel.setmaxnreg inc 240
+// CHECK:           %[[SIGNALS:.*]] = arith.cmpi eq, %{{.*}}, %c0 : index
 // CHECK:             kernel.mbarrier_wait %full[%[[T:.*]]], %{{.*}} : !kernel.mbarrier<3>
 // CHECK-NEXT:        kernel.wgmma_fence
 // CHECK-COUNT-4:     kernel.wgmma m64n128k16
@@ -32,7 +34,8 @@
 // CHECK-NEXT:        kernel.wgmma_wait 1
 // CHECK-NEXT:        %[[LATER:.*]] = arith.cmpi ult, %c0, %[[SLICE:.*]] : index
 // CHECK-NEXT:        scf.if %[[LATER]] {
-// CHECK:               kernel.mbarrier_arrive %empty
+// CHECK:               scf.if %[[SIGNALS]] {
+// CHECK-NEXT:            kernel.mbarrier_arrive %empty[%{{.*}}] : !kernel.mbarrier<3>
 // CHECK:             %[[DONE:.*]] = kernel.wgmma_wait 0, %{{.*}} : vector<64xf32>
 // CHECK:             kernel.mbarrier_arrive %empty
 // CHECK:       func.func @forward

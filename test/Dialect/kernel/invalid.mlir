@@ -1345,6 +1345,80 @@ kernel.func @tma_overrun(%m: !kernel.tensor_map<memref<256x64xbf16>, box [64, 64
 
 // -----
 
+kernel.func @multicast_without_cluster(%m: !kernel.tensor_map<memref<256x64xbf16>, box [64, 64], swizzle 128>) block [32, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %mask = arith.constant 1 : index
+  %b = kernel.mbarrier_alloc : !kernel.mbarrier<1>
+  %s = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<64x64xbf16, 3 : i32>
+  // expected-error @+1 {{'kernel.tma_load' with multicast is for a kernel.func whose blocks run in clusters (`cluster N`)}}
+  kernel.tma_load %m[%c0, %c0], %s[%c0, %c0], %b[%c0] multicast %mask : !kernel.tensor_map<memref<256x64xbf16>, box [64, 64], swizzle 128>, memref<64x64xbf16, 3 : i32>, !kernel.mbarrier<1>
+}
+
+// -----
+
+kernel.func @multicast_to_no_block(%m: !kernel.tensor_map<memref<256x64xbf16>, box [64, 64], swizzle 128>) block [32, 1, 1] cluster 2 {
+  %c0 = arith.constant 0 : index
+  %mask = arith.constant 0 : index
+  %b = kernel.mbarrier_alloc : !kernel.mbarrier<1>
+  %s = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<64x64xbf16, 3 : i32>
+  // expected-error @+1 {{a kernel.tma_load's multicast mask sets the bits of blocks of its cluster of 2, so it is 1 to 3, got 0}}
+  kernel.tma_load %m[%c0, %c0], %s[%c0, %c0], %b[%c0] multicast %mask : !kernel.tensor_map<memref<256x64xbf16>, box [64, 64], swizzle 128>, memref<64x64xbf16, 3 : i32>, !kernel.mbarrier<1>
+}
+
+// -----
+
+kernel.func @multicast_beyond_cluster(%m: !kernel.tensor_map<memref<256x64xbf16>, box [64, 64], swizzle 128>) block [32, 1, 1] cluster 4 {
+  %c0 = arith.constant 0 : index
+  %mask = arith.constant 16 : index
+  %b = kernel.mbarrier_alloc : !kernel.mbarrier<1>
+  %s = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<64x64xbf16, 3 : i32>
+  // expected-error @+1 {{a kernel.tma_load's multicast mask sets the bits of blocks of its cluster of 4, so it is 1 to 15, got 16}}
+  kernel.tma_load %m[%c0, %c0], %s[%c0, %c0], %b[%c0] multicast %mask : !kernel.tensor_map<memref<256x64xbf16>, box [64, 64], swizzle 128>, memref<64x64xbf16, 3 : i32>, !kernel.mbarrier<1>
+}
+
+// -----
+
+kernel.func @multicast_negative_mask(%m: !kernel.tensor_map<memref<256x64xbf16>, box [64, 64], swizzle 128>) block [32, 1, 1] cluster 2 {
+  %c0 = arith.constant 0 : index
+  %mask = arith.constant -1 : index
+  %b = kernel.mbarrier_alloc : !kernel.mbarrier<1>
+  %s = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<64x64xbf16, 3 : i32>
+  // expected-error @+1 {{a kernel.tma_load's multicast mask sets the bits of blocks of its cluster of 2, so it is 1 to 3, got -1}}
+  kernel.tma_load %m[%c0, %c0], %s[%c0, %c0], %b[%c0] multicast %mask : !kernel.tensor_map<memref<256x64xbf16>, box [64, 64], swizzle 128>, memref<64x64xbf16, 3 : i32>, !kernel.mbarrier<1>
+}
+
+// -----
+
+kernel.func @remote_arrive_without_cluster() block [32, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %rank = arith.constant 0 : index
+  %b = kernel.mbarrier_alloc : !kernel.mbarrier<1>
+  // expected-error @+1 {{'kernel.mbarrier_arrive' with a rank is for a kernel.func whose blocks run in clusters (`cluster N`)}}
+  kernel.mbarrier_arrive %b[%c0] rank %rank : !kernel.mbarrier<1>
+}
+
+// -----
+
+kernel.func @remote_arrive_beyond_cluster() block [32, 1, 1] cluster 2 {
+  %c0 = arith.constant 0 : index
+  %rank = arith.constant 2 : index
+  %b = kernel.mbarrier_alloc : !kernel.mbarrier<1>
+  // expected-error @+1 {{a kernel.mbarrier_arrive's rank is that of a block of its cluster of 2, 0 to 1, got 2}}
+  kernel.mbarrier_arrive %b[%c0] rank %rank : !kernel.mbarrier<1>
+}
+
+// -----
+
+kernel.func @remote_arrive_negative_rank() block [32, 1, 1] cluster 2 {
+  %c0 = arith.constant 0 : index
+  %rank = arith.constant -1 : index
+  %b = kernel.mbarrier_alloc : !kernel.mbarrier<1>
+  // expected-error @+1 {{a kernel.mbarrier_arrive's rank is that of a block of its cluster of 2, 0 to 1, got -1}}
+  kernel.mbarrier_arrive %b[%c0] rank %rank : !kernel.mbarrier<1>
+}
+
+// -----
+
 kernel.func @wgmma_n() block [128, 1, 1] {
   %c0 = arith.constant 0 : index
   %s = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<64x64xbf16, 3 : i32>
@@ -1879,6 +1953,16 @@ kernel.func @k() block [32, 1, 1] cluster 4 {
 func.func @host() {
   // expected-error @+1 {{@k runs in clusters of 4 blocks along x, which launch grid [6, 1, 1] does not divide into}}
   kernel.launch @k() grid [6, 1, 1] block [32, 1, 1] smem 0
+  func.return
+}
+
+// -----
+
+kernel.func @k(%n: index) block [32, 1, 1] cluster 2 {
+}
+func.func @host(%n: index) {
+  // expected-error @+1 {{@k runs in clusters of 2 blocks along x, but the blocks of launch sized [3, 64, 1] are 3 times a count}}
+  kernel.launch @k(%n) grid [6, 1, 1] sized [3, 64, 1] block [32, 1, 1] smem 0 : index
   func.return
 }
 

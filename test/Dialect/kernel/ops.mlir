@@ -469,6 +469,45 @@ func.func @launch_cluster(%y: memref<8x32xf32>) {
   func.return
 }
 
+// Hopper clusters: a TMA load multicast to the blocks of the cluster in a mask of ranks, and
+// arrivals on the mbarrier of the block of a rank (the other block's, and the block's own).
+// CHECK-LABEL: kernel.func @k_cluster_hopper(%map: !kernel.tensor_map<memref<256x128xbf16>, box [128, 64], swizzle 128>) block [128, 1, 1] cluster 2 {
+// CHECK-NEXT:    %c0 = arith.constant 0 : index
+// CHECK-NEXT:    %c1 = arith.constant 1 : index
+// CHECK-NEXT:    %c2 = arith.constant 2 : index
+// CHECK-NEXT:    %c64 = arith.constant 64 : index
+// CHECK-NEXT:    %mask = arith.constant 3 : index
+// CHECK-NEXT:    %full = kernel.mbarrier_alloc : !kernel.mbarrier<2>
+// CHECK-NEXT:    %a = kernel.dynamic_shared offset 0 {layout = #kernel.swizzle<128>} : memref<2x128x64xbf16, 3 : i32>
+// CHECK-NEXT:    kernel.tma_load %map[%c0, %c64], %a[%c1, %c0, %c0], %full[%c0] multicast %mask : !kernel.tensor_map<memref<256x128xbf16>, box [128, 64], swizzle 128>, memref<2x128x64xbf16, 3 : i32>, !kernel.mbarrier<2>
+// CHECK-NEXT:    kernel.tma_load %map[%c64, %c0], %a[%c0, %c0, %c0], %full[%c1] multicast %c1 {tag} : !kernel.tensor_map<memref<256x128xbf16>, box [128, 64], swizzle 128>, memref<2x128x64xbf16, 3 : i32>, !kernel.mbarrier<2>
+// CHECK-NEXT:    kernel.tma_load %map[%c0, %c0], %a[%c0, %c0, %c0], %full[%c1] : !kernel.tensor_map<memref<256x128xbf16>, box [128, 64], swizzle 128>, memref<2x128x64xbf16, 3 : i32>, !kernel.mbarrier<2>
+// CHECK-NEXT:    %b = kernel.block_id x
+// CHECK-NEXT:    %r = arith.remui %b, %c2 : index
+// CHECK-NEXT:    %o = arith.subi %c1, %r : index
+// CHECK-NEXT:    kernel.mbarrier_arrive %full[%c1] rank %o : !kernel.mbarrier<2>
+// CHECK-NEXT:    kernel.mbarrier_arrive %full[%c0] rank %c0 {tag} : !kernel.mbarrier<2>
+// CHECK-NEXT:    kernel.mbarrier_arrive %full[%c0] : !kernel.mbarrier<2>
+// CHECK-NEXT:  }
+kernel.func @k_cluster_hopper(%map: !kernel.tensor_map<memref<256x128xbf16>, box [128, 64], swizzle 128>) block [128, 1, 1] cluster 2 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c64 = arith.constant 64 : index
+  %mask = arith.constant 3 : index
+  %full = kernel.mbarrier_alloc : !kernel.mbarrier<2>
+  %a = kernel.dynamic_shared offset 0 {layout = #kernel.swizzle<128>} : memref<2x128x64xbf16, 3 : i32>
+  kernel.tma_load %map[%c0, %c64], %a[%c1, %c0, %c0], %full[%c0] multicast %mask : !kernel.tensor_map<memref<256x128xbf16>, box [128, 64], swizzle 128>, memref<2x128x64xbf16, 3 : i32>, !kernel.mbarrier<2>
+  kernel.tma_load %map[%c64, %c0], %a[%c0, %c0, %c0], %full[%c1] multicast %c1 {tag} : !kernel.tensor_map<memref<256x128xbf16>, box [128, 64], swizzle 128>, memref<2x128x64xbf16, 3 : i32>, !kernel.mbarrier<2>
+  kernel.tma_load %map[%c0, %c0], %a[%c0, %c0, %c0], %full[%c1] : !kernel.tensor_map<memref<256x128xbf16>, box [128, 64], swizzle 128>, memref<2x128x64xbf16, 3 : i32>, !kernel.mbarrier<2>
+  %b = kernel.block_id x
+  %r = arith.remui %b, %c2 : index
+  %o = arith.subi %c1, %r : index
+  kernel.mbarrier_arrive %full[%c1] rank %o : !kernel.mbarrier<2>
+  kernel.mbarrier_arrive %full[%c0] rank %c0 {tag} : !kernel.mbarrier<2>
+  kernel.mbarrier_arrive %full[%c0] : !kernel.mbarrier<2>
+}
+
 // A kernel of ? buffers takes the dynamic size last; its launch runs the blocks the size
 // needs (`sized`).
 

@@ -394,13 +394,13 @@ tile.kernel @schedule_vector(%x: memref<4xf32>) grid [1, 1, 1] block [32, 1, 1] 
 
 // -----
 
-// expected-error @+1 {{'pipeline', 'warp_roles', 'raster' and 'split' are part of a contraction's schedule}}
+// expected-error @+1 {{'pipeline', 'warp_roles', 'raster', 'split' and 'cluster' are part of a contraction's schedule}}
 tile.kernel @schedule_pipeline_alone(%x: memref<4xf32>) grid [1, 1, 1] block [32, 1, 1] attributes {tile.schedule = #tile.schedule<block [32, 1, 1], loops [], pipeline 3>} {
 }
 
 // -----
 
-// expected-error @+1 {{'pipeline', 'warp_roles', 'raster' and 'split' are part of a contraction's schedule}}
+// expected-error @+1 {{'pipeline', 'warp_roles', 'raster', 'split' and 'cluster' are part of a contraction's schedule}}
 tile.kernel @schedule_split_alone(%x: memref<4xf32>) grid [1, 1, 1] block [32, 1, 1] attributes {tile.schedule = #tile.schedule<block [32, 1, 1], loops [[0] thread], split 4>} {
 }
 
@@ -454,7 +454,7 @@ tile.kernel @schedule_stage(%x: memref<4xf32>) grid [1, 1, 1] block [32, 1, 1] a
 
 // -----
 
-// expected-error @+1 {{expected one of stage, tile, atom, warps, pipeline, raster, split, warp_roles, each at most once}}
+// expected-error @+1 {{expected one of stage, tile, atom, warps, pipeline, raster, split, cluster, warp_roles, each at most once}}
 tile.kernel @schedule_keyword(%x: memref<4xf32>) grid [1, 1, 1] block [32, 1, 1] attributes {tile.schedule = #tile.schedule<block [32, 1, 1], loops [], tiles [64, 64]>} {
 }
 
@@ -863,6 +863,31 @@ tile.kernel @gemm_fma_rows_of_partial_panels(%a: memref<32x40xf32>, %b: memref<3
 
 // expected-error @+1 {{'raster' orders the tiles of persistent (wgmma) blocks, a positive number of rows of tiles; got 4 for a mma_sync m16n8k16 atom}}
 tile.kernel @schedule_raster_without_wgmma(%x: memref<4xf32>) grid [1, 1, 1] block [128, 1, 1] attributes {tile.schedule = #tile.schedule<block [128, 1, 1], loops [], tile [64, 64, 32], atom mma_sync m16n8k16, warps [2, 2], raster 4>} {
+}
+
+// -----
+
+// expected-error @+1 {{'cluster' is how many persistent (wgmma) blocks share the rhs's K slices, at least 1; got 2 for a mma_sync m16n8k16 atom}}
+tile.kernel @schedule_cluster_without_wgmma(%x: memref<4xf32>) grid [1, 1, 1] block [128, 1, 1] attributes {tile.schedule = #tile.schedule<block [128, 1, 1], loops [], tile [64, 64, 32], atom mma_sync m16n8k16, warps [2, 2], cluster 2>} {
+}
+
+// -----
+
+// The blocks of a cluster each copy 1/cluster of a [k, n] rhs's panels of 64 columns.
+tile.kernel @gemm_cluster_share_of_panels(%a: memref<256x64xbf16>, %b: memref<64x64xbf16>, %y: memref<256x64xf32>) grid [4, 1, 1] block [256, 1, 1] {
+  // expected-error @+1 {{the 2 blocks of a cluster each copy an equal share of the 64 columns of N of an rhs piece of a K slice, in whole panels of 64 columns}}
+  tile.gemm %a[m, k] * %b[k, n] : memref<256x64xbf16>, memref<64x64xbf16> -> f32 atom wgmma m64n64k16 tile [64, 64, 64] warps [4, 1] pipeline 2 cluster 2 epilogue(%m, %n, %acc) {
+    memref.store %acc, %y[%m, %n] : memref<256x64xf32>
+  }
+}
+
+// -----
+
+tile.kernel @gemm_cluster_too_large(%a: memref<256x64xbf16>, %b: memref<128x64xbf16>, %y: memref<256x128xf32>) grid [4, 1, 1] block [256, 1, 1] {
+  // expected-error @+1 {{a thread-block cluster on sm_90a holds at most 8 blocks, got cluster 16}}
+  tile.gemm %a[m, k] * %b[n, k] : memref<256x64xbf16>, memref<128x64xbf16> -> f32 atom wgmma m64n128k16 tile [64, 128, 64] warps [4, 1] pipeline 2 cluster 16 epilogue(%m, %n, %acc) {
+    memref.store %acc, %y[%m, %n] : memref<256x128xf32>
+  }
 }
 
 // -----

@@ -199,6 +199,17 @@ tile.kernel @wgmma(%a: memref<256x64xbf16>, %b: memref<128x64xbf16>, %y: memref<
   }
 }
 
+// wgmma blocks in clusters of 2 along M, which share each K slice of the rhs (TMA multicast):
+// the grid counts the M tiles in whole clusters.
+
+// CHECK-LABEL: tile.kernel @wgmma_cluster(
+// CHECK:         tile.gemm {{.*}} atom wgmma m64n128k16 tile [128, 128, 64] warps [8, 1] pipeline 2 cluster 2 epilogue
+tile.kernel @wgmma_cluster(%a: memref<300x64xbf16>, %b: memref<128x64xbf16>, %y: memref<300x128xf32>) grid [4, 1, 1] block [384, 1, 1] {
+  tile.gemm %a[m, k] * %b[n, k] : memref<300x64xbf16>, memref<128x64xbf16> -> f32 atom wgmma m64n128k16 tile [128, 128, 64] warps [8, 1] pipeline 2 cluster 2 epilogue(%m, %n, %acc) {
+    memref.store %acc, %y[%m, %n] : memref<300x128xf32>
+  }
+}
+
 // CHECK-LABEL: tile.kernel @fma(
 // CHECK:         tile.gemm {{.*}} -> f32 atom fma tile [32, 32, 8] warps [1, 1] pipeline 1
 tile.kernel @fma(%a: memref<32x8xf32>, %b: memref<8x32xf32>, %y: memref<32x32xf32>) grid [1, 1, 1] block [32, 1, 1] {
