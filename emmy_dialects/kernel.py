@@ -2487,7 +2487,12 @@ class LaunchOp(LaunchOpBase):
     `grid [2048, 1, 1] sized [4, 128, 1]` runs ceil(size^1 / 128) * 4 blocks along x (at
     least 1, at most 2048), the size being the last argument it passes (`grid_for`): a
     block per 128 rows of the size, for each of 4 static tiles (a gemm's); a power of 2 is
-    for a chain of grid loops that runs to the size twice (attention's scores)."""
+    for a chain of grid loops that runs to the size twice (attention's scores).
+
+    A `persistent` launch's blocks stride through their work by the grid's size (a wgmma
+    gemm's tiles), so any grid of whole clusters computes all of it: the runtime launches no
+    more clusters than can run at once on the GPU (`cuOccupancyMaxActiveClusters`), since a
+    cluster that waits for SMs would start its share only once others have done theirs."""
 
     name = "kernel.launch"
     KERNEL_TYPE: ClassVar[type[KernelSymbolOp]] = FuncOp
@@ -2495,6 +2500,7 @@ class LaunchOp(LaunchOpBase):
     block = prop_def(DenseArrayBase.constr(i64))
     smem = prop_def(IntegerAttr[I64])
     sized = opt_prop_def(DenseArrayBase.constr(i64))
+    persistent = opt_prop_def(UnitAttr)
     arguments = var_operand_def()
 
     def __init__(
@@ -2505,6 +2511,7 @@ class LaunchOp(LaunchOpBase):
         block: Sequence[int],
         smem: int = 0,
         sized: tuple[int, int, int] | None = None,
+        persistent: bool = False,
     ):
         properties = {
             "grid": _shape_property(grid),
@@ -2513,6 +2520,8 @@ class LaunchOp(LaunchOpBase):
         }
         if sized is not None:
             properties["sized"] = DenseArrayBase.from_list(i64, list(sized))
+        if persistent:
+            properties["persistent"] = UnitAttr()
         super().__init__(kernel, arguments, properties)
 
     def grid_for(self, arguments: Sequence[object]) -> tuple[int, ...]:
@@ -2608,6 +2617,8 @@ class LaunchOp(LaunchOpBase):
             print_shape(printer, "sized", self.sized.get_values())
         print_shape(printer, "block", self.block_shape)
         printer.print_string(f" smem {self.smem_bytes}")
+        if self.persistent is not None:
+            printer.print_string(" persistent")
         self.print_types(printer)
 
     @classmethod
@@ -2622,8 +2633,9 @@ class LaunchOp(LaunchOpBase):
         block = parse_shape(parser, "block")
         parser.parse_keyword("smem")
         smem = _parse_int(parser, "the dynamic shared memory bytes")
+        persistent = parser.parse_optional_keyword("persistent") is not None
         arguments, attributes = cls.parse_types(parser, operands, parser.parse_type)
-        op = cls(kernel, arguments, grid, block, smem)
+        op = cls(kernel, arguments, grid, block, smem, persistent=persistent)
         if sized is not None:
             op.properties["sized"] = DenseArrayBase.from_list(i64, sized)
         op.attributes.update(attributes)

@@ -873,18 +873,20 @@ class LowerTileToKernelPass(ModulePass):
             lowered, repeated, table = _lower_kernel(source, target)
             if table is not None:
                 tables[source.sym_name.data] = _item_table_global(source, table, op)
+            gemm = source.gemm
             shapes[source.sym_name.data] = (
                 source.grid_shape,
                 source.block_shape,
                 lowered.dynamic_shared_bytes,
                 repeated,
                 _sized_grid(source),
+                gemm is not None and gemm.mma_atom.kind == tile.AtomKind.WGMMA,
             )
             op.body.block.insert_op_before(lowered, source)
             op.body.block.erase_op(source, safe_erase=False)
         for launch in [o for o in op.walk() if isinstance(o, tile.LaunchOp)]:
             name = launch.kernel.root_reference.data
-            grid, block, smem, repeated, sized = shapes[name]
+            grid, block, smem, repeated, sized, persistent = shapes[name]
             parent = launch.parent_block()
             arguments = _passing_also(
                 list(launch.arguments), [launch.arguments[i] for i in repeated]
@@ -913,7 +915,9 @@ class LowerTileToKernelPass(ModulePass):
                     kernel.LaunchOp(f"{name}_combine", arguments, combine_grid, combine_block),
                 ]
             else:
-                launches.append(kernel.LaunchOp(name, arguments, grid, block, smem, sized))
+                launches.append(
+                    kernel.LaunchOp(name, arguments, grid, block, smem, sized, persistent)
+                )
             if name in initialised:
                 init_block = [target.warp_size, 1, 1]
                 init = kernel.LaunchOp(f"{name}_init", launch.arguments, [1, 1, 1], init_block, 0)

@@ -496,6 +496,18 @@ def test_a_plan_keeps_a_tensor_cores_kernels_tensor_maps():
     same_program(program, HostProgram.from_plan_text(program.plan_text(), ""))
 
 
+def test_a_plan_keeps_which_launches_run_only_their_resident_clusters():
+    """A wgmma product of 4 M tiles runs in clusters of 2 blocks, persistent: its launch runs
+    at most the clusters that fit on the GPU at once, as its plan keeps; a launch of single
+    blocks needs no such bound."""
+    linear = nn.Linear(256, 256).to(torch.bfloat16)
+    for rows, cluster in ((512, 2), (128, 0)):
+        graph = emmy.compile(linear, torch.randn(rows, 256, dtype=torch.bfloat16)).graph
+        program = HostProgram(graph.module("kernel"))
+        assert [launch.resident_cluster for launch in program.launches] == [cluster]
+        same_program(program, HostProgram.from_plan_text(program.plan_text(), ""))
+
+
 @pytest.mark.parametrize(
     "body, message",
     [

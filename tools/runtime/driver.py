@@ -428,6 +428,7 @@ class CudaModule:
         except _cuda_error_type() as error:
             raise CudaError(f"loading the cubin failed: {error}") from None
         self._kernels: dict[str, _Kernel] = {}
+        self._active_clusters: dict[tuple, int] = {}
 
     def kernel_names(self) -> list[str] | None:
         """The module's kernels (None where the driver cannot list them)."""
@@ -566,6 +567,35 @@ class CudaModule:
         else:
             problem = f"is a tensor (a pointer), but the parameter has {size} bytes"
         raise CudaLaunchError(f"launching kernel '{kernel}': argument {index} {problem}", [kernel])
+
+    def max_active_clusters(
+        self, kernel_name: str, cluster: int, block: int | Sequence[int], smem: int
+    ) -> int:
+        """How many clusters of `cluster` blocks of the kernel (of `block` threads and `smem`
+        bytes of dynamic shared memory) the GPU runs at once (`cuOccupancyMaxActiveClusters`,
+        at least 1), asked once per shape."""
+        key = (kernel_name, cluster, _dims(block, "block", kernel_name), smem)
+        if key not in self._active_clusters:
+            kernel = self._kernel(kernel_name)
+            if smem > kernel.smem_limit:
+                self._raise_smem_limit(kernel, smem)
+            core = _core()
+            config = core.LaunchConfig(
+                grid=(1, 1, 1), cluster=(cluster, 1, 1), block=key[2], shmem_size=smem
+            )
+            stream = core.Device(self.device).default_stream
+            try:
+                active = kernel.kernel.occupancy.max_active_clusters(config, stream=stream)
+            except _cuda_error_type() as error:
+                error_name, text = _core_error_text(error)
+                raise CudaLaunchError(
+                    f"launching kernel '{kernel_name}': cannot count the clusters of "
+                    f"{cluster} blocks that run at once: {error_name}: {text}",
+                    [kernel_name],
+                    error_name,
+                ) from None
+            self._active_clusters[key] = max(1, active)
+        return self._active_clusters[key]
 
     def _raise_smem_limit(self, kernel: _Kernel, smem: int) -> None:
         # cuda.core's kernel attributes are read-only.

@@ -97,6 +97,9 @@ class _Launch:
     tensor_maps: dict[int, tuple[tuple[int, ...], int]]
     """The operands the kernel takes as tensor maps: position -> (box, swizzle)."""
     sized: tuple[int, int, int] | None
+    resident_cluster: int
+    """For a persistent launch of a kernel of clusters, its blocks a cluster: the launch
+    runs no more clusters than can run at once (`kernel.LaunchOp`); else 0."""
 
 
 @dataclass
@@ -240,6 +243,7 @@ class HostProgram:
                             if isinstance(t, kernel.TensorMapType)
                         },
                         op.sized_values,
+                        _resident_cluster(op, function),
                     )
                 )
             elif isinstance(op, func.ReturnOp):
@@ -288,6 +292,7 @@ class HostProgram:
                         launch.operands,
                         sorted(launch.tensor_maps.items()),
                         launch.sized,
+                        launch.resident_cluster,
                     ]
                     for launch in self.launches
                 ],
@@ -340,8 +345,11 @@ class HostProgram:
                 operands,
                 {position: (tuple(box), swizzle) for position, (box, swizzle) in maps},
                 None if sized is None else tuple(sized),
+                resident_cluster,
             )
-            for kernel_name, grid, block, smem, operands, maps, sized in plan["launches"]
+            for kernel_name, grid, block, smem, operands, maps, sized, resident_cluster in plan[
+                "launches"
+            ]
         ]
         program._results = plan["results"]
         return program
@@ -461,6 +469,11 @@ class HostProgram:
                 launch = self.launches[n]
                 arguments = [values[operand] for operand in launch.operands]
                 grid = sized_grid(launch.grid, launch.sized, arguments)
+                if launch.resident_cluster:
+                    clusters = module.max_active_clusters(
+                        launch.kernel, launch.resident_cluster, launch.block, launch.smem
+                    )
+                    grid = (min(grid[0], clusters * launch.resident_cluster), *grid[1:])
                 for position, (box, swizzle) in launch.tensor_maps.items():
                     arguments[position] = tensor_map(arguments[position], box, swizzle)
                 module.launch(launch.kernel, grid, launch.block, arguments, launch.smem, stream)
@@ -639,6 +652,12 @@ class GraphedHostProgram:
             if isinstance(target, torch.Tensor) and _on_device(target) is target:
                 written[output] = target
         return written
+
+
+def _resident_cluster(launch: kernel.LaunchOp, function: Any) -> int:
+    """`_Launch.resident_cluster` of a launch of `function`."""
+    cluster = function.cluster_blocks if isinstance(function, kernel.FuncOp) else 1
+    return cluster if launch.persistent is not None and cluster > 1 else 0
 
 
 def _shape_or_value(value: Any) -> Any:

@@ -8,6 +8,7 @@
 // releases a stage on the empty barriers of both blocks, which expect 2 x 2 arrivals. A cluster
 // barrier after the barriers' initialisation; before the block ends, its producer waits for
 // the releases of its last 3 slices, the other block's consumers' arrivals on its barriers.
+// The launch is `persistent`: the runtime runs no more clusters than fit on the GPU at once.
 
 // CHECK-LABEL: kernel.func @gemm(%a: memref<300x136xbf16>, %b: memref<200x136xbf16>, %y: memref<300x200xf32>, %a_map: !kernel.tensor_map<memref<300x136xbf16>, box [128, 64], swizzle 128>, %b_map: !kernel.tensor_map<memref<200x136xbf16>, box [64, 64], swizzle 128>) block [384, 1, 1] cluster 2 {
 // CHECK:         %bx = kernel.block_id x
@@ -31,7 +32,7 @@
 // CHECK-NEXT:            kernel.mbarrier_arrive %empty[%{{.*}}] rank %c1 : !kernel.mbarrier<3>
 // CHECK-NOT:     kernel.cluster_barrier
 // CHECK:       func.func @forward
-// CHECK:         kernel.launch @gemm(%a, %b, %y, %a, %b) grid [8, 1, 1] block [384, 1, 1] smem 98304
+// CHECK:         kernel.launch @gemm(%a, %b, %y, %a, %b) grid [8, 1, 1] block [384, 1, 1] smem 98304 persistent
 tile.kernel @gemm(%a: memref<300x136xbf16>, %b: memref<200x136xbf16>, %y: memref<300x200xf32>) grid [8, 1, 1] block [384, 1, 1] {
   tile.gemm %a[m, k] * %b[n, k] : memref<300x136xbf16>, memref<200x136xbf16> -> f32 atom wgmma m64n128k16 tile [128, 128, 64] warps [8, 1] pipeline 3 cluster 2 epilogue(%m, %n, %acc) {
     memref.store %acc, %y[%m, %n] : memref<300x200xf32>

@@ -39,7 +39,7 @@
 // CHECK:             %[[DONE:.*]] = kernel.wgmma_wait 0, %{{.*}} : vector<64xf32>
 // CHECK:             kernel.mbarrier_arrive %empty
 // CHECK:       func.func @forward
-// CHECK:         kernel.launch @gemm(%a, %b, %y, %a, %b) grid [6, 1, 1] block [384, 1, 1] smem 98304
+// CHECK:         kernel.launch @gemm(%a, %b, %y, %a, %b) grid [6, 1, 1] block [384, 1, 1] smem 98304 persistent
 tile.kernel @gemm(%a: memref<300x136xbf16>, %b: memref<200x136xbf16>, %y: memref<300x200xf32>) grid [6, 1, 1] block [384, 1, 1] {
   tile.gemm %a[m, k] * %b[n, k] : memref<300x136xbf16>, memref<200x136xbf16> -> f32 atom wgmma m64n128k16 tile [128, 128, 64] warps [8, 1] pipeline 3 epilogue(%m, %n, %acc) {
     memref.store %acc, %y[%m, %n] : memref<300x200xf32>

@@ -316,7 +316,8 @@ kernel.func @k_empty() block [32, 1, 1] {
 }
 
 // The host allocates buffers and launches kernels with a grid, a block and the bytes of
-// dynamic shared memory.
+// dynamic shared memory; a `persistent` launch's blocks stride through their work, so the
+// runtime may launch fewer.
 
 // CHECK-LABEL: func.func @forward(
 // CHECK-SAME:    %[[X:[a-z0-9_]+]]: memref<4x64xf32>, %[[G:[a-z0-9_]+]]: memref<64xf16>) -> memref<32xf32> {
@@ -325,6 +326,7 @@ kernel.func @k_empty() block [32, 1, 1] {
 // CHECK-NEXT:    kernel.launch @k_shared(%[[X]], %[[G]]) grid [1, 1, 1] block [64, 1, 1] smem 4112 {tag} : memref<4x64xf32>, memref<64xf16>
 // CHECK-NEXT:    kernel.launch @k_uniform_barriers(%[[Y]]) grid [2147483647, 65535, 65535] block [32, 1, 1] smem 0 : memref<32xf32>
 // CHECK-NEXT:    kernel.launch @k_empty() grid [1, 1, 1] block [32, 1, 1] smem 0
+// CHECK-NEXT:    kernel.launch @k_empty() grid [4, 1, 1] block [32, 1, 1] smem 0 persistent
 // CHECK-NEXT:    func.return %[[Y]] : memref<32xf32>
 func.func @forward(%x: memref<4x64xf32>, %g: memref<64xf16>) -> memref<32xf32> {
   %y = memref.alloc() : memref<32xf32>
@@ -332,6 +334,7 @@ func.func @forward(%x: memref<4x64xf32>, %g: memref<64xf16>) -> memref<32xf32> {
   kernel.launch @k_shared(%x, %g) grid [1, 1, 1] block [64, 1, 1] smem 4112 {tag} : memref<4x64xf32>, memref<64xf16>
   kernel.launch @k_uniform_barriers(%y) grid [2147483647, 65535, 65535] block [32, 1, 1] smem 0 : memref<32xf32>
   kernel.launch @k_empty() grid [1, 1, 1] block [32, 1, 1] smem 0
+  kernel.launch @k_empty() grid [4, 1, 1] block [32, 1, 1] smem 0 persistent
   func.return %y : memref<32xf32>
 }
 
