@@ -53,12 +53,11 @@ target with tensor cores, gets a contraction's schedule instead: the `tile.gemm`
 `lower-loop-to-tile` makes of the contract computes it in block tiles. On a target with
 wgmma (sm_90a), a product of at least WGMMA_TILE's BM rows takes WGMMA_TILE on `wgmma` (or
 one 128 or 64 columns wide where that keeps more of the SMs busy: `_narrowed`),
-warp-specialised, WGMMA_PIPELINE_DEPTH K slices in flight, its persistent blocks in clusters
-of WGMMA_CLUSTER that share the rhs's K slices where M has the tiles for it:
+warp-specialised, WGMMA_PIPELINE_DEPTH K slices in flight:
 
     #tile.schedule<block [384, 1, 1], loops [], tile [128, 256, 64],
                    atom wgmma m64n256k16, warps [8, 1], pipeline 4,
-                   warp_roles ["producer", "consumer", "consumer"], cluster 2>
+                   warp_roles ["producer", "consumer", "consumer"]>
 
 Smaller products, and those wgmma cannot take (a [K, M] lhs, rows TMA cannot copy), are
 multiplied on `mma_sync m16n8k16`, 2 x 2 warps a block, PIPELINE_DEPTH K slices in flight:
@@ -282,12 +281,11 @@ two consumer warp groups of 64 x 256 each (wgmma m64n256k16), K 64 elements (one
 swizzled row) a slice."""
 WGMMA_PIPELINE_DEPTH = 4
 WGMMA_CLUSTER = 2
-"""The blocks of consecutive M tiles that run as a thread-block cluster sharing each K slice
-of the rhs (TMA multicast), on targets with clusters: where M has 2 tiles or more, and an
-odd count wastes at most 1/MIN_CLUSTER_PADDING_TILES of them on the last cluster's empty
-tile. Each SM then reads 2/3 of a 128 x 256 tile's operands from the L2 cache (its A and half
-of B), which at the tensor cores' speed is close to an SM's share of the L2 bandwidth."""
-MIN_CLUSTER_PADDING_TILES = 8
+"""The blocks of consecutive M tiles that `candidates` offers to run as a thread-block cluster
+sharing each K slice of the rhs (TMA multicast): each SM then reads 2/3 of a 128 x 256 tile's
+operands from the L2 cache (its A and half of B). Not the heuristic's choice: on an H100 every
+product of the gemm suite took twice as long in clusters of 2 as without
+(`benchmarks/h100/2026-12-07-fourth/`), for a reason not yet found."""
 NARROW_WGMMA_EFFICIENCY = 0.9
 """How fast a 128 x 128 wgmma tile multiplies next to a 128 x 256 one (less reuse of each
 A tile per byte of shared memory read), for choosing between them."""
@@ -329,9 +327,6 @@ products too small to fill the SMs with them."""
 CANDIDATE_RASTERS = (0, 4, 16)
 """The tile orders `candidates` offers a wgmma product: rows of tiles a persistent block walks
 down before it moves right (0: the default, `tile.RASTER_GROUP`)."""
-CANDIDATE_WGMMA_CLUSTERS = (1, WGMMA_CLUSTER)
-"""The clusters `candidates` offers a wgmma product (with the default tile order), beside the
-heuristic's."""
 CANDIDATE_STREAMING_TILES_NK = ((16, 128), (32, 64), (32, 128), (64, 64), (64, 128))
 """The (BN, BK) of the streaming tiles `candidates` offers a product of at most STREAMING_M
 rows, with the heuristic's BM, each with every CANDIDATE_STREAMING_PIPELINES depth that
@@ -680,17 +675,7 @@ def _wgmma_schedule(
     atom = tile.MmaAtom(tile.AtomKind.WGMMA, (64, block_n, 16))
     siblings = len(contract.rhs)
     tile_shape = (block_m, block_n, block_k)
-    schedule = contraction_schedule(tile_shape, warps, pipeline, target, atom, siblings)
-    return replace(schedule, cluster=_wgmma_cluster(contract, block_m, target))
-
-
-def _wgmma_cluster(contract: loop.ContractOp, block_m: int, target: GpuTarget) -> int:
-    """WGMMA_CLUSTER where the target has clusters and M's tiles fill them (see there),
-    else 1."""
-    *_, size_m, _ = _covered_n(contract)
-    tiles_m = -(-size_m // block_m)
-    filled = tiles_m % WGMMA_CLUSTER == 0 or tiles_m >= MIN_CLUSTER_PADDING_TILES
-    return WGMMA_CLUSTER if target.has_clusters and tiles_m > 1 and filled else 1
+    return contraction_schedule(tile_shape, warps, pipeline, target, atom, siblings)
 
 
 def _narrowed(
@@ -706,15 +691,9 @@ def _narrowed(
         if _tile_count(contract, block_m, block_n // 2) > target.sm_count:
             break
         narrower = _wgmma_schedule(contract, schedule.pipeline_depth, target, block_n // 2)
-        # A narrower tile's rhs box may be too narrow to share among the cluster's blocks.
-        fitting = [
-            replace(narrower, cluster=cluster)
-            for cluster in dict.fromkeys((schedule.cluster, 1))
-            if _lowers(kernel, replace(narrower, cluster=cluster))
-        ]
-        if not fitting:
+        if not _lowers(kernel, narrower):
             break
-        schedule, block_n = fitting[0], block_n // 2
+        schedule, block_n = narrower, block_n // 2
     return schedule
 
 
@@ -848,11 +827,9 @@ def _choose_contraction_schedule(kernel: loop.KernelOp, target: GpuTarget) -> Sc
     *_, size_m, size_n = _covered_n(contract)
     siblings = len(contract.rhs)
     if atom == MMA_SYNC and target.has_wgmma and size_m >= WGMMA_TILE[0][0]:
-        clustered = _wgmma_schedule(contract, WGMMA_PIPELINE_DEPTH, target)
-        # A cluster's blocks share the rhs's boxes only in whole units (`tile.GemmOp`).
-        for schedule in (clustered, replace(clustered, cluster=1)):
-            if _lowers(kernel, schedule):
-                return _narrowed(kernel, contract, schedule, target)
+        schedule = _wgmma_schedule(contract, WGMMA_PIPELINE_DEPTH, target)
+        if _lowers(kernel, schedule):
+            return _narrowed(kernel, contract, schedule, target)
     if atom != MMA_SYNC:
         large, small = ATOM_TILES[atom]
         (large_m, large_n, _), _ = large
@@ -1050,7 +1027,8 @@ def candidates(kernel: loop.KernelOp, target: GpuTarget) -> list[Schedule]:
     CANDIDATE_BLOCKS, every vector width up to 16 bytes of the widest element, and staging
     its re-read rows asynchronously, synchronously or not at all; and for a product tensor
     cores can take, every CANDIDATE_TILES tile with every CANDIDATE_PIPELINES depth too (on
-    wgmma: both tile widths, each with the CANDIDATE_RASTERS tile orders), and
+    wgmma: both tile widths, each with the CANDIDATE_RASTERS tile orders and in clusters of
+    WGMMA_CLUSTER), and
     for one of at most STREAMING_M rows the streaming tiles of CANDIDATE_STREAMING_TILES_NK
     with every CANDIDATE_STREAMING_PIPELINES depth, each unsplit and with the split `_split`
     gives its tiles; for an attention, its tile and ATTENTION_TILE (a decode's tile of few
@@ -1088,7 +1066,7 @@ def candidates(kernel: loop.KernelOp, target: GpuTarget) -> list[Schedule]:
                 for block_n in CANDIDATE_WGMMA_TILE_NS:
                     wgmma = _wgmma_schedule(contract, pipeline, target, block_n)
                     variants = [replace(wgmma, raster=raster) for raster in CANDIDATE_RASTERS]
-                    variants += [replace(wgmma, cluster=c) for c in CANDIDATE_WGMMA_CLUSTERS]
+                    variants.append(replace(wgmma, cluster=WGMMA_CLUSTER))
                     for schedule in variants:
                         if _lowers(kernel, schedule):
                             schedules.setdefault(schedule, None)

@@ -69,11 +69,10 @@ builtin.module attributes {emmy.dynamic_size = {symbol = "s0", min = 1 : i64}} {
 
 // A product over the dynamic size is scheduled as the static product of its representative
 // size: 2048 rows take wgmma's tile on sm_90a, whose persistent grid is a block an SM for the
-// 16 x 16 tiles of that size, in clusters of 2 that share the weight's slices; planned at a few
-// rows, it would stream the weights in thin tiles.
+// 16 x 16 tiles of that size; planned at a few rows, it would stream the weights in thin tiles.
 
 // SCHEDULE-LABEL: loop.kernel @k_linear(
-// SCHEDULE-SAME:    tile.schedule = #tile.schedule<block [384, 1, 1], loops [], tile [128, 256, 64], atom wgmma m64n256k16, warps [8, 1], pipeline 4, warp_roles ["producer", "consumer", "consumer"], cluster 2>
+// SCHEDULE-SAME:    tile.schedule = #tile.schedule<block [384, 1, 1], loops [], tile [128, 256, 64], atom wgmma m64n256k16, warps [8, 1], pipeline 4, warp_roles ["producer", "consumer", "consumer"]>
 // CHECK-LABEL: tile.kernel @k_linear(
 // CHECK-SAME:    grid [132, 1, 1] block [384, 1, 1]
 // CHECK-NEXT:    tile.gemm %{{.*}}[m, k] * %{{.*}}[n, k] : memref<?x4096xbf16>, memref<4096x4096xbf16> -> f32 atom wgmma m64n256k16

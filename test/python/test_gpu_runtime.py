@@ -28,6 +28,7 @@ from xdsl.parser import Parser
 import emmy
 from emmy.dialects import make_context
 from emmy.dialects.target import TARGETS, TargetAttr
+from emmy.passes import lower_tile_to_kernel
 from emmy.tools.bench import timing as bench
 from emmy.tools.cuda.target import print_cuda
 from emmy.tools.runtime import compile as compiling
@@ -496,16 +497,34 @@ def test_a_plan_keeps_a_tensor_cores_kernels_tensor_maps():
     same_program(program, HostProgram.from_plan_text(program.plan_text(), ""))
 
 
-def test_a_plan_keeps_which_launches_run_only_their_resident_clusters():
-    """A wgmma product of 4 M tiles runs in clusters of 2 blocks, persistent: its launch runs
-    at most the clusters that fit on the GPU at once, as its plan keeps; a launch of single
-    blocks needs no such bound."""
-    linear = nn.Linear(256, 256).to(torch.bfloat16)
-    for rows, cluster in ((512, 2), (128, 0)):
-        graph = emmy.compile(linear, torch.randn(rows, 256, dtype=torch.bfloat16)).graph
-        program = HostProgram(graph.module("kernel"))
-        assert [launch.resident_cluster for launch in program.launches] == [cluster]
-        same_program(program, HostProgram.from_plan_text(program.plan_text(), ""))
+CLUSTER_GEMM = """
+tile.kernel @gemm(%a: memref<300x136xbf16>, %b: memref<200x136xbf16>, %y: memref<300x200xf32>)
+    grid [GRID, 1, 1] block [384, 1, 1] {
+  tile.gemm %a[m, k] * %b[n, k] : memref<300x136xbf16>, memref<200x136xbf16> -> f32
+      atom wgmma m64n128k16 tile [128, 128, 64] warps [8, 1] pipeline 3CLUSTER
+      epilogue(%m, %n, %acc) {
+    memref.store %acc, %y[%m, %n] : memref<300x200xf32>
+  }
+}
+func.func @forward(%a: memref<300x136xbf16>, %b: memref<200x136xbf16>) -> memref<300x200xf32> {
+  %y = memref.alloc() : memref<300x200xf32>
+  tile.launch @gemm(%a, %b, %y) : memref<300x136xbf16>, memref<200x136xbf16>,
+      memref<300x200xf32>
+  func.return %y : memref<300x200xf32>
+}
+"""
+
+
+@pytest.mark.parametrize(("cluster", "grid", "resident"), [(2, 8, 2), (1, 6, 0)])
+def test_a_plan_keeps_which_launches_run_only_their_resident_clusters(cluster, grid, resident):
+    """A wgmma product's persistent launch of clusters of 2 runs at most the clusters that fit
+    on the GPU at once, as its plan keeps; a launch of single blocks needs no such bound."""
+    text = CLUSTER_GEMM.replace("GRID", str(grid))
+    module = parse(text.replace("CLUSTER", f" cluster {cluster}" if cluster > 1 else ""))
+    lower_tile_to_kernel.LowerTileToKernelPass().apply(make_context(), module)
+    program = HostProgram(module)
+    assert [launch.resident_cluster for launch in program.launches] == [resident]
+    same_program(program, HostProgram.from_plan_text(program.plan_text(), ""))
 
 
 @pytest.mark.parametrize(
