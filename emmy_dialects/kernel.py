@@ -1642,9 +1642,11 @@ class MbarrierArriveOp(_MbarrierOp):
     With `rank` (an index, in a kernel.func with a cluster), the arrival is on the mbarrier at
     the same place in the block of that rank of this block's cluster, which may be the block
     itself (`mapa.shared::cluster.u32` of the barrier's address, then
-    `mbarrier.arrive.release.cluster.shared::cluster.b64`): `kernel.mbarrier_arrive
-    %empty[%i] rank %r : !kernel.mbarrier<4>`. The release makes the thread's earlier
-    accesses visible to the other block's threads that wait for the phase."""
+    `mbarrier.arrive.shared::cluster.b64`): `kernel.mbarrier_arrive %empty[%i] rank %r :
+    !kernel.mbarrier<4>`. Its release is the CTA's scope, as CUTLASS's cluster barriers
+    arrive: it tells the other block that the thread's wgmmas (done by their wait) no longer
+    read a stage; a cluster-scope release would fence every arrival, and the data a thread
+    writes for another block's threads needs a cluster fence of its own before it."""
 
     name = "kernel.mbarrier_arrive"
     rank = opt_operand_def(IndexType)

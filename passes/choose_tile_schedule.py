@@ -285,7 +285,7 @@ WGMMA_CLUSTER = 2
 sharing each K slice of the rhs (TMA multicast): each SM then reads 2/3 of a 128 x 256 tile's
 operands from the L2 cache (its A and half of B). Not the heuristic's choice: on an H100 every
 product of the gemm suite took twice as long in clusters of 2 as without
-(`benchmarks/h100/2026-12-07-fourth/`), for a reason not yet found."""
+(`benchmarks/h100/2026-12-07-fourth/`), for a reason not yet confirmed."""
 NARROW_WGMMA_EFFICIENCY = 0.9
 """How fast a 128 x 128 wgmma tile multiplies next to a 128 x 256 one (less reuse of each
 A tile per byte of shared memory read), for choosing between them."""

@@ -2128,7 +2128,7 @@ _HELPERS: dict[str, Callable[[_Features], str]] = {
         "kernel.mbarrier_arrive rank: one arrival on the same mbarrier of the cluster's block "
         "of this rank.",
         "{\\n.reg .b32 remote;\\nmapa.shared::cluster.u32 remote, %0, %1;\\n"
-        "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\\n}\\n",
+        "mbarrier.arrive.shared::cluster.b64 _, [remote];\\n}\\n",
         "rank",
     ),
     "emmy_mbarrier_wait": lambda features: _MBARRIER_WAIT,

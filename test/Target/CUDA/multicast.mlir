@@ -12,7 +12,7 @@
 // CHECK-NOT:   emmy_tma_load_2d
 // CHECK:       // kernel.mbarrier_arrive rank: one arrival on the same mbarrier of the cluster's block of this rank.
 // CHECK-NEXT:  __device__ __forceinline__ void emmy_mbarrier_arrive_cluster(unsigned long long* barrier, unsigned int rank) {
-// CHECK-NEXT:    asm volatile("{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\nmbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" :: "r"(emmy_shared_address(barrier)), "r"(rank) : "memory");
+// CHECK-NEXT:    asm volatile("{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\nmbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" :: "r"(emmy_shared_address(barrier)), "r"(rank) : "memory");
 // CHECK-NEXT:  }
 // CHECK-NOT:   emmy_tma_load_2d
 // CHECK:       // kernel.tma_load multicast of a rank-2 box at (c0, ..) into the shared
