@@ -39,14 +39,13 @@ cluster x / C takes clusters' tiles (C M tiles of one N column) as a block witho
 tiles, its rank-r block the r-th M tile. Each producer copies its A box, and 1/C of each B
 piece (rows r BN / C on of a K-major one, its share of the panels of an N-major one) with
 `multicast` into every block of the cluster: a stage's full barrier expects the whole stage's
-bytes as before, the other blocks' copies completing on it. Thread r of each consumer warp
+bytes as before, the other blocks' copies completing on it. Thread 0 of each consumer warp
 group releases a stage on the empty barrier of every block r of the cluster
 (`kernel.mbarrier_arrive %empty[s] rank r`, C x 2 arrivals a phase), so no producer refills a
-stage before every
-consumer of the cluster is done with it. A cluster barrier after the barriers'
-initialisation, and the producer's wait for the releases of its last slices before the block
-ends, keep every block's barriers there while the others arrive on them (the other blocks'
-copies into a block are of slices its own consumers wait for).
+stage before every consumer of the cluster is done with it. A cluster barrier after the
+barriers' initialisation, and the producer's wait for the releases of its last slices before
+the block ends, keep every block's barriers there while the others arrive on them (the other
+blocks' copies into a block are of slices its own consumers wait for).
 
 Sibling rhs (`* (%wg, %wu)[n, k]`) fill the B stage side by side, each consumer warp group's
 share of each sibling's columns in turn: one TMA box (or its panels) per rhs and share, from
