@@ -475,6 +475,21 @@ def _verify_cluster(atom: MmaAtom, cluster: int) -> None:
         )
 
 
+def _verify_target_cluster(target: GpuTarget, blocks: int, purpose: str, field: str) -> None:
+    """`target` runs thread-block clusters of `blocks` blocks, which the schedule's `field`
+    asks for `purpose`."""
+    if not target.has_clusters:
+        raise VerifyException(
+            f"{purpose} in a thread-block cluster, which {target.arch} ({target.name}) does "
+            f"not have"
+        )
+    if blocks > target.max_cluster_blocks:
+        raise VerifyException(
+            f"{purpose} in a thread-block cluster, of at most {target.max_cluster_blocks} "
+            f"blocks on {target.arch}, got {field} {blocks}"
+        )
+
+
 def _verify_split(split: int) -> None:
     if split < 1:
         raise VerifyException(
@@ -1767,16 +1782,9 @@ class GemmOp(IRDLOperation):
                 "split > 1 is lowered on the mma_sync and fma atoms, whose blocks each own one "
                 "output tile; the persistent blocks of a wgmma kernel take split 1"
             )
-        if not target.has_clusters:
-            raise VerifyException(
-                f"the blocks of a split sum their partial tiles in a thread-block cluster, "
-                f"which {target.arch} ({target.name}) does not have"
-            )
-        if split > target.max_cluster_blocks:
-            raise VerifyException(
-                f"the blocks of a split sum their partial tiles in a thread-block cluster, of "
-                f"at most {target.max_cluster_blocks} blocks on {target.arch}, got split {split}"
-            )
+        _verify_target_cluster(
+            target, split, "the blocks of a split sum their partial tiles", "split"
+        )
         slices, per_block = self.split_slices()
         if (split - 1) * per_block >= slices:
             raise VerifyException(
@@ -1792,16 +1800,9 @@ class GemmOp(IRDLOperation):
         _verify_cluster(self.mma_atom, cluster)
         if cluster == 1:
             return
-        if not target.has_clusters:
-            raise VerifyException(
-                f"the blocks of a cluster share the rhs's slices in a thread-block cluster, "
-                f"which {target.arch} ({target.name}) does not have"
-            )
-        if cluster > target.max_cluster_blocks:
-            raise VerifyException(
-                f"a thread-block cluster on {target.arch} holds at most "
-                f"{target.max_cluster_blocks} blocks, got cluster {cluster}"
-            )
+        _verify_target_cluster(
+            target, cluster, "the blocks of a cluster share the rhs's slices", "cluster"
+        )
         box_n = self.rhs_piece_n
         if self.rhs_n_contiguous:
             unit = WGMMA_ROW_BYTES // element_bytes(self.lhs.type.get_element_type())

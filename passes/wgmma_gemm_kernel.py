@@ -169,13 +169,16 @@ class _WgmmaGemmBuilder(GemmEmitter):
             self.add_op(kernel.SetmaxnregOp("dec", PRODUCER_REGISTERS))
 
         def copy_and_drain() -> None:
-            slices = self.work_loop(self.copy_slices)
+            first_work, tiles, step = self.work_loop(self.copy_slices)
             if self.cluster == 1:
                 return
             # The other blocks' consumers arrive on this block's barriers until their last
             # slices are done: the block waits for those releases (CUTLASS's producer tail)
             # so that it does not end before them. A cluster barrier at the end would do too,
-            # but costs the consumers' registers spills.
+            # but makes ptxas spill the consumers' registers. A grid of at most one block per
+            # tile gives every block one tile or more.
+            taken = self.div(self.add(self.sub(tiles, first_work), self.sub(step, 1)), step)
+            slices = self.mul(taken, self.slices)
             for later in range(self.stages):
                 count = self.add(slices, later)
                 self.wait_until_released(self.rem(count, self.stages), self.div(count, self.stages))
@@ -205,10 +208,10 @@ class _WgmmaGemmBuilder(GemmEmitter):
 
     # -- the K slices --
 
-    def work_loop(self, fill) -> Index:
+    def work_loop(self, fill) -> tuple[Index, Index, Index]:
         """`fill(batch, tile_row, tile_column, first)` for each output tile the block computes,
-        `first` the number of K slices it went through before; the number of K slices of all
-        its tiles. The block is persistent,
+        `first` the number of K slices it went through before; the loop's start, end and step
+        over the (clusters') tiles. The block is persistent,
         taking every grid-th tile of the batch's tiles in grouped order (`tile_order`); over
         the dynamic size, as many tiles as the kernel's size argument gives. In a cluster,
         the blocks take a cluster's tiles (`cluster` M tiles of one N column) at a time,
@@ -232,9 +235,7 @@ class _WgmmaGemmBuilder(GemmEmitter):
         tiles = self.mul(self.batch_count(), per_batch)
         loop = scf.ForOp(self.index(first_work), self.index(tiles), self.index(step), [], body)
         self.add_op(loop)
-        # A grid of at most one block per tile gives every block one tile or more.
-        taken = self.div(self.add(self.sub(tiles, first_work), self.sub(step, 1)), step)
-        return self.mul(taken, self.slices)
+        return first_work, tiles, step
 
     def tile_order(self, tile: Index, tiles_m: Index, tiles_n: int) -> tuple[Index, Index]:
         """The (M, N) tile (of clusters' tiles, in a cluster) of a batch's `tile`-th:

@@ -524,8 +524,7 @@ class CudaModule:
                 values.append(self._pointer(value, size, index, kernel_name))
             else:
                 values.append(_scalar_parameter(value, size, index, kernel_name))
-        if smem > kernel.smem_limit:
-            self._raise_smem_limit(kernel, smem)
+        self._allow_smem(kernel, smem)
         handle = _stream_handle(stream)
         config = _launch_config(grid3, block3, smem)
         cuda_error = _cuda_error_type()
@@ -577,8 +576,7 @@ class CudaModule:
         key = (kernel_name, cluster, _dims(block, "block", kernel_name), smem)
         if key not in self._active_clusters:
             kernel = self._kernel(kernel_name)
-            if smem > kernel.smem_limit:
-                self._raise_smem_limit(kernel, smem)
+            self._allow_smem(kernel, smem)
             core = _core()
             config = core.LaunchConfig(
                 grid=(1, 1, 1), cluster=(cluster, 1, 1), block=key[2], shmem_size=smem
@@ -597,7 +595,10 @@ class CudaModule:
             self._active_clusters[key] = max(1, active)
         return self._active_clusters[key]
 
-    def _raise_smem_limit(self, kernel: _Kernel, smem: int) -> None:
+    def _allow_smem(self, kernel: _Kernel, smem: int) -> None:
+        """Raises the kernel's dynamic shared memory limit to `smem` where it is below."""
+        if smem <= kernel.smem_limit:
+            return
         # cuda.core's kernel attributes are read-only.
         driver = _driver()
         attribute = driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES

@@ -884,7 +884,7 @@ tile.kernel @gemm_cluster_share_of_panels(%a: memref<256x64xbf16>, %b: memref<64
 // -----
 
 tile.kernel @gemm_cluster_too_large(%a: memref<256x64xbf16>, %b: memref<128x64xbf16>, %y: memref<256x128xf32>) grid [4, 1, 1] block [256, 1, 1] {
-  // expected-error @+1 {{a thread-block cluster on sm_90a holds at most 8 blocks, got cluster 16}}
+  // expected-error @+1 {{the blocks of a cluster share the rhs's slices in a thread-block cluster, of at most 8 blocks on sm_90a, got cluster 16}}
   tile.gemm %a[m, k] * %b[n, k] : memref<256x64xbf16>, memref<128x64xbf16> -> f32 atom wgmma m64n128k16 tile [64, 128, 64] warps [4, 1] pipeline 2 cluster 16 epilogue(%m, %n, %acc) {
     memref.store %acc, %y[%m, %n] : memref<256x128xf32>
   }
