@@ -47,9 +47,17 @@ def named_operand(op: Operation, operand: str) -> tuple[SSAValue, ...]:
     return (value,) if isinstance(value, SSAValue) else tuple(value)
 
 
+class BufferDescriptor:
+    """A type whose values stand for a buffer without being one (a TMA tensor map): an op
+    that accesses the buffer through one declares the effect on it."""
+
+
 def operand_values(op: Operation, operand: str) -> tuple[SSAValue, ...]:
-    """The memref values of `op`'s operand `operand`."""
-    return tuple(v for v in named_operand(op, operand) if isinstance(v.type, MemRefType))
+    """The buffer values (memrefs, and the values of a `BufferDescriptor` type) of `op`'s
+    operand `operand`."""
+    return tuple(
+        v for v in named_operand(op, operand) if isinstance(v.type, MemRefType | BufferDescriptor)
+    )
 
 
 @dataclass(frozen=True)

@@ -56,7 +56,9 @@ Semantics of the primitives, for the SIMT emulator and the CUDA printer:
   `vector<NxT>`, in the layouts of the PTX ISA (see `LdmatrixOp` and `MmaSyncOp`).
 - Hopper (sm_90a): `kernel.mbarrier_alloc` makes an array of mbarriers (`!kernel.mbarrier<N>`)
   that threads arrive on and wait on by phase parity; `kernel.tma_load` copies a box of a
-  tensor map's tensor into swizzled shared memory, completing bytes on an mbarrier;
+  tensor map's tensor into swizzled shared memory, completing bytes on an mbarrier, and
+  `kernel.tma_store` copies one back, in groups of the thread that `kernel.tma_store_commit`
+  closes and `kernel.tma_store_wait N` waits for (as cp_async's);
   `kernel.wgmma` is a warpgroup's asynchronous MMA on shared tiles, whose accumulator
   `kernel.wgmma_wait` returns once its group is done; `kernel.setmaxnreg` moves registers
   between warpgroups (see each op); `kernel.named_barrier` lets warps wait for each other
@@ -149,7 +151,7 @@ from emmy.dialects.access import (
 )
 from emmy.dialects.access_bounds import verify_access_bounds
 from emmy.dialects.dtypes import C_TYPES, element_bytes, element_type, type_names
-from emmy.dialects.effects import ReadsOperand, WritesOperand
+from emmy.dialects.effects import BufferDescriptor, ReadsOperand, WritesOperand
 from emmy.dialects.launch import KernelSymbolOp, LaunchOpBase, parse_shape, print_shape
 from emmy.dialects.target import GpuTarget, TargetAttr, target_of
 from emmy.dialects.threads import (
@@ -421,7 +423,7 @@ class MbarrierType(ParametrizedAttribute, TypeAttribute):
 
 
 @irdl_attr_definition
-class TensorMapType(ParametrizedAttribute, TypeAttribute):
+class TensorMapType(ParametrizedAttribute, TypeAttribute, BufferDescriptor):
     """`!kernel.tensor_map<memref<4096x4096xbf16>, box [128, 64], swizzle 128>`: a kernel
     parameter describing how TMA (`kernel.tma_load`) reads the global buffer of type `tensor`
     (dense row-major, static shape, rank 1 to 5) in boxes of `box` elements (one per
@@ -1780,7 +1782,16 @@ class TmaLoadOp(IRDLOperation):
 
     def verify_(self) -> None:
         _verify_barrier_index(self, self.barriers, self.index)
-        _verify_hopper(self, "TMA", target_of(self).has_tma)
+        _verify_tma_box(
+            self,
+            self.coordinates,
+            self.destination,
+            self.destination_indices,
+            role="destination",
+            verb="lands",
+            at="at",
+            direction="into",
+        )
         if self.multicast is not None:
             cluster = _verify_in_cluster(self, " with multicast")
             mask = _constant_index(self.multicast)
@@ -1789,48 +1800,6 @@ class TmaLoadOp(IRDLOperation):
                     f"a kernel.tma_load's multicast mask sets the bits of blocks of its "
                     f"cluster of {cluster}, so it is 1 to {2**cluster - 1}, got {mask}"
                 )
-        tensor_map = self.tensor_map
-        tensor = tensor_map.tensor
-        dst_type = verify_indices(self.destination, self.destination_indices)
-        _verify_shared(dst_type, "a kernel.tma_load destination")
-        if len(self.coordinates) != tensor.get_num_dims():
-            raise VerifyException(
-                f"a kernel.tma_load addresses its rank-{tensor.get_num_dims()} tensor {tensor} "
-                f"with {tensor.get_num_dims()} coordinates, got {len(self.coordinates)}"
-            )
-        if dst_type.get_element_type() != tensor.get_element_type():
-            raise VerifyException(
-                f"a kernel.tma_load copies {tensor.get_element_type()} elements of {tensor} "
-                f"into a buffer of the same, got {dst_type}"
-            )
-        layout = swizzle_of(self.destination)
-        if layout != tensor_map.layout:
-            have = f"#kernel.swizzle<{layout.span.data}>" if layout else "no swizzle"
-            raise VerifyException(
-                f"a kernel.tma_load lands its box with the map's swizzle "
-                f"{tensor_map.swizzle.data}, but its destination has {have}"
-            )
-        alignment = layout.alignment if layout is not None else TMA_DESTINATION_ALIGNMENT
-        if layout is None and not _starts_on(self.destination, alignment):
-            raise VerifyException(
-                f"a kernel.tma_load destination starts on a {alignment}-byte boundary: a "
-                f"swizzled buffer, or a kernel.dynamic_shared view at a multiple of {alignment}"
-            )
-        width = element_bytes(tensor.get_element_type())
-        box = prod(tensor_map.box_shape)
-        offset = _flat_offset(dst_type, self.destination_indices)
-        if offset is None:
-            return
-        if offset * width % alignment:
-            raise VerifyException(
-                f"a kernel.tma_load lands at byte {offset * width} of its destination, which "
-                f"must be a multiple of {alignment}"
-            )
-        if offset + box > prod(dst_type.get_shape()):
-            raise VerifyException(
-                f"a kernel.tma_load's box of {box} elements from element {offset} overruns "
-                f"its destination {dst_type}"
-            )
 
 
 TMA_DESTINATION_ALIGNMENT = 128
@@ -1843,6 +1812,188 @@ def _starts_on(buffer: SSAValue, alignment: int) -> bool:
     if isinstance(owner, DynamicSharedOp):
         return owner.byte_offset % alignment == 0
     return isinstance(owner, SharedAllocOp) and owner.alignment % alignment == 0
+
+
+def _verify_tma_box(
+    op: TmaLoadOp | TmaStoreOp,
+    coordinates: Sequence[SSAValue],
+    buffer: SSAValue,
+    indices: Sequence[SSAValue],
+    *,
+    role: str,
+    verb: str,
+    at: str,
+    direction: str,
+) -> None:
+    """What a TMA copy between the box of its map's tensor at `coordinates` and the shared
+    `buffer` from `indices` on needs: a kernel on a Hopper target, a coordinate per dimension
+    of the tensor, the tensor's element type, the map's swizzle, the box starting on the
+    swizzle's pattern (on 128 bytes without one) and inside the buffer. The errors call the
+    buffer the copy's `role` ("destination"), which it `verb`s its box `direction` ("lands",
+    "into"), its first element `at` a byte ("at")."""
+    _verify_in_kernel(op)
+    _verify_hopper(op, "TMA", target_of(op).has_tma)
+    what = f"a {op.name}"
+    tensor_map = op.tensor_map
+    tensor = tensor_map.tensor
+    buffer_type = verify_indices(buffer, indices)
+    _verify_shared(buffer_type, f"{what} {role}")
+    if len(coordinates) != tensor.get_num_dims():
+        raise VerifyException(
+            f"{what} addresses its rank-{tensor.get_num_dims()} tensor {tensor} with "
+            f"{tensor.get_num_dims()} coordinates, got {len(coordinates)}"
+        )
+    if buffer_type.get_element_type() != tensor.get_element_type():
+        raise VerifyException(
+            f"{what} copies {tensor.get_element_type()} elements of {tensor} {direction} a "
+            f"buffer of the same, got {buffer_type}"
+        )
+    layout = swizzle_of(buffer)
+    if layout != tensor_map.layout:
+        have = f"#kernel.swizzle<{layout.span.data}>" if layout else "no swizzle"
+        raise VerifyException(
+            f"{what} {verb} its box with the map's swizzle {tensor_map.swizzle.data}, but its "
+            f"{role} has {have}"
+        )
+    alignment = layout.alignment if layout is not None else TMA_DESTINATION_ALIGNMENT
+    if layout is None and not _starts_on(buffer, alignment):
+        raise VerifyException(
+            f"{what} {role} starts on a {alignment}-byte boundary: a swizzled buffer, or a "
+            f"kernel.dynamic_shared view at a multiple of {alignment}"
+        )
+    width = element_bytes(tensor.get_element_type())
+    box = prod(tensor_map.box_shape)
+    offset = _flat_offset(buffer_type, indices)
+    if offset is None:
+        return
+    if offset * width % alignment:
+        raise VerifyException(
+            f"{what} {verb} {at} byte {offset * width} of its {role}, which must be a multiple "
+            f"of {alignment}"
+        )
+    if offset + box > prod(buffer_type.get_shape()):
+        raise VerifyException(
+            f"{what}'s box of {box} elements from element {offset} overruns its {role} "
+            f"{buffer_type}"
+        )
+
+
+@irdl_op_definition
+class TmaStoreOp(IRDLOperation):
+    """One thread starts a TMA copy of one box of shared memory into a tensor
+    (`cp.async.bulk.tensor.Nd.global.shared::cta.bulk_group`): `kernel.tma_store %map[%c0,
+    %c1], %src[%s, %z, %z] : !kernel.tensor_map<memref<4096x4096xbf16>, box [64, 64],
+    swizzle 128>, memref<2x64x64xbf16, 3 : i32>`.
+
+    The inverse of `kernel.tma_load`: `prod(box)` consecutive row-major elements of `source`
+    from the addressed element on, read through the source's swizzle, which is the map's (the
+    addressed element on the swizzle's pattern, 1024 bytes for 128, or on 128 bytes without
+    one), are the box of the map's tensor whose first element is at `coordinates` (row-major,
+    in elements); the elements of the box outside the tensor are not written. The copy joins
+    the issuing thread's open bulk-async group, which `kernel.tma_store_commit` closes and
+    `kernel.tma_store_wait` waits for: until then the source must not be written, and the
+    tensor holds the box only once the wait without `read` is over. The source is read by the
+    async proxy: the threads that wrote it order their writes before the copy with
+    `kernel.fence_proxy_async` and a barrier."""
+
+    name = "kernel.tma_store"
+    map = operand_def(TensorMapType)
+    coordinates = var_operand_def(IndexType)
+    source = operand_def(MemRefType)
+    source_indices = var_operand_def(IndexType)
+    traits = traits_def(ReadsOperand("source"), WritesOperand("map"))
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    assembly_format = (
+        "$map `[` $coordinates `]` `,` $source `[` $source_indices `]` attr-dict `:` "
+        "type($map) `,` type($source)"
+    )
+
+    def __init__(
+        self,
+        tensor_map: SSAValue,
+        coordinates: Sequence[SSAValue],
+        source: SSAValue,
+        source_indices: Sequence[SSAValue],
+    ):
+        super().__init__(operands=[tensor_map, coordinates, source, source_indices])
+
+    @property
+    def tensor_map(self) -> TensorMapType:
+        return self.map.type
+
+    def verify_(self) -> None:
+        _verify_tma_box(
+            self,
+            self.coordinates,
+            self.source,
+            self.source_indices,
+            role="source",
+            verb="reads",
+            at="from",
+            direction="from",
+        )
+
+
+@irdl_op_definition
+class TmaStoreCommitOp(IRDLOperation):
+    """`kernel.tma_store_commit`: closes this thread's open group of `kernel.tma_store`s
+    (`cp.async.bulk.commit_group`), which `kernel.tma_store_wait` counts."""
+
+    name = "kernel.tma_store_commit"
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = "attr-dict"
+
+    def __init__(self):
+        super().__init__()
+
+    def verify_(self) -> None:
+        _verify_in_kernel(self)
+        _verify_hopper(self, "TMA", target_of(self).has_tma)
+
+
+TMA_STORE_MAX_PENDING = 63
+"""The most groups a `kernel.tma_store_wait` leaves pending: PTX takes any integer constant;
+a kernel keeps a few stages of stores in flight."""
+
+
+@irdl_op_definition
+class TmaStoreWaitOp(IRDLOperation):
+    """`kernel.tma_store_wait 0`: waits until at most `pending` committed groups of this
+    thread's `kernel.tma_store`s are still in progress (`cp.async.bulk.wait_group N`): their
+    boxes are in the tensors. With `read`, `kernel.tma_store_wait 1 read` waits only until
+    they have read their sources (`cp.async.bulk.wait_group.read N`), which may then be
+    written again. `pending` is 0 to 63."""
+
+    name = "kernel.tma_store_wait"
+    pending = prop_def(IntegerAttr[I32])
+    read = opt_prop_def(UnitAttr)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = "$pending (`read` $read^)? attr-dict"
+
+    def __init__(self, pending: int, read: bool = False):
+        super().__init__(
+            properties={
+                "pending": IntegerAttr(pending, i32),
+                "read": UnitAttr() if read else None,
+            }
+        )
+
+    @property
+    def pending_groups(self) -> int:
+        return self.pending.value.data
+
+    @property
+    def reads_only(self) -> bool:
+        return self.read is not None
+
+    def verify_(self) -> None:
+        _verify_in_kernel(self)
+        _verify_hopper(self, "TMA", target_of(self).has_tma)
+        if not 0 <= self.pending_groups <= TMA_STORE_MAX_PENDING:
+            raise VerifyException(
+                f"a kernel.tma_store_wait leaves 0 to {TMA_STORE_MAX_PENDING} groups pending, "
+                f"got {self.pending_groups}"
+            )
 
 
 @irdl_op_definition
@@ -2670,6 +2821,9 @@ Kernel = Dialect(
         MbarrierArriveExpectTxOp,
         MbarrierWaitOp,
         TmaLoadOp,
+        TmaStoreOp,
+        TmaStoreCommitOp,
+        TmaStoreWaitOp,
         FenceProxyAsyncOp,
         ClusterBarrierOp,
         MapSharedRankOp,

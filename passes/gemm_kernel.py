@@ -505,11 +505,14 @@ class GemmEmitter(KernelEmitter):
         row: Index,
         column: Index,
         values: Sequence[Sequence[SSAValue]],
+        staged: tuple[SSAValue, Sequence[Index]] | None = None,
     ) -> None:
         """The epilogue of the accumulator elements (each one per sibling) of columns `column`
         (even) and `column + 1` of a row: one 2-element vector store where the epilogue
-        allows (`pairable_store`), else each element's own."""
+        allows (`pairable_store`), else each element's own; with `staged`, the pair goes to
+        that shared buffer and element instead of the output."""
         store = self.pairable_store
+        assert staged is None or store is not None
         if store is None:
             for offset, value in enumerate(values):
                 self.epilogue_at(batch, row, self.add(column, offset), value)
@@ -535,7 +538,11 @@ class GemmEmitter(KernelEmitter):
             pair_type = VectorType(store.value.type, [2])
             pair = self.add_op(vector_dialect.BroadcastOp(stored[0], pair_type)).vector
             pair = self.add_op(vector_dialect.InsertOp(stored[1], pair, [1])).result
-            self.add_op(kernel.VectorStoreOp(pair, mapping[store.memref], indices))
+            if staged is None:
+                self.add_op(kernel.VectorStoreOp(pair, mapping[store.memref], indices))
+            else:
+                buffer, at = staged
+                self.add_op(kernel.VectorStoreOp(pair, buffer, [self.index(i) for i in at]))
 
         self.if_then(self.inside_output(row, column), run_epilogues)
 

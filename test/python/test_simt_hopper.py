@@ -7,7 +7,9 @@ inputs, K tail included; the mistakes that make such kernels wrong on a GPU (a m
 on the full or the empty barrier, a release that never comes, a wgmma by part of a
 warpgroup) are errors naming the thread and the op. A cluster of two blocks streams tiles
 through TMA loads multicast to both blocks, into a ring that both blocks' consumers release
-with arrivals on each other's mbarriers; ranks outside the cluster are errors.
+with arrivals on each other's mbarriers; ranks outside the cluster are errors. A TMA store
+writes a swizzled staging buffer into a tensor, clipped at its edges; writing the staging
+before the store's wait, or ending the block with a store in flight, is an error.
 """
 
 from __future__ import annotations
@@ -636,3 +638,117 @@ def test_arrivals_with_a_rank_count_on_that_blocks_mbarrier():
 @pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH")
 def test_the_cluster_ring_compiles_for_sm_90a(tmp_path):
     nvcc_compile(print_cuda(parse(cluster_ring(rounds=2))), tmp_path)
+
+
+def tma_store_kernel(
+    row: int,
+    column: int,
+    commit: bool = True,
+    wait: str | None = "0 read",
+    rewrite: bool = False,
+) -> str:
+    """One block of 128 threads copies X (64 x 64 bf16) into a 128-byte-swizzled staging
+    buffer with generic stores, fences them for the async proxy and waits for all four warps
+    at a named barrier; thread 0 then TMA-stores the staging as the 64 x 64 box at (row,
+    column) of Y (96 x 96), which the host passes for the map. `commit` and `wait` (the
+    kernel.tma_store_wait's operands, None for none) close and wait for the store's group;
+    with `rewrite`, every thread stores into the staging again after a second named barrier
+    (the next tile, before the store has surely read this one)."""
+    tensor = "memref<96x96xbf16>"
+    tensor_map = f"!kernel.tensor_map<{tensor}, box [64, 64], swizzle 128>"
+    stage = "memref<64x64xbf16, 3 : i32>"
+    commit_text = "    kernel.tma_store_commit" if commit else ""
+    wait_text = f"    kernel.tma_store_wait {wait}" if wait is not None else ""
+    rewrite_text = ""
+    if rewrite:
+        rewrite_text = f"""  kernel.named_barrier sync %c1, threads 128
+  %zero = arith.constant 0.0 : bf16
+  scf.for %j = %tid to %c4096 step %c128 {{
+    %r2 = arith.divui %j, %c64 : index
+    %k2 = arith.remui %j, %c64 : index
+    memref.store %zero, %stage[%r2, %k2] : {stage}
+  }}"""
+    return f"""
+kernel.func @k(%x: memref<64x64xbf16>, %map: {tensor_map}) block [128, 1, 1] {{
+  %tid = kernel.thread_id x
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  %c4096 = arith.constant 4096 : index
+  %row = arith.constant {row} : index
+  %column = arith.constant {column} : index
+  %stage = kernel.shared_alloc {{layout = #kernel.swizzle<128>}} : {stage}
+  scf.for %i = %tid to %c4096 step %c128 {{
+    %r = arith.divui %i, %c64 : index
+    %k = arith.remui %i, %c64 : index
+    %v = memref.load %x[%r, %k] : memref<64x64xbf16>
+    memref.store %v, %stage[%r, %k] : {stage}
+  }}
+  kernel.fence_proxy_async
+  kernel.named_barrier sync %c1, threads 128
+  %first = arith.cmpi eq, %tid, %c0 : index
+  scf.if %first {{
+    kernel.tma_store %map[%row, %column], %stage[%c0, %c0] : {tensor_map}, {stage}
+{commit_text}
+{wait_text}
+  }}
+{rewrite_text}
+}}
+
+func.func @forward(%x: memref<64x64xbf16>, %y: {tensor}) -> {tensor} {{
+  kernel.launch @k(%x, %y) grid [1, 1, 1] block [128, 1, 1] smem 0
+      : memref<64x64xbf16>, {tensor}
+  func.return %y : {tensor}
+}}
+"""
+
+
+@pytest.mark.parametrize(
+    "row, column",
+    [(8, 16), (64, 48), (-8, -16)],
+    ids=["inside", "past-the-end", "before-the-start"],
+)
+@pytest.mark.parametrize("wait", ["0", "0 read"])
+def test_a_tma_store_writes_its_box_into_the_tensor_clipped(row: int, column: int, wait: str):
+    x = fresh(64, 64, seed=17)
+    y = torch.full((96, 96), -1.0).to(torch.bfloat16)
+    (out,) = emulate(tma_store_kernel(row, column, wait=wait), x, y)
+    expected = torch.full((96 + 128, 96 + 128), -1.0)
+    expected[64 + row : 128 + row, 64 + column : 128 + column] = x.float()
+    torch.testing.assert_close(out, expected[64:160, 64:160], rtol=0, atol=0)
+
+
+def test_storing_into_a_tma_store_source_before_its_wait_is_an_error():
+    x, y = fresh(64, 64, seed=18), torch.zeros(96, 96).to(torch.bfloat16)
+    with pytest.raises(
+        ExecutionError,
+        match=r"while running 'memref.store': thread \(0, 0, 0\) of block \(0, 0, 0\) stores "
+        r"to shared element \[0, 0\], which a kernel.tma_store still in flight reads \(a "
+        r"missing kernel.tma_store_wait\?\)$",
+    ):
+        emulate(tma_store_kernel(0, 0, wait=None, rewrite=True), x, y)
+    # After the wait for the store's reads, the staging is free again.
+    emulate(tma_store_kernel(0, 0, wait="0 read", rewrite=True), x, y)
+
+
+@pytest.mark.parametrize(
+    "commit, wait",
+    [(True, None), (False, "0"), (True, "1 read")],
+    ids=["no-wait", "not-committed", "one-left-pending"],
+)
+def test_a_block_that_ends_with_a_tma_store_in_flight_is_an_error(commit: bool, wait: str):
+    x, y = fresh(64, 64, seed=19), torch.zeros(96, 96).to(torch.bfloat16)
+    with pytest.raises(
+        ExecutionError,
+        match=r"while running 'kernel.launch': in @k, thread \(0, 0, 0\) of block \(0, 0, 0\) "
+        r"ends with kernel.tma_store in flight \(`kernel.tma_store %map\[%row, %column\], "
+        r"%stage\[%c0, %c0\] : .*`\), which still reads its block's shared memory: a missing "
+        r"kernel.tma_store_wait\?$",
+    ):
+        emulate(tma_store_kernel(0, 0, commit=commit, wait=wait), x, y)
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH")
+def test_the_tma_store_kernel_compiles_for_sm_90a(tmp_path):
+    nvcc_compile(print_cuda(parse(tma_store_kernel(64, 48))), tmp_path)

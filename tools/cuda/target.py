@@ -1085,6 +1085,18 @@ class _KernelPrinter:
         )
         self.line(f"{helper}({arguments});")
 
+    def tma_store(self, op: kernel.TmaStoreOp) -> None:
+        helper = _tma_store_helper_name(len(op.coordinates))
+        self.features.helpers.update((helper, "emmy_shared_address"))
+        source = self.address(op.source, op.source_indices, swizzled=False)
+        coordinates = (f"(int){self.expr(c)}" for c in op.coordinates)
+        arguments = ", ".join((f"&{self.expr(op.map)}", f"&{source}", *coordinates))
+        self.line(f"{helper}({arguments});")
+
+    def tma_store_wait(self, op: kernel.TmaStoreWaitOp) -> None:
+        read = ".read" if op.reads_only else ""
+        self.asm_statement(f"cp.async.bulk.wait_group{read} {op.pending_groups};")
+
     def wgmma(self, op: kernel.WgmmaOp) -> None:
         self.c_type(op.element_type, op)
         b_mn_major = op.b_mn_major is not None
@@ -1616,6 +1628,9 @@ _OP_PRINTERS: dict[type[Operation], Callable[[_KernelPrinter, Operation], None]]
     kernel.MbarrierArriveExpectTxOp: lambda p, op: p.mbarrier(op, str(op.tx_bytes)),
     kernel.MbarrierWaitOp: lambda p, op: p.mbarrier(op, f"(unsigned int){p.expr(op.parity)}"),
     kernel.TmaLoadOp: _KernelPrinter.tma_load,
+    kernel.TmaStoreOp: _KernelPrinter.tma_store,
+    kernel.TmaStoreCommitOp: lambda p, op: p.asm_statement("cp.async.bulk.commit_group;"),
+    kernel.TmaStoreWaitOp: _KernelPrinter.tma_store_wait,
     kernel.FenceProxyAsyncOp: lambda p, op: p.asm_statement("fence.proxy.async.shared::cta;"),
     kernel.ClusterBarrierOp: _KernelPrinter.cluster_barrier,
     kernel.MapSharedRankOp: _KernelPrinter.map_shared_rank,
@@ -1942,12 +1957,19 @@ def _tma_load_helper_name(rank: int, multicast: bool) -> str:
     return f"emmy_tma_load{'_multicast' if multicast else ''}_{rank}d"
 
 
-def _tma_load_helper(rank: int, multicast: bool) -> Callable[[_Features], str]:
-    coordinates = ", ".join(f"int c{i}" for i in range(rank))
-    # The coordinates follow the mask, if any, innermost first as PTX takes them.
-    first = 4 if multicast else 3
+def _tma_coordinates(rank: int, first: int) -> tuple[str, str, str]:
+    """The parameters `int c0, ..` of a TMA helper of a rank-`rank` box (outer dimension
+    first), and its asm's operands `%first, ..` and their inputs, innermost first as PTX
+    takes them."""
+    parameters = ", ".join(f"int c{i}" for i in range(rank))
     operands = ", ".join(f"%{first + i}" for i in range(rank))
     inputs = ", ".join(f'"r"(c{i})' for i in reversed(range(rank)))
+    return parameters, operands, inputs
+
+
+def _tma_load_helper(rank: int, multicast: bool) -> Callable[[_Features], str]:
+    # The coordinates follow the mask, if any.
+    coordinates, operands, inputs = _tma_coordinates(rank, 4 if multicast else 3)
     if multicast:
         comment = (
             f"// kernel.tma_load multicast of a rank-{rank} box at (c0, ..) into the shared\n"
@@ -1975,6 +1997,31 @@ def _tma_load_helper(rank: int, multicast: bool) -> Callable[[_Features], str]:
             f'               :: "r"(emmy_shared_address(destination)), '
             f'"l"(reinterpret_cast<unsigned long long>(map)),\n'
             f'                  "r"(emmy_shared_address(barrier)), {mask_input}{inputs}\n'
+            f'               : "memory");\n'
+            f"}}\n"
+        )
+
+    return text
+
+
+def _tma_store_helper_name(rank: int) -> str:
+    return f"emmy_tma_store_{rank}d"
+
+
+def _tma_store_helper(rank: int) -> Callable[[_Features], str]:
+    coordinates, operands, inputs = _tma_coordinates(rank, 2)
+
+    def text(features: _Features) -> str:
+        return (
+            f"// kernel.tma_store of a rank-{rank} box at (c0, ..) from shared memory, in this\n"
+            f"// thread's open bulk-async group.\n"
+            f"__device__ __forceinline__ void {_tma_store_helper_name(rank)}(const void* map, "
+            f"const void* source, {coordinates}) {{\n"
+            f'  asm volatile("cp.async.bulk.tensor.{rank}d.global.shared::cta.bulk_group '
+            f'[%0, {{{operands}}}], [%1];\\n"\n'
+            f'               :: "l"(reinterpret_cast<unsigned long long>(map)), '
+            f'"r"(emmy_shared_address(source)),\n'
+            f"                  {inputs}\n"
             f'               : "memory");\n'
             f"}}\n"
         )
@@ -2137,6 +2184,7 @@ _HELPERS: dict[str, Callable[[_Features], str]] = {
         for multicast in (False, True)
         for rank in range(1, 6)
     },
+    **{_tma_store_helper_name(rank): _tma_store_helper(rank) for rank in range(1, 6)},
     "emmy_wgmma_descriptor": _wgmma_descriptor_helper,
     **{
         _wgmma_helper_name(f"m64n{n}k16", element, b_mn_major, a_in_registers): _wgmma_helper(

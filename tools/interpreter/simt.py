@@ -136,13 +136,31 @@ sequential ones.
   error). The landed elements are tagged with that mbarrier and phase: a generic load that
   reads one before its thread has waited for the phase, or a wgmma before every thread of
   its warpgroup has, is an error ("read before its mbarrier phase completed"). A copy over
-  elements that a wgmma in flight reads, that an earlier copy delivered in a phase no thread
-  of the block has waited for yet ("a missing mbarrier wait on the consumer's release?"),
-  or that a cp.async in flight writes, is an error. The async proxy's writes are ordered by
-  mbarriers, not by `kernel.barrier`: they clear the elements' race records, so a generic
-  read of a stage that the reader released with an arrival before TMA overwrote it is not
-  checked, and the tags belong to the view a copy wrote through (not to aliasing views of
-  other types).
+  elements that a wgmma or a `kernel.tma_store` in flight reads, that an earlier copy
+  delivered in a phase no thread of the block has waited for yet ("a missing mbarrier wait on
+  the consumer's release?"), or that a cp.async in flight writes, is an error. The async
+  proxy's writes are ordered by mbarriers, not by `kernel.barrier`: they clear the elements'
+  race records, so a generic read of a stage that the reader released with an arrival before
+  TMA overwrote it is not checked, and the tags belong to the view a copy wrote through (not
+  to aliasing views of other types).
+- `kernel.tma_store` runs in each active thread that executes it (normally one, under an
+  `scf.if`): it reads its box from the source at the op, as `prod(box)` consecutive row-major
+  elements from the addressed element (through its swizzle; placed and checked as a
+  tma_load's landing, and like a generic read not while a cp.async in flight writes them or
+  before the thread has waited for the phase of a tma_load that delivered them; a
+  `kernel.map_shared_rank` view is an error: the source is the block's own), and writes it
+  into the tensor-map parameter's numpy array at once, leaving out the elements outside the
+  tensor. Until the thread's `kernel.tma_store_wait N` (with `read` or without: the writes
+  are done) leaves at most N of its committed groups behind, the source elements are read by
+  a store in flight: each thread numbers the groups it closes with
+  `kernel.tma_store_commit`, as for cp_async, and stores not committed yet stay in flight.
+  A generic store (or vector store) or a TMA load to such an element is an error ("a
+  kernel.tma_store still in flight reads", a missing kernel.tma_store_wait?), and so is a
+  block that ends with a store in flight. The store's reads are not race-checked against
+  the other threads' stores before it: the async proxy reads, which the kernel orders after
+  them with `kernel.fence_proxy_async` and a (named) barrier, and lockstep, which has run
+  those stores already, cannot check that; nor are its writes to global memory (as
+  tma_load's reads are not).
 - `kernel.named_barrier` (warps waiting for each other's arrivals) has nothing to wait for
   in lockstep: it checks that whole warps execute it, on barrier 1 to 15, of at most the
   block's threads. It orders when warps run, not memory, so lockstep computes what a GPU does.
@@ -261,6 +279,9 @@ class Banked:
     """For each element a TMA copy wrote, the phase of its mbarrier that the copy completes."""
     wgmma_reads: np.ndarray | None = None
     """For each element, how many wgmmas in flight read it (None until a wgmma reads one)."""
+    tma_store_reads: np.ndarray | None = None
+    """For each element, how many `kernel.tma_store`s in flight read it (None until one
+    does)."""
     mapped: bool = False
     """A view of the banks of other blocks of the cluster (`kernel.map_shared_rank`)."""
 
@@ -285,6 +306,25 @@ class Banked:
         if self.wgmma_reads is None:
             self.wgmma_reads = np.zeros(self.data.shape, np.int32)
         return self.wgmma_reads
+
+    def tma_store_readers(self) -> np.ndarray:
+        if self.tma_store_reads is None:
+            self.tma_store_reads = np.zeros(self.data.shape, np.int32)
+        return self.tma_store_reads
+
+    def read_in_flight(self, target: tuple[np.ndarray, ...]) -> tuple[np.ndarray, str, str] | None:
+        """Of the elements `target`, those that an asynchronous read still in flight reads (a
+        mask shaped like the first index), the op that reads them and the wait that ends its
+        read; None where no such read touches them."""
+        for reads, reader, wait in (
+            (self.wgmma_reads, "kernel.wgmma", "kernel.wgmma_wait"),
+            (self.tma_store_reads, "kernel.tma_store", "kernel.tma_store_wait"),
+        ):
+            if reads is not None:
+                read = np.broadcast_to(reads[target] > 0, target[0].shape)
+                if read.any():
+                    return read, reader, wait
+        return None
 
 
 @dataclass(eq=False)
@@ -381,6 +421,19 @@ class WgmmaReads:
 
 
 @dataclass(eq=False)
+class TmaStoreReads:
+    """The shared elements `target` of `buffer` that the `kernel.tma_store` `op` of chunk
+    thread `thread` reads until a `kernel.tma_store_wait` of the thread completes its group
+    `group`."""
+
+    op: kernel.TmaStoreOp
+    buffer: Banked
+    target: tuple[np.ndarray, ...]
+    thread: int
+    group: int
+
+
+@dataclass(eq=False)
 class InFlightCopy:
     """The elements one `kernel.cp_async` puts into shared memory once waited for: for the
     chunk threads `threads` that issued it, their element `target` of `buffer`, its value, and
@@ -459,6 +512,10 @@ class Chunk:
     wgmma_committed: np.ndarray | None = None
     """For each warpgroup, how many groups of wgmmas it has closed (None before any)."""
     wgmma_in_flight: list[WgmmaReads] = field(default_factory=list)
+    tma_store_committed: np.ndarray | None = None
+    """For each thread, how many groups of `kernel.tma_store`s it has closed (None before
+    any)."""
+    tma_store_in_flight: list[TmaStoreReads] = field(default_factory=list)
     barriers: int = 0
     """The most barriers a block of the chunk has passed."""
     mapped_access: Operation | None = None
@@ -502,6 +559,11 @@ class Chunk:
         if self.wgmma_committed is None:
             self.wgmma_committed = np.zeros(self.threads // WARPGROUP_THREADS, np.int64)
         return self.wgmma_committed
+
+    def tma_store_groups(self) -> np.ndarray:
+        if self.tma_store_committed is None:
+            self.tma_store_committed = np.zeros(self.threads, np.int64)
+        return self.tma_store_committed
 
     def wide_dynamic(self, element_bytes: int) -> np.ndarray:
         """The dynamic shared memory of views whose elements numpy holds wider than they are
@@ -660,6 +722,14 @@ class SimtFunctions(InterpreterFunctions):
                         )
                     finally:
                         chunk.scheduler.close()
+                    if chunk.tma_store_in_flight:
+                        reads = chunk.tma_store_in_flight[0]
+                        raise InterpretationError(
+                            f"in @{function.sym_name.data}, {chunk.describe(reads.thread)} ends "
+                            f"with kernel.tma_store in flight (`{_text(reads.op)}`), which "
+                            f"still reads its block's shared memory: a missing "
+                            f"kernel.tma_store_wait?"
+                        )
                     if chunk.mapped_access is not None:
                         raise InterpretationError(
                             f"in @{function.sym_name.data}, the blocks of a cluster end while "
@@ -1493,35 +1563,15 @@ class SimtFunctions(InterpreterFunctions):
             blocks = chunk.cluster_block(threads[issuers], ranks, doing)
             self.check_initialised(chunk, op, threads[issuers], blocks, slots[issuers])
         states = chunk.mbarriers()
-        tensor_map = op.tensor_map
-        box = tensor_map.box_shape
-        size = element_bytes(tensor_map.tensor.get_element_type())
-        layout = tensor_map.layout
-        alignment = layout.alignment if layout is not None else kernel.TMA_DESTINATION_ALIGNMENT
-        shape = destination.shape
+        box = op.tensor_map.box_shape
+        size = element_bytes(op.tensor_map.tensor.get_element_type())
         corners = [chunk.per_thread(np.asarray(c))[threads] for c in coordinates]
         starts = [chunk.per_thread(np.asarray(i))[threads] for i in destination_indices]
         for n, (thread, slot) in enumerate(zip(threads, slots)):
             who = f"{chunk.describe(int(thread))}: '{op.name}'"
             start = [int(i[n]) for i in starts]
-            if any(not 0 <= i < extent for i, extent in zip(start, shape)):
-                raise InterpretationError(
-                    f"{who} lands at element {start}, outside its destination of shape "
-                    f"{list(shape)}"
-                )
+            place = self.tma_box(op, who, destination, start, "lands at", "destination")
             values = _read_box(tensor, [int(c[n]) for c in corners], box)
-            first = int(np.ravel_multi_index(start, shape))
-            if (destination.byte_offset + first * size) % alignment:
-                raise InterpretationError(
-                    f"{who} lands at byte {destination.byte_offset + first * size} of shared "
-                    f"memory, which must be a multiple of {alignment}"
-                )
-            if first + values.size > prod(shape):
-                raise InterpretationError(
-                    f"{who}: its box of {values.size} elements from element {start} overruns "
-                    f"its destination of shape {list(shape)}"
-                )
-            place = np.unravel_index(destination.physical(first + np.arange(values.size)), shape)
             for block in blocks[issuers == n]:
                 target = (np.full(values.size, block), *place)
                 self.check_tma_landing(chunk, who, destination, target, states, int(block))
@@ -1533,6 +1583,99 @@ class SimtFunctions(InterpreterFunctions):
                 states.complete_tx(int(block), int(slot), values.size * size)
         return ()
 
+    @staticmethod
+    def tma_box(
+        op: kernel.TmaLoadOp | kernel.TmaStoreOp,
+        who: str,
+        buffer: Banked,
+        start: list[int],
+        at: str,
+        role: str,
+    ) -> tuple[np.ndarray, ...]:
+        """Where in `buffer` (a TMA copy's `role`) the box of `op`'s map lies as consecutive
+        row-major elements from element `start` on, through its swizzle: the addressed element
+        inside the buffer, on the swizzle's pattern (128 bytes without one), the box not past
+        its end; `who` names the thread and `at` says what the copy does there."""
+        shape, layout = buffer.shape, op.tensor_map.layout
+        alignment = layout.alignment if layout is not None else kernel.TMA_DESTINATION_ALIGNMENT
+        size = element_bytes(op.tensor_map.tensor.get_element_type())
+        count = prod(op.tensor_map.box_shape)
+        if any(not 0 <= i < extent for i, extent in zip(start, shape)):
+            raise InterpretationError(
+                f"{who} {at} element {start}, outside its {role} of shape {list(shape)}"
+            )
+        first = int(np.ravel_multi_index(start, shape))
+        if (buffer.byte_offset + first * size) % alignment:
+            raise InterpretationError(
+                f"{who} {at} byte {buffer.byte_offset + first * size} of shared memory, which "
+                f"must be a multiple of {alignment}"
+            )
+        if first + count > prod(shape):
+            raise InterpretationError(
+                f"{who}: its box of {count} elements from element {start} overruns its {role} "
+                f"of shape {list(shape)}"
+            )
+        return np.unravel_index(buffer.physical(first + np.arange(count)), shape)
+
+    @impl(kernel.TmaStoreOp)
+    def run_tma_store(
+        self, interpreter: Interpreter, op: kernel.TmaStoreOp, args: PythonValues
+    ) -> PythonValues:
+        chunk = self.in_kernel(interpreter)
+        rank = len(op.coordinates)
+        tensor, *rest = args
+        coordinates, (source, *source_indices) = rest[:rank], rest[rank:]
+        threads = np.flatnonzero(chunk.mask)
+        if threads.size and source.mapped:
+            raise InterpretationError(
+                f"{chunk.describe(int(threads[0]))}: '{op.name}' reads its own block's shared "
+                f"memory, not a kernel.map_shared_rank view of another's"
+            )
+        box = op.tensor_map.box_shape
+        corners = [chunk.per_thread(np.asarray(c))[threads] for c in coordinates]
+        starts = [chunk.per_thread(np.asarray(i))[threads] for i in source_indices]
+        groups = chunk.tma_store_groups()
+        for n, thread in enumerate(threads):
+            who = f"{chunk.describe(int(thread))}: '{op.name}'"
+            start = [int(i[n]) for i in starts]
+            place = self.tma_box(op, who, source, start, "reads from", "source")
+            target = (np.full(place[0].shape, source.bank[thread]), *place)
+            self.check_no_copy_in_flight(who, source, target, "reads")
+            if source.delivered_by is not None:
+                observed = chunk.mbarriers().observed[thread : thread + 1]
+                self.check_delivered(chunk, lambda _: f"{who} reads", source, target, observed)
+            _write_box(tensor, [int(c[n]) for c in corners], box, source.data[target])
+            np.add.at(source.tma_store_readers(), target, 1)
+            reads = TmaStoreReads(op, source, target, int(thread), int(groups[thread]))
+            chunk.tma_store_in_flight.append(reads)
+        return ()
+
+    @impl(kernel.TmaStoreCommitOp)
+    def run_tma_store_commit(
+        self, interpreter: Interpreter, op: kernel.TmaStoreCommitOp, args: PythonValues
+    ) -> PythonValues:
+        chunk = self.in_kernel(interpreter)
+        chunk.tma_store_groups()[chunk.mask] += 1
+        return ()
+
+    @impl(kernel.TmaStoreWaitOp)
+    def run_tma_store_wait(
+        self, interpreter: Interpreter, op: kernel.TmaStoreWaitOp, args: PythonValues
+    ) -> PythonValues:
+        # The box is in the tensor from the store on: with `read` or without, the wait ends
+        # the reads of the groups it leaves behind.
+        chunk = self.in_kernel(interpreter)
+        committed = chunk.tma_store_groups()
+        still_in_flight = []
+        for reads in chunk.tma_store_in_flight:
+            thread = reads.thread
+            if chunk.mask[thread] and reads.group < committed[thread] - op.pending_groups:
+                np.subtract.at(reads.buffer.tma_store_readers(), reads.target, 1)
+            else:
+                still_in_flight.append(reads)
+        chunk.tma_store_in_flight = still_in_flight
+        return ()
+
     def check_tma_landing(
         self,
         chunk: Chunk,
@@ -1542,14 +1685,19 @@ class SimtFunctions(InterpreterFunctions):
         states: MbarrierStates,
         block: int,
     ) -> None:
-        """A TMA copy may overwrite only what no copy or wgmma in flight touches and what an
-        earlier TMA copy delivered once a thread has waited for it."""
+        """A TMA copy may overwrite only what no copy, wgmma or TMA store in flight touches and
+        what an earlier TMA copy delivered once a thread has waited for it."""
         self.check_no_copy_in_flight(who, buffer, target, "overwrites")
-        if buffer.wgmma_reads is not None and (buffer.wgmma_reads[target] > 0).any():
-            element = [int(i[np.flatnonzero(buffer.wgmma_reads[target] > 0)[0]]) for i in target]
+        found = buffer.read_in_flight(target)
+        if found is not None:
+            read, reader, wait = found
+            element = [int(i[np.flatnonzero(read)[0]]) for i in target]
+            # A wgmma in flight is a consumer's, which releases the stage with an arrival.
+            if reader == "kernel.wgmma":
+                wait = "mbarrier wait on the consumer's release"
             raise InterpretationError(
-                f"{who} overwrites shared element {element[1:]}, which a kernel.wgmma still in "
-                f"flight reads (a missing mbarrier wait on the consumer's release?)"
+                f"{who} overwrites shared element {element[1:]}, which a {reader} still in "
+                f"flight reads (a missing {wait}?)"
             )
         if buffer.delivered_by is None:
             return
@@ -1939,7 +2087,7 @@ class SimtFunctions(InterpreterFunctions):
                 stored = value[-1]
             if isinstance(buffer, Banked):
                 self.check_not_in_flight(chunk, buffer, target, active, "stores to")
-                self.check_not_read_by_wgmma(chunk, buffer, target, active)
+                self.check_not_read_in_flight(chunk, buffer, target, active)
             self.check_write(chunk, op, buffer, target, active, stored)
             data[target] = stored
             if isinstance(buffer, Banked) and buffer.delivered_by is not None:
@@ -1997,21 +2145,20 @@ class SimtFunctions(InterpreterFunctions):
             )
 
     @staticmethod
-    def check_not_read_by_wgmma(
+    def check_not_read_in_flight(
         chunk: Chunk,
         buffer: Banked,
         target: tuple[np.ndarray, ...],
         active: np.ndarray | None,
     ) -> None:
-        """No thread stores to an element that a wgmma in flight reads."""
-        if buffer.wgmma_reads is None:
-            return
-        read = np.broadcast_to(buffer.wgmma_reads[target] > 0, target[0].shape)
-        if read.any():
+        """No thread stores to an element that a wgmma or a TMA store in flight reads."""
+        found = buffer.read_in_flight(target)
+        if found is not None:
+            read, reader, wait = found
             _, thread, element = _first_offender(read, active, target)
             raise InterpretationError(
                 f"{chunk.describe(thread)} stores to shared element {element}, which a "
-                f"kernel.wgmma still in flight reads (a missing kernel.wgmma_wait?)"
+                f"{reader} still in flight reads (a missing {wait}?)"
             )
 
     @staticmethod
@@ -2192,19 +2339,41 @@ def wgmma_accumulator_layout(n: int) -> tuple[np.ndarray, np.ndarray]:
     return rows, columns
 
 
+def _box_window(
+    shape: Sequence[int], corner: Sequence[int], box: Sequence[int]
+) -> tuple[tuple[slice, ...], tuple[slice, ...]] | None:
+    """The part of the box of `box` elements from `corner` on that lies inside a tensor of
+    `shape`: its slices of the tensor and of the box; None where none does."""
+    inside, placed = [], []
+    for start, extent, size in zip(corner, box, shape):
+        low, high = max(start, 0), min(start + extent, size)
+        if low >= high:
+            return None
+        inside.append(slice(low, high))
+        placed.append(slice(low - start, high - start))
+    return tuple(inside), tuple(placed)
+
+
 def _read_box(tensor: np.ndarray, corner: Sequence[int], box: Sequence[int]) -> np.ndarray:
     """The box of `box` elements of `tensor` from `corner` on, zeros outside the tensor,
     flattened row-major."""
     values = np.zeros(box, tensor.dtype)
-    inside, placed = [], []
-    for start, extent, size in zip(corner, box, tensor.shape):
-        low, high = max(start, 0), min(start + extent, size)
-        if low >= high:
-            return values.reshape(-1)
-        inside.append(slice(low, high))
-        placed.append(slice(low - start, high - start))
-    values[tuple(placed)] = tensor[tuple(inside)]
+    window = _box_window(tensor.shape, corner, box)
+    if window is not None:
+        inside, placed = window
+        values[placed] = tensor[inside]
     return values.reshape(-1)
+
+
+def _write_box(
+    tensor: np.ndarray, corner: Sequence[int], box: Sequence[int], values: np.ndarray
+) -> None:
+    """Writes `values`, the box of `box` elements from `corner` on flattened row-major, into
+    `tensor`, leaving out the elements outside it."""
+    window = _box_window(tensor.shape, corner, box)
+    if window is not None:
+        inside, placed = window
+        tensor[inside] = values.reshape(box)[placed]
 
 
 def round_to_tf32(values: np.ndarray) -> np.ndarray:

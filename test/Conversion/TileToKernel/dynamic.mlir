@@ -147,17 +147,19 @@ builtin.module attributes {emmy.dynamic_size = {symbol = "s0", min = 1 : i64, ma
 
 // On wgmma, the persistent blocks count their tiles from the size (ceil(size / 128) M tiles
 // of the 2 N tiles); the tensor maps come before the size, which stays the last argument,
-// and the launch passes the operands again for them before it. It runs 2 blocks per 128
+// and the launch passes the operands and the output again for them before it (the output's
+// map is encoded at launch, with the run-time rows). It runs 2 blocks per 128
 // rows, at most the grid's 8 (`sized [2, 128, 1]`).
 
 // CHECK-LABEL: kernel.func @k_wide(
-// CHECK-SAME:    %[[OUT:[a-z0-9_]+]]: memref<?x256xbf16>, %[[AMAP:[a-z0-9_]+]]: !kernel.tensor_map<memref<?x64xbf16>, box [128, 64], swizzle 128>, %[[BMAP:[a-z0-9_]+]]: !kernel.tensor_map<memref<256x64xbf16>, box [128, 64], swizzle 128>, %[[S:[a-z0-9_]+]]: index) block [384, 1, 1] {
+// CHECK-SAME:    %[[OUT:[a-z0-9_]+]]: memref<?x256xbf16>, %[[AMAP:[a-z0-9_]+]]: !kernel.tensor_map<memref<?x64xbf16>, box [128, 64], swizzle 128>, %[[BMAP:[a-z0-9_]+]]: !kernel.tensor_map<memref<256x64xbf16>, box [128, 64], swizzle 128>, %[[OUTMAP:[a-z0-9_]+]]: !kernel.tensor_map<memref<?x256xbf16>, box [64, 64], swizzle 128>, %[[S:[a-z0-9_]+]]: index) block [384, 1, 1] {
 // CHECK:         %[[UP:.*]] = arith.addi %[[S]], %c127 : index
 // CHECK-NEXT:    %[[TILES_M:.*]] = arith.divui %[[UP]], %c128 : index
 // CHECK-NEXT:    %[[PER_BATCH:.*]] = arith.muli %[[TILES_M]], %c2 : index
 // CHECK:         scf.for %{{.*}} = %{{.*}} to %[[PER_BATCH]] step %{{.*}} {
 // CHECK:           kernel.tma_load %[[AMAP]]
-// CHECK:       kernel.launch @k_wide(%[[W:.*]], %[[XH:.*]], %{{.*}}, %[[XH]], %[[W]], %s0) grid [8, 1, 1] sized [2, 128, 1] block [384, 1, 1] smem 131072
+// CHECK:           kernel.tma_store %[[OUTMAP]]
+// CHECK:       kernel.launch @k_wide(%[[W:.*]], %[[XH:.*]], %[[Y:.*]], %[[XH]], %[[W]], %[[Y]], %s0) grid [8, 1, 1] sized [2, 128, 1] block [384, 1, 1] smem 163840
 
 builtin.module attributes {emmy.dynamic_size = {symbol = "s0", min = 1 : i64, max = 512 : i64}} {
   tile.kernel @k_wide(%w: memref<256x64xbf16>, %x: memref<?x64xbf16>, %out: memref<?x256xbf16>, %s0: index) grid [8, 1, 1] block [384, 1, 1] attributes {tile.schedule = #tile.schedule<block [384, 1, 1], loops [], tile [128, 128, 64], atom wgmma m64n128k16, warps [8, 1], pipeline 4, warp_roles ["producer", "consumer", "consumer"]>} {

@@ -39,7 +39,7 @@ tile.kernel @gate_up(%x: memref<64x64xbf16>, %wg: memref<32x64xbf16>, %wu: memre
 // the up's of the same output column, of its accumulator.
 
 // CHECK-LABEL: kernel.func @gate_up_wgmma(
-// CHECK-SAME:    %a_map: !kernel.tensor_map<memref<256x128xbf16>, box [128, 64], swizzle 128>, %b0_map: !kernel.tensor_map<memref<512x128xbf16>, box [128, 64], swizzle 128>, %b1_map: !kernel.tensor_map<memref<512x128xbf16>, box [128, 64], swizzle 128>)
+// CHECK-SAME:    %a_map: !kernel.tensor_map<memref<256x128xbf16>, box [128, 64], swizzle 128>, %b0_map: !kernel.tensor_map<memref<512x128xbf16>, box [128, 64], swizzle 128>, %b1_map: !kernel.tensor_map<memref<512x128xbf16>, box [128, 64], swizzle 128>, %out_map: !kernel.tensor_map<memref<256x512xbf16>, box [64, 64], swizzle 128>)
 // CHECK:         kernel.mbarrier_arrive_expect_tx %full[%[[S:.*]]], bytes 49152
 // CHECK-NEXT:    %{{.*}} = arith.muli
 // CHECK-NEXT:    kernel.tma_load %a_map[%{{.*}}, %[[K:.*]]], %a_tiles[%[[S]], %c0, %c0], %full[%[[S]]]
@@ -49,6 +49,10 @@ tile.kernel @gate_up(%x: memref<64x64xbf16>, %wg: memref<32x64xbf16>, %wu: memre
 // CHECK:         %[[G:.*]] = vector.extract %[[ACC:.*]][0] : f32 from vector<128xf32>
 // CHECK-NEXT:    %[[U:.*]] = vector.extract %[[ACC]][64] : f32 from vector<128xf32>
 // CHECK:         %p = arith.mulf %[[G]], %[[U]] : f32
+// CHECK:         kernel.vector_store %{{.*}}, %out_panels
+// CHECK:         kernel.tma_store %out_map
+// CHECK:         kernel.vector_store %{{.*}}, %out_panels
+// CHECK:         kernel.tma_store %out_map
 
 tile.kernel @gate_up_wgmma(%x: memref<256x128xbf16>, %wg: memref<512x128xbf16>, %wu: memref<512x128xbf16>, %y: memref<256x512xbf16>) grid [8, 1, 1] block [384, 1, 1] attributes {tile.schedule = #tile.schedule<block [384, 1, 1], loops [], tile [128, 256, 64], atom wgmma m64n256k16, warps [8, 1], pipeline 4, warp_roles ["producer", "consumer", "consumer"]>} {
   tile.gemm %x[m, k] * (%wg, %wu)[n, k] : memref<256x128xbf16>, memref<512x128xbf16>, memref<512x128xbf16> -> f32 atom wgmma m64n256k16 tile [128, 256, 64] warps [8, 1] pipeline 4 epilogue(%m, %n, %gate, %up) {

@@ -2,7 +2,7 @@
 
 // `cluster 2`: the persistent blocks run in clusters of 2 (block x of rank x % 2), which take
 // 2 M tiles of one N column at a time (3 M tiles of 128 rows: the second cluster row's second
-// tile is past M, computes zeros and stores nothing; 2 N tiles: 4 clusters, 8 blocks). Each block copies its own A box and half
+// tile is past M, computes zeros and its TMA stores write nothing; 2 N tiles: 4 clusters, 8 blocks). Each block copies its own A box and half
 // of the B box's rows (the map's box is 64 of the tile's 128 rows), multicast to both blocks
 // (mask 3); the full barrier expects the whole stage. Thread r of each consumer warp group
 // releases a stage on the empty barriers of both blocks, which expect 2 x 2 arrivals. A cluster
@@ -10,7 +10,7 @@
 // the releases of its last 3 slices, the other block's consumers' arrivals on its barriers.
 // The launch is `persistent`: the runtime runs no more clusters than fit on the GPU at once.
 
-// CHECK-LABEL: kernel.func @gemm(%a: memref<300x136xbf16>, %b: memref<200x136xbf16>, %y: memref<300x200xf32>, %a_map: !kernel.tensor_map<memref<300x136xbf16>, box [128, 64], swizzle 128>, %b_map: !kernel.tensor_map<memref<200x136xbf16>, box [64, 64], swizzle 128>) block [384, 1, 1] cluster 2 {
+// CHECK-LABEL: kernel.func @gemm(%a: memref<300x136xbf16>, %b: memref<200x136xbf16>, %y: memref<300x200xf32>, %a_map: !kernel.tensor_map<memref<300x136xbf16>, box [128, 64], swizzle 128>, %b_map: !kernel.tensor_map<memref<200x136xbf16>, box [64, 64], swizzle 128>, %out_map: !kernel.tensor_map<memref<300x200xf32>, box [64, 32], swizzle 128>) block [384, 1, 1] cluster 2 {
 // CHECK:         %bx = kernel.block_id x
 // CHECK:         %[[RANK:.*]] = arith.remui %bx, %c2 : index
 // CHECK:           kernel.mbarrier_init %empty[%c0], arrivals 4
@@ -32,7 +32,7 @@
 // CHECK-NEXT:            kernel.mbarrier_arrive %empty[%{{.*}}] rank %c1 : !kernel.mbarrier<3>
 // CHECK-NOT:     kernel.cluster_barrier
 // CHECK:       func.func @forward
-// CHECK:         kernel.launch @gemm(%a, %b, %y, %a, %b) grid [8, 1, 1] block [384, 1, 1] smem 98304 persistent
+// CHECK:         kernel.launch @gemm(%a, %b, %y, %a, %b, %y) grid [8, 1, 1] block [384, 1, 1] smem 163840 persistent
 tile.kernel @gemm(%a: memref<300x136xbf16>, %b: memref<200x136xbf16>, %y: memref<300x200xf32>) grid [8, 1, 1] block [384, 1, 1] {
   tile.gemm %a[m, k] * %b[n, k] : memref<300x136xbf16>, memref<200x136xbf16> -> f32 atom wgmma m64n128k16 tile [128, 128, 64] warps [8, 1] pipeline 3 cluster 2 epilogue(%m, %n, %acc) {
     memref.store %acc, %y[%m, %n] : memref<300x200xf32>

@@ -1389,6 +1389,101 @@ kernel.func @multicast_negative_mask(%m: !kernel.tensor_map<memref<256x64xbf16>,
 
 // -----
 
+kernel.func @tma_store_coordinates(%m: !kernel.tensor_map<memref<256x64xbf16>, box [64, 64], swizzle 128>) block [32, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %s = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<64x64xbf16, 3 : i32>
+  // expected-error @+1 {{a kernel.tma_store addresses its rank-2 tensor memref<256x64xbf16> with 2 coordinates, got 1}}
+  kernel.tma_store %m[%c0], %s[%c0, %c0] : !kernel.tensor_map<memref<256x64xbf16>, box [64, 64], swizzle 128>, memref<64x64xbf16, 3 : i32>
+}
+
+// -----
+
+kernel.func @tma_store_element(%m: !kernel.tensor_map<memref<256x64xbf16>, box [64, 64], swizzle 128>) block [32, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %s = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<64x64xf16, 3 : i32>
+  // expected-error @+1 {{a kernel.tma_store copies bf16 elements of memref<256x64xbf16> from a buffer of the same, got memref<64x64xf16, 3 : i32>}}
+  kernel.tma_store %m[%c0, %c0], %s[%c0, %c0] : !kernel.tensor_map<memref<256x64xbf16>, box [64, 64], swizzle 128>, memref<64x64xf16, 3 : i32>
+}
+
+// -----
+
+kernel.func @tma_store_global(%m: !kernel.tensor_map<memref<256x64xbf16>, box [64, 64], swizzle 128>, %x: memref<64x64xbf16>) block [32, 1, 1] {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{a kernel.tma_store source is shared memory, which is memory space 3 (memref<..., 3 : i32>), but its type is memref<64x64xbf16>}}
+  kernel.tma_store %m[%c0, %c0], %x[%c0, %c0] : !kernel.tensor_map<memref<256x64xbf16>, box [64, 64], swizzle 128>, memref<64x64xbf16>
+}
+
+// -----
+
+kernel.func @tma_store_swizzle(%m: !kernel.tensor_map<memref<256x64xbf16>, box [64, 64], swizzle 128>) block [32, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %s = kernel.shared_alloc : memref<64x64xbf16, 3 : i32>
+  // expected-error @+1 {{a kernel.tma_store reads its box with the map's swizzle 128, but its source has no swizzle}}
+  kernel.tma_store %m[%c0, %c0], %s[%c0, %c0] : !kernel.tensor_map<memref<256x64xbf16>, box [64, 64], swizzle 128>, memref<64x64xbf16, 3 : i32>
+}
+
+// -----
+
+kernel.func @tma_store_unaligned(%m: !kernel.tensor_map<memref<256x64xbf16>, box [64, 64], swizzle 0>) block [32, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %s = kernel.shared_alloc : memref<64x64xbf16, 3 : i32>
+  // expected-error @+1 {{a kernel.tma_store source starts on a 128-byte boundary: a swizzled buffer, or a kernel.dynamic_shared view at a multiple of 128}}
+  kernel.tma_store %m[%c0, %c0], %s[%c0, %c0] : !kernel.tensor_map<memref<256x64xbf16>, box [64, 64], swizzle 0>, memref<64x64xbf16, 3 : i32>
+}
+
+// -----
+
+kernel.func @tma_store_misaligned(%m: !kernel.tensor_map<memref<256x64xbf16>, box [8, 64], swizzle 128>) block [32, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %s = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<64x64xbf16, 3 : i32>
+  // expected-error @+1 {{a kernel.tma_store reads from byte 512 of its source, which must be a multiple of 1024}}
+  kernel.tma_store %m[%c0, %c0], %s[%c4, %c0] : !kernel.tensor_map<memref<256x64xbf16>, box [8, 64], swizzle 128>, memref<64x64xbf16, 3 : i32>
+}
+
+// -----
+
+kernel.func @tma_store_overrun(%m: !kernel.tensor_map<memref<256x64xbf16>, box [64, 64], swizzle 128>) block [32, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %s = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<64x64xbf16, 3 : i32>
+  // expected-error @+1 {{a kernel.tma_store's box of 4096 elements from element 512 overruns its source memref<64x64xbf16, 3 : i32>}}
+  kernel.tma_store %m[%c0, %c0], %s[%c8, %c0] : !kernel.tensor_map<memref<256x64xbf16>, box [64, 64], swizzle 128>, memref<64x64xbf16, 3 : i32>
+}
+
+// -----
+
+kernel.func @tma_store_wait_too_many() block [32, 1, 1] {
+  // expected-error @+1 {{a kernel.tma_store_wait leaves 0 to 63 groups pending, got 64}}
+  kernel.tma_store_wait 64 read
+}
+
+// -----
+
+kernel.func @tma_store_wait_negative() block [32, 1, 1] {
+  // expected-error @+1 {{a kernel.tma_store_wait leaves 0 to 63 groups pending, got -1}}
+  kernel.tma_store_wait -1
+}
+
+// -----
+
+func.func @tma_store_commit_on_the_host() {
+  // expected-error @+1 {{'kernel.tma_store_commit' must be nested in a kernel.func}}
+  kernel.tma_store_commit
+  func.return
+}
+
+// -----
+
+builtin.module attributes {kernel.target = #kernel.target<"sm_80">} {
+  kernel.func @tma_store_on_ampere() block [32, 1, 1] {
+    // expected-error @+1 {{'kernel.tma_store_commit' needs TMA (sm_90a), which the module's target sm_80 (A100) does not have}}
+    kernel.tma_store_commit
+  }
+}
+
+// -----
+
 kernel.func @remote_arrive_without_cluster() block [32, 1, 1] {
   %c0 = arith.constant 0 : index
   %rank = arith.constant 0 : index

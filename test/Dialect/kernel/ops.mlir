@@ -408,6 +408,37 @@ func.func @launch_hopper(%x: memref<256x128xbf16>) {
   func.return
 }
 
+// TMA stores of a staging buffer into a tensor, in bulk-async groups that the thread
+// commits and waits for (until their reads of shared memory are done, with `read`).
+// CHECK-LABEL: kernel.func @k_tma_store(%map: !kernel.tensor_map<memref<256x128xbf16>, box [64, 64], swizzle 128>) block [128, 1, 1] {
+// CHECK-NEXT:    %c0 = arith.constant 0 : index
+// CHECK-NEXT:    %c1 = arith.constant 1 : index
+// CHECK-NEXT:    %c64 = arith.constant 64 : index
+// CHECK-NEXT:    %out = kernel.dynamic_shared offset 0 {layout = #kernel.swizzle<128>} : memref<2x64x64xbf16, 3 : i32>
+// CHECK-NEXT:    kernel.fence_proxy_async
+// CHECK-NEXT:    kernel.tma_store %map[%c64, %c0], %out[%c1, %c0, %c0] : !kernel.tensor_map<memref<256x128xbf16>, box [64, 64], swizzle 128>, memref<2x64x64xbf16, 3 : i32>
+// CHECK-NEXT:    kernel.tma_store %map[%c0, %c64], %out[%c0, %c0, %c0] {tag} : !kernel.tensor_map<memref<256x128xbf16>, box [64, 64], swizzle 128>, memref<2x64x64xbf16, 3 : i32>
+// CHECK-NEXT:    kernel.tma_store_commit
+// CHECK-NEXT:    kernel.tma_store_commit {tag}
+// CHECK-NEXT:    kernel.tma_store_wait 1 read
+// CHECK-NEXT:    kernel.tma_store_wait 0
+// CHECK-NEXT:    kernel.tma_store_wait 63 read {tag}
+// CHECK-NEXT:  }
+kernel.func @k_tma_store(%map: !kernel.tensor_map<memref<256x128xbf16>, box [64, 64], swizzle 128>) block [128, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %out = kernel.dynamic_shared offset 0 {layout = #kernel.swizzle<128>} : memref<2x64x64xbf16, 3 : i32>
+  kernel.fence_proxy_async
+  kernel.tma_store %map[%c64, %c0], %out[%c1, %c0, %c0] : !kernel.tensor_map<memref<256x128xbf16>, box [64, 64], swizzle 128>, memref<2x64x64xbf16, 3 : i32>
+  kernel.tma_store %map[%c0, %c64], %out[%c0, %c0, %c0] {tag} : !kernel.tensor_map<memref<256x128xbf16>, box [64, 64], swizzle 128>, memref<2x64x64xbf16, 3 : i32>
+  kernel.tma_store_commit
+  kernel.tma_store_commit {tag}
+  kernel.tma_store_wait 1 read
+  kernel.tma_store_wait 0
+  kernel.tma_store_wait 63 read {tag}
+}
+
 // A wgmma with A in registers (P of attention's P V), B an MN-major panel.
 // CHECK-LABEL: kernel.func @k_wgmma_a_registers(%xx: bf16) block [128, 1, 1] {
 // CHECK-NEXT:    %frag = vector.broadcast %xx : bf16 to vector<8xbf16>
