@@ -295,6 +295,8 @@ EMULATED = {
         for name, atom, shape in (
             ("128x64x192-ring-wraps", "wgmma m64n64k16", dict(m=128, n=64, k=192, pipeline=2)),
             ("tails-150x72x136", "wgmma m64n64k16", dict(m=150, n=72, k=136, pipeline=2)),
+            # Rows of 70 f32 (280 bytes) are no multiple of TMA's 16: stored from registers.
+            ("registers-tails-100x70x80", "wgmma m64n64k16", dict(m=100, n=70, k=80, pipeline=2)),
             (
                 "raster-3-of-4-rows-of-tiles",
                 "wgmma m64n64k16",
@@ -485,6 +487,44 @@ def test_a_wrong_wait_count_is_a_race_the_emulator_reports():
     gemm = Gemm(32, 32, 64, tile=(32, 32, 16))
     text = str(lowered(gemm)).replace("kernel.cp_async_wait 1", "kernel.cp_async_wait 2")
     with pytest.raises(ExecutionError, match=r"which a cp.async still in flight writes"):
+        run_module(parse(text), [as_numpy(x) for x in gemm.inputs()])
+
+
+@pytest.mark.parametrize(
+    "name, staged",
+    [
+        ("wgmma-tails-150x72x136", True),
+        ("wgmma-batched-shared-weight-bias-gelu", True),
+        ("wgmma-kn-cluster-2-batched-tails", True),
+        ("wgmma-registers-tails-100x70x80", False),
+    ],
+)
+def test_wgmma_output_goes_through_shared_memory_and_tma_where_it_can(name: str, staged: bool):
+    """A wgmma gemm stores its output a panel at a time with TMA (which clips the tails),
+    except where TMA cannot address the output's rows: each thread then stores its own."""
+    text = str(lowered(EMULATED[name]))
+    assert ("kernel.tma_store %out_map" in text) == staged
+    assert ("kernel.tma_store_wait 0" in text) == staged
+    assert ("kernel.vector_store" in text and "%out_panels" not in text) == (not staged)
+
+
+def test_a_wgmma_output_panel_rewritten_before_its_store_read_it_is_an_error():
+    """The group's thread waits until the TMA stores that read a staging slot are done
+    reading it before the group writes the slot again."""
+    gemm = EMULATED["wgmma-tails-150x72x136"]
+    # One persistent block takes all 4 tiles, each of 2 panels a group, in its 2 slots.
+    text = str(lowered(gemm)).replace("grid [4, 1, 1]", "grid [1, 1, 1]")
+    run_module(parse(text), [as_numpy(x) for x in gemm.inputs()])
+    text = text.replace("kernel.tma_store_wait 1 read", "kernel.tma_store_wait 2 read")
+    with pytest.raises(ExecutionError, match=r"kernel.tma_store still in flight reads"):
+        run_module(parse(text), [as_numpy(x) for x in gemm.inputs()])
+
+
+def test_a_wgmma_kernel_that_ends_before_its_output_stores_is_an_error():
+    """The block's shared memory ends with it: its last TMA stores are waited for."""
+    gemm = EMULATED["wgmma-tails-150x72x136"]
+    text = str(lowered(gemm)).replace("kernel.tma_store_wait 0\n", "kernel.tma_store_wait 1\n")
+    with pytest.raises(ExecutionError, match=r"ends with kernel.tma_store in flight"):
         run_module(parse(text), [as_numpy(x) for x in gemm.inputs()])
 
 
