@@ -84,7 +84,15 @@ from dataclasses import dataclass
 
 from xdsl.dialects import arith, memref, scf
 from xdsl.dialects import vector as vector_dialect
-from xdsl.dialects.builtin import DYNAMIC_INDEX, FloatAttr, IndexType, MemRefType, VectorType, f32
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    VectorType,
+    f32,
+)
 from xdsl.ir import Block, BlockArgument, Region, SSAValue
 
 from emmy.dialects import kernel, tile
@@ -125,16 +133,49 @@ class StagedOutput:
 
     buffer: SSAValue
     """The tile.kernel's output buffer, which the epilogue's store writes."""
+    dims: tuple[int | None, ...]
+    """The iteration dimension of each of the output's (`_output_dims`)."""
     rows: int
     panel: int
     slots: int
 
 
+def _output_dims(store: memref.StoreOp, gemm: tile.GemmOp) -> tuple[int | None, ...] | None:
+    """For each dimension of the output the epilogue's `store` writes, the iteration
+    dimension (batch, m or n) that indexes it, or None for a dimension of one indexed at 0
+    (an `nn.Linear` of a [1, S, D] input writes [1, S, N] at (0, m, n)): where the store
+    writes each element at its own (batch, m, n) in that order, n along the last
+    dimension; else None."""
+    body = gemm.epilogue.block
+    places = {arg: dim for dim, arg in enumerate(body.args[: gemm.batch_rank + 2])}
+    shape = store.memref.type.get_shape()
+    dims: list[int | None] = []
+    for index, size in zip(store.indices, shape):
+        owner = index.owner
+        if index in places:
+            dims.append(places[index])
+        elif size == 1 and isinstance(owner, arith.ConstantOp):
+            if not (isinstance(owner.value, IntegerAttr) and owner.value.value.data == 0):
+                return None
+            dims.append(None)
+        else:
+            return None
+    # Every batch dimension of more than one, m and n, in their order; a batch dimension of
+    # one may be indexed at 0 instead (its index is 0 at every element).
+    present = [d for d in dims if d is not None]
+    sizes = gemm.sizes()
+    needed = [d for d in places.values() if d >= gemm.batch_rank or sizes[d] != 1]
+    if present != sorted(set(present)) or not set(needed) <= set(present):
+        return None
+    return tuple(dims) if dims[-1] == gemm.batch_rank + 1 else None
+
+
 def staged_output(gemm: tile.GemmOp, target: GpuTarget) -> StagedOutput | None:
     """The `StagedOutput` of a wgmma gemm whose epilogue ends in its one store, of each
-    output element at its own (batch, m, n) of a kernel argument (bf16, f16 or f32, rows of
-    a multiple of 16 bytes, as TMA needs), where shared memory beside the stages holds a
-    panel for each consumer warp group; else None (the epilogue stores from registers)."""
+    output element at its own (batch, m, n) of a kernel argument (`_output_dims`; bf16, f16
+    or f32, rows of a multiple of 16 bytes, as TMA needs), where shared memory beside the
+    stages holds a panel for each consumer warp group; else None (the epilogue stores from
+    registers)."""
     body = gemm.epilogue.block
     ops = [op for op in body.ops if not isinstance(op, tile.YieldOp)]
     stores = [op for op in ops if isinstance(op, memref.StoreOp)]
@@ -143,8 +184,8 @@ def staged_output(gemm: tile.GemmOp, target: GpuTarget) -> StagedOutput | None:
     (store,) = stores
     output = store.memref
     output_type = output.type
-    places = body.args[: gemm.batch_rank + 2]
-    if list(store.indices) != list(places) or not isinstance(output, BlockArgument):
+    dims = _output_dims(store, gemm)
+    if not isinstance(output, BlockArgument) or dims is None:
         return None
     if not isinstance(output.block.parent_op(), tile.KernelOp):
         return None
@@ -171,7 +212,7 @@ def staged_output(gemm: tile.GemmOp, target: GpuTarget) -> StagedOutput | None:
     # The slots take the panels of a tile in turn, each panel the same slot in every tile.
     panels = columns // panel
     slots = max((s for s in range(1, panels + 1) if panels % s == 0 and s <= fit), default=0)
-    return StagedOutput(output, rows, panel, slots) if slots else None
+    return StagedOutput(output, dims, rows, panel, slots) if slots else None
 
 
 class _WgmmaGemmBuilder(GemmEmitter):
@@ -629,8 +670,8 @@ class _WgmmaGemmBuilder(GemmEmitter):
                     self.n_dim: self.add(first_column, panel * staged.panel),
                 }
                 coordinates = [
-                    self.index(batch[d] if d < self.batch_rank else starts[d])
-                    for d in range(self.batch_rank + 2)
+                    self.index(0 if d is None else batch[d] if d < self.batch_rank else starts[d])
+                    for d in staged.dims
                 ]
                 at = [self.group, self.index(slot), self.index(0), self.index(0)]
                 self.add_op(kernel.TmaStoreOp(self.output_map, coordinates, self.staging, at))
@@ -662,7 +703,7 @@ def tensor_map_types(
     ]
     if staged is not None:
         panels = {batch_rank: staged.rows, batch_rank + 1: staged.panel}
-        operands.append((staged.buffer, tuple(range(batch_rank + 2)), panels))
+        operands.append((staged.buffer, staged.dims, panels))
     return [
         kernel.TensorMapType(operand.type, [box.get(d, 1) for d in dims], kernel.WGMMA_ROW_BYTES)
         for operand, dims, box in operands

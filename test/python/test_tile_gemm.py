@@ -32,7 +32,7 @@ from xdsl.parser import Parser
 
 from emmy.dialects import make_context
 from emmy.passes.lower_tile_to_kernel import LowerTileToKernelPass
-from emmy.tools.bench.differential import check_levels
+from emmy.tools.bench.differential import check_levels, lower
 from emmy.tools.cuda.target import print_cuda
 from emmy.tools.frontend.program import load_program
 from emmy.tools.interpreter.run import ExecutionError, run_module
@@ -506,6 +506,30 @@ def test_wgmma_output_goes_through_shared_memory_and_tma_where_it_can(name: str,
     assert ("kernel.tma_store %out_map" in text) == staged
     assert ("kernel.tma_store_wait 0" in text) == staged
     assert ("kernel.vector_store" in text and "%out_panels" not in text) == (not staged)
+
+
+def test_a_linear_of_one_sequence_stores_its_output_through_tma():
+    """`nn.Linear` of a [1, S, D] input writes its [1, S, N] output at (0, m, n): through TMA
+    too, the output's map one deep along the leading 1; correct on the emulator, tails
+    included (150 rows, 72 columns)."""
+    program = load_program(
+        """
+class Project(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(64, 72)
+    def forward(self, x):
+        return self.linear(x)
+Project().to(torch.bfloat16)(torch.randn(1, 150, 64).to(torch.bfloat16))
+""",
+        "<source>",
+    )
+    torch_ir = program.to_torch_ir()
+    text = str(lower(torch_ir, "kernel"))
+    assert "!kernel.tensor_map<memref<1x150x72xbf16>, box [1, 64, 64], swizzle 128>" in text
+    assert "kernel.tma_store %out_map[%c0, " in text
+    reports = check_levels(program, torch_ir, ("kernel",), seed=7)
+    assert all(r.passed for r in reports), [(r.max_abs_error, r.max_rel_error) for r in reports]
 
 
 def test_a_wgmma_output_panel_rewritten_before_its_store_read_it_is_an_error():
