@@ -79,8 +79,10 @@ mn_major`.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from xdsl.dialects import arith, memref, scf
 from xdsl.dialects import vector as vector_dialect
@@ -133,41 +135,73 @@ class StagedOutput:
 
     buffer: SSAValue
     """The tile.kernel's output buffer, which the epilogue's store writes."""
-    dims: tuple[int | None, ...]
-    """The iteration dimension of each of the output's (`_output_dims`)."""
+    dims: tuple[OutputDim, ...]
+    """How the store indexes each dimension of the output (`_output_dims`)."""
     rows: int
     panel: int
     slots: int
 
 
-def _output_dims(store: memref.StoreOp, gemm: tile.GemmOp) -> tuple[int | None, ...] | None:
-    """For each dimension of the output the epilogue's `store` writes, the iteration
-    dimension (batch, m or n) that indexes it, or None for a dimension of one indexed at 0
-    (an `nn.Linear` of a [1, S, D] input writes [1, S, N] at (0, m, n)): where the store
-    writes each element at its own (batch, m, n) in that order, n along the last
-    dimension; else None."""
+class OutputDim(NamedTuple):
+    """How the epilogue's store indexes a dimension of the output: by iteration dimension
+    `dim` (batch, m or n; None: a dimension of one, at 0), divided by `divisor` and, with a
+    `modulus`, taken modulo it (n / D and n % D address the heads of a [B, H, S, D] output)."""
+
+    dim: int | None
+    divisor: int = 1
+    modulus: int = 0
+
+
+def _constant(value: SSAValue) -> int | None:
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    return None
+
+
+def _output_dims(store: memref.StoreOp, gemm: tile.GemmOp) -> tuple[OutputDim, ...] | None:
+    """How the epilogue's `store` indexes each dimension of its output, where a panel of
+    its 128-byte rows (a warp group's rows by 128 bytes of consecutive columns) is one TMA
+    box: each batch dimension of more than one, m and n index their own dimensions, whose
+    extents they span, n the last; or n / D and n % D (D a multiple of the panel's columns,
+    n % D the last) a [.., N / D, .., D] pair; a batch dimension of one, or any other of
+    one, may be indexed at 0. Else None."""
     body = gemm.epilogue.block
     places = {arg: dim for dim, arg in enumerate(body.args[: gemm.batch_rank + 2])}
-    shape = store.memref.type.get_shape()
-    dims: list[int | None] = []
-    for index, size in zip(store.indices, shape):
+    output_type = store.memref.type
+    assert isinstance(output_type, MemRefType)
+    panel = kernel.WGMMA_ROW_BYTES // kernel.element_bytes(output_type.get_element_type())
+    sizes = gemm.sizes()
+    n = gemm.batch_rank + 1
+    dims: list[OutputDim] = []
+    for index, extent in zip(store.indices, output_type.get_shape()):
         owner = index.owner
-        if index in places:
-            dims.append(places[index])
-        elif size == 1 and isinstance(owner, arith.ConstantOp):
-            if not (isinstance(owner.value, IntegerAttr) and owner.value.value.data == 0):
-                return None
-            dims.append(None)
+        operands = getattr(owner, "operands", ())
+        divisor = _constant(operands[1]) if len(operands) == 2 else None
+        if index in places and extent == sizes[places[index]]:
+            dims.append(OutputDim(places[index]))
+        elif extent == 1 and _constant(index) == 0:
+            dims.append(OutputDim(None))
+        elif not (divisor and divisor % panel == 0 and operands[0] is body.args[n]):
+            return None
+        elif isinstance(owner, arith.DivUIOp) and extent * divisor == sizes[n]:
+            dims.append(OutputDim(n, divisor))
+        elif isinstance(owner, arith.RemUIOp) and extent == divisor:
+            dims.append(OutputDim(n, 1, divisor))
         else:
             return None
-    # Every batch dimension of more than one, m and n, in their order; a batch dimension of
-    # one may be indexed at 0 instead (its index is 0 at every element).
-    present = [d for d in dims if d is not None]
-    sizes = gemm.sizes()
-    needed = [d for d in places.values() if d >= gemm.batch_rank or sizes[d] != 1]
-    if present != sorted(set(present)) or not set(needed) <= set(present):
+    # n whole, or as the pair (n / D, n % D) of one D.
+    columns = sorted((d.divisor, d.modulus) for d in dims if d.dim == n)
+    pair = len(columns) == 2 and columns[0] == (1, columns[1][0]) and columns[1][1] == 0
+    if columns != [(1, 0)] and not pair:
         return None
-    return tuple(dims) if dims[-1] == gemm.batch_rank + 1 else None
+    used = Counter(d.dim for d in dims)
+    for dim in places.values():
+        wanted = len(columns) if dim == n else 1
+        dropped = dim < gemm.batch_rank and sizes[dim] == 1 and not used[dim]
+        if used[dim] != wanted and not dropped:
+            return None
+    return tuple(dims) if dims[-1].dim == n and dims[-1].divisor == 1 else None
 
 
 def staged_output(gemm: tile.GemmOp, target: GpuTarget) -> StagedOutput | None:
@@ -616,6 +650,18 @@ class _WgmmaGemmBuilder(GemmEmitter):
                     values = self.pair_values(accumulators, i, octet, half)
                     self.epilogue_pair(batch, row, column, values)
 
+    def output_coordinate(
+        self, output: OutputDim, batch: Sequence[Index], starts: dict[int, Index]
+    ) -> SSAValue:
+        """The TMA coordinate along an output dimension of a panel whose first element is at
+        batch point `batch`, row and column `starts`."""
+        if output.dim is None:
+            return self.index(0)
+        if output.dim < self.batch_rank:
+            return self.index(batch[output.dim])
+        position = self.div(starts[output.dim], output.divisor)
+        return self.index(self.rem(position, output.modulus) if output.modulus else position)
+
     def wait_for_stores(self, pending: int, read: bool = False) -> None:
         """Waits until at most `pending` of the thread's TMA stores run on (only reading
         shared memory, with `read`)."""
@@ -670,8 +716,7 @@ class _WgmmaGemmBuilder(GemmEmitter):
                     self.n_dim: self.add(first_column, panel * staged.panel),
                 }
                 coordinates = [
-                    self.index(0 if d is None else batch[d] if d < self.batch_rank else starts[d])
-                    for d in staged.dims
+                    self.output_coordinate(output, batch, starts) for output in staged.dims
                 ]
                 at = [self.group, self.index(slot), self.index(0), self.index(0)]
                 self.add_op(kernel.TmaStoreOp(self.output_map, coordinates, self.staging, at))
@@ -701,13 +746,16 @@ def tensor_map_types(
         (gemm.lhs, gemm.lhs_dims, extents),
         *((rhs, gemm.rhs_dims, rhs_extents) for rhs in gemm.rhs),
     ]
-    if staged is not None:
-        panels = {batch_rank: staged.rows, batch_rank + 1: staged.panel}
-        operands.append((staged.buffer, staged.dims, panels))
-    return [
+    boxes = [
         kernel.TensorMapType(operand.type, [box.get(d, 1) for d in dims], kernel.WGMMA_ROW_BYTES)
         for operand, dims, box in operands
     ]
+    if staged is not None:
+        # A warp group's rows along m, a panel along the last dimension (n or n % D).
+        *outer, _ = staged.dims
+        box = [staged.rows if d.dim == batch_rank else 1 for d in outer] + [staged.panel]
+        boxes.append(kernel.TensorMapType(staged.buffer.type, box, kernel.WGMMA_ROW_BYTES))
+    return boxes
 
 
 def lower_wgmma_gemm_kernel(

@@ -532,6 +532,29 @@ Project().to(torch.bfloat16)(torch.randn(1, 150, 64).to(torch.bfloat16))
     assert all(r.passed for r in reports), [(r.max_abs_error, r.max_rel_error) for r in reports]
 
 
+def test_a_projection_into_heads_stores_its_output_through_tma():
+    """A projection viewed as heads and transposed ([1, S, H * D] as [1, H, S, D], as
+    attention's q, k and v are) writes element (m, n) at (0, n / D, m, n % D): a panel of
+    64 columns lies in one head, so it goes through TMA as one box of [1, 1, 64, 64]."""
+    program = load_program(
+        """
+class Heads(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(64, 256, bias=False)
+    def forward(self, x):
+        return self.linear(x).view(1, 150, 2, 128).transpose(1, 2)
+Heads().to(torch.bfloat16)(torch.randn(1, 150, 64).to(torch.bfloat16))
+""",
+        "<source>",
+    )
+    torch_ir = program.to_torch_ir()
+    text = str(lower(torch_ir, "kernel"))
+    assert "!kernel.tensor_map<memref<1x2x150x128xbf16>, box [1, 1, 64, 64], swizzle 128>" in text
+    reports = check_levels(program, torch_ir, ("kernel",), seed=7)
+    assert all(r.passed for r in reports), [(r.max_abs_error, r.max_rel_error) for r in reports]
+
+
 def test_a_wgmma_output_panel_rewritten_before_its_store_read_it_is_an_error():
     """The group's thread waits until the TMA stores that read a staging slot are done
     reading it before the group writes the slot again."""

@@ -93,3 +93,22 @@ func.func @registers_forward(%a: memref<100x64xbf16>, %b: memref<70x64xbf16>) ->
   tile.launch @registers(%a, %b, %y) : memref<100x64xbf16>, memref<70x64xbf16>, memref<100x70xf32>
   func.return %y : memref<100x70xf32>
 }
+
+// An output of more rows than the product has (300 of 320) is stored from registers too:
+// TMA would write the last tile's rows past M, which the epilogue does not store.
+
+// CHECK-LABEL: kernel.func @longer(
+// CHECK-NOT:     kernel.tma_store
+// CHECK:         kernel.vector_store %{{.*}}, %y[%{{.*}}, %{{.*}}] : memref<320x200xf32>, vector<2xf32>
+// CHECK:       func.func @longer_forward
+tile.kernel @longer(%a: memref<300x64xbf16>, %b: memref<200x64xbf16>, %y: memref<320x200xf32>) grid [6, 1, 1] block [384, 1, 1] {
+  tile.gemm %a[m, k] * %b[n, k] : memref<300x64xbf16>, memref<200x64xbf16> -> f32 atom wgmma m64n128k16 tile [128, 128, 64] warps [8, 1] pipeline 3 epilogue(%m, %n, %acc) {
+    memref.store %acc, %y[%m, %n] : memref<320x200xf32>
+  }
+}
+
+func.func @longer_forward(%a: memref<300x64xbf16>, %b: memref<200x64xbf16>) -> memref<320x200xf32> {
+  %y = memref.alloc() : memref<320x200xf32>
+  tile.launch @longer(%a, %b, %y) : memref<300x64xbf16>, memref<200x64xbf16>, memref<320x200xf32>
+  func.return %y : memref<320x200xf32>
+}
