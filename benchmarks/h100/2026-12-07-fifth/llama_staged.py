@@ -1,37 +1,28 @@
+"""Which wgmma kernels of a Llama prefill layer (benchmarks/llama.py, one layer) store their
+output through TMA, compiled on the CPU."""
+
 import re
 import sys
 import time
+from dataclasses import replace
 
 import torch
 
 sys.path.insert(0, "benchmarks")
-from dataclasses import replace
+import llama  # noqa: E402
 
-import llama
+import emmy  # noqa: E402
 
-import emmy
-
-c = replace(llama.Config(), layers=1)
+config = replace(llama.Config(), layers=1)
 torch.manual_seed(0)
-model = llama.Llama(c).placed("cpu", torch.bfloat16).eval()
-prompt = torch.randint(0, c.vocab, (1, c.prefill))
-pos = torch.arange(c.prefill)
-t = time.time()
-compiled = emmy.compile(model, prompt, pos)
+model = llama.Llama(config).placed("cpu", torch.bfloat16).eval()
+prompt = torch.randint(0, config.vocab, (1, config.prefill))
+positions = torch.arange(config.prefill)
+start = time.time()
+compiled = emmy.compile(model, prompt, positions)
 text = compiled.ir("kernel")
-print("compile", time.time() - t)
+print(f"compile {time.time() - start:.1f} s")
 for func in re.split(r"\n  kernel.func ", text)[1:]:
     name = func.split("(")[0]
     if "kernel.wgmma " in func:
-        print(name, "staged" if "kernel.tma_store " in func else "registers")
-
-for line in compiled.ir("tile").splitlines():
-    if "memref.store" in line and "tile.gemm" not in line:
-        pass
-
-t = compiled.ir("tile")
-for m in re.finditer(r"tile.kernel @(\w+).*?\n(.*?)\n\}", t, re.S):
-    body = m.group(2)
-    if "tile.gemm" in body:
-        stores = [l.strip() for l in body.splitlines() if "memref.store" in l or "epilogue(" in l]
-        print(m.group(1), [s[:150] for s in stores])
+        print(name, "TMA stores" if "kernel.tma_store " in func else "stores from registers")
