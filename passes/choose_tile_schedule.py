@@ -283,9 +283,10 @@ WGMMA_PIPELINE_DEPTH = 4
 WGMMA_CLUSTER = 2
 """The blocks of consecutive M tiles that `candidates` offers to run as a thread-block cluster
 sharing each K slice of the rhs (TMA multicast): each SM then reads 2/3 of a 128 x 256 tile's
-operands from the L2 cache (its A and half of B). Not the heuristic's choice: on an H100 every
-product of the gemm suite took twice as long in clusters of 2 as without
-(`benchmarks/h100/2026-12-07-fourth/`), for a reason not yet confirmed."""
+operands from the L2 cache (its A and half of B). Not the heuristic's choice: on an H100 with
+the TMA-stored output, 3% faster at 8192^3 but 0.5-1.5% slower on the suite's other large
+products (`benchmarks/h100/2026-12-07-fifth/`; twice as slow before the remote arrivals
+released at the CTA's scope, `h100/2026-12-07-fourth/`)."""
 NARROW_WGMMA_EFFICIENCY = 0.9
 """How fast a 128 x 128 wgmma tile multiplies next to a 128 x 256 one (less reuse of each
 A tile per byte of shared memory read), for choosing between them."""
