@@ -1934,12 +1934,11 @@ class TmaStoreOp(IRDLOperation):
         )
 
 
-@irdl_op_definition
-class TmaStoreCommitOp(IRDLOperation):
-    """`kernel.tma_store_commit`: closes this thread's open group of `kernel.tma_store`s
-    (`cp.async.bulk.commit_group`), which `kernel.tma_store_wait` counts."""
+class _AsyncProxyOp(IRDLOperation):
+    """An op of no operands on Hopper's async proxy, in a kernel (FEATURE names it in the
+    error of a target without one)."""
 
-    name = "kernel.tma_store_commit"
+    FEATURE: ClassVar[str] = "TMA"
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
     assembly_format = "attr-dict"
 
@@ -1948,7 +1947,15 @@ class TmaStoreCommitOp(IRDLOperation):
 
     def verify_(self) -> None:
         _verify_in_kernel(self)
-        _verify_hopper(self, "TMA", target_of(self).has_tma)
+        _verify_hopper(self, self.FEATURE, target_of(self).has_tma)
+
+
+@irdl_op_definition
+class TmaStoreCommitOp(_AsyncProxyOp):
+    """`kernel.tma_store_commit`: closes this thread's open group of `kernel.tma_store`s
+    (`cp.async.bulk.commit_group`), which `kernel.tma_store_wait` counts."""
+
+    name = "kernel.tma_store_commit"
 
 
 TMA_STORE_MAX_PENDING = 63
@@ -1997,20 +2004,12 @@ class TmaStoreWaitOp(IRDLOperation):
 
 
 @irdl_op_definition
-class FenceProxyAsyncOp(IRDLOperation):
+class FenceProxyAsyncOp(_AsyncProxyOp):
     """`kernel.fence_proxy_async`: orders this thread's generic-proxy accesses of shared memory
     before the async proxy's (TMA, wgmma) that follow (`fence.proxy.async.shared::cta`)."""
 
     name = "kernel.fence_proxy_async"
-    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
-    assembly_format = "attr-dict"
-
-    def __init__(self):
-        super().__init__()
-
-    def verify_(self) -> None:
-        _verify_in_kernel(self)
-        _verify_hopper(self, "the async proxy", target_of(self).has_tma)
+    FEATURE: ClassVar[str] = "the async proxy"
 
 
 def _verify_in_cluster(op: Operation, form: str = "") -> int:
