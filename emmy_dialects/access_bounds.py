@@ -27,7 +27,8 @@ As in the C++ a kernel is printed as, where signed overflow is undefined, index 
 assumed not to wrap: an expression whose interval leaves its type's range is unknown. Index
 constants themselves must fit the 64-bit index (they would wrap in the printed kernel). Besides
 buffer elements, the accesses are the lanes of `vector.extract` and `vector.insert`, mbarrier
-indices, and the first element of a TMA box's destination and of each wgmma operand tile.
+indices, and the first element of a TMA box's destination (or a TMA store's source) and of
+each wgmma operand tile.
 """
 
 from __future__ import annotations
@@ -302,6 +303,10 @@ def _dialect_facts() -> _DialectFacts:
         # The box lands from the addressed element on; the emulator checks where it ends.
         return [*mbarrier(op), *Access.of(op.destination, op.destination_indices)]
 
+    def tma_store(op: kernel.TmaStoreOp) -> list[Access]:
+        # The box is read from the addressed element on; the emulator checks where it ends.
+        return Access.of(op.source, op.source_indices)
+
     def wgmma(op: kernel.WgmmaOp) -> list[Access]:
         # The first element of each operand's tile; the emulator checks the rest.
         a = [] if op.a_in_registers else Access.of(op.a, op.a_indices)
@@ -330,6 +335,7 @@ def _dialect_facts() -> _DialectFacts:
             mbarrier,
         ),
         kernel.TmaLoadOp: tma_load,
+        kernel.TmaStoreOp: tma_store,
         kernel.WgmmaOp: wgmma,
     }
     return _DialectFacts(

@@ -1856,6 +1856,19 @@ kernel.func @bound_over_index_width(%x: memref<4xf32>) block [32, 1, 1] {
 
 // -----
 
+// A TMA store's box is read from a staging slot past the buffer's 2.
+kernel.func @tma_store_slot_past_the_end(%m: !kernel.tensor_map<memref<256x64xbf16>, box [64, 64], swizzle 128>) block [128, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %t = kernel.thread_id x
+  %s = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<2x64x64xbf16, 3 : i32>
+  // expected-error @+1 {{index %t of memref<2x64x64xbf16, 3 : i32> ranges over [0, 127], outside dimension 0 of size 2}}
+  kernel.tma_store %m[%c0, %c0], %s[%t, %c0, %c0] : !kernel.tensor_map<memref<256x64xbf16>, box [64, 64], swizzle 128>, memref<2x64x64xbf16, 3 : i32>
+  kernel.tma_store_commit
+  kernel.tma_store_wait 0
+}
+
+// -----
+
 // Threads 32 to 63 of the block read past the end.
 kernel.func @thread_past_the_end(%x: memref<32xf32>, %y: memref<64xf32>) block [64, 1, 1] {
   %t = kernel.thread_id x
