@@ -114,6 +114,7 @@ from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     AnyFloat,
     IndexType,
+    IntegerAttr,
     MemRefType,
     ModuleOp,
     StringAttr,
@@ -386,7 +387,8 @@ class _KernelBodyBuilder:
             return lhs
         if lhs is self.zero:
             return rhs
-        return self._scalar_op(arith.AddiOp(lhs, rhs))
+        whole = _rejoined(lhs, rhs) or _rejoined(rhs, lhs)
+        return whole or self._scalar_op(arith.AddiOp(lhs, rhs))
 
     def mul(self, lhs: SSAValue, factor: int) -> SSAValue:
         if factor == 1 or lhs is self.zero:
@@ -566,6 +568,27 @@ class _KernelBodyBuilder:
         prim.ScanOp: _scan,
         prim.ContractOp: _contract,
     }
+
+
+def _rejoined(scaled: SSAValue, remainder: SSAValue) -> SSAValue | None:
+    """x, where `scaled` is (x / c) * c and `remainder` x % c: an index that one view split
+    and another joined again (a row of heads viewed back as a row) is the index it was, and
+    stays one (a contraction's epilogue then stores at its own place)."""
+    product, rest = scaled.owner, remainder.owner
+    if not (isinstance(product, arith.MuliOp) and isinstance(rest, arith.RemUIOp)):
+        return None
+    quotient = product.lhs.owner
+    if not (isinstance(quotient, arith.DivUIOp) and quotient.lhs is rest.lhs):
+        return None
+    factors = {_constant_int(v) for v in (product.rhs, quotient.rhs, rest.rhs)}
+    return rest.lhs if len(factors) == 1 and None not in factors else None
+
+
+def _constant_int(value: SSAValue) -> int | None:
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    return None
 
 
 def _refuse_dynamic_factor(factor: int) -> None:
