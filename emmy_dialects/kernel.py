@@ -1529,7 +1529,7 @@ class MmaSyncOp(IRDLOperation):
 # --- Hopper (sm_90a): mbarriers, TMA and warpgroup tensor cores ------------------------------
 
 
-def _constant_index(value: SSAValue) -> int | None:
+def constant_index(value: SSAValue) -> int | None:
     """The value of an index that an `arith.constant` defines, None for any other."""
     owner = value.owner
     if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
@@ -1549,7 +1549,7 @@ def _verify_hopper(op: Operation, feature: str, has: bool) -> None:
 def _verify_barrier_index(op: Operation, barriers: SSAValue, index: SSAValue) -> None:
     _verify_in_kernel(op)
     count = barriers.type.barriers
-    position = _constant_index(index)
+    position = constant_index(index)
     if position is not None and not 0 <= position < count:
         raise VerifyException(
             f"'{op.name}' addresses mbarrier {position} of {barriers.type}, which holds {count}"
@@ -1558,7 +1558,7 @@ def _verify_barrier_index(op: Operation, barriers: SSAValue, index: SSAValue) ->
 
 def _flat_offset(memref_type: MemRefType, indices: Sequence[SSAValue]) -> int | None:
     """The row-major element offset of constant indices, None when one is not constant."""
-    positions = [_constant_index(i) for i in indices]
+    positions = [constant_index(i) for i in indices]
     if None in positions:
         return None
     offset = 0
@@ -1664,7 +1664,7 @@ class MbarrierArriveOp(_MbarrierOp):
         if self.rank is None:
             return
         cluster = _verify_in_cluster(self, " with a rank")
-        rank = _constant_index(self.rank)
+        rank = constant_index(self.rank)
         if rank is not None and not 0 <= rank < cluster:
             raise VerifyException(
                 f"a kernel.mbarrier_arrive's rank is that of a block of its cluster of "
@@ -1718,7 +1718,7 @@ class MbarrierWaitOp(_MbarrierOp):
 
     def verify_(self) -> None:
         super().verify_()
-        parity = _constant_index(self.parity)
+        parity = constant_index(self.parity)
         if parity is not None and parity not in (0, 1):
             raise VerifyException(f"an mbarrier phase's parity is 0 or 1, got {parity}")
 
@@ -1794,7 +1794,7 @@ class TmaLoadOp(IRDLOperation):
         )
         if self.multicast is not None:
             cluster = _verify_in_cluster(self, " with multicast")
-            mask = _constant_index(self.multicast)
+            mask = constant_index(self.multicast)
             if mask is not None and not 0 < mask < 2**cluster:
                 raise VerifyException(
                     f"a kernel.tma_load's multicast mask sets the bits of blocks of its "
@@ -2142,7 +2142,7 @@ def _verify_wgmma_tile(
     that is a multiple of 16."""
     memref_type = _verify_wgmma_buffer(buffer, indices, what)
     shape = memref_type.get_shape()
-    row, k = _constant_index(indices[-2]), _constant_index(indices[-1])
+    row, k = constant_index(indices[-2]), constant_index(indices[-1])
     if row is not None and row % WGMMA_ROW_GROUP:
         raise VerifyException(
             f"a kernel.wgmma {what} starts at a row that is a multiple of {WGMMA_ROW_GROUP}, "
@@ -2186,7 +2186,7 @@ def _verify_wgmma_panels(
             f"a kernel.wgmma's MN-major B panels have a multiple of {WGMMA_ROW_GROUP} K rows, "
             f"at most {WGMMA_MAX_PANEL_BYTES // WGMMA_ROW_BYTES}, got {memref_type}"
         )
-    panel, k, column = (_constant_index(i) for i in indices[-3:])
+    panel, k, column = (constant_index(i) for i in indices[-3:])
     if column is not None and column != 0:
         raise VerifyException(
             f"a kernel.wgmma's MN-major B starts at the first element of a panel's row, got "
@@ -2606,7 +2606,7 @@ class NamedBarrierOp(IRDLOperation):
                 f"a kernel.named_barrier counts whole warps: {self.thread_count} threads is "
                 f"not a positive multiple of {warp}"
             )
-        barrier = _constant_index(self.barrier)
+        barrier = constant_index(self.barrier)
         if barrier is not None and not 1 <= barrier < NAMED_BARRIERS:
             raise VerifyException(
                 f"a kernel.named_barrier is barrier 1 to {NAMED_BARRIERS - 1} (0 is "

@@ -33,8 +33,9 @@ rows of its results into one of its staging slots (`%out_panels`, swizzled), and
 stores the panel with `kernel.tma_store %out_map[row, column], %out_panels[g, slot, 0, 0]`
 while the group goes on to the next panel, tile and K slices; the thread waits
 (`kernel.tma_store_wait slots - 1 read`) before the group writes a slot again. Stores from
-registers held the tensor cores idle for 11% of a 4096^3 product on an H100; TMA clips the
-rows and columns past the output.
+registers took 11% of a 4096^3 product's time on an H100 (the kernel without them ran that
+much faster, `benchmarks/h100/2026-12-07-fifth/`); TMA clips the rows and columns past the
+output.
 
 The blocks are persistent, one an SM at most: block x computes tiles x, x + grid, ... of the
 batch's tiles, in groups of `raster` rows of tiles (the schedule's, 8 by default; `tile_order`),
@@ -90,7 +91,6 @@ from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     FloatAttr,
     IndexType,
-    IntegerAttr,
     MemRefType,
     VectorType,
     f32,
@@ -152,13 +152,6 @@ class OutputDim(NamedTuple):
     modulus: int = 0
 
 
-def _constant(value: SSAValue) -> int | None:
-    owner = value.owner
-    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
-        return owner.value.value.data
-    return None
-
-
 def _output_dims(store: memref.StoreOp, gemm: tile.GemmOp) -> tuple[OutputDim, ...] | None:
     """How the epilogue's `store` indexes each dimension of its output, where a panel of
     its 128-byte rows (a warp group's rows by 128 bytes of consecutive columns) is one TMA
@@ -177,10 +170,10 @@ def _output_dims(store: memref.StoreOp, gemm: tile.GemmOp) -> tuple[OutputDim, .
     for index, extent in zip(store.indices, output_type.get_shape()):
         owner = index.owner
         operands = getattr(owner, "operands", ())
-        divisor = _constant(operands[1]) if len(operands) == 2 else None
+        divisor = kernel.constant_index(operands[1]) if len(operands) == 2 else None
         if index in places and extent == sizes[places[index]]:
             dims.append(OutputDim(places[index]))
-        elif extent == 1 and _constant(index) == 0:
+        elif extent == 1 and kernel.constant_index(index) == 0:
             dims.append(OutputDim(None))
         elif not (divisor and divisor % panel == 0 and operands[0] is body.args[n]):
             return None
