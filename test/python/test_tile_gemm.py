@@ -508,6 +508,18 @@ def test_wgmma_output_goes_through_shared_memory_and_tma_where_it_can(name: str,
     assert ("kernel.vector_store" in text and "%out_panels" not in text) == (not staged)
 
 
+def test_a_wgmma_pipeline_that_leaves_no_room_for_a_panel_stores_from_registers():
+    """7 stages of a 128 x 128 tile take 224 KB of the block's 227: no staging panel of
+    64 rows x 128 bytes for each of the 2 consumer warp groups fits beside them, so each
+    thread stores its own results; with 6 stages two slots each fit."""
+    deep, room = (
+        Gemm(256, 256, 128, tile=(128, 128, 64), warps=(8, 1), atom="wgmma m64n128k16", pipeline=p)
+        for p in (7, 6)
+    )
+    assert "kernel.tma_store" not in str(lowered(deep))
+    assert "memref<2x2x64x32xf32, 3 : i32>" in str(lowered(room))
+
+
 def test_a_linear_of_one_sequence_stores_its_output_through_tma():
     """`nn.Linear` of a [1, S, D] input writes its [1, S, N] output at (0, m, n): through TMA
     too, the output's map one deep along the leading 1; correct on the emulator, tails
