@@ -322,9 +322,11 @@ CANDIDATE_TILES = (
 )
 """The block tiles `candidates` offers a contraction, each with every CANDIDATE_PIPELINES."""
 CANDIDATE_PIPELINES = (2, 3, 4)
-CANDIDATE_WGMMA_TILE_NS = (256, 128, 64)
-"""The N of the wgmma tiles (128 rows) `candidates` offers: the heuristic's two, and 64 for
-products too small to fill the SMs with them."""
+CANDIDATE_WGMMA_TILE_NS = (256, 192, 128, 64)
+"""The N of the wgmma tiles (128 rows) `candidates` offers: the heuristic's two, 192 (fewer
+idle SMs in a product's last round of tiles where 256 leaves many: 3000 x 5120 x 5120 is 480
+tiles of 256 on 132 SMs, 3.6 rounds, 91% of the SMs' time, and 648 of 192, 4.9 rounds, 98%;
+not yet timed), and 64 for products too small to fill the SMs with them."""
 CANDIDATE_RASTERS = (0, 4, 16)
 """The tile orders `candidates` offers a wgmma product: rows of tiles a persistent block walks
 down before it moves right (0: the default, `tile.RASTER_GROUP`)."""

@@ -295,6 +295,11 @@ EMULATED = {
         for name, atom, shape in (
             ("128x64x192-ring-wraps", "wgmma m64n64k16", dict(m=128, n=64, k=192, pipeline=2)),
             ("tails-150x72x136", "wgmma m64n64k16", dict(m=150, n=72, k=136, pipeline=2)),
+            (
+                "192-wide-tails-150x200x72",
+                "wgmma m64n192k16",
+                dict(m=150, n=200, k=72, tile=(128, 192, 64), pipeline=2),
+            ),
             # Rows of 70 f32 (280 bytes) are no multiple of TMA's 16: stored from registers.
             ("registers-tails-100x70x80", "wgmma m64n64k16", dict(m=100, n=70, k=80, pipeline=2)),
             (
@@ -627,6 +632,16 @@ COMPILED = {
     "odd-k": Gemm(20, 24, 33, tile=(32, 32, 16)),
     "wgmma-128x256x64-4-stages": Gemm(
         512, 512, 512, tile=(128, 256, 64), warps=(8, 1), atom="wgmma m64n256k16", pipeline=4
+    ),
+    "wgmma-128x192x64-4-stages-bias-gelu": Gemm(
+        512,
+        576,
+        512,
+        tile=(128, 192, 64),
+        warps=(8, 1),
+        atom="wgmma m64n192k16",
+        pipeline=4,
+        epilogue="bias-gelu",
     ),
     "wgmma-batched-tails-bias-gelu": Gemm(
         70,
