@@ -862,8 +862,20 @@ ON_GPU = {
             "cluster-2-odd-m-tiles-k-tail",
             "kn-cluster-2-batched-tails",
             "cluster-4-consumers-along-n",
+            "192-wide-tails-150x200x72",
+            "registers-tails-100x70x80",
         )
     },
+    "wgmma-192-wide-tails-1000x1000x1000": Gemm(
+        1000,
+        1000,
+        1000,
+        tile=(128, 192, 64),
+        warps=(8, 1),
+        atom="wgmma m64n192k16",
+        pipeline=4,
+        seed=6,
+    ),
 }
 
 
