@@ -12,11 +12,26 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IndexType, IntegerType, MemRefType
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+)
 from xdsl.ir import OpResult, SSAValue
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
+
+
+def constant_index(value: SSAValue) -> int | None:
+    """The value of an integer that an `arith.constant` defines, None for any other."""
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    return None
 
 
 def verify_indices(buffer: SSAValue, indices: Sequence[SSAValue]) -> MemRefType:

@@ -78,7 +78,7 @@ from enum import auto
 from math import prod
 from typing import ClassVar
 
-from xdsl.dialects import arith, scf
+from xdsl.dialects import scf
 from xdsl.dialects.builtin import (
     I32,
     I64,
@@ -143,6 +143,7 @@ from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
 from emmy.dialects.access import (
+    constant_index,
     parse_access,
     parse_memref_type,
     print_access,
@@ -1529,14 +1530,6 @@ class MmaSyncOp(IRDLOperation):
 # --- Hopper (sm_90a): mbarriers, TMA and warpgroup tensor cores ------------------------------
 
 
-def constant_index(value: SSAValue) -> int | None:
-    """The value of an index that an `arith.constant` defines, None for any other."""
-    owner = value.owner
-    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
-        return owner.value.value.data
-    return None
-
-
 def _verify_hopper(op: Operation, feature: str, has: bool) -> None:
     target = target_of(op)
     if not has:
@@ -1936,14 +1929,11 @@ class TmaStoreOp(IRDLOperation):
 
 class _AsyncProxyOp(IRDLOperation):
     """An op of no operands on Hopper's async proxy, in a kernel (FEATURE names it in the
-    error of a target without one)."""
+    error of a target without one): the fence, and the commits and waits of TMA stores."""
 
     FEATURE: ClassVar[str] = "TMA"
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
     assembly_format = "attr-dict"
-
-    def __init__(self):
-        super().__init__()
 
     def verify_(self) -> None:
         _verify_in_kernel(self)
@@ -1964,7 +1954,7 @@ a kernel keeps a few stages of stores in flight."""
 
 
 @irdl_op_definition
-class TmaStoreWaitOp(IRDLOperation):
+class TmaStoreWaitOp(_AsyncProxyOp):
     """`kernel.tma_store_wait 0`: waits until at most `pending` committed groups of this
     thread's `kernel.tma_store`s are still in progress (`cp.async.bulk.wait_group N`): their
     boxes are in the tensors. With `read`, `kernel.tma_store_wait 1 read` waits only until
@@ -1974,7 +1964,6 @@ class TmaStoreWaitOp(IRDLOperation):
     name = "kernel.tma_store_wait"
     pending = prop_def(IntegerAttr[I32])
     read = opt_prop_def(UnitAttr)
-    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
     assembly_format = "$pending (`read` $read^)? attr-dict"
 
     def __init__(self, pending: int, read: bool = False):
@@ -1994,8 +1983,7 @@ class TmaStoreWaitOp(IRDLOperation):
         return self.read is not None
 
     def verify_(self) -> None:
-        _verify_in_kernel(self)
-        _verify_hopper(self, "TMA", target_of(self).has_tma)
+        super().verify_()
         if not 0 <= self.pending_groups <= TMA_STORE_MAX_PENDING:
             raise VerifyException(
                 f"a kernel.tma_store_wait leaves 0 to {TMA_STORE_MAX_PENDING} groups pending, "

@@ -36,11 +36,11 @@ from enum import Enum
 from typing import TypeVar
 
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Operation, Region, SSAValue
 from xdsl.traits import IsolatedFromAbove, OpTrait
 from xdsl.utils.exceptions import VerifyException
 
+from emmy.dialects.access import constant_index
 from emmy.dialects.effects import named_operand
 
 
@@ -85,12 +85,6 @@ def _inputs(op: Operation) -> Iterable[SSAValue]:
     return op.operands if declared is None else declared.values(op)
 
 
-def _constant(value: SSAValue) -> int | None:
-    if isinstance(value.owner, arith.ConstantOp) and isinstance(value.owner.value, IntegerAttr):
-        return value.owner.value.value.data
-    return None
-
-
 # Comparisons `index < bound` and `index >= bound` (predicate names of arith.cmpi), and the
 # same with the operands swapped.
 _LESS = ("slt", "sge", "ult", "uge")
@@ -113,7 +107,7 @@ def _uniform_in_group(op: Operation, divisors: dict[SSAValue, int]) -> bool:
             return False
     else:
         return False
-    multiple = _constant(bound)
+    multiple = constant_index(bound)
     return (
         value in divisors
         and multiple is not None

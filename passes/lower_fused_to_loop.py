@@ -114,7 +114,6 @@ from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     AnyFloat,
     IndexType,
-    IntegerAttr,
     MemRefType,
     ModuleOp,
     StringAttr,
@@ -127,6 +126,7 @@ from xdsl.transforms.dead_code_elimination import region_dce
 from xdsl.utils.exceptions import PassFailedException
 
 from emmy.dialects import dense, fused, loop, prim
+from emmy.dialects.access import constant_index
 from emmy.dialects.combiner import StateReduction, combine, copy_combiner, identity
 from emmy.dialects.for_op import Reduction
 from emmy.dialects.sizes import DynamicSize, is_dynamic
@@ -580,15 +580,8 @@ def _rejoined(scaled: SSAValue, remainder: SSAValue) -> SSAValue | None:
     quotient = product.lhs.owner
     if not (isinstance(quotient, arith.DivUIOp) and quotient.lhs is rest.lhs):
         return None
-    factors = {_constant_int(v) for v in (product.rhs, quotient.rhs, rest.rhs)}
+    factors = {constant_index(v) for v in (product.rhs, quotient.rhs, rest.rhs)}
     return rest.lhs if len(factors) == 1 and None not in factors else None
-
-
-def _constant_int(value: SSAValue) -> int | None:
-    owner = value.owner
-    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
-        return owner.value.value.data
-    return None
 
 
 def _refuse_dynamic_factor(factor: int) -> None:

@@ -98,6 +98,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, BlockArgument, Region, SSAValue
 
 from emmy.dialects import kernel, tile
+from emmy.dialects.access import constant_index
 from emmy.dialects.target import GpuTarget
 from emmy.passes.gemm_kernel import GemmEmitter, Index, kernel_body, kernel_func
 
@@ -170,10 +171,10 @@ def _output_dims(store: memref.StoreOp, gemm: tile.GemmOp) -> tuple[OutputDim, .
     for index, extent in zip(store.indices, output_type.get_shape()):
         owner = index.owner
         operands = getattr(owner, "operands", ())
-        divisor = kernel.constant_index(operands[1]) if len(operands) == 2 else None
+        divisor = constant_index(operands[1]) if len(operands) == 2 else None
         if index in places and extent == sizes[places[index]]:
             dims.append(OutputDim(places[index]))
-        elif extent == 1 and kernel.constant_index(index) == 0:
+        elif extent == 1 and constant_index(index) == 0:
             dims.append(OutputDim(None))
         elif not (divisor and divisor % panel == 0 and operands[0] is body.args[n]):
             return None
