@@ -1030,8 +1030,8 @@ def candidates(kernel: loop.KernelOp, target: GpuTarget) -> list[Schedule]:
     CANDIDATE_BLOCKS, every vector width up to 16 bytes of the widest element, and staging
     its re-read rows asynchronously, synchronously or not at all; and for a product tensor
     cores can take, every CANDIDATE_TILES tile with every CANDIDATE_PIPELINES depth too (on
-    wgmma: both tile widths, each with the CANDIDATE_RASTERS tile orders and in clusters of
-    WGMMA_CLUSTER), and
+    wgmma: the CANDIDATE_WGMMA_TILE_NS widths, each with the CANDIDATE_RASTERS tile orders
+    and in clusters of WGMMA_CLUSTER), and
     for one of at most STREAMING_M rows the streaming tiles of CANDIDATE_STREAMING_TILES_NK
     with every CANDIDATE_STREAMING_PIPELINES depth, each unsplit and with the split `_split`
     gives its tiles; for an attention, its tile and ATTENTION_TILE (a decode's tile of few
