@@ -67,7 +67,7 @@ from xdsl.dialects.builtin import (
     f32,
     i32,
 )
-from xdsl.ir import Block, Region, SSAValue
+from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from emmy.dialects import kernel, tile
 from emmy.dialects.attention import kv_group
@@ -405,6 +405,19 @@ class AttentionEmitter(_Emitter):
             ]
         )
 
+    def output_pair(
+        self, accumulator: list[SSAValue], half: int, inverse: SSAValue, out_type: Attribute
+    ) -> list[SSAValue]:
+        """The lane's two output elements of an atom's `accumulator` in its row of half
+        `half`, multiplied by the row's `inverse` sum, in `out_type`."""
+        pair = []
+        for i in (2 * half, 2 * half + 1):
+            value = self.add_op(arith.MulfOp(accumulator[i], inverse)).result
+            if out_type != f32:
+                value = self.add_op(arith.TruncFOp(value, out_type)).result
+            pair.append(value)
+        return pair
+
     def inverse(self, total: SSAValue) -> SSAValue:
         """1 / `total`, a row's sum; 0 for a row with no key (a sum of 0, whose outputs are
         0), which only a mask or a part of the keys (split) can leave."""
@@ -435,12 +448,7 @@ class AttentionEmitter(_Emitter):
             inside, batch, position = self.lane_row_point(half)
             for atom, accumulator in enumerate(outputs):
                 column = self.add(atom * 8, self.pair_column)
-                pair = []
-                for i in (2 * half, 2 * half + 1):
-                    value = self.add_op(arith.MulfOp(accumulator[i], inverses[half])).result
-                    if out_type != f32:
-                        value = self.add_op(arith.TruncFOp(value, out_type)).result
-                    pair.append(value)
+                pair = self.output_pair(accumulator, half, inverses[half], out_type)
 
                 def store(pair=pair, column=column) -> None:
                     indices = [self.index(i) for i in (*part, *batch, position, column)]

@@ -81,8 +81,8 @@ from math import prod
 
 from xdsl.dialects import arith, memref, scf
 from xdsl.dialects import vector as vector_dialect
-from xdsl.dialects.builtin import IndexType, MemRefType, VectorType, f32, i1, i32
-from xdsl.ir import Block, Region, SSAValue
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, MemRefType, VectorType, f32, i1, i32
+from xdsl.ir import Block, BlockArgument, Region, SSAValue
 
 from emmy.dialects import kernel, tile
 from emmy.dialects.attention import kv_group
@@ -92,8 +92,11 @@ from emmy.passes.attention_mask_summary import mask_summary_types
 from emmy.passes.gemm_kernel import Index, kernel_body, kernel_func
 from emmy.passes.wgmma_gemm_kernel import (
     PRODUCER_REGISTERS,
+    STAGING_SLACK,
     WARPGROUP_WARPS,
+    PanelStaging,
     consumer_registers,
+    staging_slots,
 )
 
 PING_PONG_CONSUMERS = 2
@@ -110,11 +113,15 @@ blocks against 16), and the turns cost once an item."""
 PING_PONG_BARRIER = 1
 """The named barrier of the first consumer warp group's turn; the second's is the next."""
 
+STAGING_BARRIER = PING_PONG_BARRIER + PING_PONG_CONSUMERS
+"""The named barrier of the first consumer warp group's staged output; the second's is the
+next."""
+
 OVERLAPPED_MASK_DEPTH = 64
 """The largest head dim at which a boolean mask keeps the softmax/P V overlap (`overlaps`)."""
 
 
-class _WgmmaAttentionBuilder(AttentionEmitter):
+class _WgmmaAttentionBuilder(AttentionEmitter, PanelStaging):
     """The kernel of a tile.attention on the wgmma atom (see the module docstring)."""
 
     row_max = arith.MaxnumfOp
@@ -129,9 +136,14 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
         summary: Sequence[SSAValue],
         items: SSAValue,
         grid: int,
+        slots: int,
     ):
         super().__init__(attention, body, values, target, packed=False)
-        self.q_map, self.k_map, self.v_map = maps
+        self.q_map, self.k_map, self.v_map = maps[:3]
+        self.output_map = maps[3] if slots else None
+        self.slots = slots
+        """The staging slots of each consumer warp group's output (`output_slots`; 0: its
+        rows are stored from registers)."""
         self.summary = summary
         """The mask summary's bits and key block lists (`attention_mask_summary`), if any."""
         self.items = items
@@ -154,8 +166,7 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
 
     def build(self) -> None:
         stages = self.stages
-        q_bytes = self.block_q * self.depth * self.element_bytes
-        kv_bytes = stages * self.block_kv * self.depth * self.element_bytes
+        q_bytes, kv_bytes = operand_tile_bytes(self.attention)
         swizzle = kernel.SwizzleAttr(kernel.WGMMA_ROW_BYTES)
         q_type = kernel.shared_memref([self.panels, self.block_q, self.panel], self.element)
         kv_shape = [stages, self.panels, self.block_kv, self.panel]
@@ -165,6 +176,16 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
         self.v_tiles = self.named(
             kernel.DynamicSharedOp(q_bytes + kv_bytes, kv_type, swizzle), "v_tiles"
         )
+        if self.slots:
+            out_element = self.attention.out.type.get_element_type()
+            out_panel = kernel.WGMMA_ROW_BYTES // kernel.element_bytes(out_element)
+            shape = [self.consumers, self.slots, kernel.WGMMA_M, out_panel]
+            self.staging = self.named(
+                kernel.DynamicSharedOp(
+                    q_bytes + 2 * kv_bytes, kernel.shared_memref(shape, out_element), swizzle
+                ),
+                "out_panels",
+            )
         self.q_full = self.named(kernel.MbarrierAllocOp(1), "q_full")
         self.q_empty = self.named(kernel.MbarrierAllocOp(1), "q_empty")
         self.keys_full = self.named(kernel.MbarrierAllocOp(stages), "k_full")
@@ -354,13 +375,14 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
         if self.consumers > 1:
             self.add_op(kernel.SetmaxnregOp("inc", consumer_registers(self.target, self.consumers)))
         group = self.add_op(arith.SubiOp(warpgroup, self.index(1))).results[0]
+        self.consumer_group = group
         self.group_first_row = self.mul(group, kernel.WGMMA_M)
         lane_thread = self.rem(self.thread_id, self.warpgroup_threads)
+        self.signals = self.equal(lane_thread, 0)
         lane = self.rem(lane_thread, self.target.warp_size)
         # The accumulators' rows 16w + g (+ 8) and columns 2q (+ 1) of each 8.
-        self.warp_row = self.add(
-            self.group_first_row, self.mul(self.div(lane_thread, self.target.warp_size), 16)
-        )
+        self.group_warp_row = self.mul(self.div(lane_thread, self.target.warp_size), 16)
+        self.warp_row = self.add(self.group_first_row, self.group_warp_row)
         self.group_row = self.div(lane, 4)
         self.quad_lane = self.rem(lane, 4)
         self.pair_column = self.mul(self.quad_lane, 2)
@@ -379,6 +401,8 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
         self.item_loop(self.attend_item)
         if self.turns is not None:
             self.if_then(self.equal(group, 0), self.take_turn)
+        if self.slots:
+            self.finish_stores()
 
     def take_turn(self) -> None:
         """Waits until the other consumer warp group has issued its products (ping-pong)."""
@@ -425,6 +449,37 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
             for atom in range(self.depth // 8)
         ]
         self.store_rows(maxima, sums, outputs)
+
+    def store_rows(
+        self, maxima: list[SSAValue], sums: list[SSAValue], outputs: list[list[SSAValue]]
+    ) -> None:
+        """Each lane's output elements divided by its rows' sums: with staging slots, the
+        group's 64 rows stored a panel of 128 bytes at a time through them (`stage_panels`;
+        TMA clips the rows past the end); else from registers."""
+        if not self.slots:
+            super().store_rows(maxima, sums, outputs)
+            return
+        inverses = [self.inverse(self.quad(total, arith.AddfOp)) for total in sums]
+        out_element = self.attention.out.type.get_element_type()
+        out_panel = kernel.WGMMA_ROW_BYTES // kernel.element_bytes(out_element)
+        octets = out_panel // 8
+
+        def write(panel: int, slot: int) -> None:
+            for atom in range(panel * octets, (panel + 1) * octets):
+                for half in range(2):
+                    pair = self.output_pair(outputs[atom], half, inverses[half], out_element)
+                    row = self.add(self.group_warp_row, self.add(self.group_row, 8 * half))
+                    column = self.add(self.pair_column, 8 * atom - panel * out_panel)
+                    at = [self.index(i) for i in (self.consumer_group, slot, row, column)]
+                    self.add_op(kernel.VectorStoreOp(self.vector_of(pair), self.staging, at))
+
+        def coordinates(panel: int) -> list[SSAValue]:
+            row = self.add(self.first_row, self.group_first_row)
+            return [self.index(i) for i in (*self.batch, row, panel * out_panel)]
+
+        group = self.consumer_group
+        barrier = self.index(self.add(group, STAGING_BARRIER))
+        self.stage_panels(group, len(outputs) // octets, self.slots, barrier, write, coordinates)
 
     def unless_no_key_blocks(
         self, blocks, output: SSAValue
@@ -650,26 +705,65 @@ class _WgmmaAttentionBuilder(AttentionEmitter):
         return [*new_maxima, *new_sums, self.rescaled(output, alphas), *fragments]
 
 
-def tensor_map_types(attention: tile.AttentionOp) -> list[kernel.TensorMapType]:
+def operand_tile_bytes(attention: tile.AttentionOp) -> tuple[int, int]:
+    """The bytes of shared memory of the query tile, and of the stages of the key (or the
+    value) blocks."""
+    block_q, block_kv, _ = attention.tile_shape
+    depth = attention.query.type.get_shape()[-1]
+    element_bytes = kernel.element_bytes(attention.query.type.get_element_type())
+    stages = attention.pipeline_depth
+    return block_q * depth * element_bytes, stages * block_kv * depth * element_bytes
+
+
+def output_slots(attention: tile.AttentionOp, target: GpuTarget) -> int:
+    """The staging slots of each consumer warp group's output panels (64 rows by 128 bytes):
+    as many of a row's panels as fit in shared memory beside the query tile and the key and
+    value stages (`staging_slots`), where the output is a kernel argument of bf16, f16 or
+    f32 whose rows are whole panels, as TMA stores them; else 0 (the lanes store their
+    rows from registers)."""
+    out = attention.out
+    out_type = out.type
+    assert isinstance(out_type, MemRefType)
+    if not isinstance(out, BlockArgument) or not isinstance(out.block.parent_op(), tile.KernelOp):
+        return 0
+    element = out_type.get_element_type()
+    if str(element) not in ("bf16", "f16", "f32"):
+        return 0
+    panel = kernel.WGMMA_ROW_BYTES // kernel.element_bytes(element)
+    depth = out_type.get_shape()[-1]
+    if depth == DYNAMIC_INDEX or depth % panel:
+        return 0
+    q_bytes, kv_bytes = operand_tile_bytes(attention)
+    barriers = (2 + 3 * attention.pipeline_depth) * kernel.MBARRIER_BYTES
+    spare = target.shared_bytes_per_block - q_bytes - 2 * kv_bytes - barriers - STAGING_SLACK
+    consumers = attention.tile_shape[0] // kernel.WGMMA_M
+    return staging_slots(
+        depth // panel, spare // (consumers * kernel.WGMMA_M * kernel.WGMMA_ROW_BYTES)
+    )
+
+
+def tensor_map_types(attention: tile.AttentionOp, slots: int = 0) -> list[kernel.TensorMapType]:
     """The tensor maps through which TMA copies the query tile and the key and value blocks:
     boxes of the tile's rows by one panel of 128 bytes, 1 along the batch dimensions, in the
     operands' own rank (rows past a head's end read as zeros), swizzled as the wgmmas read
-    them."""
+    them; with staging `slots`, then the output's, whose boxes are a warp group's 64 rows by
+    a panel."""
     block_q, block_kv, _ = attention.tile_shape
-    element = attention.query.type.get_element_type()
-    panel = kernel.WGMMA_ROW_BYTES // kernel.element_bytes(element)
-    return [
-        kernel.TensorMapType(
-            operand.type,
-            [1] * (operand.type.get_num_dims() - 2) + [rows, panel],
-            kernel.WGMMA_ROW_BYTES,
-        )
-        for operand, rows in (
-            (attention.query, block_q),
-            (attention.key, block_kv),
-            (attention.value, block_kv),
-        )
+    operands = [
+        (attention.query, block_q),
+        (attention.key, block_kv),
+        (attention.value, block_kv),
     ]
+    if slots:
+        operands.append((attention.out, kernel.WGMMA_M))
+    maps = []
+    for operand, rows in operands:
+        operand_type = operand.type
+        assert isinstance(operand_type, MemRefType)
+        panel = kernel.WGMMA_ROW_BYTES // kernel.element_bytes(operand_type.get_element_type())
+        box = [1] * (operand_type.get_num_dims() - 2) + [rows, panel]
+        maps.append(kernel.TensorMapType(operand_type, box, kernel.WGMMA_ROW_BYTES))
+    return maps
 
 
 ITEM_OVERHEAD_BLOCKS = 1
@@ -722,27 +816,35 @@ def lower_wgmma_attention_kernel(
     source: tile.KernelOp, target: GpuTarget
 ) -> tuple[kernel.FuncOp, list[int], list[int]]:
     """The kernel.func of a wgmma attention's tile.kernel, the positions of the kernel's
-    arguments that its launch passes again, for the three tensor-map parameters appended to
-    the kernel's own, and its item table (`item_table`), which the launch passes after them
+    arguments that its launch passes again, for the tensor-map parameters appended to the
+    kernel's own (the query's, the key's, the value's, then a staged output's), and its item
+    table (`item_table`), which the launch passes after them
     (and after the mask summary's)."""
     attention = source.attention
     assert attention is not None
+    slots = output_slots(attention, target)
     operands = list(source.body.block.args)
-    positions = [operands.index(v) for v in (attention.query, attention.key, attention.value)]
+    mapped = [attention.query, attention.key, attention.value]
+    positions = [operands.index(v) for v in mapped + ([attention.out] if slots else [])]
     summary_types = mask_summary_types(attention)
     grid = source.grid_shape[0]
     heads = max(prod(attention.query.type.get_shape()[:-2]), 1)
     row_blocks = -(-attention.query.type.get_shape()[-2] // attention.tile_shape[0])
     items_type = MemRefType(i32, [grid + 1 + heads * row_blocks])
-    extra_types = [*tensor_map_types(attention), *summary_types, items_type]
+    map_types = tensor_map_types(attention, slots)
+    extra_types = [*map_types, *summary_types, items_type]
     body, values = kernel_body(source, extra_types)
-    maps = body.args[len(operands) : len(operands) + 3]
-    summary = body.args[len(operands) + 3 : len(operands) + len(extra_types) - 1]
+    maps = body.args[len(operands) : len(operands) + len(map_types)]
+    summary = body.args[len(operands) + len(map_types) : len(operands) + len(extra_types) - 1]
     items = body.args[len(operands) + len(extra_types) - 1]
-    for argument, name in zip([*maps, *summary], ("q_map", "k_map", "v_map", "bits", "taken")):
+    for argument, name in zip(maps, ("q_map", "k_map", "v_map", "out_map")):
+        argument.name_hint = name
+    for argument, name in zip(summary, ("bits", "taken")):
         argument.name_hint = name
     items.name_hint = "items"
-    builder = _WgmmaAttentionBuilder(attention, body, values, target, maps, summary, items, grid)
+    builder = _WgmmaAttentionBuilder(
+        attention, body, values, target, maps, summary, items, grid, slots
+    )
     table = item_table(attention, builder.key_block_counts(), grid, target)
     builder.build()
     return kernel_func(source, body), positions, table

@@ -81,7 +81,7 @@ mn_major`.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -100,7 +100,7 @@ from xdsl.ir import Block, BlockArgument, Region, SSAValue
 from emmy.dialects import kernel, tile
 from emmy.dialects.access import constant_index
 from emmy.dialects.target import GpuTarget
-from emmy.passes.gemm_kernel import GemmEmitter, Index, kernel_body, kernel_func
+from emmy.passes.gemm_kernel import GemmEmitter, Index, KernelEmitter, kernel_body, kernel_func
 
 WARPGROUP_WARPS = 4
 PRODUCER_REGISTERS = 24
@@ -237,13 +237,74 @@ def staged_output(gemm: tile.GemmOp, target: GpuTarget) -> StagedOutput | None:
     barriers = 2 * gemm.pipeline_depth * kernel.MBARRIER_BYTES
     spare = target.shared_bytes_per_block - stages - barriers - STAGING_SLACK
     fit = spare // (consumers * rows * kernel.WGMMA_ROW_BYTES)
-    # The slots take the panels of a tile in turn, each panel the same slot in every tile.
-    panels = columns // panel
-    slots = max((s for s in range(1, panels + 1) if panels % s == 0 and s <= fit), default=0)
+    slots = staging_slots(columns // panel, fit)
     return StagedOutput(output, dims, rows, panel, slots) if slots else None
 
 
-class _WgmmaGemmBuilder(GemmEmitter):
+def staging_slots(panels: int, fit: int) -> int:
+    """The staging slots of a warp group that stores `panels` panels a tile, where `fit`
+    fit beside the rest of shared memory: the most that divide the panels (the slots take
+    the panels in turn, each panel the same slot in every tile); 0 where none fits."""
+    return max((s for s in range(1, panels + 1) if panels % s == 0 and s <= fit), default=0)
+
+
+class PanelStaging(KernelEmitter):
+    """Stores a consumer warp group's output through shared memory and TMA, a panel of its
+    rows by 128 bytes at a time (`stage_panels`), for the wgmma kernels."""
+
+    signals: SSAValue
+    """Whether the thread is its warp group's first, which issues the group's TMA stores."""
+    staging: SSAValue
+    """The staging slots, [warp groups, slots, rows, panel], swizzled as the map's boxes."""
+    output_map: SSAValue | None
+    warpgroup_threads: int
+
+    def stage_panels(
+        self,
+        group: Index,
+        panels: int,
+        slots: int,
+        barrier: Index,
+        write: Callable[[int, int], None],
+        coordinates: Callable[[int], list[SSAValue]],
+    ) -> None:
+        """Each of consumer warp group `group`'s `panels` stored through its slots: the
+        signalling thread waits until the stores that read the slot last are done reading
+        it, the group writes the panel (`write(panel, slot)`), and once all have (a fence
+        for the async proxy and the group's named barrier `barrier`) the thread stores it
+        with TMA at `coordinates(panel)`, out-of-bounds rows and columns clipped. Slots go
+        round, so the group writes a panel while the stores of the panels before it run."""
+        threads = self.warpgroup_threads
+        for panel in range(panels):
+            slot = panel % slots
+            self.if_then(self.signals, lambda: self.wait_for_stores(slots - 1, read=True))
+            self.add_op(kernel.NamedBarrierOp("sync", barrier, threads))
+            write(panel, slot)
+            self.add_op(kernel.FenceProxyAsyncOp())
+            self.add_op(kernel.NamedBarrierOp("sync", barrier, threads))
+
+            def store(panel: int = panel, slot: int = slot) -> None:
+                assert self.output_map is not None
+                at = [self.index(i) for i in (group, slot, 0, 0)]
+                self.add_op(
+                    kernel.TmaStoreOp(self.output_map, coordinates(panel), self.staging, at)
+                )
+                self.add_op(kernel.TmaStoreCommitOp())
+
+            self.if_then(self.signals, store)
+
+    def wait_for_stores(self, pending: int, read: bool = False) -> None:
+        """Waits until at most `pending` of the thread's TMA stores run on (only reading
+        shared memory, with `read`)."""
+        self.add_op(kernel.TmaStoreWaitOp(pending, read=read))
+
+    def finish_stores(self) -> None:
+        """Waits, at the kernel's end, until the group's TMA stores are done reading the
+        block's shared memory, which ends with the block."""
+        self.if_then(self.signals, lambda: self.wait_for_stores(0))
+
+
+class _WgmmaGemmBuilder(GemmEmitter, PanelStaging):
     """The kernel of a tile.gemm on the wgmma atom (see the module docstring)."""
 
     def __init__(
@@ -362,8 +423,7 @@ class _WgmmaGemmBuilder(GemmEmitter):
         self.fragment_column = self.mul(self.rem(lane, 4), 2)
         self.work_loop(self.multiply_tile)
         if self.staged is not None:
-            # The block's shared memory, which the last stores read, ends with it.
-            self.if_then(self.signals, lambda: self.wait_for_stores(0))
+            self.finish_stores()
 
     # -- the K slices --
 
@@ -656,11 +716,6 @@ class _WgmmaGemmBuilder(GemmEmitter):
         position = self.div(starts[output.dim], output.divisor)
         return self.index(self.rem(position, output.modulus) if output.modulus else position)
 
-    def wait_for_stores(self, pending: int, read: bool = False) -> None:
-        """Waits until at most `pending` of the thread's TMA stores run on (only reading
-        shared memory, with `read`)."""
-        self.add_op(kernel.TmaStoreWaitOp(pending, read=read))
-
     def stage_output(
         self,
         batch: Sequence[Index],
@@ -669,24 +724,15 @@ class _WgmmaGemmBuilder(GemmEmitter):
         accumulators: Sequence[SSAValue],
     ) -> None:
         """The epilogue of each accumulator element, its results stored a panel at a time
-        through the group's staging slots (`StagedOutput`): the group's signalling thread
-        waits until the stores that read the slot last are done reading it, the group
-        writes the panel's results into it, and once all have (a fence for the async proxy
-        and a named barrier of the group) the thread stores it with TMA, out-of-bounds rows
-        and columns clipped. Slots go round, so the group writes a panel while the stores
-        of the panels before it run."""
+        through the group's staging slots (`StagedOutput`, `stage_panels`)."""
         staged = self.staged
         assert staged is not None
         row_base, column_base = self.output_place(tile_row, tile_column)
         first_row = self.add(tile_row, self.group_row)
         first_column = self.add(tile_column, self.group_output_column)
-        barrier = self.index(self.add(self.group, 1))
-        threads = self.warpgroup_threads
         octets = staged.panel // 8
-        for panel in range(self.group_share // staged.panel):
-            slot = panel % staged.slots
-            self.if_then(self.signals, lambda: self.wait_for_stores(staged.slots - 1, read=True))
-            self.add_op(kernel.NamedBarrierOp("sync", barrier, threads))
+
+        def write(panel: int, slot: int) -> None:
             for i in range(self.group_m // self.atom_m):
                 for octet in range(panel * octets, (panel + 1) * octets):
                     for half in range(2):
@@ -701,22 +747,18 @@ class _WgmmaGemmBuilder(GemmEmitter):
                         ]
                         values = self.pair_values(accumulators, i, octet, half)
                         self.epilogue_pair(batch, row, column, values, (self.staging, at))
-            self.add_op(kernel.FenceProxyAsyncOp())
-            self.add_op(kernel.NamedBarrierOp("sync", barrier, threads))
 
-            def store(panel: int = panel, slot: int = slot) -> None:
-                starts = {
-                    self.m_dim: first_row,
-                    self.n_dim: self.add(first_column, panel * staged.panel),
-                }
-                coordinates = [
-                    self.output_coordinate(output, batch, starts) for output in staged.dims
-                ]
-                at = [self.group, self.index(slot), self.index(0), self.index(0)]
-                self.add_op(kernel.TmaStoreOp(self.output_map, coordinates, self.staging, at))
-                self.add_op(kernel.TmaStoreCommitOp())
+        def coordinates(panel: int) -> list[SSAValue]:
+            starts = {
+                self.m_dim: first_row,
+                self.n_dim: self.add(first_column, panel * staged.panel),
+            }
+            return [self.output_coordinate(output, batch, starts) for output in staged.dims]
 
-            self.if_then(self.signals, store)
+        barrier = self.index(self.add(self.group, 1))
+        self.stage_panels(
+            self.group, self.group_share // staged.panel, staged.slots, barrier, write, coordinates
+        )
 
 
 def tensor_map_types(

@@ -49,7 +49,7 @@
 // CHECK-NEXT:    kernel.launch @summarised_mask(%m, %[[BITS]], %[[SLICE_MARKS]]) grid [16, 1, 1] block [256, 1, 1] smem 0
 // CHECK-NEXT:    kernel.launch @summarised_mask_list(%[[SLICE_MARKS]], %[[TAKEN]]) grid [2, 1, 1] block [32, 1, 1] smem 0
 // CHECK-NEXT:    %items = memref.get_global @summarised_items : memref<9xi32>
-// CHECK-NEXT:    kernel.launch @summarised(%q, %k, %v, %m, %o, %q, %k, %v, %[[BITS]], %[[TAKEN]], %items) grid [4, 1, 1] block [384, 1, 1]
+// CHECK-NEXT:    kernel.launch @summarised(%q, %k, %v, %m, %o, %q, %k, %v, %o, %[[BITS]], %[[TAKEN]], %items) grid [4, 1, 1] block [384, 1, 1]
 
 builtin.module {
   tile.kernel @summarised(%q: memref<1x2x200x64xbf16>, %k: memref<1x1x256x64xbf16>, %v: memref<1x1x256x64xbf16>, %m: memref<200x256xi1>, %o: memref<1x2x200x64xbf16>) grid [4, 1, 1] block [384, 1, 1] {

@@ -6,7 +6,7 @@
 // offsets [0, 1, 2, 3, 4] of each block's entries, then the longest items first, the heads'
 // row blocks 1 of 2 key blocks, items 1 and 3), counting the key blocks they took before for
 // the ring's stages and phases; 3 warp groups (at head dim 64 the consumers do not take
-// turns: no named barriers). The kernel takes tensor maps of the query, key and value (boxes of
+// turns: no named barriers of 256 threads). The kernel takes tensor maps of the query, key and value (boxes of
 // 128 rows by 64 columns, 1 along the batch and the heads: rows past a head's end read as
 // zeros), which the launch passes again. The query tile and 2 stages of key and value blocks
 // are dynamic shared memory in 128-byte swizzled rows; mbarriers: q_full, q_empty, and for
@@ -21,15 +21,20 @@
 // from the first that crosses the diagonal on (a uniform branch), the row max over the quad
 // (shuffle xor 1, 2), exp2, P rounded to bf16 (8 fragments of vector<8xbf16>, carried to the
 // next iteration); then the wait for P V, the previous stage released, O rescaled. The last
-// block's P V ends the item. At the end each lane stores its rows below 200 in pairs of
-// columns.
+// block's P V ends the item. At the end each warp group writes its 64 rows, in pairs of
+// columns, into its staging panel (64 rows by 128 bytes, swizzled, after the stages), once
+// its thread 0 has seen the last TMA store done reading it and the group has met at its
+// named barrier (3 + group: 1 and 2 are the turns'); a fence for the async proxy and the
+// barrier again, then thread 0 stores the panel with TMA through a fourth map (boxes of 64
+// rows: TMA clips the rows past 200) and waits for its stores at the kernel's end.
 
 // CHECK:       "memref.global"() <{sym_name = "attention_items", type = memref<9xi32>, initial_value = dense<[0, 1, 2, 3, 4, 1, 3, 0, 2]> : tensor<9xi32>, sym_visibility = "private", constant}>
 // CHECK-LABEL: kernel.func @attention(
-// CHECK-SAME:      %q_map: !kernel.tensor_map<memref<1x2x200x64xbf16>, box [1, 1, 128, 64], swizzle 128>, %k_map: !kernel.tensor_map<memref<1x1x130x64xbf16>, box [1, 1, 128, 64], swizzle 128>, %v_map: !kernel.tensor_map<memref<1x1x130x64xbf16>, box [1, 1, 128, 64], swizzle 128>, %items: memref<9xi32>) block [384, 1, 1] {
+// CHECK-SAME:      %q_map: !kernel.tensor_map<memref<1x2x200x64xbf16>, box [1, 1, 128, 64], swizzle 128>, %k_map: !kernel.tensor_map<memref<1x1x130x64xbf16>, box [1, 1, 128, 64], swizzle 128>, %v_map: !kernel.tensor_map<memref<1x1x130x64xbf16>, box [1, 1, 128, 64], swizzle 128>, %out_map: !kernel.tensor_map<memref<1x2x200x64xbf16>, box [1, 1, 64, 64], swizzle 128>, %items: memref<9xi32>) block [384, 1, 1] {
 // CHECK:         %[[Q_TILE:.*]] = kernel.dynamic_shared offset 0 {layout = #kernel.swizzle<128>} : memref<1x128x64xbf16, 3 : i32>
 // CHECK-NEXT:    %[[K_TILES:.*]] = kernel.dynamic_shared offset 16384 {layout = #kernel.swizzle<128>} : memref<2x1x128x64xbf16, 3 : i32>
 // CHECK-NEXT:    %[[V_TILES:.*]] = kernel.dynamic_shared offset 49152 {layout = #kernel.swizzle<128>} : memref<2x1x128x64xbf16, 3 : i32>
+// CHECK-NEXT:    %[[OUT_PANELS:.*]] = kernel.dynamic_shared offset 81920 {layout = #kernel.swizzle<128>} : memref<2x1x64x64xbf16, 3 : i32>
 // CHECK-NEXT:    %[[Q_FULL:.*]] = kernel.mbarrier_alloc : !kernel.mbarrier<1>
 // CHECK-NEXT:    %[[Q_EMPTY:.*]] = kernel.mbarrier_alloc : !kernel.mbarrier<1>
 // CHECK-NEXT:    %[[K_FULL:.*]] = kernel.mbarrier_alloc : !kernel.mbarrier<2>
@@ -107,11 +112,21 @@
 // CHECK-NEXT:        %{{.*}} = kernel.wgmma_wait 0, %{{.*}} : vector<32xf32>
 // CHECK-NEXT:        kernel.mbarrier_arrive %[[EMPTY]][%[[LAST]]] : !kernel.mbarrier<2>
 // CHECK-NEXT:        kernel.mbarrier_arrive %[[Q_EMPTY]][%c0] : !kernel.mbarrier<1>
-// CHECK:             kernel.vector_store %{{.*}}, %o[
+// CHECK-NOT:         kernel.vector_store %{{.*}}, %o[
+// CHECK:             %[[STAGING:.*]] = arith.addi %[[GROUP]], %c3 : index
+// CHECK:               kernel.tma_store_wait 0 read
+// CHECK:             kernel.named_barrier sync %[[STAGING]], threads 128
+// CHECK-COUNT-16:    kernel.vector_store %{{.*}}, %[[OUT_PANELS]][%[[GROUP]], %c0, %{{.*}}, %{{.*}}] : memref<2x1x64x64xbf16, 3 : i32>, vector<2xbf16>
+// CHECK-NEXT:        kernel.fence_proxy_async
+// CHECK-NEXT:        kernel.named_barrier sync %[[STAGING]], threads 128
+// CHECK:               kernel.tma_store %out_map[%{{.*}}, %{{.*}}, %{{.*}}, %c0], %[[OUT_PANELS]][%[[GROUP]], %c0, %c0, %c0]
+// CHECK-NEXT:          kernel.tma_store_commit
+// CHECK:             }
+// CHECK:           kernel.tma_store_wait 0{{$}}
 // CHECK-NOT:     kernel.named_barrier
 // CHECK-LABEL: func.func @forward(
 // CHECK-NEXT:    %items = memref.get_global @attention_items : memref<9xi32>
-// CHECK-NEXT:    kernel.launch @attention(%q, %k, %v, %o, %q, %k, %v, %items) grid [4, 1, 1] block [384, 1, 1] smem 81920
+// CHECK-NEXT:    kernel.launch @attention(%q, %k, %v, %o, %q, %k, %v, %o, %items) grid [4, 1, 1] block [384, 1, 1] smem 98304
 
 tile.kernel @attention(%q: memref<1x2x200x64xbf16>, %k: memref<1x1x130x64xbf16>, %v: memref<1x1x130x64xbf16>, %o: memref<1x2x200x64xbf16>) grid [4, 1, 1] block [384, 1, 1] {
   tile.attention %q, %k, %v scale 0.125 causal into %o : memref<1x2x200x64xbf16>, memref<1x1x130x64xbf16>, memref<1x1x130x64xbf16> into memref<1x2x200x64xbf16> atom wgmma m64n128k16 tile [128, 128, 64] warps [8, 1] pipeline 2
@@ -198,5 +213,27 @@ tile.kernel @attention(%q: memref<1x1x256x128xbf16>, %k: memref<1x1x256x128xbf16
 }
 func.func @forward(%q: memref<1x1x256x128xbf16>, %k: memref<1x1x256x128xbf16>, %v: memref<1x1x256x128xbf16>, %o: memref<1x1x256x128xbf16>) {
   tile.launch @attention(%q, %k, %v, %o) : memref<1x1x256x128xbf16>, memref<1x1x256x128xbf16>, memref<1x1x256x128xbf16>, memref<1x1x256x128xbf16>
+  func.return
+}
+
+// -----
+
+// Where no staging panel fits beside the query tile and 3 stages of key and value blocks
+// (224 KiB of the 227), each lane stores its rows from registers, in pairs of columns, and
+// the kernel takes no map of the output.
+
+// CHECK-LABEL: kernel.func @deep(
+// CHECK-SAME:      %v_map: !kernel.tensor_map<memref<1x1x256x128xbf16>, box [1, 1, 128, 64], swizzle 128>, %items: memref<5xi32>)
+// CHECK-NOT:     out_panels
+// CHECK:             kernel.vector_store %{{.*}}, %o[%{{.*}}, %c0, %{{.*}}, %{{.*}}] : memref<1x1x256x128xbf16>, vector<2xbf16>
+// CHECK-NOT:     kernel.tma_store
+// CHECK-LABEL: func.func @forward(
+// CHECK-NEXT:    %items = memref.get_global @deep_items : memref<5xi32>
+// CHECK-NEXT:    kernel.launch @deep(%q, %k, %v, %o, %q, %k, %v, %items) grid [2, 1, 1] block [384, 1, 1] smem 229376
+tile.kernel @deep(%q: memref<1x1x256x128xbf16>, %k: memref<1x1x256x128xbf16>, %v: memref<1x1x256x128xbf16>, %o: memref<1x1x256x128xbf16>) grid [2, 1, 1] block [384, 1, 1] {
+  tile.attention %q, %k, %v scale 0.125 into %o : memref<1x1x256x128xbf16>, memref<1x1x256x128xbf16>, memref<1x1x256x128xbf16> into memref<1x1x256x128xbf16> atom wgmma m64n128k16 tile [128, 128, 128] warps [8, 1] pipeline 3
+}
+func.func @forward(%q: memref<1x1x256x128xbf16>, %k: memref<1x1x256x128xbf16>, %v: memref<1x1x256x128xbf16>, %o: memref<1x1x256x128xbf16>) {
+  tile.launch @deep(%q, %k, %v, %o) : memref<1x1x256x128xbf16>, memref<1x1x256x128xbf16>, memref<1x1x256x128xbf16>, memref<1x1x256x128xbf16>
   func.return
 }
