@@ -53,8 +53,8 @@ def main() -> None:
             }
         print(json.dumps(row), flush=True)
         rows.append(row)
-    with open(out, "w") as f:
-        json.dump({"command": " ".join(sys.argv), "rows": rows}, f, indent=1)
+        with open(out, "w") as f:
+            json.dump({"command": " ".join(sys.argv), "rows": rows}, f, indent=1)
 
 
 if __name__ == "__main__":
