@@ -9,12 +9,13 @@ an SM, take the items that a constant table, `@attention_items`, deals them (`it
 item i is row block i % R of query head i / R, R row blocks of 128 rows a head; causal, the
 longest first, each to the block that would be free first, in sections of heads whose keys
 and values fit the L2 cache). One item's queries and first keys load while the consumers
-finish the one before. The kernel takes three tensor maps and the table besides the
-kernel's own arguments
+finish the one before. The kernel takes three or four tensor maps and the table besides
+the kernel's own arguments
 (`!kernel.tensor_map<memref<1x16x1024x128xbf16>, box [1, 1, 128, 64], swizzle 128>` for
-the queries, box [1, 1, 128, 64] of the keys and of the values: the launch passes the
-operands again for them). The maps keep the operands' rank, so a box past the end of a head's
-rows reads zeros, never the next head's. An item is rows of one query head, and reads the
+the queries, box [1, 1, 128, 64] of the keys and of the values, box [1, 1, 64, 64] of the
+output where it is staged: the launch passes the operands again for them). The maps keep
+the operands' rank, so a box past the end of a head's rows reads zeros, never the next
+head's. An item is rows of one query head, and reads the
 key/value head it shares with the G - 1 others (GQA) as theirs do: the items of a key/value
 head's G query heads are neighbours, run at about the same time and read it from the L2
 cache, and the query rows of a head fill the 128-row blocks this kernel is chosen for
@@ -24,6 +25,7 @@ a tensor map over the query viewed as [.., Hkv, G L, D]).
     %q_tile = kernel.dynamic_shared offset 0 : memref<2x128x64xbf16, 3 : i32>      (swizzled)
     %k_tiles = kernel.dynamic_shared offset 32768 : memref<2x2x128x64xbf16, 3 : i32>
     %v_tiles = kernel.dynamic_shared offset 98304 : memref<2x2x128x64xbf16, 3 : i32>
+    %out_panels = kernel.dynamic_shared offset 163840 : memref<2x2x64x64xbf16, 3 : i32>
     mbarriers: %q_full (the queries landed), %q_empty (the consumers are done with them),
                %k_full[s], %v_full[s] (the key, the value block in stage s landed: the scores
                need not wait for the values), %empty[s] (stage s is free)
@@ -43,7 +45,8 @@ a tensor map over the query viewed as [.., Hkv, G L, D]).
         wgmma_wait 1 (S_j is in; P V still runs), the softmax of S_j gives P_j
         wgmma_wait 0 (P V is in), arrive %empty[s'], O rescaled by exp2(m_{j-1} - m_j)
       O += P V of the last block; arrive %empty, %q_empty; each lane's rows divided by
-      their sums, stored in the output's type
+      their sums, in the output's type, written into the group's %out_panels a panel of
+      64 rows by 128 bytes at a time; its thread 0 stores each with TMA (`output_slots`)
 
 The softmax of one block thus overlaps the tensor cores' P V of the one before
 (FlashAttention-3's intra-warpgroup pipelining). A mask summarised before the kernel
@@ -53,6 +56,11 @@ registers for (ptxas spills a few), each block's S, softmax and P V run in turn 
 On the overlapped path the two consumer warp groups also take turns at issuing their
 products (FlashAttention-3's ping-pong): each waits at the named barrier of its turn, issues,
 and arrives at the other's, so that one's softmax runs while the other's products do.
+
+The output goes out as the wgmma gemm's does (`PanelStaging`): through staging slots in
+shared memory beside the stages, each warp group's panels stored by TMA while it goes on
+to its next item, instead of 4-byte stores from registers of 8 rows a warp instruction.
+Where no slot fits (3 stages at head dim 128), the lanes store from registers.
 
 The accumulator of S (m64nN, f32: element i of a thread at row 16w + g + 8 ((i / 2) % 2),
 column 8 (i / 4) + 2q + i % 2) is, in each warp's 16 rows, N / 8 fragments of mma.sync's
@@ -718,16 +726,16 @@ def operand_tile_bytes(attention: tile.AttentionOp) -> tuple[int, int]:
 def output_slots(attention: tile.AttentionOp, target: GpuTarget) -> int:
     """The staging slots of each consumer warp group's output panels (64 rows by 128 bytes):
     as many of a row's panels as fit in shared memory beside the query tile and the key and
-    value stages (`staging_slots`), where the output is a kernel argument of bf16, f16 or
-    f32 whose rows are whole panels, as TMA stores them; else 0 (the lanes store their
-    rows from registers)."""
+    value stages (`staging_slots`), where the output is a kernel argument of bf16 or f16
+    (the wgmma's operands' types) whose rows are whole panels, as TMA stores them; else 0
+    (the lanes store their rows from registers)."""
     out = attention.out
     out_type = out.type
     assert isinstance(out_type, MemRefType)
     if not isinstance(out, BlockArgument) or not isinstance(out.block.parent_op(), tile.KernelOp):
         return 0
     element = out_type.get_element_type()
-    if str(element) not in ("bf16", "f16", "f32"):
+    if str(element) not in ("bf16", "f16"):
         return 0
     panel = kernel.WGMMA_ROW_BYTES // kernel.element_bytes(element)
     depth = out_type.get_shape()[-1]

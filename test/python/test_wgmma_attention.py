@@ -11,12 +11,16 @@ from dataclasses import replace
 
 import pytest
 from test_attention_kernel import attention_program
-from test_cuda_target import NVCC, nvcc_compile
+from test_cuda_target import NVCC, nvcc_compile, parse
 
 from emmy.dialects import target, tile
 from emmy.dialects.target import DEFAULT_TARGET
 from emmy.passes.choose_tile_schedule import candidates, choose_schedule
-from emmy.passes.wgmma_attention_kernel import ITEM_OVERHEAD_BLOCKS, lower_wgmma_attention_kernel
+from emmy.passes.wgmma_attention_kernel import (
+    ITEM_OVERHEAD_BLOCKS,
+    lower_wgmma_attention_kernel,
+    output_slots,
+)
 from emmy.tools.bench.differential import check_levels, lower
 from emmy.tools.cuda.target import print_cuda
 from emmy.tools.frontend.program import load_program
@@ -399,3 +403,36 @@ def test_176_keys_a_block_run_in_the_emulator_across_items_and_a_tail(monkeypatc
     assert "atom wgmma m64n176k16" in str(lower(torch_ir, "tile"))
     reports = check_levels(program, torch_ir, ("kernel",), seed=37)
     assert all(r.passed for r in reports), [(r.max_abs_error, r.max_rel_error) for r in reports]
+
+
+@pytest.mark.parametrize(
+    "rows, keys, depth, pipeline, element, slots",
+    [
+        # 32 KiB of queries and 128 KiB of stages leave room for both panels of 64 rows.
+        (128, 128, 128, 2, "bf16", 2),
+        # 176 keys a block: 208 KiB of tiles, room for one slot; the panels take it in turn.
+        (128, 176, 128, 2, "bf16", 1),
+        (128, 128, 64, 2, "f16", 1),
+        # One consumer warp group (a head of 64 rows): its two panels both fit.
+        (64, 176, 128, 2, "bf16", 2),
+        # 3 stages at head dim 128 take 224 KiB of the 227: the lanes store from registers.
+        (128, 128, 128, 3, "bf16", 0),
+    ],
+)
+def test_output_slots_fill_the_shared_memory_the_stages_leave(
+    rows, keys, depth, pipeline, element, slots
+) -> None:
+    """A consumer warp group stages as many of its row's panels (64 rows by 128 bytes) as
+    fit beside the query tile and the key/value stages in sm_90a's 227 KiB, a divisor of
+    its panels (`output_slots`)."""
+    memref = f"memref<1x2x256x{depth}x{element}>"
+    operands = f"%q: {memref}, %k: {memref}, %v: {memref}, %o: {memref}"
+    schedule = f"tile [{rows}, {keys}, {depth}] warps [{rows // 16}, 1] pipeline {pipeline}"
+    module = parse(f"""
+tile.kernel @attention({operands}) grid [{512 // rows}, 1, 1] block [{2 * rows + 128}, 1, 1] {{
+  tile.attention %q, %k, %v scale 0.125 into %o : {memref}, {memref}, {memref} into {memref}
+    atom wgmma m64n{keys}k16 {schedule}
+}}
+""")
+    (attention,) = [op for op in module.walk() if isinstance(op, tile.AttentionOp)]
+    assert output_slots(attention, DEFAULT_TARGET) == slots
