@@ -224,7 +224,7 @@ def staged_output(gemm: tile.GemmOp, target: GpuTarget) -> StagedOutput | None:
         return None
     if size_n == DYNAMIC_INDEX or size_n * element_bytes % 16:
         return None
-    block_m, block_n, block_k = gemm.tile_shape
+    block_m, block_n, _ = gemm.tile_shape
     warps_m, warps_n = gemm.warp_grid
     rows = block_m // (warps_m // WARPGROUP_WARPS)
     columns = block_n // warps_n // gemm.siblings
@@ -232,13 +232,20 @@ def staged_output(gemm: tile.GemmOp, target: GpuTarget) -> StagedOutput | None:
     if columns % panel:
         return None
     consumers = warps_m // WARPGROUP_WARPS * warps_n
-    operand_bytes = kernel.element_bytes(gemm.lhs.type.get_element_type())
-    stages = gemm.pipeline_depth * (block_m + block_n) * block_k * operand_bytes
+    stages = sum(operand_stage_bytes(gemm))
     barriers = 2 * gemm.pipeline_depth * kernel.MBARRIER_BYTES
     spare = target.shared_bytes_per_block - stages - barriers - STAGING_SLACK
     fit = spare // (consumers * rows * kernel.WGMMA_ROW_BYTES)
     slots = staging_slots(columns // panel, fit)
     return StagedOutput(output, dims, rows, panel, slots) if slots else None
+
+
+def operand_stage_bytes(gemm: tile.GemmOp) -> tuple[int, int]:
+    """The bytes of shared memory of the stages of the lhs's tiles and of the rhs's (every
+    sibling's), which the kernel lays out in that order from offset 0."""
+    block_m, block_n, block_k = gemm.tile_shape
+    row_bytes = block_k * kernel.element_bytes(gemm.lhs.type.get_element_type())
+    return gemm.pipeline_depth * block_m * row_bytes, gemm.pipeline_depth * block_n * row_bytes
 
 
 def staging_slots(panels: int, fit: int) -> int:
@@ -334,7 +341,7 @@ class _WgmmaGemmBuilder(GemmEmitter, PanelStaging):
 
     def build(self) -> None:
         stages = self.stages
-        row_bytes = self.block_k * self.element_bytes
+        a_bytes, b_bytes = operand_stage_bytes(self.gemm)
         a_type = kernel.shared_memref([stages, self.block_m, self.block_k], self.element)
         if self.b_n_major:
             b_shape = [stages, self.block_n // self.panel, self.block_k, self.panel]
@@ -343,12 +350,11 @@ class _WgmmaGemmBuilder(GemmEmitter, PanelStaging):
         b_type = kernel.shared_memref(b_shape, self.element)
         swizzle = kernel.SwizzleAttr(kernel.WGMMA_ROW_BYTES)
         self.shared_a = self.named(kernel.DynamicSharedOp(0, a_type, swizzle), "a_tiles")
-        b_offset = stages * self.block_m * row_bytes
-        self.shared_b = self.named(kernel.DynamicSharedOp(b_offset, b_type, swizzle), "b_tiles")
+        self.shared_b = self.named(kernel.DynamicSharedOp(a_bytes, b_type, swizzle), "b_tiles")
         if self.staged is not None:
             staged = self.staged
             shape = [self.consumers, staged.slots, staged.rows, staged.panel]
-            offset = b_offset + stages * self.block_n * row_bytes
+            offset = a_bytes + b_bytes
             staging_type = kernel.shared_memref(shape, staged.buffer.type.get_element_type())
             self.staging = self.named(
                 kernel.DynamicSharedOp(offset, staging_type, swizzle), "out_panels"
