@@ -33,7 +33,8 @@ all the heads that read its keys and values, which it reads once for them:
   the last key only in the blocks from the first that crosses the diagonal or holds the last
   keys: before it, a uniform branch passes the scores through without mask arithmetic (one
   loop body: a second loop for the crossing blocks costs registers that D 128 spills).
-  Without causal, the keys past the last are masked in every block. A mask operand is read
+  Without causal, the keys past the last are masked in every block (the wgmma kernel's
+  blocks branch as the causal ones do: `tail_mask_branch`). A mask operand is read
   where each score is, from global memory: an i1 mask's false gives -inf, a float mask is
   added (times log2(e)); a row whose keys so far are all masked keeps its max at -inf and
   takes its exponents from 0, so that the keys it keeps later count in full; a row masked
@@ -115,6 +116,13 @@ class AttentionEmitter(_Emitter):
     five (NaN and signed zeros), but with maxnumf ptxas schedules the split decode kernel
     into 255 registers and spills; a subclass whose softmax competes with its tensor cores
     for issue slots takes maxnumf."""
+
+    tail_mask_branch = False
+    """Whether, without causal, only the key block holding the last keys masks those past
+    them, behind a uniform branch (`key_ranges`), instead of every block. The branch saves
+    the other blocks' compares and selects, but on mma_sync it takes the registers that a
+    head dim of 128 then spills; a subclass whose softmax competes with its tensor cores for
+    issue slots takes it."""
 
     def __init__(
         self,
@@ -207,12 +215,16 @@ class AttentionEmitter(_Emitter):
     def key_ranges(self) -> tuple[Index, Index, Index | None]:
         """The key blocks the block takes, from the first to the end: its part of them, up to
         (causal) the one holding its last query's position (the blocks wholly above the
-        diagonal are skipped); and (causal) the first that crosses the diagonal or holds
-        the last keys, from which blocks are masked (None: none is)."""
+        diagonal are skipped); and the first block from which blocks are masked: (causal)
+        the first that crosses the diagonal, or (`tail_mask_branch`) the one holding the last
+        keys where a block reaches past them (None: none is, or every block masks the keys
+        past the last)."""
         blocks = self.key_block_count
         start = self.div(self.mul(self.part, blocks), self.split)
         end = self.div(self.mul(self.add(self.part, 1), blocks), self.split)
         if not self.causal:
+            if self.tail_mask_branch and self.overruns(self.keys, self.block_kv):
+                return start, end, self.div(self.keys, self.block_kv)
             return start, end, None
         first, last = self.positions()
         end = self.minimum(end, self.div(self.add(last, self.block_kv), self.block_kv))
@@ -301,10 +313,10 @@ class AttentionEmitter(_Emitter):
         masked, and the factor that puts them in base 2 (`scale * log2(e)`), left to the
         softmax's fma where it is positive and no mask operand is added to the scaled scores
         (else applied here, and the factor is 1). A mask operand's elements are `mask`'s
-        where given (`mask_elements`, loaded earlier), else loaded here. Causal, a block from
-        `masked_from` on masks its scores after each row's position and past the last key,
-        and the blocks before it take no mask arithmetic (a uniform branch); without causal,
-        the keys past the last are masked in every block."""
+        where given (`mask_elements`, loaded earlier), else loaded here. A block from
+        `masked_from` on (`key_ranges`) masks its scores past the last key and, causal,
+        after each row's position; the blocks before it take no mask arithmetic (a uniform
+        branch). Without `masked_from`, every block masks the keys past the last."""
         base_2 = self.attention.scale.value.data * math.log2(math.e)
         unscaled = base_2 > 0 and self.attention.mask is None
         factor = self.float(base_2)
@@ -330,7 +342,7 @@ class AttentionEmitter(_Emitter):
             flat = [v for row in elements for v in row]
 
             def mask(_: Block) -> list[SSAValue]:
-                positions = [position for _, position in lane_rows]
+                positions = [position for _, position in lane_rows] if self.causal else None
                 masked = self.mask_positions(elements, columns, positions)
                 return [v for row in masked for v in row]
 

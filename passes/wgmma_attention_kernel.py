@@ -71,7 +71,9 @@ rounded to 16 bits, are the register A fragment of P V's k-step j
 product: panels of 64 columns by the keys, which TMA lands as they are (the K and V tiles
 have one layout). Causal, the blocks wholly above the diagonal of the block's rows are
 skipped and only the blocks from the first that crosses it are masked; the keys past the
-end (which TMA reads as zeros) are masked to -inf. With a mask summary, an item takes
+end (which TMA reads as zeros) are masked to -inf, only in the block that holds them (a
+uniform branch, `tail_mask_branch`: 2048 keys are 11 blocks of 176 and a tail, and the
+other 11 take no compares or selects). With a mask summary, an item takes
 only the key blocks its row block's list names (the producer and the consumers read the same
 list, so the ring's count runs on alike; an item listing none stores zeros), and a lane reads
 the mask at a block's scores as one word of bits for each of its two rows. Any other mask
@@ -133,6 +135,7 @@ class _WgmmaAttentionBuilder(AttentionEmitter, PanelStaging):
     """The kernel of a tile.attention on the wgmma atom (see the module docstring)."""
 
     row_max = arith.MaxnumfOp
+    tail_mask_branch = True
 
     def __init__(
         self,

@@ -141,7 +141,10 @@ func.func @forward(%q: memref<1x2x200x64xbf16>, %k: memref<1x1x130x64xbf16>, %v:
 // An additive mask (read from global memory where each score is, times log2(e)): each key
 // block's S, softmax and P V run in turn (the overlap leaves no registers for the mask's
 // reads): S issued, the mask's elements at its scores loaded while it is multiplied, S
-// waited for (wgmma_wait 0), then P V issued and waited for, and the stage released.
+// waited for (wgmma_wait 0), then P V issued and waited for, and the stage released. Of the
+// 130 keys only the second block's reach past the end: a uniform branch passes the first
+// block's scores through, and the second's past key 130 become -inf (the selects of the
+// key comparisons that the mask's loads made).
 
 // CHECK-LABEL: kernel.func @masked(
 // CHECK:         scf.for %{{.*}} = %c0 to %{{.*}} step %c1 iter_args({{.*}}) -> (f32, f32, f32, f32, vector<32xf32>) {
@@ -153,6 +156,11 @@ func.func @forward(%q: memref<1x2x200x64xbf16>, %k: memref<1x1x130x64xbf16>, %v:
 // CHECK-NOT:       arith.addf
 // CHECK:           %{{.*}} = kernel.wgmma_wait 0, %[[SCORES]] : vector<64xf32>
 // CHECK:           arith.addf
+// CHECK:           %[[BEFORE_TAIL:.*]] = arith.cmpi ult, %{{.*}}, %c1 : index
+// CHECK-NEXT:      scf.if %[[BEFORE_TAIL]] -> (f32
+// CHECK-NEXT:        scf.yield
+// CHECK-NEXT:      } else {
+// CHECK:             arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
 // CHECK:           kernel.shuffle xor
 // CHECK:           kernel.mbarrier_wait %v_full[%[[S]]], %{{.*}} : !kernel.mbarrier<2>
 // CHECK-NEXT:      kernel.wgmma_fence
