@@ -365,14 +365,14 @@ class AttentionEmitter(_Emitter):
         from its scores, which `factor` (> 0) puts in base 2 (`masked_scores`): the new
         running maxima (over the quad: `kernel.shuffle xor` 1 and 2), the factors
         exp2(m - m') that rescale what went before, the probabilities exp2(s factor - m')
-        (one fma each) and the new running sums (the lane's own part)."""
+        (one fma each) and the new running sums (the lane's own part). The lane's maxima and
+        sums are trees (`reduced`): a chain of 44 would leave the scheduler nothing to
+        interleave where few warps share an SM sub-partition (the wgmma kernel's consumers
+        are two warps on each)."""
         new_maxima, bases, alphas, new_sums = [], [], [], []
         for half in range(2):
             values = [row[i] for row in elements for i in (2 * half, 2 * half + 1)]
-            largest = values[0]
-            for value in values[1:]:
-                largest = self.add_op(self.row_max(largest, value)).result
-            largest = self.quad(largest, self.row_max)
+            largest = self.quad(self.reduced(values, self.row_max), self.row_max)
             if factor != 1.0:
                 # The max of the scaled scores, rounded as each of them would be (rounding
                 # is monotonic).
@@ -395,11 +395,10 @@ class AttentionEmitter(_Emitter):
             for row in elements
         ]
         for half in range(2):
-            total = self.add_op(arith.MulfOp(sums[half], alphas[half])).result
-            for row in probabilities:
-                for i in (2 * half, 2 * half + 1):
-                    total = self.add_op(arith.AddfOp(total, row[i])).result
-            new_sums.append(total)
+            rescaled = self.add_op(arith.MulfOp(sums[half], alphas[half])).result
+            values = [row[i] for row in probabilities for i in (2 * half, 2 * half + 1)]
+            block_sum = self.reduced(values, arith.AddfOp)
+            new_sums.append(self.add_op(arith.AddfOp(rescaled, block_sum)).result)
         return new_maxima, alphas, probabilities, new_sums
 
     def probability_fragment(self, probabilities: list[list[SSAValue]], step: int) -> SSAValue:

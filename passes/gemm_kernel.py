@@ -271,6 +271,20 @@ class KernelEmitter:
         is the dynamic size."""
         return not isinstance(extent, int) or extent % tile != 0
 
+    def reduced(self, values: Sequence[SSAValue], combine: type) -> SSAValue:
+        """`values` combined by the binary op `combine` in a balanced tree: its depth is the
+        log2 of their count, where a chain's is the count, so that the combines of a level
+        are independent."""
+        level = list(values)
+        while len(level) > 1:
+            pairs = len(level) // 2
+            combined = [
+                self.add_op(combine(level[2 * i], level[2 * i + 1])).results[0]
+                for i in range(pairs)
+            ]
+            level = combined + level[2 * pairs :]
+        return level[0]
+
     def less(self, lhs: Index, rhs: Index) -> SSAValue:
         return self.add_op(arith.CmpiOp(self.index(lhs), self.index(rhs), "ult")).results[0]
 
