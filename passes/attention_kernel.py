@@ -320,10 +320,8 @@ class AttentionEmitter(_Emitter):
         base_2 = self.attention.scale.value.data * math.log2(math.e)
         unscaled = base_2 > 0 and self.attention.mask is None
         factor = self.float(base_2)
-        columns = self.score_columns(index, len(raw))
         if self.attention.mask is not None and mask is None:
-            mask = self.mask_elements(columns)
-        lane_rows = [self.lane_row_point(half)[1:] for half in range(2)] if self.causal else []
+            mask = self.mask_elements(self.score_columns(index, len(raw)))
         elements = []
         for atom, accumulator in enumerate(raw):
             row = []
@@ -337,12 +335,17 @@ class AttentionEmitter(_Emitter):
             elements.append(row)
         if masked_from is None:
             if self.overruns(self.keys, self.block_kv):
+                columns = self.score_columns(index, len(raw))
                 elements = self.mask_positions(elements, columns, None)
         else:
             flat = [v for row in elements for v in row]
 
             def mask(_: Block) -> list[SSAValue]:
-                positions = [position for _, position in lane_rows] if self.causal else None
+                # The keys and rows are computed in the branch, which alone uses them.
+                columns = self.score_columns(index, len(raw))
+                positions = None
+                if self.causal:
+                    positions = [self.lane_row_point(half)[2] for half in range(2)]
                 masked = self.mask_positions(elements, columns, positions)
                 return [v for row in masked for v in row]
 
