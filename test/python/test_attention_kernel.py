@@ -9,9 +9,12 @@ import re
 
 import pytest
 from test_cuda_target import NVCC, nvcc_compile
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import ModuleOp, f32
+from xdsl.ir import Block
 
-from emmy.dialects.target import TargetAttr
+from emmy.dialects.target import DEFAULT_TARGET, TargetAttr
+from emmy.passes.gemm_kernel import KernelEmitter
 from emmy.tools.bench.differential import check_levels, lower
 from emmy.tools.cuda.target import print_cuda
 from emmy.tools.frontend.program import load_program
@@ -146,3 +149,22 @@ def test_attention_kernel_compiles_for_sm_90a_without_spills(name: str, tmp_path
     assert "kernel.mma_sync" in str(kernel_ir)
     report = nvcc_compile(print_cuda(kernel_ir), tmp_path, ptxas_report=True)
     assert "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads" in report
+
+
+@pytest.mark.parametrize("count, depth", [(1, 0), (2, 1), (5, 3), (44, 6)])
+def test_reduced_combines_in_a_balanced_tree(count: int, depth: int) -> None:
+    """`KernelEmitter.reduced`, which the online softmax's row maxima and sums take: each
+    value combined once, in count - 1 ops, whose longest chain is ceil(log2(count)) long
+    (a chain of count - 1 leaves the scheduler nothing to interleave)."""
+    block = Block(arg_types=[f32] * count)
+    result = KernelEmitter(block, {}, DEFAULT_TARGET).reduced(list(block.args), arith.AddfOp)
+    ops = list(block.ops)
+    assert len(ops) == count - 1
+    combined = [o for op in ops for o in op.operands if o in block.args]
+    assert sorted(a.index for a in combined) == (list(range(count)) if count > 1 else [])
+
+    def chain(value) -> int:
+        owner = value.owner
+        return 0 if owner is block else 1 + max(chain(o) for o in owner.operands)
+
+    assert chain(result) == depth
