@@ -145,7 +145,7 @@ from xdsl.traits import (
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
-from emmy.dialects.access import parse_memref_type
+from emmy.dialects.access import constant_index, parse_memref_type
 from emmy.dialects.access_bounds import verify_access_bounds
 from emmy.dialects.attention import kv_group, verify_attention
 from emmy.dialects.dependences import (
@@ -258,13 +258,9 @@ def contiguous_offset(index: SSAValue, induction_var: SSAValue) -> int | None:
     if not isinstance(owner, arith.AddiOp):
         return None
     for variable, other in ((owner.lhs, owner.rhs), (owner.rhs, owner.lhs)):
-        constant = other.owner
-        if (
-            variable is induction_var
-            and isinstance(constant, arith.ConstantOp)
-            and isinstance(constant.value, IntegerAttr)
-        ):
-            return constant.value.value.data
+        offset = constant_index(other)
+        if variable is induction_var and offset is not None:
+            return offset
     return None
 
 

@@ -120,6 +120,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from emmy.dialects import kernel, tile
+from emmy.dialects.access import constant_index
 from emmy.dialects.launch import kernel_size_argument
 from emmy.dialects.target import GpuTarget
 
@@ -580,11 +581,8 @@ def _even_divisor_of(value: SSAValue, n: SSAValue, op: type[Operation]) -> int |
     owner = value.owner
     if not isinstance(owner, op) or owner.operands[0] is not n:
         return None
-    constant = owner.operands[1].owner
-    if not isinstance(constant, arith.ConstantOp) or not isinstance(constant.value, IntegerAttr):
-        return None
-    divisor = constant.value.value.data
-    return divisor if divisor > 0 and divisor % 2 == 0 else None
+    divisor = constant_index(owner.operands[1])
+    return divisor if divisor is not None and divisor > 0 and divisor % 2 == 0 else None
 
 
 def _computed_from(value: SSAValue, argument: SSAValue, body: Block) -> bool:

@@ -102,7 +102,6 @@ from emmy.passes.attention_mask_summary import mask_summary_types
 from emmy.passes.gemm_kernel import Index, kernel_body, kernel_func
 from emmy.passes.wgmma_gemm_kernel import (
     PRODUCER_REGISTERS,
-    STAGING_SLACK,
     WARPGROUP_WARPS,
     PanelStaging,
     consumer_registers,
@@ -189,8 +188,9 @@ class _WgmmaAttentionBuilder(AttentionEmitter, PanelStaging):
         )
         if self.slots:
             out_element = self.attention.out.type.get_element_type()
-            out_panel = kernel.WGMMA_ROW_BYTES // kernel.element_bytes(out_element)
-            shape = [self.consumers, self.slots, kernel.WGMMA_M, out_panel]
+            self.out_panel = kernel.WGMMA_ROW_BYTES // kernel.element_bytes(out_element)
+            """The output's columns a staging panel holds."""
+            shape = [self.consumers, self.slots, kernel.WGMMA_M, self.out_panel]
             self.staging = self.named(
                 kernel.DynamicSharedOp(
                     q_bytes + 2 * kv_bytes, kernel.shared_memref(shape, out_element), swizzle
@@ -472,7 +472,7 @@ class _WgmmaAttentionBuilder(AttentionEmitter, PanelStaging):
             return
         inverses = [self.inverse(self.quad(total, arith.AddfOp)) for total in sums]
         out_element = self.attention.out.type.get_element_type()
-        out_panel = kernel.WGMMA_ROW_BYTES // kernel.element_bytes(out_element)
+        out_panel = self.out_panel
         octets = out_panel // 8
 
         def write(panel: int, slot: int) -> None:
@@ -746,11 +746,9 @@ def output_slots(attention: tile.AttentionOp, target: GpuTarget) -> int:
         return 0
     q_bytes, kv_bytes = operand_tile_bytes(attention)
     barriers = (2 + 3 * attention.pipeline_depth) * kernel.MBARRIER_BYTES
-    spare = target.shared_bytes_per_block - q_bytes - 2 * kv_bytes - barriers - STAGING_SLACK
     consumers = attention.tile_shape[0] // kernel.WGMMA_M
-    return staging_slots(
-        depth // panel, spare // (consumers * kernel.WGMMA_M * kernel.WGMMA_ROW_BYTES)
-    )
+    used = q_bytes + 2 * kv_bytes + barriers
+    return staging_slots(depth // panel, consumers, kernel.WGMMA_M, used, target)
 
 
 def tensor_map_types(attention: tile.AttentionOp, slots: int = 0) -> list[kernel.TensorMapType]:

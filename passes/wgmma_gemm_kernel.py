@@ -232,11 +232,9 @@ def staged_output(gemm: tile.GemmOp, target: GpuTarget) -> StagedOutput | None:
     if columns % panel:
         return None
     consumers = warps_m // WARPGROUP_WARPS * warps_n
-    stages = sum(operand_stage_bytes(gemm))
     barriers = 2 * gemm.pipeline_depth * kernel.MBARRIER_BYTES
-    spare = target.shared_bytes_per_block - stages - barriers - STAGING_SLACK
-    fit = spare // (consumers * rows * kernel.WGMMA_ROW_BYTES)
-    slots = staging_slots(columns // panel, fit)
+    used = sum(operand_stage_bytes(gemm)) + barriers
+    slots = staging_slots(columns // panel, consumers, rows, used, target)
     return StagedOutput(output, dims, rows, panel, slots) if slots else None
 
 
@@ -248,10 +246,14 @@ def operand_stage_bytes(gemm: tile.GemmOp) -> tuple[int, int]:
     return gemm.pipeline_depth * block_m * row_bytes, gemm.pipeline_depth * block_n * row_bytes
 
 
-def staging_slots(panels: int, fit: int) -> int:
-    """The staging slots of a warp group that stores `panels` panels a tile, where `fit`
-    fit beside the rest of shared memory: the most that divide the panels (the slots take
-    the panels in turn, each panel the same slot in every tile); 0 where none fits."""
+def staging_slots(panels: int, consumers: int, rows: int, used: int, target: GpuTarget) -> int:
+    """The staging slots of each of `consumers` warp groups that store `panels` panels of
+    `rows` rows by 128 bytes a tile: the most that divide the panels (the slots take the
+    panels in turn, each panel the same slot in every tile) and fit in the block's shared
+    memory beside the `used` bytes of its stages and mbarriers (and STAGING_SLACK); 0 where
+    none fits."""
+    spare = target.shared_bytes_per_block - used - STAGING_SLACK
+    fit = spare // (consumers * rows * kernel.WGMMA_ROW_BYTES)
     return max((s for s in range(1, panels + 1) if panels % s == 0 and s <= fit), default=0)
 
 
