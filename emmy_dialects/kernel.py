@@ -209,6 +209,9 @@ class AtomicKind(StrEnum):
     ADD = auto()
     MAX = auto()
     MIN = auto()
+    INC = auto()
+    """PTX's `atom.inc` on unsigned i32: the element plus 1, or 0 where it was at least the
+    value already (a counter that resets itself each value + 1 arrivals)."""
 
 
 @irdl_attr_definition
@@ -227,7 +230,7 @@ class ShuffleModeAttr(EnumAttribute[ShuffleMode], SpacedOpaqueSyntaxAttribute):
 
 @irdl_attr_definition
 class AtomicKindAttr(EnumAttribute[AtomicKind], SpacedOpaqueSyntaxAttribute):
-    """How a `kernel.atomic` combines: `add`, `max` or `min`."""
+    """How a `kernel.atomic` combines: `add`, `max`, `min` or `inc`."""
 
     name = "kernel.atomic_kind"
 
@@ -982,21 +985,42 @@ class ShuffleOp(IRDLOperation):
 @irdl_op_definition
 class AtomicOp(IRDLOperation):
     """Combines `value` into one buffer element atomically and returns the old element:
-    `%old = kernel.atomic add %v, %buf[%i, %j] : memref<..>`."""
+    `%old = kernel.atomic add %v, %buf[%i, %j] : memref<..>`.
+
+    `acq_rel` (on i32 `add` and `inc`) also orders it at the GPU's scope, as PTX's
+    `atom.acq_rel.gpu`: what its thread (and, through a barrier before it, its block) did
+    before is visible to the threads whose acq_rel atomics on the element come after it, and
+    what those before it did is visible to its thread (and, through a barrier after it, its
+    block). The last of several blocks to arrive at a counter can thus read what the others
+    stored in the same launch:
+
+        kernel.barrier                                   // every thread's part stored
+        %old = kernel.atomic inc acq_rel %c3, %count[%i] : memref<8xi32>   // thread 0
+        kernel.barrier                                   // %old == 3: the others' parts
+    """
 
     name = "kernel.atomic"
     kind = prop_def(AtomicKindAttr)
+    acq_rel = opt_prop_def(UnitAttr)
     value = operand_def()
     memref = operand_def(MemRefType)
     indices = var_operand_def(IndexType)
     result = result_def()
     traits = traits_def(ReadsOperand("memref"), WritesOperand("memref"), ThreadVarying())
 
-    def __init__(self, kind: str, value: SSAValue, buffer: SSAValue, indices: Sequence[SSAValue]):
+    def __init__(
+        self,
+        kind: str,
+        value: SSAValue,
+        buffer: SSAValue,
+        indices: Sequence[SSAValue],
+        acq_rel: bool = False,
+    ):
+        properties: dict[str, Attribute] = {"kind": AtomicKindAttr(AtomicKind(kind))}
+        if acq_rel:
+            properties["acq_rel"] = UnitAttr()
         super().__init__(
-            operands=[value, buffer, indices],
-            result_types=[value.type],
-            properties={"kind": AtomicKindAttr(AtomicKind(kind))},
+            operands=[value, buffer, indices], result_types=[value.type], properties=properties
         )
 
     def verify_(self) -> None:
@@ -1015,14 +1039,24 @@ class AtomicOp(IRDLOperation):
                 element, (Float16Type, BFloat16Type, Float32Type, Float64Type)
             )
             supported = "f16, bf16, f32, f64, i32 or i64"
+        elif kind == AtomicKind.INC:
+            ok, supported = element == i32, "i32"
         else:
             ok = integer or isinstance(element, (Float32Type, Float64Type))
             supported = "f32, f64, i32 or i64"
         if not ok:
             raise VerifyException(f"an atomic {kind} works on {supported} elements, got {element}")
+        if self.acq_rel is not None and (
+            kind not in (AtomicKind.ADD, AtomicKind.INC) or element != i32
+        ):
+            raise VerifyException(
+                f"an acq_rel atomic is an i32 add or inc, got {kind} of {element}"
+            )
 
     def print(self, printer: Printer) -> None:
         printer.print_string(f" {self.kind.data} ")
+        if self.acq_rel is not None:
+            printer.print_string("acq_rel ")
         printer.print_ssa_value(self.value)
         printer.print_string(", ")
         print_access(printer, self.memref, self.indices)
@@ -1033,6 +1067,7 @@ class AtomicOp(IRDLOperation):
     @classmethod
     def parse(cls, parser: Parser) -> AtomicOp:
         kind = parser.parse_str_enum(AtomicKind)
+        acq_rel = parser.parse_optional_keyword("acq_rel") is not None
         value = parser.parse_unresolved_operand()
         parser.parse_punctuation(",")
         access = parse_access(parser)
@@ -1042,7 +1077,7 @@ class AtomicOp(IRDLOperation):
         memref_type = parse_memref_type(parser, "an atomic's buffer")
         resolved, resolved_indices = resolve_access(parser, access, memref_type, pos)
         (resolved_value,) = parser.resolve_operands([value], [memref_type.get_element_type()], pos)
-        op = cls(kind, resolved_value, resolved, resolved_indices)
+        op = cls(kind, resolved_value, resolved, resolved_indices, acq_rel)
         op.attributes.update(attributes)
         return op
 

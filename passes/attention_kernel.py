@@ -41,6 +41,23 @@ all the heads that read its keys and values, which it reads once for them:
   whole ends with a sum of 0 and gives zeros (its inverse taken as 0), as torch's sdpa does.
 - At the end each lane sums its quad's l, divides its O by it and stores its query rows, two
   columns at a time, in the output's type.
+- Split (flash-decoding, `split S`: block y takes part y of the key blocks), the rows go in
+  f32 into the part's slice of a workspace, with each row's base-2 log-sum-exp m + log2(l);
+  then, between barriers, thread 0 arrives at the rows' counter with an acq_rel
+  `kernel.atomic inc` (S - 1: it counts 0 to S - 1, then back to 0 for the next launch). The
+  block that arrives last, and so sees every other part's stores, combines them in the same
+  launch: each row, 4 columns a thread, is the parts' rows weighted by 2^(log-sum-exp - the
+  largest) over the weights' sum. A separate combining kernel cost its launch and a pass
+  over the workspace after the last part, where here only the last part of each row waits.
+
+        kernel.barrier
+        scf.if %thread_0 {
+          %old = kernel.atomic inc acq_rel %c3_i32, %arrivals[%rows] : memref<2xi32>
+          memref.store %old, %arrived[%c0] : memref<1xi32, 3 : i32>
+        }
+        kernel.barrier
+        %last = arith.cmpi eq, (memref.load %arrived[%c0]), %c3_i32 : i32
+        scf.if %last { (the rows' parts combined into the output) }
 
 Over the dynamic size (`emmy.dialects.sizes`), the query rows L, the keys S or both are the
 kernel's size argument: the blocks stride along x through the ceil(G L / BQ) row blocks, as
@@ -85,6 +102,10 @@ from emmy.passes.gemm_kernel import (
 
 COPY_BYTES = 16
 """The bytes of one cp.async of a row's elements."""
+
+COMBINE_WIDTH = 4
+"""The f32 columns of a part's row that a thread of the combining block loads at once (16
+bytes)."""
 
 
 def mask_point(shape: Sequence[int], point: Sequence[Index]) -> list[Index]:
@@ -456,7 +477,7 @@ class AttentionEmitter(_Emitter):
             out_type = self.attention.out.type.get_element_type()
             part = []
         else:
-            out, sums_out = self.workspace
+            out, sums_out, _ = self.workspace
             out_type, part = f32, [self.part]
         for half in range(2):
             inside, batch, position = self.lane_row_point(half)
@@ -579,6 +600,9 @@ class _AttentionBuilder(AttentionEmitter):
         self.shared_v = self.shared(self.v_tiles, self.stages, "v_tiles", offsets[1])
         block_x = self.add_op(kernel.BlockIdOp("x")).results[0]
         self.part = self.add_op(kernel.BlockIdOp("y")).results[0] if self.split > 1 else 0
+        if self.split > 1:
+            arrived = kernel.SharedAllocOp(kernel.shared_memref([1], i32))
+            self.arrived = self.named(arrived, "arrived")
         if not self.dynamic_rows:
             self.row_block(block_x)
         else:
@@ -604,14 +628,17 @@ class _AttentionBuilder(AttentionEmitter):
             kv_batch_sizes[-1] //= self.group
         batches = prod(kv_batch_sizes)
         if batches == 1:
+            self.arrival = row_block
             self.block_rows([0] * len(kv_batch_sizes))
         else:
             block_z = self.add_op(kernel.BlockIdOp("z")).results[0]
             grid_z = self.add_op(kernel.GridDimOp("z")).results[0]
+            row_blocks = self.ceil_div(self.packed_rows, self.block_q)
 
             def batch_body(block: Block) -> None:
                 # The tiles of the previous batch point may still be read.
                 self.add_op(kernel.BarrierOp())
+                self.arrival = self.add(self.mul(block.args[0], row_blocks), row_block)
                 self.block_rows(self.point_of(block.args[0], kv_batch_sizes))
 
             body = self.nested(batch_body, [IndexType()])
@@ -663,6 +690,97 @@ class _AttentionBuilder(AttentionEmitter):
         state = list(loop.results)
         outputs = [[self.element_of(o, i) for i in range(4)] for o in state[4:]]
         self.store_rows(state[:2], state[2:4], outputs)
+        if self.split > 1:
+            self.combine_if_last()
+
+    def combine_if_last(self) -> None:
+        """After the block's part of its rows is in the workspace: its arrival at their
+        counter (thread 0's, acq_rel, which the barriers around it make the block's), and if
+        it is the last of the split's, the combining of every part of the rows."""
+        *_, arrivals = self.workspace
+        self.add_op(kernel.BarrierOp())
+        last = self.constant(self.split - 1, i32)
+
+        def arrive() -> None:
+            counter = [self.index(self.arrival)]
+            old = self.add_op(kernel.AtomicOp("inc", last, arrivals, counter, acq_rel=True))
+            self.add_op(memref.StoreOp.get(old.result, self.arrived, [self.index(0)]))
+
+        self.if_then(self.equal(self.thread_id, 0), arrive)
+        self.add_op(kernel.BarrierOp())
+        arrived = self.add_op(memref.LoadOp.get(self.arrived, [self.index(0)])).res
+        is_last = self.add_op(arith.CmpiOp(arrived, last, "eq")).result
+        self.if_then(is_last, self.combine_parts)
+
+    def combine_parts(self) -> None:
+        """The output rows of the block: each part's rows weighted by 2^(log-sum-exp - max),
+        over the weights' sum (0 where no part has a key), `COMBINE_WIDTH` columns a thread
+        at a time, the threads strided over the rows' column runs."""
+        parts_out, log_sums, _ = self.workspace
+        columns = self.attention.out.type.get_shape()[-1]
+        width = math.gcd(columns, COMBINE_WIDTH)
+        runs = columns // width
+        rows = self.minimum(self.block_q, self.sub(self.packed_rows, self.first_row))
+        threads = self.constant(self.threads)
+
+        def item_body(block: Block) -> None:
+            row = self.add(self.first_row, self.div(block.args[0], runs))
+            column = self.mul(self.rem(block.args[0], runs), width)
+            batch, position = self.query_point(self.kv_batch, row)
+
+            def log_sum(part: Index) -> SSAValue:
+                indices = [self.index(i) for i in (part, *batch, position)]
+                return self.add_op(memref.LoadOp.get(log_sums, indices)).res
+
+            def largest_body(block: Block) -> list[SSAValue]:
+                value = log_sum(block.args[0])
+                return [self.add_op(arith.MaximumfOp(block.args[1], value)).result]
+
+            minus_inf = self.float(-math.inf)
+            largest = self.parts_loop(largest_body, [minus_inf])[0]
+            unset = self.add_op(arith.CmpfOp(largest, minus_inf, "oeq")).result
+            base = self.add_op(arith.SelectOp(unset, self.float(0.0), largest)).result
+
+            def weighted_body(block: Block) -> list[SSAValue]:
+                part, total, *accumulated = block.args
+                difference = self.add_op(arith.SubfOp(log_sum(part), base)).result
+                weight = self.add_op(math_dialect.Exp2Op(difference)).result
+                indices = [self.index(i) for i in (part, *batch, position, column)]
+                run = self.add_op(kernel.VectorLoadOp(parts_out, indices, width)).results[0]
+                added = []
+                for i, value in enumerate(accumulated):
+                    product = self.add_op(arith.MulfOp(weight, self.element_of(run, i))).result
+                    added.append(self.add_op(arith.AddfOp(value, product)).result)
+                return [self.add_op(arith.AddfOp(total, weight)).result, *added]
+
+            zero = self.float(0.0)
+            total, *accumulated = self.parts_loop(weighted_body, [zero] * (width + 1))
+            inverse = self.inverse(total)
+            out_type = self.attention.out.type.get_element_type()
+            values = []
+            for value in accumulated:
+                value = self.add_op(arith.MulfOp(value, inverse)).result
+                if out_type != f32:
+                    value = self.add_op(arith.TruncFOp(value, out_type)).result
+                values.append(value)
+            out = self.values[self.attention.out]
+            indices = [self.index(i) for i in (*batch, position, column)]
+            self.add_op(kernel.VectorStoreOp(self.vector_of(values), out, indices))
+
+        body = self.nested(item_body, [IndexType()])
+        items = self.index(self.mul(rows, runs))
+        self.add_op(scf.ForOp(self.thread_id, items, threads, [], body))
+
+    def parts_loop(
+        self, fill: Callable[[Block], list[SSAValue]], initial: list[SSAValue]
+    ) -> list[SSAValue]:
+        """The values `initial` carried through the split's parts by `fill` (whose block's
+        arguments are the part and the values)."""
+        body = self.nested(fill, [IndexType(), *[v.type for v in initial]])
+        loop = scf.ForOp(
+            self.constant(0), self.constant(self.split), self.constant(1), initial, body
+        )
+        return list(self.add_op(loop).results)
 
     def lane_row_point(self, half: int) -> tuple[SSAValue | None, list[Index], Index]:
         """Whether the lane's row of accumulator half `half` (rows g, g + 8 of its warp's 16)
@@ -744,75 +862,24 @@ class _AttentionBuilder(AttentionEmitter):
 
 
 def attention_workspace(attention: tile.AttentionOp) -> list[MemRefType]:
-    """The f32 buffers a split attention's parts leave for its combining kernel: each part's
-    normalised output rows [split, ..., H, L, Ev] and their base-2 log-sum-exps
-    [split, ..., H, L]; none without a split."""
+    """The buffers a split attention's parts leave for the last of them to combine: each
+    part's normalised output rows [split, ..., H, L, Ev] and their base-2 log-sum-exps
+    [split, ..., H, L] (f32, fresh each run), and the arrival counters (i32, one for each
+    block of rows, which hold 0 between launches); none without a split."""
     split = attention.split_count
     if split == 1:
         return []
     shape = attention.out.type.get_shape()
-    return [MemRefType(f32, [split, *shape]), MemRefType(f32, [split, *shape[:-1]])]
-
-
-def combine_launch(attention: tile.AttentionOp, target: GpuTarget) -> tuple[list[int], list[int]]:
-    """The grid and block of a split attention's combining kernel: a block per output row,
-    a thread per column (whole warps)."""
-    *rows, columns = attention.out.type.get_shape()
-    warp = target.warp_size
-    return [prod(rows), 1, 1], [warp * -(-columns // warp), 1, 1]
-
-
-class _CombineBuilder(_Emitter):
-    """Builds the kernel that combines a split attention's parts (see the module
-    docstring)."""
-
-    def __init__(self, attention: tile.AttentionOp, body: Block, values, target: GpuTarget):
-        super().__init__(body, values, target)
-        self.attention = attention
-
-    def build(self, workspace: Sequence[SSAValue]) -> None:
-        parts_out, log_sums = workspace
-        *batch_sizes, rows, columns = self.attention.out.type.get_shape()
-        column = self.named(kernel.ThreadIdOp("x"), "tid")
-        linear = self.add_op(kernel.BlockIdOp("x")).results[0]
-        point = self.point_of(linear, [*batch_sizes, rows])
-        inside = self.less(column, columns) if columns % self.target.warp_size else None
-        self.if_then(inside, lambda: self.combine_element(parts_out, log_sums, point, column))
-        self.place_constants()
-
-    def combine_element(self, parts_out, log_sums, point, column) -> None:
-        """The output element at `point`, `column`: the parts' rows weighted by
-        2^(log-sum-exp - max), over the weights' sum (0 where no part has a key)."""
-        split = self.attention.split_count
-        log_sum = [
-            self.add_op(memref.LoadOp.get(log_sums, [self.index(i) for i in (part, *point)])).res
-            for part in range(split)
-        ]
-        largest = log_sum[0]
-        for value in log_sum[1:]:
-            largest = self.add_op(arith.MaximumfOp(largest, value)).result
-        minus_inf = self.float(-math.inf)
-        unset = self.add_op(arith.CmpfOp(largest, minus_inf, "oeq")).result
-        base = self.add_op(arith.SelectOp(unset, self.float(0.0), largest)).result
-        total, accumulated = self.float(0.0), self.float(0.0)
-        for part, value in enumerate(log_sum):
-            weight = self.add_op(
-                math_dialect.Exp2Op(self.add_op(arith.SubfOp(value, base)).result)
-            ).result
-            indices = [self.index(i) for i in (part, *point, column)]
-            row = self.add_op(memref.LoadOp.get(parts_out, indices)).res
-            total = self.add_op(arith.AddfOp(total, weight)).result
-            product = self.add_op(arith.MulfOp(weight, row)).result
-            accumulated = self.add_op(arith.AddfOp(accumulated, product)).result
-        inverse = self.add_op(arith.DivfOp(self.float(1.0), total)).result
-        empty = self.add_op(arith.CmpfOp(total, self.float(0.0), "oeq")).result
-        inverse = self.add_op(arith.SelectOp(empty, self.float(0.0), inverse)).result
-        value = self.add_op(arith.MulfOp(accumulated, inverse)).result
-        out_type = self.attention.out.type.get_element_type()
-        if out_type != f32:
-            value = self.add_op(arith.TruncFOp(value, out_type)).result
-        out = self.values[self.attention.out]
-        self.add_op(memref.StoreOp.get(value, out, [self.index(i) for i in (*point, column)]))
+    query, key = (v.type.get_shape() for v in (attention.query, attention.key))
+    group = kv_group(query, key)
+    *batch, rows, _ = query
+    row_blocks = -(-group * rows // attention.tile_shape[0])
+    arrivals = [row_blocks * prod(batch) // group]
+    return [
+        MemRefType(f32, [split, *shape]),
+        MemRefType(f32, [split, *shape[:-1]]),
+        MemRefType(i32, arrivals),
+    ]
 
 
 def lower_attention_kernel(source: tile.KernelOp, target: GpuTarget) -> kernel.FuncOp:
@@ -825,20 +892,3 @@ def lower_attention_kernel(source: tile.KernelOp, target: GpuTarget) -> kernel.F
     workspace = body.args[len(body.args) - len(types) :]
     _AttentionBuilder(attention, body, values, target, workspace).build()
     return kernel_func(source, body)
-
-
-def lower_attention_combine(source: tile.KernelOp, target: GpuTarget) -> kernel.FuncOp:
-    """The kernel.func `@<name>_combine` that combines a split attention's parts into its
-    output, taking the attention kernel's arguments."""
-    attention = source.attention
-    assert attention is not None and attention.split_count > 1
-    types = attention_workspace(attention)
-    body, values = kernel_body(source, types)
-    builder = _CombineBuilder(attention, body, values, target)
-    builder.build(body.args[len(body.args) - len(types) :])
-    _, block = combine_launch(attention, target)
-    combine = kernel.FuncOp(
-        f"{source.sym_name.data}_combine", [a.type for a in body.args], block, Region(body)
-    )
-    combine.location = source.location
-    return combine

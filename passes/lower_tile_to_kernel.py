@@ -50,15 +50,15 @@ loop, TMA-fed, whose launch passes the query, key and value again for its tensor
 blocks of the grid's y), its blocks leave each part's normalised rows and their log-sum-exps
 in an f32 workspace, which the host allocates where it launches the kernel (two
 `memref.alloc`s, passed to it after the tile.kernel's arguments, as the buffers of any
-program are), and a kernel `@<name>_combine`, launched after it with the same arguments,
-weighs the parts' rows into the output, a block per row:
+program are), and arrive at a counter of their rows, the zeroed global `@<name>_arrivals`
+(passed after them), whose last arrival weighs the parts' rows into the output in the same
+launch and resets it:
 
     tile.launch @k(%q, %k, %v, %o)      %ws = memref.alloc() : memref<4x1x8x1x64xf32>
                                         %lse = memref.alloc() : memref<4x1x8x1xf32>
-                                        kernel.launch @k(%q, %k, %v, %o, %ws, %lse)
+                                        %arrivals = memref.get_global @k_arrivals
+                                        kernel.launch @k(%q, %k, %v, %o, %ws, %lse, %arrivals)
                                             grid [1, 4, 2] block [32, 1, 1] smem 0
-                                        kernel.launch @k_combine(%q, %k, %v, %o, %ws, %lse)
-                                            grid [8, 1, 1] block [64, 1, 1] smem 0
 The ops that a block runs in order (a kernel's nests, the body of a grid or serial loop) pass
 data through memory across a barrier: one goes before an op that depends on an op since the
 last barrier (reads or writes a buffer it wrote, or writes one it read:
@@ -108,8 +108,6 @@ from emmy.dialects.effects import read_where_written, written_values
 from emmy.dialects.target import GpuTarget, target_of
 from emmy.passes.attention_kernel import (
     attention_workspace,
-    combine_launch,
-    lower_attention_combine,
     lower_attention_kernel,
 )
 from emmy.passes.attention_mask_summary import (
@@ -832,6 +830,19 @@ def _item_table_global(
     return constant
 
 
+def _arrival_counters_global(
+    source: tile.KernelOp, counters: MemRefType, module: ModuleOp
+) -> memref.GlobalOp:
+    """The zeroed `@<kernel>_arrivals`, placed before it: the counters a split attention's
+    parts arrive at, which the last of each block of rows resets (`atom.inc`), so that they
+    are 0 again for the next launch. A program's runs share them: they may not overlap."""
+    (count,) = counters.get_shape()
+    zeros = DenseIntOrFPElementsAttr.from_list(TensorType(i32, [count]), [0] * count)
+    arrivals = memref.GlobalOp.get(StringAttr(f"{source.sym_name.data}_arrivals"), counters, zeros)
+    module.body.block.insert_op_before(arrivals, source)
+    return arrivals
+
+
 def _passing_also(arguments: list[SSAValue], extra: Sequence[SSAValue]) -> list[SSAValue]:
     """A launch's `arguments` and then `extra`, before the dynamic size, which a kernel
     takes last."""
@@ -851,7 +862,7 @@ class LowerTileToKernelPass(ModulePass):
         target = target_of(op)
         shapes = {}
         initialised = set()
-        combined: dict[str, tuple[list[MemRefType], list[int], list[int]]] = {}
+        combined: dict[str, tuple[list[MemRefType], memref.GlobalOp]] = {}
         summarised: dict[str, tuple[tile.AttentionOp, int]] = {}
         tables: dict[str, memref.GlobalOp] = {}
         for source in [k for k in op.body.block.ops if isinstance(k, tile.KernelOp)]:
@@ -861,10 +872,9 @@ class LowerTileToKernelPass(ModulePass):
                 op.body.block.insert_op_before(init, source)
             attention = source.attention
             if attention is not None and attention.split_count > 1:
-                combine = lower_attention_combine(source, target)
-                op.body.block.insert_op_after(combine, source)
-                grid, block = combine_launch(attention, target)
-                combined[source.sym_name.data] = (attention_workspace(attention), grid, block)
+                *parts, arrivals = attention_workspace(attention)
+                counters = _arrival_counters_global(source, arrivals, op)
+                combined[source.sym_name.data] = (parts, counters)
             if attention is not None and summarizes_mask(attention):
                 for summary in lower_mask_summary(source, target):
                     op.body.block.insert_op_before(summary, source)
@@ -905,19 +915,14 @@ class LowerTileToKernelPass(ModulePass):
                 arguments = _passing_also(arguments, [table.memref])
                 launches.append(table)
             if name in combined:
-                types, combine_grid, combine_block = combined[name]
+                types, counters = combined[name]
                 allocations = [memref.AllocOp([], [], t) for t in types]
-                workspace = [a.memref for a in allocations]
+                arrivals = memref.GetGlobalOp(counters.sym_name.data, counters.type)
+                arrivals.memref.name_hint = "arrivals"
+                workspace = [*(a.memref for a in allocations), arrivals.memref]
                 arguments = _passing_also(arguments, workspace)
-                launches += [
-                    *allocations,
-                    kernel.LaunchOp(name, arguments, grid, block, smem, sized),
-                    kernel.LaunchOp(f"{name}_combine", arguments, combine_grid, combine_block),
-                ]
-            else:
-                launches.append(
-                    kernel.LaunchOp(name, arguments, grid, block, smem, sized, persistent)
-                )
+                launches += [*allocations, arrivals]
+            launches.append(kernel.LaunchOp(name, arguments, grid, block, smem, sized, persistent))
             if name in initialised:
                 init_block = [target.warp_size, 1, 1]
                 init = kernel.LaunchOp(f"{name}_init", launch.arguments, [1, 1, 1], init_block, 0)

@@ -1,6 +1,7 @@
 """Flash-decoding: a `tile.attention` whose keys are split across blocks (`split` of its
 schedule, the blocks of the grid's y), each part's rows and log-sum-exps left in an f32
-workspace and combined by a second kernel, with the query heads that share a key/value head
+workspace and combined, in the same launch, by the last part to arrive at the rows' counter,
+with the query heads that share a key/value head
 packed into one block's rows. Loop IR with a hand-written schedule (split 1, 2, 4 and parts
 of uneven lengths) lowered to Kernel IR and run in the SIMT emulator against PyTorch's
 `F.scaled_dot_product_attention` on fresh random inputs: decode shapes (1 and 5 query rows
@@ -152,7 +153,9 @@ def test_split_attention_in_the_emulator_matches_sdpa(name: str) -> None:
     case, split, block_q = EMULATED[name]
     module = kernel_module(case, split, block_q)
     kernel_ir = str(module)
-    assert ("@k_combine" in kernel_ir) == (split > 1), kernel_ir
+    # The parts are combined in the same launch, by the last to arrive at its rows' counter.
+    assert "_combine" not in kernel_ir
+    assert ("kernel.atomic inc acq_rel" in kernel_ir) == (split > 1), kernel_ir
     inputs = random_inputs(find_function(module, "forward"), seed=23)
     if case.mask:
         masked_rows_whole(case, inputs)
@@ -202,14 +205,13 @@ def test_choose_tile_schedule_splits_decode_to_fill_the_gpu() -> None:
 def test_split_attention_compiles_for_sm_90a_without_spills(depth: int, tmp_path) -> None:
     case = Decode(32, 8, 1, 4096, depth, causal=False, mask="float")
     module = kernel_module(case, 8)
-    report = nvcc_compile(print_cuda(module), tmp_path, ptxas_report=True)
-    # Both kernels, the split attention's and its combining one, without spills.
-    assert "'k'" in report and "'k_combine'" in report, report
+    cuda = print_cuda(module)
+    # One kernel: its last part to arrive combines them, after an acq_rel arrival.
+    assert "atom.acq_rel.gpu.inc.u32" in cuda
+    report = nvcc_compile(cuda, tmp_path, ptxas_report=True)
     spills = [line for line in report.splitlines() if "spill" in line]
-    assert len(spills) == 2, report
-    assert all(
-        "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads" in s for s in spills
-    )
+    assert "'k'" in report and len(spills) == 1, report
+    assert "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads" in spills[0]
 
 
 def test_sdpa_decode_is_split_and_matches_eager_at_every_level() -> None:

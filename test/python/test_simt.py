@@ -21,6 +21,7 @@ from emmy.passes.lower_tile_to_kernel import LowerTileToKernelPass
 from emmy.tools.bench.differential import check_levels, lower
 from emmy.tools.cuda.target import print_cuda
 from emmy.tools.frontend.program import load_program
+from emmy.tools.interpreter import simt
 from emmy.tools.interpreter.run import ExecutionError, run_module
 
 
@@ -1210,6 +1211,74 @@ def test_reading_what_other_blocks_update_with_atomics_is_a_race():
         r"in the same launch",
     ):
         run(SUM_THEN_READ.replace("READ", read), randn(1024))
+
+
+LAST_BLOCK_REVERSES = """
+kernel.func @last(%x: memref<1024xf32>, %y: memref<1024xf32>, %out: memref<1024xf32>,
+    %count: memref<1xi32>) block [128, 1, 1] {
+  %tid = kernel.thread_id x
+  %bid = kernel.block_id x
+  %arrived = kernel.shared_alloc : memref<1xi32, 3 : i32>
+  %c0 = arith.constant 0 : index
+  %c128 = arith.constant 128 : index
+  %c1023 = arith.constant 1023 : index
+  %c1024 = arith.constant 1024 : index
+  %c7 = arith.constant 7 : i32
+  %base = arith.muli %bid, %c128 : index
+  %i = arith.addi %base, %tid : index
+  %v = memref.load %x[%i] : memref<1024xf32>
+  %w = arith.addf %v, %v : f32
+  memref.store %w, %y[%i] : memref<1024xf32>
+  kernel.barrier
+  %first = arith.cmpi eq, %tid, %c0 : index
+  scf.if %first {
+    %old = kernel.atomic inc ORDER %c7, %count[%c0] : memref<1xi32>
+    memref.store %old, %arrived[%c0] : memref<1xi32, 3 : i32>
+  }
+  kernel.barrier
+  %seen = memref.load %arrived[%c0] : memref<1xi32, 3 : i32>
+  %last = arith.cmpi eq, %seen, %c7 : i32
+  scf.if %last {
+    scf.for %j = %tid to %c1024 step %c128 {
+      %k = arith.subi %c1023, %j : index
+      %e = memref.load %y[%k] : memref<1024xf32>
+      memref.store %e, %out[%j] : memref<1024xf32>
+    }
+  }
+}
+
+func.func @forward(%x: memref<1024xf32>, %count: memref<1xi32>) -> memref<1024xf32> {
+  %y = memref.alloc() : memref<1024xf32>
+  %out = memref.alloc() : memref<1024xf32>
+  kernel.launch @last(%x, %y, %out, %count) grid [8, 1, 1] block [128, 1, 1] smem 0
+      : memref<1024xf32>, memref<1024xf32>, memref<1024xf32>, memref<1xi32>
+  func.return %out : memref<1024xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("chunk_threads", [1 << 16, 128])
+def test_the_last_block_to_arrive_acq_rel_reads_what_the_others_stored(
+    chunk_threads: int, monkeypatch
+) -> None:
+    """8 blocks store their doubled inputs, then arrive at a counter (`inc` 7: 0 to 7, then
+    back to 0); the eighth reads every block's stores, which its acq_rel arrival orders after
+    theirs, whether the blocks run in lockstep or a chunk each."""
+    monkeypatch.setattr(simt, "CHUNK_THREADS", chunk_threads)
+    x, count = randn(1024), np.zeros(1, np.int32)
+    (out,) = run(LAST_BLOCK_REVERSES.replace("ORDER", "acq_rel"), x, count)
+    np.testing.assert_array_equal(out, 2 * x[::-1])
+    np.testing.assert_array_equal(count, [0])
+
+
+def test_a_relaxed_arrival_orders_nothing():
+    with pytest.raises(
+        ExecutionError,
+        match=r"'memref.load'.*in @last, thread \(0, 0, 0\) of block \(7, 0, 0\) reads element "
+        r"\[895\] of %y, which thread \(127, 0, 0\) of block \(6, 0, 0\) stored in the same "
+        r"launch",
+    ):
+        run(LAST_BLOCK_REVERSES.replace("ORDER", ""), randn(1024), np.zeros(1, np.int32))
 
 
 def test_shuffle_in_a_partly_active_warp_is_an_error():

@@ -961,7 +961,15 @@ class _KernelPrinter:
         address = f"&{self.address(op.memref, op.indices)}"
         value = self.expr(op.value)
         kind = op.kind.data
-        if kind != "add" and isinstance(element, Float32Type | Float64Type):
+        if op.acq_rel is not None:
+            helper = f"emmy_atomic_{kind}_acq_rel"
+            self.features.helper(helper, c)
+            call = f"{helper}({address}, {value})"
+        elif kind == "inc":
+            call = (
+                f"(int)atomicInc(reinterpret_cast<unsigned int*>({address}), (unsigned int){value})"
+            )
+        elif kind != "add" and isinstance(element, Float32Type | Float64Type):
             helper = "emmy_atomic_maximumf" if kind == "max" else "emmy_atomic_minimumf"
             self.features.helper(helper, c)
             self.features.helper("emmy_maximumf" if kind == "max" else "emmy_minimumf", c)
@@ -2116,6 +2124,23 @@ def _exp2_approx_helper(features: _Features) -> str:
     )
 
 
+def _atomic_acq_rel_helper(kind: str) -> Callable[[_Features], str]:
+    def text(features: _Features) -> str:
+        return (
+            f"// kernel.atomic {kind} acq_rel: atom.acq_rel at the GPU's scope, which CUDA's "
+            f"atomic{kind.title()} (relaxed) is not.\n"
+            f"__device__ __forceinline__ int emmy_atomic_{kind}_acq_rel(int* address, "
+            f"int value) {{\n"
+            f"  int old;\n"
+            f'  asm volatile("atom.acq_rel.gpu.{kind}.u32 %0, [%1], %2;" : "=r"(old) '
+            f': "l"(address), "r"(value) : "memory");\n'
+            f"  return old;\n"
+            f"}}\n"
+        )
+
+    return text
+
+
 def _fence_registers_helper(features: _Features) -> str:
     return (
         "// Keeps nvcc from moving reads of wgmma accumulators before their wgmma.wait_group.\n"
@@ -2132,6 +2157,8 @@ _HELPERS: dict[str, Callable[[_Features], str]] = {
     "emmy_minimumf": _max_min_helper("emmy_minimumf", False),
     "emmy_atomic_maximumf": _atomic_helper("emmy_atomic_maximumf", "emmy_maximumf"),
     "emmy_atomic_minimumf": _atomic_helper("emmy_atomic_minimumf", "emmy_minimumf"),
+    "emmy_atomic_add_acq_rel": _atomic_acq_rel_helper("add"),
+    "emmy_atomic_inc_acq_rel": _atomic_acq_rel_helper("inc"),
     "emmy_swizzle": _swizzle_helper,
     "emmy_check_index": _check_index_helper,
     "emmy_trap_index": _trap_index_helper,

@@ -17,7 +17,9 @@ accesses of the blocks of a cluster, which a `kernel.cluster_barrier` orders (it
 records, see the SIMT emulator). A race is a read of what
 another thread stored, a store over what another thread read or stored (unless it stores
 the value already there) and any plain access beside another thread's atomic; atomics do not
-race with atomics.
+race with atomics. An acq_rel atomic orders the accesses of the blocks whose acq_rel atomics
+on its element came before it, before those of its block after it (the last block of several
+to arrive at a counter reads what they stored): their records are dropped (`forget_blocks`).
 
 Who made an access and when is one int64 key (`Clock`): the thread, its block and how many
 barriers the block has passed (its phase), so that each check compares arrays of keys, one
@@ -196,6 +198,16 @@ class Accesses:
     def forget(self, index: tuple[np.ndarray, ...]) -> None:
         """Drops the records of elements written by what barriers do not order (TMA)."""
         self.writers[index] = self.readers[index] = NO_ACCESS
+
+
+def forget_blocks(clock: Clock, accesses: Accesses, blocks: np.ndarray) -> None:
+    """Drops the records of accesses by the threads of `blocks` (linear, in the grid), which
+    an acquire orders before what comes after it (records of several blocks stay)."""
+    span = clock.phases * clock.period
+    for records in (accesses.writers, accesses.readers):
+        keys = _stores_and_atomics(records)
+        made = (keys >= 0) & np.isin(keys // span, blocks)
+        records[made] = NO_ACCESS
 
 
 @dataclass(frozen=True)

@@ -69,11 +69,13 @@ sequential ones.
   thread stored or read, or accesses one that another thread updated with an atomic (or
   updates one with an atomic that another thread stored or read), with no barrier between
   the two in their block, or from another block of the launch (no barrier orders blocks,
-  whichever chunk they run in), is an error naming the kernel, both threads, the buffer,
-  the element and both ops: lockstep execution would otherwise hide the race, which on a
-  GPU gives wrong answers. Atomics do not race with atomics. Only the global buffers that
-  the kernel writes are tracked (a buffer it only reads cannot race), each launch anew, and
-  not through a tensor map (a `kernel.tma_load` reads an operand the kernel does not write).
+  whichever chunk they run in; an acq_rel `kernel.atomic` orders those before the acq_rel
+  atomics on its element before it, see `races`), is an error naming the kernel, both
+  threads, the buffer, the element and both ops: lockstep execution would otherwise hide
+  the race, which on a GPU gives wrong answers. Atomics do not race with atomics. Only the
+  global buffers that the kernel writes are tracked (a buffer it only reads cannot race),
+  each launch anew, and not through a tensor map (a `kernel.tma_load` reads an operand the
+  kernel does not write).
 - `kernel.shuffle xor|down|up|idx %v, %b` (a whole warp of W lanes, width W, PTX `shfl.sync`
   with a full mask): lane `l` reads lane `l ^ b` (xor), `l + b` (down), `l - b` (up) or
   `b mod W` (idx); a source lane outside 0..W-1 gives the lane its own value. Every existing
@@ -236,7 +238,23 @@ flight to it and its `races.Accesses` (two int64 keys and two int32 op numbers).
 
 WARPGROUP_THREADS = kernel.WARPGROUP_THREADS
 
-ATOMIC_UFUNCS: dict[str, np.ufunc] = {"add": np.add, "max": np.maximum, "min": np.minimum}
+
+class _Increment:
+    """PTX's `atom.inc.u32` as a ufunc's call and accumulate: the element plus 1, or 0 where
+    it was at least the value."""
+
+    def __call__(self, old: np.ndarray, bound: np.ndarray) -> np.ndarray:
+        unsigned = old.astype(np.uint32)
+        return np.where(unsigned >= bound.astype(np.uint32), 0, unsigned + 1).astype(old.dtype)
+
+    def accumulate(self, serial: np.ndarray) -> np.ndarray:
+        running = [serial[0]]
+        for bound in serial[1:]:
+            running.append(self(np.asarray(running[-1]), np.asarray(bound)))
+        return np.array(running, serial.dtype)
+
+
+ATOMIC_UFUNCS = {"add": np.add, "max": np.maximum, "min": np.minimum, "inc": _Increment()}
 
 
 def _uninitialised(shape: Sequence[int], element_type: Attribute) -> np.ndarray:
@@ -471,6 +489,9 @@ class Launch:
     """The ops that made the recorded accesses, by the number the records hold."""
     numbers: dict[Operation, int] = field(default_factory=dict)
     global_accesses: dict[int, Accesses] = field(default_factory=dict)
+    arrivals: dict[tuple[int, int], list[int]] = field(default_factory=dict)
+    """The blocks whose acq_rel atomics updated each element (buffer `id`, flat index), in
+    order."""
 
     def number(self, op: Operation) -> int:
         if op not in self.numbers:
@@ -1280,11 +1301,33 @@ class SimtFunctions(InterpreterFunctions):
             running = combine.accumulate(serial)
             old[threads] = running[:-1]
             data[element] = to_type(running[-1], element_type)
+        if op.acq_rel is not None:
+            self.acquire(chunk, buffer, keys, active)
         if active is None:
             return (old,)
         result = np.zeros(chunk.threads, old.dtype)
         result[active] = old
         return (result,)
+
+    @staticmethod
+    def acquire(
+        chunk: Chunk, buffer: np.ndarray, elements: np.ndarray, active: np.ndarray | None
+    ) -> None:
+        """The acq_rel atomics of the active threads on the flat `elements` of `buffer` (in
+        thread order, as they ran): each acquires what the blocks that arrived there before it
+        did, whose race records are therefore dropped, in every global buffer (what those
+        blocks do later is then not told from what they did before: a race with it is
+        missed)."""
+        threads = np.arange(chunk.threads) if active is None else np.flatnonzero(active)
+        blocks = chunk.first_block + chunk.block_of[threads]
+        acquired: set[int] = set()
+        for element, block in zip(elements.tolist(), blocks.tolist()):
+            arrived = chunk.launch.arrivals.setdefault((id(buffer), element), [])
+            acquired.update(b for b in arrived if b != block)
+            arrived.append(block)
+        if acquired:
+            for accesses in chunk.launch.global_accesses.values():
+                races.forget_blocks(chunk.launch.clock, accesses, np.array(sorted(acquired)))
 
     # ---- warp-level tensor cores ---------------------------------------------------------
 

@@ -602,6 +602,33 @@ kernel.func @atomic_add_short(%x: memref<4xi16>) block [32, 1, 1] {
   %r = kernel.atomic add %v, %x[%c0] : memref<4xi16>
 }
 
+// -----
+
+kernel.func @atomic_inc_float(%x: memref<4xf32>) block [32, 1, 1] {
+  %v = arith.constant 1.0 : f32
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{an atomic inc works on i32 elements, got f32}}
+  %r = kernel.atomic inc %v, %x[%c0] : memref<4xf32>
+}
+
+// -----
+
+kernel.func @atomic_acq_rel_max(%x: memref<4xi32>) block [32, 1, 1] {
+  %v = arith.constant 1 : i32
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{an acq_rel atomic is an i32 add or inc, got max of i32}}
+  %r = kernel.atomic max acq_rel %v, %x[%c0] : memref<4xi32>
+}
+
+// -----
+
+kernel.func @atomic_acq_rel_wide(%x: memref<4xi64>) block [32, 1, 1] {
+  %v = arith.constant 1 : i64
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{an acq_rel atomic is an i32 add or inc, got add of i64}}
+  %r = kernel.atomic add acq_rel %v, %x[%c0] : memref<4xi64>
+}
+
 // --- vector accesses ------------------------------------------------------------------------
 
 // -----

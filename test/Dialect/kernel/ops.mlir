@@ -47,6 +47,7 @@ kernel.func @k_ids(%x: memref<4x64xf32>) block [64, 2, 1] {
 // CHECK-NEXT:    %[[D:.*]] = kernel.dynamic_shared offset 16 : memref<1024xf32, 3 : i32>
 // CHECK-NEXT:    %[[D2:.*]] = kernel.dynamic_shared offset 0 {tag} : memref<2x2xf64, 3 : i32>
 // CHECK-NEXT:    %{{.*}} = kernel.dynamic_shared offset 1024 {layout = #kernel.swizzle<128>, tag} : memref<8x64xf16, 3 : i32>
+// CHECK-NEXT:    %[[N32:.*]] = kernel.shared_alloc : memref<2xi32, 3 : i32>
 // CHECK-NEXT:    %[[C0:.*]] = arith.constant 0 : index
 // CHECK-NEXT:    %[[C16:.*]] = arith.constant 16 : i32
 // CHECK-NEXT:    %[[T:.*]] = kernel.thread_id x
@@ -62,6 +63,9 @@ kernel.func @k_ids(%x: memref<4x64xf32>) block [64, 2, 1] {
 // CHECK-NEXT:    %[[O0:.*]] = kernel.atomic add %[[R2]], %[[S]][%[[C0]]] : memref<8xf32, 3 : i32>
 // CHECK-NEXT:    %[[O1:.*]] = kernel.atomic max %[[O0]], %[[X]][%[[C0]], %[[R3]]] : memref<4x64xf32>
 // CHECK-NEXT:    %[[O2:.*]] = kernel.atomic min %[[O1]], %[[D]][%[[T]]] {tag} : memref<1024xf32, 3 : i32>
+// CHECK-NEXT:    %[[N:.*]] = kernel.atomic inc %[[C16]], %[[N32]][%[[C0]]] : memref<2xi32, 3 : i32>
+// CHECK-NEXT:    %{{.*}} = kernel.atomic inc acq_rel %[[N]], %[[N32]][%[[C0]]] : memref<2xi32, 3 : i32>
+// CHECK-NEXT:    %{{.*}} = kernel.atomic add acq_rel %[[N]], %[[N32]][%[[C0]]] {tag} : memref<2xi32, 3 : i32>
 // CHECK-NEXT:    %[[A:.*]] = kernel.vector_load %[[X]][%[[C0]], %[[C0]]] : memref<4x64xf32>, vector<4xf32>
 // CHECK-NEXT:    %[[W:.*]] = kernel.vector_load %[[X]][%[[C0]], %[[C0]]] {tag} : memref<4x64xf32>, vector<2xf32>
 // CHECK-NEXT:    %[[ONE:.*]] = kernel.vector_load %[[S]][%[[C0]]] : memref<8xf32, 3 : i32>, vector<1xf32>
@@ -85,6 +89,7 @@ kernel.func @k_shared(%x: memref<4x64xf32>, %g: memref<64xf16>) block [64, 1, 1]
   %d = kernel.dynamic_shared offset 16 : memref<1024xf32, 3 : i32>
   %d2 = kernel.dynamic_shared offset 0 {tag} : memref<2x2xf64, 3 : i32>
   %d3 = kernel.dynamic_shared offset 1024 {layout = #kernel.swizzle<128>, tag} : memref<8x64xf16, 3 : i32>
+  %s32 = kernel.shared_alloc : memref<2xi32, 3 : i32>
   %c0 = arith.constant 0 : index
   %c16 = arith.constant 16 : i32
   %t = kernel.thread_id x
@@ -100,6 +105,9 @@ kernel.func @k_shared(%x: memref<4x64xf32>, %g: memref<64xf16>) block [64, 1, 1]
   %o0 = kernel.atomic add %r2, %s[%c0] : memref<8xf32, 3 : i32>
   %o1 = kernel.atomic max %o0, %x[%c0, %r3] : memref<4x64xf32>
   %o2 = kernel.atomic min %o1, %d[%t] {tag} : memref<1024xf32, 3 : i32>
+  %n = kernel.atomic inc %c16, %s32[%c0] : memref<2xi32, 3 : i32>
+  %n1 = kernel.atomic inc acq_rel %n, %s32[%c0] : memref<2xi32, 3 : i32>
+  %n2 = kernel.atomic add acq_rel %n, %s32[%c0] {tag} : memref<2xi32, 3 : i32>
   %a = kernel.vector_load %x[%c0, %c0] : memref<4x64xf32>, vector<4xf32>
   %w = kernel.vector_load %x[%c0, %c0] {tag} : memref<4x64xf32>, vector<2xf32>
   %one = kernel.vector_load %s[%c0] : memref<8xf32, 3 : i32>, vector<1xf32>
