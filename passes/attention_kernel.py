@@ -107,6 +107,10 @@ COMBINE_WIDTH = 4
 """The f32 columns of a part's row that a thread of the combining block loads at once (16
 bytes)."""
 
+COMBINED_AT_ONCE = 16
+"""The parts whose rows a thread of the combining block loads before it adds them up, in each
+iteration of a loop: all of a split of 66 at once would take 264 registers (and spill)."""
+
 
 def mask_point(shape: Sequence[int], point: Sequence[Index]) -> list[Index]:
     """The indices of a mask of `shape` at `point` of the scores (or of their leading dims),
@@ -716,7 +720,7 @@ class _AttentionBuilder(AttentionEmitter):
         """The output rows of the block: each part's rows weighted by 2^(log-sum-exp - max),
         over the weights' sum (0 where no part has a key), `COMBINE_WIDTH` columns a thread
         at a time, the threads strided over the rows' column runs."""
-        parts_out, log_sums, _ = self.workspace
+        parts_out, log_sums_in, _ = self.workspace
         columns = self.attention.out.type.get_shape()[-1]
         width = math.gcd(columns, COMBINE_WIDTH)
         runs = columns // width
@@ -728,37 +732,78 @@ class _AttentionBuilder(AttentionEmitter):
             column = self.mul(self.rem(block.args[0], runs), width)
             batch, position = self.query_point(self.kv_batch, row)
 
-            def log_sum(part: Index) -> SSAValue:
-                indices = [self.index(i) for i in (part, *batch, position)]
-                return self.add_op(memref.LoadOp.get(log_sums, indices)).res
-
-            def largest_body(block: Block) -> list[SSAValue]:
-                value = log_sum(block.args[0])
-                return [self.add_op(arith.MaximumfOp(block.args[1], value)).result]
-
             minus_inf = self.float(-math.inf)
-            largest = self.parts_loop(largest_body, [minus_inf])[0]
-            unset = self.add_op(arith.CmpfOp(largest, minus_inf, "oeq")).result
-            base = self.add_op(arith.SelectOp(unset, self.float(0.0), largest)).result
 
-            def weighted_body(block: Block) -> list[SSAValue]:
-                part, total, *accumulated = block.args
-                difference = self.add_op(arith.SubfOp(log_sum(part), base)).result
-                weight = self.add_op(math_dialect.Exp2Op(difference)).result
-                indices = [self.index(i) for i in (part, *batch, position, column)]
-                run = self.add_op(kernel.VectorLoadOp(parts_out, indices, width)).results[0]
-                added = []
-                for i, value in enumerate(accumulated):
-                    product = self.add_op(arith.MulfOp(weight, self.element_of(run, i))).result
-                    added.append(self.add_op(arith.AddfOp(value, product)).result)
-                return [self.add_op(arith.AddfOp(total, weight)).result, *added]
+            def merged(first: Index, count: int, state: Sequence[SSAValue]) -> list[SSAValue]:
+                """The running (largest log-sum-exp, sum of weights, weighted sums of the
+                columns) `state` after parts `first` to `first + count - 1`, whose loads are
+                issued at once (unrolled), so that their latencies overlap: this block's
+                combining is what its rows' last part waits for."""
+                largest, total, *sums = state
+                parts = [self.add(first, offset) for offset in range(count)]
+                log_sums = [
+                    self.add_op(
+                        memref.LoadOp.get(
+                            log_sums_in, [self.index(i) for i in (p, *batch, position)]
+                        )
+                    ).res
+                    for p in parts
+                ]
+                runs_in = [
+                    self.add_op(
+                        kernel.VectorLoadOp(
+                            parts_out, [self.index(i) for i in (p, *batch, position, column)], width
+                        )
+                    ).results[0]
+                    for p in parts
+                ]
+                new_largest = self.reduced([largest, *log_sums], arith.MaximumfOp)
+                # Where no part so far has a key, every weight is 2^-inf = 0 either way.
+                unset = self.add_op(arith.CmpfOp(new_largest, minus_inf, "oeq")).result
+                base = self.add_op(arith.SelectOp(unset, self.float(0.0), new_largest)).result
 
-            zero = self.float(0.0)
-            total, *accumulated = self.parts_loop(weighted_body, [zero] * (width + 1))
+                def weight(value: SSAValue) -> SSAValue:
+                    difference = self.add_op(arith.SubfOp(value, base)).result
+                    return self.add_op(math_dialect.Exp2Op(difference)).result
+
+                rescale, *weights = [weight(v) for v in (largest, *log_sums)]
+
+                def scaled(value: SSAValue, factor: SSAValue) -> SSAValue:
+                    return self.add_op(arith.MulfOp(value, factor)).result
+
+                new_total = self.reduced([scaled(total, rescale), *weights], arith.AddfOp)
+                new_sums = [
+                    self.reduced(
+                        [
+                            scaled(sums[i], rescale),
+                            *(
+                                scaled(w, self.element_of(run, i))
+                                for w, run in zip(weights, runs_in)
+                            ),
+                        ],
+                        arith.AddfOp,
+                    )
+                    for i in range(width)
+                ]
+                return [new_largest, new_total, *new_sums]
+
+            def chunk_body(block: Block) -> list[SSAValue]:
+                return merged(block.args[0], COMBINED_AT_ONCE, block.args[1:])
+
+            whole = self.split // COMBINED_AT_ONCE * COMBINED_AT_ONCE
+            state = [minus_inf, *[self.float(0.0)] * (width + 1)]
+            if whole:
+                body = self.nested(chunk_body, [IndexType(), *[f32] * (width + 2)])
+                step = self.constant(COMBINED_AT_ONCE)
+                chunks = scf.ForOp(self.constant(0), self.constant(whole), step, state, body)
+                state = list(self.add_op(chunks).results)
+            if whole < self.split:
+                state = merged(whole, self.split - whole, state)
+            _, total, *sums = state
             inverse = self.inverse(total)
             out_type = self.attention.out.type.get_element_type()
             values = []
-            for value in accumulated:
+            for value in sums:
                 value = self.add_op(arith.MulfOp(value, inverse)).result
                 if out_type != f32:
                     value = self.add_op(arith.TruncFOp(value, out_type)).result
@@ -770,17 +815,6 @@ class _AttentionBuilder(AttentionEmitter):
         body = self.nested(item_body, [IndexType()])
         items = self.index(self.mul(rows, runs))
         self.add_op(scf.ForOp(self.thread_id, items, threads, [], body))
-
-    def parts_loop(
-        self, fill: Callable[[Block], list[SSAValue]], initial: list[SSAValue]
-    ) -> list[SSAValue]:
-        """The values `initial` carried through the split's parts by `fill` (whose block's
-        arguments are the part and the values)."""
-        body = self.nested(fill, [IndexType(), *[v.type for v in initial]])
-        loop = scf.ForOp(
-            self.constant(0), self.constant(self.split), self.constant(1), initial, body
-        )
-        return list(self.add_op(loop).results)
 
     def lane_row_point(self, half: int) -> tuple[SSAValue | None, list[Index], Index]:
         """Whether the lane's row of accumulator half `half` (rows g, g + 8 of its warp's 16)

@@ -145,6 +145,9 @@ EMULATED = {
     "q1-kv100-split4-empty-parts": (Decode(2, 2, 1, 100), 4, 16),
     # 40 blocks of keys in 16 parts of 2 or 3, 4 query heads a key/value head.
     "q1-kv2500-split16-gqa-d128": (Decode(8, 2, 1, 2500, 128), 16, 16),
+    # 21 blocks of keys in 20 parts: the last part's block combines 16 parts in a loop's
+    # iteration (COMBINED_AT_ONCE), then the other 4.
+    "q1-kv1300-split20-gqa": (Decode(8, 2, 1, 1300), 20, 16),
 }
 
 

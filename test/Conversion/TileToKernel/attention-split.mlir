@@ -7,7 +7,8 @@
 // workspaces that the host allocates before the launch. Then its thread 0 arrives at the
 // counter of its rows (acq_rel, between barriers): the 4th to arrive (old value 3, which
 // `inc` resets to 0 for the next launch) weighs each part's row by 2^(its log-sum-exp - the
-// largest) over the weights' sum (zeros where no part has a key), 4 columns a thread.
+// largest) over the weights' sum (zeros where no part has a key), 4 columns a thread, every
+// part's loads issued at once.
 
 // CHECK-LABEL: memref.global
 // CHECK-SAME:    sym_name = "decode_arrivals", type = memref<2xi32>, initial_value = dense<0> : tensor<2xi32>
@@ -37,12 +38,24 @@
 // CHECK-NEXT:      %[[LAST:.*]] = arith.cmpi eq, %[[SEEN]], %c3_i32 : i32
 // CHECK-NEXT:      scf.if %[[LAST]] {
 // CHECK:             scf.for %{{.*}} = %tid to %{{.*}} step %c32 {
-// CHECK:               scf.for %[[P:.*]] = %c0 to %c4 step %c1 iter_args(%{{.*}} = %{{.*}}) -> (f32) {
-// CHECK-NEXT:            memref.load %[[LSE]][%[[P]], {{.*}}] : memref<4x1x8x1xf32>
-// CHECK-NEXT:            arith.maximumf
-// CHECK:               scf.for %[[Q:.*]] = %c0 to %c4 step %c1 iter_args({{.*}}) -> (f32, f32, f32, f32, f32) {
-// CHECK:                 math.exp2
-// CHECK-NEXT:            kernel.vector_load %[[WS]][%[[Q]], {{.*}}] : memref<4x1x8x1x64xf32>, vector<4xf32>
+// CHECK:               %[[L0:.*]] = memref.load %[[LSE]][%c0, {{.*}}] : memref<4x1x8x1xf32>
+// CHECK-NEXT:          %[[L1:.*]] = memref.load %[[LSE]][%c1, {{.*}}] : memref<4x1x8x1xf32>
+// CHECK-NEXT:          %[[L2:.*]] = memref.load %[[LSE]][%c2, {{.*}}] : memref<4x1x8x1xf32>
+// CHECK-NEXT:          %[[L3:.*]] = memref.load %[[LSE]][%c3, {{.*}}] : memref<4x1x8x1xf32>
+// CHECK-NEXT:          %[[R0:.*]] = kernel.vector_load %[[WS]][%c0, {{.*}}] : memref<4x1x8x1x64xf32>, vector<4xf32>
+// CHECK-NEXT:          kernel.vector_load %[[WS]][%c1, {{.*}}] : memref<4x1x8x1x64xf32>, vector<4xf32>
+// CHECK-NEXT:          kernel.vector_load %[[WS]][%c2, {{.*}}] : memref<4x1x8x1x64xf32>, vector<4xf32>
+// CHECK-NEXT:          kernel.vector_load %[[WS]][%c3, {{.*}}] : memref<4x1x8x1x64xf32>, vector<4xf32>
+// CHECK-NEXT:          %[[M0:.*]] = arith.maximumf %[[MINUS_INF:.*]], %[[L0]] : f32
+// CHECK-NEXT:          %[[M12:.*]] = arith.maximumf %[[L1]], %[[L2]] : f32
+// CHECK-NEXT:          %[[M012:.*]] = arith.maximumf %[[M0]], %[[M12]] : f32
+// CHECK-NEXT:          %[[MAX:.*]] = arith.maximumf %[[M012]], %[[L3]] : f32
+// CHECK-NEXT:          %[[UNSET:.*]] = arith.cmpf oeq, %[[MAX]], %[[MINUS_INF]] : f32
+// CHECK-NEXT:          %[[BASE:.*]] = arith.select %[[UNSET]], %{{.*}}, %[[MAX]] : f32
+// CHECK:               %[[D0:.*]] = arith.subf %[[L0]], %[[BASE]] : f32
+// CHECK-NEXT:          %[[W0:.*]] = math.exp2 %[[D0]] : f32
+// CHECK:               %[[E0:.*]] = vector.extract %[[R0]][0] : f32 from vector<4xf32>
+// CHECK-NEXT:          arith.mulf %[[W0]], %[[E0]] : f32
 // CHECK:               arith.divf
 // CHECK:               arith.truncf %{{.*}} : f32 to bf16
 // CHECK:               kernel.vector_store %{{.*}}, %o[{{.*}}] : memref<1x8x1x64xbf16>, vector<4xbf16>
