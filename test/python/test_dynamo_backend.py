@@ -589,18 +589,36 @@ def test_a_partition_emmy_fails_to_lower_runs_in_pytorch_with_the_error_named(mo
 
 def test_gradients_through_the_backend_match_eager():
     """With gradients enabled AOTAutograd hands the backend a forward and a backward graph:
-    both are compiled the same way (the layer norm, whose saved statistics the backward
-    pass reads, runs in PyTorch)."""
+    both are compiled the same way, the layer norm's statistics that the backward pass reads
+    among the forward's results."""
     torch.manual_seed(1)
     model = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.LayerNorm(16), nn.Linear(16, 4))
     reference = copy.deepcopy(model)
     x = torch.randn(5, 8)
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", FallbackWarning)
+        warnings.simplefilter("error", FallbackWarning)
         torch.compile(model, backend="emmy")(x).square().sum().backward()
     reference(x).square().sum().backward()
     for (name, got), want in zip(model.named_parameters(), reference.parameters()):
         torch.testing.assert_close(got.grad, want.grad, rtol=1e-5, atol=1e-5, msg=name)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_a_layer_norms_mean_and_reciprocal_deviation_match_eager(dtype):
+    """`native_layer_norm`'s three results, over two normalized dims: the statistics in
+    their own type (bf16 on the CPU for bf16 rows), computed in f32."""
+    weight, bias = torch.randn(3, 8, dtype=dtype), torch.randn(3, 8, dtype=dtype)
+
+    def norm(x):
+        return torch.ops.aten.native_layer_norm(x, [3, 8], weight, bias, 1e-5)
+
+    x = 3 * torch.randn(4, 3, 8, dtype=dtype) + 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FallbackWarning)
+        got = torch.compile(norm, backend="emmy")(x)
+    for result, want in zip(got, norm(x), strict=True):
+        assert result.dtype == want.dtype and result.shape == want.shape
+        torch.testing.assert_close(result, want)
 
 
 class ScaledLinear(nn.Module):

@@ -2072,16 +2072,31 @@ def rms_norm(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue:
 
 @handles("aten.layer_norm.default", "aten.native_layer_norm.default")
 def layer_norm(ir: _Importer, node: Node, a: dict[str, Any]) -> SSAValue | list[SSAValue]:
-    """`native_layer_norm`, AOTAutograd's form, also returns the mean and the reciprocal
-    standard deviation for the backward pass: only its normalized result is kept."""
+    """`native_layer_norm`, AOTAutograd's form (a forward whose parameters take gradients),
+    also returns each row's mean and reciprocal standard deviation, with the normalized dims
+    kept as 1s, in their own type: computed in f32 for 16-bit inputs (as torch does) where a
+    graph uses them."""
     weight, bias = (None if a.get(k) is None else ir.tensor(a[k]) for k in ("weight", "bias"))
-    result_type = ir.first_result_type(node)
+    x = ir.tensor(a["input"])
     normalized = ir.emit(
-        t.LayerNormOp(
-            ir.tensor(a["input"]), weight, bias, a["normalized_shape"], a["eps"], result_type
-        )
+        t.LayerNormOp(x, weight, bias, a["normalized_shape"], a["eps"], ir.first_result_type(node))
     )
-    return ir.first_result(node, normalized)
+    if not isinstance(node.meta["val"], Sequence):
+        return normalized
+    mean_type, rstd_type = (ir.tensor_type(v) for v in node.meta["val"][1:])
+    rank = len(t.shape_of(x))
+    dims = list(range(rank - len(a["normalized_shape"]), rank))
+    wide = ir.convert(x, widened(t.element_type_of(x)))
+    statistics = TensorType(t.element_type_of(wide), mean_type.get_shape())
+    mean = ir.emit(t.MeanOp(wide, statistics, dims, True))
+    variance = ir.emit(t.VarOp(wide, statistics, dims, True, 0))
+    eps = ir.operand(a["eps"], t.element_type_of(wide))
+    rstd = ir.emit(t.RsqrtOp(ir.emit(t.AddOp(variance, eps, statistics)), statistics))
+    return [
+        normalized,
+        ir.convert(mean, mean_type.get_element_type()),
+        ir.convert(rstd, rstd_type.get_element_type()),
+    ]
 
 
 @handles("aten.group_norm.default", "aten.native_group_norm.default")
