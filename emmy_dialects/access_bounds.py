@@ -21,7 +21,9 @@ seems to reach outside, the analysis splits cases on each small leaf of its expr
 paths. An access is refused only where its interval is known at both ends and reaches outside
 the dimension; an index that anything unknown bounds (a loaded value, a scalar argument, a
 launch the module does not hold) is accepted, so that no valid program is refused for what the
-analysis does not see.
+analysis does not see; but an unsigned minimum or remainder bounds even an unknown value by
+its other operand (a loaded index clamped to a table's last row), and the CUDA printer checks
+no index at run time that the analysis proves inside its dim (`proven_index_bounds`).
 
 As in the C++ a kernel is printed as, where signed overflow is undefined, index arithmetic is
 assumed not to wrap: an expression whose interval leaves its type's range is unknown. Index
@@ -197,6 +199,22 @@ def _unsigned(operation: Callable[[Span, Span], Span]) -> Callable[[Span, Span],
     return on_nonnegative
 
 
+def _unsigned_remainder(a: Span, b: Span) -> Span:
+    """`remui`: below a positive divisor whatever the dividend is."""
+    if a.nonnegative or not (b.lo is not None and b.lo >= 1 and b.hi is not None):
+        return _remainder(a, b)
+    return span(0, b.hi - 1)
+
+
+def _unsigned_minimum(a: Span, b: Span) -> Span:
+    """`minui`: no larger, unsigned, than either operand, so within [0, hi] of one that is
+    nonnegative whatever the other is (a loaded index clamped to a table's last entry)."""
+    if a.nonnegative and b.nonnegative:
+        return _minimum(a, b)
+    bounded = [x.hi for x in (a, b) if x.nonnegative and x.hi is not None]
+    return span(0, min(bounded)) if bounded else UNKNOWN
+
+
 BINARY: dict[type[Operation], Callable[[Span, Span], Span]] = {
     arith.AddiOp: _add,
     arith.SubiOp: _subtract,
@@ -204,11 +222,11 @@ BINARY: dict[type[Operation], Callable[[Span, Span], Span]] = {
     arith.DivUIOp: _divide,
     arith.DivSIOp: _divide,
     arith.FloorDivSIOp: _divide,
-    arith.RemUIOp: _remainder,
+    arith.RemUIOp: _unsigned_remainder,
     arith.RemSIOp: _remainder,
     arith.MinSIOp: _minimum,
     arith.MaxSIOp: _maximum,
-    arith.MinUIOp: _unsigned(_minimum),
+    arith.MinUIOp: _unsigned_minimum,
     arith.MaxUIOp: _unsigned(_maximum),
 }
 
@@ -649,6 +667,18 @@ def _verify_index_constant(op: Operation) -> None:
                 f"computes in ({values.start} to {values.stop - 1})",
                 op,
             )
+
+
+def proven_index_bounds(kernel_op: Operation) -> Callable[[SSAValue, int], bool]:
+    """A test of whether an index of `kernel_op`'s body is proven within [0, size), whatever
+    the conditions it is computed under: what a printer needs no run-time check for."""
+    root = _Scope(_launch_shape(kernel_op, _dialect_facts()), {}, [0])
+
+    def within(index: SSAValue, size: int) -> bool:
+        found = _index_span(index, 1, size, root)
+        return found.known and found.lo >= 0 and found.hi < size
+
+    return within
 
 
 def verify_access_bounds(kernel_op: Operation) -> None:

@@ -295,7 +295,11 @@ class _WgmmaAttentionBuilder(AttentionEmitter, PanelStaging):
         """Key block `step` of those the block takes for its item: its index (the next
         listed in the mask summary, if any) and `key_stage`'s."""
         if self.summary:
-            index = self.summary_entry(self.add(step, 1))
+            # The summary lists only key blocks: the clamp proves the bits' index in range
+            # to the printer, which then checks none (a trap's branch costs the registers
+            # that keep the wgmmas in flight).
+            last = self.key_block_count - 1
+            index = self.minimum(self.summary_entry(self.add(step, 1)), last)
         else:
             index = self.add(self.first_key_block, step)
         return index, *self.key_stage(step)

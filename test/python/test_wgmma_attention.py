@@ -211,35 +211,32 @@ def test_consumers_take_turns_at_head_dim_128_and_with_a_mask_summary(name: str)
     assert ("threads 256" in kernel_ir) == (name in TAKING_TURNS)
 
 
-REGISTER_BOUND = {"summarised-mask-gqa-d128"}
-"""Kernels whose wgmmas ptxas serialises for want of registers (C7512): at head dim 128 the
-checks of the mask lists' indices (`emmy_trap_index`) take the consumers past 240 registers."""
+SPILL_BYTES = {"summarised-mask-gqa-d128": 24}
+"""The bytes that ptxas spills in the kernels that spill at all, at most: at head dim 128
+the consumers of a summarised mask hold a little more than 240 registers (their wgmmas
+still overlap). Before the mask lists' key blocks were clamped (and their index checks,
+`emmy_trap_index`, proven needless) the same kernel spilled 352 bytes and serialised its
+wgmmas (C7512)."""
 
 
 @needs_nvcc
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=REGISTER_BOUND.__doc__))
-        if n in REGISTER_BOUND
-        else n
-        for n in sorted(COMPILED)
-    ],
-)
+@pytest.mark.parametrize("name", sorted(COMPILED))
 def test_wgmma_attention_compiles_for_sm_90a_without_spills(name: str, tmp_path) -> None:
     """The kernel assembles for sm_90a (wgmma with A from registers, TMA, setmaxnreg) with
-    no spills under its cap of 168 registers a thread at launch (384 threads, one block an
-    SM), which setmaxnreg then moves to the consumers (240), and its wgmmas overlap (no call
-    among them, C7510, nor too few registers, C7512, serialises them)."""
+    no spills (but SPILL_BYTES') under its cap of 168 registers a thread at launch (384
+    threads, one block an SM), which setmaxnreg then moves to the consumers (240), and its
+    wgmmas overlap (no call among them, C7510, nor too few registers, C7512, serialises
+    them)."""
     source, depth = COMPILED[name]
     kernel_ir = lower(load_program(source, "<source>").to_torch_ir(), "kernel")
     text = str(kernel_ir)
     assert "kernel.setmaxnreg inc 240" in text and "kernel.tma_load" in text
     assert f"kernel.wgmma m64n{depth}k16 %" in text and "kernel.mma_sync" not in text
     report = nvcc_compile(print_cuda(kernel_ir), tmp_path, ptxas_report=True)
-    assert "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads" in report, report
     # No wgmma waits on a fence ptxas had to add between P V's wgmmas (warning C7519).
-    assert "C7519" not in report and "C7512" not in report, report
+    assert "C7519" not in report and "C7512" not in report and "C7510" not in report, report
+    spilled = [int(n) for n in re.findall(r"(\d+) bytes spill stores", report)]
+    assert spilled and max(spilled) <= SPILL_BYTES.get(name, 0), report
     assert re.search(r"Used (\d+) registers", report), report
 
 

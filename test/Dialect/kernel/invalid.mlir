@@ -1942,6 +1942,19 @@ kernel.func @loose_guard(%x: memref<8xf32>) block [32, 1, 1] {
 
 // -----
 
+// An unsigned minimum keeps a loaded index within [0, 8] whatever was loaded: one past the end.
+kernel.func @loose_clamp(%x: memref<8xf32>, %ids: memref<4xi32>) block [32, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %id = memref.load %ids[%c0] : memref<4xi32>
+  %i = arith.index_cast %id : i32 to index
+  %clamped = arith.minui %i, %c8 : index
+  // expected-error @+1 {{index %clamped of memref<8xf32> ranges over [0, 8], outside dimension 0 of size 8}}
+  %v = memref.load %x[%clamped] : memref<8xf32>
+}
+
+// -----
+
 // Block ids range over the grids the module launches the kernel with.
 kernel.func @row_per_block(%x: memref<4x32xf32>) block [32, 1, 1] {
   %row = kernel.block_id x

@@ -3,7 +3,9 @@
 // An index computed from a loaded value (an embedding's row, a position read from a tensor)
 // is checked against its dim before a global access: out of it, a device-side assert, as
 // PyTorch's kernels have. Indices of thread ids and loops are not checked, nor those loaded
-// from a constant table the compiler made (attention's items), nor accesses of shared memory.
+// from a constant table the compiler made (attention's items), nor those that a `minui` or
+// `remui` keeps inside the dim (a key block listed by a mask summary, clamped to the last),
+// nor accesses of shared memory.
 
 // CHECK:       emmy_check_index(long index, long size, const char* kernel) {
 // CHECK-NEXT:    if (index < 0 || index >= size)
@@ -25,6 +27,13 @@
 // CHECK-LABEL: k_items(
 // CHECK-NOT:     emmy_check_index
 // CHECK:         }
+
+// CHECK-LABEL: k_clamped(
+// CHECK:         long long id = ids[i];
+// CHECK-NOT:     emmy_check_index
+// CHECK:         float v = table[
+// CHECK-NOT:     emmy_check_index
+// CHECK:         out[i * 4 + j] =
 
 builtin.module attributes {emmy.dynamic_size = {symbol = "s0", min = 1 : i64}} {
   "memref.global"() <{sym_name = "k_items_table", type = memref<2xi32>, initial_value = dense<[1, 0]> : tensor<2xi32>, sym_visibility = "private", constant}> : () -> ()
@@ -60,6 +69,26 @@ builtin.module attributes {emmy.dynamic_size = {symbol = "s0", min = 1 : i64}} {
     %row = arith.index_cast %item : i32 to index
     %v = memref.load %x[%row, %0] : memref<2x32xf32>
     memref.store %v, %out[%row, %0] : memref<2x32xf32>
+  }
+  kernel.func @k_clamped(%table: memref<10x4xf32>, %ids: memref<3xi64>, %out: memref<3x4xf32>) block [32, 1, 1] {
+    %0 = kernel.thread_id x
+    %c1 = arith.constant 1 : index
+    %c3 = arith.constant 3 : index
+    %c4 = arith.constant 4 : index
+    %c9 = arith.constant 9 : index
+    %c10 = arith.constant 10 : index
+    scf.for %i = %0 to %c3 step %c1 {
+      %id = memref.load %ids[%i] : memref<3xi64>
+      %row = arith.index_cast %id : i64 to index
+      %last = arith.minui %row, %c9 : index
+      %wrapped = arith.remui %row, %c10 : index
+      scf.for %j = %0 to %c4 step %c1 {
+        %v = memref.load %table[%last, %j] : memref<10x4xf32>
+        %u = memref.load %table[%wrapped, %j] : memref<10x4xf32>
+        %s = arith.addf %v, %u : f32
+        memref.store %s, %out[%i, %j] : memref<3x4xf32>
+      }
+    }
   }
   func.func @forward(%table: memref<10x4xf32>, %ids: memref<3xi64>, %x: memref<2x32xf32>, %where: memref<8xi32>, %values: memref<8xf32>, %n: index) -> (memref<3x4xf32>, memref<2x32xf32>, memref<?xf32>) {
     %out = memref.alloc() : memref<3x4xf32>
