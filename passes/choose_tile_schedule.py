@@ -337,7 +337,12 @@ fits."""
 CANDIDATE_STREAMING_PIPELINES = (4, 6, 8)
 CANDIDATE_ATTENTION_SPLITS = (1, 2, 4, 8, 16, 32, 64, 128)
 """The splits of the keys `candidates` offers an attention, with the heuristic's tile, those
-that leave each part a block of keys or more."""
+that leave each part a block of keys or more; and those of CANDIDATE_ATTENTION_WAVES."""
+CANDIDATE_ATTENTION_WAVES = (1, 2)
+"""The waves of resident blocks whose splits `candidates` offers an attention besides
+(`_attention_wave_splits`): fewer, longer parts than the heuristic's on a long KV cache."""
+BLOCK_RESERVED_SHARED = 1024
+"""The shared memory that the GPU keeps for each block besides what it asks for (sm_80 on)."""
 
 
 @dataclass(frozen=True)
@@ -901,6 +906,24 @@ def _attention_schedule(
     return schedule if _lowers(kernel, schedule) else None
 
 
+def _attention_wave_splits(
+    attention: loop.AttentionOp, schedule: Schedule, target: GpuTarget
+) -> list[int]:
+    """The splits of an mma_sync attention's keys whose blocks fill CANDIDATE_ATTENTION_WAVES
+    waves of the blocks that the SMs' shared memory holds at once: a decode's blocks are few
+    warps each, and its grid of 2,112 one-warp blocks (B1 H32 against 32,768 keys, split
+    66) is 5.3 waves of the 396 that 3 blocks of 70 KB an SM make, its last a third full."""
+    query = attention.query.type.get_shape()
+    *batch, rows, depth = query
+    group = kv_group(query, attention.key.type.get_shape())
+    block_q, block_kv, _ = schedule.tile_shape
+    element = element_bytes(attention.query.type.get_element_type())
+    shared = (block_q + 2 * schedule.pipeline_depth * block_kv) * depth * element
+    resident = target.sm_count * (target.shared_bytes_per_sm // (shared + BLOCK_RESERVED_SHARED))
+    blocks = -(-group * rows // block_q) * (prod(batch) // group)
+    return [waves * resident // blocks for waves in CANDIDATE_ATTENTION_WAVES]
+
+
 def _wgmma_attention_schedule(
     kernel: loop.KernelOp,
     target: GpuTarget,
@@ -1048,8 +1071,14 @@ def candidates(kernel: loop.KernelOp, target: GpuTarget) -> list[Schedule]:
         key_blocks = -(-attention_op.key.type.get_shape()[-2] // attention.tile_shape[1])
         for block_q in sorted({attention.tile_shape[0], ATTENTION_TILE[0]}):
             rows = _attention_schedule(kernel, target, block_q)
-            for split in [s for s in CANDIDATE_ATTENTION_SPLITS if s <= key_blocks]:
-                if rows is not None and _lowers(kernel, replace(rows, split=split)):
+            if rows is None:
+                continue
+            splits = {
+                *CANDIDATE_ATTENTION_SPLITS,
+                *_attention_wave_splits(attention_op, rows, target),
+            }
+            for split in sorted(s for s in splits if s <= key_blocks):
+                if _lowers(kernel, replace(rows, split=split)):
                     schedules.setdefault(replace(rows, split=split), None)
     for block_q in (WGMMA_ATTENTION_TILE[0] // 2, WGMMA_ATTENTION_TILE[0]):
         for pipeline in CANDIDATE_WGMMA_ATTENTION_PIPELINES:

@@ -238,6 +238,20 @@ Decode()(torch.randn(1, 8, 1, 64, dtype=torch.bfloat16),
     assert all(r.passed for r in reports), [(r.level, r.max_abs_error) for r in reports]
 
 
+def test_candidates_offer_the_splits_that_fill_whole_waves() -> None:
+    """Against 32,768 keys of head dim 128, a block of 16 rows holds 70 KB of tiles, 3 an SM
+    (396 on the H200's 132 SMs), so the 32 heads' blocks fill one wave at split 12 and two
+    at 24; 4 warps a block (64 rows) hold 86 KB: 2 an SM, 264 blocks, splits 8 and 16."""
+    ctx = make_context()
+    module = Parser(ctx, Decode(32, 32, 1, 32768, 128).program(None)).parse_module()
+    (kernel,) = [op for op in module.body.block.ops if op.name == "loop.kernel"]
+    offered = {
+        (s.tile_shape[0], s.split) for s in candidates(kernel, DEFAULT_TARGET) if s.tile_shape
+    }
+    assert {(16, 12), (16, 24), (64, 8), (64, 16)} <= offered, offered
+    assert (16, 13) not in offered
+
+
 def test_candidates_offer_each_split_of_the_keys() -> None:
     """`emmy tune` times the heuristic's attention tile (16 rows) and one of 64 rows, each
     with every split that leaves every part a block of keys: 300 keys are 5 blocks of 64."""
