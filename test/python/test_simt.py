@@ -1271,6 +1271,24 @@ def test_the_last_block_to_arrive_acq_rel_reads_what_the_others_stored(
     np.testing.assert_array_equal(count, [0])
 
 
+def test_what_a_block_does_after_its_arrival_is_not_released(monkeypatch) -> None:
+    """The other blocks store again after they arrive (each a chunk of its own, so done
+    before the last block runs): the last block's read of such a store races, as on a GPU,
+    while what they stored before arriving it reads in order."""
+    monkeypatch.setattr(simt, "CHUNK_THREADS", 128)
+    text = LAST_BLOCK_REVERSES.replace("ORDER", "acq_rel").replace(
+        "      memref.store %e, %out[%j] : memref<1024xf32>\n    }\n  }",
+        "      memref.store %e, %out[%j] : memref<1024xf32>\n    }\n  } else {\n"
+        "    memref.store %v, %y[%i] : memref<1024xf32>\n  }",
+    )
+    with pytest.raises(
+        ExecutionError,
+        match=r"'memref.load'.*block \(7, 0, 0\) reads element \[895\] of %y, which thread "
+        r"\(127, 0, 0\) of block \(6, 0, 0\) stored in the same launch",
+    ):
+        run(text, randn(1024), np.zeros(1, np.int32))
+
+
 def test_a_relaxed_arrival_orders_nothing():
     with pytest.raises(
         ExecutionError,

@@ -17,9 +17,10 @@ accesses of the blocks of a cluster, which a `kernel.cluster_barrier` orders (it
 records, see the SIMT emulator). A race is a read of what
 another thread stored, a store over what another thread read or stored (unless it stores
 the value already there) and any plain access beside another thread's atomic; atomics do not
-race with atomics. An acq_rel atomic orders the accesses of the blocks whose acq_rel atomics
-on its element came before it, before those of its block after it (the last block of several
-to arrive at a counter reads what they stored): their records are dropped (`forget_blocks`).
+race with atomics. An acq_rel atomic releases what its thread did and what its block did
+before its phase (a barrier before it), and acquires what the acq_rel atomics on its element
+before it released, whose records are then dropped (`forget_released`): the last block of
+several to arrive at a counter reads what they stored, but not what they do after.
 
 Who made an access and when is one int64 key (`Clock`): the thread, its block and how many
 barriers the block has passed (its phase), so that each check compares arrays of keys, one
@@ -32,7 +33,7 @@ phase, or threads of several blocks.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -200,13 +201,17 @@ class Accesses:
         self.writers[index] = self.readers[index] = NO_ACCESS
 
 
-def forget_blocks(clock: Clock, accesses: Accesses, blocks: np.ndarray) -> None:
-    """Drops the records of accesses by the threads of `blocks` (linear, in the grid), which
-    an acquire orders before what comes after it (records of several blocks stay)."""
+def forget_released(clock: Clock, accesses: Accesses, releases: Sequence[tuple[int, int]]) -> None:
+    """Drops the records that acq_rel atomics released and an acquire now orders before what
+    follows it: for each atomic (its thread's key and the first key of its block's phase),
+    its thread's own accesses of that phase and its block's of the phases before (records of
+    several blocks stay)."""
     span = clock.phases * clock.period
     for records in (accesses.writers, accesses.readers):
         keys = _stores_and_atomics(records)
-        made = (keys >= 0) & np.isin(keys // span, blocks)
+        made = np.zeros(keys.shape, np.bool_)
+        for key, phase in releases:
+            made |= ((keys >= key // span * span) & (keys < phase)) | (keys == key)
         records[made] = NO_ACCESS
 
 

@@ -489,9 +489,9 @@ class Launch:
     """The ops that made the recorded accesses, by the number the records hold."""
     numbers: dict[Operation, int] = field(default_factory=dict)
     global_accesses: dict[int, Accesses] = field(default_factory=dict)
-    arrivals: dict[tuple[int, int], list[int]] = field(default_factory=dict)
-    """The blocks whose acq_rel atomics updated each element (buffer `id`, flat index), in
-    order."""
+    arrivals: dict[tuple[int, int], list[tuple[int, int]]] = field(default_factory=dict)
+    """The acq_rel atomics on each element (buffer `id`, flat index), in order: the key of
+    the thread that made each, and the first key of its block's phase then (`races`)."""
 
     def number(self, op: Operation) -> int:
         if op not in self.numbers:
@@ -1314,20 +1314,20 @@ class SimtFunctions(InterpreterFunctions):
         chunk: Chunk, buffer: np.ndarray, elements: np.ndarray, active: np.ndarray | None
     ) -> None:
         """The acq_rel atomics of the active threads on the flat `elements` of `buffer` (in
-        thread order, as they ran): each acquires what the blocks that arrived there before it
-        did, whose race records are therefore dropped, in every global buffer (what those
-        blocks do later is then not told from what they did before: a race with it is
-        missed)."""
-        threads = np.arange(chunk.threads) if active is None else np.flatnonzero(active)
-        blocks = chunk.first_block + chunk.block_of[threads]
-        acquired: set[int] = set()
-        for element, block in zip(elements.tolist(), blocks.tolist()):
-            arrived = chunk.launch.arrivals.setdefault((id(buffer), element), [])
-            acquired.update(b for b in arrived if b != block)
-            arrived.append(block)
+        thread order, as they ran): each releases what its thread did and what its block did
+        before its phase (the barrier before it), and acquires what the atomics on the element
+        before it released, whose race records are therefore dropped, in every global
+        buffer."""
+        who = chunk.accessing(active)
+        acquired: dict[int, tuple[int, int]] = {}
+        for element, key, phase in zip(elements.tolist(), who.keys, who.phases):
+            released = chunk.launch.arrivals.setdefault((id(buffer), element), [])
+            acquired.update((k, (k, p)) for k, p in released)
+            released.append((int(key), int(phase)))
         if acquired:
+            releases = list(acquired.values())
             for accesses in chunk.launch.global_accesses.values():
-                races.forget_blocks(chunk.launch.clock, accesses, np.array(sorted(acquired)))
+                races.forget_released(chunk.launch.clock, accesses, releases)
 
     # ---- warp-level tensor cores ---------------------------------------------------------
 
