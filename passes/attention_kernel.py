@@ -47,8 +47,9 @@ all the heads that read its keys and values, which it reads once for them:
   `kernel.atomic inc` (S - 1: it counts 0 to S - 1, then back to 0 for the next launch). The
   block that arrives last, and so sees every other part's stores, combines them in the same
   launch: each row, 4 columns a thread, is the parts' rows weighted by 2^(log-sum-exp - the
-  largest) over the weights' sum. A separate combining kernel cost its launch and a pass
-  over the workspace after the last part, where here only the last part of each row waits.
+  largest) over the weights' sum, merged online 16 parts at a time. A separate combining
+  kernel cost its launch and a pass over the workspace after the last part, where here only
+  the last part of each row waits.
 
         kernel.barrier
         scf.if %thread_0 {
@@ -718,8 +719,9 @@ class _AttentionBuilder(AttentionEmitter):
 
     def combine_parts(self) -> None:
         """The output rows of the block: each part's rows weighted by 2^(log-sum-exp - max),
-        over the weights' sum (0 where no part has a key), `COMBINE_WIDTH` columns a thread
-        at a time, the threads strided over the rows' column runs."""
+        over the weights' sum (0 where no part has a key), merged online COMBINED_AT_ONCE
+        parts at a time, `COMBINE_WIDTH` columns a thread, the threads strided over the rows'
+        column runs."""
         parts_out, log_sums_in, _ = self.workspace
         columns = self.attention.out.type.get_shape()[-1]
         width = math.gcd(columns, COMBINE_WIDTH)
