@@ -395,13 +395,13 @@ class AttentionEmitter(_Emitter):
         running maxima (over the quad: `kernel.shuffle xor` 1 and 2), the factors
         exp2(m - m') that rescale what went before, the probabilities exp2(s factor - m')
         (one fma each) and the new running sums (the lane's own part). The lane's maxima and
-        sums are trees (`reduced`): a chain of 44 would leave the scheduler nothing to
-        interleave where few warps share an SM sub-partition (the wgmma kernel's consumers
-        are two warps on each)."""
+        sums are chains (`chained`): as balanced trees (`reduced`) the causal B4 H32 S4096
+        prefill took 3% longer on an H100, the others as long
+        (`benchmarks/h100/2026-12-07-seventh/variants.json`)."""
         new_maxima, bases, alphas, new_sums = [], [], [], []
         for half in range(2):
             values = [row[i] for row in elements for i in (2 * half, 2 * half + 1)]
-            largest = self.quad(self.reduced(values, self.row_max), self.row_max)
+            largest = self.quad(self.chained(values, self.row_max), self.row_max)
             if factor != 1.0:
                 # The max of the scaled scores, rounded as each of them would be (rounding
                 # is monotonic).
@@ -426,7 +426,7 @@ class AttentionEmitter(_Emitter):
         for half in range(2):
             rescaled = self.add_op(arith.MulfOp(sums[half], alphas[half])).result
             values = [row[i] for row in probabilities for i in (2 * half, 2 * half + 1)]
-            block_sum = self.reduced(values, arith.AddfOp)
+            block_sum = self.chained(values, arith.AddfOp)
             new_sums.append(self.add_op(arith.AddfOp(rescaled, block_sum)).result)
         return new_maxima, alphas, probabilities, new_sums
 

@@ -286,6 +286,14 @@ class KernelEmitter:
             level = combined + level[2 * pairs :]
         return level[0]
 
+    def chained(self, values: Sequence[SSAValue], combine: type) -> SSAValue:
+        """`values` combined by the binary op `combine` in order, each combine after the one
+        before (see `reduced`)."""
+        result = values[0]
+        for value in values[1:]:
+            result = self.add_op(combine(result, value)).results[0]
+        return result
+
     def less(self, lhs: Index, rhs: Index) -> SSAValue:
         return self.add_op(arith.CmpiOp(self.index(lhs), self.index(rhs), "ult")).results[0]
 

@@ -139,7 +139,8 @@ def test_split_decode_matches_eager_run_after_run() -> None:
 class Decode(nn.Module):
     def forward(self, q, k, v):
         return F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
-Decode()(*[torch.randn(*shape, dtype=torch.bfloat16) for shape in {shapes}])
+Decode()(torch.randn{shapes[0]}.bfloat16(), torch.randn{shapes[1]}.bfloat16(),
+         torch.randn{shapes[2]}.bfloat16())
 """
     torch_ir = load_program(text, "<source>").to_torch_ir()
     assert " split " in str(lower(torch_ir, "tile"))
