@@ -19,6 +19,7 @@ their type before the second product, as eager's flash kernels do.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from math import prod
 
 from xdsl.dialects.builtin import AnyFloat, Float64Type, IntegerType, f32
 from xdsl.ir import Attribute, SSAValue
@@ -30,6 +31,15 @@ def kv_group(query: Sequence[int], key: Sequence[int]) -> int:
     if len(query) < 3:
         return 1
     return query[-3] // key[-3]
+
+
+def packed_row_blocks(query: Sequence[int], key: Sequence[int], block_q: int) -> int:
+    """The blocks of `block_q` rows that attention's kernels take, the rows of the G query
+    heads of a key/value head packed together (G L rows): as many for each key/value head
+    of each batch."""
+    *batch, rows, _ = query
+    group = kv_group(query, key)
+    return -(-group * rows // block_q) * (prod(batch) // group)
 
 
 def scores_shape(query: Sequence[int], key: Sequence[int]) -> tuple[int, ...]:

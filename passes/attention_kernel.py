@@ -89,7 +89,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from emmy.dialects import kernel, tile
-from emmy.dialects.attention import kv_group
+from emmy.dialects.attention import kv_group, packed_row_blocks
 from emmy.dialects.launch import kernel_size_argument
 from emmy.dialects.target import GpuTarget
 from emmy.passes.gemm_kernel import (
@@ -907,14 +907,10 @@ def attention_workspace(attention: tile.AttentionOp) -> list[MemRefType]:
         return []
     shape = attention.out.type.get_shape()
     query, key = (v.type.get_shape() for v in (attention.query, attention.key))
-    group = kv_group(query, key)
-    *batch, rows, _ = query
-    row_blocks = -(-group * rows // attention.tile_shape[0])
-    arrivals = [row_blocks * prod(batch) // group]
     return [
         MemRefType(f32, [split, *shape]),
         MemRefType(f32, [split, *shape[:-1]]),
-        MemRefType(i32, arrivals),
+        MemRefType(i32, [packed_row_blocks(query, key, attention.tile_shape[0])]),
     ]
 
 

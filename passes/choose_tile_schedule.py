@@ -189,7 +189,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import ParseError, PassFailedException, VerifyException
 
 from emmy.dialects import loop, tile
-from emmy.dialects.attention import kv_group
+from emmy.dialects.attention import kv_group, packed_row_blocks
 from emmy.dialects.dependences import first_dependence
 from emmy.dialects.dtypes import element_bytes
 from emmy.dialects.effects import written_values
@@ -885,15 +885,14 @@ def _attention_schedule(
         [representative if d == DYNAMIC_INDEX else d for d in v.type.get_shape()]
         for v in (attention.query, attention.key)
     )
-    *batch, rows, depth = query
-    group = kv_group(query, key)
+    *_, rows, depth = query
     warp_rows = MMA_SYNC.shape[0]
-    packed_rows = group * rows
+    packed_rows = kv_group(query, key) * rows
     block_kv = ATTENTION_TILE[1]
     if block_q is None:
         block_q = min(ATTENTION_TILE[0], warp_rows * -(-packed_rows // warp_rows))
     warps = block_q // warp_rows
-    blocks = -(-packed_rows // block_q) * (prod(batch) // group)
+    blocks = packed_row_blocks(query, key, block_q)
     wanted = -(-target.sm_count * ATTENTION_SPLIT_WARPS_PER_SM // (blocks * warps))
     key_blocks = -(-key[-2] // block_kv)
     split = max(1, min(wanted, key_blocks // ATTENTION_MIN_PART_BLOCKS))
@@ -913,14 +912,12 @@ def _attention_wave_splits(
     waves of the blocks that the SMs' shared memory holds at once: a decode's blocks are few
     warps each, and its grid of 2,112 one-warp blocks (B1 H32 against 32,768 keys, split
     66) is 5.3 waves of the 396 that 3 blocks of 70 KB an SM make, its last a third full."""
-    query = attention.query.type.get_shape()
-    *batch, rows, depth = query
-    group = kv_group(query, attention.key.type.get_shape())
-    block_q, block_kv, _ = schedule.tile_shape
+    query, key = (v.type.get_shape() for v in (attention.query, attention.key))
+    block_q, block_kv, depth = schedule.tile_shape
     element = element_bytes(attention.query.type.get_element_type())
     shared = (block_q + 2 * schedule.pipeline_depth * block_kv) * depth * element
     resident = target.sm_count * (target.shared_bytes_per_sm // (shared + BLOCK_RESERVED_SHARED))
-    blocks = -(-group * rows // block_q) * (prod(batch) // group)
+    blocks = packed_row_blocks(query, key, block_q)
     return [waves * resident // blocks for waves in CANDIDATE_ATTENTION_WAVES]
 
 

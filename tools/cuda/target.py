@@ -590,8 +590,9 @@ class _KernelPrinter:
         """Whether a value is computed from loaded values (`is_gathered`)."""
         self.tables = {func.body.block.args[i] for i in tables or ()}
         """The arguments that are the compiler's constant tables (`_constant_tables`)."""
-        self.proven_within = proven_index_bounds(func)
-        """Whether an index is proven inside a dim of a given size (`access_bounds`)."""
+        self.proven_within: Callable[[SSAValue, int], bool] | None = None
+        """Whether an index is proven inside a dim of a given size (`access_bounds`), made
+        for the first gathered index."""
         self.traps_on_indices = any(isinstance(op, kernel.WgmmaOp) for op in func.walk())
         """Whether a gathered index outside its dim traps in line (`emmy_trap_index`) instead
         of calling the device assert: ptxas serialises a kernel's wgmmas across any call
@@ -867,8 +868,11 @@ class _KernelPrinter:
         for index, size in zip(indices, buffer.type.get_shape(), strict=True):
             if not self.is_gathered(index):
                 continue
-            if size != DYNAMIC_INDEX and self.proven_within(index, size):
-                continue  # clamped where it was computed (`minui`, `remui`)
+            if size != DYNAMIC_INDEX:
+                if self.proven_within is None:
+                    self.proven_within = proven_index_bounds(self.func)
+                if self.proven_within(index, size):
+                    continue  # clamped where it was computed (`minui`, `remui`)
             bound = self.dynamic_size() if size == DYNAMIC_INDEX else str(size)
             if self.traps_on_indices:
                 self.features.helpers.add("emmy_trap_index")
