@@ -322,6 +322,11 @@ CANDIDATE_TILES = (
 )
 """The block tiles `candidates` offers a contraction, each with every CANDIDATE_PIPELINES."""
 CANDIDATE_PIPELINES = (2, 3, 4)
+CANDIDATE_WGMMA_PIPELINES = (2, 3, 4, 6, 8)
+"""The depths of the K-slice ring `candidates` offers a wgmma product, those whose stages fit
+a block's shared memory: 4 of 128 x 256 x 64 bf16 (48 KB each), 6 of 128 x 128, 8 of 128 x 64
+(cuBLAS's kernels for such narrow tiles keep 8 slices in flight; a short K of few slices
+spends more of its time filling the ring)."""
 CANDIDATE_WGMMA_TILE_NS = (256, 192, 128, 64)
 """The N of the wgmma tiles (128 rows) `candidates` offers: the heuristic's two, 192 (fewer
 idle SMs in a product's last round of tiles where 256 leaves many: 3000 x 5120 x 5120 is 480
@@ -1050,8 +1055,8 @@ def candidates(kernel: loop.KernelOp, target: GpuTarget) -> list[Schedule]:
     CANDIDATE_BLOCKS, every vector width up to 16 bytes of the widest element, and staging
     its re-read rows asynchronously, synchronously or not at all; and for a product tensor
     cores can take, every CANDIDATE_TILES tile with every CANDIDATE_PIPELINES depth too (on
-    wgmma: the CANDIDATE_WGMMA_TILE_NS widths, each with the CANDIDATE_RASTERS tile orders
-    and in clusters of WGMMA_CLUSTER), and
+    wgmma: the CANDIDATE_WGMMA_TILE_NS widths with the CANDIDATE_WGMMA_PIPELINES depths that
+    fit, each with the CANDIDATE_RASTERS tile orders and in clusters of WGMMA_CLUSTER), and
     for one of at most STREAMING_M rows the streaming tiles of CANDIDATE_STREAMING_TILES_NK
     with every CANDIDATE_STREAMING_PIPELINES depth, each unsplit and with the split `_split`
     gives its tiles; for an attention, its tile and ATTENTION_TILE (a decode's tile of few
@@ -1091,7 +1096,7 @@ def candidates(kernel: loop.KernelOp, target: GpuTarget) -> list[Schedule]:
         siblings = len(contract.rhs)
         size_k = contract.reduction.data
         if target.has_wgmma:
-            for pipeline in CANDIDATE_PIPELINES:
+            for pipeline in CANDIDATE_WGMMA_PIPELINES:
                 for block_n in CANDIDATE_WGMMA_TILE_NS:
                     wgmma = _wgmma_schedule(contract, pipeline, target, block_n)
                     variants = [replace(wgmma, raster=raster) for raster in CANDIDATE_RASTERS]

@@ -1,0 +1,25 @@
+# One phase of this session's H200 runs: bash benchmarks/h200/2026-12-07/run.sh PHASE
+# (suites: the attention and gemm suites; rest: the memory-bound suite and the Llama model;
+# probe: the Llama prefill's products under the wgmma candidates, deeper rings among them).
+set -o pipefail
+. scripts/gpu-host-env.sh
+o=$OUT
+nvidia-smi --query-gpu=name,clocks.max.sm,memory.total --format=csv,noheader | tee -a $o/gpu.txt
+python3 -c "import torch; print(torch.__version__)" | tee -a $o/gpu.txt
+git log --oneline -1 | tee -a $o/gpu.txt
+date -u | tee -a $o/gpu.txt
+case "$1" in
+suites)
+  timeout 250 emmy bench --suite attention --json $o/attention.json > $o/attention.log 2>&1
+  tail -25 $o/attention.log; date -u
+  timeout 320 emmy bench --suite gemm --json $o/gemm.json > $o/gemm.log 2>&1
+  tail -30 $o/gemm.log; date -u ;;
+rest)
+  timeout 200 emmy bench --suite memory-bound --json $o/memory-bound.json > $o/memory-bound.log 2>&1
+  tail -28 $o/memory-bound.log; date -u
+  timeout 330 python3 benchmarks/llama.py --backends eager,torch.compile,reduce-overhead,emmy --json $o/llama.json > $o/llama.log 2>&1
+  tail -9 $o/llama.log; date -u ;;
+probe)
+  timeout 420 python3 benchmarks/h200/2026-12-07/prefill_products.py '^(?!.*(raster|cluster)).*wgmma' $o/prefill_products.json > $o/prefill_products.log 2>&1
+  tail -100 $o/prefill_products.log | cut -c1-230; date -u ;;
+esac
