@@ -47,6 +47,7 @@ from emmy.passes.lower_loop_to_tile import LowerLoopToTilePass
 from emmy.passes.lower_tile_to_kernel import LowerTileToKernelPass
 from emmy.passes.merge_identical_kernels import MergeIdenticalKernelsPass
 from emmy.passes.place_results_in_arguments import PlaceResultsInArgumentsPass
+from emmy.passes.predicate_write_backs import PredicateWriteBacksPass
 from emmy.passes.reuse_identical_launches import ReuseIdenticalLaunchesPass
 
 STAGES: dict[str, tuple[ModulePass, ...]] = {
@@ -80,6 +81,7 @@ STAGES: dict[str, tuple[ModulePass, ...]] = {
     ),
     "kernel": (
         LowerTileToKernelPass(),
+        PredicateWriteBacksPass(),
         CanonicalizePass(),
         CommonSubexpressionElimination(),
         MergeIdenticalKernelsPass(),

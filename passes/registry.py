@@ -34,6 +34,7 @@ def registered_passes() -> dict[str, type[ModulePass]]:
     from emmy.passes.merge_identical_kernels import MergeIdenticalKernelsPass
     from emmy.passes.pipelines import PIPELINES
     from emmy.passes.place_results_in_arguments import PlaceResultsInArgumentsPass
+    from emmy.passes.predicate_write_backs import PredicateWriteBacksPass
     from emmy.passes.reuse_identical_launches import ReuseIdenticalLaunchesPass
 
     builtin = (
@@ -50,6 +51,7 @@ def registered_passes() -> dict[str, type[ModulePass]]:
         ChooseTileSchedulePass,
         LowerLoopToTilePass,
         LowerTileToKernelPass,
+        PredicateWriteBacksPass,
         MergeIdenticalKernelsPass,
         ReuseIdenticalLaunchesPass,
         CanonicalizePass,
