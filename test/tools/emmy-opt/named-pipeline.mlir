@@ -21,6 +21,7 @@
 // DUMPS-NEXT: // -----// IR Dump After expand-loop-contract //----- //
 // DUMPS-NEXT: // -----// IR Dump After lower-loop-to-tile //----- //
 // DUMPS-NEXT: // -----// IR Dump After lower-tile-to-kernel //----- //
+// DUMPS-NEXT: // -----// IR Dump After predicate-write-backs //----- //
 // DUMPS-NEXT: // -----// IR Dump After canonicalize //----- //
 // DUMPS-NEXT: // -----// IR Dump After cse //----- //
 // DUMPS-NEXT: // -----// IR Dump After merge-identical-kernels //----- //

@@ -8,17 +8,17 @@
 // TORCH-NOT:  CUDA C++
 
 // RUN: emmy-opt %s --torch-to-prim | not emmy-opt -t cuda 2>&1 | filecheck %s --check-prefix=PRIM
-// PRIM: <stdin>:3:5: error: target 'cuda' failed: expects Kernel IR, and this is Tensor IR ('prim.reduce' here): -p 'fold-reshapes,fuse-attention,cse,fuse-prims,lower-fused-to-loop,place-results-in-arguments,merge-identical-kernels,interchange-invariant-reductions,hoist-invariant-reciprocals,canonicalize,cse,choose-tile-schedule,expand-loop-attention,expand-loop-contract,lower-loop-to-tile,lower-tile-to-kernel,canonicalize,cse,merge-identical-kernels,reuse-identical-launches' takes it to Kernel IR
+// PRIM: <stdin>:3:5: error: target 'cuda' failed: expects Kernel IR, and this is Tensor IR ('prim.reduce' here): -p 'fold-reshapes,fuse-attention,cse,fuse-prims,lower-fused-to-loop,place-results-in-arguments,merge-identical-kernels,interchange-invariant-reductions,hoist-invariant-reciprocals,canonicalize,cse,choose-tile-schedule,expand-loop-attention,expand-loop-contract,lower-loop-to-tile,lower-tile-to-kernel,predicate-write-backs,canonicalize,cse,merge-identical-kernels,reuse-identical-launches' takes it to Kernel IR
 
 // Fused IR holds prim ops too, inside its fused.kernels: its level is the lowest it uses.
 // RUN: emmy-opt %s --torch-to-fused | not emmy-opt -t cuda 2>&1 | filecheck %s --check-prefix=FUSED
 // FUSED: <stdin>:3:5: error: target 'cuda' failed: expects Kernel IR, and this is Fused IR ('fused.kernel' here): -p 'lower-fused-to-loop,
 
 // RUN: emmy-opt %s --torch-to-loop | not emmy-opt -t cuda 2>&1 | filecheck %s --check-prefix=LOOP
-// LOOP: <stdin>:2:3: error: target 'cuda' failed: expects Kernel IR, and this is Loop IR ('loop.kernel' here): -p 'choose-tile-schedule,expand-loop-attention,expand-loop-contract,lower-loop-to-tile,lower-tile-to-kernel,canonicalize,cse,merge-identical-kernels,reuse-identical-launches' takes it to Kernel IR
+// LOOP: <stdin>:2:3: error: target 'cuda' failed: expects Kernel IR, and this is Loop IR ('loop.kernel' here): -p 'choose-tile-schedule,expand-loop-attention,expand-loop-contract,lower-loop-to-tile,lower-tile-to-kernel,predicate-write-backs,canonicalize,cse,merge-identical-kernels,reuse-identical-launches' takes it to Kernel IR
 
 // RUN: emmy-opt %s --torch-to-tile | not emmy-opt -t cuda 2>&1 | filecheck %s --check-prefix=TILE
-// TILE: <stdin>:2:3: error: target 'cuda' failed: expects Kernel IR, and this is Tile IR ('tile.kernel' here): -p 'lower-tile-to-kernel,canonicalize,cse,merge-identical-kernels,reuse-identical-launches' takes it to Kernel IR
+// TILE: <stdin>:2:3: error: target 'cuda' failed: expects Kernel IR, and this is Tile IR ('tile.kernel' here): -p 'lower-tile-to-kernel,predicate-write-backs,canonicalize,cse,merge-identical-kernels,reuse-identical-launches' takes it to Kernel IR
 
 // What the error suggests does take the program to Kernel IR.
 // RUN: emmy-opt %s --torch-to-loop | emmy-opt -p 'choose-tile-schedule,expand-loop-attention,expand-loop-contract,lower-loop-to-tile,lower-tile-to-kernel,canonicalize,cse' -t cuda | filecheck %s --check-prefix=KERNEL
