@@ -15,8 +15,10 @@ An in-place update of a few places of a large buffer (a KV cache's `index_copy_`
 and writes only those places, not the whole buffer: the load of the old value goes once
 nothing else uses it, and the new value's ops that only the store uses move into the branch.
 Lanes of a vector store must all take the one condition. Only where nothing between the load
-and the store writes memory (where the original would put back the loaded value over such a
-write, the rewritten store would leave it).
+and the store writes the buffer (where the original would put back the loaded value over such
+a write, the rewritten store would leave it); the kernel's other parameters are other buffers
+(kernel.launch's verifier: no launch passes one buffer to a kernel twice where it writes one),
+so a write to one of them may lie between (a k and a v cache updated by one kernel).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf
 from xdsl.dialects import vector as vector_dialect
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
@@ -115,11 +117,22 @@ def _new_values(
     return condition, keeps_where_true, new, loads.pop()
 
 
-def _writes_between(first: Operation, last: Operation) -> bool:
-    """Whether an op after `first` and before `last` (in their block) writes memory."""
+def _parameter(buffer: SSAValue) -> bool:
+    return isinstance(buffer, BlockArgument) and isinstance(buffer.owner.parent_op(), kernel.FuncOp)
+
+
+def _writes_between(first: Operation, last: Operation, buffer: SSAValue | None = None) -> bool:
+    """Whether an op after `first` and before `last` (in their block) writes memory: any,
+    or where `buffer` is a kernel parameter, `buffer` or a buffer that is not another
+    parameter (a launch passes each written parameter a buffer of its own: kernel.launch's
+    verifier)."""
     op = first.next_op
     while op is not None and op is not last:
-        if written_values(op):
+        written = written_values(op)
+        if buffer is None or not _parameter(buffer):
+            if written:
+                return True
+        elif any(w is buffer or not _parameter(w) for w in written):
             return True
         op = op.next_op
     return False
@@ -164,7 +177,7 @@ class PredicateWriteBack(RewritePattern):
         condition, keeps_where_true, new, load = found
         if load.parent is not op.parent or not load.is_before_in_block(op):
             return
-        if _writes_between(load, op):
+        if _writes_between(load, op, op.memref):
             return
         built: list[Operation] = []
         if isinstance(op, kernel.VectorStoreOp):

@@ -55,15 +55,37 @@ kernel.func @k_keep(%x: memref<8xf32>, %y: memref<8xf32>, %i: index, %masked: i1
 
 // -----
 
-// Not predicated: a write between the load and the store (which the store would undo where
-// the condition fails), a load from another place, lanes on different conditions.
+// A write to another parameter between the load and the store (a k and a v cache updated
+// by one kernel) leaves the store predicated: distinct parameters are distinct buffers.
+
+// CHECK-LABEL: kernel.func @k_two_caches(
+// CHECK-NOT:     memref.load %v_cache
+// CHECK:         scf.if %found {
+// CHECK-NEXT:      memref.store %k, %k_cache[%i]
+// CHECK:         scf.if %found {
+// CHECK-NEXT:      memref.store %v, %v_cache[%i]
+
+kernel.func @k_two_caches(%k_cache: memref<8xf32>, %v_cache: memref<8xf32>, %i: index, %found: i1, %k: f32, %v: f32) block [32, 1, 1] {
+  %old_v = memref.load %v_cache[%i] : memref<8xf32>
+  %old_k = memref.load %k_cache[%i] : memref<8xf32>
+  %new_k = arith.select %found, %k, %old_k : f32
+  memref.store %new_k, %k_cache[%i] : memref<8xf32>
+  %new_v = arith.select %found, %v, %old_v : f32
+  memref.store %new_v, %v_cache[%i] : memref<8xf32>
+}
+
+// -----
+
+// Not predicated: a write to the buffer between the load and the store (which the store
+// would undo where the condition fails), a load from another place, lanes on different
+// conditions.
 
 // CHECK-LABEL: kernel.func @k_unchanged(
 // CHECK-NOT:     scf.if
 
 kernel.func @k_unchanged(%x: memref<8xf32>, %z: memref<8xf32>, %i: index, %j: index, %a: i1, %b: i1, %v: f32) block [32, 1, 1] {
   %old = memref.load %x[%i] : memref<8xf32>
-  memref.store %v, %z[%i] : memref<8xf32>
+  memref.store %v, %x[%j] : memref<8xf32>
   %s = arith.select %a, %v, %old : f32
   memref.store %s, %x[%i] : memref<8xf32>
   %elsewhere = memref.load %x[%j] : memref<8xf32>

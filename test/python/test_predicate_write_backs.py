@@ -15,15 +15,18 @@ from emmy.dialects.effects import read_values, written_values
 
 
 class CacheUpdate(nn.Module):
-    """Keys of 3 heads written into a cache of 40 rows at their positions; returns them
-    doubled, so that nothing after the update reads the cache."""
+    """Keys and values of 3 heads written into caches of 40 rows at their positions (by one
+    kernel); returns the keys doubled, so that nothing after the update reads the caches."""
 
     def __init__(self, dtype: torch.dtype):
         super().__init__()
-        self.register_buffer("cache", torch.randn(1, 3, 40, 64, dtype=dtype), persistent=False)
+        for name in ("k_cache", "v_cache"):
+            cache = torch.randn(1, 3, 40, 64, dtype=dtype)
+            self.register_buffer(name, cache, persistent=False)
 
-    def forward(self, k, positions):
-        self.cache.index_copy_(2, positions, k)
+    def forward(self, k, v, positions):
+        self.k_cache.index_copy_(2, positions, k)
+        self.v_cache.index_copy_(2, positions, v)
         return k * 2
 
 
@@ -50,19 +53,23 @@ def _cache_accesses(module, cache_name: str) -> tuple[list, list]:
 def test_a_cache_update_writes_only_its_rows(tmp_path, dtype, rows):
     torch.manual_seed(rows)
     compiled_model, eager = CacheUpdate(dtype), CacheUpdate(dtype)
-    eager.cache.copy_(compiled_model.cache)
-    k = torch.randn(1, 3, rows, 64, dtype=dtype)
+    eager.k_cache.copy_(compiled_model.k_cache)
+    eager.v_cache.copy_(compiled_model.v_cache)
+    k, v = torch.randn(2, 1, 3, rows, 64, dtype=dtype)
     positions = torch.randperm(40)[:rows]
-    compiled = emmy.compile(compiled_model, k, positions, cpu_level="kernel")
+    compiled = emmy.compile(compiled_model, k, v, positions, cpu_level="kernel")
     module = Parser(make_context(), compiled.ir("kernel")).parse_module()
-    reads, writes = _cache_accesses(module, "b_cache")
-    assert not reads and writes, compiled.ir("kernel")
-    assert all(isinstance(store.parent_op(), scf.IfOp) for store in writes)
+    for cache in ("b_k_cache", "b_v_cache"):
+        reads, writes = _cache_accesses(module, cache)
+        assert not reads and writes, compiled.ir("kernel")
+        assert all(isinstance(store.parent_op(), scf.IfOp) for store in writes)
     with torch.no_grad():
         for _ in range(2):
-            k = torch.randn(1, 3, rows, 64, dtype=dtype)
+            k, v = torch.randn(2, 1, 3, rows, 64, dtype=dtype)
             positions = torch.randperm(40)[:rows]
-            torch.testing.assert_close(compiled(k, positions), eager(k, positions))
-            torch.testing.assert_close(compiled_model.cache, eager.cache, rtol=0, atol=0)
+            torch.testing.assert_close(compiled(k, v, positions), eager(k, v, positions))
+            for name in ("k_cache", "v_cache"):
+                want = getattr(eager, name)
+                torch.testing.assert_close(getattr(compiled_model, name), want, rtol=0, atol=0)
     if NVCC is not None:
         nvcc_compile(compiled.ir("cuda"), tmp_path)

@@ -1,5 +1,6 @@
 # One phase of this session's H200 runs: bash benchmarks/h200/2026-12-07/run.sh PHASE
-# (suites: the attention and gemm suites; rest: the memory-bound suite and the Llama model;
+# (suites: the attention and gemm suites; rest: the KV cache update's probe, the memory-bound
+# suite and the Llama model;
 # probe: the Llama prefill's products under the wgmma candidates, deeper rings among them).
 set -o pipefail
 . scripts/gpu-host-env.sh
@@ -15,11 +16,13 @@ suites)
   timeout 320 emmy bench --suite gemm --json $o/gemm.json > $o/gemm.log 2>&1
   tail -30 $o/gemm.log; date -u ;;
 rest)
+  timeout 120 python3 benchmarks/h200/2026-12-07/cache_update.py $o/cache_update.json > $o/cache_update.log 2>&1
+  tail -4 $o/cache_update.log
   timeout 200 emmy bench --suite memory-bound --json $o/memory-bound.json > $o/memory-bound.log 2>&1
   tail -28 $o/memory-bound.log; date -u
   timeout 330 python3 benchmarks/llama.py --backends eager,torch.compile,reduce-overhead,emmy --json $o/llama.json > $o/llama.log 2>&1
   tail -9 $o/llama.log; date -u ;;
 probe)
-  timeout 420 python3 benchmarks/h200/2026-12-07/prefill_products.py '^(?!.*(raster|cluster)).*wgmma' $o/prefill_products.json > $o/prefill_products.log 2>&1
+  timeout 300 python3 benchmarks/h200/2026-12-07/prefill_products.py '^(?!.*(raster|cluster)).*tile \[128, (64|128|256), 64\].*pipeline (4|6|8)' $o/prefill_products.json > $o/prefill_products.log 2>&1
   tail -100 $o/prefill_products.log | cut -c1-230; date -u ;;
 esac
