@@ -16,11 +16,11 @@ suites)
   timeout 320 emmy bench --suite gemm --json $o/gemm.json > $o/gemm.log 2>&1
   tail -30 $o/gemm.log; date -u ;;
 rest)
-  timeout 120 python3 benchmarks/h200/2026-12-07/cache_update.py $o/cache_update.json > $o/cache_update.log 2>&1
+  timeout 90 python3 benchmarks/h200/2026-12-07/cache_update.py $o/cache_update.json > $o/cache_update.log 2>&1
   tail -4 $o/cache_update.log
-  timeout 200 emmy bench --suite memory-bound --json $o/memory-bound.json > $o/memory-bound.log 2>&1
+  timeout 180 emmy bench --suite memory-bound --json $o/memory-bound.json > $o/memory-bound.log 2>&1
   tail -28 $o/memory-bound.log; date -u
-  timeout 330 python3 benchmarks/llama.py --backends eager,torch.compile,reduce-overhead,emmy --json $o/llama.json > $o/llama.log 2>&1
+  timeout 250 python3 benchmarks/llama.py --backends eager,torch.compile,reduce-overhead,emmy --json $o/llama.json > $o/llama.log 2>&1
   tail -9 $o/llama.log; date -u ;;
 probe)
   timeout 300 python3 benchmarks/h200/2026-12-07/prefill_products.py '^(?!.*(raster|cluster)).*tile \[128, (64|128|256), 64\].*pipeline (4|6|8)' $o/prefill_products.json > $o/prefill_products.log 2>&1
