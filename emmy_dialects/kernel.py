@@ -2122,6 +2122,16 @@ class WgmmaCommitOp(_WarpgroupOp):
 
 WGMMA_M = 64
 WGMMA_K = 16
+"""The K of a wgmma on f16 and bf16 (32 bytes of each row of A and B)."""
+WGMMA_K_BYTES = 32
+"""The bytes of each row of A and B a wgmma multiplies: K = 16 of f16 and bf16, 8 of tf32."""
+
+
+def wgmma_k(element: Attribute) -> int:
+    """The K of a wgmma on tiles of `element` (f32 is multiplied as tf32)."""
+    return WGMMA_K_BYTES // element_bytes(element)
+
+
 WGMMA_N_STEP = 8
 WGMMA_MAX_N = 256
 WGMMA_ROW_BYTES = 128
@@ -2134,14 +2144,14 @@ WARPGROUP_THREADS = 128
 
 
 def _verify_wgmma_buffer(buffer: SSAValue, indices: Sequence[SSAValue], what: str) -> MemRefType:
-    """What both majors of wgmma tile need: a shared f16 or bf16 buffer of 128-byte rows (its
-    last dimension) swizzled in 128-byte spans."""
+    """What both majors of wgmma tile need: a shared f16, bf16 or f32 (tf32) buffer of
+    128-byte rows (its last dimension) swizzled in 128-byte spans."""
     memref_type = verify_indices(buffer, indices)
     _verify_shared(memref_type, f"a kernel.wgmma {what}")
     element = memref_type.get_element_type()
-    if not isinstance(element, Float16Type | BFloat16Type):
+    if not isinstance(element, Float16Type | BFloat16Type | Float32Type):
         raise VerifyException(
-            f"a kernel.wgmma multiplies f16 or bf16 tiles, got {what} {memref_type}"
+            f"a kernel.wgmma multiplies f16, bf16 or f32 (as tf32) tiles, got {what} {memref_type}"
         )
     shape = memref_type.get_shape()
     if len(shape) < 2 or shape[-1] * element_bytes(element) != WGMMA_ROW_BYTES:
@@ -2162,18 +2172,19 @@ def _verify_wgmma_tile(
     op: WgmmaOp, buffer: SSAValue, indices: Sequence[SSAValue], what: str, rows: int
 ) -> MemRefType:
     """A K-major tile: `rows` rows of 128 bytes from a row that is a multiple of 8, at a k
-    that is a multiple of 16."""
+    that is a multiple of the op's K."""
     memref_type = _verify_wgmma_buffer(buffer, indices, what)
     shape = memref_type.get_shape()
     row, k = constant_index(indices[-2]), constant_index(indices[-1])
+    step = op.mnk[2]
     if row is not None and row % WGMMA_ROW_GROUP:
         raise VerifyException(
             f"a kernel.wgmma {what} starts at a row that is a multiple of {WGMMA_ROW_GROUP}, "
             f"got {row}"
         )
-    if k is not None and (k % WGMMA_K or k >= shape[-1]):
+    if k is not None and (k % step or k >= shape[-1]):
         raise VerifyException(
-            f"a kernel.wgmma {what} starts at a k that is a multiple of {WGMMA_K} within the "
+            f"a kernel.wgmma {what} starts at a k that is a multiple of {step} within the "
             f"row of {shape[-1]}, got {k}"
         )
     if row is not None and row + rows > shape[-2]:
@@ -2231,7 +2242,8 @@ def _verify_wgmma_panels(
 @irdl_op_definition
 class WgmmaOp(IRDLOperation):
     """The warpgroup starts D = A * B + C on tensor cores, asynchronously
-    (`wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16`, or f16): `%d = kernel.wgmma
+    (`wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16`, or f16; m64nNk8 .tf32 of f32
+    tiles, below): `%d = kernel.wgmma
     m64n256k16 %a[%s, %r, %k], %b[%s, %n, %k], %c : memref<4x128x64xbf16, 3 : i32>,
     memref<4x256x64xbf16, 3 : i32>, vector<128xf32> -> vector<128xf32>`.
 
@@ -2262,6 +2274,13 @@ class WgmmaOp(IRDLOperation):
     ISA's "Register Fragments for wgmma .m64nNk16": the layout of an m64n16 accumulator).
     The wgmma reads the registers when it is issued; a `kernel.wgmma_fence` orders the
     writes of them before it.
+
+    On f32 tiles it is m64nNk8 (`wgmma.mma_async.sync.aligned.m64nNk8.f32.tf32.tf32`): A is
+    64 x 8 and B 8 x N, each row's 8 elements 32 bytes as the 16 of f16 are, so k is a
+    multiple of 8; the tensor cores read each element as tf32, its upper 19 bits (sign, 8
+    exponent and 10 fraction bits: the lower 13 ignored, a rounding toward zero). Only
+    K-major tiles from shared memory: PTX has no transpose for tf32, and no mn_major or A in
+    registers here.
 
     C and D are f32, thread t of the warpgroup (warp w = t / 32,
     lane l, g = l / 4, q = l % 4) holding element i of its `vector<N/2xf32>` at row
@@ -2305,7 +2324,7 @@ class WgmmaOp(IRDLOperation):
 
     @property
     def mnk(self) -> tuple[int, int, int]:
-        return WGMMA_M, self.n.value.data, WGMMA_K
+        return WGMMA_M, self.n.value.data, wgmma_k(self.element_type)
 
     @property
     def shape_name(self) -> str:
@@ -2315,6 +2334,11 @@ class WgmmaOp(IRDLOperation):
     @property
     def element_type(self) -> Attribute:
         return self.a.type.get_element_type()
+
+    @property
+    def is_tf32(self) -> bool:
+        """Whether the op multiplies f32 tiles as tf32 (m64nNk8)."""
+        return isinstance(self.element_type, Float32Type)
 
     @property
     def a_in_registers(self) -> bool:
@@ -2327,8 +2351,13 @@ class WgmmaOp(IRDLOperation):
         m, n, k = self.mnk
         if not (WGMMA_N_STEP <= n <= WGMMA_MAX_N and n % WGMMA_N_STEP == 0):
             raise VerifyException(
-                f"a kernel.wgmma is m64nNk16 with N from {WGMMA_N_STEP} to {WGMMA_MAX_N} in "
+                f"a kernel.wgmma is m64nNk{k} with N from {WGMMA_N_STEP} to {WGMMA_MAX_N} in "
                 f"steps of {WGMMA_N_STEP}, got {self.shape_name}"
+            )
+        if self.is_tf32 and (self.a_in_registers or self.b_mn_major is not None):
+            raise VerifyException(
+                "a kernel.wgmma on f32 (tf32) reads both tiles K-major from shared memory: PTX "
+                "has no transposed tf32 wgmma, and no A in registers here"
             )
         if self.a_in_registers:
             fragment = _lane_vector(self.a.type)
@@ -2386,9 +2415,13 @@ class WgmmaOp(IRDLOperation):
     def parse(cls, parser: Parser) -> WgmmaOp:
         pos = parser.pos
         shape = parser.parse_identifier()
-        match = re.fullmatch(rf"m{WGMMA_M}n(\d+)k{WGMMA_K}", shape)
+        shape_at = (pos, parser.pos)
+        match = re.fullmatch(rf"m{WGMMA_M}n(\d+)k(\d+)", shape)
         if match is None:
-            parser.raise_error(f"a kernel.wgmma shape is m64nNk16, got {shape}", pos, parser.pos)
+            parser.raise_error(
+                f"a kernel.wgmma shape is m64nNk16 (f16, bf16) or m64nNk8 (tf32), got {shape}",
+                *shape_at,
+            )
         a = parser.parse_unresolved_operand()
         a_indices = parser.parse_optional_comma_separated_list(
             parser.Delimiter.SQUARE, parser.parse_unresolved_operand
@@ -2426,6 +2459,10 @@ class WgmmaOp(IRDLOperation):
             result_type,
             b_mn_major,
         )
+        if op.mnk[2] != int(match.group(2)):
+            parser.raise_error(
+                f"a kernel.wgmma on {op.element_type} is {op.shape_name}, got {shape}", *shape_at
+            )
         op.attributes.update(attributes)
         return op
 

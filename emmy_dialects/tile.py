@@ -312,6 +312,8 @@ MMA_SYNC_SHAPE = (16, 8, 16)
 """The mma_sync atom of f16 and bf16 operands."""
 TF32_MMA_SYNC_SHAPE = (16, 8, 8)
 """The mma_sync atom of f32 operands, which it rounds to tf32."""
+TF32_WGMMA_K = 8
+"""The K of the wgmma atom of f32 operands, which it reads as tf32."""
 
 
 @dataclass(frozen=True)
@@ -320,8 +322,9 @@ class MmaAtom:
     multiplies at once: `mma_sync m16n8k16` (a warp's tensor-core product, sm_80 on, on f16
     or bf16), `mma_sync m16n8k8` (the same on f32 operands rounded to tf32, what
     torch's "high" and "medium" float32 matmul precisions allow), `wgmma m64n128k16` (a warp
-    group's, sm_90a; N from 8 to 256 in steps of 8) or `fma` (one multiply-add of a thread,
-    on any float type: true f32 products for the "highest" precision)."""
+    group's, sm_90a; N from 8 to 256 in steps of 8; `wgmma m64n128k8` on f32 as tf32) or
+    `fma` (one multiply-add of a thread, on any float type: true f32 products for the
+    "highest" precision)."""
 
     kind: AtomKind
     shape: tuple[int, int, int] = (1, 1, 1)
@@ -334,7 +337,10 @@ class MmaAtom:
 
     @property
     def is_tf32(self) -> bool:
-        """Whether the atom multiplies f32 operands rounded to tf32 (`mma_sync m16n8k8`)."""
+        """Whether the atom multiplies f32 operands as tf32 (`mma_sync m16n8k8`, `wgmma
+        m64nNk8`)."""
+        if self.kind == AtomKind.WGMMA:
+            return self.shape[2] == TF32_WGMMA_K
         return self.kind == AtomKind.MMA_SYNC and self.shape == TF32_MMA_SYNC_SHAPE
 
     def verify(self) -> None:
@@ -343,8 +349,10 @@ class MmaAtom:
             ok = self.shape in (MMA_SYNC_SHAPE, TF32_MMA_SYNC_SHAPE)
             expected = "m16n8k16 (f16, bf16) or m16n8k8 (f32 as tf32)"
         elif self.kind == AtomKind.WGMMA:
-            ok = m == 64 and n in WGMMA_N and k == 16
-            expected = "m64nNk16, N from 8 to 256 in steps of 8"
+            ok = m == 64 and n in WGMMA_N and k in (16, TF32_WGMMA_K)
+            expected = (
+                "m64nNk16 (f16, bf16) or m64nNk8 (f32 as tf32), N from 8 to 256 in steps of 8"
+            )
         else:
             ok = self.shape == (1, 1, 1)
             expected = "one multiply-add, no shape"
@@ -1715,13 +1723,18 @@ class GemmOp(IRDLOperation):
             lhs, Float16Type | BFloat16Type | Float32Type
         ):
             alternatives = (
-                "f16 and bf16 take mma_sync m16n8k16"
+                "f16 and bf16 take mma_sync m16n8k16 or wgmma m64nNk16"
                 if atom.is_tf32
-                else "f32 takes the fma atom, or mma_sync m16n8k8 as tf32"
+                else "f32 takes the fma atom, or mma_sync m16n8k8 or wgmma m64nNk8 as tf32"
             )
             expected = "f32, rounded to tf32," if atom.is_tf32 else "f16 or bf16"
             raise VerifyException(
                 f"a {atom} atom multiplies {expected} on tensor cores ({alternatives}), got {lhs}"
+            )
+        if atom.kind == AtomKind.WGMMA and atom.is_tf32 and self.rhs_n_contiguous:
+            raise VerifyException(
+                f"a {atom} atom reads the rhs K-major (PTX has no transposed tf32 wgmma), got "
+                f"an rhs whose N is contiguous; it takes mma_sync m16n8k8"
             )
         available = target.has_mma_sync if atom.kind == AtomKind.MMA_SYNC else target.has_wgmma
         if not available:

@@ -193,7 +193,7 @@ from emmy.dialects.attention import kv_group, packed_row_blocks
 from emmy.dialects.dependences import first_dependence
 from emmy.dialects.dtypes import element_bytes
 from emmy.dialects.effects import written_values
-from emmy.dialects.kernel import MAX_VECTOR_BYTES, verify_block_shape
+from emmy.dialects.kernel import MAX_VECTOR_BYTES, WGMMA_ROW_BYTES, verify_block_shape, wgmma_k
 from emmy.dialects.sizes import is_dynamic, representative_size
 from emmy.dialects.target import GpuTarget, target_of
 from emmy.dialects.tile import LoopSchedule, Mapping, Schedule, ScheduleAttr, StageMode, Staging
@@ -278,7 +278,8 @@ takes: shorter parts spend more on their prologue and on combining than they sav
 WGMMA_TILE = ((128, 256, 64), (8, 1))
 """The block tile and warps of products with M of at least its BM on a target with wgmma:
 two consumer warp groups of 64 x 256 each (wgmma m64n256k16), K 64 elements (one 128-byte
-swizzled row) a slice."""
+swizzled row) a slice; of f32 products where tf32 is allowed, 32 elements (wgmma
+m64n256k8)."""
 WGMMA_PIPELINE_DEPTH = 4
 WGMMA_CLUSTER = 2
 """The blocks of consecutive M tiles that `candidates` offers to run as a thread-block cluster
@@ -675,7 +676,9 @@ def _wgmma_schedule(
     """A warp-specialised wgmma schedule: WGMMA_TILE, or its half as wide (N tiles of 128)
     where N fits it or that keeps the SMs busier (`_wave_efficiency`, the narrower tile
     counted at NARROW_WGMMA_EFFICIENCY of the wider's speed), or `block_n` if given."""
-    (block_m, widest, block_k), warps = WGMMA_TILE
+    (block_m, widest, _), warps = WGMMA_TILE
+    element = contract.lhs.type.get_element_type()
+    block_k = WGMMA_ROW_BYTES // element_bytes(element)
     *_, size_n = _covered_n(contract)
     if block_n is None:
         scores = {
@@ -685,7 +688,7 @@ def _wgmma_schedule(
             if n < widest or size_n > widest // 2  # no wide tile for a narrow product
         }
         block_n = max(scores, key=scores.__getitem__)
-    atom = tile.MmaAtom(tile.AtomKind.WGMMA, (64, block_n, 16))
+    atom = tile.MmaAtom(tile.AtomKind.WGMMA, (64, block_n, wgmma_k(element)))
     siblings = len(contract.rhs)
     tile_shape = (block_m, block_n, block_k)
     return contraction_schedule(tile_shape, warps, pipeline, target, atom, siblings)
@@ -839,7 +842,9 @@ def _choose_contraction_schedule(kernel: loop.KernelOp, target: GpuTarget) -> Sc
     contract, atom = contract_atom
     *_, size_m, size_n = _covered_n(contract)
     siblings = len(contract.rhs)
-    if atom == MMA_SYNC and target.has_wgmma and size_m >= WGMMA_TILE[0][0]:
+    # An f32 rhs whose N is contiguous does not lower on wgmma (no transposed tf32 wgmma).
+    tensor_cores = (MMA_SYNC, TF32_MMA_SYNC)
+    if atom in tensor_cores and target.has_wgmma and size_m >= WGMMA_TILE[0][0]:
         schedule = _wgmma_schedule(contract, WGMMA_PIPELINE_DEPTH, target)
         if _lowers(kernel, schedule):
             return _narrowed(kernel, contract, schedule, target)
@@ -1089,6 +1094,13 @@ def candidates(kernel: loop.KernelOp, target: GpuTarget) -> list[Schedule]:
                 if wgmma is not None:
                     schedules.setdefault(wgmma, None)
     contract_atom = _contract_atom(kernel, target)
+    if contract_atom is not None and contract_atom[1] == TF32_MMA_SYNC and target.has_wgmma:
+        contract = contract_atom[0]
+        for pipeline in CANDIDATE_WGMMA_PIPELINES:
+            for block_n in CANDIDATE_WGMMA_TILE_NS:
+                wgmma = _wgmma_schedule(contract, pipeline, target, block_n)
+                if _lowers(kernel, wgmma):
+                    schedules.setdefault(wgmma, None)
     if contract_atom is not None and contract_atom[1] == MMA_SYNC:
         contract = contract_atom[0]
         tiles = [(t, w, CANDIDATE_PIPELINES, (1,)) for t, w in CANDIDATE_TILES]

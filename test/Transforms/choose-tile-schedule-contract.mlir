@@ -247,17 +247,38 @@ loop.kernel @k_f32(%w: memref<8x24xf32>, %x: memref<3x24xf32>, %out: memref<3x8x
 
 // -----
 
-// Under "high" (or "medium") it runs on tf32 tensor cores; M and N of 128 take the large tile.
+// Under "high" (or "medium") it runs on tf32 tensor cores: 128 rows of K-major operands
+// on wgmma m64nNk8, in K slices of 32 (128-byte rows; K 24 is one slice that TMA fills out
+// with zeros), narrowed to tiles of 64 columns while they fit one wave of the SMs...
 
 // CHECK-LABEL: loop.kernel @k_f32_high(
-// CHECK-SAME:    tile.schedule = #tile.schedule<block [128, 1, 1], loops [], tile [128, 128, 16], atom mma_sync m16n8k8, warps [2, 2], pipeline 3>
+// CHECK-SAME:    tile.schedule = #tile.schedule<block [384, 1, 1], loops [], tile [128, 64, 32], atom wgmma m64n64k8, warps [8, 1], pipeline 4, warp_roles ["producer", "consumer", "consumer"]>
 
 // TILE-LABEL: tile.kernel @k_f32_high(
-// TILE-NEXT:    tile.gemm {{.*}} : memref<128x24xf32>, memref<128x24xf32> -> f32 atom mma_sync m16n8k8 tile [128, 128, 16] warps [2, 2] pipeline 3
+// TILE-NEXT:    tile.gemm {{.*}} : memref<128x24xf32>, memref<128x24xf32> -> f32 atom wgmma m64n64k8 tile [128, 64, 32] warps [8, 1] pipeline 4
 
 builtin.module attributes {torch.float32_matmul_precision = "high"} {
   loop.kernel @k_f32_high(%w: memref<128x24xf32>, %x: memref<128x24xf32>, %out: memref<128x128xf32>) {
     loop.contract (%i, %j) in [128, 128], k in 24, %acc = sum %x[d0, k] * %w[d1, k] : memref<128x24xf32>, memref<128x24xf32> -> f32 {
+      loop.store %acc, %out[%i, %j] : memref<128x128xf32>
+    }
+  }
+}
+
+// -----
+
+// ... and an rhs whose N is contiguous, which no tf32 wgmma reads, on mma_sync m16n8k8; M and
+// N of 128 take the large tile.
+
+// CHECK-LABEL: loop.kernel @k_f32_high_kn(
+// CHECK-SAME:    tile.schedule = #tile.schedule<block [128, 1, 1], loops [], tile [128, 128, 16], atom mma_sync m16n8k8, warps [2, 2], pipeline 3>
+
+// TILE-LABEL: tile.kernel @k_f32_high_kn(
+// TILE-NEXT:    tile.gemm {{.*}} : memref<128x24xf32>, memref<24x128xf32> -> f32 atom mma_sync m16n8k8 tile [128, 128, 16] warps [2, 2] pipeline 3
+
+builtin.module attributes {torch.float32_matmul_precision = "high"} {
+  loop.kernel @k_f32_high_kn(%w: memref<24x128xf32>, %x: memref<128x24xf32>, %out: memref<128x128xf32>) {
+    loop.contract (%i, %j) in [128, 128], k in 24, %acc = sum %x[d0, k] * %w[k, d1] : memref<128x24xf32>, memref<24x128xf32> -> f32 {
       loop.store %acc, %out[%i, %j] : memref<128x128xf32>
     }
   }

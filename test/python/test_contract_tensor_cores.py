@@ -4,8 +4,9 @@ lower-tile-to-kernel a tensor-core kernel (wgmma fed by TMA for products of 128 
 sm_90a, mma.sync below), which the SIMT emulator runs against PyTorch eager on
 fresh random inputs (every level, on small shapes with tails in M, N and K) and nvcc compiles
 for sm_90a. f32 products take the atom that the float32 matmul precision recorded at import
-allows: the fma atom (a register-tiled SIMT GEMM) under "highest", tf32 mma.sync m16n8k8 under
-"high" and "medium"."""
+allows: the fma atom (a register-tiled SIMT GEMM) under "highest", tf32 under "high" and
+"medium": wgmma m64nNk8 for 128 rows or more of K-major operands (nn.Linear's), mma.sync
+m16n8k8 otherwise (PTX has no transposed tf32 wgmma for a [K, N] rhs)."""
 
 from contextlib import contextmanager
 
@@ -220,6 +221,23 @@ F32_PROGRAMS: dict[str, tuple[str, str, str]] = {
         "medium",
         "atom mma_sync m16n8k8 tile [64, 64, 16]",
     ),
+    "linear_tails_f32_high_wgmma": (
+        "nn.Linear(72, 200)(torch.randn(130, 72))",
+        "high",
+        "tile.gemm %input[m, k] * %p_weight[n, k] : memref<130x72xf32>, memref<200x72xf32> -> "
+        "f32 atom wgmma m64n64k8 tile [128, 64, 32] warps [8, 1] pipeline 4",
+    ),
+    "matmul_kn_rhs_f32_high": (
+        """
+class Product(nn.Module):
+    def forward(self, a, b):
+        return torch.matmul(a, b)
+Product()(torch.randn(130, 36), torch.randn(36, 50))
+""",
+        "high",
+        "tile.gemm %a[m, k] * %b[k, n] : memref<130x36xf32>, memref<36x50xf32> -> f32 "
+        "atom mma_sync m16n8k8",
+    ),
     "matmul_tails_f32_highest": (
         """
 class Product(nn.Module):
@@ -298,6 +316,7 @@ def test_f32_product_matches_eager_at_every_level(name: str) -> None:
     [
         ("linear_bias_f32_highest", "fmaf("),
         ("linear_bias_f32_high", "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"),
+        ("linear_tails_f32_high_wgmma", "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32"),
     ],
 )
 def test_f32_product_compiles_for_sm_90a(name: str, instruction: str, tmp_path) -> None:
@@ -305,3 +324,17 @@ def test_f32_product_compiles_for_sm_90a(name: str, instruction: str, tmp_path) 
     assert instruction in cuda
     assert "mma.sync.aligned.m16n8k16" not in cuda
     nvcc_compile(cuda, tmp_path)
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH")
+def test_a_large_tf32_linear_takes_wide_wgmma_tiles_without_spills(tmp_path) -> None:
+    """nn.Linear(4096, 4096) in f32 under "high": 128 x 256 tiles of 32-element K slices
+    (128-byte rows), two consumer warp groups of m64n256k8 accumulators, compiled by ptxas
+    without spilling them."""
+    program = load_program("nn.Linear(4096, 4096, bias=False)(torch.randn(4096, 4096))", "<s>")
+    with float32_matmul_precision("high"):
+        torch_ir = program.to_torch_ir()
+    kernel_ir = lower(torch_ir, "kernel")
+    assert "atom wgmma m64n256k8 tile [128, 256, 32]" in str(lower(torch_ir, "tile"))
+    report = nvcc_compile(print_cuda(kernel_ir), tmp_path, ptxas_report=True)
+    assert "0 bytes spill stores, 0 bytes spill loads" in report, report

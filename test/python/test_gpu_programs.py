@@ -6,6 +6,8 @@ inputs; and CUDA-graph replay of a host program. Skipped without a GPU (CI has n
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import torch
 import torch._decomp
@@ -90,18 +92,23 @@ def test_gemm_program_matches_eager_on_the_gpu(name: str, size, dtype: torch.dty
         check_on_gpu(GEMM_PROGRAMS[name].source.format(m=m, n=n, k=k), dtype)
 
 
-@pytest.mark.parametrize("size", [(1, 64, 128), (48, 80, 96), (128, 128, 64)], ids=str)
+@pytest.mark.parametrize(
+    "size", [(1, 64, 128), (48, 80, 96), (128, 128, 64), (300, 200, 96)], ids=str
+)
 @pytest.mark.parametrize("name", ["matmul", "linear"])
 def test_tf32_products_match_eager_on_the_gpu(name: str, size) -> None:
-    """fp32 products under the "high" float32 matmul precision run on tf32 mma_sync (each
-    fragment rounded once, `emmy_round_tf32`), as eager's run on cuBLAS's TF32: within the
-    gemm suite's tolerance for "high" (a fragment in the wrong place is off by whole
-    products)."""
+    """fp32 products under the "high" float32 matmul precision run on tf32 tensor cores, as
+    eager's run on cuBLAS's TF32: nn.Linear's of 128 rows or more on wgmma m64nNk8 (the
+    operands truncated to tf32 as they are read), the others on mma_sync m16n8k8 (each
+    fragment rounded once, `emmy_round_tf32`); within the gemm suite's tolerance for "high"
+    (a fragment in the wrong place is off by whole products)."""
     with bench.float32_matmul_precision("high"):
         m, n, k = size
         source = GEMM_PROGRAMS[name].source.format(m=m, n=n, k=k)
         torch_ir = load_program(source.replace("DT", "torch.float32"), "<s>").to_torch_ir()
-        assert "atom mma_sync m16n8k8" in str(lower(torch_ir, "tile"))  # tf32's atom
+        tile_ir = str(lower(torch_ir, "tile"))
+        on_wgmma = name == "linear" and m >= 128
+        assert re.search(r"atom wgmma m64n\d+k8" if on_wgmma else "atom mma_sync m16n8k8", tile_ir)
         check_on_gpu(source, torch.float32, tolerance=FLOAT32_4096_TOLERANCES["high"])
 
 

@@ -1118,7 +1118,7 @@ class _KernelPrinter:
         self.c_type(op.element_type, op)
         b_mn_major = op.b_mn_major is not None
         helper = _wgmma_helper_name(
-            op.shape_name, str(op.element_type), b_mn_major, op.a_in_registers
+            op.shape_name, _wgmma_element(op.element_type), b_mn_major, op.a_in_registers
         )
         self.features.helpers.update((helper, "emmy_wgmma_descriptor", "emmy_shared_address"))
         # The accumulator's registers are the instruction's in-out operands: D starts as C, in
@@ -2062,6 +2062,11 @@ def _wgmma_descriptor_helper(features: _Features) -> str:
     )
 
 
+def _wgmma_element(element: Attribute) -> str:
+    """The PTX type a wgmma multiplies tiles of `element` as (f32 as tf32)."""
+    return "tf32" if isinstance(element, Float32Type) else str(element)
+
+
 def _wgmma_helper_name(
     shape: str, element: str, b_mn_major: bool, a_in_registers: bool = False
 ) -> str:
@@ -2078,7 +2083,9 @@ def _wgmma_helper(
     registers = n // 2
     accumulators = ", ".join(f"%{i}" for i in range(registers))
     outputs = ", ".join(f'"+f"(d[{i}])' for i in range(registers))
-    name = _wgmma_helper_name(f"m64n{n}k16", element, b_mn_major, a_in_registers)
+    k = 8 if element == "tf32" else 16
+    shape = f"m64n{n}k{k}"
+    name = _wgmma_helper_name(shape, element, b_mn_major, a_in_registers)
     b_major = "an N-major" if b_mn_major else "a K-major"
     if a_in_registers:
         # A is four .b32 registers of two elements each; the form has no imm-trans-a.
@@ -2092,10 +2099,16 @@ def _wgmma_helper(
         a_parameter, a_is, transposes = "unsigned long long a", "A a\n// K-major", "1, 1, 0"
         a_words = ""
         b_is = f"B {b_major} tile in shared memory (descriptors)"
+    # The scales of A and B, then the transposes (of A from shared memory, and of B), which
+    # PTX has none of for tf32.
+    if element == "tf32":
+        transposes = "1, 1"
+    else:
+        transposes += f", {int(b_mn_major)}"
 
     def text(features: _Features) -> str:
         return (
-            f"// kernel.wgmma m64n{n}k16 on {element}: the warpgroup starts D += A * B, "
+            f"// kernel.wgmma {shape} on {element}: the warpgroup starts D += A * B, "
             f"{a_is} and {b_is}, D in f32 registers.\n"
             f"__device__ __forceinline__ void {name}(float* d, "
             f"{a_parameter}, unsigned long long b) {{\n"
@@ -2103,8 +2116,8 @@ def _wgmma_helper(
             f'  asm volatile("{{\\n"\n'
             f'               ".reg .pred p;\\n"\n'
             f'               "setp.ne.b32 p, %{b_index + 1}, 0;\\n"\n'
-            f'               "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{element}.{element} '
-            f"{{{accumulators}}}, {a_operand}, %{b_index}, p, {transposes}, {int(b_mn_major)};"
+            f'               "wgmma.mma_async.sync.aligned.{shape}.f32.{element}.{element} '
+            f"{{{accumulators}}}, {a_operand}, %{b_index}, p, {transposes};"
             f'\\n"\n'
             f'               "}}\\n"\n'
             f"               : {outputs}\n"
@@ -2230,6 +2243,10 @@ _HELPERS: dict[str, Callable[[_Features], str]] = {
         for element in ("bf16", "f16")
         for a_in_registers in (False, True)
         for b_mn_major in (False, True)
+    },
+    **{
+        _wgmma_helper_name(f"m64n{n}k8", "tf32", False): _wgmma_helper(n, "tf32", False, False)
+        for n in range(8, 257, 8)
     },
     "emmy_fence_registers": _fence_registers_helper,
     "emmy_map_shared_rank": lambda features: _MAP_SHARED_RANK,

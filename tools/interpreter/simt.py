@@ -171,7 +171,7 @@ sequential ones.
   that executes one executes it, converged. A wgmma reads the warpgroup's A (64 x 16) and
   B (16 x N) tiles from their K-major swizzled shared buffers at the op (A from the threads'
   `vector<8>` register fragments instead where it is one, laid out as an m64n16
-  accumulator; every thread of the
+  accumulator; f32 tiles 64 x 8 and 8 x N, each element truncated to tf32; every thread of the
   warpgroup addressing the same tiles, at a row that is a multiple of 8 and a k that is a
   multiple of 16, inside the buffer; an element that a thread stored since the last barrier
   is a race), gathers C from the threads' accumulators by the PTX layout (element i of thread
@@ -1832,7 +1832,9 @@ class SimtFunctions(InterpreterFunctions):
         c = np.asarray(c)
         accumulators = np.zeros((len(leaders), m, n))
         accumulators[:, rows, columns] = c[:, members].transpose(1, 0, 2)
-        # Products of f16 and bf16 are exact in float64, and so nearly are the sums.
+        if op.is_tf32:
+            a_tiles, b_tiles = truncate_to_tf32(a_tiles), truncate_to_tf32(b_tiles)
+        # Products of f16, bf16 and tf32 are exact in float64, and so nearly are the sums.
         d = a_tiles @ b_tiles.transpose(0, 2, 1) + accumulators
         result = c.astype(np.float32)
         result[:, members] = d[:, rows, columns].transpose(1, 0, 2)
@@ -2417,6 +2419,14 @@ def _write_box(
     if window is not None:
         inside, placed = window
         tensor[inside] = values.reshape(box)[placed]
+
+
+def truncate_to_tf32(values: np.ndarray) -> np.ndarray:
+    """f32 values as a tf32 wgmma reads them from shared memory: their upper 19 bits, the
+    lower 13 of the fraction dropped (toward zero); NaN stays NaN."""
+    bits = np.asarray(values, np.float32).view(np.uint32)
+    truncated = (bits & np.uint32(0xFFFFE000)).view(np.float32)
+    return np.where(np.isnan(values), values, truncated).astype(np.float64)
 
 
 def round_to_tf32(values: np.ndarray) -> np.ndarray:

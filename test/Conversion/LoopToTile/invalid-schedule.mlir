@@ -107,7 +107,7 @@ loop.kernel @k_contract_loop_schedule(%x: memref<16x32xf32>, %w: memref<8x32xf32
 // The tile.gemm's verifier decides what a contraction's schedule can lower: mma_sync takes
 // f16 or bf16.
 
-// expected-error @+1 {{cannot apply the schedule of @k_f32_on_tensor_cores: a mma_sync m16n8k16 atom multiplies f16 or bf16 on tensor cores (f32 takes the fma atom, or mma_sync m16n8k8 as tf32), got f32}}
+// expected-error @+1 {{cannot apply the schedule of @k_f32_on_tensor_cores: a mma_sync m16n8k16 atom multiplies f16 or bf16 on tensor cores (f32 takes the fma atom, or mma_sync m16n8k8 or wgmma m64nNk8 as tf32), got f32}}
 loop.kernel @k_f32_on_tensor_cores(%x: memref<16x32xf32>, %w: memref<8x32xf32>, %y: memref<16x8xf32>) attributes {tile.schedule = #tile.schedule<block [128, 1, 1], loops [], tile [64, 64, 32], atom mma_sync m16n8k16, warps [2, 2]>} {
   loop.contract (%i, %j) in [16, 8], k in 32, %acc = sum %x[d0, k] * %w[d1, k] : memref<16x32xf32>, memref<8x32xf32> -> f32 {
     loop.store %acc, %y[%i, %j] : memref<16x8xf32>

@@ -1557,8 +1557,19 @@ kernel.func @wgmma_shape_name() block [128, 1, 1] {
   %s = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<64x64xbf16, 3 : i32>
   %z = arith.constant 0.0 : f32
   %c = vector.broadcast %z : f32 to vector<32xf32>
-  // expected-error @+1 {{a kernel.wgmma shape is m64nNk16, got m64n64k8}}
+  // expected-error @+1 {{a kernel.wgmma on bf16 is m64n64k16, got m64n64k8}}
   %d = kernel.wgmma m64n64k8 %s[%c0, %c0], %s[%c0, %c0], %c : memref<64x64xbf16, 3 : i32>, memref<64x64xbf16, 3 : i32>, vector<32xf32> -> vector<32xf32>
+}
+
+// -----
+
+kernel.func @wgmma_shape_form() block [128, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %s = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<64x64xbf16, 3 : i32>
+  %z = arith.constant 0.0 : f32
+  %c = vector.broadcast %z : f32 to vector<32xf32>
+  // expected-error @+1 {{a kernel.wgmma shape is m64nNk16 (f16, bf16) or m64nNk8 (tf32), got m32n64k16}}
+  %d = kernel.wgmma m32n64k16 %s[%c0, %c0], %s[%c0, %c0], %c : memref<64x64xbf16, 3 : i32>, memref<64x64xbf16, 3 : i32>, vector<32xf32> -> vector<32xf32>
 }
 
 // -----
@@ -1744,13 +1755,37 @@ kernel.func @wgmma_accumulator() block [128, 1, 1] {
 
 // -----
 
-kernel.func @wgmma_f32() block [128, 1, 1] {
+kernel.func @wgmma_f32_k() block [128, 1, 1] {
   %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
   %s = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<64x32xf32, 3 : i32>
   %z = arith.constant 0.0 : f32
   %c = vector.broadcast %z : f32 to vector<32xf32>
-  // expected-error @+1 {{a kernel.wgmma multiplies f16 or bf16 tiles, got A memref<64x32xf32, 3 : i32>}}
-  %d = kernel.wgmma m64n64k16 %s[%c0, %c0], %s[%c0, %c0], %c : memref<64x32xf32, 3 : i32>, memref<64x32xf32, 3 : i32>, vector<32xf32> -> vector<32xf32>
+  // expected-error @+1 {{a kernel.wgmma A starts at a k that is a multiple of 8 within the row of 32, got 4}}
+  %d = kernel.wgmma m64n64k8 %s[%c0, %c4], %s[%c0, %c0], %c : memref<64x32xf32, 3 : i32>, memref<64x32xf32, 3 : i32>, vector<32xf32> -> vector<32xf32>
+}
+
+// -----
+
+kernel.func @wgmma_tf32_mn_major() block [128, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %s = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<64x32xf32, 3 : i32>
+  %p = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<2x8x32xf32, 3 : i32>
+  %z = arith.constant 0.0 : f32
+  %c = vector.broadcast %z : f32 to vector<32xf32>
+  // expected-error @+1 {{a kernel.wgmma on f32 (tf32) reads both tiles K-major from shared memory: PTX has no transposed tf32 wgmma, and no A in registers here}}
+  %d = kernel.wgmma m64n64k8 %s[%c0, %c0], %p[%c0, %c0, %c0] mn_major, %c : memref<64x32xf32, 3 : i32>, memref<2x8x32xf32, 3 : i32>, vector<32xf32> -> vector<32xf32>
+}
+
+// -----
+
+kernel.func @wgmma_f64() block [128, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %s = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<64x16xf64, 3 : i32>
+  %z = arith.constant 0.0 : f32
+  %c = vector.broadcast %z : f32 to vector<32xf32>
+  // expected-error @+1 {{a kernel.wgmma multiplies f16, bf16 or f32 (as tf32) tiles, got A memref<64x16xf64, 3 : i32>}}
+  %d = kernel.wgmma m64n64k4 %s[%c0, %c0], %s[%c0, %c0], %c : memref<64x16xf64, 3 : i32>, memref<64x16xf64, 3 : i32>, vector<32xf32> -> vector<32xf32>
 }
 
 // -----

@@ -571,3 +571,20 @@ func.func @launch_dynamic(%x: memref<?x64xf32>) {
   kernel.launch @k_dynamic(%x, %s0) grid [1024, 1, 1] sized [2, 1, 1] block [32, 1, 1] smem 0 : memref<?x64xf32>, index
   func.return
 }
+
+// A wgmma on f32 tiles multiplies them as tf32, K = 8 (32 bytes of each row, as f16's 16).
+
+// CHECK-LABEL: kernel.func @k_tf32_wgmma() block [128, 1, 1] {
+// CHECK:         %d = kernel.wgmma m64n64k8 %a[%c0, %c8], %b[%c0, %c8], %c : memref<64x32xf32, 3 : i32>, memref<64x32xf32, 3 : i32>, vector<32xf32> -> vector<32xf32>
+kernel.func @k_tf32_wgmma() block [128, 1, 1] {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %a = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<64x32xf32, 3 : i32>
+  %b = kernel.shared_alloc {layout = #kernel.swizzle<128>} : memref<64x32xf32, 3 : i32>
+  %z = arith.constant 0.0 : f32
+  %c = vector.broadcast %z : f32 to vector<32xf32>
+  kernel.wgmma_fence
+  %d = kernel.wgmma m64n64k8 %a[%c0, %c8], %b[%c0, %c8], %c : memref<64x32xf32, 3 : i32>, memref<64x32xf32, 3 : i32>, vector<32xf32> -> vector<32xf32>
+  kernel.wgmma_commit
+  %e = kernel.wgmma_wait 0, %d : vector<32xf32>
+}

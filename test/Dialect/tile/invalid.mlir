@@ -557,7 +557,7 @@ func.func @host() {
 // -----
 
 tile.kernel @gemm_f32_on_tensor_cores(%a: memref<64x64xf32>, %b: memref<64x64xf32>, %y: memref<64x64xf32>) grid [1, 1, 1] block [128, 1, 1] {
-  // expected-error @+1 {{a mma_sync m16n8k16 atom multiplies f16 or bf16 on tensor cores (f32 takes the fma atom, or mma_sync m16n8k8 as tf32), got f32}}
+  // expected-error @+1 {{a mma_sync m16n8k16 atom multiplies f16 or bf16 on tensor cores (f32 takes the fma atom, or mma_sync m16n8k8 or wgmma m64nNk8 as tf32), got f32}}
   tile.gemm %a[m, k] * %b[k, n] : memref<64x64xf32>, memref<64x64xf32> -> f32 atom mma_sync m16n8k16 tile [64, 64, 32] warps [2, 2] pipeline 2 epilogue(%m, %n, %acc) {
     memref.store %acc, %y[%m, %n] : memref<64x64xf32>
   }
@@ -566,7 +566,7 @@ tile.kernel @gemm_f32_on_tensor_cores(%a: memref<64x64xf32>, %b: memref<64x64xf3
 // -----
 
 tile.kernel @gemm_bf16_as_tf32(%a: memref<64x64xbf16>, %b: memref<64x64xbf16>, %y: memref<64x64xf32>) grid [1, 1, 1] block [128, 1, 1] {
-  // expected-error @+1 {{a mma_sync m16n8k8 atom multiplies f32, rounded to tf32, on tensor cores (f16 and bf16 take mma_sync m16n8k16), got bf16}}
+  // expected-error @+1 {{a mma_sync m16n8k8 atom multiplies f32, rounded to tf32, on tensor cores (f16 and bf16 take mma_sync m16n8k16 or wgmma m64nNk16), got bf16}}
   tile.gemm %a[m, k] * %b[k, n] : memref<64x64xbf16>, memref<64x64xbf16> -> f32 atom mma_sync m16n8k8 tile [64, 64, 32] warps [2, 2] pipeline 2 epilogue(%m, %n, %acc) {
     memref.store %acc, %y[%m, %n] : memref<64x64xf32>
   }
@@ -784,7 +784,7 @@ func.func @atom_shape() attributes {atom = #tile.atom<mma_sync m16n8>} {
 
 // -----
 
-// expected-error @+1 {{a wgmma atom is m64nNk16, N from 8 to 256 in steps of 8, got wgmma m64n260k16}}
+// expected-error @+1 {{a wgmma atom is m64nNk16 (f16, bf16) or m64nNk8 (f32 as tf32), N from 8 to 256 in steps of 8, got wgmma m64n260k16}}
 func.func @wgmma_n() attributes {atom = #tile.atom<wgmma m64n260k16>} {
   func.return
 }
@@ -810,6 +810,15 @@ tile.kernel @wgmma_km_lhs(%a: memref<64x128xbf16>, %b: memref<128x64xbf16>, %y: 
 tile.kernel @wgmma_kn_rhs_partial_panels(%a: memref<128x64xbf16>, %b: memref<64x128xbf16>, %y: memref<128x128xf32>) grid [1, 1, 1] block [256, 1, 1] {
   // expected-error @+1 {{a wgmma reads a [k, n] rhs in panels of 64 columns: the atom's N is a multiple of 64, got wgmma m64n32k16}}
   tile.gemm %a[m, k] * %b[k, n] : memref<128x64xbf16>, memref<64x128xbf16> -> f32 atom wgmma m64n32k16 tile [64, 64, 64] warps [4, 1] pipeline 2 epilogue(%m, %n, %acc) {
+    memref.store %acc, %y[%m, %n] : memref<128x128xf32>
+  }
+}
+
+// -----
+
+tile.kernel @wgmma_tf32_kn_rhs(%a: memref<128x32xf32>, %b: memref<32x128xf32>, %y: memref<128x128xf32>) grid [1, 1, 1] block [384, 1, 1] {
+  // expected-error @+1 {{a wgmma m64n128k8 atom reads the rhs K-major (PTX has no transposed tf32 wgmma), got an rhs whose N is contiguous; it takes mma_sync m16n8k8}}
+  tile.gemm %a[m, k] * %b[k, n] : memref<128x32xf32>, memref<32x128xf32> -> f32 atom wgmma m64n128k8 tile [128, 128, 32] warps [8, 1] pipeline 2 epilogue(%m, %n, %acc) {
     memref.store %acc, %y[%m, %n] : memref<128x128xf32>
   }
 }
