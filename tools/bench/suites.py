@@ -190,7 +190,8 @@ def gemm_cases() -> list[Case]:
     """Square and tail products; Llama-7B's projections on 2048 rows (fused QKV, MLP up,
     MLP down); decode steps on 4096->4096 and 4096->11008; SwiGLU and Linear+bias+GELU as
     fused programs; all in bf16 and fp16. Then fp32 at 4096³ under both float32 matmul
-    precisions ("highest": true fp32, "high": TF32 tensor cores allowed), and a bf16 Llama
+    precisions ("highest": true fp32, "high": TF32 tensor cores allowed), nn.Linear's under
+    "high", and a bf16 Llama
     decoder layer (dim 1024, 8 heads, hidden 2816) on 2 sequences of 512 tokens."""
     matmul, linear = GEMM_PROGRAMS["matmul"], GEMM_PROGRAMS["linear"]
     cases = []
@@ -208,6 +209,9 @@ def gemm_cases() -> list[Case]:
         )
     for precision, tolerance in FLOAT32_4096_TOLERANCES.items():
         cases.append(matmul.case("matmul", 4096, 4096, 4096, "float32", precision, tolerance))
+    # nn.Linear's K-major weight, which tf32 wgmma reads (a [K, N] rhs stays on mma_sync).
+    tolerance = FLOAT32_4096_TOLERANCES["high"]
+    cases.append(linear.case("linear", 4096, 4096, 4096, "float32", "high", tolerance))
     cases.append(decoder_layer_case(2, 512, 1024, 8, 2816, "bfloat16"))
     return cases
 

@@ -11,9 +11,11 @@ git log --oneline -1 | tee -a $o/gpu.txt
 date -u | tee -a $o/gpu.txt
 case "$1" in
 suites)
-  timeout 250 emmy bench --suite attention --json $o/attention.json > $o/attention.log 2>&1
+  timeout 150 python3 -m pytest -q -n 12 -p no:cacheprovider test/python/test_gpu_programs.py -k "tf32 or split_decode" > $o/tests.log 2>&1
+  tail -5 $o/tests.log
+  timeout 200 emmy bench --suite attention --json $o/attention.json > $o/attention.log 2>&1
   tail -25 $o/attention.log; date -u
-  timeout 320 emmy bench --suite gemm --json $o/gemm.json > $o/gemm.log 2>&1
+  timeout 220 emmy bench --suite gemm --only '(float32|matmul 4096x4096x4096 bfloat16|2048x11008x4096 bfloat16|linear 16x4096x4096 bfloat16)' --json $o/gemm.json > $o/gemm.log 2>&1
   tail -30 $o/gemm.log; date -u ;;
 rest)
   timeout 90 python3 benchmarks/h200/2026-12-07/cache_update.py $o/cache_update.json > $o/cache_update.log 2>&1
