@@ -123,7 +123,7 @@ def test_memory_bound_cases_are_programs_by_shapes_by_dtypes():
 
 def test_gemm_cases_declare_their_products():
     cases = {case.name: case for case in SUITES["gemm"]}
-    assert len(cases) == len(SUITES["gemm"]) == 2 * 14 + 2 + 1  # no name twice
+    assert len(cases) == len(SUITES["gemm"]) == 2 * 14 + 3 + 1  # no name twice
     for dtype in ("bfloat16", "float16"):
         for shape in ("4096x4096x4096", "8192x8192x8192", "3000x5120x5120"):
             case = cases[f"matmul {shape} {dtype}"]
@@ -153,6 +153,8 @@ def test_gemm_cases_declare_their_products():
     for precision in ("highest", "high"):
         fp32 = cases[f"matmul 4096x4096x4096 float32 {precision}"]
         assert fp32.float32_matmul_precision == precision and fp32.flops == 2 * 4096**3
+    linear_tf32 = cases["linear 4096x4096x4096 float32 high"]
+    assert linear_tf32.float32_matmul_precision == "high" and "nn.Linear" in linear_tf32.source
     assert all("DT" in case.source for case in cases.values())
 
 
@@ -184,8 +186,10 @@ def test_a_given_peak_is_not_measured_and_fp32_cases_run_under_their_precision(f
     status = cli.main(["bench", "--suite", "gemm", "--only", "float32", "--peak-tflops", "900"])
     assert status == 0
     assert copies == [] and fake_gpu.peaks == []  # no decode case: no copy bandwidth
-    assert [c["precision"] for c in fake_gpu.counts] == ["highest", "high"]
-    assert [c["tolerance"] for c in fake_gpu.counts] == [(1e-4, 1e-3), (1e-2, 0.25)]
+    assert [c["precision"] for c in fake_gpu.counts] == ["highest", "high", "high"]
+    assert [c["tolerance"] for c in fake_gpu.counts] == [(1e-4, 1e-3), (1e-2, 0.25)] + [
+        (1e-2, 0.25)
+    ]
     assert all(c["peak_tflops"] == 900.0 for c in fake_gpu.counts)
     assert torch.get_float32_matmul_precision() == before
 
