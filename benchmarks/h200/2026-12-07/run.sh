@@ -1,5 +1,6 @@
 # One phase of this session's H200 runs: bash benchmarks/h200/2026-12-07/run.sh PHASE
-# (suites: the attention and gemm suites; rest: the KV cache update's probe, the memory-bound
+# (one: the tf32 GPU tests, the gemm suite's f32 cases and bf16 4096^3, the KV cache update's
+# probe and the Llama model, in one call;# suites: the attention and gemm suites; rest: the KV cache update's probe, the memory-bound
 # suite and the Llama model;
 # probe: the Llama prefill's products under the wgmma candidates, deeper rings among them).
 set -o pipefail
@@ -10,6 +11,15 @@ python3 -c "import torch; print(torch.__version__)" | tee -a $o/gpu.txt
 git log --oneline -1 | tee -a $o/gpu.txt
 date -u | tee -a $o/gpu.txt
 case "$1" in
+one)
+  timeout 110 python3 -m pytest -q -n 12 -p no:cacheprovider test/python/test_gpu_programs.py -k "tf32" > $o/tests.log 2>&1
+  tail -5 $o/tests.log; date -u
+  timeout 120 emmy bench --suite gemm --only '(float32|matmul 4096x4096x4096 bfloat16)' --json $o/gemm.json > $o/gemm.log 2>&1
+  tail -8 $o/gemm.log; date -u
+  timeout 70 python3 benchmarks/h200/2026-12-07/cache_update.py $o/cache_update.json > $o/cache_update.log 2>&1
+  tail -4 $o/cache_update.log; date -u
+  timeout 230 python3 benchmarks/llama.py --backends eager,torch.compile,reduce-overhead,emmy --json $o/llama.json > $o/llama.log 2>&1
+  tail -9 $o/llama.log; date -u ;;
 suites)
   timeout 150 python3 -m pytest -q -n 12 -p no:cacheprovider test/python/test_gpu_programs.py -k "tf32 or split_decode" > $o/tests.log 2>&1
   tail -5 $o/tests.log
