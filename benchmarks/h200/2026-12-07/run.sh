@@ -1,7 +1,7 @@
 # One phase of this session's H200 runs: bash benchmarks/h200/2026-12-07/run.sh PHASE
 # (one: the tf32 GPU tests, the gemm suite's f32 cases and bf16 4096^3, the KV cache update's
-# probe and the Llama model, in one call;# suites: the attention and gemm suites; rest: the KV cache update's probe, the memory-bound
-# suite and the Llama model;
+# probe and the Llama model, in one call; suites: the attention and gemm suites; rest: the KV
+# cache update's probe, the memory-bound suite and the Llama model;
 # probe: the Llama prefill's products under the wgmma candidates, deeper rings among them).
 set -o pipefail
 . scripts/gpu-host-env.sh
