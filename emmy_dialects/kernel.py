@@ -2277,8 +2277,9 @@ class WgmmaOp(IRDLOperation):
 
     On f32 tiles it is m64nNk8 (`wgmma.mma_async.sync.aligned.m64nNk8.f32.tf32.tf32`): A is
     64 x 8 and B 8 x N, each row's 8 elements 32 bytes as the 16 of f16 are, so k is a
-    multiple of 8; the tensor cores read each element as tf32, its upper 19 bits (sign, 8
-    exponent and 10 fraction bits: the lower 13 ignored, a rounding toward zero). Only
+    multiple of 8; the tensor cores read each element as tf32: at least its upper 19 bits
+    (sign, 8 exponent and 10 fraction bits; PTX leaves any further precision to the
+    hardware), which the SIMT emulator takes, the lower 13 dropped (toward zero). Only
     K-major tiles from shared memory: PTX has no transpose for tf32, and no mn_major or A in
     registers here.
 
