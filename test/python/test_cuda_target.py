@@ -201,7 +201,7 @@ def test_the_host_function_is_not_printed():
     assert "forward" not in source and "launch_parameters" not in source
     assert "launch_hopper" not in source and "launch_cluster" not in source
     assert "launch_dynamic" not in source
-    assert source.count("__global__") == 14
+    assert source.count("__global__") == 15
     assert "the host function" in source.splitlines()[1]
 
 
