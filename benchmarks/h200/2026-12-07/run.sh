@@ -12,13 +12,13 @@ git log --oneline -1 | tee -a $o/gpu.txt
 date -u | tee -a $o/gpu.txt
 case "$1" in
 one)
-  timeout 110 python3 -m pytest -q -n 12 -p no:cacheprovider test/python/test_gpu_programs.py -k "tf32" > $o/tests.log 2>&1
+  timeout 100 python3 -m pytest -q -n 12 -p no:cacheprovider test/python/test_gpu_programs.py -k "tf32" > $o/tests.log 2>&1
   tail -5 $o/tests.log; date -u
-  timeout 120 emmy bench --suite gemm --only '(float32|matmul 4096x4096x4096 bfloat16)' --json $o/gemm.json > $o/gemm.log 2>&1
+  timeout 100 emmy bench --suite gemm --only '(float32|matmul 4096x4096x4096 bfloat16)' --json $o/gemm.json > $o/gemm.log 2>&1
   tail -8 $o/gemm.log; date -u
-  timeout 70 python3 benchmarks/h200/2026-12-07/cache_update.py $o/cache_update.json > $o/cache_update.log 2>&1
+  timeout 60 python3 benchmarks/h200/2026-12-07/cache_update.py $o/cache_update.json > $o/cache_update.log 2>&1
   tail -4 $o/cache_update.log; date -u
-  timeout 230 python3 benchmarks/llama.py --backends eager,torch.compile,reduce-overhead,emmy --json $o/llama.json > $o/llama.log 2>&1
+  timeout 200 python3 benchmarks/llama.py --backends eager,torch.compile,reduce-overhead,emmy --json $o/llama.json > $o/llama.log 2>&1
   tail -9 $o/llama.log; date -u ;;
 suites)
   timeout 150 python3 -m pytest -q -n 12 -p no:cacheprovider test/python/test_gpu_programs.py -k "tf32 or split_decode" > $o/tests.log 2>&1
