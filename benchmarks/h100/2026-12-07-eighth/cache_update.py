@@ -3,7 +3,7 @@ v into bf16 caches of [1, 8, 4096, 64]) at one position (a decode step) and at 2
 prefill), under eager and emmy with and without `predicate-write-backs`, each compiled in
 this process (IR cache and the process's shared programs off), by CUDA events over many calls:
 
-    python3 benchmarks/h200/2026-12-07/cache_update.py out.json
+    python3 benchmarks/h100/2026-12-07-eighth/cache_update.py out.json
 """
 
 import json

@@ -2,7 +2,7 @@
 5632, vocabulary 32000, 2048 tokens: `benchmarks/llama.py`) under each wgmma candidate
 schedule without a raster or cluster variant, against eager, in one process:
 
-    python3 benchmarks/h200/2026-12-07/prefill_products.py SCHEDULE_REGEX out.json
+    python3 benchmarks/h100/2026-12-07-eighth/prefill_products.py SCHEDULE_REGEX out.json
 """
 
 import argparse
