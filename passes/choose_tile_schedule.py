@@ -48,12 +48,13 @@ for the loop nests lower-fused-to-loop produces (one nest per output shape):
   a power of 2): up to ROW_BLOCK_THREADS threads while the grid keeps MANY_ROWS_PER_SM blocks
   an SM, `block [16, 16, 1]` for 8192 such rows (`_rows_per_block`).
 
-A kernel whose body is one `loop.contract` of bf16 or f16 operands accumulated in f32, on a
-target with tensor cores, gets a contraction's schedule instead: the `tile.gemm` that
-`lower-loop-to-tile` makes of the contract computes it in block tiles. On a target with
-wgmma (sm_90a), a product of at least WGMMA_TILE's BM rows takes WGMMA_TILE on `wgmma` (or
-one 128 or 64 columns wide where that keeps more of the SMs busy: `_narrowed`),
-warp-specialised, WGMMA_PIPELINE_DEPTH K slices in flight:
+A kernel whose body is one `loop.contract` of bf16 or f16 operands accumulated in f32 (or
+f32 ones where the float32 matmul precision allows tf32), on a target with tensor cores,
+gets a contraction's schedule instead: the `tile.gemm` that `lower-loop-to-tile` makes of
+the contract computes it in block tiles. On a target with wgmma (sm_90a), a product of at
+least WGMMA_TILE's BM rows takes WGMMA_TILE on `wgmma` (or one 128 or 64 columns wide where
+that keeps more of the SMs busy: `_narrowed`), warp-specialised, WGMMA_PIPELINE_DEPTH K
+slices in flight (a narrower tile the deeper ring of WGMMA_DEEP_PIPELINES that fits):
 
     #tile.schedule<block [384, 1, 1], loops [], tile [128, 256, 64],
                    atom wgmma m64n256k16, warps [8, 1], pipeline 4,
@@ -281,6 +282,11 @@ two consumer warp groups of 64 x 256 each (wgmma m64n256k16), K 64 elements (one
 swizzled row) a slice; of f32 products where tf32 is allowed, 32 elements (wgmma
 m64n256k8)."""
 WGMMA_PIPELINE_DEPTH = 4
+WGMMA_DEEP_PIPELINES = (8, 6)
+"""The deeper rings a narrower wgmma tile takes where its stages fit: on an H100 a 2048 x 512 x
+2048 product in 128 x 64 tiles took 17.4 us 4 deep, 15.8 6 deep, 15.3 8 deep; 128 x 128 tiles
+6 deep were 3-7% faster than 4 deep on each of the Llama prefill's products
+(`benchmarks/h100/2026-12-07-eighth/prefill_products*.json`)."""
 WGMMA_CLUSTER = 2
 """The blocks of consecutive M tiles that `candidates` offers to run as a thread-block cluster
 sharing each K slice of the rhs (TMA multicast): each SM then reads 2/3 of a 128 x 256 tile's
@@ -713,6 +719,17 @@ def _narrowed(
     return schedule
 
 
+def _deepest_ring(kernel: loop.KernelOp, schedule: Schedule) -> Schedule:
+    """`schedule` with the deepest ring of K slices of WGMMA_DEEP_PIPELINES that lowers (fits
+    shared memory beside the output's staging), else as it is: 8 of a 128 x 64 tile, 6 of a
+    128 x 128 one; a 128 x 256 tile's 4 are all that fit."""
+    for depth in WGMMA_DEEP_PIPELINES:
+        deeper = replace(schedule, pipeline_depth=depth)
+        if depth > schedule.pipeline_depth and _lowers(kernel, deeper):
+            return deeper
+    return schedule
+
+
 def _tile_count(contract: loop.ContractOp, block_m: int, block_n: int) -> int:
     """The output tiles of `block_m` x `block_n` that cover the product (`_covered_n`)."""
     *batch, size_m, size_n = _covered_n(contract)
@@ -847,7 +864,7 @@ def _choose_contraction_schedule(kernel: loop.KernelOp, target: GpuTarget) -> Sc
     if atom in tensor_cores and target.has_wgmma and size_m >= WGMMA_TILE[0][0]:
         schedule = _wgmma_schedule(contract, WGMMA_PIPELINE_DEPTH, target)
         if _lowers(kernel, schedule):
-            return _narrowed(kernel, contract, schedule, target)
+            return _deepest_ring(kernel, _narrowed(kernel, contract, schedule, target))
     if atom != MMA_SYNC:
         large, small = ATOM_TILES[atom]
         (large_m, large_n, _), _ = large

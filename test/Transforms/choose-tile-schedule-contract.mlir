@@ -34,17 +34,18 @@ loop.kernel @k_linear(%w: memref<72x24xbf16>, %b: memref<72xbf16>, %x: memref<3x
 // -----
 
 // On sm_90a a product of 128 rows or more takes wgmma, warp-specialised: 2 consumer warp groups
-// and a producer, K slices of 64 four deep, persistent blocks (one per tile here, fewer than the
-// SMs). The tile is 128 x 128 rather than 128 x 256, 6 tiles keeping more SMs busy than 4, then
-// narrowed to 128 x 64: its 12 tiles still run at once, each half of a wider one's work.
+// and a producer, persistent blocks (one per tile here, fewer than the SMs). The tile is
+// 128 x 128 rather than 128 x 256, 6 tiles keeping more SMs busy than 4, then narrowed to
+// 128 x 64: its 12 tiles still run at once, each half of a wider one's work; K slices of 64
+// eight deep, which its stages of 24 KB fit (a 128 x 256 tile's 48 KB four deep).
 // The [K, N] weight is read MN-major.
 
 // CHECK-LABEL: loop.kernel @k_large(
-// CHECK-SAME:    tile.schedule = #tile.schedule<block [384, 1, 1], loops [], tile [128, 64, 64], atom wgmma m64n64k16, warps [8, 1], pipeline 4, warp_roles ["producer", "consumer", "consumer"]>
+// CHECK-SAME:    tile.schedule = #tile.schedule<block [384, 1, 1], loops [], tile [128, 64, 64], atom wgmma m64n64k16, warps [8, 1], pipeline 8, warp_roles ["producer", "consumer", "consumer"]>
 
 // TILE-LABEL: tile.kernel @k_large(
 // TILE-SAME:    grid [12, 1, 1] block [384, 1, 1]
-// TILE-NEXT:    tile.gemm %{{.*}}[m, k] * %{{.*}}[k, n] : memref<256x64xf16>, memref<64x384xf16> -> f32 atom wgmma m64n64k16 tile [128, 64, 64] warps [8, 1] pipeline 4
+// TILE-NEXT:    tile.gemm %{{.*}}[m, k] * %{{.*}}[k, n] : memref<256x64xf16>, memref<64x384xf16> -> f32 atom wgmma m64n64k16 tile [128, 64, 64] warps [8, 1] pipeline 8
 
 loop.kernel @k_large(%x: memref<256x64xf16>, %w: memref<64x384xf16>, %out: memref<256x384xf32>) {
   loop.contract (%i, %j) in [256, 384], k in 64, %acc = sum %x[d0, k] * %w[k, d1] : memref<256x64xf16>, memref<64x384xf16> -> f32 {
@@ -249,13 +250,13 @@ loop.kernel @k_f32(%w: memref<8x24xf32>, %x: memref<3x24xf32>, %out: memref<3x8x
 
 // Under "high" (or "medium") it runs on tf32 tensor cores: 128 rows of K-major operands
 // on wgmma m64nNk8, in K slices of 32 (128-byte rows; K 24 is one slice that TMA fills out
-// with zeros), narrowed to tiles of 64 columns while they fit one wave of the SMs...
+// with zeros) eight deep, narrowed to tiles of 64 columns while they fit one wave of the SMs...
 
 // CHECK-LABEL: loop.kernel @k_f32_high(
-// CHECK-SAME:    tile.schedule = #tile.schedule<block [384, 1, 1], loops [], tile [128, 64, 32], atom wgmma m64n64k8, warps [8, 1], pipeline 4, warp_roles ["producer", "consumer", "consumer"]>
+// CHECK-SAME:    tile.schedule = #tile.schedule<block [384, 1, 1], loops [], tile [128, 64, 32], atom wgmma m64n64k8, warps [8, 1], pipeline 8, warp_roles ["producer", "consumer", "consumer"]>
 
 // TILE-LABEL: tile.kernel @k_f32_high(
-// TILE-NEXT:    tile.gemm {{.*}} : memref<128x24xf32>, memref<128x24xf32> -> f32 atom wgmma m64n64k8 tile [128, 64, 32] warps [8, 1] pipeline 4
+// TILE-NEXT:    tile.gemm {{.*}} : memref<128x24xf32>, memref<128x24xf32> -> f32 atom wgmma m64n64k8 tile [128, 64, 32] warps [8, 1] pipeline 8
 
 builtin.module attributes {torch.float32_matmul_precision = "high"} {
   loop.kernel @k_f32_high(%w: memref<128x24xf32>, %x: memref<128x24xf32>, %out: memref<128x128xf32>) {
@@ -346,13 +347,13 @@ loop.kernel @k_scaled(%w: memref<72x24xbf16>, %x: memref<3x24xbf16>, %out: memre
 
 // The wgmma tile's width follows the SMs' waves: 4096 x 4096 in 128 x 256 tiles is 512 tiles,
 // 3.9 waves of 132 SMs (97% busy), so it keeps the wide tile; 1024 x 2048 in 128 x 256 tiles
-// is 64 tiles, half the SMs, so it takes 128 x 128 tiles (128 of them). The heuristic runs
-// no clusters (`cluster`, which `candidates` offers).
+// is 64 tiles, half the SMs, so it takes 128 x 128 tiles (128 of them), six K slices deep.
+// The heuristic runs no clusters (`cluster`, which `candidates` offers).
 
 // CHECK-LABEL: loop.kernel @k_wide(
 // CHECK-SAME:    tile [128, 256, 64], atom wgmma m64n256k16, warps [8, 1], pipeline 4, warp_roles ["producer", "consumer", "consumer"]>
 // CHECK-LABEL: loop.kernel @k_narrow(
-// CHECK-SAME:    tile [128, 128, 64], atom wgmma m64n128k16, warps [8, 1], pipeline 4, warp_roles ["producer", "consumer", "consumer"]>
+// CHECK-SAME:    tile [128, 128, 64], atom wgmma m64n128k16, warps [8, 1], pipeline 6, warp_roles ["producer", "consumer", "consumer"]>
 
 loop.kernel @k_wide(%x: memref<4096x4096xbf16>, %w: memref<4096x4096xbf16>, %out: memref<4096x4096xbf16>) {
   loop.contract (%i, %j) in [4096, 4096], k in 4096, %acc = sum %x[d0, k] * %w[d1, k] : memref<4096x4096xbf16>, memref<4096x4096xbf16> -> f32 {

@@ -52,7 +52,7 @@ Product()(torch.randn(70, 33, dtype=DT), torch.randn(33, 50, dtype=DT))
         "nn.Linear(64, 72).to(DT)(torch.randn(130, 64, dtype=DT))",
         "bfloat16",
         "tile.gemm %input[m, k] * %p_weight[n, k] : memref<130x64xbf16>, memref<72x64xbf16> -> f32 "
-        "atom wgmma m64n64k16 tile [128, 64, 64] warps [8, 1] pipeline 4",
+        "atom wgmma m64n64k16 tile [128, 64, 64] warps [8, 1] pipeline 8",
     ),
     "matmul_wgmma_kn_bf16": (
         """
@@ -63,7 +63,7 @@ Product()(torch.randn(130, 64, dtype=DT), torch.randn(64, 72, dtype=DT))
 """,
         "bfloat16",
         "tile.gemm %a[m, k] * %b[k, n] : memref<130x64xbf16>, memref<64x72xbf16> -> f32 "
-        "atom wgmma m64n64k16 tile [128, 64, 64] warps [8, 1] pipeline 4",
+        "atom wgmma m64n64k16 tile [128, 64, 64] warps [8, 1] pipeline 8",
     ),
     "linear_one_row_bf16": (
         "nn.Linear(64, 48, bias=False).to(DT)(torch.randn(1, 64, dtype=DT))",
@@ -225,7 +225,7 @@ F32_PROGRAMS: dict[str, tuple[str, str, str]] = {
         "nn.Linear(72, 200)(torch.randn(130, 72))",
         "high",
         "tile.gemm %input[m, k] * %p_weight[n, k] : memref<130x72xf32>, memref<200x72xf32> -> "
-        "f32 atom wgmma m64n64k8 tile [128, 64, 32] warps [8, 1] pipeline 4",
+        "f32 atom wgmma m64n64k8 tile [128, 64, 32] warps [8, 1] pipeline 8",
     ),
     "matmul_kn_rhs_f32_high": (
         """
