@@ -197,9 +197,12 @@ class PredicateWriteBack(RewritePattern):
         rewriter.replace(op, branch)
         # The old value's selects, lanes and load, dead now, would keep the new value's ops
         # from moving into the branch.
-        for earlier in reversed(list(branch.parent.ops)):
-            if earlier.is_before_in_block(branch) and is_trivially_dead(earlier):
+        earlier = branch.prev_op
+        while earlier is not None:
+            before = earlier.prev_op
+            if is_trivially_dead(earlier):
                 rewriter.erase(earlier)
+            earlier = before
         _sink_into(store_block, branch, rewriter)
 
 
