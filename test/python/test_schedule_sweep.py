@@ -33,7 +33,13 @@ def test_a_case_is_compiled_and_timed_under_its_float32_matmul_precision(monkeyp
     monkeypatch.setattr(sweep, "scheduled", scheduled)
     monkeypatch.setattr(sweep, "GraphedHostProgram", lambda module: module)
     monkeypatch.setattr(sweep, "bench_program", bench_program)
-    argv = ["schedule_sweep.py", "--suite", "gemm", "--only", "4096x4096x4096 float32 high$"]
+    argv = [
+        "schedule_sweep.py",
+        "--suite",
+        "gemm",
+        "--only",
+        "^matmul 4096x4096x4096 float32 high$",
+    ]
     monkeypatch.setattr(sys, "argv", [*argv, "--limit", "1"])
     before = torch.get_float32_matmul_precision()
     assert sweep.main() == 0
