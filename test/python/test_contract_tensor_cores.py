@@ -338,3 +338,27 @@ def test_a_large_tf32_linear_takes_wide_wgmma_tiles_without_spills(tmp_path) -> 
     assert "atom wgmma m64n256k8 tile [128, 256, 32]" in str(lower(torch_ir, "tile"))
     report = nvcc_compile(print_cuda(kernel_ir), tmp_path, ptxas_report=True)
     assert "0 bytes spill stores, 0 bytes spill loads" in report, report
+
+
+SWIGLU_F32 = """
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gate, self.up = nn.Linear(64, 96, bias=False), nn.Linear(64, 96, bias=False)
+        self.down = nn.Linear(96, 64, bias=False)
+    def forward(self, x):
+        return self.down(F.silu(self.gate(x)) * self.up(x))
+MLP()(torch.randn(130, 64))
+"""
+
+
+def test_a_tf32_swiglu_chains_two_wgmma_products_within_tf32s_tolerance() -> None:
+    """Under "high" a SwiGLU MLP of 130 rows is two tf32 wgmma kernels (gate and up as
+    siblings, then down), each reading operands truncated to tf32 in the emulator: the chain
+    stays within `TF32_TOLERANCE` of eager's true f32 at every level."""
+    program = load_program(SWIGLU_F32, "<source>")
+    with float32_matmul_precision("high"):
+        torch_ir = program.to_torch_ir()
+    tile_ir = str(lower(torch_ir, "tile"))
+    assert tile_ir.count("-> f32 atom wgmma m64n64k8") == 2, tile_ir
+    assert_every_level_matches_eager(program, torch_ir, seed=3)
