@@ -164,6 +164,7 @@ from emmy.dialects.kernel import (
     WGMMA_ROW_BYTES,
     verify_block_shape,
     verify_grid_shape,
+    wgmma_k,
 )
 from emmy.dialects.launch import (
     KernelSymbolOp,
@@ -312,8 +313,8 @@ MMA_SYNC_SHAPE = (16, 8, 16)
 """The mma_sync atom of f16 and bf16 operands."""
 TF32_MMA_SYNC_SHAPE = (16, 8, 8)
 """The mma_sync atom of f32 operands, which it rounds to tf32."""
-TF32_WGMMA_K = 8
-"""The K of the wgmma atom of f32 operands, which it reads as tf32."""
+TF32_WGMMA_K = wgmma_k(f32)
+"""The K of the wgmma atom of f32 operands, which it reads as tf32 (8)."""
 
 
 @dataclass(frozen=True)

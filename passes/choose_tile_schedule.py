@@ -1111,28 +1111,24 @@ def candidates(kernel: loop.KernelOp, target: GpuTarget) -> list[Schedule]:
                 if wgmma is not None:
                     schedules.setdefault(wgmma, None)
     contract_atom = _contract_atom(kernel, target)
-    if contract_atom is not None and contract_atom[1] == TF32_MMA_SYNC and target.has_wgmma:
-        contract = contract_atom[0]
-        for pipeline in CANDIDATE_WGMMA_PIPELINES:
+    if contract_atom is not None and contract_atom[1] in (MMA_SYNC, TF32_MMA_SYNC):
+        contract, atom = contract_atom
+        for pipeline in CANDIDATE_WGMMA_PIPELINES if target.has_wgmma else ():
             for block_n in CANDIDATE_WGMMA_TILE_NS:
                 wgmma = _wgmma_schedule(contract, pipeline, target, block_n)
-                if _lowers(kernel, wgmma):
-                    schedules.setdefault(wgmma, None)
+                variants = [wgmma]
+                if atom == MMA_SYNC:  # tf32's tile orders and clusters are not yet timed
+                    variants = [replace(wgmma, raster=raster) for raster in CANDIDATE_RASTERS]
+                    variants.append(replace(wgmma, cluster=WGMMA_CLUSTER))
+                for schedule in variants:
+                    if _lowers(kernel, schedule):
+                        schedules.setdefault(schedule, None)
     if contract_atom is not None and contract_atom[1] == MMA_SYNC:
         contract = contract_atom[0]
         tiles = [(t, w, CANDIDATE_PIPELINES, (1,)) for t, w in CANDIDATE_TILES]
         *batch, size_m, size_n = _covered_n(contract)
         siblings = len(contract.rhs)
         size_k = contract.reduction.data
-        if target.has_wgmma:
-            for pipeline in CANDIDATE_WGMMA_PIPELINES:
-                for block_n in CANDIDATE_WGMMA_TILE_NS:
-                    wgmma = _wgmma_schedule(contract, pipeline, target, block_n)
-                    variants = [replace(wgmma, raster=raster) for raster in CANDIDATE_RASTERS]
-                    variants.append(replace(wgmma, cluster=WGMMA_CLUSTER))
-                    for schedule in variants:
-                        if _lowers(kernel, schedule):
-                            schedules.setdefault(schedule, None)
         if size_m <= STREAMING_M:
             block_m = _streaming_schedule(contract, target).tile_shape[0]
             output_tiles = -(-size_m // block_m) * prod(batch)

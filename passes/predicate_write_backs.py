@@ -86,8 +86,8 @@ def _new_values(
     """(condition, whether the store keeps the old value where it holds, each lane's new
     value, the load of the old) of a store of `select(condition, new, old)` (or of
     `select(condition, old, new)`), old loaded from the store's own place."""
-    vector_type = store.value.type
-    width = vector_type.get_shape()[0] if isinstance(store, kernel.VectorStoreOp) else None
+    vector = isinstance(store, kernel.VectorStoreOp)
+    width = store.value.type.get_shape()[0] if vector else None
     lanes = [store.value] if width is None else _lanes(store.value, width)
     if lanes is None:
         return None
